@@ -1,0 +1,147 @@
+#!/usr/bin/env node
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import type { CheckResult } from './protocol/index.js';
+import { OutpostError } from './shared/errors.js';
+import { createLogger } from './shared/logger.js';
+import { VERSION } from './shared/paths.js';
+
+const USAGE = `outpost ${VERSION}: self-hosted synthetic monitoring
+
+Usage:
+  outpost up        service + one agent serving every location, on the embedded store (what npm start runs)
+  outpost service   the control plane: HTTP API on PORT, SQLite under OUTPOST_DATA_DIR
+  outpost agent     the private-location agent: polls SERVICE_URL with API_KEY
+  outpost --version
+
+Configuration is read from the environment; see README.md.`;
+
+/** One line a person reads for each stored result in `outpost up`. */
+function describeResult(checkName: string, result: CheckResult): string {
+  const icmp = result.icmpCheckResult;
+  const mark = result.status === 'PASSED' ? 'PASSED  ' : result.status === 'DEGRADED' ? 'DEGRADED' : 'FAILED  ';
+  const detail = icmp
+    ? `${icmp.resolvedIp ?? icmp.hostname}  sent ${icmp.packetsSent} received ${icmp.packetsReceived} loss ${icmp.packetLoss}%  avg ${icmp.latency.avg?.toFixed(3) ?? '-'} ms (min ${icmp.latency.min?.toFixed(3) ?? '-'}, max ${icmp.latency.max?.toFixed(3) ?? '-'})`
+    : `response ${result.responseTime} ms`;
+  const error = result.errorMessage ? `  ${result.errorMessage}` : '';
+  return `${result.stoppedAt}  ${mark}  ${checkName}  [${result.runLocation}]  ${detail}${error}`;
+}
+
+async function runService(mode: 'service' | 'up'): Promise<number> {
+  const { parseServiceConfig } = await import('./service/config.js');
+  const { startService } = await import('./service/main.js');
+  const env = { ...process.env };
+  // `up` is for people: quiet JSON logs unless asked, results printed as lines.
+  if (mode === 'up' && !env.LOG_LEVEL) env.LOG_LEVEL = 'WARN';
+  const config = parseServiceConfig(env);
+  const log = createLogger({ level: config.logLevel, name: 'outpost-service' });
+  const running = await startService(config, {
+    log,
+    embeddedAgent: mode === 'up',
+    seedDemo: mode === 'up',
+    ...(mode === 'up'
+      ? {
+          onResult: (accountId: string, jobId: string, result: CheckResult) => {
+            void running.service.context.db
+              .selectFrom('jobs')
+              .innerJoin('checks', 'checks.id', 'jobs.check_id')
+              .select('checks.name')
+              .where('jobs.id', '=', jobId)
+              .where('jobs.account_id', '=', accountId)
+              .executeTakeFirst()
+              .then((row) => {
+                const name = row?.name ?? jobId;
+                process.stdout.write(`${describeResult(name, result)}\n`);
+              });
+          },
+        }
+      : {}),
+  });
+
+  const print = (line = '') => process.stdout.write(`${line}\n`);
+  print(`Outpost ${VERSION} ${mode === 'up' ? 'is up' : 'service is listening'}: ${running.url}`);
+  print(`  account id: ${running.accountId}`);
+  if (running.createdApiKey) {
+    print(`  API key:    ${running.createdApiKey}`);
+    print('  (shown once; it is stored hashed. Keep it, or set OUTPOST_API_KEY before the first start.)');
+  }
+  if (running.seededChecks.length > 0) print(`  demo checks: ${running.seededChecks.join(', ')} (every minute)`);
+
+  let agent: ReturnType<typeof spawn> | undefined;
+  if (mode === 'up') {
+    print('  results:');
+    agent = spawn(process.execPath, [fileURLToPath(import.meta.url), 'agent'], {
+      stdio: ['ignore', 'inherit', 'inherit'],
+      env: {
+        ...process.env,
+        LOG_LEVEL: process.env.LOG_LEVEL ?? 'WARN',
+        API_KEY: running.embeddedAgentKey!,
+        SERVICE_URL: running.url,
+        // Never let a proxy meant for the outside world carry loopback traffic.
+        NO_PROXY: [process.env.NO_PROXY, '127.0.0.1', 'localhost', '::1'].filter(Boolean).join(','),
+      },
+    });
+  }
+
+  return new Promise<number>((resolve) => {
+    let signals = 0;
+    const shutdown = (signal: NodeJS.Signals) => {
+      signals += 1;
+      if (signals > 1) process.exit(signal === 'SIGINT' ? 130 : 143);
+      log.info({ signal }, 'shutting down');
+      const agentExit = agent && agent.exitCode === null ? new Promise((r) => agent!.once('exit', r)) : Promise.resolve();
+      agent?.kill('SIGTERM');
+      // The agent drains first (it needs the service to post its results), then the service stops.
+      void agentExit.then(() => running.stop()).then(() => resolve(0));
+    };
+    process.on('SIGTERM', shutdown);
+    process.on('SIGINT', shutdown);
+    agent?.once('exit', (code, signal) => {
+      if (signals === 0) {
+        log.error({ code, signal }, 'embedded agent exited; stopping');
+        void running.stop().then(() => resolve(code ?? 1));
+      }
+    });
+  });
+}
+
+async function main(argv: string[]): Promise<number> {
+  const command = argv[0];
+  switch (command) {
+    case 'up':
+    case 'service':
+      return runService(command);
+    case 'agent': {
+      const { runAgent } = await import('./agent/main.js');
+      return runAgent(process.env);
+    }
+    case '--version':
+    case '-v':
+      process.stdout.write(`${VERSION}\n`);
+      return 0;
+    case undefined:
+    case 'help':
+    case '--help':
+    case '-h':
+      process.stdout.write(`${USAGE}\n`);
+      return command === undefined ? 2 : 0;
+    default:
+      process.stderr.write(`unknown command ${JSON.stringify(command)}\n\n${USAGE}\n`);
+      return 2;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    if (err instanceof OutpostError && err.code === 'OUTPOST_ERR_CONFIG') {
+      process.stderr.write(`outpost: ${err.message}\n`);
+      process.exitCode = 2;
+      return;
+    }
+    process.stderr.write(`outpost: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exitCode = 1;
+  },
+);

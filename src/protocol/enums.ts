@@ -1,0 +1,133 @@
+/**
+ * Enumerations shared by the agent and the service, in the spec's own words
+ * (../shared/spec/service-api.md, "Resources and their fields").
+ */
+
+/** Check types of the spec's `checkType` enumeration. */
+export const CHECK_TYPES = [
+  'AGENTIC',
+  'API',
+  'BROWSER',
+  'HEARTBEAT',
+  'ICMP',
+  'MULTI_STEP',
+  'TCP',
+  'PLAYWRIGHT',
+  'URL',
+  'DNS',
+] as const;
+export type CheckType = (typeof CHECK_TYPES)[number];
+
+/** Check types an agent runs in the `uptime` job class (design.md §2). */
+export const UPTIME_CHECK_TYPES = ['ICMP', 'DNS', 'TCP', 'URL'] as const satisfies readonly CheckType[];
+
+/** Job classes: a location has one queue per class (design.md §2). */
+export const JOB_CLASSES = ['uptime', 'main'] as const;
+export type JobClass = (typeof JOB_CLASSES)[number];
+
+/** The job class a check type is queued in. */
+export function jobClassOf(checkType: CheckType): JobClass {
+  return (UPTIME_CHECK_TYPES as readonly string[]).includes(checkType) ? 'uptime' : 'main';
+}
+
+/** Data-center locations the spec allows in `locations`. */
+export const LOCATIONS = [
+  'us-east-1',
+  'us-east-2',
+  'us-west-1',
+  'us-west-2',
+  'ca-central-1',
+  'sa-east-1',
+  'eu-west-1',
+  'eu-central-1',
+  'eu-west-2',
+  'eu-west-3',
+  'eu-north-1',
+  'eu-south-1',
+  'me-south-1',
+  'ap-southeast-1',
+  'ap-northeast-1',
+  'ap-east-1',
+  'ap-southeast-2',
+  'ap-southeast-3',
+  'ap-northeast-2',
+  'ap-northeast-3',
+  'ap-south-1',
+  'af-south-1',
+] as const;
+export type Location = (typeof LOCATIONS)[number];
+
+/** Runtime ids a check may pin with `runtimeId`. */
+export const RUNTIME_IDS = ['2026.04', '2025.04', '2024.09', '2024.02', '2023.09', '2023.02', '2022.10'] as const;
+export type RuntimeId = (typeof RUNTIME_IDS)[number];
+
+/** Trigger sources of a check session (spec, "Check session"). */
+export const TRIGGER_SOURCES = [
+  'CLI_DEPLOY',
+  'DEPLOYMENT',
+  'DEPLOYMENT_CACHE_WARMER',
+  'EDITOR',
+  'GROUP_RUN_ALL',
+  'LEGACY_TRIGGER',
+  'SCHEDULER',
+  'SCHEDULE_NOW',
+  'TEST_NO_RECORD',
+  'TEST_RECORD',
+  'TRIGGER_NO_RECORD',
+  'TRIGGER_RECORD',
+  'TRIGGER_API',
+] as const;
+export type TriggerSource = (typeof TRIGGER_SOURCES)[number];
+
+/** Final statuses of a check session. */
+export const CHECK_SESSION_STATUSES = ['FAILED', 'PASSED', 'DEGRADED', 'TIMED_OUT', 'CANCELLED'] as const;
+export type CheckSessionStatus = (typeof CHECK_SESSION_STATUSES)[number];
+
+/** Status of one run (reference/check-types.md, "Status of a run"). */
+export const RUN_STATUSES = ['PASSED', 'FAILED', 'DEGRADED'] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
+
+/** IP families a check may ask for. */
+export const IP_FAMILIES = ['IPv4', 'IPv6'] as const;
+export type IpFamily = (typeof IP_FAMILIES)[number];
+
+/** ICMP check frequencies in minutes (spec, Check `frequency`). */
+export const ICMP_FREQUENCIES = [0, 1, 2, 5, 10, 15, 30, 60, 120, 180, 360, 720, 1440] as const;
+
+/** Assertion comparisons (reference/check-types.md, "Assertions"). */
+export const ASSERTION_COMPARISONS = [
+  'EQUALS',
+  'NOT_EQUALS',
+  'HAS_KEY',
+  'NOT_HAS_KEY',
+  'HAS_VALUE',
+  'NOT_HAS_VALUE',
+  'IS_EMPTY',
+  'NOT_EMPTY',
+  'GREATER_THAN',
+  'LESS_THAN',
+  'CONTAINS',
+  'NOT_CONTAINS',
+  'IS_NULL',
+  'NOT_NULL',
+] as const;
+export type AssertionComparison = (typeof ASSERTION_COMPARISONS)[number];
+
+/** Assertion sources known to any check type; each executor accepts its own subset. */
+export const ASSERTION_SOURCES = [
+  'LATENCY',
+  'JSON_RESPONSE',
+  'RESPONSE_TIME',
+  'RESPONSE_CODE',
+  'TEXT_ANSWER',
+  'JSON_ANSWER',
+  'RESPONSE_DATA',
+  'STATUS_CODE',
+  'JSON_BODY',
+  'HEADERS',
+  'TEXT_BODY',
+] as const;
+export type AssertionSource = (typeof ASSERTION_SOURCES)[number];
+
+/** Assertion sources an ICMP check accepts. */
+export const ICMP_ASSERTION_SOURCES = ['LATENCY', 'JSON_RESPONSE'] as const satisfies readonly AssertionSource[];

@@ -1,0 +1,66 @@
+import { type Static, Type } from '@sinclair/typebox';
+import { JobSchema } from './job.js';
+import { CHECK_TYPES } from './enums.js';
+
+/** Version of the agent⇄service protocol; the service refuses agents of another major. */
+export const PROTOCOL_VERSION = 1;
+
+/** Longest long poll a claim may ask for, seconds (design.md §2). */
+export const MAX_CLAIM_WAIT_SECONDS = 20;
+
+/** Largest artifact the service accepts, bytes: 150 MB (spec, "Limits"). */
+export const MAX_ARTIFACT_SIZE_BYTES = 157_286_400;
+
+/** Header carrying the agent's id, a UUID chosen at agent start. */
+export const AGENT_ID_HEADER = 'x-agent-id';
+
+/** Body of `POST /v1/agent/jobs/claim`. */
+export const ClaimRequestSchema = Type.Object(
+  {
+    agentVersion: Type.String({ maxLength: 64 }),
+    protocolVersion: Type.Integer({ minimum: 1 }),
+    /** Check types this agent can run. */
+    checkTypes: Type.Array(Type.Union(CHECK_TYPES.map((t) => Type.Literal(t))), { maxItems: 20 }),
+    /** Runtime ids this agent holds. */
+    runtimes: Type.Array(Type.String({ maxLength: 32 }), { maxItems: 20 }),
+    /** Free slots per job class; the answer never holds more jobs than these. */
+    freeSlots: Type.Object(
+      {
+        uptime: Type.Integer({ minimum: 0, maximum: 1000 }),
+        main: Type.Integer({ minimum: 0, maximum: 1000 }),
+      },
+      { additionalProperties: false },
+    ),
+    /** Seconds to hold the request open when no job is ready, 0–20. */
+    waitSeconds: Type.Integer({ minimum: 0, maximum: 20 }),
+  },
+  { additionalProperties: false },
+);
+export type ClaimRequest = Static<typeof ClaimRequestSchema>;
+
+/** Answer of `POST /v1/agent/jobs/claim`. */
+export const ClaimResponseSchema = Type.Object({
+  jobs: Type.Array(JobSchema),
+});
+export type ClaimResponse = Static<typeof ClaimResponseSchema>;
+
+/** Answer of `POST /v1/agent/jobs/{jobId}/lease`. */
+export const LeaseResponseSchema = Type.Object({
+  /** ISO time the lease now ends. */
+  leaseExpiresAt: Type.String(),
+  leaseMs: Type.Integer(),
+});
+export type LeaseResponse = Static<typeof LeaseResponseSchema>;
+
+/** Body of `POST /v1/agent/events`: an error report, nothing else (spec, "Events" 7). */
+export const AgentEventSchema = Type.Object(
+  {
+    message: Type.String({ maxLength: 4096 }),
+    stack: Type.Optional(Type.String({ maxLength: 16384 })),
+    agentVersion: Type.String({ maxLength: 64 }),
+    platform: Type.String({ maxLength: 128 }),
+    runtimeVersion: Type.String({ maxLength: 64 }),
+  },
+  { additionalProperties: false },
+);
+export type AgentEvent = Static<typeof AgentEventSchema>;

@@ -1,0 +1,89 @@
+import { type Static, Type } from '@sinclair/typebox';
+import { AssertionResultSchema } from './assertion.js';
+import { RUN_STATUSES } from './enums.js';
+
+const literals = <T extends readonly string[]>(values: T) => Type.Union(values.map((v) => Type.Literal(v)));
+const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
+
+/** One echo request of an ICMP run. `rtt` in milliseconds; `ttl` as received. */
+export const PingResultSchema = Type.Object({
+  sequence: Type.Integer(),
+  success: Type.Boolean(),
+  rtt: Nullable(Type.Number()),
+  ttl: Nullable(Type.Integer()),
+});
+export type PingResult = Static<typeof PingResultSchema>;
+
+/** Latency summary in milliseconds over the received replies. */
+export const LatencySchema = Type.Object({
+  min: Nullable(Type.Number()),
+  avg: Nullable(Type.Number()),
+  max: Nullable(Type.Number()),
+  stdDev: Nullable(Type.Number()),
+});
+export type Latency = Static<typeof LatencySchema>;
+
+/** ICMP part of a result (reference/check-types.md, "ICMP": result part). */
+export const IcmpCheckResultSchema = Type.Object({
+  hostname: Type.String(),
+  resolvedIp: Nullable(Type.String()),
+  ipFamily: Type.String(),
+  pingCount: Type.Integer(),
+  /** ICMP payload size, bytes. */
+  packetSize: Type.Integer(),
+  packetsSent: Type.Integer(),
+  packetsReceived: Type.Integer(),
+  /** Percent, 0–100. */
+  packetLoss: Type.Number(),
+  latency: LatencySchema,
+  /** Milliseconds spent resolving `hostname`; 0 for an IP literal. */
+  dnsResolutionTime: Type.Number(),
+  /** Which socket kind sent the packets: `datagram` (unprivileged) or `raw` (CAP_NET_RAW). */
+  socketType: Nullable(literals(['datagram', 'raw'] as const)),
+  pingResults: Type.Array(PingResultSchema),
+});
+export type IcmpCheckResult = Static<typeof IcmpCheckResultSchema>;
+
+/** One log line of a run. */
+export const RunLogSchema = Type.Object({
+  time: Type.String(),
+  level: literals(['DEBUG', 'INFO', 'WARN', 'ERROR'] as const),
+  msg: Type.String(),
+});
+export type RunLog = Static<typeof RunLogSchema>;
+
+/**
+ * The outcome an executor produces for one attempt. Agent-filled fields
+ * (`runLocation`, `attempts`, `resultType`) are added by the dispatcher.
+ * Times are ISO 8601; `responseTime` in milliseconds.
+ */
+export const RunOutcomeSchema = Type.Object({
+  status: literals(RUN_STATUSES),
+  /** The check failed (after `shouldFail` was applied). */
+  hasFailures: Type.Boolean(),
+  /** The agent could not run the check (bad job, missing capability, internal error). */
+  hasErrors: Type.Boolean(),
+  isDegraded: Type.Boolean(),
+  overMaxResponseTime: Type.Boolean(),
+  responseTime: Type.Number(),
+  startedAt: Type.String(),
+  stoppedAt: Type.String(),
+  /** Why the run failed or errored, in one line; null when it passed. */
+  errorMessage: Nullable(Type.String()),
+  assertions: Type.Array(AssertionResultSchema),
+  logs: Type.Array(RunLogSchema),
+  icmpCheckResult: Type.Optional(IcmpCheckResultSchema),
+});
+export type RunOutcome = Static<typeof RunOutcomeSchema>;
+
+/** The body of `POST /v1/agent/jobs/{jobId}/result` (design.md §2). */
+export const CheckResultSchema = Type.Composite([
+  RunOutcomeSchema,
+  Type.Object({
+    runLocation: Type.String(),
+    attempts: Type.Integer({ minimum: 1 }),
+    resultType: literals(['FINAL', 'ATTEMPT'] as const),
+    artifacts: Type.Array(Type.Object({ name: Type.String(), sizeBytes: Type.Integer() })),
+  }),
+]);
+export type CheckResult = Static<typeof CheckResultSchema>;

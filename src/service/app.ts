@@ -1,0 +1,90 @@
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import type { Kysely } from 'kysely';
+import type { CheckResult } from '../protocol/index.js';
+import type { Logger } from '../shared/logger.js';
+import { bodyAjv, queryAjv } from './ajv.js';
+import { authHook } from './auth.js';
+import type { ServiceContext } from './context.js';
+import { installErrorHandling } from './errors.js';
+import { JobQueue } from './queue.js';
+import { agentRoutes } from './routes/agent.js';
+import { checkSessionRoutes } from './routes/check-sessions.js';
+import { checkRoutes } from './routes/checks.js';
+import { CheckSessions } from './sessions.js';
+import type { Database } from './store/database.js';
+
+/** Options of `build`. Times in milliseconds. */
+export type BuildOptions = {
+  db: Kysely<Database>;
+  log: Logger;
+  /** Lease granted per claim; default 300 000 (design.md §2). */
+  leaseMs?: number;
+  /** How long a job waits to be claimed before it expires; default 360 000. */
+  queueExpiryMs?: number;
+  /** Base of `checkSessionLink`; default http://localhost:3000. */
+  appUrl?: string;
+  onResult?: (accountId: string, jobId: string, result: CheckResult) => void;
+};
+
+/** The built service: the fastify app (not listening) and what `main` needs to run it. */
+export type Service = {
+  app: FastifyInstance;
+  queue: JobQueue;
+  context: ServiceContext;
+  /** Aborts long polls, then closes the app. Idempotent. */
+  close(): Promise<void>;
+};
+
+/**
+ * Builds the service without listening, so tests use `app.inject` or
+ * `app.listen({ port: 0 })` (design.md §4).
+ */
+export async function build(options: BuildOptions): Promise<Service> {
+  const shutdown = new AbortController();
+  const queue = new JobQueue(options.db, {
+    leaseMs: options.leaseMs ?? 300_000,
+    queueExpiryMs: options.queueExpiryMs ?? 360_000,
+  });
+  const context: ServiceContext = {
+    db: options.db,
+    queue,
+    sessions: new CheckSessions(options.db, queue, options.appUrl ?? 'http://localhost:3000'),
+    log: options.log,
+    shutdown: shutdown.signal,
+    ...(options.onResult ? { onResult: options.onResult } : {}),
+  };
+
+  const app: FastifyInstance = Fastify({
+    loggerInstance: options.log.child({ component: 'http' }) as FastifyBaseLogger,
+    // Agents long-poll constantly; one log line per request would drown the rest.
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: 1024 * 1024,
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+  });
+  app.setValidatorCompiler(({ schema, httpPart }) =>
+    httpPart === 'body' ? bodyAjv.compile(schema) : queryAjv.compile(schema),
+  );
+  installErrorHandling(app);
+
+  await app.register(async (v1) => {
+    v1.addHook('onRequest', authHook(options.db));
+    await checkRoutes(v1, context);
+    await checkSessionRoutes(v1, context);
+    await agentRoutes(v1, context);
+  });
+
+  let closing: Promise<void> | undefined;
+  return {
+    app,
+    queue,
+    context,
+    close() {
+      closing ??= (async () => {
+        shutdown.abort();
+        await app.close();
+      })();
+      return closing;
+    },
+  };
+}

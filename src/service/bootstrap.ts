@@ -1,0 +1,84 @@
+import { networkInterfaces } from 'node:os';
+import type { Kysely } from 'kysely';
+import { createAccount, createApiKey, generateApiKey, hashApiKey } from './auth.js';
+import { CheckStore, newCheckDoc } from './checks.js';
+import type { Database } from './store/database.js';
+
+/** What bootstrapping found or made. `apiKey` is set only when it was created now (shown once). */
+export type Bootstrap = { accountId: string; createdApiKey: string | null };
+
+/**
+ * On an empty store, creates the first account and its API key (from
+ * OUTPOST_ACCOUNT_ID / OUTPOST_API_KEY when given). Otherwise returns the
+ * oldest account.
+ */
+export async function ensureAccount(
+  db: Kysely<Database>,
+  options: { accountId?: string | undefined; apiKey?: string | undefined },
+): Promise<Bootstrap> {
+  const existing = await db.selectFrom('accounts').select('id').orderBy('created_at').executeTakeFirst();
+  if (existing) {
+    if (options.apiKey) {
+      // A key given in the environment is honoured on an existing store too.
+      const known = await db.selectFrom('api_keys').select('id').where('key_hash', '=', hashApiKey(options.apiKey)).executeTakeFirst();
+      if (!known) await createApiKey(db, existing.id, options.apiKey);
+    }
+    return { accountId: existing.id, createdApiKey: null };
+  }
+  const accountId = await createAccount(db, 'default', options.accountId);
+  const key = await createApiKey(db, accountId, options.apiKey ?? generateApiKey());
+  return { accountId, createdApiKey: options.apiKey ? null : key };
+}
+
+/**
+ * Replaces the key of the embedded agent that `outpost up` starts: a fresh
+ * key every start, the previous one revoked, so no agent key is ever stored in clear.
+ */
+export async function rotateEmbeddedAgentKey(db: Kysely<Database>, accountId: string): Promise<string> {
+  await db.deleteFrom('api_keys').where('account_id', '=', accountId).where('label', '=', 'embedded-agent').execute();
+  return createApiKey(db, accountId, generateApiKey(), 'embedded-agent');
+}
+
+/** True when the host has IPv6 on loopback (::1). */
+function hasIpv6Loopback(): boolean {
+  return Object.values(networkInterfaces()).some((list) => list?.some((a) => a.family === 'IPv6' && a.address === '::1'));
+}
+
+/**
+ * Seeds demo ICMP checks against loopback when the account has no checks,
+ * every minute, so a newcomer sees real results at once (first runs are immediate).
+ * @returns names of the seeded checks.
+ */
+export async function seedDemoChecks(db: Kysely<Database>, accountId: string): Promise<string[]> {
+  const store = new CheckStore(db);
+  if ((await store.list(accountId)).length > 0) return [];
+  const demos = [
+    { name: 'Demo: ping 127.0.0.1', request: { hostname: '127.0.0.1', ipFamily: 'IPv4', pingCount: 5 } },
+    { name: 'Demo: ping localhost', request: { hostname: 'localhost', ipFamily: 'IPv4', pingCount: 5 } },
+    ...(hasIpv6Loopback()
+      ? [{ name: 'Demo: ping ::1', request: { hostname: '::1', ipFamily: 'IPv6', pingCount: 5 } }]
+      : []),
+  ];
+  const now = new Date();
+  for (const demo of demos) {
+    const doc = newCheckDoc(
+      'ICMP',
+      {
+        name: demo.name,
+        activated: true,
+        frequency: 1,
+        tags: ['demo'],
+        request: { ...demo.request, assertions: [{ source: 'LATENCY', property: 'avg', comparison: 'LESS_THAN', target: '100' }] },
+        heartbeat: {},
+        script: '',
+        degradedResponseTime: 10_000,
+        maxResponseTime: 20_000,
+        degradedPacketLossThreshold: 10,
+        maxPacketLossThreshold: 20,
+      },
+      now,
+    );
+    await store.insert(accountId, doc, now.getTime());
+  }
+  return demos.map((d) => d.name);
+}

@@ -1,0 +1,228 @@
+import { randomUUID } from 'node:crypto';
+import type { ValidateFunction } from 'ajv';
+import type { Kysely } from 'kysely';
+import { type CheckType, ICMP_FREQUENCIES, type Location } from '../protocol/index.js';
+import { bodyAjv } from './ajv.js';
+import { badField, notFound, throwValidation } from './errors.js';
+import { IcmpRequestBodySchema } from './schemas/check.js';
+import type { Database } from './store/database.js';
+import { firstRunAt } from './schedule.js';
+
+/** A check as stored and as the API shows it (minus masking). */
+export type CheckDoc = Record<string, unknown> & {
+  id: string;
+  checkType: CheckType;
+  name: string;
+  activated: boolean;
+  frequency: number;
+  frequencyOffset: number | null;
+  locations: Location[] | null;
+  privateLocations: string[] | null;
+  runParallel: boolean;
+  tags: string[];
+  request: Record<string, unknown>;
+  environmentVariables: { key: string; value: string; locked?: boolean; secret?: boolean }[] | null;
+  created_at: string;
+  updated_at: string | null;
+};
+
+/** Location used when a check names neither `locations` nor `privateLocations`. */
+export const DEFAULT_LOCATION: Location = 'us-east-1';
+
+const FREQUENCIES: Partial<Record<CheckType, readonly number[]>> = {
+  ICMP: ICMP_FREQUENCIES,
+  BROWSER: [1, 2, 5, 10, 15, 30, 60, 120, 180, 360, 720, 1440],
+};
+
+const requestValidators: Partial<Record<CheckType, ValidateFunction>> = {
+  ICMP: bodyAjv.compile(IcmpRequestBodySchema),
+};
+
+const DEFAULT_ALERT_SETTINGS = {
+  escalationType: 'RUN_BASED',
+  runBasedEscalation: { failedRunThreshold: 1 },
+  reminders: { amount: 0, interval: 5 },
+  parallelRunFailureThreshold: { enabled: false, percentage: 10 },
+};
+
+const EMPTY_ALERT_CHANNELS = { email: [], webhook: [], slack: [], sms: [] };
+
+/**
+ * Rules JSON Schema cannot express (spec, "Check" and "Limits"):
+ * - `frequency` in the set of the check's type;
+ * - `frequencyOffset`: frequency 0 → 10, 20 or 30 (required); 1–60 → 1..floor(frequency×10);
+ *   above 60 → 1..ceil(frequency/60);
+ * - `maxPacketLossThreshold` at least `degradedPacketLossThreshold`.
+ * @throws HttpError 400 naming the field.
+ */
+export function checkCrossFieldRules(doc: Record<string, unknown>, checkType: CheckType): void {
+  const frequency = doc.frequency as number;
+  const allowed = FREQUENCIES[checkType];
+  if (allowed && !allowed.includes(frequency)) {
+    throw badField('frequency', `must be one of ${allowed.join(', ')} for ${checkType} checks`, 'enum');
+  }
+  const offset = doc.frequencyOffset as number | null | undefined;
+  if (frequency === 0) {
+    if (offset !== 10 && offset !== 20 && offset !== 30) {
+      throw badField('frequencyOffset', 'must be 10, 20 or 30 when frequency is 0', 'frequencyOffset');
+    }
+  } else if (offset != null) {
+    const max = frequency <= 60 ? Math.floor(frequency * 10) : Math.ceil(frequency / 60);
+    if (offset > max) {
+      throw badField('frequencyOffset', `must be between 1 and ${max} when frequency is ${frequency}`, 'frequencyOffset');
+    }
+  }
+  const degradedLoss = doc.degradedPacketLossThreshold as number | null | undefined;
+  const maxLoss = doc.maxPacketLossThreshold as number | null | undefined;
+  if (degradedLoss != null && maxLoss != null && maxLoss < degradedLoss) {
+    throw badField('maxPacketLossThreshold', 'must be at least degradedPacketLossThreshold', 'packetLoss');
+  }
+}
+
+/** Builds the stored document of a new check from a validated create body. */
+export function newCheckDoc(checkType: CheckType, body: Record<string, unknown>, now: Date): CheckDoc {
+  const doc = {
+    alertSettings: DEFAULT_ALERT_SETTINGS,
+    alertChannelSubscriptions: [],
+    tags: [],
+    locations: null,
+    privateLocations: null,
+    groupId: null,
+    groupOrder: null,
+    runtimeId: null,
+    retryStrategy: null,
+    triggerIncident: null,
+    description: null,
+    frequencyOffset: null,
+    scriptPath: null,
+    sslCheckDomain: null,
+    environmentVariables: null,
+    setupSnippetId: null,
+    tearDownSnippetId: null,
+    localSetupScript: null,
+    localTearDownScript: null,
+    frequency: 10,
+    ...body,
+    id: randomUUID(),
+    checkType,
+    created_at: now.toISOString(),
+    updated_at: null,
+  } as unknown as CheckDoc;
+  if ((!doc.locations || doc.locations.length === 0) && (!doc.privateLocations || doc.privateLocations.length === 0)) {
+    doc.locations = [DEFAULT_LOCATION];
+  }
+  checkCrossFieldRules(doc, checkType);
+  return doc;
+}
+
+/**
+ * Applies a validated update body to a stored check: provided fields replace
+ * stored ones, `request` is validated against the check's type.
+ * @throws HttpError 400 when `checkType` differs or a merged rule breaks.
+ */
+export function mergeCheckUpdate(stored: CheckDoc, body: Record<string, unknown>, now: Date): CheckDoc {
+  if (body.checkType !== undefined && body.checkType !== stored.checkType) {
+    throw badField('checkType', `must be ${stored.checkType}: a check cannot change type`, 'const');
+  }
+  const merged = { ...stored, ...body, id: stored.id, checkType: stored.checkType, updated_at: now.toISOString() };
+  if (body.request !== undefined) {
+    const validate = requestValidators[stored.checkType];
+    const request = structuredClone(body.request) as Record<string, unknown>;
+    if (validate && !validate(request)) throwValidation(validate.errors as never, 'request');
+    merged.request = request;
+  }
+  if (body.frequency === undefined) merged.frequency = stored.frequency;
+  checkCrossFieldRules(merged, stored.checkType);
+  return merged as CheckDoc;
+}
+
+/** Masks values of `secret` variables: once set, they are never readable again (spec, "Environment variable"). */
+export function presentCheck(doc: CheckDoc): Record<string, unknown> {
+  return {
+    ...doc,
+    environmentVariables:
+      doc.environmentVariables?.map((v) => (v.secret ? { ...v, value: '*****' } : v)) ?? doc.environmentVariables,
+    alertChannels: EMPTY_ALERT_CHANNELS,
+  };
+}
+
+/** Row columns derived from a check document. */
+function columns(doc: CheckDoc, nowMs: number) {
+  return {
+    check_type: doc.checkType,
+    name: doc.name,
+    activated: doc.activated ? 1 : 0,
+    tags: JSON.stringify(doc.tags ?? []),
+    frequency: doc.frequency,
+    frequency_offset: doc.frequencyOffset ?? null,
+    doc: JSON.stringify(doc),
+    next_run_at: doc.activated ? firstRunAt(nowMs) : null,
+  };
+}
+
+/** Data access for checks, always scoped to one account. */
+export class CheckStore {
+  readonly #db: Kysely<Database>;
+  constructor(db: Kysely<Database>) {
+    this.#db = db;
+  }
+
+  async insert(accountId: string, doc: CheckDoc, nowMs: number): Promise<void> {
+    await this.#db
+      .insertInto('checks')
+      .values({ id: doc.id, account_id: accountId, ...columns(doc, nowMs), location_cursor: 0, created_at: nowMs, updated_at: null })
+      .execute();
+  }
+
+  /** @throws HttpError 404 when the check is not in the account. */
+  async get(accountId: string, id: string): Promise<CheckDoc> {
+    const row = await this.#db
+      .selectFrom('checks')
+      .select('doc')
+      .where('account_id', '=', accountId)
+      .where('id', '=', id)
+      .executeTakeFirst();
+    if (!row) throw notFound('check', id);
+    return JSON.parse(row.doc) as CheckDoc;
+  }
+
+  async list(accountId: string): Promise<CheckDoc[]> {
+    const rows = await this.#db
+      .selectFrom('checks')
+      .select('doc')
+      .where('account_id', '=', accountId)
+      .orderBy('created_at')
+      .execute();
+    return rows.map((r) => JSON.parse(r.doc) as CheckDoc);
+  }
+
+  /** Replaces the stored document; a changed schedule restarts from now. */
+  async update(accountId: string, before: CheckDoc, doc: CheckDoc, nowMs: number): Promise<void> {
+    const scheduleChanged =
+      before.activated !== doc.activated ||
+      before.frequency !== doc.frequency ||
+      before.frequencyOffset !== doc.frequencyOffset;
+    const { next_run_at, ...rest } = columns(doc, nowMs);
+    await this.#db
+      .updateTable('checks')
+      .set({ ...rest, ...(scheduleChanged ? { next_run_at } : {}), updated_at: nowMs })
+      .where('account_id', '=', accountId)
+      .where('id', '=', doc.id)
+      .execute();
+  }
+
+  /** @returns true when a check was deleted. */
+  async delete(accountId: string, id: string): Promise<boolean> {
+    const res = await this.#db
+      .deleteFrom('checks')
+      .where('account_id', '=', accountId)
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return res.numDeletedRows > 0n;
+  }
+}
+
+/** Every location a check runs in: public `locations` then `privateLocations`. */
+export function runLocationsOf(doc: CheckDoc): string[] {
+  return [...(doc.locations ?? []), ...(doc.privateLocations ?? [])];
+}

@@ -1,0 +1,69 @@
+import type { CheckResult } from '../protocol/index.js';
+import type { Logger } from '../shared/logger.js';
+import { build, type Service } from './app.js';
+import { ensureAccount, rotateEmbeddedAgentKey, seedDemoChecks } from './bootstrap.js';
+import type { ServiceConfig } from './config.js';
+import { Scheduler } from './scheduler.js';
+import { openSqliteDatabase } from './store/database.js';
+
+/** A running service. */
+export type RunningService = {
+  url: string;
+  accountId: string;
+  /** The API key, only when it was created by this start (print it once). */
+  createdApiKey: string | null;
+  /** A fresh key for an embedded agent, when asked for. */
+  embeddedAgentKey: string | null;
+  seededChecks: string[];
+  service: Service;
+  /** Stops the scheduler, answers long polls, closes the server and the store. Idempotent. */
+  stop(): Promise<void>;
+};
+
+/**
+ * Opens the store, bootstraps the first account, starts the scheduler and
+ * listens. Used by `outpost service` and `outpost up`.
+ */
+export async function startService(
+  config: ServiceConfig,
+  options: {
+    log: Logger;
+    embeddedAgent?: boolean;
+    seedDemo?: boolean;
+    onResult?: (accountId: string, jobId: string, result: CheckResult) => void;
+  },
+): Promise<RunningService> {
+  const db = await openSqliteDatabase(config.databaseFile);
+  const boot = await ensureAccount(db, { accountId: config.accountId, apiKey: config.apiKey });
+  const embeddedAgentKey = options.embeddedAgent ? await rotateEmbeddedAgentKey(db, boot.accountId) : null;
+  const seededChecks = options.seedDemo ? await seedDemoChecks(db, boot.accountId) : [];
+  const service = await build({
+    db,
+    log: options.log,
+    leaseMs: config.leaseMs,
+    queueExpiryMs: config.queueExpiryMs,
+    appUrl: config.appUrl,
+    ...(options.onResult ? { onResult: options.onResult } : {}),
+  });
+  const scheduler = new Scheduler(db, service.queue, { log: options.log.child({ component: 'scheduler' }) });
+  const address = await service.app.listen({ port: config.port, host: config.host });
+  scheduler.start();
+  options.log.info({ address, dataDir: config.dataDir }, 'service listening');
+  let stopping: Promise<void> | undefined;
+  return {
+    url: address.replace('0.0.0.0', '127.0.0.1').replace('[::]', '[::1]'),
+    accountId: boot.accountId,
+    createdApiKey: boot.createdApiKey,
+    embeddedAgentKey,
+    seededChecks,
+    service,
+    stop() {
+      stopping ??= (async () => {
+        await scheduler.stop();
+        await service.close();
+        await db.destroy();
+      })();
+      return stopping;
+    },
+  };
+}

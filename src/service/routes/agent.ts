@@ -1,0 +1,90 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { Type } from '@sinclair/typebox';
+import {
+  AGENT_ID_HEADER,
+  AgentEventSchema,
+  type CheckResult,
+  CheckResultSchema,
+  type ClaimRequest,
+  ClaimRequestSchema,
+  PROTOCOL_VERSION,
+} from '../../protocol/index.js';
+import { HttpError } from '../errors.js';
+import type { AgentScope } from '../queue.js';
+import type { ServiceContext } from '../context.js';
+
+const JobParams = Type.Object({ jobId: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false });
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * The agent protocol (design.md §2, docs/protocol.md). Agents authenticate
+ * with an account API key (every location of the account) for now;
+ * private-location keys narrow `AgentScope.locations` to one location.
+ */
+export async function agentRoutes(app: FastifyInstance, ctx: ServiceContext): Promise<void> {
+  const scopeOf = async (request: FastifyRequest, version?: string): Promise<AgentScope> => {
+    const agentId = request.headers[AGENT_ID_HEADER];
+    if (typeof agentId !== 'string' || !UUID.test(agentId)) {
+      throw new HttpError(400, `header ${AGENT_ID_HEADER} must be a UUID`, { field: AGENT_ID_HEADER, in: 'headers' });
+    }
+    const now = Date.now();
+    if (version !== undefined) {
+      await ctx.db
+        .insertInto('agents')
+        .values({ id: agentId, account_id: request.accountId, version, last_seen_at: now })
+        .onConflict((oc) => oc.column('id').doUpdateSet({ version, last_seen_at: now }))
+        .execute();
+    }
+    return { accountId: request.accountId, agentId, locations: null };
+  };
+
+  app.post('/v1/agent/jobs/claim', { schema: { body: ClaimRequestSchema } }, async (request) => {
+    const body = request.body as ClaimRequest;
+    if (body.protocolVersion !== PROTOCOL_VERSION) {
+      throw new HttpError(400, `protocolVersion ${body.protocolVersion} is not supported; this service speaks ${PROTOCOL_VERSION}`, {
+        field: 'protocolVersion',
+        in: 'body',
+        code: 'OUTPOST_ERR_PROTOCOL',
+      });
+    }
+    const scope = await scopeOf(request, body.agentVersion);
+    const closed = new AbortController();
+    request.raw.once('close', () => closed.abort());
+    const jobs = await ctx.queue.claimWait(
+      scope,
+      { checkTypes: body.checkTypes, freeSlots: body.freeSlots },
+      body.waitSeconds * 1000,
+      AbortSignal.any([closed.signal, ctx.shutdown]),
+    );
+    if (jobs.length > 0) request.log.debug({ jobs: jobs.map((j) => j.jobId) }, 'jobs claimed');
+    return { jobs };
+  });
+
+  app.post('/v1/agent/jobs/:jobId/lease', { schema: { params: JobParams } }, async (request) => {
+    const { jobId } = request.params as { jobId: string };
+    const leaseExpiresAt = await ctx.queue.renewLease(await scopeOf(request), jobId, Date.now());
+    return { leaseExpiresAt: new Date(leaseExpiresAt).toISOString(), leaseMs: ctx.queue.leaseMs };
+  });
+
+  app.post(
+    '/v1/agent/jobs/:jobId/result',
+    { schema: { params: JobParams, body: CheckResultSchema }, bodyLimit: 8 * 1024 * 1024 },
+    async (request) => {
+      const { jobId } = request.params as { jobId: string };
+      const result = request.body as CheckResult;
+      const { duplicate, checkSessionId } = await ctx.queue.submitResult(await scopeOf(request), jobId, result, Date.now());
+      if (checkSessionId) ctx.queue.emitSession(checkSessionId);
+      if (!duplicate) ctx.onResult?.(request.accountId, jobId, result);
+      return { stored: true, duplicate };
+    },
+  );
+
+  app.post('/v1/agent/events', { schema: { body: AgentEventSchema } }, async (request, reply) => {
+    const scope = await scopeOf(request);
+    await ctx.db
+      .insertInto('agent_events')
+      .values({ account_id: scope.accountId, agent_id: scope.agentId, doc: JSON.stringify(request.body), created_at: Date.now() })
+      .execute();
+    return reply.code(202).send({ accepted: true });
+  });
+}

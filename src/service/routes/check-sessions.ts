@@ -1,0 +1,72 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import { TRIGGER_SOURCES } from '../../protocol/index.js';
+import { sendError } from '../errors.js';
+import { StringEnum } from '../schemas/common.js';
+import type { SessionTarget } from '../sessions.js';
+import type { ServiceContext } from '../context.js';
+
+const strict = { additionalProperties: false } as const;
+
+const TriggerBody = Type.Object(
+  {
+    target: Type.Optional(
+      Type.Object(
+        {
+          checkId: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 1000 })),
+          tags: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 128 }), { maxItems: 100 })),
+          matchTags: Type.Optional(
+            Type.Array(Type.Array(Type.String({ minLength: 1, maxLength: 129 }), { maxItems: 100 }), { maxItems: 100 }),
+          ),
+        },
+        strict,
+      ),
+    ),
+    triggerSource: Type.Optional(StringEnum(TRIGGER_SOURCES, { default: 'TRIGGER_API' })),
+  },
+  strict,
+);
+
+const SessionParams = Type.Object({ checkSessionId: Type.String({ minLength: 1, maxLength: 64 }) }, strict);
+
+/** Check sessions: start, read, await completion (spec, "Check sessions"). */
+export async function checkSessionRoutes(app: FastifyInstance, ctx: ServiceContext): Promise<void> {
+  app.post('/v1/check-sessions/trigger', { schema: { body: Type.Optional(TriggerBody) } }, async (request, reply) => {
+    const body = (request.body ?? {}) as { target?: SessionTarget; triggerSource?: (typeof TRIGGER_SOURCES)[number] };
+    const sessions = await ctx.sessions.start(request.accountId, body.target ?? {}, body.triggerSource ?? 'TRIGGER_API');
+    return reply.code(201).send({ sessions });
+  });
+
+  app.get('/v1/check-sessions/:checkSessionId', { schema: { params: SessionParams } }, async (request) => {
+    const { checkSessionId } = request.params as { checkSessionId: string };
+    return ctx.sessions.get(request.accountId, checkSessionId);
+  });
+
+  app.get(
+    '/v1/check-sessions/:checkSessionId/completion',
+    {
+      schema: {
+        params: SessionParams,
+        querystring: Type.Object({ maxWaitSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 30, default: 30 })) }, strict),
+      },
+    },
+    async (request, reply) => {
+      const { checkSessionId } = request.params as { checkSessionId: string };
+      const { maxWaitSeconds } = request.query as { maxWaitSeconds: number };
+      const closed = new AbortController();
+      request.raw.once('close', () => closed.abort());
+      const session = await ctx.sessions.waitForCompletion(
+        request.accountId,
+        checkSessionId,
+        maxWaitSeconds * 1000,
+        AbortSignal.any([closed.signal, ctx.shutdown]),
+      );
+      if (session) return session;
+      return sendError(reply, 408, `check session ${checkSessionId} is still running after ${maxWaitSeconds} s; call again`, {
+        checkSessionId,
+        code: 'OUTPOST_ERR_COMPLETION_TIMEOUT',
+        retryable: true,
+      });
+    },
+  );
+}

@@ -1,0 +1,209 @@
+import { type Static, Type } from '@sinclair/typebox';
+import {
+  ASSERTION_COMPARISONS,
+  CHECK_TYPES,
+  ICMP_ASSERTION_SOURCES,
+  ICMP_FREQUENCIES,
+  IP_FAMILIES,
+  LOCATIONS,
+  RUNTIME_IDS,
+} from '../../protocol/index.js';
+import { IntegerEnum, Nullable, StringEnum } from './common.js';
+
+const strict = { additionalProperties: false } as const;
+
+/** Environment variable item (spec, "Environment variable"). */
+export const EnvironmentVariableSchema = Type.Object(
+  {
+    key: Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z_][A-Za-z0-9_]*$' }),
+    value: Type.String({ maxLength: 131_072 }),
+    locked: Type.Optional(Type.Boolean({ default: false })),
+    secret: Type.Optional(Type.Boolean({ default: false })),
+  },
+  strict,
+);
+
+/** Alert settings (spec, "Alert settings"). */
+export const AlertSettingsSchema = Type.Object(
+  {
+    escalationType: Type.Optional(StringEnum(['RUN_BASED', 'TIME_BASED'] as const)),
+    runBasedEscalation: Type.Optional(
+      Type.Object({ failedRunThreshold: Type.Optional(Type.Integer({ minimum: 1, maximum: 5 })) }, strict),
+    ),
+    timeBasedEscalation: Type.Optional(
+      Type.Object({ minutesFailingThreshold: Type.Optional(Type.Integer({ minimum: 1, maximum: 60 })) }, strict),
+    ),
+    reminders: Type.Optional(
+      Type.Object(
+        {
+          amount: Type.Optional(Type.Integer({ minimum: 0, maximum: 100 })),
+          interval: Type.Optional(Type.Integer({ minimum: 1, maximum: 1440 })),
+        },
+        strict,
+      ),
+    ),
+    parallelRunFailureThreshold: Type.Optional(
+      Type.Object(
+        {
+          enabled: Type.Optional(Type.Boolean()),
+          percentage: Type.Optional(Type.Number({ minimum: 0, maximum: 100 })),
+        },
+        strict,
+      ),
+    ),
+  },
+  strict,
+);
+
+/** Retry strategy (spec, "Retry strategy"; types from reference/check-types.md). */
+export const RetryStrategySchema = Type.Object(
+  {
+    type: StringEnum(['FIXED', 'LINEAR', 'EXPONENTIAL', 'SINGLE_RETRY', 'NO_RETRIES'] as const),
+    baseBackoffSeconds: Type.Optional(Type.Number({ minimum: 0, maximum: 600 })),
+    sameRegion: Type.Optional(Type.Boolean()),
+    maxRetries: Type.Optional(Type.Integer({ minimum: 0, maximum: 10 })),
+    maxDurationSeconds: Type.Optional(Type.Number({ minimum: 0, maximum: 600 })),
+    onlyOn: Type.Optional(Type.Array(StringEnum(['NETWORK_ERROR'] as const), { maxItems: 1 })),
+  },
+  strict,
+);
+
+/** Incident trigger (spec, "Incident trigger"). */
+export const TriggerIncidentSchema = Type.Object(
+  {
+    serviceId: Type.String({ maxLength: 64 }),
+    severity: StringEnum(['MINOR', 'MEDIUM', 'MAJOR', 'CRITICAL'] as const),
+    name: Type.String({ maxLength: 255 }),
+    description: Type.String({ maxLength: 10_000 }),
+    notifySubscribers: Type.Boolean(),
+  },
+  strict,
+);
+
+/** Heartbeat object; its fields are "not shown" in the spec, so we take reference/check-types.md's. */
+export const HeartbeatSchema = Type.Object(
+  {
+    period: Type.Optional(Type.Integer({ minimum: 1 })),
+    periodUnit: Type.Optional(StringEnum(['seconds', 'minutes', 'hours', 'days'] as const)),
+    grace: Type.Optional(Type.Integer({ minimum: 0 })),
+    graceUnit: Type.Optional(StringEnum(['seconds', 'minutes', 'hours', 'days'] as const)),
+  },
+  strict,
+);
+
+/** ICMP assertion (spec: `source`, `property`, `comparison`, `target`). */
+export const IcmpAssertionSchema = Type.Object(
+  {
+    source: StringEnum(ICMP_ASSERTION_SOURCES),
+    property: Type.Optional(Type.String({ maxLength: 1024 })),
+    comparison: StringEnum(ASSERTION_COMPARISONS),
+    target: Type.Optional(Type.String({ maxLength: 4096 })),
+    regex: Type.Optional(Nullable(Type.String({ maxLength: 1024 }))),
+  },
+  strict,
+);
+
+/** ICMP request (spec, "ICMP-specific fields"; limits from reference/check-types.md). */
+export const IcmpRequestBodySchema = Type.Object(
+  {
+    hostname: Type.String({ minLength: 1, maxLength: 2048, pattern: '^[^\\s/]+$' }),
+    ipFamily: Type.Optional(StringEnum(IP_FAMILIES, { default: 'IPv4' })),
+    pingCount: Type.Optional(Type.Integer({ minimum: 1, maximum: 50, default: 10 })),
+    assertions: Type.Optional(Type.Array(IcmpAssertionSchema, { maxItems: 100, default: [] })),
+  },
+  strict,
+);
+
+const responseTime = (dflt: number) => Type.Optional(Nullable(Type.Number({ minimum: 0, maximum: 300_000, default: dflt })));
+const packetLoss = (dflt: number) =>
+  Type.Optional(Nullable(Type.Number({ exclusiveMinimum: 0, maximum: 100, default: dflt })));
+
+/** Fields every check type shares (spec, "Check (fields shared by all check types)"). */
+export const sharedCheckFields = {
+  name: Type.String({ minLength: 1, maxLength: 255 }),
+  activated: Type.Optional(Type.Boolean({ default: true })),
+  muted: Type.Optional(Type.Boolean({ default: false })),
+  doubleCheck: Type.Optional(Type.Boolean({ default: true })),
+  shouldFail: Type.Optional(Type.Boolean({ default: false })),
+  locations: Type.Optional(Nullable(Type.Array(StringEnum(LOCATIONS), { maxItems: LOCATIONS.length, uniqueItems: true }))),
+  tags: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 128 }), { maxItems: 100 })),
+  alertSettings: Type.Optional(AlertSettingsSchema),
+  useGlobalAlertSettings: Type.Optional(Type.Boolean({ default: true })),
+  groupId: Type.Optional(Nullable(Type.Integer({ minimum: 1 }))),
+  groupOrder: Type.Optional(Nullable(Type.Integer({ minimum: 0 }))),
+  runtimeId: Type.Optional(Nullable(StringEnum(RUNTIME_IDS))),
+  alertChannelSubscriptions: Type.Optional(
+    Type.Array(Type.Object({ alertChannelId: Type.Integer({ minimum: 1 }), activated: Type.Boolean() }, strict), {
+      maxItems: 100,
+    }),
+  ),
+  retryStrategy: Type.Optional(Nullable(RetryStrategySchema)),
+  triggerIncident: Type.Optional(Nullable(TriggerIncidentSchema)),
+  runParallel: Type.Optional(Type.Boolean({ default: false })),
+  description: Type.Optional(Nullable(Type.String({ maxLength: 500 }))),
+  frequencyOffset: Type.Optional(Nullable(Type.Integer({ minimum: 1 }))),
+  scriptPath: Type.Optional(Nullable(Type.String({ maxLength: 1024 }))),
+  sslCheckDomain: Type.Optional(Nullable(Type.String({ maxLength: 253 }))),
+  environmentVariables: Type.Optional(Nullable(Type.Array(EnvironmentVariableSchema, { maxItems: 100 }))),
+  setupSnippetId: Type.Optional(Nullable(Type.Integer({ minimum: 1 }))),
+  tearDownSnippetId: Type.Optional(Nullable(Type.Integer({ minimum: 1 }))),
+  localSetupScript: Type.Optional(Nullable(Type.String({ maxLength: 131_072 }))),
+  localTearDownScript: Type.Optional(Nullable(Type.String({ maxLength: 131_072 }))),
+  privateLocations: Type.Optional(
+    Nullable(Type.Array(Type.String({ pattern: '^[a-z0-9][a-z0-9-]{0,62}$' }), { maxItems: 100, uniqueItems: true })),
+  ),
+};
+
+/** Body of `POST /v1/checks/icmp`: required `name`, `request`, `heartbeat`, `script` (spec, "Checks"). */
+export const CreateIcmpCheckBody = Type.Object(
+  {
+    ...sharedCheckFields,
+    frequency: Type.Optional(IntegerEnum(ICMP_FREQUENCIES, { default: 10 })),
+    request: IcmpRequestBodySchema,
+    heartbeat: HeartbeatSchema,
+    script: Type.String({ maxLength: 131_072 }),
+    degradedResponseTime: responseTime(10_000),
+    maxResponseTime: responseTime(20_000),
+    degradedPacketLossThreshold: packetLoss(10),
+    maxPacketLossThreshold: packetLoss(20),
+  },
+  strict,
+);
+export type CreateIcmpCheck = Static<typeof CreateIcmpCheckBody>;
+
+/**
+ * Body of `PUT /v1/checks/{id}`: the generic update body. Required
+ * `heartbeat` and `script` as the spec's schema says; every other field
+ * optional, `frequency` any integer (the check type's own set is enforced
+ * after merging), `request` an object validated against the check's type.
+ */
+export const UpdateCheckBody = Type.Object(
+  {
+    ...sharedCheckFields,
+    name: Type.Optional(sharedCheckFields.name),
+    checkType: Type.Optional(StringEnum(CHECK_TYPES)),
+    frequency: Type.Optional(Type.Integer({ minimum: 0, maximum: 1440 })),
+    request: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    heartbeat: HeartbeatSchema,
+    script: Nullable(Type.String({ maxLength: 131_072 })),
+    dependencies: Type.Optional(
+      Nullable(
+        Type.Array(Type.Object({ path: Type.String({ maxLength: 1024 }), content: Type.String() }, strict), {
+          maxItems: 100,
+        }),
+      ),
+    ),
+    degradedResponseTime: Type.Optional(Nullable(Type.Number({ minimum: 0, maximum: 300_000 }))),
+    maxResponseTime: Type.Optional(Nullable(Type.Number({ minimum: 0, maximum: 300_000 }))),
+    degradedPacketLossThreshold: Type.Optional(Nullable(Type.Number({ exclusiveMinimum: 0, maximum: 100 }))),
+    maxPacketLossThreshold: Type.Optional(Nullable(Type.Number({ exclusiveMinimum: 0, maximum: 100 }))),
+  },
+  strict,
+);
+export type UpdateCheck = Static<typeof UpdateCheckBody>;
+
+/** Query of create and update: `autoAssignAlerts` (default true). */
+export const AutoAssignAlertsQuery = Type.Object(
+  { autoAssignAlerts: Type.Optional(Type.Boolean({ default: true })) },
+  strict,
+);

@@ -1,0 +1,30 @@
+/**
+ * Stable error codes. Callers branch on `err.code`, never on the message.
+ * Every code is listed in docs/errors.md; a test fails when one is missing.
+ */
+export const ERROR_CODES = {
+  OUTPOST_ERR_CONFIG: 'A configuration variable is missing or invalid.',
+  OUTPOST_ERR_UNAUTHORIZED: 'The service refused the credentials (HTTP 401).',
+  OUTPOST_ERR_PROTOCOL: 'The service answered something the protocol does not allow.',
+  OUTPOST_ERR_SERVICE_UNAVAILABLE: 'The service could not be reached or answered 5xx; retried with back-off.',
+  OUTPOST_ERR_LEASE_LOST: 'The lease of a job was lost; another agent may be running it (HTTP 409).',
+  OUTPOST_ERR_BAD_JOB: 'A job could not be parsed or is not valid for its check type.',
+  OUTPOST_ERR_ICMP_SOCKET: 'No ICMP socket could be opened (neither datagram nor raw).',
+  OUTPOST_ERR_ABORTED: 'The operation was aborted (shutdown or timeout).',
+} as const;
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** The one base error of Outpost: a stable `code`, a message and an optional `cause`. */
+export class OutpostError extends Error {
+  readonly code: ErrorCode;
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'OutpostError';
+    this.code = code;
+  }
+}
+
+/** True when `err` is an OutpostError with the given code. */
+export function hasCode(err: unknown, code: ErrorCode): err is OutpostError {
+  return err instanceof OutpostError && err.code === code;
+}

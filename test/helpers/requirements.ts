@@ -1,0 +1,40 @@
+import { execFileSync } from 'node:child_process';
+
+/** True when `command` runs and exits 0. */
+export function commandWorks(command: string, args: string[] = []): boolean {
+  try {
+    execFileSync(command, args, { stdio: 'ignore', timeout: 10_000 });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Decides whether a test needing a system package or capability can run.
+ * Returns null when it can; otherwise the reason, to pass to `it.skipIf`/`describe.skipIf`
+ * and print. Under CI=true a missing requirement throws instead: CI cannot hide a skip.
+ */
+export function missingRequirement(requirements: { ok: boolean; what: string; install: string }[]): string | null {
+  const missing = requirements.filter((r) => !r.ok);
+  if (missing.length === 0) return null;
+  const reason = missing.map((r) => `${r.what} is missing (${r.install})`).join('; ');
+  if (process.env.CI === 'true') {
+    throw new Error(`CI=true and a test requirement is missing: ${reason}`);
+  }
+  console.warn(`skipping: ${reason}`);
+  return reason;
+}
+
+/** True when the kernel has IPv6 on loopback (::1 configured). */
+export function ipv6LoopbackWorks(): boolean {
+  return commandWorks('ping', ['-6', '-c', '1', '-W', '1', '::1']);
+}
+
+/** True when this process may create network namespaces (root or CAP_SYS_ADMIN) and has ip + nft. */
+export function netnsWorks(): boolean {
+  const name = `outpost-probe-${process.pid}`;
+  if (!commandWorks('ip', ['netns', 'add', name])) return false;
+  commandWorks('ip', ['netns', 'del', name]);
+  return commandWorks('nft', ['--version']);
+}
