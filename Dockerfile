@@ -1,0 +1,34 @@
+# Outpost agent image: `outpost agent` on Node 24 LTS.
+# Build: docker build -t outpost-agent .
+# Run:   docker run -e API_KEY=... -e SERVICE_URL=https://... -p 8081:8081 outpost-agent
+#        (ICMP: Docker sets net.ipv4.ping_group_range for containers, so no capability is needed;
+#         on older engines add --cap-add NET_RAW)
+
+FROM node:24-bookworm-slim AS build
+RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ \
+  && rm -rf /var/lib/apt/lists/*
+WORKDIR /app
+COPY package.json package-lock.json binding.gyp ./
+COPY native ./native
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+COPY bench ./bench
+RUN npm run build && npm prune --omit=dev
+
+FROM node:24-bookworm-slim
+ENV NODE_ENV=production \
+    AGENT_HEALTH_PORT=8081 \
+    HOST=0.0.0.0
+WORKDIR /app
+COPY --from=build /app/package.json ./
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/build/Release/outpost_icmp.node ./build/Release/outpost_icmp.node
+COPY --from=build /app/dist ./dist
+COPY runtimes ./runtimes
+USER node
+EXPOSE 8081
+HEALTHCHECK --interval=30s --timeout=3s CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.AGENT_HEALTH_PORT||8081)+'/-/liveness').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+# Kubernetes sends SIGTERM; the agent drains running jobs (AGENT_SHUTDOWN_GRACE_SECONDS) and exits 0.
+ENTRYPOINT ["node", "dist/src/cli.js"]
+CMD ["agent"]
