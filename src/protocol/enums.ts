@@ -131,3 +131,15 @@ export type AssertionSource = (typeof ASSERTION_SOURCES)[number];
 
 /** Assertion sources an ICMP check accepts. */
 export const ICMP_ASSERTION_SOURCES = ['LATENCY', 'JSON_RESPONSE'] as const satisfies readonly AssertionSource[];
+
+/** DNS record types a DNS check may query (reference/check-types.md, "DNS"). */
+export const DNS_RECORD_TYPES = ['A', 'AAAA', 'CNAME', 'MX', 'TXT', 'SOA', 'NS', 'PTR', 'SRV', 'CAA', 'HTTPS'] as const;
+export type DnsRecordType = (typeof DNS_RECORD_TYPES)[number];
+
+/** Transport of a DNS query. */
+export const DNS_PROTOCOLS = ['UDP', 'TCP'] as const;
+
+/** Assertion sources per uptime check type (reference/check-types.md). */
+export const DNS_ASSERTION_SOURCES = ['RESPONSE_TIME', 'RESPONSE_CODE', 'TEXT_ANSWER', 'JSON_ANSWER'] as const satisfies readonly AssertionSource[];
+export const TCP_ASSERTION_SOURCES = ['RESPONSE_DATA', 'RESPONSE_TIME'] as const satisfies readonly AssertionSource[];
+export const URL_ASSERTION_SOURCES = ['STATUS_CODE'] as const satisfies readonly AssertionSource[];

@@ -1,6 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { AssertionSchema } from './assertion.js';
-import { CHECK_TYPES, IP_FAMILIES, TRIGGER_SOURCES } from './enums.js';
+import { CHECK_TYPES, DNS_PROTOCOLS, DNS_RECORD_TYPES, IP_FAMILIES, TRIGGER_SOURCES } from './enums.js';
 
 const literals = <T extends readonly string[]>(values: T) => Type.Union(values.map((v) => Type.Literal(v)));
 
@@ -57,3 +57,34 @@ export const JobSchema = Type.Object({
   leaseMs: Type.Integer({ minimum: 1 }),
 });
 export type Job = Static<typeof JobSchema>;
+
+/** The DNS request of a check (reference/check-types.md, "DNS"). `nameServer` null: the system resolver's first. */
+export const DnsRequestSchema = Type.Object({
+  recordType: literals(DNS_RECORD_TYPES),
+  query: Type.String({ minLength: 1, maxLength: 100 }),
+  nameServer: Type.Union([Type.String({ minLength: 1, maxLength: 255 }), Type.Null()]),
+  port: Type.Integer({ minimum: 1, maximum: 65535 }),
+  protocol: literals(DNS_PROTOCOLS),
+  assertions: Type.Array(AssertionSchema),
+});
+export type DnsRequest = Static<typeof DnsRequestSchema>;
+
+/** The TCP request of a check: `hostname` without scheme or port; optional `data` sent after connect. */
+export const TcpRequestSchema = Type.Object({
+  hostname: Type.String({ minLength: 1, maxLength: 2048 }),
+  port: Type.Integer({ minimum: 1, maximum: 65535 }),
+  data: Type.Union([Type.String({ maxLength: 65536 }), Type.Null()]),
+  ipFamily: literals(IP_FAMILIES),
+  assertions: Type.Array(AssertionSchema),
+});
+export type TcpRequest = Static<typeof TcpRequestSchema>;
+
+/** The URL request of a monitor: GET only (reference/check-types.md, "URL"). */
+export const UrlRequestSchema = Type.Object({
+  url: Type.String({ minLength: 1, maxLength: 2048 }),
+  followRedirects: Type.Boolean(),
+  skipSSL: Type.Boolean(),
+  ipFamily: literals(IP_FAMILIES),
+  assertions: Type.Array(AssertionSchema),
+});
+export type UrlRequest = Static<typeof UrlRequestSchema>;

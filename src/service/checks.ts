@@ -4,7 +4,14 @@ import type { Kysely } from 'kysely';
 import { type CheckType, ICMP_FREQUENCIES, type Location } from '../protocol/index.js';
 import { bodyAjv } from './ajv.js';
 import { badField, notFound, throwValidation } from './errors.js';
-import { IcmpRequestBodySchema } from './schemas/check.js';
+import {
+  DnsRequestBodySchema,
+  IcmpRequestBodySchema,
+  MINUTE_FREQUENCIES,
+  TCP_FREQUENCIES,
+  TcpRequestBodySchema,
+  UrlRequestBodySchema,
+} from './schemas/check.js';
 import type { Database } from './store/database.js';
 import { firstRunAt } from './schedule.js';
 
@@ -31,11 +38,17 @@ export const DEFAULT_LOCATION: Location = 'us-east-1';
 
 const FREQUENCIES: Partial<Record<CheckType, readonly number[]>> = {
   ICMP: ICMP_FREQUENCIES,
+  TCP: TCP_FREQUENCIES,
+  DNS: MINUTE_FREQUENCIES,
+  URL: MINUTE_FREQUENCIES,
   BROWSER: [1, 2, 5, 10, 15, 30, 60, 120, 180, 360, 720, 1440],
 };
 
 const requestValidators: Partial<Record<CheckType, ValidateFunction>> = {
   ICMP: bodyAjv.compile(IcmpRequestBodySchema),
+  DNS: bodyAjv.compile(DnsRequestBodySchema),
+  TCP: bodyAjv.compile(TcpRequestBodySchema),
+  URL: bodyAjv.compile(UrlRequestBodySchema),
 };
 
 const DEFAULT_ALERT_SETTINGS = {

@@ -184,6 +184,22 @@ describe('agent protocol', () => {
     expect(unknown.statusCode).toBe(404);
   });
 
+  it('never hands a main-class job (API, browser) to an uptime-profile agent', async () => {
+    svc = await testService();
+    await createAndTrigger();
+    const apiCheck = { ...(await svc.app.inject({ method: 'POST', url: '/v1/checks/icmp', headers: svc.auth(), payload: icmpBody() })).json(), checkType: 'API' };
+    await svc.context.db.transaction().execute((tx) =>
+      svc.queue.enqueue(tx, svc.accountA.id, [{ check: apiCheck, location: 'us-east-1', runSource: 'TRIGGER_API', checkSessionId: null }], Date.now()),
+    );
+    const uptimeAgent = randomUUID();
+    // What an AGENT_PROFILE=uptime agent sends: uptime check types only, no main slots.
+    const jobs = await claim(uptimeAgent, { checkTypes: ['ICMP', 'DNS', 'TCP', 'URL'], freeSlots: { uptime: 10, main: 0 } });
+    expect(jobs.map((j) => j.check.checkType).sort()).toEqual(['ICMP']);
+    expect(await claim(uptimeAgent, { checkTypes: ['ICMP', 'DNS', 'TCP', 'URL', 'API'], freeSlots: { uptime: 10, main: 0 } })).toEqual([]);
+    const full = await claim(randomUUID(), { checkTypes: ['API'], freeSlots: { uptime: 0, main: 1 } });
+    expect(full.map((j) => j.check.checkType)).toEqual(['API']);
+  });
+
   it('refuses a claim without an agent id or with another protocol version', async () => {
     svc = await testService();
     const noId = await svc.app.inject({ method: 'POST', url: '/v1/agent/jobs/claim', headers: svc.auth(), payload: claimBody() });

@@ -2,25 +2,40 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { CheckStore, mergeCheckUpdate, newCheckDoc, presentCheck } from '../checks.js';
 import { notFound } from '../errors.js';
-import { AutoAssignAlertsQuery, CreateIcmpCheckBody, UpdateCheckBody } from '../schemas/check.js';
+import {
+  AutoAssignAlertsQuery,
+  CreateDnsCheckBody,
+  CreateIcmpCheckBody,
+  CreateTcpCheckBody,
+  CreateUrlCheckBody,
+  UpdateCheckBody,
+} from '../schemas/check.js';
 import { IdParams } from '../schemas/common.js';
 import type { ServiceContext } from '../context.js';
 
-/** Check routes: create (ICMP), read, list, update, delete (spec, "Checks"). */
+/** Check routes: create (ICMP, DNS, TCP, URL), read, list, update, delete (spec, "Checks"). */
 export async function checkRoutes(app: FastifyInstance, ctx: ServiceContext): Promise<void> {
   const checks = new CheckStore(ctx.db);
 
-  app.post(
-    '/v1/checks/icmp',
-    { schema: { body: CreateIcmpCheckBody, querystring: AutoAssignAlertsQuery, tags: ['checks'] } },
-    async (request, reply) => {
-      const now = new Date();
-      const doc = newCheckDoc('ICMP', request.body as Record<string, unknown>, now);
-      await checks.insert(request.accountId, doc, now.getTime());
-      ctx.log.info({ checkId: doc.id, accountId: request.accountId }, 'check created');
-      return reply.code(201).send(presentCheck(doc));
-    },
-  );
+  const creates = [
+    ['icmp', 'ICMP', CreateIcmpCheckBody],
+    ['dns', 'DNS', CreateDnsCheckBody],
+    ['tcp', 'TCP', CreateTcpCheckBody],
+    ['url', 'URL', CreateUrlCheckBody],
+  ] as const;
+  for (const [path, checkType, body] of creates) {
+    app.post(
+      `/v1/checks/${path}`,
+      { schema: { body, querystring: AutoAssignAlertsQuery, tags: ['checks'] } },
+      async (request, reply) => {
+        const now = new Date();
+        const doc = newCheckDoc(checkType, request.body as Record<string, unknown>, now);
+        await checks.insert(request.accountId, doc, now.getTime());
+        ctx.log.info({ checkId: doc.id, checkType, accountId: request.accountId }, 'check created');
+        return reply.code(201).send(presentCheck(doc));
+      },
+    );
+  }
 
   app.get('/v1/checks', { schema: { querystring: Type.Object({}, { additionalProperties: false }) } }, async (request) =>
     (await checks.list(request.accountId)).map(presentCheck),

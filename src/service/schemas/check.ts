@@ -1,7 +1,12 @@
-import { type Static, Type } from '@sinclair/typebox';
+import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import {
   ASSERTION_COMPARISONS,
   CHECK_TYPES,
+  DNS_ASSERTION_SOURCES,
+  DNS_PROTOCOLS,
+  DNS_RECORD_TYPES,
+  TCP_ASSERTION_SOURCES,
+  URL_ASSERTION_SOURCES,
   ICMP_ASSERTION_SOURCES,
   ICMP_FREQUENCIES,
   IP_FAMILIES,
@@ -91,17 +96,25 @@ export const HeartbeatSchema = Type.Object(
   strict,
 );
 
-/** ICMP assertion (spec: `source`, `property`, `comparison`, `target`). */
-export const IcmpAssertionSchema = Type.Object(
-  {
-    source: StringEnum(ICMP_ASSERTION_SOURCES),
-    property: Type.Optional(Type.String({ maxLength: 1024 })),
-    comparison: StringEnum(ASSERTION_COMPARISONS),
-    target: Type.Optional(Type.String({ maxLength: 4096 })),
-    regex: Type.Optional(Nullable(Type.String({ maxLength: 1024 }))),
-  },
-  strict,
-);
+/** An assertion whose `source` is one of `sources` (spec: `source`, `property`, `comparison`, `target`). */
+function assertionSchema(sources: readonly string[]) {
+  return Type.Object(
+    {
+      source: StringEnum(sources),
+      property: Type.Optional(Type.String({ maxLength: 1024 })),
+      comparison: StringEnum(ASSERTION_COMPARISONS),
+      target: Type.Optional(Type.String({ maxLength: 4096 })),
+      regex: Type.Optional(Nullable(Type.String({ maxLength: 1024 }))),
+    },
+    strict,
+  );
+}
+
+const assertions = (sources: readonly string[]) =>
+  Type.Optional(Type.Array(assertionSchema(sources), { maxItems: 100, default: [] }));
+
+/** ICMP assertion: LATENCY or JSON_RESPONSE. */
+export const IcmpAssertionSchema = assertionSchema(ICMP_ASSERTION_SOURCES);
 
 /** ICMP request (spec, "ICMP-specific fields"; limits from reference/check-types.md). */
 export const IcmpRequestBodySchema = Type.Object(
@@ -109,7 +122,45 @@ export const IcmpRequestBodySchema = Type.Object(
     hostname: Type.String({ minLength: 1, maxLength: 2048, pattern: '^[^\\s/]+$' }),
     ipFamily: Type.Optional(StringEnum(IP_FAMILIES, { default: 'IPv4' })),
     pingCount: Type.Optional(Type.Integer({ minimum: 1, maximum: 50, default: 10 })),
-    assertions: Type.Optional(Type.Array(IcmpAssertionSchema, { maxItems: 100, default: [] })),
+    assertions: assertions(ICMP_ASSERTION_SOURCES),
+  },
+  strict,
+);
+
+/** DNS request (reference/check-types.md, "DNS"). */
+export const DnsRequestBodySchema = Type.Object(
+  {
+    recordType: StringEnum(DNS_RECORD_TYPES),
+    query: Type.String({ minLength: 1, maxLength: 100, pattern: '^[^\\s]+$' }),
+    nameServer: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 255, pattern: '^[^\\s/]+$', default: null }))),
+    port: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535, default: 53 })),
+    protocol: Type.Optional(StringEnum(DNS_PROTOCOLS, { default: 'UDP' })),
+    assertions: assertions(DNS_ASSERTION_SOURCES),
+  },
+  strict,
+);
+
+/** TCP request (reference/check-types.md, "TCP"): `hostname` without scheme or port. */
+export const TcpRequestBodySchema = Type.Object(
+  {
+    hostname: Type.String({ minLength: 1, maxLength: 2048, pattern: '^[^\\s/:]+$|^[0-9A-Fa-f.]*:[0-9A-Fa-f.]*:[0-9A-Fa-f:.]*$' }),
+    port: Type.Integer({ minimum: 1, maximum: 65535 }),
+    data: Type.Optional(Nullable(Type.String({ maxLength: 65_536, default: null }))),
+    ipFamily: Type.Optional(StringEnum(IP_FAMILIES, { default: 'IPv4' })),
+    assertions: assertions(TCP_ASSERTION_SOURCES),
+  },
+  strict,
+);
+
+/** URL request (reference/check-types.md, "URL"): GET only, http or https. */
+export const UrlRequestBodySchema = Type.Object(
+  {
+    url: Type.String({ minLength: 1, maxLength: 2048, pattern: '^[Hh][Tt][Tt][Pp][Ss]?://[^\\s]+$' }),
+    method: Type.Optional(StringEnum(['GET'] as const, { default: 'GET' })),
+    followRedirects: Type.Optional(Type.Boolean({ default: true })),
+    skipSSL: Type.Optional(Type.Boolean({ default: false })),
+    ipFamily: Type.Optional(StringEnum(IP_FAMILIES, { default: 'IPv4' })),
+    assertions: assertions(URL_ASSERTION_SOURCES),
   },
   strict,
 );
@@ -170,6 +221,35 @@ export const CreateIcmpCheckBody = Type.Object(
   strict,
 );
 export type CreateIcmpCheck = Static<typeof CreateIcmpCheckBody>;
+
+/** Frequencies (minutes) of checks other than ICMP and browser: 0 (with a 10/20/30 s offset) only for TCP. */
+export const TCP_FREQUENCIES = [0, 1, 2, 5, 10, 15, 30, 60, 120, 180, 360, 720, 1440] as const;
+export const MINUTE_FREQUENCIES = [1, 2, 5, 10, 15, 30, 60, 120, 180, 360, 720, 1440] as const;
+
+/**
+ * Create body of an uptime check other than ICMP: the shared fields, the
+ * type's `request`, and its response-time defaults (reference/check-types.md).
+ * Unlike ICMP, the spec does not list `heartbeat`/`script` for these, so they are not accepted.
+ */
+function uptimeCreateBody<T extends TSchema>(request: T, frequencies: readonly number[], degradedMs: number, maxMs: number) {
+  return Type.Object(
+    {
+      ...sharedCheckFields,
+      frequency: Type.Optional(IntegerEnum(frequencies, { default: 10 })),
+      request,
+      degradedResponseTime: responseTime(degradedMs),
+      maxResponseTime: responseTime(maxMs),
+    },
+    strict,
+  );
+}
+
+/** `POST /v1/checks/dns`: degraded 500 ms, max 1000 ms by default. */
+export const CreateDnsCheckBody = uptimeCreateBody(DnsRequestBodySchema, MINUTE_FREQUENCIES, 500, 1000);
+/** `POST /v1/checks/tcp`: degraded 4000 ms, max 5000 ms by default; sub-minute frequency allowed. */
+export const CreateTcpCheckBody = uptimeCreateBody(TcpRequestBodySchema, TCP_FREQUENCIES, 4000, 5000);
+/** `POST /v1/checks/url`: degraded 3000 ms, max 5000 ms by default. */
+export const CreateUrlCheckBody = uptimeCreateBody(UrlRequestBodySchema, MINUTE_FREQUENCIES, 3000, 5000);
 
 /**
  * Body of `PUT /v1/checks/{id}`: the generic update body. Required
