@@ -1,0 +1,405 @@
+import { TypeCompiler } from '@sinclair/typebox/compiler';
+import { isIP } from 'node:net';
+import { pino } from 'pino';
+import {
+  type IcmpCheckResult,
+  type IcmpRequest,
+  IcmpRequestSchema,
+  ICMP_ASSERTION_SOURCES,
+  type Job,
+  type RunOutcome,
+} from '../../protocol/index.js';
+import { Pinger, type PingOutcome, type SocketPreference } from '../../net/icmp/index.js';
+import { hasCode } from '../../shared/errors.js';
+import type { Logger } from '../../shared/logger.js';
+import { evaluateAssertions, jsonPathSource, propertySource } from '../assertions/index.js';
+import type { Executor, ExecutorContext } from '../executor.js';
+import { decideStatus } from '../status.js';
+import { ResolveError, type ResolvedTarget, resolveTarget } from './resolve.js';
+import { RunLogRecorder } from './run-log.js';
+import { packetLossPercent, roundMs, summarizeLatency } from './statistics.js';
+
+/** Options of the ICMP executor. */
+export type IcmpExecutorOptions = {
+  /** Agent-level logger (socket kind, IPv6 fallback); each run also logs to its job logger. Default: silent. */
+  log?: Logger;
+  /** A Pinger to share; the executor then does not close it. Default: its own. */
+  pinger?: Pinger;
+  /** Socket kind of its own Pinger. Default `auto` (datagram, else raw). */
+  socketPreference?: SocketPreference;
+  /**
+   * Time between two echo requests of one check, ms. Default 200: iputils ping's 1000 ms
+   * would make 50 packets outlast the 30 s limit of an ICMP run. Shrunk when the job's
+   * timeout could not hold `pingCount` packets at this pace.
+   */
+  intervalMs?: number;
+  /** How long one echo request waits for its reply, ms. Default 2000. Shrunk to fit the job's timeout. */
+  packetTimeoutMs?: number;
+  /** ICMP payload, bytes. Default 56, as iputils ping (84-byte IPv4 packets). */
+  payloadSizeBytes?: number;
+};
+
+/** Share of the job's timeout kept free for building and posting the result, at most 500 ms. */
+const TIMEOUT_RESERVE_SHARE = 0.1;
+const MAX_TIMEOUT_RESERVE_MS = 500;
+
+/** sendto errors of an IPv6 socket that mean "this host has no IPv6 route": fall back to IPv4. */
+const IPV6_UNAVAILABLE = new Set(['ENETUNREACH', 'EADDRNOTAVAIL', 'EAFNOSUPPORT']);
+
+type Plan = { request: IcmpRequest } | { problem: string };
+
+/** Compiled once: checking a request then costs microseconds, not a schema walk. */
+const requestChecker = TypeCompiler.Compile(IcmpRequestSchema);
+
+/** Validates the job's request against IcmpRequestSchema and the ICMP assertion rules. */
+function planOf(job: Job): Plan {
+  if (job.check.checkType !== 'ICMP') return { problem: `check type ${job.check.checkType} is not ICMP` };
+  const request: unknown = job.check.request;
+  if (!requestChecker.Check(request)) {
+    const problems = [...requestChecker.Errors(request)]
+      .slice(0, 3)
+      .map((e) => `${e.path || '/'} ${e.message} (got ${JSON.stringify(e.value) ?? 'nothing'})`);
+    return { problem: `invalid ICMP request: ${problems.join('; ')}` };
+  }
+  for (const [index, assertion] of request.assertions.entries()) {
+    if (!(ICMP_ASSERTION_SOURCES as readonly string[]).includes(assertion.source)) {
+      return {
+        problem: `assertion ${index + 1}: source ${assertion.source} is not one of LATENCY, JSON_RESPONSE`,
+      };
+    }
+    if (
+      assertion.source === 'LATENCY' &&
+      !['avg', 'min', 'max', 'stdDev'].includes(assertion.property ?? '')
+    ) {
+      return { problem: `assertion ${index + 1}: LATENCY property must be avg, min, max or stdDev` };
+    }
+  }
+  return { request };
+}
+
+function emptyResult(request: IcmpRequest, payloadSizeBytes: number): IcmpCheckResult {
+  return {
+    hostname: request.hostname,
+    resolvedIp: null,
+    ipFamily: request.ipFamily,
+    pingCount: request.pingCount,
+    packetSize: payloadSizeBytes,
+    packetsSent: 0,
+    packetsReceived: 0,
+    packetLoss: 100,
+    latency: { min: null, avg: null, max: null, stdDev: null },
+    dnsResolutionTime: 0,
+    socketType: null,
+    pingResults: [],
+  };
+}
+
+function describeAssertion(a: {
+  source: string;
+  property?: string;
+  comparison: string;
+  target?: string;
+}): string {
+  return [a.source, a.property, a.comparison, a.target]
+    .filter((part) => part !== undefined && part !== '')
+    .join(' ');
+}
+
+/**
+ * Runs ICMP checks (reference/check-types.md, "ICMP"): resolves the hostname for the
+ * requested family, sends `pingCount` echo requests over the shared socket of a Pinger,
+ * and judges packet loss, average latency and the LATENCY / JSON_RESPONSE assertions.
+ */
+export class IcmpExecutor implements Executor {
+  readonly checkType = 'ICMP' as const;
+  readonly #pinger: Pinger;
+  readonly #ownsPinger: boolean;
+  readonly #log: Logger;
+  readonly #intervalMs: number;
+  readonly #packetTimeoutMs: number;
+  readonly #payloadSizeBytes: number;
+  readonly #announced = new Set<string>();
+
+  constructor(options: IcmpExecutorOptions = {}) {
+    for (const name of ['intervalMs', 'packetTimeoutMs', 'payloadSizeBytes'] as const) {
+      const value = options[name];
+      if (value !== undefined && !(Number.isFinite(value) && value >= 0)) {
+        throw new RangeError(`${name} must be a number ≥ 0; got ${String(value)}`);
+      }
+    }
+    if (
+      options.payloadSizeBytes !== undefined &&
+      !(Number.isInteger(options.payloadSizeBytes) && options.payloadSizeBytes <= 65_000)
+    ) {
+      throw new RangeError(
+        `payloadSizeBytes must be an integer from 0 to 65000; got ${options.payloadSizeBytes}`,
+      );
+    }
+    this.#pinger = options.pinger ?? new Pinger({ socketPreference: options.socketPreference ?? 'auto' });
+    this.#ownsPinger = options.pinger === undefined;
+    this.#log = options.log ?? pino({ level: 'silent' });
+    this.#intervalMs = options.intervalMs ?? 200;
+    this.#packetTimeoutMs = options.packetTimeoutMs ?? 2000;
+    this.#payloadSizeBytes = options.payloadSizeBytes ?? 56;
+  }
+
+  /**
+   * Runs one ICMP job. Never throws for a bad job or an unreachable target: those are
+   * outcomes (a malformed job or no ICMP socket → `hasErrors`). Throws OUTPOST_ERR_ABORTED
+   * when `context.signal` aborts; the dispatcher reports that.
+   */
+  async run(job: Job, context: ExecutorContext): Promise<RunOutcome> {
+    const startedAt = new Date();
+    const t0 = performance.now();
+    const logs = new RunLogRecorder(context.log);
+    const plan = planOf(job);
+    if ('problem' in plan) {
+      logs.add('ERROR', plan.problem);
+      return this.#outcome({ startedAt, logs, errorMessage: plan.problem });
+    }
+    const { request } = plan;
+    const icmp = emptyResult(request, this.#payloadSizeBytes);
+    const reserveMs = Math.min(MAX_TIMEOUT_RESERVE_MS, job.timeoutMs * TIMEOUT_RESERVE_SHARE);
+    const deadline = t0 + job.timeoutMs - reserveMs;
+
+    let pinged: { target: ResolvedTarget; outcome: PingOutcome };
+    try {
+      pinged = await this.#resolveAndPing(request, deadline, context.signal, logs);
+    } catch (err) {
+      if (hasCode(err, 'OUTPOST_ERR_ABORTED')) throw err;
+      if (err instanceof ResolveError) {
+        return this.#judge(job, request, icmp, { startedAt, logs, unreachable: err.message });
+      }
+      if (hasCode(err, 'OUTPOST_ERR_ICMP_SOCKET')) {
+        logs.add('ERROR', err.message);
+        return this.#outcome({ startedAt, logs, errorMessage: err.message, icmp });
+      }
+      throw err;
+    }
+
+    const { target, outcome } = pinged;
+    const rtts = outcome.replies.flatMap((reply) => (reply.rttMs === null ? [] : [reply.rttMs]));
+    icmp.resolvedIp = target.address;
+    icmp.ipFamily = target.family === 6 ? 'IPv6' : 'IPv4';
+    icmp.dnsResolutionTime = roundMs(target.dnsResolutionTimeMs);
+    icmp.socketType = outcome.socketType;
+    icmp.packetsSent = outcome.replies.filter((reply) => reply.sendError === null).length;
+    icmp.packetsReceived = rtts.length;
+    icmp.packetLoss = packetLossPercent(request.pingCount, rtts.length);
+    icmp.latency = summarizeLatency(rtts);
+    icmp.pingResults = outcome.replies.map((reply) => ({
+      sequence: reply.sequence,
+      success: reply.success,
+      rtt: reply.rttMs === null ? null : roundMs(reply.rttMs),
+      ttl: reply.ttl,
+    }));
+    logs.add(
+      'INFO',
+      `${icmp.packetsSent} packets transmitted, ${icmp.packetsReceived} received, ${icmp.packetLoss}% packet loss` +
+        (icmp.latency.avg === null
+          ? ''
+          : `, rtt min/avg/max/mdev = ${icmp.latency.min}/${icmp.latency.avg}/${icmp.latency.max}/${icmp.latency.stdDev} ms`),
+    );
+    const sendError = outcome.replies.find((reply) => reply.sendError !== null)?.sendError;
+    let unreachable: string | null = null;
+    if (rtts.length === 0) {
+      unreachable = sendError
+        ? `cannot send to ${target.address}: ${sendError}`
+        : `no reply from ${target.address} (100% packet loss)`;
+    }
+    return this.#judge(job, request, icmp, { startedAt, logs, unreachable });
+  }
+
+  /** Closes the Pinger's sockets when the executor created it. Idempotent. */
+  async close(): Promise<void> {
+    if (this.#ownsPinger) this.#pinger.close();
+  }
+
+  async #resolveAndPing(
+    request: IcmpRequest,
+    deadline: number,
+    signal: AbortSignal,
+    logs: RunLogRecorder,
+  ): Promise<{ target: ResolvedTarget; outcome: PingOutcome }> {
+    const wanted = request.ipFamily === 'IPv6' ? 6 : 4;
+    let target: ResolvedTarget;
+    try {
+      target = await resolveTarget(request.hostname, wanted, signal);
+    } catch (err) {
+      if (wanted !== 6 || !(err instanceof ResolveError)) throw err;
+      target = await resolveTarget(request.hostname, 4, signal);
+      this.#fallback(logs, `${request.hostname} has no IPv6 address (${err.code})`);
+    }
+    if (target.dnsResolutionTimeMs > 0) {
+      logs.add(
+        'DEBUG',
+        `resolved ${request.hostname} to ${target.address} in ${roundMs(target.dnsResolutionTimeMs)} ms`,
+      );
+    }
+    // Only a name can fall back: it may have an IPv4 address too.
+    const canFallBack = target.family === 6 && isIP(request.hostname) === 0;
+    let why: string;
+    try {
+      const outcome = await this.#ping(target, request.pingCount, deadline, signal, logs);
+      const sendError = outcome.replies[0]?.sendError;
+      if (!canFallBack || !sendError || !IPV6_UNAVAILABLE.has(sendError)) return { target, outcome };
+      why = `sending to ${target.address} failed with ${sendError}`;
+    } catch (err) {
+      const code = (err as { cause?: { code?: unknown } }).cause?.code;
+      if (!canFallBack || !hasCode(err, 'OUTPOST_ERR_ICMP_SOCKET') || code !== 'EAFNOSUPPORT') throw err;
+      why = 'the kernel has no IPv6 (EAFNOSUPPORT)';
+    }
+    this.#fallback(logs, why);
+    return this.#retryOverIpv4(request, target, deadline, signal, logs);
+  }
+
+  async #ping(
+    target: ResolvedTarget,
+    count: number,
+    deadline: number,
+    signal: AbortSignal,
+    logs: RunLogRecorder,
+  ): Promise<PingOutcome> {
+    const socketType = this.#pinger.socketType(target.family);
+    const how =
+      socketType === 'datagram' ? 'an unprivileged datagram ICMP socket' : 'a raw ICMP socket (CAP_NET_RAW)';
+    logs.add('INFO', `pinging ${target.address} ${count} times over ${how}`, { socketType });
+    if (!this.#announced.has(`${target.family}:${socketType}`)) {
+      this.#announced.add(`${target.family}:${socketType}`);
+      this.#log.info({ family: target.family, socketType }, 'ICMP socket opened');
+    }
+    // Fit count packets and the last one's wait into what is left of the job's time.
+    const remainingMs = Math.max(1, deadline - performance.now());
+    const timeoutMs = Math.max(1, Math.min(this.#packetTimeoutMs, remainingMs));
+    const intervalMs =
+      count > 1 ? Math.min(this.#intervalMs, Math.max(0, (remainingMs - timeoutMs) / (count - 1))) : 0;
+    return this.#pinger.ping({
+      address: target.address,
+      family: target.family,
+      count,
+      timeoutMs,
+      intervalMs,
+      payloadSizeBytes: this.#payloadSizeBytes,
+      signal,
+    });
+  }
+
+  async #retryOverIpv4(
+    request: IcmpRequest,
+    previous: ResolvedTarget,
+    deadline: number,
+    signal: AbortSignal,
+    logs: RunLogRecorder,
+  ): Promise<{ target: ResolvedTarget; outcome: PingOutcome }> {
+    const v4 = await resolveTarget(request.hostname, 4, signal);
+    const target = { ...v4, dnsResolutionTimeMs: previous.dnsResolutionTimeMs + v4.dnsResolutionTimeMs };
+    return { target, outcome: await this.#ping(target, request.pingCount, deadline, signal, logs) };
+  }
+
+  #fallback(logs: RunLogRecorder, why: string): void {
+    logs.add('WARN', `IPv6 requested but ${why}; falling back to IPv4`);
+    this.#log.warn({ why }, 'ICMP check fell back from IPv6 to IPv4');
+  }
+
+  #judge(
+    job: Job,
+    request: IcmpRequest,
+    icmp: IcmpCheckResult,
+    run: { startedAt: Date; logs: RunLogRecorder; unreachable: string | null },
+  ): RunOutcome {
+    const { check } = job;
+    const latency = icmp.latency as Record<string, unknown>;
+    const assertions = evaluateAssertions(request.assertions, {
+      LATENCY: propertySource(latency),
+      JSON_RESPONSE: jsonPathSource(icmp),
+    });
+    const decision = decideStatus({
+      failed: run.unreachable !== null || !assertions.allPassed,
+      responseTimeMs: icmp.latency.avg,
+      degradedResponseTimeMs: check.degradedResponseTime,
+      maxResponseTimeMs: check.maxResponseTime,
+      packetLossPercent: icmp.packetsSent > 0 ? icmp.packetLoss : null,
+      degradedPacketLossThreshold: check.degradedPacketLossThreshold,
+      maxPacketLossThreshold: check.maxPacketLossThreshold,
+      shouldFail: check.shouldFail,
+    });
+
+    const failures: string[] = [];
+    const degradations: string[] = [];
+    if (run.unreachable !== null) failures.push(run.unreachable);
+    const loss = icmp.packetLoss;
+    if (
+      run.unreachable === null &&
+      check.maxPacketLossThreshold !== null &&
+      loss >= check.maxPacketLossThreshold
+    ) {
+      failures.push(`packet loss ${loss}% is at or above the maximum of ${check.maxPacketLossThreshold}%`);
+    } else if (check.degradedPacketLossThreshold !== null && loss >= check.degradedPacketLossThreshold) {
+      degradations.push(
+        `packet loss ${loss}% is at or above the degraded threshold of ${check.degradedPacketLossThreshold}%`,
+      );
+    }
+    const avg = icmp.latency.avg;
+    if (avg !== null && decision.overMaxResponseTime) {
+      failures.push(`average latency ${avg} ms is at or above maxResponseTime ${check.maxResponseTime} ms`);
+    } else if (avg !== null && check.degradedResponseTime !== null && avg >= check.degradedResponseTime) {
+      degradations.push(
+        `average latency ${avg} ms is at or above degradedResponseTime ${check.degradedResponseTime} ms`,
+      );
+    }
+    for (const result of assertions.results) {
+      if (result.error !== null)
+        failures.push(`assertion ${describeAssertion(result)} failed: ${result.error}`);
+    }
+
+    let errorMessage: string | null = null;
+    if (decision.status === 'FAILED') {
+      errorMessage =
+        check.shouldFail && failures.length === 0
+          ? 'the check passed but shouldFail is set'
+          : failures.join('; ');
+    } else if (decision.status === 'DEGRADED') {
+      errorMessage = degradations.join('; ');
+    }
+    if (errorMessage) run.logs.add(decision.status === 'FAILED' ? 'ERROR' : 'WARN', errorMessage);
+    return {
+      ...decision,
+      hasErrors: false,
+      responseTime: icmp.latency.avg ?? 0,
+      startedAt: run.startedAt.toISOString(),
+      stoppedAt: new Date().toISOString(),
+      errorMessage,
+      assertions: assertions.results,
+      logs: run.logs.lines,
+      icmpCheckResult: icmp,
+    };
+  }
+
+  /** The outcome of a run the agent could not carry out: hasErrors, FAILED. */
+  #outcome(run: {
+    startedAt: Date;
+    logs: RunLogRecorder;
+    errorMessage: string;
+    icmp?: IcmpCheckResult;
+  }): RunOutcome {
+    return {
+      status: 'FAILED',
+      hasFailures: true,
+      hasErrors: true,
+      isDegraded: false,
+      overMaxResponseTime: false,
+      responseTime: 0,
+      startedAt: run.startedAt.toISOString(),
+      stoppedAt: new Date().toISOString(),
+      errorMessage: run.errorMessage,
+      assertions: [],
+      logs: run.logs.lines,
+      ...(run.icmp ? { icmpCheckResult: run.icmp } : {}),
+    };
+  }
+}
+
+/** Creates the ICMP executor (see IcmpExecutorOptions). */
+export function createIcmpExecutor(options: IcmpExecutorOptions = {}): IcmpExecutor {
+  return new IcmpExecutor(options);
+}

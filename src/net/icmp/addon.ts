@@ -1,0 +1,83 @@
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { OutpostError } from '../../shared/errors.js';
+import { PACKAGE_ROOT } from '../../shared/paths.js';
+
+/** The kind of ICMP socket the kernel gave us: `datagram` (unprivileged ping socket) or `raw` (CAP_NET_RAW). */
+export type SocketType = 'datagram' | 'raw';
+
+/** Opaque handle of one native ICMP socket. */
+export type NativeSocket = { readonly __brand: 'NativeSocket' };
+
+/**
+ * Called for each received echo message of the socket's type. `rxMs` is the kernel receive
+ * time (SO_TIMESTAMPNS) in ms since the addon's epoch; `ttl` the IPv4 TTL or IPv6 hop limit.
+ */
+export type PacketListener = (
+  type: number,
+  identifier: number,
+  sequence: number,
+  ttl: number | null,
+  rxMs: number,
+  sourceAddress: string,
+  icmpBytes: number,
+) => void;
+
+/** The functions of native/icmp.c (see the comment at its top). */
+export type IcmpAddon = {
+  /** preference: 0 datagram then raw, 1 datagram only, 2 raw only. Throws with `code` an errno name. */
+  open(
+    family: 4 | 6,
+    preference: 0 | 1 | 2,
+    receiveType: number,
+    onPacket: PacketListener,
+  ): { socket: NativeSocket; kind: SocketType; identifier: number | null };
+  /** Sends one echo message; returns the CLOCK_REALTIME time taken just before sendto, ms since the epoch. */
+  send(
+    socket: NativeSocket,
+    address: string,
+    type: number,
+    identifier: number,
+    sequence: number,
+    payloadBytes: number,
+  ): number;
+  /** Delivers the packets queued on the socket now, synchronously. */
+  receive(socket: NativeSocket): void;
+  close(socket: NativeSocket): void;
+  /** CLOCK_REALTIME now, ms since the epoch. */
+  now(): number;
+  /** Whole second of CLOCK_REALTIME the addon's millisecond times count from. */
+  readonly epochSeconds: number;
+};
+
+/** ICMP message types of echo requests and replies (RFC 792, RFC 4443). */
+export const ICMP_TYPES = {
+  4: { request: 8, reply: 0 },
+  6: { request: 128, reply: 129 },
+} as const;
+
+/** Where `npm ci` (node-gyp, from binding.gyp at the package root) puts the addon. */
+export const ADDON_PATH = join(PACKAGE_ROOT, 'build', 'Release', 'outpost_icmp.node');
+
+let loaded: IcmpAddon | undefined;
+
+/**
+ * Loads the native ICMP addon once.
+ * @throws OutpostError `OUTPOST_ERR_ICMP_SOCKET` when it is not built or not supported on this OS.
+ */
+export function loadIcmpAddon(): IcmpAddon {
+  if (loaded) return loaded;
+  if (process.platform !== 'linux') {
+    throw new OutpostError('OUTPOST_ERR_ICMP_SOCKET', `ICMP checks need Linux; this is ${process.platform}`);
+  }
+  try {
+    loaded = createRequire(import.meta.url)(ADDON_PATH) as IcmpAddon;
+    return loaded;
+  } catch (err) {
+    throw new OutpostError(
+      'OUTPOST_ERR_ICMP_SOCKET',
+      `the ICMP addon ${ADDON_PATH} cannot be loaded; build it with "npm rebuild" (needs python3, make and a C compiler)`,
+      { cause: err },
+    );
+  }
+}
