@@ -2,7 +2,7 @@ import { type Static, Type } from '@sinclair/typebox';
 import { AssertionSchema } from './assertion.js';
 import { CHECK_TYPES, DNS_PROTOCOLS, DNS_RECORD_TYPES, IP_FAMILIES, TRIGGER_SOURCES } from './enums.js';
 
-const literals = <T extends readonly string[]>(values: T) => Type.Union(values.map((v) => Type.Literal(v)));
+const literals = <T extends string>(values: readonly T[]) => Type.Union(values.map((v) => Type.Literal(v)));
 
 /** The ICMP request of a check (reference/check-types.md, "ICMP"). */
 export const IcmpRequestSchema = Type.Object({

@@ -1,0 +1,159 @@
+import type { DestinationStream } from 'pino';
+import type { Executor } from '../checks/executor.js';
+import type { CheckType } from '../protocol/index.js';
+import { hasCode } from '../shared/errors.js';
+import { createLogger, type Logger } from '../shared/logger.js';
+import { Agent } from './agent.js';
+import { type AgentConfig, parseAgentConfig, redactAgentConfig } from './config.js';
+
+/** Exit codes of `outpost agent`. */
+export const AGENT_EXIT_CODES = {
+  /** Stopped cleanly (first SIGTERM/SIGINT, jobs drained). */
+  ok: 0,
+  /** Fatal: the service refused the key (401/403) or the protocol (400), the health port could not be bound, or an uncaught error. */
+  fatal: 1,
+  /** Bad configuration: the message went to stderr. */
+  config: 2,
+  /** Second SIGINT: exited at once. */
+  sigint: 130,
+  /** Second SIGTERM: exited at once. */
+  sigterm: 143,
+} as const;
+
+/** How long an uncaught error's report may take before the process exits, milliseconds. */
+const FATAL_REPORT_WAIT_MS = 2000;
+
+/** Options of {@link runAgent}. */
+export type RunAgentOptions = {
+  /** Executors by check type; default the built-in ones (ICMP, DNS, TCP, URL). */
+  executors?: ReadonlyMap<CheckType, Executor>;
+  /** Where JSON logs go; default stdout. */
+  logDestination?: DestinationStream;
+  /** Where a configuration error is written; default process.stderr. */
+  stderr?: { write(text: string): unknown };
+  /**
+   * Install SIGTERM/SIGINT, uncaughtException and unhandledRejection handlers; default true.
+   * `outpost up`, which runs the service in the same process, may own them instead.
+   */
+  handleProcessEvents?: boolean;
+  /** Address the health server binds; default all interfaces. */
+  healthHost?: string;
+};
+
+/**
+ * `outpost agent`: parses the environment, logs the configuration once (redacted),
+ * runs the agent until it stops, and returns the exit code for the CLI to use
+ * ({@link AGENT_EXIT_CODES}). The first SIGTERM/SIGINT drains (`Agent.stop()`) and
+ * returns 0; a second one calls `process.exit(143 | 130)` at once; an uncaught error
+ * is logged, reported, and exits 1 — these three exit the process themselves because
+ * the agent's state can no longer be trusted to unwind.
+ */
+export async function runAgent(env: NodeJS.ProcessEnv, options: RunAgentOptions = {}): Promise<number> {
+  let config: AgentConfig;
+  try {
+    config = parseAgentConfig(env);
+  } catch (err) {
+    if (!hasCode(err, 'OUTPOST_ERR_CONFIG')) throw err;
+    (options.stderr ?? process.stderr).write(`outpost agent: ${err.message}\n`);
+    return AGENT_EXIT_CODES.config;
+  }
+
+  const logger = createLogger({
+    level: config.logLevel,
+    name: 'outpost-agent',
+    ...(options.logDestination ? { destination: options.logDestination } : {}),
+  });
+  logger.info({ config: redactAgentConfig(config) }, 'agent configuration');
+
+  let executors: ReadonlyMap<CheckType, Executor>;
+  try {
+    executors = options.executors ?? (await loadDefaultExecutors(config, logger));
+  } catch (err) {
+    logger.fatal({ err }, 'executors could not be loaded');
+    return AGENT_EXIT_CODES.fatal;
+  }
+
+  const agent = new Agent({
+    config,
+    executors,
+    logger,
+    ...(options.healthHost !== undefined ? { healthHost: options.healthHost } : {}),
+  });
+  const removeHandlers =
+    options.handleProcessEvents === false ? () => {} : installProcessHandlers(agent, logger);
+  try {
+    try {
+      await agent.start();
+    } catch (err) {
+      logger.fatal({ err }, 'agent could not start');
+      return AGENT_EXIT_CODES.fatal;
+    }
+    try {
+      await agent.done;
+      return AGENT_EXIT_CODES.ok;
+    } catch (err) {
+      logger.fatal({ err }, 'agent stopped on a fatal error');
+      return AGENT_EXIT_CODES.fatal;
+    }
+  } finally {
+    removeHandlers();
+    logger.flush();
+  }
+}
+
+/**
+ * The built-in executors (ICMP, DNS, TCP, URL), loaded lazily so an agent given its own
+ * executors needs none of them.
+ */
+async function loadDefaultExecutors(config: AgentConfig, logger: Logger): Promise<Map<CheckType, Executor>> {
+  const [icmp, dns, tcp, url] = await Promise.all([
+    import('../checks/icmp/index.js'),
+    import('../checks/dns/index.js'),
+    import('../checks/tcp/index.js'),
+    import('../checks/url/index.js'),
+  ]);
+  const executors: Executor[] = [
+    icmp.createIcmpExecutor({ log: logger.child({ component: 'icmp' }) }),
+    dns.createDnsExecutor({ log: logger.child({ component: 'dns' }) }),
+    tcp.createTcpExecutor({ useOsDnsResolver: config.useOsDnsResolver }),
+    url.createUrlExecutor({ useOsDnsResolver: config.useOsDnsResolver }),
+  ];
+  return new Map(executors.map((e) => [e.checkType, e]));
+}
+
+function installProcessHandlers(agent: Agent, logger: Logger): () => void {
+  let signals = 0;
+  let exiting = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    signals += 1;
+    if (signals === 1) {
+      logger.info({ signal }, 'shutdown requested; draining running jobs (signal again to exit at once)');
+      void agent.stop();
+      return;
+    }
+    logger.warn({ signal }, 'second signal; exiting at once');
+    logger.flush();
+    process.exit(signal === 'SIGINT' ? AGENT_EXIT_CODES.sigint : AGENT_EXIT_CODES.sigterm);
+  };
+  const onUncaught = (err: unknown, origin: string) => {
+    logger.fatal({ err, origin }, 'uncaught error; exiting');
+    if (exiting) return;
+    exiting = true;
+    const waited = new Promise<void>((resolve) => setTimeout(resolve, FATAL_REPORT_WAIT_MS));
+    void Promise.race([agent.reportError(err), waited]).finally(() => {
+      logger.flush();
+      process.exit(AGENT_EXIT_CODES.fatal);
+    });
+  };
+  const onRejection = (reason: unknown) => onUncaught(reason, 'unhandledRejection');
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  process.on('uncaughtException', onUncaught);
+  process.on('unhandledRejection', onRejection);
+  return () => {
+    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', onSignal);
+    process.off('uncaughtException', onUncaught);
+    process.off('unhandledRejection', onRejection);
+  };
+}

@@ -1,0 +1,53 @@
+import type { CheckResult, Job, RunOutcome } from '../protocol/index.js';
+import type { RejectedJob } from './service-client.js';
+
+/** Longest `errorMessage` the agent writes, characters. */
+const MAX_REASON_LENGTH = 1024;
+
+/**
+ * The outcome of a run the agent could not carry out (bad job, no executor,
+ * executor crash or timeout): `hasErrors` and `hasFailures` true, status FAILED,
+ * `reason` as `errorMessage` and as one ERROR log line.
+ *
+ * @param startedAt when the run started; `stoppedAt` is now.
+ * @param responseTimeMs time spent before giving up, milliseconds (0 when nothing ran).
+ */
+export function errorOutcome(reason: string, startedAt: Date, responseTimeMs: number): RunOutcome {
+  const stoppedAt = new Date().toISOString();
+  const message = reason.length > MAX_REASON_LENGTH ? `${reason.slice(0, MAX_REASON_LENGTH)}…` : reason;
+  return {
+    status: 'FAILED',
+    hasFailures: true,
+    hasErrors: true,
+    isDegraded: false,
+    overMaxResponseTime: false,
+    responseTime: Math.max(0, Math.round(responseTimeMs)),
+    startedAt: startedAt.toISOString(),
+    stoppedAt,
+    errorMessage: message,
+    assertions: [],
+    logs: [{ time: stoppedAt, level: 'ERROR', msg: message }],
+  };
+}
+
+/**
+ * The result the agent posts for a run: the executor's outcome plus the agent-filled
+ * fields `runLocation`, `attempts` (= `job.attempt`), `resultType` FINAL and `artifacts` [].
+ */
+export function toCheckResult(outcome: RunOutcome, job: Pick<Job, 'runLocation' | 'attempt'>): CheckResult {
+  return {
+    ...outcome,
+    runLocation: job.runLocation,
+    attempts: job.attempt,
+    resultType: 'FINAL',
+    artifacts: [],
+  };
+}
+
+/** The error result of a job the claim answer held but that did not match `JobSchema`. */
+export function rejectedJobResult(rejected: RejectedJob): CheckResult {
+  return toCheckResult(errorOutcome(rejected.reason, new Date(), 0), {
+    runLocation: rejected.runLocation ?? 'unknown',
+    attempt: rejected.attempt ?? 1,
+  });
+}

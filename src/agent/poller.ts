@@ -1,0 +1,127 @@
+import { type CheckType, type ClaimRequest, jobClassOf, PROTOCOL_VERSION } from '../protocol/index.js';
+import { backoffMs, sleep } from '../shared/abort.js';
+import { hasCode } from '../shared/errors.js';
+import type { Logger } from '../shared/logger.js';
+import { VERSION } from '../shared/paths.js';
+import type { BackoffOptions, JobDispatcher } from './dispatcher.js';
+import type { AgentMetrics } from './metrics.js';
+import { isTransient, type ServiceClient } from './service-client.js';
+
+/** Shortest time between two claims that brought no job, milliseconds: no hot loop when `waitSeconds` is 0. */
+const MIN_EMPTY_CLAIM_INTERVAL_MS = 1000;
+
+/** Options of {@link runPoller}. */
+export type PollerOptions = {
+  client: Pick<ServiceClient, 'claim'>;
+  dispatcher: Pick<JobDispatcher, 'freeSlots' | 'waitForFreeSlot' | 'dispatch' | 'reject'>;
+  /** Check types advertised in each claim. */
+  checkTypes: readonly CheckType[];
+  /** Runtime ids advertised in each claim. */
+  runtimes: readonly string[];
+  /** Seconds each claim long-polls, 0–20. */
+  claimWaitSeconds: number;
+  /** Stops the loop and aborts the claim in flight. */
+  signal: AbortSignal;
+  logger: Logger;
+  /** Called after every successful claim (readiness, `lastSuccessfulPollAt`). */
+  onClaimSuccess?: () => void;
+  /** Back-off on transient errors; default 1 s → 30 s. */
+  backoff?: BackoffOptions;
+  metrics?: AgentMetrics;
+};
+
+/**
+ * The claim loop (design.md §3 "poller"): claims only when a slot is free and asks
+ * only for the free slots per job class; the first claim does not wait (`waitSeconds` 0),
+ * later ones long-poll `claimWaitSeconds`, at most one empty claim per second; transient errors (network, 408, 429, 5xx)
+ * are retried with jittered exponential back-off (a `Retry-After` is honoured up to
+ * the cap); a free slot is awaited when none is.
+ *
+ * @returns resolves when `signal` aborts.
+ * @throws the ServiceError of a fatal answer: `OUTPOST_ERR_UNAUTHORIZED` (401/403) or
+ *   `OUTPOST_ERR_PROTOCOL` (400 or another 4xx on claim); the agent must exit non-zero.
+ */
+export async function runPoller(options: PollerOptions): Promise<void> {
+  const { client, dispatcher, signal, logger } = options;
+  const backoff = options.backoff ?? { baseMs: 1000, capMs: 30_000 };
+  const checkTypes = [...options.checkTypes];
+  const classes = new Set(checkTypes.map(jobClassOf));
+  let failures = 0;
+  // The first claim does not wait: its answer proves the key and the route at once, so
+  // readiness turns 200 at start rather than after a whole empty long poll.
+  let firstClaim = true;
+
+  while (!signal.aborted) {
+    const slots = dispatcher.freeSlots();
+    // A class this agent cannot run gets no slot, whatever its concurrency.
+    const freeSlots = {
+      uptime: classes.has('uptime') ? slots.uptime : 0,
+      main: classes.has('main') ? slots.main : 0,
+    };
+    if (freeSlots.uptime + freeSlots.main === 0) {
+      if (!(await waitOrStop(dispatcher.waitForFreeSlot([...classes], signal)))) return;
+      continue;
+    }
+
+    const request: ClaimRequest = {
+      agentVersion: VERSION,
+      protocolVersion: PROTOCOL_VERSION,
+      checkTypes,
+      runtimes: [...options.runtimes],
+      freeSlots,
+      waitSeconds: firstClaim ? 0 : options.claimWaitSeconds,
+    };
+    const t0 = performance.now();
+    try {
+      const answer = await client.claim(request, signal);
+      if (failures > 0) logger.info({ failures }, 'service reachable again');
+      failures = 0;
+      const wasFirst = firstClaim;
+      firstClaim = false;
+      const perClass = { uptime: 0, main: 0 };
+      for (const job of answer.jobs) perClass[jobClassOf(job.check.checkType as CheckType)] += 1;
+      options.metrics?.claimed('ok', perClass);
+      options.onClaimSuccess?.();
+      if (perClass.uptime > freeSlots.uptime || perClass.main > freeSlots.main) {
+        logger.warn({ freeSlots, received: perClass }, 'claim answer holds more jobs than free slots');
+      }
+      if (answer.jobs.length + answer.rejected.length > 0) {
+        logger.debug({ jobs: answer.jobs.length, rejected: answer.rejected.length }, 'jobs claimed');
+      }
+      // Claimed jobs are ours even when shutdown began meanwhile: run them, the drain waits for them.
+      for (const job of answer.jobs) dispatcher.dispatch(job);
+      for (const rejected of answer.rejected) dispatcher.reject(rejected);
+      if (!wasFirst && answer.jobs.length === 0 && answer.rejected.length === 0) {
+        const restMs = MIN_EMPTY_CLAIM_INTERVAL_MS - (performance.now() - t0);
+        if (restMs > 0 && !(await waitOrStop(sleep(restMs, signal)))) return;
+      }
+    } catch (err) {
+      if (signal.aborted || hasCode(err, 'OUTPOST_ERR_ABORTED')) return;
+      if (!isTransient(err)) {
+        options.metrics?.claimed('fatal_error');
+        logger.error({ err }, 'claim refused; the agent cannot go on');
+        throw err;
+      }
+      options.metrics?.claimed('transient_error');
+      const retryAfterMs = (err as { retryAfterMs?: number | null }).retryAfterMs ?? 0;
+      const delayMs = Math.min(
+        backoff.capMs,
+        Math.max(retryAfterMs, backoffMs(failures, backoff.baseMs, backoff.capMs)),
+      );
+      failures += 1;
+      logger.warn({ err, failures, delayMs: Math.round(delayMs) }, 'claim failed; backing off');
+      if (!(await waitOrStop(sleep(delayMs, signal)))) return;
+    }
+  }
+}
+
+/** Awaits `wait`; false when it rejected because the loop's signal aborted. */
+async function waitOrStop(wait: Promise<void>): Promise<boolean> {
+  try {
+    await wait;
+    return true;
+  } catch (err) {
+    if (hasCode(err, 'OUTPOST_ERR_ABORTED')) return false;
+    throw err;
+  }
+}

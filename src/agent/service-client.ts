@@ -1,0 +1,270 @@
+import { Value } from '@sinclair/typebox/value';
+import { type Dispatcher, EnvHttpProxyAgent, request } from 'undici';
+import {
+  AGENT_ID_HEADER,
+  type AgentEvent,
+  type CheckResult,
+  type ClaimRequest,
+  type Job,
+  JobSchema,
+  type LeaseResponse,
+  LeaseResponseSchema,
+} from '../protocol/index.js';
+import { type ErrorCode, OutpostError } from '../shared/errors.js';
+import { VERSION } from '../shared/paths.js';
+
+/** Time allowed for the service to answer a call other than a claim, milliseconds. */
+const REQUEST_TIMEOUT_MS = 30_000;
+/** Added to a claim's `waitSeconds` before its answer counts as lost, milliseconds. */
+const CLAIM_GRACE_MS = 15_000;
+
+/**
+ * An error from a call to the service. `code` sorts it: `OUTPOST_ERR_SERVICE_UNAVAILABLE`
+ * is transient (network, 408, 429, 5xx, unreadable answer), `OUTPOST_ERR_UNAUTHORIZED`
+ * (401/403) and `OUTPOST_ERR_PROTOCOL` (other 4xx) are fatal, `OUTPOST_ERR_LEASE_LOST`
+ * (409; 404 on a lease) is final for the job, `OUTPOST_ERR_ABORTED` means the caller's signal fired.
+ */
+export class ServiceError extends OutpostError {
+  /** HTTP status of the answer; null when none arrived. */
+  readonly statusCode: number | null;
+  /** The service's `Retry-After`, milliseconds; null when absent. */
+  readonly retryAfterMs: number | null;
+  constructor(
+    code: ErrorCode,
+    message: string,
+    details: { statusCode?: number | null; retryAfterMs?: number | null; cause?: unknown } = {},
+  ) {
+    super(code, message, details.cause === undefined ? undefined : { cause: details.cause });
+    this.name = 'ServiceError';
+    this.statusCode = details.statusCode ?? null;
+    this.retryAfterMs = details.retryAfterMs ?? null;
+  }
+}
+
+/** True when `err` is worth retrying with back-off (network error, 408, 429, 5xx). */
+export function isTransient(err: unknown): boolean {
+  return err instanceof OutpostError && err.code === 'OUTPOST_ERR_SERVICE_UNAVAILABLE';
+}
+
+/**
+ * A job of a claim answer that did not match `JobSchema`. Its fields are read
+ * best-effort from the raw job, null when absent or of the wrong type.
+ */
+export type RejectedJob = {
+  jobId: string | null;
+  checkId: string | null;
+  checkType: string | null;
+  runLocation: string | null;
+  attempt: number | null;
+  /** Why the job was refused: the first schema violations, `path: message`. */
+  reason: string;
+};
+
+/** A validated claim answer: the runnable jobs and the malformed ones to fail. */
+export type ClaimAnswer = { jobs: Job[]; rejected: RejectedJob[] };
+
+/** Answer of `POST /v1/agent/jobs/{jobId}/result`. */
+export type ResultAck = { stored: boolean; duplicate: boolean };
+
+/** Options of {@link ServiceClient}. */
+export type ServiceClientOptions = {
+  /** Base URL of the service without a trailing slash. */
+  serviceUrl: string;
+  apiKey: string;
+  /** UUID chosen at agent start, sent as `x-agent-id`. */
+  agentId: string;
+  /** Proxies for service traffic (`HTTPS_PROXY`, `HTTP_PROXY`, `NO_PROXY`); null means none. */
+  proxy?: { httpsProxy: string | null; httpProxy: string | null; noProxy: string | null };
+};
+
+type Operation = 'claim' | 'lease' | 'result' | 'event';
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+const stringOrNull = (value: unknown) => (typeof value === 'string' ? value : null);
+
+function rejectJob(raw: unknown): RejectedJob {
+  const reasons = [...Value.Errors(JobSchema, raw)].slice(0, 3).map((e) => `${e.path || '/'}: ${e.message}`);
+  const job = isRecord(raw) ? raw : {};
+  const check = isRecord(job.check) ? job.check : {};
+  const attempt = job.attempt;
+  return {
+    jobId: stringOrNull(job.jobId),
+    checkId: stringOrNull(check.id),
+    checkType: stringOrNull(check.checkType),
+    runLocation: stringOrNull(job.runLocation),
+    attempt: Number.isInteger(attempt) && (attempt as number) >= 1 ? (attempt as number) : null,
+    reason: `malformed job: ${reasons.join('; ')}`,
+  };
+}
+
+function retryAfterMs(header: string | string[] | undefined): number | null {
+  const value = Array.isArray(header) ? header[0] : header;
+  if (value === undefined) return null;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? null : Math.max(0, date - Date.now());
+}
+
+/**
+ * Client of the agent⇄service protocol (docs/protocol.md) over undici. Every call
+ * takes an AbortSignal and throws {@link ServiceError} (see its `code` for the class).
+ */
+export class ServiceClient {
+  readonly #baseUrl: string;
+  readonly #headers: Record<string, string>;
+  readonly #dispatcher: Dispatcher;
+
+  constructor(options: ServiceClientOptions) {
+    this.#baseUrl = options.serviceUrl.replace(/\/+$/, '');
+    this.#headers = {
+      authorization: `Bearer ${options.apiKey}`,
+      [AGENT_ID_HEADER]: options.agentId,
+      'user-agent': `outpost-agent/${VERSION}`,
+      accept: 'application/json',
+    };
+    // Empty strings, not undefined: undici would otherwise read process.env behind the config's back.
+    this.#dispatcher = new EnvHttpProxyAgent({
+      httpsProxy: options.proxy?.httpsProxy ?? '',
+      httpProxy: options.proxy?.httpProxy ?? '',
+      noProxy: options.proxy?.noProxy ?? '',
+    });
+  }
+
+  /**
+   * `POST /v1/agent/jobs/claim`: long-polls up to `request.waitSeconds` for jobs.
+   * Jobs that do not match `JobSchema` come back in `rejected`, never as a throw.
+   * @throws ServiceError; a 400 or other 4xx is `OUTPOST_ERR_PROTOCOL` (fatal), 401/403 `OUTPOST_ERR_UNAUTHORIZED`.
+   */
+  async claim(claimRequest: ClaimRequest, signal: AbortSignal): Promise<ClaimAnswer> {
+    const timeoutMs = claimRequest.waitSeconds * 1000 + CLAIM_GRACE_MS;
+    const body = await this.#call('claim', '/v1/agent/jobs/claim', claimRequest, signal, timeoutMs);
+    if (!isRecord(body) || !Array.isArray(body.jobs)) {
+      // A proxy's HTML page or a half-deployed service: retry rather than exit.
+      throw new ServiceError('OUTPOST_ERR_SERVICE_UNAVAILABLE', 'claim answer has no jobs array', {
+        statusCode: 200,
+      });
+    }
+    const answer: ClaimAnswer = { jobs: [], rejected: [] };
+    for (const raw of body.jobs) {
+      if (Value.Check(JobSchema, raw)) answer.jobs.push(raw);
+      else answer.rejected.push(rejectJob(raw));
+    }
+    return answer;
+  }
+
+  /**
+   * `POST /v1/agent/jobs/{jobId}/lease`: extends the lease of a running job.
+   * @throws ServiceError `OUTPOST_ERR_LEASE_LOST` on 409 or 404: stop the job and drop its result.
+   */
+  async renewLease(jobId: string, signal: AbortSignal): Promise<LeaseResponse> {
+    const body = await this.#call(
+      'lease',
+      `/v1/agent/jobs/${encodeURIComponent(jobId)}/lease`,
+      undefined,
+      signal,
+    );
+    if (!Value.Check(LeaseResponseSchema, body)) {
+      throw new ServiceError('OUTPOST_ERR_SERVICE_UNAVAILABLE', 'lease answer is not a LeaseResponse', {
+        statusCode: 200,
+      });
+    }
+    return body;
+  }
+
+  /**
+   * `POST /v1/agent/jobs/{jobId}/result`: posts the final result; a repeat is accepted (`duplicate: true`).
+   * @throws ServiceError `OUTPOST_ERR_LEASE_LOST` on 409 (drop the result), `OUTPOST_ERR_PROTOCOL` on 400/404.
+   */
+  async postResult(jobId: string, result: CheckResult, signal: AbortSignal): Promise<ResultAck> {
+    const body = await this.#call(
+      'result',
+      `/v1/agent/jobs/${encodeURIComponent(jobId)}/result`,
+      result,
+      signal,
+    );
+    const ack = isRecord(body) ? body : {};
+    return { stored: ack.stored !== false, duplicate: ack.duplicate === true };
+  }
+
+  /** `POST /v1/agent/events`: one error report (spec, "Events" 7). @throws ServiceError */
+  async postEvent(event: AgentEvent, signal: AbortSignal): Promise<void> {
+    await this.#call('event', '/v1/agent/events', event, signal);
+  }
+
+  /** Closes the connection pool; calls after close fail. */
+  async close(): Promise<void> {
+    await this.#dispatcher.close();
+  }
+
+  async #call(
+    operation: Operation,
+    path: string,
+    payload: unknown,
+    signal: AbortSignal,
+    timeoutMs = REQUEST_TIMEOUT_MS,
+  ): Promise<unknown> {
+    let response: Dispatcher.ResponseData;
+    try {
+      response = await request(`${this.#baseUrl}${path}`, {
+        method: 'POST',
+        dispatcher: this.#dispatcher,
+        headers:
+          payload === undefined ? this.#headers : { ...this.#headers, 'content-type': 'application/json' },
+        body: payload === undefined ? null : JSON.stringify(payload),
+        signal,
+        headersTimeout: timeoutMs,
+        bodyTimeout: REQUEST_TIMEOUT_MS,
+      });
+    } catch (err) {
+      if (signal.aborted)
+        throw new ServiceError('OUTPOST_ERR_ABORTED', `${operation} aborted`, { cause: err });
+      const reason = (err as { code?: string }).code ?? (err as Error).message;
+      throw new ServiceError('OUTPOST_ERR_SERVICE_UNAVAILABLE', `${operation} failed: ${reason}`, {
+        cause: err,
+      });
+    }
+
+    const { statusCode } = response;
+    let text: string;
+    try {
+      text = await response.body.text();
+    } catch (err) {
+      if (signal.aborted)
+        throw new ServiceError('OUTPOST_ERR_ABORTED', `${operation} aborted`, { cause: err });
+      throw new ServiceError('OUTPOST_ERR_SERVICE_UNAVAILABLE', `${operation} answer was cut off`, {
+        statusCode,
+        cause: err,
+      });
+    }
+    let body: unknown = null;
+    try {
+      body = text === '' ? null : JSON.parse(text);
+    } catch (err) {
+      if (statusCode < 300) {
+        throw new ServiceError('OUTPOST_ERR_SERVICE_UNAVAILABLE', `${operation} answer is not JSON`, {
+          statusCode,
+          cause: err,
+        });
+      }
+    }
+    if (statusCode >= 200 && statusCode < 300) return body;
+
+    const serviceMessage =
+      isRecord(body) && typeof body.message === 'string' ? body.message.slice(0, 300) : '';
+    const message = `${operation} answered HTTP ${statusCode}${serviceMessage ? `: ${serviceMessage}` : ''}`;
+    const details = { statusCode, retryAfterMs: retryAfterMs(response.headers['retry-after']) };
+    throw new ServiceError(classify(operation, statusCode), message, details);
+  }
+}
+
+/** Sorts an HTTP error status of one operation into an error code (docs/protocol.md, "Retry rules"). */
+function classify(operation: Operation, statusCode: number): ErrorCode {
+  if (statusCode === 401 || statusCode === 403) return 'OUTPOST_ERR_UNAUTHORIZED';
+  if (statusCode === 408 || statusCode === 429 || statusCode >= 500) return 'OUTPOST_ERR_SERVICE_UNAVAILABLE';
+  if (statusCode === 409) return 'OUTPOST_ERR_LEASE_LOST';
+  // An unknown job cannot be renewed: it was finished or forgotten, so the lease is gone.
+  if (statusCode === 404 && operation === 'lease') return 'OUTPOST_ERR_LEASE_LOST';
+  return 'OUTPOST_ERR_PROTOCOL';
+}
