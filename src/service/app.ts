@@ -7,9 +7,8 @@ import { authHook } from './auth.js';
 import type { ServiceContext } from './context.js';
 import { installErrorHandling } from './errors.js';
 import { JobQueue } from './queue.js';
-import { agentRoutes } from './routes/agent.js';
-import { checkSessionRoutes } from './routes/check-sessions.js';
-import { checkRoutes } from './routes/checks.js';
+import { registerOpenApi } from './openapi.js';
+import { ROUTES } from './routes/index.js';
 import { CheckSessions } from './sessions.js';
 import type { Database } from './store/database.js';
 
@@ -66,12 +65,11 @@ export async function build(options: BuildOptions): Promise<Service> {
     httpPart === 'body' ? bodyAjv.compile(schema) : queryAjv.compile(schema),
   );
   installErrorHandling(app);
+  await registerOpenApi(app);
 
   await app.register(async (v1) => {
     v1.addHook('onRequest', authHook(options.db));
-    await checkRoutes(v1, context);
-    await checkSessionRoutes(v1, context);
-    await agentRoutes(v1, context);
+    for (const routes of ROUTES) await routes(v1, context);
   });
 
   let closing: Promise<void> | undefined;

@@ -1,0 +1,26 @@
+import { Type } from '@sinclair/typebox';
+
+const strict = { additionalProperties: false } as const;
+
+/**
+ * `limit` (1–100, default 10) and `page` (from 1, default 1), the paging of
+ * variables, error groups and analytics (spec, "Limits").
+ */
+export const PageQuery = (defaultLimit = 10) =>
+  Type.Object(
+    {
+      limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: defaultLimit })),
+      page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1 })),
+    },
+    strict,
+  );
+
+/** Row offset of a page. */
+export function offsetOf(query: { limit: number; page: number }): number {
+  return (query.page - 1) * query.limit;
+}
+
+/** Epoch ms → ISO date-time; null stays null. */
+export function iso(ms: number | null | undefined): string | null {
+  return ms === null || ms === undefined ? null : new Date(Number(ms)).toISOString();
+}
