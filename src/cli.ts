@@ -41,19 +41,17 @@ async function runService(mode: 'service' | 'up'): Promise<number> {
     seedDemo: mode === 'up',
     ...(mode === 'up'
       ? {
-          onResult: (accountId: string, jobId: string, result: CheckResult) => {
-            void running.service.context.db
-              .selectFrom('jobs')
-              .innerJoin('checks', 'checks.id', 'jobs.check_id')
-              .select('checks.name')
-              .where('jobs.id', '=', jobId)
-              .where('jobs.account_id', '=', accountId)
-              .executeTakeFirst()
-              .then((row) => {
-                const name = row?.name ?? jobId;
-                process.stdout.write(`${describeResult(name, result)}\n`);
-              });
-          },
+          resultHooks: [
+            async ({ accountId, checkId, result }) => {
+              const row = await running.service.context.db
+                .selectFrom('checks')
+                .select('name')
+                .where('id', '=', checkId)
+                .where('account_id', '=', accountId)
+                .executeTakeFirst();
+              process.stdout.write(`${describeResult(row?.name ?? checkId, result)}\n`);
+            },
+          ],
         }
       : {}),
   });

@@ -1,10 +1,9 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { Kysely } from 'kysely';
-import type { CheckResult } from '../protocol/index.js';
 import type { Logger } from '../shared/logger.js';
 import { bodyAjv, queryAjv } from './ajv.js';
 import { authHook } from './auth.js';
-import type { ServiceContext } from './context.js';
+import type { ResultHook, ServiceContext } from './context.js';
 import { installErrorHandling } from './errors.js';
 import { JobQueue } from './queue.js';
 import { registerOpenApi } from './openapi.js';
@@ -22,7 +21,8 @@ export type BuildOptions = {
   queueExpiryMs?: number;
   /** Base of `checkSessionLink`; default http://localhost:3000. */
   appUrl?: string;
-  onResult?: (accountId: string, jobId: string, result: CheckResult) => void;
+  /** Hooks run after each new result is stored, after the built-in ones. */
+  resultHooks?: ResultHook[];
 };
 
 /** The built service: the fastify app (not listening) and what `main` needs to run it. */
@@ -50,7 +50,7 @@ export async function build(options: BuildOptions): Promise<Service> {
     sessions: new CheckSessions(options.db, queue, options.appUrl ?? 'http://localhost:3000'),
     log: options.log,
     shutdown: shutdown.signal,
-    ...(options.onResult ? { onResult: options.onResult } : {}),
+    resultHooks: [...(options.resultHooks ?? [])],
   };
 
   const app: FastifyInstance = Fastify({

@@ -13,6 +13,15 @@ export type ServiceContext = {
   log: Logger;
   /** Aborts when the service starts closing, so long polls answer at once. */
   shutdown: AbortSignal;
-  /** Called after a new result is stored (used by `outpost up` to print results). */
-  onResult?: (accountId: string, jobId: string, result: CheckResult) => void;
+  /**
+   * Run, in order, after a new final result is stored (error groups, printing in
+   * `outpost up`, alerting later). A hook that throws is logged; the result stays stored.
+   */
+  resultHooks: ResultHook[];
 };
+
+/** A stored result, as result hooks see it. */
+export type StoredResult = { accountId: string; jobId: string; checkId: string; result: CheckResult };
+
+/** Something to do after a result is stored. */
+export type ResultHook = (stored: StoredResult) => void | Promise<void>;

@@ -1,4 +1,4 @@
-import type { CheckResult } from '../protocol/index.js';
+import type { ResultHook } from './context.js';
 import type { Logger } from '../shared/logger.js';
 import { build, type Service } from './app.js';
 import { ensureAccount, rotateEmbeddedAgentKey, seedDemoChecks } from './bootstrap.js';
@@ -30,7 +30,7 @@ export async function startService(
     log: Logger;
     embeddedAgent?: boolean;
     seedDemo?: boolean;
-    onResult?: (accountId: string, jobId: string, result: CheckResult) => void;
+    resultHooks?: ResultHook[];
   },
 ): Promise<RunningService> {
   const db = await openSqliteDatabase(config.databaseFile);
@@ -43,7 +43,7 @@ export async function startService(
     leaseMs: config.leaseMs,
     queueExpiryMs: config.queueExpiryMs,
     appUrl: config.appUrl,
-    ...(options.onResult ? { onResult: options.onResult } : {}),
+    ...(options.resultHooks ? { resultHooks: options.resultHooks } : {}),
   });
   const scheduler = new Scheduler(db, service.queue, { log: options.log.child({ component: 'scheduler' }) });
   const address = await service.app.listen({ port: config.port, host: config.host });

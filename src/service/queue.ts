@@ -234,7 +234,7 @@ export class JobQueue {
   /**
    * Stores the final result of a job, exactly once. A repeat of the accepted
    * result from the same agent is acknowledged as a duplicate.
-   * @returns the job's check session id (or null) and whether this was a duplicate.
+   * @returns the job's check and check session ids, and whether this was a duplicate.
    * @throws HttpError 404 unknown job; 409 lease lost (another agent holds or finished it, or it expired).
    */
   async submitResult(
@@ -242,7 +242,7 @@ export class JobQueue {
     jobId: string,
     result: CheckResult,
     nowMs: number,
-  ): Promise<{ duplicate: boolean; checkSessionId: string | null }> {
+  ): Promise<{ duplicate: boolean; checkSessionId: string | null; checkId: string }> {
     const hash = createHash('sha256').update(JSON.stringify(result)).digest('hex');
     return this.#db.transaction().execute(async (tx) => {
       const job = await tx
@@ -259,7 +259,7 @@ export class JobQueue {
         });
       if (job.state === 'done') {
         if (job.agent_id === scope.agentId && job.result_hash === hash) {
-          return { duplicate: true, checkSessionId: job.check_session_id };
+          return { duplicate: true, checkSessionId: job.check_session_id, checkId: job.check_id };
         }
         throw lost();
       }
@@ -291,7 +291,7 @@ export class JobQueue {
         })
         .execute();
       if (job.check_session_id) await settleSession(tx, job.check_session_id, nowMs);
-      return { duplicate: false, checkSessionId: job.check_session_id };
+      return { duplicate: false, checkSessionId: job.check_session_id, checkId: job.check_id };
     });
   }
 

@@ -72,9 +72,17 @@ export async function agentRoutes(app: FastifyInstance, ctx: ServiceContext): Pr
     async (request) => {
       const { jobId } = request.params as { jobId: string };
       const result = request.body as CheckResult;
-      const { duplicate, checkSessionId } = await ctx.queue.submitResult(await scopeOf(request), jobId, result, Date.now());
+      const { duplicate, checkSessionId, checkId } = await ctx.queue.submitResult(await scopeOf(request), jobId, result, Date.now());
       if (checkSessionId) ctx.queue.emitSession(checkSessionId);
-      if (!duplicate) ctx.onResult?.(request.accountId, jobId, result);
+      if (!duplicate) {
+        for (const hook of ctx.resultHooks) {
+          try {
+            await hook({ accountId: request.accountId, jobId, checkId, result });
+          } catch (err) {
+            request.log.error({ err, jobId }, 'result hook failed');
+          }
+        }
+      }
       return { stored: true, duplicate };
     },
   );
