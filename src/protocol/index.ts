@@ -3,3 +3,6 @@ export * from './enums.js';
 export * from './job.js';
 export * from './messages.js';
 export * from './result.js';
+export * from './dns-result.js';
+export * from './http-result.js';
+export * from './tcp-result.js';

@@ -1,8 +1,11 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { AssertionResultSchema } from './assertion.js';
+import { DnsCheckResultSchema } from './dns-result.js';
 import { RUN_STATUSES } from './enums.js';
+import { HttpCheckResultSchema } from './http-result.js';
+import { TcpCheckResultSchema } from './tcp-result.js';
 
-const literals = <T extends readonly string[]>(values: T) => Type.Union(values.map((v) => Type.Literal(v)));
+const literals = <T extends string>(values: readonly T[]) => Type.Union(values.map((v) => Type.Literal(v)));
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
 
 /** One echo request of an ICMP run. `rtt` in milliseconds; `ttl` as received. */
@@ -73,6 +76,9 @@ export const RunOutcomeSchema = Type.Object({
   assertions: Type.Array(AssertionResultSchema),
   logs: Type.Array(RunLogSchema),
   icmpCheckResult: Type.Optional(IcmpCheckResultSchema),
+  dnsCheckResult: Type.Optional(DnsCheckResultSchema),
+  tcpCheckResult: Type.Optional(TcpCheckResultSchema),
+  httpCheckResult: Type.Optional(HttpCheckResultSchema),
 });
 export type RunOutcome = Static<typeof RunOutcomeSchema>;
 

@@ -16,7 +16,7 @@ import { evaluateAssertions, jsonPathSource, propertySource } from '../assertion
 import type { Executor, ExecutorContext } from '../executor.js';
 import { decideStatus } from '../status.js';
 import { ResolveError, type ResolvedTarget, resolveTarget } from './resolve.js';
-import { RunLogRecorder } from './run-log.js';
+import { RunLogRecorder } from '../run-log.js';
 import { packetLossPercent, roundMs, summarizeLatency } from './statistics.js';
 
 /** Options of the ICMP executor. */

@@ -1,5 +1,5 @@
-import type { RunLog } from '../../protocol/index.js';
-import type { Logger } from '../../shared/logger.js';
+import type { RunLog } from '../protocol/index.js';
+import type { Logger } from '../shared/logger.js';
 
 const PINO_METHODS = { DEBUG: 'debug', INFO: 'info', WARN: 'warn', ERROR: 'error' } as const;
 

@@ -1,0 +1,1 @@
+export { createDnsExecutor, DnsExecutor, type DnsExecutorOptions } from './executor.js';
