@@ -41,17 +41,28 @@ export async function benchAgentIdleRss(idleMs = 10_000): Promise<AgentRssReport
   });
   try {
     for (let i = 0; i < 100; i++) {
-      const up = await fetch(`http://127.0.0.1:${port}/v1/checks`, { headers: { authorization: `Bearer ${apiKey}` } }).catch(() => null);
+      const up = await fetch(`http://127.0.0.1:${port}/v1/checks`, {
+        headers: { authorization: `Bearer ${apiKey}` },
+      }).catch(() => null);
       if (up?.ok) break;
       await sleep(100);
     }
     const agent = spawn(process.execPath, [cli, 'agent'], {
-      env: { ...env, API_KEY: apiKey, SERVICE_URL: `http://127.0.0.1:${port}`, AGENT_HEALTH_PORT: String(await freePort()) },
+      env: {
+        ...env,
+        API_KEY: apiKey,
+        SERVICE_URL: `http://127.0.0.1:${port}`,
+        AGENT_HEALTH_PORT: String(await freePort()),
+      },
       stdio: 'ignore',
     });
     try {
       await sleep(idleMs);
-      return { idleRssMiB: rssMiB(agent.pid!, 'VmRSS'), peakRssMiB: rssMiB(agent.pid!, 'VmHWM'), goalMiB: 80 };
+      return {
+        idleRssMiB: rssMiB(agent.pid!, 'VmRSS'),
+        peakRssMiB: rssMiB(agent.pid!, 'VmHWM'),
+        goalMiB: 80,
+      };
     } finally {
       agent.kill('SIGTERM');
     }

@@ -19,7 +19,8 @@ Configuration is read from the environment; see README.md.`;
 /** One line a person reads for each stored result in `outpost up`. */
 function describeResult(checkName: string, result: CheckResult): string {
   const icmp = result.icmpCheckResult;
-  const mark = result.status === 'PASSED' ? 'PASSED  ' : result.status === 'DEGRADED' ? 'DEGRADED' : 'FAILED  ';
+  const mark =
+    result.status === 'PASSED' ? 'PASSED  ' : result.status === 'DEGRADED' ? 'DEGRADED' : 'FAILED  ';
   const detail = icmp
     ? `${icmp.resolvedIp ?? icmp.hostname}  sent ${icmp.packetsSent} received ${icmp.packetsReceived} loss ${icmp.packetLoss}%  avg ${icmp.latency.avg?.toFixed(3) ?? '-'} ms (min ${icmp.latency.min?.toFixed(3) ?? '-'}, max ${icmp.latency.max?.toFixed(3) ?? '-'})`
     : `response ${result.responseTime} ms`;
@@ -63,7 +64,8 @@ async function runService(mode: 'service' | 'up'): Promise<number> {
     print(`  API key:    ${running.createdApiKey}`);
     print('  (shown once; it is stored hashed. Keep it, or set OUTPOST_API_KEY before the first start.)');
   }
-  if (running.seededChecks.length > 0) print(`  demo checks: ${running.seededChecks.join(', ')} (every minute)`);
+  if (running.seededChecks.length > 0)
+    print(`  demo checks: ${running.seededChecks.join(', ')} (every minute)`);
 
   let agent: ReturnType<typeof spawn> | undefined;
   if (mode === 'up') {
@@ -87,7 +89,8 @@ async function runService(mode: 'service' | 'up'): Promise<number> {
       signals += 1;
       if (signals > 1) process.exit(signal === 'SIGINT' ? 130 : 143);
       log.info({ signal }, 'shutting down');
-      const agentExit = agent && agent.exitCode === null ? new Promise((r) => agent!.once('exit', r)) : Promise.resolve();
+      const agentExit =
+        agent && agent.exitCode === null ? new Promise((r) => agent!.once('exit', r)) : Promise.resolve();
       agent?.kill('SIGTERM');
       // The agent drains first (it needs the service to post its results), then the service stops.
       void agentExit.then(() => running.stop()).then(() => resolve(0));

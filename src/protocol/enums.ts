@@ -58,7 +58,15 @@ export const LOCATIONS = [
 export type Location = (typeof LOCATIONS)[number];
 
 /** Runtime ids a check may pin with `runtimeId`. */
-export const RUNTIME_IDS = ['2026.04', '2025.04', '2024.09', '2024.02', '2023.09', '2023.02', '2022.10'] as const;
+export const RUNTIME_IDS = [
+  '2026.04',
+  '2025.04',
+  '2024.09',
+  '2024.02',
+  '2023.09',
+  '2023.02',
+  '2022.10',
+] as const;
 export type RuntimeId = (typeof RUNTIME_IDS)[number];
 
 /** Trigger sources of a check session (spec, "Check session"). */
@@ -130,16 +138,39 @@ export const ASSERTION_SOURCES = [
 export type AssertionSource = (typeof ASSERTION_SOURCES)[number];
 
 /** Assertion sources an ICMP check accepts. */
-export const ICMP_ASSERTION_SOURCES = ['LATENCY', 'JSON_RESPONSE'] as const satisfies readonly AssertionSource[];
+export const ICMP_ASSERTION_SOURCES = [
+  'LATENCY',
+  'JSON_RESPONSE',
+] as const satisfies readonly AssertionSource[];
 
 /** DNS record types a DNS check may query (reference/check-types.md, "DNS"). */
-export const DNS_RECORD_TYPES = ['A', 'AAAA', 'CNAME', 'MX', 'TXT', 'SOA', 'NS', 'PTR', 'SRV', 'CAA', 'HTTPS'] as const;
+export const DNS_RECORD_TYPES = [
+  'A',
+  'AAAA',
+  'CNAME',
+  'MX',
+  'TXT',
+  'SOA',
+  'NS',
+  'PTR',
+  'SRV',
+  'CAA',
+  'HTTPS',
+] as const;
 export type DnsRecordType = (typeof DNS_RECORD_TYPES)[number];
 
 /** Transport of a DNS query. */
 export const DNS_PROTOCOLS = ['UDP', 'TCP'] as const;
 
 /** Assertion sources per uptime check type (reference/check-types.md). */
-export const DNS_ASSERTION_SOURCES = ['RESPONSE_TIME', 'RESPONSE_CODE', 'TEXT_ANSWER', 'JSON_ANSWER'] as const satisfies readonly AssertionSource[];
-export const TCP_ASSERTION_SOURCES = ['RESPONSE_DATA', 'RESPONSE_TIME'] as const satisfies readonly AssertionSource[];
+export const DNS_ASSERTION_SOURCES = [
+  'RESPONSE_TIME',
+  'RESPONSE_CODE',
+  'TEXT_ANSWER',
+  'JSON_ANSWER',
+] as const satisfies readonly AssertionSource[];
+export const TCP_ASSERTION_SOURCES = [
+  'RESPONSE_DATA',
+  'RESPONSE_TIME',
+] as const satisfies readonly AssertionSource[];
 export const URL_ASSERTION_SOURCES = ['STATUS_CODE'] as const satisfies readonly AssertionSource[];

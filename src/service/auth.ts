@@ -18,7 +18,11 @@ export function hashApiKey(key: string): string {
 }
 
 /** Creates an account; returns its id. */
-export async function createAccount(db: Kysely<Database>, name: string, id: string = randomUUID()): Promise<string> {
+export async function createAccount(
+  db: Kysely<Database>,
+  name: string,
+  id: string = randomUUID(),
+): Promise<string> {
   await db.insertInto('accounts').values({ id, name, created_at: Date.now() }).execute();
   return id;
 }
@@ -70,7 +74,10 @@ export function authHook(db: Kysely<Database>) {
       .where('key_hash', '=', hashApiKey(match[1]!))
       .executeTakeFirst();
     const accountHeader = request.headers['x-service-account'];
-    if (!row || (typeof accountHeader === 'string' && accountHeader !== '' && accountHeader !== row.account_id)) {
+    if (
+      !row ||
+      (typeof accountHeader === 'string' && accountHeader !== '' && accountHeader !== row.account_id)
+    ) {
       await sendError(reply, 401, 'invalid API key or account');
       return reply;
     }

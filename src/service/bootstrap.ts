@@ -20,7 +20,11 @@ export async function ensureAccount(
   if (existing) {
     if (options.apiKey) {
       // A key given in the environment is honoured on an existing store too.
-      const known = await db.selectFrom('api_keys').select('id').where('key_hash', '=', hashApiKey(options.apiKey)).executeTakeFirst();
+      const known = await db
+        .selectFrom('api_keys')
+        .select('id')
+        .where('key_hash', '=', hashApiKey(options.apiKey))
+        .executeTakeFirst();
       if (!known) await createApiKey(db, existing.id, options.apiKey);
     }
     return { accountId: existing.id, createdApiKey: null };
@@ -35,13 +39,19 @@ export async function ensureAccount(
  * key every start, the previous one revoked, so no agent key is ever stored in clear.
  */
 export async function rotateEmbeddedAgentKey(db: Kysely<Database>, accountId: string): Promise<string> {
-  await db.deleteFrom('api_keys').where('account_id', '=', accountId).where('label', '=', 'embedded-agent').execute();
+  await db
+    .deleteFrom('api_keys')
+    .where('account_id', '=', accountId)
+    .where('label', '=', 'embedded-agent')
+    .execute();
   return createApiKey(db, accountId, generateApiKey(), 'embedded-agent');
 }
 
 /** True when the host has IPv6 on loopback (::1). */
 function hasIpv6Loopback(): boolean {
-  return Object.values(networkInterfaces()).some((list) => list?.some((a) => a.family === 'IPv6' && a.address === '::1'));
+  return Object.values(networkInterfaces()).some((list) =>
+    list?.some((a) => a.family === 'IPv6' && a.address === '::1'),
+  );
 }
 
 /**
@@ -68,7 +78,10 @@ export async function seedDemoChecks(db: Kysely<Database>, accountId: string): P
         activated: true,
         frequency: 1,
         tags: ['demo'],
-        request: { ...demo.request, assertions: [{ source: 'LATENCY', property: 'avg', comparison: 'LESS_THAN', target: '100' }] },
+        request: {
+          ...demo.request,
+          assertions: [{ source: 'LATENCY', property: 'avg', comparison: 'LESS_THAN', target: '100' }],
+        },
         heartbeat: {},
         script: '',
         degradedResponseTime: 10_000,

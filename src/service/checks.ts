@@ -82,7 +82,11 @@ export function checkCrossFieldRules(doc: Record<string, unknown>, checkType: Ch
   } else if (offset != null) {
     const max = frequency <= 60 ? Math.floor(frequency * 10) : Math.ceil(frequency / 60);
     if (offset > max) {
-      throw badField('frequencyOffset', `must be between 1 and ${max} when frequency is ${frequency}`, 'frequencyOffset');
+      throw badField(
+        'frequencyOffset',
+        `must be between 1 and ${max} when frequency is ${frequency}`,
+        'frequencyOffset',
+      );
     }
   }
   const degradedLoss = doc.degradedPacketLossThreshold as number | null | undefined;
@@ -121,7 +125,10 @@ export function newCheckDoc(checkType: CheckType, body: Record<string, unknown>,
     created_at: now.toISOString(),
     updated_at: null,
   } as unknown as CheckDoc;
-  if ((!doc.locations || doc.locations.length === 0) && (!doc.privateLocations || doc.privateLocations.length === 0)) {
+  if (
+    (!doc.locations || doc.locations.length === 0) &&
+    (!doc.privateLocations || doc.privateLocations.length === 0)
+  ) {
     doc.locations = [DEFAULT_LOCATION];
   }
   checkCrossFieldRules(doc, checkType);
@@ -137,7 +144,13 @@ export function mergeCheckUpdate(stored: CheckDoc, body: Record<string, unknown>
   if (body.checkType !== undefined && body.checkType !== stored.checkType) {
     throw badField('checkType', `must be ${stored.checkType}: a check cannot change type`, 'const');
   }
-  const merged = { ...stored, ...body, id: stored.id, checkType: stored.checkType, updated_at: now.toISOString() };
+  const merged = {
+    ...stored,
+    ...body,
+    id: stored.id,
+    checkType: stored.checkType,
+    updated_at: now.toISOString(),
+  };
   if (body.request !== undefined) {
     const validate = requestValidators[stored.checkType];
     const request = structuredClone(body.request) as Record<string, unknown>;
@@ -154,7 +167,8 @@ export function presentCheck(doc: CheckDoc): Record<string, unknown> {
   return {
     ...doc,
     environmentVariables:
-      doc.environmentVariables?.map((v) => (v.secret ? { ...v, value: '*****' } : v)) ?? doc.environmentVariables,
+      doc.environmentVariables?.map((v) => (v.secret ? { ...v, value: '*****' } : v)) ??
+      doc.environmentVariables,
     alertChannels: EMPTY_ALERT_CHANNELS,
   };
 }
@@ -183,7 +197,14 @@ export class CheckStore {
   async insert(accountId: string, doc: CheckDoc, nowMs: number): Promise<void> {
     await this.#db
       .insertInto('checks')
-      .values({ id: doc.id, account_id: accountId, ...columns(doc, nowMs), location_cursor: 0, created_at: nowMs, updated_at: null })
+      .values({
+        id: doc.id,
+        account_id: accountId,
+        ...columns(doc, nowMs),
+        location_cursor: 0,
+        created_at: nowMs,
+        updated_at: null,
+      })
       .execute();
   }
 

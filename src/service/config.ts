@@ -22,15 +22,28 @@ export const SERVICE_ENV = {
   PORT: ['3000', 'HTTP port of the service API'],
   HOST: ['127.0.0.1', 'Address the service listens on (0.0.0.0 in containers)'],
   OUTPOST_DATA_DIR: ['./data', 'Folder of the embedded SQLite store (outpost.db)'],
-  OUTPOST_LEASE_SECONDS: ['300', 'Lease of a claimed job; a job whose agent stops renewing is re-run after it'],
-  OUTPOST_QUEUE_EXPIRY_SECONDS: ['360', 'How long a job waits for an agent before its session ends TIMED_OUT'],
+  OUTPOST_LEASE_SECONDS: [
+    '300',
+    'Lease of a claimed job; a job whose agent stops renewing is re-run after it',
+  ],
+  OUTPOST_QUEUE_EXPIRY_SECONDS: [
+    '360',
+    'How long a job waits for an agent before its session ends TIMED_OUT',
+  ],
   OUTPOST_APP_URL: ['http://localhost:<PORT>', 'Base of the links in check sessions ({app_url})'],
   LOG_LEVEL: ['INFO', 'DEBUG, LOG, INFO, WARN or ERROR'],
   OUTPOST_ACCOUNT_ID: ['(random UUID)', 'Account id created on an empty store'],
   OUTPOST_API_KEY: ['(generated, printed once)', 'API key created on an empty store'],
 } as const;
 
-function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number, bad: string[]): number {
+function integer(
+  env: NodeJS.ProcessEnv,
+  name: string,
+  fallback: number,
+  min: number,
+  max: number,
+  bad: string[],
+): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const n = Number(raw);
@@ -51,18 +64,24 @@ export function parseServiceConfig(env: NodeJS.ProcessEnv): ServiceConfig {
   const leaseSeconds = integer(env, 'OUTPOST_LEASE_SECONDS', 300, 1, 86_400, bad);
   const expirySeconds = integer(env, 'OUTPOST_QUEUE_EXPIRY_SECONDS', 360, 1, 86_400, bad);
   const logLevel = (env.LOG_LEVEL ?? 'INFO').toUpperCase();
-  if (!(logLevel in LOG_LEVELS)) bad.push(`LOG_LEVEL must be one of ${Object.keys(LOG_LEVELS).join(', ')}, got ${JSON.stringify(env.LOG_LEVEL)}`);
+  if (!(logLevel in LOG_LEVELS))
+    bad.push(
+      `LOG_LEVEL must be one of ${Object.keys(LOG_LEVELS).join(', ')}, got ${JSON.stringify(env.LOG_LEVEL)}`,
+    );
   const apiKey = env.OUTPOST_API_KEY || undefined;
   if (apiKey !== undefined && !/^[A-Za-z0-9_-]{20,200}$/.test(apiKey)) {
     bad.push('OUTPOST_API_KEY must be 20 to 200 characters of A-Z, a-z, 0-9, "_" or "-"');
   }
   const accountId = env.OUTPOST_ACCOUNT_ID || undefined;
   if (accountId !== undefined && !/^[A-Za-z0-9_-]{1,64}$/.test(accountId)) {
-    bad.push(`OUTPOST_ACCOUNT_ID must be 1 to 64 characters of A-Z, a-z, 0-9, "_" or "-", got ${JSON.stringify(accountId)}`);
+    bad.push(
+      `OUTPOST_ACCOUNT_ID must be 1 to 64 characters of A-Z, a-z, 0-9, "_" or "-", got ${JSON.stringify(accountId)}`,
+    );
   }
   const appUrl = env.OUTPOST_APP_URL || `http://localhost:${port}`;
   if (!URL.canParse(appUrl)) bad.push(`OUTPOST_APP_URL must be a URL, got ${JSON.stringify(appUrl)}`);
-  if (bad.length > 0) throw new OutpostError('OUTPOST_ERR_CONFIG', `invalid configuration:\n  ${bad.join('\n  ')}`);
+  if (bad.length > 0)
+    throw new OutpostError('OUTPOST_ERR_CONFIG', `invalid configuration:\n  ${bad.join('\n  ')}`);
   const dataDir = resolve(env.OUTPOST_DATA_DIR || './data');
   return Object.freeze({
     port,

@@ -50,7 +50,11 @@ export function notFound(what: string, id: string | number): HttpError {
 }
 
 /** Builds the spec's error body for a status code. */
-export function errorBody(statusCode: number, message: string, attributes: Record<string, unknown> = {}): ErrorBody {
+export function errorBody(
+  statusCode: number,
+  message: string,
+  attributes: Record<string, unknown> = {},
+): ErrorBody {
   return { statusCode, error: LABELS[statusCode] ?? 'Error', message, attributes };
 }
 
@@ -61,17 +65,26 @@ export function sendError(
   message: string,
   attributes: Record<string, unknown> = {},
 ): FastifyReply {
-  return reply.code(statusCode).type('application/json').send(errorBody(statusCode, message, attributes));
+  return reply
+    .code(statusCode)
+    .type('application/json')
+    .send(errorBody(statusCode, message, attributes));
 }
 
-export type AjvError = { instancePath: string; keyword: string; params: Record<string, unknown>; message?: string };
+export type AjvError = {
+  instancePath: string;
+  keyword: string;
+  params: Record<string, unknown>;
+  message?: string;
+};
 
 export function fieldOf(e: AjvError): string {
   const path = e.instancePath
     .split('/')
     .filter(Boolean)
     .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
-  if (e.keyword === 'required' && typeof e.params.missingProperty === 'string') path.push(e.params.missingProperty);
+  if (e.keyword === 'required' && typeof e.params.missingProperty === 'string')
+    path.push(e.params.missingProperty);
   if (e.keyword === 'additionalProperties' && typeof e.params.additionalProperty === 'string') {
     path.push(e.params.additionalProperty);
   }
@@ -93,26 +106,28 @@ export function describeAjvError(e: AjvError): string {
 
 /** Installs the error handler and 404 handler that answer every error with the spec's body. */
 export function installErrorHandling(app: FastifyInstance): void {
-  app.setErrorHandler((err: FastifyError & { validation?: AjvError[]; validationContext?: string }, request, reply) => {
-    if (err instanceof HttpError) return sendError(reply, err.statusCode, err.message, err.attributes);
-    if (err.validation && err.validation.length > 0) {
-      const first = err.validation[0]!;
-      const location = err.validationContext ?? 'body';
-      const field = fieldOf(first);
-      return sendError(reply, 400, `${location}${field ? `.${field}` : ''} ${describeAjvError(first)}`, {
-        field,
-        in: location,
-        rule: first.keyword,
-      });
-    }
-    const status = err.statusCode ?? 500;
-    if (status >= 500) {
-      request.log.error({ err }, 'request failed');
-      return sendError(reply, 500, 'internal error');
-    }
-    // Fastify's own client errors: bad JSON, wrong content type, body too large.
-    return sendError(reply, status, err.message, err.code ? { code: err.code } : {});
-  });
+  app.setErrorHandler(
+    (err: FastifyError & { validation?: AjvError[]; validationContext?: string }, request, reply) => {
+      if (err instanceof HttpError) return sendError(reply, err.statusCode, err.message, err.attributes);
+      if (err.validation && err.validation.length > 0) {
+        const first = err.validation[0]!;
+        const location = err.validationContext ?? 'body';
+        const field = fieldOf(first);
+        return sendError(reply, 400, `${location}${field ? `.${field}` : ''} ${describeAjvError(first)}`, {
+          field,
+          in: location,
+          rule: first.keyword,
+        });
+      }
+      const status = err.statusCode ?? 500;
+      if (status >= 500) {
+        request.log.error({ err }, 'request failed');
+        return sendError(reply, 500, 'internal error');
+      }
+      // Fastify's own client errors: bad JSON, wrong content type, body too large.
+      return sendError(reply, status, err.message, err.code ? { code: err.code } : {});
+    },
+  );
   app.setNotFoundHandler((request, reply) =>
     sendError(reply, 404, `route ${request.method} ${request.url.split('?')[0]} not found`),
   );
@@ -127,5 +142,9 @@ export function throwValidation(errors: AjvError[], prefix: string, location = '
   const first = errors[0]!;
   const inner = fieldOf(first);
   const field = [prefix, inner].filter(Boolean).join('.');
-  throw new HttpError(400, `${location}.${field} ${describeAjvError(first)}`, { field, in: location, rule: first.keyword });
+  throw new HttpError(400, `${location}.${field} ${describeAjvError(first)}`, {
+    field,
+    in: location,
+    rule: first.keyword,
+  });
 }

@@ -47,17 +47,23 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
       info: {
         title: 'Outpost service API',
         version: VERSION,
-        description: 'Synthetic monitoring control plane. Contract: service-api.md; extensions are marked x-outpost-not-in-spec.',
+        description:
+          'Synthetic monitoring control plane. Contract: service-api.md; extensions are marked x-outpost-not-in-spec.',
       },
       components: {
-        securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <API key>' } },
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <API key>' },
+        },
         schemas: { Error: ErrorBodySchema as never },
       },
       security: [{ bearer: [] }],
     },
-    refResolver: { buildLocalReference: (json, _base, _fragment, i) => (json.$id as string | undefined) ?? `def-${i}` },
+    refResolver: {
+      buildLocalReference: (json, _base, _fragment, i) => (json.$id as string | undefined) ?? `def-${i}`,
+    },
     transformObject: (documentObject) => {
-      const openapiObject = (documentObject as { openapiObject: { paths?: Record<string, unknown> } }).openapiObject;
+      const openapiObject = (documentObject as { openapiObject: { paths?: Record<string, unknown> } })
+        .openapiObject;
       for (const [path, item] of Object.entries(openapiObject.paths ?? {})) {
         for (const method of METHODS) {
           const op = (item as Record<string, Record<string, unknown> | undefined>)[method];

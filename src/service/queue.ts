@@ -166,7 +166,12 @@ export class JobQueue {
           const leaseExpiresAt = nowMs + this.#options.leaseMs;
           await tx
             .updateTable('jobs')
-            .set({ state: 'leased', agent_id: scope.agentId, lease_expires_at: leaseExpiresAt, claims: row.claims + 1 })
+            .set({
+              state: 'leased',
+              agent_id: scope.agentId,
+              lease_expires_at: leaseExpiresAt,
+              claims: row.claims + 1,
+            })
             .where('id', '=', row.id)
             .execute();
           jobs.push({ ...(JSON.parse(row.payload) as Job), leaseMs: this.#options.leaseMs });
@@ -194,7 +199,8 @@ export class JobQueue {
   async #waitFor(event: string, timeoutMs: number, signal: AbortSignal): Promise<boolean> {
     const timeout = AbortSignal.timeout(timeoutMs);
     try {
-      for await (const _ of on(this.#events, event, { signal: AbortSignal.any([signal, timeout]) })) return true;
+      for await (const _ of on(this.#events, event, { signal: AbortSignal.any([signal, timeout]) }))
+        return true;
     } catch {
       // Aborted or timed out: the caller looks at the queue again.
     }
@@ -227,7 +233,11 @@ export class JobQueue {
       throw new HttpError(409, `lease of job ${jobId} was lost`, { jobId, code: 'OUTPOST_ERR_LEASE_LOST' });
     }
     const leaseExpiresAt = nowMs + this.#options.leaseMs;
-    await this.#db.updateTable('jobs').set({ lease_expires_at: leaseExpiresAt }).where('id', '=', jobId).execute();
+    await this.#db
+      .updateTable('jobs')
+      .set({ lease_expires_at: leaseExpiresAt })
+      .where('id', '=', jobId)
+      .execute();
     return leaseExpiresAt;
   }
 
@@ -318,7 +328,9 @@ export class JobQueue {
           stale.map((s) => s.id),
         )
         .execute();
-      const sessions = [...new Set(stale.map((s) => s.check_session_id).filter((s): s is string => s !== null))];
+      const sessions = [
+        ...new Set(stale.map((s) => s.check_session_id).filter((s): s is string => s !== null)),
+      ];
       const ended: string[] = [];
       for (const id of sessions) if (await settleSession(tx, id, nowMs)) ended.push(id);
       return ended;
@@ -332,7 +344,11 @@ export class JobQueue {
  * @returns true when the session ended now.
  */
 async function settleSession(tx: Tx, sessionId: string, nowMs: number): Promise<boolean> {
-  const jobs = await tx.selectFrom('jobs').select(['state']).where('check_session_id', '=', sessionId).execute();
+  const jobs = await tx
+    .selectFrom('jobs')
+    .select(['state'])
+    .where('check_session_id', '=', sessionId)
+    .execute();
   if (jobs.some((j) => j.state !== 'done' && j.state !== 'expired')) return false;
   let status = 'PASSED';
   if (jobs.some((j) => j.state === 'expired')) {

@@ -22,13 +22,19 @@ export function periodMs(frequency: number, frequencyOffset: number | null): num
 export function phaseMs(checkId: string, frequency: number, frequencyOffset: number | null): number {
   const period = periodMs(frequency, frequencyOffset);
   if (frequency === 0) return 0;
-  if (frequencyOffset != null) return (frequency <= 60 ? frequencyOffset * 1000 : frequencyOffset * 60_000) % period;
+  if (frequencyOffset != null)
+    return (frequency <= 60 ? frequencyOffset * 1000 : frequencyOffset * 60_000) % period;
   const hash = createHash('sha256').update(checkId).digest().readUInt32BE(0);
   return hash % period;
 }
 
 /** The first scheduled run strictly after `afterMs`. */
-export function nextRunAfter(afterMs: number, checkId: string, frequency: number, frequencyOffset: number | null): number {
+export function nextRunAfter(
+  afterMs: number,
+  checkId: string,
+  frequency: number,
+  frequencyOffset: number | null,
+): number {
   const period = periodMs(frequency, frequencyOffset);
   const phase = phaseMs(checkId, frequency, frequencyOffset);
   const k = Math.floor((afterMs - phase) / period) + 1;

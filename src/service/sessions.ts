@@ -23,7 +23,11 @@ function matchesTagGroup(tags: string[], group: string[]): boolean {
 export function matchesTarget(check: CheckDoc, target: SessionTarget): boolean {
   if (target.checkId && target.checkId.length > 0 && !target.checkId.includes(check.id)) return false;
   if (target.tags && target.tags.length > 0 && !matchesTagGroup(check.tags ?? [], target.tags)) return false;
-  if (target.matchTags && target.matchTags.length > 0 && !target.matchTags.some((g) => matchesTagGroup(check.tags ?? [], g))) {
+  if (
+    target.matchTags &&
+    target.matchTags.length > 0 &&
+    !target.matchTags.some((g) => matchesTagGroup(check.tags ?? [], g))
+  ) {
     return false;
   }
   return true;
@@ -51,7 +55,11 @@ export class CheckSessions {
    * `runParallel`, else one run in the check's next round-robin location.
    * Checks named in `checkId` that do not exist give 404.
    */
-  async start(accountId: string, target: SessionTarget, source: TriggerSource): Promise<Record<string, unknown>[]> {
+  async start(
+    accountId: string,
+    target: SessionTarget,
+    source: TriggerSource,
+  ): Promise<Record<string, unknown>[]> {
     const all = await this.#checks.list(accountId);
     for (const id of target.checkId ?? []) {
       if (!all.some((c) => c.id === id)) throw notFound('check', id);
@@ -64,7 +72,9 @@ export class CheckSessions {
     const ids = await this.#db.transaction().execute(async (tx) => {
       const created: string[] = [];
       for (const check of selected) {
-        const locations = check.runParallel ? runLocationsOf(check) : [await nextLocation(tx, accountId, check)];
+        const locations = check.runParallel
+          ? runLocationsOf(check)
+          : [await nextLocation(tx, accountId, check)];
         const id = randomUUID();
         await tx
           .insertInto('check_sessions')
@@ -81,7 +91,12 @@ export class CheckSessions {
             stopped_at: null,
           })
           .execute();
-        const runs: RunRequest[] = locations.map((location) => ({ check, location, runSource: source, checkSessionId: id }));
+        const runs: RunRequest[] = locations.map((location) => ({
+          check,
+          location,
+          runSource: source,
+          checkSessionId: id,
+        }));
         await this.#queue.enqueue(tx, accountId, runs, now);
         created.push(id);
       }
@@ -106,7 +121,19 @@ export class CheckSessions {
     if (!s) throw notFound('check session', id);
     const results = await this.#db
       .selectFrom('check_results')
-      .select(['id', 'run_location', 'status', 'has_failures', 'has_errors', 'is_degraded', 'response_time', 'result_type', 'started_at', 'stopped_at', 'doc'])
+      .select([
+        'id',
+        'run_location',
+        'status',
+        'has_failures',
+        'has_errors',
+        'is_degraded',
+        'response_time',
+        'result_type',
+        'started_at',
+        'stopped_at',
+        'doc',
+      ])
       .where('check_session_id', '=', id)
       .orderBy('started_at')
       .execute();

@@ -1,7 +1,13 @@
 import { pino, type Logger } from 'pino';
 
 /** Log levels accepted in `LOG_LEVEL` (design.md §3), mapped to pino's. */
-export const LOG_LEVELS = { DEBUG: 'debug', LOG: 'info', INFO: 'info', WARN: 'warn', ERROR: 'error' } as const;
+export const LOG_LEVELS = {
+  DEBUG: 'debug',
+  LOG: 'info',
+  INFO: 'info',
+  WARN: 'warn',
+  ERROR: 'error',
+} as const;
 export type LogLevelName = keyof typeof LOG_LEVELS;
 
 export type { Logger };
@@ -10,7 +16,11 @@ export type { Logger };
  * The root JSON logger: one line per event on stdout, errors under `err`,
  * secrets redacted by path. Components take `logger.child({ component })`.
  */
-export function createLogger(options: { level: LogLevelName; name: string; destination?: pino.DestinationStream }): Logger {
+export function createLogger(options: {
+  level: LogLevelName;
+  name: string;
+  destination?: pino.DestinationStream;
+}): Logger {
   return pino(
     {
       name: options.name,

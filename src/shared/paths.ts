@@ -11,7 +11,8 @@ function findRoot(): string {
       if (pkg.name === 'outpost') return dir;
     }
     const parent = dirname(dir);
-    if (parent === dir) throw new Error('outpost package root not found above ' + fileURLToPath(import.meta.url));
+    if (parent === dir)
+      throw new Error(`outpost package root not found above ${fileURLToPath(import.meta.url)}`);
     dir = parent;
   }
 }

@@ -9,7 +9,10 @@ import { PACKAGE_ROOT } from '../../src/shared/paths.js';
  * file the build produces (package.json `bin`).
  */
 const DOCKERFILES = ['Dockerfile', 'Dockerfile.uptime', 'Dockerfile.dev'];
-const pkg = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { bin: Record<string, string>; scripts: Record<string, string> };
+const pkg = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as {
+  bin: Record<string, string>;
+  scripts: Record<string, string>;
+};
 
 describe.each(DOCKERFILES)('%s', (file) => {
   const text = readFileSync(join(PACKAGE_ROOT, file), 'utf8');
@@ -21,7 +24,8 @@ describe.each(DOCKERFILES)('%s', (file) => {
       .flatMap((l) => l.trim().split(/\s+/).slice(1, -1))
       .filter((s) => s !== '.');
     expect(sources.length).toBeGreaterThan(0);
-    for (const source of sources) expect(existsSync(join(PACKAGE_ROOT, source)), `${file}: COPY ${source}`).toBe(true);
+    for (const source of sources)
+      expect(existsSync(join(PACKAGE_ROOT, source)), `${file}: COPY ${source}`).toBe(true);
   });
 
   it('starts the built CLI named in package.json', () => {

@@ -63,18 +63,30 @@ describe('agent lifecycle against a real service process', () => {
   async function startSlowSession(): Promise<string> {
     const created = await api('POST', '/v1/checks/icmp', slowCheck);
     expect(created.status).toBe(201);
-    const started = await api('POST', '/v1/check-sessions/trigger', { target: { checkId: [created.json.id] } });
+    const started = await api('POST', '/v1/check-sessions/trigger', {
+      target: { checkId: [created.json.id] },
+    });
     return started.json.sessions[0].checkSessionId as string;
   }
 
   it('SIGTERM mid-job: readiness 503 at once, the result still arrives, exit code 0', async () => {
     const { agent, healthPort } = await startAgent();
-    await expect.poll(async () => (await fetch(`http://127.0.0.1:${healthPort}/-/readiness`).catch(() => null))?.status, { timeout: 15_000 }).toBe(200);
+    await expect
+      .poll(
+        async () => (await fetch(`http://127.0.0.1:${healthPort}/-/readiness`).catch(() => null))?.status,
+        { timeout: 15_000 },
+      )
+      .toBe(200);
     const sessionId = await startSlowSession();
     await expect.poll(async () => (await health(healthPort)).runningJobs, { timeout: 15_000 }).toBe(1);
 
     agent.child.kill('SIGTERM');
-    await expect.poll(async () => (await fetch(`http://127.0.0.1:${healthPort}/-/readiness`)).status, { timeout: 1000, interval: 20 }).toBe(503);
+    await expect
+      .poll(async () => (await fetch(`http://127.0.0.1:${healthPort}/-/readiness`)).status, {
+        timeout: 1000,
+        interval: 20,
+      })
+      .toBe(503);
     expect(await agent.exited).toBe(0);
 
     const session = await api('GET', `/v1/check-sessions/${sessionId}`);
@@ -86,7 +98,11 @@ describe('agent lifecycle against a real service process', () => {
   it('SIGKILL mid-job: after the lease, a second agent runs the job; exactly one result is stored', async () => {
     const first = await startAgent();
     const sessionId = await startSlowSession();
-    await expect.poll(async () => (await health(first.healthPort).catch(() => ({ runningJobs: 0 }))).runningJobs, { timeout: 15_000 }).toBe(1);
+    await expect
+      .poll(async () => (await health(first.healthPort).catch(() => ({ runningJobs: 0 }))).runningJobs, {
+        timeout: 15_000,
+      })
+      .toBe(1);
     first.agent.child.kill('SIGKILL');
     expect(await first.agent.exited).toBe('SIGKILL');
 
@@ -101,7 +117,11 @@ describe('agent lifecycle against a real service process', () => {
 
   it('an agent with a wrong key exits non-zero', async () => {
     const healthPort = await freePort();
-    const agent = spawnCli(['agent'], { API_KEY: 'op_wrong_key_0000000000000000', SERVICE_URL: serviceUrl, AGENT_HEALTH_PORT: String(healthPort) });
+    const agent = spawnCli(['agent'], {
+      API_KEY: 'op_wrong_key_0000000000000000',
+      SERVICE_URL: serviceUrl,
+      AGENT_HEALTH_PORT: String(healthPort),
+    });
     agents.push(agent);
     const code = await agent.exited;
     expect(code).not.toBe(0);

@@ -12,7 +12,9 @@ const skip = missingRequirement([
 
 /** Average RTT in ms that iputils ping measures: "rtt min/avg/max/mdev = a/b/c/d ms". */
 function pingAverageMs(host: string, count: number): number {
-  const out = execFileSync('ping', ['-n', '-q', '-c', String(count), '-i', '0.2', host], { encoding: 'utf8' });
+  const out = execFileSync('ping', ['-n', '-q', '-c', String(count), '-i', '0.2', host], {
+    encoding: 'utf8',
+  });
   const match = /= [\d.]+\/([\d.]+)\//.exec(out);
   if (!match) throw new Error(`unexpected ping output:\n${out}`);
   return Number(match[1]);
@@ -56,7 +58,9 @@ describe.skipIf(skip)('outpost up (end to end)', () => {
       script: '',
     });
     expect(created.status).toBe(201);
-    const started = await api('POST', '/v1/check-sessions/trigger', { target: { checkId: [created.json.id] } });
+    const started = await api('POST', '/v1/check-sessions/trigger', {
+      target: { checkId: [created.json.id] },
+    });
     expect(started.status).toBe(201);
     const [session] = started.json.sessions;
     const done = await awaitSession(api, session.checkSessionId);
@@ -64,7 +68,12 @@ describe.skipIf(skip)('outpost up (end to end)', () => {
     expect(done.status).toBe('PASSED');
     expect(done.results).toHaveLength(1);
     const icmp = done.results[0].icmpCheckResult;
-    expect(icmp).toMatchObject({ packetsSent: 10, packetsReceived: 10, packetLoss: 0, resolvedIp: '127.0.0.1' });
+    expect(icmp).toMatchObject({
+      packetsSent: 10,
+      packetsReceived: 10,
+      packetLoss: 0,
+      resolvedIp: '127.0.0.1',
+    });
     expect(Math.abs(icmp.latency.avg - reference)).toBeLessThanOrEqual(0.5);
   });
 

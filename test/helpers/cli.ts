@@ -86,7 +86,10 @@ export function apiClient(baseUrl: string, apiKey: string) {
   return async (method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> => {
     const res = await fetch(new URL(path, baseUrl), {
       method,
-      headers: { authorization: `Bearer ${apiKey}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: {
+        authorization: `Bearer ${apiKey}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     const text = await res.text();
@@ -95,7 +98,11 @@ export function apiClient(baseUrl: string, apiKey: string) {
 }
 
 /** Runs the session completion long poll until the session is final. */
-export async function awaitSession(api: ReturnType<typeof apiClient>, sessionId: string, timeoutMs = 60_000): Promise<any> {
+export async function awaitSession(
+  api: ReturnType<typeof apiClient>,
+  sessionId: string,
+  timeoutMs = 60_000,
+): Promise<any> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     const res = await api('GET', `/v1/check-sessions/${sessionId}/completion?maxWaitSeconds=5`);

@@ -15,7 +15,9 @@ export function commandWorks(command: string, args: string[] = []): boolean {
  * Returns null when it can; otherwise the reason, to pass to `it.skipIf`/`describe.skipIf`
  * and print. Under CI=true a missing requirement throws instead: CI cannot hide a skip.
  */
-export function missingRequirement(requirements: { ok: boolean; what: string; install: string }[]): string | null {
+export function missingRequirement(
+  requirements: { ok: boolean; what: string; install: string }[],
+): string | null {
   const missing = requirements.filter((r) => !r.ok);
   if (missing.length === 0) return null;
   const reason = missing.map((r) => `${r.what} is missing (${r.install})`).join('; ');

@@ -12,7 +12,9 @@ export type TestService = Service & {
 };
 
 /** Builds a real service (real SQLite in memory, real routes) with two accounts. */
-export async function testService(options: { leaseMs?: number; queueExpiryMs?: number } = {}): Promise<TestService> {
+export async function testService(
+  options: { leaseMs?: number; queueExpiryMs?: number } = {},
+): Promise<TestService> {
   const db = await openSqliteDatabase(':memory:');
   const a = await createAccount(db, 'A');
   const b = await createAccount(db, 'B');

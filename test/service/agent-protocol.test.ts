@@ -57,8 +57,15 @@ const postResult = (agentId: string, job: Job, result = resultFor(job)) =>
     payload: result,
   });
 
-async function createAndTrigger(over: Record<string, unknown> = {}): Promise<{ checkId: string; sessionId: string }> {
-  const check = await svc.app.inject({ method: 'POST', url: '/v1/checks/icmp', headers: svc.auth(), payload: icmpBody({ activated: false, ...over }) });
+async function createAndTrigger(
+  over: Record<string, unknown> = {},
+): Promise<{ checkId: string; sessionId: string }> {
+  const check = await svc.app.inject({
+    method: 'POST',
+    url: '/v1/checks/icmp',
+    headers: svc.auth(),
+    payload: icmpBody({ activated: false, ...over }),
+  });
   expect(check.statusCode).toBe(201);
   const trig = await svc.app.inject({
     method: 'POST',
@@ -79,7 +86,14 @@ describe('agent protocol', () => {
     const jobs = await claim(a);
     expect(jobs).toHaveLength(1);
     const job = jobs[0]!;
-    expect(job).toMatchObject({ check: { id: checkId, checkType: 'ICMP' }, runSource: 'TRIGGER_API', checkSessionId: sessionId, attempt: 1, timeoutMs: 30000, leaseMs: 300000 });
+    expect(job).toMatchObject({
+      check: { id: checkId, checkType: 'ICMP' },
+      runSource: 'TRIGGER_API',
+      checkSessionId: sessionId,
+      attempt: 1,
+      timeoutMs: 30000,
+      leaseMs: 300000,
+    });
     expect(await claim(b)).toEqual([]);
 
     const result = resultFor(job);
@@ -92,9 +106,19 @@ describe('agent protocol', () => {
     const different = await postResult(a, job, resultFor(job, 'FAILED'));
     expect(different.statusCode).toBe(409);
 
-    const session = await svc.app.inject({ method: 'GET', url: `/v1/check-sessions/${sessionId}/completion?maxWaitSeconds=1`, headers: svc.auth() });
+    const session = await svc.app.inject({
+      method: 'GET',
+      url: `/v1/check-sessions/${sessionId}/completion?maxWaitSeconds=1`,
+      headers: svc.auth(),
+    });
     expect(session.statusCode).toBe(200);
-    expect(session.json()).toMatchObject({ checkSessionId: sessionId, status: 'PASSED', checkType: 'ICMP', triggerSource: 'TRIGGER_API', runLocations: ['us-east-1'] });
+    expect(session.json()).toMatchObject({
+      checkSessionId: sessionId,
+      status: 'PASSED',
+      checkType: 'ICMP',
+      triggerSource: 'TRIGGER_API',
+      runLocations: ['us-east-1'],
+    });
     expect(session.json().results).toHaveLength(1);
     const rows = await svc.context.db.selectFrom('check_results').selectAll().execute();
     expect(rows).toHaveLength(1);
@@ -116,11 +140,19 @@ describe('agent protocol', () => {
     const a = randomUUID();
     const b = randomUUID();
     const [job] = await claim(a);
-    const renew = await svc.app.inject({ method: 'POST', url: `/v1/agent/jobs/${job!.jobId}/lease`, headers: { ...svc.auth(), 'x-agent-id': a } });
+    const renew = await svc.app.inject({
+      method: 'POST',
+      url: `/v1/agent/jobs/${job!.jobId}/lease`,
+      headers: { ...svc.auth(), 'x-agent-id': a },
+    });
     expect(renew.statusCode).toBe(200);
     expect(renew.json().leaseMs).toBe(200);
     await expect.poll(async () => (await claim(b)).length, { interval: 50, timeout: 3000 }).toBe(1);
-    const lostRenew = await svc.app.inject({ method: 'POST', url: `/v1/agent/jobs/${job!.jobId}/lease`, headers: { ...svc.auth(), 'x-agent-id': a } });
+    const lostRenew = await svc.app.inject({
+      method: 'POST',
+      url: `/v1/agent/jobs/${job!.jobId}/lease`,
+      headers: { ...svc.auth(), 'x-agent-id': a },
+    });
     expect(lostRenew.statusCode).toBe(409);
     expect((await postResult(a, job!)).statusCode).toBe(409);
     expect((await postResult(b, job!)).statusCode).toBe(200);
@@ -146,7 +178,11 @@ describe('agent protocol', () => {
     await new Promise((r) => setTimeout(r, 150));
     expect(await claim(randomUUID())).toEqual([]);
     expect(await svc.queue.expireStale(Date.now())).toEqual([sessionId]);
-    const res = await svc.app.inject({ method: 'GET', url: `/v1/check-sessions/${sessionId}`, headers: svc.auth() });
+    const res = await svc.app.inject({
+      method: 'GET',
+      url: `/v1/check-sessions/${sessionId}`,
+      headers: svc.auth(),
+    });
     expect(res.json()).toMatchObject({ status: 'TIMED_OUT' });
     expect(res.json().stoppedAt).not.toBeNull();
   });
@@ -155,56 +191,132 @@ describe('agent protocol', () => {
     svc = await testService();
     const { sessionId } = await createAndTrigger();
     const started = performance.now();
-    const res = await svc.app.inject({ method: 'GET', url: `/v1/check-sessions/${sessionId}/completion?maxWaitSeconds=1`, headers: svc.auth() });
+    const res = await svc.app.inject({
+      method: 'GET',
+      url: `/v1/check-sessions/${sessionId}/completion?maxWaitSeconds=1`,
+      headers: svc.auth(),
+    });
     expect(res.statusCode).toBe(408);
-    expect(res.json()).toMatchObject({ statusCode: 408, error: 'Request Timeout', attributes: { checkSessionId: sessionId } });
+    expect(res.json()).toMatchObject({
+      statusCode: 408,
+      error: 'Request Timeout',
+      attributes: { checkSessionId: sessionId },
+    });
     expect(performance.now() - started).toBeGreaterThanOrEqual(950);
     for (const bad of ['0', '31', 'x']) {
-      const r = await svc.app.inject({ method: 'GET', url: `/v1/check-sessions/${sessionId}/completion?maxWaitSeconds=${bad}`, headers: svc.auth() });
+      const r = await svc.app.inject({
+        method: 'GET',
+        url: `/v1/check-sessions/${sessionId}/completion?maxWaitSeconds=${bad}`,
+        headers: svc.auth(),
+      });
       expect(r.statusCode).toBe(400);
       expect(r.json().attributes.field).toBe('maxWaitSeconds');
     }
-    const other = await svc.app.inject({ method: 'GET', url: `/v1/check-sessions/${sessionId}`, headers: svc.auth('B') });
+    const other = await svc.app.inject({
+      method: 'GET',
+      url: `/v1/check-sessions/${sessionId}`,
+      headers: svc.auth('B'),
+    });
     expect(other.statusCode).toBe(404);
   });
 
   it('starts sessions by tag and fans out runParallel checks to every location', async () => {
     svc = await testService();
-    await svc.app.inject({ method: 'POST', url: '/v1/checks/icmp', headers: svc.auth(), payload: icmpBody({ tags: ['prod'], runParallel: true, locations: ['eu-west-1', 'us-west-2'] }) });
-    await svc.app.inject({ method: 'POST', url: '/v1/checks/icmp', headers: svc.auth(), payload: icmpBody({ tags: ['staging'] }) });
-    const res = await svc.app.inject({ method: 'POST', url: '/v1/check-sessions/trigger', headers: svc.auth(), payload: { target: { tags: ['prod'] } } });
+    await svc.app.inject({
+      method: 'POST',
+      url: '/v1/checks/icmp',
+      headers: svc.auth(),
+      payload: icmpBody({ tags: ['prod'], runParallel: true, locations: ['eu-west-1', 'us-west-2'] }),
+    });
+    await svc.app.inject({
+      method: 'POST',
+      url: '/v1/checks/icmp',
+      headers: svc.auth(),
+      payload: icmpBody({ tags: ['staging'] }),
+    });
+    const res = await svc.app.inject({
+      method: 'POST',
+      url: '/v1/check-sessions/trigger',
+      headers: svc.auth(),
+      payload: { target: { tags: ['prod'] } },
+    });
     expect(res.statusCode).toBe(201);
     expect(res.json().sessions).toHaveLength(1);
     expect(res.json().sessions[0].runLocations).toEqual(['eu-west-1', 'us-west-2']);
     const jobs = await claim(randomUUID());
     expect(jobs.map((j) => j.runLocation).sort()).toEqual(['eu-west-1', 'us-west-2']);
-    const all = await svc.app.inject({ method: 'POST', url: '/v1/check-sessions/trigger', headers: svc.auth(), payload: {} });
+    const all = await svc.app.inject({
+      method: 'POST',
+      url: '/v1/check-sessions/trigger',
+      headers: svc.auth(),
+      payload: {},
+    });
     expect(all.json().sessions).toHaveLength(2);
-    const unknown = await svc.app.inject({ method: 'POST', url: '/v1/check-sessions/trigger', headers: svc.auth(), payload: { target: { checkId: ['nope'] } } });
+    const unknown = await svc.app.inject({
+      method: 'POST',
+      url: '/v1/check-sessions/trigger',
+      headers: svc.auth(),
+      payload: { target: { checkId: ['nope'] } },
+    });
     expect(unknown.statusCode).toBe(404);
   });
 
   it('never hands a main-class job (API, browser) to an uptime-profile agent', async () => {
     svc = await testService();
     await createAndTrigger();
-    const apiCheck = { ...(await svc.app.inject({ method: 'POST', url: '/v1/checks/icmp', headers: svc.auth(), payload: icmpBody() })).json(), checkType: 'API' };
-    await svc.context.db.transaction().execute((tx) =>
-      svc.queue.enqueue(tx, svc.accountA.id, [{ check: apiCheck, location: 'us-east-1', runSource: 'TRIGGER_API', checkSessionId: null }], Date.now()),
-    );
+    const apiCheck = {
+      ...(
+        await svc.app.inject({
+          method: 'POST',
+          url: '/v1/checks/icmp',
+          headers: svc.auth(),
+          payload: icmpBody(),
+        })
+      ).json(),
+      checkType: 'API',
+    };
+    await svc.context.db
+      .transaction()
+      .execute((tx) =>
+        svc.queue.enqueue(
+          tx,
+          svc.accountA.id,
+          [{ check: apiCheck, location: 'us-east-1', runSource: 'TRIGGER_API', checkSessionId: null }],
+          Date.now(),
+        ),
+      );
     const uptimeAgent = randomUUID();
     // What an AGENT_PROFILE=uptime agent sends: uptime check types only, no main slots.
-    const jobs = await claim(uptimeAgent, { checkTypes: ['ICMP', 'DNS', 'TCP', 'URL'], freeSlots: { uptime: 10, main: 0 } });
+    const jobs = await claim(uptimeAgent, {
+      checkTypes: ['ICMP', 'DNS', 'TCP', 'URL'],
+      freeSlots: { uptime: 10, main: 0 },
+    });
     expect(jobs.map((j) => j.check.checkType).sort()).toEqual(['ICMP']);
-    expect(await claim(uptimeAgent, { checkTypes: ['ICMP', 'DNS', 'TCP', 'URL', 'API'], freeSlots: { uptime: 10, main: 0 } })).toEqual([]);
+    expect(
+      await claim(uptimeAgent, {
+        checkTypes: ['ICMP', 'DNS', 'TCP', 'URL', 'API'],
+        freeSlots: { uptime: 10, main: 0 },
+      }),
+    ).toEqual([]);
     const full = await claim(randomUUID(), { checkTypes: ['API'], freeSlots: { uptime: 0, main: 1 } });
     expect(full.map((j) => j.check.checkType)).toEqual(['API']);
   });
 
   it('refuses a claim without an agent id or with another protocol version', async () => {
     svc = await testService();
-    const noId = await svc.app.inject({ method: 'POST', url: '/v1/agent/jobs/claim', headers: svc.auth(), payload: claimBody() });
+    const noId = await svc.app.inject({
+      method: 'POST',
+      url: '/v1/agent/jobs/claim',
+      headers: svc.auth(),
+      payload: claimBody(),
+    });
     expect(noId.statusCode).toBe(400);
-    const oldProto = await svc.app.inject({ method: 'POST', url: '/v1/agent/jobs/claim', headers: { ...svc.auth(), 'x-agent-id': randomUUID() }, payload: claimBody({ protocolVersion: 99 }) });
+    const oldProto = await svc.app.inject({
+      method: 'POST',
+      url: '/v1/agent/jobs/claim',
+      headers: { ...svc.auth(), 'x-agent-id': randomUUID() },
+      payload: claimBody({ protocolVersion: 99 }),
+    });
     expect(oldProto.statusCode).toBe(400);
     expect(oldProto.json().attributes.field).toBe('protocolVersion');
   });

@@ -11,7 +11,10 @@ const post = (body: unknown, headers = svc.auth(), query = '') =>
   svc.app.inject({ method: 'POST', url: `/v1/checks/icmp${query}`, headers, payload: body as object });
 
 async function countChecks(): Promise<number> {
-  const row = await svc.context.db.selectFrom('checks').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const row = await svc.context.db
+    .selectFrom('checks')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
   return Number(row.n);
 }
 
@@ -44,7 +47,12 @@ describe('POST /v1/checks/icmp', () => {
 
   it('masks secret environment variables in responses', async () => {
     const res = await post(
-      icmpBody({ environmentVariables: [{ key: 'TOKEN', value: 's3cr3t-planted', secret: true }, { key: 'PLAIN', value: 'v' }] }),
+      icmpBody({
+        environmentVariables: [
+          { key: 'TOKEN', value: 's3cr3t-planted', secret: true },
+          { key: 'PLAIN', value: 'v' },
+        ],
+      }),
     );
     expect(res.statusCode).toBe(201);
     expect(res.body).not.toContain('s3cr3t-planted');
@@ -63,7 +71,16 @@ describe('POST /v1/checks/icmp', () => {
     ['pingCount 0', { request: { hostname: 'a', pingCount: 0 } }, 'request.pingCount'],
     ['pingCount 51', { request: { hostname: 'a', pingCount: 51 } }, 'request.pingCount'],
     ['bad ipFamily', { request: { hostname: 'a', ipFamily: 'IPv5' } }, 'request.ipFamily'],
-    ['bad assertion source', { request: { hostname: 'a', assertions: [{ source: 'STATUS_CODE', comparison: 'EQUALS', target: '1' }] } }, 'request.assertions[0].source'],
+    [
+      'bad assertion source',
+      {
+        request: {
+          hostname: 'a',
+          assertions: [{ source: 'STATUS_CODE', comparison: 'EQUALS', target: '1' }],
+        },
+      },
+      'request.assertions[0].source',
+    ],
     ['frequency 3', { frequency: 3 }, 'frequency'],
     ['frequency 0 without offset', { frequency: 0 }, 'frequencyOffset'],
     ['frequency 0 offset 15', { frequency: 0, frequencyOffset: 15 }, 'frequencyOffset'],
@@ -74,9 +91,17 @@ describe('POST /v1/checks/icmp', () => {
     ['maxResponseTime 300001', { maxResponseTime: 300001 }, 'maxResponseTime'],
     ['degraded loss 0', { degradedPacketLossThreshold: 0 }, 'degradedPacketLossThreshold'],
     ['max loss 101', { maxPacketLossThreshold: 101 }, 'maxPacketLossThreshold'],
-    ['max loss below degraded', { degradedPacketLossThreshold: 50, maxPacketLossThreshold: 40 }, 'maxPacketLossThreshold'],
+    [
+      'max loss below degraded',
+      { degradedPacketLossThreshold: 50, maxPacketLossThreshold: 40 },
+      'maxPacketLossThreshold',
+    ],
     ['description 501', { description: 'x'.repeat(501) }, 'description'],
-    ['101 env vars', { environmentVariables: Array.from({ length: 101 }, (_, i) => ({ key: `K${i}`, value: 'v' })) }, 'environmentVariables'],
+    [
+      '101 env vars',
+      { environmentVariables: Array.from({ length: 101 }, (_, i) => ({ key: `K${i}`, value: 'v' })) },
+      'environmentVariables',
+    ],
     ['unknown location', { locations: ['mars-1'] }, 'locations[0]'],
     ['groupOrder -1', { groupOrder: -1 }, 'groupOrder'],
     ['unknown field', { colour: 'red' }, 'colour'],
@@ -129,7 +154,12 @@ describe('authentication', () => {
   ])('%s gives 401 with the spec body', async (_l, headers) => {
     const res = await post(icmpBody(), headers as Record<string, string>);
     expect(res.statusCode).toBe(401);
-    expect(res.json()).toEqual({ statusCode: 401, error: 'Unauthorized', message: expect.any(String), attributes: {} });
+    expect(res.json()).toEqual({
+      statusCode: 401,
+      error: 'Unauthorized',
+      message: expect.any(String),
+      attributes: {},
+    });
   });
 
   it('rejects an x-service-account header naming another account', async () => {
@@ -147,10 +177,21 @@ describe('PUT and DELETE /v1/checks/{id}', () => {
       method: 'PUT',
       url: `/v1/checks/${created.id}`,
       headers: svc.auth(),
-      payload: { heartbeat: {}, script: '', name: 'renamed', request: { hostname: '::1', ipFamily: 'IPv6', pingCount: 2 } },
+      payload: {
+        heartbeat: {},
+        script: '',
+        name: 'renamed',
+        request: { hostname: '::1', ipFamily: 'IPv6', pingCount: 2 },
+      },
     });
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toMatchObject({ id: created.id, checkType: 'ICMP', name: 'renamed', frequency: 10, request: { hostname: '::1', ipFamily: 'IPv6' } });
+    expect(res.json()).toMatchObject({
+      id: created.id,
+      checkType: 'ICMP',
+      name: 'renamed',
+      frequency: 10,
+      request: { hostname: '::1', ipFamily: 'IPv6' },
+    });
     expect(res.json().updated_at).not.toBeNull();
 
     const badReq = await svc.app.inject({
@@ -176,14 +217,24 @@ describe('PUT and DELETE /v1/checks/{id}', () => {
       payload: { heartbeat: {}, script: '', checkType: 'BROWSER' },
     });
     expect(badType.statusCode).toBe(400);
-    const stored = (await svc.app.inject({ method: 'GET', url: `/v1/checks/${created.id}`, headers: svc.auth() })).json();
+    const stored = (
+      await svc.app.inject({ method: 'GET', url: `/v1/checks/${created.id}`, headers: svc.auth() })
+    ).json();
     expect(stored.name).toBe('renamed');
     expect(stored.request.pingCount).toBe(2);
 
-    const del = await svc.app.inject({ method: 'DELETE', url: `/v1/checks/${created.id}`, headers: svc.auth() });
+    const del = await svc.app.inject({
+      method: 'DELETE',
+      url: `/v1/checks/${created.id}`,
+      headers: svc.auth(),
+    });
     expect(del.statusCode).toBe(204);
     expect(del.body).toBe('');
-    const again = await svc.app.inject({ method: 'DELETE', url: `/v1/checks/${created.id}`, headers: svc.auth() });
+    const again = await svc.app.inject({
+      method: 'DELETE',
+      url: `/v1/checks/${created.id}`,
+      headers: svc.auth(),
+    });
     expect(again.statusCode).toBe(404);
     expect(again.json()).toMatchObject({ statusCode: 404, error: 'Not Found' });
   });
@@ -204,7 +255,12 @@ describe('PUT and DELETE /v1/checks/{id}', () => {
   });
 
   it('gives 404 for an unknown id', async () => {
-    const res = await svc.app.inject({ method: 'PUT', url: '/v1/checks/00000000-0000-0000-0000-000000000000', headers: svc.auth(), payload: { heartbeat: {}, script: '' } });
+    const res = await svc.app.inject({
+      method: 'PUT',
+      url: '/v1/checks/00000000-0000-0000-0000-000000000000',
+      headers: svc.auth(),
+      payload: { heartbeat: {}, script: '' },
+    });
     expect(res.statusCode).toBe(404);
   });
 });

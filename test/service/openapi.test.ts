@@ -28,6 +28,8 @@ describe('GET /openapi.json', () => {
     expect(doc.paths['/v1/checks/{id}'].put['x-outpost-not-in-spec']).toBeUndefined();
     expect(doc.paths['/v1/checks/{id}'].get['x-outpost-not-in-spec']).toBe(true);
     expect(doc.paths['/v1/agent/jobs/claim'].post['x-outpost-not-in-spec']).toBe(true);
-    expect(doc.paths['/v1/checks/icmp'].post.responses['400'].content['application/json'].schema.$ref).toBe('#/components/schemas/Error');
+    expect(doc.paths['/v1/checks/icmp'].post.responses['400'].content['application/json'].schema.$ref).toBe(
+      '#/components/schemas/Error',
+    );
   });
 });

@@ -22,7 +22,10 @@ describe('schedule rules', () => {
   it('spreads checks without an offset over the period, stably per check', () => {
     const phases = Array.from({ length: 50 }, (_, i) => phaseMs(`check-${i}`, 10, null));
     expect(new Set(phases).size).toBeGreaterThan(45);
-    for (const p of phases) expect(p).toBeGreaterThanOrEqual(0), expect(p).toBeLessThan(600_000);
+    for (const p of phases) {
+      expect(p).toBeGreaterThanOrEqual(0);
+      expect(p).toBeLessThan(600_000);
+    }
     expect(phaseMs('check-1', 10, null)).toBe(phases[1]);
   });
 });
@@ -50,23 +53,45 @@ describe('Scheduler', () => {
     expect(await scheduler.tick(next - 1)).toBe(0);
     expect(await scheduler.tick(next)).toBe(1);
     expect(await scheduler.tick(next + 60_000)).toBe(1);
-    const jobs = await svc.context.db.selectFrom('jobs').select(['location', 'enqueued_at']).orderBy('enqueued_at').execute();
+    const jobs = await svc.context.db
+      .selectFrom('jobs')
+      .select(['location', 'enqueued_at'])
+      .orderBy('enqueued_at')
+      .execute();
     expect(jobs.map((j) => j.location)).toEqual(['eu-west-1', 'us-east-2', 'eu-west-1']);
   });
 
   it('never schedules a deactivated check, and resumes when activated', async () => {
-    const created = await svc.app.inject({ method: 'POST', url: '/v1/checks/icmp', headers: svc.auth(), payload: icmpBody({ activated: false }) });
+    const created = await svc.app.inject({
+      method: 'POST',
+      url: '/v1/checks/icmp',
+      headers: svc.auth(),
+      payload: icmpBody({ activated: false }),
+    });
     const scheduler = new Scheduler(svc.context.db, svc.queue, { log: pino({ level: 'silent' }) });
     expect(await scheduler.tick(Date.now())).toBe(0);
-    await svc.app.inject({ method: 'PUT', url: `/v1/checks/${created.json().id}`, headers: svc.auth(), payload: { heartbeat: {}, script: '', activated: true } });
+    await svc.app.inject({
+      method: 'PUT',
+      url: `/v1/checks/${created.json().id}`,
+      headers: svc.auth(),
+      payload: { heartbeat: {}, script: '', activated: true },
+    });
     expect(await scheduler.tick(Date.now())).toBe(1);
   });
 
   it('ticks on its own timer', async () => {
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
     try {
-      await svc.app.inject({ method: 'POST', url: '/v1/checks/icmp', headers: svc.auth(), payload: icmpBody() });
-      const scheduler = new Scheduler(svc.context.db, svc.queue, { log: pino({ level: 'silent' }), tickMs: 1000 });
+      await svc.app.inject({
+        method: 'POST',
+        url: '/v1/checks/icmp',
+        headers: svc.auth(),
+        payload: icmpBody(),
+      });
+      const scheduler = new Scheduler(svc.context.db, svc.queue, {
+        log: pino({ level: 'silent' }),
+        tickMs: 1000,
+      });
       scheduler.start();
       await vi.advanceTimersByTimeAsync(1000);
       await scheduler.stop();

@@ -11,7 +11,10 @@ const create = (type: string, body: Record<string, unknown>) =>
   svc.app.inject({ method: 'POST', url: `/v1/checks/${type}`, headers: svc.auth(), payload: body });
 
 async function countChecks(): Promise<number> {
-  const row = await svc.context.db.selectFrom('checks').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const row = await svc.context.db
+    .selectFrom('checks')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
   return Number(row.n);
 }
 
@@ -30,7 +33,14 @@ describe('POST /v1/checks/{dns,tcp,url}', () => {
       degradedResponseTime: 500,
       maxResponseTime: 1000,
       frequency: 10,
-      request: { recordType: 'A', query: 'example.test', nameServer: null, port: 53, protocol: 'UDP', assertions: [] },
+      request: {
+        recordType: 'A',
+        query: 'example.test',
+        nameServer: null,
+        port: 53,
+        protocol: 'UDP',
+        assertions: [],
+      },
     });
     const tcp = await create('tcp', valid.tcp);
     expect(tcp.statusCode).toBe(201);
@@ -46,7 +56,13 @@ describe('POST /v1/checks/{dns,tcp,url}', () => {
       checkType: 'URL',
       degradedResponseTime: 3000,
       maxResponseTime: 5000,
-      request: { url: 'https://example.test/health', followRedirects: true, skipSSL: false, ipFamily: 'IPv4', method: 'GET' },
+      request: {
+        url: 'https://example.test/health',
+        followRedirects: true,
+        skipSSL: false,
+        ipFamily: 'IPv4',
+        method: 'GET',
+      },
     });
   });
 
@@ -63,8 +79,24 @@ describe('POST /v1/checks/{dns,tcp,url}', () => {
     ['dns', 'missing query', { request: { recordType: 'A' } }, 'request.query'],
     ['dns', 'port 0', { request: { recordType: 'A', query: 'a', port: 0 } }, 'request.port'],
     ['dns', 'port 65536', { request: { recordType: 'A', query: 'a', port: 65536 } }, 'request.port'],
-    ['dns', 'protocol QUIC', { request: { recordType: 'A', query: 'a', protocol: 'QUIC' } }, 'request.protocol'],
-    ['dns', 'LATENCY assertion', { request: { recordType: 'A', query: 'a', assertions: [{ source: 'LATENCY', comparison: 'LESS_THAN', target: '1' }] } }, 'request.assertions[0].source'],
+    [
+      'dns',
+      'protocol QUIC',
+      { request: { recordType: 'A', query: 'a', protocol: 'QUIC' } },
+      'request.protocol',
+    ],
+    [
+      'dns',
+      'LATENCY assertion',
+      {
+        request: {
+          recordType: 'A',
+          query: 'a',
+          assertions: [{ source: 'LATENCY', comparison: 'LESS_THAN', target: '1' }],
+        },
+      },
+      'request.assertions[0].source',
+    ],
     ['tcp', 'missing port', { request: { hostname: 'db' } }, 'request.port'],
     ['tcp', 'hostname with scheme', { request: { hostname: 'tcp://db', port: 1 } }, 'request.hostname'],
     ['tcp', 'hostname with port', { request: { hostname: 'db:5432', port: 1 } }, 'request.hostname'],
@@ -72,7 +104,17 @@ describe('POST /v1/checks/{dns,tcp,url}', () => {
     ['url', 'ftp url', { request: { url: 'ftp://example.test/' } }, 'request.url'],
     ['url', 'POST method', { request: { url: 'http://a/', method: 'POST' } }, 'request.method'],
     ['url', 'url over 2048', { request: { url: `http://a/${'x'.repeat(2048)}` } }, 'request.url'],
-    ['url', 'JSON_BODY assertion', { request: { url: 'http://a/', assertions: [{ source: 'JSON_BODY', comparison: 'EQUALS', target: '1' }] } }, 'request.assertions[0].source'],
+    [
+      'url',
+      'JSON_BODY assertion',
+      {
+        request: {
+          url: 'http://a/',
+          assertions: [{ source: 'JSON_BODY', comparison: 'EQUALS', target: '1' }],
+        },
+      },
+      'request.assertions[0].source',
+    ],
     ['url', 'heartbeat field', { heartbeat: {} }, 'heartbeat'],
   ];
   it.each(invalid)('%s: %s gives 400', async (type, _label, overrides, field) => {
@@ -97,9 +139,20 @@ describe('POST /v1/checks/{dns,tcp,url}', () => {
       method: 'PUT',
       url: `/v1/checks/${dns.id}`,
       headers: svc.auth(),
-      payload: { heartbeat: {}, script: null, request: { recordType: 'MX', query: 'mail.test', nameServer: '127.0.0.1', port: 5353 } },
+      payload: {
+        heartbeat: {},
+        script: null,
+        request: { recordType: 'MX', query: 'mail.test', nameServer: '127.0.0.1', port: 5353 },
+      },
     });
     expect(ok.statusCode).toBe(200);
-    expect(ok.json().request).toEqual({ recordType: 'MX', query: 'mail.test', nameServer: '127.0.0.1', port: 5353, protocol: 'UDP', assertions: [] });
+    expect(ok.json().request).toEqual({
+      recordType: 'MX',
+      query: 'mail.test',
+      nameServer: '127.0.0.1',
+      port: 5353,
+      protocol: 'UDP',
+      assertions: [],
+    });
   });
 });

@@ -13,7 +13,10 @@ import { HttpError } from '../errors.js';
 import type { AgentScope } from '../queue.js';
 import type { ServiceContext } from '../context.js';
 
-const JobParams = Type.Object({ jobId: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false });
+const JobParams = Type.Object(
+  { jobId: Type.String({ minLength: 1, maxLength: 64 }) },
+  { additionalProperties: false },
+);
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
@@ -25,7 +28,10 @@ export async function agentRoutes(app: FastifyInstance, ctx: ServiceContext): Pr
   const scopeOf = async (request: FastifyRequest, version?: string): Promise<AgentScope> => {
     const agentId = request.headers[AGENT_ID_HEADER];
     if (typeof agentId !== 'string' || !UUID.test(agentId)) {
-      throw new HttpError(400, `header ${AGENT_ID_HEADER} must be a UUID`, { field: AGENT_ID_HEADER, in: 'headers' });
+      throw new HttpError(400, `header ${AGENT_ID_HEADER} must be a UUID`, {
+        field: AGENT_ID_HEADER,
+        in: 'headers',
+      });
     }
     const now = Date.now();
     if (version !== undefined) {
@@ -41,11 +47,15 @@ export async function agentRoutes(app: FastifyInstance, ctx: ServiceContext): Pr
   app.post('/v1/agent/jobs/claim', { schema: { body: ClaimRequestSchema } }, async (request) => {
     const body = request.body as ClaimRequest;
     if (body.protocolVersion !== PROTOCOL_VERSION) {
-      throw new HttpError(400, `protocolVersion ${body.protocolVersion} is not supported; this service speaks ${PROTOCOL_VERSION}`, {
-        field: 'protocolVersion',
-        in: 'body',
-        code: 'OUTPOST_ERR_PROTOCOL',
-      });
+      throw new HttpError(
+        400,
+        `protocolVersion ${body.protocolVersion} is not supported; this service speaks ${PROTOCOL_VERSION}`,
+        {
+          field: 'protocolVersion',
+          in: 'body',
+          code: 'OUTPOST_ERR_PROTOCOL',
+        },
+      );
     }
     const scope = await scopeOf(request, body.agentVersion);
     const closed = new AbortController();
@@ -72,7 +82,12 @@ export async function agentRoutes(app: FastifyInstance, ctx: ServiceContext): Pr
     async (request) => {
       const { jobId } = request.params as { jobId: string };
       const result = request.body as CheckResult;
-      const { duplicate, checkSessionId, checkId } = await ctx.queue.submitResult(await scopeOf(request), jobId, result, Date.now());
+      const { duplicate, checkSessionId, checkId } = await ctx.queue.submitResult(
+        await scopeOf(request),
+        jobId,
+        result,
+        Date.now(),
+      );
       if (checkSessionId) ctx.queue.emitSession(checkSessionId);
       if (!duplicate) {
         for (const hook of ctx.resultHooks) {
@@ -91,7 +106,12 @@ export async function agentRoutes(app: FastifyInstance, ctx: ServiceContext): Pr
     const scope = await scopeOf(request);
     await ctx.db
       .insertInto('agent_events')
-      .values({ account_id: scope.accountId, agent_id: scope.agentId, doc: JSON.stringify(request.body), created_at: Date.now() })
+      .values({
+        account_id: scope.accountId,
+        agent_id: scope.agentId,
+        doc: JSON.stringify(request.body),
+        created_at: Date.now(),
+      })
       .execute();
     return reply.code(202).send({ accepted: true });
   });

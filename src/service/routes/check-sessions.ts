@@ -13,10 +13,14 @@ const TriggerBody = Type.Object(
     target: Type.Optional(
       Type.Object(
         {
-          checkId: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 1000 })),
+          checkId: Type.Optional(
+            Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 1000 }),
+          ),
           tags: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 128 }), { maxItems: 100 })),
           matchTags: Type.Optional(
-            Type.Array(Type.Array(Type.String({ minLength: 1, maxLength: 129 }), { maxItems: 100 }), { maxItems: 100 }),
+            Type.Array(Type.Array(Type.String({ minLength: 1, maxLength: 129 }), { maxItems: 100 }), {
+              maxItems: 100,
+            }),
           ),
         },
         strict,
@@ -31,11 +35,22 @@ const SessionParams = Type.Object({ checkSessionId: Type.String({ minLength: 1, 
 
 /** Check sessions: start, read, await completion (spec, "Check sessions"). */
 export async function checkSessionRoutes(app: FastifyInstance, ctx: ServiceContext): Promise<void> {
-  app.post('/v1/check-sessions/trigger', { schema: { body: Type.Optional(TriggerBody) } }, async (request, reply) => {
-    const body = (request.body ?? {}) as { target?: SessionTarget; triggerSource?: (typeof TRIGGER_SOURCES)[number] };
-    const sessions = await ctx.sessions.start(request.accountId, body.target ?? {}, body.triggerSource ?? 'TRIGGER_API');
-    return reply.code(201).send({ sessions });
-  });
+  app.post(
+    '/v1/check-sessions/trigger',
+    { schema: { body: Type.Optional(TriggerBody) } },
+    async (request, reply) => {
+      const body = (request.body ?? {}) as {
+        target?: SessionTarget;
+        triggerSource?: (typeof TRIGGER_SOURCES)[number];
+      };
+      const sessions = await ctx.sessions.start(
+        request.accountId,
+        body.target ?? {},
+        body.triggerSource ?? 'TRIGGER_API',
+      );
+      return reply.code(201).send({ sessions });
+    },
+  );
 
   app.get('/v1/check-sessions/:checkSessionId', { schema: { params: SessionParams } }, async (request) => {
     const { checkSessionId } = request.params as { checkSessionId: string };
@@ -47,7 +62,10 @@ export async function checkSessionRoutes(app: FastifyInstance, ctx: ServiceConte
     {
       schema: {
         params: SessionParams,
-        querystring: Type.Object({ maxWaitSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 30, default: 30 })) }, strict),
+        querystring: Type.Object(
+          { maxWaitSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 30, default: 30 })) },
+          strict,
+        ),
       },
     },
     async (request, reply) => {
@@ -62,11 +80,16 @@ export async function checkSessionRoutes(app: FastifyInstance, ctx: ServiceConte
         AbortSignal.any([closed.signal, ctx.shutdown]),
       );
       if (session) return session;
-      return sendError(reply, 408, `check session ${checkSessionId} is still running after ${maxWaitSeconds} s; call again`, {
-        checkSessionId,
-        code: 'OUTPOST_ERR_COMPLETION_TIMEOUT',
-        retryable: true,
-      });
+      return sendError(
+        reply,
+        408,
+        `check session ${checkSessionId} is still running after ${maxWaitSeconds} s; call again`,
+        {
+          checkSessionId,
+          code: 'OUTPOST_ERR_COMPLETION_TIMEOUT',
+          retryable: true,
+        },
+      );
     },
   );
 }

@@ -37,8 +37,10 @@ export async function checkRoutes(app: FastifyInstance, ctx: ServiceContext): Pr
     );
   }
 
-  app.get('/v1/checks', { schema: { querystring: Type.Object({}, { additionalProperties: false }) } }, async (request) =>
-    (await checks.list(request.accountId)).map(presentCheck),
+  app.get(
+    '/v1/checks',
+    { schema: { querystring: Type.Object({}, { additionalProperties: false }) } },
+    async (request) => (await checks.list(request.accountId)).map(presentCheck),
   );
 
   app.get('/v1/checks/:id', { schema: { params: IdParams } }, async (request) => {

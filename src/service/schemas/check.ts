@@ -36,7 +36,10 @@ export const AlertSettingsSchema = Type.Object(
       Type.Object({ failedRunThreshold: Type.Optional(Type.Integer({ minimum: 1, maximum: 5 })) }, strict),
     ),
     timeBasedEscalation: Type.Optional(
-      Type.Object({ minutesFailingThreshold: Type.Optional(Type.Integer({ minimum: 1, maximum: 60 })) }, strict),
+      Type.Object(
+        { minutesFailingThreshold: Type.Optional(Type.Integer({ minimum: 1, maximum: 60 })) },
+        strict,
+      ),
     ),
     reminders: Type.Optional(
       Type.Object(
@@ -132,7 +135,9 @@ export const DnsRequestBodySchema = Type.Object(
   {
     recordType: StringEnum(DNS_RECORD_TYPES),
     query: Type.String({ minLength: 1, maxLength: 100, pattern: '^[^\\s]+$' }),
-    nameServer: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 255, pattern: '^[^\\s/]+$', default: null }))),
+    nameServer: Type.Optional(
+      Nullable(Type.String({ minLength: 1, maxLength: 255, pattern: '^[^\\s/]+$', default: null })),
+    ),
     port: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535, default: 53 })),
     protocol: Type.Optional(StringEnum(DNS_PROTOCOLS, { default: 'UDP' })),
     assertions: assertions(DNS_ASSERTION_SOURCES),
@@ -143,7 +148,11 @@ export const DnsRequestBodySchema = Type.Object(
 /** TCP request (reference/check-types.md, "TCP"): `hostname` without scheme or port. */
 export const TcpRequestBodySchema = Type.Object(
   {
-    hostname: Type.String({ minLength: 1, maxLength: 2048, pattern: '^[^\\s/:]+$|^[0-9A-Fa-f.]*:[0-9A-Fa-f.]*:[0-9A-Fa-f:.]*$' }),
+    hostname: Type.String({
+      minLength: 1,
+      maxLength: 2048,
+      pattern: '^[^\\s/:]+$|^[0-9A-Fa-f.]*:[0-9A-Fa-f.]*:[0-9A-Fa-f:.]*$',
+    }),
     port: Type.Integer({ minimum: 1, maximum: 65535 }),
     data: Type.Optional(Nullable(Type.String({ maxLength: 65_536, default: null }))),
     ipFamily: Type.Optional(StringEnum(IP_FAMILIES, { default: 'IPv4' })),
@@ -165,7 +174,8 @@ export const UrlRequestBodySchema = Type.Object(
   strict,
 );
 
-const responseTime = (dflt: number) => Type.Optional(Nullable(Type.Number({ minimum: 0, maximum: 300_000, default: dflt })));
+const responseTime = (dflt: number) =>
+  Type.Optional(Nullable(Type.Number({ minimum: 0, maximum: 300_000, default: dflt })));
 const packetLoss = (dflt: number) =>
   Type.Optional(Nullable(Type.Number({ exclusiveMinimum: 0, maximum: 100, default: dflt })));
 
@@ -176,7 +186,9 @@ export const sharedCheckFields = {
   muted: Type.Optional(Type.Boolean({ default: false })),
   doubleCheck: Type.Optional(Type.Boolean({ default: true })),
   shouldFail: Type.Optional(Type.Boolean({ default: false })),
-  locations: Type.Optional(Nullable(Type.Array(StringEnum(LOCATIONS), { maxItems: LOCATIONS.length, uniqueItems: true }))),
+  locations: Type.Optional(
+    Nullable(Type.Array(StringEnum(LOCATIONS), { maxItems: LOCATIONS.length, uniqueItems: true })),
+  ),
   tags: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 128 }), { maxItems: 100 })),
   alertSettings: Type.Optional(AlertSettingsSchema),
   useGlobalAlertSettings: Type.Optional(Type.Boolean({ default: true })),
@@ -184,9 +196,12 @@ export const sharedCheckFields = {
   groupOrder: Type.Optional(Nullable(Type.Integer({ minimum: 0 }))),
   runtimeId: Type.Optional(Nullable(StringEnum(RUNTIME_IDS))),
   alertChannelSubscriptions: Type.Optional(
-    Type.Array(Type.Object({ alertChannelId: Type.Integer({ minimum: 1 }), activated: Type.Boolean() }, strict), {
-      maxItems: 100,
-    }),
+    Type.Array(
+      Type.Object({ alertChannelId: Type.Integer({ minimum: 1 }), activated: Type.Boolean() }, strict),
+      {
+        maxItems: 100,
+      },
+    ),
   ),
   retryStrategy: Type.Optional(Nullable(RetryStrategySchema)),
   triggerIncident: Type.Optional(Nullable(TriggerIncidentSchema)),
@@ -201,7 +216,9 @@ export const sharedCheckFields = {
   localSetupScript: Type.Optional(Nullable(Type.String({ maxLength: 131_072 }))),
   localTearDownScript: Type.Optional(Nullable(Type.String({ maxLength: 131_072 }))),
   privateLocations: Type.Optional(
-    Nullable(Type.Array(Type.String({ pattern: '^[a-z0-9][a-z0-9-]{0,62}$' }), { maxItems: 100, uniqueItems: true })),
+    Nullable(
+      Type.Array(Type.String({ pattern: '^[a-z0-9][a-z0-9-]{0,62}$' }), { maxItems: 100, uniqueItems: true }),
+    ),
   ),
 };
 
@@ -231,7 +248,12 @@ export const MINUTE_FREQUENCIES = [1, 2, 5, 10, 15, 30, 60, 120, 180, 360, 720, 
  * type's `request`, and its response-time defaults (reference/check-types.md).
  * Unlike ICMP, the spec does not list `heartbeat`/`script` for these, so they are not accepted.
  */
-function uptimeCreateBody<T extends TSchema>(request: T, frequencies: readonly number[], degradedMs: number, maxMs: number) {
+function uptimeCreateBody<T extends TSchema>(
+  request: T,
+  frequencies: readonly number[],
+  degradedMs: number,
+  maxMs: number,
+) {
   return Type.Object(
     {
       ...sharedCheckFields,

@@ -4,12 +4,18 @@ import { type TSchema, type TUnsafe, Type } from '@sinclair/typebox';
  * A string enum as one JSON Schema `enum` (not an anyOf of constants), so a
  * bad value gets one clear error listing the allowed values.
  */
-export function StringEnum<const T extends readonly string[]>(values: T, options: Record<string, unknown> = {}) {
+export function StringEnum<const T extends readonly string[]>(
+  values: T,
+  options: Record<string, unknown> = {},
+) {
   return Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options });
 }
 
 /** An integer enum as one JSON Schema `enum`. */
-export function IntegerEnum<const T extends readonly number[]>(values: T, options: Record<string, unknown> = {}) {
+export function IntegerEnum<const T extends readonly number[]>(
+  values: T,
+  options: Record<string, unknown> = {},
+) {
   return Type.Unsafe<T[number]>({ type: 'integer', enum: [...values], ...options });
 }
 

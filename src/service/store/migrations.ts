@@ -1,4 +1,11 @@
-import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from 'kysely';
+import {
+  type CreateTableBuilder,
+  type Kysely,
+  type Migration,
+  type MigrationProvider,
+  Migrator,
+  sql,
+} from 'kysely';
 
 /**
  * Migrations in code, applied in name order. Only portable column types
@@ -53,7 +60,11 @@ const migrations: Record<string, Migration> = {
         .addColumn('started_at', 'bigint', (c) => c.notNull())
         .addColumn('stopped_at', 'bigint')
         .execute();
-      await db.schema.createIndex('check_sessions_account').on('check_sessions').column('account_id').execute();
+      await db.schema
+        .createIndex('check_sessions_account')
+        .on('check_sessions')
+        .column('account_id')
+        .execute();
       await db.schema
         .createTable('jobs')
         .addColumn('id', 'text', (c) => c.primaryKey())
@@ -107,7 +118,11 @@ const migrations: Record<string, Migration> = {
         .on('check_results')
         .columns(['check_id', 'started_at'])
         .execute();
-      await db.schema.createIndex('check_results_session').on('check_results').column('check_session_id').execute();
+      await db.schema
+        .createIndex('check_results_session')
+        .on('check_results')
+        .column('check_session_id')
+        .execute();
       await db.schema
         .createTable('agents')
         .addColumn('id', 'text', (c) => c.primaryKey())
@@ -131,16 +146,29 @@ const migrations: Record<string, Migration> = {
       // (`doc`) plus the columns that queries filter, sort or join on.
       const intPk = (name: string) =>
         db.schema.createTable(name).addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement());
-      const textPk = (name: string) => db.schema.createTable(name).addColumn('id', 'text', (c) => c.primaryKey());
-      const scoped = <T extends { addColumn: (...a: any[]) => T }>(t: T): T =>
+      const textPk = (name: string) =>
+        db.schema.createTable(name).addColumn('id', 'text', (c) => c.primaryKey());
+      const scoped = <T extends string, C extends string>(t: CreateTableBuilder<T, C>) =>
         t
-          .addColumn('account_id', 'text', (c: any) => c.notNull().references('accounts.id').onDelete('cascade'))
-          .addColumn('created_at', 'bigint', (c: any) => c.notNull())
+          .addColumn('account_id', 'text', (c) => c.notNull().references('accounts.id').onDelete('cascade'))
+          .addColumn('created_at', 'bigint', (c) => c.notNull())
           .addColumn('updated_at', 'bigint');
 
-      await scoped(intPk('check_groups').addColumn('name', 'text', (c) => c.notNull()).addColumn('doc', 'text', (c) => c.notNull())).execute();
-      await scoped(intPk('alert_channels').addColumn('type', 'text', (c) => c.notNull()).addColumn('doc', 'text', (c) => c.notNull())).execute();
-      await scoped(intPk('snippets').addColumn('name', 'text', (c) => c.notNull()).addColumn('doc', 'text', (c) => c.notNull())).execute();
+      await scoped(
+        intPk('check_groups')
+          .addColumn('name', 'text', (c) => c.notNull())
+          .addColumn('doc', 'text', (c) => c.notNull()),
+      ).execute();
+      await scoped(
+        intPk('alert_channels')
+          .addColumn('type', 'text', (c) => c.notNull())
+          .addColumn('doc', 'text', (c) => c.notNull()),
+      ).execute();
+      await scoped(
+        intPk('snippets')
+          .addColumn('name', 'text', (c) => c.notNull())
+          .addColumn('doc', 'text', (c) => c.notNull()),
+      ).execute();
       await scoped(textPk('status_pages').addColumn('doc', 'text', (c) => c.notNull())).execute();
       await scoped(textPk('status_page_services').addColumn('name', 'text', (c) => c.notNull())).execute();
       await scoped(textPk('incidents').addColumn('doc', 'text', (c) => c.notNull())).execute();
@@ -156,8 +184,17 @@ const migrations: Record<string, Migration> = {
           .addColumn('locked', 'integer', (c) => c.notNull())
           .addColumn('secret', 'integer', (c) => c.notNull()),
       ).execute();
-      await db.schema.createIndex('variables_account_key').unique().on('variables').columns(['account_id', 'key']).execute();
-      await scoped(textPk('client_certificates').addColumn('host', 'text', (c) => c.notNull()).addColumn('doc', 'text', (c) => c.notNull())).execute();
+      await db.schema
+        .createIndex('variables_account_key')
+        .unique()
+        .on('variables')
+        .columns(['account_id', 'key'])
+        .execute();
+      await scoped(
+        textPk('client_certificates')
+          .addColumn('host', 'text', (c) => c.notNull())
+          .addColumn('doc', 'text', (c) => c.notNull()),
+      ).execute();
       await scoped(
         textPk('error_groups')
           .addColumn('check_id', 'text', (c) => c.notNull())
@@ -169,16 +206,28 @@ const migrations: Record<string, Migration> = {
           .addColumn('archived_until_next_event', 'integer', (c) => c.notNull().defaultTo(0))
           .addColumn('archived_forever', 'integer', (c) => c.notNull().defaultTo(0)),
       ).execute();
-      await db.schema.createIndex('error_groups_check_hash').unique().on('error_groups').columns(['check_id', 'error_hash']).execute();
+      await db.schema
+        .createIndex('error_groups_check_hash')
+        .unique()
+        .on('error_groups')
+        .columns(['check_id', 'error_hash'])
+        .execute();
       await scoped(
         textPk('private_locations')
           .addColumn('slug', 'text', (c) => c.notNull())
           .addColumn('doc', 'text', (c) => c.notNull()),
       ).execute();
-      await db.schema.createIndex('private_locations_slug').unique().on('private_locations').columns(['account_id', 'slug']).execute();
+      await db.schema
+        .createIndex('private_locations_slug')
+        .unique()
+        .on('private_locations')
+        .columns(['account_id', 'slug'])
+        .execute();
       await scoped(
         textPk('private_location_keys')
-          .addColumn('location_id', 'text', (c) => c.notNull().references('private_locations.id').onDelete('cascade'))
+          .addColumn('location_id', 'text', (c) =>
+            c.notNull().references('private_locations.id').onDelete('cascade'),
+          )
           .addColumn('key_hash', 'text', (c) => c.notNull().unique())
           .addColumn('masked_key', 'text', (c) => c.notNull()),
       ).execute();
