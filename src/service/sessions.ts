@@ -10,9 +10,17 @@ import type { Database } from './store/database.js';
  * Target filters of a session start (the shape the market leader's
  * `POST /v1/check-sessions/trigger` uses): `checkId` (any of), `tags` (all of),
  * `matchTags` (groups of tags: a check matches when it has every tag of any
- * group; a tag written `!tag` must be absent). No filter: every activated check.
+ * group; a tag written `!tag` must be absent), `groupId` (checks of any of these
+ * groups), `checkType` (any of these types). Filters combine with AND.
+ * No filter: every activated check.
  */
-export type SessionTarget = { checkId?: string[]; tags?: string[]; matchTags?: string[][] };
+export type SessionTarget = {
+  checkId?: string[];
+  tags?: string[];
+  matchTags?: string[][];
+  groupId?: number[];
+  checkType?: string[];
+};
 
 /** Whether a check's tags satisfy one group of `matchTags`. */
 function matchesTagGroup(tags: string[], group: string[]): boolean {
@@ -22,6 +30,10 @@ function matchesTagGroup(tags: string[], group: string[]): boolean {
 /** Whether a check is selected by the target filters. */
 export function matchesTarget(check: CheckDoc, target: SessionTarget): boolean {
   if (target.checkId && target.checkId.length > 0 && !target.checkId.includes(check.id)) return false;
+  if (target.checkType && target.checkType.length > 0 && !target.checkType.includes(check.checkType))
+    return false;
+  if (target.groupId && target.groupId.length > 0 && !target.groupId.includes(check.groupId as number))
+    return false;
   if (target.tags && target.tags.length > 0 && !matchesTagGroup(check.tags ?? [], target.tags)) return false;
   if (
     target.matchTags &&

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { TRIGGER_SOURCES } from '../../protocol/index.js';
+import { CHECK_TYPES, TRIGGER_SOURCES } from '../../protocol/index.js';
 import { sendError } from '../errors.js';
 import { StringEnum } from '../schemas/common.js';
 import type { SessionTarget } from '../sessions.js';
@@ -17,6 +17,8 @@ const TriggerBody = Type.Object(
             Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 1000 }),
           ),
           tags: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 128 }), { maxItems: 100 })),
+          groupId: Type.Optional(Type.Array(Type.Integer({ minimum: 1 }), { maxItems: 100 })),
+          checkType: Type.Optional(Type.Array(StringEnum(CHECK_TYPES), { maxItems: CHECK_TYPES.length })),
           matchTags: Type.Optional(
             Type.Array(Type.Array(Type.String({ minLength: 1, maxLength: 129 }), { maxItems: 100 }), {
               maxItems: 100,
