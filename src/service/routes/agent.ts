@@ -20,9 +20,10 @@ const JobParams = Type.Object(
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
- * The agent protocol (design.md §2, docs/protocol.md). Agents authenticate
- * with an account API key (every location of the account) for now;
- * private-location keys narrow `AgentScope.locations` to one location.
+ * The agent protocol (design.md §2, docs/protocol.md). An agent authenticating
+ * with an account API key serves every location of the account; one with a
+ * private-location key (`pl_…`) serves that location only (`AgentScope.locations`
+ * = its slug) and is recorded against it in `agents.location_id`.
  */
 export async function agentRoutes(app: FastifyInstance, ctx: ServiceContext): Promise<void> {
   const scopeOf = async (request: FastifyRequest, version?: string): Promise<AgentScope> => {
@@ -34,14 +35,25 @@ export async function agentRoutes(app: FastifyInstance, ctx: ServiceContext): Pr
       });
     }
     const now = Date.now();
+    const location = request.privateLocation;
     if (version !== undefined) {
+      const locationId = location?.id ?? null;
       await ctx.db
         .insertInto('agents')
-        .values({ id: agentId, account_id: request.accountId, version, last_seen_at: now })
-        .onConflict((oc) => oc.column('id').doUpdateSet({ version, last_seen_at: now }))
+        .values({
+          id: agentId,
+          account_id: request.accountId,
+          version,
+          last_seen_at: now,
+          location_id: locationId,
+        })
+        .onConflict((oc) =>
+          oc.column('id').doUpdateSet({ version, last_seen_at: now, location_id: locationId }),
+        )
         .execute();
     }
-    return { accountId: request.accountId, agentId, locations: null };
+    // A private-location key serves its own location only; an account key every location.
+    return { accountId: request.accountId, agentId, locations: location ? [location.slug] : null };
   };
 
   app.post('/v1/agent/jobs/claim', { schema: { body: ClaimRequestSchema } }, async (request) => {

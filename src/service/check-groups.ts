@@ -1,0 +1,187 @@
+import type { Kysely } from 'kysely';
+import type { CheckDoc } from './checks.js';
+import { CheckStore } from './checks.js';
+import { badField, HttpError, notFound } from './errors.js';
+import { iso } from './pagination.js';
+import { assertAlertChannelsExist, assertPrivateLocationsExist, assertSnippetExists } from './references.js';
+import type { CheckGroup, CreateCheckGroup, UpdateCheckGroup } from './schemas/check-group.js';
+import type { Database } from './store/database.js';
+
+/** Re-exported for check create/update: asserts a `groupId` names a group of the account (see references.ts). */
+export { assertGroupExists } from './references.js';
+
+/** The stored document of a group: every writable field, defaults applied (no id or timestamps). */
+export type GroupDoc = Omit<CheckGroup, 'id' | 'created_at' | 'updated_at'>;
+
+type EnvVar = { key: string; value: string; locked?: boolean; secret?: boolean };
+
+/** What secret variable values are replaced by in responses (as for checks). */
+export const SECRET_MASK = '*****';
+
+/** Alert settings a new group gets when the body has none (the same as a new check's). */
+const DEFAULT_ALERT_SETTINGS = {
+  escalationType: 'RUN_BASED',
+  runBasedEscalation: { failedRunThreshold: 1 },
+  reminders: { amount: 0, interval: 5 },
+  parallelRunFailureThreshold: { enabled: false, percentage: 10 },
+} as const;
+
+/** Builds the stored document of a new group from a validated create body (schema defaults already applied). */
+export function newGroupDoc(body: CreateCheckGroup): GroupDoc {
+  return { alertSettings: structuredClone(DEFAULT_ALERT_SETTINGS), ...body } as GroupDoc;
+}
+
+/**
+ * Applies a validated update body: given fields replace stored ones whole
+ * (nested objects included). A secret variable sent back with the mask keeps its
+ * stored value; a variable once secret cannot be made readable again
+ * (spec, "Environment variable": "once set, the value cannot be unlocked").
+ * @throws HttpError 400 naming `environmentVariables[i].value` or `.secret`.
+ */
+export function mergeGroupUpdate(stored: GroupDoc, body: UpdateCheckGroup): GroupDoc {
+  const merged = { ...stored, ...body } as GroupDoc;
+  if (body.environmentVariables) {
+    merged.environmentVariables = keepSecrets(
+      stored.environmentVariables ?? [],
+      body.environmentVariables,
+      'environmentVariables',
+    );
+  }
+  return merged;
+}
+
+/** Resolves masked secret values against the stored variables; see `mergeGroupUpdate`. */
+export function keepSecrets(stored: EnvVar[], incoming: EnvVar[], field: string): EnvVar[] {
+  return incoming.map((v, i) => {
+    const before = stored.find((s) => s.key === v.key);
+    if (before?.secret && v.secret === false) {
+      throw badField(`${field}[${i}].secret`, 'cannot be unset: a secret variable stays secret', 'secret');
+    }
+    if (v.value !== SECRET_MASK) return v;
+    if (!before?.secret) {
+      throw badField(
+        `${field}[${i}].value`,
+        `is the mask ${SECRET_MASK} but no secret ${v.key} is stored; send the value`,
+        'mask',
+      );
+    }
+    return { ...v, value: before.value, secret: true };
+  });
+}
+
+/**
+ * Asserts that the ids and slugs a group body names exist in the account:
+ * `setupSnippetId`, `tearDownSnippetId`, `alertChannelSubscriptions[].alertChannelId`, `privateLocations[]`.
+ * @throws HttpError 400 naming the field, rule `exists`.
+ */
+export async function assertGroupReferences(
+  db: Kysely<Database>,
+  accountId: string,
+  body: UpdateCheckGroup,
+): Promise<void> {
+  await assertSnippetExists(db, accountId, body.setupSnippetId, 'setupSnippetId');
+  await assertSnippetExists(db, accountId, body.tearDownSnippetId, 'tearDownSnippetId');
+  await assertAlertChannelsExist(db, accountId, body.alertChannelSubscriptions);
+  await assertPrivateLocationsExist(db, accountId, body.privateLocations);
+}
+
+type Row = { id: number; doc: string; created_at: number; updated_at: number | null };
+
+/** A row as the API shows it: id, the document, ISO timestamps, secret variable values masked. */
+export function presentGroup(row: Row): CheckGroup {
+  const doc = JSON.parse(row.doc) as GroupDoc;
+  return {
+    id: Number(row.id),
+    ...doc,
+    environmentVariables:
+      doc.environmentVariables?.map((v) => (v.secret ? { ...v, value: SECRET_MASK } : v)) ?? null,
+    created_at: iso(row.created_at)!,
+    updated_at: iso(row.updated_at),
+  };
+}
+
+/** Data access for check groups, always scoped to one account. */
+export class CheckGroupStore {
+  readonly #db: Kysely<Database>;
+  constructor(db: Kysely<Database>) {
+    this.#db = db;
+  }
+
+  /** Inserts a group; returns its row. */
+  async insert(accountId: string, doc: GroupDoc, nowMs: number): Promise<Row> {
+    const { id } = await this.#db
+      .insertInto('check_groups')
+      .values({
+        account_id: accountId,
+        name: doc.name,
+        doc: JSON.stringify(doc),
+        created_at: nowMs,
+        updated_at: null,
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    return { id: Number(id), doc: JSON.stringify(doc), created_at: nowMs, updated_at: null };
+  }
+
+  /** @throws HttpError 404 when the group is not in the account. */
+  async get(accountId: string, id: number): Promise<Row> {
+    const row = await this.#db
+      .selectFrom('check_groups')
+      .select(['id', 'doc', 'created_at', 'updated_at'])
+      .where('account_id', '=', accountId)
+      .where('id', '=', id)
+      .executeTakeFirst();
+    if (!row) throw notFound('check group', id);
+    return row;
+  }
+
+  /** One page of the account's groups, oldest first. */
+  async list(accountId: string, limit: number, offset: number): Promise<Row[]> {
+    return this.#db
+      .selectFrom('check_groups')
+      .select(['id', 'doc', 'created_at', 'updated_at'])
+      .where('account_id', '=', accountId)
+      .orderBy('id')
+      .limit(limit)
+      .offset(offset)
+      .execute();
+  }
+
+  /** Replaces the document; returns the new row. */
+  async update(accountId: string, before: Row, doc: GroupDoc, nowMs: number): Promise<Row> {
+    await this.#db
+      .updateTable('check_groups')
+      .set({ name: doc.name, doc: JSON.stringify(doc), updated_at: nowMs })
+      .where('account_id', '=', accountId)
+      .where('id', '=', before.id)
+      .execute();
+    return { ...before, doc: JSON.stringify(doc), updated_at: nowMs };
+  }
+
+  /**
+   * Deletes a group that holds no checks (a check holds a group through its `groupId`).
+   * @throws HttpError 404 unknown group; 409 while checks still belong to it.
+   */
+  async delete(accountId: string, id: number): Promise<void> {
+    await this.get(accountId, id);
+    const members = (await new CheckStore(this.#db).list(accountId)).filter(
+      (c: CheckDoc) => (c as { groupId?: unknown }).groupId === id,
+    );
+    if (members.length > 0) {
+      throw new HttpError(
+        409,
+        `check group ${id} still holds ${members.length} check(s); move or delete them first`,
+        {
+          id: String(id),
+          checkIds: members.map((c) => c.id),
+          code: 'OUTPOST_ERR_GROUP_NOT_EMPTY',
+        },
+      );
+    }
+    await this.#db
+      .deleteFrom('check_groups')
+      .where('account_id', '=', accountId)
+      .where('id', '=', id)
+      .execute();
+  }
+}
