@@ -4,6 +4,7 @@ import type { Logger } from '../shared/logger.js';
 import { bodyAjv, queryAjv } from './ajv.js';
 import { authHook } from './auth.js';
 import type { ResultHook, ServiceContext } from './context.js';
+import { errorGroupsHook } from './error-groups.js';
 import { installErrorHandling } from './errors.js';
 import { JobQueue } from './queue.js';
 import { registerOpenApi } from './openapi.js';
@@ -50,7 +51,7 @@ export async function build(options: BuildOptions): Promise<Service> {
     sessions: new CheckSessions(options.db, queue, options.appUrl ?? 'http://localhost:3000'),
     log: options.log,
     shutdown: shutdown.signal,
-    resultHooks: [...(options.resultHooks ?? [])],
+    resultHooks: [errorGroupsHook(options.db), ...(options.resultHooks ?? [])],
   };
 
   const app: FastifyInstance = Fastify({

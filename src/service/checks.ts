@@ -13,6 +13,12 @@ import {
   UrlRequestBodySchema,
 } from './schemas/check.js';
 import type { Database } from './store/database.js';
+import {
+  assertAlertChannelsExist,
+  assertGroupExists,
+  assertPrivateLocationsExist,
+  assertSnippetExists,
+} from './references.js';
 import { firstRunAt } from './schedule.js';
 
 /** A check as stored and as the API shows it (minus masking). */
@@ -162,15 +168,97 @@ export function mergeCheckUpdate(stored: CheckDoc, body: Record<string, unknown>
   return merged as CheckDoc;
 }
 
-/** Masks values of `secret` variables: once set, they are never readable again (spec, "Environment variable"). */
-export function presentCheck(doc: CheckDoc): Record<string, unknown> {
+/** The response-only `alertChannels` view: subscribed, activated channels grouped by kind (spec, "Check"). */
+export type AlertChannelsView = {
+  email: { address: string }[];
+  webhook: { url: string; name: string; method: string; headers: unknown[]; queryParameters: unknown[] }[];
+  slack: { url: string }[];
+  sms: { number: string; name: string }[];
+};
+
+/**
+ * Masks values of `secret` variables: once set, they are never readable again
+ * (spec, "Environment variable"), and adds the `alertChannels` view.
+ */
+export function presentCheck(
+  doc: CheckDoc,
+  alertChannels: AlertChannelsView = EMPTY_ALERT_CHANNELS,
+): Record<string, unknown> {
   return {
     ...doc,
     environmentVariables:
       doc.environmentVariables?.map((v) => (v.secret ? { ...v, value: '*****' } : v)) ??
       doc.environmentVariables,
-    alertChannels: EMPTY_ALERT_CHANNELS,
+    alertChannels,
   };
+}
+
+/**
+ * Builds the `alertChannels` view of a check from its activated subscriptions.
+ * Channels deleted since are left out.
+ */
+export async function alertChannelsView(
+  db: Kysely<Database>,
+  accountId: string,
+  subscriptions: readonly { alertChannelId: number; activated: boolean }[] | undefined,
+): Promise<AlertChannelsView> {
+  const ids = (subscriptions ?? []).filter((s) => s.activated).map((s) => s.alertChannelId);
+  const view: AlertChannelsView = { email: [], webhook: [], slack: [], sms: [] };
+  if (ids.length === 0) return view;
+  const rows = await db
+    .selectFrom('alert_channels')
+    .select(['type', 'doc'])
+    .where('account_id', '=', accountId)
+    .where('id', 'in', ids)
+    .orderBy('id')
+    .execute();
+  for (const row of rows) {
+    const config = (JSON.parse(row.doc) as { config: Record<string, unknown> }).config;
+    if (row.type === 'EMAIL') view.email.push({ address: String(config.address) });
+    else if (row.type === 'SLACK') view.slack.push({ url: String(config.url) });
+    else if (row.type === 'SMS') view.sms.push({ number: String(config.number), name: String(config.name) });
+    else if (row.type === 'WEBHOOK') {
+      view.webhook.push({
+        url: String(config.url),
+        name: String(config.name),
+        method: String(config.method ?? 'POST'),
+        headers: (config.headers as unknown[]) ?? [],
+        queryParameters: (config.queryParameters as unknown[]) ?? [],
+      });
+    }
+  }
+  return view;
+}
+
+/**
+ * Checks that everything a check body refers to exists in the account: its
+ * group, setup and teardown snippets, alert channels and private locations.
+ * @throws HttpError 400 naming the field (rule `exists`).
+ */
+export async function assertCheckReferences(
+  db: Kysely<Database>,
+  accountId: string,
+  body: Record<string, unknown>,
+): Promise<void> {
+  await assertGroupExists(db, accountId, body.groupId as number | null | undefined);
+  await assertSnippetExists(
+    db,
+    accountId,
+    body.setupSnippetId as number | null | undefined,
+    'setupSnippetId',
+  );
+  await assertSnippetExists(
+    db,
+    accountId,
+    body.tearDownSnippetId as number | null | undefined,
+    'tearDownSnippetId',
+  );
+  await assertAlertChannelsExist(
+    db,
+    accountId,
+    body.alertChannelSubscriptions as { alertChannelId: number }[] | undefined,
+  );
+  await assertPrivateLocationsExist(db, accountId, body.privateLocations as string[] | null | undefined);
 }
 
 /** Row columns derived from a check document. */
@@ -245,14 +333,22 @@ export class CheckStore {
       .execute();
   }
 
-  /** @returns true when a check was deleted. */
+  /** Deletes a check with its error groups. @returns true when a check was deleted. */
   async delete(accountId: string, id: string): Promise<boolean> {
-    const res = await this.#db
-      .deleteFrom('checks')
-      .where('account_id', '=', accountId)
-      .where('id', '=', id)
-      .executeTakeFirst();
-    return res.numDeletedRows > 0n;
+    return this.#db.transaction().execute(async (tx) => {
+      const res = await tx
+        .deleteFrom('checks')
+        .where('account_id', '=', accountId)
+        .where('id', '=', id)
+        .executeTakeFirst();
+      if (res.numDeletedRows === 0n) return false;
+      await tx
+        .deleteFrom('error_groups')
+        .where('account_id', '=', accountId)
+        .where('check_id', '=', id)
+        .execute();
+      return true;
+    });
   }
 }
 

@@ -374,6 +374,8 @@ describe('two accounts', () => {
 
   it('a key of account B’s location never claims account A’s jobs', async () => {
     const slug = nextSlug();
+    // Both accounts have a location with the same slug; A's job is queued under it.
+    await createLocation({ slugName: slug }, 'A');
     const ofB = await createLocation({ slugName: slug }, 'B');
     await trigger({ privateLocations: [slug] });
     expect((await claimAs(ofB.keys[0].rawKey)).json().jobs).toEqual([]);

@@ -1,7 +1,17 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
-import { CheckStore, mergeCheckUpdate, newCheckDoc, presentCheck } from '../checks.js';
+import { alertChannelsForNewCheck } from '../alert-channels.js';
+import {
+  alertChannelsView,
+  assertCheckReferences,
+  type CheckDoc,
+  CheckStore,
+  mergeCheckUpdate,
+  newCheckDoc,
+  presentCheck,
+} from '../checks.js';
 import { notFound } from '../errors.js';
+import { CreateBrowserCheckBody } from '../schemas/browser-check.js';
 import {
   AutoAssignAlertsQuery,
   CreateDnsCheckBody,
@@ -13,15 +23,23 @@ import {
 import { IdParams } from '../schemas/common.js';
 import type { ServiceContext } from '../context.js';
 
-/** Check routes: create (ICMP, DNS, TCP, URL), read, list, update, delete (spec, "Checks"). */
+type Subscription = { alertChannelId: number; activated: boolean };
+
+/** Check routes: create (ICMP, DNS, TCP, URL, browser), read, list, update, delete (spec, "Checks"). */
 export async function checkRoutes(app: FastifyInstance, ctx: ServiceContext): Promise<void> {
   const checks = new CheckStore(ctx.db);
+  const present = async (accountId: string, doc: CheckDoc) =>
+    presentCheck(
+      doc,
+      await alertChannelsView(ctx.db, accountId, doc.alertChannelSubscriptions as Subscription[]),
+    );
 
   const creates = [
     ['icmp', 'ICMP', CreateIcmpCheckBody],
     ['dns', 'DNS', CreateDnsCheckBody],
     ['tcp', 'TCP', CreateTcpCheckBody],
     ['url', 'URL', CreateUrlCheckBody],
+    ['browser', 'BROWSER', CreateBrowserCheckBody],
   ] as const;
   for (const [path, checkType, body] of creates) {
     app.post(
@@ -29,10 +47,22 @@ export async function checkRoutes(app: FastifyInstance, ctx: ServiceContext): Pr
       { schema: { body, querystring: AutoAssignAlertsQuery, tags: ['checks'] } },
       async (request, reply) => {
         const now = new Date();
-        const doc = newCheckDoc(checkType, request.body as Record<string, unknown>, now);
+        const body = request.body as Record<string, unknown> & { alertChannelSubscriptions?: Subscription[] };
+        const { autoAssignAlerts } = request.query as { autoAssignAlerts: boolean };
+        await assertCheckReferences(ctx.db, request.accountId, body);
+        // Channels the new check subscribes to on its own (autoAssignAlerts, autoSubscribe), after its explicit ones.
+        const explicit = body.alertChannelSubscriptions ?? [];
+        const automatic = (
+          await alertChannelsForNewCheck(ctx.db, request.accountId, autoAssignAlerts)
+        ).filter((a) => !explicit.some((e) => e.alertChannelId === a.alertChannelId));
+        const doc = newCheckDoc(
+          checkType,
+          { ...body, alertChannelSubscriptions: [...explicit, ...automatic] },
+          now,
+        );
         await checks.insert(request.accountId, doc, now.getTime());
         ctx.log.info({ checkId: doc.id, checkType, accountId: request.accountId }, 'check created');
-        return reply.code(201).send(presentCheck(doc));
+        return reply.code(201).send(await present(request.accountId, doc));
       },
     );
   }
@@ -40,12 +70,13 @@ export async function checkRoutes(app: FastifyInstance, ctx: ServiceContext): Pr
   app.get(
     '/v1/checks',
     { schema: { querystring: Type.Object({}, { additionalProperties: false }) } },
-    async (request) => (await checks.list(request.accountId)).map(presentCheck),
+    async (request) =>
+      Promise.all((await checks.list(request.accountId)).map((doc) => present(request.accountId, doc))),
   );
 
   app.get('/v1/checks/:id', { schema: { params: IdParams } }, async (request) => {
     const { id } = request.params as { id: string };
-    return presentCheck(await checks.get(request.accountId, id));
+    return present(request.accountId, await checks.get(request.accountId, id));
   });
 
   app.put(
@@ -55,9 +86,10 @@ export async function checkRoutes(app: FastifyInstance, ctx: ServiceContext): Pr
       const { id } = request.params as { id: string };
       const now = new Date();
       const before = await checks.get(request.accountId, id);
+      await assertCheckReferences(ctx.db, request.accountId, request.body as Record<string, unknown>);
       const doc = mergeCheckUpdate(before, request.body as Record<string, unknown>, now);
       await checks.update(request.accountId, before, doc, now.getTime());
-      return presentCheck(doc);
+      return present(request.accountId, doc);
     },
   );
 

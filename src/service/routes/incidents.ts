@@ -1,3 +1,4 @@
+import { monotonicDate } from '../../shared/clock.js';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { ServiceContext } from '../context.js';
@@ -43,7 +44,7 @@ export async function incidentRoutes(app: FastifyInstance, ctx: ServiceContext):
       const incident = await incidents.create(
         request.accountId,
         request.body as CreateIncidentBody,
-        new Date(),
+        monotonicDate(),
       );
       ctx.log.info({ incidentId: incident.id, accountId: request.accountId }, 'incident created');
       return reply.code(201).send(incident);
@@ -104,7 +105,13 @@ export async function incidentRoutes(app: FastifyInstance, ctx: ServiceContext):
     async (request) => {
       const { id } = request.params as { id: string };
       const { probe } = request.query as { probe: boolean };
-      return incidents.update(request.accountId, id, request.body as UpdateIncidentBody, new Date(), probe);
+      return incidents.update(
+        request.accountId,
+        id,
+        request.body as UpdateIncidentBody,
+        monotonicDate(),
+        probe,
+      );
     },
   );
 
@@ -144,7 +151,7 @@ export async function incidentRoutes(app: FastifyInstance, ctx: ServiceContext):
         request.accountId,
         incidentId,
         request.body as IncidentUpdateBody,
-        new Date(),
+        monotonicDate(),
       );
       return reply.code(201).send([update]);
     },

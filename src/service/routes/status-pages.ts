@@ -1,3 +1,4 @@
+import { monotonicDate } from '../../shared/clock.js';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { ServiceContext } from '../context.js';
@@ -41,7 +42,7 @@ export async function statusPageRoutes(app: FastifyInstance, ctx: ServiceContext
       },
     },
     async (request, reply) => {
-      const page = await pages.create(request.accountId, request.body as StatusPageBody, new Date());
+      const page = await pages.create(request.accountId, request.body as StatusPageBody, monotonicDate());
       ctx.log.info({ statusPageId: page.id, accountId: request.accountId }, 'status page created');
       return reply.code(201).send(page);
     },
@@ -95,7 +96,7 @@ export async function statusPageRoutes(app: FastifyInstance, ctx: ServiceContext
     },
     async (request, reply) => {
       const { name } = request.body as { name: string };
-      return reply.code(201).send(await services.create(request.accountId, name, Date.now()));
+      return reply.code(201).send(await services.create(request.accountId, name, monotonicDate().getTime()));
     },
   );
 
@@ -168,7 +169,7 @@ export async function statusPageRoutes(app: FastifyInstance, ctx: ServiceContext
     },
     async (request) => {
       const { id } = request.params as { id: string };
-      return pages.update(request.accountId, id, request.body as StatusPageBody, new Date());
+      return pages.update(request.accountId, id, request.body as StatusPageBody, monotonicDate());
     },
   );
 

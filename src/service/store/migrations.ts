@@ -233,6 +233,91 @@ const migrations: Record<string, Migration> = {
       ).execute();
     },
   },
+  '0003_status_pages': {
+    async up(db: Kysely<unknown>) {
+      // Status pages: `url` (the subdomain) is unique per account; pages, services and
+      // incidents are listed by (created_at, id).
+      await db.schema.alterTable('status_pages').addColumn('url', 'text').execute();
+      await db.schema
+        .createIndex('status_pages_account_url')
+        .unique()
+        .on('status_pages')
+        .columns(['account_id', 'url'])
+        .execute();
+      for (const table of ['status_pages', 'status_page_services', 'incidents']) {
+        await db.schema
+          .createIndex(`${table}_account_order`)
+          .on(table)
+          .columns(['account_id', 'created_at', 'id'])
+          .execute();
+      }
+      // Which status-page services an incident affects; its pages show it.
+      await db.schema
+        .createTable('incident_services')
+        .addColumn('incident_id', 'text', (c) => c.notNull().references('incidents.id').onDelete('cascade'))
+        .addColumn('service_id', 'text', (c) =>
+          c.notNull().references('status_page_services.id').onDelete('cascade'),
+        )
+        .addColumn('account_id', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('incident_services_pk', ['incident_id', 'service_id'])
+        .execute();
+      await db.schema.createIndex('incident_services_service').on('incident_services').column('service_id').execute();
+      // Updates are numbered per incident so "latest" is exact within one millisecond.
+      await db.schema.alterTable('incident_updates').addColumn('seq', 'integer').execute();
+      await db.schema
+        .createIndex('incident_updates_incident_seq')
+        .unique()
+        .on('incident_updates')
+        .columns(['incident_id', 'seq'])
+        .execute();
+    },
+  },
+  '0003_private_locations': {
+    async up(db: Kysely<unknown>) {
+      // Which private location an agent last authenticated for (null: an account API key),
+      // so a location can report how many agents serve it.
+      await db.schema.alterTable('agents').addColumn('location_id', 'text').execute();
+      await db.schema.createIndex('agents_location_seen').on('agents').columns(['location_id', 'last_seen_at']).execute();
+      await db.schema.createIndex('private_location_keys_location').on('private_location_keys').column('location_id').execute();
+    },
+  },
+  '0003_analytics': {
+    async up(db: Kysely<unknown>) {
+      // Numeric copies of a result's HTTP timing phases, status code and attempts, so analytics
+      // aggregate columns instead of parsing `doc` (ms; null where a run has no such value).
+      // Rows stored before this migration keep nulls and attempts 1.
+      for (const column of ['phase_wait', 'phase_dns', 'phase_tcp', 'phase_first_byte', 'phase_download']) {
+        await db.schema.alterTable('check_results').addColumn(column, 'real').execute();
+      }
+      await db.schema.alterTable('check_results').addColumn('status_code', 'integer').execute();
+      await db.schema
+        .alterTable('check_results')
+        .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(1))
+        .execute();
+      // Key (check_id, result_type, started_at): a check's final results in a window are one
+      // index range. The other columns make the index covering, so analytics never read the
+      // table rows (which hold the JSON doc): most-used first, as SQLite decodes left to right.
+      await db.schema
+        .createIndex('check_results_analytics')
+        .on('check_results')
+        .columns([
+          'check_id',
+          'result_type',
+          'started_at',
+          'status',
+          'response_time',
+          'attempts',
+          'run_location',
+          'status_code',
+          'phase_wait',
+          'phase_dns',
+          'phase_tcp',
+          'phase_first_byte',
+          'phase_download',
+        ])
+        .execute();
+    },
+  },
 };
 
 class InCodeProvider implements MigrationProvider {

@@ -17,10 +17,11 @@ export type Database = {
   check_groups: DocRow<number>;
   alert_channels: DocRow<number> & { type: string };
   snippets: DocRow<number> & { name: string };
-  status_pages: DocRow<string>;
+  status_pages: DocRow<string> & { url: string | null };
   status_page_services: Scoped<string> & { name: string };
   incidents: DocRow<string>;
-  incident_updates: DocRow<string> & { incident_id: string };
+  incident_updates: DocRow<string> & { incident_id: string; seq: number | null };
+  incident_services: IncidentServiceTable;
   variables: Scoped<string> & { key: string; value: string; locked: number; secret: number };
   client_certificates: DocRow<string> & { host: string };
   error_groups: Scoped<string> & {
@@ -138,6 +139,16 @@ export type CheckResultTable = {
   /** The whole result, JSON. */
   doc: string;
   created_at: number;
+  /** HTTP timing phases, ms; null when the run has none (migration 0003_analytics, see analyticsColumnsOf). */
+  phase_wait: number | null;
+  phase_dns: number | null;
+  phase_tcp: number | null;
+  phase_first_byte: number | null;
+  phase_download: number | null;
+  /** HTTP status code of the final response; null without one (0003_analytics). */
+  status_code: number | null;
+  /** Attempts the run took; defaults to 1 (0003_analytics). */
+  attempts: Generated<number>;
 };
 
 export type AgentTable = {
@@ -145,6 +156,8 @@ export type AgentTable = {
   account_id: string;
   version: string;
   last_seen_at: number;
+  /** Private location whose key the agent last used; null for an account API key (migration 0003_private_locations). */
+  location_id: string | null;
 };
 
 export type AgentEventTable = {
@@ -154,3 +167,6 @@ export type AgentEventTable = {
   doc: string;
   created_at: ColumnType<number, number, never>;
 };
+
+/** Links an incident to a status-page service it affects (migration 0003_status_pages). */
+export type IncidentServiceTable = { incident_id: string; service_id: string; account_id: string };

@@ -1,0 +1,11 @@
+let lastMs = 0;
+
+/**
+ * Now as a Date, strictly later than the one this function returned before
+ * (by at least 1 ms). Records created in one burst then keep their creation
+ * order when sorted by `created_at`, which newest-first lists and cursors rely on.
+ */
+export function monotonicDate(): Date {
+  lastMs = Math.max(Date.now(), lastMs + 1);
+  return new Date(lastMs);
+}
