@@ -1,7 +1,40 @@
 /**
- * `npm run bench`: benchmarks against the reference tools (design.md §5). Build first
- * (`npm run build`), then run `node dist/bench/run.js`; root or ping_group_range for ICMP.
+ * `npm run bench [-- name …]`: benchmarks side by side with the reference tools
+ * (fping, dig, curl, autocannon), printing ratios (design.md §5). Build first
+ * (`npm run build`); ICMP needs root or ping_group_range. With no names, all run.
+ *
+ * Names: icmp, dns, tcp, url, agent-rss, analytics, service-http.
  */
+import { benchAgentIdleRss } from './agent-rss.js';
+import { benchAnalytics } from './analytics.js';
+import { benchDns } from './dns.js';
 import { runIcmpBench } from './icmp.js';
+import { benchServiceHttp } from './service-http.js';
+import { benchTcp } from './tcp.js';
+import { benchUrl } from './url.js';
 
-await runIcmpBench();
+const BENCHES: Record<string, () => Promise<unknown>> = {
+  icmp: () => runIcmpBench(),
+  dns: () => benchDns(),
+  tcp: () => benchTcp(),
+  url: () => benchUrl(),
+  'agent-rss': async () => {
+    const r = await benchAgentIdleRss();
+    console.log(
+      `agent idle RSS: ${r.idleRssMiB.toFixed(1)} MiB (peak ${r.peakRssMiB.toFixed(1)} MiB); goal under ${r.goalMiB} MiB: ${r.idleRssMiB < r.goalMiB ? 'met' : 'NOT met'}`,
+    );
+  },
+  analytics: () => benchAnalytics(),
+  'service-http': () => benchServiceHttp(),
+};
+
+const asked = process.argv.slice(2);
+const unknown = asked.filter((n) => !(n in BENCHES));
+if (unknown.length > 0) {
+  console.error(`unknown bench ${unknown.join(', ')}; choose from ${Object.keys(BENCHES).join(', ')}`);
+  process.exit(2);
+}
+for (const name of asked.length > 0 ? asked : Object.keys(BENCHES)) {
+  console.log(`\n=== ${name} ===`);
+  await BENCHES[name]!();
+}

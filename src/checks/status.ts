@@ -31,9 +31,11 @@ export type StatusDecision = {
 export function decideStatus(input: StatusInputs): StatusDecision {
   const rt = input.responseTimeMs;
   const overMax = rt !== null && input.maxResponseTimeMs !== null && rt >= input.maxResponseTimeMs;
-  const overDegraded = rt !== null && input.degradedResponseTimeMs !== null && rt >= input.degradedResponseTimeMs;
+  const overDegraded =
+    rt !== null && input.degradedResponseTimeMs !== null && rt >= input.degradedResponseTimeMs;
   const loss = input.packetLossPercent ?? null;
-  const lossFailed = loss !== null && input.maxPacketLossThreshold != null && loss >= input.maxPacketLossThreshold;
+  const lossFailed =
+    loss !== null && input.maxPacketLossThreshold != null && loss >= input.maxPacketLossThreshold;
   const lossDegraded =
     loss !== null && input.degradedPacketLossThreshold != null && loss >= input.degradedPacketLossThreshold;
 

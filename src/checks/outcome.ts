@@ -1,0 +1,130 @@
+import type { TSchema } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+import type { Assertion, AssertionResult, JobCheck, RunOutcome } from '../protocol/index.js';
+import type { AssertionsOutcome } from './assertions/index.js';
+import type { RunLogRecorder } from './run-log.js';
+import { decideStatus } from './status.js';
+
+// Shared by the TCP and URL executors: request validation, status judgement, error outcomes.
+
+export { RunLogRecorder } from './run-log.js';
+
+/** Rounds milliseconds to microseconds (3 decimals), as curl -w and ping print them. */
+export function roundMs(value: number): number {
+  return Math.round(value * 1000) / 1000;
+}
+
+/**
+ * Checks a job's request against its schema and the assertion sources its check type
+ * accepts. Returns the typed request, or one line naming the first problems.
+ */
+export function validateRequest<T extends TSchema & { static: { assertions: Assertion[] } }>(
+  label: string,
+  schema: T,
+  request: unknown,
+  sources: readonly string[],
+): { request: T['static'] } | { problem: string } {
+  if (!Value.Check(schema, request)) {
+    const problems = [...Value.Errors(schema, request)]
+      .slice(0, 3)
+      .map((e) => `${e.path || '/'} ${e.message} (got ${JSON.stringify(e.value) ?? 'nothing'})`);
+    return { problem: `invalid ${label} request: ${problems.join('; ')}` };
+  }
+  const typed = request as T['static'];
+  for (const [index, assertion] of typed.assertions.entries()) {
+    if (!sources.includes(assertion.source)) {
+      return {
+        problem: `assertion ${index + 1}: source ${assertion.source} is not one of ${sources.join(', ')}`,
+      };
+    }
+  }
+  return { request: typed };
+}
+
+function describeAssertion(a: AssertionResult): string {
+  return [a.source, a.property, a.comparison, a.target].filter((part) => part !== '').join(' ');
+}
+
+/** What a run found, for {@link judgeRun}. */
+export type RunFindings = {
+  check: JobCheck;
+  startedAt: Date;
+  logs: RunLogRecorder;
+  /** Total time of the run, ms: judged against degradedResponseTime / maxResponseTime. */
+  responseTimeMs: number;
+  /** Why the target could not be checked (connection, TLS, timeout); null when it answered. */
+  unreachable: string | null;
+  /** Failures besides assertions (a URL monitor's default status rule). */
+  failures: string[];
+  assertions: AssertionsOutcome;
+};
+
+/**
+ * Applies the status rule (reference/check-types.md, "Status of a run", via decideStatus) and
+ * writes `errorMessage`: the failures joined when FAILED, the degradation when DEGRADED, null
+ * when PASSED. The caller adds its result part.
+ */
+export function judgeRun(run: RunFindings): RunOutcome {
+  const { check } = run;
+  const rt = roundMs(run.responseTimeMs);
+  const decision = decideStatus({
+    failed: run.unreachable !== null || run.failures.length > 0 || !run.assertions.allPassed,
+    // A run that never reached its target has no response time to judge.
+    responseTimeMs: run.unreachable === null ? rt : null,
+    degradedResponseTimeMs: check.degradedResponseTime,
+    maxResponseTimeMs: check.maxResponseTime,
+    shouldFail: check.shouldFail,
+  });
+  const failures = run.unreachable === null ? [...run.failures] : [run.unreachable];
+  if (decision.overMaxResponseTime) {
+    failures.push(`response time ${rt} ms is at or above maxResponseTime ${check.maxResponseTime} ms`);
+  }
+  for (const result of run.assertions.results) {
+    if (result.error !== null)
+      failures.push(`assertion ${describeAssertion(result)} failed: ${result.error}`);
+  }
+  let errorMessage: string | null = null;
+  if (decision.status === 'FAILED') {
+    errorMessage =
+      check.shouldFail && failures.length === 0
+        ? 'the check passed but shouldFail is set'
+        : failures.join('; ');
+  } else if (decision.status === 'DEGRADED') {
+    errorMessage = `response time ${rt} ms is at or above degradedResponseTime ${check.degradedResponseTime} ms`;
+  } else if (check.shouldFail && failures.length > 0) {
+    run.logs.add('INFO', `failed as expected (shouldFail): ${failures.join('; ')}`);
+  }
+  if (errorMessage) run.logs.add(decision.status === 'FAILED' ? 'ERROR' : 'WARN', errorMessage);
+  // Spelled out: an object spread here cost more than the rest of the judgement (hot path).
+  return {
+    status: decision.status,
+    hasFailures: decision.hasFailures,
+    hasErrors: false,
+    isDegraded: decision.isDegraded,
+    overMaxResponseTime: decision.overMaxResponseTime,
+    responseTime: rt,
+    startedAt: run.startedAt.toISOString(),
+    stoppedAt: new Date().toISOString(),
+    errorMessage,
+    assertions: run.assertions.results,
+    logs: run.logs.lines,
+  };
+}
+
+/** The outcome of a run the agent could not carry out (a malformed job): hasErrors, FAILED. */
+export function errorRunOutcome(startedAt: Date, logs: RunLogRecorder, errorMessage: string): RunOutcome {
+  logs.add('ERROR', errorMessage);
+  return {
+    status: 'FAILED',
+    hasFailures: true,
+    hasErrors: true,
+    isDegraded: false,
+    overMaxResponseTime: false,
+    responseTime: 0,
+    startedAt: startedAt.toISOString(),
+    stoppedAt: new Date().toISOString(),
+    errorMessage,
+    assertions: [],
+    logs: logs.lines,
+  };
+}

@@ -1,0 +1,1 @@
+export { createTcpExecutor, TcpExecutor, type TcpExecutorOptions } from './executor.js';

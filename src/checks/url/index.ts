@@ -1,0 +1,1 @@
+export { createUrlExecutor, UrlExecutor, type UrlExecutorOptions } from './executor.js';

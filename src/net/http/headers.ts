@@ -1,0 +1,32 @@
+import type { IncomingHttpHeaders } from 'node:http';
+
+/** What replaces a secret header value (design.md §3, "scrubbing"). */
+export const SCRUBBED = '*****';
+
+/**
+ * Headers whose values are credentials: always scrubbed from results (reference/check-types.md,
+ * "Runtime variables and scrubbing"), plus proxy-authorization for the same reason.
+ */
+export const SECRET_HEADERS: ReadonlySet<string> = new Set([
+  'authorization',
+  'proxy-authorization',
+  'cookie',
+  'set-cookie',
+  'x-api-key',
+]);
+
+/**
+ * Headers as a result stores them: lower-case names, repeated values joined with `, `, and the
+ * values of {@link SECRET_HEADERS} replaced by `*****`.
+ */
+export function scrubHeaders(
+  headers: IncomingHttpHeaders | Record<string, string | string[] | undefined>,
+): Record<string, string> {
+  const scrubbed: Record<string, string> = {};
+  for (const [rawName, value] of Object.entries(headers)) {
+    if (value === undefined) continue;
+    const name = rawName.toLowerCase();
+    scrubbed[name] = SECRET_HEADERS.has(name) ? SCRUBBED : Array.isArray(value) ? value.join(', ') : value;
+  }
+  return scrubbed;
+}

@@ -1,0 +1,10 @@
+export { summarizeCertificate } from './certificate.js';
+export {
+  createTracingConnector,
+  type HopTrace,
+  startTrace,
+  type TracingConnectorOptions,
+} from './connector.js';
+export { SCRUBBED, SECRET_HEADERS, scrubHeaders } from './headers.js';
+export { type RequestOnceOptions, type RequestOnceResult, requestOnce } from './request.js';
+export { timingsOf } from './timings.js';
