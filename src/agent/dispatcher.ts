@@ -14,7 +14,7 @@ import { OutpostError } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
 import { executeJob } from './execute.js';
 import { renewLeaseUntilStopped } from './lease.js';
-import { linkSignal } from './linked-signal.js';
+import { linkSignal } from '../shared/linked-signal.js';
 import type { AgentMetrics, JobOutcomeLabel } from './metrics.js';
 import { rejectedJobResult, toCheckResult } from './outcomes.js';
 import { postResultWithRetry } from './result-poster.js';

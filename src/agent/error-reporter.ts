@@ -1,7 +1,7 @@
 import type { AgentEvent } from '../protocol/index.js';
 import type { Logger } from '../shared/logger.js';
 import { VERSION } from '../shared/paths.js';
-import { linkSignal } from './linked-signal.js';
+import { linkSignal } from '../shared/linked-signal.js';
 import type { ServiceClient } from './service-client.js';
 
 /** Reports accepted per rolling minute; more are dropped (and counted in the debug log). */

@@ -2,7 +2,7 @@ import type { Job } from '../protocol/index.js';
 import { backoffMs } from '../shared/abort.js';
 import { hasCode, type OutpostError } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
-import { linkSignal } from './linked-signal.js';
+import { linkSignal } from '../shared/linked-signal.js';
 import type { ServiceClient } from './service-client.js';
 
 /** Options of {@link renewLeaseUntilStopped}. */

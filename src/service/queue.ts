@@ -9,6 +9,7 @@ import {
   jobClassOf,
   type TriggerSource,
 } from '../protocol/index.js';
+import { linkSignal } from '../shared/linked-signal.js';
 import type { CheckDoc } from './checks.js';
 import { HttpError, notFound } from './errors.js';
 import type { Database } from './store/database.js';
@@ -197,12 +198,14 @@ export class JobQueue {
 
   /** Waits for `event`, at most `timeoutMs`; resolves false on timeout or abort. */
   async #waitFor(event: string, timeoutMs: number, signal: AbortSignal): Promise<boolean> {
-    const timeout = AbortSignal.timeout(timeoutMs);
+    // linkSignal, not AbortSignal.any: on Node 20 `any` leaks an entry on a long-lived parent per call.
+    const wait = linkSignal([signal], timeoutMs);
     try {
-      for await (const _ of on(this.#events, event, { signal: AbortSignal.any([signal, timeout]) }))
-        return true;
+      for await (const _ of on(this.#events, event, { signal: wait.signal })) return true;
     } catch {
       // Aborted or timed out: the caller looks at the queue again.
+    } finally {
+      wait.dispose();
     }
     return false;
   }

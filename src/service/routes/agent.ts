@@ -7,9 +7,12 @@ import {
   CheckResultSchema,
   type ClaimRequest,
   ClaimRequestSchema,
+  ClaimResponseSchema,
+  LeaseResponseSchema,
   PROTOCOL_VERSION,
 } from '../../protocol/index.js';
 import { HttpError } from '../errors.js';
+import { linkSignal } from '../../shared/linked-signal.js';
 import type { AgentScope } from '../queue.js';
 import type { ServiceContext } from '../context.js';
 
@@ -56,41 +59,71 @@ export async function agentRoutes(app: FastifyInstance, ctx: ServiceContext): Pr
     return { accountId: request.accountId, agentId, locations: location ? [location.slug] : null };
   };
 
-  app.post('/v1/agent/jobs/claim', { schema: { body: ClaimRequestSchema } }, async (request) => {
-    const body = request.body as ClaimRequest;
-    if (body.protocolVersion !== PROTOCOL_VERSION) {
-      throw new HttpError(
-        400,
-        `protocolVersion ${body.protocolVersion} is not supported; this service speaks ${PROTOCOL_VERSION}`,
-        {
-          field: 'protocolVersion',
-          in: 'body',
-          code: 'OUTPOST_ERR_PROTOCOL',
-        },
-      );
-    }
-    const scope = await scopeOf(request, body.agentVersion);
-    const closed = new AbortController();
-    request.raw.once('close', () => closed.abort());
-    const jobs = await ctx.queue.claimWait(
-      scope,
-      { checkTypes: body.checkTypes, freeSlots: body.freeSlots },
-      body.waitSeconds * 1000,
-      AbortSignal.any([closed.signal, ctx.shutdown]),
-    );
-    if (jobs.length > 0) request.log.debug({ jobs: jobs.map((j) => j.jobId) }, 'jobs claimed');
-    return { jobs };
-  });
+  app.post(
+    '/v1/agent/jobs/claim',
+    {
+      schema: {
+        summary: 'Claim jobs (long poll up to waitSeconds)',
+        body: ClaimRequestSchema,
+        response: { 200: ClaimResponseSchema },
+      },
+    },
+    async (request) => {
+      const body = request.body as ClaimRequest;
+      if (body.protocolVersion !== PROTOCOL_VERSION) {
+        throw new HttpError(
+          400,
+          `protocolVersion ${body.protocolVersion} is not supported; this service speaks ${PROTOCOL_VERSION}`,
+          {
+            field: 'protocolVersion',
+            in: 'body',
+            code: 'OUTPOST_ERR_PROTOCOL',
+          },
+        );
+      }
+      const scope = await scopeOf(request, body.agentVersion);
+      const wait = linkSignal([ctx.shutdown]);
+      request.raw.once('close', () => wait.abort());
+      const jobs = await ctx.queue
+        .claimWait(
+          scope,
+          { checkTypes: body.checkTypes, freeSlots: body.freeSlots },
+          body.waitSeconds * 1000,
+          wait.signal,
+        )
+        .finally(() => wait.dispose());
+      if (jobs.length > 0) request.log.debug({ jobs: jobs.map((j) => j.jobId) }, 'jobs claimed');
+      return { jobs };
+    },
+  );
 
-  app.post('/v1/agent/jobs/:jobId/lease', { schema: { params: JobParams } }, async (request) => {
-    const { jobId } = request.params as { jobId: string };
-    const leaseExpiresAt = await ctx.queue.renewLease(await scopeOf(request), jobId, Date.now());
-    return { leaseExpiresAt: new Date(leaseExpiresAt).toISOString(), leaseMs: ctx.queue.leaseMs };
-  });
+  app.post(
+    '/v1/agent/jobs/:jobId/lease',
+    {
+      schema: {
+        summary: 'Renew the lease of a running job',
+        params: JobParams,
+        response: { 200: LeaseResponseSchema },
+      },
+    },
+    async (request) => {
+      const { jobId } = request.params as { jobId: string };
+      const leaseExpiresAt = await ctx.queue.renewLease(await scopeOf(request), jobId, Date.now());
+      return { leaseExpiresAt: new Date(leaseExpiresAt).toISOString(), leaseMs: ctx.queue.leaseMs };
+    },
+  );
 
   app.post(
     '/v1/agent/jobs/:jobId/result',
-    { schema: { params: JobParams, body: CheckResultSchema }, bodyLimit: 8 * 1024 * 1024 },
+    {
+      schema: {
+        summary: 'Post the final result of a job (idempotent)',
+        params: JobParams,
+        body: CheckResultSchema,
+        response: { 200: Type.Object({ stored: Type.Boolean(), duplicate: Type.Boolean() }) },
+      },
+      bodyLimit: 8 * 1024 * 1024,
+    },
     async (request) => {
       const { jobId } = request.params as { jobId: string };
       const result = request.body as CheckResult;
@@ -114,17 +147,27 @@ export async function agentRoutes(app: FastifyInstance, ctx: ServiceContext): Pr
     },
   );
 
-  app.post('/v1/agent/events', { schema: { body: AgentEventSchema } }, async (request, reply) => {
-    const scope = await scopeOf(request);
-    await ctx.db
-      .insertInto('agent_events')
-      .values({
-        account_id: scope.accountId,
-        agent_id: scope.agentId,
-        doc: JSON.stringify(request.body),
-        created_at: Date.now(),
-      })
-      .execute();
-    return reply.code(202).send({ accepted: true });
-  });
+  app.post(
+    '/v1/agent/events',
+    {
+      schema: {
+        summary: 'Report an agent error (opt-out)',
+        body: AgentEventSchema,
+        response: { 202: Type.Object({ accepted: Type.Boolean() }) },
+      },
+    },
+    async (request, reply) => {
+      const scope = await scopeOf(request);
+      await ctx.db
+        .insertInto('agent_events')
+        .values({
+          account_id: scope.accountId,
+          agent_id: scope.agentId,
+          doc: JSON.stringify(request.body),
+          created_at: Date.now(),
+        })
+        .execute();
+      return reply.code(202).send({ accepted: true });
+    },
+  );
 }

@@ -2,7 +2,9 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { CHECK_TYPES, TRIGGER_SOURCES } from '../../protocol/index.js';
 import { sendError } from '../errors.js';
-import { StringEnum } from '../schemas/common.js';
+import { ErrorBodySchema, StringEnum } from '../schemas/common.js';
+import { CheckSessionSchema } from '../schemas/responses.js';
+import { linkSignal } from '../../shared/linked-signal.js';
 import type { SessionTarget } from '../sessions.js';
 import type { ServiceContext } from '../context.js';
 
@@ -39,7 +41,14 @@ const SessionParams = Type.Object({ checkSessionId: Type.String({ minLength: 1, 
 export async function checkSessionRoutes(app: FastifyInstance, ctx: ServiceContext): Promise<void> {
   app.post(
     '/v1/check-sessions/trigger',
-    { schema: { body: Type.Optional(TriggerBody) } },
+    {
+      schema: {
+        tags: ['check sessions'],
+        summary: 'Start check sessions for the checks matching the target filters',
+        body: Type.Optional(TriggerBody),
+        response: { 201: Type.Object({ sessions: Type.Array(CheckSessionSchema) }) },
+      },
+    },
     async (request, reply) => {
       const body = (request.body ?? {}) as {
         target?: SessionTarget;
@@ -54,16 +63,30 @@ export async function checkSessionRoutes(app: FastifyInstance, ctx: ServiceConte
     },
   );
 
-  app.get('/v1/check-sessions/:checkSessionId', { schema: { params: SessionParams } }, async (request) => {
-    const { checkSessionId } = request.params as { checkSessionId: string };
-    return ctx.sessions.get(request.accountId, checkSessionId);
-  });
+  app.get(
+    '/v1/check-sessions/:checkSessionId',
+    {
+      schema: {
+        tags: ['check sessions'],
+        summary: 'Get a check session',
+        params: SessionParams,
+        response: { 200: CheckSessionSchema },
+      },
+    },
+    async (request) => {
+      const { checkSessionId } = request.params as { checkSessionId: string };
+      return ctx.sessions.get(request.accountId, checkSessionId);
+    },
+  );
 
   app.get(
     '/v1/check-sessions/:checkSessionId/completion',
     {
       schema: {
+        tags: ['check sessions'],
+        summary: 'Wait until a check session is final (408 with the error body while it still runs)',
         params: SessionParams,
+        response: { 200: CheckSessionSchema, 408: ErrorBodySchema },
         querystring: Type.Object(
           { maxWaitSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 30, default: 30 })) },
           strict,
@@ -73,14 +96,12 @@ export async function checkSessionRoutes(app: FastifyInstance, ctx: ServiceConte
     async (request, reply) => {
       const { checkSessionId } = request.params as { checkSessionId: string };
       const { maxWaitSeconds } = request.query as { maxWaitSeconds: number };
-      const closed = new AbortController();
-      request.raw.once('close', () => closed.abort());
-      const session = await ctx.sessions.waitForCompletion(
-        request.accountId,
-        checkSessionId,
-        maxWaitSeconds * 1000,
-        AbortSignal.any([closed.signal, ctx.shutdown]),
-      );
+      // Stop waiting when the client goes away or the service closes.
+      const wait = linkSignal([ctx.shutdown]);
+      request.raw.once('close', () => wait.abort());
+      const session = await ctx.sessions
+        .waitForCompletion(request.accountId, checkSessionId, maxWaitSeconds * 1000, wait.signal)
+        .finally(() => wait.dispose());
       if (session) return session;
       return sendError(
         reply,

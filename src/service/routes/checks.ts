@@ -21,6 +21,7 @@ import {
   UpdateCheckBody,
 } from '../schemas/check.js';
 import { IdParams } from '../schemas/common.js';
+import { CheckResponseSchema } from '../schemas/responses.js';
 import type { ServiceContext } from '../context.js';
 
 type Subscription = { alertChannelId: number; activated: boolean };
@@ -44,7 +45,15 @@ export async function checkRoutes(app: FastifyInstance, ctx: ServiceContext): Pr
   for (const [path, checkType, body] of creates) {
     app.post(
       `/v1/checks/${path}`,
-      { schema: { body, querystring: AutoAssignAlertsQuery, tags: ['checks'] } },
+      {
+        schema: {
+          tags: ['checks'],
+          summary: `Create a ${checkType} check`,
+          body,
+          querystring: AutoAssignAlertsQuery,
+          response: { 201: CheckResponseSchema },
+        },
+      },
       async (request, reply) => {
         const now = new Date();
         const body = request.body as Record<string, unknown> & { alertChannelSubscriptions?: Subscription[] };
@@ -69,19 +78,46 @@ export async function checkRoutes(app: FastifyInstance, ctx: ServiceContext): Pr
 
   app.get(
     '/v1/checks',
-    { schema: { querystring: Type.Object({}, { additionalProperties: false }) } },
+    {
+      schema: {
+        tags: ['checks'],
+        summary: 'List checks',
+        querystring: Type.Object({}, { additionalProperties: false }),
+        response: { 200: Type.Array(CheckResponseSchema) },
+      },
+    },
     async (request) =>
       Promise.all((await checks.list(request.accountId)).map((doc) => present(request.accountId, doc))),
   );
 
-  app.get('/v1/checks/:id', { schema: { params: IdParams } }, async (request) => {
-    const { id } = request.params as { id: string };
-    return present(request.accountId, await checks.get(request.accountId, id));
-  });
+  app.get(
+    '/v1/checks/:id',
+    {
+      schema: {
+        tags: ['checks'],
+        summary: 'Get a check',
+        params: IdParams,
+        response: { 200: CheckResponseSchema },
+      },
+    },
+    async (request) => {
+      const { id } = request.params as { id: string };
+      return present(request.accountId, await checks.get(request.accountId, id));
+    },
+  );
 
   app.put(
     '/v1/checks/:id',
-    { schema: { params: IdParams, body: UpdateCheckBody, querystring: AutoAssignAlertsQuery } },
+    {
+      schema: {
+        tags: ['checks'],
+        summary: 'Update a check',
+        params: IdParams,
+        body: UpdateCheckBody,
+        querystring: AutoAssignAlertsQuery,
+        response: { 200: CheckResponseSchema },
+      },
+    },
     async (request) => {
       const { id } = request.params as { id: string };
       const now = new Date();
@@ -93,9 +129,20 @@ export async function checkRoutes(app: FastifyInstance, ctx: ServiceContext): Pr
     },
   );
 
-  app.delete('/v1/checks/:id', { schema: { params: IdParams } }, async (request, reply) => {
-    const { id } = request.params as { id: string };
-    if (!(await checks.delete(request.accountId, id))) throw notFound('check', id);
-    return reply.code(204).send();
-  });
+  app.delete(
+    '/v1/checks/:id',
+    {
+      schema: {
+        tags: ['checks'],
+        summary: 'Delete a check',
+        params: IdParams,
+        response: { 204: Type.Null() },
+      },
+    },
+    async (request, reply) => {
+      const { id } = request.params as { id: string };
+      if (!(await checks.delete(request.accountId, id))) throw notFound('check', id);
+      return reply.code(204).send();
+    },
+  );
 }

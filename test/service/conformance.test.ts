@@ -1,0 +1,264 @@
+import { randomUUID } from 'node:crypto';
+import { Ajv, type ValidateFunction } from 'ajv';
+import addFormats from 'ajv-formats';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PROTOCOL_VERSION } from '../../src/protocol/index.js';
+import { createTestCa } from '../helpers/test-ca.js';
+import { icmpBody, type TestService, testService } from '../helpers/service.js';
+
+/**
+ * Every route's actual responses validate against the OpenAPI document the
+ * service serves, and every operation of the document is exercised with a success.
+ */
+type Doc = {
+  paths: Record<string, Record<string, { responses?: Record<string, any> }>>;
+  components?: unknown;
+};
+
+let svc: TestService;
+let doc: Doc;
+const ajv = addFormats.default(new Ajv({ strict: false, allErrors: true, validateFormats: true }));
+const validators = new Map<string, ValidateFunction>();
+const exercised = new Set<string>();
+const templates: { method: string; path: string; pattern: RegExp }[] = [];
+
+beforeAll(async () => {
+  svc = await testService();
+  doc = (await svc.app.inject({ method: 'GET', url: '/openapi.json' })).json();
+  ajv.addSchema(doc as object, 'doc');
+  for (const [path, item] of Object.entries(doc.paths)) {
+    const pattern = new RegExp(`^${path.replace(/\{[^}]+\}/g, '[^/]+')}$`);
+    for (const method of Object.keys(item)) templates.push({ method: method.toUpperCase(), path, pattern });
+  }
+  // Static segments first, so /v1/status-pages/services is not taken for /v1/status-pages/{id}.
+  templates.sort((a, b) =>
+    (b.path.match(/\{/g)?.length ?? 0) < (a.path.match(/\{/g)?.length ?? 0) ? 1 : -1,
+  );
+});
+afterAll(async () => svc.close());
+
+function validatorFor(method: string, path: string, status: number): ValidateFunction | null {
+  const key = `${method} ${path} ${status}`;
+  if (!validators.has(key)) {
+    const response = doc.paths[path]?.[method.toLowerCase()]?.responses?.[String(status)];
+    const schema = response?.content?.['application/json']?.schema;
+    if (!schema) return null;
+    const rebased = JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', '"doc#/components/'));
+    validators.set(key, ajv.compile(rebased));
+  }
+  return validators.get(key)!;
+}
+
+/** Calls the service and checks the answer against the document; returns the JSON body. */
+async function call(
+  method: string,
+  url: string,
+  payload?: unknown,
+  headers: Record<string, string> = {},
+): Promise<any> {
+  const res = await svc.app.inject({
+    method: method as 'GET',
+    url,
+    headers: { ...svc.auth(), ...headers },
+    ...(payload === undefined ? {} : { payload: payload as object }),
+  });
+  const bare = url.split('?')[0]!;
+  const template = templates.find((t) => t.method === method && t.pattern.test(bare));
+  expect(template, `${method} ${bare} is in the OpenAPI document`).toBeDefined();
+  expect(res.statusCode, `${method} ${url}: ${res.body}`).toBeLessThan(300);
+  exercised.add(`${method} ${template!.path}`);
+  if (res.statusCode === 204) {
+    expect(res.body).toBe('');
+    return null;
+  }
+  const validate = validatorFor(method, template!.path, res.statusCode);
+  expect(validate, `${method} ${template!.path} documents its ${res.statusCode} response`).not.toBeNull();
+  const body = res.json();
+  expect(validate!(body), `${method} ${template!.path}: ${ajv.errorsText(validate!.errors)}`).toBe(true);
+  return body;
+}
+
+describe('responses conform to /openapi.json', () => {
+  it('exercises every operation and every answer validates', async () => {
+    // Checks of every type.
+    const icmp = await call('POST', '/v1/checks/icmp', icmpBody({ activated: false, tags: ['conf'] }));
+    await call('POST', '/v1/checks/dns', {
+      name: 'dns',
+      activated: false,
+      request: { recordType: 'A', query: 'a.test' },
+    });
+    await call('POST', '/v1/checks/tcp', {
+      name: 'tcp',
+      activated: false,
+      request: { hostname: '127.0.0.1', port: 9 },
+    });
+    await call('POST', '/v1/checks/url', {
+      name: 'url',
+      activated: false,
+      request: { url: 'http://127.0.0.1:9/' },
+    });
+    await call('POST', '/v1/checks/browser', {
+      name: 'browser',
+      activated: false,
+      script: 'await page.goto("about:blank")',
+    });
+    await call('GET', '/v1/checks');
+    await call('GET', `/v1/checks/${icmp.id}`);
+    await call('PUT', `/v1/checks/${icmp.id}`, { heartbeat: {}, script: '', name: 'renamed' });
+
+    // A session run through the agent protocol, failing so an error group appears.
+    const started = await call('POST', '/v1/check-sessions/trigger', { target: { checkId: [icmp.id] } });
+    const sessionId = started.sessions[0].checkSessionId;
+    const agent = { 'x-agent-id': randomUUID() };
+    const claim = await call(
+      'POST',
+      '/v1/agent/jobs/claim',
+      {
+        agentVersion: 't',
+        protocolVersion: PROTOCOL_VERSION,
+        checkTypes: ['ICMP'],
+        runtimes: [],
+        freeSlots: { uptime: 1, main: 0 },
+        waitSeconds: 0,
+      },
+      agent,
+    );
+    const job = claim.jobs[0];
+    await call('POST', `/v1/agent/jobs/${job.jobId}/lease`, undefined, agent);
+    const now = new Date().toISOString();
+    await call(
+      'POST',
+      `/v1/agent/jobs/${job.jobId}/result`,
+      {
+        status: 'FAILED',
+        hasFailures: true,
+        hasErrors: false,
+        isDegraded: false,
+        overMaxResponseTime: false,
+        responseTime: 0,
+        startedAt: now,
+        stoppedAt: now,
+        errorMessage: '100% packet loss to 10.0.0.1',
+        assertions: [],
+        logs: [],
+        runLocation: job.runLocation,
+        attempts: 1,
+        resultType: 'FINAL',
+        artifacts: [],
+      },
+      agent,
+    );
+    await call(
+      'POST',
+      '/v1/agent/events',
+      { message: 'm', agentVersion: 't', platform: 'linux', runtimeVersion: 'v20' },
+      agent,
+    );
+    await call('GET', `/v1/check-sessions/${sessionId}`);
+    await call('GET', `/v1/check-sessions/${sessionId}/completion?maxWaitSeconds=1`);
+    const groups = await call('GET', `/v1/error-groups/checks/${icmp.id}`);
+    await call('GET', `/v1/error-groups/${groups[0].id}`);
+    await call('PATCH', `/v1/error-groups/${groups[0].id}`, { archivedUntilNextEvent: true });
+
+    // Check groups, alert channels, snippets.
+    const group = await call('POST', '/v1/check-groups', {
+      name: 'g',
+      activated: true,
+      concurrency: 2,
+      apiCheckDefaults: {},
+    });
+    await call('GET', '/v1/check-groups');
+    await call('GET', `/v1/check-groups/${group.id}`);
+    await call('PUT', `/v1/check-groups/${group.id}`, { name: 'g2' });
+    const channel = await call('POST', '/v1/alert-channels', {
+      type: 'EMAIL',
+      config: { address: 'ops@example.test' },
+    });
+    await call('GET', '/v1/alert-channels');
+    await call('GET', `/v1/alert-channels/${channel.id}`);
+    await call('PUT', `/v1/alert-channels/${channel.id}`, {
+      type: 'EMAIL',
+      config: { address: 'oncall@example.test' },
+    });
+    const snippet = await call('POST', '/v1/snippets', { name: 's', script: 'console.log(1)' });
+    await call('GET', '/v1/snippets');
+    await call('GET', `/v1/snippets/${snippet.id}`);
+    await call('PUT', `/v1/snippets/${snippet.id}`, { name: 's2', script: 'console.log(2)' });
+
+    // Private locations and their keys.
+    const location = await call('POST', '/v1/private-locations', { name: 'Lab', slugName: 'lab-conf' });
+    await call('GET', '/v1/private-locations');
+    await call('GET', `/v1/private-locations/${location.id}`);
+    await call('PUT', `/v1/private-locations/${location.id}`, { name: 'Lab 2' });
+    const key = await call('POST', `/v1/private-locations/${location.id}/keys`);
+    await call('DELETE', `/v1/private-locations/${location.id}/keys/${key.id ?? key.keys?.at(-1)?.id}`);
+
+    // Status pages, services, incidents.
+    const service = await call('POST', '/v1/status-pages/services', { name: 'API' });
+    await call('GET', '/v1/status-pages/services');
+    await call('GET', `/v1/status-pages/services/${service.id}`);
+    await call('PUT', `/v1/status-pages/services/${service.id}`, { name: 'API 2' });
+    const page = await call('POST', '/v1/status-pages', {
+      name: 'Status',
+      url: 'conf-status',
+      cards: [{ name: 'Core', services: [{ id: service.id }] }],
+    });
+    await call('GET', '/v1/status-pages');
+    await call('GET', `/v1/status-pages/${page.id}`);
+    await call('PUT', `/v1/status-pages/${page.id}`, { name: 'Status 2', url: 'conf-status', cards: [] });
+    const incident = await call('POST', '/v1/incidents', {
+      name: 'Outage',
+      impact: 'MAJOR',
+      services: [{ id: service.id }],
+    });
+    await call('GET', '/v1/incidents');
+    await call('GET', `/v1/incidents/${incident.id}?includeAllIncidentUpdates=true`);
+    await call('PUT', `/v1/incidents/${incident.id}`, { name: 'Outage', impact: 'MINOR' });
+    await call('POST', `/v1/incidents/${incident.id}/updates`, { status: 'RESOLVED', description: 'fixed' });
+
+    // Runtimes, variables, client certificates.
+    const runtimes = await call('GET', '/v1/runtimes');
+    await call('GET', `/v1/runtimes/${runtimes[0].name}`);
+    await call('POST', '/v1/variables', { key: 'BASE_URL', value: 'https://example.test' });
+    await call('GET', '/v1/variables');
+    await call('GET', '/v1/variables/BASE_URL');
+    await call('PUT', '/v1/variables/BASE_URL', { value: 'https://example.test/v2' });
+    const ca = createTestCa();
+    try {
+      const pair = ca.issue({ commonName: 'client.example.test', altNames: ['DNS:client.example.test'] });
+      const cert = await call('POST', '/v1/client-certificates', {
+        host: '*.example.test',
+        cert: pair.cert,
+        key: pair.key,
+        ca: ca.caCert,
+      });
+      await call('GET', '/v1/client-certificates');
+      await call('GET', `/v1/client-certificates/${cert.id}`);
+      await call('DELETE', `/v1/client-certificates/${cert.id}`);
+    } finally {
+      ca.destroy();
+    }
+    if (doc.paths['/v1/analytics/api-checks/{id}']) {
+      const url = await call('POST', '/v1/checks/url', {
+        name: 'url2',
+        activated: false,
+        request: { url: 'http://127.0.0.1:9/' },
+      });
+      await call('GET', `/v1/analytics/api-checks/${url.id}?metrics=responseTime,availability`);
+    }
+
+    // Deletes last.
+    await call('DELETE', '/v1/variables/BASE_URL');
+    await call('DELETE', `/v1/incidents/${incident.id}`);
+    await call('DELETE', `/v1/status-pages/${page.id}`);
+    await call('DELETE', `/v1/status-pages/services/${service.id}`);
+    await call('DELETE', `/v1/private-locations/${location.id}`);
+    await call('DELETE', `/v1/snippets/${snippet.id}`);
+    await call('DELETE', `/v1/alert-channels/${channel.id}`);
+    await call('DELETE', `/v1/check-groups/${group.id}`);
+    await call('DELETE', `/v1/checks/${icmp.id}`);
+
+    const all = templates.map((t) => `${t.method} ${t.path}`).filter((op) => op !== 'GET /openapi.json');
+    expect(all.filter((op) => !exercised.has(op))).toEqual([]);
+  });
+});
