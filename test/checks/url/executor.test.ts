@@ -197,7 +197,9 @@ describe('URL executor over HTTP', () => {
     const elapsedMs = performance.now() - started;
     expect(outcome.status).toBe('FAILED');
     expect(outcome.httpCheckResult).toMatchObject({ errorCode: 'UND_ERR_HEADERS_TIMEOUT', response: null });
-    expect(outcome.errorMessage).toMatch(/no response headers within [89]\d\d ms \(UND_ERR_HEADERS_TIMEOUT\)/);
+    expect(outcome.errorMessage).toMatch(
+      /no response headers within [89]\d\d ms \(UND_ERR_HEADERS_TIMEOUT\)/,
+    );
     // 10 % of the job's timeout is kept for posting the result.
     expect(elapsedMs).toBeGreaterThanOrEqual(895);
     expect(elapsedMs).toBeLessThan(1000);
