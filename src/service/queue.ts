@@ -10,6 +10,7 @@ import {
   type TriggerSource,
 } from '../protocol/index.js';
 import { linkSignal } from '../shared/linked-signal.js';
+import { analyticsColumnsOf } from './analytics/columns.js';
 import type { CheckDoc } from './checks.js';
 import { HttpError, notFound } from './errors.js';
 import type { Database } from './store/database.js';
@@ -300,6 +301,7 @@ export class JobQueue {
           started_at: Date.parse(result.startedAt) || nowMs,
           stopped_at: Date.parse(result.stoppedAt) || nowMs,
           doc: JSON.stringify(result),
+          ...analyticsColumnsOf(result),
           created_at: nowMs,
         })
         .execute();

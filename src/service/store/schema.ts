@@ -156,7 +156,7 @@ export type AgentTable = {
   account_id: string;
   version: string;
   last_seen_at: number;
-  /** Private location whose key the agent last used; null for an account API key (migration 0003_private_locations). */
+  /** Private location whose key the agent last used; null for an account API key (migration 0005_private_locations). */
   location_id: string | null;
 };
 
@@ -168,5 +168,5 @@ export type AgentEventTable = {
   created_at: ColumnType<number, number, never>;
 };
 
-/** Links an incident to a status-page service it affects (migration 0003_status_pages). */
+/** Links an incident to a status-page service it affects (migration 0004_status_pages). */
 export type IncidentServiceTable = { incident_id: string; service_id: string; account_id: string };

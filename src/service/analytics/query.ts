@@ -1,0 +1,236 @@
+/**
+ * Aggregation of stored results into time buckets inside the store, in one SQL statement, so
+ * no result row crosses into JavaScript. Reads only columns the indexes
+ * `check_results_analytics` and `check_results_analytics_all` cover (migration `0003_analytics`).
+ *
+ * SQLite forms to translate for PostgreSQL: `percentile_cont(x, p)` (SQLite's percentile
+ * extension, compiled into better-sqlite3) is `percentile_cont(p) WITHIN GROUP (ORDER BY x)`;
+ * `json_group_array`/`json_array` are `json_agg`/`json_build_array`; the correlated subquery
+ * per bucket becomes a LATERAL join.
+ */
+import { type Kysely, type RawBuilder, sql } from 'kysely';
+import type { Database } from '../store/database.js';
+import { type MetricSpec, percentileFraction } from './metrics.js';
+import { bucketCount, bucketStartOf, type TimeWindow } from './time-range.js';
+
+/** Dimensions a query may group series by (`groupBy`), and the column each reads. */
+export const GROUP_COLUMNS = { runLocation: 'run_location', statusCode: 'status_code' } as const;
+export type GroupBy = keyof typeof GROUP_COLUMNS;
+
+/** `filterByStatus` values: success = PASSED or DEGRADED, failure = FAILED. */
+export const STATUS_FILTERS = ['success', 'failure'] as const;
+export type StatusFilter = (typeof STATUS_FILTERS)[number];
+
+/** What to aggregate: one check's final results in a window. */
+export type AggregateQuery = {
+  checkId: string;
+  window: TimeWindow;
+  /** Bucket width, ms, aligned to the epoch; null = one bucket for the whole window. */
+  intervalMs: number | null;
+  metrics: readonly MetricSpec[];
+  groupBy: GroupBy | null;
+  /** Statuses kept; empty = all. */
+  statuses: readonly StatusFilter[];
+};
+
+/** One bucket of one series: its start (epoch ms) and one value per requested metric, in order. */
+export type BucketValues = { startMs: number; values: (number | null)[] };
+
+/**
+ * One series: the group's key (null when not grouped, or for results without an HTTP status)
+ * and its non-empty buckets, oldest first.
+ */
+export type AggregatedSeries = { key: string | number | null; buckets: BucketValues[] };
+
+/**
+ * How the statement walks the buckets:
+ * - `loop`: a recursive CTE lists the buckets and a correlated subquery aggregates each one over
+ *   an index range, so no sort of the results is needed (the fast path);
+ * - `groupBy`: one `GROUP BY` over the window (sorts the results; used when the window holds more
+ *   than {@link MAX_LOOP_BUCKETS} buckets, most of them then empty).
+ */
+export type Strategy = 'loop' | 'groupBy';
+
+/** Above this many buckets a query uses the `groupBy` strategy. */
+export const MAX_LOOP_BUCKETS = 50_000;
+
+/** Aggregate SQL expressions of a query, deduplicated, and how to read each metric from them. */
+class AggregatePlan {
+  readonly exprs: string[] = [];
+  readonly readers: ((row: readonly unknown[]) => number | null)[];
+
+  constructor(metrics: readonly MetricSpec[]) {
+    this.readers = metrics.map((m) => this.#reader(m));
+  }
+
+  #at(expr: string): number {
+    let i = this.exprs.indexOf(expr);
+    if (i < 0) i = this.exprs.push(expr) - 1;
+    return i;
+  }
+
+  #reader(m: MetricSpec): (row: readonly unknown[]) => number | null {
+    const num = (i: number) => (row: readonly unknown[]) =>
+      typeof row[i] === 'number' ? (row[i] as number) : null;
+    if (m.kind === 'availability')
+      return num(this.#at(`avg(CASE WHEN r.status <> 'FAILED' THEN 100.0 ELSE 0.0 END)`));
+    if (m.kind === 'retries') return num(this.#at('sum(CASE WHEN r.attempts > 1 THEN 1 ELSE 0 END)'));
+    const c = `r.${m.column}`;
+    const fraction = percentileFraction(m.aggregation);
+    // percentile_cont is linear interpolation between closest ranks (as PostgreSQL's
+    // `percentile_cont(p) WITHIN GROUP (ORDER BY c)`); NULLs are skipped.
+    if (fraction !== undefined) return num(this.#at(`percentile_cont(${c}, ${fraction})`));
+    if (m.aggregation !== 'stddev') return num(this.#at(`${m.aggregation}(${c})`));
+    // Population standard deviation from count, sum and sum of squares (one pass).
+    const [n, s, q] = [this.#at(`count(${c})`), this.#at(`sum(${c})`), this.#at(`sum(${c} * ${c})`)];
+    return (row) => {
+      const count = row[n] as number;
+      if (!count) return null;
+      const mean = (row[s] as number) / count;
+      return Math.sqrt(Math.max(0, (row[q] as number) / count - mean * mean));
+    };
+  }
+}
+
+function whereClause(q: AggregateQuery): string {
+  const only = new Set(q.statuses);
+  if (only.size !== 1) return '';
+  return only.has('success') ? ` AND r.status <> 'FAILED'` : ` AND r.status = 'FAILED'`;
+}
+
+type Cell = [key: string | number | null, count: number, ...values: unknown[]];
+
+/** The `loop` statement: one row per bucket, `cells` a JSON array of [key, count, ...aggregates] per group. */
+function loopStatement(q: AggregateQuery, plan: AggregatePlan): RawBuilder<{ lo: number; cells: string }> {
+  const { fromMs, toMs } = q.window;
+  const interval = q.intervalMs ?? toMs - fromMs;
+  const firstHi = q.intervalMs === null ? toMs : Math.min(bucketStartOf(fromMs, interval) + interval, toMs);
+  const group = q.groupBy ? `r.${GROUP_COLUMNS[q.groupBy]}` : 'NULL';
+  const cols = plan.exprs.map((e, i) => `, ${e} AS m${i}`).join('');
+  const cells = ['g', 'n', ...plan.exprs.map((_, i) => `m${i}`)].join(', ');
+  return sql<{ lo: number; cells: string }>`
+    WITH RECURSIVE b(lo, hi) AS (
+      SELECT ${sql.lit(fromMs)}, ${sql.lit(firstHi)}
+      UNION ALL
+      SELECT hi, CASE WHEN hi + ${sql.lit(interval)} < ${sql.lit(toMs)} THEN hi + ${sql.lit(interval)} ELSE ${sql.lit(toMs)} END
+      FROM b WHERE hi < ${sql.lit(toMs)}
+    )
+    SELECT b.lo AS lo, (
+      SELECT json_group_array(json_array(${sql.raw(cells)})) FROM (
+        SELECT ${sql.raw(group)} AS g, count(*) AS n${sql.raw(cols)}
+        FROM check_results r
+        WHERE r.check_id = ${q.checkId} AND r.result_type = 'FINAL'
+          AND r.started_at >= b.lo AND r.started_at < b.hi${sql.raw(whereClause(q))}
+        ${sql.raw(q.groupBy ? `GROUP BY ${group}` : '')}
+      ) WHERE n > 0
+    ) AS cells
+    FROM b`;
+}
+
+async function runLoop(
+  db: Kysely<Database>,
+  q: AggregateQuery,
+  plan: AggregatePlan,
+): Promise<Map<number, Cell[]>> {
+  const { rows } = await loopStatement(q, plan).execute(db);
+  const interval = q.intervalMs ?? q.window.toMs - q.window.fromMs;
+  const out = new Map<number, Cell[]>();
+  for (const row of rows) {
+    const parsed = JSON.parse(row.cells) as Cell[];
+    if (parsed.length > 0)
+      out.set(q.intervalMs === null ? q.window.fromMs : bucketStartOf(row.lo, interval), parsed);
+  }
+  return out;
+}
+
+/** The `groupBy` statement: one row per (group, bucket) with columns g, lo, n, m0, m1, … */
+function groupByStatement(q: AggregateQuery, plan: AggregatePlan): RawBuilder<Record<string, unknown>> {
+  const { fromMs, toMs } = q.window;
+  const interval = q.intervalMs ?? toMs - fromMs;
+  const group = q.groupBy ? `r.${GROUP_COLUMNS[q.groupBy]}` : 'NULL';
+  const bucket = q.intervalMs === null ? `${fromMs}` : `(r.started_at / ${interval}) * ${interval}`;
+  const cols = plan.exprs.map((e, i) => `, ${e} AS m${i}`).join('');
+  return sql<Record<string, unknown>>`
+    SELECT ${sql.raw(group)} AS g, ${sql.raw(bucket)} AS lo, count(*) AS n${sql.raw(cols)}
+    FROM check_results r
+    WHERE r.check_id = ${q.checkId} AND r.result_type = 'FINAL'
+      AND r.started_at >= ${sql.lit(fromMs)} AND r.started_at < ${sql.lit(toMs)}${sql.raw(whereClause(q))}
+    GROUP BY ${sql.raw(q.groupBy ? 'g, lo' : 'lo')}`;
+}
+
+async function runGroupBy(
+  db: Kysely<Database>,
+  q: AggregateQuery,
+  plan: AggregatePlan,
+): Promise<Map<number, Cell[]>> {
+  const { rows } = await groupByStatement(q, plan).execute(db);
+  const out = new Map<number, Cell[]>();
+  for (const row of rows) {
+    const lo = Number(row.lo);
+    const cell = [
+      row.g as string | number | null,
+      Number(row.n),
+      ...plan.exprs.map((_, i) => row[`m${i}`]),
+    ] as Cell;
+    const list = out.get(lo);
+    if (list) list.push(cell);
+    else out.set(lo, [cell]);
+  }
+  return out;
+}
+
+function compareKeys(a: string | number | null, b: string | number | null): number {
+  if (a === b) return 0;
+  if (a === null) return 1;
+  if (b === null) return -1;
+  return a < b ? -1 : 1;
+}
+
+/** The strategy a query gets by default: `loop` unless the window holds too many buckets. */
+export function strategyOf(q: AggregateQuery): Strategy {
+  return q.intervalMs === null || bucketCount(q.window, q.intervalMs) <= MAX_LOOP_BUCKETS
+    ? 'loop'
+    : 'groupBy';
+}
+
+/**
+ * The store's plan for a query (SQLite `EXPLAIN QUERY PLAN`, one line per step), to check that
+ * it reads a covering index and never the table.
+ */
+export async function explainAggregate(
+  db: Kysely<Database>,
+  q: AggregateQuery,
+  strategy: Strategy = strategyOf(q),
+): Promise<string[]> {
+  const plan = new AggregatePlan(q.metrics);
+  const statement = strategy === 'loop' ? loopStatement(q, plan) : groupByStatement(q, plan);
+  const { rows } = await sql<{ detail: string }>`EXPLAIN QUERY PLAN ${statement}`.execute(db);
+  return rows.map((r) => r.detail);
+}
+
+/**
+ * Aggregates one check's FINAL results in `[from, to)` into series of buckets: one series when
+ * not grouped, else one per group key (run location ascending; status code ascending, null —
+ * no HTTP response — last). Buckets without results are left out. Values are null where a
+ * metric has no input in the bucket (for example `dns_avg` when no run reached DNS).
+ */
+export async function aggregateResults(
+  db: Kysely<Database>,
+  q: AggregateQuery,
+  strategy: Strategy = strategyOf(q),
+): Promise<AggregatedSeries[]> {
+  const plan = new AggregatePlan(q.metrics);
+  const byBucket = strategy === 'loop' ? await runLoop(db, q, plan) : await runGroupBy(db, q, plan);
+  const series = new Map<string | number | null, BucketValues[]>();
+  for (const startMs of [...byBucket.keys()].sort((a, b) => a - b)) {
+    for (const [key, , ...rest] of byBucket.get(startMs) ?? []) {
+      const values = plan.readers.map((read) => read(rest));
+      const list = series.get(key);
+      if (list) list.push({ startMs, values });
+      else series.set(key, [{ startMs, values }]);
+    }
+  }
+  return [...series.entries()]
+    .sort(([a], [b]) => compareKeys(a, b))
+    .map(([key, buckets]) => ({ key, buckets }));
+}
