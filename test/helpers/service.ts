@@ -1,3 +1,4 @@
+import type { LightMyRequestResponse } from 'fastify';
 import { pino } from 'pino';
 import { build, type Service } from '../../src/service/app.js';
 import { createAccount, createApiKey } from '../../src/service/auth.js';
@@ -9,6 +10,13 @@ export type TestService = Service & {
   accountB: { id: string; key: string };
   /** Headers authenticating as account A (or B). */
   auth(account?: 'A' | 'B'): Record<string, string>;
+  /** `app.inject` as account A (or B), with an optional JSON body. */
+  request(
+    method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE',
+    url: string,
+    payload?: unknown,
+    account?: 'A' | 'B',
+  ): Promise<LightMyRequestResponse>;
 };
 
 /** Builds a real service (real SQLite in memory, real routes) with two accounts. */
@@ -31,6 +39,13 @@ export async function testService(
     accountA: { id: a, key: keyA },
     accountB: { id: b, key: keyB },
     auth: (account = 'A') => ({ authorization: `Bearer ${account === 'A' ? keyA : keyB}` }),
+    request: (method, url, payload, account = 'A') =>
+      service.app.inject({
+        method,
+        url,
+        headers: { authorization: `Bearer ${account === 'A' ? keyA : keyB}` },
+        ...(payload === undefined ? {} : { payload: payload as object }),
+      }),
   };
 }
 

@@ -8,18 +8,7 @@ beforeAll(async () => {
 afterAll(async () => svc.close());
 
 type Account = 'A' | 'B';
-const req = (
-  method: 'GET' | 'POST' | 'PUT' | 'DELETE',
-  url: string,
-  payload?: unknown,
-  account: Account = 'A',
-) =>
-  svc.app.inject({
-    method,
-    url,
-    headers: svc.auth(account),
-    ...(payload === undefined ? {} : { payload: payload as object }),
-  });
+const req: TestService['request'] = (...args) => svc.request(...args);
 
 async function createSnippet(over: Record<string, unknown> = {}, account: Account = 'A') {
   const res = await req('POST', '/v1/snippets', { name: 'login', script: 'await login()', ...over }, account);
