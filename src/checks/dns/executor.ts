@@ -22,6 +22,7 @@ import { evaluateAssertions, jsonPathSource, valueSource } from '../assertions/i
 import type { Executor, ExecutorContext } from '../executor.js';
 import { decideStatus } from '../status.js';
 import { RunLogRecorder } from '../run-log.js';
+import { runBudgetMs } from '../time-budget.js';
 
 /** Options of the DNS executor. */
 export type DnsExecutorOptions = {
@@ -36,10 +37,6 @@ export type DnsExecutorOptions = {
   /** EDNS0 UDP payload size advertised, bytes. Default 1232. */
   udpPayloadSizeBytes?: number;
 };
-
-/** Share of the job's timeout kept free for building and posting the result, at most 500 ms. */
-const TIMEOUT_RESERVE_SHARE = 0.1;
-const MAX_TIMEOUT_RESERVE_MS = 500;
 
 type Plan = { request: DnsRequest } | { problem: string };
 
@@ -130,8 +127,7 @@ export class DnsExecutor implements Executor {
       nameServerInfo: { host, port: request.port, protocol },
       truncatedRetriedOverTcp: false,
     };
-    const reserveMs = Math.min(MAX_TIMEOUT_RESERVE_MS, job.timeoutMs * TIMEOUT_RESERVE_SHARE);
-    const timeoutMs = Math.max(1, Math.min(this.#queryTimeoutMs, Math.floor(job.timeoutMs - reserveMs)));
+    const timeoutMs = Math.max(1, Math.min(this.#queryTimeoutMs, Math.floor(runBudgetMs(job.timeoutMs))));
     run.logs.add(
       'INFO',
       `asking ${host} port ${request.port} over ${request.protocol} for ${request.recordType} ${request.query}`,

@@ -18,6 +18,7 @@ import { decideStatus } from '../status.js';
 import { ResolveError, type ResolvedTarget, resolveTarget } from './resolve.js';
 import { RunLogRecorder } from '../run-log.js';
 import { packetLossPercent, roundMs, summarizeLatency } from './statistics.js';
+import { runBudgetMs } from '../time-budget.js';
 
 /** Options of the ICMP executor. */
 export type IcmpExecutorOptions = {
@@ -38,10 +39,6 @@ export type IcmpExecutorOptions = {
   /** ICMP payload, bytes. Default 56, as iputils ping (84-byte IPv4 packets). */
   payloadSizeBytes?: number;
 };
-
-/** Share of the job's timeout kept free for building and posting the result, at most 500 ms. */
-const TIMEOUT_RESERVE_SHARE = 0.1;
-const MAX_TIMEOUT_RESERVE_MS = 500;
 
 /** sendto errors of an IPv6 socket that mean "this host has no IPv6 route": fall back to IPv4. */
 const IPV6_UNAVAILABLE = new Set(['ENETUNREACH', 'EADDRNOTAVAIL', 'EAFNOSUPPORT']);
@@ -159,8 +156,7 @@ export class IcmpExecutor implements Executor {
     }
     const { request } = plan;
     const icmp = emptyResult(request, this.#payloadSizeBytes);
-    const reserveMs = Math.min(MAX_TIMEOUT_RESERVE_MS, job.timeoutMs * TIMEOUT_RESERVE_SHARE);
-    const deadline = t0 + job.timeoutMs - reserveMs;
+    const deadline = t0 + runBudgetMs(job.timeoutMs);
 
     let pinged: { target: ResolvedTarget; outcome: PingOutcome };
     try {

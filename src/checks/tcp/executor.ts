@@ -14,6 +14,7 @@ import { OutpostError } from '../../shared/errors.js';
 import { evaluateAssertions, valueSource } from '../assertions/index.js';
 import type { Executor, ExecutorContext } from '../executor.js';
 import { errorRunOutcome, judgeRun, roundMs, RunLogRecorder, validateRequest } from '../outcome.js';
+import { runBudgetMs } from '../time-budget.js';
 
 /** Options of the TCP executor. */
 export type TcpExecutorOptions = {
@@ -31,12 +32,8 @@ export type TcpExecutorOptions = {
   replyIdleMs?: number;
 };
 
-/** Share of the job's timeout kept free for building and posting the result, at most 500 ms. */
-const TIMEOUT_RESERVE_SHARE = 0.1;
-const MAX_TIMEOUT_RESERVE_MS = 500;
-
 function deadlineOf(job: Job, t0: number): number {
-  return t0 + job.timeoutMs - Math.min(MAX_TIMEOUT_RESERVE_MS, job.timeoutMs * TIMEOUT_RESERVE_SHARE);
+  return t0 + runBudgetMs(job.timeoutMs);
 }
 
 function emptyPart(request: TcpRequest, resolver: 'dns' | 'os'): TcpCheckResult {

@@ -16,6 +16,7 @@ import { evaluateAssertions, valueSource } from '../assertions/index.js';
 import type { Executor, ExecutorContext } from '../executor.js';
 import { errorRunOutcome, judgeRun, RunLogRecorder, validateRequest } from '../outcome.js';
 import { displayUrl, httpPartOf } from './http-part.js';
+import { runBudgetMs } from '../time-budget.js';
 
 /** Options of the URL executor. */
 export type UrlExecutorOptions = {
@@ -41,8 +42,6 @@ export type UrlExecutorOptions = {
 };
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
-const TIMEOUT_RESERVE_SHARE = 0.1;
-const MAX_TIMEOUT_RESERVE_MS = 500;
 
 function checkOptions(options: UrlExecutorOptions): void {
   for (const name of ['maxRedirects', 'maxBodyBytes'] as const) {
@@ -134,8 +133,7 @@ export class UrlExecutor implements Executor {
         signal: context.signal,
         resolver: this.#resolver,
       });
-    const deadline =
-      t0 + job.timeoutMs - Math.min(MAX_TIMEOUT_RESERVE_MS, job.timeoutMs * TIMEOUT_RESERVE_SHARE);
+    const deadline = t0 + runBudgetMs(job.timeoutMs);
     const redirects: HttpRedirect[] = [];
     let url = requestedUrl;
     let last: RequestOnceResult;
