@@ -19,8 +19,6 @@ export async function openSqliteDatabase(file: string): Promise<Kysely<Database>
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
-  // Reads of large result tables (analytics) go through the page cache without copies.
-  if (file !== ':memory:') sqlite.pragma('mmap_size = 1073741824');
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
   await migrateToLatest(db as Kysely<unknown>);
   return db;
