@@ -3,6 +3,7 @@ import type { Executor } from '../checks/executor.js';
 import type { CheckType } from '../protocol/index.js';
 import { hasCode } from '../shared/errors.js';
 import { createLogger, type Logger } from '../shared/logger.js';
+import { lazyExecutor } from '../checks/lazy.js';
 import { Agent } from './agent.js';
 import { type AgentConfig, parseAgentConfig, redactAgentConfig } from './config.js';
 
@@ -102,21 +103,29 @@ export async function runAgent(env: NodeJS.ProcessEnv, options: RunAgentOptions 
 }
 
 /**
- * The built-in executors (ICMP, DNS, TCP, URL), loaded lazily so an agent given its own
- * executors needs none of them.
+ * The built-in executors (ICMP, DNS, TCP, URL). Each module is imported on the
+ * first job of its type (see lazyExecutor), which keeps an idle agent small.
  */
 async function loadDefaultExecutors(config: AgentConfig, logger: Logger): Promise<Map<CheckType, Executor>> {
-  const [icmp, dns, tcp, url] = await Promise.all([
-    import('../checks/icmp/index.js'),
-    import('../checks/dns/index.js'),
-    import('../checks/tcp/index.js'),
-    import('../checks/url/index.js'),
-  ]);
   const executors: Executor[] = [
-    icmp.createIcmpExecutor({ log: logger.child({ component: 'icmp' }) }),
-    dns.createDnsExecutor({ log: logger.child({ component: 'dns' }) }),
-    tcp.createTcpExecutor({ useOsDnsResolver: config.useOsDnsResolver }),
-    url.createUrlExecutor({ useOsDnsResolver: config.useOsDnsResolver }),
+    lazyExecutor('ICMP', async () =>
+      (await import('../checks/icmp/index.js')).createIcmpExecutor({
+        log: logger.child({ component: 'icmp' }),
+      }),
+    ),
+    lazyExecutor('DNS', async () =>
+      (await import('../checks/dns/index.js')).createDnsExecutor({ log: logger.child({ component: 'dns' }) }),
+    ),
+    lazyExecutor('TCP', async () =>
+      (await import('../checks/tcp/index.js')).createTcpExecutor({
+        useOsDnsResolver: config.useOsDnsResolver,
+      }),
+    ),
+    lazyExecutor('URL', async () =>
+      (await import('../checks/url/index.js')).createUrlExecutor({
+        useOsDnsResolver: config.useOsDnsResolver,
+      }),
+    ),
   ];
   return new Map(executors.map((e) => [e.checkType, e]));
 }
