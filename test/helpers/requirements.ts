@@ -40,3 +40,19 @@ export function netnsWorks(): boolean {
   commandWorks('ip', ['netns', 'del', name]);
   return commandWorks('nft', ['--version']);
 }
+
+/**
+ * True when IPv6 on loopback is off, so an IPv6 test must skip (with a message).
+ * Under CI=true it throws instead: CI always runs the IPv6 cases.
+ */
+export function ipv6Missing(): boolean {
+  return (
+    missingRequirement([
+      {
+        ok: ipv6LoopbackWorks(),
+        what: 'IPv6 on loopback (::1)',
+        install: 'sysctl -w net.ipv6.conf.lo.disable_ipv6=0',
+      },
+    ]) !== null
+  );
+}

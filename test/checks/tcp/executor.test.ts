@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTcpExecutor } from '../../../src/checks/tcp/index.js';
 import { RunOutcomeSchema } from '../../../src/protocol/index.js';
 import { refusedPort, startTcpServer, type TestTcpServer } from '../../helpers/http-servers.js';
-import { ipv6LoopbackWorks } from '../../helpers/requirements.js';
+import { ipv6Missing } from '../../helpers/requirements.js';
 import { type DnsStub, startDnsStub } from './dns-stub.js';
 import { contextOf, jobOf } from './jobs.js';
 
@@ -256,7 +256,7 @@ describe('TCP executor', () => {
     expect(outcome.tcpCheckResult).toMatchObject({ resolver: 'os', resolvedIp: '127.0.0.1' });
   });
 
-  it.skipIf(!ipv6LoopbackWorks())('connects over IPv6 to localhost when asked', async () => {
+  it.skipIf(ipv6Missing())('connects over IPv6 to localhost when asked', async () => {
     const v6 = await startTcpServer('echo', { host: '::1' });
     try {
       const job = jobOf('TCP', tcp({ hostname: 'localhost', port: v6.port, ipFamily: 'IPv6', data: 'six' }));

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUrlExecutor } from '../../../src/checks/url/index.js';
 import { RunOutcomeSchema } from '../../../src/protocol/index.js';
 import { refusedPort, startHttpServer, type TestHttpServer } from '../../helpers/http-servers.js';
-import { ipv6LoopbackWorks } from '../../helpers/requirements.js';
+import { ipv6Missing } from '../../helpers/requirements.js';
 import { type DnsStub, startDnsStub } from '../tcp/dns-stub.js';
 import { contextOf, jobOf } from '../tcp/jobs.js';
 
@@ -252,7 +252,7 @@ describe('URL executor over HTTP', () => {
     await expect(pending).rejects.toMatchObject({ code: 'OUTPOST_ERR_ABORTED' });
   });
 
-  it.skipIf(!ipv6LoopbackWorks())('connects over IPv6 to [::1] and to localhost when asked', async () => {
+  it.skipIf(ipv6Missing())('connects over IPv6 to [::1] and to localhost when asked', async () => {
     const v6 = await startHttpServer({ host: '::1' });
     try {
       const literal = await run(`${v6.origin}/`);
