@@ -41,8 +41,13 @@ export function validateRequest<T extends TSchema & { static: { assertions: Asse
   return { request: typed };
 }
 
-function describeAssertion(a: AssertionResult): string {
-  return [a.source, a.property, a.comparison, a.target].filter((part) => part !== '').join(' ');
+/** An assertion in one line for error messages: `LATENCY avg LESS_THAN 100`. */
+export function describeAssertion(
+  a: Pick<AssertionResult, 'source' | 'comparison'> & { property?: string; target?: string },
+): string {
+  return [a.source, a.property, a.comparison, a.target]
+    .filter((part) => part !== undefined && part !== '')
+    .join(' ');
 }
 
 /** What a run found, for {@link judgeRun}. */

@@ -1,5 +1,6 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { pino } from 'pino';
+import { expect } from 'vitest';
 import { build, type Service } from '../../src/service/app.js';
 import { createAccount, createApiKey } from '../../src/service/auth.js';
 import { openSqliteDatabase } from '../../src/service/store/database.js';
@@ -58,4 +59,18 @@ export function icmpBody(overrides: Record<string, unknown> = {}): Record<string
     script: '',
     ...overrides,
   };
+}
+
+/** Asserts a 400 with the spec's error body naming `field` (in `location`: body, querystring, params). */
+export function expectBadField(
+  res: { statusCode: number; json(): unknown },
+  field: string,
+  location = 'body',
+): void {
+  expect(res.statusCode).toBe(400);
+  expect(res.json()).toMatchObject({
+    statusCode: 400,
+    error: 'Bad Request',
+    attributes: { field, in: location },
+  });
 }

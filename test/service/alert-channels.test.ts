@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { alertChannelsForNewCheck, channelIdsForCheck } from '../../src/service/alert-channels.js';
-import { icmpBody, type TestService, testService } from '../helpers/service.js';
+import { expectBadField, icmpBody, testService, type TestService } from '../helpers/service.js';
 
 let svc: TestService;
 beforeAll(async () => {
@@ -34,19 +34,6 @@ async function storedConfig(id: number): Promise<Record<string, unknown>> {
     .where('id', '=', id)
     .executeTakeFirstOrThrow();
   return JSON.parse(row.doc).config;
-}
-
-function expectBadField(
-  res: { statusCode: number; json(): unknown },
-  field: string,
-  location = 'body',
-): void {
-  expect(res.statusCode).toBe(400);
-  expect(res.json()).toMatchObject({
-    statusCode: 400,
-    error: 'Bad Request',
-    attributes: { field, in: location },
-  });
 }
 
 const webhook = {

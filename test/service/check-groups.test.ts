@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assertGroupExists } from '../../src/service/check-groups.js';
-import { icmpBody, type TestService, testService } from '../helpers/service.js';
+import { expectBadField, icmpBody, testService, type TestService } from '../helpers/service.js';
 
 let svc: TestService;
 beforeAll(async () => {
@@ -27,19 +27,6 @@ async function createGroup(over: Record<string, unknown> = {}, account: Account 
 async function countGroups(): Promise<number> {
   const rows = await svc.context.db.selectFrom('check_groups').select('id').execute();
   return rows.length;
-}
-
-function expectBadField(
-  res: { statusCode: number; json(): unknown },
-  field: string,
-  location = 'body',
-): void {
-  expect(res.statusCode).toBe(400);
-  expect(res.json()).toMatchObject({
-    statusCode: 400,
-    error: 'Bad Request',
-    attributes: { field, in: location },
-  });
 }
 
 describe('POST /v1/check-groups', () => {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CheckResult, type Job, PROTOCOL_VERSION } from '../../src/protocol/index.js';
 import { hashApiKey } from '../../src/service/auth.js';
-import { icmpBody, type TestService, testService } from '../helpers/service.js';
+import { expectBadField, icmpBody, testService, type TestService } from '../helpers/service.js';
 
 let svc: TestService;
 beforeAll(async () => {
@@ -25,19 +25,6 @@ async function createLocation(over: Record<string, unknown> = {}, account: Accou
   );
   expect(res.statusCode, res.body).toBe(201);
   return res.json();
-}
-
-function expectBadField(
-  res: { statusCode: number; json(): unknown },
-  field: string,
-  location = 'body',
-): void {
-  expect(res.statusCode).toBe(400);
-  expect(res.json()).toMatchObject({
-    statusCode: 400,
-    error: 'Bad Request',
-    attributes: { field, in: location },
-  });
 }
 
 const claimAs = (key: string, agentId: string = randomUUID()) =>

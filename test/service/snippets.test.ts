@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { icmpBody, type TestService, testService } from '../helpers/service.js';
+import { expectBadField, icmpBody, testService, type TestService } from '../helpers/service.js';
 
 let svc: TestService;
 beforeAll(async () => {
@@ -18,19 +18,6 @@ async function createSnippet(over: Record<string, unknown> = {}, account: Accoun
 
 async function countSnippets(): Promise<number> {
   return (await svc.context.db.selectFrom('snippets').select('id').execute()).length;
-}
-
-function expectBadField(
-  res: { statusCode: number; json(): unknown },
-  field: string,
-  location = 'body',
-): void {
-  expect(res.statusCode).toBe(400);
-  expect(res.json()).toMatchObject({
-    statusCode: 400,
-    error: 'Bad Request',
-    attributes: { field, in: location },
-  });
 }
 
 describe('POST /v1/snippets', () => {

@@ -22,6 +22,7 @@ import { evaluateAssertions, jsonPathSource, valueSource } from '../assertions/i
 import type { Executor, ExecutorContext } from '../executor.js';
 import { decideStatus } from '../status.js';
 import { RunLogRecorder } from '../run-log.js';
+import { describeAssertion, roundMs } from '../outcome.js';
 import { runBudgetMs } from '../time-budget.js';
 
 /** Options of the DNS executor. */
@@ -61,19 +62,6 @@ function planOf(job: Job): Plan {
   const nameProblem = queryNameProblem(name);
   if (nameProblem !== null) return { problem: `invalid DNS request: /query ${nameProblem}` };
   return { request };
-}
-
-const roundMs = (value: number) => Math.round(value * 1000) / 1000;
-
-function describeAssertion(a: {
-  source: string;
-  property?: string;
-  comparison: string;
-  target?: string;
-}): string {
-  return [a.source, a.property, a.comparison, a.target]
-    .filter((part) => part !== undefined && part !== '')
-    .join(' ');
 }
 
 type Run = { startedAt: Date; logs: RunLogRecorder };

@@ -17,7 +17,8 @@ import type { Executor, ExecutorContext } from '../executor.js';
 import { decideStatus } from '../status.js';
 import { ResolveError, type ResolvedTarget, resolveTarget } from './resolve.js';
 import { RunLogRecorder } from '../run-log.js';
-import { packetLossPercent, roundMs, summarizeLatency } from './statistics.js';
+import { packetLossPercent, summarizeLatency } from './statistics.js';
+import { describeAssertion, roundMs } from '../outcome.js';
 import { runBudgetMs } from '../time-budget.js';
 
 /** Options of the ICMP executor. */
@@ -89,17 +90,6 @@ function emptyResult(request: IcmpRequest, payloadSizeBytes: number): IcmpCheckR
     socketType: null,
     pingResults: [],
   };
-}
-
-function describeAssertion(a: {
-  source: string;
-  property?: string;
-  comparison: string;
-  target?: string;
-}): string {
-  return [a.source, a.property, a.comparison, a.target]
-    .filter((part) => part !== undefined && part !== '')
-    .join(' ');
 }
 
 /**

@@ -1,9 +1,5 @@
 import type { Latency } from '../../protocol/index.js';
-
-/** Rounds to microseconds (3 decimals of a millisecond), as iputils ping prints. */
-export function roundMs(value: number): number {
-  return Math.round(value * 1000) / 1000;
-}
+import { roundMs } from '../outcome.js';
 
 /**
  * min / avg / max / stdDev of round-trip times in ms, null when there are none. stdDev is the
