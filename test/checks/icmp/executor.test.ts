@@ -289,11 +289,12 @@ describe.skipIf(missingNetns !== null)('ICMP executor against a test host in a n
     });
 
     it.each([
-      // degradedResponseTime, maxResponseTime, status: judged on the average, not the maximum
-      [40, 100, 'PASSED'],
+      // degradedResponseTime, maxResponseTime, status: judged on the average, not the maximum.
+      // Bounds leave room for a userspace responder that answers late on a loaded machine.
+      [60, 100, 'PASSED'],
       [20, 100, 'DEGRADED'],
       [10, 20, 'FAILED'],
-    ] as const)('avg ≈ 22.5 ms with degraded %d ms / max %d ms is %s', async (degraded, max, status) => {
+    ] as const)('avg ≈ 22.5 ms (max 90 ms) with degraded %d ms / max %d ms is %s', async (degraded, max, status) => {
       const outcome = await run(
         executor,
         icmpJob(
@@ -305,7 +306,8 @@ describe.skipIf(missingNetns !== null)('ICMP executor against a test host in a n
       const latency = outcome.icmpCheckResult!.latency;
       expect(latency.max!).toBeGreaterThanOrEqual(90);
       expect(latency.avg!).toBeGreaterThan(22);
-      expect(latency.avg!).toBeLessThan(30);
+      // Well below the 90 ms maximum, so the status below can only come from the average.
+      expect(latency.avg!).toBeLessThan(60);
       expect(outcome.status).toBe(status);
       expect(outcome.overMaxResponseTime).toBe(status === 'FAILED');
     });
