@@ -294,23 +294,26 @@ describe.skipIf(missingNetns !== null)('ICMP executor against a test host in a n
       [60, 100, 'PASSED'],
       [20, 100, 'DEGRADED'],
       [10, 20, 'FAILED'],
-    ] as const)('avg ≈ 22.5 ms (max 90 ms) with degraded %d ms / max %d ms is %s', async (degraded, max, status) => {
-      const outcome = await run(
-        executor,
-        icmpJob(
-          { hostname: host.peerAddress, pingCount: 4 },
-          { degradedResponseTime: degraded, maxResponseTime: max },
-        ),
-      );
+    ] as const)(
+      'avg ≈ 22.5 ms (max 90 ms) with degraded %d ms / max %d ms is %s',
+      async (degraded, max, status) => {
+        const outcome = await run(
+          executor,
+          icmpJob(
+            { hostname: host.peerAddress, pingCount: 4 },
+            { degradedResponseTime: degraded, maxResponseTime: max },
+          ),
+        );
 
-      const latency = outcome.icmpCheckResult!.latency;
-      expect(latency.max!).toBeGreaterThanOrEqual(90);
-      expect(latency.avg!).toBeGreaterThan(22);
-      // Well below the 90 ms maximum, so the status below can only come from the average.
-      expect(latency.avg!).toBeLessThan(60);
-      expect(outcome.status).toBe(status);
-      expect(outcome.overMaxResponseTime).toBe(status === 'FAILED');
-    });
+        const latency = outcome.icmpCheckResult!.latency;
+        expect(latency.max!).toBeGreaterThanOrEqual(90);
+        expect(latency.avg!).toBeGreaterThan(22);
+        // Well below the 90 ms maximum, so the status below can only come from the average.
+        expect(latency.avg!).toBeLessThan(60);
+        expect(outcome.status).toBe(status);
+        expect(outcome.overMaxResponseTime).toBe(status === 'FAILED');
+      },
+    );
 
     it('counts a reply later than the packet timeout as lost', async () => {
       const impatient = createIcmpExecutor({ intervalMs: 10, packetTimeoutMs: 50 });
