@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { type Kysely, sql } from 'kysely';
 import { apiCheckAnalytics, parseMetrics } from '../src/service/analytics/api-checks.js';
+import { AnalyticsWorkers } from '../src/service/analytics/workers.js';
 import { explainAggregate } from '../src/service/analytics/query.js';
 import { quickRangeWindow } from '../src/service/analytics/time-range.js';
 import { createAccount } from '../src/service/auth.js';
@@ -35,9 +36,9 @@ export type AnalyticsBenchReport = {
   fileMiB: number;
   /** The query plan of the typical query (it must read only the covering index). */
   plan: string[];
-  /** Without and with `PRAGMA mmap_size` (the store's default has none). */
+  /** With the service's reader threads (AnalyticsWorkers), one part of the window per core. */
   queries: AnalyticsBenchQuery[];
-  mmapQueries: AnalyticsBenchQuery[];
+  threadQueries: AnalyticsBenchQuery[];
 };
 
 const DAY_MS = 86_400_000;
@@ -208,18 +209,19 @@ async function timeQueries(
   checkId: string,
   nowMs: number,
   runs: number,
+  workers: AnalyticsWorkers | null,
 ) {
   const out: AnalyticsBenchQuery[] = [];
   for (const [name, q] of QUERIES) {
     const query = { ...q, metrics: [q.metrics] } as AnalyticsQuery;
-    const warm = await apiCheckAnalytics(db, accountId, checkId, query, { nowMs }); // warm-up: page cache, JIT
+    const warm = await apiCheckAnalytics(db, accountId, checkId, query, { nowMs, workers }); // warm-up: page cache, JIT
     const buckets = warm.series.reduce((n, s) => n + s.data.length, 0);
     const wall: number[] = [];
     const cpu: number[] = [];
     for (let i = 0; i < runs; i++) {
       const c0 = process.cpuUsage();
       const t0 = performance.now();
-      await apiCheckAnalytics(db, accountId, checkId, query, { nowMs });
+      await apiCheckAnalytics(db, accountId, checkId, query, { nowMs, workers });
       wall.push(performance.now() - t0);
       const c = process.cpuUsage(c0);
       cpu.push((c.user + c.system) / 1000);
@@ -284,10 +286,11 @@ export async function benchAnalytics(
       groupBy: null,
       statuses: [],
     });
-    const queries = await timeQueries(db, accountId, checkId, nowMs, runs);
-    await sql`PRAGMA mmap_size = 2147483648`.execute(db);
-    const mmapQueries = await timeQueries(db, accountId, checkId, nowMs, runs);
-    const report = { rows: Number(stored.n), insertSeconds, fileMiB, plan, queries, mmapQueries };
+    const queries = await timeQueries(db, accountId, checkId, nowMs, runs, null);
+    const workers = AnalyticsWorkers.for(file);
+    const threadQueries = workers ? await timeQueries(db, accountId, checkId, nowMs, runs, workers) : queries;
+    await workers?.close();
+    const report = { rows: Number(stored.n), insertSeconds, fileMiB, plan, queries, threadQueries };
     print(report);
     return report;
   } finally {
@@ -302,13 +305,13 @@ function print(r: AnalyticsBenchReport): void {
   );
   console.log(`plan: ${r.plan.join('; ')}`);
   console.log(
-    `${'query'.padEnd(52)}${'buckets'.padStart(8)}${'min ms'.padStart(9)}${'median'.padStart(9)}${'cpu'.padStart(8)}${'mmap med'.padStart(10)}${'mmap cpu'.padStart(10)}`,
+    `${'query'.padEnd(52)}${'buckets'.padStart(8)}${'min ms'.padStart(9)}${'median'.padStart(9)}${'cpu'.padStart(8)}${'threads med'.padStart(12)}${'threads cpu'.padStart(12)}`,
   );
   r.queries.forEach((q, i) => {
-    const m = r.mmapQueries[i]!;
+    const m = r.threadQueries[i]!;
     console.log(
       `${q.name.padEnd(52)}${String(q.buckets).padStart(8)}${String(q.minMs).padStart(9)}${String(q.medianMs).padStart(9)}` +
-        `${String(q.cpuMedianMs).padStart(8)}${String(m.medianMs).padStart(10)}${String(m.cpuMedianMs).padStart(10)}`,
+        `${String(q.cpuMedianMs).padStart(8)}${String(m.medianMs).padStart(12)}${String(m.cpuMedianMs).padStart(12)}`,
     );
   });
 }

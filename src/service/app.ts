@@ -2,6 +2,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } 
 import type { Kysely } from 'kysely';
 import type { Logger } from '../shared/logger.js';
 import { bodyAjv, queryAjv } from './ajv.js';
+import { AnalyticsWorkers } from './analytics/workers.js';
 import { authHook } from './auth.js';
 import type { ResultHook, ServiceContext } from './context.js';
 import { errorGroupsHook } from './error-groups.js';
@@ -22,6 +23,8 @@ export type BuildOptions = {
   queueExpiryMs?: number;
   /** Base of `checkSessionLink`; default http://localhost:3000. */
   appUrl?: string;
+  /** The store's file, for analytics reader threads; omitted or ":memory:" runs analytics on one thread. */
+  databaseFile?: string;
   /** Hooks run after each new result is stored, after the built-in ones. */
   resultHooks?: ResultHook[];
 };
@@ -52,6 +55,7 @@ export async function build(options: BuildOptions): Promise<Service> {
     log: options.log,
     shutdown: shutdown.signal,
     resultHooks: [errorGroupsHook(options.db), ...(options.resultHooks ?? [])],
+    analyticsWorkers: AnalyticsWorkers.for(options.databaseFile),
   };
 
   const app: FastifyInstance = Fastify({
@@ -82,6 +86,7 @@ export async function build(options: BuildOptions): Promise<Service> {
       closing ??= (async () => {
         shutdown.abort();
         await app.close();
+        await context.analyticsWorkers?.close();
       })();
       return closing;
     },

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { CheckResult } from '../protocol/index.js';
 import type { Logger } from '../shared/logger.js';
+import type { AnalyticsWorkers } from './analytics/workers.js';
 import type { JobQueue } from './queue.js';
 import type { CheckSessions } from './sessions.js';
 import type { Database } from './store/database.js';
@@ -18,6 +19,8 @@ export type ServiceContext = {
    * `outpost up`, alerting later). A hook that throws is logged; the result stays stored.
    */
   resultHooks: ResultHook[];
+  /** Reader threads for analytics over a store file; null for an in-memory store or one core. */
+  analyticsWorkers: AnalyticsWorkers | null;
 };
 
 /** A stored result, as result hooks see it. */

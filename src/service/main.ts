@@ -39,6 +39,7 @@ export async function startService(
   const seededChecks = options.seedDemo ? await seedDemoChecks(db, boot.accountId) : [];
   const service = await build({
     db,
+    databaseFile: config.databaseFile,
     log: options.log,
     leaseMs: config.leaseMs,
     queueExpiryMs: config.queueExpiryMs,

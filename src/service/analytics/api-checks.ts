@@ -8,6 +8,7 @@ import { CheckStore } from '../checks.js';
 import { badField, HttpError } from '../errors.js';
 import { iso, offsetOf } from '../pagination.js';
 import type { AnalyticsQuery, AnalyticsResponse } from '../schemas/analytics.js';
+import type { AnalyticsWorkers } from './workers.js';
 import type { Database } from '../store/database.js';
 import { type MetricMetadata, type MetricSpec, metadataOf, metricSpec } from './metrics.js';
 import {
@@ -70,6 +71,8 @@ export type AnalyticsOptions = {
   nowMs?: number;
   /** Forces a strategy (tests compare both); default chosen by bucket count. */
   strategy?: Strategy;
+  /** Reader threads that evaluate parts of the window at once; default none (one thread). */
+  workers?: AnalyticsWorkers | null;
 };
 
 type Series = AnalyticsResponse['series'][number];
@@ -134,6 +137,7 @@ export async function apiCheckAnalytics(
     db,
     { checkId, window, intervalMs, metrics, groupBy, statuses },
     options.strategy,
+    options.workers ?? null,
   );
   const series = groupBy === null && all.length === 0 ? [{ key: null, buckets: [] }] : all;
   const metadata: Record<string, MetricMetadata> = {};

@@ -12,6 +12,7 @@ import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { Database } from '../store/database.js';
 import { type MetricSpec, percentileFraction } from './metrics.js';
 import { bucketCount, bucketStartOf, type TimeWindow } from './time-range.js';
+import type { AnalyticsWorkers } from './workers.js';
 
 /** Dimensions a query may group series by (`groupBy`), and the column each reads. */
 export const GROUP_COLUMNS = { runLocation: 'run_location', statusCode: 'status_code' } as const;
@@ -131,16 +132,43 @@ async function runLoop(
   db: Kysely<Database>,
   q: AggregateQuery,
   plan: AggregatePlan,
+  workers: AnalyticsWorkers | null,
 ): Promise<Map<number, Cell[]>> {
-  const { rows } = await loopStatement(q, plan).execute(db);
   const interval = q.intervalMs ?? q.window.toMs - q.window.fromMs;
+  // Buckets are independent: with reader threads, split the window at bucket boundaries
+  // into one contiguous part per thread and evaluate the parts at once.
+  const parts = workers && q.intervalMs !== null ? splitWindow(q, workers.size) : [q];
+  const rowSets = await Promise.all(
+    parts.map(async (part) => {
+      const statement = loopStatement(part, plan);
+      if (!workers || parts.length === 1) return (await statement.execute(db)).rows;
+      const { sql: text, parameters } = statement.compile(db);
+      return (await workers.all(text, parameters)) as { lo: number; cells: string }[];
+    }),
+  );
   const out = new Map<number, Cell[]>();
-  for (const row of rows) {
+  for (const row of rowSets.flat()) {
     const parsed = JSON.parse(row.cells) as Cell[];
     if (parsed.length > 0)
       out.set(q.intervalMs === null ? q.window.fromMs : bucketStartOf(row.lo, interval), parsed);
   }
   return out;
+}
+
+/** Splits a bucketed query's window at bucket boundaries into at most `count` contiguous parts. */
+export function splitWindow(q: AggregateQuery, count: number): AggregateQuery[] {
+  const interval = q.intervalMs!;
+  const buckets = bucketCount(q.window, interval);
+  const n = Math.max(1, Math.min(count, buckets));
+  const first = bucketStartOf(q.window.fromMs, interval);
+  const parts: AggregateQuery[] = [];
+  let fromMs = q.window.fromMs;
+  for (let i = 1; i <= n; i++) {
+    const toMs = i === n ? q.window.toMs : first + Math.round((buckets * i) / n) * interval;
+    if (toMs > fromMs) parts.push({ ...q, window: { ...q.window, fromMs, toMs } });
+    fromMs = toMs;
+  }
+  return parts;
 }
 
 /** The `groupBy` statement: one row per (group, bucket) with columns g, lo, n, m0, m1, … */
@@ -218,9 +246,10 @@ export async function aggregateResults(
   db: Kysely<Database>,
   q: AggregateQuery,
   strategy: Strategy = strategyOf(q),
+  workers: AnalyticsWorkers | null = null,
 ): Promise<AggregatedSeries[]> {
   const plan = new AggregatePlan(q.metrics);
-  const byBucket = strategy === 'loop' ? await runLoop(db, q, plan) : await runGroupBy(db, q, plan);
+  const byBucket = strategy === 'loop' ? await runLoop(db, q, plan, workers) : await runGroupBy(db, q, plan);
   const series = new Map<string | number | null, BucketValues[]>();
   for (const startMs of [...byBucket.keys()].sort((a, b) => a - b)) {
     for (const [key, , ...rest] of byBucket.get(startMs) ?? []) {

@@ -27,7 +27,9 @@ export async function analyticsRoutes(app: FastifyInstance, ctx: ServiceContext)
     },
     async (request) => {
       const { id } = request.params as { id: string };
-      return apiCheckAnalytics(ctx.db, request.accountId, id, request.query as AnalyticsQuery);
+      return apiCheckAnalytics(ctx.db, request.accountId, id, request.query as AnalyticsQuery, {
+        workers: ctx.analyticsWorkers,
+      });
     },
   );
 }
