@@ -42,12 +42,45 @@ export function validateRequest<T extends TSchema & { static: { assertions: Asse
 }
 
 /** An assertion in one line for error messages: `LATENCY avg LESS_THAN 100`. */
-export function describeAssertion(
+function describeAssertion(
   a: Pick<AssertionResult, 'source' | 'comparison'> & { property?: string; target?: string },
 ): string {
   return [a.source, a.property, a.comparison, a.target]
     .filter((part) => part !== undefined && part !== '')
     .join(' ');
+}
+
+/** One line per failed assertion: `assertion LATENCY avg LESS_THAN 10 failed: …`. */
+export function assertionFailures(results: readonly AssertionResult[]): string[] {
+  return results
+    .filter((r) => r.error !== null)
+    .map((r) => `assertion ${describeAssertion(r)} failed: ${r.error}`);
+}
+
+/**
+ * The `errorMessage` of a judged run, also written to its log: the failures
+ * joined when FAILED (or why shouldFail turned a pass into a failure), the
+ * degradations joined when DEGRADED, null when PASSED. A pass that shouldFail
+ * made of a failure is logged at INFO.
+ */
+export function explainStatus(
+  status: RunOutcome['status'],
+  shouldFail: boolean,
+  failures: readonly string[],
+  logs: RunLogRecorder,
+  degradations: readonly string[],
+): string | null {
+  let errorMessage: string | null = null;
+  if (status === 'FAILED') {
+    errorMessage =
+      shouldFail && failures.length === 0 ? 'the check passed but shouldFail is set' : failures.join('; ');
+  } else if (status === 'DEGRADED') {
+    errorMessage = degradations.join('; ');
+  } else if (shouldFail && failures.length > 0) {
+    logs.add('INFO', `failed as expected (shouldFail): ${failures.join('; ')}`);
+  }
+  if (errorMessage) logs.add(status === 'FAILED' ? 'ERROR' : 'WARN', errorMessage);
+  return errorMessage;
 }
 
 /** What a run found, for {@link judgeRun}. */
@@ -84,22 +117,10 @@ export function judgeRun(run: RunFindings): RunOutcome {
   if (decision.overMaxResponseTime) {
     failures.push(`response time ${rt} ms is at or above maxResponseTime ${check.maxResponseTime} ms`);
   }
-  for (const result of run.assertions.results) {
-    if (result.error !== null)
-      failures.push(`assertion ${describeAssertion(result)} failed: ${result.error}`);
-  }
-  let errorMessage: string | null = null;
-  if (decision.status === 'FAILED') {
-    errorMessage =
-      check.shouldFail && failures.length === 0
-        ? 'the check passed but shouldFail is set'
-        : failures.join('; ');
-  } else if (decision.status === 'DEGRADED') {
-    errorMessage = `response time ${rt} ms is at or above degradedResponseTime ${check.degradedResponseTime} ms`;
-  } else if (check.shouldFail && failures.length > 0) {
-    run.logs.add('INFO', `failed as expected (shouldFail): ${failures.join('; ')}`);
-  }
-  if (errorMessage) run.logs.add(decision.status === 'FAILED' ? 'ERROR' : 'WARN', errorMessage);
+  failures.push(...assertionFailures(run.assertions.results));
+  const errorMessage = explainStatus(decision.status, check.shouldFail, failures, run.logs, [
+    `response time ${rt} ms is at or above degradedResponseTime ${check.degradedResponseTime} ms`,
+  ]);
   // Spelled out: an object spread here cost more than the rest of the judgement (hot path).
   return {
     status: decision.status,

@@ -22,7 +22,7 @@ import { evaluateAssertions, jsonPathSource, valueSource } from '../assertions/i
 import type { Executor, ExecutorContext } from '../executor.js';
 import { decideStatus } from '../status.js';
 import { RunLogRecorder } from '../run-log.js';
-import { describeAssertion, roundMs } from '../outcome.js';
+import { assertionFailures, explainStatus, roundMs } from '../outcome.js';
 import { runBudgetMs } from '../time-budget.js';
 
 /** Options of the DNS executor. */
@@ -193,10 +193,7 @@ export class DnsExecutor implements Executor {
     if (dns.returnCode !== null && dns.returnCode !== 'NOERROR' && !expectsCode) {
       failures.push(`return code ${dns.returnCode} is not NOERROR (a RESPONSE_CODE assertion can expect it)`);
     }
-    for (const result of assertions.results) {
-      if (result.error !== null)
-        failures.push(`assertion ${describeAssertion(result)} failed: ${result.error}`);
-    }
+    failures.push(...assertionFailures(assertions.results));
     const decision = decideStatus({
       failed: failures.length > 0,
       responseTimeMs: dns.responseTime,
@@ -208,13 +205,9 @@ export class DnsExecutor implements Executor {
     if (rt !== null && decision.overMaxResponseTime) {
       failures.push(`response time ${rt} ms is at or above maxResponseTime ${check.maxResponseTime} ms`);
     }
-    let errorMessage: string | null = null;
-    if (decision.status === 'FAILED') {
-      errorMessage = failures.length === 0 ? 'the check passed but shouldFail is set' : failures.join('; ');
-    } else if (decision.status === 'DEGRADED') {
-      errorMessage = `response time ${rt} ms is at or above degradedResponseTime ${check.degradedResponseTime} ms`;
-    }
-    if (errorMessage) run.logs.add(decision.status === 'FAILED' ? 'ERROR' : 'WARN', errorMessage);
+    const errorMessage = explainStatus(decision.status, check.shouldFail, failures, run.logs, [
+      `response time ${rt} ms is at or above degradedResponseTime ${check.degradedResponseTime} ms`,
+    ]);
     return {
       ...decision,
       hasErrors: false,

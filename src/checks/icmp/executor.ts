@@ -18,7 +18,7 @@ import { decideStatus } from '../status.js';
 import { ResolveError, type ResolvedTarget, resolveTarget } from './resolve.js';
 import { RunLogRecorder } from '../run-log.js';
 import { packetLossPercent, summarizeLatency } from './statistics.js';
-import { describeAssertion, roundMs } from '../outcome.js';
+import { assertionFailures, explainStatus, roundMs } from '../outcome.js';
 import { runBudgetMs } from '../time-budget.js';
 
 /** Options of the ICMP executor. */
@@ -333,21 +333,8 @@ export class IcmpExecutor implements Executor {
         `average latency ${avg} ms is at or above degradedResponseTime ${check.degradedResponseTime} ms`,
       );
     }
-    for (const result of assertions.results) {
-      if (result.error !== null)
-        failures.push(`assertion ${describeAssertion(result)} failed: ${result.error}`);
-    }
-
-    let errorMessage: string | null = null;
-    if (decision.status === 'FAILED') {
-      errorMessage =
-        check.shouldFail && failures.length === 0
-          ? 'the check passed but shouldFail is set'
-          : failures.join('; ');
-    } else if (decision.status === 'DEGRADED') {
-      errorMessage = degradations.join('; ');
-    }
-    if (errorMessage) run.logs.add(decision.status === 'FAILED' ? 'ERROR' : 'WARN', errorMessage);
+    failures.push(...assertionFailures(assertions.results));
+    const errorMessage = explainStatus(decision.status, check.shouldFail, failures, run.logs, degradations);
     return {
       ...decision,
       hasErrors: false,
