@@ -306,7 +306,8 @@ describe.skipIf(missingNetns !== null)('ICMP executor against a test host in a n
         );
 
         const latency = outcome.icmpCheckResult!.latency;
-        expect(latency.max!).toBeGreaterThanOrEqual(90);
+        // The responder's 90 ms timer may fire up to a millisecond early (Node rounds timers).
+        expect(latency.max!).toBeGreaterThanOrEqual(88);
         expect(latency.avg!).toBeGreaterThan(22);
         // Well below the 90 ms maximum, so the status below can only come from the average.
         expect(latency.avg!).toBeLessThan(60);
