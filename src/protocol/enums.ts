@@ -174,3 +174,34 @@ export const TCP_ASSERTION_SOURCES = [
   'RESPONSE_TIME',
 ] as const satisfies readonly AssertionSource[];
 export const URL_ASSERTION_SOURCES = ['STATUS_CODE'] as const satisfies readonly AssertionSource[];
+export const API_ASSERTION_SOURCES = [
+  'STATUS_CODE',
+  'JSON_BODY',
+  'HEADERS',
+  'TEXT_BODY',
+  'RESPONSE_TIME',
+] as const satisfies readonly AssertionSource[];
+
+/** HTTP methods of an API check (reference/check-types.md, "API"). */
+export const API_METHODS = ['GET', 'POST', 'PUT', 'HEAD', 'DELETE', 'PATCH', 'OPTIONS'] as const;
+export type ApiMethod = (typeof API_METHODS)[number];
+
+/** How an API check's `body` is sent (reference/check-types.md, "API"). */
+export const API_BODY_TYPES = ['JSON', 'FORM', 'RAW', 'GRAPHQL', 'NONE'] as const;
+export type ApiBodyType = (typeof API_BODY_TYPES)[number];
+
+/** Retry strategy types (spec, "Retry strategy": FIXED is used; the rest from the field). */
+export const RETRY_STRATEGY_TYPES = ['FIXED', 'LINEAR', 'EXPONENTIAL', 'SINGLE_RETRY', 'NO_RETRIES'] as const;
+export type RetryStrategyType = (typeof RETRY_STRATEGY_TYPES)[number];
+
+/**
+ * Error codes that count as a network error for `onlyOn: ["NETWORK_ERROR"]`
+ * (reference/check-types.md, "API": these five only).
+ */
+export const NETWORK_ERROR_CODES = [
+  'ECONNRESET',
+  'ENOTFOUND',
+  'ETIMEDOUT',
+  'EAI_AGAIN',
+  'ECONNREFUSED',
+] as const;

@@ -1,6 +1,15 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { AssertionSchema } from './assertion.js';
-import { CHECK_TYPES, DNS_PROTOCOLS, DNS_RECORD_TYPES, IP_FAMILIES, TRIGGER_SOURCES } from './enums.js';
+import {
+  API_BODY_TYPES,
+  API_METHODS,
+  CHECK_TYPES,
+  DNS_PROTOCOLS,
+  DNS_RECORD_TYPES,
+  IP_FAMILIES,
+  RETRY_STRATEGY_TYPES,
+  TRIGGER_SOURCES,
+} from './enums.js';
 
 const literals = <T extends string>(values: readonly T[]) => Type.Union(values.map((v) => Type.Literal(v)));
 
@@ -40,6 +49,85 @@ export const JobCheckSchema = Type.Object({
 });
 export type JobCheck = Static<typeof JobCheckSchema>;
 
+/** A header or query parameter of an API request. `{{VAR}}` in `key`/`value` is interpolated at run time. */
+export const KeyValueSchema = Type.Object({
+  key: Type.String({ maxLength: 1024 }),
+  value: Type.String({ maxLength: 131_072 }),
+});
+export type KeyValue = Static<typeof KeyValueSchema>;
+
+/**
+ * The API request of a check as a job carries it: group `apiCheckDefaults` already applied by
+ * the service (reference/check-types.md, "API"). `url`, header and query values, `body` and
+ * `basicAuth` may hold `{{VAR}}` placeholders, interpolated by the agent from the job's variables.
+ */
+export const ApiRequestSchema = Type.Object({
+  method: literals(API_METHODS),
+  url: Type.String({ minLength: 1, maxLength: 2048 }),
+  headers: Type.Array(KeyValueSchema),
+  queryParameters: Type.Array(KeyValueSchema),
+  body: Type.String(),
+  bodyType: literals(API_BODY_TYPES),
+  basicAuth: Type.Union([Type.Object({ username: Type.String(), password: Type.String() }), Type.Null()]),
+  followRedirects: Type.Boolean(),
+  skipSSL: Type.Boolean(),
+  ipFamily: literals(IP_FAMILIES),
+  assertions: Type.Array(AssertionSchema),
+});
+export type ApiRequest = Static<typeof ApiRequestSchema>;
+
+/**
+ * The retry strategy a job runs under, resolved by the service (check's own, else its group's
+ * unless FALLBACK; the deprecated `doubleCheck: true` without one is SINGLE_RETRY). Seconds.
+ */
+export const JobRetryStrategySchema = Type.Object({
+  type: literals(RETRY_STRATEGY_TYPES),
+  baseBackoffSeconds: Type.Number({ minimum: 0 }),
+  maxRetries: Type.Integer({ minimum: 0 }),
+  maxDurationSeconds: Type.Number({ minimum: 0 }),
+  sameRegion: Type.Boolean(),
+  onlyOn: Type.Array(Type.Literal('NETWORK_ERROR')),
+});
+export type JobRetryStrategy = Static<typeof JobRetryStrategySchema>;
+
+/** A setup or teardown script of an API check: inline (`LOCAL`) or a snippet's code. */
+export const JobScriptSchema = Type.Object({
+  source: literals(['LOCAL', 'SNIPPET'] as const),
+  /** The snippet's id; null for a local script. */
+  snippetId: Type.Union([Type.Integer(), Type.Null()]),
+  /** For logs and errors: `setup script`, `snippet "login" (3)`. */
+  name: Type.String(),
+  code: Type.String({ maxLength: 131_072 }),
+});
+export type JobScript = Static<typeof JobScriptSchema>;
+
+/** The client certificate (mTLS) stored for the request's host; PEM strings. Never in results. */
+export const JobClientCertificateSchema = Type.Object({
+  /** The stored host pattern that matched: `api.example.com` or `*.example.com`. */
+  host: Type.String(),
+  cert: Type.String(),
+  key: Type.String(),
+  ca: Type.Union([Type.String(), Type.Null()]),
+  passphrase: Type.Union([Type.String(), Type.Null()]),
+});
+export type JobClientCertificate = Static<typeof JobClientCertificateSchema>;
+
+/**
+ * What API (and later browser) jobs carry beyond the base job. Optional on the wire so older
+ * uptime jobs stay valid; the service always sets them for API checks.
+ */
+export const JobRunExtrasSchema = Type.Object({
+  setupScript: Type.Optional(Type.Union([JobScriptSchema, Type.Null()])),
+  tearDownScript: Type.Optional(Type.Union([JobScriptSchema, Type.Null()])),
+  clientCertificate: Type.Optional(Type.Union([JobClientCertificateSchema, Type.Null()])),
+  retryStrategy: Type.Optional(Type.Union([JobRetryStrategySchema, Type.Null()])),
+  /** Id shared by every attempt of one run (CHECK_RUN_ID of scripts); defaults to jobId. */
+  checkRunId: Type.Optional(Type.String()),
+  /** When the first attempt of this run was enqueued, ISO 8601: `maxDurationSeconds` counts from it. */
+  runStartedAt: Type.Optional(Type.String()),
+});
+export type JobRunExtras = Static<typeof JobRunExtrasSchema>;
+
 /** A job handed to an agent by `POST /v1/agent/jobs/claim` (design.md §2). */
 export const JobSchema = Type.Object({
   jobId: Type.String(),
@@ -55,6 +143,7 @@ export const JobSchema = Type.Object({
   timeoutMs: Type.Integer({ minimum: 1 }),
   /** Lease length granted at claim or renewal, milliseconds. */
   leaseMs: Type.Integer({ minimum: 1 }),
+  ...JobRunExtrasSchema.properties,
 });
 export type Job = Static<typeof JobSchema>;
 
