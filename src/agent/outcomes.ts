@@ -1,3 +1,4 @@
+import { planRetry } from '../checks/retry.js';
 import type { CheckResult, Job, RunOutcome } from '../protocol/index.js';
 import type { RejectedJob } from './service-client.js';
 
@@ -31,16 +32,33 @@ export function errorOutcome(reason: string, startedAt: Date, responseTimeMs: nu
 }
 
 /**
- * The result the agent posts for a run: the executor's outcome plus the agent-filled
- * fields `runLocation`, `attempts` (= `job.attempt`), `resultType` FINAL and `artifacts` [].
+ * The result the agent posts for a run: the executor's outcome plus the agent-filled fields
+ * `runLocation`, `attempts` (= `job.attempt`), `artifacts`, and `resultType`: ATTEMPT when the
+ * job's retry strategy retries this outcome (src/checks/retry.ts `planRetry`, the rule the
+ * service applies too), else FINAL.
+ *
+ * @param nowMs epoch ms the run ended; default now.
  */
-export function toCheckResult(outcome: RunOutcome, job: Pick<Job, 'runLocation' | 'attempt'>): CheckResult {
+export function toCheckResult(
+  outcome: RunOutcome,
+  job: Pick<Job, 'runLocation' | 'attempt'> & Partial<Pick<Job, 'retryStrategy' | 'runStartedAt'>>,
+  artifacts: CheckResult['artifacts'] = [],
+  nowMs = Date.now(),
+): CheckResult {
+  const runStartedAtMs = job.runStartedAt ? Date.parse(job.runStartedAt) : Number.NaN;
+  const retry = planRetry({
+    strategy: job.retryStrategy ?? null,
+    attempt: job.attempt,
+    runStartedAtMs: Number.isNaN(runStartedAtMs) ? Date.parse(outcome.startedAt) || nowMs : runStartedAtMs,
+    nowMs,
+    outcome,
+  });
   return {
     ...outcome,
     runLocation: job.runLocation,
     attempts: job.attempt,
-    resultType: 'FINAL',
-    artifacts: [],
+    resultType: retry.retry ? 'ATTEMPT' : 'FINAL',
+    artifacts,
   };
 }
 

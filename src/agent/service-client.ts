@@ -1,3 +1,5 @@
+import { createReadStream, type ReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import { Value } from '@sinclair/typebox/value';
 import { type Dispatcher, EnvHttpProxyAgent, request } from 'undici';
 import {
@@ -9,6 +11,7 @@ import {
   JobSchema,
   type LeaseResponse,
   LeaseResponseSchema,
+  MAX_ARTIFACT_SIZE_BYTES,
 } from '../protocol/index.js';
 import { type ErrorCode, OutpostError } from '../shared/errors.js';
 import { VERSION } from '../shared/paths.js';
@@ -77,7 +80,13 @@ export type ServiceClientOptions = {
   proxy?: { httpsProxy: string | null; httpProxy: string | null; noProxy: string | null };
 };
 
-type Operation = 'claim' | 'lease' | 'result' | 'event';
+type Operation = 'claim' | 'lease' | 'result' | 'event' | 'artifact';
+
+/** A streamed upload body with its length (sent as content-length; the service needs it). */
+type ArtifactPayload = { stream: ReadStream; sizeBytes: number };
+
+/** Time an artifact upload may take until the service answers, ms: 150 MB at ≥ 1 MB/s. */
+const ARTIFACT_TIMEOUT_MS = 150_000;
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -188,6 +197,31 @@ export class ServiceClient {
     return { stored: ack.stored !== false, duplicate: ack.duplicate === true };
   }
 
+  /**
+   * `PUT /v1/agent/jobs/{jobId}/artifacts/{name}`: streams the file at `path` (design.md §2);
+   * refused by the service with 413 above MAX_ARTIFACT_SIZE_BYTES, which is checked here first.
+   * @returns the stored size in bytes.
+   * @throws ServiceError; OUTPOST_ERR_PROTOCOL for a file over the limit or a 4xx answer.
+   */
+  async uploadArtifact(jobId: string, name: string, path: string, signal: AbortSignal): Promise<number> {
+    const { size } = await stat(path);
+    if (size > MAX_ARTIFACT_SIZE_BYTES) {
+      throw new ServiceError(
+        'OUTPOST_ERR_PROTOCOL',
+        `artifact ${name} is ${size} bytes; the limit is ${MAX_ARTIFACT_SIZE_BYTES}`,
+        { statusCode: 413 },
+      );
+    }
+    await this.#call(
+      'artifact',
+      `/v1/agent/jobs/${encodeURIComponent(jobId)}/artifacts/${encodeURIComponent(name)}`,
+      { stream: createReadStream(path), sizeBytes: size },
+      signal,
+      ARTIFACT_TIMEOUT_MS,
+    );
+    return size;
+  }
+
   /** `POST /v1/agent/events`: one error report (spec, "Events" 7). @throws ServiceError */
   async postEvent(event: AgentEvent, signal: AbortSignal): Promise<void> {
     await this.#call('event', '/v1/agent/events', event, signal);
@@ -206,13 +240,21 @@ export class ServiceClient {
     timeoutMs = REQUEST_TIMEOUT_MS,
   ): Promise<unknown> {
     let response: Dispatcher.ResponseData;
+    const upload = payload instanceof Object && 'stream' in payload ? (payload as ArtifactPayload) : null;
     try {
       response = await request(`${this.#baseUrl}${path}`, {
-        method: 'POST',
+        method: upload ? 'PUT' : 'POST',
         dispatcher: this.#dispatcher,
-        headers:
-          payload === undefined ? this.#headers : { ...this.#headers, 'content-type': 'application/json' },
-        body: payload === undefined ? null : JSON.stringify(payload),
+        headers: upload
+          ? {
+              ...this.#headers,
+              'content-type': 'application/octet-stream',
+              'content-length': String(upload.sizeBytes),
+            }
+          : payload === undefined
+            ? this.#headers
+            : { ...this.#headers, 'content-type': 'application/json' },
+        body: upload ? upload.stream : payload === undefined ? null : JSON.stringify(payload),
         signal,
         headersTimeout: timeoutMs,
         bodyTimeout: REQUEST_TIMEOUT_MS,

@@ -45,9 +45,24 @@ export function maxRetriesOf(strategy: Pick<JobRetryStrategy, 'type' | 'maxRetri
   return strategy.maxRetries;
 }
 
-/** An error code that `onlyOn: ["NETWORK_ERROR"]` retries on (reference/check-types.md, "API"). */
+/**
+ * Codes our HTTP client gives for the same failures under another name: undici's connect
+ * timeout is the TCP connection timing out (ETIMEDOUT), and undici's "other side closed"
+ * socket error is the peer resetting or closing mid-request (ECONNRESET).
+ */
+const NETWORK_ERROR_ALIASES: Readonly<Record<string, (typeof NETWORK_ERROR_CODES)[number]>> = {
+  UND_ERR_CONNECT_TIMEOUT: 'ETIMEDOUT',
+  UND_ERR_SOCKET: 'ECONNRESET',
+};
+
+/**
+ * An error code that `onlyOn: ["NETWORK_ERROR"]` retries on: ECONNRESET, ENOTFOUND, ETIMEDOUT,
+ * EAI_AGAIN, ECONNREFUSED only (reference/check-types.md, "API"), and the undici names of two of
+ * them (UND_ERR_CONNECT_TIMEOUT → ETIMEDOUT, UND_ERR_SOCKET → ECONNRESET).
+ */
 export function isNetworkErrorCode(code: string | null | undefined): boolean {
-  return code != null && (NETWORK_ERROR_CODES as readonly string[]).includes(code);
+  if (code == null) return false;
+  return (NETWORK_ERROR_CODES as readonly string[]).includes(NETWORK_ERROR_ALIASES[code] ?? code);
 }
 
 /**

@@ -75,6 +75,13 @@ export const HttpResponseSchema = Type.Object({
   bodySizeBytes: Type.Integer(),
   /** Reading stopped at the cap before the body ended. */
   bodyTruncated: Type.Boolean(),
+  /**
+   * API checks: the body as text (after the teardown script), at most the executor's stored cap
+   * (`bodyStoredTruncated` says when cut); null for a binary body, which is never stored.
+   * URL monitors never store bodies and leave it out.
+   */
+  body: Type.Optional(Nullable(Type.String())),
+  bodyStoredTruncated: Type.Optional(Type.Boolean()),
 });
 export type HttpResponse = Static<typeof HttpResponseSchema>;
 
@@ -87,7 +94,14 @@ export type HttpRedirect = Static<typeof HttpRedirectSchema>;
  * request; redirects before it are listed in order.
  */
 export const HttpCheckResultSchema = Type.Object({
-  request: Type.Object({ method: Type.String(), url: Type.String() }),
+  request: Type.Object({
+    method: Type.String(),
+    url: Type.String(),
+    /** API checks: the headers sent (credentials as `*****`). */
+    headers: Type.Optional(Type.Record(Type.String(), Type.String())),
+    /** API checks: the body sent, as text (secrets scrubbed). */
+    body: Type.Optional(Type.String()),
+  }),
   /** null when no response arrived (connection, TLS or timeout failure). */
   response: Nullable(HttpResponseSchema),
   timings: HttpTimingsSchema,

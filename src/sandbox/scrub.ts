@@ -36,6 +36,9 @@ export function secretForms(value: string): string[] {
   return [...forms].filter((f) => f.length >= MIN_SECRET_LENGTH);
 }
 
+/** Forms longer than this, characters, are searched for without the combined regex. */
+const MAX_REGEX_FORM_LENGTH = 1024;
+
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
@@ -73,10 +76,11 @@ export class Scrubber {
   }
 
   #regex(): RegExp | null {
-    if (this.#secrets.size === 0) return null;
+    const short = [...this.#secrets].filter((s) => s.length <= MAX_REGEX_FORM_LENGTH);
+    if (short.length === 0) return null;
     // Longest first, so a secret containing another is replaced whole.
     this.#pattern ??= new RegExp(
-      [...this.#secrets]
+      short
         .sort((a, b) => b.length - a.length)
         .map(escapeRegExp)
         .join('|'),
@@ -87,10 +91,18 @@ export class Scrubber {
 
   /** The text with every secret form replaced by `*****`. */
   text(text: string): string {
+    if (this.#secrets.size === 0 || text.length === 0) return text;
+    let out = text;
+    // Long forms (up to 128 KB each) would make one regex too large: replaced one by one, longest first.
+    for (const form of [...this.#secrets]
+      .filter((s) => s.length > MAX_REGEX_FORM_LENGTH)
+      .sort((a, b) => b.length - a.length)) {
+      if (out.includes(form)) out = out.split(form).join(SCRUBBED);
+    }
     const re = this.#regex();
-    if (re === null || text.length === 0) return text;
+    if (re === null) return out;
     re.lastIndex = 0;
-    return text.replace(re, SCRUBBED);
+    return out.replace(re, SCRUBBED);
   }
 
   /**

@@ -16,6 +16,8 @@ export type IssueOptions = {
   notBefore?: Date;
   /** Default: 90 days from now. */
   notAfter?: Date;
+  /** extendedKeyUsage: `serverAuth` (default) or `clientAuth` for an mTLS client certificate. */
+  extendedKeyUsage?: 'serverAuth' | 'clientAuth';
 };
 
 /** A certificate authority made at test time with the openssl CLI (EC P-256 keys: fast to make). */
@@ -24,7 +26,7 @@ export type TestCa = {
   caCert: string;
   /** The working directory (removed by destroy); tests may write files there. */
   dir: string;
-  /** Issues a server certificate signed by the CA. */
+  /** Issues a certificate signed by the CA (a server's unless extendedKeyUsage says clientAuth). */
   issue(options: IssueOptions): KeyPair;
   /** Removes the working directory. Idempotent. */
   destroy(): void;
@@ -93,7 +95,7 @@ export function createTestCa(name = 'Outpost Test CA'): TestCa {
       run(['req', '-new', ...ecKey, '-keyout', `${id}.key`, '-out', `${id}.csr`, '-subj', subject]);
       writeFileSync(
         join(dir, `${id}.ext`),
-        `basicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=serverAuth\nsubjectAltName=${altNames.join(',')}\n`,
+        `basicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=${options.extendedKeyUsage ?? 'serverAuth'}\nsubjectAltName=${altNames.join(',')}\n`,
       );
       const notBefore = options.notBefore ?? new Date(Date.now() - 86_400_000);
       const notAfter = options.notAfter ?? new Date(Date.now() + 90 * 86_400_000);

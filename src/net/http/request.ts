@@ -9,13 +9,19 @@ import {
 
 /** Options of {@link requestOnce}. Times are performance.now() milliseconds. */
 export type RequestOnceOptions = TracingConnectorOptions & {
-  method: 'GET' | 'HEAD';
-  headers: Record<string, string>;
+  /** Any HTTP method: GET, POST, PUT, HEAD, DELETE, PATCH, OPTIONS. */
+  method: string;
+  /** Header values may be arrays for repeated headers. */
+  headers: Record<string, string | string[]>;
+  /** Request body, sent with a content-length. */
+  body?: Buffer | string;
+  /** Keep the body bytes read (up to `maxBodyBytes`) in `result.body`; default false (counted only). */
+  collectBody?: boolean;
   /** performance.now() at which the request gives up with an undici-style timeout code. */
   deadline: number;
   /** Aborts the request at once: the result has `aborted: true`. */
   signal: AbortSignal;
-  /** Body bytes read before reading stops (`bodyTruncated`); the body is counted, never stored. */
+  /** Body bytes read before reading stops (`bodyTruncated`); counted, and kept only with `collectBody`. */
   maxBodyBytes: number;
 };
 
@@ -28,6 +34,8 @@ export type RequestOnceResult = {
   headers: IncomingHttpHeaders;
   bodySizeBytes: number;
   bodyTruncated: boolean;
+  /** The body bytes read, with `collectBody`; null otherwise. At most `maxBodyBytes`. */
+  body: Buffer | null;
   /** Why it failed: a system code (ECONNREFUSED), a TLS code (CERT_HAS_EXPIRED) or an undici code. */
   error: { code: string; message: string } | null;
   aborted: boolean;
@@ -79,6 +87,7 @@ export function requestOnce(url: URL, options: RequestOnceOptions): Promise<Requ
     headers: {},
     bodySizeBytes: 0,
     bodyTruncated: false,
+    body: null,
     error: null,
     aborted: false,
   };
@@ -90,6 +99,7 @@ export function requestOnce(url: URL, options: RequestOnceOptions): Promise<Requ
     pipelining: 1,
   });
 
+  const chunks: Buffer[] | null = options.collectBody ? [] : null;
   return new Promise<RequestOnceResult>((resolve) => {
     let settled = false;
     const finish = (error?: { code: string; message: string }) => {
@@ -99,6 +109,8 @@ export function requestOnce(url: URL, options: RequestOnceOptions): Promise<Requ
       clearTimeout(timer);
       options.signal.removeEventListener('abort', onAbort);
       if (error) result.error = error;
+      if (chunks !== null)
+        result.body = Buffer.concat(chunks, Math.min(result.bodySizeBytes, options.maxBodyBytes));
       // After a complete response undici closes the socket itself (client.destroy below, at the
       // latest); destroying it here first would only make undici build one more error object.
       // A timeout or an abort may leave a socket mid-handshake that undici does not know yet.
@@ -138,7 +150,9 @@ export function requestOnce(url: URL, options: RequestOnceOptions): Promise<Requ
         result.headers = headers;
       },
       onResponseData(controller, chunk) {
+        if (settled) return;
         result.bodySizeBytes += chunk.length;
+        if (chunks !== null) chunks.push(chunk);
         if (result.bodySizeBytes > options.maxBodyBytes) {
           // Enough: the rest of the body is neither read nor counted.
           trace.endAt = performance.now();
@@ -158,6 +172,15 @@ export function requestOnce(url: URL, options: RequestOnceOptions): Promise<Requ
       },
     };
     const path = `${url.pathname}${url.search}`;
-    client.dispatch({ origin: url.origin, path, method: options.method, headers: options.headers }, handler);
+    client.dispatch(
+      {
+        origin: url.origin,
+        path,
+        method: options.method,
+        headers: options.headers,
+        ...(options.body === undefined ? {} : { body: options.body }),
+      },
+      handler,
+    );
   });
 }

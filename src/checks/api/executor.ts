@@ -1,0 +1,599 @@
+import { createHash } from 'node:crypto';
+import type { Resolver } from 'node:dns/promises';
+import type { IncomingHttpHeaders } from 'node:http';
+import { createSecureContext, rootCertificates, type SecureContext } from 'node:tls';
+import { buildConnector } from 'undici';
+import {
+  API_ASSERTION_SOURCES,
+  ApiRequestSchema,
+  type HttpCheckResult,
+  type HttpRedirect,
+  type IpFamily,
+  type Job,
+  type JobClientCertificate,
+  type JobScript,
+  type RunOutcome,
+} from '../../protocol/index.js';
+import { type RequestOnceResult, requestOnce, scrubHeaders, timingsOf } from '../../net/http/index.js';
+import { createDnsResolver, resolveHost } from '../../net/resolve.js';
+import { CREDENTIAL_HEADERS, Scrubber } from '../../sandbox/scrub.js';
+import type { ScriptRunner } from '../../sandbox/types.js';
+import { OutpostError } from '../../shared/errors.js';
+import { interpolate } from '../../shared/interpolate.js';
+import { evaluateAssertions, jsonPathSource, valueSource } from '../assertions/index.js';
+import type { AssertionSourceReader } from '../assertions/index.js';
+import type { Executor, ExecutorContext } from '../executor.js';
+import { errorRunOutcome, judgeRun, RunLogRecorder, roundMs, validateRequest } from '../outcome.js';
+import { runBudgetMs } from '../time-budget.js';
+import { displayUrl } from '../url/http-part.js';
+import { encodeBody, isTextual, readScriptRequest, type ScriptRequest, toScriptRequest } from './request.js';
+
+/** Body bytes an API check reads at most: 25 MB (reference/check-types.md, "API"). */
+export const API_MAX_BODY_BYTES = 25 * 1024 * 1024;
+
+/** Time limit of one setup or teardown script, ms (reference/check-types.md, "API"). */
+export const SCRIPT_TIMEOUT_MS = 10_000;
+
+/** Runtime used for scripts of a check without `runtimeId`. */
+export const DEFAULT_RUNTIME_ID = '2026.04';
+
+/** Options of the API executor. */
+export type ApiExecutorOptions = {
+  /** Resolve with getaddrinfo instead of querying /etc/resolv.conf's server (USE_OS_DNS_RESOLVER). */
+  useOsDnsResolver?: boolean;
+  /** Name servers to query instead of /etc/resolv.conf's (`"127.0.0.1:5353"`). */
+  dnsServers?: readonly string[];
+  /** Extra CA certificates (PEM) trusted besides Node's bundled roots. */
+  ca?: string | readonly string[];
+  /** Redirects followed before the run fails. Default 10. */
+  maxRedirects?: number;
+  /** Body bytes read per response, bytes. Default 25 MB ({@link API_MAX_BODY_BYTES}). */
+  maxBodyBytes?: number;
+  /** Text body bytes kept in the result, bytes. Default 1 MiB; binary bodies are never kept. */
+  maxStoredBodyBytes?: number;
+  /** The default `user-agent` header (a check's own header wins). */
+  userAgent?: string;
+  /** Runs setup and teardown scripts (src/sandbox). Without one, a job with scripts fails with hasErrors. */
+  scripts?: ScriptRunner;
+  /** Limit per script, ms. Default 10 000. */
+  scriptTimeoutMs?: number;
+};
+
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+
+/** The values of a header as one string (repeats joined by `, `), or undefined. */
+function headerText(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const value = headers[name.toLowerCase()];
+  return Array.isArray(value) ? value.join(', ') : value;
+}
+
+/** HEADERS assertion: `property` names the header (case-insensitive); a missing header is nothing found. */
+function headerSource(headers: Record<string, string>): AssertionSourceReader {
+  return (assertion) => {
+    const name = (assertion.property ?? '').toLowerCase();
+    if (name === '') return [headers];
+    return Object.hasOwn(headers, name) ? [headers[name]] : [];
+  };
+}
+
+/** JSON_BODY assertion: the body parsed as JSON, then the JSONPath; a body that is not JSON fails it. */
+function jsonBodySource(text: string): AssertionSourceReader {
+  let parsed: { value: unknown } | { error: string } | undefined;
+  return (assertion) => {
+    parsed ??= (() => {
+      try {
+        return { value: JSON.parse(text) as unknown };
+      } catch (err) {
+        return { error: `response body is not JSON: ${(err as Error).message}` };
+      }
+    })();
+    if ('error' in parsed) throw new Error(parsed.error);
+    return jsonPathSource(parsed.value)(assertion);
+  };
+}
+
+/** The runtime variables scripts see (reference/check-types.md, "Runtime variables and scrubbing"). */
+export function runtimeVariables(job: Job): Record<string, string> {
+  return {
+    ACCOUNT_ID: job.accountId,
+    CHECK_ID: job.check.id,
+    CHECK_NAME: job.check.name,
+    CHECK_TYPE: job.check.checkType,
+    CHECK_RUN_ID: job.checkRunId ?? job.jobId,
+    REGION: job.runLocation,
+    RUNTIME_VERSION: job.check.runtimeId ?? DEFAULT_RUNTIME_ID,
+  };
+}
+
+/** Credential forms of a header value to scrub: the whole value and, for `Scheme token`, the token. */
+function credentialForms(value: string): string[] {
+  const forms = [value];
+  const space = value.indexOf(' ');
+  if (space > 0) forms.push(value.slice(space + 1));
+  // Cookies: every cookie's value (`a=1; b=2`, and Set-Cookie's `name=value; Path=/`).
+  for (const part of value.split(/;\s*|,\s*(?=[^;=\s]+=)/)) {
+    const eq = part.indexOf('=');
+    if (eq > 0) forms.push(part.slice(eq + 1));
+  }
+  return forms;
+}
+
+type Failure = { code: string; message: string };
+
+/**
+ * Runs API checks (reference/check-types.md, "API"): `{{VAR}}` interpolation from the job's
+ * merged variables, an optional setup script that may rewrite the request, one request over a
+ * new connection with the URL monitor's timing phases (redirects per `followRedirects`; 303 and
+ * a POST's 301/302 continue as GET; credentials are not sent to another origin), up to 25 MB of
+ * body read, the client certificate of the job presented for mTLS, an optional teardown script
+ * that sees (and may change) the response, then the assertions STATUS_CODE, JSON_BODY, HEADERS,
+ * TEXT_BODY and RESPONSE_TIME. Without assertions a status ≥ 400 fails the check, as for URL
+ * monitors. Response time is the request's, redirects included and scripts excluded.
+ *
+ * Scrubbing: values of secret variables, `SERVICE_SECRET_*` values a script sets, basic-auth
+ * credentials and the values of Authorization, Cookie, Set-Cookie and x-api-key headers (sent
+ * or received) are replaced by `*****` everywhere in the outcome and in log lines.
+ */
+export class ApiExecutor implements Executor {
+  readonly checkType = 'API' as const;
+  readonly #useOs: boolean;
+  readonly #resolver: Resolver | undefined;
+  readonly #extraCa: string[];
+  readonly #connector: buildConnector.connector;
+  readonly #mtlsConnectors = new Map<string, buildConnector.connector>();
+  readonly #maxRedirects: number;
+  readonly #maxBodyBytes: number;
+  readonly #maxStoredBodyBytes: number;
+  readonly #userAgent: string;
+  readonly #scripts: ScriptRunner | undefined;
+  readonly #scriptTimeoutMs: number;
+
+  constructor(options: ApiExecutorOptions = {}) {
+    for (const name of ['maxRedirects', 'maxBodyBytes', 'maxStoredBodyBytes', 'scriptTimeoutMs'] as const) {
+      const value = options[name];
+      if (value !== undefined && !(Number.isInteger(value) && value >= 0)) {
+        throw new RangeError(`${name} must be an integer ≥ 0; got ${String(value)}`);
+      }
+    }
+    this.#useOs = options.useOsDnsResolver ?? false;
+    this.#resolver = options.dnsServers ? createDnsResolver({ servers: options.dnsServers }) : undefined;
+    this.#extraCa =
+      options.ca === undefined ? [] : typeof options.ca === 'string' ? [options.ca] : [...options.ca];
+    this.#maxRedirects = options.maxRedirects ?? 10;
+    this.#maxBodyBytes = options.maxBodyBytes ?? API_MAX_BODY_BYTES;
+    this.#maxStoredBodyBytes = options.maxStoredBodyBytes ?? 1024 * 1024;
+    this.#userAgent = options.userAgent ?? 'Outpost-Agent/0.1 (API check)';
+    this.#scripts = options.scripts;
+    this.#scriptTimeoutMs = options.scriptTimeoutMs ?? SCRIPT_TIMEOUT_MS;
+    this.#connector = this.#buildConnector(
+      createSecureContext(this.#extraCa.length > 0 ? { ca: [...rootCertificates, ...this.#extraCa] } : {}),
+    );
+  }
+
+  #buildConnector(secureContext: SecureContext): buildConnector.connector {
+    // Sessions are never resumed (maxCachedSessions 0): the TLS phase is measured whole each run.
+    return buildConnector({
+      maxCachedSessions: 0,
+      rejectUnauthorized: false,
+      secureContext,
+      timeout: 0,
+      keepAlive: false,
+    });
+  }
+
+  /**
+   * The connector presenting `certificate` (built once per certificate and kept: building a
+   * context costs more than a handshake).
+   * @throws Error when the PEM, key or passphrase cannot be loaded (message from OpenSSL).
+   */
+  #mtlsConnector(certificate: JobClientCertificate): buildConnector.connector {
+    const id = createHash('sha256')
+      .update(
+        `${certificate.cert}\0${certificate.key}\0${certificate.ca ?? ''}\0${certificate.passphrase ?? ''}`,
+      )
+      .digest('hex');
+    let connector = this.#mtlsConnectors.get(id);
+    if (!connector) {
+      const ca = [...rootCertificates, ...this.#extraCa, ...(certificate.ca ? [certificate.ca] : [])];
+      connector = this.#buildConnector(
+        createSecureContext({
+          cert: certificate.cert,
+          key: certificate.key,
+          ...(certificate.passphrase ? { passphrase: certificate.passphrase } : {}),
+          ca,
+        }),
+      );
+      if (this.#mtlsConnectors.size >= 100) this.#mtlsConnectors.clear();
+      this.#mtlsConnectors.set(id, connector);
+    }
+    return connector;
+  }
+
+  /**
+   * Runs one API job. Never throws for a malformed job (→ `hasErrors`), a failing target or a
+   * failing script (→ FAILED with the reason). Throws OUTPOST_ERR_ABORTED when `context.signal` aborts.
+   */
+  async run(job: Job, context: ExecutorContext): Promise<RunOutcome> {
+    const startedAt = new Date();
+    const t0 = performance.now();
+    const deadline = t0 + runBudgetMs(job.timeoutMs);
+    const logs = new RunLogRecorder(context.log);
+    const scrubber = new Scrubber(job.environmentVariables.filter((v) => v.secret).map((v) => v.value));
+    if (job.clientCertificate?.passphrase) scrubber.add(job.clientCertificate.passphrase);
+    logs.scrubWith(scrubber);
+    const fail = (message: string) => scrubber.value(errorRunOutcome(startedAt, logs, message));
+
+    if (job.check.checkType !== 'API') return fail(`check type ${job.check.checkType} is not API`);
+    const plan = validateRequest('API', ApiRequestSchema, job.check.request, API_ASSERTION_SOURCES);
+    if ('problem' in plan) return fail(plan.problem);
+    const checkRequest = plan.request;
+    const scripts = [job.setupScript ?? null, job.tearDownScript ?? null];
+    if (scripts.some((s) => s !== null) && this.#scripts === undefined) {
+      return fail('this agent has no script sandbox: setup and teardown scripts cannot run');
+    }
+
+    // Variables: the check's (merged by the service), then the runtime's, which cannot be overridden.
+    const env: Record<string, string> = {};
+    for (const v of job.environmentVariables) env[v.key] = v.value;
+    Object.assign(env, runtimeVariables(job));
+    const missing = new Set<string>();
+    const fill = (text: string) => interpolate(text, env, (name) => missing.add(name));
+    const auth = checkRequest.basicAuth;
+    const basicAuth = auth ? { username: fill(auth.username), password: fill(auth.password) } : null;
+    if (basicAuth) {
+      scrubber.add(basicAuth.password);
+      scrubber.add(`${basicAuth.username}:${basicAuth.password}`);
+    }
+    let request: ScriptRequest = toScriptRequest({
+      method: checkRequest.method,
+      url: fill(checkRequest.url),
+      body: fill(checkRequest.body),
+      headers: checkRequest.headers.map((h) => ({ key: fill(h.key), value: fill(h.value) })),
+      queryParameters: checkRequest.queryParameters.map((q) => ({ key: fill(q.key), value: fill(q.value) })),
+    });
+    for (const name of missing) logs.add('WARN', `variable {{${name}}} is not defined; left as written`);
+
+    const setup = job.setupScript ?? null;
+    if (setup !== null) {
+      const ran = await this.#runScript(
+        setup,
+        'setup',
+        { request },
+        env,
+        job,
+        deadline,
+        context,
+        logs,
+        scrubber,
+      );
+      if (typeof ran === 'string') return this.#scriptFailed(startedAt, t0, logs, scrubber, ran);
+      const changed = readScriptRequest(ran.request, setup.name);
+      if (typeof changed === 'string') return this.#scriptFailed(startedAt, t0, logs, scrubber, changed);
+      request = changed;
+    }
+
+    // The URL, query parameters and headers as sent.
+    let url: URL;
+    try {
+      url = new URL(request.url);
+    } catch {
+      return this.#scriptFailed(
+        startedAt,
+        t0,
+        logs,
+        scrubber,
+        `url ${JSON.stringify(request.url)} is not a URL`,
+      );
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+      return this.#scriptFailed(
+        startedAt,
+        t0,
+        logs,
+        scrubber,
+        `url must be http or https (got ${url.protocol.slice(0, -1)})`,
+      );
+    }
+    for (const [key, value] of Object.entries(request.queryParameters)) url.searchParams.append(key, value);
+    if (url.password !== '') scrubber.add(decodeURIComponent(url.password));
+    const headers: Record<string, string> = { 'user-agent': this.#userAgent, accept: '*/*' };
+    for (const [key, value] of Object.entries(request.headers)) {
+      const name = key.toLowerCase();
+      if (
+        name === 'host' ||
+        name === 'content-length' ||
+        name === 'connection' ||
+        name === 'transfer-encoding'
+      )
+        continue;
+      headers[name] = value;
+    }
+    if (basicAuth && headers.authorization === undefined) {
+      headers.authorization = `Basic ${Buffer.from(`${basicAuth.username}:${basicAuth.password}`).toString('base64')}`;
+    }
+    for (const [name, value] of Object.entries(headers)) {
+      if (CREDENTIAL_HEADERS.has(name)) for (const form of credentialForms(value)) scrubber.add(form);
+    }
+    const encoded = encodeBody(request.method, checkRequest.bodyType, request.body);
+    if (encoded.contentType !== null && headers['content-type'] === undefined) {
+      headers['content-type'] = encoded.contentType;
+    }
+
+    let base = this.#connector;
+    const certificate = job.clientCertificate ?? null;
+    if (certificate !== null) {
+      try {
+        base = this.#mtlsConnector(certificate);
+        logs.add('INFO', `presenting the client certificate stored for ${certificate.host}`);
+      } catch (err) {
+        return this.#scriptFailed(
+          startedAt,
+          t0,
+          logs,
+          scrubber,
+          `client certificate for ${certificate.host} could not be loaded: ${(err as Error).message}`,
+        );
+      }
+    }
+
+    // The request, following redirects when asked.
+    const ipFamily: IpFamily = checkRequest.ipFamily === 'IPv6' ? 'IPv6' : 'IPv4';
+    const resolve = (hostname: string) =>
+      resolveHost(hostname, {
+        ipFamily,
+        useOsDnsResolver: this.#useOs,
+        signal: context.signal,
+        resolver: this.#resolver,
+      });
+    const requestStart = performance.now();
+    const redirects: HttpRedirect[] = [];
+    let method = request.method;
+    let body = encoded.body;
+    let hopHeaders = headers;
+    let target = url;
+    let last: RequestOnceResult;
+    let problem: Failure | null = null;
+    for (;;) {
+      last = await requestOnce(target, {
+        base,
+        resolve,
+        skipSSL: checkRequest.skipSSL,
+        method,
+        headers: hopHeaders,
+        ...(body === undefined ? {} : { body }),
+        deadline,
+        signal: context.signal,
+        maxBodyBytes: this.#maxBodyBytes,
+        collectBody: true,
+      });
+      if (last.aborted)
+        throw new OutpostError('OUTPOST_ERR_ABORTED', 'aborted', { cause: context.signal.reason });
+      if (last.error !== null || last.statusCode === null) break;
+      logs.add('INFO', `${method} ${displayUrl(target)} → ${last.statusCode} ${last.statusText}`.trimEnd());
+      const location = headerText(last.headers, 'location');
+      if (!checkRequest.followRedirects || !REDIRECT_STATUSES.has(last.statusCode) || location === undefined)
+        break;
+      if (redirects.length >= this.#maxRedirects) {
+        problem = { code: 'UND_ERR_MAX_REDIRECTS', message: `more than ${this.#maxRedirects} redirects` };
+        break;
+      }
+      let next: URL | null = null;
+      try {
+        next = new URL(location, target);
+      } catch {}
+      if (next === null || (next.protocol !== 'http:' && next.protocol !== 'https:')) {
+        problem = { code: 'ERR_INVALID_REDIRECT', message: `redirect to an unsupported URL: ${location}` };
+        break;
+      }
+      redirects.push({ url: displayUrl(target), statusCode: last.statusCode });
+      // RFC 9110 §15.4: 303 continues as GET; user agents also turn a POST's 301/302 into GET.
+      if (
+        last.statusCode === 303
+          ? method !== 'HEAD'
+          : last.statusCode !== 307 && last.statusCode !== 308 && method === 'POST'
+      ) {
+        method = 'GET';
+        body = undefined;
+        hopHeaders = Object.fromEntries(Object.entries(hopHeaders).filter(([k]) => k !== 'content-type'));
+      }
+      if (next.origin !== target.origin) {
+        // As fetch does: credentials are not handed to another origin.
+        hopHeaders = Object.fromEntries(
+          Object.entries(hopHeaders).filter(([k]) => k !== 'authorization' && k !== 'cookie'),
+        );
+      }
+      target = next;
+    }
+    const failedAt = performance.now();
+    const responseTimeMs = (last.trace.endAt ?? failedAt) - requestStart;
+    const secure = target.protocol === 'https:';
+    const { timings, timingPhases } = timingsOf(last.trace, secure, failedAt);
+    if (last.trace.tlsSessionReused)
+      logs.add('WARN', 'the TLS session was resumed: the tls phase is too short');
+    for (const value of [
+      headerText(last.headers, 'set-cookie'),
+      headerText(last.headers, 'authorization'),
+      headerText(last.headers, 'x-api-key'),
+    ]) {
+      if (value !== undefined) for (const form of credentialForms(value)) scrubber.add(form);
+    }
+
+    const failure = problem ?? last.error;
+    const unreachable =
+      failure === null
+        ? null
+        : `${method} ${displayUrl(target)} failed: ${failure.message} (${failure.code})`;
+    const rawBody = last.body ?? Buffer.alloc(0);
+    const textual = isTextual(headerText(last.headers, 'content-type'), rawBody);
+    let bodyText = rawBody.toString(textual ? 'utf8' : 'latin1');
+    const responseHeaders: Record<string, string> = {};
+    for (const [name, value] of Object.entries(last.headers)) {
+      if (value !== undefined)
+        responseHeaders[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
+    }
+
+    const tearDown = job.tearDownScript ?? null;
+    if (tearDown !== null) {
+      if (last.statusCode === null) {
+        logs.add('INFO', `${tearDown.name} skipped: no response to tear down`);
+      } else {
+        const response = {
+          statusCode: last.statusCode,
+          statusText: last.statusText,
+          body: bodyText,
+          headers: responseHeaders,
+          timings,
+          timingPhases,
+        };
+        const ran = await this.#runScript(
+          tearDown,
+          'teardown',
+          { response },
+          env,
+          job,
+          deadline,
+          context,
+          logs,
+          scrubber,
+        );
+        if (typeof ran === 'string') return this.#scriptFailed(startedAt, t0, logs, scrubber, ran);
+        const after = ran.response as { body?: unknown } | undefined;
+        if (after && typeof after.body === 'string') bodyText = after.body;
+        else if (after && after.body !== undefined && after.body !== null)
+          bodyText = JSON.stringify(after.body) ?? '';
+      }
+    }
+
+    const status = last.statusCode;
+    const failures: string[] = [];
+    if (unreachable === null && checkRequest.assertions.length === 0 && status !== null && status >= 400) {
+      failures.push(`HTTP ${status} ${last.statusText}`.trimEnd());
+    }
+    const noResponse = () => {
+      throw new Error('no response');
+    };
+    const assertions = evaluateAssertions(checkRequest.assertions, {
+      STATUS_CODE: valueSource(status),
+      RESPONSE_TIME: valueSource(roundMs(responseTimeMs)),
+      HEADERS: status === null ? noResponse : headerSource(responseHeaders),
+      TEXT_BODY: status === null ? noResponse : valueSource(bodyText),
+      JSON_BODY: status === null ? noResponse : jsonBodySource(bodyText),
+    });
+    const outcome = judgeRun({
+      check: job.check,
+      startedAt,
+      logs,
+      responseTimeMs,
+      unreachable,
+      failures,
+      assertions,
+    });
+    const stored = Buffer.from(bodyText);
+    const part: HttpCheckResult = {
+      request: {
+        method: request.method,
+        url: displayUrl(url),
+        headers: scrubHeaders(headers),
+        ...(encoded.body === undefined ? {} : { body: encoded.body }),
+      },
+      response:
+        status === null
+          ? null
+          : {
+              statusCode: status,
+              statusText: last.statusText,
+              url: displayUrl(target),
+              headers: scrubHeaders(last.headers),
+              bodySizeBytes: last.bodySizeBytes,
+              bodyTruncated: last.bodyTruncated,
+              body: textual ? stored.subarray(0, this.#maxStoredBodyBytes).toString('utf8') : null,
+              bodyStoredTruncated: textual && stored.length > this.#maxStoredBodyBytes,
+            },
+      timings,
+      timingPhases,
+      redirects,
+      certificate: last.trace.certificate,
+      resolvedIp: last.trace.resolved?.address ?? null,
+      resolver: this.#useOs ? 'os' : 'dns',
+      errorCode: problem?.code ?? last.error?.code ?? null,
+    };
+    outcome.httpCheckResult = part;
+    return scrubber.value(outcome);
+  }
+
+  /**
+   * Runs a setup or teardown script in the sandbox with the time left (at most the script limit).
+   * Returns the script's context objects, or the reason it failed.
+   */
+  async #runScript(
+    script: JobScript,
+    phase: 'setup' | 'teardown',
+    scriptContext: Record<string, unknown>,
+    env: Record<string, string>,
+    job: Job,
+    deadline: number,
+    context: ExecutorContext,
+    logs: RunLogRecorder,
+    scrubber: Scrubber,
+  ): Promise<Record<string, unknown> | string> {
+    const runner = this.#scripts as ScriptRunner;
+    const timeoutMs = Math.floor(Math.min(this.#scriptTimeoutMs, deadline - performance.now()));
+    if (timeoutMs <= 0) return `${script.name} did not run: the run's time limit was reached`;
+    const result = await runner.run({
+      code: script.code,
+      name: script.name,
+      runtimeId: job.check.runtimeId ?? DEFAULT_RUNTIME_ID,
+      env,
+      context: scriptContext,
+      timeoutMs,
+      signal: context.signal,
+    });
+    // Secrets the script declared are scrubbed from its own output too.
+    for (const secret of result.secrets) scrubber.add(secret);
+    for (const line of result.logs) logs.record({ ...line, msg: `[${phase}] ${line.msg}` });
+    if (result.ok) {
+      logs.add('DEBUG', `${script.name} finished in ${roundMs(result.durationMs)} ms`);
+      return result.context;
+    }
+    if (result.code === 'ABORTED' && context.signal.aborted) {
+      throw new OutpostError('OUTPOST_ERR_ABORTED', 'aborted', { cause: context.signal.reason });
+    }
+    return result.reason;
+  }
+
+  /** A run ended by its scripts or by what they produced: FAILED with the reason; shouldFail does not turn it into a pass. */
+  #scriptFailed(
+    startedAt: Date,
+    t0: number,
+    logs: RunLogRecorder,
+    scrubber: Scrubber,
+    reason: string,
+  ): RunOutcome {
+    logs.add('ERROR', reason);
+    const stoppedAt = new Date().toISOString();
+    const outcome: RunOutcome = {
+      status: 'FAILED',
+      hasFailures: true,
+      hasErrors: false,
+      isDegraded: false,
+      overMaxResponseTime: false,
+      responseTime: roundMs(performance.now() - t0),
+      startedAt: startedAt.toISOString(),
+      stoppedAt,
+      errorMessage: reason,
+      assertions: [],
+      logs: logs.lines,
+    };
+    return scrubber.value(outcome);
+  }
+
+  /** Releases cached mTLS contexts; connections close with their requests. */
+  async close(): Promise<void> {
+    this.#mtlsConnectors.clear();
+  }
+}
+
+/** Creates the API executor (see ApiExecutorOptions). */
+export function createApiExecutor(options: ApiExecutorOptions = {}): ApiExecutor {
+  return new ApiExecutor(options);
+}
