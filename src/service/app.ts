@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import type { Logger } from '../shared/logger.js';
 import { bodyAjv, queryAjv } from './ajv.js';
 import { AnalyticsWorkers } from './analytics/workers.js';
+import { ArtifactStore } from './artifacts.js';
 import { authHook } from './auth.js';
 import type { ResultHook, ServiceContext } from './context.js';
 import { errorGroupsHook } from './error-groups.js';
@@ -27,6 +28,12 @@ export type BuildOptions = {
   databaseFile?: string;
   /** Hooks run after each new result is stored, after the built-in ones. */
   resultHooks?: ResultHook[];
+  /**
+   * Folder of uploaded artifacts (created on the first upload); `main` passes
+   * `<OUTPOST_DATA_DIR>/artifacts`. Default: a new folder under the OS temp dir, made on first
+   * use and left in place at close.
+   */
+  artifactsDir?: string;
 };
 
 /** The built service: the fastify app (not listening) and what `main` needs to run it. */
@@ -56,6 +63,7 @@ export async function build(options: BuildOptions): Promise<Service> {
     shutdown: shutdown.signal,
     resultHooks: [errorGroupsHook(options.db), ...(options.resultHooks ?? [])],
     analyticsWorkers: AnalyticsWorkers.for(options.databaseFile),
+    artifacts: new ArtifactStore(options.artifactsDir),
   };
 
   const app: FastifyInstance = Fastify({
@@ -63,6 +71,8 @@ export async function build(options: BuildOptions): Promise<Service> {
     // Agents long-poll constantly; one log line per request would drown the rest.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: 1024 * 1024,
+    // Path parameters up to 128 characters (artifact names) must reach their schemas, not a 414.
+    maxParamLength: 256,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
   });

@@ -5,6 +5,8 @@ import { type CheckType, ICMP_FREQUENCIES, type Location } from '../protocol/ind
 import { bodyAjv } from './ajv.js';
 import { badField, notFound, throwValidation } from './errors.js';
 import {
+  API_RESPONSE_TIME_LIMIT_MS,
+  ApiRequestBodySchema,
   DnsRequestBodySchema,
   IcmpRequestBodySchema,
   MINUTE_FREQUENCIES,
@@ -47,6 +49,7 @@ const FREQUENCIES: Partial<Record<CheckType, readonly number[]>> = {
   TCP: TCP_FREQUENCIES,
   DNS: MINUTE_FREQUENCIES,
   URL: MINUTE_FREQUENCIES,
+  API: TCP_FREQUENCIES,
   BROWSER: [1, 2, 5, 10, 15, 30, 60, 120, 180, 360, 720, 1440],
 };
 
@@ -55,7 +58,14 @@ const requestValidators: Partial<Record<CheckType, ValidateFunction>> = {
   DNS: bodyAjv.compile(DnsRequestBodySchema),
   TCP: bodyAjv.compile(TcpRequestBodySchema),
   URL: bodyAjv.compile(UrlRequestBodySchema),
+  API: bodyAjv.compile(ApiRequestBodySchema),
 };
+
+/**
+ * Longest `degradedResponseTime` / `maxResponseTime` per check type where it is below the
+ * spec's general 300 000 ms, enforced after a generic update merges (the create body has the limit).
+ */
+const RESPONSE_TIME_LIMITS_MS: Partial<Record<CheckType, number>> = { API: API_RESPONSE_TIME_LIMIT_MS };
 
 const DEFAULT_ALERT_SETTINGS = {
   escalationType: 'RUN_BASED',
@@ -71,7 +81,8 @@ const EMPTY_ALERT_CHANNELS = { email: [], webhook: [], slack: [], sms: [] };
  * - `frequency` in the set of the check's type;
  * - `frequencyOffset`: frequency 0 → 10, 20 or 30 (required); 1–60 → 1..floor(frequency×10);
  *   above 60 → 1..ceil(frequency/60);
- * - `maxPacketLossThreshold` at least `degradedPacketLossThreshold`.
+ * - `maxPacketLossThreshold` at least `degradedPacketLossThreshold`;
+ * - API: `degradedResponseTime` and `maxResponseTime` at most 30 000 ms (its run limit).
  * @throws HttpError 400 naming the field.
  */
 export function checkCrossFieldRules(doc: Record<string, unknown>, checkType: CheckType): void {
@@ -99,6 +110,15 @@ export function checkCrossFieldRules(doc: Record<string, unknown>, checkType: Ch
   const maxLoss = doc.maxPacketLossThreshold as number | null | undefined;
   if (degradedLoss != null && maxLoss != null && maxLoss < degradedLoss) {
     throw badField('maxPacketLossThreshold', 'must be at least degradedPacketLossThreshold', 'packetLoss');
+  }
+  const limit = RESPONSE_TIME_LIMITS_MS[checkType];
+  if (limit !== undefined) {
+    for (const field of ['degradedResponseTime', 'maxResponseTime'] as const) {
+      const value = doc[field] as number | null | undefined;
+      if (value != null && value > limit) {
+        throw badField(field, `must be <= ${limit} for ${checkType} checks`, 'maximum');
+      }
+    }
   }
 }
 

@@ -2,11 +2,12 @@ import type { Kysely } from 'kysely';
 import type { CheckResult } from '../protocol/index.js';
 import type { Logger } from '../shared/logger.js';
 import type { AnalyticsWorkers } from './analytics/workers.js';
+import type { ArtifactStore } from './artifacts.js';
 import type { JobQueue } from './queue.js';
 import type { CheckSessions } from './sessions.js';
 import type { Database } from './store/database.js';
 
-/** What routes share: the store, the queue, sessions, the log and the shutdown signal. */
+/** What routes share: the store, the queue, sessions, artifacts, the log and the shutdown signal. */
 export type ServiceContext = {
   db: Kysely<Database>;
   queue: JobQueue;
@@ -21,6 +22,8 @@ export type ServiceContext = {
   resultHooks: ResultHook[];
   /** Reader threads for analytics over a store file; null for an in-memory store or one core. */
   analyticsWorkers: AnalyticsWorkers | null;
+  /** Files agents upload for their runs (traces, screenshots, …). */
+  artifacts: ArtifactStore;
 };
 
 /** A stored result, as result hooks see it. */

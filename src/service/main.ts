@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import type { ResultHook } from './context.js';
 import type { Logger } from '../shared/logger.js';
 import { build, type Service } from './app.js';
@@ -44,6 +45,8 @@ export async function startService(
     leaseMs: config.leaseMs,
     queueExpiryMs: config.queueExpiryMs,
     appUrl: config.appUrl,
+    // An in-memory store keeps its artifacts in a temp folder too (build's default).
+    ...(config.databaseFile === ':memory:' ? {} : { artifactsDir: join(config.dataDir, 'artifacts') }),
     ...(options.resultHooks ? { resultHooks: options.resultHooks } : {}),
   });
   const scheduler = new Scheduler(db, service.queue, { log: options.log.child({ component: 'scheduler' }) });

@@ -1,33 +1,17 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { EventEmitter, on } from 'node:events';
 import type { Kysely, Transaction } from 'kysely';
-import {
-  type CheckResult,
-  type CheckType,
-  type Job,
-  type JobClass,
-  jobClassOf,
-  type TriggerSource,
-} from '../protocol/index.js';
+import { planRetry } from '../checks/retry.js';
+import { type CheckResult, type CheckType, type Job, type JobClass, jobClassOf } from '../protocol/index.js';
 import { linkSignal } from '../shared/linked-signal.js';
 import { analyticsColumnsOf } from './analytics/columns.js';
-import type { CheckDoc } from './checks.js';
+import { type CheckDoc, runLocationsOf } from './checks.js';
 import { HttpError, notFound } from './errors.js';
+import { JobBuilder, nextAttemptJob, type RunRequest } from './jobs.js';
+import { retryLocation } from './retries.js';
 import type { Database } from './store/database.js';
 
-/** Hard run limit per check type, ms (reference/check-types.md, "Operating figures"). */
-export const RUN_TIMEOUT_MS: Record<CheckType, number> = {
-  ICMP: 30_000,
-  DNS: 30_000,
-  TCP: 30_000,
-  URL: 30_000,
-  API: 30_000,
-  HEARTBEAT: 30_000,
-  BROWSER: 240_000,
-  MULTI_STEP: 240_000,
-  AGENTIC: 240_000,
-  PLAYWRIGHT: 900_000,
-};
+export { RUN_TIMEOUT_MS, type RunRequest } from './jobs.js';
 
 /** Queue timing, ms. Defaults from design.md §2: 300 s leases, 6 min queue expiry. */
 export type QueueOptions = { leaseMs: number; queueExpiryMs: number };
@@ -41,12 +25,15 @@ export type ClaimSpec = {
   freeSlots: Record<JobClass, number>;
 };
 
-/** One run to enqueue. */
-export type RunRequest = {
-  check: CheckDoc;
-  location: string;
-  runSource: TriggerSource;
+/** What `submitResult` did with a result. */
+export type SubmitOutcome = {
+  duplicate: boolean;
   checkSessionId: string | null;
+  checkId: string;
+  /** The result as stored: `resultType` set by the service (ATTEMPT when a retry follows). */
+  result: CheckResult;
+  /** The job of the next attempt, when one was enqueued. */
+  retryJobId: string | null;
 };
 
 type Tx = Kysely<Database> | Transaction<Database>;
@@ -71,67 +58,49 @@ export class JobQueue {
     return this.#options.leaseMs;
   }
 
-  /** Builds the job an agent receives for one run. */
-  static jobFor(run: RunRequest, jobId: string, accountId: string, leaseMs: number): Job {
-    const c = run.check;
-    return {
-      jobId,
-      accountId,
-      check: {
-        id: c.id,
-        name: c.name,
-        checkType: c.checkType,
-        request: c.request,
-        shouldFail: Boolean(c.shouldFail),
-        degradedResponseTime: (c.degradedResponseTime as number | null | undefined) ?? null,
-        maxResponseTime: (c.maxResponseTime as number | null | undefined) ?? null,
-        degradedPacketLossThreshold: (c.degradedPacketLossThreshold as number | null | undefined) ?? null,
-        maxPacketLossThreshold: (c.maxPacketLossThreshold as number | null | undefined) ?? null,
-        runtimeId: (c.runtimeId as string | null | undefined) ?? null,
-      },
-      environmentVariables: (c.environmentVariables ?? []).map((v) => ({
-        key: v.key,
-        value: v.value,
-        secret: Boolean(v.secret),
-      })),
-      runLocation: run.location,
-      runSource: run.runSource,
-      checkSessionId: run.checkSessionId,
-      attempt: 1,
-      timeoutMs: RUN_TIMEOUT_MS[c.checkType],
-      leaseMs,
-    };
-  }
-
-  /** Adds runs to the queues inside the caller's transaction; call `notify` after commit. */
+  /**
+   * Adds runs to the queues inside the caller's transaction; call `notify` after commit.
+   * Each job is built from the store as it is now (see JobBuilder in jobs.ts).
+   * @returns the new job ids, in the order of `runs`.
+   */
   async enqueue(tx: Tx, accountId: string, runs: RunRequest[], nowMs: number): Promise<string[]> {
+    const builder = new JobBuilder(tx, accountId);
     const ids: string[] = [];
     for (const run of runs) {
       const id = randomUUID();
       ids.push(id);
-      await tx
-        .insertInto('jobs')
-        .values({
-          id,
-          account_id: accountId,
-          check_id: run.check.id,
-          check_session_id: run.checkSessionId,
-          location: run.location,
-          job_class: jobClassOf(run.check.checkType),
-          check_type: run.check.checkType,
-          state: 'queued',
-          attempt: 1,
-          claims: 0,
-          payload: JSON.stringify(JobQueue.jobFor(run, id, accountId, this.#options.leaseMs)),
-          enqueued_at: nowMs,
-          expires_at: nowMs + this.#options.queueExpiryMs,
-          agent_id: null,
-          lease_expires_at: null,
-          result_hash: null,
-        })
-        .execute();
+      const job = await builder.build(run, { jobId: id, nowMs, leaseMs: this.#options.leaseMs });
+      await this.#insert(tx, job, run.check.checkType, nowMs);
     }
     return ids;
+  }
+
+  /**
+   * Inserts a queued job. `readyAtMs` is when it may be claimed (`enqueued_at`; later than
+   * now for a retry that waits its back-off); it expires `queueExpiryMs` after that.
+   */
+  async #insert(tx: Tx, job: Job, checkType: CheckType, readyAtMs: number): Promise<void> {
+    await tx
+      .insertInto('jobs')
+      .values({
+        id: job.jobId,
+        account_id: job.accountId,
+        check_id: job.check.id,
+        check_session_id: job.checkSessionId,
+        location: job.runLocation,
+        job_class: jobClassOf(checkType),
+        check_type: checkType,
+        state: 'queued',
+        attempt: job.attempt,
+        claims: 0,
+        payload: JSON.stringify(job),
+        enqueued_at: readyAtMs,
+        expires_at: readyAtMs + this.#options.queueExpiryMs,
+        agent_id: null,
+        lease_expires_at: null,
+        result_hash: null,
+      })
+      .execute();
   }
 
   /** Wakes long polls of the account. */
@@ -140,8 +109,9 @@ export class JobQueue {
   }
 
   /**
-   * Hands out ready jobs: queued and unexpired, or leased with an expired
-   * lease (its agent died). Never more than the free slots per class.
+   * Hands out ready jobs: queued, due (`enqueued_at` reached: a retry waits out its
+   * back-off) and unexpired, or leased with an expired lease (its agent died).
+   * Never more than the free slots per class.
    */
   async claim(scope: AgentScope, spec: ClaimSpec, nowMs: number): Promise<Job[]> {
     return this.#db.transaction().execute(async (tx) => {
@@ -157,7 +127,11 @@ export class JobQueue {
           .where('check_type', 'in', [...spec.checkTypes])
           .where((eb) =>
             eb.or([
-              eb.and([eb('state', '=', 'queued'), eb('expires_at', '>', nowMs)]),
+              eb.and([
+                eb('state', '=', 'queued'),
+                eb('enqueued_at', '<=', nowMs),
+                eb('expires_at', '>', nowMs),
+              ]),
               eb.and([eb('state', '=', 'leased'), eb('lease_expires_at', '<=', nowMs)]),
             ]),
           )
@@ -246,9 +220,16 @@ export class JobQueue {
   }
 
   /**
-   * Stores the final result of a job, exactly once. A repeat of the accepted
-   * result from the same agent is acknowledged as a duplicate.
-   * @returns the job's check and check session ids, and whether this was a duplicate.
+   * Stores the result of a job, exactly once. A repeat of the accepted result from the same
+   * agent is acknowledged as a duplicate.
+   *
+   * Retries: when the job's `retryStrategy` calls for another attempt (planRetry of
+   * src/checks/retry.ts, from the stored job's attempt and `runStartedAt` and this result),
+   * the result is stored as `resultType` ATTEMPT and, in the same transaction, the next
+   * attempt is queued: same check, session, run source, `checkRunId` and `runStartedAt`,
+   * `attempt + 1`, claimable from now + the back-off, in the same location when `sameRegion`
+   * and else the check's next one (see retryLocation). Otherwise the result is FINAL. The
+   * agent's own `resultType` is overridden either way: the service decides.
    * @throws HttpError 404 unknown job; 409 lease lost (another agent holds or finished it, or it expired).
    */
   async submitResult(
@@ -256,9 +237,9 @@ export class JobQueue {
     jobId: string,
     result: CheckResult,
     nowMs: number,
-  ): Promise<{ duplicate: boolean; checkSessionId: string | null; checkId: string }> {
+  ): Promise<SubmitOutcome> {
     const hash = createHash('sha256').update(JSON.stringify(result)).digest('hex');
-    return this.#db.transaction().execute(async (tx) => {
+    const outcome = await this.#db.transaction().execute(async (tx): Promise<SubmitOutcome> => {
       const job = await tx
         .selectFrom('jobs')
         .selectAll()
@@ -271,13 +252,30 @@ export class JobQueue {
           jobId,
           code: 'OUTPOST_ERR_LEASE_LOST',
         });
+      const base = { checkSessionId: job.check_session_id, checkId: job.check_id };
       if (job.state === 'done') {
         if (job.agent_id === scope.agentId && job.result_hash === hash) {
-          return { duplicate: true, checkSessionId: job.check_session_id, checkId: job.check_id };
+          const row = await tx
+            .selectFrom('check_results')
+            .select('doc')
+            .where('job_id', '=', jobId)
+            .executeTakeFirst();
+          const stored = row ? (JSON.parse(row.doc) as CheckResult) : result;
+          return { ...base, duplicate: true, result: stored, retryJobId: null };
         }
         throw lost();
       }
       if (job.state !== 'leased' || job.agent_id !== scope.agentId) throw lost();
+
+      const payload = JSON.parse(job.payload) as Job;
+      const plan = planRetry({
+        strategy: payload.retryStrategy ?? null,
+        attempt: job.attempt,
+        runStartedAtMs: Date.parse(payload.runStartedAt ?? '') || Number(job.enqueued_at),
+        nowMs,
+        outcome: result,
+      });
+      const stored: CheckResult = { ...result, resultType: plan.retry ? 'ATTEMPT' : 'FINAL' };
       await tx
         .updateTable('jobs')
         .set({ state: 'done', result_hash: hash, lease_expires_at: null })
@@ -291,23 +289,74 @@ export class JobQueue {
           check_id: job.check_id,
           job_id: jobId,
           check_session_id: job.check_session_id,
-          run_location: result.runLocation,
-          status: result.status,
-          has_failures: result.hasFailures ? 1 : 0,
-          has_errors: result.hasErrors ? 1 : 0,
-          is_degraded: result.isDegraded ? 1 : 0,
-          response_time: result.responseTime,
-          result_type: result.resultType,
-          started_at: Date.parse(result.startedAt) || nowMs,
-          stopped_at: Date.parse(result.stoppedAt) || nowMs,
-          doc: JSON.stringify(result),
-          ...analyticsColumnsOf(result),
+          run_location: stored.runLocation,
+          status: stored.status,
+          has_failures: stored.hasFailures ? 1 : 0,
+          has_errors: stored.hasErrors ? 1 : 0,
+          is_degraded: stored.isDegraded ? 1 : 0,
+          response_time: stored.responseTime,
+          result_type: stored.resultType,
+          started_at: Date.parse(stored.startedAt) || nowMs,
+          stopped_at: Date.parse(stored.stoppedAt) || nowMs,
+          doc: JSON.stringify(stored),
+          ...analyticsColumnsOf(stored),
           created_at: nowMs,
         })
         .execute();
+      let retryJobId: string | null = null;
+      if (plan.retry) {
+        const location = retryLocation(
+          await this.#runLocations(tx, job.account_id, job.check_id),
+          job.location,
+          payload.retryStrategy?.sameRegion ?? true,
+        );
+        retryJobId = randomUUID();
+        await this.#insert(
+          tx,
+          nextAttemptJob(payload, retryJobId, location),
+          job.check_type as CheckType,
+          nowMs + plan.delayMs,
+        );
+      }
+      // A queued retry keeps the session in PROGRESS: settleSession waits for every job.
       if (job.check_session_id) await settleSession(tx, job.check_session_id, nowMs);
-      return { duplicate: false, checkSessionId: job.check_session_id, checkId: job.check_id };
+      return { ...base, duplicate: false, result: stored, retryJobId };
     });
+    if (outcome.retryJobId) this.notify(scope.accountId);
+    return outcome;
+  }
+
+  /**
+   * Asserts the agent may upload artifacts of a job: it holds the job's lease, or it
+   * finished the job (artifacts may follow the result).
+   * @throws HttpError 404 unknown job (or another account's); 409 OUTPOST_ERR_LEASE_LOST
+   *   when another agent holds or finished it, or it is queued or expired.
+   */
+  async assertHeldBy(scope: AgentScope, jobId: string): Promise<void> {
+    const job = await this.#db
+      .selectFrom('jobs')
+      .select(['state', 'agent_id'])
+      .where('id', '=', jobId)
+      .where('account_id', '=', scope.accountId)
+      .executeTakeFirst();
+    if (!job) throw notFound('job', jobId);
+    if ((job.state !== 'leased' && job.state !== 'done') || job.agent_id !== scope.agentId) {
+      throw new HttpError(409, `lease of job ${jobId} was lost; its artifacts are not stored`, {
+        jobId,
+        code: 'OUTPOST_ERR_LEASE_LOST',
+      });
+    }
+  }
+
+  /** The check's run locations as stored now; [] when the check is gone. */
+  async #runLocations(tx: Tx, accountId: string, checkId: string): Promise<string[]> {
+    const row = await tx
+      .selectFrom('checks')
+      .select('doc')
+      .where('account_id', '=', accountId)
+      .where('id', '=', checkId)
+      .executeTakeFirst();
+    return row ? runLocationsOf(JSON.parse(row.doc) as CheckDoc) : [];
   }
 
   /**

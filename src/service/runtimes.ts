@@ -1,10 +1,17 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { RuntimeId } from '../protocol/index.js';
 import { OutpostError } from '../shared/errors.js';
 import { PACKAGE_ROOT } from '../shared/paths.js';
 import { bodyAjv } from './ajv.js';
 import { describeAjvError, fieldOf } from './errors.js';
 import { type Runtime, RuntimeSchema } from './schemas/runtime.js';
+
+/**
+ * Runtime of a check that pins none, directly or through its group: the newest, which the
+ * agent image ships (spec, "Versioning" 3).
+ */
+export const DEFAULT_RUNTIME_ID = '2026.04' satisfies RuntimeId;
 
 /** Folder holding one `<name>/runtime.json` per runtime. */
 export const RUNTIMES_DIR: string = join(PACKAGE_ROOT, 'runtimes');

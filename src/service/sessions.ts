@@ -45,6 +45,9 @@ export function matchesTarget(check: CheckDoc, target: SessionTarget): boolean {
   return true;
 }
 
+/** The check-type parts of a stored result a session shows when present. */
+const RESULT_PARTS = ['icmpCheckResult', 'dnsCheckResult', 'tcpCheckResult', 'httpCheckResult'] as const;
+
 /** Check types an agent can run today; sessions are started only for these. */
 const RUNNABLE_TYPES = new Set(['ICMP', 'DNS', 'TCP', 'URL', 'API']);
 
@@ -177,7 +180,9 @@ export class CheckSessions {
           stoppedAt: new Date(Number(r.stopped_at)).toISOString(),
           attempts: doc.attempts,
           errorMessage: doc.errorMessage ?? null,
-          ...(doc.icmpCheckResult ? { icmpCheckResult: doc.icmpCheckResult } : {}),
+          // Names and sizes as the agent posted them; download one from /v1/check-results/….
+          artifacts: doc.artifacts ?? [],
+          ...Object.fromEntries(RESULT_PARTS.filter((part) => doc[part]).map((part) => [part, doc[part]])),
         };
       }),
     };

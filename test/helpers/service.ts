@@ -1,6 +1,10 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { LightMyRequestResponse } from 'fastify';
 import { pino } from 'pino';
 import { expect } from 'vitest';
+import { type Job, PROTOCOL_VERSION } from '../../src/protocol/index.js';
 import { build, type Service } from '../../src/service/app.js';
 import { createAccount, createApiKey } from '../../src/service/auth.js';
 import { openSqliteDatabase } from '../../src/service/store/database.js';
@@ -20,7 +24,10 @@ export type TestService = Service & {
   ): Promise<LightMyRequestResponse>;
 };
 
-/** Builds a real service (real SQLite in memory, real routes) with two accounts. */
+/**
+ * Builds a real service (real SQLite in memory, real routes, artifacts in a temp folder
+ * removed at close) with two accounts.
+ */
 export async function testService(
   options: { leaseMs?: number; queueExpiryMs?: number } = {},
 ): Promise<TestService> {
@@ -29,13 +36,15 @@ export async function testService(
   const b = await createAccount(db, 'B');
   const keyA = await createApiKey(db, a);
   const keyB = await createApiKey(db, b);
-  const service = await build({ db, log: pino({ level: 'silent' }), ...options });
+  const artifactsDir = await mkdtemp(join(tmpdir(), 'outpost-test-artifacts-'));
+  const service = await build({ db, log: pino({ level: 'silent' }), artifactsDir, ...options });
   const close = service.close;
   return {
     ...service,
     close: async () => {
       await close();
       await db.destroy();
+      await rm(artifactsDir, { recursive: true, force: true });
     },
     accountA: { id: a, key: keyA },
     accountB: { id: b, key: keyB },
@@ -73,4 +82,54 @@ export function expectBadField(
     error: 'Bad Request',
     attributes: { field, in: location },
   });
+}
+
+/** A valid API check create body; override fields per test. */
+export function apiBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return { name: 'api', activated: false, request: { url: 'https://api.example.test/health' }, ...overrides };
+}
+
+/** Creates a check of `type` (201 expected) and returns its id. */
+export async function createCheck(
+  svc: TestService,
+  type: string,
+  body: Record<string, unknown>,
+): Promise<string> {
+  const res = await svc.request('POST', `/v1/checks/${type}`, body);
+  expect(res.statusCode, res.body).toBe(201);
+  return res.json().id as string;
+}
+
+/** Starts a check session for one check (TRIGGER_API) and returns its id. */
+export async function triggerCheck(svc: TestService, checkId: string): Promise<string> {
+  const res = await svc.request('POST', '/v1/check-sessions/trigger', { target: { checkId: [checkId] } });
+  expect(res.statusCode, res.body).toBe(201);
+  return res.json().sessions[0].checkSessionId as string;
+}
+
+/**
+ * Claims jobs as agent `agentId` through `POST /v1/agent/jobs/claim` (main and uptime
+ * slots, every runnable type, no wait unless `over` says so).
+ */
+export async function claimJobs(
+  svc: TestService,
+  agentId: string,
+  over: Record<string, unknown> = {},
+): Promise<Job[]> {
+  const res = await svc.app.inject({
+    method: 'POST',
+    url: '/v1/agent/jobs/claim',
+    headers: { ...svc.auth(), 'x-agent-id': agentId },
+    payload: {
+      agentVersion: '0.0.0-test',
+      protocolVersion: PROTOCOL_VERSION,
+      checkTypes: ['ICMP', 'DNS', 'TCP', 'URL', 'API'],
+      runtimes: [],
+      freeSlots: { uptime: 10, main: 10 },
+      waitSeconds: 0,
+      ...over,
+    },
+  });
+  expect(res.statusCode, res.body).toBe(200);
+  return res.json().jobs as Job[];
 }

@@ -99,10 +99,10 @@ describe('agent protocol', () => {
     const result = resultFor(job);
     expect((await postResult(b, job, result)).statusCode).toBe(409);
     const first = await postResult(a, job, result);
-    expect(first.json()).toEqual({ stored: true, duplicate: false });
+    expect(first.json()).toEqual({ stored: true, duplicate: false, resultType: 'FINAL' });
     const again = await postResult(a, job, result);
     expect(again.statusCode).toBe(200);
-    expect(again.json()).toEqual({ stored: true, duplicate: true });
+    expect(again.json()).toEqual({ stored: true, duplicate: true, resultType: 'FINAL' });
     const different = await postResult(a, job, resultFor(job, 'FAILED'));
     expect(different.statusCode).toBe(409);
 

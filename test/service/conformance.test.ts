@@ -71,6 +71,14 @@ async function call(
     expect(res.body).toBe('');
     return null;
   }
+  if (String(res.headers['content-type']).startsWith('application/octet-stream')) {
+    const documented = doc.paths[template!.path]?.[method.toLowerCase()]?.responses?.[String(res.statusCode)];
+    expect(
+      documented?.content?.['application/octet-stream'],
+      `${method} ${template!.path} documents its binary ${res.statusCode} response`,
+    ).toBeDefined();
+    return res.rawPayload;
+  }
   const validate = validatorFor(method, template!.path, res.statusCode);
   expect(validate, `${method} ${template!.path} documents its ${res.statusCode} response`).not.toBeNull();
   const body = res.json();
@@ -96,6 +104,14 @@ describe('responses conform to /openapi.json', () => {
       name: 'url',
       activated: false,
       request: { url: 'http://127.0.0.1:9/' },
+    });
+    await call('POST', '/v1/checks/api', {
+      name: 'api',
+      activated: false,
+      request: {
+        url: '{{BASE_URL}}/health',
+        assertions: [{ source: 'STATUS_CODE', comparison: 'EQUALS', target: '200' }],
+      },
     });
     await call('POST', '/v1/checks/browser', {
       name: 'browser',
@@ -125,6 +141,11 @@ describe('responses conform to /openapi.json', () => {
     );
     const job = claim.jobs[0];
     await call('POST', `/v1/agent/jobs/${job.jobId}/lease`, undefined, agent);
+    const trace = Buffer.from('a trace');
+    await call('PUT', `/v1/agent/jobs/${job.jobId}/artifacts/trace.txt`, trace, {
+      ...agent,
+      'content-type': 'application/octet-stream',
+    });
     const now = new Date().toISOString();
     await call(
       'POST',
@@ -144,7 +165,7 @@ describe('responses conform to /openapi.json', () => {
         runLocation: job.runLocation,
         attempts: 1,
         resultType: 'FINAL',
-        artifacts: [],
+        artifacts: [{ name: 'trace.txt', sizeBytes: trace.length }],
       },
       agent,
     );
@@ -154,7 +175,12 @@ describe('responses conform to /openapi.json', () => {
       { message: 'm', agentVersion: 't', platform: 'linux', runtimeVersion: 'v20' },
       agent,
     );
-    await call('GET', `/v1/check-sessions/${sessionId}`);
+    const session = await call('GET', `/v1/check-sessions/${sessionId}`);
+    const artifact = await call(
+      'GET',
+      `/v1/check-results/${icmp.id}/${session.results[0].id}/artifacts/trace.txt`,
+    );
+    expect(artifact).toEqual(trace);
     await call('GET', `/v1/check-sessions/${sessionId}/completion?maxWaitSeconds=1`);
     const groups = await call('GET', `/v1/error-groups/checks/${icmp.id}`);
     await call('GET', `/v1/error-groups/${groups[0].id}`);

@@ -124,7 +124,7 @@ describe('errorGroupsHook', () => {
       headers: agent,
       payload: result,
     });
-    expect(posted.json()).toEqual({ stored: true, duplicate: false });
+    expect(posted.json()).toEqual({ stored: true, duplicate: false, resultType: 'FINAL' });
 
     const groups = await groupsOf(checkId);
     expect(groups).toEqual([

@@ -28,6 +28,16 @@ describe('GET /openapi.json', () => {
     expect(doc.paths['/v1/checks/{id}'].put['x-outpost-not-in-spec']).toBeUndefined();
     expect(doc.paths['/v1/checks/{id}'].get['x-outpost-not-in-spec']).toBe(true);
     expect(doc.paths['/v1/agent/jobs/claim'].post['x-outpost-not-in-spec']).toBe(true);
+    expect(doc.paths['/v1/checks/api'].post['x-outpost-not-in-spec']).toBe(true);
+    const upload = doc.paths['/v1/agent/jobs/{jobId}/artifacts/{name}'].put;
+    expect(upload['x-outpost-not-in-spec']).toBe(true);
+    expect(Object.keys(upload.requestBody.content)).toEqual(['application/octet-stream']);
+    expect(Object.keys(upload.responses)).toEqual(
+      expect.arrayContaining(['201', '409', '411', '413', '415']),
+    );
+    const download = doc.paths['/v1/check-results/{checkId}/{checkResultId}/artifacts/{name}'].get;
+    expect(download['x-outpost-not-in-spec']).toBe(true);
+    expect(Object.keys(download.responses['200'].content)).toEqual(['application/octet-stream']);
     expect(doc.paths['/v1/checks/icmp'].post.responses['400'].content['application/json'].schema.$ref).toBe(
       '#/components/schemas/Error',
     );

@@ -23,41 +23,53 @@ const JobParams = Type.Object(
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
+ * The agent behind a request: its `x-agent-id` (a UUID) and what its key lets it serve. With
+ * `version` (claims) the agent's id, version, last-seen time and private location are recorded.
+ * @throws HttpError 400 naming the header when the agent id is missing or not a UUID.
+ */
+export async function agentScopeOf(
+  ctx: ServiceContext,
+  request: FastifyRequest,
+  version?: string,
+): Promise<AgentScope> {
+  const agentId = request.headers[AGENT_ID_HEADER];
+  if (typeof agentId !== 'string' || !UUID.test(agentId)) {
+    throw new HttpError(400, `header ${AGENT_ID_HEADER} must be a UUID`, {
+      field: AGENT_ID_HEADER,
+      in: 'headers',
+    });
+  }
+  const now = Date.now();
+  const location = request.privateLocation;
+  if (version !== undefined) {
+    const locationId = location?.id ?? null;
+    await ctx.db
+      .insertInto('agents')
+      .values({
+        id: agentId,
+        account_id: request.accountId,
+        version,
+        last_seen_at: now,
+        location_id: locationId,
+      })
+      .onConflict((oc) =>
+        oc.column('id').doUpdateSet({ version, last_seen_at: now, location_id: locationId }),
+      )
+      .execute();
+  }
+  // A private-location key serves its own location only; an account key every location.
+  return { accountId: request.accountId, agentId, locations: location ? [location.slug] : null };
+}
+
+/**
  * The agent protocol (design.md §2, docs/protocol.md). An agent authenticating
  * with an account API key serves every location of the account; one with a
  * private-location key (`pl_…`) serves that location only (`AgentScope.locations`
  * = its slug) and is recorded against it in `agents.location_id`.
+ * Artifact uploads are in routes/artifacts.ts.
  */
 export async function agentRoutes(app: FastifyInstance, ctx: ServiceContext): Promise<void> {
-  const scopeOf = async (request: FastifyRequest, version?: string): Promise<AgentScope> => {
-    const agentId = request.headers[AGENT_ID_HEADER];
-    if (typeof agentId !== 'string' || !UUID.test(agentId)) {
-      throw new HttpError(400, `header ${AGENT_ID_HEADER} must be a UUID`, {
-        field: AGENT_ID_HEADER,
-        in: 'headers',
-      });
-    }
-    const now = Date.now();
-    const location = request.privateLocation;
-    if (version !== undefined) {
-      const locationId = location?.id ?? null;
-      await ctx.db
-        .insertInto('agents')
-        .values({
-          id: agentId,
-          account_id: request.accountId,
-          version,
-          last_seen_at: now,
-          location_id: locationId,
-        })
-        .onConflict((oc) =>
-          oc.column('id').doUpdateSet({ version, last_seen_at: now, location_id: locationId }),
-        )
-        .execute();
-    }
-    // A private-location key serves its own location only; an account key every location.
-    return { accountId: request.accountId, agentId, locations: location ? [location.slug] : null };
-  };
+  const scopeOf = (request: FastifyRequest, version?: string) => agentScopeOf(ctx, request, version);
 
   app.post(
     '/v1/agent/jobs/claim',
@@ -117,20 +129,26 @@ export async function agentRoutes(app: FastifyInstance, ctx: ServiceContext): Pr
     '/v1/agent/jobs/:jobId/result',
     {
       schema: {
-        summary: 'Post the final result of a job (idempotent)',
+        summary: 'Post the result of a job (idempotent); the service decides FINAL or ATTEMPT',
         params: JobParams,
         body: CheckResultSchema,
-        response: { 200: Type.Object({ stored: Type.Boolean(), duplicate: Type.Boolean() }) },
+        response: {
+          200: Type.Object({
+            stored: Type.Boolean(),
+            duplicate: Type.Boolean(),
+            /** As stored: ATTEMPT when the job's retry strategy queued another attempt. */
+            resultType: Type.Union([Type.Literal('FINAL'), Type.Literal('ATTEMPT')]),
+          }),
+        },
       },
       bodyLimit: 8 * 1024 * 1024,
     },
     async (request) => {
       const { jobId } = request.params as { jobId: string };
-      const result = request.body as CheckResult;
-      const { duplicate, checkSessionId, checkId } = await ctx.queue.submitResult(
+      const { duplicate, checkSessionId, checkId, result } = await ctx.queue.submitResult(
         await scopeOf(request),
         jobId,
-        result,
+        request.body as CheckResult,
         Date.now(),
       );
       if (checkSessionId) ctx.queue.emitSession(checkSessionId);
@@ -143,7 +161,7 @@ export async function agentRoutes(app: FastifyInstance, ctx: ServiceContext): Pr
           }
         }
       }
-      return { stored: true, duplicate };
+      return { stored: true, duplicate, resultType: result.resultType };
     },
   );
 

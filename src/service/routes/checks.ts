@@ -14,6 +14,7 @@ import { notFound } from '../errors.js';
 import { CreateBrowserCheckBody } from '../schemas/browser-check.js';
 import {
   AutoAssignAlertsQuery,
+  CreateApiCheckBody,
   CreateDnsCheckBody,
   CreateIcmpCheckBody,
   CreateTcpCheckBody,
@@ -26,7 +27,7 @@ import type { ServiceContext } from '../context.js';
 
 type Subscription = { alertChannelId: number; activated: boolean };
 
-/** Check routes: create (ICMP, DNS, TCP, URL, browser), read, list, update, delete (spec, "Checks"). */
+/** Check routes: create (ICMP, DNS, TCP, URL, API, browser), read, list, update, delete (spec, "Checks"). */
 export async function checkRoutes(app: FastifyInstance, ctx: ServiceContext): Promise<void> {
   const checks = new CheckStore(ctx.db);
   const present = async (accountId: string, doc: CheckDoc) =>
@@ -40,6 +41,7 @@ export async function checkRoutes(app: FastifyInstance, ctx: ServiceContext): Pr
     ['dns', 'DNS', CreateDnsCheckBody],
     ['tcp', 'TCP', CreateTcpCheckBody],
     ['url', 'URL', CreateUrlCheckBody],
+    ['api', 'API', CreateApiCheckBody],
     ['browser', 'BROWSER', CreateBrowserCheckBody],
   ] as const;
   for (const [path, checkType, body] of creates) {

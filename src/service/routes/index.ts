@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ServiceContext } from '../context.js';
 import { agentRoutes } from './agent.js';
+import { artifactRoutes } from './artifacts.js';
 import { analyticsRoutes } from './analytics.js';
 import { checkSessionRoutes } from './check-sessions.js';
 import { checkRoutes } from './checks.js';
@@ -23,6 +24,7 @@ export const ROUTES: readonly RoutePlugin[] = [
   checkRoutes,
   checkSessionRoutes,
   agentRoutes,
+  artifactRoutes,
   variableRoutes,
   clientCertificateRoutes,
   errorGroupRoutes,

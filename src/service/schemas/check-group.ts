@@ -1,18 +1,20 @@
 import { type Static, type TOptional, type TSchema, type TUnsafe, Type } from '@sinclair/typebox';
-import { ASSERTION_COMPARISONS, type AssertionSource, LOCATIONS, RUNTIME_IDS } from '../../protocol/index.js';
-import { AlertSettingsSchema, EnvironmentVariableSchema, RetryStrategySchema } from './check.js';
+import {
+  API_ASSERTION_SOURCES,
+  ASSERTION_COMPARISONS,
+  LOCATIONS,
+  RUNTIME_IDS,
+} from '../../protocol/index.js';
+import {
+  AlertSettingsSchema,
+  ApiKeyValueSchema,
+  BasicAuthSchema,
+  EnvironmentVariableSchema,
+  RetryStrategySchema,
+} from './check.js';
 import { Nullable, StringEnum } from './common.js';
 
 const strict = { additionalProperties: false } as const;
-
-/** Assertion sources of API checks (reference/check-types.md, "API"), the ones group defaults may carry. */
-export const API_ASSERTION_SOURCES = [
-  'STATUS_CODE',
-  'JSON_BODY',
-  'HEADERS',
-  'TEXT_BODY',
-  'RESPONSE_TIME',
-] as const satisfies readonly AssertionSource[];
 
 /** Path parameter `id` of integer-id resources (check groups), 1 to 2^31−1 (PostgreSQL `integer`). */
 export const GroupIdParams = Type.Object(
@@ -20,20 +22,7 @@ export const GroupIdParams = Type.Object(
   strict,
 );
 
-/** A header or query parameter of the API-check defaults: `key`, `value`, and `locked` (UI masking only). */
-const KeyValueSchema = Type.Object(
-  {
-    key: Type.String({ minLength: 1, maxLength: 1024 }),
-    value: Type.String({ maxLength: 8192 }),
-    locked: Type.Optional(Type.Boolean()),
-  },
-  strict,
-);
-
-const BasicAuthSchema = Type.Object(
-  { username: Type.String({ maxLength: 1024 }), password: Type.String({ maxLength: 1024 }) },
-  strict,
-);
+const KeyValueSchema = ApiKeyValueSchema;
 type BasicAuth = Static<typeof BasicAuthSchema>;
 
 /**

@@ -1,5 +1,8 @@
-import { type Static, type TSchema, Type } from '@sinclair/typebox';
+import { type Static, type TSchema, type TUnsafe, Type } from '@sinclair/typebox';
 import {
+  API_ASSERTION_SOURCES,
+  API_BODY_TYPES,
+  API_METHODS,
   ASSERTION_COMPARISONS,
   CHECK_TYPES,
   DNS_ASSERTION_SOURCES,
@@ -174,8 +177,62 @@ export const UrlRequestBodySchema = Type.Object(
   strict,
 );
 
-const responseTime = (dflt: number) =>
-  Type.Optional(Nullable(Type.Number({ minimum: 0, maximum: 300_000, default: dflt })));
+/**
+ * A header or query parameter of an API check: `key` (1–1024 characters), `value` (at most 8192),
+ * `locked` (UI masking only). `{{VAR}}` in either is interpolated by the agent.
+ */
+export const ApiKeyValueSchema = Type.Object(
+  {
+    key: Type.String({ minLength: 1, maxLength: 1024 }),
+    value: Type.String({ maxLength: 8192 }),
+    locked: Type.Optional(Type.Boolean()),
+  },
+  strict,
+);
+
+/** HTTP basic authentication of an API check (also a group's `apiCheckDefaults.basicAuth`). */
+export const BasicAuthSchema = Type.Object(
+  { username: Type.String({ maxLength: 1024 }), password: Type.String({ maxLength: 1024 }) },
+  strict,
+);
+
+type BasicAuth = Static<typeof BasicAuthSchema>;
+
+/**
+ * An API check's `url`: http or https, or starting with a `{{VAR}}` placeholder
+ * (`{{BASE_URL}}/health`, `{{GROUP_BASE_URL}}/users`) that the agent interpolates. No
+ * whitespace, except inside `{{ … }}`.
+ */
+export const API_URL_PATTERN =
+  '^(?:[Hh][Tt][Tt][Pp][Ss]?://|(?=\\{\\{))(?:[^\\s{]|\\{\\{[^{}\\r\\n]*\\}\\}|\\{)+$';
+
+/** Most characters of an API check's request `body`: 128 Ki, as scripts. */
+export const API_BODY_MAX_LENGTH = 131_072;
+
+/**
+ * API request (reference/check-types.md, "API"): `method` (default GET), `url`, `headers`,
+ * `queryParameters`, `body` (default ''), `bodyType` (default NONE), `basicAuth` (default null),
+ * `followRedirects` (true), `skipSSL` (false), `ipFamily` (IPv4), `assertions` (API sources).
+ */
+export const ApiRequestBodySchema = Type.Object(
+  {
+    method: Type.Optional(StringEnum(API_METHODS, { default: 'GET' })),
+    url: Type.String({ minLength: 1, maxLength: 2048, pattern: API_URL_PATTERN }),
+    headers: Type.Optional(Type.Array(ApiKeyValueSchema, { maxItems: 100, default: [] })),
+    queryParameters: Type.Optional(Type.Array(ApiKeyValueSchema, { maxItems: 100, default: [] })),
+    body: Type.Optional(Type.String({ maxLength: API_BODY_MAX_LENGTH, default: '' })),
+    bodyType: Type.Optional(StringEnum(API_BODY_TYPES, { default: 'NONE' })),
+    basicAuth: Type.Optional({ ...Nullable(BasicAuthSchema), default: null } as TUnsafe<BasicAuth | null>),
+    followRedirects: Type.Optional(Type.Boolean({ default: true })),
+    skipSSL: Type.Optional(Type.Boolean({ default: false })),
+    ipFamily: Type.Optional(StringEnum(IP_FAMILIES, { default: 'IPv4' })),
+    assertions: assertions(API_ASSERTION_SOURCES),
+  },
+  strict,
+);
+
+const responseTime = (dflt: number, maximum = 300_000) =>
+  Type.Optional(Nullable(Type.Number({ minimum: 0, maximum, default: dflt })));
 const packetLoss = (dflt: number) =>
   Type.Optional(Nullable(Type.Number({ exclusiveMinimum: 0, maximum: 100, default: dflt })));
 
@@ -239,7 +296,7 @@ export const CreateIcmpCheckBody = Type.Object(
 );
 export type CreateIcmpCheck = Static<typeof CreateIcmpCheckBody>;
 
-/** Frequencies (minutes) of checks other than ICMP and browser: 0 (with a 10/20/30 s offset) only for TCP. */
+/** Frequencies (minutes) of checks other than ICMP and browser: 0 (with a 10/20/30 s offset) only for TCP and API. */
 export const TCP_FREQUENCIES = [0, 1, 2, 5, 10, 15, 30, 60, 120, 180, 360, 720, 1440] as const;
 export const MINUTE_FREQUENCIES = [1, 2, 5, 10, 15, 30, 60, 120, 180, 360, 720, 1440] as const;
 
@@ -272,6 +329,26 @@ export const CreateDnsCheckBody = uptimeCreateBody(DnsRequestBodySchema, MINUTE_
 export const CreateTcpCheckBody = uptimeCreateBody(TcpRequestBodySchema, TCP_FREQUENCIES, 4000, 5000);
 /** `POST /v1/checks/url`: degraded 3000 ms, max 5000 ms by default. */
 export const CreateUrlCheckBody = uptimeCreateBody(UrlRequestBodySchema, MINUTE_FREQUENCIES, 3000, 5000);
+
+/** Longest `degradedResponseTime` / `maxResponseTime` of an API check, ms: its run limit (reference/check-types.md, "API"). */
+export const API_RESPONSE_TIME_LIMIT_MS = 30_000;
+
+/**
+ * `POST /v1/checks/api`: the shared fields and the API `request`; degraded 10 000 ms, max
+ * 20 000 ms by default, both at most 30 000 (the run limit); sub-minute frequency allowed
+ * (spec, "frequencyOffset" rule 1). No `heartbeat`/`script`, as for the other uptime-style types.
+ */
+export const CreateApiCheckBody = Type.Object(
+  {
+    ...sharedCheckFields,
+    frequency: Type.Optional(IntegerEnum(TCP_FREQUENCIES, { default: 10 })),
+    request: ApiRequestBodySchema,
+    degradedResponseTime: responseTime(10_000, API_RESPONSE_TIME_LIMIT_MS),
+    maxResponseTime: responseTime(20_000, API_RESPONSE_TIME_LIMIT_MS),
+  },
+  strict,
+);
+export type CreateApiCheck = Static<typeof CreateApiCheckBody>;
 
 /**
  * Body of `PUT /v1/checks/{id}`: the generic update body. Required

@@ -69,6 +69,8 @@ export const SessionResultSchema = Type.Object(
     stoppedAt: Type.String({ format: 'date-time' }),
     attempts: Type.Integer(),
     errorMessage: Nullable(Type.String()),
+    /** Artifacts the agent reported; `GET /v1/check-results/{checkId}/{id}/artifacts/{name}` reads one. */
+    artifacts: Type.Array(Type.Object({ name: Type.String(), sizeBytes: Type.Integer() })),
   },
   // Plus the check type's part: icmpCheckResult, dnsCheckResult, tcpCheckResult or httpCheckResult.
   { additionalProperties: true },

@@ -112,6 +112,7 @@ export type JobTable = {
   claims: number;
   /** The job as handed to an agent, JSON (without lease fields). */
   payload: string;
+  /** When the job may be claimed: its enqueue time, later for a retry waiting out its back-off. */
   enqueued_at: number;
   /** A queued job not claimed by this time expires (6 minutes by default). */
   expires_at: number;
