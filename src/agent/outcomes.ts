@@ -1,4 +1,4 @@
-import { planRetry } from '../checks/retry.js';
+import { planRetry } from '../protocol/retry.js';
 import type { CheckResult, Job, RunOutcome } from '../protocol/index.js';
 import type { RejectedJob } from './service-client.js';
 

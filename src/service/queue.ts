@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { EventEmitter, on } from 'node:events';
 import type { Kysely, Transaction } from 'kysely';
-import { planRetry } from '../checks/retry.js';
+import { planRetry } from '../protocol/retry.js';
 import { type CheckResult, type CheckType, type Job, type JobClass, jobClassOf } from '../protocol/index.js';
 import { linkSignal } from '../shared/linked-signal.js';
 import { analyticsColumnsOf } from './analytics/columns.js';

@@ -1,4 +1,4 @@
-import { RETRY_DEFAULTS } from '../checks/retry.js';
+import { RETRY_DEFAULTS } from '../protocol/retry.js';
 import type { JobRetryStrategy, RetryStrategyType } from '../protocol/index.js';
 
 /** A retry strategy as a check or group stores it (spec, "Retry strategy"): only `type` is required. */

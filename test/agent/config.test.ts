@@ -35,6 +35,7 @@ describe('parseAgentConfig', () => {
       shutdownGraceMs: 120_000,
       claimWaitSeconds: 20,
       useOsDnsResolver: false,
+      networkTraces: true,
     });
     expect(Object.isFrozen(config)).toBe(true);
   });
@@ -82,6 +83,8 @@ describe('parseAgentConfig', () => {
     ['AGENT_CLAIM_WAIT_SECONDS', '20', { claimWaitSeconds: 20 }],
     ['USE_OS_DNS_RESOLVER', 'TRUE', { useOsDnsResolver: true }],
     ['USE_OS_DNS_RESOLVER', 'false', { useOsDnsResolver: false }],
+    ['NETWORK_TRACES', 'OFF', { networkTraces: false }],
+    ['NETWORK_TRACES', 'on', { networkTraces: true }],
   ])('accepts %s=%s', (name, value, expected) => {
     expect(parseAgentConfig({ ...REQUIRED, [name]: value })).toMatchObject(expected);
   });

@@ -53,7 +53,10 @@ export type ApiExecutorOptions = {
   maxStoredBodyBytes?: number;
   /** The default `user-agent` header (a check's own header wins). */
   userAgent?: string;
-  /** Runs setup and teardown scripts (src/sandbox). Without one, a job with scripts fails with hasErrors. */
+  /**
+   * Runs setup and teardown scripts (src/sandbox); the executor's `close()` closes it. Without
+   * one, a job with scripts fails with hasErrors.
+   */
   scripts?: ScriptRunner;
   /** Limit per script, ms. Default 10 000. */
   scriptTimeoutMs?: number;
@@ -128,7 +131,8 @@ type Failure = { code: string; message: string };
  * body read, the client certificate of the job presented for mTLS, an optional teardown script
  * that sees (and may change) the response, then the assertions STATUS_CODE, JSON_BODY, HEADERS,
  * TEXT_BODY and RESPONSE_TIME. Without assertions a status ≥ 400 fails the check, as for URL
- * monitors. Response time is the request's, redirects included and scripts excluded.
+ * monitors. Response time is the request's, redirects included and scripts excluded; the request
+ * is given up at `maxResponseTime` (it would fail the check from then on anyway).
  *
  * Scrubbing: values of secret variables, `SERVICE_SECRET_*` values a script sets, basic-auth
  * credentials and the values of Authorization, Cookie, Set-Cookie and x-api-key headers (sent
@@ -346,6 +350,10 @@ export class ApiExecutor implements Executor {
         resolver: this.#resolver,
       });
     const requestStart = performance.now();
+    // A response after maxResponseTime fails the check anyway: stop waiting for it there.
+    const maxResponseTime = job.check.maxResponseTime;
+    const requestDeadline =
+      maxResponseTime === null ? deadline : Math.min(deadline, requestStart + maxResponseTime + 1);
     const redirects: HttpRedirect[] = [];
     let method = request.method;
     let body = encoded.body;
@@ -361,7 +369,7 @@ export class ApiExecutor implements Executor {
         method,
         headers: hopHeaders,
         ...(body === undefined ? {} : { body }),
-        deadline,
+        deadline: requestDeadline,
         signal: context.signal,
         maxBodyBytes: this.#maxBodyBytes,
         collectBody: true,
@@ -479,6 +487,8 @@ export class ApiExecutor implements Executor {
       TEXT_BODY: status === null ? noResponse : valueSource(bodyText),
       JSON_BODY: status === null ? noResponse : jsonBodySource(bodyText),
     });
+    const cutAtMaxResponseTime =
+      requestDeadline < deadline && failure !== null && /TIMEOUT$/.test(failure.code) && problem === null;
     const outcome = judgeRun({
       check: job.check,
       startedAt,
@@ -517,6 +527,7 @@ export class ApiExecutor implements Executor {
       resolver: this.#useOs ? 'os' : 'dns',
       errorCode: problem?.code ?? last.error?.code ?? null,
     };
+    if (cutAtMaxResponseTime) outcome.overMaxResponseTime = true;
     outcome.httpCheckResult = part;
     return scrubber.value(outcome);
   }
@@ -587,9 +598,10 @@ export class ApiExecutor implements Executor {
     return scrubber.value(outcome);
   }
 
-  /** Releases cached mTLS contexts; connections close with their requests. */
+  /** Releases cached mTLS contexts and closes the script runner; connections close with their requests. */
   async close(): Promise<void> {
     this.#mtlsConnectors.clear();
+    await this.#scripts?.close();
   }
 }
 

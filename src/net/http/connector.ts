@@ -29,6 +29,8 @@ export type HopTrace = {
   sockets: Socket[];
   /** The hop has ended: a late DNS answer must not open a socket. */
   closed: boolean;
+  /** Code of the first error a socket of this hop saw (ECONNRESET, …); null without one. */
+  socketError: string | null;
 };
 
 /** A fresh trace starting now. */
@@ -46,6 +48,7 @@ export function startTrace(): HopTrace {
     tlsSessionReused: false,
     sockets: [],
     closed: false,
+    socketError: null,
   };
 }
 
@@ -85,7 +88,13 @@ export function createTracingConnector(
 ): buildConnector.connector {
   const base = options.base as unknown as SocketReturningConnector;
   return (connectOptions, callback) => {
-    // undici connects again when a socket dies before the request was sent: the last attempt counts.
+    // undici connects again when a socket dies before the response (and re-sends an idempotent
+    // request). A monitor must see that failure, not hide it behind a second connection.
+    if (trace.sockets.length > 0) {
+      const code = trace.socketError ?? 'ECONNRESET';
+      callback(Object.assign(new Error(`the connection failed (${code}); a check never reconnects`), { code }), null);
+      return;
+    }
     trace.socketAt = performance.now();
     options.resolve(connectOptions.hostname).then(
       (resolved) => {
@@ -106,6 +115,9 @@ export function createTracingConnector(
           return;
         }
         trace.sockets.push(socket);
+        socket.once('error', (err: NodeJS.ErrnoException) => {
+          trace.socketError ??= err.code ?? err.name;
+        });
         socket.once('connect', () => {
           trace.connectAt = performance.now();
         });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isNetworkErrorCode, maxRetriesOf, planRetry, retryDelayMs } from '../../src/checks/retry.js';
+import { isNetworkErrorCode, maxRetriesOf, planRetry, retryDelayMs } from '../../src/protocol/retry.js';
 import type { JobRetryStrategy, RunOutcome } from '../../src/protocol/index.js';
 
 const strategy = (overrides: Partial<JobRetryStrategy> = {}): JobRetryStrategy => ({

@@ -1,4 +1,6 @@
-import { type JobRetryStrategy, NETWORK_ERROR_CODES, type RunOutcome } from '../protocol/index.js';
+import { NETWORK_ERROR_CODES } from './enums.js';
+import type { JobRetryStrategy } from './job.js';
+import type { RunOutcome } from './result.js';
 
 /** Defaults of a retry strategy's optional fields (Checkly's documented defaults). Seconds. */
 export const RETRY_DEFAULTS = {
