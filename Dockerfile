@@ -10,6 +10,9 @@ RUN apt-get update && apt-get install -y --no-install-recommends python3 make g+
 WORKDIR /app
 COPY package.json package-lock.json binding.gyp ./
 COPY native ./native
+COPY scripts ./scripts
+# postinstall installs runtimes/*/ dependencies (what setup/teardown scripts may require).
+COPY runtimes ./runtimes
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
@@ -17,6 +20,12 @@ COPY bench ./bench
 RUN npm run build && npm prune --omit=dev
 
 FROM node:24-bookworm-slim
+# tcpdump records the packet capture of a failed connection (network traces of API and URL
+# checks); file capabilities let the unprivileged `node` user run it within Docker's default
+# capability set (NET_RAW). Without them the agent attaches the route trace only.
+RUN apt-get update && apt-get install -y --no-install-recommends tcpdump libcap2-bin \
+  && setcap cap_net_raw,cap_net_admin+eip /usr/bin/tcpdump \
+  && apt-get purge -y libcap2-bin && rm -rf /var/lib/apt/lists/*
 ENV NODE_ENV=production \
     AGENT_HEALTH_PORT=8081 \
     HOST=0.0.0.0
@@ -25,7 +34,7 @@ COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/build/Release/outpost_icmp.node ./build/Release/outpost_icmp.node
 COPY --from=build /app/dist ./dist
-COPY runtimes ./runtimes
+COPY --from=build /app/runtimes ./runtimes
 USER node
 EXPOSE 8081
 HEALTHCHECK --interval=30s --timeout=3s CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.AGENT_HEALTH_PORT||8081)+'/-/liveness').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]

@@ -3,12 +3,14 @@
  * (fping, dig, curl, autocannon), printing ratios (design.md §5). Build first
  * (`npm run build`); ICMP needs root or ping_group_range. With no names, all run.
  *
- * Names: icmp, dns, tcp, url, agent-rss, analytics, service-http.
+ * Names: icmp, dns, tcp, url, api, sandbox, agent-rss, analytics, service-http.
  */
 import { benchAgentIdleRss } from './agent-rss.js';
+import { benchApi } from './api.js';
 import { benchAnalytics } from './analytics.js';
 import { benchDns } from './dns.js';
 import { runIcmpBench } from './icmp.js';
+import { benchSandbox } from './sandbox.js';
 import { benchServiceHttp } from './service-http.js';
 import { benchTcp } from './tcp.js';
 import { benchUrl } from './url.js';
@@ -18,6 +20,16 @@ const BENCHES: Record<string, () => Promise<unknown>> = {
   dns: () => benchDns(),
   tcp: () => benchTcp(),
   url: () => benchUrl(),
+  api: () =>
+    benchApi({
+      sandbox: async () => {
+        const { ScriptSandbox } = await import('../src/sandbox/sandbox.js');
+        const sandbox = new ScriptSandbox({ poolSize: 8 });
+        await sandbox.warm('2026.04');
+        return sandbox;
+      },
+    }),
+  sandbox: () => benchSandbox(),
   'agent-rss': async () => {
     const r = await benchAgentIdleRss();
     console.log(

@@ -52,10 +52,12 @@ const net = require('node:net');
 const mode = process.env.MODE;
 const delayMs = Number(process.env.DELAY_MS || 0);
 const RESPONSE = Buffer.from('HTTP/1.1 200 OK\\r\\nContent-Length: 2\\r\\nConnection: close\\r\\n\\r\\nok');
+const JSON_BODY = JSON.stringify({ status: 'ok', items: [{ id: 1, price: 10 }, { id: 2, price: 20 }], total: 2 });
+const JSON_RESPONSE = Buffer.from('HTTP/1.1 200 OK\\r\\nContent-Type: application/json\\r\\nContent-Length: ' + JSON_BODY.length + '\\r\\nConnection: close\\r\\n\\r\\n' + JSON_BODY);
 const server = net.createServer({ noDelay: true }, (socket) => {
   socket.on('error', () => {});
   socket.once('data', (chunk) => {
-    const answer = () => socket.end(mode === 'http' ? RESPONSE : chunk);
+    const answer = () => socket.end(mode === 'http' ? RESPONSE : mode === 'json' ? JSON_RESPONSE : chunk);
     if (delayMs > 0) setTimeout(answer, delayMs); else answer();
   });
 });
@@ -65,11 +67,12 @@ process.stdin.on('end', () => process.exit(0)).resume();
 
 /**
  * A loopback server in a child process (the other core): `http` answers any request with
- * 200 `ok` and closes (no keep-alive), `echo` sends the first chunk back and closes. Each
+ * 200 `ok` and closes (no keep-alive), `json` with 200 and a small JSON document
+ * (`{status:"ok", items:[…], total:2}`), `echo` sends the first chunk back and closes. Each
  * answer waits `delayMs` first.
  */
 export async function startLoopbackServer(
-  mode: 'http' | 'echo',
+  mode: 'http' | 'json' | 'echo',
   delayMs = 0,
 ): Promise<{ port: number; close(): Promise<void> }> {
   const child = spawn(process.execPath, ['-e', SERVER], {

@@ -92,7 +92,10 @@ export function createTracingConnector(
     // request). A monitor must see that failure, not hide it behind a second connection.
     if (trace.sockets.length > 0) {
       const code = trace.socketError ?? 'ECONNRESET';
-      callback(Object.assign(new Error(`the connection failed (${code}); a check never reconnects`), { code }), null);
+      callback(
+        Object.assign(new Error(`the connection failed (${code}); a check never reconnects`), { code }),
+        null,
+      );
       return;
     }
     trace.socketAt = performance.now();

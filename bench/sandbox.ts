@@ -1,0 +1,129 @@
+/**
+ * Script sandbox start-up: how long a setup script waits before its first statement runs,
+ * and the round trip of a trivial script, with a warm pool (the default), back to back (the
+ * pool refilling while scripts keep coming) and cold (poolSize 0); `node -e 0` spawned to
+ * exit is the reference. Goal: under 50 ms to the first statement with a warm pool.
+ * Run: `npm run build && node dist/bench/sandbox.js` (or `npm run bench -- sandbox`).
+ */
+import { spawn } from 'node:child_process';
+import { pathToFileURL } from 'node:url';
+import { ScriptSandbox } from '../src/sandbox/sandbox.js';
+import type { ScriptRunRequest } from '../src/sandbox/types.js';
+
+/** Median and 95th percentile of a series, ms. */
+export type SandboxTiming = { medianMs: number; p95Ms: number };
+
+/** What benchSandbox measured; `toStart` is run() call → first statement, `roundTrip` run() call → result. */
+export type SandboxBenchReport = {
+  runs: number;
+  warm: { toStart: SandboxTiming; roundTrip: SandboxTiming };
+  backToBack: { toStart: SandboxTiming; roundTrip: SandboxTiming };
+  cold: { toStart: SandboxTiming; roundTrip: SandboxTiming };
+  nodeSpawn: SandboxTiming;
+  goalMs: number;
+};
+
+const GOAL_MS = 50;
+
+function timing(values: number[]): SandboxTiming {
+  const sorted = [...values].sort((a, b) => a - b);
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
+  return { medianMs: Math.round(at(0.5) * 10) / 10, p95Ms: Math.round(at(0.95) * 10) / 10 };
+}
+
+/** Wall-clock time comparable across processes, ms since the epoch with sub-millisecond precision. */
+function wallMs(): number {
+  return performance.timeOrigin + performance.now();
+}
+
+const TRIVIAL: ScriptRunRequest = {
+  code: 'request.startedAt = performance.timeOrigin + performance.now();',
+  name: 'bench script',
+  runtimeId: '2026.04',
+  env: { CHECK_NAME: 'bench' },
+  context: { request: { method: 'GET', url: 'https://example.test/' } },
+};
+
+async function measure(
+  sandbox: ScriptSandbox,
+  runs: number,
+  before: () => Promise<void>,
+): Promise<{ toStart: SandboxTiming; roundTrip: SandboxTiming }> {
+  const toStart: number[] = [];
+  const roundTrip: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    await before();
+    const calledAt = wallMs();
+    const t0 = performance.now();
+    const result = await sandbox.run(TRIVIAL);
+    roundTrip.push(performance.now() - t0);
+    if (!result.ok) throw new Error(`bench script failed: ${result.reason}`);
+    toStart.push((result.context.request as { startedAt: number }).startedAt - calledAt);
+  }
+  return { toStart: timing(toStart), roundTrip: timing(roundTrip) };
+}
+
+async function nodeSpawnMs(runs: number): Promise<SandboxTiming> {
+  const times: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const t0 = performance.now();
+    await new Promise<void>((resolve, reject) => {
+      const child = spawn(process.execPath, ['-e', '0'], { stdio: 'ignore', env: {} });
+      child.once('error', reject);
+      child.once('close', () => resolve());
+    });
+    times.push(performance.now() - t0);
+  }
+  return timing(times);
+}
+
+/** Measures the sandbox start-up (see the file comment); prints a table and returns it. */
+export async function benchSandbox(runs = 100): Promise<SandboxBenchReport> {
+  const pooled = new ScriptSandbox({ poolSize: 2 });
+  const cold = new ScriptSandbox({ poolSize: 0 });
+  try {
+    // One untimed run each: the first spawn pays for loading the bootstrap from disk.
+    await pooled.warm(TRIVIAL.runtimeId);
+    await pooled.run(TRIVIAL);
+    await cold.run(TRIVIAL);
+    const report: SandboxBenchReport = {
+      runs,
+      warm: await measure(pooled, runs, () => pooled.warm(TRIVIAL.runtimeId)),
+      backToBack: await measure(pooled, runs, async () => {}),
+      cold: await measure(cold, Math.min(runs, 50), async () => {}),
+      nodeSpawn: await nodeSpawnMs(Math.min(runs, 50)),
+      goalMs: GOAL_MS,
+    };
+    print(report);
+    return report;
+  } finally {
+    await Promise.all([pooled.close(), cold.close()]);
+  }
+}
+
+function print(r: SandboxBenchReport): void {
+  const row = (label: string, start: SandboxTiming | null, trip: SandboxTiming) =>
+    console.log(
+      `${label.padEnd(34)}${(start ? `${start.medianMs}` : '-').padStart(9)}${(start ? `${start.p95Ms}` : '-').padStart(9)}` +
+        `${String(trip.medianMs).padStart(12)}${String(trip.p95Ms).padStart(9)}`,
+    );
+  console.log(`script sandbox start-up, ms (${r.runs} runs; cold and node at most 50)`);
+  console.log(`${''.padEnd(34)}${'to first statement'.padStart(18)}${'round trip'.padStart(21)}`);
+  console.log(
+    `${''.padEnd(34)}${'median'.padStart(9)}${'p95'.padStart(9)}${'median'.padStart(12)}${'p95'.padStart(9)}`,
+  );
+  row('warm pool (poolSize 2, refilled)', r.warm.toStart, r.warm.roundTrip);
+  row('back to back (poolSize 2)', r.backToBack.toStart, r.backToBack.roundTrip);
+  row('cold (poolSize 0)', r.cold.toStart, r.cold.roundTrip);
+  row('node -e 0 (reference)', null, r.nodeSpawn);
+  const ratio = (ms: number) => (ms / r.nodeSpawn.medianMs).toFixed(2);
+  console.log(
+    `round trip / node -e 0: warm ${ratio(r.warm.roundTrip.medianMs)}×, back to back ${ratio(r.backToBack.roundTrip.medianMs)}×, cold ${ratio(r.cold.roundTrip.medianMs)}×`,
+  );
+  const met = r.warm.toStart.p95Ms < r.goalMs;
+  console.log(`goal: warm start-up under ${r.goalMs} ms (p95): ${met ? 'met' : 'NOT met'}`);
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  await benchSandbox(Number(process.argv[2] ?? 100));
+}

@@ -1,0 +1,23 @@
+#!/usr/bin/env node
+// postinstall: installs the dependencies of each runtime under runtimes/ that has a package.json
+// (what setup and teardown scripts may `require`), with `npm ci --ignore-scripts`. A checkout
+// without runtimes (the uptime image) has nothing to do. Set OUTPOST_SKIP_RUNTIMES=1 to skip.
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const runtimes = join(root, 'runtimes');
+if (process.env.OUTPOST_SKIP_RUNTIMES === '1' || !existsSync(runtimes)) process.exit(0);
+for (const id of readdirSync(runtimes).sort()) {
+  const dir = join(runtimes, id);
+  if (!existsSync(join(dir, 'package-lock.json'))) continue;
+  console.log(`outpost: installing the dependencies of runtime ${id}`);
+  const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+  const result = spawnSync(npm, ['ci', '--no-audit', '--no-fund', '--ignore-scripts', '--omit=dev'], {
+    cwd: dir,
+    stdio: 'inherit',
+  });
+  if (result.status !== 0) process.exit(result.status ?? 1);
+}

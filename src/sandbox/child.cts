@@ -1,0 +1,432 @@
+/**
+ * The bootstrap of one script process (design.md §3 "sandbox"), compiled to `child.cjs`.
+ *
+ * ScriptSandbox starts it as `node --permission … child.cjs <runtimeDir> <runtimeId>` with the
+ * script's temp dir as working directory. It says `ready` on fd 3, blocks reading one
+ * ScriptPayload from stdin, runs the script as the body of an async function, reports on
+ * fd 3 (messages.ts) and exits. One process runs one script.
+ *
+ * It must stay self-contained (no imports of our other modules): the permission model lets
+ * the process read only this file, the runtime's node_modules and its temp dir.
+ */
+import fs = require('node:fs');
+import path = require('node:path');
+import nodeConsole = require('node:console');
+import nodeModule = require('node:module');
+import os = require('node:os');
+import url = require('node:url');
+import util = require('node:util');
+import vm = require('node:vm');
+import type { ChildFailure, ChildMessage, LogLevel, ScriptPayload } from './messages.js';
+
+/** The child → parent channel (messages.ts). */
+const CHANNEL_FD = 3;
+/** The file name scripts carry in stack traces; line numbers are the script's own. */
+const SCRIPT_FILENAME = 'script.js';
+const SECRET_PREFIX = 'SERVICE_SECRET_';
+/** Longest secret sent, characters (scrub.ts MAX_SECRET_LENGTH: 128 KB). */
+const MAX_SECRET_LENGTH = 131_072;
+/** Built-ins the permission model does not guard well enough: node:sqlite opens files itself, node:ffi (Node 26) calls native code. */
+const DENIED_BUILTINS: ReadonlySet<string> = new Set(['sqlite', 'ffi']);
+
+// Taken before the script runs, so a script that reassigns globals cannot break the report.
+const stringify = JSON.stringify;
+const bufferFrom = Buffer.from.bind(Buffer);
+const writeSync = fs.writeSync;
+const now = performance.now.bind(performance);
+const realExit = process.exit.bind(process);
+const pause = new Int32Array(new SharedArrayBuffer(4));
+
+const runtimeDir = process.argv[2] ?? '';
+const runtimeId = process.argv[3] ?? '';
+const nodeModulesDir = path.join(runtimeDir, 'node_modules');
+
+let finished = false;
+let exitCalled = false;
+let startedAt: number | null = null;
+const reportedSecrets = new Set<string>();
+
+/**
+ * Writes one message with blocking writes: a flooding script waits here while the parent
+ * reads. When the parent is gone there is nobody to run for: exit at once.
+ */
+function send(message: ChildMessage): void {
+  sendLine(stringify(message));
+}
+
+/** `send` for a message already serialised (a large context is serialised once). */
+function sendLine(json: string): void {
+  const bytes = bufferFrom(`${json}\n`);
+  let offset = 0;
+  while (offset < bytes.length) {
+    try {
+      offset += writeSync(CHANNEL_FD, bytes, offset);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EAGAIN') {
+        Atomics.wait(pause, 0, 0, 1);
+        continue;
+      }
+      finished = true;
+      realExit(70);
+    }
+  }
+}
+
+function elapsedMs(): number {
+  return startedAt === null ? 0 : now() - startedAt;
+}
+
+function emitLog(level: LogLevel, text: string): void {
+  const msg = text.endsWith('\n') ? text.slice(0, -1) : text;
+  send({ t: 'log', level, msg, time: new Date().toISOString() });
+}
+
+function reportSecret(secret: unknown): void {
+  if (typeof secret !== 'string' || secret === '') return;
+  const value = secret.slice(0, MAX_SECRET_LENGTH);
+  if (reportedSecrets.has(value)) return;
+  reportedSecrets.add(value);
+  send({ t: 'secret', value });
+}
+
+function sweepSecrets(...envs: unknown[]): void {
+  for (const env of envs) {
+    if (env === null || typeof env !== 'object') continue;
+    try {
+      for (const [key, value] of Object.entries(env)) {
+        if (key.startsWith(SECRET_PREFIX)) reportSecret(value);
+      }
+    } catch {
+      // A hostile process.env replacement: what was reported as it was set stays reported.
+    }
+  }
+}
+
+const realEnv = process.env;
+
+/** Sends the last message and ends the process; later calls do nothing. */
+function finish(message: ChildMessage | string): void {
+  if (finished) return;
+  sweepSecrets(realEnv, process.env);
+  finished = true;
+  sendLine(typeof message === 'string' ? message : stringify(message));
+  realExit(0);
+}
+
+/** The environment becomes exactly `env`, plus HOME and TMPDIR pointing at the temp dir. */
+function installEnv(env: Record<string, string>): void {
+  for (const key of Object.keys(realEnv)) delete realEnv[key];
+  Object.assign(realEnv, env, { HOME: process.cwd(), TMPDIR: process.cwd() });
+  process.env = new Proxy(realEnv, {
+    set(target, key, value) {
+      const ok = Reflect.set(target, key, value);
+      if (typeof key === 'string' && key.startsWith(SECRET_PREFIX)) reportSecret(target[key]);
+      return ok;
+    },
+    defineProperty(target, key, descriptor) {
+      const ok = Reflect.defineProperty(target, key, descriptor);
+      if (typeof key === 'string' && key.startsWith(SECRET_PREFIX)) reportSecret(target[key]);
+      return ok;
+    },
+  });
+}
+
+/** console.log/info → INFO, warn → WARN, error/trace/assert → ERROR, debug → DEBUG; stdout/stderr writes too. */
+function createConsole(): Pick<Prepared, 'console' | 'stdoutWrite' | 'stderrWrite'> {
+  const sink = (level: LogLevel) => ({
+    write(chunk: unknown): boolean {
+      emitLog(level, typeof chunk === 'string' ? chunk : Buffer.from(chunk as Uint8Array).toString('utf8'));
+      return true;
+    },
+  });
+  const make = (stdout: 'DEBUG' | 'INFO' | 'WARN', stderr: 'DEBUG' | 'WARN' | 'ERROR') =>
+    new nodeConsole.Console({
+      stdout: sink(stdout) as unknown as NodeJS.WritableStream,
+      stderr: sink(stderr) as unknown as NodeJS.WritableStream,
+      ignoreErrors: false,
+      colorMode: false,
+    });
+  const scriptConsole = make('INFO', 'ERROR');
+  scriptConsole.debug = make('DEBUG', 'DEBUG').log;
+  scriptConsole.warn = make('WARN', 'WARN').warn;
+  const streamWrite = (level: 'INFO' | 'ERROR') =>
+    ((chunk: unknown, encoding?: unknown, callback?: unknown) => {
+      sink(level).write(chunk);
+      const done = typeof encoding === 'function' ? encoding : callback;
+      if (typeof done === 'function') process.nextTick(done as () => void);
+      return true;
+    }) as typeof process.stdout.write;
+  // Creating process.stdout and process.stderr costs tens of milliseconds: pay it while warm.
+  void process.stdout;
+  void process.stderr;
+  return { console: scriptConsole, stdoutWrite: streamWrite('INFO'), stderrWrite: streamWrite('ERROR') };
+}
+
+function accessDenied(error: unknown): ChildFailure | null {
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && current !== null && typeof current === 'object'; depth++) {
+    const e = current as { code?: unknown; permission?: unknown; resource?: unknown; cause?: unknown };
+    if (e.code === 'ERR_ACCESS_DENIED') {
+      return {
+        code: 'PERMISSION_DENIED',
+        permission: typeof e.permission === 'string' && e.permission !== '' ? e.permission : 'access',
+        resource: typeof e.resource === 'string' && e.resource !== '' ? e.resource : null,
+      };
+    }
+    current = e.cause;
+  }
+  return null;
+}
+
+function errorText(error: unknown): string {
+  if (util.types.isNativeError(error) || error instanceof Error) {
+    const name = error.name || 'Error';
+    return error.message ? `${name}: ${error.message}` : name;
+  }
+  return typeof error === 'string'
+    ? error
+    : util.inspect(error, { depth: 2, breakLength: Number.POSITIVE_INFINITY });
+}
+
+/** The first stack frame in the script, as the script's own 1-based line and column. */
+function scriptLocation(error: unknown, syntax: boolean): { line: number | null; column: number | null } {
+  const stack = (error as { stack?: unknown } | null)?.stack;
+  if (typeof stack !== 'string') return { line: null, column: null };
+  const file = SCRIPT_FILENAME.replace('.', '\\.');
+  // A compile error starts `script.js:3` with a caret below; a runtime frame reads `(script.js:3:9)`.
+  const frame = syntax ? new RegExp(`^${file}:(\\d+)`, 'm').exec(stack) : null;
+  if (frame) return { line: Number(frame[1]), column: null };
+  const call = new RegExp(`(?:\\(|at )${file}:(\\d+):(\\d+)`).exec(stack);
+  return call ? { line: Number(call[1]), column: Number(call[2]) } : { line: null, column: null };
+}
+
+function describeFailure(error: unknown, syntax = false): ChildFailure {
+  const denied = accessDenied(error);
+  if (denied) return denied;
+  if (error instanceof RangeError && /allocation failed/i.test(error.message)) {
+    return { code: 'OUT_OF_MEMORY', error: errorText(error) };
+  }
+  return { code: 'THREW', error: errorText(error), syntax, ...scriptLocation(error, syntax) };
+}
+
+/** An error shaped like the permission model's own, so it is reported as PERMISSION_DENIED. */
+function denied(permission: string, resource: string): Error {
+  return Object.assign(new Error(`Access to ${resource} is not allowed in scripts`), {
+    code: 'ERR_ACCESS_DENIED',
+    permission,
+    resource,
+  });
+}
+
+/**
+ * Closes what the permission model leaves open to a process of the agent's user: signals to
+ * other processes (SIGUSR1 or `process._debugProcess` would open the agent's inspector, SIGKILL
+ * would end it) and the scheduling priority of other processes. Only this process and its own
+ * group stay reachable. Scripts cannot reach the raw bindings (process.binding is denied).
+ */
+function lockDownProcess(): void {
+  const own = new Set([0, process.pid, -process.pid]);
+  const rawKill = (process as unknown as { _kill: (pid: number, signal: number) => number })._kill;
+  const guard = (name: string, permission: string, check: (pid: number) => boolean) => {
+    Object.defineProperty(process, name, {
+      value: (pid: number, ...rest: unknown[]) => {
+        if (!check(Number(pid))) throw denied(permission, `pid ${pid}`);
+        return rawKill.call(process, pid, ...(rest as [number]));
+      },
+      writable: false,
+      configurable: false,
+    });
+  };
+  guard('_kill', 'Signal', (pid) => own.has(pid));
+  // process.kill goes through process._kill today; guarded itself in case a Node version does not.
+  const kill = process.kill.bind(process);
+  process.kill = ((pid: number, signal?: string | number) => {
+    if (!own.has(Number(pid))) throw denied('Signal', `pid ${pid}`);
+    return kill(pid, signal);
+  }) as typeof process.kill;
+  for (const name of ['_debugProcess', '_debugEnd']) {
+    Object.defineProperty(process, name, {
+      value: (pid: unknown) => {
+        throw denied('Inspector', `pid ${String(pid)}`);
+      },
+      writable: false,
+      configurable: false,
+    });
+  }
+  const setPriority = os.setPriority.bind(os);
+  os.setPriority = ((pidOrPriority: number, priority?: number) => {
+    if (priority !== undefined && !own.has(Number(pidOrPriority))) {
+      throw denied('Signal', `pid ${pidOrPriority}`);
+    }
+    return priority === undefined ? setPriority(pidOrPriority) : setPriority(pidOrPriority, priority);
+  }) as typeof os.setPriority;
+}
+
+function notInstalled(id: string): Error {
+  return Object.assign(
+    new Error(
+      `Cannot find module '${id}': the dependencies of runtime ${runtimeId} are not installed (run npm ci --prefix ${runtimeDir})`,
+    ),
+    { code: 'MODULE_NOT_FOUND' },
+  );
+}
+
+type Resolver = { _resolveFilename(request: string, parent: nodeModule): string };
+
+/**
+ * `require` for scripts: Node built-ins (but node:sqlite), and packages from the runtime's
+ * node_modules only, never from folders above it.
+ */
+function createScriptRequire(): {
+  require: NodeJS.Require;
+  importModule: (specifier: string) => Promise<unknown>;
+} {
+  // Looked up on first use: a warm process may start before `npm ci` of the runtime ends.
+  let installedCache: boolean | null = null;
+  const installed = () => {
+    installedCache ??= fs.existsSync(nodeModulesDir);
+    return installedCache;
+  };
+  const anchor = new nodeModule(path.join(nodeModulesDir, SCRIPT_FILENAME));
+  anchor.filename = anchor.id;
+  anchor.paths = [nodeModulesDir];
+  const builtin = (id: string): string | null => {
+    const bare = id.startsWith('node:') ? id.slice(5) : id;
+    if (DENIED_BUILTINS.has(bare)) throw denied('Module', `node:${bare}`);
+    return nodeModule.isBuiltin(id) ? id : null;
+  };
+  const resolve = (id: string): string => {
+    const found = builtin(id);
+    if (found !== null) return found;
+    if (!installed()) throw notInstalled(id);
+    return (nodeModule as unknown as Resolver)._resolveFilename(id, anchor);
+  };
+  const scriptRequire = ((id: string) => {
+    if (typeof id !== 'string') throw new TypeError(`require needs a module name, got ${typeof id}`);
+    if (builtin(id) !== null) return require(id);
+    if (!installed()) throw notInstalled(id);
+    return anchor.require(id);
+  }) as NodeJS.Require;
+  scriptRequire.resolve = Object.assign((id: string) => resolve(id), { paths: () => [nodeModulesDir] });
+  scriptRequire.cache = require.cache;
+  const getBuiltin = process.getBuiltinModule;
+  if (typeof getBuiltin === 'function') {
+    process.getBuiltinModule = ((id: string) => {
+      builtin(id);
+      return getBuiltin(id);
+    }) as typeof process.getBuiltinModule;
+  }
+  const importModule = (specifier: string) => {
+    const target = resolve(specifier);
+    return import(path.isAbsolute(target) ? url.pathToFileURL(target).href : target);
+  };
+  return { require: scriptRequire, importModule };
+}
+
+/** What a warm process prepares before it says ready, so a script starts without that cost. */
+type Prepared = {
+  console: Console;
+  stdoutWrite: typeof process.stdout.write;
+  stderrWrite: typeof process.stderr.write;
+  require: NodeJS.Require;
+  importModule: (specifier: string) => Promise<unknown>;
+};
+
+async function runScript(payload: ScriptPayload, prepared: Prepared): Promise<void> {
+  installEnv(payload.env);
+  globalThis.console = prepared.console;
+  process.stdout.write = prepared.stdoutWrite;
+  process.stderr.write = prepared.stderrWrite;
+  const globals = globalThis as Record<string, unknown>;
+  const importModule = prepared.importModule;
+  globals.require = prepared.require;
+  for (const [name, value] of Object.entries(payload.context)) globals[name] = value;
+
+  let script: () => Promise<unknown>;
+  try {
+    script = new vm.Script(`(async function () {\n${payload.code}\n})`, {
+      filename: SCRIPT_FILENAME,
+      lineOffset: -1,
+      importModuleDynamically: importModule as unknown as vm.ScriptOptions['importModuleDynamically'],
+    }).runInThisContext() as () => Promise<unknown>;
+  } catch (err) {
+    finish({ t: 'failed', failure: describeFailure(err, true), durationMs: 0 });
+    return;
+  }
+  startedAt = now();
+  try {
+    await script();
+  } catch (err) {
+    finish({ t: 'failed', failure: describeFailure(err), durationMs: elapsedMs() });
+    return;
+  }
+  const durationMs = elapsedMs();
+  // The `done` message is assembled from each global serialised once: a teardown's response
+  // body may be megabytes.
+  const fields: string[] = [];
+  for (const name of Object.keys(payload.context)) {
+    try {
+      fields.push(`${stringify(name)}:${stringify(globals[name]) ?? 'null'}`);
+    } catch (err) {
+      const error = `${name} cannot be returned: ${errorText(err)}`;
+      finish({
+        t: 'failed',
+        failure: { code: 'THREW', error, syntax: false, line: null, column: null },
+        durationMs,
+      });
+      return;
+    }
+  }
+  finish(`{"t":"done","durationMs":${stringify(durationMs)},"context":{${fields.join(',')}}}`);
+}
+
+function main(): void {
+  // Never run a script without the permission model (a wrong flag for this Node version).
+  const permission = process.permission;
+  if (
+    !permission ||
+    permission.has('child') ||
+    permission.has('worker') ||
+    permission.has('fs.write', '/proc')
+  ) {
+    process.stderr.write('the Node permission model is not active in this script process\n');
+    realExit(78);
+  }
+  Error.stackTraceLimit = 30;
+  process.exit = ((code?: number | string | null) => {
+    exitCalled = true;
+    return realExit(code);
+  }) as typeof process.exit;
+  process.on('exit', (code) => {
+    if (finished) return;
+    sweepSecrets(realEnv, process.env);
+    finished = true;
+    send({ t: 'exit', code, called: exitCalled });
+  });
+  process.on('uncaughtException', (err) => {
+    finish({ t: 'failed', failure: describeFailure(err), durationMs: elapsedMs() });
+  });
+  lockDownProcess();
+  const prepared: Prepared = { ...createConsole(), ...createScriptRequire() };
+  send({ t: 'ready' });
+  let input = '';
+  try {
+    input = fs.readFileSync(0, 'utf8');
+  } catch {
+    // The sandbox closed or died while this process waited.
+  }
+  if (input === '') {
+    finished = true;
+    realExit(0);
+  }
+  let payload: ScriptPayload;
+  try {
+    payload = JSON.parse(input) as ScriptPayload;
+  } catch (err) {
+    finish({ t: 'failed', failure: { code: 'SANDBOX_ERROR', error: errorText(err) }, durationMs: 0 });
+    return;
+  }
+  void runScript(payload, prepared);
+}
+
+main();

@@ -1,0 +1,103 @@
+/**
+ * The wire between the sandbox (parent) and one script process (child.cts).
+ *
+ * Parent → child: one JSON `ScriptPayload` on the child's stdin, then end of file.
+ * Child → parent: newline-delimited JSON `ChildMessage`s on file descriptor 3, written with
+ * blocking writes, so a script that floods its console waits for the parent to read
+ * (and is killed at the output limit) instead of queueing output in its own memory.
+ */
+
+/** What the child needs to run one script. */
+export type ScriptPayload = {
+  code: string;
+  env: Record<string, string>;
+  context: Record<string, unknown>;
+};
+
+/** Why the child says the script failed; the parent turns it into a reason. */
+export type ChildFailure =
+  | {
+      code: 'THREW';
+      /** `TypeError: x is not a function`, or the thrown value as text. */
+      error: string;
+      /** True for a script that does not compile. */
+      syntax: boolean;
+      /** Where in the script, 1-based, when a stack frame points into it. */
+      line: number | null;
+      column: number | null;
+    }
+  | { code: 'PERMISSION_DENIED'; permission: string; resource: string | null }
+  | { code: 'OUT_OF_MEMORY'; error: string }
+  | { code: 'SANDBOX_ERROR'; error: string };
+
+/** Levels of script output (the result's RunLog levels). */
+export type LogLevel = 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
+
+/** One line on the child → parent channel. */
+export type ChildMessage =
+  /** Started and waiting for its script (warm). */
+  | { t: 'ready' }
+  /** One piece of console or process.stdout/stderr output. */
+  | { t: 'log'; level: LogLevel; msg: string; time: string }
+  /** A value the script put in `process.env.SERVICE_SECRET_*`, sent at once so it is known even on a kill. */
+  | { t: 'secret'; value: string }
+  /** The script settled; `context` holds the final values of the globals. */
+  | { t: 'done'; context: Record<string, unknown>; durationMs: number }
+  | { t: 'failed'; failure: ChildFailure; durationMs: number }
+  /** The process is exiting before the script settled; `called` when the script called process.exit. */
+  | { t: 'exit'; code: number; called: boolean };
+
+const LEVELS: ReadonlySet<string> = new Set(['DEBUG', 'INFO', 'WARN', 'ERROR']);
+const FAILURE_CODES: ReadonlySet<string> = new Set([
+  'THREW',
+  'PERMISSION_DENIED',
+  'OUT_OF_MEMORY',
+  'SANDBOX_ERROR',
+]);
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/**
+ * One channel line as a ChildMessage. The script shares the process, so it can write to fd 3
+ * too: a line that is not a well-formed message is kept as INFO output, never trusted.
+ */
+export function parseChildMessage(line: string): ChildMessage {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    value = null;
+  }
+  const raw: ChildMessage = { t: 'log', level: 'INFO', msg: line, time: new Date().toISOString() };
+  if (!isRecord(value)) return raw;
+  const number = (n: unknown) => (typeof n === 'number' && Number.isFinite(n) ? n : 0);
+  switch (value.t) {
+    case 'ready':
+      return { t: 'ready' };
+    case 'log':
+      if (typeof value.msg !== 'string' || typeof value.level !== 'string' || !LEVELS.has(value.level)) {
+        return raw;
+      }
+      return {
+        t: 'log',
+        level: value.level as LogLevel,
+        msg: value.msg,
+        time: typeof value.time === 'string' ? value.time : raw.time,
+      };
+    case 'secret':
+      return typeof value.value === 'string' ? { t: 'secret', value: value.value } : raw;
+    case 'done':
+      return isRecord(value.context)
+        ? { t: 'done', context: value.context, durationMs: number(value.durationMs) }
+        : raw;
+    case 'failed':
+      if (!isRecord(value.failure) || !FAILURE_CODES.has(String(value.failure.code))) return raw;
+      return { t: 'failed', failure: value.failure as ChildFailure, durationMs: number(value.durationMs) };
+    case 'exit':
+      return { t: 'exit', code: number(value.code), called: value.called === true };
+    default:
+      return raw;
+  }
+}

@@ -1,0 +1,260 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { chmod, mkdtemp, readdir, realpath, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { type ChildMessage, parseChildMessage, type ScriptPayload } from './messages.js';
+
+/** Longest line accepted on the child → parent channel, bytes: a context holding a 25 MB body, escaped. */
+export const MAX_MESSAGE_BYTES = 128 * 1024 * 1024;
+
+/** How long `dispose` waits for a SIGKILLed process to be reaped before giving up on it, ms. */
+const REAP_TIMEOUT_MS = 5_000;
+
+/** The shell that applies resource limits before exec-ing node; absent in distroless images. */
+const SHELL = '/bin/sh';
+
+/** How one script process is started. */
+export type ScriptProcessOptions = {
+  /** The child bootstrap (child.cjs). */
+  bootstrap: string;
+  /** runtimes/<id>: its node_modules is what scripts may require. */
+  runtimeDir: string;
+  runtimeId: string;
+  /** Where the process's private temp dir is created. */
+  tmpRoot: string;
+  /** V8 heap limit (old space), MiB. */
+  heapLimitMb: number;
+  /** RLIMIT_DATA of the process (heap, Buffers, native memory), MiB. */
+  dataLimitMb: number;
+};
+
+/** How a process ended: `code` or `signal` as Node reports them. */
+export type ProcessExit = { code: number | null; signal: NodeJS.Signals | null };
+
+function nodeVersionAtLeast(major: number, minor: number): boolean {
+  const [maj = 0, min = 0] = process.versions.node.split('.').map(Number);
+  return maj > major || (maj === major && min >= minor);
+}
+
+/**
+ * Node flags of a script process: the permission model (`--permission` from Node 22.13,
+ * `--experimental-permission` before) allowing reads of the bootstrap, the runtime's
+ * node_modules and the temp dir, writes of the temp dir only, and nothing else (no child
+ * processes, workers, addons, WASI); network where Node ≥ 25 restricts it; the heap limit.
+ */
+function nodeFlags(options: ScriptProcessOptions, tmpDir: string): string[] {
+  const known = process.allowedNodeEnvironmentFlags;
+  const flags = [
+    known.has('--permission') || nodeVersionAtLeast(22, 13) ? '--permission' : '--experimental-permission',
+    `--allow-fs-read=${options.bootstrap}`,
+    `--allow-fs-read=${join(options.runtimeDir, 'node_modules')}`,
+    `--allow-fs-read=${tmpDir}`,
+    `--allow-fs-write=${tmpDir}`,
+  ];
+  // API scripts fetch tokens: from Node 25 the permission model also guards the network.
+  if (known.has('--allow-net') || nodeVersionAtLeast(25, 0)) flags.push('--allow-net');
+  // import() in scripts goes through vm's dynamic-import callback, which needs this flag.
+  flags.push('--experimental-vm-modules');
+  if (known.has('--disable-warning')) flags.push('--disable-warning=ExperimentalWarning');
+  flags.push(`--max-old-space-size=${options.heapLimitMb}`);
+  return flags;
+}
+
+/** Process groups alive now, killed if this process exits first (the agent crashing must not leave scripts running). */
+const liveGroups = new Set<number>();
+let exitHookInstalled = false;
+
+function killGroup(pid: number): void {
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    // ESRCH: the group is gone already.
+  }
+}
+
+/** Removes a temp dir even when a script made parts of it unreadable (chmod 000). */
+async function removeTree(dir: string): Promise<void> {
+  try {
+    await rm(dir, { recursive: true, force: true, maxRetries: 2 });
+    return;
+  } catch {
+    // Fall through: open up the modes, then try again.
+  }
+  const open = async (path: string): Promise<void> => {
+    await chmod(path, 0o700).catch(() => {});
+    const entries = await readdir(path, { withFileTypes: true }).catch(() => []);
+    for (const entry of entries) if (entry.isDirectory()) await open(join(path, entry.name));
+  };
+  await open(dir);
+  await rm(dir, { recursive: true, force: true, maxRetries: 2 }).catch(() => {});
+}
+
+/**
+ * One child process that runs one script: spawned detached (its own process group), in a
+ * private temp dir it also uses as HOME and TMPDIR, with an environment of nothing but those
+ * two, so no variable of the agent (API_KEY, …) ever reaches it. Resource limits are applied
+ * by `/bin/sh` (`ulimit -d`: data segment; `ulimit -c 0`: no core files) before it execs node.
+ */
+export class ScriptProcess {
+  /** Undefined when spawning failed. */
+  readonly pid: number | undefined;
+  readonly tmpDir: string;
+  /** True once the child said `ready`; false when it ended before. */
+  readonly ready: Promise<boolean>;
+  /** Settles when the process ended and its stdio closed. */
+  readonly closed: Promise<ProcessExit>;
+  /** Channel messages after `ready`; set by whoever runs the script. */
+  onMessage: (message: ChildMessage) => void = () => {};
+  /** Raw stdout/stderr text (writes to fd 1/2 that bypass process.stdout, Node's own fatal errors). */
+  onOutput: (stream: 'stdout' | 'stderr', text: string) => void = () => {};
+  /** A channel line longer than MAX_MESSAGE_BYTES arrived. */
+  onOverflow: () => void = () => {};
+  #startupOutput = '';
+  #child: ChildProcess;
+  #exited = false;
+  #started = false;
+  #disposed: Promise<void> | null = null;
+
+  private constructor(child: ChildProcess, tmpDir: string) {
+    this.#child = child;
+    this.pid = child.pid;
+    this.tmpDir = tmpDir;
+    let markReady: (ready: boolean) => void = () => {};
+    this.ready = new Promise((resolve) => {
+      markReady = resolve;
+    });
+    this.closed = new Promise((resolve) => {
+      let settled = false;
+      const done = (exit: ProcessExit) => {
+        if (settled) return;
+        settled = true;
+        this.#exited = true;
+        if (child.pid !== undefined) liveGroups.delete(child.pid);
+        markReady(false);
+        resolve(exit);
+      };
+      child.once('close', (code, signal) => done({ code, signal }));
+      // A failed spawn (EAGAIN, EMFILE) may never emit 'close'.
+      child.on('error', () => {
+        if (child.pid === undefined) done({ code: null, signal: null });
+      });
+      // Anything left in the group once its leader is gone dies with it.
+      child.once('exit', () => {
+        if (child.pid !== undefined) killGroup(child.pid);
+      });
+    });
+    for (const stream of child.stdio) stream?.on('error', () => {});
+    this.#readChannel(markReady);
+    for (const name of ['stdout', 'stderr'] as const) {
+      child[name]?.setEncoding('utf8');
+      child[name]?.on('data', (text: string) => {
+        if (this.#started) this.onOutput(name, text);
+        else if (this.#startupOutput.length < 16_384) this.#startupOutput += text.slice(0, 16_384);
+      });
+    }
+  }
+
+  /** Creates the temp dir and spawns the process; never throws for a spawn failure (see `ready`). */
+  static async spawn(options: ScriptProcessOptions): Promise<ScriptProcess> {
+    const tmpDir = await realpath(await mkdtemp(join(options.tmpRoot, 'outpost-script-')));
+    const node = [...nodeFlags(options, tmpDir), options.bootstrap, options.runtimeDir, options.runtimeId];
+    const limits = `ulimit -d ${options.dataLimitMb * 1024} 2>/dev/null; ulimit -c 0 2>/dev/null; exec "$0" "$@"`;
+    const [command, args] = existsSync(SHELL)
+      ? [SHELL, ['-c', limits, process.execPath, ...node]]
+      : [process.execPath, node];
+    let child: ChildProcess;
+    try {
+      child = spawn(command, args, {
+        cwd: tmpDir,
+        env: { HOME: tmpDir, TMPDIR: tmpDir },
+        stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
+        detached: true,
+      });
+    } catch (err) {
+      await removeTree(tmpDir);
+      throw err;
+    }
+    if (child.pid !== undefined) {
+      liveGroups.add(child.pid);
+      if (!exitHookInstalled) {
+        exitHookInstalled = true;
+        process.once('exit', () => {
+          for (const pid of liveGroups) killGroup(pid);
+        });
+      }
+    }
+    return new ScriptProcess(child, tmpDir);
+  }
+
+  #readChannel(markReady: (ready: boolean) => void): void {
+    const channel = this.#child.stdio[3];
+    if (!channel) return;
+    let pending: Buffer[] = [];
+    let pendingBytes = 0;
+    const line = (text: string) => {
+      const message = parseChildMessage(text);
+      if (message.t === 'ready') markReady(true);
+      else this.onMessage(message);
+    };
+    channel.on('data', (chunk: Buffer) => {
+      let start = 0;
+      for (let at = chunk.indexOf(10); at !== -1; at = chunk.indexOf(10, start)) {
+        const head = chunk.subarray(start, at);
+        line(
+          pending.length === 0 ? head.toString('utf8') : Buffer.concat([...pending, head]).toString('utf8'),
+        );
+        pending = [];
+        pendingBytes = 0;
+        start = at + 1;
+      }
+      if (start < chunk.length) {
+        pending.push(chunk.subarray(start));
+        pendingBytes += chunk.length - start;
+        if (pendingBytes > MAX_MESSAGE_BYTES) {
+          pending = [];
+          pendingBytes = 0;
+          this.onOverflow();
+        }
+      }
+    });
+  }
+
+  /** Output before a script was given (Node start-up errors), at most 16 KiB, for SANDBOX_ERROR reasons. */
+  get startupOutput(): string {
+    return this.#startupOutput;
+  }
+
+  /** False once the process ended. */
+  get alive(): boolean {
+    return !this.#exited;
+  }
+
+  /** Gives the process its script (once). */
+  start(payload: ScriptPayload): void {
+    this.#started = true;
+    this.#child.stdin?.end(JSON.stringify(payload));
+  }
+
+  /** SIGKILLs the whole process group. Safe to call at any time, repeatedly. */
+  kill(): void {
+    if (this.pid !== undefined && !this.#exited) killGroup(this.pid);
+  }
+
+  /** Kills the process group, waits until it is reaped (at most 5 s), removes the temp dir. Idempotent. */
+  dispose(): Promise<void> {
+    this.#disposed ??= (async () => {
+      this.kill();
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        this.closed,
+        new Promise((resolve) => {
+          timer = setTimeout(resolve, REAP_TIMEOUT_MS);
+          timer.unref();
+        }),
+      ]);
+      clearTimeout(timer);
+      await removeTree(this.tmpDir);
+    })();
+    return this.#disposed;
+  }
+}

@@ -1,0 +1,309 @@
+import type { RunLog } from '../protocol/index.js';
+import type { ChildFailure, ChildMessage } from './messages.js';
+import { MAX_SECRET_LENGTH } from './scrub.js';
+import { MAX_MESSAGE_BYTES, type ProcessExit, type ScriptProcess } from './script-process.js';
+import type { ScriptFailureCode, ScriptRunRequest, ScriptRunResult } from './types.js';
+
+/** The limits one run is held to. */
+export type RunLimits = {
+  /** ms, counted from the `run()` call. */
+  timeoutMs: number;
+  /** Total bytes of log text (UTF-8). */
+  maxOutputBytes: number;
+  /** MiB, for reasons only (enforced by the process's flags). */
+  heapLimitMb: number;
+  dataLimitMb: number;
+};
+
+/** Longest reason kept, characters: a reason is one line of the result's errorMessage. */
+const MAX_REASON_LENGTH = 1_000;
+
+/** Node's own report of memory exhaustion, on stderr: of the process (RLIMIT_DATA) or of the heap. */
+const MEMORY_EXHAUSTED = /JavaScript heap out of memory|Fatal process out of memory/;
+/** V8 says `Reached heap limit` or `Ineffective mark-compacts near heap limit`; the rest are failed mappings. */
+const HEAP_LIMIT_REACHED = /heap limit/;
+/** Where that report starts: what the script wrote to stderr before it is kept as logs. */
+const FATAL_REPORT_START = /^(<--- Last few GCs --->|FATAL ERROR:|#\s*Fatal)/;
+
+type Stop = { code: 'TIMEOUT' | 'ABORTED' | 'OUTPUT_LIMIT'; reason: string };
+
+function oneLine(text: string): string {
+  const line = text.replace(/\s*\n\s*/g, ' ').trim();
+  return line.length > MAX_REASON_LENGTH ? `${line.slice(0, MAX_REASON_LENGTH - 1)}…` : line;
+}
+
+/** The first `bytes` bytes of `text` as UTF-8, without a broken character at the end. */
+function truncateUtf8(text: string, bytes: number): string {
+  return Buffer.from(text, 'utf8')
+    .subarray(0, bytes)
+    .toString('utf8')
+    .replace(/\uFFFD$/, '');
+}
+
+/** Splits a raw stream into lines, stamped with the time the chunk completing them arrived. */
+class LineSplitter {
+  #partial = '';
+
+  push(text: string, line: (msg: string, time: string) => void): void {
+    const parts = (this.#partial + text).split('\n');
+    this.#partial = parts.pop() ?? '';
+    const time = new Date().toISOString();
+    for (const part of parts) line(part, time);
+  }
+
+  flush(line: (msg: string, time: string) => void): void {
+    if (this.#partial !== '') line(this.#partial, new Date().toISOString());
+    this.#partial = '';
+  }
+}
+
+function failureReason(name: string, failure: ChildFailure, limits: RunLimits): string {
+  switch (failure.code) {
+    case 'THREW': {
+      if (failure.syntax) {
+        return `${name} has a syntax error: ${failure.error}${failure.line === null ? '' : ` (line ${failure.line})`}`;
+      }
+      const where =
+        failure.line === null
+          ? ''
+          : ` (line ${failure.line}${failure.column === null ? '' : `, column ${failure.column}`})`;
+      return `${name} threw ${failure.error}${where}`;
+    }
+    case 'PERMISSION_DENIED':
+      return `${name} was denied ${failure.permission}${failure.resource === null ? '' : `: ${failure.resource}`}`;
+    case 'OUT_OF_MEMORY':
+      return `${name} ran out of memory: its process may use ${limits.dataLimitMb} MiB (${failure.error})`;
+    case 'SANDBOX_ERROR':
+      return `${name} could not run: ${failure.error}`;
+  }
+}
+
+function exitText(exit: ProcessExit): string {
+  return exit.signal !== null ? `signal ${exit.signal}` : `exit code ${exit.code}`;
+}
+
+/**
+ * One script run from the `run()` call to the result: takes a process, gives it the script,
+ * collects logs and secrets, enforces the time and output limits (killing the process group),
+ * and turns what happened into a ScriptRunResult. Never throws.
+ */
+export class ScriptRun {
+  readonly #request: ScriptRunRequest;
+  readonly #limits: RunLimits;
+  readonly #t0: number;
+  readonly #logs: RunLog[] = [];
+  readonly #secrets = new Set<string>();
+  readonly #stderr: RunLog[] = [];
+  #stderrTail = '';
+  #outputBytes = 0;
+  #stop: Stop | null = null;
+  #final: Extract<ChildMessage, { t: 'done' | 'failed' }> | null = null;
+  #exitMessage: Extract<ChildMessage, { t: 'exit' }> | null = null;
+  #process: ScriptProcess | null = null;
+  #sentAt: number | null = null;
+  #wake: (value: null) => void = () => {};
+  /** Resolves (null) when the run is stopped. */
+  readonly #stopped = new Promise<null>((resolve) => {
+    this.#wake = resolve;
+  });
+
+  /** @param t0 - `performance.now()` at the `run()` call: the time limit counts from there. */
+  constructor(request: ScriptRunRequest, limits: RunLimits, t0: number) {
+    this.#request = request;
+    this.#limits = limits;
+    this.#t0 = t0;
+  }
+
+  /** The script's name, as reasons start. */
+  get name(): string {
+    return this.#request.name;
+  }
+
+  /**
+   * Ends the run early: the process group is killed and the result carries `code`, with
+   * `reason` or a standard one. First call wins; no effect once the script settled.
+   */
+  stop(code: Stop['code'], reason = ''): void {
+    if (this.#stop !== null || this.#final !== null) return;
+    this.#stop = { code, reason };
+    this.#process?.kill();
+    this.#wake(null);
+  }
+
+  /** Runs the script in the process `acquire` gives (warm or freshly spawned). */
+  async execute(acquire: () => Promise<ScriptProcess>): Promise<ScriptRunResult> {
+    const remainingMs = Math.max(0, this.#limits.timeoutMs - (performance.now() - this.#t0));
+    const timer = setTimeout(() => this.stop('TIMEOUT'), remainingMs);
+    const signal = this.#request.signal;
+    const onAbort = () => this.stop('ABORTED');
+    signal?.addEventListener('abort', onAbort, { once: true });
+    let exit: ProcessExit = { code: null, signal: null };
+    let ready = false;
+    let proc: ScriptProcess | null = null;
+    try {
+      // A process that takes longer to come than the time limit is not waited for.
+      const acquiring = acquire();
+      proc = await Promise.race([acquiring, this.#stopped]);
+      if (proc === null) {
+        acquiring.then((late) => late.dispose()).catch(() => {});
+        return this.#result(null, false, exit);
+      }
+      this.#process = proc;
+      if (this.#stop !== null) proc.kill();
+      this.#attach(proc);
+      ready = await proc.ready;
+      if (ready && this.#stop === null) {
+        this.#sentAt = performance.now();
+        const { code, env, context } = this.#request;
+        proc.start({ code, env: env ?? {}, context: context ?? {} });
+      }
+      exit = await proc.closed;
+    } catch (err) {
+      return this.#failed('SANDBOX_ERROR', `${this.#request.name} could not run: ${(err as Error).message}`);
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      await proc?.dispose();
+    }
+    return this.#result(proc, ready, exit);
+  }
+
+  #attach(proc: ScriptProcess): void {
+    const stdout = new LineSplitter();
+    const stderr = new LineSplitter();
+    proc.onMessage = (message) => this.#message(message);
+    proc.onOverflow = () =>
+      this.stop('OUTPUT_LIMIT', `${this.#request.name} sent a result larger than ${MAX_MESSAGE_BYTES} bytes`);
+    proc.onOutput = (stream, text) => {
+      if (stream === 'stdout') {
+        stdout.push(text, (msg, time) => this.#log({ time, level: 'INFO', msg }));
+      } else {
+        this.#stderrTail = (this.#stderrTail + text).slice(-65_536);
+        stderr.push(text, (msg, time) => this.#log({ time, level: 'ERROR', msg }, this.#stderr));
+      }
+    };
+    void proc.closed.then(() => {
+      stdout.flush((msg, time) => this.#log({ time, level: 'INFO', msg }));
+      stderr.flush((msg, time) => this.#log({ time, level: 'ERROR', msg }, this.#stderr));
+    });
+  }
+
+  #message(message: ChildMessage): void {
+    if (this.#stop !== null || this.#final !== null) return;
+    switch (message.t) {
+      case 'log':
+        this.#log({ time: message.time, level: message.level, msg: message.msg });
+        return;
+      case 'secret': {
+        // Secrets count towards the output limit: a script cannot grow this process through them.
+        const secret = message.value.slice(0, MAX_SECRET_LENGTH);
+        if (this.#count(secret)) this.#secrets.add(secret);
+        return;
+      }
+      case 'exit':
+        this.#exitMessage = message;
+        return;
+      case 'done':
+      case 'failed':
+        this.#final = message;
+        // The script settled: nothing it left running (timers, sockets) may go on.
+        this.#process?.kill();
+        return;
+      case 'ready':
+        return;
+    }
+  }
+
+  /** Counts `text` towards the output limit: true when it fits; else stops the run (OUTPUT_LIMIT). */
+  #count(text: string): boolean {
+    const bytes = Buffer.byteLength(text, 'utf8');
+    if (this.#outputBytes + bytes <= this.#limits.maxOutputBytes) {
+      this.#outputBytes += bytes;
+      return true;
+    }
+    this.stop('OUTPUT_LIMIT');
+    return false;
+  }
+
+  /** Keeps a log line within the output limit; past it, keeps what fits and stops the run. */
+  #log(line: RunLog, into: RunLog[] = this.#logs): void {
+    if (this.#stop !== null || this.#final !== null) return;
+    const room = this.#limits.maxOutputBytes - this.#outputBytes;
+    if (this.#count(line.msg)) into.push(line);
+    else if (room > 0) into.push({ ...line, msg: truncateUtf8(line.msg, room) });
+  }
+
+  #durationMs(): number {
+    if (this.#final !== null) return this.#final.durationMs;
+    return this.#sentAt === null ? 0 : performance.now() - this.#sentAt;
+  }
+
+  #failed(code: ScriptFailureCode, reason: string): ScriptRunResult {
+    return {
+      ok: false,
+      code,
+      reason: oneLine(reason),
+      logs: this.#logs,
+      secrets: [...this.#secrets],
+      durationMs: this.#durationMs(),
+    };
+  }
+
+  #result(proc: ScriptProcess | null, ready: boolean, exit: ProcessExit): ScriptRunResult {
+    const name = this.#request.name;
+    const memoryExhausted = this.#final === null && MEMORY_EXHAUSTED.test(this.#stderrTail);
+    // What the script wrote to stderr stays a log; Node's own fatal report does not.
+    let stderr = this.#stderr;
+    if (memoryExhausted) {
+      const cut = stderr.findIndex((line) => FATAL_REPORT_START.test(line.msg));
+      if (cut !== -1) stderr = stderr.slice(0, cut);
+    }
+    this.#logs.push(...stderr.filter((line) => line.msg !== ''));
+    if (this.#final?.t === 'done') {
+      return {
+        ok: true,
+        context: this.#final.context,
+        logs: this.#logs,
+        secrets: [...this.#secrets],
+        durationMs: this.#final.durationMs,
+      };
+    }
+    if (this.#final?.t === 'failed') {
+      return this.#failed(this.#final.failure.code, failureReason(name, this.#final.failure, this.#limits));
+    }
+    if (this.#stop !== null) {
+      const { code, reason } = this.#stop;
+      if (reason !== '') return this.#failed(code, reason);
+      if (code === 'TIMEOUT') {
+        return this.#failed(code, `${name} timed out after ${this.#limits.timeoutMs} ms`);
+      }
+      if (code === 'OUTPUT_LIMIT') {
+        return this.#failed(code, `${name} wrote more than ${this.#limits.maxOutputBytes} bytes of output`);
+      }
+      return this.#failed(code, `${name} was aborted`);
+    }
+    if (memoryExhausted) {
+      const limit = HEAP_LIMIT_REACHED.test(this.#stderrTail)
+        ? `its JavaScript heap may use ${this.#limits.heapLimitMb} MiB`
+        : `its process may use ${this.#limits.dataLimitMb} MiB`;
+      return this.#failed('OUT_OF_MEMORY', `${name} ran out of memory: ${limit}`);
+    }
+    if (!ready) {
+      const output = oneLine(proc?.startupOutput ?? '');
+      return this.#failed(
+        'SANDBOX_ERROR',
+        `${name} could not run: its process ended before it was ready (${exitText(exit)})${output === '' ? '' : `: ${output}`}`,
+      );
+    }
+    if (this.#exitMessage?.called) {
+      return this.#failed('EXITED', `${name} called process.exit(${this.#exitMessage.code})`);
+    }
+    if (this.#exitMessage !== null) {
+      return this.#failed(
+        'EXITED',
+        `${name} ended before it finished (exit code ${this.#exitMessage.code}): nothing was left to run while it awaited a promise`,
+      );
+    }
+    return this.#failed('EXITED', `${name} ended with ${exitText(exit)} before it finished`);
+  }
+}
