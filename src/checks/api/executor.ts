@@ -318,7 +318,12 @@ export class ApiExecutor implements Executor {
     for (const [name, value] of Object.entries(headers)) {
       if (CREDENTIAL_HEADERS.has(name)) for (const form of credentialForms(value)) scrubber.add(form);
     }
-    const encoded = encodeBody(request.method, checkRequest.bodyType, request.body);
+    // A body a setup script wrote is sent even when the check itself has none (bodyType NONE).
+    const bodyType =
+      checkRequest.bodyType === 'NONE' && setup !== null && request.body !== ''
+        ? 'RAW'
+        : checkRequest.bodyType;
+    const encoded = encodeBody(request.method, bodyType, request.body);
     if (encoded.contentType !== null && headers['content-type'] === undefined) {
       headers['content-type'] = encoded.contentType;
     }
