@@ -24,8 +24,11 @@ function describeResult(checkName: string, result: CheckResult): string {
   const detail = icmp
     ? `${icmp.resolvedIp ?? icmp.hostname}  sent ${icmp.packetsSent} received ${icmp.packetsReceived} loss ${icmp.packetLoss}%  avg ${icmp.latency.avg?.toFixed(3) ?? '-'} ms (min ${icmp.latency.min?.toFixed(3) ?? '-'}, max ${icmp.latency.max?.toFixed(3) ?? '-'})`
     : `response ${result.responseTime} ms`;
+  const http = result.httpCheckResult;
+  const httpDetail = http?.response ? `HTTP ${http.response.statusCode}  ` : '';
   const error = result.errorMessage ? `  ${result.errorMessage}` : '';
-  return `${result.stoppedAt}  ${mark}  ${checkName}  [${result.runLocation}]  ${detail}${error}`;
+  const attempt = result.resultType === 'ATTEMPT' ? `  (attempt ${result.attempts}; retrying)` : '';
+  return `${result.stoppedAt}  ${mark}  ${checkName}  [${result.runLocation}]  ${httpDetail}${detail}${error}${attempt}`;
 }
 
 async function runService(mode: 'service' | 'up'): Promise<number> {
