@@ -17,9 +17,28 @@
  *    before sendto (the clock of SO_TIMESTAMPNS), so RTT = kernel rx - tx.
  *  - receive(socket): reads what is queued now (see js_receive); close(socket).
  * Every received echo message of `receiveType` is handed to
- * onPacket(type, identifier, sequence, ttl, rxMs, sourceAddress, icmpBytes).
+ * onPacket(type, identifier, sequence, ttl, rxMs, sourceAddress, icmpBytes, code, destination).
  * Times are milliseconds since `epochSeconds` (an exported whole second of
  * CLOCK_REALTIME taken at load), small enough to keep nanosecond precision in a double.
+ *
+ * Route tracing (open's optional `flags`, send's optional `hopLimit`):
+ *  - send(..., hopLimit) sets IP_TTL / IPV6_UNICAST_HOPS on the socket before sendto
+ *    (a send without it puts the kernel default back).
+ *  - OPEN_TRACE also hands over the ICMP errors that answer our own probes: Time Exceeded
+ *    and Destination Unreachable, as onPacket(errorType, identifier, sequence, ttl, rxMs,
+ *    routerAddress, icmpBytes, errorCode, originalDestination), where identifier and
+ *    sequence are those of the probe the error quotes. Raw sockets get the errors as
+ *    ordinary ICMP messages (the kernel filter then passes those two types too) and we parse
+ *    the quoted IP header and echo request; datagram sockets get them on the error queue
+ *    (IP_RECVERR / IPV6_RECVERR, read with MSG_ERRQUEUE): sock_extended_err tells type and
+ *    code, SO_EE_OFFENDER the router, msg_name the original destination, and the queued
+ *    data is the quoted echo request.
+ *  - OPEN_UDP (with OPEN_TRACE) opens a UDP socket instead: probes are UDP datagrams sent to
+ *    port `sequence` (type and identifier are ignored), errors come from its error queue (no
+ *    privilege needed) with `identifier` our local port and `sequence` the probe's
+ *    destination port, and a UDP datagram answering from that port is delivered with type -1.
+ *  - libuv stops a uv_poll_t on POLLERR (which a non-empty error queue raises) and reports
+ *    UV_EBADF; on_readable then drains both queues and starts polling again.
  *
  * Facts of the kernel this relies on:
  *  - Datagram ICMP sockets rewrite the echo identifier with the socket's local
@@ -47,6 +66,8 @@
 #include <unistd.h>
 #include <uv.h>
 
+#include <linux/errqueue.h>
+
 /* From <linux/icmp.h>, which cannot be included beside <net/if.h>. */
 #ifndef ICMP_FILTER
 #define ICMP_FILTER 1
@@ -62,6 +83,16 @@ struct icmp_filter {
 #define MAX_PACKETS_PER_WAKEUP 256 /* uv_poll is level triggered: the rest waits for the next turn */
 
 enum preference { PREFER_AUTO = 0, DATAGRAM_ONLY = 1, RAW_ONLY = 2 };
+enum open_flags { OPEN_TRACE = 1, OPEN_UDP = 2 };
+
+/* ICMP types of the errors a trace socket passes (RFC 792, RFC 4443). */
+#define ICMP4_DEST_UNREACH 3
+#define ICMP4_TIME_EXCEEDED 11
+#define ICMP4_ECHO_REQUEST 8
+#define ICMP6_ECHO_REQUEST_TYPE 128
+#define UDP_DATAGRAM_TYPE (-1) /* what a UDP answer is delivered as */
+#define IPV4_HEADER_MIN_BYTES 20
+#define IPV6_HEADER_BYTES 40
 
 typedef struct icmp_socket {
   uv_poll_t poll; /* first member: uv callbacks cast back to icmp_socket */
@@ -73,6 +104,10 @@ typedef struct icmp_socket {
   int family; /* AF_INET or AF_INET6 */
   int raw;    /* 1 for SOCK_RAW, 0 for SOCK_DGRAM */
   int receive_type;
+  int trace;           /* OPEN_TRACE: ICMP errors answering our probes are delivered too */
+  int udp;             /* OPEN_UDP: a UDP socket sending UDP probes */
+  int identifier;      /* datagram and UDP sockets: the local port the kernel gave us; else -1 */
+  int hop_limit;       /* the IP_TTL / IPV6_UNICAST_HOPS last set; -1 the kernel default */
   int closed;          /* shut(): no more polling, references released */
   int polling;         /* uv_poll_init succeeded: libuv owns the handle until on_handle_closed */
   int handle_released; /* the fd is closed and libuv no longer uses the handle */
@@ -114,8 +149,9 @@ static int set_int_option(int fd, int level, int name, int value) {
   return setsockopt(fd, level, name, &value, sizeof value);
 }
 
-/* Socket options common to both kinds; returns 0 or an errno. */
-static int configure(int fd, int family, int raw, int receive_type) {
+/* Socket options of every kind; returns 0 or an errno. */
+static int configure(int fd, int family, int raw, int receive_type, int flags) {
+  int trace = (flags & OPEN_TRACE) != 0; /* a UDP socket (OPEN_UDP) comes with it and needs nothing more */
   if (set_int_option(fd, SOL_SOCKET, SO_TIMESTAMPNS, 1) != 0) return errno;
   /* Above net.core.rmem_max only with CAP_NET_ADMIN; otherwise the kernel caps it, which is fine. */
   if (set_int_option(fd, SOL_SOCKET, SO_RCVBUFFORCE, RECEIVE_BUFFER_BYTES) != 0) {
@@ -124,8 +160,12 @@ static int configure(int fd, int family, int raw, int receive_type) {
   if (family == AF_INET) {
     if (set_int_option(fd, IPPROTO_IP, IP_RECVTTL, 1) != 0) return errno;
     if (raw) {
-      struct icmp_filter filter = {.data = ~(1U << receive_type)}; /* set bits are blocked */
+      uint32_t pass = 1U << receive_type;
+      if (trace) pass |= 1U << ICMP4_DEST_UNREACH | 1U << ICMP4_TIME_EXCEEDED;
+      struct icmp_filter filter = {.data = ~pass}; /* set bits are blocked */
       if (setsockopt(fd, SOL_RAW, ICMP_FILTER, &filter, sizeof filter) != 0) return errno;
+    } else if (trace && set_int_option(fd, IPPROTO_IP, IP_RECVERR, 1) != 0) {
+      return errno;
     }
   } else {
     if (set_int_option(fd, IPPROTO_IPV6, IPV6_RECVHOPLIMIT, 1) != 0) return errno;
@@ -133,11 +173,17 @@ static int configure(int fd, int family, int raw, int receive_type) {
       struct icmp6_filter filter;
       ICMP6_FILTER_SETBLOCKALL(&filter);
       ICMP6_FILTER_SETPASS(receive_type, &filter);
+      if (trace) {
+        ICMP6_FILTER_SETPASS(ICMP6_DST_UNREACH, &filter);
+        ICMP6_FILTER_SETPASS(ICMP6_TIME_EXCEEDED, &filter);
+      }
       if (setsockopt(fd, IPPROTO_ICMPV6, ICMP6_FILTER, &filter, sizeof filter) != 0) return errno;
+    } else if (trace && set_int_option(fd, IPPROTO_IPV6, IPV6_RECVERR, 1) != 0) {
+      return errno;
     }
   }
-  int flags = fcntl(fd, F_GETFL);
-  if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) != 0) return errno;
+  int file_flags = fcntl(fd, F_GETFL);
+  if (file_flags < 0 || fcntl(fd, F_SETFL, file_flags | O_NONBLOCK) != 0) return errno;
   return 0;
 }
 
@@ -154,51 +200,143 @@ static int bind_identifier(int fd, int family, int *identifier) {
   return 0;
 }
 
-/* Parses the ICMP message in `data`; returns 1 when it is an echo message of the wanted type. */
-static int parse_echo(const icmp_socket *s, const uint8_t *data, size_t length, int *identifier, int *sequence,
-                      int *ttl_from_header, size_t *icmp_bytes) {
-  if (s->family == AF_INET && s->raw) {
-    if (length < 20) return 0;
-    size_t header = (size_t)(data[0] & 0x0f) * 4;
-    if (header < 20 || length < header) return 0;
-    *ttl_from_header = data[8];
-    data += header;
-    length -= header;
+/* What one received message says, in the order onPacket takes it. */
+typedef struct packet_info {
+  int type;       /* echo reply type, the ICMP error's type, or UDP_DATAGRAM_TYPE */
+  int code;       /* the ICMP code; 0 for replies */
+  int identifier; /* of the probe answered */
+  int sequence;   /* of the probe answered (a UDP probe: its destination port) */
+  int ttl;        /* TTL / hop limit of the received packet; -1 unknown */
+  size_t icmp_bytes;
+  char source[INET6_ADDRSTRLEN];      /* who sent it: the target, or the router of an ICMP error */
+  char destination[INET6_ADDRSTRLEN]; /* where the probe answered was sent */
+} packet_info;
+
+static void address_text(const void *address, char *out) {
+  struct sockaddr_storage copy; /* cmsg data need not be aligned for sockaddr_in6 */
+  memcpy(&copy, address, sizeof(struct sockaddr_in6));
+  out[0] = '\0';
+  if (copy.ss_family == AF_INET) {
+    inet_ntop(AF_INET, &((struct sockaddr_in *)&copy)->sin_addr, out, INET6_ADDRSTRLEN);
+  } else if (copy.ss_family == AF_INET6) {
+    inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&copy)->sin6_addr, out, INET6_ADDRSTRLEN);
   }
-  if (length < ICMP_HEADER_BYTES || data[0] != s->receive_type || data[1] != 0) return 0;
-  *identifier = data[4] << 8 | data[5];
-  *sequence = data[6] << 8 | data[7];
-  *icmp_bytes = length;
+}
+
+static int port_of(const struct sockaddr_storage *address) {
+  return ntohs(address->ss_family == AF_INET ? ((const struct sockaddr_in *)address)->sin_port
+                                              : ((const struct sockaddr_in6 *)address)->sin6_port);
+}
+
+/* The echo request quoted by an ICMP error, starting at its IP header (RFC 792: the header
+ * and at least 8 bytes of its data; RFC 4443: as much as fits). Returns 1 when it is ours to
+ * look at: an ICMP echo request; fills identifier, sequence and destination. */
+static int parse_quoted_probe(int family, const uint8_t *ip, size_t length, packet_info *p) {
+  const uint8_t *icmp;
+  if (family == AF_INET) {
+    if (length < IPV4_HEADER_MIN_BYTES || ip[0] >> 4 != 4 || ip[9] != IPPROTO_ICMP) return 0;
+    size_t header = (size_t)(ip[0] & 0x0f) * 4;
+    if (header < IPV4_HEADER_MIN_BYTES || length < header + ICMP_HEADER_BYTES) return 0;
+    icmp = ip + header;
+    if (icmp[0] != ICMP4_ECHO_REQUEST) return 0;
+    inet_ntop(AF_INET, ip + 16, p->destination, sizeof p->destination);
+  } else {
+    /* Extension headers before ICMPv6 are not followed: we never send any. */
+    if (length < IPV6_HEADER_BYTES + ICMP_HEADER_BYTES || ip[0] >> 4 != 6 || ip[6] != IPPROTO_ICMPV6) return 0;
+    icmp = ip + IPV6_HEADER_BYTES;
+    if (icmp[0] != ICMP6_ECHO_REQUEST_TYPE) return 0;
+    inet_ntop(AF_INET6, ip + 24, p->destination, sizeof p->destination);
+  }
+  p->identifier = icmp[4] << 8 | icmp[5];
+  p->sequence = icmp[6] << 8 | icmp[7];
   return 1;
 }
 
-/* Hands one packet to JS; returns 0 when the callback threw (the exception stays pending). */
-static int deliver(icmp_socket *s, napi_value callback, int identifier, int sequence, int ttl, double rx_ms,
-                   const char *from, size_t icmp_bytes) {
-  napi_env env = s->env;
-  napi_value argv[7], global, result;
-  napi_create_int32(env, s->receive_type, &argv[0]);
-  napi_create_int32(env, identifier, &argv[1]);
-  napi_create_int32(env, sequence, &argv[2]);
-  if (ttl >= 0) napi_create_int32(env, ttl, &argv[3]);
-  else napi_get_null(env, &argv[3]);
-  napi_create_double(env, rx_ms, &argv[4]);
-  napi_create_string_utf8(env, from, NAPI_AUTO_LENGTH, &argv[5]);
-  napi_create_uint32(env, (uint32_t)icmp_bytes, &argv[6]);
-  napi_get_global(env, &global);
-  return napi_call_function(env, global, callback, 7, argv, &result) == napi_ok;
+/* Parses an ICMP message from the normal queue: an echo message of the wanted type or, on a
+ * raw trace socket, an error quoting an echo request. Returns 1 when it is to be delivered;
+ * `p->source` must already hold the sender. */
+static int parse_icmp(const icmp_socket *s, const uint8_t *data, size_t length, packet_info *p) {
+  if (s->family == AF_INET && s->raw) {
+    if (length < IPV4_HEADER_MIN_BYTES) return 0;
+    size_t header = (size_t)(data[0] & 0x0f) * 4;
+    if (header < IPV4_HEADER_MIN_BYTES || length < header) return 0;
+    if (p->ttl < 0) p->ttl = data[8];
+    data += header;
+    length -= header;
+  }
+  if (length < ICMP_HEADER_BYTES) return 0;
+  p->type = data[0];
+  p->code = data[1];
+  p->icmp_bytes = length;
+  if (p->type == s->receive_type && p->code == 0) {
+    p->identifier = data[4] << 8 | data[5];
+    p->sequence = data[6] << 8 | data[7];
+    memcpy(p->destination, p->source, sizeof p->destination);
+    return 1;
+  }
+  if (!s->trace || !s->raw) return 0;
+  int error = s->family == AF_INET ? p->type == ICMP4_DEST_UNREACH || p->type == ICMP4_TIME_EXCEEDED
+                                   : p->type == ICMP6_DST_UNREACH || p->type == ICMP6_TIME_EXCEEDED;
+  return error && parse_quoted_probe(s->family, data + ICMP_HEADER_BYTES, length - ICMP_HEADER_BYTES, p);
 }
 
-/* Reads every queued packet (at most MAX_PACKETS_PER_WAKEUP) and delivers the echo messages.
+/* Hands one packet to JS; returns 0 when the callback threw (the exception stays pending). */
+static int deliver(icmp_socket *s, napi_value callback, const packet_info *p, double rx_ms) {
+  napi_env env = s->env;
+  napi_value argv[9], global, result;
+  napi_create_int32(env, p->type, &argv[0]);
+  napi_create_int32(env, p->identifier, &argv[1]);
+  napi_create_int32(env, p->sequence, &argv[2]);
+  if (p->ttl >= 0) napi_create_int32(env, p->ttl, &argv[3]);
+  else napi_get_null(env, &argv[3]);
+  napi_create_double(env, rx_ms, &argv[4]);
+  napi_create_string_utf8(env, p->source, NAPI_AUTO_LENGTH, &argv[5]);
+  napi_create_uint32(env, (uint32_t)p->icmp_bytes, &argv[6]);
+  napi_create_int32(env, p->code, &argv[7]);
+  napi_create_string_utf8(env, p->destination, NAPI_AUTO_LENGTH, &argv[8]);
+  napi_get_global(env, &global);
+  return napi_call_function(env, global, callback, 9, argv, &result) == napi_ok;
+}
+
+/* Reads what the control messages say: kernel receive time, TTL, extended error. */
+static void parse_control(struct msghdr *msg, struct timespec *rx, int *ttl, struct sock_extended_err *error,
+                          int *have_error, char *offender) {
+  int have_rx = 0;
+  for (struct cmsghdr *c = CMSG_FIRSTHDR(msg); c != NULL; c = CMSG_NXTHDR(msg, c)) {
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS &&
+        c->cmsg_len >= CMSG_LEN(sizeof(struct timespec))) {
+      memcpy(rx, CMSG_DATA(c), sizeof *rx);
+      have_rx = 1;
+    } else if (((c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TTL) ||
+                (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_HOPLIMIT)) &&
+               c->cmsg_len >= CMSG_LEN(sizeof(int))) {
+      memcpy(ttl, CMSG_DATA(c), sizeof *ttl);
+    } else if (((c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_RECVERR) ||
+                (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_RECVERR)) &&
+               c->cmsg_len >= CMSG_LEN(sizeof *error)) {
+      memcpy(error, CMSG_DATA(c), sizeof *error);
+      *have_error = 1;
+      /* SO_EE_OFFENDER: the sender of the ICMP error, right after the struct. */
+      if (c->cmsg_len >= CMSG_LEN(sizeof *error + sizeof(struct sockaddr_in6))) {
+        address_text(CMSG_DATA(c) + sizeof *error, offender);
+      } else if (c->cmsg_len >= CMSG_LEN(sizeof *error + sizeof(struct sockaddr_in))) {
+        struct sockaddr_in in;
+        memcpy(&in, CMSG_DATA(c) + sizeof *error, sizeof in);
+        if (in.sin_family == AF_INET) inet_ntop(AF_INET, &in.sin_addr, offender, INET6_ADDRSTRLEN);
+      }
+    }
+  }
+  if (!have_rx) clock_gettime(CLOCK_REALTIME, rx); /* MSG_CTRUNC or an old kernel */
+}
+
+/* Reads one queue (at most MAX_PACKETS_PER_WAKEUP messages) and delivers what is ours.
  * Returns 0 when a callback threw. */
-static int read_queued(icmp_socket *s) {
-  napi_value callback;
-  if (napi_get_reference_value(s->env, s->callback, &callback) != napi_ok) return 1;
+static int read_queue(icmp_socket *s, napi_value callback, int error_queue) {
   for (int n = 0; n < MAX_PACKETS_PER_WAKEUP && !s->closed; n++) {
     struct sockaddr_storage from;
     union {
       struct cmsghdr align;
-      uint8_t bytes[256];
+      uint8_t bytes[512];
     } control;
     struct iovec iov = {.iov_base = s->buffer, .iov_len = sizeof s->buffer};
     struct msghdr msg = {.msg_name = &from,
@@ -207,45 +345,74 @@ static int read_queued(icmp_socket *s) {
                          .msg_iovlen = 1,
                          .msg_control = control.bytes,
                          .msg_controllen = sizeof control.bytes};
-    ssize_t received = recvmsg(s->fd, &msg, MSG_DONTWAIT);
-    if (received < 0) break; /* EAGAIN: drained; other errors: nothing to read now */
+    memset(&from, 0, sizeof from);
+    ssize_t received = recvmsg(s->fd, &msg, MSG_DONTWAIT | (error_queue ? MSG_ERRQUEUE : 0));
+    if (received < 0) {
+      /* EAGAIN: drained. A trace socket's pending error (sk_err, set beside each queued ICMP
+       * error) fails one recvmsg of the normal queue and is cleared by it: read on. */
+      if (error_queue || !s->trace || errno == EAGAIN || errno == EWOULDBLOCK) break;
+      continue;
+    }
 
+    packet_info p = {.ttl = -1, .source = "", .destination = ""};
     struct timespec rx = {0, 0};
-    int ttl = -1, ttl_from_header = -1, have_rx = 0;
-    for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c != NULL; c = CMSG_NXTHDR(&msg, c)) {
-      if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS &&
-          c->cmsg_len >= CMSG_LEN(sizeof(struct timespec))) {
-        memcpy(&rx, CMSG_DATA(c), sizeof rx);
-        have_rx = 1;
-      } else if (((c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TTL) ||
-                  (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_HOPLIMIT)) &&
-                 c->cmsg_len >= CMSG_LEN(sizeof(int))) {
-        memcpy(&ttl, CMSG_DATA(c), sizeof ttl);
+    struct sock_extended_err error;
+    int have_error = 0;
+    char offender[INET6_ADDRSTRLEN] = "";
+    parse_control(&msg, &rx, &p.ttl, &error, &have_error, offender);
+
+    if (error_queue) {
+      /* Only ICMP errors; local ones (EMSGSIZE, …) answer no probe. */
+      if (!have_error || (error.ee_origin != SO_EE_ORIGIN_ICMP && error.ee_origin != SO_EE_ORIGIN_ICMP6)) continue;
+      p.type = error.ee_type;
+      p.code = error.ee_code;
+      p.icmp_bytes = (size_t)received;
+      memcpy(p.source, offender, sizeof p.source);
+      address_text(&from, p.destination); /* the kernel puts the probe's destination here */
+      if (s->udp) {
+        p.identifier = s->identifier;
+        p.sequence = port_of(&from);
+      } else {
+        /* The queued data is the quoted echo request, from its ICMP header on. */
+        int request = s->family == AF_INET ? ICMP4_ECHO_REQUEST : ICMP6_ECHO_REQUEST_TYPE;
+        if (received < ICMP_HEADER_BYTES || s->buffer[0] != request) continue;
+        p.identifier = s->buffer[4] << 8 | s->buffer[5];
+        p.sequence = s->buffer[6] << 8 | s->buffer[7];
+      }
+    } else {
+      address_text(&from, p.source);
+      if (s->udp) {
+        p.type = UDP_DATAGRAM_TYPE;
+        p.identifier = s->identifier;
+        p.sequence = port_of(&from);
+        p.icmp_bytes = (size_t)received;
+        memcpy(p.destination, p.source, sizeof p.destination);
+      } else if (!parse_icmp(s, s->buffer, (size_t)received, &p)) {
+        continue;
       }
     }
-    if (!have_rx) clock_gettime(CLOCK_REALTIME, &rx); /* MSG_CTRUNC or an old kernel */
-
-    int identifier, sequence;
-    size_t icmp_bytes;
-    if (!parse_echo(s, s->buffer, (size_t)received, &identifier, &sequence, &ttl_from_header, &icmp_bytes)) continue;
-    if (ttl < 0) ttl = ttl_from_header;
-
-    char address[INET6_ADDRSTRLEN] = "";
-    if (from.ss_family == AF_INET) {
-      inet_ntop(AF_INET, &((struct sockaddr_in *)&from)->sin_addr, address, sizeof address);
-    } else if (from.ss_family == AF_INET6) {
-      inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&from)->sin6_addr, address, sizeof address);
-    }
-    if (!deliver(s, callback, identifier, sequence, ttl, ms_since_epoch(&rx), address, icmp_bytes)) return 0;
+    if (!deliver(s, callback, &p, ms_since_epoch(&rx))) return 0;
   }
   return 1;
+}
+
+/* Reads every queued packet and delivers what is ours: the error queue first, as a pending
+ * socket error fails reads of the normal queue. Returns 0 when a callback threw. */
+static int read_queued(icmp_socket *s) {
+  napi_value callback;
+  if (napi_get_reference_value(s->env, s->callback, &callback) != napi_ok) return 1;
+  if (s->trace && !s->raw && !read_queue(s, callback, 1)) return 0;
+  return read_queue(s, callback, 0);
 }
 
 /* libuv: the socket is readable. */
 static void on_readable(uv_poll_t *handle, int status, int events) {
   icmp_socket *s = (icmp_socket *)handle;
   (void)events;
-  if (s->closed || status < 0) return;
+  if (s->closed) return;
+  /* A queued ICMP error raises POLLERR, on which libuv stops the handle and says UV_EBADF. */
+  int restart = status < 0 && s->trace && !s->raw;
+  if (status < 0 && !restart) return;
   napi_env env = s->env;
   napi_handle_scope handle_scope;
   napi_callback_scope callback_scope;
@@ -265,6 +432,7 @@ static void on_readable(uv_poll_t *handle, int status, int events) {
   s->dispatching = 0;
   /* Closed meanwhile: shut() left the async context to us, the scope being open on it. */
   if (s->closed) napi_async_destroy(env, s->async);
+  else if (restart) uv_poll_start(&s->poll, UV_READABLE, on_readable); /* the queues are drained */
   napi_close_handle_scope(env, handle_scope);
 }
 
@@ -323,31 +491,52 @@ static icmp_socket *unwrap(napi_env env, napi_value value) {
   return s;
 }
 
-/* open(family: 4 | 6, preference: 0 auto | 1 datagram | 2 raw, receiveType: number, onPacket: Function)
- *   -> { socket: object, kind: 'datagram' | 'raw', identifier: number | null } */
+/* open(family: 4 | 6, preference: 0 auto | 1 datagram | 2 raw, receiveType: number, onPacket: Function,
+ *      flags?: OPEN_TRACE | OPEN_UDP)
+ *   -> { socket: object, kind: 'datagram' | 'raw', identifier: number | null }
+ * With OPEN_UDP (which needs OPEN_TRACE) preference and receiveType are ignored: the socket is a
+ * UDP one (kind 'datagram'), its identifier the local port. */
 static napi_value js_open(napi_env env, napi_callback_info info) {
-  size_t argc = 4;
-  napi_value argv[4];
+  size_t argc = 5;
+  napi_value argv[5];
   CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-  int32_t family_number = 0, preference = 0, receive_type = 0;
-  napi_valuetype callback_type = napi_undefined;
+  int32_t family_number = 0, preference = 0, receive_type = 0, flags = 0;
+  napi_valuetype callback_type = napi_undefined, flags_type = napi_undefined;
+  if (argc >= 5) CHECK(napi_typeof(env, argv[4], &flags_type));
   if (argc < 4 || napi_get_value_int32(env, argv[0], &family_number) != napi_ok ||
+      (flags_type != napi_undefined && napi_get_value_int32(env, argv[4], &flags) != napi_ok) ||
+      flags < 0 || flags > (OPEN_TRACE | OPEN_UDP) || flags == OPEN_UDP ||
       napi_get_value_int32(env, argv[1], &preference) != napi_ok ||
       napi_get_value_int32(env, argv[2], &receive_type) != napi_ok ||
       napi_typeof(env, argv[3], &callback_type) != napi_ok || callback_type != napi_function ||
       (family_number != 4 && family_number != 6) || preference < PREFER_AUTO || preference > RAW_ONLY ||
       receive_type < 0 || receive_type > 255 || (family_number == 4 && receive_type > 31)) {
-    napi_throw_type_error(env, NULL, "open(family 4|6, preference 0|1|2, receiveType, onPacket)");
+    napi_throw_type_error(env, NULL, "open(family 4|6, preference 0|1|2, receiveType, onPacket, flags 0-3 but not 2)");
     return NULL;
   }
   int family = family_number == 4 ? AF_INET : AF_INET6;
-  int protocol = family == AF_INET ? IPPROTO_ICMP : IPPROTO_ICMPV6;
+  int udp = (flags & OPEN_UDP) != 0;
+  int protocol = udp ? IPPROTO_UDP : family == AF_INET ? IPPROTO_ICMP : IPPROTO_ICMPV6;
 
   int fd = -1, raw = 0, identifier = -1, datagram_error = 0, raw_error = 0;
-  if (preference != RAW_ONLY) {
+  if (udp) {
     fd = socket(family, SOCK_DGRAM | SOCK_CLOEXEC, protocol);
     if (fd < 0) datagram_error = errno;
-    else if ((datagram_error = configure(fd, family, 0, receive_type)) != 0 ||
+    else if ((datagram_error = configure(fd, family, 0, receive_type, flags)) != 0 ||
+             (datagram_error = bind_identifier(fd, family, &identifier)) != 0) {
+      close(fd);
+      fd = -1;
+    }
+    if (fd < 0) {
+      throw_errno(env, datagram_error, family == AF_INET ? "cannot open a UDP socket for IPv4"
+                                                         : "cannot open a UDP socket for IPv6");
+      return NULL;
+    }
+  }
+  if (fd < 0 && preference != RAW_ONLY) {
+    fd = socket(family, SOCK_DGRAM | SOCK_CLOEXEC, protocol);
+    if (fd < 0) datagram_error = errno;
+    else if ((datagram_error = configure(fd, family, 0, receive_type, flags)) != 0 ||
              (datagram_error = bind_identifier(fd, family, &identifier)) != 0) {
       close(fd);
       fd = -1;
@@ -356,7 +545,7 @@ static napi_value js_open(napi_env env, napi_callback_info info) {
   if (fd < 0 && preference != DATAGRAM_ONLY) {
     fd = socket(family, SOCK_RAW | SOCK_CLOEXEC, protocol);
     if (fd < 0) raw_error = errno;
-    else if ((raw_error = configure(fd, family, 1, receive_type)) != 0) {
+    else if ((raw_error = configure(fd, family, 1, receive_type, flags)) != 0) {
       close(fd);
       fd = -1;
     } else {
@@ -390,6 +579,10 @@ static napi_value js_open(napi_env env, napi_callback_info info) {
   s->family = family;
   s->raw = raw;
   s->receive_type = receive_type;
+  s->trace = (flags & OPEN_TRACE) != 0;
+  s->udp = udp;
+  s->identifier = identifier;
+  s->hop_limit = -1;
 
   napi_value handle, resource_name, result, kind, id;
   uv_loop_t *loop = NULL;
@@ -454,13 +647,26 @@ static int parse_address(int family, const char *text, struct sockaddr_storage *
   return inet_pton(AF_INET6, host, &a->sin6_addr) == 1;
 }
 
-/* send(socket, address, type, identifier, sequence, payloadBytes) -> tx time, ms since epochSeconds */
+/* Sets the TTL / hop limit of the next datagrams; -1 puts the kernel default back. */
+static int set_hop_limit(icmp_socket *s, int hop_limit) {
+  if (hop_limit == s->hop_limit) return 0;
+  int status = s->family == AF_INET ? set_int_option(s->fd, IPPROTO_IP, IP_TTL, hop_limit)
+                                    : set_int_option(s->fd, IPPROTO_IPV6, IPV6_UNICAST_HOPS, hop_limit);
+  if (status != 0) return errno;
+  s->hop_limit = hop_limit;
+  return 0;
+}
+
+/* send(socket, address, type, identifier, sequence, payloadBytes, hopLimit?) -> tx time, ms since
+ * epochSeconds. A UDP socket sends `payloadBytes` to port `sequence` (1-65535), ignoring type and
+ * identifier. `hopLimit` (1-255) is the TTL / hop limit of this datagram; without it the
+ * kernel's default applies. */
 static napi_value js_send(napi_env env, napi_callback_info info) {
-  size_t argc = 6;
-  napi_value argv[6];
+  size_t argc = 7;
+  napi_value argv[7];
   CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
   if (argc < 6) {
-    napi_throw_type_error(env, NULL, "send(socket, address, type, identifier, sequence, payloadBytes)");
+    napi_throw_type_error(env, NULL, "send(socket, address, type, identifier, sequence, payloadBytes, hopLimit?)");
     return NULL;
   }
   icmp_socket *s = unwrap(env, argv[0]);
@@ -477,15 +683,56 @@ static napi_value js_send(napi_env env, napi_callback_info info) {
     napi_throw_range_error(env, NULL, "send: bad address, type, identifier, sequence (0-65535) or payload size");
     return NULL;
   }
+  int32_t hop_limit = -1;
+  napi_valuetype hop_limit_type = napi_undefined;
+  if (argc >= 7) CHECK(napi_typeof(env, argv[6], &hop_limit_type));
+  if (hop_limit_type != napi_undefined &&
+      (napi_get_value_int32(env, argv[6], &hop_limit) != napi_ok || hop_limit < 1 || hop_limit > 255)) {
+    napi_throw_range_error(env, NULL, "send: hopLimit must be 1-255");
+    return NULL;
+  }
+  if (s->udp && sequence == 0) {
+    napi_throw_range_error(env, NULL, "send: a UDP probe's port (sequence) must be 1-65535");
+    return NULL;
+  }
   struct sockaddr_storage to;
   socklen_t to_length;
   if (!parse_address(s->family, text, &to, &to_length)) {
     napi_throw_error(env, "EINVAL", "send: not a numeric address of the socket's family");
     return NULL;
   }
+  int error = set_hop_limit(s, hop_limit);
+  if (error != 0) {
+    throw_errno(env, error, "setsockopt(IP_TTL / IPV6_UNICAST_HOPS)");
+    return NULL;
+  }
+  if (s->trace && !s->raw) {
+    /* Each ICMP error queued for an earlier probe also left a pending socket error, which
+     * would fail this sendto (ECONNREFUSED, EHOSTUNREACH, …) instead of sending: reading
+     * SO_ERROR clears it. The error itself waits on the error queue. */
+    int pending = 0;
+    socklen_t pending_length = sizeof pending;
+    getsockopt(s->fd, SOL_SOCKET, SO_ERROR, &pending, &pending_length);
+  }
 
   /* The receive buffer is free between callbacks: build the message there. */
   uint8_t *packet = s->buffer;
+  if (s->udp) {
+    struct sockaddr_in *in = (struct sockaddr_in *)&to;
+    struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&to;
+    if (s->family == AF_INET) in->sin_port = htons((uint16_t)sequence);
+    else in6->sin6_port = htons((uint16_t)sequence);
+    for (size_t i = 0; i < (size_t)payload; i++) packet[i] = (uint8_t)(0x40 + i % 32); /* as traceroute: @AB… */
+    struct timespec tx;
+    clock_gettime(CLOCK_REALTIME, &tx);
+    if (sendto(s->fd, packet, (size_t)payload, 0, (struct sockaddr *)&to, to_length) < 0) {
+      throw_errno(env, errno, "sendto");
+      return NULL;
+    }
+    napi_value result;
+    CHECK(napi_create_double(env, ms_since_epoch(&tx), &result));
+    return result;
+  }
   size_t length = ICMP_HEADER_BYTES + (size_t)payload;
   packet[0] = (uint8_t)type;
   packet[1] = 0;

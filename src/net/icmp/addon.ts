@@ -12,6 +12,14 @@ export type NativeSocket = { readonly __brand: 'NativeSocket' };
 /**
  * Called for each received echo message of the socket's type. `rxMs` is the kernel receive
  * time (SO_TIMESTAMPNS) in ms since the addon's epoch; `ttl` the IPv4 TTL or IPv6 hop limit.
+ *
+ * A socket opened with `OPEN_FLAGS.trace` also gets the ICMP errors answering its probes
+ * (Time Exceeded, Destination Unreachable): `type` and `code` are the error's, `identifier`
+ * and `sequence` those of the probe it quotes, `sourceAddress` the router that sent it and
+ * `destination` where the probe was going. For an echo reply `code` is 0 and `destination`
+ * equals `sourceAddress`. A UDP trace socket reports `identifier` = its local port,
+ * `sequence` = the probe's destination port, and a UDP datagram answering a probe with
+ * `type` -1.
  */
 export type PacketListener = (
   type: number,
@@ -21,18 +29,35 @@ export type PacketListener = (
   rxMs: number,
   sourceAddress: string,
   icmpBytes: number,
+  code: number,
+  destination: string,
 ) => void;
+
+/**
+ * Flags of `open` (native/icmp.c): `trace` delivers the ICMP errors that answer our probes
+ * (raw sockets: the kernel filter passes them; datagram sockets: IP_RECVERR / IPV6_RECVERR);
+ * `udp` (only together with `trace`) opens a UDP socket whose probes are UDP datagrams.
+ */
+export const OPEN_FLAGS = { trace: 1, udp: 2 } as const;
 
 /** The functions of native/icmp.c (see the comment at its top). */
 export type IcmpAddon = {
-  /** preference: 0 datagram then raw, 1 datagram only, 2 raw only. Throws with `code` an errno name. */
+  /**
+   * preference: 0 datagram then raw, 1 datagram only, 2 raw only (ignored with `OPEN_FLAGS.udp`).
+   * `flags`: a sum of OPEN_FLAGS, default 0. Throws with `code` an errno name.
+   */
   open(
     family: 4 | 6,
     preference: 0 | 1 | 2,
     receiveType: number,
     onPacket: PacketListener,
+    flags?: number,
   ): { socket: NativeSocket; kind: SocketType; identifier: number | null };
-  /** Sends one echo message; returns the CLOCK_REALTIME time taken just before sendto, ms since the epoch. */
+  /**
+   * Sends one echo message (a UDP socket: `payloadBytes` of data to port `sequence`, 1–65535);
+   * returns the CLOCK_REALTIME time taken just before sendto, ms since the epoch. `hopLimit`
+   * (1–255) sets the IPv4 TTL / IPv6 hop limit of this message; without it the kernel default applies.
+   */
   send(
     socket: NativeSocket,
     address: string,
@@ -40,6 +65,7 @@ export type IcmpAddon = {
     identifier: number,
     sequence: number,
     payloadBytes: number,
+    hopLimit?: number,
   ): number;
   /** Delivers the packets queued on the socket now, synchronously. */
   receive(socket: NativeSocket): void;

@@ -1,0 +1,360 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { closeSync, openSync, rmSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { sleep } from '../../shared/abort.js';
+import { OutpostError } from '../../shared/errors.js';
+import { linkSignal } from '../../shared/linked-signal.js';
+import { captureFilter } from './filter.js';
+import { PcapStreamSplitter } from './format.js';
+
+/** Options of {@link capturePackets}. */
+export type CaptureOptions = {
+  /** Numeric IPv4 or IPv6 address whose traffic is captured (an IPv6 `%scope` is ignored). */
+  host: string;
+  /** Only this TCP/UDP port of `host`, 1–65535. Default: every port. */
+  port?: number;
+  /** Interface to capture on (`tcpdump -i`). Default `any`: every interface, Linux cooked headers. */
+  interface?: string;
+  /** Bytes kept per packet (`tcpdump -s`), 68–262144. Default 262144 (tcpdump's): whole packets, even loopback's 64 KB ones. */
+  snaplenBytes?: number;
+  /**
+   * Largest file, bytes, 1024–104857600 (100 MiB, well under the 150 MB artifact limit).
+   * Default 10485760 (10 MiB). The capture stops between two packets before passing it.
+   */
+  maxBytes?: number;
+  /** Time to go on capturing after `during` settles, for late answers and resets, ms, 0–10000. Default 200. */
+  drainMs?: number;
+  /** How long tcpdump may take to start listening, ms, 1–60000. Default 5000. */
+  startTimeoutMs?: number;
+  /** How long tcpdump may take to exit after SIGTERM before SIGKILL, ms, 1–60000. Default 2000. */
+  stopTimeoutMs?: number;
+  /**
+   * Path of the pcap file to create (it must not exist yet: it is created exclusively, mode
+   * 0600). Default: a new `outpost-capture-<random>.pcap` in the OS temporary directory.
+   */
+  file?: string;
+  /** The tcpdump to run. Default `tcpdump`, looked up in PATH. */
+  tcpdumpPath?: string;
+  /** Aborts the capture: tcpdump is killed, the file removed, and the promise rejects with OUTPOST_ERR_ABORTED. */
+  signal?: AbortSignal;
+  /**
+   * What to capture: called once tcpdump listens, typically repeating the failed connection.
+   * It should resolve when done, also when its connections fail: a rejection ends the capture
+   * (file removed) and is passed on. Its signal aborts when the capture reaches `maxBytes` or
+   * `signal` aborts.
+   */
+  during: (signal: AbortSignal) => Promise<void>;
+};
+
+/** A finished capture. */
+export type PacketCapture = {
+  /** The pcap file (classic libpcap format, microsecond timestamps, mode 0600); the caller removes it. */
+  file: string;
+  sizeBytes: number;
+  /** Packets in the file. */
+  packets: number;
+  /** From starting tcpdump to its exit, ms (performance.now()). */
+  durationMs: number;
+  /** The capture stopped at `maxBytes`; later packets are not in the file. */
+  truncated: boolean;
+  /** LINKTYPE_* of the file: 276 (Linux cooked v2) for `any`, 1 (Ethernet) for most interfaces. */
+  linkType: number;
+  /** The BPF filter tcpdump ran with. */
+  filter: string;
+  interface: string;
+};
+
+const LISTENING = /listening on /;
+const PERMISSION = /permission|not permitted/i;
+/** Keeps at most this much of tcpdump's stderr for error messages. */
+const STDERR_KEEP_BYTES = 4096;
+const INTERFACE_NAME = /^[A-Za-z0-9_.:@-]{1,15}$/;
+const GRANT =
+  'run the agent as root or grant CAP_NET_RAW (docker run --cap-add NET_RAW; Kubernetes ' +
+  'securityContext.capabilities.add: [NET_RAW]; for a non-root user also `setcap cap_net_raw+eip` on tcpdump)';
+
+/** tcpdump processes alive: killed when this process exits, so none outlives the agent. */
+const live = new Set<ChildProcess>();
+let exitHookInstalled = false;
+
+function checkInteger(name: string, value: number, min: number, max: number): number {
+  if (!(Number.isInteger(value) && value >= min && value <= max)) {
+    throw new RangeError(`${name} must be an integer from ${min} to ${max}; got ${String(value)}`);
+  }
+  return value;
+}
+
+function unavailable(message: string, cause?: unknown): OutpostError {
+  return new OutpostError(
+    'OUTPOST_ERR_CAPTURE_UNAVAILABLE',
+    message,
+    cause === undefined ? undefined : { cause },
+  );
+}
+
+function aborted(signal: AbortSignal | undefined): OutpostError {
+  return new OutpostError('OUTPOST_ERR_ABORTED', 'packet capture aborted', { cause: signal?.reason });
+}
+
+/** One tcpdump process writing a pcap stream to its stdout. */
+class Tcpdump {
+  readonly child: ChildProcess;
+  /** Resolves once tcpdump listens; rejects with OUTPOST_ERR_CAPTURE_UNAVAILABLE when it cannot. */
+  readonly ready: Promise<void>;
+  /** Resolves when the process has exited and its pipes are closed. */
+  readonly closed: Promise<void>;
+  #stderr = '';
+  #exited = false;
+
+  constructor(path: string, args: string[], startTimeoutMs: number) {
+    this.child = spawn(path, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    live.add(this.child);
+    if (!exitHookInstalled) {
+      exitHookInstalled = true;
+      process.once('exit', () => {
+        for (const child of live) child.kill('SIGKILL');
+      });
+    }
+    this.closed = new Promise((resolve) => {
+      this.child.once('close', () => {
+        this.#exited = true;
+        live.delete(this.child);
+        resolve();
+      });
+    });
+    this.ready = new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        reject(unavailable(`tcpdump did not start listening within ${startTimeoutMs} ms: ${this.stderr}`));
+        this.kill();
+      }, startTimeoutMs);
+      timer.unref();
+      this.child.stderr!.setEncoding('utf8');
+      this.child.stderr!.on('data', (text: string) => {
+        if (this.#stderr.length < STDERR_KEEP_BYTES) this.#stderr += text;
+        if (LISTENING.test(this.#stderr)) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+      this.child.once('error', (err: NodeJS.ErrnoException) => {
+        clearTimeout(timer);
+        this.#exited = true;
+        live.delete(this.child);
+        const message =
+          err.code === 'ENOENT'
+            ? `tcpdump is not installed (${path} not found): install it (apt-get install tcpdump)`
+            : `tcpdump cannot be started (${path}): ${err.message}`;
+        reject(unavailable(message, err));
+      });
+      // `close`, not `exit`: by then everything tcpdump wrote to stderr has been read.
+      this.child.once('close', (code, signal) => {
+        clearTimeout(timer);
+        const said = this.stderr;
+        if (PERMISSION.test(said)) {
+          reject(unavailable(`tcpdump may not capture: ${said}; ${GRANT}`));
+        } else {
+          reject(unavailable(`tcpdump exited (${code ?? signal}) before listening: ${said}`));
+        }
+      });
+    });
+    // Rejections are handled by whoever awaits `ready`; none may go unhandled meanwhile.
+    this.ready.catch(() => {});
+  }
+
+  /** What tcpdump wrote to stderr, on one line. */
+  get stderr(): string {
+    return this.#stderr.trim().replace(/\s*\n\s*/g, '; ') || '(nothing on stderr)';
+  }
+
+  /** SIGTERM (tcpdump flushes and exits), then SIGKILL after `timeoutMs`. Resolves once it is gone. */
+  async stop(timeoutMs: number): Promise<void> {
+    if (this.#exited) return;
+    this.child.kill('SIGTERM');
+    const timer = setTimeout(() => this.kill(), timeoutMs);
+    timer.unref();
+    await this.closed;
+    clearTimeout(timer);
+  }
+
+  kill(): void {
+    if (!this.#exited) this.child.kill('SIGKILL');
+  }
+}
+
+/** Rejects with OUTPOST_ERR_ABORTED as soon as `signal` aborts, whatever `promise` does. */
+function raceAbort<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (signal === undefined) return promise;
+  if (signal.aborted) return Promise.reject(aborted(signal));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(aborted(signal));
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
+/**
+ * Captures the packets exchanged with `host` (and `port`) while `during` runs, with
+ * `tcpdump -i <interface> -p -n -U --immediate-mode -s <snaplen> -w - <filter>`. tcpdump
+ * writes to a pipe, not to the file: we write whole records only, so the file stays valid
+ * when `maxBytes` stops it early, and neither tcpdump's privilege drop nor an AppArmor profile
+ * can keep it from writing. `during` starts once tcpdump prints "listening on" (its socket and
+ * filter are in place); after it, the capture goes on for `drainMs`, then tcpdump gets SIGTERM
+ * (SIGKILL after `stopTimeoutMs`).
+ *
+ * The file holds packet bytes as captured: scrub it (scrubPcap) before it leaves the agent.
+ * @throws RangeError for a bad option (naming it); OutpostError OUTPOST_ERR_CAPTURE_UNAVAILABLE
+ *   when tcpdump is missing, may not capture (it needs root or CAP_NET_RAW), or does not start;
+ *   OUTPOST_ERR_ABORTED when `signal` aborts; whatever `during` rejects with.
+ */
+export async function capturePackets(options: CaptureOptions): Promise<PacketCapture> {
+  const port = options.port === undefined ? undefined : checkInteger('port', options.port, 1, 65_535);
+  const snaplen = checkInteger('snaplenBytes', options.snaplenBytes ?? 262_144, 68, 262_144);
+  const maxBytes = checkInteger('maxBytes', options.maxBytes ?? 10 * 1024 * 1024, 1024, 100 * 1024 * 1024);
+  const drainMs = checkInteger('drainMs', options.drainMs ?? 200, 0, 10_000);
+  const startTimeoutMs = checkInteger('startTimeoutMs', options.startTimeoutMs ?? 5000, 1, 60_000);
+  const stopTimeoutMs = checkInteger('stopTimeoutMs', options.stopTimeoutMs ?? 2000, 1, 60_000);
+  const device = options.interface ?? 'any';
+  if (!INTERFACE_NAME.test(device) || device.startsWith('-')) {
+    throw new RangeError(`interface must be an interface name or any; got ${JSON.stringify(device)}`);
+  }
+  if (typeof options.during !== 'function') {
+    throw new RangeError(`during must be a function; got ${typeof options.during}`);
+  }
+  const filter = captureFilter(options.host, port);
+  const signal = options.signal;
+  if (signal?.aborted) throw aborted(signal);
+
+  const file = options.file ?? join(tmpdir(), `outpost-capture-${randomBytes(8).toString('hex')}.pcap`);
+  // Exclusive create: never follows a link someone planted in a shared temporary directory.
+  const fd = openSync(file, 'wx', 0o600);
+  const started = performance.now();
+  const tcpdump = new Tcpdump(
+    options.tcpdumpPath ?? 'tcpdump',
+    ['-i', device, '-p', '-n', '-U', '--immediate-mode', '-s', String(snaplen), '-w', '-', filter],
+    startTimeoutMs,
+  );
+
+  const duringSignal = linkSignal(signal ? [signal] : []);
+  const splitter = new PcapStreamSplitter();
+  let sizeBytes = 0;
+  let packets = 0;
+  let truncated = false;
+  let fileOpen = true;
+  let streamError: unknown = null;
+  tcpdump.child.stdout!.on('data', (chunk: Buffer) => {
+    if (!fileOpen || truncated || streamError !== null) return;
+    let pieces: Buffer[];
+    try {
+      pieces = splitter.push(chunk);
+    } catch (err) {
+      streamError = err;
+      tcpdump.kill();
+      return;
+    }
+    for (const piece of pieces) {
+      if (sizeBytes + piece.length > maxBytes) {
+        truncated = true;
+        duringSignal.abort(new Error(`the capture reached maxBytes (${maxBytes})`));
+        void tcpdump.stop(stopTimeoutMs);
+        return;
+      }
+      writeSync(fd, piece);
+      // The first piece is the file header; every other one a packet.
+      if (sizeBytes > 0) packets++;
+      sizeBytes += piece.length;
+    }
+  });
+
+  const discard = () => {
+    if (fileOpen) closeSync(fd);
+    fileOpen = false;
+    rmSync(file, { force: true });
+  };
+
+  try {
+    await raceAbort(tcpdump.ready, signal);
+    let duringFailed = false;
+    let duringError: unknown;
+    try {
+      const running = options.during(duringSignal.signal);
+      // Abort wins the race, so `during` may still settle later: never unhandled.
+      running.catch(() => {});
+      await raceAbort(running, signal);
+    } catch (err) {
+      if (signal?.aborted) throw err;
+      duringFailed = true;
+      duringError = err;
+    }
+    if (duringFailed) {
+      await tcpdump.stop(stopTimeoutMs);
+      discard();
+      throw duringError;
+    }
+    if (!truncated && drainMs > 0) await sleep(drainMs, signal);
+    await raceAbort(tcpdump.stop(stopTimeoutMs), signal);
+  } catch (err) {
+    tcpdump.kill();
+    discard();
+    throw err;
+  } finally {
+    duringSignal.dispose();
+  }
+  closeSync(fd);
+  fileOpen = false;
+  const durationMs = performance.now() - started;
+  const header = splitter.header;
+  if (streamError !== null || header === null) {
+    rmSync(file, { force: true });
+    throw unavailable(
+      streamError !== null
+        ? `tcpdump wrote no valid pcap stream: ${(streamError as Error).message}`
+        : `tcpdump wrote no pcap header before it exited: ${tcpdump.stderr}`,
+      streamError ?? undefined,
+    );
+  }
+  return {
+    file,
+    sizeBytes,
+    packets,
+    durationMs,
+    truncated,
+    linkType: header.linkType,
+    filter,
+    interface: device,
+  };
+}
+
+const availability = new Map<string, Promise<boolean>>();
+
+/**
+ * True when tcpdump is installed and may capture on `interface` (default `any`): it is started
+ * once with a filter that matches nothing and stopped as soon as it listens (about 50 ms).
+ * The answer is kept per tcpdump path and interface for the life of the process.
+ */
+export function isCaptureAvailable(
+  options: { interface?: string; tcpdumpPath?: string } = {},
+): Promise<boolean> {
+  const device = options.interface ?? 'any';
+  const path = options.tcpdumpPath ?? 'tcpdump';
+  const key = `${path}\0${device}`;
+  let answer = availability.get(key);
+  if (answer === undefined) {
+    answer = (async () => {
+      if (!INTERFACE_NAME.test(device) || device.startsWith('-')) return false;
+      const tcpdump = new Tcpdump(path, ['-i', device, '-p', '-n', '-s', '68', '-w', '-', 'less 1'], 5000);
+      tcpdump.child.stdout?.resume();
+      try {
+        await tcpdump.ready;
+        return true;
+      } catch {
+        return false;
+      } finally {
+        await tcpdump.stop(2000);
+      }
+    })();
+    availability.set(key, answer);
+  }
+  return answer;
+}

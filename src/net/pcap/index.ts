@@ -1,0 +1,13 @@
+export { type CaptureOptions, capturePackets, isCaptureAvailable, type PacketCapture } from './capture.js';
+export { type TcpSegment, tcpSegment } from './decode.js';
+export { captureFilter } from './filter.js';
+export {
+  LINK_TYPES,
+  type PcapFile,
+  type PcapHeader,
+  type PcapRecord,
+  PcapStreamSplitter,
+  readPcap,
+  readPcapHeader,
+} from './format.js';
+export { STREAM_WINDOW_BYTES, scrubPcap } from './scrub.js';
