@@ -24,7 +24,7 @@ FROM node:24-bookworm-slim
 # checks); file capabilities let the unprivileged `node` user run it within Docker's default
 # capability set (NET_RAW). Without them the agent attaches the route trace only.
 RUN apt-get update && apt-get install -y --no-install-recommends tcpdump libcap2-bin \
-  && setcap cap_net_raw,cap_net_admin+eip /usr/bin/tcpdump \
+  && setcap cap_net_raw+eip /usr/bin/tcpdump \
   && apt-get purge -y libcap2-bin && rm -rf /var/lib/apt/lists/*
 ENV NODE_ENV=production \
     AGENT_HEALTH_PORT=8081 \

@@ -49,12 +49,13 @@ export async function benchApi(
   const fast = await startLoopbackServer('json');
   const slow = await startLoopbackServer('json', 300);
   const log = pino({ level: 'silent' });
-  const signal = new AbortController().signal;
+  // A signal per run, as the dispatcher gives each job its own.
+  const context = () => ({ signal: new AbortController().signal, log });
   try {
     const executor = createApiExecutor();
     const jobs = [fast, slow].map((server) => benchJob('API', apiRequest(server.port)));
     const ours = await measureOurs('outpost API', settings, (isSlow) =>
-      executor.run(jobs[isSlow ? 1 : 0]!, { signal, log }),
+      executor.run(jobs[isSlow ? 1 : 0]!, context()),
     );
     const curl = await measureCurl(settings, (isSlow) => [
       '-s',
@@ -87,7 +88,7 @@ export async function benchApi(
         withSetup = await measureOurs(
           'outpost API + setup script',
           { ...settings, checks: scriptChecks },
-          (isSlow) => scripted.run(setupJobs[isSlow ? 1 : 0]!, { signal, log }),
+          (isSlow) => scripted.run(setupJobs[isSlow ? 1 : 0]!, context()),
         );
         report('API checks with a setup script (one sandboxed child process per script)', withSetup, curl);
       } finally {

@@ -16,6 +16,7 @@ import {
 import { AgentMetrics } from './metrics.js';
 import { runPoller } from './poller.js';
 import { ServiceClient } from './service-client.js';
+import { createNetworkDiagnostics, type DiagnosticTools } from './network-diagnostics.js';
 
 /** Extra time given to jobs aborted at the end of the grace period to settle, milliseconds. */
 const AFTER_HARD_ABORT_MS = 10_000;
@@ -36,6 +37,8 @@ export type AgentOptions = {
   backoff?: BackoffOptions;
   /** How long a result post is retried, milliseconds; default 600 000. */
   resultRetryMs?: number;
+  /** Tools of the network diagnostics (tests); default the real traceroute and tcpdump capture. */
+  diagnosticTools?: DiagnosticTools;
 };
 
 /**
@@ -119,6 +122,14 @@ export class Agent {
       metrics: this.#metrics,
       ...(options.backoff ? { backoff: options.backoff } : {}),
       ...(options.resultRetryMs !== undefined ? { resultRetryMs: options.resultRetryMs } : {}),
+      ...(config.networkTraces
+        ? {
+            afterRun: createNetworkDiagnostics({
+              client: this.#client,
+              ...(options.diagnosticTools ? { tools: options.diagnosticTools } : {}),
+            }),
+          }
+        : {}),
     });
   }
 

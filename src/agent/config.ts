@@ -45,6 +45,7 @@ const AgentEnvSchema = Type.Object({
   AGENT_SHUTDOWN_GRACE_SECONDS: Integer(0, 3600),
   AGENT_CLAIM_WAIT_SECONDS: Integer(0, MAX_CLAIM_WAIT_SECONDS),
   USE_OS_DNS_RESOLVER: literals(['true', 'false'] as const),
+  NETWORK_TRACES: literals(['on', 'off'] as const),
 });
 type AgentEnv = Static<typeof AgentEnvSchema>;
 type VariableName = keyof AgentEnv;
@@ -64,6 +65,8 @@ const REQUIREMENTS: Record<VariableName, string> = {
   AGENT_SHUTDOWN_GRACE_SECONDS: 'an integer number of seconds from 0 to 3600 (default 120)',
   AGENT_CLAIM_WAIT_SECONDS: `an integer number of seconds from 0 to ${MAX_CLAIM_WAIT_SECONDS} (default 20)`,
   USE_OS_DNS_RESOLVER: 'true or false (default false)',
+  NETWORK_TRACES:
+    'on or off (default on): route trace and packet capture on network failures of API and URL checks',
 };
 
 const DEFAULTS: Partial<Record<VariableName, string>> = {
@@ -75,6 +78,7 @@ const DEFAULTS: Partial<Record<VariableName, string>> = {
   AGENT_SHUTDOWN_GRACE_SECONDS: '120',
   AGENT_CLAIM_WAIT_SECONDS: String(MAX_CLAIM_WAIT_SECONDS),
   USE_OS_DNS_RESOLVER: 'false',
+  NETWORK_TRACES: 'on',
 };
 
 const INTEGER_VARIABLES = new Set<VariableName>([
@@ -88,6 +92,7 @@ const LOWER_CASE_VARIABLES = new Set<VariableName>([
   'EXTERNAL_OBSERVABILITY',
   'AGENT_PROFILE',
   'USE_OS_DNS_RESOLVER',
+  'NETWORK_TRACES',
 ]);
 /** Proxy variables are also read in their lower-case spelling, as curl and undici do; upper case wins. */
 const LOWER_CASE_ALIASES = new Set<VariableName>(['HTTPS_PROXY', 'HTTP_PROXY', 'NO_PROXY']);
@@ -118,6 +123,11 @@ export type AgentConfig = Readonly<{
   claimWaitSeconds: number;
   /** `USE_OS_DNS_RESOLVER=true`: TCP and URL checks resolve with getaddrinfo (/etc/hosts, search domains). */
   useOsDnsResolver: boolean;
+  /**
+   * `NETWORK_TRACES` is not `off`: a route trace and a packet capture are recorded and uploaded
+   * when an API or URL run fails on a network error (src/agent/network-diagnostics.ts).
+   */
+  networkTraces: boolean;
 }>;
 
 function rawValue(env: NodeJS.ProcessEnv, name: VariableName): string | undefined {
@@ -188,6 +198,7 @@ export function parseAgentConfig(env: NodeJS.ProcessEnv): AgentConfig {
     shutdownGraceMs: parsed.AGENT_SHUTDOWN_GRACE_SECONDS * 1000,
     claimWaitSeconds: parsed.AGENT_CLAIM_WAIT_SECONDS,
     useOsDnsResolver: parsed.USE_OS_DNS_RESOLVER === 'true',
+    networkTraces: parsed.NETWORK_TRACES !== 'off',
   });
 }
 

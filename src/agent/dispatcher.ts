@@ -20,6 +20,9 @@ import { rejectedJobResult, toCheckResult } from './outcomes.js';
 import { postResultWithRetry } from './result-poster.js';
 import type { RejectedJob, ServiceClient } from './service-client.js';
 
+/** Longest the `afterRun` hook may take per job, milliseconds. */
+export const AFTER_RUN_TIMEOUT_MS = 45_000;
+
 /** How long a result is retried before it is given up, milliseconds (10 min). */
 export const DEFAULT_RESULT_RETRY_MS = 600_000;
 
@@ -42,6 +45,17 @@ export type JobDispatcherOptions = {
   backoff?: BackoffOptions;
   /** Called with what an executor threw (bugs only), for the error reporter. */
   onExecutorCrash?: (err: unknown) => void;
+  /**
+   * Runs after a job's executor, before its result is posted, while the job still holds its
+   * slot (the agent's network diagnostics: route trace and packet capture on network failures).
+   * Returns the artifacts uploaded for the job; a throw or a timeout of
+   * {@link AFTER_RUN_TIMEOUT_MS} only loses the artifacts, never the result.
+   */
+  afterRun?: (
+    job: Job,
+    outcome: RunOutcome,
+    context: { signal: AbortSignal; log: Logger },
+  ) => Promise<CheckResult['artifacts']>;
   metrics?: AgentMetrics;
 };
 
@@ -206,8 +220,24 @@ export class JobDispatcher {
       { status: outcome.status, hasErrors: outcome.hasErrors, durationMs: Math.round(durationMs) },
       'job finished',
     );
+    let artifacts: CheckResult['artifacts'] = [];
+    if (this.#options.afterRun) {
+      const after = linkSignal([hardSignal, leaseLost], AFTER_RUN_TIMEOUT_MS);
+      try {
+        artifacts = await this.#options.afterRun(job, outcome, { signal: after.signal, log });
+      } catch (err) {
+        log.warn({ err }, 'after-run diagnostics failed; posting the result without them');
+      } finally {
+        after.dispose();
+      }
+      if (leaseLost.aborted || hardSignal.aborted) {
+        stopRenewal();
+        log.warn({ why: leaseLost.aborted ? 'lease_lost' : 'dropped' }, 'job stopped; result dropped');
+        return;
+      }
+    }
     // The lease is kept alive while the result is posted; a lease lost meanwhile ends the post.
-    this.#post(job.jobId, toCheckResult(outcome, job), log, [leaseLost], stopRenewal);
+    this.#post(job.jobId, toCheckResult(outcome, job, artifacts), log, [leaseLost], stopRenewal);
   }
 
   /** Posts in the background, tracked for `drain()`, until the hard signal, a parent or the retry deadline. */

@@ -1,7 +1,10 @@
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import type { DestinationStream } from 'pino';
 import type { Executor } from '../checks/executor.js';
 import type { CheckType } from '../protocol/index.js';
 import { hasCode } from '../shared/errors.js';
+import { PACKAGE_ROOT } from '../shared/paths.js';
 import { createLogger, type Logger } from '../shared/logger.js';
 import { lazyExecutor } from '../checks/lazy.js';
 import { Agent } from './agent.js';
@@ -78,6 +81,7 @@ export async function runAgent(env: NodeJS.ProcessEnv, options: RunAgentOptions 
     config,
     executors,
     logger,
+    runtimes: config.profile === 'full' ? installedRuntimes() : [],
     ...(options.healthHost !== undefined ? { healthHost: options.healthHost } : {}),
   });
   const removeHandlers =
@@ -103,7 +107,7 @@ export async function runAgent(env: NodeJS.ProcessEnv, options: RunAgentOptions 
 }
 
 /**
- * The built-in executors (ICMP, DNS, TCP, URL). Each module is imported on the
+ * The built-in executors (ICMP, DNS, TCP, URL, and API on a full-profile agent). Each module is imported on the
  * first job of its type (see lazyExecutor), which keeps an idle agent small.
  */
 async function loadDefaultExecutors(config: AgentConfig, logger: Logger): Promise<Map<CheckType, Executor>> {
@@ -127,7 +131,28 @@ async function loadDefaultExecutors(config: AgentConfig, logger: Logger): Promis
       }),
     ),
   ];
+  // API checks are main-class jobs: an uptime-profile agent never claims them, nor loads the sandbox.
+  if (config.profile === 'full') {
+    executors.push(
+      lazyExecutor('API', async () => {
+        const { ScriptSandbox } = await import('../sandbox/sandbox.js');
+        return (await import('../checks/api/index.js')).createApiExecutor({
+          useOsDnsResolver: config.useOsDnsResolver,
+          scripts: new ScriptSandbox(),
+        });
+      }),
+    );
+  }
   return new Map(executors.map((e) => [e.checkType, e]));
+}
+
+/** Runtime ids under runtimes/ whose dependencies are installed (what the sandbox can run scripts in). */
+function installedRuntimes(): string[] {
+  const dir = join(PACKAGE_ROOT, 'runtimes');
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
+    .filter((id) => existsSync(join(dir, id, 'node_modules')))
+    .sort();
 }
 
 function installProcessHandlers(agent: Agent, logger: Logger): () => void {
