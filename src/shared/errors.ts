@@ -11,7 +11,8 @@ export const ERROR_CODES = {
   OUTPOST_ERR_BAD_JOB: 'A job could not be parsed or is not valid for its check type.',
   OUTPOST_ERR_ICMP_SOCKET: 'No ICMP socket could be opened (neither datagram nor raw).',
   OUTPOST_ERR_ABORTED: 'The operation was aborted (shutdown or timeout).',
-  OUTPOST_ERR_CAPTURE_UNAVAILABLE: 'No packet capture can be made: tcpdump is missing, not permitted, or failed to start.',
+  OUTPOST_ERR_CAPTURE_UNAVAILABLE:
+    'No packet capture can be made: tcpdump is missing, not permitted, or failed to start.',
 } as const;
 export type ErrorCode = keyof typeof ERROR_CODES;
 
