@@ -1,14 +1,10 @@
+import { SCRUBBED, SECRET_HEADERS } from '../net/http/headers.js';
+
 /** What a scrubbed value is replaced by (design.md §3 "scrubbing"). */
-export const SCRUBBED = '*****';
+export { SCRUBBED };
 
 /** Header names whose values are always scrubbed, lower case (reference/check-types.md). */
-export const CREDENTIAL_HEADERS: ReadonlySet<string> = new Set([
-  'authorization',
-  'proxy-authorization',
-  'cookie',
-  'set-cookie',
-  'x-api-key',
-]);
+export const CREDENTIAL_HEADERS: ReadonlySet<string> = SECRET_HEADERS;
 
 /** Longest secret value scrubbed, characters: 128 KB (reference/check-types.md, SERVICE_SECRET_*). */
 export const MAX_SECRET_LENGTH = 131_072;

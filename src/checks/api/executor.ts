@@ -1,8 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Resolver } from 'node:dns/promises';
 import type { IncomingHttpHeaders } from 'node:http';
-import { createSecureContext, rootCertificates, type SecureContext } from 'node:tls';
-import { buildConnector } from 'undici';
+import type { buildConnector } from 'undici';
 import {
   API_ASSERTION_SOURCES,
   ApiRequestSchema,
@@ -14,7 +13,14 @@ import {
   type JobScript,
   type RunOutcome,
 } from '../../protocol/index.js';
-import { type RequestOnceResult, requestOnce, scrubHeaders, timingsOf } from '../../net/http/index.js';
+import {
+  createCheckConnector,
+  REDIRECT_STATUSES,
+  type RequestOnceResult,
+  requestOnce,
+  scrubHeaders,
+  timingsOf,
+} from '../../net/http/index.js';
 import { createDnsResolver, resolveHost } from '../../net/resolve.js';
 import { CREDENTIAL_HEADERS, Scrubber } from '../../sandbox/scrub.js';
 import type { ScriptRunner } from '../../sandbox/types.js';
@@ -25,6 +31,7 @@ import type { AssertionSourceReader } from '../assertions/index.js';
 import type { Executor, ExecutorContext } from '../executor.js';
 import { errorRunOutcome, judgeRun, RunLogRecorder, roundMs, validateRequest } from '../outcome.js';
 import { runBudgetMs } from '../time-budget.js';
+import type { UrlExecutorOptions } from '../url/executor.js';
 import { displayUrl } from '../url/http-part.js';
 import { encodeBody, isTextual, readScriptRequest, type ScriptRequest, toScriptRequest } from './request.js';
 
@@ -37,22 +44,14 @@ export const SCRIPT_TIMEOUT_MS = 10_000;
 /** Runtime used for scripts of a check without `runtimeId`. */
 export const DEFAULT_RUNTIME_ID = '2026.04';
 
-/** Options of the API executor. */
-export type ApiExecutorOptions = {
-  /** Resolve with getaddrinfo instead of querying /etc/resolv.conf's server (USE_OS_DNS_RESOLVER). */
-  useOsDnsResolver?: boolean;
-  /** Name servers to query instead of /etc/resolv.conf's (`"127.0.0.1:5353"`). */
-  dnsServers?: readonly string[];
-  /** Extra CA certificates (PEM) trusted besides Node's bundled roots. */
-  ca?: string | readonly string[];
-  /** Redirects followed before the run fails. Default 10. */
-  maxRedirects?: number;
-  /** Body bytes read per response, bytes. Default 25 MB ({@link API_MAX_BODY_BYTES}). */
-  maxBodyBytes?: number;
+/**
+ * Options of the API executor: those of the URL executor (resolver, extra CAs, redirects, user
+ * agent) with API defaults — `maxBodyBytes` 25 MB ({@link API_MAX_BODY_BYTES}), user agent
+ * `Outpost-Agent/0.1 (API check)` — plus the script runner.
+ */
+export type ApiExecutorOptions = UrlExecutorOptions & {
   /** Text body bytes kept in the result, bytes. Default 1 MiB; binary bodies are never kept. */
   maxStoredBodyBytes?: number;
-  /** The default `user-agent` header (a check's own header wins). */
-  userAgent?: string;
   /**
    * Runs setup and teardown scripts (src/sandbox); the executor's `close()` closes it. Without
    * one, a job with scripts fails with hasErrors.
@@ -61,8 +60,6 @@ export type ApiExecutorOptions = {
   /** Limit per script, ms. Default 10 000. */
   scriptTimeoutMs?: number;
 };
-
-const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 
 /** The values of a header as one string (repeats joined by `, `), or undefined. */
 function headerText(headers: IncomingHttpHeaders, name: string): string | undefined {
@@ -123,6 +120,21 @@ function credentialForms(value: string): string[] {
 
 type Failure = { code: string; message: string };
 
+/** What one run carries through its steps: the job, its clock and budget, its log and its scrubber. */
+type RunState = {
+  job: Job;
+  context: ExecutorContext;
+  startedAt: Date;
+  /** performance.now() at the start of the run. */
+  t0: number;
+  /** performance.now() by which the run must end. */
+  deadline: number;
+  logs: RunLogRecorder;
+  scrubber: Scrubber;
+  /** The scripts' environment: the check's variables and the runtime variables. */
+  env: Record<string, string>;
+};
+
 /**
  * Runs API checks (reference/check-types.md, "API"): `{{VAR}}` interpolation from the job's
  * merged variables, an optional setup script that may rewrite the request, one request over a
@@ -169,20 +181,7 @@ export class ApiExecutor implements Executor {
     this.#userAgent = options.userAgent ?? 'Outpost-Agent/0.1 (API check)';
     this.#scripts = options.scripts;
     this.#scriptTimeoutMs = options.scriptTimeoutMs ?? SCRIPT_TIMEOUT_MS;
-    this.#connector = this.#buildConnector(
-      createSecureContext(this.#extraCa.length > 0 ? { ca: [...rootCertificates, ...this.#extraCa] } : {}),
-    );
-  }
-
-  #buildConnector(secureContext: SecureContext): buildConnector.connector {
-    // Sessions are never resumed (maxCachedSessions 0): the TLS phase is measured whole each run.
-    return buildConnector({
-      maxCachedSessions: 0,
-      rejectUnauthorized: false,
-      secureContext,
-      timeout: 0,
-      keepAlive: false,
-    });
+    this.#connector = createCheckConnector(this.#extraCa);
   }
 
   /**
@@ -198,15 +197,11 @@ export class ApiExecutor implements Executor {
       .digest('hex');
     let connector = this.#mtlsConnectors.get(id);
     if (!connector) {
-      const ca = [...rootCertificates, ...this.#extraCa, ...(certificate.ca ? [certificate.ca] : [])];
-      connector = this.#buildConnector(
-        createSecureContext({
-          cert: certificate.cert,
-          key: certificate.key,
-          ...(certificate.passphrase ? { passphrase: certificate.passphrase } : {}),
-          ca,
-        }),
-      );
+      connector = createCheckConnector([...this.#extraCa, ...(certificate.ca ? [certificate.ca] : [])], {
+        cert: certificate.cert,
+        key: certificate.key,
+        ...(certificate.passphrase ? { passphrase: certificate.passphrase } : {}),
+      });
       if (this.#mtlsConnectors.size >= 100) this.#mtlsConnectors.clear();
       this.#mtlsConnectors.set(id, connector);
     }
@@ -240,6 +235,7 @@ export class ApiExecutor implements Executor {
     const env: Record<string, string> = {};
     for (const v of job.environmentVariables) env[v.key] = v.value;
     Object.assign(env, runtimeVariables(job));
+    const state: RunState = { job, context, startedAt, t0, deadline, logs, scrubber, env };
     const missing = new Set<string>();
     const fill = (text: string) => interpolate(text, env, (name) => missing.add(name));
     const auth = checkRequest.basicAuth;
@@ -259,20 +255,10 @@ export class ApiExecutor implements Executor {
 
     const setup = job.setupScript ?? null;
     if (setup !== null) {
-      const ran = await this.#runScript(
-        setup,
-        'setup',
-        { request },
-        env,
-        job,
-        deadline,
-        context,
-        logs,
-        scrubber,
-      );
-      if (typeof ran === 'string') return this.#scriptFailed(startedAt, t0, logs, scrubber, ran);
+      const ran = await this.#runScript(state, setup, 'setup', { request });
+      if (typeof ran === 'string') return this.#scriptFailed(state, ran);
       const changed = readScriptRequest(ran.request, setup.name);
-      if (typeof changed === 'string') return this.#scriptFailed(startedAt, t0, logs, scrubber, changed);
+      if (typeof changed === 'string') return this.#scriptFailed(state, changed);
       request = changed;
     }
 
@@ -281,22 +267,10 @@ export class ApiExecutor implements Executor {
     try {
       url = new URL(request.url);
     } catch {
-      return this.#scriptFailed(
-        startedAt,
-        t0,
-        logs,
-        scrubber,
-        `url ${JSON.stringify(request.url)} is not a URL`,
-      );
+      return this.#scriptFailed(state, `url ${JSON.stringify(request.url)} is not a URL`);
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-      return this.#scriptFailed(
-        startedAt,
-        t0,
-        logs,
-        scrubber,
-        `url must be http or https (got ${url.protocol.slice(0, -1)})`,
-      );
+      return this.#scriptFailed(state, `url must be http or https (got ${url.protocol.slice(0, -1)})`);
     }
     for (const [key, value] of Object.entries(request.queryParameters)) url.searchParams.append(key, value);
     if (url.password !== '') scrubber.add(decodeURIComponent(url.password));
@@ -336,10 +310,7 @@ export class ApiExecutor implements Executor {
         logs.add('INFO', `presenting the client certificate stored for ${certificate.host}`);
       } catch (err) {
         return this.#scriptFailed(
-          startedAt,
-          t0,
-          logs,
-          scrubber,
+          state,
           `client certificate for ${certificate.host} could not be loaded: ${(err as Error).message}`,
         );
       }
@@ -458,18 +429,8 @@ export class ApiExecutor implements Executor {
           timings,
           timingPhases,
         };
-        const ran = await this.#runScript(
-          tearDown,
-          'teardown',
-          { response },
-          env,
-          job,
-          deadline,
-          context,
-          logs,
-          scrubber,
-        );
-        if (typeof ran === 'string') return this.#scriptFailed(startedAt, t0, logs, scrubber, ran);
+        const ran = await this.#runScript(state, tearDown, 'teardown', { response });
+        if (typeof ran === 'string') return this.#scriptFailed(state, ran);
         const after = ran.response as { body?: unknown } | undefined;
         if (after && typeof after.body === 'string') bodyText = after.body;
         else if (after && after.body !== undefined && after.body !== null)
@@ -542,16 +503,12 @@ export class ApiExecutor implements Executor {
    * Returns the script's context objects, or the reason it failed.
    */
   async #runScript(
+    state: RunState,
     script: JobScript,
     phase: 'setup' | 'teardown',
     scriptContext: Record<string, unknown>,
-    env: Record<string, string>,
-    job: Job,
-    deadline: number,
-    context: ExecutorContext,
-    logs: RunLogRecorder,
-    scrubber: Scrubber,
   ): Promise<Record<string, unknown> | string> {
+    const { job, context, deadline, logs, scrubber, env } = state;
     const runner = this.#scripts as ScriptRunner;
     const timeoutMs = Math.floor(Math.min(this.#scriptTimeoutMs, deadline - performance.now()));
     if (timeoutMs <= 0) return `${script.name} did not run: the run's time limit was reached`;
@@ -578,13 +535,7 @@ export class ApiExecutor implements Executor {
   }
 
   /** A run ended by its scripts or by what they produced: FAILED with the reason; shouldFail does not turn it into a pass. */
-  #scriptFailed(
-    startedAt: Date,
-    t0: number,
-    logs: RunLogRecorder,
-    scrubber: Scrubber,
-    reason: string,
-  ): RunOutcome {
+  #scriptFailed({ startedAt, t0, logs, scrubber }: RunState, reason: string): RunOutcome {
     logs.add('ERROR', reason);
     const stoppedAt = new Date().toISOString();
     const outcome: RunOutcome = {

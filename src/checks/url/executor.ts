@@ -1,6 +1,5 @@
 import type { Resolver } from 'node:dns/promises';
-import { createSecureContext, rootCertificates, type SecureContext } from 'node:tls';
-import { buildConnector } from 'undici';
+import type { buildConnector } from 'undici';
 import {
   type IpFamily,
   type Job,
@@ -9,7 +8,12 @@ import {
   UrlRequestSchema,
 } from '../../protocol/index.js';
 import type { HttpRedirect } from '../../protocol/http-result.js';
-import { type RequestOnceResult, requestOnce } from '../../net/http/index.js';
+import {
+  createCheckConnector,
+  REDIRECT_STATUSES,
+  type RequestOnceResult,
+  requestOnce,
+} from '../../net/http/index.js';
 import { createDnsResolver, resolveHost } from '../../net/resolve.js';
 import { OutpostError } from '../../shared/errors.js';
 import { evaluateAssertions, valueSource } from '../assertions/index.js';
@@ -40,8 +44,6 @@ export type UrlExecutorOptions = {
   /** The `user-agent` request header. Default `Outpost-Agent/0.1 (uptime monitor)`. */
   userAgent?: string;
 };
-
-const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 
 function checkOptions(options: UrlExecutorOptions): void {
   for (const name of ['maxRedirects', 'maxBodyBytes'] as const) {
@@ -94,18 +96,8 @@ export class UrlExecutor implements Executor {
     };
     const extraCa =
       options.ca === undefined ? [] : typeof options.ca === 'string' ? [options.ca] : [...options.ca];
-    // One context for every connection: building one per handshake costs more than the handshake.
-    // Sessions are never offered again (maxCachedSessions 0), so sharing it shares no session.
-    const secureContext: SecureContext = createSecureContext(
-      extraCa.length > 0 ? { ca: [...rootCertificates, ...extraCa] } : {},
-    );
-    this.#connector = buildConnector({
-      maxCachedSessions: 0,
-      rejectUnauthorized: false,
-      secureContext,
-      timeout: 0,
-      keepAlive: false,
-    });
+    // One connector (one TLS context) for every connection; sessions are never resumed.
+    this.#connector = createCheckConnector(extraCa);
   }
 
   /**

@@ -1,6 +1,6 @@
 import type { Socket } from 'node:net';
-import type { TLSSocket } from 'node:tls';
-import type { buildConnector } from 'undici';
+import { createSecureContext, rootCertificates, type TLSSocket } from 'node:tls';
+import { buildConnector } from 'undici';
 import type { Certificate } from '../../protocol/http-result.js';
 import type { ResolvedAddress } from '../resolve.js';
 import { summarizeCertificate } from './certificate.js';
@@ -148,4 +148,34 @@ export function createTracingConnector(
       callback(null, connected);
     }
   };
+}
+
+/** Statuses whose `Location` a check follows when it follows redirects. */
+export const REDIRECT_STATUSES: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
+
+/**
+ * The base connector of HTTP checks (see TracingConnectorOptions.base): TLS sessions never
+ * resumed (`maxCachedSessions: 0`, so every run measures a whole handshake), certificates
+ * verified by the tracing connector rather than refused here (`rejectUnauthorized: false`),
+ * no timeout of its own and no keep-alive. `trust` is Node's bundled roots plus `extraCa`
+ * (PEM); `clientCertificate` is presented for mTLS. Build one per trust set and reuse it:
+ * a TLS context costs more than a handshake.
+ *
+ * @throws Error from OpenSSL when a PEM, key or passphrase cannot be loaded.
+ */
+export function createCheckConnector(
+  extraCa: readonly string[] = [],
+  clientCertificate?: { cert: string; key: string; passphrase?: string },
+): buildConnector.connector {
+  const secureContext = createSecureContext({
+    ...(extraCa.length > 0 ? { ca: [...rootCertificates, ...extraCa] } : {}),
+    ...(clientCertificate ?? {}),
+  });
+  return buildConnector({
+    maxCachedSessions: 0,
+    rejectUnauthorized: false,
+    secureContext,
+    timeout: 0,
+    keepAlive: false,
+  });
 }

@@ -1,6 +1,8 @@
 export { summarizeCertificate } from './certificate.js';
 export {
+  createCheckConnector,
   createTracingConnector,
+  REDIRECT_STATUSES,
   type HopTrace,
   startTrace,
   type TracingConnectorOptions,
