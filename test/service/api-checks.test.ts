@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectBadField, type TestService, testService } from '../helpers/service.js';
+import { apiRequest } from '../checks/api/jobs.js';
 
 let svc: TestService;
 beforeAll(async () => {
@@ -39,19 +40,7 @@ describe('POST /v1/checks/api', () => {
       locations: ['us-east-1'],
       alertChannels: { email: [], webhook: [], slack: [], sms: [] },
     });
-    expect(check.request).toEqual({
-      method: 'GET',
-      url: 'https://api.example.test/users',
-      headers: [],
-      queryParameters: [],
-      body: '',
-      bodyType: 'NONE',
-      basicAuth: null,
-      followRedirects: true,
-      skipSSL: false,
-      ipFamily: 'IPv4',
-      assertions: [],
-    });
+    expect(check.request).toEqual(apiRequest('https://api.example.test/users'));
     const read = await svc.request('GET', `/v1/checks/${check.id}`);
     expect(read.statusCode).toBe(200);
     expect(read.json()).toEqual(check);
@@ -186,19 +175,7 @@ describe('PUT /v1/checks/{id} on an API check', () => {
     expectBadField(await put(check.id, { request: { hostname: 'a.test', port: 1 } }), 'request.url');
     const ok = await put(check.id, { request: { url: '{{BASE_URL}}/v2', method: 'DELETE' } });
     expect(ok.statusCode).toBe(200);
-    expect(ok.json().request).toEqual({
-      method: 'DELETE',
-      url: '{{BASE_URL}}/v2',
-      headers: [],
-      queryParameters: [],
-      body: '',
-      bodyType: 'NONE',
-      basicAuth: null,
-      followRedirects: true,
-      skipSSL: false,
-      ipFamily: 'IPv4',
-      assertions: [],
-    });
+    expect(ok.json().request).toEqual(apiRequest('{{BASE_URL}}/v2', { method: 'DELETE' }));
     expect((await svc.request('GET', `/v1/checks/${check.id}`)).json().request.method).toBe('DELETE');
   });
 
