@@ -72,7 +72,7 @@ export async function build(options: BuildOptions): Promise<Service> {
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: 1024 * 1024,
     // Path parameters up to 128 characters (artifact names) must reach their schemas, not a 414.
-    maxParamLength: 256,
+    routerOptions: { maxParamLength: 256 },
     return503OnClosing: true,
     forceCloseConnections: 'idle',
   });
