@@ -55,11 +55,16 @@ function hasIpv6Loopback(): boolean {
 }
 
 /**
- * Seeds demo ICMP checks against loopback when the account has no checks,
- * every minute, so a newcomer sees real results at once (first runs are immediate).
+ * Seeds demo checks when the account has none, every minute, so a newcomer sees real results at
+ * once (first runs are immediate): ICMP pings of loopback and, with `serviceUrl`, an API check
+ * of this service's own OpenAPI document with three assertions.
  * @returns names of the seeded checks.
  */
-export async function seedDemoChecks(db: Kysely<Database>, accountId: string): Promise<string[]> {
+export async function seedDemoChecks(
+  db: Kysely<Database>,
+  accountId: string,
+  options: { serviceUrl?: string } = {},
+): Promise<string[]> {
   const store = new CheckStore(db);
   if ((await store.list(accountId)).length > 0) return [];
   const demos = [
@@ -93,5 +98,41 @@ export async function seedDemoChecks(db: Kysely<Database>, accountId: string): P
     );
     await store.insert(accountId, doc, now.getTime());
   }
-  return demos.map((d) => d.name);
+  const names = demos.map((d) => d.name);
+  if (options.serviceUrl) {
+    const name = 'Demo: API GET /openapi.json';
+    const doc = newCheckDoc(
+      'API',
+      {
+        name,
+        activated: true,
+        frequency: 1,
+        tags: ['demo'],
+        doubleCheck: false,
+        request: {
+          method: 'GET',
+          url: `${options.serviceUrl}/openapi.json`,
+          headers: [],
+          queryParameters: [],
+          body: '',
+          bodyType: 'NONE',
+          basicAuth: null,
+          followRedirects: true,
+          skipSSL: false,
+          ipFamily: 'IPv4',
+          assertions: [
+            { source: 'STATUS_CODE', property: '', comparison: 'EQUALS', target: '200', regex: null },
+            { source: 'JSON_BODY', property: '$.openapi', comparison: 'CONTAINS', target: '3.1', regex: null },
+            { source: 'RESPONSE_TIME', property: '', comparison: 'LESS_THAN', target: '1000', regex: null },
+          ],
+        },
+        degradedResponseTime: 10_000,
+        maxResponseTime: 20_000,
+      },
+      now,
+    );
+    await store.insert(accountId, doc, now.getTime());
+    names.push(name);
+  }
+  return names;
 }

@@ -37,7 +37,6 @@ export async function startService(
   const db = await openSqliteDatabase(config.databaseFile);
   const boot = await ensureAccount(db, { accountId: config.accountId, apiKey: config.apiKey });
   const embeddedAgentKey = options.embeddedAgent ? await rotateEmbeddedAgentKey(db, boot.accountId) : null;
-  const seededChecks = options.seedDemo ? await seedDemoChecks(db, boot.accountId) : [];
   const service = await build({
     db,
     databaseFile: config.databaseFile,
@@ -51,11 +50,14 @@ export async function startService(
   });
   const scheduler = new Scheduler(db, service.queue, { log: options.log.child({ component: 'scheduler' }) });
   const address = await service.app.listen({ port: config.port, host: config.host });
+  const url = address.replace('0.0.0.0', '127.0.0.1').replace('[::]', '[::1]');
+  // Seeded once listening: the demo API check calls this service's own OpenAPI document.
+  const seededChecks = options.seedDemo ? await seedDemoChecks(db, boot.accountId, { serviceUrl: url }) : [];
   scheduler.start();
   options.log.info({ address, dataDir: config.dataDir }, 'service listening');
   let stopping: Promise<void> | undefined;
   return {
-    url: address.replace('0.0.0.0', '127.0.0.1').replace('[::]', '[::1]'),
+    url,
     accountId: boot.accountId,
     createdApiKey: boot.createdApiKey,
     embeddedAgentKey,
