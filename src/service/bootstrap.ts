@@ -122,7 +122,13 @@ export async function seedDemoChecks(
           ipFamily: 'IPv4',
           assertions: [
             { source: 'STATUS_CODE', property: '', comparison: 'EQUALS', target: '200', regex: null },
-            { source: 'JSON_BODY', property: '$.openapi', comparison: 'CONTAINS', target: '3.1', regex: null },
+            {
+              source: 'JSON_BODY',
+              property: '$.openapi',
+              comparison: 'CONTAINS',
+              target: '3.1',
+              regex: null,
+            },
             { source: 'RESPONSE_TIME', property: '', comparison: 'LESS_THAN', target: '1000', regex: null },
           ],
         },
