@@ -152,10 +152,11 @@ export class JobBuilder {
    *   in a group with a base url also gets `GROUP_BASE_URL` (below the group's own variables);
    * - `check.runtimeId`: the check's, else its group's; for main-class types (API, browser, …)
    *   else the default runtime {@link DEFAULT_RUNTIME_ID}; uptime types keep null;
-   * - API checks only (the uptime job shape stays as it was): the request with the group's
-   *   `apiCheckDefaults` applied, `setupScript`/`tearDownScript`, `clientCertificate` for the
-   *   request's host, `retryStrategy` (see resolveRetryStrategy), `checkRunId` = `jobId`,
-   *   `runStartedAt` = `nowMs`.
+   * - API checks: the request with the group's `apiCheckDefaults` applied,
+   *   `setupScript`/`tearDownScript`, `clientCertificate` for the request's host,
+   *   `retryStrategy` (see resolveRetryStrategy), `checkRunId` = `jobId`, `runStartedAt` = `nowMs`;
+   * - other checks: `retryStrategy`, `checkRunId` and `runStartedAt` only under a retry strategy
+   *   set on the check or its group (not from doubleCheck).
    * @param ids.leaseMs lease written into the payload (the claim sets it again).
    */
   async build(run: RunRequest, ids: { jobId: string; nowMs: number; leaseMs: number }): Promise<Job> {
@@ -195,7 +196,18 @@ export class JobBuilder {
       timeoutMs: RUN_TIMEOUT_MS[c.checkType],
       leaseMs: ids.leaseMs,
     };
-    if (!isApi) return job;
+    if (!isApi) {
+      // Uptime monitors retry only under a strategy set on them or their group: the deprecated
+      // doubleCheck (true by default) must not start retrying every existing monitor.
+      const retryStrategy = resolveRetryStrategy(c, group, { honourDoubleCheck: false });
+      if (retryStrategy === null) return job;
+      return {
+        ...job,
+        retryStrategy,
+        checkRunId: ids.jobId,
+        runStartedAt: new Date(ids.nowMs).toISOString(),
+      };
+    }
     const owners: ScriptOwner[] = [c as ScriptOwner, ...(group ? [group as ScriptOwner] : [])];
     return {
       ...job,

@@ -43,20 +43,25 @@ export function completeRetryStrategy(stored: StoredRetryStrategy): JobRetryStra
  * FALLBACK ("fall back to each check's own"):
  * 1. in a group whose `retryStrategy` is an object, the group's (completed with RETRY_DEFAULTS);
  * 2. else the check's own `retryStrategy`;
- * 3. else, with `doubleCheck` true (the spec's default), {@link DOUBLE_CHECK_RETRY_STRATEGY};
+ * 3. else, with `doubleCheck` true (the spec's default) and `options.honourDoubleCheck` (default
+ *    true; the job builder passes false for uptime monitors, which retry only when a strategy is set),
+ *    {@link DOUBLE_CHECK_RETRY_STRATEGY};
  * 4. else null (no retries).
  * `{ type: NO_RETRIES }` on the check or group is how retries are turned off while doubleCheck is on.
  */
 export function resolveRetryStrategy(
   check: Readonly<Record<string, unknown>>,
   group: Readonly<Record<string, unknown>> | null,
+  options: { honourDoubleCheck?: boolean } = {},
 ): JobRetryStrategy | null {
   const fromGroup = group?.retryStrategy;
   if (fromGroup && typeof fromGroup === 'object')
     return completeRetryStrategy(fromGroup as StoredRetryStrategy);
   const own = check.retryStrategy;
   if (own && typeof own === 'object') return completeRetryStrategy(own as StoredRetryStrategy);
-  if (check.doubleCheck !== false) return { ...DOUBLE_CHECK_RETRY_STRATEGY, onlyOn: [] };
+  if ((options.honourDoubleCheck ?? true) && check.doubleCheck !== false) {
+    return { ...DOUBLE_CHECK_RETRY_STRATEGY, onlyOn: [] };
+  }
   return null;
 }
 

@@ -343,6 +343,16 @@ describe('the job of an uptime check', () => {
       expect(job).not.toHaveProperty(extra);
     }
   });
+
+  it('retries only under a strategy set on the monitor or its group, never from doubleCheck', async () => {
+    const plain = await jobOf('icmp', icmpBody({ doubleCheck: true }));
+    expect(plain).not.toHaveProperty('retryStrategy');
+    const own = await jobOf('icmp', icmpBody({ retryStrategy: { type: 'LINEAR', baseBackoffSeconds: 2 } }));
+    expect(own.retryStrategy).toMatchObject({ type: 'LINEAR', baseBackoffSeconds: 2, maxRetries: 2 });
+    expect(own.checkRunId).toBe(own.jobId);
+    const groupId = await createGroup({ retryStrategy: { type: 'FIXED', baseBackoffSeconds: 1 } });
+    expect((await jobOf('icmp', icmpBody({ groupId }))).retryStrategy).toMatchObject({ type: 'FIXED' });
+  });
 });
 
 describe('job building helpers', () => {
