@@ -74,8 +74,13 @@ export type NetworkDiagnosticsOptions = {
   client: Pick<ServiceClient, 'uploadArtifact'>;
   /** Where working files go (a fresh directory per job, removed after upload). Default os.tmpdir(). */
   tmpRoot?: string;
-  /** Budget of the route trace, ms. Default 15 000. */
+  /** Budget of the route trace, ms. Default 10 000. */
   traceTimeoutMs?: number;
+  /**
+   * Diagnostics running at once, at most; a failure beyond them is posted without artifacts
+   * (logged), so an outage of many checks cannot pile up traces and tcpdump processes. Default 4.
+   */
+  maxConcurrent?: number;
   /** How long the repeated connection attempt waits for its connection, ms. Default 3 000. */
   connectTimeoutMs?: number;
   /** Overrides the tools (tests); default the real ones. */
@@ -128,9 +133,29 @@ export function createNetworkDiagnostics(
   context: { signal: AbortSignal; log: Logger },
 ) => Promise<CheckResult['artifacts']> {
   let tools: Promise<DiagnosticTools> | undefined;
+  let running = 0;
+  const maxConcurrent = options.maxConcurrent ?? 4;
   return async (job, outcome, { signal, log }) => {
     const target = diagnosticTargetOf(job, outcome);
     if (target === null) return [];
+    if (running >= maxConcurrent) {
+      log.info({ target, running }, 'network diagnostics skipped: too many running at once');
+      return [];
+    }
+    running += 1;
+    try {
+      return await diagnose(job, target, signal, log);
+    } finally {
+      running -= 1;
+    }
+  };
+
+  async function diagnose(
+    job: Job,
+    target: DiagnosticTarget,
+    signal: AbortSignal,
+    log: Logger,
+  ): Promise<CheckResult['artifacts']> {
     tools ??= options.tools ? Promise.resolve(options.tools) : defaultTools();
     const t = await tools;
     const scrubber = new Scrubber(job.environmentVariables.filter((v) => v.secret).map((v) => v.value));
@@ -139,7 +164,7 @@ export function createNetworkDiagnostics(
     try {
       const tracePath = join(dir, ROUTE_TRACE_ARTIFACT);
       const pcapPath = join(dir, PACKET_CAPTURE_ARTIFACT);
-      const traceTimeoutMs = options.traceTimeoutMs ?? 15_000;
+      const traceTimeoutMs = options.traceTimeoutMs ?? 10_000;
       const routeTrace = (async () => {
         let trace: unknown;
         try {
@@ -203,5 +228,5 @@ export function createNetworkDiagnostics(
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
-  };
+  }
 }

@@ -1,0 +1,133 @@
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createNetworkDiagnostics, diagnosticTargetOf } from '../../src/agent/network-diagnostics.js';
+import type { HttpCheckResult, RunOutcome } from '../../src/protocol/index.js';
+import { refusedPort } from '../helpers/http-servers.js';
+import { commandWorks, missingRequirement } from '../helpers/requirements.js';
+import { jobOf } from '../checks/tcp/jobs.js';
+
+const failedOn = (
+  url: string,
+  errorCode: string | null,
+  resolvedIp: string | null = '127.0.0.1',
+): RunOutcome => ({
+  status: 'FAILED',
+  hasFailures: true,
+  hasErrors: false,
+  isDegraded: false,
+  overMaxResponseTime: false,
+  responseTime: 1,
+  startedAt: new Date().toISOString(),
+  stoppedAt: new Date().toISOString(),
+  errorMessage: 'failed',
+  assertions: [],
+  logs: [],
+  httpCheckResult: {
+    request: { method: 'GET', url },
+    response: null,
+    timings: { socket: null, lookup: null, connect: null, secureConnect: null, response: null, end: null },
+    timingPhases: { wait: null, dns: null, tcp: null, tls: null, firstByte: null, download: null, total: 1 },
+    redirects: [],
+    certificate: null,
+    resolvedIp,
+    resolver: 'dns',
+    errorCode,
+  } satisfies HttpCheckResult,
+});
+
+describe('which failures get network diagnostics', () => {
+  it('API and URL runs failing on a connection error, with the URL port or the scheme default', () => {
+    const api = jobOf('API', {});
+    expect(diagnosticTargetOf(api, failedOn('http://a.test:8080/x', 'ECONNREFUSED'))).toEqual({
+      address: '127.0.0.1',
+      port: 8080,
+    });
+    expect(
+      diagnosticTargetOf(jobOf('URL', {}), failedOn('https://a.test/', 'UND_ERR_CONNECT_TIMEOUT')),
+    ).toEqual({ address: '127.0.0.1', port: 443 });
+    expect(diagnosticTargetOf(api, failedOn('http://a.test/', 'EHOSTUNREACH'))).toEqual({
+      address: '127.0.0.1',
+      port: 80,
+    });
+  });
+
+  it('not DNS, TLS or HTTP failures, passes, other check types, or runs without an address', () => {
+    const api = jobOf('API', {});
+    expect(diagnosticTargetOf(api, failedOn('http://a.test/', 'ENOTFOUND', null))).toBeNull();
+    expect(diagnosticTargetOf(api, failedOn('https://a.test/', 'CERT_HAS_EXPIRED'))).toBeNull();
+    expect(diagnosticTargetOf(api, failedOn('http://a.test/', null))).toBeNull();
+    expect(
+      diagnosticTargetOf(api, { ...failedOn('http://a.test/', 'ECONNREFUSED'), status: 'PASSED' }),
+    ).toBeNull();
+    expect(diagnosticTargetOf(jobOf('TCP', {}), failedOn('http://a.test/', 'ECONNREFUSED'))).toBeNull();
+  });
+});
+
+const missing = missingRequirement([
+  {
+    ok: commandWorks('tcpdump', ['--version']),
+    what: 'tcpdump',
+    install: 'apt-get install tcpdump; run as root',
+  },
+]);
+
+describe.skipIf(missing !== null)('network diagnostics with the real traceroute and tcpdump', () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'outpost-diag-test-'));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('uploads a route trace and a pcap of the refused connection', async () => {
+    const uploads: { name: string; bytes: Buffer }[] = [];
+    const diagnose = createNetworkDiagnostics({
+      client: {
+        async uploadArtifact(_jobId, name, path) {
+          const bytes = readFileSync(path);
+          copyFileSync(path, join(dir, name));
+          uploads.push({ name, bytes });
+          return bytes.length;
+        },
+      },
+    });
+    const port = await refusedPort();
+    const job = {
+      ...jobOf('API', {}),
+      environmentVariables: [{ key: 'S', value: 'never-in-artifacts-123', secret: true }],
+    };
+    const artifacts = await diagnose(job, failedOn(`http://127.0.0.1:${port}/`, 'ECONNREFUSED'), {
+      signal: new AbortController().signal,
+      log: pino({ level: 'silent' }),
+    });
+
+    expect(artifacts.map((a) => a.name).sort()).toEqual(['connection.pcap', 'route-trace.json']);
+    const trace = JSON.parse(uploads.find((u) => u.name === 'route-trace.json')!.bytes.toString());
+    expect(trace.trace).toMatchObject({ resolvedIp: '127.0.0.1', reached: true });
+    const printed = execFileSync('tcpdump', ['-nn', '-r', join(dir, 'connection.pcap')], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    expect(printed).toContain(`127.0.0.1.${port}: Flags [S]`);
+    expect(printed).toMatch(new RegExp(`127\\.0\\.0\\.1\\.${port} > .*Flags \\[R`));
+  });
+
+  it('runs at most maxConcurrent at once and skips the rest', async () => {
+    const diagnose = createNetworkDiagnostics({
+      maxConcurrent: 1,
+      client: { uploadArtifact: async (_j, _n, path) => readFileSync(path).length },
+    });
+    const port = await refusedPort();
+    const context = { signal: new AbortController().signal, log: pino({ level: 'silent' }) };
+    const outcome = failedOn(`http://127.0.0.1:${port}/`, 'ECONNREFUSED');
+    const [first, second] = await Promise.all([
+      diagnose(jobOf('API', {}), outcome, context),
+      diagnose(jobOf('API', {}), outcome, context),
+    ]);
+    expect(first).toHaveLength(2);
+    expect(second).toEqual([]);
+  });
+});
