@@ -1,6 +1,8 @@
+import { Value } from '@sinclair/typebox/value';
 import { pino } from 'pino';
 import { createApiExecutor } from '../src/checks/api/index.js';
 import type { ScriptRunner } from '../src/sandbox/types.js';
+import { ApiRequestBodySchema } from '../src/service/schemas/check.js';
 import {
   type BenchMeasurement,
   type BenchOptions,
@@ -18,19 +20,13 @@ const ASSERTIONS = [
   { source: 'JSON_BODY', comparison: 'LESS_THAN', target: '100', property: '$.items[*].price', regex: null },
 ];
 
-const apiRequest = (port: number) => ({
-  method: 'GET',
-  url: `http://127.0.0.1:${port}/`,
-  headers: [{ key: 'accept', value: 'application/json' }],
-  queryParameters: [],
-  body: '',
-  bodyType: 'NONE',
-  basicAuth: null,
-  followRedirects: true,
-  skipSSL: false,
-  ipFamily: 'IPv4',
-  assertions: ASSERTIONS,
-});
+/** The request of the benchmark's check: the service's defaults plus an accept header and the assertions. */
+const apiRequest = (port: number) =>
+  Value.Default(ApiRequestBodySchema, {
+    url: `http://127.0.0.1:${port}/`,
+    headers: [{ key: 'accept', value: 'application/json' }],
+    assertions: ASSERTIONS,
+  }) as Record<string, unknown>;
 
 /** The setup script of the second scenario: sets a header, as a typical auth-token setup does. */
 const SETUP_SCRIPT = "request.headers['x-bench'] = process.env.CHECK_RUN_ID;";

@@ -1,6 +1,8 @@
+import { Value } from '@sinclair/typebox/value';
 import { networkInterfaces } from 'node:os';
 import type { Kysely } from 'kysely';
 import { createAccount, createApiKey, generateApiKey, hashApiKey } from './auth.js';
+import { ApiRequestBodySchema } from './schemas/check.js';
 import { CheckStore, newCheckDoc } from './checks.js';
 import type { Database } from './store/database.js';
 
@@ -109,17 +111,9 @@ export async function seedDemoChecks(
         frequency: 1,
         tags: ['demo'],
         doubleCheck: false,
-        request: {
-          method: 'GET',
+        // The schema's defaults fill the rest: the same ones POST /v1/checks/api applies.
+        request: Value.Default(ApiRequestBodySchema, {
           url: `${options.serviceUrl}/openapi.json`,
-          headers: [],
-          queryParameters: [],
-          body: '',
-          bodyType: 'NONE',
-          basicAuth: null,
-          followRedirects: true,
-          skipSSL: false,
-          ipFamily: 'IPv4',
           assertions: [
             { source: 'STATUS_CODE', property: '', comparison: 'EQUALS', target: '200', regex: null },
             {
@@ -131,7 +125,7 @@ export async function seedDemoChecks(
             },
             { source: 'RESPONSE_TIME', property: '', comparison: 'LESS_THAN', target: '1000', regex: null },
           ],
-        },
+        }),
         degradedResponseTime: 10_000,
         maxResponseTime: 20_000,
       },

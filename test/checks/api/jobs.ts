@@ -1,17 +1,7 @@
-/** An API request with defaults; `overrides` win. */
+import { Value } from '@sinclair/typebox/value';
+import { ApiRequestBodySchema } from '../../../src/service/schemas/check.js';
+
+/** An API request as jobs carry it: the service's defaults (the create schema's) with `overrides` on top. */
 export function apiRequest(url: string, overrides: Record<string, unknown> = {}): Record<string, unknown> {
-  return {
-    method: 'GET',
-    url,
-    headers: [],
-    queryParameters: [],
-    body: '',
-    bodyType: 'NONE',
-    basicAuth: null,
-    followRedirects: true,
-    skipSSL: false,
-    ipFamily: 'IPv4',
-    assertions: [],
-    ...overrides,
-  };
+  return Value.Default(ApiRequestBodySchema, { url, ...overrides }) as Record<string, unknown>;
 }
