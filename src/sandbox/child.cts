@@ -203,7 +203,8 @@ function scriptLocation(error: unknown, syntax: boolean): { line: number | null;
 function describeFailure(error: unknown, syntax = false): ChildFailure {
   const denied = accessDenied(error);
   if (denied) return denied;
-  if (error instanceof RangeError && /allocation failed/i.test(error.message)) {
+  // Node 20: "Array buffer allocation failed"; Node 24: "Failed to allocate memory".
+  if (error instanceof RangeError && /allocation failed|failed to allocate/i.test(error.message)) {
     return { code: 'OUT_OF_MEMORY', error: errorText(error) };
   }
   return { code: 'THREW', error: errorText(error), syntax, ...scriptLocation(error, syntax) };

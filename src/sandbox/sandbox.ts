@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -134,7 +135,7 @@ export class ScriptSandbox implements ScriptRunner {
       timeoutMs: Math.min(request.timeoutMs ?? this.#timeoutMs, 2_147_483_647),
       maxOutputBytes: this.#maxOutputBytes,
       heapLimitMb: this.#heapLimitMb,
-      dataLimitMb: this.#heapLimitMb + OFF_HEAP_ALLOWANCE_MB,
+      dataLimitMb: this.#dataLimitMb(),
     };
     const run = new ScriptRun({ ...request, name }, limits, t0);
     const done = run.execute(() => this.#acquire(request.runtimeId));
@@ -214,8 +215,18 @@ export class ScriptSandbox implements ScriptRunner {
       runtimeId,
       tmpRoot: this.#tmpRoot,
       heapLimitMb: this.#heapLimitMb,
-      dataLimitMb: this.#heapLimitMb + OFF_HEAP_ALLOWANCE_MB,
+      dataLimitMb: this.#dataLimitMb(),
     });
+  }
+
+  /**
+   * The data-segment limit of a script process, MiB: what this Node version maps before any
+   * script runs ({@link nodeBaselineDataMb}; 47 MiB on Node 20, 562 MiB on Node 24, whose V8
+   * reserves its code range and cage as data) plus the heap limit plus OFF_HEAP_ALLOWANCE_MB.
+   * A fixed limit would either not bound Buffers on Node 20 or stop Node 24 from starting.
+   */
+  #dataLimitMb(): number {
+    return nodeBaselineDataMb(this.#heapLimitMb) + this.#heapLimitMb + OFF_HEAP_ALLOWANCE_MB;
   }
 
   /**
@@ -268,4 +279,34 @@ export class ScriptSandbox implements ScriptRunner {
       );
     }
   }
+}
+
+const baselines = new Map<number, number>();
+
+/**
+ * VmData of a fresh `node` (this process's binary, with `--max-old-space-size=heapLimitMb`) after
+ * start-up, MiB, measured once per heap limit (one short-lived process, ≈ 40 ms) and cached. 0 when
+ * it cannot be measured (no /proc): the limit then falls back to heap + off-heap allowance.
+ */
+export function nodeBaselineDataMb(heapLimitMb: number): number {
+  const cached = baselines.get(heapLimitMb);
+  if (cached !== undefined) return cached;
+  let mb = 0;
+  try {
+    const probe = spawnSync(
+      process.execPath,
+      [
+        `--max-old-space-size=${heapLimitMb}`,
+        '-e',
+        "process.stdout.write(/VmData:\\s+(\\d+)/.exec(require('fs').readFileSync('/proc/self/status','utf8'))?.[1] ?? '')",
+      ],
+      { env: {}, encoding: 'utf8', timeout: 10_000 },
+    );
+    const kb = Number(probe.stdout);
+    if (probe.status === 0 && Number.isFinite(kb) && kb > 0) mb = Math.ceil(kb / 1024);
+  } catch {
+    // No measurement: heap + allowance only.
+  }
+  baselines.set(heapLimitMb, mb);
+  return mb;
 }
