@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { LightMyRequestResponse } from 'fastify';
 import { pino } from 'pino';
 import { expect } from 'vitest';
-import { type Job, PROTOCOL_VERSION } from '../../src/protocol/index.js';
+import { type CheckResult, type Job, PROTOCOL_VERSION } from '../../src/protocol/index.js';
 import { build, type Service } from '../../src/service/app.js';
 import { createAccount, createApiKey } from '../../src/service/auth.js';
 import { openSqliteDatabase } from '../../src/service/store/database.js';
@@ -132,4 +132,31 @@ export async function claimJobs(
   });
   expect(res.statusCode, res.body).toBe(200);
   return res.json().jobs as Job[];
+}
+
+/** A result an agent would post for `job`: PASSED (or `status`), 1.5 ms, FINAL, `extra` on top. */
+export function resultFor(
+  job: Job,
+  status: 'PASSED' | 'FAILED' = 'PASSED',
+  extra: Partial<CheckResult> = {},
+): CheckResult {
+  const now = new Date().toISOString();
+  return {
+    status,
+    hasFailures: status === 'FAILED',
+    hasErrors: false,
+    isDegraded: false,
+    overMaxResponseTime: false,
+    responseTime: 1.5,
+    startedAt: now,
+    stoppedAt: now,
+    errorMessage: null,
+    assertions: [],
+    logs: [],
+    runLocation: job.runLocation,
+    attempts: job.attempt,
+    resultType: 'FINAL',
+    artifacts: [],
+    ...extra,
+  };
 }

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { CheckResult, Job } from '../../src/protocol/index.js';
+import type { Job } from '../../src/protocol/index.js';
 import { PROTOCOL_VERSION } from '../../src/protocol/index.js';
-import { icmpBody, type TestService, testService } from '../helpers/service.js';
+import { icmpBody, type TestService, testService, resultFor } from '../helpers/service.js';
 
 let svc: TestService;
 afterEach(async () => svc?.close());
@@ -26,27 +26,6 @@ async function claim(agentId: string, over: Record<string, unknown> = {}): Promi
   });
   expect(res.statusCode).toBe(200);
   return res.json().jobs as Job[];
-}
-
-function resultFor(job: Job, status: 'PASSED' | 'FAILED' = 'PASSED'): CheckResult {
-  const now = new Date().toISOString();
-  return {
-    status,
-    hasFailures: status === 'FAILED',
-    hasErrors: false,
-    isDegraded: false,
-    overMaxResponseTime: false,
-    responseTime: 1.5,
-    startedAt: now,
-    stoppedAt: now,
-    errorMessage: null,
-    assertions: [],
-    logs: [],
-    runLocation: job.runLocation,
-    attempts: job.attempt,
-    resultType: 'FINAL',
-    artifacts: [],
-  };
 }
 
 const postResult = (agentId: string, job: Job, result = resultFor(job)) =>

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { request } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type CheckResult, type Job, MAX_ARTIFACT_SIZE_BYTES } from '../../src/protocol/index.js';
+import { type Job, MAX_ARTIFACT_SIZE_BYTES } from '../../src/protocol/index.js';
 import {
   apiBody,
   claimJobs,
@@ -13,6 +13,7 @@ import {
   type TestService,
   testService,
   triggerCheck,
+  resultFor,
 } from '../helpers/service.js';
 
 let svc: TestService;
@@ -50,27 +51,6 @@ const partials = () => {
   const dir = join(svc.context.artifacts.dir, '.partial');
   return existsSync(dir) ? readdirSync(dir) : [];
 };
-
-function passedResult(artifacts: { name: string; sizeBytes: number }[]): CheckResult {
-  const now = new Date().toISOString();
-  return {
-    status: 'PASSED',
-    hasFailures: false,
-    hasErrors: false,
-    isDegraded: false,
-    overMaxResponseTime: false,
-    responseTime: 1,
-    startedAt: now,
-    stoppedAt: now,
-    errorMessage: null,
-    assertions: [],
-    logs: [],
-    runLocation: job.runLocation,
-    attempts: 1,
-    resultType: 'FINAL',
-    artifacts,
-  };
-}
 
 /** Writes `head` on a raw connection and resolves with everything the server sent once it closes. */
 function rawExchange(port: number, head: string): Promise<string> {
@@ -116,7 +96,7 @@ describe('PUT /v1/agent/jobs/{jobId}/artifacts/{name}', () => {
       method: 'POST',
       url: `/v1/agent/jobs/${job.jobId}/result`,
       headers: { ...svc.auth(), 'x-agent-id': agent },
-      payload: passedResult([{ name: 'trace.zip', sizeBytes: bytes.length }]),
+      payload: resultFor(job, 'PASSED', { artifacts: [{ name: 'trace.zip', sizeBytes: bytes.length }] }),
     });
     expect(posted.statusCode).toBe(200);
     const result = (await svc.request('GET', `/v1/check-sessions/${sessionId}`)).json().results[0];

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CheckResult, type Job, PROTOCOL_VERSION } from '../../src/protocol/index.js';
+import { type Job, PROTOCOL_VERSION } from '../../src/protocol/index.js';
 import { hashApiKey } from '../../src/service/auth.js';
-import { expectBadField, icmpBody, testService, type TestService } from '../helpers/service.js';
+import { expectBadField, icmpBody, testService, type TestService, resultFor } from '../helpers/service.js';
 
 let svc: TestService;
 beforeAll(async () => {
@@ -41,27 +41,6 @@ const claimAs = (key: string, agentId: string = randomUUID()) =>
       waitSeconds: 0,
     },
   });
-
-function resultFor(job: Job): CheckResult {
-  const now = new Date().toISOString();
-  return {
-    status: 'PASSED',
-    hasFailures: false,
-    hasErrors: false,
-    isDegraded: false,
-    overMaxResponseTime: false,
-    responseTime: 1,
-    startedAt: now,
-    stoppedAt: now,
-    errorMessage: null,
-    assertions: [],
-    logs: [],
-    runLocation: job.runLocation,
-    attempts: 1,
-    resultType: 'FINAL',
-    artifacts: [],
-  };
-}
 
 async function trigger(over: Record<string, unknown>): Promise<{ checkId: string; sessionId: string }> {
   const check = await req('POST', '/v1/checks/icmp', icmpBody({ activated: false, ...over }));
