@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -135,7 +135,7 @@ export class ScriptSandbox implements ScriptRunner {
       timeoutMs: Math.min(request.timeoutMs ?? this.#timeoutMs, 2_147_483_647),
       maxOutputBytes: this.#maxOutputBytes,
       heapLimitMb: this.#heapLimitMb,
-      dataLimitMb: this.#dataLimitMb(),
+      dataLimitMb: await this.#dataLimitMb(),
     };
     const run = new ScriptRun({ ...request, name }, limits, t0);
     const done = run.execute(() => this.#acquire(request.runtimeId));
@@ -215,7 +215,7 @@ export class ScriptSandbox implements ScriptRunner {
       runtimeId,
       tmpRoot: this.#tmpRoot,
       heapLimitMb: this.#heapLimitMb,
-      dataLimitMb: this.#dataLimitMb(),
+      dataLimitMb: await this.#dataLimitMb(),
     });
   }
 
@@ -225,8 +225,8 @@ export class ScriptSandbox implements ScriptRunner {
    * reserves its code range and cage as data) plus the heap limit plus OFF_HEAP_ALLOWANCE_MB.
    * A fixed limit would either not bound Buffers on Node 20 or stop Node 24 from starting.
    */
-  #dataLimitMb(): number {
-    return nodeBaselineDataMb(this.#heapLimitMb) + this.#heapLimitMb + OFF_HEAP_ALLOWANCE_MB;
+  async #dataLimitMb(): Promise<number> {
+    return (await nodeBaselineDataMb(this.#heapLimitMb)) + this.#heapLimitMb + OFF_HEAP_ALLOWANCE_MB;
   }
 
   /**
@@ -281,32 +281,33 @@ export class ScriptSandbox implements ScriptRunner {
   }
 }
 
-const baselines = new Map<number, number>();
+const baselines = new Map<number, Promise<number>>();
 
 /**
  * VmData of a fresh `node` (this process's binary, with `--max-old-space-size=heapLimitMb`) after
- * start-up, MiB, measured once per heap limit (one short-lived process, ≈ 40 ms) and cached. 0 when
- * it cannot be measured (no /proc): the limit then falls back to heap + off-heap allowance.
+ * start-up, MiB, measured once per heap limit (one short-lived process, ≈ 40 ms, off the event
+ * loop) and cached. 0 when it cannot be measured (no /proc): the limit then falls back to heap +
+ * off-heap allowance.
  */
-export function nodeBaselineDataMb(heapLimitMb: number): number {
-  const cached = baselines.get(heapLimitMb);
-  if (cached !== undefined) return cached;
-  let mb = 0;
-  try {
-    const probe = spawnSync(
-      process.execPath,
-      [
-        `--max-old-space-size=${heapLimitMb}`,
-        '-e',
-        "process.stdout.write(/VmData:\\s+(\\d+)/.exec(require('fs').readFileSync('/proc/self/status','utf8'))?.[1] ?? '')",
-      ],
-      { env: {}, encoding: 'utf8', timeout: 10_000 },
-    );
-    const kb = Number(probe.stdout);
-    if (probe.status === 0 && Number.isFinite(kb) && kb > 0) mb = Math.ceil(kb / 1024);
-  } catch {
-    // No measurement: heap + allowance only.
+export function nodeBaselineDataMb(heapLimitMb: number): Promise<number> {
+  let baseline = baselines.get(heapLimitMb);
+  if (baseline === undefined) {
+    baseline = new Promise<number>((resolve) => {
+      execFile(
+        process.execPath,
+        [
+          `--max-old-space-size=${heapLimitMb}`,
+          '-e',
+          "process.stdout.write(/VmData:\\s+(\\d+)/.exec(require('fs').readFileSync('/proc/self/status','utf8'))?.[1] ?? '')",
+        ],
+        { env: {}, encoding: 'utf8', timeout: 10_000 },
+        (err, stdout) => {
+          const kb = Number(stdout);
+          resolve(err === null && Number.isFinite(kb) && kb > 0 ? Math.ceil(kb / 1024) : 0);
+        },
+      );
+    });
+    baselines.set(heapLimitMb, baseline);
   }
-  baselines.set(heapLimitMb, mb);
-  return mb;
+  return baseline;
 }

@@ -430,7 +430,7 @@ describe('ScriptSandbox: memory', () => {
     expect(failure(result).code).toBe('OUT_OF_MEMORY');
     // Whichever allocation meets RLIMIT_DATA first fails: the Buffer's, or one of V8's own.
     // The limit: what Node maps before any script (version-dependent) + 32 MiB heap + 128 MiB off-heap.
-    const limitMb = nodeBaselineDataMb(32) + 32 + 128;
+    const limitMb = (await nodeBaselineDataMb(32)) + 32 + 128;
     expect(failure(result).reason).toMatch(
       new RegExp(
         `^setup script ran out of memory: its process may use ${limitMb} MiB( \\(RangeError: (Array buffer allocation failed|Failed to allocate memory)\\))?$`,
