@@ -46,7 +46,7 @@ function escapeRegExp(text: string): string {
  */
 export class Scrubber {
   readonly #secrets = new Set<string>();
-  #pattern: RegExp | null = null;
+  #matchers: { long: string[]; pattern: RegExp | null } | null = null;
   #bytePatterns: Buffer[] | null = null;
 
   constructor(secrets: Iterable<string> = []) {
@@ -59,7 +59,7 @@ export class Scrubber {
     for (const form of secretForms(value.slice(0, MAX_SECRET_LENGTH))) {
       if (!this.#secrets.has(form)) {
         this.#secrets.add(form);
-        this.#pattern = null;
+        this.#matchers = null;
         this.#bytePatterns = null;
       }
     }
@@ -71,34 +71,32 @@ export class Scrubber {
     return this.#secrets.size;
   }
 
-  #regex(): RegExp | null {
-    const short = [...this.#secrets].filter((s) => s.length <= MAX_REGEX_FORM_LENGTH);
-    if (short.length === 0) return null;
-    // Longest first, so a secret containing another is replaced whole.
-    this.#pattern ??= new RegExp(
-      short
-        .sort((a, b) => b.length - a.length)
-        .map(escapeRegExp)
-        .join('|'),
-      'g',
-    );
-    return this.#pattern;
+  /**
+   * What text() searches with, derived from the forms once per change: the forms longer than
+   * MAX_REGEX_FORM_LENGTH (one regex of up to 128 KB forms would be too large), longest first,
+   * and one regex of the others, longest first so a secret containing another is replaced whole.
+   */
+  #textMatchers(): { long: string[]; pattern: RegExp | null } {
+    if (this.#matchers === null) {
+      const forms = [...this.#secrets].sort((a, b) => b.length - a.length);
+      const short = forms.filter((f) => f.length <= MAX_REGEX_FORM_LENGTH);
+      this.#matchers = {
+        long: forms.filter((f) => f.length > MAX_REGEX_FORM_LENGTH),
+        pattern: short.length === 0 ? null : new RegExp(short.map(escapeRegExp).join('|'), 'g'),
+      };
+    }
+    return this.#matchers;
   }
 
   /** The text with every secret form replaced by `*****`. */
   text(text: string): string {
     if (this.#secrets.size === 0 || text.length === 0) return text;
+    const { long, pattern } = this.#textMatchers();
     let out = text;
-    // Long forms (up to 128 KB each) would make one regex too large: replaced one by one, longest first.
-    for (const form of [...this.#secrets]
-      .filter((s) => s.length > MAX_REGEX_FORM_LENGTH)
-      .sort((a, b) => b.length - a.length)) {
-      if (out.includes(form)) out = out.split(form).join(SCRUBBED);
-    }
-    const re = this.#regex();
-    if (re === null) return out;
-    re.lastIndex = 0;
-    return out.replace(re, SCRUBBED);
+    for (const form of long) if (out.includes(form)) out = out.split(form).join(SCRUBBED);
+    if (pattern === null) return out;
+    pattern.lastIndex = 0;
+    return out.replace(pattern, SCRUBBED);
   }
 
   /**
