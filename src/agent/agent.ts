@@ -16,7 +16,7 @@ import {
 import { AgentMetrics } from './metrics.js';
 import { runPoller } from './poller.js';
 import { ServiceClient } from './service-client.js';
-import { createNetworkDiagnostics, type DiagnosticTools } from './network-diagnostics.js';
+import { createNetworkDiagnostics } from './network-diagnostics.js';
 
 /** Extra time given to jobs aborted at the end of the grace period to settle, milliseconds. */
 const AFTER_HARD_ABORT_MS = 10_000;
@@ -37,8 +37,6 @@ export type AgentOptions = {
   backoff?: BackoffOptions;
   /** How long a result post is retried, milliseconds; default 600 000. */
   resultRetryMs?: number;
-  /** Tools of the network diagnostics (tests); default the real traceroute and tcpdump capture. */
-  diagnosticTools?: DiagnosticTools;
 };
 
 /**
@@ -124,10 +122,7 @@ export class Agent {
       ...(options.resultRetryMs !== undefined ? { resultRetryMs: options.resultRetryMs } : {}),
       ...(config.networkTraces
         ? {
-            afterRun: createNetworkDiagnostics({
-              client: this.#client,
-              ...(options.diagnosticTools ? { tools: options.diagnosticTools } : {}),
-            }),
+            afterRun: createNetworkDiagnostics({ client: this.#client }),
           }
         : {}),
     });

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { CheckResult, Job, RunOutcome } from '../protocol/index.js';
 import { Scrubber } from '../sandbox/scrub.js';
+import type { RouteTrace } from '../net/traceroute/index.js';
 import type { Logger } from '../shared/logger.js';
 import type { ServiceClient } from './service-client.js';
 
@@ -51,23 +52,15 @@ export function diagnosticTargetOf(job: Pick<Job, 'check'>, outcome: RunOutcome)
   return { address: http.resolvedIp, port };
 }
 
-/** The tools the diagnostics use: src/net/traceroute and src/net/pcap, loaded on first use. */
-export type DiagnosticTools = {
-  traceRoute: (
-    target: string,
-    options: { signal: AbortSignal; totalTimeoutMs: number; protocol: 'icmp' | 'udp' },
-  ) => Promise<unknown>;
-  formatRouteTrace: (trace: never) => string;
-  /** Captures packets to/from `address:port` into `file` while `during` runs. */
-  capture: (options: {
-    address: string;
-    port: number;
-    file: string;
-    during: () => Promise<void>;
-    signal: AbortSignal;
-  }) => Promise<{ sizeBytes: number; packets: number }>;
-  scrubPcap: (data: Buffer, scrubber: Scrubber) => Buffer;
+/** The modules the diagnostics use, imported on the first failure (an idle agent never loads them). */
+type Tools = {
+  trace: typeof import('../net/traceroute/index.js');
+  pcap: typeof import('../net/pcap/index.js');
 };
+
+async function loadTools(): Promise<Tools> {
+  return { trace: await import('../net/traceroute/index.js'), pcap: await import('../net/pcap/index.js') };
+}
 
 /** Options of {@link createNetworkDiagnostics}. */
 export type NetworkDiagnosticsOptions = {
@@ -83,23 +76,7 @@ export type NetworkDiagnosticsOptions = {
   maxConcurrent?: number;
   /** How long the repeated connection attempt waits for its connection, ms. Default 3 000. */
   connectTimeoutMs?: number;
-  /** Overrides the tools (tests); default the real ones. */
-  tools?: DiagnosticTools;
 };
-
-async function defaultTools(): Promise<DiagnosticTools> {
-  const trace = await import('../net/traceroute/index.js');
-  const pcap = await import('../net/pcap/index.js');
-  return {
-    traceRoute: trace.traceRoute as DiagnosticTools['traceRoute'],
-    formatRouteTrace: trace.formatRouteTrace as DiagnosticTools['formatRouteTrace'],
-    capture: async ({ address, port, file, during, signal }) => {
-      const result = await pcap.capturePackets({ host: address, port, file, during, signal });
-      return { sizeBytes: result.sizeBytes, packets: result.packets };
-    },
-    scrubPcap: pcap.scrubPcap,
-  };
-}
 
 /** One TCP connection attempt to `address:port`, settled (never rejecting) on connect, error or timeout. */
 function connectOnce(address: string, port: number, timeoutMs: number, signal: AbortSignal): Promise<string> {
@@ -132,7 +109,7 @@ export function createNetworkDiagnostics(
   outcome: RunOutcome,
   context: { signal: AbortSignal; log: Logger },
 ) => Promise<CheckResult['artifacts']> {
-  let tools: Promise<DiagnosticTools> | undefined;
+  let tools: Promise<Tools> | undefined;
   let running = 0;
   const maxConcurrent = options.maxConcurrent ?? 4;
   return async (job, outcome, { signal, log }) => {
@@ -156,8 +133,8 @@ export function createNetworkDiagnostics(
     signal: AbortSignal,
     log: Logger,
   ): Promise<CheckResult['artifacts']> {
-    tools ??= options.tools ? Promise.resolve(options.tools) : defaultTools();
-    const t = await tools;
+    tools ??= loadTools();
+    const { trace: traceroute, pcap } = await tools;
     const scrubber = new Scrubber(job.environmentVariables.filter((v) => v.secret).map((v) => v.value));
     const dir = await mkdtemp(join(options.tmpRoot ?? tmpdir(), 'outpost-diag-'));
     const artifacts: CheckResult['artifacts'] = [];
@@ -166,30 +143,29 @@ export function createNetworkDiagnostics(
       const pcapPath = join(dir, PACKET_CAPTURE_ARTIFACT);
       const traceTimeoutMs = options.traceTimeoutMs ?? 10_000;
       const routeTrace = (async () => {
-        let trace: unknown;
-        try {
-          trace = await t.traceRoute(target.address, {
-            signal,
-            totalTimeoutMs: traceTimeoutMs,
-            protocol: 'icmp',
-          });
-        } catch (err) {
-          if (signal.aborted) throw err;
-          log.info({ err: (err as Error).message }, 'ICMP route trace failed; trying UDP');
-          trace = await t.traceRoute(target.address, {
-            signal,
-            totalTimeoutMs: traceTimeoutMs,
-            protocol: 'udp',
-          });
+        // ICMP first (ping or raw sockets); UDP probes need no privilege when ICMP is not allowed.
+        let trace: RouteTrace | undefined;
+        for (const protocol of ['icmp', 'udp'] as const) {
+          try {
+            trace = await traceroute.traceRoute(target.address, {
+              signal,
+              totalTimeoutMs: traceTimeoutMs,
+              protocol,
+            });
+            break;
+          } catch (err) {
+            if (signal.aborted || protocol === 'udp') throw err;
+            log.info({ err: (err as Error).message }, 'ICMP route trace failed; trying UDP');
+          }
         }
-        const text = t.formatRouteTrace(trace as never);
+        const text = traceroute.formatRouteTrace(trace as RouteTrace);
         await writeFile(tracePath, scrubber.text(JSON.stringify({ text, trace }, null, 2)));
         return tracePath;
       })();
       const capture = (async () => {
         const connectTimeoutMs = options.connectTimeoutMs ?? 3000;
-        const result = await t.capture({
-          address: target.address,
+        const result = await pcap.capturePackets({
+          host: target.address,
           port: target.port,
           file: pcapPath,
           signal,
@@ -199,7 +175,7 @@ export function createNetworkDiagnostics(
           },
         });
         if (result.packets === 0) log.info('the packet capture saw no packets');
-        await writeFile(pcapPath, t.scrubPcap(await readFile(pcapPath), scrubber));
+        await writeFile(pcapPath, pcap.scrubPcap(await readFile(pcapPath), scrubber));
         return pcapPath;
       })();
       const settled = await Promise.allSettled([routeTrace, capture]);
