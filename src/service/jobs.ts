@@ -196,27 +196,21 @@ export class JobBuilder {
       timeoutMs: RUN_TIMEOUT_MS[c.checkType],
       leaseMs: ids.leaseMs,
     };
-    if (!isApi) {
-      // Uptime monitors retry only under a strategy set on them or their group: the deprecated
-      // doubleCheck (true by default) must not start retrying every existing monitor.
-      const retryStrategy = resolveRetryStrategy(c, group, { honourDoubleCheck: false });
-      if (retryStrategy === null) return job;
-      return {
-        ...job,
-        retryStrategy,
-        checkRunId: ids.jobId,
-        runStartedAt: new Date(ids.nowMs).toISOString(),
-      };
-    }
+    // Uptime monitors retry only under a strategy set on them or their group: the deprecated
+    // doubleCheck (true by default) must not start retrying every existing monitor.
+    const retryStrategy = resolveRetryStrategy(c, group, { honourDoubleCheck: isApi });
+    const retryRun =
+      retryStrategy === null && !isApi
+        ? {}
+        : { retryStrategy, checkRunId: ids.jobId, runStartedAt: new Date(ids.nowMs).toISOString() };
+    if (!isApi) return { ...job, ...retryRun };
     const owners: ScriptOwner[] = [c as ScriptOwner, ...(group ? [group as ScriptOwner] : [])];
     return {
       ...job,
       setupScript: await this.#script(owners, 'setup'),
       tearDownScript: await this.#script(owners, 'teardown'),
       clientCertificate: await this.#certificate(hostOfUrl(request.url, environmentVariables)),
-      retryStrategy: resolveRetryStrategy(c, group),
-      checkRunId: ids.jobId,
-      runStartedAt: new Date(ids.nowMs).toISOString(),
+      ...retryRun,
     };
   }
 
