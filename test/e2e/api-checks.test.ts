@@ -68,14 +68,25 @@ describe.skipIf(missing !== null)('API checks end to end (service + agent proces
     });
     await service.waitFor(/service is listening/);
     api = apiClient(serviceUrl, apiKey);
+    const healthPort = await freePort();
     agent = spawnCli(['agent'], {
       API_KEY: apiKey,
       SERVICE_URL: serviceUrl,
-      AGENT_HEALTH_PORT: String(await freePort()),
+      AGENT_HEALTH_PORT: String(healthPort),
       LOG_LEVEL: 'DEBUG',
       AGENT_CLAIM_WAIT_SECONDS: '1',
     });
-    await agent.waitFor(/"msg":"agent (started|ready)|claim/, 30_000).catch(() => undefined);
+    // Ready after its first successful claim.
+    const readyBy = Date.now() + 30_000;
+    const readiness = () =>
+      fetch(`http://127.0.0.1:${healthPort}/-/readiness`).then(
+        (r) => r.status,
+        () => 0,
+      );
+    while ((await readiness()) !== 200) {
+      if (Date.now() > readyBy) throw new Error(`the agent never became ready:\n${agent.output()}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
     target = await startApiServer();
   }, 60_000);
 
@@ -151,7 +162,11 @@ describe.skipIf(missing !== null)('API checks end to end (service + agent proces
       authorization: `Bearer ${SECRET}`,
     });
     expect(seen.query.token).toBe(SECRET);
-    expect(session.results[0].assertions ?? session.results[0].httpCheckResult).toBeTruthy();
+    // The result shows what was sent, credentials masked.
+    expect(session.results[0].httpCheckResult.request.headers).toMatchObject({
+      'x-level': 'check',
+      authorization: '*****',
+    });
 
     const everything = [JSON.stringify(session), agent.output(), service.output()].join('\n');
     for (const form of [SECRET, encodeURIComponent(SECRET), Buffer.from(SECRET).toString('base64')]) {
