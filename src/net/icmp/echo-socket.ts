@@ -1,19 +1,10 @@
 import { randomInt } from 'node:crypto';
 import { OutpostError } from '../../shared/errors.js';
 import { ICMP_TYPES, type IcmpAddon, type NativeSocket, type SocketType } from './addon.js';
+import { InFlight, roundTripMs, SEQUENCE_SPACE } from './in-flight.js';
 
 /** How a sent echo request ended: its RTT (ms) and TTL, or null for both when it was lost. */
 export type EchoSettle = (rttMs: number | null, ttl: number | null) => void;
-
-type Pending = {
-  address: string;
-  txMs: number;
-  timeoutMs: number;
-  timer: NodeJS.Timeout;
-  settle: EchoSettle;
-};
-
-const SEQUENCE_SPACE = 0x10000;
 
 /**
  * Sends after which the socket is read before sending more. A burst of requests to fast
@@ -36,8 +27,7 @@ export class EchoSocket {
   readonly identifier: number;
   readonly #addon: IcmpAddon;
   readonly #socket: NativeSocket;
-  readonly #pending = new Map<number, Pending>();
-  #nextSequence = randomInt(SEQUENCE_SPACE);
+  readonly #pending = new InFlight<EchoSettle>((sequence) => this.#onTimeout(sequence));
   #closed = false;
   #sendsSinceRead = 0;
 
@@ -76,7 +66,7 @@ export class EchoSocket {
   send(address: string, payloadBytes: number, timeoutMs: number, settle: EchoSettle): number {
     if (this.#closed) throw new OutpostError('OUTPOST_ERR_ABORTED', 'the ICMP socket is closed');
     if (++this.#sendsSinceRead > SENDS_BETWEEN_READS) this.#read();
-    const sequence = this.#takeSequence();
+    const sequence = this.#pending.nextSequence();
     const txMs = this.#addon.send(
       this.#socket,
       address,
@@ -85,17 +75,13 @@ export class EchoSocket {
       sequence,
       payloadBytes,
     );
-    const timer = setTimeout(() => this.#onTimeout(sequence), timeoutMs);
-    this.#pending.set(sequence, { address, txMs, timeoutMs, timer, settle });
+    this.#pending.add(sequence, { address, txMs, timeoutMs, settle });
     return sequence;
   }
 
   /** Forgets a pending request without settling it (its ping was aborted). */
   cancel(sequence: number): void {
-    const pending = this.#pending.get(sequence);
-    if (!pending) return;
-    clearTimeout(pending.timer);
-    this.#pending.delete(sequence);
+    this.#pending.take(sequence);
   }
 
   /** Closes the socket; pending requests settle as lost. Idempotent. */
@@ -103,20 +89,7 @@ export class EchoSocket {
     if (this.#closed) return;
     this.#closed = true;
     this.#addon.close(this.#socket);
-    for (const [sequence, pending] of this.#pending) {
-      this.cancel(sequence);
-      pending.settle(null, null);
-    }
-  }
-
-  #takeSequence(): number {
-    if (this.#pending.size >= SEQUENCE_SPACE) {
-      throw new OutpostError('OUTPOST_ERR_ICMP_SOCKET', 'all 65536 ICMP sequence numbers are in flight');
-    }
-    let sequence = this.#nextSequence;
-    while (this.#pending.has(sequence)) sequence = (sequence + 1) % SEQUENCE_SPACE;
-    this.#nextSequence = (sequence + 1) % SEQUENCE_SPACE;
-    return sequence;
+    for (const pending of this.#pending.takeAll()) pending.settle(null, null);
   }
 
   #onPacket(
@@ -127,13 +100,10 @@ export class EchoSocket {
     sourceAddress: string,
   ): void {
     if (identifier !== this.identifier) return;
-    const pending = this.#pending.get(sequence);
-    if (!pending || pending.address !== sourceAddress) return;
-    this.cancel(sequence);
-    // A clock step between send and receive could make this negative; ping clamps too.
-    const rttMs = Math.max(0, rxMs - pending.txMs);
-    if (rttMs > pending.timeoutMs) pending.settle(null, null);
-    else pending.settle(rttMs, ttl);
+    if (this.#pending.get(sequence)?.address !== sourceAddress) return;
+    const pending = this.#pending.take(sequence)!;
+    const rttMs = roundTripMs(pending, rxMs);
+    pending.settle(rttMs, rttMs === null ? null : ttl);
   }
 
   /** Delivers the replies queued on the socket now. */
@@ -145,9 +115,6 @@ export class EchoSocket {
   #onTimeout(sequence: number): void {
     // libuv runs timers before it polls: a reply that came in time may still be queued.
     this.#read();
-    const pending = this.#pending.get(sequence);
-    if (!pending) return;
-    this.#pending.delete(sequence);
-    pending.settle(null, null);
+    this.#pending.take(sequence)?.settle(null, null);
   }
 }

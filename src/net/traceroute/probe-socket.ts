@@ -1,6 +1,7 @@
 import { randomInt } from 'node:crypto';
 import { OutpostError } from '../../shared/errors.js';
 import { ICMP_TYPES, type IcmpAddon, type NativeSocket, OPEN_FLAGS, type SocketType } from '../icmp/addon.js';
+import { InFlight, roundTripMs, SEQUENCE_SPACE } from '../icmp/in-flight.js';
 
 /** The probe kinds of a route trace: ICMP echo requests, or UDP datagrams to unused ports. */
 export const TRACE_PROTOCOLS = ['icmp', 'udp'] as const;
@@ -26,14 +27,6 @@ export type ProbeAnswer = {
 /** Called exactly once per probe: with its answer, or null when none came within its timeout. */
 export type ProbeSettle = (answer: ProbeAnswer | null) => void;
 
-type Pending = {
-  address: string;
-  txMs: number;
-  timeoutMs: number;
-  timer: NodeJS.Timeout;
-  settle: ProbeSettle;
-};
-
 /** ICMP types of the errors a probe may get (RFC 792, RFC 4443), per family. */
 const ERROR_TYPES = {
   4: { timeExceeded: 11, unreachable: 3 },
@@ -45,8 +38,6 @@ const UDP_DATAGRAM_TYPE = -1;
 
 /** Payload of each probe, bytes: with the headers a 60-byte IPv4 packet, as traceroute sends. */
 const PROBE_PAYLOAD_BYTES = 32;
-
-const SEQUENCE_SPACE = 0x10000;
 
 /** Drops a `%scope`: the kernel reports addresses without one. */
 function withoutScope(address: string): string {
@@ -70,8 +61,7 @@ export class ProbeSocket {
   readonly identifier: number;
   readonly #addon: IcmpAddon;
   readonly #socket: NativeSocket;
-  readonly #pending = new Map<number, Pending>();
-  #nextSequence = randomInt(SEQUENCE_SPACE);
+  readonly #pending = new InFlight<ProbeSettle>((key) => this.#onTimeout(key));
   #closed = false;
 
   /**
@@ -106,7 +96,7 @@ export class ProbeSocket {
    */
   send(address: string, hopLimit: number, timeoutMs: number, settle: ProbeSettle, port = 0): number {
     if (this.#closed) throw new OutpostError('OUTPOST_ERR_ABORTED', 'the probe socket is closed');
-    const key = this.protocol === 'udp' ? port : this.#takeSequence();
+    const key = this.protocol === 'udp' ? port : this.#pending.nextSequence();
     if (this.#pending.has(key)) throw new RangeError(`a probe to port ${key} is already pending`);
     const txMs = this.#addon.send(
       this.#socket,
@@ -117,17 +107,13 @@ export class ProbeSocket {
       PROBE_PAYLOAD_BYTES,
       hopLimit,
     );
-    const timer = setTimeout(() => this.#onTimeout(key), timeoutMs);
-    this.#pending.set(key, { address: withoutScope(address), txMs, timeoutMs, timer, settle });
+    this.#pending.add(key, { address: withoutScope(address), txMs, timeoutMs, settle });
     return key;
   }
 
   /** Forgets a pending probe without settling it. */
   cancel(key: number): void {
-    const pending = this.#pending.get(key);
-    if (!pending) return;
-    clearTimeout(pending.timer);
-    this.#pending.delete(key);
+    this.#pending.take(key);
   }
 
   /** Delivers the answers queued on the socket now (before a deadline declares probes lost). */
@@ -139,18 +125,8 @@ export class ProbeSocket {
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
-    for (const key of [...this.#pending.keys()]) this.cancel(key);
+    this.#pending.takeAll();
     this.#addon.close(this.#socket);
-  }
-
-  #takeSequence(): number {
-    if (this.#pending.size >= SEQUENCE_SPACE) {
-      throw new OutpostError('OUTPOST_ERR_ICMP_SOCKET', 'all 65536 ICMP sequence numbers are in flight');
-    }
-    let sequence = this.#nextSequence;
-    while (this.#pending.has(sequence)) sequence = (sequence + 1) % SEQUENCE_SPACE;
-    this.#nextSequence = (sequence + 1) % SEQUENCE_SPACE;
-    return sequence;
   }
 
   #classify(type: number): ProbeAnswerKind | null {
@@ -176,22 +152,16 @@ export class ProbeSocket {
     if (kind === null || !pending) return;
     // A reply must come from where the probe went; an error must quote a probe sent there.
     if ((kind === 'reply' ? sourceAddress : destination) !== pending.address) return;
-    this.cancel(sequence);
-    // A clock step between send and receive could make this negative.
-    const rttMs = Math.max(0, rxMs - pending.txMs);
-    if (rttMs > pending.timeoutMs) {
-      pending.settle(null);
-      return;
-    }
-    pending.settle({ kind, address: sourceAddress, rttMs, ttl, icmpType: type, icmpCode: code });
+    this.#pending.take(sequence);
+    const rttMs = roundTripMs(pending, rxMs);
+    pending.settle(
+      rttMs === null ? null : { kind, address: sourceAddress, rttMs, ttl, icmpType: type, icmpCode: code },
+    );
   }
 
   #onTimeout(key: number): void {
     // libuv runs timers before it polls: an answer that came in time may still be queued.
     this.flush();
-    const pending = this.#pending.get(key);
-    if (!pending) return;
-    this.#pending.delete(key);
-    pending.settle(null);
+    this.#pending.take(key)?.settle(null);
   }
 }
