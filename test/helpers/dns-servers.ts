@@ -72,6 +72,11 @@ export async function startDnsmasq(records: string[]): Promise<Dnsmasq> {
         if (stderr.includes('started, version')) resolve(true);
       });
       child.once('exit', () => resolve(false));
+      // dnsmasq not installed: spawn fails with ENOENT, and that must not be an unhandled 'error'.
+      child.once('error', (err) => {
+        stderr += err.message;
+        resolve(false);
+      });
     });
     if (started) {
       const stop = () =>
