@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDnsResolver, ResolveError, resolveHost } from '../../../src/net/resolve.js';
+import { missingRequirement } from '../../helpers/requirements.js';
 import { type DnsStub, startDnsStub } from './dns-stub.js';
 
 // Tests of src/net/resolve.ts (the first consumer is the TCP executor). Every DNS query goes
@@ -109,7 +110,14 @@ describe('resolveHost with the DNS resolver (c-ares)', () => {
 describe('resolveHost with the OS resolver (getaddrinfo)', () => {
   it('reads /etc/hosts', async (context) => {
     const entry = hostsFileLoopbackName();
-    if (entry === null) return context.skip();
+    const missing = missingRequirement([
+      {
+        ok: entry !== null,
+        what: 'a loopback name in /etc/hosts',
+        install: 'add "127.0.0.1 localhost" to /etc/hosts',
+      },
+    ]);
+    if (missing !== null || entry === null) return context.skip();
 
     const found = await resolveHost(entry.name, { ipFamily: 'IPv4', useOsDnsResolver: true });
 

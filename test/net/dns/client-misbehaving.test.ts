@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { DnsQueryError, queryDns } from '../../../src/net/dns/index.js';
 import { hasCode } from '../../../src/shared/errors.js';
 import { freeDnsPort, startScriptedDnsServer } from '../../helpers/dns-servers.js';
-import { ipv6Missing } from '../../helpers/requirements.js';
+import { ipv6Missing, missingRequirement } from '../../helpers/requirements.js';
 
 describe('queryDns against a misbehaving server', () => {
   it('sends RD, a random id and an EDNS0 OPT record advertising 1232 bytes', async () => {
@@ -228,7 +228,15 @@ describe('queryDns against a misbehaving server', () => {
 
   it('resolves a name server given as a host name (localhost, from /etc/hosts)', async (ctx) => {
     // The scripted server listens on 127.0.0.1 only.
-    if ((await lookup('localhost')).address !== '127.0.0.1') ctx.skip();
+    const localhost = (await lookup('localhost')).address;
+    const missing = missingRequirement([
+      {
+        ok: localhost === '127.0.0.1',
+        what: 'localhost resolving to 127.0.0.1',
+        install: 'add "127.0.0.1 localhost" to /etc/hosts',
+      },
+    ]);
+    if (missing !== null) return ctx.skip();
     const server = await startScriptedDnsServer(() => ({
       answers: [{ type: 'A', name: 'h.test', ttl: 1, data: '192.0.2.9' }],
     }));
