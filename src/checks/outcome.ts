@@ -137,16 +137,26 @@ export function judgeRun(run: RunFindings): RunOutcome {
   };
 }
 
-/** The outcome of a run the agent could not carry out (a malformed job): hasErrors, FAILED. */
-export function errorRunOutcome(startedAt: Date, logs: RunLogRecorder, errorMessage: string): RunOutcome {
+/**
+ * A FAILED outcome with `errorMessage` as its reason and last ERROR log line. By default the run
+ * the agent could not carry out (a malformed job): `hasErrors`, response time 0. With
+ * `options.hasErrors: false` a failure of the check's own making that ended the run early (an API
+ * check's setup script), with the time it took, `options.responseTimeMs`.
+ */
+export function errorRunOutcome(
+  startedAt: Date,
+  logs: RunLogRecorder,
+  errorMessage: string,
+  options: { hasErrors?: boolean; responseTimeMs?: number } = {},
+): RunOutcome {
   logs.add('ERROR', errorMessage);
   return {
     status: 'FAILED',
     hasFailures: true,
-    hasErrors: true,
+    hasErrors: options.hasErrors ?? true,
     isDegraded: false,
     overMaxResponseTime: false,
-    responseTime: 0,
+    responseTime: roundMs(options.responseTimeMs ?? 0),
     startedAt: startedAt.toISOString(),
     stoppedAt: new Date().toISOString(),
     errorMessage,

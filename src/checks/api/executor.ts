@@ -537,22 +537,8 @@ export class ApiExecutor implements Executor {
 
   /** A run ended by its scripts or by what they produced: FAILED with the reason; shouldFail does not turn it into a pass. */
   #scriptFailed({ startedAt, t0, logs, scrubber }: RunState, reason: string): RunOutcome {
-    logs.add('ERROR', reason);
-    const stoppedAt = new Date().toISOString();
-    const outcome: RunOutcome = {
-      status: 'FAILED',
-      hasFailures: true,
-      hasErrors: false,
-      isDegraded: false,
-      overMaxResponseTime: false,
-      responseTime: roundMs(performance.now() - t0),
-      startedAt: startedAt.toISOString(),
-      stoppedAt,
-      errorMessage: reason,
-      assertions: [],
-      logs: logs.lines,
-    };
-    return scrubber.value(outcome);
+    const responseTimeMs = performance.now() - t0;
+    return scrubber.value(errorRunOutcome(startedAt, logs, reason, { hasErrors: false, responseTimeMs }));
   }
 
   /** Releases cached mTLS contexts and closes the script runner; connections close with their requests. */
