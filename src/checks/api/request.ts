@@ -25,15 +25,6 @@ export function toScriptRequest(
   return { method: request.method, url: request.url, body: request.body, headers, queryParameters };
 }
 
-function isStringRecord(value: unknown): value is Record<string, string> {
-  return (
-    value !== null &&
-    typeof value === 'object' &&
-    !Array.isArray(value) &&
-    Object.values(value).every((v) => typeof v === 'string')
-  );
-}
-
 /**
  * Checks what a setup script left in `request`. Returns the request, or one line saying which
  * field is wrong (`setup script set request.method to "FETCH"; expected one of GET, …`).
@@ -60,7 +51,7 @@ export function readScriptRequest(value: unknown, name: string): ScriptRequest |
       if (typeof v === 'object') return `${name} set request.${field}.${k} to an object; expected a string`;
       out[k] = String(v);
     }
-    return isStringRecord(out) ? out : `${name} set request.${field} wrongly`;
+    return out;
   };
   const headers = coerce('headers');
   if (typeof headers === 'string') return headers;
