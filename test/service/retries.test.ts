@@ -8,6 +8,7 @@ import {
   type TestService,
   testService,
   triggerCheck,
+  resultFor,
 } from '../helpers/service.js';
 
 let svc: TestService;
@@ -16,21 +17,13 @@ beforeEach(async () => {
 });
 afterEach(async () => svc.close());
 
-/** A FAILED (or PASSED) API result, with the HTTP part's `errorCode` (null: an assertion failure). */
+/**
+ * A FAILED (or PASSED) API result, with the HTTP part's `errorCode` (null: an assertion failure).
+ * Its resultType is FINAL, what an agent that does not know better sends; the service decides.
+ */
 function apiResult(job: Job, status: 'PASSED' | 'FAILED', errorCode: string | null): CheckResult {
-  const now = new Date().toISOString();
-  return {
-    status,
-    hasFailures: status === 'FAILED',
-    hasErrors: false,
-    isDegraded: false,
-    overMaxResponseTime: false,
-    responseTime: 3,
-    startedAt: now,
-    stoppedAt: now,
+  return resultFor(job, status, {
     errorMessage: status === 'FAILED' ? (errorCode ?? 'assertion failed') : null,
-    assertions: [],
-    logs: [],
     httpCheckResult: {
       request: { method: 'GET', url: 'https://api.example.test/health' },
       response: null,
@@ -50,12 +43,7 @@ function apiResult(job: Job, status: 'PASSED' | 'FAILED', errorCode: string | nu
       resolver: 'dns',
       errorCode,
     },
-    runLocation: job.runLocation,
-    attempts: job.attempt,
-    // What an agent that does not know better sends; the service decides.
-    resultType: 'FINAL',
-    artifacts: [],
-  };
+  });
 }
 
 async function post(agentId: string, job: Job, result: CheckResult) {
