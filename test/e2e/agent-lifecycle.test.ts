@@ -1,8 +1,14 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { apiClient, awaitSession, type CliProcess, freePort, spawnCli, stopCli } from '../helpers/cli.js';
+import {
+  type apiClient,
+  awaitSession,
+  type CliProcess,
+  freePort,
+  type ServiceProcess,
+  spawnCli,
+  startServiceProcess,
+  stopCli,
+} from '../helpers/cli.js';
 
 const apiKey = `op_e2e_${'a'.repeat(40)}`;
 
@@ -20,8 +26,8 @@ async function health(port: number): Promise<any> {
 }
 
 describe('agent lifecycle against a real service process', () => {
-  let dataDir: string;
-  let service: CliProcess;
+  let serviceProcess: ServiceProcess;
+  let _service: CliProcess;
   let api: ReturnType<typeof apiClient>;
   let serviceUrl: string;
   const agents: CliProcess[] = [];
@@ -40,24 +46,16 @@ describe('agent lifecycle against a real service process', () => {
   };
 
   beforeEach(async () => {
-    dataDir = mkdtempSync(join(tmpdir(), 'outpost-e2e-'));
-    const port = await freePort();
-    serviceUrl = `http://127.0.0.1:${port}`;
-    service = spawnCli(['service'], {
-      PORT: String(port),
-      OUTPOST_DATA_DIR: dataDir,
-      OUTPOST_API_KEY: apiKey,
-      OUTPOST_LEASE_SECONDS: '3',
-      LOG_LEVEL: 'WARN',
-    });
-    await service.waitFor(/service is listening/);
-    api = apiClient(serviceUrl, apiKey);
+    const started = await startServiceProcess(apiKey, { OUTPOST_LEASE_SECONDS: '3', LOG_LEVEL: 'WARN' });
+    serviceProcess = started;
+    _service = started.process;
+    serviceUrl = started.url;
+    api = started.api;
   });
 
   afterEach(async () => {
     for (const a of agents.splice(0)) await stopCli(a);
-    await stopCli(service);
-    rmSync(dataDir, { recursive: true, force: true });
+    await serviceProcess.stop();
   });
 
   async function startSlowSession(): Promise<string> {

@@ -5,7 +5,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApiServer, type TestApiServer } from '../helpers/api-server.js';
-import { apiClient, awaitSession, type CliProcess, freePort, spawnCli, stopCli } from '../helpers/cli.js';
+import {
+  type apiClient,
+  awaitSession,
+  type CliProcess,
+  freePort,
+  spawnCli,
+  stopCli,
+  type ServiceProcess,
+  startServiceProcess,
+} from '../helpers/cli.js';
 import { createTestHost, type TestHost } from '../helpers/netns.js';
 import { commandWorks, missingRequirement, netnsWorks } from '../helpers/requirements.js';
 
@@ -49,6 +58,7 @@ async function flakyServer(
 }
 
 describe.skipIf(missing !== null)('API checks end to end (service + agent processes)', () => {
+  let serviceProcess: ServiceProcess;
   let dataDir: string;
   let service: CliProcess;
   let agent: CliProcess;
@@ -57,17 +67,11 @@ describe.skipIf(missing !== null)('API checks end to end (service + agent proces
   let serviceUrl: string;
 
   beforeAll(async () => {
-    dataDir = mkdtempSync(join(tmpdir(), 'outpost-e2e-api-'));
-    const port = await freePort();
-    serviceUrl = `http://127.0.0.1:${port}`;
-    service = spawnCli(['service'], {
-      PORT: String(port),
-      OUTPOST_DATA_DIR: dataDir,
-      OUTPOST_API_KEY: apiKey,
-      LOG_LEVEL: 'DEBUG',
-    });
-    await service.waitFor(/service is listening/);
-    api = apiClient(serviceUrl, apiKey);
+    serviceProcess = await startServiceProcess(apiKey, { LOG_LEVEL: 'DEBUG' });
+    service = serviceProcess.process;
+    dataDir = serviceProcess.dataDir;
+    serviceUrl = serviceProcess.url;
+    api = serviceProcess.api;
     const healthPort = await freePort();
     agent = spawnCli(['agent'], {
       API_KEY: apiKey,
@@ -92,9 +96,8 @@ describe.skipIf(missing !== null)('API checks end to end (service + agent proces
 
   afterAll(async () => {
     await stopCli(agent);
-    await stopCli(service);
+    await serviceProcess.stop();
     await target?.close();
-    rmSync(dataDir, { recursive: true, force: true });
   });
 
   async function run(path: string, body: Record<string, unknown>): Promise<any> {

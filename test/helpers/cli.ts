@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { PACKAGE_ROOT } from '../../src/shared/paths.js';
@@ -110,4 +111,41 @@ export async function awaitSession(
     if (res.status !== 408) throw new Error(`completion answered ${res.status}: ${JSON.stringify(res.json)}`);
   }
   throw new Error(`session ${sessionId} not final within ${timeoutMs} ms`);
+}
+
+/** `outpost service` in its own process on a free port with a fresh data folder. */
+export type ServiceProcess = {
+  process: CliProcess;
+  url: string;
+  dataDir: string;
+  api: ReturnType<typeof apiClient>;
+  /** Stops the process and removes the data folder. */
+  stop(): Promise<void>;
+};
+
+/** Starts `outpost service` with `apiKey` and `env` on top; resolves once it listens. */
+export async function startServiceProcess(
+  apiKey: string,
+  env: Record<string, string> = {},
+): Promise<ServiceProcess> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'outpost-e2e-'));
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const process = spawnCli(['service'], {
+    PORT: String(port),
+    OUTPOST_DATA_DIR: dataDir,
+    OUTPOST_API_KEY: apiKey,
+    ...env,
+  });
+  await process.waitFor(/service is listening/);
+  return {
+    process,
+    url,
+    dataDir,
+    api: apiClient(url, apiKey),
+    async stop() {
+      await stopCli(process);
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
 }
