@@ -182,6 +182,7 @@ export class CheckSessions {
           errorMessage: doc.errorMessage ?? null,
           // Names and sizes as the agent posted them; download one from /v1/check-results/….
           artifacts: doc.artifacts ?? [],
+          logs: doc.logs ?? [],
           ...Object.fromEntries(RESULT_PARTS.filter((part) => doc[part]).map((part) => [part, doc[part]])),
         };
       }),

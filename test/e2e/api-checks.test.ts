@@ -200,6 +200,8 @@ describe.skipIf(missing !== null)('API checks end to end (service + agent proces
       'x-api-key-seen': 'undefined',
       'x-check': checkId,
     });
+    // The script's output is in the result's logs.
+    expect(session.results[0].logs.map((l: { msg: string }) => l.msg)).toContain('[setup] stamped');
   });
 
   it('retries a failing connection per the strategy: ATTEMPT results, then FINAL', async () => {

@@ -71,6 +71,14 @@ export const SessionResultSchema = Type.Object(
     errorMessage: Nullable(Type.String()),
     /** Artifacts the agent reported; `GET /v1/check-results/{checkId}/{id}/artifacts/{name}` reads one. */
     artifacts: Type.Array(Type.Object({ name: Type.String(), sizeBytes: Type.Integer() })),
+    /** The run's log lines (scripts' output included), secrets already scrubbed by the agent. */
+    logs: Type.Array(
+      Type.Object({
+        time: Type.String(),
+        level: StringEnum(['DEBUG', 'INFO', 'WARN', 'ERROR'] as const),
+        msg: Type.String(),
+      }),
+    ),
   },
   // Plus the check type's part: icmpCheckResult, dnsCheckResult, tcpCheckResult or httpCheckResult.
   { additionalProperties: true },
