@@ -13,6 +13,8 @@ export const ERROR_CODES = {
   OUTPOST_ERR_ABORTED: 'The operation was aborted (shutdown or timeout).',
   OUTPOST_ERR_CAPTURE_UNAVAILABLE:
     'No packet capture can be made: tcpdump is missing, not permitted, or failed to start.',
+  OUTPOST_ERR_ENCRYPTION_KEY:
+    'The key for secrets at rest is invalid, its key file is unsafe, or it does not open the stored secrets.',
 } as const;
 export type ErrorCode = keyof typeof ERROR_CODES;
 
