@@ -72,6 +72,8 @@ export class JobDispatcher {
   readonly #queues: Record<JobClass, PQueue>;
   readonly #running: Record<JobClass, number> = { uptime: 0, main: 0 };
   readonly #posts = new Set<Promise<void>>();
+  /** Ids of the jobs held from their claim until their lease renewal stops (run, then result post). */
+  readonly #held = new Set<string>();
   readonly #slotWaiters = new Set<() => void>();
   readonly #backoff: BackoffOptions;
 
@@ -122,17 +124,34 @@ export class JobDispatcher {
     });
   }
 
-  /** Queues a claimed job in its class; it runs when a slot of that class frees. */
-  dispatch(job: Job): void {
+  /** True while a job of this id is queued, running or posting its result. */
+  holds(jobId: string): boolean {
+    return this.#held.has(jobId);
+  }
+
+  /**
+   * Queues a claimed job in its class; it runs when a slot of that class frees.
+   * A job id this dispatcher already holds (queued, running or posting its result) is
+   * ignored with a warning: the same job never runs twice side by side on one agent
+   * (a re-claim after a SIGSTOP/SIGCONT handed it back while the first run went on).
+   *
+   * @returns false when the job was ignored as a duplicate.
+   */
+  dispatch(job: Job): boolean {
     const jobClass = jobClassOf(job.check.checkType as CheckType);
     const log = this.#options.logger.child({
       jobId: job.jobId,
       checkId: job.check.id,
       checkType: job.check.checkType,
     });
+    if (this.#held.has(job.jobId)) {
+      log.warn({ attempt: job.attempt }, 'duplicate claim of a job already held; ignored');
+      return false;
+    }
+    this.#held.add(job.jobId);
     // The lease is renewed from the claim on, also while the job waits in its queue.
     const leaseLost = new AbortController();
-    const stopRenewal = renewLeaseUntilStopped({
+    const stopLeaseRenewal = renewLeaseUntilStopped({
       client: this.#options.client,
       job,
       onLost: (err) => leaseLost.abort(err),
@@ -140,6 +159,11 @@ export class JobDispatcher {
       backoff: this.#backoff,
       log,
     });
+    // Every ending of the job (dropped, lease lost, result posted or given up) stops the renewal.
+    const stopRenewal = () => {
+      stopLeaseRenewal();
+      this.#held.delete(job.jobId);
+    };
     this.#running[jobClass] += 1;
     void this.#queues[jobClass]
       .add(() => this.#run(job, log, leaseLost.signal, stopRenewal))
@@ -152,6 +176,7 @@ export class JobDispatcher {
         this.#running[jobClass] -= 1;
         for (const waiter of [...this.#slotWaiters]) waiter();
       });
+    return true;
   }
 
   /** Fails a malformed job: posts its error result when it has a `jobId`, logs it otherwise. */

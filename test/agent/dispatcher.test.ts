@@ -173,6 +173,61 @@ describe('JobDispatcher', () => {
     });
   });
 
+  it('never runs a job id it already holds: a duplicate while queued, running or posting is ignored', async () => {
+    // The result post of the first run hangs until released, so the third dispatch lands while it posts.
+    let releasePost!: () => void;
+    const postGate = new Promise<void>((resolve) => {
+      releasePost = resolve;
+    });
+    service.handlers.result = async () => {
+      await postGate;
+      return 'default' as const;
+    };
+    const executor = new TimerExecutor('ICMP', 300);
+    const { instance, log } = dispatcher([executor], { concurrency: { uptime: 1, main: 1 } });
+    const blocker = makeJob();
+    const job = makeJob();
+
+    instance.dispatch(blocker);
+    const whileQueued = instance.dispatch({ ...job, attempt: 2 });
+    const again = instance.dispatch(job);
+    await expect.poll(() => executor.runs.some((j) => j.jobId === job.jobId)).toBe(true);
+    const whileRunning = instance.dispatch(job);
+    await expect.poll(() => service.received('result').length).toBe(2);
+    const whilePosting = instance.dispatch(job);
+    releasePost();
+    await instance.drain();
+
+    expect([whileQueued, again, whileRunning, whilePosting]).toEqual([true, false, false, false]);
+    expect(executor.runs.filter((j) => j.jobId === job.jobId)).toHaveLength(1);
+    expect(executor.maxRunning).toBe(1);
+    expect(service.received('result').filter((r) => r.path.includes(job.jobId))).toHaveLength(1);
+    expect(log.lines.filter((l) => l.msg === 'duplicate claim of a job already held; ignored')).toHaveLength(
+      3,
+    );
+    expect(instance.holds(job.jobId)).toBe(false);
+    // Once its result is posted the id is free again: a later run of the same job id (a retry) runs.
+    expect(instance.dispatch(job)).toBe(true);
+    await instance.drain();
+    expect(executor.runs.filter((j) => j.jobId === job.jobId)).toHaveLength(2);
+  });
+
+  it('releases the id of a job whose lease was lost, so nothing of it stays held', async () => {
+    service.handlers.lease = () => ({ status: 409 });
+    const executor = new TimerExecutor('ICMP', 10_000);
+    const { instance } = dispatcher([executor]);
+    const job = makeJob({ leaseMs: 90 });
+
+    instance.dispatch(job);
+    expect(instance.dispatch(job)).toBe(false);
+    await instance.drain();
+
+    expect(executor.runs).toHaveLength(1);
+    expect(executor.aborted).toHaveLength(1);
+    expect(service.received('result')).toHaveLength(0);
+    expect(instance.holds(job.jobId)).toBe(false);
+  });
+
   it('runs at most `concurrency` jobs of a class at once and frees slots as they end', async () => {
     const executor = new TimerExecutor('ICMP', 100);
     const { instance } = dispatcher([executor]);
