@@ -1,9 +1,12 @@
-import { Value } from '@sinclair/typebox/value';
 import { networkInterfaces } from 'node:os';
+import type { ValidateFunction } from 'ajv';
 import type { Kysely } from 'kysely';
+import type { CheckType } from '../protocol/index.js';
+import { bodyAjv } from './ajv.js';
 import { createAccount, createApiKey, generateApiKey, hashApiKey } from './auth.js';
-import { ApiRequestBodySchema } from './schemas/check.js';
-import { CheckStore, newCheckDoc } from './checks.js';
+import { type CheckDoc, CheckStore, newCheckDoc, presentCheck } from './checks.js';
+import { CreateApiCheckBody, CreateIcmpCheckBody } from './schemas/check.js';
+import { CheckResponseSchema } from './schemas/responses.js';
 import type { Database } from './store/database.js';
 
 /** What bootstrapping found or made. `apiKey` is set only when it was created now (shown once). */
@@ -49,6 +52,38 @@ export async function rotateEmbeddedAgentKey(db: Kysely<Database>, accountId: st
   return createApiKey(db, accountId, generateApiKey(), 'embedded-agent');
 }
 
+/** Create-body validators of the check types the service seeds: the ones `POST /v1/checks/{type}` uses. */
+const SEED_CREATE_VALIDATORS: Partial<Record<CheckType, ValidateFunction>> = {
+  ICMP: bodyAjv.compile(CreateIcmpCheckBody),
+  API: bodyAjv.compile(CreateApiCheckBody),
+};
+const checkResponseValidator = bodyAjv.compile(CheckResponseSchema);
+
+/**
+ * Builds the stored document of a check the service makes itself through the API's create path:
+ * the body is validated by the type's create schema, which fills its defaults (`muted`,
+ * `doubleCheck`, thresholds, …) exactly as `POST /v1/checks/{type}` does; then `newCheckDoc`; then
+ * the document as `GET /v1/checks/{id}` would show it must pass the check response schema.
+ * @throws Error naming the failing field when the body or the resulting document is invalid (a bug).
+ */
+export function seededCheckDoc(checkType: CheckType, body: Record<string, unknown>, now: Date): CheckDoc {
+  const validate = SEED_CREATE_VALIDATORS[checkType];
+  if (!validate) throw new Error(`no create schema to seed a ${checkType} check with`);
+  const created = structuredClone(body);
+  if (!validate(created)) {
+    const e = validate.errors?.[0];
+    throw new Error(`seeded ${checkType} check is invalid: body${e?.instancePath ?? ''} ${e?.message ?? ''}`);
+  }
+  const doc = newCheckDoc(checkType, created, now);
+  if (!checkResponseValidator(presentCheck(doc))) {
+    const e = checkResponseValidator.errors?.[0];
+    throw new Error(
+      `seeded ${checkType} check fails the response schema: ${e?.instancePath ?? ''} ${e?.message ?? ''}`,
+    );
+  }
+  return doc;
+}
+
 /** True when the host has IPv6 on loopback (::1). */
 function hasIpv6Loopback(): boolean {
   return Object.values(networkInterfaces()).some((list) =>
@@ -78,7 +113,7 @@ export async function seedDemoChecks(
   ];
   const now = new Date();
   for (const demo of demos) {
-    const doc = newCheckDoc(
+    const doc = seededCheckDoc(
       'ICMP',
       {
         name: demo.name,
@@ -103,7 +138,7 @@ export async function seedDemoChecks(
   const names = demos.map((d) => d.name);
   if (options.serviceUrl) {
     const name = 'Demo: API GET /openapi.json';
-    const doc = newCheckDoc(
+    const doc = seededCheckDoc(
       'API',
       {
         name,
@@ -111,8 +146,8 @@ export async function seedDemoChecks(
         frequency: 1,
         tags: ['demo'],
         doubleCheck: false,
-        // The schema's defaults fill the rest: the same ones POST /v1/checks/api applies.
-        request: Value.Default(ApiRequestBodySchema, {
+        // The create schema's defaults fill the rest: the same ones POST /v1/checks/api applies.
+        request: {
           url: `${options.serviceUrl}/openapi.json`,
           assertions: [
             { source: 'STATUS_CODE', property: '', comparison: 'EQUALS', target: '200', regex: null },
@@ -125,7 +160,7 @@ export async function seedDemoChecks(
             },
             { source: 'RESPONSE_TIME', property: '', comparison: 'LESS_THAN', target: '1000', regex: null },
           ],
-        }),
+        },
         degradedResponseTime: 10_000,
         maxResponseTime: 20_000,
       },
