@@ -1,5 +1,8 @@
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { connect } from 'node:net';
+import { randomInt } from 'node:crypto';
+import { createSocket } from 'node:dgram';
+import { readFileSync } from 'node:fs';
+import { connect, createServer, isIP } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { CheckResult, Job, RunOutcome } from '../protocol/index.js';
@@ -29,27 +32,32 @@ export const DIAGNOSED_ERROR_CODES: ReadonlySet<string> = new Set([
 export const ROUTE_TRACE_ARTIFACT = 'route-trace.json';
 export const PACKET_CAPTURE_ARTIFACT = 'connection.pcap';
 
-/** Where a failed run tried to connect: the address it resolved and the port of its URL. */
-export type DiagnosticTarget = { address: string; port: number };
+/**
+ * The connection a failed run could not make or keep: the remote address and port (and IP
+ * family) of the failing request's own connection, as the connector dialled it after DNS and
+ * after every redirect (`httpCheckResult.connection`).
+ */
+export type DiagnosticTarget = { address: string; port: number; family: 4 | 6 };
 
 /**
  * The target to diagnose for a run, or null: only API and URL runs that FAILED on one of
- * {@link DIAGNOSED_ERROR_CODES} after resolving an address (release history: "packet and
- * route traces captured on network failures of API checks and URL monitors").
+ * {@link DIAGNOSED_ERROR_CODES} after their final request opened a connection (release history:
+ * "packet and route traces captured on network failures of API checks and URL monitors").
+ * The address and the port both come from that one connection (`httpCheckResult.connection`),
+ * never from URLs: a run that redirected from a live service to a refused port is diagnosed on
+ * the refused port. A result without a recorded connection (an older agent's) gets none.
  */
 export function diagnosticTargetOf(job: Pick<Job, 'check'>, outcome: RunOutcome): DiagnosticTarget | null {
   if (job.check.checkType !== 'API' && job.check.checkType !== 'URL') return null;
   const http = outcome.httpCheckResult;
-  if (outcome.status !== 'FAILED' || !http || http.resolvedIp === null) return null;
+  if (outcome.status !== 'FAILED' || !http) return null;
   if (http.errorCode === null || !DIAGNOSED_ERROR_CODES.has(http.errorCode)) return null;
-  let url: URL;
-  try {
-    url = new URL(http.redirects.length > 0 ? (http.response?.url ?? http.request.url) : http.request.url);
-  } catch {
-    return null;
-  }
-  const port = url.port !== '' ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
-  return { address: http.resolvedIp, port };
+  const connection = http.connection;
+  if (connection === undefined || connection === null || connection.protocol !== 'tcp') return null;
+  const family = isIP(connection.remoteAddress);
+  const port = connection.remotePort;
+  if (family !== connection.family || !(Number.isInteger(port) && port >= 1 && port <= 65_535)) return null;
+  return { address: connection.remoteAddress, port, family: connection.family };
 }
 
 /** The modules the diagnostics use, imported on the first failure (an idle agent never loads them). */
@@ -78,18 +86,130 @@ export type NetworkDiagnosticsOptions = {
   connectTimeoutMs?: number;
 };
 
-/** One TCP connection attempt to `address:port`, settled (never rejecting) on connect, error or timeout. */
-function connectOnce(address: string, port: number, timeoutMs: number, signal: AbortSignal): Promise<string> {
-  return new Promise((resolve) => {
-    const socket = connect({ host: address, port, signal });
-    const done = (what: string) => {
+/**
+ * Ports the kernel hands out to unbound sockets (`net.ipv4.ip_local_port_range`, which covers
+ * IPv6 too); Linux's default when it cannot be read.
+ */
+function ephemeralRange(): [number, number] {
+  try {
+    const [low, high] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8')
+      .trim()
+      .split(/\s+/)
+      .map(Number);
+    if (Number.isInteger(low) && Number.isInteger(high)) return [low as number, high as number];
+  } catch {
+    // not Linux, or /proc hidden: the default below
+  }
+  return [32_768, 60_999];
+}
+
+/** A random port from 1024–65535 outside the ephemeral range, so no unbound socket is given it. */
+function unusualPort(): number {
+  const [low, high] = ephemeralRange();
+  const ports: [number, number][] = [
+    [1024, Math.min(low, 65_536) - 1],
+    [Math.max(high, 1023) + 1, 65_535],
+  ].filter(([a, b]) => (b as number) >= (a as number)) as [number, number][];
+  const total = ports.reduce((sum, [a, b]) => sum + b - a + 1, 0);
+  if (total === 0) return 0;
+  let pick = randomInt(total);
+  for (const [a, b] of ports) {
+    if (pick <= b - a) return a + pick;
+    pick -= b - a + 1;
+  }
+  return 0;
+}
+
+/** The source address the kernel picks for `target` (a route lookup: a connected UDP socket sends nothing). */
+async function sourceAddressFor(target: DiagnosticTarget): Promise<string> {
+  const socket = createSocket(target.family === 6 ? 'udp6' : 'udp4');
+  try {
+    await new Promise<void>((resolve, reject) => {
+      socket.once('error', reject);
+      socket.connect(target.port, target.address, () => resolve());
+    });
+    return socket.address().address;
+  } finally {
+    socket.close();
+  }
+}
+
+/**
+ * The local end of the repeated connection attempt, chosen before tcpdump starts so the capture
+ * filter names both ends of that one connection: the source address the route gives and a port
+ * held by a listening socket until `release()` (no other socket can bind it, and a port outside
+ * the ephemeral range is never handed to an unbound one). The probe binds it right after the release.
+ */
+async function reserveLocalEndpoint(
+  target: DiagnosticTarget,
+): Promise<{ address: string; port: number; release: () => void }> {
+  const address = await sourceAddressFor(target);
+  for (let attempt = 0; ; attempt++) {
+    // After a few taken ports, any free one the kernel picks (held all the same).
+    const wanted = attempt < 8 ? unusualPort() : 0;
+    const server = createServer();
+    try {
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen({ host: address, port: wanted, exclusive: true, backlog: 0 }, () => resolve());
+      });
+    } catch (err) {
+      server.close();
+      if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE' && attempt < 9) continue;
+      throw err;
+    }
+    const bound = server.address();
+    if (bound === null || typeof bound === 'string') {
+      server.close();
+      throw new Error('the local port reserved for the probe has no address');
+    }
+    let held = true;
+    const release = () => {
+      if (held) server.close();
+      held = false;
+    };
+    return { address, port: bound.port, release };
+  }
+}
+
+/** Codes of a probe that could not bind its reserved local end: someone else's packets may share its filter. */
+const BIND_FAILURES = new Set(['EADDRINUSE', 'EADDRNOTAVAIL']);
+
+/**
+ * One TCP connection attempt from `local` to the target, settled on connect, error or timeout
+ * (resolving what happened), except when the local end could not be bound: then it rejects, as
+ * the capture cannot tell our packets from another socket's.
+ */
+function connectOnce(
+  target: DiagnosticTarget,
+  local: { address: string; port: number },
+  timeoutMs: number,
+  signal: AbortSignal,
+): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({
+      host: target.address,
+      port: target.port,
+      family: target.family,
+      localAddress: local.address,
+      localPort: local.port,
+      signal,
+    });
+    const done = (what: string | Error) => {
       clearTimeout(timer);
       socket.destroy();
-      resolve(what);
+      if (typeof what === 'string') resolve(what);
+      else reject(what);
     };
     const timer = setTimeout(() => done('ETIMEDOUT'), timeoutMs);
     socket.once('connect', () => done('connected'));
-    socket.once('error', (err: NodeJS.ErrnoException) => done(err.code ?? err.message));
+    socket.once('error', (err: NodeJS.ErrnoException) => {
+      if (BIND_FAILURES.has(err.code ?? '')) {
+        done(
+          new Error(`the probe could not bind ${local.address}:${local.port} (${err.code}); capture dropped`),
+        );
+      } else done(err.code ?? err.message);
+    });
   });
 }
 
@@ -164,16 +284,24 @@ export function createNetworkDiagnostics(
       })();
       const capture = (async () => {
         const connectTimeoutMs = options.connectTimeoutMs ?? 3000;
-        const result = await pcap.capturePackets({
-          host: target.address,
-          port: target.port,
-          file: pcapPath,
-          signal,
-          during: async () => {
-            const answer = await connectOnce(target.address, target.port, connectTimeoutMs, signal);
-            log.debug({ answer }, 'repeated connection attempt for the packet capture');
-          },
-        });
+        const local = await reserveLocalEndpoint(target);
+        let result: Awaited<ReturnType<typeof pcap.capturePackets>>;
+        try {
+          result = await pcap.capturePackets({
+            host: target.address,
+            port: target.port,
+            local,
+            file: pcapPath,
+            signal,
+            during: async () => {
+              local.release();
+              const answer = await connectOnce(target, local, connectTimeoutMs, signal);
+              log.debug({ answer, local }, 'repeated connection attempt for the packet capture');
+            },
+          });
+        } finally {
+          local.release();
+        }
         if (result.packets === 0) log.info('the packet capture saw no packets');
         await writeFile(pcapPath, pcap.scrubPcap(await readFile(pcapPath), scrubber));
         return pcapPath;

@@ -90,6 +90,19 @@ export const HttpRedirectSchema = Type.Object({ url: Type.String(), statusCode: 
 export type HttpRedirect = Static<typeof HttpRedirectSchema>;
 
 /**
+ * The TCP connection the final request opened (or tried to open), as the connector saw it:
+ * the address it connected to after DNS and the port of that request's own URL, after every
+ * redirect. The agent's network diagnostics repeat exactly this connection.
+ */
+export const HttpConnectionSchema = Type.Object({
+  protocol: Type.Literal('tcp'),
+  family: Type.Union([Type.Literal(4), Type.Literal(6)]),
+  remoteAddress: Type.String(),
+  remotePort: Type.Integer({ minimum: 1, maximum: 65535 }),
+});
+export type HttpConnection = Static<typeof HttpConnectionSchema>;
+
+/**
  * HTTP part of a result (URL monitors now, API checks later). Timings describe the final
  * request; redirects before it are listed in order.
  */
@@ -110,6 +123,8 @@ export const HttpCheckResultSchema = Type.Object({
   certificate: Nullable(CertificateSchema),
   /** The address the final request connected to; null when it never resolved. */
   resolvedIp: Nullable(Type.String()),
+  /** The connection of the final request; null (or absent, in older results) when none was attempted. */
+  connection: Type.Optional(Nullable(HttpConnectionSchema)),
   resolver: ResolverKindSchema,
   /** Code of the failure (ECONNREFUSED, CERT_HAS_EXPIRED, UND_ERR_HEADERS_TIMEOUT, …); null without one. */
   errorCode: Nullable(Type.String()),

@@ -5,15 +5,22 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createNetworkDiagnostics, diagnosticTargetOf } from '../../src/agent/network-diagnostics.js';
-import type { HttpCheckResult, RunOutcome } from '../../src/protocol/index.js';
+import type { HttpCheckResult, HttpConnection, RunOutcome } from '../../src/protocol/index.js';
 import { refusedPort } from '../helpers/http-servers.js';
 import { commandWorks, missingRequirement } from '../helpers/requirements.js';
 import { jobOf } from '../checks/tcp/jobs.js';
 
+/** A failed run whose final request dialled `connection` (null: it never opened one). */
 const failedOn = (
   url: string,
   errorCode: string | null,
-  resolvedIp: string | null = '127.0.0.1',
+  connection: HttpConnection | null = {
+    protocol: 'tcp',
+    family: 4,
+    remoteAddress: '127.0.0.1',
+    remotePort: 80,
+  },
+  redirects: HttpCheckResult['redirects'] = [],
 ): RunOutcome => ({
   status: 'FAILED',
   hasFailures: true,
@@ -31,31 +38,59 @@ const failedOn = (
     response: null,
     timings: { socket: null, lookup: null, connect: null, secureConnect: null, response: null, end: null },
     timingPhases: { wait: null, dns: null, tcp: null, tls: null, firstByte: null, download: null, total: 1 },
-    redirects: [],
+    redirects,
     certificate: null,
-    resolvedIp,
+    resolvedIp: connection?.remoteAddress ?? null,
+    connection,
     resolver: 'dns',
     errorCode,
   } satisfies HttpCheckResult,
 });
 
+const tcp = (remoteAddress: string, remotePort: number): HttpConnection => ({
+  protocol: 'tcp',
+  family: remoteAddress.includes(':') ? 6 : 4,
+  remoteAddress,
+  remotePort,
+});
+
 describe('which failures get network diagnostics', () => {
-  it('API and URL runs failing on a connection error, with the URL port or the scheme default', () => {
+  it('API and URL runs failing on a connection error, on the connection the final request dialled', () => {
     const api = jobOf('API', {});
-    expect(diagnosticTargetOf(api, failedOn('http://a.test:8080/x', 'ECONNREFUSED'))).toEqual({
+    expect(
+      diagnosticTargetOf(api, failedOn('http://a.test:8080/x', 'ECONNREFUSED', tcp('127.0.0.1', 8080))),
+    ).toEqual({
       address: '127.0.0.1',
       port: 8080,
+      family: 4,
     });
     expect(
-      diagnosticTargetOf(jobOf('URL', {}), failedOn('https://a.test/', 'UND_ERR_CONNECT_TIMEOUT')),
-    ).toEqual({ address: '127.0.0.1', port: 443 });
-    expect(diagnosticTargetOf(api, failedOn('http://a.test/', 'EHOSTUNREACH'))).toEqual({
-      address: '127.0.0.1',
-      port: 80,
+      diagnosticTargetOf(
+        jobOf('URL', {}),
+        failedOn('https://a.test/', 'UND_ERR_CONNECT_TIMEOUT', tcp('::1', 443)),
+      ),
+    ).toEqual({ address: '::1', port: 443, family: 6 });
+  });
+
+  it('after redirects: address and port both of the failing hop, never the first URL port', () => {
+    // The first URL's host:port answered (a live service); the redirect target refused.
+    const outcome = failedOn('http://127.0.0.5:8080/start', 'ECONNREFUSED', tcp('127.0.0.9', 4444), [
+      { url: 'http://127.0.0.5:8080/start', statusCode: 302 },
+      { url: 'http://127.0.0.6:9090/next', statusCode: 307 },
+    ]);
+    expect(diagnosticTargetOf(jobOf('URL', {}), outcome)).toEqual({
+      address: '127.0.0.9',
+      port: 4444,
+      family: 4,
+    });
+    expect(diagnosticTargetOf(jobOf('API', {}), outcome)).toEqual({
+      address: '127.0.0.9',
+      port: 4444,
+      family: 4,
     });
   });
 
-  it('not DNS, TLS or HTTP failures, passes, other check types, or runs without an address', () => {
+  it('not DNS, TLS or HTTP failures, passes, other check types, or runs without a recorded connection', () => {
     const api = jobOf('API', {});
     expect(diagnosticTargetOf(api, failedOn('http://a.test/', 'ENOTFOUND', null))).toBeNull();
     expect(diagnosticTargetOf(api, failedOn('https://a.test/', 'CERT_HAS_EXPIRED'))).toBeNull();
@@ -64,6 +99,20 @@ describe('which failures get network diagnostics', () => {
       diagnosticTargetOf(api, { ...failedOn('http://a.test/', 'ECONNREFUSED'), status: 'PASSED' }),
     ).toBeNull();
     expect(diagnosticTargetOf(jobOf('TCP', {}), failedOn('http://a.test/', 'ECONNREFUSED'))).toBeNull();
+    // An older result: an address but no connection. Never assembled from the URL.
+    const old = failedOn('http://a.test:8080/', 'ECONNREFUSED');
+    delete old.httpCheckResult!.connection;
+    expect(diagnosticTargetOf(api, old)).toBeNull();
+    // A connection whose family does not match its address, or a bad port.
+    expect(
+      diagnosticTargetOf(
+        api,
+        failedOn('http://a.test/', 'ECONNREFUSED', { ...tcp('127.0.0.1', 80), family: 6 }),
+      ),
+    ).toBeNull();
+    expect(
+      diagnosticTargetOf(api, failedOn('http://a.test/', 'ECONNREFUSED', tcp('127.0.0.1', 0))),
+    ).toBeNull();
   });
 });
 
@@ -99,10 +148,14 @@ describe.skipIf(missing !== null)('network diagnostics with the real traceroute 
       ...jobOf('API', {}),
       environmentVariables: [{ key: 'S', value: 'never-in-artifacts-123', secret: true }],
     };
-    const artifacts = await diagnose(job, failedOn(`http://127.0.0.1:${port}/`, 'ECONNREFUSED'), {
-      signal: new AbortController().signal,
-      log: pino({ level: 'silent' }),
-    });
+    const artifacts = await diagnose(
+      job,
+      failedOn(`http://127.0.0.1:${port}/`, 'ECONNREFUSED', tcp('127.0.0.1', port)),
+      {
+        signal: new AbortController().signal,
+        log: pino({ level: 'silent' }),
+      },
+    );
 
     expect(artifacts.map((a) => a.name).sort()).toEqual(['connection.pcap', 'route-trace.json']);
     const trace = JSON.parse(uploads.find((u) => u.name === 'route-trace.json')!.bytes.toString());
@@ -122,7 +175,7 @@ describe.skipIf(missing !== null)('network diagnostics with the real traceroute 
     });
     const port = await refusedPort();
     const context = { signal: new AbortController().signal, log: pino({ level: 'silent' }) };
-    const outcome = failedOn(`http://127.0.0.1:${port}/`, 'ECONNREFUSED');
+    const outcome = failedOn(`http://127.0.0.1:${port}/`, 'ECONNREFUSED', tcp('127.0.0.1', port));
     const [first, second] = await Promise.all([
       diagnose(jobOf('API', {}), outcome, context),
       diagnose(jobOf('API', {}), outcome, context),

@@ -14,6 +14,7 @@ import {
   type RunOutcome,
 } from '../../protocol/index.js';
 import {
+  connectionOf,
   createCheckConnector,
   REDIRECT_STATUSES,
   type RequestOnceResult,
@@ -490,6 +491,7 @@ export class ApiExecutor implements Executor {
       redirects,
       certificate: last.trace.certificate,
       resolvedIp: last.trace.resolved?.address ?? null,
+      connection: connectionOf(last.trace),
       resolver: this.#useOs ? 'os' : 'dns',
       errorCode: problem?.code ?? last.error?.code ?? null,
     };

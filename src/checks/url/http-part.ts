@@ -1,6 +1,6 @@
 import type { HttpCheckResult, HttpRedirect } from '../../protocol/http-result.js';
 import type { ResolverKind } from '../../net/resolve.js';
-import { type RequestOnceResult, scrubHeaders, timingsOf } from '../../net/http/index.js';
+import { connectionOf, type RequestOnceResult, scrubHeaders, timingsOf } from '../../net/http/index.js';
 
 /** A URL as results show it: the password of userinfo replaced by `*****`. */
 export function displayUrl(url: URL): string {
@@ -42,6 +42,7 @@ export function httpPartOf(input: {
     redirects: input.redirects,
     certificate: last.trace.certificate,
     resolvedIp: last.trace.resolved?.address ?? null,
+    connection: connectionOf(last.trace),
     resolver: input.resolver,
     errorCode: input.errorCode ?? last.error?.code ?? null,
   };

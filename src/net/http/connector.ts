@@ -1,7 +1,7 @@
 import type { Socket } from 'node:net';
 import { createSecureContext, rootCertificates, type TLSSocket } from 'node:tls';
 import { buildConnector } from 'undici';
-import type { Certificate } from '../../protocol/http-result.js';
+import type { Certificate, HttpConnection } from '../../protocol/http-result.js';
 import type { ResolvedAddress } from '../resolve.js';
 import { summarizeCertificate } from './certificate.js';
 
@@ -22,6 +22,11 @@ export type HopTrace = {
   /** Body ended (or reading stopped at the cap). */
   endAt: number | null;
   resolved: ResolvedAddress | null;
+  /**
+   * The connection this hop opened or tried to open: the resolved address and the port
+   * undici asked for (the hop URL's port or its scheme's default). Null until a socket is made.
+   */
+  connection: HttpConnection | null;
   certificate: Certificate | null;
   /** The TLS session was resumed: must stay false, the TLS phase would be too short. */
   tlsSessionReused: boolean;
@@ -44,6 +49,7 @@ export function startTrace(): HopTrace {
     responseAt: null,
     endAt: null,
     resolved: null,
+    connection: null,
     certificate: null,
     tlsSessionReused: false,
     sockets: [],
@@ -70,6 +76,22 @@ type SocketReturningConnector = (
   options: buildConnector.Options,
   callback: buildConnector.Callback,
 ) => Socket | TLSSocket;
+
+/** The port undici's connector dials (lib/core/connect.js): the URL's, else the scheme's default. */
+function portOf(options: buildConnector.Options): number {
+  const port = Number(options.port);
+  if (Number.isInteger(port) && port > 0) return port;
+  return options.protocol === 'https:' ? 443 : 80;
+}
+
+/**
+ * The connection of a request's final hop for its result (`httpCheckResult.connection`): the
+ * remote address and port that hop dialled, never assembled from different hops. Null when
+ * the hop never got as far as opening a socket (a DNS failure, a bad URL).
+ */
+export function connectionOf(trace: HopTrace): HttpConnection | null {
+  return trace.connection === null ? null : { ...trace.connection };
+}
 
 function certificateError(code: string, host: string): Error {
   return Object.assign(new Error(`certificate of ${host} rejected: ${code}`), { code });
@@ -118,6 +140,12 @@ export function createTracingConnector(
           return;
         }
         trace.sockets.push(socket);
+        trace.connection = {
+          protocol: 'tcp',
+          family: resolved.family,
+          remoteAddress: resolved.address,
+          remotePort: portOf(connectOptions),
+        };
         socket.once('error', (err: NodeJS.ErrnoException) => {
           trace.socketError ??= err.code ?? err.name;
         });

@@ -1,5 +1,6 @@
 export { summarizeCertificate } from './certificate.js';
 export {
+  connectionOf,
   createCheckConnector,
   createTracingConnector,
   REDIRECT_STATUSES,

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { sleep } from '../../shared/abort.js';
 import { OutpostError } from '../../shared/errors.js';
 import { linkSignal } from '../../shared/linked-signal.js';
-import { captureFilter } from './filter.js';
+import { captureFilter, connectionFilter, type Endpoint } from './filter.js';
 import { PcapStreamSplitter } from './format.js';
 
 /** Options of {@link capturePackets}. */
@@ -15,6 +15,13 @@ export type CaptureOptions = {
   host: string;
   /** Only this TCP/UDP port of `host`, 1–65535. Default: every port. */
   port?: number;
+  /**
+   * The local end of the one TCP connection to capture (with `port`): only that connection's
+   * packets (both directions) and the ICMP errors quoting them are kept ({@link connectionFilter}),
+   * so another connection to `host:port` (of this process or any other) is never recorded.
+   * Bind the connection to it before `during` connects. Default: every connection to `host:port`.
+   */
+  local?: Endpoint;
   /** Interface to capture on (`tcpdump -i`). Default `any`: every interface, Linux cooked headers. */
   interface?: string;
   /** Bytes kept per packet (`tcpdump -s`), 68–262144. Default 262144 (tcpdump's): whole packets, even loopback's 64 KB ones. */
@@ -222,7 +229,13 @@ export async function capturePackets(options: CaptureOptions): Promise<PacketCap
   if (typeof options.during !== 'function') {
     throw new RangeError(`during must be a function; got ${typeof options.during}`);
   }
-  const filter = captureFilter(options.host, port);
+  if (options.local !== undefined && port === undefined) {
+    throw new RangeError('local needs port: a capture of one connection names both of its ends');
+  }
+  const filter =
+    options.local === undefined
+      ? captureFilter(options.host, port)
+      : connectionFilter(options.local, { address: options.host, port: port as number });
   const signal = options.signal;
   if (signal?.aborted) throw aborted(signal);
 

@@ -1,6 +1,6 @@
 export { type CaptureOptions, capturePackets, isCaptureAvailable, type PacketCapture } from './capture.js';
 export { type TcpSegment, tcpSegment } from './decode.js';
-export { captureFilter } from './filter.js';
+export { captureFilter, connectionFilter, type Endpoint } from './filter.js';
 export {
   LINK_TYPES,
   type PcapFile,
