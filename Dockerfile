@@ -39,5 +39,6 @@ USER node
 EXPOSE 8081
 HEALTHCHECK --interval=30s --timeout=3s CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.AGENT_HEALTH_PORT||8081)+'/-/liveness').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 # Kubernetes sends SIGTERM; the agent drains running jobs (AGENT_SHUTDOWN_GRACE_SECONDS) and exits 0.
-ENTRYPOINT ["node", "dist/src/cli.js"]
+# --disable-sigusr1: no signal opens the inspector of a process running user scripts.
+ENTRYPOINT ["node", "--disable-sigusr1", "dist/src/cli.js"]
 CMD ["agent"]

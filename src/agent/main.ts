@@ -7,6 +7,7 @@ import { hasCode } from '../shared/errors.js';
 import { PACKAGE_ROOT } from '../shared/paths.js';
 import { createLogger, type Logger } from '../shared/logger.js';
 import { lazyExecutor } from '../checks/lazy.js';
+import { guardInspectorSignal } from '../sandbox/inspector-guard.js';
 import { Agent } from './agent.js';
 import { type AgentConfig, parseAgentConfig, redactAgentConfig } from './config.js';
 
@@ -53,6 +54,8 @@ export type RunAgentOptions = {
  * the agent's state can no longer be trusted to unwind.
  */
 export async function runAgent(env: NodeJS.ProcessEnv, options: RunAgentOptions = {}): Promise<number> {
+  // The agent runs user scripts: SIGUSR1 must never open its inspector (src/sandbox/inspector-guard.ts).
+  guardInspectorSignal();
   let config: AgentConfig;
   try {
     config = parseAgentConfig(env);

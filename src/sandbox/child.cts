@@ -26,8 +26,11 @@ const SCRIPT_FILENAME = 'script.js';
 const SECRET_PREFIX = 'SERVICE_SECRET_';
 /** Longest secret sent, characters (scrub.ts MAX_SECRET_LENGTH: 128 KB). */
 const MAX_SECRET_LENGTH = 131_072;
-/** Built-ins the permission model does not guard well enough: node:sqlite opens files itself, node:ffi (Node 26) calls native code. */
-const DENIED_BUILTINS: ReadonlySet<string> = new Set(['sqlite', 'ffi']);
+/**
+ * Built-ins the permission model does not guard well enough: node:sqlite opens files itself,
+ * node:ffi (Node 26) calls native code, node:inspector would open this process's inspector.
+ */
+const DENIED_BUILTINS: ReadonlySet<string> = new Set(['sqlite', 'ffi', 'inspector', 'inspector/promises']);
 
 // Taken before the script runs, so a script that reassigns globals cannot break the report.
 const stringify = JSON.stringify;
@@ -220,46 +223,83 @@ function denied(permission: string, resource: string): Error {
 }
 
 /**
+ * A pid argument converted exactly once: a primitive integer number, or a string of decimal
+ * digits (`'-12'`); anything else (objects with `valueOf`/`toString`/`Symbol.toPrimitive`,
+ * Proxies, floats, NaN, booleans) is null. The caller passes the returned number on, never the
+ * argument: an object could answer one value to the check and another to the kill.
+ */
+function pidOf(value: unknown): number | null {
+  let pid: number;
+  if (typeof value === 'number') pid = value;
+  else if (typeof value === 'string' && /^-?\d{1,10}$/.test(value)) pid = Number(value);
+  else return null;
+  return Number.isSafeInteger(pid) ? pid : null;
+}
+
+/** A signal argument converted once to its number (`'SIGTERM'` → 15, default SIGTERM), or null. */
+function signalOf(value: unknown): number | null {
+  if (value === undefined) return os.constants.signals.SIGTERM;
+  if (typeof value === 'number') return Number.isInteger(value) && value >= 0 && value <= 64 ? value : null;
+  if (typeof value !== 'string') return null;
+  const signals = os.constants.signals as Readonly<Record<string, number>>;
+  return Object.hasOwn(signals, value) ? (signals[value] ?? null) : null;
+}
+
+/** What a denied pid argument is called in the reason, without calling into the argument. */
+function pidText(value: unknown): string {
+  return typeof value === 'number' || typeof value === 'string' ? String(value).slice(0, 40) : typeof value;
+}
+
+/**
  * Closes what the permission model leaves open to a process of the agent's user: signals to
  * other processes (SIGUSR1 or `process._debugProcess` would open the agent's inspector, SIGKILL
- * would end it) and the scheduling priority of other processes. Only this process and its own
- * group stay reachable. Scripts cannot reach the raw bindings (process.binding is denied).
+ * would end it), the inspector of this process, and the scheduling priority of other
+ * processes. Only this process (`process.pid`, `0`) and its own process group (`-process.pid`:
+ * it is spawned detached, as the group leader) stay reachable. Every argument is converted
+ * once (pidOf, signalOf) and the NUMBER goes to the raw binding, so an argument cannot answer
+ * the check and the kill differently. Scripts cannot reach the raw bindings themselves
+ * (process.binding is denied by the permission model; internalBinding is not exposed). The
+ * kernel is the second wall: as root the agent runs scripts under a uid of their own
+ * (script-process.ts), so a signal to the agent fails with EPERM even past this guard.
  */
 function lockDownProcess(): void {
-  const own = new Set([0, process.pid, -process.pid]);
+  const ownPid = process.pid;
+  const own = (pid: number) => pid === 0 || pid === ownPid || pid === -ownPid;
   const rawKill = (process as unknown as { _kill: (pid: number, signal: number) => number })._kill;
-  const guard = (name: string, permission: string, check: (pid: number) => boolean) => {
-    Object.defineProperty(process, name, {
-      value: (pid: number, ...rest: unknown[]) => {
-        if (!check(Number(pid))) throw denied(permission, `pid ${pid}`);
-        return rawKill.call(process, pid, ...(rest as [number]));
-      },
-      writable: false,
-      configurable: false,
-    });
+  const nodeKill = process.kill;
+  /** The pid and signal as numbers, converted once; throws unless the pid is this process or its group. */
+  const checked = (pid: unknown, signal: unknown): [number, number] => {
+    const number = pidOf(pid);
+    if (number === null || !own(number)) throw denied('Signal', `pid ${pidText(pid)}`);
+    const sig = signalOf(signal);
+    if (sig === null) {
+      throw Object.assign(new TypeError(`Unknown signal: ${pidText(signal)}`), {
+        code: 'ERR_UNKNOWN_SIGNAL',
+      });
+    }
+    return [number, sig];
   };
-  guard('_kill', 'Signal', (pid) => own.has(pid));
-  // process.kill goes through process._kill today; guarded itself in case a Node version does not.
-  const kill = process.kill.bind(process);
-  process.kill = ((pid: number, signal?: string | number) => {
-    if (!own.has(Number(pid))) throw denied('Signal', `pid ${pid}`);
-    return kill(pid, signal);
-  }) as typeof process.kill;
+  const lock = (name: string, value: unknown) =>
+    Object.defineProperty(process, name, { value, writable: false, configurable: false });
+  lock('_kill', (pid: unknown, signal: unknown) => rawKill.call(process, ...checked(pid, signal)));
+  // Node's process.kill looks process._kill up (guarded above) at each call; it only gets numbers.
+  lock('kill', (pid: unknown, signal?: unknown) => nodeKill.call(process, ...checked(pid, signal)));
   for (const name of ['_debugProcess', '_debugEnd']) {
-    Object.defineProperty(process, name, {
-      value: (pid: unknown) => {
-        throw denied('Inspector', `pid ${String(pid)}`);
-      },
-      writable: false,
-      configurable: false,
+    lock(name, (pid: unknown) => {
+      throw denied('Inspector', `pid ${pidText(pid)}`);
+    });
+  }
+  for (const name of ['binding', '_linkedBinding']) {
+    lock(name, () => {
+      throw denied('Binding', `process.${name}`);
     });
   }
   const setPriority = os.setPriority.bind(os);
-  os.setPriority = ((pidOrPriority: number, priority?: number) => {
-    if (priority !== undefined && !own.has(Number(pidOrPriority))) {
-      throw denied('Signal', `pid ${pidOrPriority}`);
-    }
-    return priority === undefined ? setPriority(pidOrPriority) : setPriority(pidOrPriority, priority);
+  os.setPriority = ((pidOrPriority: unknown, priority?: unknown) => {
+    if (priority === undefined) return setPriority(pidOf(pidOrPriority) ?? Number.NaN);
+    const pid = pidOf(pidOrPriority);
+    if (pid === null || !own(pid)) throw denied('Signal', `pid ${pidText(pidOrPriority)}`);
+    return setPriority(pid, pidOf(priority) ?? Number.NaN);
   }) as typeof os.setPriority;
 }
 

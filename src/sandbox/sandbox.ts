@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { OutpostError } from '../shared/errors.js';
 import { PACKAGE_ROOT } from '../shared/paths.js';
 import { childBootstrapPath } from './bootstrap.js';
-import { ScriptProcess } from './script-process.js';
+import { guardInspectorSignal } from './inspector-guard.js';
+import { type ScriptIdentity, ScriptProcess } from './script-process.js';
 import { ScriptRun } from './script-run.js';
 import type { ScriptRunner, ScriptRunRequest, ScriptRunResult } from './types.js';
 
@@ -32,7 +33,21 @@ export type ScriptSandboxOptions = {
   maxOutputBytes?: number;
   /** Folder under which each script process gets its private temp dir. Default `os.tmpdir()`. */
   tmpRoot?: string;
+  /**
+   * When the agent runs as root, each script process runs as a uid (and the same gid) of its own
+   * from `first` to `first + count - 1`, never shared by two live processes, so the kernel
+   * refuses its signals to the agent and to other scripts (EPERM). Default
+   * {@link DEFAULT_SCRIPT_UIDS}; ignored when the agent is not root (the process then keeps the
+   * agent's uid). Needs no user on the host: ids are numbers only.
+   */
+  scriptUids?: { first: number; count: number };
 };
+
+/**
+ * The uids (and gids) script processes of a root agent run as: 61 000 to 61 255, below the
+ * 65 534 of `nobody` and inside the 65 536 ids a user-namespaced container maps.
+ */
+export const DEFAULT_SCRIPT_UIDS = { first: 61_000, count: 256 } as const;
 
 /** A runtime id is one folder name: `2026.04`. */
 const RUNTIME_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
@@ -82,6 +97,11 @@ export class ScriptSandbox implements ScriptRunner {
   readonly #heapLimitMb: number;
   readonly #maxOutputBytes: number;
   readonly #tmpRoot: string;
+  /** Null when the agent is not root: scripts keep its uid. */
+  readonly #scriptUids: { first: number; count: number } | null;
+  /** Uids of live script processes. */
+  readonly #uidsInUse = new Set<number>();
+  #nextUid = 0;
   readonly #idle = new Map<string, ScriptProcess[]>();
   /** Processes starting for the pool; a run finding no idle process claims the oldest. */
   readonly #spawning = new Map<string, Set<{ started: Promise<ScriptProcess>; claimed: boolean }>>();
@@ -108,6 +128,11 @@ export class ScriptSandbox implements ScriptRunner {
       1_073_741_824,
     );
     this.#tmpRoot = options.tmpRoot ?? tmpdir();
+    const uids = options.scriptUids ?? DEFAULT_SCRIPT_UIDS;
+    integerOption('scriptUids.first', uids.first, 0, 1, 4_294_967_294 - uids.count);
+    integerOption('scriptUids.count', uids.count, 0, 1, 65_536);
+    this.#scriptUids = process.getuid?.() === 0 ? { first: uids.first, count: uids.count } : null;
+    guardInspectorSignal();
     if (!existsSync(this.#tmpRoot)) {
       throw new OutpostError(
         'OUTPOST_ERR_CONFIG',
@@ -209,14 +234,46 @@ export class ScriptSandbox implements ScriptRunner {
   }
 
   async #spawn(runtimeId: string): Promise<ScriptProcess> {
-    return ScriptProcess.spawn({
-      bootstrap: await childBootstrapPath(),
-      runtimeDir: join(this.#runtimesDir, runtimeId),
-      runtimeId,
-      tmpRoot: this.#tmpRoot,
-      heapLimitMb: this.#heapLimitMb,
-      dataLimitMb: await this.#dataLimitMb(),
-    });
+    const bootstrap = await childBootstrapPath();
+    const dataLimitMb = await this.#dataLimitMb();
+    const runAs = this.#takeIdentity();
+    let proc: ScriptProcess;
+    try {
+      proc = await ScriptProcess.spawn({
+        bootstrap,
+        runtimeDir: join(this.#runtimesDir, runtimeId),
+        runtimeId,
+        tmpRoot: this.#tmpRoot,
+        heapLimitMb: this.#heapLimitMb,
+        dataLimitMb,
+        runAs,
+      });
+    } catch (err) {
+      if (runAs !== null) this.#uidsInUse.delete(runAs.uid);
+      throw err;
+    }
+    if (runAs !== null) void proc.closed.then(() => this.#uidsInUse.delete(runAs.uid));
+    return proc;
+  }
+
+  /**
+   * A uid no live script process has, as uid and gid; null when the agent is not root.
+   * @throws OutpostError OUTPOST_ERR_CONFIG when every uid of `scriptUids` is in use.
+   */
+  #takeIdentity(): ScriptIdentity | null {
+    if (this.#scriptUids === null) return null;
+    const { first, count } = this.#scriptUids;
+    for (let n = 0; n < count; n++) {
+      const uid = first + ((this.#nextUid + n) % count);
+      if (this.#uidsInUse.has(uid)) continue;
+      this.#nextUid = (this.#nextUid + n + 1) % count;
+      this.#uidsInUse.add(uid);
+      return { uid, gid: uid };
+    }
+    throw new OutpostError(
+      'OUTPOST_ERR_CONFIG',
+      `all ${count} script uids from ${first} are in use: raise ScriptSandbox option scriptUids.count`,
+    );
   }
 
   /**

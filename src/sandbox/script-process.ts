@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chmod, mkdtemp, readdir, realpath, rm } from 'node:fs/promises';
+import { chmod, chown, mkdtemp, readdir, realpath, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type ChildMessage, parseChildMessage, type ScriptPayload } from './messages.js';
 
@@ -26,7 +26,16 @@ export type ScriptProcessOptions = {
   heapLimitMb: number;
   /** RLIMIT_DATA of the process (heap, Buffers, native memory), MiB. */
   dataLimitMb: number;
+  /**
+   * The unprivileged user and group the process runs as (spawn's uid/gid; needs root), or null
+   * to run as the agent's own user. Its temp dir is given to that user; the bootstrap, the
+   * runtime's node_modules and the folders above them must be readable by it (mode o+rx).
+   */
+  runAs: ScriptIdentity | null;
 };
+
+/** A uid and gid a script process runs as. */
+export type ScriptIdentity = { uid: number; gid: number };
 
 /** How a process ended: `code` or `signal` as Node reports them. */
 export type ProcessExit = { code: number | null; signal: NodeJS.Signals | null };
@@ -157,6 +166,14 @@ export class ScriptProcess {
   /** Creates the temp dir and spawns the process; never throws for a spawn failure (see `ready`). */
   static async spawn(options: ScriptProcessOptions): Promise<ScriptProcess> {
     const tmpDir = await realpath(await mkdtemp(join(options.tmpRoot, 'outpost-script-')));
+    if (options.runAs !== null) {
+      try {
+        await chown(tmpDir, options.runAs.uid, options.runAs.gid);
+      } catch (err) {
+        await removeTree(tmpDir);
+        throw err;
+      }
+    }
     const node = [...nodeFlags(options, tmpDir), options.bootstrap, options.runtimeDir, options.runtimeId];
     const limits = `ulimit -d ${options.dataLimitMb * 1024} 2>/dev/null; ulimit -c 0 2>/dev/null; exec "$0" "$@"`;
     const [command, args] = existsSync(SHELL)
@@ -169,6 +186,7 @@ export class ScriptProcess {
         env: { HOME: tmpDir, TMPDIR: tmpDir },
         stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
         detached: true,
+        ...(options.runAs === null ? {} : { uid: options.runAs.uid, gid: options.runAs.gid }),
       });
     } catch (err) {
       await removeTree(tmpDir);

@@ -1,5 +1,5 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -77,7 +77,9 @@ function childPids(text: string): number[] {
 beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), 'outpost-sandbox-test-'));
   tmpRoot = join(root, 'scripts');
-  await mkdir(tmpRoot);
+  // A root agent runs scripts as another uid: the parent of their temp dirs must be reachable.
+  await chmod(root, 0o711);
+  await mkdir(tmpRoot, { mode: 0o711 });
   // The agent's own secret: a script must never see it.
   process.env.API_KEY = 'pl_agent_secret_0123456789abcdef';
   sandbox = new ScriptSandbox({ tmpRoot, poolSize: 2 });
