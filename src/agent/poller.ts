@@ -1,6 +1,14 @@
-import { type CheckType, type ClaimRequest, jobClassOf, PROTOCOL_VERSION } from '../protocol/index.js';
+import {
+  type CheckType,
+  type ClaimRequest,
+  JOB_CLASSES,
+  type JobClass,
+  jobClassOf,
+  PROTOCOL_VERSION,
+} from '../protocol/index.js';
 import { backoffMs, sleep } from '../shared/abort.js';
 import { hasCode } from '../shared/errors.js';
+import { linkSignal } from '../shared/linked-signal.js';
 import type { Logger } from '../shared/logger.js';
 import { VERSION } from '../shared/paths.js';
 import type { BackoffOptions, JobDispatcher } from './dispatcher.js';
@@ -31,37 +39,57 @@ export type PollerOptions = {
 };
 
 /**
- * The claim loop (design.md §3 "poller"): claims only when a slot is free and asks
- * only for the free slots per job class; the first claim does not wait (`waitSeconds` 0),
- * later ones long-poll `claimWaitSeconds`, at most one empty claim per second; transient errors (network, 408, 429, 5xx)
- * are retried with jittered exponential back-off (a `Retry-After` is honoured up to
- * the cap); a free slot is awaited when none is.
+ * The claim loops (design.md §3 "poller"): one loop per job class the agent runs, each
+ * with its own long poll, so a slot freed in one class is claimed at once even while the
+ * other class's long poll is waiting (a single loop asking for the main class only kept
+ * freed uptime slots idle for a whole `claimWaitSeconds`, issue 9 item 2.7). Each loop
+ * claims only when a slot of its class is free and asks only for those free slots; its
+ * first claim does not wait (`waitSeconds` 0), later ones long-poll `claimWaitSeconds`,
+ * at most one empty claim per second; transient errors (network, 408, 429, 5xx) are
+ * retried with jittered exponential back-off (a `Retry-After` is honoured up to the cap).
  *
  * @returns resolves when `signal` aborts.
  * @throws the ServiceError of a fatal answer: `OUTPOST_ERR_UNAUTHORIZED` (401/403) or
- *   `OUTPOST_ERR_PROTOCOL` (400 or another 4xx on claim); the agent must exit non-zero.
+ *   `OUTPOST_ERR_PROTOCOL` (400 or another 4xx on claim); the other loop is stopped and
+ *   the agent must exit non-zero.
  */
 export async function runPoller(options: PollerOptions): Promise<void> {
-  const { client, dispatcher, signal, logger } = options;
+  const classes = JOB_CLASSES.filter((c) => options.checkTypes.some((t) => jobClassOf(t) === c));
+  // A fatal answer in one loop ends the other one too.
+  const stop = linkSignal([options.signal]);
+  try {
+    await Promise.all(
+      classes.map((jobClass) =>
+        runClassPoller(jobClass, { ...options, signal: stop.signal }).catch((err: unknown) => {
+          stop.abort(err);
+          throw err;
+        }),
+      ),
+    );
+  } finally {
+    stop.dispose();
+  }
+}
+
+/** The claim loop of one job class: claims with that class's free slots only (the other's are 0). */
+async function runClassPoller(jobClass: JobClass, options: PollerOptions): Promise<void> {
+  const { client, dispatcher, signal } = options;
+  const logger = options.logger.child({ jobClass });
   const backoff = options.backoff ?? { baseMs: 1000, capMs: 30_000 };
-  const checkTypes = [...options.checkTypes];
-  const classes = new Set(checkTypes.map(jobClassOf));
+  const checkTypes = options.checkTypes.filter((t) => jobClassOf(t) === jobClass);
   let failures = 0;
   // The first claim does not wait: its answer proves the key and the route at once, so
   // readiness turns 200 at start rather than after a whole empty long poll.
   let firstClaim = true;
 
   while (!signal.aborted) {
-    const slots = dispatcher.freeSlots();
-    // A class this agent cannot run gets no slot, whatever its concurrency.
-    const freeSlots = {
-      uptime: classes.has('uptime') ? slots.uptime : 0,
-      main: classes.has('main') ? slots.main : 0,
-    };
-    if (freeSlots.uptime + freeSlots.main === 0) {
-      if (!(await waitOrStop(dispatcher.waitForFreeSlot([...classes], signal)))) return;
+    const free = dispatcher.freeSlots()[jobClass];
+    if (free === 0) {
+      if (!(await waitOrStop(dispatcher.waitForFreeSlot([jobClass], signal)))) return;
       continue;
     }
+    const freeSlots: Record<JobClass, number> = { uptime: 0, main: 0 };
+    freeSlots[jobClass] = free;
 
     const request: ClaimRequest = {
       agentVersion: VERSION,

@@ -136,18 +136,53 @@ describe('Agent', () => {
   });
 
   it.each([
-    ['full', ['ICMP', 'API'], { uptime: 4, main: 4 }],
-    ['uptime', ['ICMP'], { uptime: 4, main: 0 }],
-  ])('advertises check types and slots of the %s profile', async (profile, checkTypes, freeSlots) => {
-    const { instance } = agent([new TimerExecutor('ICMP', 10), new TimerExecutor('API', 10)], {
-      AGENT_PROFILE: profile,
-      JOB_CONCURRENCY: '4',
-    });
+    [
+      'full',
+      [
+        { checkTypes: ['ICMP'], freeSlots: { uptime: 4, main: 0 } },
+        { checkTypes: ['API'], freeSlots: { uptime: 0, main: 4 } },
+      ],
+    ],
+    ['uptime', [{ checkTypes: ['ICMP'], freeSlots: { uptime: 4, main: 0 } }]],
+  ])(
+    'advertises check types and slots of the %s profile, one claim loop per job class',
+    async (profile, claims) => {
+      const { instance } = agent([new TimerExecutor('ICMP', 10), new TimerExecutor('API', 10)], {
+        AGENT_PROFILE: profile,
+        JOB_CONCURRENCY: '4',
+      });
 
+      await instance.start();
+      await expect.poll(() => service.received('claim').length).toBeGreaterThanOrEqual(claims.length);
+      await new Promise((r) => setTimeout(r, 100));
+
+      const first = service.received('claim').map((r) => r.body as { checkTypes: string[] });
+      for (const claim of claims) {
+        expect(first.find((b) => b.checkTypes[0] === claim.checkTypes[0])).toMatchObject(claim);
+      }
+      expect(new Set(first.map((b) => b.checkTypes.join()))).toEqual(
+        new Set(claims.map((c) => c.checkTypes.join())),
+      );
+    },
+  );
+
+  it('claims a freed uptime slot at once while the main class long-polls (and the other way round)', async () => {
+    const uptime = new TimerExecutor('ICMP', 20);
+    const main = new TimerExecutor('API', 20);
+    const { instance } = agent([uptime, main], { JOB_CONCURRENCY: '1', AGENT_CLAIM_WAIT_SECONDS: '20' });
     await instance.start();
-    await expect.poll(() => service.received('claim').length).toBeGreaterThanOrEqual(1);
+    await expect.poll(() => service.received('claim').length).toBeGreaterThanOrEqual(2);
 
-    expect(service.received('claim')[0]?.body).toMatchObject({ checkTypes, freeSlots });
+    // Each job fills its class's only slot; the next one of the same class must be claimed
+    // as soon as the first ends, not after the other class's 20 s long poll.
+    const t0 = performance.now();
+    for (const [n, checkType] of ['ICMP', 'ICMP', 'ICMP', 'API', 'API', 'API', 'ICMP', 'API'].entries()) {
+      service.push(makeJob({ check: { checkType: checkType as 'ICMP' } }));
+      await expect.poll(() => results().length, { timeout: 3000, interval: 10 }).toBe(n + 1);
+    }
+    expect(performance.now() - t0).toBeLessThan(10_000);
+    expect(uptime.runs).toHaveLength(4);
+    expect(main.runs).toHaveLength(4);
   });
 
   it('reports an executor crash to /v1/agent/events, scrubbed, and still posts the result', async () => {

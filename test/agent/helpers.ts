@@ -2,7 +2,14 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { parseAgentConfig, type AgentConfig } from '../../src/agent/config.js';
 import type { Executor, ExecutorContext } from '../../src/checks/executor.js';
-import type { CheckType, Job, RunOutcome } from '../../src/protocol/index.js';
+import {
+  CHECK_TYPES,
+  type CheckType,
+  type Job,
+  type JobClass,
+  jobClassOf,
+  type RunOutcome,
+} from '../../src/protocol/index.js';
 import { OutpostError } from '../../src/shared/errors.js';
 import { createLogger, type Logger } from '../../src/shared/logger.js';
 
@@ -103,24 +110,49 @@ export class TestService {
   }
 
   async #longPoll(res: ServerResponse, body: ClaimBody): Promise<void> {
-    const limit = body.freeSlots.uptime + body.freeSlots.main;
-    if (this.#queue.length === 0 && body.waitSeconds > 0) {
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          clearTimeout(timer);
-          this.#waiters.delete(done);
-          resolve();
-        };
-        const timer = setTimeout(done, body.waitSeconds * 1000);
-        this.#waiters.add(done);
-        res.once('close', done);
-      });
+    // Like the real queue: a job is handed out only against a free slot of its own class.
+    const take = () => {
+      const left = { ...body.freeSlots };
+      const jobs: unknown[] = [];
+      for (let i = 0; i < this.#queue.length; ) {
+        const jobClass = classOfRaw(this.#queue[i]);
+        if (left[jobClass] > 0) {
+          left[jobClass] -= 1;
+          jobs.push(...this.#queue.splice(i, 1));
+        } else i += 1;
+      }
+      return jobs;
+    };
+    let jobs = take();
+    if (jobs.length === 0 && body.waitSeconds > 0) {
+      const deadline = Date.now() + body.waitSeconds * 1000;
+      while (jobs.length === 0 && Date.now() < deadline && !res.destroyed) {
+        await new Promise<void>((resolve) => {
+          const done = () => {
+            clearTimeout(timer);
+            this.#waiters.delete(done);
+            resolve();
+          };
+          const timer = setTimeout(done, deadline - Date.now());
+          this.#waiters.add(done);
+          res.once('close', done);
+        });
+        if (res.destroyed) return;
+        jobs = take();
+      }
     }
     if (res.destroyed) return;
-    const jobs = this.#queue.splice(0, limit);
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(JSON.stringify({ jobs }));
   }
+}
+
+/** The job class of a raw queued job; uptime for a malformed one. */
+function classOfRaw(raw: unknown): JobClass {
+  const type = (raw as { check?: { checkType?: unknown } } | null)?.check?.checkType;
+  return typeof type === 'string' && CHECK_TYPES.includes(type as CheckType)
+    ? jobClassOf(type as CheckType)
+    : 'uptime';
 }
 
 type ClaimBody = { freeSlots: { uptime: number; main: number }; waitSeconds: number };
