@@ -11,10 +11,42 @@ import {
   type CreateAlertChannel,
   SECRET_CONFIG_FIELDS,
 } from './schemas/alert-channel.js';
+import {
+  keepMaskedSecrets,
+  maskSecrets,
+  openSecrets,
+  type SecretLayout,
+  sealSecrets,
+} from './secret-fields.js';
 import type { Database } from './store/database.js';
+import { secretBoxOf } from './store/secret-box.js';
 
 /** What integration secrets in `config` are replaced by in responses. */
 export const CONFIG_SECRET_MASK = '*****';
+
+/**
+ * Secret fields of a channel document of `type`: its integration secrets (SECRET_CONFIG_FIELDS) and, for
+ * webhooks, the values of credential headers (Authorization, x-api-key, …; see isCredentialHeader).
+ */
+export function channelSecrets(type: string): SecretLayout {
+  return {
+    strings: (SECRET_CONFIG_FIELDS[type as AlertChannelType] ?? []).map((f) => `config.${f}`),
+    headers: type === 'WEBHOOK' ? ['config.headers'] : [],
+  };
+}
+
+/**
+ * A stored channel document with its secrets in clear, for updates and the alerting engine.
+ * @throws OutpostError OUTPOST_ERR_ENCRYPTION_KEY when a sealed value does not open with the store's key.
+ */
+export function openChannelDoc(db: Kysely<Database>, row: Row): ChannelDoc {
+  const doc = JSON.parse(row.doc) as ChannelDoc;
+  return openSecrets(secretBoxOf(db), doc, channelSecrets(doc.type), 'alert_channels', Number(row.id));
+}
+
+function sealChannelDoc(db: Kysely<Database>, id: number, doc: ChannelDoc): string {
+  return JSON.stringify(sealSecrets(secretBoxOf(db), doc, channelSecrets(doc.type), 'alert_channels', id));
+}
 
 /** A subscription of a check or a check group to a channel. */
 export type Subscription = { checkId?: string; groupId?: number; activated: boolean };
@@ -32,8 +64,8 @@ const configValidators = Object.fromEntries(
 
 /**
  * Validates `config` against the schema of `type` (defaults applied) and
- * resolves masked secrets: a secret field sent back as the mask keeps the value
- * stored for the same channel type.
+ * resolves masked secrets: a secret field or webhook credential header sent back
+ * as the mask keeps the value stored for the same channel type.
  * @param stored the channel's current type and config on update; undefined on create.
  * @returns the config to store.
  * @throws HttpError 400 naming `config.<field>`; the mask with nothing of that type stored is refused.
@@ -46,19 +78,13 @@ export function validateConfig(
   const validate = configValidators[type];
   const copy = structuredClone(config);
   if (!validate(copy)) throwValidation(validate.errors as never, 'config');
-  for (const field of SECRET_CONFIG_FIELDS[type]) {
-    if (copy[field] !== CONFIG_SECRET_MASK) continue;
-    const kept = stored?.type === type ? stored.config[field] : undefined;
-    if (typeof kept !== 'string') {
-      throw badField(
-        `config.${field}`,
-        `is the mask ${CONFIG_SECRET_MASK} but no ${field} is stored; send the value`,
-        'mask',
-      );
-    }
-    copy[field] = kept;
-  }
-  return copy;
+  // Masks keep the stored value of the same place (secrets by field, webhook headers by name).
+  const kept = keepMaskedSecrets(
+    { config: copy },
+    stored?.type === type ? { config: stored.config } : null,
+    channelSecrets(type),
+  );
+  return kept.config;
 }
 
 /**
@@ -119,18 +145,19 @@ export function newChannelDoc(body: CreateAlertChannel, config: Record<string, u
 }
 
 /**
- * A row as the API shows it: secrets in `config` masked; subscriptions to
+ * A row as the API shows it: secrets in `config` (integration secrets, webhook credential header
+ * values) masked; subscriptions to
  * checks or groups deleted since are left out.
  */
 export function presentChannel(
   row: Row,
   targets: { checkIds: Set<string>; groupIds: Set<number> },
 ): AlertChannel {
-  const doc = JSON.parse(row.doc) as ChannelDoc;
-  const config = { ...doc.config };
-  for (const field of SECRET_CONFIG_FIELDS[doc.type]) {
-    if (typeof config[field] === 'string') config[field] = CONFIG_SECRET_MASK;
-  }
+  const doc = maskSecrets(
+    JSON.parse(row.doc) as ChannelDoc,
+    channelSecrets((JSON.parse(row.doc) as ChannelDoc).type),
+  );
+  const config = doc.config;
   return {
     id: Number(row.id),
     ...doc,
@@ -155,15 +182,26 @@ export class AlertChannelStore {
     return targetsOf(this.#db, accountId);
   }
 
-  /** Inserts a channel; returns its row. */
+  /**
+   * Inserts a channel (plaintext document); returns its row, secrets sealed for the generated id
+   * (inserted first, its document written in the same transaction).
+   */
   async insert(accountId: string, doc: ChannelDoc, nowMs: number): Promise<Row> {
-    const text = JSON.stringify(doc);
-    const { id } = await this.#db
-      .insertInto('alert_channels')
-      .values({ account_id: accountId, type: doc.type, doc: text, created_at: nowMs, updated_at: null })
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    return { id: Number(id), type: doc.type, doc: text, created_at: nowMs, updated_at: null };
+    return this.#db.transaction().execute(async (tx) => {
+      const { id } = await tx
+        .insertInto('alert_channels')
+        .values({ account_id: accountId, type: doc.type, doc: '{}', created_at: nowMs, updated_at: null })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      const text = sealChannelDoc(tx, Number(id), doc);
+      await tx.updateTable('alert_channels').set({ doc: text }).where('id', '=', id).execute();
+      return { id: Number(id), type: doc.type, doc: text, created_at: nowMs, updated_at: null };
+    });
+  }
+
+  /** The row's document with its secrets in clear. */
+  open(row: Row): ChannelDoc {
+    return openChannelDoc(this.#db, row);
   }
 
   /** @throws HttpError 404 when the channel is not in the account. */
@@ -189,9 +227,9 @@ export class AlertChannelStore {
     return query.execute();
   }
 
-  /** Replaces the document; returns the new row. */
+  /** Replaces the document (plaintext; its secrets are sealed); returns the new row. */
   async update(accountId: string, before: Row, doc: ChannelDoc, nowMs: number): Promise<Row> {
-    const text = JSON.stringify(doc);
+    const text = sealChannelDoc(this.#db, Number(before.id), doc);
     await this.#db
       .updateTable('alert_channels')
       .set({ type: doc.type, doc: text, updated_at: nowMs })

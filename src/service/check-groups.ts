@@ -1,11 +1,13 @@
 import type { Kysely } from 'kysely';
 import type { CheckDoc } from './checks.js';
 import { CheckStore } from './checks.js';
-import { badField, HttpError, notFound } from './errors.js';
+import { HttpError, notFound } from './errors.js';
 import { iso } from './pagination.js';
 import { assertAlertChannelsExist, assertPrivateLocationsExist, assertSnippetExists } from './references.js';
 import type { CheckGroup, CreateCheckGroup, UpdateCheckGroup } from './schemas/check-group.js';
+import { GROUP_SECRETS, keepMaskedSecrets, maskSecrets, openSecrets, sealSecrets } from './secret-fields.js';
 import type { Database } from './store/database.js';
+import { secretBoxOf } from './store/secret-box.js';
 
 /** Re-exported for check create/update: asserts a `groupId` names a group of the account (see references.ts). */
 export { assertGroupExists } from './references.js';
@@ -13,10 +15,8 @@ export { assertGroupExists } from './references.js';
 /** The stored document of a group: every writable field, defaults applied (no id or timestamps). */
 export type GroupDoc = Omit<CheckGroup, 'id' | 'created_at' | 'updated_at'>;
 
-type EnvVar = { key: string; value: string; locked?: boolean; secret?: boolean };
-
-/** What secret variable values are replaced by in responses (as for checks). */
-export const SECRET_MASK = '*****';
+/** What secret values are replaced by in responses (as for checks). */
+export { SECRET_MASK } from './secret-fields.js';
 
 /** Alert settings a new group gets when the body has none (the same as a new check's). */
 const DEFAULT_ALERT_SETTINGS = {
@@ -33,40 +33,37 @@ export function newGroupDoc(body: CreateCheckGroup): GroupDoc {
 
 /**
  * Applies a validated update body: given fields replace stored ones whole
- * (nested objects included). A secret variable sent back with the mask keeps its
- * stored value; a variable once secret cannot be made readable again
+ * (nested objects included). A secret sent back as the mask `*****` keeps its stored
+ * value (a secret variable by key, an `apiCheckDefaults` credential header by name, its
+ * basic-auth password); a variable once secret cannot be made readable again
  * (spec, "Environment variable": "once set, the value cannot be unlocked").
- * @throws HttpError 400 naming `environmentVariables[i].value` or `.secret`.
+ * @param stored the stored document with its secrets in clear (see openGroupSecrets).
+ * @throws HttpError 400 naming `environmentVariables[i].value` or `.secret`, or the
+ *   `apiCheckDefaults` field whose mask stands for nothing stored.
  */
 export function mergeGroupUpdate(stored: GroupDoc, body: UpdateCheckGroup): GroupDoc {
-  const merged = { ...stored, ...body } as GroupDoc;
-  if (body.environmentVariables) {
-    merged.environmentVariables = keepSecrets(
-      stored.environmentVariables ?? [],
-      body.environmentVariables,
-      'environmentVariables',
-    );
-  }
-  return merged;
+  const kept = keepMaskedSecrets(body as Record<string, unknown>, stored, GROUP_SECRETS);
+  return { ...stored, ...kept } as GroupDoc;
 }
 
-/** Resolves masked secret values against the stored variables; see `mergeGroupUpdate`. */
-export function keepSecrets(stored: EnvVar[], incoming: EnvVar[], field: string): EnvVar[] {
-  return incoming.map((v, i) => {
-    const before = stored.find((s) => s.key === v.key);
-    if (before?.secret && v.secret === false) {
-      throw badField(`${field}[${i}].secret`, 'cannot be unset: a secret variable stays secret', 'secret');
-    }
-    if (v.value !== SECRET_MASK) return v;
-    if (!before?.secret) {
-      throw badField(
-        `${field}[${i}].value`,
-        `is the mask ${SECRET_MASK} but no secret ${v.key} is stored; send the value`,
-        'mask',
-      );
-    }
-    return { ...v, value: before.value, secret: true };
-  });
+/**
+ * A stored group document with its secrets opened (values stored before sealing pass through).
+ * @throws OutpostError OUTPOST_ERR_ENCRYPTION_KEY when a sealed value does not open with the store's key.
+ */
+export function openGroupSecrets(db: Kysely<Database>, id: number, stored: GroupDoc): GroupDoc {
+  return openSecrets(
+    secretBoxOf(db),
+    stored as Record<string, unknown>,
+    GROUP_SECRETS,
+    'check_groups',
+    Number(id),
+  ) as GroupDoc;
+}
+
+function sealGroupDoc(db: Kysely<Database>, id: number, doc: GroupDoc): string {
+  return JSON.stringify(
+    sealSecrets(secretBoxOf(db), doc as Record<string, unknown>, GROUP_SECRETS, 'check_groups', Number(id)),
+  );
 }
 
 /**
@@ -87,14 +84,16 @@ export async function assertGroupReferences(
 
 type Row = { id: number; doc: string; created_at: number; updated_at: number | null };
 
-/** A row as the API shows it: id, the document, ISO timestamps, secret variable values masked. */
+/**
+ * A row as the API shows it: id, the document, ISO timestamps; secret variable values, the
+ * `apiCheckDefaults` basic-auth password and credential header values masked (see maskSecrets).
+ */
 export function presentGroup(row: Row): CheckGroup {
-  const doc = JSON.parse(row.doc) as GroupDoc;
+  const doc = maskSecrets(JSON.parse(row.doc) as Record<string, unknown>, GROUP_SECRETS) as GroupDoc;
   return {
     id: Number(row.id),
     ...doc,
-    environmentVariables:
-      doc.environmentVariables?.map((v) => (v.secret ? { ...v, value: SECRET_MASK } : v)) ?? null,
+    environmentVariables: doc.environmentVariables ?? null,
     created_at: iso(row.created_at)!,
     updated_at: iso(row.updated_at),
   };
@@ -107,20 +106,26 @@ export class CheckGroupStore {
     this.#db = db;
   }
 
-  /** Inserts a group; returns its row. */
+  /**
+   * Inserts a group (plaintext document); returns its row, secrets sealed. The secrets are sealed for
+   * the generated id, so the row is inserted first and its document written in the same transaction.
+   */
   async insert(accountId: string, doc: GroupDoc, nowMs: number): Promise<Row> {
-    const { id } = await this.#db
-      .insertInto('check_groups')
-      .values({
-        account_id: accountId,
-        name: doc.name,
-        doc: JSON.stringify(doc),
-        created_at: nowMs,
-        updated_at: null,
-      })
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    return { id: Number(id), doc: JSON.stringify(doc), created_at: nowMs, updated_at: null };
+    return this.#db.transaction().execute(async (tx) => {
+      const { id } = await tx
+        .insertInto('check_groups')
+        .values({ account_id: accountId, name: doc.name, doc: '{}', created_at: nowMs, updated_at: null })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      const text = sealGroupDoc(tx, Number(id), doc);
+      await tx.updateTable('check_groups').set({ doc: text }).where('id', '=', id).execute();
+      return { id: Number(id), doc: text, created_at: nowMs, updated_at: null };
+    });
+  }
+
+  /** The row's document with its secrets in clear, for merging an update. */
+  open(row: Row): GroupDoc {
+    return openGroupSecrets(this.#db, row.id, JSON.parse(row.doc) as GroupDoc);
   }
 
   /** @throws HttpError 404 when the group is not in the account. */
@@ -147,15 +152,16 @@ export class CheckGroupStore {
       .execute();
   }
 
-  /** Replaces the document; returns the new row. */
+  /** Replaces the document (plaintext; its secrets are sealed); returns the new row. */
   async update(accountId: string, before: Row, doc: GroupDoc, nowMs: number): Promise<Row> {
+    const text = sealGroupDoc(this.#db, Number(before.id), doc);
     await this.#db
       .updateTable('check_groups')
-      .set({ name: doc.name, doc: JSON.stringify(doc), updated_at: nowMs })
+      .set({ name: doc.name, doc: text, updated_at: nowMs })
       .where('account_id', '=', accountId)
       .where('id', '=', before.id)
       .execute();
-    return { ...before, doc: JSON.stringify(doc), updated_at: nowMs };
+    return { ...before, doc: text, updated_at: nowMs };
   }
 
   /**

@@ -22,6 +22,16 @@ import {
   assertSnippetExists,
 } from './references.js';
 import { firstRunAt } from './schedule.js';
+import {
+  CHECK_SECRETS,
+  keepMaskedSecrets,
+  maskSecrets,
+  openSecrets,
+  SECRET_MASK,
+  sealSecrets,
+} from './secret-fields.js';
+import { isCredentialHeader } from '../shared/credential-headers.js';
+import { secretBoxOf } from './store/secret-box.js';
 
 /** A check as stored and as the API shows it (minus masking). */
 export type CheckDoc = Record<string, unknown> & {
@@ -163,13 +173,18 @@ export function newCheckDoc(checkType: CheckType, body: Record<string, unknown>,
 
 /**
  * Applies a validated update body to a stored check: provided fields replace
- * stored ones, `request` is validated against the check's type.
- * @throws HttpError 400 when `checkType` differs or a merged rule breaks.
+ * stored ones, `request` is validated against the check's type. Secrets sent back
+ * masked (`*****`) keep their stored values (see keepMaskedSecrets: credential headers
+ * by name, the basic-auth password, secret variables by key).
+ * @param stored the stored check with its secrets in clear (CheckStore.get).
+ * @throws HttpError 400 when `checkType` differs, a merged rule breaks, or a mask
+ *   stands for a secret that is not stored.
  */
-export function mergeCheckUpdate(stored: CheckDoc, body: Record<string, unknown>, now: Date): CheckDoc {
-  if (body.checkType !== undefined && body.checkType !== stored.checkType) {
+export function mergeCheckUpdate(stored: CheckDoc, incoming: Record<string, unknown>, now: Date): CheckDoc {
+  if (incoming.checkType !== undefined && incoming.checkType !== stored.checkType) {
     throw badField('checkType', `must be ${stored.checkType}: a check cannot change type`, 'const');
   }
+  const body = keepMaskedSecrets(incoming, stored, CHECK_SECRETS);
   const merged = {
     ...stored,
     ...body,
@@ -197,20 +212,16 @@ export type AlertChannelsView = {
 };
 
 /**
- * Masks values of `secret` variables: once set, they are never readable again
- * (spec, "Environment variable"), and adds the `alertChannels` view.
+ * The API view of a check: values of `secret` variables (once set, never readable again: spec,
+ * "Environment variable"), the basic-auth password and credential header values (Authorization,
+ * Cookie, x-api-key, … see isCredentialHeader) become `*****`; a header value or password that is
+ * only a `{{VARIABLE}}` reference stays visible. Adds the `alertChannels` view.
  */
 export function presentCheck(
   doc: CheckDoc,
   alertChannels: AlertChannelsView = EMPTY_ALERT_CHANNELS,
 ): Record<string, unknown> {
-  return {
-    ...doc,
-    environmentVariables:
-      doc.environmentVariables?.map((v) => (v.secret ? { ...v, value: '*****' } : v)) ??
-      doc.environmentVariables,
-    alertChannels,
-  };
+  return { ...maskSecrets(doc, CHECK_SECRETS), alertChannels };
 }
 
 /**
@@ -242,7 +253,9 @@ export async function alertChannelsView(
         url: String(config.url),
         name: String(config.name),
         method: String(config.method ?? 'POST'),
-        headers: (config.headers as unknown[]) ?? [],
+        headers: ((config.headers as { key: string; value: string }[] | undefined) ?? []).map((h) =>
+          isCredentialHeader(h.key) ? { ...h, value: SECRET_MASK } : h,
+        ),
         queryParameters: (config.queryParameters as unknown[]) ?? [],
       });
     }
@@ -281,8 +294,8 @@ export async function assertCheckReferences(
   await assertPrivateLocationsExist(db, accountId, body.privateLocations as string[] | null | undefined);
 }
 
-/** Row columns derived from a check document. */
-function columns(doc: CheckDoc, nowMs: number) {
+/** Row columns derived from a check document (plaintext): its secrets are sealed in `doc`. */
+function columns(db: Kysely<Database>, doc: CheckDoc, nowMs: number) {
   return {
     check_type: doc.checkType,
     name: doc.name,
@@ -290,12 +303,23 @@ function columns(doc: CheckDoc, nowMs: number) {
     tags: JSON.stringify(doc.tags ?? []),
     frequency: doc.frequency,
     frequency_offset: doc.frequencyOffset ?? null,
-    doc: JSON.stringify(doc),
+    doc: JSON.stringify(sealSecrets(secretBoxOf(db), doc, CHECK_SECRETS, 'checks', doc.id)),
     next_run_at: doc.activated ? firstRunAt(nowMs) : null,
   };
 }
 
-/** Data access for checks, always scoped to one account. */
+/**
+ * A stored check document with its secrets opened (values stored before sealing pass through).
+ * @throws OutpostError OUTPOST_ERR_ENCRYPTION_KEY when a sealed value does not open with the store's key.
+ */
+export function openCheckSecrets(db: Kysely<Database>, stored: CheckDoc): CheckDoc {
+  return openSecrets(secretBoxOf(db), stored, CHECK_SECRETS, 'checks', stored.id);
+}
+
+/**
+ * Data access for checks, always scoped to one account. Documents go in and come out with their
+ * secrets in clear; the stored row holds them sealed (see sealSecrets, CHECK_SECRETS).
+ */
 export class CheckStore {
   readonly #db: Kysely<Database>;
   constructor(db: Kysely<Database>) {
@@ -308,7 +332,7 @@ export class CheckStore {
       .values({
         id: doc.id,
         account_id: accountId,
-        ...columns(doc, nowMs),
+        ...columns(this.#db, doc, nowMs),
         location_cursor: 0,
         created_at: nowMs,
         updated_at: null,
@@ -325,7 +349,7 @@ export class CheckStore {
       .where('id', '=', id)
       .executeTakeFirst();
     if (!row) throw notFound('check', id);
-    return JSON.parse(row.doc) as CheckDoc;
+    return openCheckSecrets(this.#db, JSON.parse(row.doc) as CheckDoc);
   }
 
   async list(accountId: string): Promise<CheckDoc[]> {
@@ -335,7 +359,7 @@ export class CheckStore {
       .where('account_id', '=', accountId)
       .orderBy('created_at')
       .execute();
-    return rows.map((r) => JSON.parse(r.doc) as CheckDoc);
+    return rows.map((r) => openCheckSecrets(this.#db, JSON.parse(r.doc) as CheckDoc));
   }
 
   /** Replaces the stored document; a changed schedule restarts from now. */
@@ -344,7 +368,7 @@ export class CheckStore {
       before.activated !== doc.activated ||
       before.frequency !== doc.frequency ||
       before.frequencyOffset !== doc.frequencyOffset;
-    const { next_run_at, ...rest } = columns(doc, nowMs);
+    const { next_run_at, ...rest } = columns(this.#db, doc, nowMs);
     await this.#db
       .updateTable('checks')
       .set({ ...rest, ...(scheduleChanged ? { next_run_at } : {}), updated_at: nowMs })

@@ -4,7 +4,12 @@ import type { Kysely, Selectable } from 'kysely';
 import { badField, notFound } from './errors.js';
 import { iso } from './pagination.js';
 import type { ClientCertificate, CreateClientCertificate } from './schemas/client-certificate.js';
+import { openSecrets, type SecretLayout, sealSecrets } from './secret-fields.js';
 import type { Database } from './store/database.js';
+import { secretBoxOf } from './store/secret-box.js';
+
+/** Fields of a certificate's `doc` sealed at rest: the private key and its passphrase. */
+const CERTIFICATE_SECRETS: SecretLayout = { strings: ['key', 'passphrase'] };
 
 // The table has no `name` column (DocRow declares it optional for the tables that do).
 type CertificateRow = Omit<Selectable<Database['client_certificates']>, 'name'>;
@@ -78,7 +83,10 @@ export function presentClientCertificate(row: CertificateRow): ClientCertificate
   return { id: row.id, host: row.host, cert: doc.cert, ca: doc.ca, created_at: iso(row.created_at)! };
 }
 
-/** Client certificates, always scoped to one account. Several may share a host: the newest is used. */
+/**
+ * Client certificates, always scoped to one account. Several may share a host: the newest is used.
+ * The private key and passphrase are stored sealed (AES-256-GCM, see secret-box.ts).
+ */
 export class ClientCertificateStore {
   readonly #db: Kysely<Database>;
   constructor(db: Kysely<Database>) {
@@ -98,10 +106,13 @@ export class ClientCertificateStore {
       id: randomUUID(),
       account_id: accountId,
       host: body.host.toLowerCase(),
-      doc: JSON.stringify(doc),
+      doc: '',
       created_at: nowMs,
       updated_at: null,
     };
+    row.doc = JSON.stringify(
+      sealSecrets(secretBoxOf(this.#db), doc, CERTIFICATE_SECRETS, 'client_certificates', row.id),
+    );
     await this.#db.insertInto('client_certificates').values(row).execute();
     return row;
   }
@@ -184,7 +195,13 @@ export async function clientCertificateForHost(
   for (const host of candidates) {
     const row = rows.find((r) => r.host === host);
     if (row) {
-      const doc = JSON.parse(row.doc) as CertificateDoc;
+      const doc = openSecrets(
+        secretBoxOf(db),
+        JSON.parse(row.doc) as CertificateDoc,
+        CERTIFICATE_SECRETS,
+        'client_certificates',
+        row.id,
+      );
       return { id: row.id, host: row.host, ...doc };
     }
   }

@@ -10,8 +10,8 @@ import {
   type TriggerSource,
 } from '../protocol/index.js';
 import { interpolate } from '../shared/interpolate.js';
-import type { CheckDoc } from './checks.js';
-import type { GroupDoc } from './check-groups.js';
+import { type CheckDoc, openCheckSecrets } from './checks.js';
+import { type GroupDoc, openGroupSecrets } from './check-groups.js';
 import { clientCertificateForHost } from './client-certificates.js';
 import { resolveRetryStrategy } from './retries.js';
 import { DEFAULT_RUNTIME_ID } from './runtimes.js';
@@ -160,7 +160,8 @@ export class JobBuilder {
    * @param ids.leaseMs lease written into the payload (the claim sets it again).
    */
   async build(run: RunRequest, ids: { jobId: string; nowMs: number; leaseMs: number }): Promise<Job> {
-    const c = run.check;
+    // Secrets are sealed at rest; the agent gets them in clear (it scrubs them from what it reports).
+    const c = openCheckSecrets(this.#db, run.check);
     const group = await this.#group(c.groupId as number | null | undefined);
     const isApi = c.checkType === 'API';
     const defaults = isApi ? ((group?.apiCheckDefaults as ApiCheckDefaults | undefined) ?? null) : null;
@@ -268,7 +269,7 @@ export class JobBuilder {
         .where('account_id', '=', this.#accountId)
         .where('id', '=', id)
         .executeTakeFirst()
-        .then((row) => (row ? (JSON.parse(row.doc) as GroupDoc) : null));
+        .then((row) => (row ? openGroupSecrets(this.#db, id, JSON.parse(row.doc) as GroupDoc) : null));
       this.#groups.set(id, group);
     }
     return group;

@@ -4,6 +4,7 @@ import { badField, HttpError, notFound } from './errors.js';
 import { iso } from './pagination.js';
 import { type CreateVariable, SECRET_MASK, type UpdateVariable, type Variable } from './schemas/variable.js';
 import type { Database } from './store/database.js';
+import { SecretBox, secretBoxOf } from './store/secret-box.js';
 
 type VariableRow = Selectable<Database['variables']>;
 
@@ -25,6 +26,26 @@ export function presentVariable(row: VariableRow): Variable {
     created_at: iso(row.created_at)!,
     updated_at: iso(row.updated_at),
   };
+}
+
+/** The AAD a variable's sealed value is bound to: its row id. */
+function placeOf(id: string): string {
+  return `variables:${id}:value`;
+}
+
+/** The row as stored: a secret variable's value sealed (AES-256-GCM, see secret-box.ts). */
+function storedRow(db: Kysely<Database>, row: VariableRow): VariableRow {
+  return row.secret === 1 ? { ...row, value: secretBoxOf(db).seal(row.value, placeOf(row.id)) } : row;
+}
+
+/**
+ * The value of a stored variable in clear (a value stored before sealing passes through).
+ * @throws OutpostError OUTPOST_ERR_ENCRYPTION_KEY when a sealed value does not open with the store's key.
+ */
+function openValue(db: Kysely<Database>, row: { id: string; value: string; secret: number }): string {
+  return row.secret === 1 && SecretBox.isSealed(row.value)
+    ? secretBoxOf(db).open(row.value, placeOf(row.id))
+    : row.value;
 }
 
 /** True for a unique-constraint violation on SQLite (better-sqlite3) or PostgreSQL (23505). */
@@ -85,7 +106,7 @@ export class VariableStore {
       updated_at: null,
     };
     try {
-      await this.#db.insertInto('variables').values(row).execute();
+      await this.#db.insertInto('variables').values(storedRow(this.#db, row)).execute();
     } catch (err) {
       if (isUniqueViolation(err)) throw conflict(body.key);
       throw err;
@@ -107,16 +128,24 @@ export class VariableStore {
     if (before.secret === 1 && body.secret === false) {
       throw badField('secret', 'cannot be set back to false: a secret variable stays secret', 'const');
     }
+    // The mask of a secret value sent back (a GET's body) keeps the stored value.
+    const value =
+      body.value === SECRET_MASK && before.secret === 1 ? openValue(this.#db, before) : body.value;
     const after: VariableRow = {
       ...before,
-      value: body.value,
+      value,
       locked: body.locked === undefined ? before.locked : body.locked ? 1 : 0,
       secret: body.secret === undefined ? before.secret : body.secret ? 1 : 0,
       updated_at: nowMs,
     };
     await this.#db
       .updateTable('variables')
-      .set({ value: after.value, locked: after.locked, secret: after.secret, updated_at: nowMs })
+      .set({
+        value: storedRow(this.#db, after).value,
+        locked: after.locked,
+        secret: after.secret,
+        updated_at: nowMs,
+      })
       .where('account_id', '=', accountId)
       .where('id', '=', before.id)
       .execute();
@@ -144,9 +173,9 @@ export class VariableStore {
 export async function accountVariables(db: Kysely<Database>, accountId: string): Promise<ResolvedVariable[]> {
   const rows = await db
     .selectFrom('variables')
-    .select(['key', 'value', 'secret'])
+    .select(['id', 'key', 'value', 'secret'])
     .where('account_id', '=', accountId)
     .orderBy('key')
     .execute();
-  return rows.map((r) => ({ key: r.key, value: r.value, secret: r.secret === 1 }));
+  return rows.map((r) => ({ key: r.key, value: openValue(db, r), secret: r.secret === 1 }));
 }

@@ -1,5 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { alertChannelsForNewCheck, channelIdsForCheck } from '../../src/service/alert-channels.js';
+import {
+  alertChannelsForNewCheck,
+  channelIdsForCheck,
+  openChannelDoc,
+} from '../../src/service/alert-channels.js';
 import { expectBadField, icmpBody, testService, type TestService } from '../helpers/service.js';
 
 let svc: TestService;
@@ -27,13 +31,14 @@ async function countChannels(): Promise<number> {
   return (await svc.context.db.selectFrom('alert_channels').select('id').execute()).length;
 }
 
+/** The stored config with its secrets opened (they are sealed at rest). */
 async function storedConfig(id: number): Promise<Record<string, unknown>> {
   const row = await svc.context.db
     .selectFrom('alert_channels')
-    .select('doc')
+    .select(['id', 'type', 'doc', 'created_at', 'updated_at'])
     .where('id', '=', id)
     .executeTakeFirstOrThrow();
-  return JSON.parse(row.doc).config;
+  return openChannelDoc(svc.context.db, row).config;
 }
 
 const webhook = {

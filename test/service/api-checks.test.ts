@@ -68,7 +68,12 @@ describe('POST /v1/checks/api', () => {
     };
     const res = await create({ ...valid, request, degradedResponseTime: 30_000, maxResponseTime: 30_000 });
     expect(res.statusCode).toBe(201);
-    expect(res.json().request).toEqual(request);
+    // The basic-auth password is masked on read; `Bearer {{TOKEN}}` too (only a bare reference stays visible).
+    expect(res.json().request).toEqual({
+      ...request,
+      headers: [{ key: 'Authorization', value: '*****', locked: true }],
+      basicAuth: { username: 'u', password: '*****' },
+    });
   });
 
   it.each([

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assertGroupExists } from '../../src/service/check-groups.js';
+import { assertGroupExists, CheckGroupStore } from '../../src/service/check-groups.js';
 import { expectBadField, icmpBody, testService, type TestService } from '../helpers/service.js';
 
 let svc: TestService;
@@ -120,6 +120,7 @@ describe('POST /v1/check-groups', () => {
     const { id, created_at, updated_at, ...rest } = res.json();
     expect(rest).toEqual({
       ...body,
+      apiCheckDefaults: { ...body.apiCheckDefaults, basicAuth: { username: 'u', password: '*****' } },
       environmentVariables: [
         { key: 'TOKEN', value: '*****', secret: true, locked: false },
         { key: 'PLAIN', value: 'v', secret: false, locked: false },
@@ -289,10 +290,13 @@ describe('PUT /v1/check-groups/{id}', () => {
     });
     const row = await svc.context.db
       .selectFrom('check_groups')
-      .select('doc')
+      .select(['id', 'doc', 'created_at', 'updated_at'])
       .where('id', '=', group.id)
       .executeTakeFirstOrThrow();
-    expect(JSON.parse(row.doc).environmentVariables[0].value).toBe('kept-secret');
+    expect(JSON.parse(row.doc).environmentVariables[0].value).toMatch(/^v1:/);
+    expect(new CheckGroupStore(svc.context.db).open(row).environmentVariables?.[0]?.value).toBe(
+      'kept-secret',
+    );
 
     const unset = await req('PUT', `/v1/check-groups/${group.id}`, {
       environmentVariables: [{ key: 'TOKEN', value: 'x', secret: false }],

@@ -109,7 +109,7 @@ export async function alertChannelRoutes(app: FastifyInstance, ctx: ServiceConte
       const { id } = request.params as { id: number };
       const body = request.body as UpdateAlertChannel;
       const before = await channels.get(request.accountId, id);
-      const stored = JSON.parse(before.doc) as ChannelDoc;
+      const stored = channels.open(before);
       const type = body.type ?? stored.type;
       if (type !== stored.type && body.config === undefined) {
         throw badField(

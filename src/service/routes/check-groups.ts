@@ -98,7 +98,7 @@ export async function checkGroupRoutes(app: FastifyInstance, ctx: ServiceContext
       const { id } = request.params as { id: number };
       const body = request.body as UpdateCheckGroup;
       const before = await groups.get(request.accountId, id);
-      const doc = mergeGroupUpdate(JSON.parse(before.doc), body);
+      const doc = mergeGroupUpdate(groups.open(before), body);
       await assertGroupReferences(ctx.db, request.accountId, body);
       return presentGroup(await groups.update(request.accountId, before, doc, Date.now()));
     },

@@ -192,21 +192,29 @@ export function openSecretBox(options: {
 }
 
 const boxes = new WeakMap<object, SecretBox>();
+let processBox: SecretBox | undefined;
 
-/** Ties `box` to a store handle, so every reader and writer of that store seals and opens with it. */
+/**
+ * What identifies one store across its transactions: a Kysely handle and every transaction opened from it
+ * share their dialect adapter object.
+ */
+function storeKey(db: object): object {
+  const executor = (db as { getExecutor?: () => { adapter?: object } }).getExecutor?.();
+  return executor?.adapter ?? db;
+}
+
+/** Ties `box` to a store handle (and its transactions), so every reader and writer of that store uses it. */
 export function attachSecretBox(db: object, box: SecretBox): void {
-  boxes.set(db, box);
+  boxes.set(storeKey(db), box);
 }
 
 /**
- * The box tied to a store handle. A handle with none (a store opened by a test without `startService`) gets
- * an ephemeral box: its secrets are readable for the handle's life only.
+ * The box tied to a store handle or one of its transactions. A store with none (opened by a test without
+ * `startService`) gets the process's ephemeral box: its secrets are readable while the process lives.
  */
 export function secretBoxOf(db: object): SecretBox {
-  let box = boxes.get(db);
-  if (!box) {
-    box = SecretBox.ephemeral();
-    boxes.set(db, box);
-  }
-  return box;
+  const box = boxes.get(storeKey(db));
+  if (box) return box;
+  processBox ??= SecretBox.ephemeral();
+  return processBox;
 }

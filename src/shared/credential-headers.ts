@@ -1,0 +1,35 @@
+/**
+ * HTTP header names whose values are credentials: masked by the service on every read of a check, group
+ * or alert channel, and stored sealed. Lower case. The agent's scrubbing list (src/net/http/headers.ts)
+ * names the same core headers; this module has no dependencies so both layers may import it.
+ */
+export const CREDENTIAL_HEADER_NAMES: ReadonlySet<string> = new Set([
+  'authorization',
+  'proxy-authorization',
+  'cookie',
+  'set-cookie',
+  'x-api-key',
+  'api-key',
+  'apikey',
+  'x-auth-token',
+  'x-access-token',
+  'x-refresh-token',
+  'x-csrf-token',
+  'x-xsrf-token',
+  'private-token',
+  'x-amz-security-token',
+  'x-goog-api-key',
+  'ocp-apim-subscription-key',
+]);
+
+// Any name that says it carries a key, token, secret, password, session or signature (x-my-api-key,
+// x-service-token, x-session-id, x-hub-signature, …): masking a harmless header costs a `*****`,
+// missing a credential leaks it.
+const CREDENTIAL_NAME =
+  /(?:^|[-_.])(?:auth|authorization|token|secret|password|passwd|pwd|api[-_]?key|apikey|key|session|sessionid|credentials?|signature|cookie)(?:$|[-_.])/i;
+
+/** True when a header named `name` (any case, surrounding spaces ignored) carries a credential. */
+export function isCredentialHeader(name: string): boolean {
+  const lower = name.trim().toLowerCase();
+  return CREDENTIAL_HEADER_NAMES.has(lower) || CREDENTIAL_NAME.test(lower);
+}
