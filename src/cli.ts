@@ -73,8 +73,12 @@ async function runService(mode: 'service' | 'up'): Promise<number> {
   let agent: ReturnType<typeof spawn> | undefined;
   if (mode === 'up') {
     print('  results:');
+    // Its own process group (detached): a terminal's Ctrl-C reaches `up` only, which forwards exactly
+    // one SIGTERM, so the agent drains instead of seeing two signals and exiting at once. The IPC
+    // channel is how the agent notices `up` is gone (even SIGKILLed): it closes, and the agent stops.
     agent = spawn(process.execPath, [fileURLToPath(import.meta.url), 'agent'], {
-      stdio: ['ignore', 'inherit', 'inherit'],
+      detached: true,
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       env: {
         ...process.env,
         LOG_LEVEL: process.env.LOG_LEVEL ?? 'WARN',
@@ -90,8 +94,17 @@ async function runService(mode: 'service' | 'up'): Promise<number> {
     let signals = 0;
     const shutdown = (signal: NodeJS.Signals) => {
       signals += 1;
-      if (signals > 1) process.exit(signal === 'SIGINT' ? 130 : 143);
+      if (signals > 1) {
+        // A second Ctrl-C forces the exit: the agent's whole group (its script processes too) goes with it.
+        killGroup(agent, 'SIGKILL');
+        process.exit(signal === 'SIGINT' ? 130 : 143);
+      }
       log.info({ signal }, 'shutting down');
+      if (mode === 'up' && agent?.exitCode === null) {
+        process.stdout.write(
+          'stopping: the agent finishes its running checks and posts their results (Ctrl-C again to exit at once)\n',
+        );
+      }
       const agentExit =
         agent && agent.exitCode === null ? new Promise((r) => agent!.once('exit', r)) : Promise.resolve();
       agent?.kill('SIGTERM');
@@ -107,6 +120,16 @@ async function runService(mode: 'service' | 'up'): Promise<number> {
       }
     });
   });
+}
+
+/** Sends `signal` to the process group of a detached child (its own group), ignoring a gone one. */
+function killGroup(child: ReturnType<typeof spawn> | undefined, signal: NodeJS.Signals): void {
+  if (child?.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+  try {
+    process.kill(-child.pid, signal);
+  } catch {
+    child.kill(signal);
+  }
 }
 
 async function main(argv: string[]): Promise<number> {

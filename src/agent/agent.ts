@@ -235,6 +235,18 @@ export class Agent {
     return this.#stopWith(this.#options.config.shutdownGraceMs, undefined);
   }
 
+  /**
+   * Stops the agent without grace: running jobs and result posts are aborted at once and
+   * their results dropped (the service re-runs them after their leases lapse). For when
+   * the service can no longer be reached for good, e.g. `outpost up` that ran it died.
+   * Also cuts short a `stop()` already draining. Never rejects.
+   */
+  abort(): Promise<void> {
+    const stopping = this.#stopWith(0, undefined);
+    this.#hardAbort.abort();
+    return stopping;
+  }
+
   #stopWith(graceMs: number, fatal: unknown): Promise<void> {
     this.#shutdown ??= this.#runShutdown(graceMs, fatal);
     return this.#shutdown;

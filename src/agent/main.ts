@@ -183,11 +183,22 @@ function installProcessHandlers(agent: Agent, logger: Logger): () => void {
     });
   };
   const onRejection = (reason: unknown) => onUncaught(reason, 'unhandledRejection');
+  // Started with an IPC channel (by `outpost up`): its closing means the parent, and the service
+  // running in it, is gone (even SIGKILLed), so stop at once: no result could be posted anyway.
+  const onParentGone = () => {
+    logger.warn('parent process gone; stopping and aborting running jobs');
+    void agent.abort();
+  };
+  if (process.channel) {
+    process.channel.unref();
+    process.once('disconnect', onParentGone);
+  }
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
   process.on('uncaughtException', onUncaught);
   process.on('unhandledRejection', onRejection);
   return () => {
+    process.off('disconnect', onParentGone);
     process.off('SIGTERM', onSignal);
     process.off('SIGINT', onSignal);
     process.off('uncaughtException', onUncaught);
