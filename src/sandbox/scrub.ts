@@ -13,90 +13,353 @@ export const MAX_SECRET_LENGTH = 131_072;
 export const MIN_SECRET_LENGTH = 3;
 
 /**
- * The forms of a secret that are searched for: the value, its `encodeURIComponent` form with
- * `!'()*` percent-encoded too (so `!` appears as `%21`, reference/check-types.md), its
- * `application/x-www-form-urlencoded` form (spaces as `+`), its base64 form, and the Basic
- * credential forms are covered by the caller adding `user:password` as one secret.
+ * Most distinct secret values one scrubber searches for. Each costs one linear pass per
+ * scrubbed text, so the bound keeps scrubbing linear in the text's size; values past it are
+ * not searched for (the callers bound what they add: see {@link credentialTokens}).
+ */
+export const MAX_SECRETS = 256;
+
+/** Shortest base64 fragment of a secret searched for (at the two unaligned offsets), characters. */
+const MIN_BASE64_FORM_LENGTH = 8;
+
+/**
+ * The forms of a secret that {@link Scrubber.bytes} searches for in binary data: the value,
+ * its `encodeURIComponent` form with `!'()*` percent-encoded too (so `!` appears as `%21`),
+ * its `application/x-www-form-urlencoded` form (spaces as `+`), its JSON-escaped form and its
+ * base64 forms. Text is searched more broadly (see {@link Scrubber.text}).
  */
 export function secretForms(value: string): string[] {
   const forms = new Set<string>([value]);
   const strict = encodeURIComponent(value).replace(
-    /[!'()*]/g,
+    /[!'()*~]/g,
     (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`,
   );
   forms.add(strict);
   forms.add(encodeURIComponent(value));
   forms.add(strict.replace(/%20/g, '+'));
   forms.add(JSON.stringify(value).slice(1, -1));
-  forms.add(Buffer.from(value).toString('base64'));
+  for (const form of base64Forms(value)) forms.add(form);
   return [...forms].filter((f) => f.length >= MIN_SECRET_LENGTH);
 }
 
-/** Forms longer than this, characters, are searched for without the combined regex. */
-const MAX_REGEX_FORM_LENGTH = 1024;
-
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+/**
+ * The base64 and base64url text of `value`'s UTF-8 bytes wherever they sit in a longer
+ * encoded stream: at each of the 3 byte alignments, the characters that depend on the
+ * secret's bytes only (for alignment 0 also the whole padded encoding).
+ */
+export function base64Forms(value: string): string[] {
+  const bytes = Buffer.from(value);
+  const forms = new Set<string>();
+  const whole = bytes.toString('base64');
+  if (whole.length >= 4) forms.add(whole);
+  for (const shift of [0, 1, 2]) {
+    const encoded = Buffer.concat([Buffer.alloc(shift), bytes]).toString('base64');
+    // Characters mixing pad and secret bits at the start; a partial last group at the end.
+    const skip = shift === 0 ? 0 : shift === 1 ? 2 : 3;
+    const fullGroups = Math.floor((shift + bytes.length) / 3);
+    const middle = encoded.slice(skip, fullGroups * 4);
+    if (middle.length >= MIN_BASE64_FORM_LENGTH || (shift === 0 && middle.length >= 4)) forms.add(middle);
+  }
+  for (const form of [...forms]) forms.add(form.replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, ''));
+  return [...forms].filter((f) => f.length >= 4);
 }
+
+const NAMED_ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" };
+const JSON_ESCAPES: Record<string, string> = {
+  '"': '"',
+  '\\': '\\',
+  '/': '/',
+  b: '\b',
+  f: '\f',
+  n: '\n',
+  r: '\r',
+  t: '\t',
+};
+
+/** Escapes decoded by {@link decodedView}; linear (no nested quantifiers). */
+const ESCAPE =
+  /%[0-7][0-9a-fA-F]|%[c-fC-F][0-9a-fA-F](?:%[89abAB][0-9a-fA-F]){1,3}|\\u[0-9a-fA-F]{4}|\\x[0-9a-fA-F]{2}|\\["\\/bfnrt]|&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[a-zA-Z]{2,4});/g;
+const MAYBE_ESCAPED = /[%\\&]/;
+
+/**
+ * A decoded view of a text: `text` is the view, and `rawRange(from, to)` the range of the
+ * original text that view characters [from, to) came from.
+ */
+type View = { text: string; rawRange: (from: number, to: number) => [number, number] };
+
+/** Decodes one `%XX…` run (up to 4 escapes) into [decoded, raw length] pieces, one per character. */
+function decodePercentRun(run: string): Array<[string, number]> {
+  const bytes = Buffer.from(run.replace(/%/g, ''), 'hex');
+  const pieces: Array<[string, number]> = [];
+  let k = 0;
+  while (k < bytes.length) {
+    const first = bytes[k] as number;
+    const count = first < 0x80 ? 1 : first >= 0xf0 ? 4 : first >= 0xe0 ? 3 : first >= 0xc0 ? 2 : 0;
+    const decoded =
+      count === 0 || k + count > bytes.length ? '' : bytes.subarray(k, k + count).toString('utf8');
+    if (decoded === '' || decoded.includes('\uFFFD')) {
+      pieces.push([run.slice(k * 3, k * 3 + 3), 3]);
+      k++;
+    } else {
+      pieces.push([decoded, count * 3]);
+      k += count;
+    }
+  }
+  return pieces;
+}
+
+/** The text a `\u…`, `\x…`, `\"`-style or `&…;` escape stands for, or null when it is none. */
+function decodeEscape(token: string): string | null {
+  if (token[0] === '\\') {
+    const kind = token[1] as string;
+    if (kind === 'u' || kind === 'x') return String.fromCharCode(Number.parseInt(token.slice(2), 16));
+    return JSON_ESCAPES[kind] ?? null;
+  }
+  const name = token.slice(1, -1);
+  if (name[0] !== '#') return NAMED_ENTITIES[name.toLowerCase()] ?? null;
+  const hex = name[1] === 'x' || name[1] === 'X';
+  const code = Number.parseInt(name.slice(hex ? 2 : 1), hex ? 16 : 10);
+  return code <= 0x10ffff ? String.fromCodePoint(code) : null;
+}
+
+/**
+ * The decoded view of `text`: percent-escapes (`%7e`, `%7E`, UTF-8 sequences), JSON and
+ * JavaScript escapes (`\u003C`, `\"`, `\x41`) and HTML character references (`&#126;`,
+ * `&#x7e;`, `&lt;`) decoded once; anything else kept. Linear: one native regex scan, then
+ * work per escape found; a text without `%`, `\` or `&` is its own view.
+ */
+function decodedView(text: string): View {
+  if (!MAYBE_ESCAPED.test(text)) return { text, rawRange: (from, to) => [from, to] };
+  // Per decoded escape: its raw start and end, and its view start and end (for the map back).
+  const tokens: number[] = [];
+  let shift = 0;
+  const view = text.replace(ESCAPE, (token: string, offset: number) => {
+    if (token[0] === '%') {
+      const first = Number.parseInt(token.slice(1, 3), 16);
+      if (token.length === 3 && first < 0x80) {
+        const at = offset - shift;
+        tokens.push(offset, offset + 3, at, at + 1);
+        shift += 2;
+        return String.fromCharCode(first);
+      }
+      let raw = offset;
+      const pieces: string[] = [];
+      for (const [piece, rawLength] of decodePercentRun(token)) {
+        if (piece.length !== rawLength) {
+          const at = raw - shift;
+          tokens.push(raw, raw + rawLength, at, at + piece.length);
+          shift += rawLength - piece.length;
+        }
+        pieces.push(piece);
+        raw += rawLength;
+      }
+      return pieces.join('');
+    }
+    const decoded = decodeEscape(token);
+    if (decoded === null) return token;
+    const at = offset - shift;
+    tokens.push(offset, offset + token.length, at, at + decoded.length);
+    shift += token.length - decoded.length;
+    return decoded;
+  });
+  // The raw offset of view offset `index` (start or end side of a decoded escape).
+  const rawAt = (index: number, end: boolean) => {
+    let low = 0;
+    let high = tokens.length / 4 - 1;
+    let found = -1;
+    while (low <= high) {
+      const mid = (low + high) >> 1;
+      if ((tokens[mid * 4 + 2] as number) <= index) {
+        found = mid;
+        low = mid + 1;
+      } else high = mid - 1;
+    }
+    if (found === -1) return end ? index + 1 : index;
+    const rawStart = tokens[found * 4] as number;
+    const rawEnd = tokens[found * 4 + 1] as number;
+    const viewEnd = tokens[found * 4 + 3] as number;
+    if (index < viewEnd) return end ? rawEnd : rawStart;
+    return rawEnd + (index - viewEnd) + (end ? 1 : 0);
+  };
+  return { text: view, rawRange: (from, to) => [rawAt(from, false), rawAt(to - 1, true)] };
+}
+
+/**
+ * The case- and space-folded copy of a view's text (same length, so offsets still map): letters
+ * lower-cased where that keeps the length, `+` as a space (form encoding).
+ */
+function folded(text: string): string {
+  const lower = text.toLowerCase();
+  const same = lower.length === text.length ? lower : foldByUnit(text);
+  return same.includes('+') ? same.replaceAll('+', ' ') : same;
+}
+
+function foldByUnit(text: string): string {
+  const parts: string[] = [];
+  for (const c of text) {
+    const lower = c.toLowerCase();
+    parts.push(lower.length === c.length ? lower : c);
+  }
+  return parts.join('');
+}
+
+/** The needle a secret is searched for in the folded view: the secret decoded and folded as text is. */
+function foldedNeedle(value: string): string {
+  return folded(decodedView(value).text);
+}
+
+/** Every start of `needle` in `haystack` (non-overlapping), as [start, end) pairs pushed on `out`. */
+function findAll(haystack: string, needle: string, out: number[]): void {
+  let at = haystack.indexOf(needle);
+  while (at !== -1) {
+    out.push(at, at + needle.length);
+    at = haystack.indexOf(needle, at + needle.length);
+  }
+}
+
+type Needles = { exact: string[]; folded: string[]; base64: string[]; longest: number };
 
 /**
  * Replaces secret values in everything that leaves the agent. Build one per run with the
  * values of variables marked `secret`, `SERVICE_SECRET_*` values scripts set, basic-auth
  * passwords and credential header values; `add` more as they become known.
+ *
+ * A secret is found in text however it was passed on: as written, upper- or lower-cased,
+ * percent-encoded (any characters, upper or lower hex, `+` for a space), JSON/JavaScript
+ * escaped (`\u003c`), as HTML character references, and in base64 or base64url at any byte
+ * alignment. The work is linear in the text: one decoding pass, then one `indexOf` scan per
+ * form, and at most {@link MAX_SECRETS} values.
  */
 export class Scrubber {
-  readonly #secrets = new Set<string>();
-  #matchers: { long: string[]; pattern: RegExp | null } | null = null;
+  readonly #values = new Set<string>();
+  readonly #forms = new Set<string>();
+  #needles: Needles | null = null;
   #bytePatterns: Buffer[] | null = null;
 
   constructor(secrets: Iterable<string> = []) {
     for (const s of secrets) this.add(s);
   }
 
-  /** Adds a secret (and its encoded forms). Values shorter than MIN_SECRET_LENGTH are ignored; longer than MAX_SECRET_LENGTH are cut. */
+  /**
+   * Adds a secret. Values shorter than MIN_SECRET_LENGTH are ignored; longer than
+   * MAX_SECRET_LENGTH are cut; past MAX_SECRETS values, a new value is ignored.
+   */
   add(value: string): this {
     if (typeof value !== 'string' || value.length < MIN_SECRET_LENGTH) return this;
-    for (const form of secretForms(value.slice(0, MAX_SECRET_LENGTH))) {
-      if (!this.#secrets.has(form)) {
-        this.#secrets.add(form);
-        this.#matchers = null;
-        this.#bytePatterns = null;
-      }
-    }
+    const secret = value.slice(0, MAX_SECRET_LENGTH);
+    if (this.#values.has(secret) || this.#values.size >= MAX_SECRETS) return this;
+    this.#values.add(secret);
+    for (const form of secretForms(secret)) this.#forms.add(form);
+    this.#needles = null;
+    this.#bytePatterns = null;
     return this;
   }
 
-  /** Number of distinct forms searched for. */
+  /** Number of distinct forms searched for in binary data. */
   get size(): number {
-    return this.#secrets.size;
+    return this.#forms.size;
+  }
+
+  /** The secret values added (to rebuild an equal scrubber elsewhere, e.g. in a worker). */
+  secrets(): string[] {
+    return [...this.#values];
+  }
+
+  #getNeedles(): Needles {
+    if (this.#needles === null) {
+      const exact = new Set<string>();
+      const fold = new Set<string>();
+      const base64 = new Set<string>();
+      for (const value of this.#values) {
+        exact.add(value);
+        const needle = foldedNeedle(value);
+        if (needle.length >= MIN_SECRET_LENGTH) fold.add(needle);
+        for (const form of base64Forms(value)) base64.add(form);
+      }
+      const all = [...exact, ...fold, ...base64];
+      this.#needles = {
+        exact: [...exact],
+        folded: [...fold],
+        base64: [...base64],
+        // A percent-encoded 4-byte character is 12 characters for 2 code units.
+        longest: Math.max(0, ...all.map((f) => f.length)) * 6,
+      };
+    }
+    return this.#needles;
+  }
+
+  /** The text with every secret, in any of the forms above, replaced by `*****`. */
+  text(text: string): string {
+    if (this.#values.size === 0 || text.length === 0) return text;
+    const needles = this.#getNeedles();
+    const ranges: number[] = [];
+    for (const needle of needles.exact) findAll(text, needle, ranges);
+    const view = decodedView(text);
+    const fold = folded(view.text);
+    const viewRanges: number[] = [];
+    for (const needle of needles.folded) findAll(fold, needle, viewRanges);
+    for (const needle of needles.base64) findAll(view.text, needle, viewRanges);
+    for (let k = 0; k < viewRanges.length; k += 2) {
+      ranges.push(...view.rawRange(viewRanges[k] as number, viewRanges[k + 1] as number));
+    }
+    if (ranges.length === 0) return text;
+    return replaceRanges(text, ranges);
   }
 
   /**
-   * What text() searches with, derived from the forms once per change: the forms longer than
-   * MAX_REGEX_FORM_LENGTH (one regex of up to 128 KB forms would be too large), longest first,
-   * and one regex of the others, longest first so a secret containing another is replaced whole.
+   * `text` scrubbed and then cut to at most `maxChars` characters (plus `…` when cut), with
+   * no recognisable start of a secret left at the cut: scrubbing before cutting finds a
+   * secret the cut would have split, and a tail that still begins a secret's form is masked.
+   * Reads only the first `maxChars` plus the longest form's length, so a huge text costs little.
    */
-  #textMatchers(): { long: string[]; pattern: RegExp | null } {
-    if (this.#matchers === null) {
-      const forms = [...this.#secrets].sort((a, b) => b.length - a.length);
-      const short = forms.filter((f) => f.length <= MAX_REGEX_FORM_LENGTH);
-      this.#matchers = {
-        long: forms.filter((f) => f.length > MAX_REGEX_FORM_LENGTH),
-        pattern: short.length === 0 ? null : new RegExp(short.map(escapeRegExp).join('|'), 'g'),
-      };
-    }
-    return this.#matchers;
+  cut(text: string, maxChars: number): string {
+    const longest = this.#values.size === 0 ? 0 : this.#getNeedles().longest;
+    const window = text.length > maxChars + longest ? text.slice(0, maxChars + longest + 1) : text;
+    const scrubbed = this.text(window);
+    if (scrubbed.length <= maxChars && window.length === text.length) return scrubbed;
+    return `${this.maskTail(scrubbed.slice(0, maxChars))}…`;
   }
 
-  /** The text with every secret form replaced by `*****`. */
-  text(text: string): string {
-    if (this.#secrets.size === 0 || text.length === 0) return text;
-    const { long, pattern } = this.#textMatchers();
-    let out = text;
-    for (const form of long) if (out.includes(form)) out = out.split(form).join(SCRUBBED);
-    if (pattern === null) return out;
-    pattern.lastIndex = 0;
-    return out.replace(pattern, SCRUBBED);
+  /** `text` with its end masked when it is the start (3 characters or more) of a secret's form, as a cut leaves it. */
+  maskTail(text: string): string {
+    if (this.#values.size === 0 || text.length === 0) return text;
+    const needles = this.#getNeedles();
+    const tailLength = Math.min(text.length, needles.longest);
+    const tail = text.slice(text.length - tailLength);
+    const view = decodedView(tail);
+    const fold = folded(view.text);
+    const plain = view.text;
+    const offset = text.length - tailLength;
+    let cutAt = text.length;
+    // The longest suffix of `haystack` that is a prefix of `needle` (KMP, linear): its start, or -1.
+    const overlap = (haystack: string, needle: string): number => {
+      const failure = new Int32Array(needle.length);
+      for (let k = 1, j = 0; k < needle.length; k++) {
+        while (j > 0 && needle[k] !== needle[j]) j = failure[j - 1] as number;
+        if (needle[k] === needle[j]) j++;
+        failure[k] = j;
+      }
+      let j = 0;
+      for (let k = Math.max(0, haystack.length - needle.length); k < haystack.length; k++) {
+        while (j > 0 && (j === needle.length || haystack[k] !== needle[j])) j = failure[j - 1] as number;
+        if (haystack[k] === needle[j]) j++;
+      }
+      return j >= MIN_SECRET_LENGTH ? haystack.length - j : -1;
+    };
+    for (const [haystack, list] of [
+      [fold, needles.folded],
+      [plain, needles.base64],
+    ] as const) {
+      for (const needle of list) {
+        const start = overlap(haystack, needle);
+        if (start !== -1) cutAt = Math.min(cutAt, offset + view.rawRange(start, start + 1)[0]);
+      }
+    }
+    for (const needle of needles.exact) {
+      const start = overlap(tail, needle);
+      if (start !== -1) cutAt = Math.min(cutAt, offset + start);
+    }
+    return cutAt === text.length ? text : `${text.slice(0, cutAt)}${SCRUBBED}`;
   }
 
   /**
@@ -105,8 +368,8 @@ export class Scrubber {
    */
   bytes(data: Buffer): Buffer {
     const out = Buffer.from(data);
-    if (this.#secrets.size === 0) return out;
-    this.#bytePatterns ??= [...this.#secrets].map((s) => Buffer.from(s)).sort((a, b) => b.length - a.length);
+    if (this.#forms.size === 0) return out;
+    this.#bytePatterns ??= [...this.#forms].map((s) => Buffer.from(s)).sort((a, b) => b.length - a.length);
     for (const pattern of this.#bytePatterns) {
       let at = out.indexOf(pattern);
       while (at !== -1) {
@@ -118,31 +381,97 @@ export class Scrubber {
   }
 
   /**
-   * A deep copy of a JSON-like value with every string scrubbed (keys kept), and the values of
+   * A deep copy of a JSON-like value with every string scrubbed (keys too), and the values of
    * credential headers (`CREDENTIAL_HEADERS`) in `{ key, value }` lists or header records replaced.
+   * Nesting deeper than 64 levels is replaced by `*****` (no recursion without bound).
    */
   value<T>(value: T): T {
-    return this.#walk(value) as T;
+    return this.#walk(value, 0) as T;
   }
 
-  #walk(value: unknown): unknown {
+  #walk(value: unknown, depth: number): unknown {
     if (typeof value === 'string') return this.text(value);
-    if (Array.isArray(value)) return value.map((v) => this.#walk(v));
+    if (depth > 64 && value !== null && typeof value === 'object') return SCRUBBED;
+    if (Array.isArray(value)) return value.map((v) => this.#walk(v, depth + 1));
     if (value !== null && typeof value === 'object') {
       const out: Record<string, unknown> = {};
       const record = value as Record<string, unknown>;
       const pairKey = typeof record.key === 'string' ? record.key.toLowerCase() : null;
       for (const [k, v] of Object.entries(record)) {
+        const key = this.#values.size === 0 ? k : this.text(k);
         if (CREDENTIAL_HEADERS.has(k.toLowerCase()) && (typeof v === 'string' || Array.isArray(v))) {
-          out[k] = SCRUBBED;
+          out[key] = SCRUBBED;
         } else if (k === 'value' && pairKey !== null && CREDENTIAL_HEADERS.has(pairKey)) {
-          out[k] = SCRUBBED;
+          out[key] = SCRUBBED;
         } else {
-          out[k] = this.#walk(v);
+          out[key] = this.#walk(v, depth + 1);
         }
       }
       return out;
     }
     return value;
   }
+}
+
+/** `text` with the union of the [start, end) `ranges` (flat pairs) replaced by `*****` each. */
+function replaceRanges(text: string, ranges: number[]): string {
+  const pairs: Array<[number, number]> = [];
+  for (let k = 0; k < ranges.length; k += 2) pairs.push([ranges[k] as number, ranges[k + 1] as number]);
+  pairs.sort((a, b) => a[0] - b[0]);
+  const parts: string[] = [];
+  let at = 0;
+  let open: [number, number] | null = null;
+  for (const pair of pairs) {
+    if (open !== null && pair[0] <= open[1]) {
+      open[1] = Math.max(open[1], pair[1]);
+      continue;
+    }
+    if (open !== null) {
+      parts.push(text.slice(at, open[0]), SCRUBBED);
+      at = open[1];
+    }
+    open = [pair[0], pair[1]];
+  }
+  if (open !== null) {
+    parts.push(text.slice(at, open[0]), SCRUBBED);
+    at = open[1];
+  }
+  parts.push(text.slice(at));
+  return parts.join('');
+}
+
+/** Most tokens one credential header value is split into for scrubbing (besides the whole value). */
+export const MAX_CREDENTIAL_TOKENS = 16;
+/** Shortest token of a credential header value scrubbed on its own, characters. */
+export const MIN_CREDENTIAL_TOKEN_LENGTH = 6;
+
+/**
+ * What to scrub of a credential header value (Authorization, Cookie, Set-Cookie, x-api-key, …):
+ * the whole value, and at most {@link MAX_CREDENTIAL_TOKENS} of its parts — the token after a
+ * scheme (`Bearer x`) and each cookie's value (`a=1; b=2`, Set-Cookie's `name=value; Path=/`),
+ * longest first, each at least {@link MIN_CREDENTIAL_TOKEN_LENGTH} characters. One linear scan:
+ * a value of 100,000 separators costs no more than reading it.
+ */
+export function credentialTokens(value: string): string[] {
+  const tokens = new Set<string>();
+  const space = value.indexOf(' ');
+  if (space > 0) tokens.add(value.slice(space + 1).trim());
+  const parts = /[^;,]+/g;
+  const candidates: string[] = [];
+  for (let match = parts.exec(value); match !== null; match = parts.exec(value)) {
+    const part = match[0];
+    const eq = part.indexOf('=');
+    const token = (eq >= 0 ? part.slice(eq + 1) : part).trim();
+    if (token.length >= MIN_CREDENTIAL_TOKEN_LENGTH && token !== value) candidates.push(token);
+    if (candidates.length > 4 * MAX_CREDENTIAL_TOKENS) {
+      candidates.sort((a, b) => b.length - a.length);
+      candidates.length = MAX_CREDENTIAL_TOKENS;
+    }
+  }
+  candidates.sort((a, b) => b.length - a.length);
+  for (const token of candidates) {
+    if (tokens.size >= MAX_CREDENTIAL_TOKENS) break;
+    tokens.add(token);
+  }
+  return [value, ...[...tokens].filter((t) => t.length >= MIN_SECRET_LENGTH && t !== value)];
 }

@@ -4,11 +4,27 @@ import type { AssertionComparison } from '../../protocol/index.js';
 /** Why one value failed a comparison; null when it held. */
 export type ComparisonFailure = string | null;
 
-/** A short, bounded rendering of a value for error messages. */
-export function describeValue(value: unknown): string {
+/** Longest rendering of a value in an error message, characters (then cut, ending with `…`). */
+export const MAX_DESCRIBED_LENGTH = 200;
+
+/**
+ * A short, bounded rendering of a value for error messages: JSON, cut at `maxLength`
+ * characters (default 200) with `…`, or uncut when `raw` (for a caller that scrubs first and
+ * cuts then). Never throws: a value nested too deep for JSON.stringify is described as such.
+ */
+export function describeValue(value: unknown, options: { maxLength?: number; raw?: boolean } = {}): string {
   if (value === undefined) return 'nothing';
-  const text = typeof value === 'string' ? JSON.stringify(value) : (JSON.stringify(value) ?? String(value));
-  return text.length > 200 ? `${text.slice(0, 200)}…` : text;
+  let text: string;
+  try {
+    text = typeof value === 'string' ? JSON.stringify(value) : (JSON.stringify(value) ?? String(value));
+  } catch {
+    text = Array.isArray(value)
+      ? '[an array nested too deep to show]'
+      : '{an object nested too deep to show}';
+  }
+  if (options.raw) return text;
+  const maxLength = options.maxLength ?? MAX_DESCRIBED_LENGTH;
+  return text.length > maxLength ? `${text.slice(0, maxLength)}…` : text;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
@@ -69,49 +85,58 @@ function numeric(
   target: string,
   test: (a: number, b: number) => boolean,
   word: string,
+  describe: (value: unknown) => string,
 ): ComparisonFailure {
   const wanted = parseTargetNumber(target);
-  if (wanted === null) return `target ${describeValue(target)} is not a number`;
+  if (wanted === null) return `target ${describe(target)} is not a number`;
   const actual = asNumber(value);
-  if (actual === null) return `${describeValue(value)} is not a number`;
-  return test(actual, wanted) ? null : `${describeValue(value)} is not ${word} ${target}`;
+  if (actual === null) return `${describe(value)} is not a number`;
+  return test(actual, wanted) ? null : `${describe(value)} is not ${word} ${target}`;
 }
 
 /**
  * Applies one comparison of reference/check-types.md ("Assertions") to one value.
  * `target` is the assertion's string target ('' when absent); GREATER_THAN and
- * LESS_THAN parse it and the value as numbers.
+ * LESS_THAN parse it and the value as numbers. `describe` renders values in the failure
+ * (default {@link describeValue}; the engine passes one that scrubs before cutting).
  */
-export function compare(comparison: AssertionComparison, value: unknown, target: string): ComparisonFailure {
-  const shown = describeValue(value);
-  const quoted = describeValue(target);
+export function compare(
+  comparison: AssertionComparison,
+  value: unknown,
+  target: string,
+  describe: (value: unknown) => string = describeValue,
+): ComparisonFailure {
   switch (comparison) {
     case 'EQUALS':
-      return equalsTarget(value, target) ? null : `${shown} does not equal ${quoted}`;
+      return equalsTarget(value, target) ? null : `${describe(value)} does not equal ${describe(target)}`;
     case 'NOT_EQUALS':
-      return equalsTarget(value, target) ? `${shown} equals ${quoted}` : null;
+      return equalsTarget(value, target) ? `${describe(value)} equals ${describe(target)}` : null;
     case 'HAS_KEY':
-      return isObject(value) && Object.hasOwn(value, target) ? null : `${shown} has no key ${quoted}`;
+      return isObject(value) && Object.hasOwn(value, target)
+        ? null
+        : `${describe(value)} has no key ${describe(target)}`;
     case 'NOT_HAS_KEY':
-      return isObject(value) && Object.hasOwn(value, target) ? `${shown} has the key ${quoted}` : null;
+      return isObject(value) && Object.hasOwn(value, target)
+        ? `${describe(value)} has the key ${describe(target)}`
+        : null;
     case 'HAS_VALUE':
-      return hasValue(value, target) ? null : `${shown} has no value ${quoted}`;
+      return hasValue(value, target) ? null : `${describe(value)} has no value ${describe(target)}`;
     case 'NOT_HAS_VALUE':
-      return hasValue(value, target) ? `${shown} has the value ${quoted}` : null;
+      return hasValue(value, target) ? `${describe(value)} has the value ${describe(target)}` : null;
     case 'IS_EMPTY':
-      return isEmpty(value) ? null : `${shown} is not empty`;
+      return isEmpty(value) ? null : `${describe(value)} is not empty`;
     case 'NOT_EMPTY':
-      return isEmpty(value) ? `${shown} is empty` : null;
+      return isEmpty(value) ? `${describe(value)} is empty` : null;
     case 'GREATER_THAN':
-      return numeric(value, target, (a, b) => a > b, 'greater than');
+      return numeric(value, target, (a, b) => a > b, 'greater than', describe);
     case 'LESS_THAN':
-      return numeric(value, target, (a, b) => a < b, 'less than');
+      return numeric(value, target, (a, b) => a < b, 'less than', describe);
     case 'CONTAINS':
-      return contains(value, target) ? null : `${shown} does not contain ${quoted}`;
+      return contains(value, target) ? null : `${describe(value)} does not contain ${describe(target)}`;
     case 'NOT_CONTAINS':
-      return contains(value, target) ? `${shown} contains ${quoted}` : null;
+      return contains(value, target) ? `${describe(value)} contains ${describe(target)}` : null;
     case 'IS_NULL':
-      return value === null || value === undefined ? null : `${shown} is not null`;
+      return value === null || value === undefined ? null : `${describe(value)} is not null`;
     case 'NOT_NULL':
       return value === null || value === undefined ? 'the value is null' : null;
   }

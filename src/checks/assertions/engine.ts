@@ -1,5 +1,7 @@
+import { RE2JS } from 're2js';
 import type { Assertion, AssertionResult, AssertionSource } from '../../protocol/index.js';
-import { compare } from './comparisons.js';
+import type { Scrubber } from '../../sandbox/scrub.js';
+import { compare, describeValue, MAX_DESCRIBED_LENGTH } from './comparisons.js';
 import { queryJsonPath } from './json-path.js';
 
 /**
@@ -54,17 +56,49 @@ function textOf(value: unknown): string {
   return typeof value === 'string' ? value : (JSON.stringify(value) ?? '');
 }
 
-/** How `actual` is reported: one primitive as it is, anything else JSON-encoded, nothing as null. */
-function reportActual(values: readonly unknown[]): AssertionResult['actual'] {
-  if (values.length === 0) return null;
-  if (values.length > 1) return JSON.stringify(values);
-  const value = values[0];
-  if (value === undefined || value === null) return null;
-  if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') return value;
-  return JSON.stringify(value);
+/** Longest `actual` reported, characters (longer is cut, after scrubbing, and ends with `…`). */
+export const MAX_ACTUAL_LENGTH = 4096;
+
+/**
+ * A user's assertion regex, compiled for RE2 (re2js: linear time in the text, whatever the
+ * pattern, so no pattern can hold the event loop; reference/check-types.md, "Assertions").
+ * @throws Error naming the pattern when RE2 refuses it (backreferences, lookahead, lookbehind).
+ */
+export function compileRegex(pattern: string): RE2JS {
+  try {
+    return RE2JS.compile(pattern);
+  } catch (err) {
+    throw new Error(
+      `regex ${describeValue(pattern)} is not supported: ${(err as Error).message} (regexes run in RE2 syntax: no backreferences, lookahead or lookbehind)`,
+    );
+  }
 }
 
-function evaluateOne(assertion: Assertion, sources: AssertionSources): AssertionResult {
+/** The first capture group of `regex`'s first match in `text`, or its whole match, or null. */
+function firstMatch(regex: RE2JS, text: string): string | null {
+  const matcher = regex.matcher(text);
+  if (!matcher.find()) return null;
+  const group = regex.groupCount() >= 1 ? matcher.group(1) : null;
+  return group ?? matcher.group(0);
+}
+
+/** How `actual` is reported: one primitive as it is, anything else JSON-encoded (bounded, scrubbed), nothing as null. */
+function reportActual(values: readonly unknown[], scrubber: Scrubber | undefined): AssertionResult['actual'] {
+  if (values.length === 0) return null;
+  const value = values.length > 1 ? values : values[0];
+  if (value === undefined || value === null) return null;
+  if (typeof value === 'number' || typeof value === 'boolean') return value;
+  const text =
+    typeof value === 'string' ? value : describeValue(value, { maxLength: MAX_ACTUAL_LENGTH, raw: true });
+  if (scrubber) return scrubber.cut(text, MAX_ACTUAL_LENGTH);
+  return text.length > MAX_ACTUAL_LENGTH ? `${text.slice(0, MAX_ACTUAL_LENGTH)}…` : text;
+}
+
+function evaluateOne(
+  assertion: Assertion,
+  sources: AssertionSources,
+  scrubber: Scrubber | undefined,
+): AssertionResult {
   const target = assertion.target ?? '';
   const result: AssertionResult = {
     source: assertion.source,
@@ -85,21 +119,25 @@ function evaluateOne(assertion: Assertion, sources: AssertionSources): Assertion
     values = read(assertion);
     if (assertion.regex) {
       // No global flag: exec finds the first match; the first capture group wins over the whole match.
-      const regex = new RegExp(assertion.regex);
-      values = values.map((value) => {
-        const match = regex.exec(textOf(value));
-        return match ? (match[1] ?? match[0]) : null;
-      });
+      const regex = compileRegex(assertion.regex);
+      values = values.map((value) => firstMatch(regex, textOf(value)));
     }
   } catch (err) {
     result.error = (err as Error).message;
     return result;
   }
-  result.actual = reportActual(values);
+  result.actual = reportActual(values, scrubber);
+  const describe = (value: unknown) =>
+    scrubber
+      ? scrubber.cut(
+          describeValue(value, { maxLength: MAX_DESCRIBED_LENGTH * 4, raw: true }),
+          MAX_DESCRIBED_LENGTH,
+        )
+      : describeValue(value);
   // Nothing found is judged as one missing value: IS_NULL holds, EQUALS fails.
   const judged = values.length === 0 ? [undefined] : values;
   for (const [index, value] of judged.entries()) {
-    const failure = compare(assertion.comparison, value, target);
+    const failure = compare(assertion.comparison, value, target, describe);
     if (failure !== null) {
       result.error = judged.length > 1 ? `value ${index + 1} of ${judged.length}: ${failure}` : failure;
       break;
@@ -108,17 +146,43 @@ function evaluateOne(assertion: Assertion, sources: AssertionSources): Assertion
   return result;
 }
 
+/** Options of {@link evaluateAssertions}. */
+export type EvaluateOptions = {
+  /**
+   * Scrubs the values shown in `actual` and in error messages before they are cut (so no
+   * start of a secret is left at a cut; see Scrubber.cut).
+   */
+  scrubber?: Scrubber;
+};
+
 /**
  * Evaluates assertions in order against the sources of a check type (reference/check-types.md,
  * "Assertions"). When a source gives several values, the comparison must hold for every one.
- * With a `regex`, each value (as text) is replaced by the regex's first capture group, or its
- * whole match, or null when it does not match. Never throws: a bad JSONPath, regex or source
- * becomes that assertion's `error`.
+ * With a `regex` (RE2 syntax, see {@link compileRegex}), each value (as text) is replaced by the
+ * regex's first capture group, or its whole match, or null when it does not match. Never
+ * throws: a bad JSONPath, regex or source, or a value too deep to read, becomes that
+ * assertion's `error`.
  */
 export function evaluateAssertions(
   assertions: readonly Assertion[],
   sources: AssertionSources,
+  options: EvaluateOptions = {},
 ): AssertionsOutcome {
-  const results = assertions.map((assertion) => evaluateOne(assertion, sources));
+  const results = assertions.map((assertion) => {
+    try {
+      return evaluateOne(assertion, sources, options.scrubber);
+    } catch (err) {
+      // A RangeError of a value nested too deep for the stack, for instance.
+      return {
+        source: assertion.source,
+        property: assertion.property ?? '',
+        comparison: assertion.comparison,
+        target: assertion.target ?? '',
+        regex: assertion.regex ?? null,
+        actual: null,
+        error: `the value could not be evaluated: ${(err as Error).message}`,
+      };
+    }
+  });
   return { results, allPassed: results.every((result) => result.error === null) };
 }
