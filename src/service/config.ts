@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { OutpostError } from '../shared/errors.js';
 import { LOG_LEVELS, type LogLevelName } from '../shared/logger.js';
+import { parseSecretKey } from './store/secret-box.js';
 
 /** Service configuration, parsed once from the environment and frozen. Times in ms. */
 export type ServiceConfig = Readonly<{
@@ -15,6 +16,11 @@ export type ServiceConfig = Readonly<{
   logLevel: LogLevelName;
   accountId: string | undefined;
   apiKey: string | undefined;
+  /**
+   * 32-byte key sealing secrets at rest, from `OUTPOST_ENCRYPTION_KEY`; undefined: the key file
+   * `<dataDir>/encryption.key` (created with mode 0600 on first start) is used.
+   */
+  encryptionKey: Buffer | undefined;
 }>;
 
 /** Environment variables the service reads, with defaults; README's table is written from this. */
@@ -34,6 +40,10 @@ export const SERVICE_ENV = {
   LOG_LEVEL: ['INFO', 'DEBUG, LOG, INFO, WARN or ERROR'],
   OUTPOST_ACCOUNT_ID: ['(random UUID)', 'Account id created on an empty store'],
   OUTPOST_API_KEY: ['(generated, printed once)', 'API key created on an empty store'],
+  OUTPOST_ENCRYPTION_KEY: [
+    '(key file in OUTPOST_DATA_DIR)',
+    '32-byte key (base64 or hex) sealing secrets at rest; unset: encryption.key, mode 0600, made on first start',
+  ],
 } as const;
 
 function integer(
@@ -78,6 +88,14 @@ export function parseServiceConfig(env: NodeJS.ProcessEnv): ServiceConfig {
       `OUTPOST_ACCOUNT_ID must be 1 to 64 characters of A-Z, a-z, 0-9, "_" or "-", got ${JSON.stringify(accountId)}`,
     );
   }
+  const rawKey = env.OUTPOST_ENCRYPTION_KEY || undefined;
+  const encryptionKey = rawKey === undefined ? undefined : (parseSecretKey(rawKey) ?? undefined);
+  if (rawKey !== undefined && encryptionKey === undefined) {
+    // Never echo the value: it is a key.
+    bad.push(
+      `OUTPOST_ENCRYPTION_KEY must be a 32-byte key as base64 (44 characters) or hex (64 characters), got ${rawKey.length} characters (make one with: openssl rand -base64 32)`,
+    );
+  }
   const appUrl = env.OUTPOST_APP_URL || `http://localhost:${port}`;
   if (!URL.canParse(appUrl)) bad.push(`OUTPOST_APP_URL must be a URL, got ${JSON.stringify(appUrl)}`);
   if (bad.length > 0)
@@ -94,5 +112,6 @@ export function parseServiceConfig(env: NodeJS.ProcessEnv): ServiceConfig {
     logLevel: logLevel as LogLevelName,
     accountId,
     apiKey,
+    encryptionKey,
   });
 }

@@ -5,7 +5,9 @@ import { build, type Service } from './app.js';
 import { ensureAccount, rotateEmbeddedAgentKey, seedDemoChecks } from './bootstrap.js';
 import type { ServiceConfig } from './config.js';
 import { Scheduler } from './scheduler.js';
+import { sealStoredSecrets } from './secrets-at-rest.js';
 import { openSqliteDatabase } from './store/database.js';
+import { attachSecretBox, openSecretBox } from './store/secret-box.js';
 
 /** A running service. */
 export type RunningService = {
@@ -35,6 +37,24 @@ export async function startService(
   },
 ): Promise<RunningService> {
   const db = await openSqliteDatabase(config.databaseFile);
+  // Secrets at rest: the key from OUTPOST_ENCRYPTION_KEY or the data directory's key file; values stored in
+  // clear by an older version are sealed now, and a wrong key stops the start here (OUTPOST_ERR_ENCRYPTION_KEY).
+  try {
+    attachSecretBox(
+      db,
+      openSecretBox({
+        encryptionKey: config.encryptionKey,
+        dataDir: config.dataDir,
+        inMemory: config.databaseFile === ':memory:',
+      }),
+    );
+    await sealStoredSecrets(db);
+  } catch (err) {
+    await db.destroy();
+    throw err;
+  }
+  // No child process (the embedded agent, its scripts) may inherit the key.
+  delete process.env.OUTPOST_ENCRYPTION_KEY;
   const boot = await ensureAccount(db, { accountId: config.accountId, apiKey: config.apiKey });
   const embeddedAgentKey = options.embeddedAgent ? await rotateEmbeddedAgentKey(db, boot.accountId) : null;
   const service = await build({
