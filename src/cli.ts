@@ -163,7 +163,11 @@ main(process.argv.slice(2)).then(
     process.exitCode = code;
   },
   (err: unknown) => {
-    if (err instanceof OutpostError && err.code === 'OUTPOST_ERR_CONFIG') {
+    // A bad variable or an unusable encryption key: one line naming it, no stack trace.
+    if (
+      err instanceof OutpostError &&
+      (err.code === 'OUTPOST_ERR_CONFIG' || err.code === 'OUTPOST_ERR_ENCRYPTION_KEY')
+    ) {
       process.stderr.write(`outpost: ${err.message}\n`);
       process.exitCode = 2;
       return;
