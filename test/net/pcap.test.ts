@@ -276,10 +276,14 @@ describe.skipIf(missing !== null)('capturePackets on loopback', () => {
     for (const form of new Set([...secretForms(SECRET), STRICT_URL, BASE64])) {
       expect({ form, found: scrubbed.includes(form) }).toEqual({ form, found: false });
     }
-    expect(scrubbed.includes(`Authorization: Bearer ${'*'.repeat(SECRET.length)}\r\n`)).toBe(true);
-    // Only secret bytes changed.
+    // A credential header's whole value is masked, its scheme too.
+    expect(scrubbed.includes(`Authorization: ${'*'.repeat('Bearer '.length + SECRET.length)}\r\n`)).toBe(
+      true,
+    );
+    // Only secret bytes and the credential header's value changed.
     const changed = [...raw.keys()].filter((i) => raw[i] !== scrubbed[i]).length;
-    expect(changed).toBe(SECRET.length + STRICT_URL.length + BASE64.length - 1); // '*' of SECRET stays '*'
+    // '*' of SECRET stays '*'
+    expect(changed).toBe('Bearer '.length + SECRET.length + STRICT_URL.length + BASE64.length - 1);
   });
 
   it('masks a secret that two TCP segments split, in both records (Linux cooked capture on any)', async () => {
@@ -305,7 +309,7 @@ describe.skipIf(missing !== null)('capturePackets on loopback', () => {
     const scrubbed = scrubPcap(raw, new Scrubber([SECRET]));
     expect(scrubbed.includes(`Bearer ${SECRET.slice(0, cut)}`)).toBe(false);
     expect(scrubbed.includes(`${SECRET.slice(cut)}\r\n`)).toBe(false);
-    expect(scrubbed.includes(`Bearer ${'*'.repeat(cut)}`)).toBe(true);
+    expect(scrubbed.includes(`Authorization: ${'*'.repeat('Bearer '.length + cut)}`)).toBe(true);
     expect(scrubbed.includes(`${'*'.repeat(SECRET.length - cut)}\r\n\r\n`)).toBe(true);
   });
 

@@ -16,6 +16,12 @@ export const SECRET_HEADERS: ReadonlySet<string> = new Set([
 ]);
 
 /**
+ * Headers whose values are credentials, lower case: the same list as {@link SECRET_HEADERS},
+ * under the name the scrubbers use (packet captures mask these header lines' values too).
+ */
+export const CREDENTIAL_HEADERS: ReadonlySet<string> = SECRET_HEADERS;
+
+/**
  * Headers as a result stores them: lower-case names, repeated values joined with `, `, and the
  * values of {@link SECRET_HEADERS} replaced by `*****`.
  */
