@@ -9,6 +9,8 @@ import type { ResultHook, ServiceContext } from './context.js';
 import { errorGroupsHook } from './error-groups.js';
 import { installErrorHandling } from './errors.js';
 import { JobQueue } from './queue.js';
+import { type NamedResultHook, ResultOutbox } from './outbox.js';
+import { DEFAULT_RETENTION, type RetentionPolicy, RetentionWorker } from './retention.js';
 import { registerOpenApi } from './openapi.js';
 import { ROUTES } from './routes/index.js';
 import { CheckSessions } from './sessions.js';
@@ -34,6 +36,13 @@ export type BuildOptions = {
    * use and left in place at close.
    */
   artifactsDir?: string;
+  /**
+   * Data retention (OUTPOST_*_RETENTION_DAYS); default 90 days of results, 30 of artifacts,
+   * 30 of agent reports. `false`: no retention worker (tests that keep old rows).
+   */
+  retention?: RetentionPolicy | false;
+  /** Claims per job before a lost lease ends it; default 3. */
+  maxClaims?: number;
 };
 
 /** The built service: the fastify app (not listening) and what `main` needs to run it. */
@@ -41,6 +50,10 @@ export type Service = {
   app: FastifyInstance;
   queue: JobQueue;
   context: ServiceContext;
+  /** The worker running result hooks from the outbox (started by build). */
+  outbox: ResultOutbox;
+  /** The retention worker (started by build); null when `retention: false`. */
+  retention: RetentionWorker | null;
   /** Aborts long polls, then closes the app. Idempotent. */
   close(): Promise<void>;
 };
@@ -51,19 +64,38 @@ export type Service = {
  */
 export async function build(options: BuildOptions): Promise<Service> {
   const shutdown = new AbortController();
+  // Hooks are named for their outbox rows: a row written before a restart finds its hook after.
+  const hooks: NamedResultHook[] = [
+    { name: 'error-groups', run: errorGroupsHook(options.db) },
+    ...(options.resultHooks ?? []).map((run, i) => ({ name: `hook-${i + 1}`, run })),
+  ];
+  const outbox = new ResultOutbox(options.db, hooks, {
+    log: options.log.child({ component: 'result-outbox' }),
+  });
   const queue = new JobQueue(options.db, {
     leaseMs: options.leaseMs ?? 300_000,
     queueExpiryMs: options.queueExpiryMs ?? 360_000,
+    resultHookNames: outbox.hookNames,
+    onResultStored: () => outbox.kick(),
+    ...(options.maxClaims === undefined ? {} : { maxClaims: options.maxClaims }),
   });
+  const artifacts = new ArtifactStore(options.artifactsDir);
+  const retention =
+    options.retention === false
+      ? null
+      : new RetentionWorker(options.db, artifacts, {
+          ...(options.retention ?? DEFAULT_RETENTION),
+          log: options.log.child({ component: 'retention' }),
+        });
   const context: ServiceContext = {
     db: options.db,
     queue,
     sessions: new CheckSessions(options.db, queue, options.appUrl ?? 'http://localhost:3000'),
     log: options.log,
     shutdown: shutdown.signal,
-    resultHooks: [errorGroupsHook(options.db), ...(options.resultHooks ?? [])],
+    resultHooks: hooks.map((h) => h.run),
     analyticsWorkers: AnalyticsWorkers.for(options.databaseFile),
-    artifacts: new ArtifactStore(options.artifactsDir),
+    artifacts,
   };
 
   const app: FastifyInstance = Fastify({
@@ -87,15 +119,21 @@ export async function build(options: BuildOptions): Promise<Service> {
     for (const routes of ROUTES) await routes(v1, context);
   });
 
+  outbox.start();
+  retention?.start();
   let closing: Promise<void> | undefined;
   return {
     app,
     queue,
     context,
+    outbox,
+    retention,
     close() {
       closing ??= (async () => {
         shutdown.abort();
         await app.close();
+        await outbox.stop();
+        await retention?.stop();
         await context.analyticsWorkers?.close();
       })();
       return closing;

@@ -123,6 +123,17 @@ export class ArtifactStore {
     return { name, sizeBytes, sha256: hash.digest('hex') };
   }
 
+  /**
+   * Deletes every artifact file of a job (its folder); nothing when there is none.
+   * @throws Error when a segment could leave its folder (a bug).
+   */
+  async removeJob(accountId: string, jobId: string): Promise<void> {
+    if (!SEGMENT.test(accountId) || !SEGMENT.test(jobId)) {
+      throw new Error(`artifact path segment refused: ${JSON.stringify([accountId, jobId])}`);
+    }
+    await rm(join(this.dir, accountId, jobId), { recursive: true, force: true });
+  }
+
   /** Opens an artifact for reading; null when there is none of that name. */
   async open(
     accountId: string,

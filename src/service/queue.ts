@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { EventEmitter, on } from 'node:events';
-import type { Kysely, Transaction } from 'kysely';
+import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
 import { planRetry } from '../protocol/retry.js';
 import { type CheckResult, type CheckType, type Job, type JobClass, jobClassOf } from '../protocol/index.js';
 import { linkSignal } from '../shared/linked-signal.js';
@@ -8,21 +8,42 @@ import { analyticsColumnsOf } from './analytics/columns.js';
 import { type CheckDoc, runLocationsOf } from './checks.js';
 import { HttpError, notFound } from './errors.js';
 import { JobBuilder, nextAttemptJob, type RunRequest } from './jobs.js';
+import { enqueueResultHooks } from './outbox.js';
 import { retryLocation } from './retries.js';
 import type { Database } from './store/database.js';
 
 export { RUN_TIMEOUT_MS, type RunRequest } from './jobs.js';
 
-/** Queue timing, ms. Defaults from design.md §2: 300 s leases, 6 min queue expiry. */
-export type QueueOptions = { leaseMs: number; queueExpiryMs: number };
+/**
+ * Queue options. Times in ms. Defaults from design.md §2: 300 s leases, 6 min queue expiry;
+ * `maxClaims` 3 (issue 9, 2.4).
+ */
+export type QueueOptions = {
+  leaseMs: number;
+  queueExpiryMs: number;
+  /** Claims a job may take; a lease lost after the last one ends the run with an error result. Default 3. */
+  maxClaims?: number;
+  /**
+   * Names of the result hooks: each new result gets one `result_outbox` row per name, written in
+   * the result's transaction (see ResultOutbox in outbox.ts). Default none.
+   */
+  resultHookNames?: readonly string[];
+  /** Called after a transaction that wrote outbox rows committed (the outbox worker's wake-up). */
+  onResultStored?: () => void;
+};
 
-/** Which locations an agent's key lets it serve. `null` = every location of the account. */
+/**
+ * Which agent a request comes from and what its key lets it serve. `locations` null = every
+ * location of the account (an account API key); a private-location key serves its own slug only.
+ */
 export type AgentScope = { accountId: string; agentId: string; locations: string[] | null };
 
 /** What `claim` needs from the agent's request. */
 export type ClaimSpec = {
   checkTypes: readonly CheckType[];
   freeSlots: Record<JobClass, number>;
+  /** Runtime ids the agent holds; a job whose script needs another runtime is not handed out. Default []. */
+  runtimes?: readonly string[];
 };
 
 /** What `submitResult` did with a result. */
@@ -36,26 +57,68 @@ export type SubmitOutcome = {
   retryJobId: string | null;
 };
 
+/** What one expiry pass ended (see `expireStale`). */
+export type ExpiryOutcome = {
+  /** Check sessions that ended in this pass. */
+  endedSessions: string[];
+  /** Jobs whose lease lapsed and that are queued again for another agent. */
+  requeued: string[];
+  /** Jobs ended with an error result (lease lapsed past the run's usefulness, or claims used up). */
+  failed: string[];
+  /** Queued jobs nobody claimed in time, deleted without a result. */
+  expired: string[];
+};
+
+/** Check types whose job always runs a script, so always needs its runtime. */
+const SCRIPT_TYPES: ReadonlySet<CheckType> = new Set(['BROWSER', 'MULTI_STEP', 'PLAYWRIGHT', 'AGENTIC']);
+
+/** Rows one expiry pass handles per kind at most; the next pass (a second later) takes the rest. */
+const EXPIRY_BATCH = 500;
+
+/**
+ * The runtime a job needs on its agent: the check's `runtimeId` when the job runs a script
+ * (browser-like types, or an API check with a setup or teardown script), else null.
+ */
+export function requiredRuntimeOf(job: Job, checkType: CheckType): string | null {
+  const runsScript = SCRIPT_TYPES.has(checkType) || Boolean(job.setupScript) || Boolean(job.tearDownScript);
+  return runsScript ? job.check.runtimeId : null;
+}
+
 type Tx = Kysely<Database> | Transaction<Database>;
+
+const leaseLost = (jobId: string, what: string) =>
+  new HttpError(409, `lease of job ${jobId} was lost; ${what}`, { jobId, code: 'OUTPOST_ERR_LEASE_LOST' });
 
 /**
  * The per-location job queues, kept in the store. Claims are atomic
  * (one transaction; SQLite serialises writers, PostgreSQL would add
  * `FOR UPDATE SKIP LOCKED`). Wakes long polls through an in-process emitter.
+ *
+ * The queue holds queued and leased jobs only: a job that ends (result, queue expiry, a lease
+ * lost past the run's usefulness, claims used up, its check deleted) is deleted in the same
+ * transaction, payload (merged secrets) included. Results keep who posted them and the body's
+ * hash, so a repeated post is still recognised. A job is never leased twice to one agent: a
+ * holder whose lease lapsed (a stopped process, a partition) gets 409 OUTPOST_ERR_LEASE_LOST on
+ * renewal, upload and result, and its claims never return the job (issue 9, 2.4, 2.5, 2.11).
  */
 export class JobQueue {
   readonly #db: Kysely<Database>;
-  readonly #options: QueueOptions;
+  readonly #options: Required<Omit<QueueOptions, 'onResultStored'>> & Pick<QueueOptions, 'onResultStored'>;
   readonly #events = new EventEmitter({ captureRejections: false });
 
   constructor(db: Kysely<Database>, options: QueueOptions) {
     this.#db = db;
-    this.#options = options;
+    this.#options = { maxClaims: 3, resultHookNames: [], ...options };
     this.#events.setMaxListeners(0);
   }
 
   get leaseMs(): number {
     return this.#options.leaseMs;
+  }
+
+  /** Claims a job may take before a lost lease ends it (QueueOptions.maxClaims). */
+  get maxClaims(): number {
+    return this.#options.maxClaims;
   }
 
   /**
@@ -99,6 +162,7 @@ export class JobQueue {
         agent_id: null,
         lease_expires_at: null,
         result_hash: null,
+        runtime_id: requiredRuntimeOf(job, checkType),
       })
       .execute();
   }
@@ -109,52 +173,74 @@ export class JobQueue {
   }
 
   /**
-   * Hands out ready jobs: queued, due (`enqueued_at` reached: a retry waits out its
-   * back-off) and unexpired, or leased with an expired lease (its agent died).
-   * Never more than the free slots per class.
+   * Hands out ready jobs: queued, due (`enqueued_at` reached: a retry waits out its back-off),
+   * unexpired, of the scope's locations and the agent's check types, needing no runtime or one
+   * the agent holds, and never lost by this agent before. Never more than the free slots per
+   * class. A job whose check was deleted is dropped instead of handed out.
    */
   async claim(scope: AgentScope, spec: ClaimSpec, nowMs: number): Promise<Job[]> {
-    return this.#db.transaction().execute(async (tx) => {
+    const lapse: ExpiryOutcome = { endedSessions: [], requeued: [], failed: [], expired: [] };
+    const jobs = await this.#db.transaction().execute(async (tx) => {
+      // Lapsed leases of the account first, so a job whose agent died goes to this one now
+      // rather than at the next expiry pass.
+      await this.#endLapsedLeases(tx, nowMs, lapse, new Set(), scope.accountId);
       const jobs: Job[] = [];
       for (const jobClass of ['uptime', 'main'] as const) {
         const limit = spec.freeSlots[jobClass];
         if (limit <= 0 || spec.checkTypes.length === 0) continue;
+        const runtimes = [...(spec.runtimes ?? [])];
         let query = tx
           .selectFrom('jobs')
-          .select(['id', 'payload', 'claims'])
+          .select(['id', 'payload', 'check_id', 'check_session_id'])
           .where('account_id', '=', scope.accountId)
+          .where('state', '=', 'queued')
           .where('job_class', '=', jobClass)
+          .where('enqueued_at', '<=', nowMs)
+          .where('expires_at', '>', nowMs)
           .where('check_type', 'in', [...spec.checkTypes])
           .where((eb) =>
-            eb.or([
-              eb.and([
-                eb('state', '=', 'queued'),
-                eb('enqueued_at', '<=', nowMs),
-                eb('expires_at', '>', nowMs),
-              ]),
-              eb.and([eb('state', '=', 'leased'), eb('lease_expires_at', '<=', nowMs)]),
-            ]),
+            runtimes.length > 0
+              ? eb.or([eb('runtime_id', 'is', null), eb('runtime_id', 'in', runtimes)])
+              : eb('runtime_id', 'is', null),
           )
+          .where(sql<number>`instr(',' || lost_agents || ',', ${`,${scope.agentId},`})`, '=', 0)
           .orderBy('enqueued_at')
           .limit(limit);
         if (scope.locations) query = query.where('location', 'in', scope.locations);
         for (const row of await query.execute()) {
+          const check = await tx
+            .selectFrom('checks')
+            .select('id')
+            .where('id', '=', row.check_id)
+            .executeTakeFirst();
+          if (!check) {
+            // The check was deleted after the run was queued: nothing to run it for.
+            await tx.deleteFrom('jobs').where('id', '=', row.id).execute();
+            if (row.check_session_id && (await this.#endRunWithoutResult(tx, row.check_session_id, nowMs))) {
+              lapse.endedSessions.push(row.check_session_id);
+            }
+            continue;
+          }
           const leaseExpiresAt = nowMs + this.#options.leaseMs;
           await tx
             .updateTable('jobs')
-            .set({
+            .set((eb) => ({
               state: 'leased',
               agent_id: scope.agentId,
               lease_expires_at: leaseExpiresAt,
-              claims: row.claims + 1,
-            })
+              claims: eb('claims', '+', 1),
+            }))
             .where('id', '=', row.id)
+            .where('state', '=', 'queued')
             .execute();
           jobs.push({ ...(JSON.parse(row.payload) as Job), leaseMs: this.#options.leaseMs });
         }
       }
       return jobs;
     });
+    for (const id of lapse.endedSessions) this.emitSession(id);
+    if (lapse.failed.length > 0) this.#options.onResultStored?.();
+    return jobs;
   }
 
   /**
@@ -196,32 +282,62 @@ export class JobQueue {
   }
 
   /**
-   * Extends the lease of a job the agent holds.
-   * @throws HttpError 404 unknown job; 409 the lease was lost (job finished, expired or held by another agent).
+   * Extends the lease of a job the agent holds: one conditional UPDATE (the job is leased, to
+   * this agent, in the scope's account and locations), so it cannot race a re-claim.
+   * @returns the new lease end, epoch ms.
+   * @throws HttpError 404 unknown job (or one outside the scope); 409 OUTPOST_ERR_LEASE_LOST
+   *   when the lease was lost (the job finished, was queued again or is held by another agent).
    */
   async renewLease(scope: AgentScope, jobId: string, nowMs: number): Promise<number> {
-    const row = await this.#db
-      .selectFrom('jobs')
-      .select(['state', 'agent_id', 'lease_expires_at'])
-      .where('id', '=', jobId)
-      .where('account_id', '=', scope.accountId)
-      .executeTakeFirst();
-    if (!row) throw notFound('job', jobId);
-    if (row.state !== 'leased' || row.agent_id !== scope.agentId) {
-      throw new HttpError(409, `lease of job ${jobId} was lost`, { jobId, code: 'OUTPOST_ERR_LEASE_LOST' });
-    }
     const leaseExpiresAt = nowMs + this.#options.leaseMs;
-    await this.#db
+    let update = this.#db
       .updateTable('jobs')
       .set({ lease_expires_at: leaseExpiresAt })
       .where('id', '=', jobId)
-      .execute();
-    return leaseExpiresAt;
+      .where('account_id', '=', scope.accountId)
+      .where('state', '=', 'leased')
+      .where('agent_id', '=', scope.agentId);
+    if (scope.locations) update = update.where('location', 'in', scope.locations);
+    const res = await update.executeTakeFirst();
+    if (res.numUpdatedRows > 0n) return leaseExpiresAt;
+    return this.#refuse(this.#db, scope, jobId, 'the lease is not renewed');
   }
 
   /**
-   * Stores the result of a job, exactly once. A repeat of the accepted result from the same
-   * agent is acknowledged as a duplicate.
+   * Throws the answer for a job the agent does not hold: 409 when the job (or its result) is
+   * in the scope, else 404 (another account's or location's jobs are not shown to exist).
+   */
+  async #refuse(tx: Tx, scope: AgentScope, jobId: string, what: string): Promise<never> {
+    let job = tx
+      .selectFrom('jobs')
+      .select('id')
+      .where('id', '=', jobId)
+      .where('account_id', '=', scope.accountId);
+    if (scope.locations) job = job.where('location', 'in', scope.locations);
+    if (await job.executeTakeFirst()) throw leaseLost(jobId, what);
+    if (await this.#resultOf(tx, scope, jobId)) throw leaseLost(jobId, what);
+    throw notFound('job', jobId);
+  }
+
+  /** The newest result stored for a job of the scope, or undefined. */
+  async #resultOf(tx: Tx, scope: AgentScope, jobId: string) {
+    let query = tx
+      .selectFrom('check_results')
+      .select(['doc', 'agent_id', 'result_hash', 'check_id', 'check_session_id'])
+      .where('job_id', '=', jobId)
+      .where('account_id', '=', scope.accountId)
+      .orderBy('created_at', 'desc')
+      .limit(1);
+    if (scope.locations) query = query.where('run_location', 'in', scope.locations);
+    return query.executeTakeFirst();
+  }
+
+  /**
+   * Stores the result of a job, exactly once, and deletes the job (payload included). A repeat
+   * of the accepted result from the same agent is acknowledged as a duplicate. In the same
+   * transaction: the check session is settled when this was its last job (so a waiter reading
+   * the session right after sees it ended), and one `result_outbox` row per result hook is
+   * written (hooks run later, in the ResultOutbox worker, never inside this call).
    *
    * Retries: when the job's `retryStrategy` calls for another attempt (planRetry of
    * src/checks/retry.ts, from the stored job's attempt and `runStartedAt` and this result),
@@ -229,8 +345,10 @@ export class JobQueue {
    * attempt is queued: same check, session, run source, `checkRunId` and `runStartedAt`,
    * `attempt + 1`, claimable from now + the back-off, in the same location when `sameRegion`
    * and else the check's next one (see retryLocation). Otherwise the result is FINAL. The
-   * agent's own `resultType` is overridden either way: the service decides.
-   * @throws HttpError 404 unknown job; 409 lease lost (another agent holds or finished it, or it expired).
+   * agent's own `resultType` is overridden either way, and so is `runLocation` (the job's).
+   * @throws HttpError 404 unknown job (or one outside the scope); 409 OUTPOST_ERR_LEASE_LOST
+   *   when the agent does not hold the job (another agent holds or finished it, it was queued
+   *   again after this agent's lease lapsed, or it ended).
    */
   async submitResult(
     scope: AgentScope,
@@ -240,32 +358,30 @@ export class JobQueue {
   ): Promise<SubmitOutcome> {
     const hash = createHash('sha256').update(JSON.stringify(result)).digest('hex');
     const outcome = await this.#db.transaction().execute(async (tx): Promise<SubmitOutcome> => {
-      const job = await tx
+      let jobQuery = tx
         .selectFrom('jobs')
         .selectAll()
         .where('id', '=', jobId)
-        .where('account_id', '=', scope.accountId)
-        .executeTakeFirst();
-      if (!job) throw notFound('job', jobId);
-      const lost = () =>
-        new HttpError(409, `lease of job ${jobId} was lost; its result is not stored`, {
-          jobId,
-          code: 'OUTPOST_ERR_LEASE_LOST',
-        });
-      const base = { checkSessionId: job.check_session_id, checkId: job.check_id };
-      if (job.state === 'done') {
-        if (job.agent_id === scope.agentId && job.result_hash === hash) {
-          const row = await tx
-            .selectFrom('check_results')
-            .select('doc')
-            .where('job_id', '=', jobId)
-            .executeTakeFirst();
-          const stored = row ? (JSON.parse(row.doc) as CheckResult) : result;
-          return { ...base, duplicate: true, result: stored, retryJobId: null };
+        .where('account_id', '=', scope.accountId);
+      if (scope.locations) jobQuery = jobQuery.where('location', 'in', scope.locations);
+      const job = await jobQuery.executeTakeFirst();
+      if (!job) {
+        const prior = await this.#resultOf(tx, scope, jobId);
+        if (prior && prior.agent_id === scope.agentId && prior.result_hash === hash) {
+          return {
+            checkSessionId: prior.check_session_id,
+            checkId: prior.check_id,
+            duplicate: true,
+            result: JSON.parse(prior.doc) as CheckResult,
+            retryJobId: null,
+          };
         }
-        throw lost();
+        if (prior) throw leaseLost(jobId, 'its result is not stored');
+        throw notFound('job', jobId);
       }
-      if (job.state !== 'leased' || job.agent_id !== scope.agentId) throw lost();
+      if (job.state !== 'leased' || job.agent_id !== scope.agentId) {
+        throw leaseLost(jobId, 'its result is not stored');
+      }
 
       const payload = JSON.parse(job.payload) as Job;
       const plan = planRetry({
@@ -275,34 +391,12 @@ export class JobQueue {
         nowMs,
         outcome: result,
       });
-      const stored: CheckResult = { ...result, resultType: plan.retry ? 'ATTEMPT' : 'FINAL' };
-      await tx
-        .updateTable('jobs')
-        .set({ state: 'done', result_hash: hash, lease_expires_at: null })
-        .where('id', '=', jobId)
-        .execute();
-      await tx
-        .insertInto('check_results')
-        .values({
-          id: randomUUID(),
-          account_id: scope.accountId,
-          check_id: job.check_id,
-          job_id: jobId,
-          check_session_id: job.check_session_id,
-          run_location: stored.runLocation,
-          status: stored.status,
-          has_failures: stored.hasFailures ? 1 : 0,
-          has_errors: stored.hasErrors ? 1 : 0,
-          is_degraded: stored.isDegraded ? 1 : 0,
-          response_time: stored.responseTime,
-          result_type: stored.resultType,
-          started_at: Date.parse(stored.startedAt) || nowMs,
-          stopped_at: Date.parse(stored.stoppedAt) || nowMs,
-          doc: JSON.stringify(stored),
-          ...analyticsColumnsOf(stored),
-          created_at: nowMs,
-        })
-        .execute();
+      const stored: CheckResult = {
+        ...result,
+        runLocation: job.location,
+        resultType: plan.retry ? 'ATTEMPT' : 'FINAL',
+      };
+      await this.#storeResult(tx, job, stored, { agentId: scope.agentId, hash, nowMs });
       let retryJobId: string | null = null;
       if (plan.retry) {
         const location = retryLocation(
@@ -320,32 +414,81 @@ export class JobQueue {
       }
       // A queued retry keeps the session in PROGRESS: settleSession waits for every job.
       if (job.check_session_id) await settleSession(tx, job.check_session_id, nowMs);
-      return { ...base, duplicate: false, result: stored, retryJobId };
+      return {
+        checkSessionId: job.check_session_id,
+        checkId: job.check_id,
+        duplicate: false,
+        result: stored,
+        retryJobId,
+      };
     });
     if (outcome.retryJobId) this.notify(scope.accountId);
+    if (!outcome.duplicate) this.#options.onResultStored?.();
     return outcome;
   }
 
   /**
-   * Asserts the agent may upload artifacts of a job: it holds the job's lease, or it
-   * finished the job (artifacts may follow the result).
-   * @throws HttpError 404 unknown job (or another account's); 409 OUTPOST_ERR_LEASE_LOST
-   *   when another agent holds or finished it, or it is queued or expired.
+   * Stores a result of `job` and deletes the job, with one outbox row per result hook.
+   * `agentId` null: a result the service wrote (a run ended without the agent's result).
+   */
+  async #storeResult(
+    tx: Tx,
+    job: Selectable<Database['jobs']>,
+    stored: CheckResult,
+    by: { agentId: string | null; hash: string | null; nowMs: number },
+  ): Promise<string> {
+    const resultId = randomUUID();
+    await tx.deleteFrom('jobs').where('id', '=', job.id).execute();
+    await tx
+      .insertInto('check_results')
+      .values({
+        id: resultId,
+        account_id: job.account_id,
+        check_id: job.check_id,
+        job_id: job.id,
+        check_session_id: job.check_session_id,
+        run_location: stored.runLocation,
+        status: stored.status,
+        has_failures: stored.hasFailures ? 1 : 0,
+        has_errors: stored.hasErrors ? 1 : 0,
+        is_degraded: stored.isDegraded ? 1 : 0,
+        response_time: stored.responseTime,
+        result_type: stored.resultType,
+        started_at: Date.parse(stored.startedAt) || by.nowMs,
+        stopped_at: Date.parse(stored.stoppedAt) || by.nowMs,
+        doc: JSON.stringify(stored),
+        ...analyticsColumnsOf(stored),
+        created_at: by.nowMs,
+        agent_id: by.agentId,
+        result_hash: by.hash,
+        has_artifacts: stored.artifacts.length > 0 ? 1 : 0,
+      })
+      .execute();
+    await enqueueResultHooks(tx, this.#options.resultHookNames, {
+      accountId: job.account_id,
+      resultId,
+      nowMs: by.nowMs,
+    });
+    return resultId;
+  }
+
+  /**
+   * Asserts the agent may upload artifacts of a job: it holds the job's lease now. Uploads come
+   * before the result; once the job has ended, nothing more is stored for it.
+   * @throws HttpError 404 unknown job (or one outside the scope); 409 OUTPOST_ERR_LEASE_LOST
+   *   when another agent holds it, it is queued, or it has ended.
    */
   async assertHeldBy(scope: AgentScope, jobId: string): Promise<void> {
-    const job = await this.#db
+    let query = this.#db
       .selectFrom('jobs')
-      .select(['state', 'agent_id'])
+      .select('id')
       .where('id', '=', jobId)
       .where('account_id', '=', scope.accountId)
-      .executeTakeFirst();
-    if (!job) throw notFound('job', jobId);
-    if ((job.state !== 'leased' && job.state !== 'done') || job.agent_id !== scope.agentId) {
-      throw new HttpError(409, `lease of job ${jobId} was lost; its artifacts are not stored`, {
-        jobId,
-        code: 'OUTPOST_ERR_LEASE_LOST',
-      });
-    }
+      .where('state', '=', 'leased')
+      .where('agent_id', '=', scope.agentId);
+    if (scope.locations) query = query.where('location', 'in', scope.locations);
+    if (await query.executeTakeFirst()) return;
+    await this.#refuse(this.#db, scope, jobId, 'its artifacts are not stored');
   }
 
   /** The check's run locations as stored now; [] when the check is gone. */
@@ -360,52 +503,150 @@ export class JobQueue {
   }
 
   /**
-   * Expires queued jobs nobody claimed in time (6 minutes by default) and
-   * ends their check sessions TIMED_OUT.
-   * @returns ids of the check sessions that ended.
+   * One expiry pass, over due rows only (indexes `jobs_queue_expiry`, `jobs_lease_expiry`):
+   * - a queued job nobody claimed by `expires_at` (6 minutes by default) is deleted and its
+   *   check session ends TIMED_OUT once its other runs end;
+   * - a leased job whose lease lapsed (its agent died or stopped) is queued again for another
+   *   agent while the run is still useful (before `expires_at`) and claims are left; else the
+   *   run ends with an error result (FAILED, `hasErrors`) saying why, stored as the location's
+   *   FINAL result, so its session settles and a scheduled run shows what happened.
+   * At most 500 rows of each kind per pass.
    */
-  async expireStale(nowMs: number): Promise<string[]> {
-    return this.#db.transaction().execute(async (tx) => {
+  async expireStale(nowMs: number): Promise<ExpiryOutcome> {
+    const outcome: ExpiryOutcome = { endedSessions: [], requeued: [], failed: [], expired: [] };
+    const accounts = new Set<string>();
+    await this.#db.transaction().execute(async (tx) => {
       const stale = await tx
         .selectFrom('jobs')
         .select(['id', 'check_session_id'])
         .where('state', '=', 'queued')
         .where('expires_at', '<=', nowMs)
+        .limit(EXPIRY_BATCH)
         .execute();
-      if (stale.length === 0) return [];
-      await tx
-        .updateTable('jobs')
-        .set({ state: 'expired' })
-        .where(
-          'id',
-          'in',
-          stale.map((s) => s.id),
-        )
-        .execute();
-      const sessions = [
-        ...new Set(stale.map((s) => s.check_session_id).filter((s): s is string => s !== null)),
-      ];
-      const ended: string[] = [];
-      for (const id of sessions) if (await settleSession(tx, id, nowMs)) ended.push(id);
-      return ended;
+      for (const job of stale) {
+        await tx.deleteFrom('jobs').where('id', '=', job.id).execute();
+        outcome.expired.push(job.id);
+        if (job.check_session_id && (await this.#endRunWithoutResult(tx, job.check_session_id, nowMs))) {
+          outcome.endedSessions.push(job.check_session_id);
+        }
+      }
+      await this.#endLapsedLeases(tx, nowMs, outcome, accounts);
     });
+    for (const account of accounts) this.notify(account);
+    for (const id of outcome.endedSessions) this.emitSession(id);
+    if (outcome.failed.length > 0) this.#options.onResultStored?.();
+    return outcome;
+  }
+
+  /**
+   * Handles leased jobs whose lease lapsed by `nowMs` (of one account when `accountId` is
+   * given): queued again for another agent, or ended with an error result (see expireStale).
+   */
+  async #endLapsedLeases(
+    tx: Tx,
+    nowMs: number,
+    outcome: ExpiryOutcome,
+    accounts: Set<string>,
+    accountId?: string,
+  ): Promise<void> {
+    let query = tx
+      .selectFrom('jobs')
+      .selectAll()
+      .where('state', '=', 'leased')
+      .where('lease_expires_at', '<=', nowMs);
+    if (accountId !== undefined) query = query.where('account_id', '=', accountId);
+    const lapsed = await query.limit(EXPIRY_BATCH).execute();
+    for (const job of lapsed) {
+      const lostBy = job.agent_id ?? '';
+      if (job.claims < this.#options.maxClaims && nowMs < job.expires_at) {
+        await tx
+          .updateTable('jobs')
+          .set({
+            state: 'queued',
+            agent_id: null,
+            lease_expires_at: null,
+            lost_agents: job.lost_agents ? `${job.lost_agents},${lostBy}` : lostBy,
+          })
+          .where('id', '=', job.id)
+          .where('state', '=', 'leased')
+          .execute();
+        outcome.requeued.push(job.id);
+        accounts.add(job.account_id);
+        continue;
+      }
+      const reason =
+        job.claims >= this.#options.maxClaims
+          ? `the job was claimed ${job.claims} times without a result; the last agent stopped renewing its lease`
+          : 'the agent running the job stopped renewing its lease and the run is past its deadline';
+      await this.#storeResult(tx, job, errorResultOf(job, reason, nowMs), {
+        agentId: null,
+        hash: null,
+        nowMs,
+      });
+      outcome.failed.push(job.id);
+      if (job.check_session_id && (await settleSession(tx, job.check_session_id, nowMs))) {
+        outcome.endedSessions.push(job.check_session_id);
+      }
+    }
+  }
+
+  /** Counts a run of the session that ended without a result, then settles the session. */
+  async #endRunWithoutResult(tx: Tx, sessionId: string, nowMs: number): Promise<boolean> {
+    await tx
+      .updateTable('check_sessions')
+      .set((eb) => ({ timed_out_runs: eb('timed_out_runs', '+', 1) }))
+      .where('id', '=', sessionId)
+      .execute();
+    return settleSession(tx, sessionId, nowMs);
   }
 }
 
 /**
- * Ends a check session once all its jobs are done or expired: TIMED_OUT if any
- * expired, else the worst result status (FAILED > DEGRADED > PASSED).
+ * The result the service stores for a run that ended without its agent's result: FAILED with
+ * `hasErrors` (the check could not be run) and `reason` as its error message.
+ */
+function errorResultOf(job: Selectable<Database['jobs']>, reason: string, nowMs: number): CheckResult {
+  const at = new Date(nowMs).toISOString();
+  return {
+    status: 'FAILED',
+    hasFailures: false,
+    hasErrors: true,
+    isDegraded: false,
+    overMaxResponseTime: false,
+    responseTime: 0,
+    startedAt: at,
+    stoppedAt: at,
+    errorMessage: reason,
+    assertions: [],
+    logs: [],
+    runLocation: job.location,
+    attempts: job.attempt,
+    resultType: 'FINAL',
+    artifacts: [],
+  };
+}
+
+/**
+ * Ends a check session once it has no job left: TIMED_OUT when a run ended without a result
+ * (`timed_out_runs`), else the worst FINAL result status (FAILED > DEGRADED > PASSED).
  * @returns true when the session ended now.
  */
 async function settleSession(tx: Tx, sessionId: string, nowMs: number): Promise<boolean> {
-  const jobs = await tx
+  const pending = await tx
     .selectFrom('jobs')
-    .select(['state'])
+    .select('id')
     .where('check_session_id', '=', sessionId)
-    .execute();
-  if (jobs.some((j) => j.state !== 'done' && j.state !== 'expired')) return false;
+    .limit(1)
+    .executeTakeFirst();
+  if (pending) return false;
+  const session = await tx
+    .selectFrom('check_sessions')
+    .select(['timed_out_runs', 'status'])
+    .where('id', '=', sessionId)
+    .executeTakeFirst();
+  if (session?.status !== 'PROGRESS') return false;
   let status = 'PASSED';
-  if (jobs.some((j) => j.state === 'expired')) {
+  if (session.timed_out_runs > 0) {
     status = 'TIMED_OUT';
   } else {
     const results = await tx

@@ -51,7 +51,10 @@ export class Scheduler {
   }
 
   /**
-   * One pass: enqueue due checks and expire stale jobs.
+   * One pass: enqueue due checks and expire stale jobs. Each check is enqueued in its own
+   * transaction: one whose enqueue throws is logged with its id and rolled back alone, the
+   * others go on, and its `next_run_at` still moves to the next slot so it does not fail
+   * again every tick.
    * @returns how many runs were enqueued.
    */
   async tick(nowMs: number): Promise<number> {
@@ -64,33 +67,47 @@ export class Scheduler {
       .execute();
     const accounts = new Set<string>();
     let enqueued = 0;
-    if (due.length > 0) {
-      await this.#db.transaction().execute(async (tx) => {
-        for (const row of due) {
-          const check = JSON.parse(row.doc) as CheckDoc;
-          const locations = check.runParallel
-            ? runLocationsOf(check)
-            : [await nextLocation(tx, row.account_id, check)];
+    for (const row of due) {
+      let check: CheckDoc | undefined;
+      try {
+        check = JSON.parse(row.doc) as CheckDoc;
+        const parsed = check;
+        enqueued += await this.#db.transaction().execute(async (tx) => {
+          const locations = parsed.runParallel
+            ? runLocationsOf(parsed)
+            : [await nextLocation(tx, row.account_id, parsed)];
           const runs: RunRequest[] = locations.map((location) => ({
-            check,
+            check: parsed,
             location,
             runSource: 'SCHEDULER',
             checkSessionId: null,
           }));
           await this.#queue.enqueue(tx, row.account_id, runs, nowMs);
-          await tx
-            .updateTable('checks')
-            .set({ next_run_at: nextRunAfter(nowMs, check.id, check.frequency, check.frequencyOffset) })
-            .where('id', '=', row.id)
-            .execute();
-          accounts.add(row.account_id);
-          enqueued += runs.length;
-        }
-      });
+          await this.#advance(tx, row.id, parsed, nowMs);
+          return runs.length;
+        });
+        accounts.add(row.account_id);
+      } catch (err) {
+        this.#log.error({ err, checkId: row.id }, 'scheduled run of a check could not be enqueued');
+        await this.#advance(this.#db, row.id, check, nowMs).catch((advanceErr: unknown) =>
+          this.#log.error({ err: advanceErr, checkId: row.id }, 'next run of a check could not be set'),
+        );
+      }
     }
     for (const account of accounts) this.#queue.notify(account);
-    for (const sessionId of await this.#queue.expireStale(nowMs)) this.#queue.emitSession(sessionId);
+    await this.#queue.expireStale(nowMs);
     if (enqueued > 0) this.#log.debug({ enqueued }, 'scheduled runs enqueued');
     return enqueued;
+  }
+
+  /**
+   * Moves a check's `next_run_at` to its next slot after `nowMs`; for a check whose document
+   * could not be read, one minute on.
+   */
+  async #advance(tx: Kysely<Database>, checkId: string, check: CheckDoc | undefined, nowMs: number) {
+    const next = check
+      ? nextRunAfter(nowMs, check.id, check.frequency, check.frequencyOffset)
+      : nowMs + 60_000;
+    await tx.updateTable('checks').set({ next_run_at: next }).where('id', '=', checkId).execute();
   }
 }

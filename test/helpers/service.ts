@@ -124,7 +124,8 @@ export async function claimJobs(
       agentVersion: '0.0.0-test',
       protocolVersion: PROTOCOL_VERSION,
       checkTypes: ['ICMP', 'DNS', 'TCP', 'URL', 'API'],
-      runtimes: [],
+      // The runtime API jobs with scripts need; claims hand a job only to an agent holding it.
+      runtimes: ['2026.04'],
       freeSlots: { uptime: 10, main: 10 },
       waitSeconds: 0,
       ...over,

@@ -135,8 +135,10 @@ describe('agent protocol', () => {
     expect(lostRenew.statusCode).toBe(409);
     expect((await postResult(a, job!)).statusCode).toBe(409);
     expect((await postResult(b, job!)).statusCode).toBe(200);
-    const claims = await svc.context.db.selectFrom('jobs').select('claims').executeTakeFirstOrThrow();
-    expect(claims.claims).toBe(2);
+    const stored = await svc.context.db.selectFrom('check_results').select('agent_id').execute();
+    expect(stored).toEqual([{ agent_id: b }]);
+    // The finished job is gone from the queue, payload and all.
+    expect(await svc.context.db.selectFrom('jobs').select('id').execute()).toEqual([]);
   });
 
   it('wakes a long poll as soon as a job is queued', async () => {
@@ -156,7 +158,7 @@ describe('agent protocol', () => {
     const { sessionId } = await createAndTrigger();
     await new Promise((r) => setTimeout(r, 150));
     expect(await claim(randomUUID())).toEqual([]);
-    expect(await svc.queue.expireStale(Date.now())).toEqual([sessionId]);
+    expect((await svc.queue.expireStale(Date.now())).endedSessions).toEqual([sessionId]);
     const res = await svc.app.inject({
       method: 'GET',
       url: `/v1/check-sessions/${sessionId}`,

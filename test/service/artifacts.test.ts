@@ -108,10 +108,17 @@ describe('PUT /v1/agent/jobs/{jobId}/artifacts/{name}', () => {
     expect(Number(download.headers['content-length'])).toBe(bytes.length);
     expect(download.rawPayload.equals(bytes)).toBe(true);
 
-    // The agent may still upload after posting its result; a repeat replaces the file whole.
+    // Once the job has ended nothing more is stored for it: not a new file, not a replacement.
     const again = randomBytes(10);
-    expect((await upload('trace.zip', again)).statusCode).toBe(201);
-    expect((await svc.request('GET', url)).rawPayload.equals(again)).toBe(true);
+    const late = await upload('trace.zip', again);
+    expect(late.statusCode).toBe(409);
+    expect(late.json()).toMatchObject({
+      statusCode: 409,
+      error: 'Conflict',
+      attributes: { code: 'OUTPOST_ERR_LEASE_LOST' },
+    });
+    expect((await upload('late.txt', again)).statusCode).toBe(409);
+    expect((await svc.request('GET', url)).rawPayload.equals(bytes)).toBe(true);
 
     expect((await svc.request('GET', url, undefined, 'B')).statusCode).toBe(404);
     const missing = await svc.request('GET', `/v1/check-results/${checkId}/${result.id}/artifacts/other.png`);

@@ -182,6 +182,10 @@ describe('responses conform to /openapi.json', () => {
     );
     expect(artifact).toEqual(trace);
     await call('GET', `/v1/check-sessions/${sessionId}/completion?maxWaitSeconds=1`);
+    // Error groups are built by the result outbox's worker, shortly after the result.
+    await expect
+      .poll(async () => (await svc.request('GET', `/v1/error-groups/checks/${icmp.id}`)).json().length)
+      .toBe(1);
     const groups = await call('GET', `/v1/error-groups/checks/${icmp.id}`);
     await call('GET', `/v1/error-groups/${groups[0].id}`);
     await call('PATCH', `/v1/error-groups/${groups[0].id}`, { archivedUntilNextEvent: true });

@@ -23,9 +23,13 @@ const JobParams = Type.Object(
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
- * The agent behind a request: its `x-agent-id` (a UUID) and what its key lets it serve. With
- * `version` (claims) the agent's id, version, last-seen time and private location are recorded.
- * @throws HttpError 400 naming the header when the agent id is missing or not a UUID.
+ * The agent behind a request: its `x-agent-id` (a UUID) and what its key lets it serve. An
+ * agent is known by (account, agent id), and is bound to the private location of the key it
+ * first registered with (none for an account API key): the same id with another location's key
+ * is refused, so a key of location a cannot act as an agent of location b. With `version`
+ * (claims) the agent's version, last-seen time and location are recorded.
+ * @throws HttpError 400 naming the header when the agent id is missing or not a UUID;
+ *   409 OUTPOST_ERR_AGENT_KEY_MISMATCH when the id is bound to another location's key.
  */
 export async function agentScopeOf(
   ctx: ServiceContext,
@@ -41,8 +45,21 @@ export async function agentScopeOf(
   }
   const now = Date.now();
   const location = request.privateLocation;
+  const locationId = location?.id ?? null;
+  const known = await ctx.db
+    .selectFrom('agents')
+    .select('location_id')
+    .where('account_id', '=', request.accountId)
+    .where('id', '=', agentId)
+    .executeTakeFirst();
+  if (known && known.location_id !== locationId) {
+    throw new HttpError(409, `agent ${agentId} is registered with another key's location`, {
+      field: AGENT_ID_HEADER,
+      in: 'headers',
+      code: 'OUTPOST_ERR_AGENT_KEY_MISMATCH',
+    });
+  }
   if (version !== undefined) {
-    const locationId = location?.id ?? null;
     await ctx.db
       .insertInto('agents')
       .values({
@@ -52,9 +69,7 @@ export async function agentScopeOf(
         last_seen_at: now,
         location_id: locationId,
       })
-      .onConflict((oc) =>
-        oc.column('id').doUpdateSet({ version, last_seen_at: now, location_id: locationId }),
-      )
+      .onConflict((oc) => oc.columns(['account_id', 'id']).doUpdateSet({ version, last_seen_at: now }))
       .execute();
   }
   // A private-location key serves its own location only; an account key every location.
@@ -99,7 +114,7 @@ export async function agentRoutes(app: FastifyInstance, ctx: ServiceContext): Pr
       const jobs = await ctx.queue
         .claimWait(
           scope,
-          { checkTypes: body.checkTypes, freeSlots: body.freeSlots },
+          { checkTypes: body.checkTypes, freeSlots: body.freeSlots, runtimes: body.runtimes },
           body.waitSeconds * 1000,
           wait.signal,
         )
@@ -145,22 +160,14 @@ export async function agentRoutes(app: FastifyInstance, ctx: ServiceContext): Pr
     },
     async (request) => {
       const { jobId } = request.params as { jobId: string };
-      const { duplicate, checkSessionId, checkId, result } = await ctx.queue.submitResult(
+      // Result hooks run from the outbox the result was stored with (outbox.ts), not here.
+      const { checkSessionId, duplicate, result } = await ctx.queue.submitResult(
         await scopeOf(request),
         jobId,
         request.body as CheckResult,
         Date.now(),
       );
       if (checkSessionId) ctx.queue.emitSession(checkSessionId);
-      if (!duplicate) {
-        for (const hook of ctx.resultHooks) {
-          try {
-            await hook({ accountId: request.accountId, jobId, checkId, result });
-          } catch (err) {
-            request.log.error({ err, jobId }, 'result hook failed');
-          }
-        }
-      }
       return { stored: true, duplicate, resultType: result.resultType };
     },
   );

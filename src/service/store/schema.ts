@@ -14,6 +14,7 @@ export type Database = {
   check_results: CheckResultTable;
   agents: AgentTable;
   agent_events: AgentEventTable;
+  result_outbox: ResultOutboxTable;
   check_groups: DocRow<number>;
   alert_channels: DocRow<number> & { type: string };
   snippets: DocRow<number> & { name: string };
@@ -95,6 +96,8 @@ export type CheckSessionTable = {
   run_locations: string;
   started_at: number;
   stopped_at: number | null;
+  /** Runs that ended without a result (expired unclaimed); > 0 ends the session TIMED_OUT. */
+  timed_out_runs: Generated<number>;
 };
 
 export type JobTable = {
@@ -105,7 +108,7 @@ export type JobTable = {
   location: string;
   job_class: string;
   check_type: string;
-  /** queued | leased | done | expired */
+  /** queued | leased. A job that ends (result, expiry, failure) is deleted (migration 0006_queue_bounds). */
   state: string;
   attempt: number;
   /** Times the job was claimed; > 1 after a lease was lost. */
@@ -120,6 +123,10 @@ export type JobTable = {
   lease_expires_at: number | null;
   /** SHA-256 of the accepted result body, to recognise a repeated post. */
   result_hash: string | null;
+  /** Runtime the job's script needs; null when it runs no script (0006_queue_bounds). */
+  runtime_id: string | null;
+  /** Agents that lost this job's lease, comma-separated; it is never leased to them again. */
+  lost_agents: Generated<string>;
 };
 
 export type CheckResultTable = {
@@ -150,6 +157,12 @@ export type CheckResultTable = {
   status_code: number | null;
   /** Attempts the run took; defaults to 1 (0003_analytics). */
   attempts: Generated<number>;
+  /** Agent that posted the result; null for a result the service wrote (0006_queue_bounds). */
+  agent_id: string | null;
+  /** SHA-256 of the posted body, to recognise a repeated post once the job is gone. */
+  result_hash: string | null;
+  /** 1 while the run's artifact files are kept; artifact retention sets 0 when it deletes them. */
+  has_artifacts: Generated<number>;
 };
 
 export type AgentTable = {
@@ -167,6 +180,25 @@ export type AgentEventTable = {
   agent_id: string;
   doc: string;
   created_at: ColumnType<number, number, never>;
+};
+
+/**
+ * Work that follows a stored result (error groups, printing, alerting), one row per hook,
+ * written in the result's transaction and done by the ResultOutbox worker (0006_queue_bounds).
+ */
+export type ResultOutboxTable = {
+  id: Generated<number>;
+  account_id: string;
+  result_id: string;
+  /** Name of the hook (see ResultOutbox). */
+  hook: string;
+  /** Attempts made so far. */
+  attempts: Generated<number>;
+  /** Epoch ms of the next attempt. */
+  next_attempt_at: number;
+  /** Message of the last failure. */
+  last_error: string | null;
+  created_at: number;
 };
 
 /** Links an incident to a status-page service it affects (migration 0004_status_pages). */
