@@ -12,6 +12,12 @@ export type ServiceConfig = Readonly<{
   databaseFile: string;
   leaseMs: number;
   queueExpiryMs: number;
+  /** Days results and ended check sessions are kept (OUTPOST_RESULT_RETENTION_DAYS, default 90). */
+  resultRetentionDays: number;
+  /** Days artifact files are kept (OUTPOST_ARTIFACT_RETENTION_DAYS, default 30). */
+  artifactRetentionDays: number;
+  /** Days agents' error reports, and agents not seen, are kept (OUTPOST_AGENT_RETENTION_DAYS, default 30). */
+  agentRetentionDays: number;
   appUrl: string;
   logLevel: LogLevelName;
   accountId: string | undefined;
@@ -36,6 +42,9 @@ export const SERVICE_ENV = {
     '360',
     'How long a job waits for an agent before its session ends TIMED_OUT',
   ],
+  OUTPOST_RESULT_RETENTION_DAYS: ['90', 'Days check results and ended check sessions are kept'],
+  OUTPOST_ARTIFACT_RETENTION_DAYS: ['30', 'Days artifact files (traces, captures) are kept'],
+  OUTPOST_AGENT_RETENTION_DAYS: ['30', "Days agents' error reports, and agents not seen, are kept"],
   OUTPOST_APP_URL: ['http://localhost:<PORT>', 'Base of the links in check sessions ({app_url})'],
   LOG_LEVEL: ['INFO', 'DEBUG, LOG, INFO, WARN or ERROR'],
   OUTPOST_ACCOUNT_ID: ['(random UUID)', 'Account id created on an empty store'],
@@ -73,6 +82,9 @@ export function parseServiceConfig(env: NodeJS.ProcessEnv): ServiceConfig {
   const port = integer(env, 'PORT', 3000, 0, 65535, bad);
   const leaseSeconds = integer(env, 'OUTPOST_LEASE_SECONDS', 300, 1, 86_400, bad);
   const expirySeconds = integer(env, 'OUTPOST_QUEUE_EXPIRY_SECONDS', 360, 1, 86_400, bad);
+  const resultRetentionDays = integer(env, 'OUTPOST_RESULT_RETENTION_DAYS', 90, 1, 36_500, bad);
+  const artifactRetentionDays = integer(env, 'OUTPOST_ARTIFACT_RETENTION_DAYS', 30, 1, 36_500, bad);
+  const agentRetentionDays = integer(env, 'OUTPOST_AGENT_RETENTION_DAYS', 30, 1, 36_500, bad);
   const logLevel = (env.LOG_LEVEL ?? 'INFO').toUpperCase();
   if (!(logLevel in LOG_LEVELS))
     bad.push(
@@ -108,6 +120,9 @@ export function parseServiceConfig(env: NodeJS.ProcessEnv): ServiceConfig {
     databaseFile: env.OUTPOST_DATA_DIR === ':memory:' ? ':memory:' : resolve(dataDir, 'outpost.db'),
     leaseMs: leaseSeconds * 1000,
     queueExpiryMs: expirySeconds * 1000,
+    resultRetentionDays,
+    artifactRetentionDays,
+    agentRetentionDays,
     appUrl,
     logLevel: logLevel as LogLevelName,
     accountId,

@@ -63,6 +63,11 @@ export async function startService(
     log: options.log,
     leaseMs: config.leaseMs,
     queueExpiryMs: config.queueExpiryMs,
+    retention: {
+      resultDays: config.resultRetentionDays,
+      artifactDays: config.artifactRetentionDays,
+      agentDays: config.agentRetentionDays,
+    },
     appUrl: config.appUrl,
     // An in-memory store keeps its artifacts in a temp folder too (build's default).
     ...(config.databaseFile === ':memory:' ? {} : { artifactsDir: join(config.dataDir, 'artifacts') }),
