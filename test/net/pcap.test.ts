@@ -8,6 +8,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import {
   capturePackets,
   captureFilter,
+  connectionFilter,
   isCaptureAvailable,
   LINK_TYPES,
   PcapStreamSplitter,
@@ -228,6 +229,49 @@ describe('captureFilter', () => {
 
   it('rejects a host that is not a numeric address', () => {
     expect(() => captureFilter('example.com')).toThrow(/^host must be a numeric IPv4 or IPv6 address/);
+  });
+});
+
+describe('connectionFilter', () => {
+  const local = { address: '192.0.2.7', port: 61_234 };
+  const remote = { address: '192.0.2.10', port: 443 };
+
+  it('names both ends of one TCP connection in each direction, and ICMP errors quoting exactly it', () => {
+    const filter = connectionFilter(local, remote);
+    expect(filter).toContain(
+      '(tcp and ((src host 192.0.2.7 and src port 61234 and dst host 192.0.2.10 and dst port 443) or ' +
+        '(src host 192.0.2.10 and src port 443 and dst host 192.0.2.7 and dst port 61234)))',
+    );
+    // The quoted packet: TCP, from our address and port, to the target's.
+    expect(filter).toContain(
+      'icmp[17] = 6 and icmp[20:4] = 0xc0000207 and icmp[24:4] = 0xc000020a and ' +
+        'icmp[8 + ((icmp[8] & 0xf) << 2):2] = 61234 and icmp[8 + ((icmp[8] & 0xf) << 2) + 2:2] = 443',
+    );
+    const v6 = connectionFilter(
+      { address: '2001:db8::7', port: 61_234 },
+      { address: '2001:DB8::1', port: 80 },
+    );
+    expect(v6).toContain('src host 2001:db8::7 and src port 61234 and dst host 2001:db8::1 and dst port 80');
+    expect(v6).toContain('ip6[54] = 6 and ip6[56:4] = 0x20010db8');
+    expect(v6).toContain('ip6[84:4] = 0x00000001 and ip6[88:2] = 61234 and ip6[90:2] = 80');
+  });
+
+  it('rejects names, mixed families and bad ports', () => {
+    expect(() => connectionFilter({ address: 'localhost', port: 1 }, remote)).toThrow(
+      /^local address must be/,
+    );
+    expect(() => connectionFilter({ address: '::1', port: 1 }, remote)).toThrow(/different IP families/);
+    expect(() => connectionFilter({ ...local, port: 0 }, remote)).toThrow(/^local port must be/);
+    expect(() => connectionFilter(local, { ...remote, port: 65_536 })).toThrow(/^port must be/);
+  });
+
+  it.skipIf(missing !== null)('gives filters that tcpdump compiles', () => {
+    for (const filter of [
+      connectionFilter(local, remote),
+      connectionFilter({ address: '::1', port: 61_234 }, { address: '::1', port: 8080 }),
+    ]) {
+      expect(() => execFileSync('tcpdump', ['-d', '-i', 'lo', filter], { stdio: 'pipe' })).not.toThrow();
+    }
   });
 });
 
