@@ -181,6 +181,10 @@ describe('responses conform to /openapi.json', () => {
       `/v1/check-results/${icmp.id}/${session.results[0].id}/artifacts/trace.txt`,
     );
     expect(artifact).toEqual(trace);
+    // The run's result in the check's results list and on its own (scheduled runs read the same way).
+    const results = await call('GET', `/v1/check-results/${icmp.id}?resultType=ALL&hasFailures=true&limit=5`);
+    expect(results.map((r: { id: string }) => r.id)).toEqual([session.results[0].id]);
+    await call('GET', `/v1/check-results/${icmp.id}/${session.results[0].id}`);
     await call('GET', `/v1/check-sessions/${sessionId}/completion?maxWaitSeconds=1`);
     // Error groups are built by the result outbox's worker, shortly after the result.
     await expect

@@ -65,6 +65,9 @@ const query = fc.dictionary(
     'to',
     'probe',
     'x',
+    'resultType',
+    'hasFailures',
+    'location',
   ),
   fc.oneof(
     fc.string({ maxLength: 12 }),

@@ -3,6 +3,7 @@ import type { ServiceContext } from '../context.js';
 import { agentRoutes } from './agent.js';
 import { artifactRoutes } from './artifacts.js';
 import { analyticsRoutes } from './analytics.js';
+import { checkResultRoutes } from './check-results.js';
 import { checkSessionRoutes } from './check-sessions.js';
 import { checkRoutes } from './checks.js';
 import { alertChannelRoutes } from './alert-channels.js';
@@ -36,4 +37,5 @@ export const ROUTES: readonly RoutePlugin[] = [
   snippetRoutes,
   privateLocationRoutes,
   analyticsRoutes,
+  checkResultRoutes,
 ];
