@@ -18,13 +18,18 @@ type KeyValue = { key: string; value: string } & Record<string, unknown>;
 type EnvVar = { key: string; value: string; secret?: boolean } & Record<string, unknown>;
 /** The parts of an HTTP request (a check's `request`, a group's `apiCheckDefaults`) that may hold secrets. */
 type RequestLike = Record<string, unknown> & {
-  headers?: KeyValue[];
+  url?: unknown;
+  headers?: unknown;
+  queryParameters?: unknown;
   basicAuth?: { username: string; password: string } | null;
 };
 
 /** Which fields of a stored document hold secrets; paths are dot-separated from the document's root. */
 export type SecretLayout = {
-  /** Request-like objects: credential header values and `basicAuth.password`. */
+  /**
+   * Request-like objects: credential-named header and query parameter values, `basicAuth.password`,
+   * and the password in `url` (`https://user:password@host`).
+   */
   requests?: readonly string[];
   /** Environment variable arrays: the values of `secret` items. */
   variables?: readonly string[];
@@ -35,7 +40,25 @@ export type SecretLayout = {
 };
 
 /** Where a secret value sits and what kind it is, for `mapSecrets` callbacks. */
-export type SecretPlace = { path: string; kind: 'header' | 'password' | 'variable' | 'string' };
+export type SecretPlace = {
+  path: string;
+  /** `pair`: a credential-named header or query parameter; `url`: a URL with a userinfo password. */
+  kind: 'pair' | 'password' | 'url' | 'variable' | 'string';
+};
+
+/** `scheme://user:password@` at the start of a URL: the password is group 2. */
+const URL_PASSWORD = /^([A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#@:]*:)([^/?#@]*)@/;
+
+/** True when `url` carries a userinfo password that is more than a bare `{{VARIABLE}}` reference. */
+function hasUrlPassword(url: string): boolean {
+  const m = URL_PASSWORD.exec(url);
+  return m !== null && m[2] !== '' && !VARIABLE_REFERENCE.test(m[2]!) && m[2] !== SECRET_MASK;
+}
+
+/** `url` with its userinfo password replaced by the mask. */
+function maskUrlPassword(url: string): string {
+  return hasUrlPassword(url) ? url.replace(URL_PASSWORD, `$1${SECRET_MASK}@`) : url;
+}
 
 function getPath(doc: Record<string, unknown>, path: string): unknown {
   let cur: unknown = doc;
@@ -61,7 +84,7 @@ function mapHeaders(
   if (!Array.isArray(headers)) return headers;
   return headers.map((h: KeyValue, i) =>
     h && typeof h.value === 'string' && typeof h.key === 'string' && isCredentialHeader(h.key)
-      ? { ...h, value: fn(h.value, { path: `${path}[${i}].value`, kind: 'header' }) }
+      ? { ...h, value: fn(h.value, { path: `${path}[${i}].value`, kind: 'pair' }) }
       : h,
   );
 }
@@ -79,8 +102,12 @@ export function mapSecrets<T extends Record<string, unknown>>(
   for (const path of layout.requests ?? []) {
     const request = getPath(copy, path) as RequestLike | null | undefined;
     if (!request || typeof request !== 'object') continue;
-    if (request.headers !== undefined)
-      request.headers = mapHeaders(request.headers, `${path}.headers`, fn) as KeyValue[];
+    for (const list of ['headers', 'queryParameters'] as const) {
+      if (request[list] !== undefined) request[list] = mapHeaders(request[list], `${path}.${list}`, fn);
+    }
+    if (typeof request.url === 'string' && (hasUrlPassword(request.url) || SecretBox.isSealed(request.url))) {
+      request.url = fn(request.url, { path: `${path}.url`, kind: 'url' });
+    }
     const auth = request.basicAuth;
     if (auth && typeof auth.password === 'string') {
       request.basicAuth = {
@@ -118,12 +145,15 @@ export function mapSecrets<T extends Record<string, unknown>>(
  * is only a `{{VARIABLE}}` reference stays visible (it holds no secret; the variable is masked itself).
  */
 export function maskSecrets<T extends Record<string, unknown>>(doc: T, layout: SecretLayout): T {
-  return mapSecrets(doc, layout, (value, place) => (isReference(value, place) ? value : SECRET_MASK));
+  return mapSecrets(doc, layout, (value, place) => {
+    if (place.kind === 'url') return SecretBox.isSealed(value) ? SECRET_MASK : maskUrlPassword(value);
+    return isReference(value, place) ? value : SECRET_MASK;
+  });
 }
 
 /** A header value or password that is only a `{{VARIABLE}}` reference (kept visible and unsealed). */
 function isReference(value: string, place: SecretPlace): boolean {
-  return (place.kind === 'header' || place.kind === 'password') && VARIABLE_REFERENCE.test(value.trim());
+  return (place.kind === 'pair' || place.kind === 'password') && VARIABLE_REFERENCE.test(value.trim());
 }
 
 /**
@@ -181,7 +211,10 @@ export function keepMaskedSecrets<T extends Record<string, unknown>>(
   fieldOf: (path: string) => string = (p) => p,
 ): T {
   const copy = structuredClone(incoming) as Record<string, unknown>;
-  const headerLists = [...(layout.requests ?? []).map((p) => `${p}.headers`), ...(layout.headers ?? [])];
+  const headerLists = [
+    ...(layout.requests ?? []).flatMap((p) => [`${p}.headers`, `${p}.queryParameters`]),
+    ...(layout.headers ?? []),
+  ];
   for (const path of headerLists) {
     const headers = getPath(copy, path);
     if (!Array.isArray(headers)) continue;
@@ -202,6 +235,22 @@ export function keepMaskedSecrets<T extends Record<string, unknown>>(
       }
       headers[i] = { ...h, value: kept.value };
     });
+  }
+  for (const path of layout.requests ?? []) {
+    // A URL sent back with its password masked keeps the stored URL when all else is equal.
+    const url = getPath(copy, `${path}.url`);
+    const storedUrl = stored ? getPath(stored, `${path}.url`) : undefined;
+    if (
+      typeof url === 'string' &&
+      typeof storedUrl === 'string' &&
+      url !== storedUrl &&
+      maskUrlPassword(storedUrl) === url
+    ) {
+      setPath(copy, `${path}.url`, storedUrl);
+    } else if (typeof url === 'string' && URL_PASSWORD.exec(url)?.[2] === SECRET_MASK) {
+      // The mask in a changed URL stands for nothing: the password must be sent again.
+      maskRefused(fieldOf(`${path}.url`), 'URL with that password');
+    }
   }
   for (const path of layout.requests ?? []) {
     const auth = getPath(copy, `${path}.basicAuth`) as { password?: unknown } | null | undefined;

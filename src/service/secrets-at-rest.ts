@@ -35,7 +35,7 @@ export async function sealStoredSecrets(db: Kysely<Database>): Promise<SealRepor
     const doc = JSON.parse(text) as Record<string, unknown>;
     const before = report.sealed;
     const after = mapSecrets(doc, layout, (value, place) =>
-      (place.kind === 'header' || place.kind === 'password') && VARIABLE_REFERENCE.test(value.trim())
+      (place.kind === 'pair' || place.kind === 'password') && VARIABLE_REFERENCE.test(value.trim())
         ? value
         : reseal(value, `${table}:${id}:${place.path}`),
     );
