@@ -1,22 +1,39 @@
 import type { RunLog } from '../protocol/index.js';
-import type { Logger } from '../shared/logger.js';
 import type { Scrubber } from '../sandbox/scrub.js';
+import type { Logger } from '../shared/logger.js';
 
 const PINO_METHODS = { DEBUG: 'debug', INFO: 'info', WARN: 'warn', ERROR: 'error' } as const;
+
+/** Options of {@link RunLogRecorder}. */
+export type RunLogOptions = {
+  /**
+   * Hold the lines meant for the agent log until {@link RunLogRecorder.flushAgentLog}, and scrub
+   * them then: a run that learns secrets late (credential header values a setup script set,
+   * after it printed them) logs nothing before its scrubber knows every secret.
+   */
+  holdAgentLog?: boolean;
+};
 
 /** The log lines of one run: kept for the result's `logs[]` and mirrored to the job's logger. */
 export class RunLogRecorder {
   readonly lines: RunLog[] = [];
   readonly #log: Logger;
+  readonly #held: Array<{
+    level: keyof typeof PINO_METHODS;
+    msg: string;
+    fields: Record<string, unknown>;
+  }> | null;
   #scrubber: Scrubber | null = null;
 
-  constructor(log: Logger) {
+  constructor(log: Logger, options: RunLogOptions = {}) {
     this.#log = log;
+    this.#held = options.holdAgentLog ? [] : null;
   }
 
   /**
    * Scrubs every line recorded from now on, before it is kept or reaches the agent log, with
-   * `scrubber` (which may learn more secrets later; lines already recorded are not revisited).
+   * `scrubber` (which may learn more secrets later; lines already kept are not revisited, held
+   * agent-log lines are scrubbed again when flushed).
    */
   scrubWith(scrubber: Scrubber): void {
     this.#scrubber = scrubber;
@@ -31,6 +48,19 @@ export class RunLogRecorder {
   record(line: RunLog, fields: Record<string, unknown> = {}): void {
     const msg = this.#scrubber ? this.#scrubber.text(line.msg) : line.msg;
     this.lines.push({ time: line.time, level: line.level, msg });
-    this.#log[PINO_METHODS[line.level]](fields, msg);
+    if (this.#held !== null) this.#held.push({ level: line.level, msg, fields });
+    else this.#log[PINO_METHODS[line.level]](fields, msg);
+  }
+
+  /** Writes the held agent-log lines (see RunLogOptions.holdAgentLog), scrubbed with every secret known now. */
+  flushAgentLog(): void {
+    if (this.#held === null) return;
+    const scrubber = this.#scrubber;
+    for (const { level, msg, fields } of this.#held.splice(0)) {
+      this.#log[PINO_METHODS[level]](
+        scrubber ? scrubber.value(fields) : fields,
+        scrubber ? scrubber.text(msg) : msg,
+      );
+    }
   }
 }

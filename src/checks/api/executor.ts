@@ -23,12 +23,11 @@ import {
   timingsOf,
 } from '../../net/http/index.js';
 import { createDnsResolver, resolveHost } from '../../net/resolve.js';
-import { CREDENTIAL_HEADERS, Scrubber } from '../../sandbox/scrub.js';
+import { CREDENTIAL_HEADERS, credentialTokens, Scrubber } from '../../sandbox/scrub.js';
 import type { ScriptRunner } from '../../sandbox/types.js';
 import { OutpostError } from '../../shared/errors.js';
 import { interpolate } from '../../shared/interpolate.js';
-import { evaluateAssertions, jsonPathSource, valueSource } from '../assertions/index.js';
-import type { AssertionSourceReader } from '../assertions/index.js';
+import { evaluateHttpBody } from '../assertions/off-thread.js';
 import type { Executor, ExecutorContext } from '../executor.js';
 import { errorRunOutcome, judgeRun, RunLogRecorder, roundMs, validateRequest } from '../outcome.js';
 import { runBudgetMs } from '../time-budget.js';
@@ -68,31 +67,6 @@ function headerText(headers: IncomingHttpHeaders, name: string): string | undefi
   return Array.isArray(value) ? value.join(', ') : value;
 }
 
-/** HEADERS assertion: `property` names the header (case-insensitive); a missing header is nothing found. */
-function headerSource(headers: Record<string, string>): AssertionSourceReader {
-  return (assertion) => {
-    const name = (assertion.property ?? '').toLowerCase();
-    if (name === '') return [headers];
-    return Object.hasOwn(headers, name) ? [headers[name]] : [];
-  };
-}
-
-/** JSON_BODY assertion: the body parsed as JSON, then the JSONPath; a body that is not JSON fails it. */
-function jsonBodySource(text: string): AssertionSourceReader {
-  let parsed: { value: unknown } | { error: string } | undefined;
-  return (assertion) => {
-    parsed ??= (() => {
-      try {
-        return { value: JSON.parse(text) as unknown };
-      } catch (err) {
-        return { error: `response body is not JSON: ${(err as Error).message}` };
-      }
-    })();
-    if ('error' in parsed) throw new Error(parsed.error);
-    return jsonPathSource(parsed.value)(assertion);
-  };
-}
-
 /** The runtime variables scripts see (reference/check-types.md, "Runtime variables and scrubbing"). */
 export function runtimeVariables(job: Job): Record<string, string> {
   return {
@@ -106,17 +80,22 @@ export function runtimeVariables(job: Job): Record<string, string> {
   };
 }
 
-/** Credential forms of a header value to scrub: the whole value and, for `Scheme token`, the token. */
-function credentialForms(value: string): string[] {
-  const forms = [value];
-  const space = value.indexOf(' ');
-  if (space > 0) forms.push(value.slice(space + 1));
-  // Cookies: every cookie's value (`a=1; b=2`, and Set-Cookie's `name=value; Path=/`).
-  for (const part of value.split(/;\s*|,\s*(?=[^;=\s]+=)/)) {
-    const eq = part.indexOf('=');
-    if (eq > 0) forms.push(part.slice(eq + 1));
+/**
+ * `text` percent-decoded where it can be: valid `%XX` UTF-8 sequences decoded, a lone or
+ * malformed `%` (`%`, `%zz`, `%E0%A4%A`) kept as written. Never throws.
+ */
+export function lenientDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text.replace(/(?:%[0-9a-fA-F]{2})+/g, (run) => {
+      try {
+        return decodeURIComponent(run);
+      } catch {
+        return run;
+      }
+    });
   }
-  return forms;
 }
 
 type Failure = { code: string; message: string };
@@ -214,10 +193,19 @@ export class ApiExecutor implements Executor {
    * failing script (→ FAILED with the reason). Throws OUTPOST_ERR_ABORTED when `context.signal` aborts.
    */
   async run(job: Job, context: ExecutorContext): Promise<RunOutcome> {
+    // The agent log gets the run's lines at its end, when the scrubber knows every secret.
+    const logs = new RunLogRecorder(context.log, { holdAgentLog: true });
+    try {
+      return await this.#run(job, context, logs);
+    } finally {
+      logs.flushAgentLog();
+    }
+  }
+
+  async #run(job: Job, context: ExecutorContext, logs: RunLogRecorder): Promise<RunOutcome> {
     const startedAt = new Date();
     const t0 = performance.now();
     const deadline = t0 + runBudgetMs(job.timeoutMs);
-    const logs = new RunLogRecorder(context.log);
     const scrubber = new Scrubber(job.environmentVariables.filter((v) => v.secret).map((v) => v.value));
     if (job.clientCertificate?.passphrase) scrubber.add(job.clientCertificate.passphrase);
     logs.scrubWith(scrubber);
@@ -274,7 +262,13 @@ export class ApiExecutor implements Executor {
       return this.#scriptFailed(state, `url must be http or https (got ${url.protocol.slice(0, -1)})`);
     }
     for (const [key, value] of Object.entries(request.queryParameters)) url.searchParams.append(key, value);
-    if (url.password !== '') scrubber.add(decodeURIComponent(url.password));
+    // As written and decoded: a malformed escape (a lone `%`) is a failure of the target, not of the agent.
+    for (const part of [url.password, url.username]) {
+      if (part === '') continue;
+      scrubber.add(part);
+      scrubber.add(lenientDecode(part));
+    }
+    if (url.password !== '') scrubber.add(`${url.username}:${url.password}`);
     const headers: Record<string, string> = { 'user-agent': this.#userAgent, accept: '*/*' };
     for (const [key, value] of Object.entries(request.headers)) {
       const name = key.toLowerCase();
@@ -291,7 +285,7 @@ export class ApiExecutor implements Executor {
       headers.authorization = `Basic ${Buffer.from(`${basicAuth.username}:${basicAuth.password}`).toString('base64')}`;
     }
     for (const [name, value] of Object.entries(headers)) {
-      if (CREDENTIAL_HEADERS.has(name)) for (const form of credentialForms(value)) scrubber.add(form);
+      if (CREDENTIAL_HEADERS.has(name)) for (const form of credentialTokens(value)) scrubber.add(form);
     }
     // A body a setup script wrote is sent even when the check itself has none (bodyType NONE).
     const bodyType =
@@ -383,8 +377,9 @@ export class ApiExecutor implements Executor {
       }
       if (next.origin !== target.origin) {
         // As fetch does: credentials are not handed to another origin.
+        // Every credential header (CREDENTIAL_HEADERS), for the rest of the chain: A→B→A does not get them back.
         hopHeaders = Object.fromEntries(
-          Object.entries(hopHeaders).filter(([k]) => k !== 'authorization' && k !== 'cookie'),
+          Object.entries(hopHeaders).filter(([k]) => !CREDENTIAL_HEADERS.has(k)),
         );
       }
       target = next;
@@ -395,12 +390,9 @@ export class ApiExecutor implements Executor {
     const { timings, timingPhases } = timingsOf(last.trace, secure, failedAt);
     if (last.trace.tlsSessionReused)
       logs.add('WARN', 'the TLS session was resumed: the tls phase is too short');
-    for (const value of [
-      headerText(last.headers, 'set-cookie'),
-      headerText(last.headers, 'authorization'),
-      headerText(last.headers, 'x-api-key'),
-    ]) {
-      if (value !== undefined) for (const form of credentialForms(value)) scrubber.add(form);
+    for (const name of CREDENTIAL_HEADERS) {
+      const value = headerText(last.headers, name);
+      if (value !== undefined) for (const form of credentialTokens(value)) scrubber.add(form);
     }
 
     const failure = problem ?? last.error;
@@ -444,16 +436,19 @@ export class ApiExecutor implements Executor {
     if (unreachable === null && checkRequest.assertions.length === 0 && status !== null && status >= 400) {
       failures.push(`HTTP ${status} ${last.statusText}`.trimEnd());
     }
-    const noResponse = () => {
-      throw new Error('no response');
-    };
-    const assertions = evaluateAssertions(checkRequest.assertions, {
-      STATUS_CODE: valueSource(status),
-      RESPONSE_TIME: valueSource(roundMs(responseTimeMs)),
-      HEADERS: status === null ? noResponse : headerSource(responseHeaders),
-      TEXT_BODY: status === null ? noResponse : valueSource(bodyText),
-      JSON_BODY: status === null ? noResponse : jsonBodySource(bodyText),
-    });
+    // Off the event loop when it reads the body (a worker with a deadline): see evaluateHttpBody.
+    const bodyWork = await evaluateHttpBody(
+      {
+        assertions: checkRequest.assertions,
+        status,
+        responseTimeMs: roundMs(responseTimeMs),
+        headers: responseHeaders,
+        bodyText,
+        storedBodyMaxBytes: status !== null && textual ? this.#maxStoredBodyBytes : null,
+      },
+      scrubber,
+    );
+    const assertions = bodyWork.assertions;
     const cutAtMaxResponseTime =
       requestDeadline < deadline && failure !== null && /TIMEOUT$/.test(failure.code) && problem === null;
     const outcome = judgeRun({
@@ -465,7 +460,6 @@ export class ApiExecutor implements Executor {
       failures,
       assertions,
     });
-    const stored = Buffer.from(bodyText);
     const part: HttpCheckResult = {
       request: {
         method: request.method,
@@ -483,8 +477,9 @@ export class ApiExecutor implements Executor {
               headers: scrubHeaders(last.headers),
               bodySizeBytes: last.bodySizeBytes,
               bodyTruncated: last.bodyTruncated,
-              body: textual ? stored.subarray(0, this.#maxStoredBodyBytes).toString('utf8') : null,
-              bodyStoredTruncated: textual && stored.length > this.#maxStoredBodyBytes,
+              // Set after the scrubbing walk below: the worker scrubbed and cut it.
+              body: null,
+              bodyStoredTruncated: bodyWork.storedTruncated,
             },
       timings,
       timingPhases,
@@ -498,7 +493,9 @@ export class ApiExecutor implements Executor {
     if (cutAtMaxResponseTime) outcome.overMaxResponseTime = true;
     outcome.httpCheckResult = part;
     // Header values of credentials are already masked (scrubHeaders); the walk is for secret values.
-    return scrubber.size > 0 ? scrubber.value(outcome) : outcome;
+    const scrubbed = scrubber.size > 0 ? scrubber.value(outcome) : outcome;
+    if (scrubbed.httpCheckResult?.response) scrubbed.httpCheckResult.response.body = bodyWork.storedBody;
+    return scrubbed;
   }
 
   /**

@@ -1,0 +1,47 @@
+import type { Assertion } from '../../protocol/index.js';
+import type { Scrubber } from '../../sandbox/scrub.js';
+import { type AssertionsOutcome, evaluateAssertions } from './engine.js';
+import { type HttpAssertionInput, httpAssertionSources } from './http-sources.js';
+
+/** What one run hands to the body work: its assertions, the response, its secrets and the body limit. */
+export type BodyWorkInput = HttpAssertionInput & {
+  assertions: Assertion[];
+  /** The run's secret values (see Scrubber.secrets). */
+  secrets: string[];
+  /** Bytes (UTF-8) of the body kept in the result (scrubbed, then cut), or null to keep none. */
+  storedBodyMaxBytes: number | null;
+};
+
+/** The evaluated assertions and the body as stored (scrubbed and cut), or null. */
+export type BodyWorkOutput = {
+  assertions: AssertionsOutcome;
+  storedBody: string | null;
+  storedTruncated: boolean;
+};
+
+/** Evaluates the assertions over the response and scrubs and cuts the body to store. */
+export function doBodyWork(input: BodyWorkInput, scrubber: Scrubber): BodyWorkOutput {
+  const assertions = evaluateAssertions(input.assertions, httpAssertionSources(input), { scrubber });
+  if (input.storedBodyMaxBytes === null) return { assertions, storedBody: null, storedTruncated: false };
+  return { assertions, ...storedBodyOf(input.bodyText, input.storedBodyMaxBytes, scrubber) };
+}
+
+/**
+ * The body as a result stores it: scrubbed, then cut to `maxBytes` UTF-8 bytes, with no start
+ * of a secret left at the cut (Scrubber.cut, Scrubber.maskTail).
+ */
+export function storedBodyOf(
+  bodyText: string,
+  maxBytes: number,
+  scrubber: Scrubber,
+): { storedBody: string; storedTruncated: boolean } {
+  const storedTruncated = bodyText.length > maxBytes || Buffer.byteLength(bodyText) > maxBytes;
+  let storedBody = scrubber.cut(bodyText, maxBytes);
+  if (storedBody.length > 0 && storedBody !== bodyText && storedBody.endsWith('…')) {
+    storedBody = storedBody.slice(0, -1);
+  }
+  if (Buffer.byteLength(storedBody) > maxBytes) {
+    storedBody = scrubber.maskTail(Buffer.from(storedBody).subarray(0, maxBytes).toString('utf8'));
+  }
+  return { storedBody, storedTruncated };
+}

@@ -1,0 +1,58 @@
+import type { Assertion } from '../../protocol/index.js';
+import { type AssertionSourceReader, type AssertionSources, jsonPathSource, valueSource } from './engine.js';
+
+/** What the HTTP assertion sources read: the response as the run ended (after teardown). */
+export type HttpAssertionInput = {
+  /** Response status, or null when there was no response. */
+  status: number | null;
+  /** Response time, ms. */
+  responseTimeMs: number;
+  /** Response headers, lower-case names, repeats joined with `, `. */
+  headers: Record<string, string>;
+  /** Response body as text. */
+  bodyText: string;
+};
+
+/** HEADERS assertion: `property` names the header (case-insensitive); a missing header is nothing found. */
+function headerSource(headers: Record<string, string>): AssertionSourceReader {
+  return (assertion: Assertion) => {
+    const name = (assertion.property ?? '').toLowerCase();
+    if (name === '') return [headers];
+    return Object.hasOwn(headers, name) ? [headers[name]] : [];
+  };
+}
+
+/** JSON_BODY assertion: the body parsed as JSON (once), then the JSONPath; a body that is not JSON fails it. */
+function jsonBodySource(text: string): AssertionSourceReader {
+  let parsed: { value: unknown } | { error: string } | undefined;
+  return (assertion) => {
+    parsed ??= (() => {
+      try {
+        return { value: JSON.parse(text) as unknown };
+      } catch (err) {
+        return { error: `response body is not JSON: ${(err as Error).message}` };
+      }
+    })();
+    if ('error' in parsed) throw new Error(parsed.error);
+    return jsonPathSource(parsed.value)(assertion);
+  };
+}
+
+/**
+ * The assertion sources of API checks (reference/check-types.md, "API"): STATUS_CODE,
+ * RESPONSE_TIME, HEADERS, TEXT_BODY and JSON_BODY; without a response the last three fail
+ * with "no response".
+ */
+export function httpAssertionSources(input: HttpAssertionInput): AssertionSources {
+  const noResponse = () => {
+    throw new Error('no response');
+  };
+  const { status } = input;
+  return {
+    STATUS_CODE: valueSource(status),
+    RESPONSE_TIME: valueSource(input.responseTimeMs),
+    HEADERS: status === null ? noResponse : headerSource(input.headers),
+    TEXT_BODY: status === null ? noResponse : valueSource(input.bodyText),
+    JSON_BODY: status === null ? noResponse : jsonBodySource(input.bodyText),
+  };
+}

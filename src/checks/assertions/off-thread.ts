@@ -1,0 +1,131 @@
+import { availableParallelism } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import type { AssertionResult } from '../../protocol/index.js';
+import type { Scrubber } from '../../sandbox/scrub.js';
+import { type BodyWorkInput, type BodyWorkOutput, doBodyWork, storedBodyOf } from './body-work.js';
+
+/** Time the work over one response body may take, ms; then the worker is stopped and the assertions fail. */
+export const BODY_WORK_TIMEOUT_MS = 5_000;
+/** Heap of one body worker, MB: a 25 MB JSON body parses within it; more ends the work as out of memory. */
+export const BODY_WORKER_HEAP_MB = 256;
+/** Bodies up to this size, characters, are handled on the agent's thread when no assertion reads them. */
+export const INLINE_BODY_CHARS = 64 * 1024;
+/** Body work running at once; more wait their turn. */
+const MAX_WORKERS = Math.max(1, Math.min(2, availableParallelism()));
+
+let running = 0;
+const waiting: Array<() => void> = [];
+
+async function slot(): Promise<() => void> {
+  if (running >= MAX_WORKERS) await new Promise<void>((resolve) => waiting.push(resolve));
+  running++;
+  return () => {
+    running--;
+    waiting.shift()?.();
+  };
+}
+
+/** Starts the worker: the built `body-worker.js`, or from TypeScript sources (vitest, tsx) through tsx's loader. */
+function startWorker(input: BodyWorkInput): Worker {
+  const here = fileURLToPath(import.meta.url);
+  const options = {
+    workerData: input,
+    resourceLimits: { maxOldGenerationSizeMb: BODY_WORKER_HEAP_MB },
+  };
+  if (!here.endsWith('.ts')) return new Worker(join(dirname(here), 'body-worker.js'), options);
+  const entry = pathToFileURL(join(dirname(here), 'body-worker.ts')).href;
+  const code = `import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(entry)}); });`;
+  return new Worker(code, { ...options, eval: true });
+}
+
+/** Options of {@link evaluateHttpBody}. */
+export type BodyWorkOptions = {
+  /** Limit of the work, ms (default {@link BODY_WORK_TIMEOUT_MS}). */
+  timeoutMs?: number;
+};
+
+/**
+ * Evaluates an API check's assertions and scrubs and cuts the body to store, so that no
+ * response, JSONPath or pattern holds the agent's event loop: with a body assertion
+ * (TEXT_BODY, JSON_BODY) or a body over {@link INLINE_BODY_CHARS}, the work runs in a worker
+ * thread with `timeoutMs` and {@link BODY_WORKER_HEAP_MB}; past either, the worker is stopped
+ * and every assertion fails with the reason (the run ends FAILED, never throws). Otherwise it
+ * runs here (regexes are RE2: linear). Never rejects.
+ */
+export async function evaluateHttpBody(
+  input: Omit<BodyWorkInput, 'secrets'>,
+  scrubber: Scrubber,
+  options: BodyWorkOptions = {},
+): Promise<BodyWorkOutput> {
+  const full: BodyWorkInput = { ...input, secrets: scrubber.secrets() };
+  const readsBody = input.assertions.some((a) => a.source === 'TEXT_BODY' || a.source === 'JSON_BODY');
+  if (!readsBody && input.bodyText.length <= INLINE_BODY_CHARS) return doBodyWork(full, scrubber);
+  const timeoutMs = options.timeoutMs ?? BODY_WORK_TIMEOUT_MS;
+  const release = await slot();
+  try {
+    const answer = await runWorker(full, timeoutMs);
+    if ('assertions' in answer) return answer;
+    const failed: AssertionResult[] = input.assertions.map((assertion) => ({
+      source: assertion.source,
+      property: assertion.property ?? '',
+      comparison: assertion.comparison,
+      target: assertion.target ?? '',
+      regex: assertion.regex ?? null,
+      actual: null,
+      error: answer.reason,
+    }));
+    // The stored body without the worker: its first 64 KB only, so the work here stays small.
+    const stored =
+      input.storedBodyMaxBytes === null
+        ? { storedBody: null, storedTruncated: false }
+        : storedBodyOf(
+            input.bodyText.slice(0, INLINE_BODY_CHARS),
+            Math.min(input.storedBodyMaxBytes, INLINE_BODY_CHARS),
+            scrubber,
+          );
+    return {
+      assertions: { results: failed, allPassed: failed.length === 0 },
+      storedBody: stored.storedBody,
+      storedTruncated:
+        stored.storedBody !== null && (stored.storedTruncated || input.bodyText.length > INLINE_BODY_CHARS),
+    };
+  } finally {
+    release();
+  }
+}
+
+function runWorker(input: BodyWorkInput, timeoutMs: number): Promise<BodyWorkOutput | { reason: string }> {
+  return new Promise((resolve) => {
+    const size = `a response body of ${input.bodyText.length} characters`;
+    let settled = false;
+    const worker = startWorker(input);
+    const finish = (answer: BodyWorkOutput | { reason: string }) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      void worker.terminate();
+      resolve(answer);
+    };
+    const timer = setTimeout(
+      () =>
+        finish({
+          reason: `assertions over ${size} did not finish within ${timeoutMs} ms; their evaluation was stopped`,
+        }),
+      timeoutMs,
+    );
+    worker.once('message', (message: BodyWorkOutput) => finish(message));
+    worker.once('error', (err: Error & { code?: string }) =>
+      finish({
+        reason:
+          err.code === 'ERR_WORKER_OUT_OF_MEMORY'
+            ? `assertions over ${size} needed more than ${BODY_WORKER_HEAP_MB} MB; their evaluation was stopped`
+            : `assertions over ${size} could not be evaluated: ${err.message}`,
+      }),
+    );
+    worker.once('exit', () =>
+      finish({ reason: `assertions over ${size} could not be evaluated: the worker exited` }),
+    );
+  });
+}
