@@ -165,10 +165,33 @@ describe.skipIf(missing !== null)('packet captures record only the agent’s own
       },
     });
     const before = during?.otherRequests() ?? 0;
-    const artifacts = await diagnose(job, outcome, {
-      signal: new AbortController().signal,
-      log: pino({ level: 'silent' }),
-    });
+    // The agent's own other connections to the same address and port, in this very process.
+    let inProcess = during !== undefined;
+    const ownTraffic = (async () => {
+      let sent = 0;
+      while (inProcess) {
+        await fetch(url.replace(/\/(start|reset)$/, '/own'), {
+          method: 'POST',
+          headers: { 'x-api-key': OTHER_ACCOUNT_KEY, 'x-account': PLAIN_SECRET },
+          body: PLAIN_SECRET,
+        }).then(
+          (res) => res.arrayBuffer(),
+          () => undefined,
+        );
+        sent += 1;
+      }
+      return sent;
+    })();
+    let artifacts: Awaited<ReturnType<typeof diagnose>>;
+    try {
+      artifacts = await diagnose(job, outcome, {
+        signal: new AbortController().signal,
+        log: pino({ level: 'silent' }),
+      });
+    } finally {
+      inProcess = false;
+    }
+    if (during) expect(await ownTraffic).toBeGreaterThan(3);
     expect(artifacts.map((a) => a.name)).toContain('connection.pcap');
     // The other flow really ran while the capture did: its packets were there to be caught.
     if (during) expect(during.otherRequests() - before).toBeGreaterThan(5);
