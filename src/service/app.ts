@@ -9,7 +9,7 @@ import type { ResultHook, ServiceContext } from './context.js';
 import { errorGroupsHook } from './error-groups.js';
 import { installErrorHandling } from './errors.js';
 import { JobQueue } from './queue.js';
-import { type NamedResultHook, ResultOutbox } from './outbox.js';
+import { type NamedResultHook, ResultOutbox, type ResultOutboxOptions } from './outbox.js';
 import { DEFAULT_RETENTION, type RetentionPolicy, RetentionWorker } from './retention.js';
 import { registerOpenApi } from './openapi.js';
 import { ROUTES } from './routes/index.js';
@@ -43,6 +43,13 @@ export type BuildOptions = {
   retention?: RetentionPolicy | false;
   /** Claims per job before a lost lease ends it; default 3. */
   maxClaims?: number;
+  /**
+   * The result outbox worker: its back-off (see ResultOutboxOptions) and whether build starts
+   * it (default true; false leaves rows for a later start, as a crash would).
+   */
+  resultOutbox?: Pick<ResultOutboxOptions, 'baseDelayMs' | 'maxDelayMs' | 'maxAttempts' | 'pollMs'> & {
+    start?: boolean;
+  };
 };
 
 /** The built service: the fastify app (not listening) and what `main` needs to run it. */
@@ -69,7 +76,9 @@ export async function build(options: BuildOptions): Promise<Service> {
     { name: 'error-groups', run: errorGroupsHook(options.db) },
     ...(options.resultHooks ?? []).map((run, i) => ({ name: `hook-${i + 1}`, run })),
   ];
+  const { start: startOutbox = true, ...outboxOptions } = options.resultOutbox ?? {};
   const outbox = new ResultOutbox(options.db, hooks, {
+    ...outboxOptions,
     log: options.log.child({ component: 'result-outbox' }),
   });
   const queue = new JobQueue(options.db, {
@@ -119,7 +128,7 @@ export async function build(options: BuildOptions): Promise<Service> {
     for (const routes of ROUTES) await routes(v1, context);
   });
 
-  outbox.start();
+  if (startOutbox) outbox.start();
   retention?.start();
   let closing: Promise<void> | undefined;
   return {

@@ -70,6 +70,7 @@ export class ResultOutbox {
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<void> | undefined;
   #again = false;
+  #started = false;
   #stopped = false;
 
   constructor(db: Kysely<Database>, hooks: readonly NamedResultHook[], options: ResultOutboxOptions) {
@@ -92,14 +93,18 @@ export class ResultOutbox {
   /** Starts polling for due rows (timer unref'ed). */
   start(): void {
     if (this.#timer || this.#stopped) return;
+    this.#started = true;
     this.#timer = setInterval(() => this.kick(), this.#pollMs);
     this.#timer.unref();
     this.kick();
   }
 
-  /** Runs due rows soon (not awaited by the caller); a pass in progress runs again after. */
+  /**
+   * Runs due rows soon (not awaited by the caller); a pass in progress runs again after.
+   * Nothing before `start` or after `stop`.
+   */
   kick(): void {
-    if (this.#stopped) return;
+    if (!this.#started || this.#stopped) return;
     if (this.#running) {
       this.#again = true;
       return;
