@@ -313,8 +313,16 @@ function columns(db: Kysely<Database>, doc: CheckDoc, nowMs: number) {
  * @throws OutpostError OUTPOST_ERR_ENCRYPTION_KEY when a sealed value does not open with the store's key.
  */
 export function openCheckSecrets(db: Kysely<Database>, stored: CheckDoc): CheckDoc {
-  return openSecrets(secretBoxOf(db), stored, CHECK_SECRETS, 'checks', stored.id);
+  // A document opened already (CheckStore hands out opened ones) is not opened twice: a clear value that
+  // happens to start with `v1:` must not be taken for a sealed one.
+  if (openedChecks.has(stored)) return stored;
+  const opened = openSecrets(secretBoxOf(db), stored, CHECK_SECRETS, 'checks', stored.id);
+  openedChecks.add(opened);
+  return opened;
 }
+
+/** Check documents whose secrets are in clear (see openCheckSecrets). */
+const openedChecks = new WeakSet<object>();
 
 /**
  * Data access for checks, always scoped to one account. Documents go in and come out with their

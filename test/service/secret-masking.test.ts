@@ -160,6 +160,25 @@ describe('credential values in checks', () => {
     expectBadField(res, field);
   });
 
+  it('a clear value that looks sealed (v1:…) reaches the agent unchanged', async () => {
+    const res = await svc.request(
+      'POST',
+      '/v1/checks/api',
+      apiBody({
+        activated: false,
+        request: {
+          method: 'GET',
+          url: 'https://api.example.test/',
+          headers: [{ key: 'X-Api-Key', value: 'v1:AAAA' }],
+        },
+      }),
+    );
+    const job = await jobOf(res.json().id);
+    expect((job.check.request as { headers: Pair[] }).headers).toEqual([
+      { key: 'X-Api-Key', value: 'v1:AAAA' },
+    ]);
+  });
+
   it('keeps a check’s secret variable sent back masked', async () => {
     const res = await svc.request(
       'POST',
