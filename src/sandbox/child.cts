@@ -79,9 +79,18 @@ function elapsedMs(): number {
   return startedAt === null ? 0 : now() - startedAt;
 }
 
+/** The run's output limit (ScriptPayload.maxOutputBytes): no log message is longer, characters. */
+let maxLogChars = 1_048_576;
+
 function emitLog(level: LogLevel, text: string): void {
   const msg = text.endsWith('\n') ? text.slice(0, -1) : text;
-  send({ t: 'log', level, msg, time: new Date().toISOString() });
+  // The parent keeps at most the output limit and refuses longer messages: cut before sending.
+  send({
+    t: 'log',
+    level,
+    msg: msg.length > maxLogChars ? msg.slice(0, maxLogChars) : msg,
+    time: new Date().toISOString(),
+  });
 }
 
 function reportSecret(secret: unknown): void {
@@ -120,17 +129,32 @@ function finish(message: ChildMessage | string): void {
 function installEnv(env: Record<string, string>): void {
   for (const key of Object.keys(realEnv)) delete realEnv[key];
   Object.assign(realEnv, env, { HOME: process.cwd(), TMPDIR: process.cwd() });
-  process.env = new Proxy(realEnv, {
+  // Every way to put a value in the environment reports SERVICE_SECRET_* values at once (set,
+  // Reflect.set, Object.assign, Object.defineProperty, delete then set, a whole new
+  // process.env), so the parent knows them even when the script is then killed.
+  const secretKey = (key: string | symbol) => typeof key === 'string' && key.startsWith(SECRET_PREFIX);
+  const tracking: ProxyHandler<Record<string, unknown>> = {
     set(target, key, value) {
       const ok = Reflect.set(target, key, value);
-      if (typeof key === 'string' && key.startsWith(SECRET_PREFIX)) reportSecret(target[key]);
+      if (secretKey(key)) reportSecret(Reflect.get(target, key));
       return ok;
     },
     defineProperty(target, key, descriptor) {
+      if (secretKey(key) && 'value' in descriptor) reportSecret(descriptor.value);
       const ok = Reflect.defineProperty(target, key, descriptor);
-      if (typeof key === 'string' && key.startsWith(SECRET_PREFIX)) reportSecret(target[key]);
+      if (secretKey(key)) reportSecret(Reflect.get(target, key));
       return ok;
     },
+  };
+  let current: unknown = new Proxy(realEnv, tracking);
+  Object.defineProperty(process, 'env', {
+    get: () => current,
+    set: (value: unknown) => {
+      sweepSecrets(value);
+      current = value !== null && typeof value === 'object' ? new Proxy(value, tracking) : value;
+    },
+    enumerable: true,
+    configurable: false,
   });
 }
 
@@ -181,7 +205,15 @@ function accessDenied(error: unknown): ChildFailure | null {
   return null;
 }
 
+/** Longest error text reported, characters: a reason is one line, and the parent caps messages. */
+const MAX_ERROR_CHARS = 65_536;
+
 function errorText(error: unknown): string {
+  const text = fullErrorText(error);
+  return text.length > MAX_ERROR_CHARS ? text.slice(0, MAX_ERROR_CHARS) : text;
+}
+
+function fullErrorText(error: unknown): string {
   if (util.types.isNativeError(error) || error instanceof Error) {
     const name = error.name || 'Error';
     return error.message ? `${name}: ${error.message}` : name;
@@ -374,6 +406,10 @@ type Prepared = {
 };
 
 async function runScript(payload: ScriptPayload, prepared: Prepared): Promise<void> {
+  if (Number.isSafeInteger(payload.maxOutputBytes) && payload.maxOutputBytes > 0) {
+    // One character more than the limit: the parent sees the limit passed, not met.
+    maxLogChars = payload.maxOutputBytes + 1;
+  }
   installEnv(payload.env);
   globalThis.console = prepared.console;
   process.stdout.write = prepared.stdoutWrite;

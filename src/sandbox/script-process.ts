@@ -2,10 +2,44 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, chown, mkdtemp, readdir, realpath, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { Readable } from 'node:stream';
 import { type ChildMessage, parseChildMessage, type ScriptPayload } from './messages.js';
 
-/** Longest line accepted on the child → parent channel, bytes: a context holding a 25 MB body, escaped. */
-export const MAX_MESSAGE_BYTES = 128 * 1024 * 1024;
+/**
+ * What the parent reads from one script process at most (script-run.ts sets them per run). Every
+ * line on the channel is parsed from at most `maxLineBytes` buffered bytes (one `done` line
+ * from at most `maxDoneBytes`), and the channel as a whole carries at most `maxTotalBytes`:
+ * past any of them the parent stops buffering and calls `onOverflow` (the run kills the
+ * process), so a script cannot grow the agent's memory through its result channel.
+ */
+export type ChannelLimits = {
+  /** Longest `log`, `secret`, `failed`, `exit` or other line, bytes. */
+  maxLineBytes: number;
+  /** Longest `done` line (the context as the script left it), bytes. */
+  maxDoneBytes: number;
+  /** Most bytes read from the channel in all, bytes. */
+  maxTotalBytes: number;
+};
+
+/** Limits until a run sets its own: a waiting process only says `ready`. */
+const IDLE_CHANNEL_LIMITS: ChannelLimits = {
+  maxLineBytes: 65_536,
+  maxDoneBytes: 65_536,
+  maxTotalBytes: 1_048_576,
+};
+
+/**
+ * Most channel lines that are not messages (a script writing to fd 3 itself) read from one
+ * process; past it the run fails. Each costs a failed JSON.parse (~10 µs), so a flood of them
+ * could hold the event loop; the child itself never writes one.
+ */
+export const MAX_MALFORMED_LINES = 100;
+
+/** Channel lines read in one turn of the event loop (each costs ~1-2 µs to parse and handle). */
+const LINES_PER_TURN = 512;
+
+/** How a `done` line starts (child.cts writes it so); a forged one is held to the same cap. */
+const DONE_PREFIX = Buffer.from('{"t":"done"');
 
 /** How long `dispose` waits for a SIGKILLed process to be reaped before giving up on it, ms. */
 const REAP_TIMEOUT_MS = 5_000;
@@ -116,8 +150,10 @@ export class ScriptProcess {
   onMessage: (message: ChildMessage) => void = () => {};
   /** Raw stdout/stderr text (writes to fd 1/2 that bypass process.stdout, Node's own fatal errors). */
   onOutput: (stream: 'stdout' | 'stderr', text: string) => void = () => {};
-  /** A channel line longer than MAX_MESSAGE_BYTES arrived. */
-  onOverflow: () => void = () => {};
+  /** A channel line or the channel as a whole went past `channelLimits`; what it says is why. */
+  onOverflow: (what: string) => void = () => {};
+  /** What is read from the channel at most; set by whoever runs the script, before `start`. */
+  channelLimits: ChannelLimits = IDLE_CHANNEL_LIMITS;
   #startupOutput = '';
   #child: ChildProcess;
   #exited = false;
@@ -204,36 +240,111 @@ export class ScriptProcess {
     return new ScriptProcess(child, tmpDir);
   }
 
+  /**
+   * Splits the channel into lines in O(chunk) per chunk (only the new chunk is searched),
+   * buffering at most one line's cap; past a cap (or the total) the rest is dropped unread.
+   */
   #readChannel(markReady: (ready: boolean) => void): void {
-    const channel = this.#child.stdio[3];
+    const channel = this.#child.stdio[3] as Readable | null | undefined;
     if (!channel) return;
     let pending: Buffer[] = [];
     let pendingBytes = 0;
-    const line = (text: string) => {
-      const message = parseChildMessage(text);
-      if (message.t === 'ready') markReady(true);
-      else this.onMessage(message);
+    /** Whether the line being buffered is a `done` line; null until it passes maxLineBytes. */
+    let doneLine: boolean | null = null;
+    let totalBytes = 0;
+    let malformed = 0;
+    let overflowed = false;
+    const overflow = (what: string) => {
+      overflowed = true;
+      pending = [];
+      pendingBytes = 0;
+      // The rest is read and dropped (a paused pipe would block the child's kill-free exit).
+      channel.removeAllListeners('data');
+      channel.on('data', () => {});
+      channel.resume();
+      this.onOverflow(what);
     };
-    channel.on('data', (chunk: Buffer) => {
-      let start = 0;
-      for (let at = chunk.indexOf(10); at !== -1; at = chunk.indexOf(10, start)) {
-        const head = chunk.subarray(start, at);
-        line(
-          pending.length === 0 ? head.toString('utf8') : Buffer.concat([...pending, head]).toString('utf8'),
-        );
-        pending = [];
-        pendingBytes = 0;
-        start = at + 1;
+    /** The first bytes of the line being buffered plus `part` (O(prefix), not O(line)). */
+    const startsDone = (part: Buffer): boolean => {
+      const head: Buffer[] = [];
+      let length = 0;
+      for (const piece of [...pending.slice(0, DONE_PREFIX.length), part]) {
+        if (length >= DONE_PREFIX.length) break;
+        head.push(piece);
+        length += piece.length;
       }
-      if (start < chunk.length) {
-        pending.push(chunk.subarray(start));
-        pendingBytes += chunk.length - start;
-        if (pendingBytes > MAX_MESSAGE_BYTES) {
-          pending = [];
-          pendingBytes = 0;
-          this.onOverflow();
+      return Buffer.concat(head).subarray(0, DONE_PREFIX.length).equals(DONE_PREFIX);
+    };
+    /** Adds part of a line; when `complete`, parses the line. False once past a cap. O(part). */
+    const take = (part: Buffer, complete: boolean): boolean => {
+      const limits = this.channelLimits;
+      const bytes = pendingBytes + part.length;
+      if (bytes > limits.maxLineBytes) {
+        doneLine ??= startsDone(part);
+        const cap = doneLine ? Math.max(limits.maxDoneBytes, limits.maxLineBytes) : limits.maxLineBytes;
+        if (bytes > cap) {
+          overflow(`sent a message larger than ${cap} bytes`);
+          return false;
         }
       }
+      if (!complete) {
+        // A copy: a subarray would keep the whole chunk alive.
+        pending.push(Buffer.from(part));
+        pendingBytes = bytes;
+        return true;
+      }
+      const text =
+        pending.length === 0 ? part.toString('utf8') : Buffer.concat([...pending, part]).toString('utf8');
+      pending = [];
+      pendingBytes = 0;
+      doneLine = null;
+      // The child never writes an empty line: nothing to parse or keep.
+      if (text === '') return true;
+      const message = parseChildMessage(text);
+      if (message.t === 'log' && message.malformed === true && ++malformed > MAX_MALFORMED_LINES) {
+        overflow(`wrote more than ${MAX_MALFORMED_LINES} lines that are not messages to the sandbox`);
+        return false;
+      }
+      if (message.t === 'ready') markReady(true);
+      else this.onMessage(message);
+      return !overflowed;
+    };
+    /** Reads lines of `chunk` from `from`, at most LINES_PER_TURN, then lets the event loop turn. */
+    const read = (chunk: Buffer, from: number): void => {
+      let start = from;
+      let lines = 0;
+      for (let at = chunk.indexOf(10, start); at !== -1; at = chunk.indexOf(10, start)) {
+        // An empty line (the child never writes one) costs nothing.
+        if (at > start || pending.length > 0) {
+          if (!take(chunk.subarray(start, at), true)) return;
+        }
+        start = at + 1;
+        if (++lines >= LINES_PER_TURN && start < chunk.length) {
+          // libuv hands over up to 32 reads of a pipe in one turn of the event loop: the rest
+          // of this chunk, and the chunks after it, wait for the next turn.
+          channel.pause();
+          setImmediate(() => {
+            if (overflowed) return;
+            read(chunk, start);
+            if (!overflowed && !waiting) channel.resume();
+          });
+          waiting = true;
+          return;
+        }
+      }
+      waiting = false;
+      if (start < chunk.length) take(chunk.subarray(start), false);
+    };
+    let waiting = false;
+    channel.on('data', (chunk: Buffer) => {
+      if (overflowed) return;
+      totalBytes += chunk.length;
+      const { maxTotalBytes } = this.channelLimits;
+      if (totalBytes > maxTotalBytes) {
+        overflow(`sent more than ${maxTotalBytes} bytes to the sandbox`);
+        return;
+      }
+      read(chunk, 0);
     });
   }
 
@@ -247,10 +358,12 @@ export class ScriptProcess {
     return !this.#exited;
   }
 
-  /** Gives the process its script (once). */
-  start(payload: ScriptPayload): void {
+  /** Gives the process its script (once); returns the payload's size, bytes (UTF-8). */
+  start(payload: ScriptPayload): number {
     this.#started = true;
-    this.#child.stdin?.end(JSON.stringify(payload));
+    const json = JSON.stringify(payload);
+    this.#child.stdin?.end(json);
+    return Buffer.byteLength(json, 'utf8');
   }
 
   /** SIGKILLs the whole process group. Safe to call at any time, repeatedly. */

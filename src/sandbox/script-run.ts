@@ -1,7 +1,7 @@
 import type { RunLog } from '../protocol/index.js';
 import type { ChildFailure, ChildMessage } from './messages.js';
-import { MAX_SECRET_LENGTH } from './scrub.js';
-import { MAX_MESSAGE_BYTES, type ProcessExit, type ScriptProcess } from './script-process.js';
+import { MAX_SECRET_LENGTH, MAX_SECRETS } from './scrub.js';
+import type { ChannelLimits, ProcessExit, ScriptProcess } from './script-process.js';
 import type { ScriptFailureCode, ScriptRunRequest, ScriptRunResult } from './types.js';
 
 /** The limits one run is held to. */
@@ -25,35 +25,86 @@ const HEAP_LIMIT_REACHED = /heap limit/;
 /** Where that report starts: what the script wrote to stderr before it is kept as logs. */
 const FATAL_REPORT_START = /^(<--- Last few GCs --->|FATAL ERROR:|#\s*Fatal)/;
 
+/** Most log lines a run keeps (each costs the agent memory beyond its text); past it, OUTPUT_LIMIT. */
+export const MAX_LOG_LINES = 20_000;
+/** Bytes of the stderr tail kept to recognise Node's fatal memory report. */
+const STDERR_TAIL_BYTES = 65_536;
+
+/**
+ * The caps of what the agent reads from one script process (ChannelLimits), from the run's
+ * output limit and the size of the payload it sent:
+ * - a line other than `done` holds at most one log message of `maxOutputBytes` characters
+ *   (child.cts cuts longer ones), JSON-escaped at most 6 bytes a character, plus its frame: 6 × + 4 KiB;
+ * - a `done` line holds the context the script was given as it left it: twice the payload
+ *   sent plus 1 MiB (a teardown may grow a body; it cannot make the agent hold more than that);
+ * - the channel in all: one `done` line plus 8 × `maxOutputBytes` of framed log lines.
+ */
+export function channelLimits(maxOutputBytes: number, payloadBytes: number): ChannelLimits {
+  const maxLineBytes = 6 * maxOutputBytes + 4_096;
+  const maxDoneBytes = 2 * payloadBytes + 1_048_576;
+  return { maxLineBytes, maxDoneBytes, maxTotalBytes: maxDoneBytes + 8 * maxOutputBytes + 1_048_576 };
+}
+
 type Stop = { code: 'TIMEOUT' | 'ABORTED' | 'OUTPUT_LIMIT'; reason: string };
 
-function oneLine(text: string): string {
-  const line = text.replace(/\s*\n\s*/g, ' ').trim();
+/**
+ * `text` on one line (whitespace around each line break becomes one space), at most
+ * MAX_REASON_LENGTH characters. Linear in the text: no regex backtracks over runs of spaces.
+ */
+export function oneLine(text: string): string {
+  const parts: string[] = [];
+  let length = 0;
+  let start = 0;
+  while (start <= text.length && length <= MAX_REASON_LENGTH) {
+    const at = text.indexOf('\n', start);
+    const end = at === -1 ? text.length : at;
+    // Only the first MAX_REASON_LENGTH characters after leading whitespace can be kept.
+    const part = text.slice(start, end).trim();
+    if (part !== '') {
+      parts.push(part.length > MAX_REASON_LENGTH ? part.slice(0, MAX_REASON_LENGTH + 1) : part);
+      length += part.length + 1;
+    }
+    if (at === -1) break;
+    start = at + 1;
+  }
+  const line = parts.join(' ');
   return line.length > MAX_REASON_LENGTH ? `${line.slice(0, MAX_REASON_LENGTH - 1)}…` : line;
 }
 
 /** The first `bytes` bytes of `text` as UTF-8, without a broken character at the end. */
 function truncateUtf8(text: string, bytes: number): string {
-  return Buffer.from(text, 'utf8')
+  // At most `bytes` characters can fit: the rest is never encoded.
+  return Buffer.from(text.slice(0, bytes), 'utf8')
     .subarray(0, bytes)
     .toString('utf8')
     .replace(/\uFFFD$/, '');
 }
 
-/** Splits a raw stream into lines, stamped with the time the chunk completing them arrived. */
+/**
+ * Splits a raw stream into lines, stamped with the time the chunk completing them arrived.
+ * O(chunk) per chunk: only the new text is searched; an unfinished line is kept as pieces
+ * and joined once, when its end arrives.
+ */
 class LineSplitter {
-  #partial = '';
+  #pieces: string[] = [];
 
   push(text: string, line: (msg: string, time: string) => void): void {
-    const parts = (this.#partial + text).split('\n');
-    this.#partial = parts.pop() ?? '';
-    const time = new Date().toISOString();
-    for (const part of parts) line(part, time);
+    let start = 0;
+    let time: string | null = null;
+    for (let at = text.indexOf('\n'); at !== -1; at = text.indexOf('\n', start)) {
+      const tail = text.slice(start, at);
+      const msg = this.#pieces.length === 0 ? tail : this.#pieces.join('') + tail;
+      this.#pieces = [];
+      time ??= new Date().toISOString();
+      line(msg, time);
+      start = at + 1;
+    }
+    if (start < text.length) this.#pieces.push(text.slice(start));
   }
 
   flush(line: (msg: string, time: string) => void): void {
-    if (this.#partial !== '') line(this.#partial, new Date().toISOString());
-    this.#partial = '';
+    if (this.#pieces.length > 0) line(this.#pieces.join(''), new Date().toISOString());
+    this.#pieces = [];
   }
 }
 
@@ -94,7 +145,11 @@ export class ScriptRun {
   readonly #logs: RunLog[] = [];
   readonly #secrets = new Set<string>();
   readonly #stderr: RunLog[] = [];
-  #stderrTail = '';
+  /** The last STDERR_TAIL_BYTES or so of stderr, as pieces (joined once, at the end). */
+  #stderrTail: string[] = [];
+  /** Index of the oldest piece of #stderrTail still kept. */
+  #stderrTailHead = 0;
+  #stderrTailLength = 0;
   #outputBytes = 0;
   #stop: Stop | null = null;
   #final: Extract<ChildMessage, { t: 'done' | 'failed' }> | null = null;
@@ -155,7 +210,9 @@ export class ScriptRun {
       if (ready && this.#stop === null) {
         this.#sentAt = performance.now();
         const { code, env, context } = this.#request;
-        proc.start({ code, env: env ?? {}, context: context ?? {} });
+        const maxOutputBytes = this.#limits.maxOutputBytes;
+        const payloadBytes = proc.start({ code, env: env ?? {}, context: context ?? {}, maxOutputBytes });
+        proc.channelLimits = channelLimits(maxOutputBytes, payloadBytes);
       }
       exit = await proc.closed;
     } catch (err) {
@@ -172,34 +229,66 @@ export class ScriptRun {
     const stdout = new LineSplitter();
     const stderr = new LineSplitter();
     proc.onMessage = (message) => this.#message(message);
-    proc.onOverflow = () =>
-      this.stop('OUTPUT_LIMIT', `${this.#request.name} sent a result larger than ${MAX_MESSAGE_BYTES} bytes`);
-    proc.onOutput = (stream, text) => {
-      if (stream === 'stdout') {
-        stdout.push(text, (msg, time) => this.#log({ time, level: 'INFO', msg }));
-      } else {
-        this.#stderrTail = (this.#stderrTail + text).slice(-65_536);
-        stderr.push(text, (msg, time) => this.#log({ time, level: 'ERROR', msg }, this.#stderr));
+    proc.channelLimits = channelLimits(this.#limits.maxOutputBytes, 0);
+    proc.onOverflow = (what) => this.stop('OUTPUT_LIMIT', `${this.#request.name} ${what}`);
+    // Raw fd 1/2 output counts against the output limit as it arrives (each byte once), so an
+    // unfinished line can never hold more than the limit; lines are then kept as they end.
+    const keep = (into: RunLog[], level: 'INFO' | 'ERROR') => (msg: string, time: string) => {
+      if (this.#final !== null) return;
+      if (into.length + this.#logs.length >= MAX_LOG_LINES) {
+        this.stop('OUTPUT_LIMIT', `${this.#request.name} wrote more than ${MAX_LOG_LINES} lines of output`);
+        return;
       }
+      into.push({ time, level, msg });
+    };
+    const stdoutLine = keep(this.#logs, 'INFO');
+    const stderrLine = keep(this.#stderr, 'ERROR');
+    proc.onOutput = (stream, text) => {
+      if (this.#final !== null || (this.#stop !== null && this.#stop.code !== 'OUTPUT_LIMIT')) return;
+      if (stream === 'stderr') this.#tailStderr(text);
+      if (this.#stop !== null) return;
+      const room = this.#limits.maxOutputBytes - this.#outputBytes;
+      const fits = this.#count(text) ? text : truncateUtf8(text, room);
+      if (stream === 'stdout') stdout.push(fits, stdoutLine);
+      else stderr.push(fits, stderrLine);
     };
     void proc.closed.then(() => {
-      stdout.flush((msg, time) => this.#log({ time, level: 'INFO', msg }));
-      stderr.flush((msg, time) => this.#log({ time, level: 'ERROR', msg }, this.#stderr));
+      stdout.flush(stdoutLine);
+      stderr.flush(stderrLine);
     });
   }
 
+  /** Keeps the last STDERR_TAIL_BYTES of stderr in O(chunk) per chunk. */
+  #tailStderr(text: string): void {
+    this.#stderrTail.push(text.length > STDERR_TAIL_BYTES ? text.slice(-STDERR_TAIL_BYTES) : text);
+    this.#stderrTailLength += Math.min(text.length, STDERR_TAIL_BYTES);
+    const tail = this.#stderrTail;
+    while (this.#stderrTailLength - (tail[this.#stderrTailHead]?.length ?? 0) >= STDERR_TAIL_BYTES) {
+      this.#stderrTailLength -= tail[this.#stderrTailHead]?.length ?? 0;
+      this.#stderrTailHead++;
+    }
+    // Compacted once half of the pieces are dropped: amortised O(1) per piece.
+    if (this.#stderrTailHead > 64 && this.#stderrTailHead * 2 > tail.length) {
+      this.#stderrTail = tail.slice(this.#stderrTailHead);
+      this.#stderrTailHead = 0;
+    }
+  }
+
   #message(message: ChildMessage): void {
+    // A secret is kept whatever happened before it arrived (a timeout, the output limit, the
+    // end of the script): output read before it may hold it, and the caller scrubs with it.
+    if (message.t === 'secret') {
+      const secret = message.value.slice(0, MAX_SECRET_LENGTH);
+      if (secret !== '' && this.#secrets.size < MAX_SECRETS) this.#secrets.add(secret);
+      // Secrets count towards the output limit: a script cannot grow this process through them.
+      if (this.#stop === null && this.#final === null) this.#count(secret);
+      return;
+    }
     if (this.#stop !== null || this.#final !== null) return;
     switch (message.t) {
       case 'log':
         this.#log({ time: message.time, level: message.level, msg: message.msg });
         return;
-      case 'secret': {
-        // Secrets count towards the output limit: a script cannot grow this process through them.
-        const secret = message.value.slice(0, MAX_SECRET_LENGTH);
-        if (this.#count(secret)) this.#secrets.add(secret);
-        return;
-      }
       case 'exit':
         this.#exitMessage = message;
         return;
@@ -228,6 +317,10 @@ export class ScriptRun {
   /** Keeps a log line within the output limit; past it, keeps what fits and stops the run. */
   #log(line: RunLog, into: RunLog[] = this.#logs): void {
     if (this.#stop !== null || this.#final !== null) return;
+    if (this.#logs.length + this.#stderr.length >= MAX_LOG_LINES) {
+      this.stop('OUTPUT_LIMIT', `${this.#request.name} wrote more than ${MAX_LOG_LINES} lines of output`);
+      return;
+    }
     const room = this.#limits.maxOutputBytes - this.#outputBytes;
     if (this.#count(line.msg)) into.push(line);
     else if (room > 0) into.push({ ...line, msg: truncateUtf8(line.msg, room) });
@@ -251,7 +344,8 @@ export class ScriptRun {
 
   #result(proc: ScriptProcess | null, ready: boolean, exit: ProcessExit): ScriptRunResult {
     const name = this.#request.name;
-    const memoryExhausted = this.#final === null && MEMORY_EXHAUSTED.test(this.#stderrTail);
+    const stderrTail = this.#stderrTail.slice(this.#stderrTailHead).join('');
+    const memoryExhausted = this.#final === null && MEMORY_EXHAUSTED.test(stderrTail);
     // What the script wrote to stderr stays a log; Node's own fatal report does not.
     let stderr = this.#stderr;
     if (memoryExhausted) {
@@ -283,7 +377,7 @@ export class ScriptRun {
       return this.#failed(code, `${name} was aborted`);
     }
     if (memoryExhausted) {
-      const limit = HEAP_LIMIT_REACHED.test(this.#stderrTail)
+      const limit = HEAP_LIMIT_REACHED.test(stderrTail)
         ? `its JavaScript heap may use ${this.#limits.heapLimitMb} MiB`
         : `its process may use ${this.#limits.dataLimitMb} MiB`;
       return this.#failed('OUT_OF_MEMORY', `${name} ran out of memory: ${limit}`);
