@@ -1,8 +1,9 @@
-import type { CheckResult } from '../protocol/index.js';
+import { type CheckResult, MAX_RESULT_SIZE_BYTES } from '../protocol/index.js';
 import { backoffMs, sleep } from '../shared/abort.js';
 import { hasCode } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
 import type { AgentMetrics } from './metrics.js';
+import { fitResultToLimit, jsonSizeBytes } from './outcomes.js';
 import { isTransient, type ServiceClient } from './service-client.js';
 
 /** Options of {@link postResultWithRetry}. */
@@ -24,6 +25,10 @@ export type PostResultOptions = {
  * are retried with back-off (a `Retry-After` is honoured up to the cap) until `signal`
  * aborts; 409 means the lease was lost and the job ran elsewhere, so the result is
  * dropped; any other refusal is final. Never throws: every ending is logged and counted.
+ *
+ * A result over the service's limit (MAX_RESULT_SIZE_BYTES) is trimmed first (`fitResultToLimit`:
+ * logs and bodies first, marked, never dropped); when the service still answers 413 (a smaller
+ * limit behind a proxy), it is trimmed to a quarter of its size (at most a quarter of the limit) and posted once more.
  */
 export async function postResultWithRetry(options: PostResultOptions): Promise<void> {
   const { client, jobId, result, log, signal, backoff, metrics } = options;
@@ -31,9 +36,12 @@ export async function postResultWithRetry(options: PostResultOptions): Promise<v
     metrics?.resultPosted('gave_up');
     log.error({ err, tries }, 'result not posted before its deadline or shutdown');
   };
+  let body = fitResultToLimit(result);
+  if (body !== result) log.warn({ truncated: body.truncated }, 'result over the size limit; trimmed to fit');
+  let trimmedHarder = false;
   for (let attempt = 0; ; attempt++) {
     try {
-      const ack = await client.postResult(jobId, result, signal);
+      const ack = await client.postResult(jobId, body, signal);
       metrics?.resultPosted(ack.duplicate ? 'duplicate' : 'stored');
       log.info({ duplicate: ack.duplicate, tries: attempt + 1 }, 'result posted');
       return;
@@ -43,6 +51,15 @@ export async function postResultWithRetry(options: PostResultOptions): Promise<v
         metrics?.resultPosted('lease_lost');
         log.warn({ err }, 'result refused: lease lost, the job ran elsewhere');
         return;
+      }
+      if ((err as { statusCode?: number | null }).statusCode === 413 && !trimmedHarder) {
+        trimmedHarder = true;
+        body = fitResultToLimit(result, Math.floor(Math.min(MAX_RESULT_SIZE_BYTES, jsonSizeBytes(body)) / 4));
+        log.warn(
+          { err, truncated: body.truncated },
+          'result refused as too large; trimmed harder, posting again',
+        );
+        continue;
       }
       if (!isTransient(err)) {
         metrics?.resultPosted('refused');

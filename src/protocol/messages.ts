@@ -11,6 +11,13 @@ export const MAX_CLAIM_WAIT_SECONDS = 20;
 /** Largest artifact the service accepts, bytes: 150 MB (spec, "Limits"). */
 export const MAX_ARTIFACT_SIZE_BYTES = 157_286_400;
 
+/**
+ * Largest result body the service accepts on `POST /v1/agent/jobs/{jobId}/result`, bytes of
+ * JSON: 8 MiB (answered 413 above it). The agent trims a larger result to fit
+ * (src/agent/outcomes.ts `fitResultToLimit`) rather than dropping it.
+ */
+export const MAX_RESULT_SIZE_BYTES = 8 * 1024 * 1024;
+
 /** Header carrying the agent's id, a UUID chosen at agent start. */
 export const AGENT_ID_HEADER = 'x-agent-id';
 

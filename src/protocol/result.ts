@@ -90,6 +90,18 @@ export const CheckResultSchema = Type.Composite([
     attempts: Type.Integer({ minimum: 1 }),
     resultType: literals(['FINAL', 'ATTEMPT'] as const),
     artifacts: Type.Array(Type.Object({ name: Type.String(), sizeBytes: Type.Integer() })),
+    /**
+     * Present when the agent cut the result to fit the service's limit (MAX_RESULT_SIZE_BYTES):
+     * why, the size before, and the JSON paths of what was cut (logs and bodies first; each cut
+     * text ends `…[truncated N bytes]`).
+     */
+    truncated: Type.Optional(
+      Type.Object({
+        reason: Type.String(),
+        originalSizeBytes: Type.Integer(),
+        fields: Type.Array(Type.String()),
+      }),
+    ),
   }),
 ]);
 export type CheckResult = Static<typeof CheckResultSchema>;
