@@ -303,7 +303,11 @@ export function createNetworkDiagnostics(
           local.release();
         }
         if (result.packets === 0) log.info('the packet capture saw no packets');
-        await writeFile(pcapPath, pcap.scrubPcap(await readFile(pcapPath), scrubber));
+        // Defence in depth behind the filter: any record not of the probe's own connection goes.
+        const own = pcap.keepConnection(await readFile(pcapPath), local, target);
+        if (own.dropped > 0)
+          log.warn({ dropped: own.dropped }, 'packets of other flows dropped from the capture');
+        await writeFile(pcapPath, pcap.scrubPcap(own.file, scrubber));
         return pcapPath;
       })();
       const settled = await Promise.allSettled([routeTrace, capture]);

@@ -130,3 +130,59 @@ export function tcpSegment(linkType: number, data: Buffer): TcpSegment | null {
     complete: data.length >= ipEnd,
   };
 }
+
+const PROTOCOL_ICMP = 1;
+const PROTOCOL_ICMPV6 = 58;
+/** ICMP Destination Unreachable and Time Exceeded (RFC 792), and their ICMPv6 kin (RFC 4443). */
+const ICMP_ERRORS = new Set([3, 11]);
+const ICMPV6_ERRORS = new Set([1, 3]);
+
+/** What a captured packet belongs to: a TCP flow, or the TCP flow an ICMP error quotes. */
+export type PacketFlow = { kind: 'tcp' | 'icmp-error'; flow: string };
+
+/** `source:port>destination:port` of the TCP header at `tcp` below IP addresses `source`/`destination` (hex). */
+function flowAt(data: Buffer, tcp: number, source: string, destination: string): string | null {
+  if (data.length < tcp + 4) return null;
+  return `${source}:${data.readUInt16BE(tcp)}>${destination}:${data.readUInt16BE(tcp + 2)}`;
+}
+
+/**
+ * The TCP flow a captured packet belongs to, in {@link TcpSegment.flow}'s form (hex addresses):
+ * its own for a TCP packet; for an ICMP or ICMPv6 error (Destination Unreachable, Time
+ * Exceeded) the flow of the TCP packet it quotes. Null for anything else, or when the bytes
+ * needed were not captured. IPv6 extension headers before ICMPv6 are not followed.
+ */
+export function packetFlow(linkType: number, data: Buffer): PacketFlow | null {
+  const segment = tcpSegment(linkType, data);
+  if (segment !== null) return { kind: 'tcp', flow: segment.flow };
+  const ip = ipStart(linkType, data);
+  if (ip === null) return null;
+  const at = ip.offset;
+  if (ip.version === 4) {
+    if (data.length < at + 20 || data[at + 9] !== PROTOCOL_ICMP) return null;
+    const icmp = at + ((data[at] ?? 0) & 0x0f) * 4;
+    if (data.length < icmp + 8 + 20 || !ICMP_ERRORS.has(data[icmp] ?? -1)) return null;
+    const quoted = icmp + 8;
+    if ((data[quoted] ?? 0) >> 4 !== 4 || data[quoted + 9] !== PROTOCOL_TCP) return null;
+    const tcp = quoted + ((data[quoted] ?? 0) & 0x0f) * 4;
+    const flow = flowAt(
+      data,
+      tcp,
+      data.toString('hex', quoted + 12, quoted + 16),
+      data.toString('hex', quoted + 16, quoted + 20),
+    );
+    return flow === null ? null : { kind: 'icmp-error', flow };
+  }
+  if (data.length < at + 40 || data[at + 6] !== PROTOCOL_ICMPV6) return null;
+  const icmp = at + 40;
+  if (data.length < icmp + 8 + 40 || !ICMPV6_ERRORS.has(data[icmp] ?? -1)) return null;
+  const quoted = icmp + 8;
+  if ((data[quoted] ?? 0) >> 4 !== 6 || data[quoted + 6] !== PROTOCOL_TCP) return null;
+  const flow = flowAt(
+    data,
+    quoted + 40,
+    data.toString('hex', quoted + 8, quoted + 24),
+    data.toString('hex', quoted + 24, quoted + 40),
+  );
+  return flow === null ? null : { kind: 'icmp-error', flow };
+}

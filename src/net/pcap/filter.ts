@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 
 /** The 16 bytes of an IPv6 address as four 32-bit hex words, for BPF comparisons. */
-function ipv6Words(address: string): string[] {
+export function ipv6Words(address: string): string[] {
   let [head = '', tail = ''] = address.includes('::') ? address.split('::') : [address, ''];
   const groups = (part: string) => (part === '' ? [] : part.split(':'));
   // An embedded IPv4 tail (::ffff:192.0.2.1) is two groups.

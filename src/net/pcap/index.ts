@@ -1,5 +1,6 @@
 export { type CaptureOptions, capturePackets, isCaptureAvailable, type PacketCapture } from './capture.js';
-export { type TcpSegment, tcpSegment } from './decode.js';
+export { type ConnectionOnly, keepConnection } from './connection.js';
+export { type PacketFlow, packetFlow, type TcpSegment, tcpSegment } from './decode.js';
 export { captureFilter, connectionFilter, type Endpoint } from './filter.js';
 export {
   LINK_TYPES,
