@@ -160,6 +160,38 @@ describe('API checks with setup and teardown scripts', () => {
     20_000,
   );
 
+  it('scrubs a SERVICE_SECRET_* value from the result and logs of a script that timed out, in every encoding', async () => {
+    const lines: string[] = [];
+    const log = pino(
+      { level: 'debug' },
+      new Writable({
+        write(chunk, _e, done) {
+          lines.push(String(chunk));
+          done();
+        },
+      }),
+    );
+    const value = 'T1med out/secret-val';
+    const outcome = await executor().run(
+      job({
+        setupScript: local(`
+          process.env = { ...process.env, SERVICE_SECRET_X: ${JSON.stringify(value)} };
+          const v = process.env.SERVICE_SECRET_X;
+          console.log('x is', v, Buffer.from(v).toString('base64'), encodeURIComponent(v));
+          require('node:fs').writeSync(1, 'raw ' + v + '\\n');
+          for (;;) {}
+        `),
+      }),
+      { signal: new AbortController().signal, log },
+    );
+    expect(outcome.errorMessage ?? '').toMatch(/timed out after \d+ ms/);
+    const everything = JSON.stringify(outcome) + lines.join('');
+    for (const form of [value, Buffer.from(value).toString('base64'), encodeURIComponent(value)]) {
+      expect(everything).not.toContain(form);
+    }
+    expect(outcome.logs.some((l) => l.msg.includes('x is *****'))).toBe(true);
+  });
+
   it('keeps serving other checks while a script hangs', async () => {
     const api = executor();
     const hanging = api.run(job({ setupScript: local('for (;;) {}') }), contextOf());
