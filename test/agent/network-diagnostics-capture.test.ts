@@ -8,8 +8,10 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createNetworkDiagnostics } from '../../src/agent/network-diagnostics.js';
+import { createApiExecutor } from '../../src/checks/api/index.js';
 import { createUrlExecutor } from '../../src/checks/url/index.js';
-import type { Job } from '../../src/protocol/index.js';
+import type { Job, RunOutcome } from '../../src/protocol/index.js';
+import { apiRequest } from '../checks/api/jobs.js';
 import { contextOf, jobOf } from '../checks/tcp/jobs.js';
 import { refusedPort } from '../helpers/http-servers.js';
 import { commandWorks, ipv6Missing, missingRequirement } from '../helpers/requirements.js';
@@ -141,18 +143,20 @@ describe.skipIf(missing !== null)('packet captures record only the agent’s own
   async function runAndDiagnose(
     url: string,
     during?: { otherRequests: () => number },
-  ): Promise<{ pcap: string; outcome: Awaited<ReturnType<ReturnType<typeof createUrlExecutor>['run']>> }> {
-    const job: Job = jobOf('URL', {
-      url,
-      followRedirects: true,
-      skipSSL: false,
-      ipFamily: url.includes('[') ? 'IPv6' : 'IPv4',
-      assertions: [],
-    });
+    checkType: 'URL' | 'API' = 'URL',
+  ): Promise<{ pcap: string; outcome: RunOutcome }> {
+    const ipFamily = url.includes('[') ? 'IPv6' : 'IPv4';
+    const job: Job =
+      checkType === 'URL'
+        ? jobOf('URL', { url, followRedirects: true, skipSSL: false, ipFamily, assertions: [] })
+        : jobOf('API', apiRequest(url, { followRedirects: true, ipFamily }));
     // The other flow is under way before the check runs.
     if (during)
       await vi.waitFor(() => expect(during.otherRequests()).toBeGreaterThan(3), { timeout: 10_000 });
-    const outcome = await createUrlExecutor().run(job, contextOf());
+    const outcome = await (checkType === 'URL' ? createUrlExecutor() : createApiExecutor()).run(
+      job,
+      contextOf(),
+    );
     const pcap = join(dir, `connection-${Math.random().toString(36).slice(2)}.pcap`);
     const diagnose = createNetworkDiagnostics({
       traceTimeoutMs: 2000,
@@ -198,39 +202,46 @@ describe.skipIf(missing !== null)('packet captures record only the agent’s own
     return { pcap, outcome };
   }
 
-  it('after a redirect from a live service to a refused port: only SYNs to the refused port (and their resets)', async () => {
-    const host = '127.0.0.5';
-    const service = await startService(host);
-    const refused = await refusedPort(host);
-    service.setLocation(`http://${host}:${refused}/next`);
-    const other = startOtherClient(host, service.port);
-    try {
-      const { pcap, outcome } = await runAndDiagnose(`http://${host}:${service.port}/start`, service);
-      expect(outcome.status).toBe('FAILED');
-      expect(outcome.httpCheckResult).toMatchObject({
-        errorCode: 'ECONNREFUSED',
-        redirects: [{ statusCode: 302 }],
-        connection: { protocol: 'tcp', family: 4, remoteAddress: host, remotePort: refused },
-      });
+  it.each(['URL', 'API'] as const)(
+    '%s check redirected from a live service to a refused port: only SYNs to the refused port (and their resets)',
+    async (checkType) => {
+      const host = '127.0.0.5';
+      const service = await startService(host);
+      const refused = await refusedPort(host);
+      service.setLocation(`http://${host}:${refused}/next`);
+      const other = startOtherClient(host, service.port);
+      try {
+        const { pcap, outcome } = await runAndDiagnose(
+          `http://${host}:${service.port}/start`,
+          service,
+          checkType,
+        );
+        expect(outcome.status).toBe('FAILED');
+        expect(outcome.httpCheckResult).toMatchObject({
+          errorCode: 'ECONNREFUSED',
+          redirects: [{ statusCode: 302 }],
+          connection: { protocol: 'tcp', family: 4, remoteAddress: host, remotePort: refused },
+        });
 
-      const lines = tcpdumpLines(pcap);
-      const bytes = readFileSync(pcap);
-      expect(lines.some((line) => line.includes(`> ${shown(host, refused)}: Flags [S]`))).toBe(true);
-      for (const line of lines) {
-        expect(line).toContain(shown(host, refused));
-        expect(line).not.toContain(`.${service.port}`);
+        const lines = tcpdumpLines(pcap);
+        const bytes = readFileSync(pcap);
+        expect(lines.some((line) => line.includes(`> ${shown(host, refused)}: Flags [S]`))).toBe(true);
+        for (const line of lines) {
+          expect(line).toContain(shown(host, refused));
+          expect(line).not.toContain(`.${service.port}`);
+        }
+        // The probe's own connection only: one local port.
+        const localPorts = new Set(
+          lines.map((line) => /IP 127\.0\.0\.\d+\.(\d+) > 127\.0\.0\.5\./.exec(line)?.[1]).filter(Boolean),
+        );
+        expect(localPorts.size).toBe(1);
+        for (const secret of SECRETS) expectNoSecretIn(bytes, secret);
+      } finally {
+        await stopOtherClient(other);
+        service.server.close();
       }
-      // The probe's own connection only: one local port.
-      const localPorts = new Set(
-        lines.map((line) => /IP 127\.0\.0\.\d+\.(\d+) > 127\.0\.0\.5\./.exec(line)?.[1]).filter(Boolean),
-      );
-      expect(localPorts.size).toBe(1);
-      for (const secret of SECRETS) expectNoSecretIn(bytes, secret);
-    } finally {
-      await stopOtherClient(other);
-      service.server.close();
-    }
-  });
+    },
+  );
 
   it.each([
     { family: 4, host: '127.0.0.5' },
