@@ -6,6 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
+# Script processes of a root agent run as another uid: they must reach this node binary.
+chmod 755 "$dir"
 arch=$(node -p process.arch)
 (cd "$dir" && npm pack --silent "node-linux-${arch}@24" >/dev/null && tar xzf node-linux-*.tgz)
 "$dir/package/bin/node" --version
