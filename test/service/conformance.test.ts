@@ -175,6 +175,12 @@ describe('responses conform to /openapi.json', () => {
       { message: 'm', agentVersion: 't', platform: 'linux', runtimeVersion: 'v20' },
       agent,
     );
+    // The agent that ran it, with its error report.
+    const agents = await call('GET', '/v1/agents');
+    expect(agents.map((x: { id: string }) => x.id)).toContain(agent['x-agent-id']);
+    await call('GET', `/v1/agents/${agent['x-agent-id']}`);
+    const reports = await call('GET', `/v1/agents/${agent['x-agent-id']}/error-reports?limit=5`);
+    expect(reports).toHaveLength(1);
     const session = await call('GET', `/v1/check-sessions/${sessionId}`);
     const artifact = await call(
       'GET',

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ServiceContext } from '../context.js';
 import { agentRoutes } from './agent.js';
+import { agentsRoutes } from './agents.js';
 import { artifactRoutes } from './artifacts.js';
 import { analyticsRoutes } from './analytics.js';
 import { checkResultRoutes } from './check-results.js';
@@ -38,4 +39,5 @@ export const ROUTES: readonly RoutePlugin[] = [
   privateLocationRoutes,
   analyticsRoutes,
   checkResultRoutes,
+  agentsRoutes,
 ];

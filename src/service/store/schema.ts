@@ -172,6 +172,10 @@ export type AgentTable = {
   last_seen_at: number;
   /** Private location whose key the agent last used; null for an account API key (migration 0005_private_locations). */
   location_id: string | null;
+  /** Epoch ms of the agent's first successful claim; null until then (migration 0008_agent_status). */
+  first_seen_at: ColumnType<number | null, number | null | undefined, number | null>;
+  /** What its last claim reported, JSON `{ freeSlots, checkTypes, runtimes }`; null until then (0008_agent_status). */
+  claim_report: ColumnType<string | null, string | null | undefined, string | null>;
 };
 
 export type AgentEventTable = {
