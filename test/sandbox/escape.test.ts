@@ -209,19 +209,14 @@ describe('script sandbox: no escape through signals, bindings or the inspector',
     },
   );
 
-  it('leaves no inspector to open with SIGUSR1 in a process that runs scripts', async () => {
-    // A real Node process constructs a ScriptSandbox (as the agent does), then gets SIGUSR1
-    // twice: without the guard Node would open its inspector on 127.0.0.1:9229.
-    const child = spawn(
-      process.execPath,
-      [
-        '--import',
-        'tsx',
-        '-e',
-        `import('${join(PACKAGE_ROOT, 'src/sandbox/sandbox.ts')}').then((m) => { new m.ScriptSandbox({ poolSize: 0 }); console.log('up'); setTimeout(() => {}, 60_000); });`,
-      ],
-      { cwd: PACKAGE_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH ?? '' } },
-    );
+  /** Starts `args` under Node with tsx, waits for `ready` on stdout, sends SIGUSR1 twice, asserts no inspector. */
+  async function noInspectorOnSigusr1(args: string[], ready: string, env: NodeJS.ProcessEnv): Promise<void> {
+    const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
+      cwd: PACKAGE_ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { PATH: process.env.PATH ?? '', ...env },
+    });
+    let stdout = '';
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => {
       stderr += d.toString();
@@ -229,7 +224,8 @@ describe('script sandbox: no escape through signals, bindings or the inspector',
     try {
       await new Promise<void>((resolve, reject) => {
         child.stdout.on('data', (d: Buffer) => {
-          if (d.toString().includes('up')) resolve();
+          stdout += d.toString();
+          if (stdout.includes(ready)) resolve();
         });
         child.once('exit', (code) => reject(new Error(`exited ${code}: ${stderr}`)));
       });
@@ -238,10 +234,33 @@ describe('script sandbox: no escape through signals, bindings or the inspector',
         await new Promise((resolve) => setTimeout(resolve, 300));
       }
       expect(child.exitCode).toBe(null);
+      expect(child.signalCode).toBe(null);
       expect(stderr).not.toContain('Debugger listening');
       expect(await listening(9229)).toBe(false);
     } finally {
       child.kill('SIGKILL');
     }
+  }
+
+  it('leaves no inspector to open with SIGUSR1 in a process that runs scripts', async () => {
+    // A real Node process constructs a ScriptSandbox: without the guard, SIGUSR1 would open
+    // its inspector on 127.0.0.1:9229.
+    await noInspectorOnSigusr1(
+      [
+        '-e',
+        `import('${join(PACKAGE_ROOT, 'src/sandbox/sandbox.ts')}').then((m) => { new m.ScriptSandbox({ poolSize: 0 }); console.log('up'); setTimeout(() => {}, 60_000); });`,
+      ],
+      'up',
+      {},
+    );
+  }, 30_000);
+
+  it('opens no inspector when a real agent gets SIGUSR1', async () => {
+    // `outpost agent` against a service that refuses connections: it keeps polling, and runs.
+    await noInspectorOnSigusr1(['src/cli.ts', 'agent'], '"msg":"health server listening"', {
+      API_KEY: 'pl_escape_test_key',
+      SERVICE_URL: 'http://127.0.0.1:9',
+      AGENT_HEALTH_PORT: '0',
+    });
   }, 30_000);
 });
