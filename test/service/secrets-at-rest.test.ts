@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,6 +13,7 @@ import { parseServiceConfig } from '../../src/service/config.js';
 import { type RunningService, startService } from '../../src/service/main.js';
 import { KEY_FILE_NAME } from '../../src/service/store/secret-box.js';
 import { hasCode } from '../../src/shared/errors.js';
+import { CLI } from '../helpers/cli.js';
 
 /** A secret with characters that JSON escapes or encodes differently (quote, <, non-ASCII). */
 function secret(label: string): string {
@@ -508,6 +509,50 @@ describe('a store written in clear by an older version', () => {
       expect(value).toMatch(/^v1:/);
     } finally {
       await running.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('`outpost service` with an unusable key', () => {
+  it.each([
+    ['a key file readable by others', 0o644, {}],
+    [
+      'another OUTPOST_ENCRYPTION_KEY than the store was written with',
+      0o600,
+      { OUTPOST_ENCRYPTION_KEY: 'other' },
+    ],
+  ])('ends with one line naming the cause, exit 2 and no stack trace (%s)', async (_name, mode, extra) => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'outpost-key-cli-'));
+    const apiKey = generateApiKey();
+    try {
+      // A store holding a sealed secret, written with the key file.
+      const running = await startService(
+        parseServiceConfig({ PORT: '0', OUTPOST_DATA_DIR: dataDir, OUTPOST_API_KEY: apiKey }),
+        { log: pino({ level: 'silent' }) },
+      );
+      await fetch(`${running.url}/v1/variables`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ key: 'S', value: 'sealed-value', secret: true }),
+      });
+      await running.stop();
+      chmodSync(join(dataDir, KEY_FILE_NAME), mode);
+      const env: Record<string, string> = {
+        ...(process.env as Record<string, string>),
+        PORT: '0',
+        OUTPOST_DATA_DIR: dataDir,
+        ...('OUTPOST_ENCRYPTION_KEY' in extra
+          ? { OUTPOST_ENCRYPTION_KEY: randomBytes(32).toString('base64') }
+          : {}),
+      };
+      const run = spawnSync(process.execPath, [CLI, 'service'], { env, encoding: 'utf8', timeout: 20_000 });
+      expect(run.status, run.stderr).toBe(2);
+      const lines = run.stderr.trim().split('\n');
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(mode === 0o644 ? /encryption\.key has mode 0644/ : /OUTPOST_ENCRYPTION_KEY/);
+      expect(run.stderr).not.toMatch(/\n\s+at /);
+    } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }
   });
