@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { connect, createServer, isIP } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { CheckResult, Job, RunOutcome } from '../protocol/index.js';
+import type { CheckResult, HttpCheckResult, HttpConnection, Job, RunOutcome } from '../protocol/index.js';
 import { Scrubber } from '../sandbox/scrub.js';
 import type { RouteTrace } from '../net/traceroute/index.js';
 import type { Logger } from '../shared/logger.js';
@@ -44,20 +44,41 @@ export type DiagnosticTarget = { address: string; port: number; family: 4 | 6 };
  * {@link DIAGNOSED_ERROR_CODES} after their final request opened a connection (release history:
  * "packet and route traces captured on network failures of API checks and URL monitors").
  * The address and the port both come from that one connection (`httpCheckResult.connection`),
- * never from URLs: a run that redirected from a live service to a refused port is diagnosed on
- * the refused port. A result without a recorded connection (an older agent's) gets none.
+ * never from different hops: a run that redirected from a live service to a refused port is
+ * diagnosed on the refused port. A result without a recorded connection (an older agent's) is
+ * diagnosed only when it made a single request (its URL's port, its resolved address).
  */
 export function diagnosticTargetOf(job: Pick<Job, 'check'>, outcome: RunOutcome): DiagnosticTarget | null {
   if (job.check.checkType !== 'API' && job.check.checkType !== 'URL') return null;
   const http = outcome.httpCheckResult;
   if (outcome.status !== 'FAILED' || !http) return null;
   if (http.errorCode === null || !DIAGNOSED_ERROR_CODES.has(http.errorCode)) return null;
-  const connection = http.connection;
-  if (connection === undefined || connection === null || connection.protocol !== 'tcp') return null;
+  const connection = http.connection ?? legacyConnectionOf(http);
+  if (connection === null || connection.protocol !== 'tcp') return null;
   const family = isIP(connection.remoteAddress);
   const port = connection.remotePort;
   if (family !== connection.family || !(Number.isInteger(port) && port >= 1 && port <= 65_535)) return null;
   return { address: connection.remoteAddress, port, family: connection.family };
+}
+
+/**
+ * The connection of a result from an agent that did not record one: only when the run made a
+ * single request (no redirect), whose URL and resolved address then belong to the same hop.
+ * After a redirect the failing hop's URL is not in the result: null, never a mix of hops.
+ */
+function legacyConnectionOf(http: HttpCheckResult): HttpConnection | null {
+  if (http.redirects.length > 0 || http.resolvedIp === null) return null;
+  const family = isIP(http.resolvedIp);
+  if (family === 0) return null;
+  let url: URL;
+  try {
+    url = new URL(http.request.url);
+  } catch {
+    return null;
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return null;
+  const remotePort = url.port !== '' ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
+  return { protocol: 'tcp', family: family as 4 | 6, remoteAddress: http.resolvedIp, remotePort };
 }
 
 /** The modules the diagnostics use, imported on the first failure (an idle agent never loads them). */

@@ -72,6 +72,19 @@ describe('which failures get network diagnostics', () => {
     ).toEqual({ address: '::1', port: 443, family: 6 });
   });
 
+  it('an older result without a recorded connection: only a single request, its URL port or the scheme default', () => {
+    const api = jobOf('API', {});
+    for (const [url, port] of [
+      ['http://a.test:8080/x', 8080],
+      ['https://a.test/', 443],
+      ['http://a.test/', 80],
+    ] as const) {
+      const outcome = failedOn(url, 'ECONNREFUSED', tcp('127.0.0.1', port));
+      delete outcome.httpCheckResult!.connection;
+      expect(diagnosticTargetOf(api, outcome)).toEqual({ address: '127.0.0.1', port, family: 4 });
+    }
+  });
+
   it('after redirects: address and port both of the failing hop, never the first URL port', () => {
     // The first URL's host:port answered (a live service); the redirect target refused.
     const outcome = failedOn('http://127.0.0.5:8080/start', 'ECONNREFUSED', tcp('127.0.0.9', 4444), [
@@ -99,8 +112,10 @@ describe('which failures get network diagnostics', () => {
       diagnosticTargetOf(api, { ...failedOn('http://a.test/', 'ECONNREFUSED'), status: 'PASSED' }),
     ).toBeNull();
     expect(diagnosticTargetOf(jobOf('TCP', {}), failedOn('http://a.test/', 'ECONNREFUSED'))).toBeNull();
-    // An older result: an address but no connection. Never assembled from the URL.
-    const old = failedOn('http://a.test:8080/', 'ECONNREFUSED');
+    // An older result after a redirect: an address but no connection. Never assembled from hops.
+    const old = failedOn('http://a.test:8080/', 'ECONNREFUSED', tcp('127.0.0.9', 4444), [
+      { url: 'http://a.test:8080/', statusCode: 302 },
+    ]);
     delete old.httpCheckResult!.connection;
     expect(diagnosticTargetOf(api, old)).toBeNull();
     // A connection whose family does not match its address, or a bad port.
