@@ -319,15 +319,13 @@ export class JobQueue {
     throw notFound('job', jobId);
   }
 
-  /** The newest result stored for a job of the scope, or undefined. */
+  /** The result stored for a job of the scope (one per job: each attempt is its own job), or undefined. */
   async #resultOf(tx: Tx, scope: AgentScope, jobId: string) {
     let query = tx
       .selectFrom('check_results')
       .select(['doc', 'agent_id', 'result_hash', 'check_id', 'check_session_id'])
       .where('job_id', '=', jobId)
-      .where('account_id', '=', scope.accountId)
-      .orderBy('created_at', 'desc')
-      .limit(1);
+      .where('account_id', '=', scope.accountId);
     if (scope.locations) query = query.where('run_location', 'in', scope.locations);
     return query.executeTakeFirst();
   }

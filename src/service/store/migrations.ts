@@ -371,6 +371,13 @@ const migrations: Record<string, Migration> = {
         .addColumn('has_artifacts', 'integer', (c) => c.notNull().defaultTo(0))
         .execute();
       await db.schema.createIndex('check_results_job').on('check_results').column('job_id').execute();
+      // A session's results in time order without a sort.
+      await db.schema.dropIndex('check_results_session').execute();
+      await db.schema
+        .createIndex('check_results_session')
+        .on('check_results')
+        .columns(['check_session_id', 'started_at'])
+        .execute();
       await db.schema.createIndex('check_results_created').on('check_results').column('created_at').execute();
       await db.schema
         .createIndex('check_results_artifacts_created')
