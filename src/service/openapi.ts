@@ -77,6 +77,14 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
               content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
             };
           }
+          // Any authenticated route: too many failed authentications from the client (auth.ts).
+          responses['429'] ??= {
+            description: 'Too Many Requests: failed authentications over the limit; wait retry-after seconds',
+            headers: {
+              'retry-after': { description: 'Seconds to wait', schema: { type: 'integer', minimum: 1 } },
+            },
+            content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+          };
           op.responses = responses;
         }
       }

@@ -56,6 +56,19 @@ describe('failed authentication through the real service (default limits)', () =
     }
   });
 
+  it('documents the 429 answer and its retry-after header on authenticated operations', async () => {
+    const doc = (await svc.app.inject({ method: 'GET', url: '/openapi.json' })).json();
+    for (const [path, method] of [
+      ['/v1/checks', 'get'],
+      ['/v1/agent/jobs/claim', 'post'],
+      ['/v1/check-results/{checkId}', 'get'],
+    ] as const) {
+      const limited = doc.paths[path][method].responses['429'];
+      expect(limited.headers['retry-after']).toBeDefined();
+      expect(limited.content['application/json'].schema.$ref).toBe('#/components/schemas/Error');
+    }
+  });
+
   it('limits wrong agent keys (pl_ and account keys on /v1/agent/*) from another client too', async () => {
     const statuses: number[] = [];
     for (let i = 0; i < 200; i++) {
