@@ -26,12 +26,13 @@ export const CONFIG_SECRET_MASK = '*****';
 
 /**
  * Secret fields of a channel document of `type`: its integration secrets (SECRET_CONFIG_FIELDS) and, for
- * webhooks, the values of credential headers (Authorization, x-api-key, …; see isCredentialHeader).
+ * webhooks, the values of credential-named headers and query parameters (Authorization, x-api-key,
+ * access_token, …; see isCredentialHeader).
  */
 export function channelSecrets(type: string): SecretLayout {
   return {
     strings: (SECRET_CONFIG_FIELDS[type as AlertChannelType] ?? []).map((f) => `config.${f}`),
-    headers: type === 'WEBHOOK' ? ['config.headers'] : [],
+    headers: type === 'WEBHOOK' ? ['config.headers', 'config.queryParameters'] : [],
   };
 }
 

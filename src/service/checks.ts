@@ -256,7 +256,9 @@ export async function alertChannelsView(
         headers: ((config.headers as { key: string; value: string }[] | undefined) ?? []).map((h) =>
           isCredentialHeader(h.key) ? { ...h, value: SECRET_MASK } : h,
         ),
-        queryParameters: (config.queryParameters as unknown[]) ?? [],
+        queryParameters: ((config.queryParameters as { key: string; value: string }[] | undefined) ?? []).map(
+          (q) => (isCredentialHeader(q.key) ? { ...q, value: SECRET_MASK } : q),
+        ),
       });
     }
   }

@@ -233,6 +233,7 @@ describe('credential values in groups, alert channels and variables', () => {
           { key: 'Authorization', value: `Bearer ${SECRET}-w1` },
           { key: 'X-Plain', value: 'visible' },
         ],
+        queryParameters: [{ key: 'access_token', value: `${SECRET}-w2` }],
       },
     });
     expect(created.statusCode, created.body).toBe(201);
@@ -253,6 +254,9 @@ describe('credential values in groups, alert channels and variables', () => {
       { key: 'Authorization', value: '*****', locked: false },
       { key: 'X-Plain', value: 'visible', locked: false },
     ]);
+    expect(check.json().alertChannels.webhook[0].queryParameters).toEqual([
+      { key: 'access_token', value: '*****', locked: false },
+    ]);
     const { openChannelDoc } = await import('../../src/service/alert-channels.js');
     const row = await svc.context.db
       .selectFrom('alert_channels')
@@ -263,6 +267,9 @@ describe('credential values in groups, alert channels and variables', () => {
     expect(openChannelDoc(svc.context.db, row).config.headers).toEqual([
       { key: 'Authorization', value: `Bearer ${SECRET}-w1`, locked: false },
       { key: 'X-Plain', value: 'visible', locked: false },
+    ]);
+    expect(openChannelDoc(svc.context.db, row).config.queryParameters).toEqual([
+      { key: 'access_token', value: `${SECRET}-w2`, locked: false },
     ]);
   });
 
