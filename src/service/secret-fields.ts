@@ -231,7 +231,7 @@ export function keepMaskedSecrets<T extends Record<string, unknown>>(
       );
       const kept = same[nth] ?? (same.length === 1 ? same[0] : undefined);
       if (!kept || typeof kept.value !== 'string' || kept.value === SECRET_MASK) {
-        maskRefused(fieldOf(`${path}[${i}].value`), `${h.key} header`);
+        maskRefused(fieldOf(`${path}[${i}].value`), `${h.key} value`);
       }
       headers[i] = { ...h, value: kept.value };
     });

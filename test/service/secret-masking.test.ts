@@ -307,3 +307,26 @@ describe('isCredentialHeader', () => {
     (name) => expect(isCredentialHeader(name)).toBe(false),
   );
 });
+
+describe('a sealed value moved to another row', () => {
+  it('does not open there: the job builder fails with OUTPOST_ERR_ENCRYPTION_KEY instead of using it', async () => {
+    const { accountVariables } = await import('../../src/service/variables.js');
+    const { hasCode } = await import('../../src/shared/errors.js');
+    await svc.request('POST', '/v1/variables', { key: 'MOVE_FROM', value: 'from-value', secret: true });
+    await svc.request('POST', '/v1/variables', { key: 'MOVE_TO', value: 'to-value', secret: true });
+    const db = svc.context.db;
+    const from = await db
+      .selectFrom('variables')
+      .select('value')
+      .where('key', '=', 'MOVE_FROM')
+      .executeTakeFirstOrThrow();
+    await db.updateTable('variables').set({ value: from.value }).where('key', '=', 'MOVE_TO').execute();
+    const err = await accountVariables(db, svc.accountA.id).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(hasCode(err, 'OUTPOST_ERR_ENCRYPTION_KEY')).toBe(true);
+    expect((err as Error).message).toContain('variables:');
+    await db.deleteFrom('variables').where('key', 'in', ['MOVE_FROM', 'MOVE_TO']).execute();
+  });
+});
