@@ -3,12 +3,13 @@
  * (fping, dig, curl, autocannon), printing ratios (design.md §5). Build first
  * (`npm run build`); ICMP needs root or ping_group_range. With no names, all run.
  *
- * Names: icmp, dns, tcp, url, api, sandbox, agent-rss, analytics, service-http.
+ * Names: icmp, dns, tcp, url, api, sandbox, agent-rss, analytics, service-http, queue.
  */
 import { benchAgentIdleRss } from './agent-rss.js';
 import { benchApi } from './api.js';
 import { benchAnalytics } from './analytics.js';
 import { benchDns } from './dns.js';
+import { benchQueue } from './queue.js';
 import { runIcmpBench } from './icmp.js';
 import { benchSandbox } from './sandbox.js';
 import { benchServiceHttp } from './service-http.js';
@@ -38,6 +39,7 @@ const BENCHES: Record<string, () => Promise<unknown>> = {
   },
   analytics: () => benchAnalytics(),
   'service-http': () => benchServiceHttp(),
+  queue: () => benchQueue(),
 };
 
 const asked = process.argv.slice(2);

@@ -10,6 +10,7 @@ import { HttpError, notFound } from './errors.js';
 import { JobBuilder, nextAttemptJob, type RunRequest } from './jobs.js';
 import { enqueueResultHooks } from './outbox.js';
 import { retryLocation } from './retries.js';
+import { SecretBox, secretBoxOf } from './store/secret-box.js';
 import type { Database } from './store/database.js';
 
 export { RUN_TIMEOUT_MS, type RunRequest } from './jobs.js';
@@ -86,6 +87,19 @@ export function requiredRuntimeOf(job: Job, checkType: CheckType): string | null
 
 type Tx = Kysely<Database> | Transaction<Database>;
 
+/** The place a job's payload is sealed for (SecretBox AAD): a payload copied to another row does not open. */
+const payloadPlace = (jobId: string) => `jobs:${jobId}:payload`;
+
+/**
+ * A job's payload as stored: sealed with the store's SecretBox (it holds the merged secret variables and
+ * client-certificate keys, issue 9, 1.7); a row written before sealing is plain JSON.
+ * @throws OutpostError OUTPOST_ERR_ENCRYPTION_KEY when it cannot be opened (wrong key, damaged).
+ */
+function openPayload(tx: Tx, jobId: string, stored: string): Job {
+  const text = SecretBox.isSealed(stored) ? secretBoxOf(tx).open(stored, payloadPlace(jobId)) : stored;
+  return JSON.parse(text) as Job;
+}
+
 const leaseLost = (jobId: string, what: string) =>
   new HttpError(409, `lease of job ${jobId} was lost; ${what}`, { jobId, code: 'OUTPOST_ERR_LEASE_LOST' });
 
@@ -156,7 +170,7 @@ export class JobQueue {
         state: 'queued',
         attempt: job.attempt,
         claims: 0,
-        payload: JSON.stringify(job),
+        payload: secretBoxOf(tx).seal(JSON.stringify(job), payloadPlace(job.jobId)),
         enqueued_at: readyAtMs,
         expires_at: readyAtMs + this.#options.queueExpiryMs,
         agent_id: null,
@@ -233,7 +247,7 @@ export class JobQueue {
             .where('id', '=', row.id)
             .where('state', '=', 'queued')
             .execute();
-          jobs.push({ ...(JSON.parse(row.payload) as Job), leaseMs: this.#options.leaseMs });
+          jobs.push({ ...openPayload(tx, row.id, row.payload), leaseMs: this.#options.leaseMs });
         }
       }
       return jobs;
@@ -381,7 +395,7 @@ export class JobQueue {
         throw leaseLost(jobId, 'its result is not stored');
       }
 
-      const payload = JSON.parse(job.payload) as Job;
+      const payload = openPayload(tx, job.id, job.payload);
       const plan = planRetry({
         strategy: payload.retryStrategy ?? null,
         attempt: job.attempt,
