@@ -28,6 +28,9 @@ export const DIAGNOSED_ERROR_CODES: ReadonlySet<string> = new Set([
   'UND_ERR_SOCKET',
 ]);
 
+/** Largest packet capture the diagnostics keep, bytes: the repeated attempt sends no payload. */
+export const CAPTURE_MAX_BYTES = 256 * 1024;
+
 /** Names of the artifacts the diagnostics upload. */
 export const ROUTE_TRACE_ARTIFACT = 'route-trace.json';
 export const PACKET_CAPTURE_ARTIFACT = 'connection.pcap';
@@ -313,6 +316,9 @@ export function createNetworkDiagnostics(
             port: target.port,
             local,
             file: pcapPath,
+            // One connection attempt without payload: a few KB. The bound keeps the synchronous
+            // filtering and scrubbing of the file short.
+            maxBytes: CAPTURE_MAX_BYTES,
             signal,
             during: async () => {
               local.release();

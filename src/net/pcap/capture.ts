@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { createSocket, type Socket } from 'node:dgram';
 import { closeSync, openSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -190,6 +191,74 @@ class Tcpdump {
   }
 }
 
+/**
+ * A UDP datagram from 127.0.0.1:P to itself carrying a random token, sent once the capture is
+ * otherwise done: tcpdump reads packets in the order they reached its socket, so once the
+ * marker is in its output so is every packet before it, and stopping tcpdump (which discards
+ * what it has not read) loses none of them under load. Its filter names its port at both ends;
+ * the marker record is never written to the file.
+ */
+class Marker {
+  readonly #socket: Socket;
+  readonly #token = randomBytes(16);
+  readonly #port: number;
+  #seen: (() => void) | null = null;
+  #wasSeen = false;
+
+  private constructor(socket: Socket, port: number) {
+    this.#socket = socket;
+    this.#port = port;
+  }
+
+  static async open(): Promise<Marker> {
+    const socket = createSocket('udp4');
+    socket.on('message', () => {});
+    await new Promise<void>((resolve, reject) => {
+      socket.once('error', reject);
+      socket.bind(0, '127.0.0.1', () => resolve());
+    });
+    socket.unref();
+    return new Marker(socket, socket.address().port);
+  }
+
+  get filter(): string {
+    return `udp and src host 127.0.0.1 and src port ${this.#port} and dst host 127.0.0.1 and dst port ${this.#port}`;
+  }
+
+  /** True for the marker's record; notes that tcpdump has read it. */
+  isMarker(record: Buffer): boolean {
+    if (!record.includes(this.#token)) return false;
+    this.#wasSeen = true;
+    this.#seen?.();
+    return true;
+  }
+
+  /** Sends the marker and resolves once tcpdump wrote it, or after `timeoutMs` (never rejects). */
+  passThrough(timeoutMs: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(done, timeoutMs);
+      timer.unref();
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      if (this.#wasSeen) return done();
+      this.#seen = done;
+      this.#socket.send(this.#token, this.#port, '127.0.0.1', (err) => {
+        if (err) done();
+      });
+    });
+  }
+
+  close(): void {
+    try {
+      this.#socket.close();
+    } catch {
+      // already closed
+    }
+  }
+}
+
 /** Rejects with OUTPOST_ERR_ABORTED as soon as `signal` aborts, whatever `promise` does. */
 function raceAbort<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
   if (signal === undefined) return promise;
@@ -232,16 +301,25 @@ export async function capturePackets(options: CaptureOptions): Promise<PacketCap
   if (options.local !== undefined && port === undefined) {
     throw new RangeError('local needs port: a capture of one connection names both of its ends');
   }
-  const filter =
+  const baseFilter =
     options.local === undefined
       ? captureFilter(options.host, port)
       : connectionFilter(options.local, { address: options.host, port: port as number });
   const signal = options.signal;
   if (signal?.aborted) throw aborted(signal);
+  // On loopback-capturing interfaces a marker datagram ends the capture (see Marker).
+  const marker = device === 'any' || device === 'lo' ? await Marker.open() : null;
+  const filter = marker === null ? baseFilter : `(${baseFilter}) or (${marker.filter})`;
 
   const file = options.file ?? join(tmpdir(), `outpost-capture-${randomBytes(8).toString('hex')}.pcap`);
   // Exclusive create: never follows a link someone planted in a shared temporary directory.
-  const fd = openSync(file, 'wx', 0o600);
+  let fd: number;
+  try {
+    fd = openSync(file, 'wx', 0o600);
+  } catch (err) {
+    marker?.close();
+    throw err;
+  }
   const started = performance.now();
   const tcpdump = new Tcpdump(
     options.tcpdumpPath ?? 'tcpdump',
@@ -267,6 +345,8 @@ export async function capturePackets(options: CaptureOptions): Promise<PacketCap
       return;
     }
     for (const piece of pieces) {
+      // The marker is ours, never the file's.
+      if (sizeBytes > 0 && marker?.isMarker(piece)) continue;
       if (sizeBytes + piece.length > maxBytes) {
         truncated = true;
         duringSignal.abort(new Error(`the capture reached maxBytes (${maxBytes})`));
@@ -306,6 +386,8 @@ export async function capturePackets(options: CaptureOptions): Promise<PacketCap
       throw duringError;
     }
     if (!truncated && drainMs > 0) await sleep(drainMs, signal);
+    // tcpdump drops what it has not read yet when it is stopped: first see it read the marker.
+    if (marker !== null && !truncated) await raceAbort(marker.passThrough(stopTimeoutMs), signal);
     await raceAbort(tcpdump.stop(stopTimeoutMs), signal);
   } catch (err) {
     tcpdump.kill();
@@ -313,6 +395,7 @@ export async function capturePackets(options: CaptureOptions): Promise<PacketCap
     throw err;
   } finally {
     duringSignal.dispose();
+    marker?.close();
   }
   closeSync(fd);
   fileOpen = false;

@@ -115,12 +115,18 @@ export class CredentialHeaderMasker {
             masked?.(i);
           }
           break;
-        case State.Skip:
-          if (byte === LF) {
-            this.#state = State.LineStart;
-            this.#credentialLine = false;
+        case State.Skip: {
+          // Nothing to mask before the line ends: jump to it.
+          const lf = byte === LF ? i : data.indexOf(LF, i);
+          if (lf === -1 || lf >= end) {
+            i = end;
+            break;
           }
+          i = lf;
+          this.#state = State.LineStart;
+          this.#credentialLine = false;
           break;
+        }
       }
     }
   }
