@@ -39,6 +39,15 @@ async function runService(mode: 'service' | 'up'): Promise<number> {
   if (mode === 'up' && !env.LOG_LEVEL) env.LOG_LEVEL = 'WARN';
   const config = parseServiceConfig(env);
   const log = createLogger({ level: config.logLevel, name: 'outpost-service' });
+  if (mode === 'up') {
+    // The agent child binds its health port later: find a taken one before the API key is printed.
+    const { assertPortFree } = await import('./agent/health-server.js');
+    const raw = process.env.AGENT_HEALTH_PORT?.trim();
+    const healthPort = raw ? Number(raw) : 8081;
+    if (Number.isInteger(healthPort) && healthPort > 0 && healthPort <= 65_535) {
+      await assertPortFree('AGENT_HEALTH_PORT', healthPort);
+    }
+  }
   const running = await startService(config, {
     log,
     embeddedAgent: mode === 'up',
@@ -170,6 +179,12 @@ main(process.argv.slice(2)).then(
     ) {
       process.stderr.write(`outpost: ${err.message}\n`);
       process.exitCode = 2;
+      return;
+    }
+    // A start-up failure (taken port, unusable data directory) explains itself in one line too.
+    if (err instanceof OutpostError && err.code === 'OUTPOST_ERR_STARTUP') {
+      process.stderr.write(`outpost: ${err.message.replace(/\s*\n\s*/g, ' ')}\n`);
+      process.exitCode = 1;
       return;
     }
     process.stderr.write(`outpost: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);

@@ -9,6 +9,7 @@ import { createLogger, type Logger } from '../shared/logger.js';
 import { lazyExecutor } from '../checks/lazy.js';
 import { guardInspectorSignal } from '../sandbox/inspector-guard.js';
 import { Agent } from './agent.js';
+import { listenError } from './health-server.js';
 import { type AgentConfig, parseAgentConfig, redactAgentConfig } from './config.js';
 
 /** Exit codes of `outpost agent`. */
@@ -94,6 +95,10 @@ export async function runAgent(env: NodeJS.ProcessEnv, options: RunAgentOptions 
       await agent.start();
     } catch (err) {
       logger.fatal({ err }, 'agent could not start');
+      const line = isListenError(err)
+        ? listenError('AGENT_HEALTH_PORT', config.healthPort, options.healthHost, err).message
+        : `the agent could not start: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`;
+      (options.stderr ?? process.stderr).write(`outpost agent: ${line}\n`);
       return AGENT_EXIT_CODES.fatal;
     }
     try {
@@ -156,6 +161,14 @@ function installedRuntimes(): string[] {
   return readdirSync(dir)
     .filter((id) => existsSync(join(dir, id, 'node_modules')))
     .sort();
+}
+
+/** True for an error of binding a port (the health server's listen). */
+function isListenError(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return (
+    (err as { syscall?: unknown } | null)?.syscall === 'listen' || code === 'EADDRINUSE' || code === 'EACCES'
+  );
 }
 
 function installProcessHandlers(agent: Agent, logger: Logger): () => void {

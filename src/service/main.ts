@@ -1,4 +1,6 @@
 import { join } from 'node:path';
+import { assertPortFree, listenError } from '../agent/health-server.js';
+import { OutpostError } from '../shared/errors.js';
 import type { ResultHook } from './context.js';
 import type { Logger } from '../shared/logger.js';
 import { build, type Service } from './app.js';
@@ -36,7 +38,18 @@ export async function startService(
     resultHooks?: ResultHook[];
   },
 ): Promise<RunningService> {
-  const db = await openSqliteDatabase(config.databaseFile);
+  // Before the store is opened: a taken port must not leave a created-but-never-printed API key.
+  await assertPortFree('PORT', config.port, config.host);
+  let db: Awaited<ReturnType<typeof openSqliteDatabase>>;
+  try {
+    db = await openSqliteDatabase(config.databaseFile);
+  } catch (err) {
+    if (err instanceof OutpostError && err.code === 'OUTPOST_ERR_STARTUP') {
+      options.log.error({ err, dataDir: config.dataDir }, 'the store could not be opened');
+      throw new OutpostError('OUTPOST_ERR_STARTUP', `OUTPOST_DATA_DIR: ${err.message}`, { cause: err.cause });
+    }
+    throw err;
+  }
   // Secrets at rest: the key from OUTPOST_ENCRYPTION_KEY or the data directory's key file; values stored in
   // clear by an older version are sealed now, and a wrong key stops the start here (OUTPOST_ERR_ENCRYPTION_KEY).
   try {
@@ -74,7 +87,15 @@ export async function startService(
     ...(options.resultHooks ? { resultHooks: options.resultHooks } : {}),
   });
   const scheduler = new Scheduler(db, service.queue, { log: options.log.child({ component: 'scheduler' }) });
-  const address = await service.app.listen({ port: config.port, host: config.host });
+  let address: string;
+  try {
+    address = await service.app.listen({ port: config.port, host: config.host });
+  } catch (err) {
+    await scheduler.stop();
+    await service.close();
+    await db.destroy();
+    throw listenError('PORT', config.port, config.host, err);
+  }
   const url = address.replace('0.0.0.0', '127.0.0.1').replace('[::]', '[::1]');
   // Seeded once listening: the demo API check calls this service's own OpenAPI document.
   const seededChecks = options.seedDemo ? await seedDemoChecks(db, boot.accountId, { serviceUrl: url }) : [];

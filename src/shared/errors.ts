@@ -19,6 +19,8 @@ export const ERROR_CODES = {
     'No packet capture can be made: tcpdump is missing, not permitted, or failed to start.',
   OUTPOST_ERR_ENCRYPTION_KEY:
     'The key for secrets at rest is invalid, its key file is unsafe, or it does not open the stored secrets.',
+  OUTPOST_ERR_STARTUP:
+    'The process could not start: a port is taken, or the data directory cannot be created, is read-only or full.',
 } as const;
 export type ErrorCode = keyof typeof ERROR_CODES;
 

@@ -1,25 +1,161 @@
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
+import { OutpostError } from '../../shared/errors.js';
 import { migrateToLatest } from './migrations.js';
 import type { Database } from './schema.js';
 
 export type { Database };
 
+/** Statement methods whose errors are recorded while the store opens. */
+const STATEMENT_CALLS = new Set(['all', 'get', 'run', 'iterate']);
+
+/**
+ * A better-sqlite3 handle for Kysely that records the first error any statement threw:
+ * when a write fails (SQLITE_FULL), SQLite ends the transaction itself and the ROLLBACK
+ * that follows fails with `cannot rollback - no transaction is active`, which is what
+ * reaches the caller. `close` is a no-op: the handle outlives this Kysely instance.
+ */
+function recordingHandle(sqlite: SQLite.Database, onError: (err: unknown) => void) {
+  const record = <T>(call: () => T): T => {
+    try {
+      return call();
+    } catch (err) {
+      onError(err);
+      throw err;
+    }
+  };
+  return {
+    close() {},
+    prepare(sql: string) {
+      const statement = record(() => sqlite.prepare(sql));
+      return new Proxy(statement, {
+        get(target, prop) {
+          const value = Reflect.get(target, prop, target) as unknown;
+          if (typeof value !== 'function') return value;
+          if (!STATEMENT_CALLS.has(String(prop))) return value.bind(target);
+          return (...args: unknown[]) =>
+            record(() => (value as (...a: unknown[]) => unknown).apply(target, args));
+        },
+      });
+    },
+  };
+}
+
+/** The system or SQLite code of an error (`SQLITE_FULL`, `ENOSPC`…); null when it has none. */
+function codeOf(err: unknown): string | null {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : null;
+}
+
+/** What a code means for the data directory, and what to do; null for a code this does not know. */
+function explain(code: string, dir: string, file: string): string | null {
+  if (code === 'SQLITE_FULL' || code === 'ENOSPC' || code === 'EDQUOT' || code === 'SQLITE_IOERR_WRITE') {
+    return `${dir} is full: free space on its disk, or point it to a folder on a disk with room`;
+  }
+  if (code.startsWith('SQLITE_READONLY') || code === 'EROFS' || code === 'EACCES' || code === 'EPERM') {
+    return `${dir} is read-only or not writable by this user: make it writable, or point it to a writable folder`;
+  }
+  if (code === 'ENOTDIR' || code === 'EEXIST') {
+    return `${dir} cannot be created: a file is in the way of it or of a parent folder; move the file, or point it to a folder`;
+  }
+  if (code.startsWith('SQLITE_CORRUPT') || code === 'SQLITE_NOTADB') {
+    return `the store ${file} is damaged: restore it from a backup, or move it (and its -wal and -shm files) away to start empty`;
+  }
+  return null;
+}
+
+/**
+ * The real reason the folder cannot hold the store, found by writing a small file in it:
+ * SQLite reports a read-only mount or a full disk as SQLITE_CANTOPEN or SQLITE_IOERR.
+ * Null when the write works.
+ */
+function probeWrite(dir: string): unknown {
+  // A folder that was not made (mkdir can fail silently on a read-only mount): its nearest parent.
+  let at = dir;
+  while (!existsSync(at) && dirname(at) !== at) at = dirname(at);
+  const probe = join(at, `.outpost-write-probe-${process.pid}`);
+  try {
+    writeFileSync(probe, Buffer.alloc(64 * 1024));
+    return null;
+  } catch (err) {
+    return err;
+  } finally {
+    rmSync(probe, { force: true });
+  }
+}
+
+/**
+ * The one-line OUTPOST_ERR_STARTUP error for a store that could not be opened: names the
+ * folder and what to do, and quotes the first real error (`first`), not a later one it caused.
+ */
+function storeError(dir: string, file: string, first: unknown, last: unknown): OutpostError {
+  let cause = first ?? last;
+  let code = codeOf(cause);
+  if (code === null || explain(code, dir, file) === null) {
+    const probed = probeWrite(dir);
+    if (probed !== null) {
+      cause = probed;
+      code = codeOf(probed);
+    }
+  }
+  const message = (cause instanceof Error ? cause.message : String(cause)).split('\n')[0] ?? '';
+  const what = (code !== null ? explain(code, dir, file) : null) ?? `the store ${file} cannot be opened`;
+  const quoted = code !== null && !message.startsWith(code) ? `${code}: ${message}` : message;
+  return new OutpostError('OUTPOST_ERR_STARTUP', `${what} (${quoted})`, { cause });
+}
+
 /**
  * Opens the embedded SQLite store at `file` (":memory:" for tests) in WAL
  * mode and migrates it. The returned Kysely instance is the only handle the
  * rest of the service uses, so a PostgresDialect can replace SqliteDialect.
+ *
+ * The folder of `file` is created when missing (parents too).
+ *
+ * @throws OutpostError `OUTPOST_ERR_STARTUP` with one line naming the folder (or file), what
+ *   is wrong — cannot be created, read-only, full, damaged store — what to do, and the first
+ *   real error (SQLITE_FULL, SQLITE_READONLY, SQLITE_CANTOPEN, ENOSPC, EROFS…).
  */
 export async function openSqliteDatabase(file: string): Promise<Kysely<Database>> {
-  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
-  const sqlite = new SQLite(file);
+  if (file === ':memory:') return open(new SQLite(file));
+  const dir = dirname(file);
+  try {
+    mkdirSync(dir, { recursive: true });
+  } catch (err) {
+    throw storeError(dir, file, err, err);
+  }
+  let sqlite: SQLite.Database | undefined;
+  let first: unknown;
+  try {
+    sqlite = new SQLite(file);
+    const opened = sqlite;
+    // Migrated through a recording handle, so the first failing statement is known.
+    const migrating = await open(
+      opened,
+      recordingHandle(opened, (err) => (first ??= err)),
+    );
+    await migrating.destroy();
+    return new Kysely<Database>({ dialect: new SqliteDialect({ database: opened }) });
+  } catch (err) {
+    try {
+      sqlite?.close();
+    } catch {
+      // Already unusable; the error below says why.
+    }
+    throw storeError(dir, file, first, err);
+  }
+}
+
+async function open(
+  sqlite: SQLite.Database,
+  handle: ReturnType<typeof recordingHandle> | SQLite.Database = sqlite,
+): Promise<Kysely<Database>> {
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: handle }) });
   await migrateToLatest(db as Kysely<unknown>);
   return db;
 }

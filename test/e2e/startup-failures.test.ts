@@ -1,0 +1,212 @@
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CLI, freePort } from '../helpers/cli.js';
+import { missingRequirement } from '../helpers/requirements.js';
+
+/** Runs `outpost <args>` to its end; stdout and stderr apart. */
+function run(
+  args: string[],
+  env: Record<string, string>,
+  timeoutMs = 30_000,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], {
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/root', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => {
+      stdout += c.toString('utf8');
+    });
+    child.stderr.on('data', (c: Buffer) => {
+      stderr += c.toString('utf8');
+    });
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`outpost ${args.join(' ')} still runs after ${timeoutMs} ms:\n${stdout}\n${stderr}`));
+    }, timeoutMs);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** Asserts one explaining line on stderr, naming `name`, without a stack trace. */
+function expectOneLine(stderr: string, ...names: (string | RegExp)[]): void {
+  const lines = stderr.trimEnd().split('\n');
+  expect(lines, stderr).toHaveLength(1);
+  for (const name of names) expect(lines[0]).toMatch(name);
+  expect(stderr).not.toMatch(/\n\s+at /);
+  expect(stderr).not.toMatch(/cannot rollback|malformed/);
+}
+
+function listenOn(port: number, host?: string): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen({ port, ...(host ? { host } : {}) }, () => resolve(server));
+  });
+}
+
+const canMount = (() => {
+  const probe = mkdtempSync(join(tmpdir(), 'outpost-mount-probe-'));
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', probe], { stdio: 'ignore' });
+    execFileSync('umount', [probe], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  } finally {
+    rmSync(probe, { recursive: true, force: true });
+  }
+})();
+
+describe('start-up failures explain themselves in one line (issue 9 item 2.10)', () => {
+  const apiKey = `op_e2e_${'s'.repeat(40)}`;
+  const mounts: string[] = [];
+  let base: string;
+  beforeAll(() => {
+    base = mkdtempSync(join(tmpdir(), 'outpost-e2e-startup-'));
+  });
+  afterAll(() => {
+    for (const dir of mounts) {
+      execFileSync('umount', [dir]);
+      rmSync(dir, { recursive: true, force: true });
+    }
+    rmSync(base, { recursive: true, force: true });
+  });
+
+  it.each(['service', 'up'])(
+    '%s: a taken PORT',
+    async (command) => {
+      const port = await freePort();
+      const taken = await listenOn(port, '127.0.0.1');
+      const dataDir = join(base, `port-${command}`);
+      try {
+        const res = await run([command], {
+          PORT: String(port),
+          OUTPOST_DATA_DIR: dataDir,
+          AGENT_HEALTH_PORT: String(await freePort()),
+        });
+        expect(res.code).toBe(1);
+        expectOneLine(res.stderr, `PORT=${port}`, /already in use/, /set PORT to a free port/);
+        expect(res.stdout).not.toMatch(/API key/);
+      } finally {
+        taken.close();
+      }
+      // The key was not spent on the failed start: the next start prints it.
+      const port2 = await freePort();
+      const child = spawn(process.execPath, [CLI, 'service'], {
+        env: { PATH: process.env.PATH ?? '', PORT: String(port2), OUTPOST_DATA_DIR: dataDir },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let out = '';
+      child.stdout.on('data', (c: Buffer) => {
+        out += c.toString('utf8');
+      });
+      await expect.poll(() => out, { timeout: 20_000 }).toMatch(/service is listening/);
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+      expect(out).toMatch(/API key: {4}op_/);
+    },
+    60_000,
+  );
+
+  it('up: a taken AGENT_HEALTH_PORT is found before the API key is printed', async () => {
+    const healthPort = await freePort();
+    const taken = await listenOn(healthPort);
+    try {
+      const res = await run(['up'], {
+        PORT: String(await freePort()),
+        OUTPOST_DATA_DIR: join(base, 'up-health'),
+        AGENT_HEALTH_PORT: String(healthPort),
+      });
+      expect(res.code).toBe(1);
+      expectOneLine(res.stderr, `AGENT_HEALTH_PORT=${healthPort}`, /already in use/);
+      expect(res.stdout).not.toMatch(/API key|is up/);
+      // Nothing was created either.
+      expect(existsSync(join(base, 'up-health', 'outpost.db'))).toBe(false);
+    } finally {
+      taken.close();
+    }
+  });
+
+  it('agent: a taken AGENT_HEALTH_PORT', async () => {
+    const healthPort = await freePort();
+    const taken = await listenOn(healthPort);
+    try {
+      const res = await run(['agent'], {
+        API_KEY: apiKey,
+        SERVICE_URL: 'http://127.0.0.1:9',
+        AGENT_HEALTH_PORT: String(healthPort),
+      });
+      expect(res.code).toBe(1);
+      expectOneLine(res.stderr, /^outpost agent: /, `AGENT_HEALTH_PORT=${healthPort}`, /already in use/);
+    } finally {
+      taken.close();
+    }
+  });
+
+  it('a missing data directory is created, parents too', async () => {
+    const dataDir = join(base, 'missing', 'a', 'b');
+    const child = spawn(process.execPath, [CLI, 'service'], {
+      env: { PATH: process.env.PATH ?? '', PORT: String(await freePort()), OUTPOST_DATA_DIR: dataDir },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => {
+      out += c.toString('utf8');
+    });
+    await expect.poll(() => out, { timeout: 20_000 }).toMatch(/service is listening/);
+    child.kill('SIGTERM');
+    await new Promise((r) => child.once('exit', r));
+    expect(existsSync(join(dataDir, 'outpost.db'))).toBe(true);
+  }, 30_000);
+
+  it.each([
+    ['the data directory is a file', (dir: string) => writeFileSync(dir, 'not a folder'), ''],
+    ['a parent of the data directory is a file', (dir: string) => writeFileSync(dir, 'x'), 'sub/data'],
+  ])('%s', async (_name, prepare, below) => {
+    const file = join(base, `file-${below ? 'parent' : 'self'}`);
+    prepare(file);
+    const dataDir = below ? join(file, below) : file;
+    const res = await run(['service'], { PORT: String(await freePort()), OUTPOST_DATA_DIR: dataDir });
+    expect(res.code).toBe(1);
+    expectOneLine(res.stderr, 'OUTPOST_DATA_DIR', dataDir, /E(NOTDIR|EXIST)/);
+  });
+
+  describe.skipIf(
+    missingRequirement([{ ok: canMount, what: 'tmpfs mounts', install: 'run the tests as root' }]),
+  )('on real mounts', () => {
+    function mount(options: string): string {
+      const dir = mkdtempSync(join(tmpdir(), 'outpost-e2e-mount-'));
+      execFileSync('mount', ['-t', 'tmpfs', '-o', options, 'tmpfs', dir]);
+      mounts.push(dir);
+      return dir;
+    }
+
+    it.each([
+      ['the data directory', ''],
+      ['a missing data directory below', 'below/data'],
+    ])('read-only: %s', async (_name, below) => {
+      const dir = mount('ro,size=1m');
+      const dataDir = below ? join(dir, below) : dir;
+      const res = await run(['service'], { PORT: String(await freePort()), OUTPOST_DATA_DIR: dataDir });
+      expect(res.code).toBe(1);
+      expectOneLine(res.stderr, 'OUTPOST_DATA_DIR', dataDir, /read-only/, /EROFS|SQLITE_READONLY/);
+    });
+
+    it('full: an empty 64 KiB disk', async () => {
+      const dir = mount('size=64k');
+      const res = await run(['service'], { PORT: String(await freePort()), OUTPOST_DATA_DIR: dir });
+      expect(res.code).toBe(1);
+      expectOneLine(res.stderr, 'OUTPOST_DATA_DIR', dir, /is full/, /SQLITE_FULL|ENOSPC/);
+    });
+  });
+});
