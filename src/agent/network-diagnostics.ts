@@ -31,6 +31,9 @@ export const DIAGNOSED_ERROR_CODES: ReadonlySet<string> = new Set([
 /** Largest packet capture the diagnostics keep, bytes: the repeated attempt sends no payload. */
 export const CAPTURE_MAX_BYTES = 256 * 1024;
 
+/** Bytes kept per packet of the diagnostics' capture: headers, options, ICMP quotes (≤ 1280 bytes). */
+export const CAPTURE_SNAPLEN_BYTES = 4096;
+
 /** Names of the artifacts the diagnostics upload. */
 export const ROUTE_TRACE_ARTIFACT = 'route-trace.json';
 export const PACKET_CAPTURE_ARTIFACT = 'connection.pcap';
@@ -319,6 +322,9 @@ export function createNetworkDiagnostics(
             // One connection attempt without payload: a few KB. The bound keeps the synchronous
             // filtering and scrubbing of the file short.
             maxBytes: CAPTURE_MAX_BYTES,
+            // Headers and quoted ICMP packets fit; tcpdump's ring (one slot per snaplen) then holds
+            // hundreds of packets, where whole 256 KB slots fit 7 and a busy agent lost the rest.
+            snaplenBytes: CAPTURE_SNAPLEN_BYTES,
             signal,
             during: async () => {
               local.release();

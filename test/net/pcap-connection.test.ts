@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -197,6 +197,71 @@ describe.skipIf(missing !== null)('keepConnection on a real capture', () => {
         .filter((line) => line !== '');
       expect(lines).toHaveLength(result.kept);
       for (const line of lines) expect(line).toContain(`127.0.0.1.${ours!.port}`);
+    } finally {
+      rmSync(file, { force: true });
+      server.close();
+    }
+  });
+});
+
+/** Pids of this process's tcpdump children (from /proc). */
+function tcpdumpChildren(): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (stat.includes('(tcpdump)') && Number(fields[1]) === process.pid) pids.push(Number(entry));
+    } catch {
+      // gone
+    }
+  }
+  return pids;
+}
+
+describe.skipIf(missing !== null)('stopping a capture', () => {
+  it('loses none of the packets tcpdump had not read yet when the capture ends (tcpdump held back by SIGSTOP)', async () => {
+    const server = createServer((socket) => socket.end());
+    server.listen(0, '127.0.0.6');
+    await once(server, 'listening');
+    const port = (server.address() as { port: number }).port;
+    const file = join(tmpdir(), `outpost-stop-${process.pid}.pcap`);
+    rmSync(file, { force: true });
+    const connections = 20;
+    try {
+      const capture = await capturePackets({
+        host: '127.0.0.6',
+        port,
+        file,
+        drainMs: 0,
+        // tcpdump's ring (2 MB, one slot per snaplen) then holds every packet while it is stopped.
+        snaplenBytes: 1500,
+        during: async () => {
+          const [pid] = tcpdumpChildren();
+          expect(pid).toBeDefined();
+          process.kill(pid!, 'SIGSTOP');
+          try {
+            for (let i = 0; i < connections; i++) {
+              const socket = connect({ host: '127.0.0.6', port });
+              const closed = once(socket, 'close');
+              socket.resume();
+              await closed;
+            }
+          } finally {
+            process.kill(pid!, 'SIGCONT');
+          }
+        },
+      });
+      const lines = execFileSync('tcpdump', ['-nn', '-r', file], { encoding: 'utf8', stdio: 'pipe' })
+        .split('\n')
+        .filter((line) => line !== '');
+      expect(lines).toHaveLength(capture.packets);
+      expect(lines.filter((line) => line.includes(`> 127.0.0.6.${port}: Flags [S]`))).toHaveLength(
+        connections,
+      );
+      // The end-of-capture marker is not in the file.
+      expect(lines.filter((line) => line.includes('UDP'))).toEqual([]);
     } finally {
       rmSync(file, { force: true });
       server.close();
