@@ -1,5 +1,11 @@
 import type { Kysely, Selectable } from 'kysely';
-import type { ClaimRequest } from '../protocol/index.js';
+import {
+  type CheckType,
+  type ClaimRequest,
+  JOB_CLASSES,
+  type JobClass,
+  jobClassOf,
+} from '../protocol/index.js';
 import { notFound } from './errors.js';
 import { offsetOf } from './pagination.js';
 import type { Database } from './store/database.js';
@@ -10,8 +16,16 @@ import type { Database } from './store/database.js';
  */
 export const AGENT_CONNECTED_WINDOW_MS = 35_000;
 
-/** What an agent's claim reported, kept as `agents.claim_report`. */
-export type ClaimReport = Pick<ClaimRequest, 'freeSlots' | 'checkTypes' | 'runtimes'>;
+/**
+ * What an agent's claims reported, per job class, kept as `agents.claim_report` (JSON). An agent
+ * claims per job class (each claim carries one class's check types and free slots), so each
+ * class keeps its own last report: `freeSlots` is what the claim offered minus the jobs its answer
+ * handed out, i.e. the slots still free when that claim ended.
+ */
+export type ClaimReport = {
+  classes: Partial<Record<JobClass, { freeSlots: number; checkTypes: CheckType[]; reportedAt: number }>>;
+  runtimes: string[];
+};
 
 /** An agent as the API shows it (see `AgentResponseSchema`). */
 export type AgentView = Record<string, unknown> & { id: string };
@@ -19,31 +33,51 @@ export type AgentView = Record<string, unknown> & { id: string };
 const iso = (ms: number | null | undefined) => (ms == null ? null : new Date(Number(ms)).toISOString());
 
 /**
- * Records what a successful claim of agent `agentId` reported, and when the agent was first
- * seen (the start of its first claim). The agent's row is written by the claim itself; an agent
- * whose row is gone (retention) is left alone.
+ * Records what a successful claim of agent `agentId` reported (`claim`, and `handedOut`: the
+ * check types of the jobs its answer holds), and when the agent was first seen (the start of its
+ * first claim). Only the job classes whose check types the claim names are updated. The agent's
+ * row is written by the claim itself; an agent whose row is gone (retention) is left alone.
  */
 export async function recordClaimReport(
   db: Kysely<Database>,
   accountId: string,
   agentId: string,
-  report: ClaimReport,
+  claim: Pick<ClaimRequest, 'freeSlots' | 'checkTypes' | 'runtimes'>,
+  handedOut: readonly CheckType[],
+  nowMs: number,
 ): Promise<void> {
-  const claimReport: ClaimReport = {
-    freeSlots: report.freeSlots,
-    checkTypes: report.checkTypes,
-    runtimes: report.runtimes,
-  };
-  await db
-    .updateTable('agents')
-    .set((eb) => ({
-      claim_report: JSON.stringify(claimReport),
-      // The claim wrote last_seen_at when it began: the first one is when the agent was first seen.
-      first_seen_at: eb.fn.coalesce('first_seen_at', 'last_seen_at'),
-    }))
-    .where('account_id', '=', accountId)
-    .where('id', '=', agentId)
-    .execute();
+  // One transaction: an agent's two class pollers may answer at once; neither report is lost.
+  await db.transaction().execute(async (tx) => {
+    const row = await tx
+      .selectFrom('agents')
+      .select('claim_report')
+      .where('account_id', '=', accountId)
+      .where('id', '=', agentId)
+      .executeTakeFirst();
+    if (!row) return;
+    const before = row.claim_report ? (JSON.parse(row.claim_report) as Partial<ClaimReport>) : {};
+    const report: ClaimReport = { classes: { ...(before.classes ?? {}) }, runtimes: claim.runtimes };
+    for (const jobClass of JOB_CLASSES) {
+      const checkTypes = claim.checkTypes.filter((t) => jobClassOf(t) === jobClass);
+      if (checkTypes.length === 0) continue;
+      const taken = handedOut.filter((t) => jobClassOf(t) === jobClass).length;
+      report.classes[jobClass] = {
+        freeSlots: Math.max(0, claim.freeSlots[jobClass] - taken),
+        checkTypes,
+        reportedAt: nowMs,
+      };
+    }
+    await tx
+      .updateTable('agents')
+      .set((eb) => ({
+        claim_report: JSON.stringify(report),
+        // The claim wrote last_seen_at when it began: the first one is when the agent was first seen.
+        first_seen_at: eb.fn.coalesce('first_seen_at', 'last_seen_at'),
+      }))
+      .where('account_id', '=', accountId)
+      .where('id', '=', agentId)
+      .execute();
+  });
 }
 
 /**
@@ -178,7 +212,8 @@ export class Agents {
       .groupBy('agent_id')
       .execute();
     return rows.map((row) => {
-      const report = row.claim_report ? (JSON.parse(row.claim_report) as ClaimReport) : null;
+      const report = row.claim_report ? (JSON.parse(row.claim_report) as Partial<ClaimReport>) : null;
+      const classes = report?.classes ?? {};
       const location = row.location_id === null ? null : (locations.get(row.location_id) ?? null);
       const errors = reports.find((r) => r.agent_id === row.id);
       return {
@@ -190,8 +225,11 @@ export class Agents {
         firstSeenAt: iso(row.first_seen_at ?? row.last_seen_at),
         lastSeenAt: iso(row.last_seen_at),
         connected: nowMs - Number(row.last_seen_at) <= AGENT_CONNECTED_WINDOW_MS,
-        freeSlots: report?.freeSlots ?? null,
-        checkTypes: report?.checkTypes ?? [],
+        // A class the agent never claimed for (an uptime-only agent's main class) has no free slots.
+        freeSlots: report
+          ? { uptime: classes.uptime?.freeSlots ?? 0, main: classes.main?.freeSlots ?? 0 }
+          : null,
+        checkTypes: JOB_CLASSES.flatMap((c) => classes[c]?.checkTypes ?? []),
         runtimes: report?.runtimes ?? [],
         runningJobs: jobs
           .filter((j) => j.agent_id === row.id)

@@ -62,7 +62,8 @@ describe('GET /v1/agents', () => {
       privateLocation: null,
       locations: null,
       connected: true,
-      freeSlots: { uptime: 4, main: 2 },
+      // 4 uptime slots offered, one ICMP job handed out; no main-class check types claimed.
+      freeSlots: { uptime: 3, main: 0 },
       checkTypes: ['ICMP', 'TCP'],
       runtimes: ['2026.04'],
       runningJobs: [
@@ -108,9 +109,32 @@ describe('GET /v1/agents', () => {
       (await claim(svc.accountA.key, agentId, { freeSlots: { uptime: 9, main: 1 } }, '1.2.4')).statusCode,
     ).toBe(200);
     const later = (await agentsOf()).find((a) => a.id === agentId)!;
-    expect(later).toMatchObject({ version: '1.2.4', freeSlots: { uptime: 9, main: 1 }, runningJobs: [] });
+    expect(later).toMatchObject({ version: '1.2.4', freeSlots: { uptime: 9, main: 0 }, runningJobs: [] });
     expect(later.firstSeenAt).toBe(agent.firstSeenAt);
     expect(Date.parse(later.lastSeenAt)).toBeGreaterThan(Date.parse(agent.lastSeenAt));
+  });
+
+  it('keeps each job class’s last report: an agent claims per class, one class’s types and slots at a time', async () => {
+    const agentId = randomUUID();
+    const uptime = { checkTypes: ['ICMP', 'DNS', 'TCP', 'URL'], freeSlots: { uptime: 5, main: 0 } };
+    const main = { checkTypes: ['API'], freeSlots: { uptime: 0, main: 7 } };
+    expect((await claim(svc.accountA.key, agentId, uptime)).statusCode).toBe(200);
+    expect((await claim(svc.accountA.key, agentId, main)).statusCode).toBe(200);
+    const agent = (await svc.request('GET', `/v1/agents/${agentId}`)).json();
+    expect(agent.freeSlots).toEqual({ uptime: 5, main: 7 });
+    expect(agent.checkTypes).toEqual(['ICMP', 'DNS', 'TCP', 'URL', 'API']);
+    // A main-class job handed out lowers the main slots only.
+    const apiCheck = await createCheck(svc, 'api', {
+      name: 'api',
+      activated: false,
+      request: { url: 'http://127.0.0.1:9/' },
+    });
+    await triggerCheck(svc, apiCheck);
+    const answer = await claim(svc.accountA.key, agentId, { ...main, freeSlots: { uptime: 0, main: 6 } });
+    expect(answer.json().jobs).toHaveLength(1);
+    const after = (await svc.request('GET', `/v1/agents/${agentId}`)).json();
+    expect(after.freeSlots).toEqual({ uptime: 5, main: 5 });
+    expect(after.runningJobs.map((j: { checkId: string }) => j.checkId)).toEqual([apiCheck]);
   });
 
   it('shows a private-location agent with its location, and connected false once its last claim is old', async () => {
@@ -152,7 +176,7 @@ describe('GET /v1/agents', () => {
     );
     expect(refused.statusCode).toBeGreaterThanOrEqual(400);
     const agent = (await svc.request('GET', `/v1/agents/${agentId}`)).json();
-    expect(agent).toMatchObject({ version: '1.2.3', scope: 'ACCOUNT', freeSlots: { uptime: 3, main: 3 } });
+    expect(agent).toMatchObject({ version: '1.2.3', scope: 'ACCOUNT', freeSlots: { uptime: 3, main: 0 } });
   });
 
   it('is account-scoped: another account sees neither the list entries nor the agent', async () => {
@@ -172,7 +196,7 @@ describe('GET /v1/agents', () => {
     expect(inB[0]!.freeSlots).toEqual({ uptime: 1, main: 0 });
     expect((await svc.request('GET', `/v1/agents/${agentId}`)).json().freeSlots).toEqual({
       uptime: 10,
-      main: 10,
+      main: 0,
     });
   });
 
