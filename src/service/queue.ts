@@ -297,7 +297,8 @@ export class JobQueue {
 
   /**
    * Extends the lease of a job the agent holds: one conditional UPDATE (the job is leased, to
-   * this agent, in the scope's account and locations), so it cannot race a re-claim.
+   * this agent, in the scope's account and locations, and the lease has not lapsed by `nowMs`),
+   * so it cannot race a re-claim.
    * @returns the new lease end, epoch ms.
    * @throws HttpError 404 unknown job (or one outside the scope); 409 OUTPOST_ERR_LEASE_LOST
    *   when the lease was lost (the job finished, was queued again or is held by another agent).
@@ -310,7 +311,9 @@ export class JobQueue {
       .where('id', '=', jobId)
       .where('account_id', '=', scope.accountId)
       .where('state', '=', 'leased')
-      .where('agent_id', '=', scope.agentId);
+      .where('agent_id', '=', scope.agentId)
+      // A lease that lapsed is lost, whether or not the job went to another agent yet.
+      .where('lease_expires_at', '>', nowMs);
     if (scope.locations) update = update.where('location', 'in', scope.locations);
     const res = await update.executeTakeFirst();
     if (res.numUpdatedRows > 0n) return leaseExpiresAt;
@@ -391,7 +394,7 @@ export class JobQueue {
         if (prior) throw leaseLost(jobId, 'its result is not stored');
         throw notFound('job', jobId);
       }
-      if (job.state !== 'leased' || job.agent_id !== scope.agentId) {
+      if (job.state !== 'leased' || job.agent_id !== scope.agentId || Number(job.lease_expires_at) <= nowMs) {
         throw leaseLost(jobId, 'its result is not stored');
       }
 
@@ -485,19 +488,20 @@ export class JobQueue {
   }
 
   /**
-   * Asserts the agent may upload artifacts of a job: it holds the job's lease now. Uploads come
+   * Asserts the agent may upload artifacts of a job: it holds the job's lease, unlapsed at `nowMs`. Uploads come
    * before the result; once the job has ended, nothing more is stored for it.
    * @throws HttpError 404 unknown job (or one outside the scope); 409 OUTPOST_ERR_LEASE_LOST
    *   when another agent holds it, it is queued, or it has ended.
    */
-  async assertHeldBy(scope: AgentScope, jobId: string): Promise<void> {
+  async assertHeldBy(scope: AgentScope, jobId: string, nowMs: number = Date.now()): Promise<void> {
     let query = this.#db
       .selectFrom('jobs')
       .select('id')
       .where('id', '=', jobId)
       .where('account_id', '=', scope.accountId)
       .where('state', '=', 'leased')
-      .where('agent_id', '=', scope.agentId);
+      .where('agent_id', '=', scope.agentId)
+      .where('lease_expires_at', '>', nowMs);
     if (scope.locations) query = query.where('location', 'in', scope.locations);
     if (await query.executeTakeFirst()) return;
     await this.#refuse(this.#db, scope, jobId, 'its artifacts are not stored');

@@ -67,6 +67,27 @@ describe('a lease that lapses', () => {
     expect(await svc.queue.claim(scopeOf(b), spec, t0 + 2 * LEASE_MS + 12)).toEqual([]);
   });
 
+  it('is lost at once: renewal, upload and result of the lapsed holder are refused before anyone took the job', async () => {
+    const { jobId, t0 } = await lapsedSetup();
+    const a = randomUUID();
+    const [job] = await svc.queue.claim(scopeOf(a), spec, t0);
+    const late = t0 + LEASE_MS;
+    await expect(svc.queue.renewLease(scopeOf(a), jobId, late)).rejects.toMatchObject({ statusCode: 409 });
+    await expect(svc.queue.assertHeldBy(scopeOf(a), jobId, late)).rejects.toMatchObject({ statusCode: 409 });
+    await expect(svc.queue.submitResult(scopeOf(a), jobId, resultFor(job!), late)).rejects.toMatchObject({
+      statusCode: 409,
+    });
+    expect(await svc.context.db.selectFrom('check_results').select('id').execute()).toEqual([]);
+    // Within its lease the same holder is served.
+    await svc.close();
+    const again = await lapsedSetup();
+    const [fresh] = await svc.queue.claim(scopeOf(a), spec, again.t0);
+    expect(await svc.queue.renewLease(scopeOf(a), again.jobId, again.t0 + LEASE_MS - 1)).toBe(
+      again.t0 + 2 * LEASE_MS - 1,
+    );
+    await svc.queue.submitResult(scopeOf(a), fresh!.jobId, resultFor(fresh!), again.t0 + 2 * LEASE_MS - 2);
+  });
+
   it('is taken back by a claim of another agent even before the expiry pass runs', async () => {
     const { jobId, t0 } = await lapsedSetup();
     await svc.queue.claim(scopeOf(randomUUID()), spec, t0);
