@@ -1,4 +1,5 @@
 import type { AgentEvent } from '../protocol/index.js';
+import { Scrubber } from '../sandbox/scrub.js';
 import type { Logger } from '../shared/logger.js';
 import { VERSION } from '../shared/paths.js';
 import { linkSignal } from '../shared/linked-signal.js';
@@ -36,6 +37,7 @@ const escapeRegExp = (value: string) => value.replace(/[.*+?^${}()|[\]\\]/g, '\\
 export class ErrorReporter {
   readonly #options: ErrorReporterOptions;
   readonly #scrubbers: RegExp[];
+  readonly #keyScrubber: Scrubber;
   readonly #sentAtMs: number[] = [];
   readonly #inFlight = new Set<Promise<void>>();
   readonly #closed = new AbortController();
@@ -46,6 +48,8 @@ export class ErrorReporter {
     const forms = [key, encodeURIComponent(key), Buffer.from(key).toString('base64')].filter(
       (f) => f.length >= 4,
     );
+    // The key in any encoding and case (Scrubber), then the literal forms as before.
+    this.#keyScrubber = new Scrubber([key]);
     this.#scrubbers = [
       ...new Set(forms.map((f) => new RegExp(escapeRegExp(f), 'g'))),
       /\bpl_[0-9a-f]{32}\b/gi,
@@ -58,19 +62,26 @@ export class ErrorReporter {
 
   /** Replaces secrets, URLs and e-mail addresses in `text` by `*****`. */
   scrub(text: string): string {
-    return this.#scrubbers.reduce((out, pattern) => out.replace(pattern, CENSOR), text);
+    return this.#scrubbers.reduce(
+      (out, pattern) => out.replace(pattern, CENSOR),
+      this.#keyScrubber.text(text),
+    );
   }
 
   /** The event that would be sent for `err`, scrubbed and truncated to the protocol's limits. */
   toEvent(err: unknown): AgentEvent {
     const error = err instanceof Error ? err : new Error(typeof err === 'string' ? err : 'non-error thrown');
     const event: AgentEvent = {
-      message: this.scrub(`${error.name}: ${error.message}`).slice(0, MAX_MESSAGE_LENGTH),
+      message: this.#keyScrubber.maskTail(
+        this.scrub(`${error.name}: ${error.message}`).slice(0, MAX_MESSAGE_LENGTH),
+      ),
       agentVersion: VERSION,
       platform: `${process.platform}-${process.arch}`,
       runtimeVersion: process.version,
     };
-    if (typeof error.stack === 'string') event.stack = this.scrub(error.stack).slice(0, MAX_STACK_LENGTH);
+    if (typeof error.stack === 'string') {
+      event.stack = this.#keyScrubber.maskTail(this.scrub(error.stack).slice(0, MAX_STACK_LENGTH));
+    }
     return event;
   }
 

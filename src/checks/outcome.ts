@@ -15,6 +15,22 @@ export function roundMs(value: number): number {
 }
 
 /**
+ * A rejected request field's value as an error shows it: never for header values, basic auth
+ * or anything named like a secret (a rejected Cookie may be a credential), at most 100
+ * characters of JSON otherwise.
+ */
+function shownValue(path: string, value: unknown): string {
+  if (/headers|basicAuth|password|secret|token|key/i.test(path)) return 'a value not shown';
+  let text: string;
+  try {
+    text = JSON.stringify(value) ?? 'nothing';
+  } catch {
+    text = 'a value too deep to show';
+  }
+  return text.length > 100 ? `${text.slice(0, 100)}…` : text;
+}
+
+/**
  * Checks a job's request against its schema and the assertion sources its check type
  * accepts. Returns the typed request, or one line naming the first problems.
  */
@@ -27,7 +43,7 @@ export function validateRequest<T extends TSchema & { static: { assertions: Asse
   if (!Value.Check(schema, request)) {
     const problems = [...Value.Errors(schema, request)]
       .slice(0, 3)
-      .map((e) => `${e.path || '/'} ${e.message} (got ${JSON.stringify(e.value) ?? 'nothing'})`);
+      .map((e) => `${e.path || '/'} ${e.message} (got ${shownValue(e.path, e.value)})`);
     return { problem: `invalid ${label} request: ${problems.join('; ')}` };
   }
   const typed = request as T['static'];

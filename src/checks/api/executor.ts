@@ -27,7 +27,7 @@ import { CREDENTIAL_HEADERS, credentialTokens, Scrubber } from '../../sandbox/sc
 import type { ScriptRunner } from '../../sandbox/types.js';
 import { OutpostError } from '../../shared/errors.js';
 import { interpolate } from '../../shared/interpolate.js';
-import { evaluateHttpBody } from '../assertions/off-thread.js';
+import { evaluateHttpBody, INLINE_BODY_CHARS } from '../assertions/off-thread.js';
 import type { Executor, ExecutorContext } from '../executor.js';
 import { errorRunOutcome, judgeRun, RunLogRecorder, roundMs, validateRequest } from '../outcome.js';
 import { runBudgetMs } from '../time-budget.js';
@@ -401,15 +401,19 @@ export class ApiExecutor implements Executor {
         ? null
         : `${method} ${displayUrl(target)} failed: ${failure.message} (${failure.code})`;
     const rawBody = last.body ?? Buffer.alloc(0);
-    const textual = isTextual(headerText(last.headers, 'content-type'), rawBody);
-    let bodyText = rawBody.toString(textual ? 'utf8' : 'latin1');
+    const contentType = headerText(last.headers, 'content-type');
+    const tearDown = job.tearDownScript ?? null;
+    // A large body is decoded in the body worker (decoding 25 MB here would hold the event
+    // loop ~100 ms), unless a teardown script needs it as text first.
+    const decodeHere = rawBody.length <= INLINE_BODY_CHARS || (tearDown !== null && last.statusCode !== null);
+    const textualHere = decodeHere ? isTextual(contentType, rawBody) : null;
+    let bodyText = decodeHere ? rawBody.toString(textualHere ? 'utf8' : 'latin1') : null;
     const responseHeaders: Record<string, string> = {};
     for (const [name, value] of Object.entries(last.headers)) {
       if (value !== undefined)
         responseHeaders[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
     }
 
-    const tearDown = job.tearDownScript ?? null;
     if (tearDown !== null) {
       if (last.statusCode === null) {
         logs.add('INFO', `${tearDown.name} skipped: no response to tear down`);
@@ -417,7 +421,7 @@ export class ApiExecutor implements Executor {
         const response = {
           statusCode: last.statusCode,
           statusText: last.statusText,
-          body: bodyText,
+          body: bodyText ?? '',
           headers: responseHeaders,
           timings,
           timingPhases,
@@ -443,8 +447,11 @@ export class ApiExecutor implements Executor {
         status,
         responseTimeMs: roundMs(responseTimeMs),
         headers: responseHeaders,
-        bodyText,
-        storedBodyMaxBytes: status !== null && textual ? this.#maxStoredBodyBytes : null,
+        body:
+          bodyText === null
+            ? { bytes: rawBody, contentType }
+            : { text: bodyText, textual: textualHere === true },
+        storedBodyMaxBytes: status !== null ? this.#maxStoredBodyBytes : null,
       },
       scrubber,
     );

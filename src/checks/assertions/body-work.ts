@@ -1,14 +1,24 @@
 import type { Assertion } from '../../protocol/index.js';
 import type { Scrubber } from '../../sandbox/scrub.js';
+import { isTextual } from '../api/request.js';
 import { type AssertionsOutcome, evaluateAssertions } from './engine.js';
 import { type HttpAssertionInput, httpAssertionSources } from './http-sources.js';
 
+/**
+ * The response body: as text already decoded (`textual` false: decoded as latin1, never stored),
+ * or as the bytes read, decoded by the body work (UTF-8 when textual by `contentType` or content).
+ */
+export type BodyInput =
+  | { text: string; textual: boolean }
+  | { bytes: Uint8Array; contentType: string | undefined };
+
 /** What one run hands to the body work: its assertions, the response, its secrets and the body limit. */
-export type BodyWorkInput = HttpAssertionInput & {
+export type BodyWorkInput = Omit<HttpAssertionInput, 'bodyText'> & {
+  body: BodyInput;
   assertions: Assertion[];
   /** The run's secret values (see Scrubber.secrets). */
   secrets: string[];
-  /** Bytes (UTF-8) of the body kept in the result (scrubbed, then cut), or null to keep none. */
+  /** Bytes (UTF-8) of a textual body kept in the result (scrubbed, then cut), or null to keep none. */
   storedBodyMaxBytes: number | null;
 };
 
@@ -19,11 +29,23 @@ export type BodyWorkOutput = {
   storedTruncated: boolean;
 };
 
+/** The body as text and whether it is textual (stored), decoding bytes when given bytes. */
+export function decodeBody(body: BodyInput): { bodyText: string; textual: boolean } {
+  if ('text' in body) return { bodyText: body.text, textual: body.textual };
+  const bytes = Buffer.from(body.bytes.buffer, body.bytes.byteOffset, body.bytes.byteLength);
+  const textual = isTextual(body.contentType, bytes);
+  return { bodyText: bytes.toString(textual ? 'utf8' : 'latin1'), textual };
+}
+
 /** Evaluates the assertions over the response and scrubs and cuts the body to store. */
 export function doBodyWork(input: BodyWorkInput, scrubber: Scrubber): BodyWorkOutput {
-  const assertions = evaluateAssertions(input.assertions, httpAssertionSources(input), { scrubber });
-  if (input.storedBodyMaxBytes === null) return { assertions, storedBody: null, storedTruncated: false };
-  return { assertions, ...storedBodyOf(input.bodyText, input.storedBodyMaxBytes, scrubber) };
+  const { bodyText, textual } = decodeBody(input.body);
+  const sources = httpAssertionSources({ ...input, bodyText });
+  const assertions = evaluateAssertions(input.assertions, sources, { scrubber });
+  if (input.storedBodyMaxBytes === null || !textual) {
+    return { assertions, storedBody: null, storedTruncated: false };
+  }
+  return { assertions, ...storedBodyOf(bodyText, input.storedBodyMaxBytes, scrubber) };
 }
 
 /**

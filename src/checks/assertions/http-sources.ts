@@ -22,16 +22,45 @@ function headerSource(headers: Record<string, string>): AssertionSourceReader {
   };
 }
 
-/** JSON_BODY assertion: the body parsed as JSON (once), then the JSONPath; a body that is not JSON fails it. */
+/** Deepest nesting of a JSON body that JSON_BODY assertions read: deeper bodies fail them with the reason. */
+export const MAX_JSON_DEPTH = 1000;
+
+/** How deep `value` nests (a scalar is 0), counted without recursion; stops counting past `limit`. */
+function jsonDepth(value: unknown, limit: number): number {
+  let deepest = 0;
+  const stack: Array<[unknown, number]> = [[value, 0]];
+  while (stack.length > 0) {
+    const [item, depth] = stack.pop() as [unknown, number];
+    if (item === null || typeof item !== 'object') continue;
+    deepest = Math.max(deepest, depth + 1);
+    if (deepest > limit) return deepest;
+    for (const child of Array.isArray(item) ? item : Object.values(item)) {
+      if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+    }
+  }
+  return deepest;
+}
+
+/**
+ * JSON_BODY assertion: the body parsed as JSON (once), then the JSONPath; a body that is not
+ * JSON, or nests deeper than {@link MAX_JSON_DEPTH}, fails it with the reason.
+ */
 function jsonBodySource(text: string): AssertionSourceReader {
   let parsed: { value: unknown } | { error: string } | undefined;
   return (assertion) => {
     parsed ??= (() => {
+      let value: unknown;
       try {
-        return { value: JSON.parse(text) as unknown };
+        value = JSON.parse(text);
       } catch (err) {
         return { error: `response body is not JSON: ${(err as Error).message}` };
       }
+      if (jsonDepth(value, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) {
+        return {
+          error: `response body JSON nests deeper than ${MAX_JSON_DEPTH} levels; it is not evaluated`,
+        };
+      }
+      return { value };
     })();
     if ('error' in parsed) throw new Error(parsed.error);
     return jsonPathSource(parsed.value)(assertion);

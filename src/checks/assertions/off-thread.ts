@@ -4,7 +4,13 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { AssertionResult } from '../../protocol/index.js';
 import type { Scrubber } from '../../sandbox/scrub.js';
-import { type BodyWorkInput, type BodyWorkOutput, doBodyWork, storedBodyOf } from './body-work.js';
+import {
+  type BodyWorkInput,
+  type BodyWorkOutput,
+  decodeBody,
+  doBodyWork,
+  storedBodyOf,
+} from './body-work.js';
 
 /** Time the work over one response body may take, ms; then the worker is stopped and the assertions fail. */
 export const BODY_WORK_TIMEOUT_MS = 5_000;
@@ -30,8 +36,11 @@ async function slot(): Promise<() => void> {
 /** Starts the worker: the built `body-worker.js`, or from TypeScript sources (vitest, tsx) through tsx's loader. */
 function startWorker(input: BodyWorkInput): Worker {
   const here = fileURLToPath(import.meta.url);
+  // The body's bytes move to the worker (transferred, not copied: copying 25 MB holds the loop).
+  const transferList = 'bytes' in input.body ? [input.body.bytes.buffer as ArrayBuffer] : [];
   const options = {
     workerData: input,
+    transferList,
     resourceLimits: { maxOldGenerationSizeMb: BODY_WORKER_HEAP_MB },
   };
   if (!here.endsWith('.ts')) return new Worker(join(dirname(here), 'body-worker.js'), options);
@@ -49,7 +58,7 @@ export type BodyWorkOptions = {
 /**
  * Evaluates an API check's assertions and scrubs and cuts the body to store, so that no
  * response, JSONPath or pattern holds the agent's event loop: with a body assertion
- * (TEXT_BODY, JSON_BODY) or a body over {@link INLINE_BODY_CHARS}, the work runs in a worker
+ * (TEXT_BODY, JSON_BODY), a regex, or a body over {@link INLINE_BODY_CHARS}, the work runs in a worker
  * thread with `timeoutMs` and {@link BODY_WORKER_HEAP_MB}; past either, the worker is stopped
  * and every assertion fails with the reason (the run ends FAILED, never throws). Otherwise it
  * runs here (regexes are RE2: linear). Never rejects.
@@ -59,9 +68,27 @@ export async function evaluateHttpBody(
   scrubber: Scrubber,
   options: BodyWorkOptions = {},
 ): Promise<BodyWorkOutput> {
-  const full: BodyWorkInput = { ...input, secrets: scrubber.secrets() };
-  const readsBody = input.assertions.some((a) => a.source === 'TEXT_BODY' || a.source === 'JSON_BODY');
-  if (!readsBody && input.bodyText.length <= INLINE_BODY_CHARS) return doBodyWork(full, scrubber);
+  // re2js is linear but pure JavaScript: a regex over a long header value is worker work too.
+  const readsBody = input.assertions.some(
+    (a) => a.source === 'TEXT_BODY' || a.source === 'JSON_BODY' || (a.regex ?? '') !== '',
+  );
+  const body = input.body;
+  const size = 'text' in body ? body.text.length : body.bytes.byteLength;
+  if (!readsBody && size <= INLINE_BODY_CHARS) return doBodyWork({ ...input, secrets: [] }, scrubber);
+  // The start of the body, kept here for the stored body when the worker is stopped.
+  const head =
+    'text' in body
+      ? { text: body.text.slice(0, INLINE_BODY_CHARS), textual: body.textual }
+      : { bytes: Buffer.from(body.bytes.subarray(0, INLINE_BODY_CHARS)), contentType: body.contentType };
+  let owned = body;
+  if (
+    'bytes' in body &&
+    (body.bytes.byteOffset !== 0 || body.bytes.byteLength !== body.bytes.buffer.byteLength)
+  ) {
+    // A view into a shared or pooled buffer: transfer a copy of its own.
+    owned = { bytes: new Uint8Array(body.bytes), contentType: body.contentType };
+  }
+  const full: BodyWorkInput = { ...input, body: owned, secrets: scrubber.secrets() };
   const timeoutMs = options.timeoutMs ?? BODY_WORK_TIMEOUT_MS;
   const release = await slot();
   try {
@@ -77,19 +104,15 @@ export async function evaluateHttpBody(
       error: answer.reason,
     }));
     // The stored body without the worker: its first 64 KB only, so the work here stays small.
+    const start = decodeBody(head);
     const stored =
-      input.storedBodyMaxBytes === null
+      input.storedBodyMaxBytes === null || !start.textual
         ? { storedBody: null, storedTruncated: false }
-        : storedBodyOf(
-            input.bodyText.slice(0, INLINE_BODY_CHARS),
-            Math.min(input.storedBodyMaxBytes, INLINE_BODY_CHARS),
-            scrubber,
-          );
+        : storedBodyOf(start.bodyText, Math.min(input.storedBodyMaxBytes, INLINE_BODY_CHARS), scrubber);
     return {
       assertions: { results: failed, allPassed: failed.length === 0 },
       storedBody: stored.storedBody,
-      storedTruncated:
-        stored.storedBody !== null && (stored.storedTruncated || input.bodyText.length > INLINE_BODY_CHARS),
+      storedTruncated: stored.storedBody !== null && (stored.storedTruncated || size > INLINE_BODY_CHARS),
     };
   } finally {
     release();
@@ -98,7 +121,7 @@ export async function evaluateHttpBody(
 
 function runWorker(input: BodyWorkInput, timeoutMs: number): Promise<BodyWorkOutput | { reason: string }> {
   return new Promise((resolve) => {
-    const size = `a response body of ${input.bodyText.length} characters`;
+    const size = `a response body of ${'text' in input.body ? `${input.body.text.length} characters` : `${input.body.bytes.byteLength} bytes`}`;
     let settled = false;
     const worker = startWorker(input);
     const finish = (answer: BodyWorkOutput | { reason: string }) => {

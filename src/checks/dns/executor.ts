@@ -18,6 +18,7 @@ import {
   systemNameServer,
 } from '../../net/dns/index.js';
 import type { Logger } from '../../shared/logger.js';
+import { Scrubber } from '../../sandbox/scrub.js';
 import { evaluateAssertions, jsonPathSource, valueSource } from '../assertions/index.js';
 import type { Executor, ExecutorContext } from '../executor.js';
 import { decideStatus } from '../status.js';
@@ -97,7 +98,21 @@ export class DnsExecutor implements Executor {
    * OUTPOST_ERR_ABORTED when `context.signal` aborts; the dispatcher reports that.
    */
   async run(job: Job, context: ExecutorContext): Promise<RunOutcome> {
-    const run: Run = { startedAt: new Date(), logs: new RunLogRecorder(context.log) };
+    // Secret variables are scrubbed from everything the run reports (errors echo the queried
+    // name, lower-cased by some resolvers); agent-log lines are written scrubbed at the end.
+    const logs = new RunLogRecorder(context.log, { holdAgentLog: true });
+    const scrubber = new Scrubber(job.environmentVariables.filter((v) => v.secret).map((v) => v.value));
+    logs.scrubWith(scrubber);
+    try {
+      const outcome = await this.#run(job, context, logs);
+      return scrubber.size > 0 ? scrubber.value(outcome) : outcome;
+    } finally {
+      logs.flushAgentLog();
+    }
+  }
+
+  async #run(job: Job, context: ExecutorContext, logs: RunLogRecorder): Promise<RunOutcome> {
+    const run: Run = { startedAt: new Date(), logs };
     const plan = planOf(job);
     if ('problem' in plan) {
       run.logs.add('ERROR', plan.problem);
