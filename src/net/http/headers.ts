@@ -13,6 +13,7 @@ export const SECRET_HEADERS: ReadonlySet<string> = new Set([
   'cookie',
   'set-cookie',
   'x-api-key',
+  'x-auth-token',
 ]);
 
 /**
