@@ -217,7 +217,12 @@ function findAll(haystack: string, needle: string, out: number[]): void {
   }
 }
 
-type Needles = { exact: string[]; folded: string[]; base64: string[]; longest: number };
+/**
+ * What text() searches for: `exact` values in the raw text, `folded` (decoded, case-folded)
+ * values in the folded decoded view, `foldedRaw` values (those holding something that looks
+ * like an escape, `\b`) case-folded in the folded raw text, `base64` forms in the decoded view.
+ */
+type Needles = { exact: string[]; folded: string[]; foldedRaw: string[]; base64: string[]; longest: number };
 
 /**
  * Replaces secret values in everything that leaves the agent. Build one per run with the
@@ -269,9 +274,11 @@ export class Scrubber {
     if (this.#needles === null) {
       const exact = new Set<string>();
       const fold = new Set<string>();
+      const foldedRaw = new Set<string>();
       const base64 = new Set<string>();
       for (const value of this.#values) {
         exact.add(value);
+        if (MAYBE_ESCAPED.test(value)) foldedRaw.add(folded(value));
         const needle = foldedNeedle(value);
         if (needle.length >= MIN_SECRET_LENGTH) fold.add(needle);
         for (const form of base64Forms(value)) base64.add(form);
@@ -280,6 +287,7 @@ export class Scrubber {
       this.#needles = {
         exact: [...exact],
         folded: [...fold],
+        foldedRaw: [...foldedRaw],
         base64: [...base64],
         // A percent-encoded 4-byte character is 12 characters for 2 code units.
         longest: Math.max(0, ...all.map((f) => f.length)) * 6,
@@ -294,10 +302,16 @@ export class Scrubber {
     const needles = this.#getNeedles();
     const ranges: number[] = [];
     for (const needle of needles.exact) findAll(text, needle, ranges);
+    if (needles.foldedRaw.length > 0) {
+      const foldedText = folded(text);
+      for (const needle of needles.foldedRaw) findAll(foldedText, needle, ranges);
+    }
     const view = decodedView(text);
     const fold = folded(view.text);
     const viewRanges: number[] = [];
     for (const needle of needles.folded) findAll(fold, needle, viewRanges);
+    // A secret that looks escaped (`\r`, `%00`) and was then encoded decodes to itself as written.
+    for (const needle of needles.foldedRaw) findAll(fold, needle, viewRanges);
     for (const needle of needles.base64) findAll(view.text, needle, viewRanges);
     for (let k = 0; k < viewRanges.length; k += 2) {
       ranges.push(...view.rawRange(viewRanges[k] as number, viewRanges[k + 1] as number));
