@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import SQLite from 'better-sqlite3';
+import { SQLite } from '../src/service/store/sqlite.js';
 import { Kysely, SqliteDialect } from 'kysely';
 import { JobQueue } from '../src/service/queue.js';
 import { migrateToLatest } from '../src/service/store/migrations.js';

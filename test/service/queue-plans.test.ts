@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import SQLite from 'better-sqlite3';
+import { SQLite, type SQLiteDatabase } from '../../src/service/store/sqlite.js';
 import { Kysely, SqliteDialect } from 'kysely';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -21,7 +21,7 @@ type Captured = { sql: string; parameters: readonly unknown[] };
 /** Tables that grow with use; a full scan of one is a bug. */
 const GROWING = ['jobs', 'check_results', 'check_sessions', 'agent_events', 'agents', 'result_outbox'];
 
-let sqlite: SQLite.Database;
+let sqlite: SQLiteDatabase;
 let db: Kysely<Database>;
 let svc: Service;
 let key: string;

@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import SQLite from 'better-sqlite3';
+import { SQLite, type SQLiteDatabase } from './sqlite.js';
 import { Kysely, SqliteDialect } from 'kysely';
 import { OutpostError } from '../../shared/errors.js';
 import { migrateToLatest } from './migrations.js';
@@ -17,7 +17,7 @@ const STATEMENT_CALLS = new Set(['all', 'get', 'run', 'iterate']);
  * that follows fails with `cannot rollback - no transaction is active`, which is what
  * reaches the caller. `close` is a no-op: the handle outlives this Kysely instance.
  */
-function recordingHandle(sqlite: SQLite.Database, onError: (err: unknown) => void) {
+function recordingHandle(sqlite: SQLiteDatabase, onError: (err: unknown) => void) {
   const record = <T>(call: () => T): T => {
     try {
       return call();
@@ -125,7 +125,7 @@ export async function openSqliteDatabase(file: string): Promise<Kysely<Database>
   } catch (err) {
     throw storeError(dir, file, err, err);
   }
-  let sqlite: SQLite.Database | undefined;
+  let sqlite: SQLiteDatabase | undefined;
   let first: unknown;
   try {
     sqlite = new SQLite(file);
@@ -148,8 +148,8 @@ export async function openSqliteDatabase(file: string): Promise<Kysely<Database>
 }
 
 async function open(
-  sqlite: SQLite.Database,
-  handle: ReturnType<typeof recordingHandle> | SQLite.Database = sqlite,
+  sqlite: SQLiteDatabase,
+  handle: ReturnType<typeof recordingHandle> | SQLiteDatabase = sqlite,
 ): Promise<Kysely<Database>> {
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = NORMAL');
