@@ -31,10 +31,12 @@ const MIN_BASE64_FORM_LENGTH = 8;
 export function secretForms(value: string): string[] {
   const forms = new Set<string>([value]);
   const strict = encodeURIComponent(value).replace(
-    /[!'()*~]/g,
+    /[!'()*]/g,
     (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`,
   );
   forms.add(strict);
+  // Some clients encode `~` too (RFC 3986 leaves it unreserved; encodeURIComponent does not).
+  forms.add(strict.replace(/~/g, '%7E'));
   forms.add(encodeURIComponent(value));
   forms.add(strict.replace(/%20/g, '+'));
   forms.add(JSON.stringify(value).slice(1, -1));
