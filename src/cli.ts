@@ -41,7 +41,7 @@ async function runService(mode: 'service' | 'up'): Promise<number> {
   const log = createLogger({ level: config.logLevel, name: 'outpost-service' });
   if (mode === 'up') {
     // The agent child binds its health port later: find a taken one before the API key is printed.
-    const { assertPortFree } = await import('./agent/health-server.js');
+    const { assertPortFree } = await import('./shared/ports.js');
     const raw = process.env.AGENT_HEALTH_PORT?.trim();
     const healthPort = raw ? Number(raw) : 8081;
     if (Number.isInteger(healthPort) && healthPort > 0 && healthPort <= 65_535) {
@@ -55,14 +55,17 @@ async function runService(mode: 'service' | 'up'): Promise<number> {
     ...(mode === 'up'
       ? {
           resultHooks: [
-            async ({ accountId, checkId, result }) => {
-              const row = await running.service.context.db
-                .selectFrom('checks')
-                .select('name')
-                .where('id', '=', checkId)
-                .where('account_id', '=', accountId)
-                .executeTakeFirst();
-              process.stdout.write(`${describeResult(row?.name ?? checkId, result)}\n`);
+            {
+              name: 'up-print-result',
+              run: async ({ accountId, checkId, result }) => {
+                const row = await running.service.context.db
+                  .selectFrom('checks')
+                  .select('name')
+                  .where('id', '=', checkId)
+                  .where('account_id', '=', accountId)
+                  .executeTakeFirst();
+                process.stdout.write(`${describeResult(row?.name ?? checkId, result)}\n`);
+              },
             },
           ],
         }

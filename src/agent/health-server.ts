@@ -1,7 +1,6 @@
 import { createServer, type ServerResponse } from 'node:http';
-import { type AddressInfo, createServer as createNetServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import type { JobClass } from '../protocol/index.js';
-import { OutpostError } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
 
 /** Lifecycle of the agent as probes see it: `starting` until the first successful claim. */
@@ -122,47 +121,4 @@ export async function startHealthServer(options: HealthServerOptions): Promise<H
       return closing;
     },
   };
-}
-
-/**
- * The one-line OUTPOST_ERR_STARTUP error for a port that could not be bound: names the
- * variable, the port and address, what to do, and the system code.
- */
-export function listenError(
-  variable: string,
-  port: number,
-  host: string | undefined,
-  err: unknown,
-): OutpostError {
-  const code = (err as { code?: unknown }).code;
-  const where = `${host ?? 'all interfaces'} port ${port}`;
-  const todo =
-    code === 'EADDRINUSE'
-      ? `is already in use: stop what listens there, or set ${variable} to a free port`
-      : code === 'EACCES'
-        ? `may not be bound by this user (ports below 1024 need root or CAP_NET_BIND_SERVICE): set ${variable} to a port above 1023`
-        : code === 'EADDRNOTAVAIL'
-          ? 'is on an address this machine does not have: check HOST'
-          : `cannot be listened on: set ${variable} to another port`;
-  return new OutpostError(
-    'OUTPOST_ERR_STARTUP',
-    `${variable}=${port}: ${where} ${todo} (${typeof code === 'string' ? code : (err as Error).message})`,
-    { cause: err },
-  );
-}
-
-/**
- * Binds `port` on `host` (all interfaces when undefined) for a moment and releases it.
- * Port 0 always passes.
- * @throws OutpostError `OUTPOST_ERR_STARTUP` from {@link listenError} when it cannot be bound.
- */
-export async function assertPortFree(variable: string, port: number, host?: string): Promise<void> {
-  if (port === 0) return;
-  await new Promise<void>((resolve, reject) => {
-    const server = createNetServer();
-    server.once('error', (err) => reject(listenError(variable, port, host, err)));
-    server.listen({ port, ...(host === undefined ? {} : { host }), exclusive: true }, () =>
-      server.close(() => resolve()),
-    );
-  });
 }

@@ -9,7 +9,7 @@ import { createLogger, type Logger } from '../shared/logger.js';
 import { lazyExecutor } from '../checks/lazy.js';
 import { guardInspectorSignal } from '../sandbox/inspector-guard.js';
 import { Agent } from './agent.js';
-import { listenError } from './health-server.js';
+import { listenError } from '../shared/ports.js';
 import { type AgentConfig, parseAgentConfig, redactAgentConfig } from './config.js';
 
 /** Exit codes of `outpost agent`. */

@@ -5,7 +5,7 @@ import { bodyAjv, queryAjv } from './ajv.js';
 import { AnalyticsWorkers } from './analytics/workers.js';
 import { ArtifactStore } from './artifacts.js';
 import { authHook } from './auth.js';
-import type { ResultHook, ServiceContext } from './context.js';
+import type { ServiceContext } from './context.js';
 import { errorGroupsHook } from './error-groups.js';
 import { installErrorHandling } from './errors.js';
 import { JobQueue } from './queue.js';
@@ -28,8 +28,12 @@ export type BuildOptions = {
   appUrl?: string;
   /** The store's file, for analytics reader threads; omitted or ":memory:" runs analytics on one thread. */
   databaseFile?: string;
-  /** Hooks run after each new result is stored, after the built-in ones. */
-  resultHooks?: ResultHook[];
+  /**
+   * Hooks run from the result outbox after each new result is stored, after the built-in ones.
+   * Each name is written into the outbox rows: keep it the same across restarts, or rows written
+   * before a restart find no hook after it.
+   */
+  resultHooks?: NamedResultHook[];
   /**
    * Folder of uploaded artifacts (created on the first upload); `main` passes
    * `<OUTPOST_DATA_DIR>/artifacts`. Default: a new folder under the OS temp dir, made on first
@@ -74,7 +78,7 @@ export async function build(options: BuildOptions): Promise<Service> {
   // Hooks are named for their outbox rows: a row written before a restart finds its hook after.
   const hooks: NamedResultHook[] = [
     { name: 'error-groups', run: errorGroupsHook(options.db) },
-    ...(options.resultHooks ?? []).map((run, i) => ({ name: `hook-${i + 1}`, run })),
+    ...(options.resultHooks ?? []),
   ];
   const { start: startOutbox = true, ...outboxOptions } = options.resultOutbox ?? {};
   const outbox = new ResultOutbox(options.db, hooks, {
@@ -102,7 +106,6 @@ export async function build(options: BuildOptions): Promise<Service> {
     sessions: new CheckSessions(options.db, queue, options.appUrl ?? 'http://localhost:3000'),
     log: options.log,
     shutdown: shutdown.signal,
-    resultHooks: hooks.map((h) => h.run),
     analyticsWorkers: AnalyticsWorkers.for(options.databaseFile),
     artifacts,
   };

@@ -15,11 +15,6 @@ export type ServiceContext = {
   log: Logger;
   /** Aborts when the service starts closing, so long polls answer at once. */
   shutdown: AbortSignal;
-  /**
-   * Run, in order, after a new final result is stored (error groups, printing in
-   * `outpost up`, alerting later). A hook that throws is logged; the result stays stored.
-   */
-  resultHooks: ResultHook[];
   /** Reader threads for analytics over a store file; null for an in-memory store or one core. */
   analyticsWorkers: AnalyticsWorkers | null;
   /** Files agents upload for their runs (traces, screenshots, …). */

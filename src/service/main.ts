@@ -1,7 +1,7 @@
 import { join } from 'node:path';
-import { assertPortFree, listenError } from '../agent/health-server.js';
+import { assertPortFree, listenError } from '../shared/ports.js';
 import { OutpostError } from '../shared/errors.js';
-import type { ResultHook } from './context.js';
+import type { NamedResultHook } from './outbox.js';
 import type { Logger } from '../shared/logger.js';
 import { build, type Service } from './app.js';
 import { ensureAccount, rotateEmbeddedAgentKey, seedDemoChecks } from './bootstrap.js';
@@ -35,7 +35,7 @@ export async function startService(
     log: Logger;
     embeddedAgent?: boolean;
     seedDemo?: boolean;
-    resultHooks?: ResultHook[];
+    resultHooks?: NamedResultHook[];
   },
 ): Promise<RunningService> {
   // Before the store is opened: a taken port must not leave a created-but-never-printed API key.

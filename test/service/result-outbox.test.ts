@@ -111,7 +111,7 @@ describe('result outbox', () => {
       seen.push(stored);
     };
     const h = await start(await tempDir(), {
-      resultHooks: [flaky],
+      resultHooks: [{ name: 'flaky', run: flaky }],
       resultOutbox: { baseDelayMs: 20, maxDelayMs: 50, pollMs: 10 },
     });
     const { job, agent } = await runningJob(h);
@@ -135,7 +135,10 @@ describe('result outbox', () => {
       await gate;
       ran = true;
     };
-    const h = await start(await tempDir(), { resultHooks: [slow], resultOutbox: { pollMs: 10 } });
+    const h = await start(await tempDir(), {
+      resultHooks: [{ name: 'slow', run: slow }],
+      resultOutbox: { pollMs: 10 },
+    });
     cleanups.push(async () => release());
     const { job, agent } = await runningJob(h);
     const started = performance.now();
@@ -151,18 +154,21 @@ describe('result outbox', () => {
     const dir = await tempDir();
     // First life: the result is stored, then the process dies before any hook ran.
     const first = await start(dir, {
-      resultHooks: [() => expect.unreachable('no hook runs in the first life')],
+      resultHooks: [{ name: 'seen', run: () => expect.unreachable('no hook runs in the first life') }],
       resultOutbox: { start: false },
     });
     const { job, agent } = await runningJob(first);
     expect((await post(first, agent, job)).statusCode).toBe(200);
-    expect((await outboxRows(first)).map((r) => r.hook)).toEqual(['error-groups', 'hook-1']);
+    expect((await outboxRows(first)).map((r) => r.hook)).toEqual(['error-groups', 'seen']);
     await first.svc.close();
 
     const seen: string[] = [];
     const second = await start(
       dir,
-      { resultHooks: [async (s) => void seen.push(s.jobId)], resultOutbox: { pollMs: 10 } },
+      {
+        resultHooks: [{ name: 'seen', run: async (s) => void seen.push(s.jobId) }],
+        resultOutbox: { pollMs: 10 },
+      },
       { key: first.key, accountId: first.accountId },
     );
     await expect.poll(() => seen, { timeout: 5000 }).toEqual([job.jobId]);
@@ -180,7 +186,7 @@ describe('result outbox', () => {
       done.push(s.jobId);
     };
     const h = await start(await tempDir(), {
-      resultHooks: [hook],
+      resultHooks: [{ name: 'hook', run: hook }],
       resultOutbox: { baseDelayMs: 10, maxDelayMs: 20, pollMs: 10, maxAttempts: 1000 },
     });
     const poison = await runningJob(h, 'poison');
@@ -192,11 +198,11 @@ describe('result outbox', () => {
       .poll(() => [...done].sort(), { timeout: 5000 })
       .toEqual(others.map((o) => o.job.jobId).sort());
     await expect
-      .poll(async () => (await outboxRows(h)).find((r) => r.hook === 'hook-1')?.attempts ?? 0, {
+      .poll(async () => (await outboxRows(h)).find((r) => r.hook === 'hook')?.attempts ?? 0, {
         timeout: 5000,
       })
       .toBeGreaterThan(2);
     const [row] = await outboxRows(h);
-    expect(row).toMatchObject({ hook: 'hook-1', last_error: 'poison' });
+    expect(row).toMatchObject({ hook: 'hook', last_error: 'poison' });
   });
 });
