@@ -283,6 +283,11 @@ export function createNetworkDiagnostics(
     tools ??= loadTools();
     const { trace: traceroute, pcap } = await tools;
     const scrubber = new Scrubber(job.environmentVariables.filter((v) => v.secret).map((v) => v.value));
+    if (scrubber.overflowed) {
+      // Its artifacts could not be promised scrubbed: none are recorded.
+      log.warn(`network diagnostics withheld: the job has ${scrubber.overflowReason}`);
+      return [];
+    }
     const dir = await mkdtemp(join(options.tmpRoot ?? tmpdir(), 'outpost-diag-'));
     const artifacts: CheckResult['artifacts'] = [];
     try {

@@ -1,6 +1,7 @@
 import type { TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import type { Assertion, AssertionResult, JobCheck, RunOutcome } from '../protocol/index.js';
+import type { Scrubber } from '../sandbox/scrub.js';
 import type { AssertionsOutcome } from './assertions/index.js';
 import type { RunLogRecorder } from './run-log.js';
 import { decideStatus } from './status.js';
@@ -178,5 +179,41 @@ export function errorRunOutcome(
     errorMessage,
     assertions: [],
     logs: logs.lines,
+  };
+}
+
+/**
+ * The outcome of a run as it may leave the agent: every string scrubbed with the run's
+ * `scrubber` — or, when the scrubber overflowed (a secret it could not search for: more than
+ * MAX_SECRETS values, or one longer than MAX_SECRET_LENGTH), a FAILED outcome with `hasErrors`
+ * that keeps only the run's times and says why everything else (logs, assertions and their
+ * actual values, request and response, error messages) was withheld. Every executor that
+ * scrubs returns its outcome through here, so a scrubber never fails open. `addScrubbed` sets
+ * parts scrubbed elsewhere (a body the body worker scrubbed and cut) after the walk; it is not
+ * called for a withheld outcome.
+ */
+export function releaseOutcome(
+  outcome: RunOutcome,
+  scrubber: Scrubber,
+  addScrubbed?: (scrubbed: RunOutcome) => void,
+): RunOutcome {
+  if (!scrubber.overflowed) {
+    const scrubbed = scrubber.size > 0 ? scrubber.value(outcome) : outcome;
+    addScrubbed?.(scrubbed);
+    return scrubbed;
+  }
+  const errorMessage = `output withheld: the run had ${scrubber.overflowReason}, more than the agent can scrub (secret variables, SERVICE_SECRET_* values and credentials count)`;
+  return {
+    status: 'FAILED',
+    hasFailures: true,
+    hasErrors: true,
+    isDegraded: false,
+    overMaxResponseTime: false,
+    responseTime: outcome.responseTime,
+    startedAt: outcome.startedAt,
+    stoppedAt: outcome.stoppedAt,
+    errorMessage,
+    assertions: [],
+    logs: [{ time: outcome.stoppedAt, level: 'ERROR', msg: errorMessage }],
   };
 }

@@ -52,10 +52,22 @@ export class RunLogRecorder {
     else this.#log[PINO_METHODS[line.level]](fields, msg);
   }
 
-  /** Writes the held agent-log lines (see RunLogOptions.holdAgentLog), scrubbed with every secret known now. */
+  /**
+   * Writes the held agent-log lines (see RunLogOptions.holdAgentLog), scrubbed with every secret
+   * known now; when the scrubber overflowed, one ERROR line saying they were withheld instead.
+   */
   flushAgentLog(): void {
     if (this.#held === null) return;
     const scrubber = this.#scrubber;
+    if (scrubber?.overflowed) {
+      // Nothing of the run can be promised scrubbed: one line says why its lines are not written.
+      const count = this.#held.splice(0).length;
+      this.#log.error(
+        { withheldLines: count },
+        `run log withheld: the run had ${scrubber.overflowReason}, more than the agent can scrub`,
+      );
+      return;
+    }
     for (const { level, msg, fields } of this.#held.splice(0)) {
       this.#log[PINO_METHODS[level]](
         scrubber ? scrubber.value(fields) : fields,

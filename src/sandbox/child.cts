@@ -24,8 +24,11 @@ const CHANNEL_FD = 3;
 /** The file name scripts carry in stack traces; line numbers are the script's own. */
 const SCRIPT_FILENAME = 'script.js';
 const SECRET_PREFIX = 'SERVICE_SECRET_';
-/** Longest secret sent, characters (scrub.ts MAX_SECRET_LENGTH: 128 KB). */
-const MAX_SECRET_LENGTH = 131_072;
+/**
+ * Longest secret sent, characters: scrub.ts MAX_SECRET_LENGTH (128 KB) plus one, so that a
+ * longer value still reaches the parent as too long (its scrubber then withholds the output).
+ */
+const MAX_SECRET_LENGTH = 131_073;
 /**
  * Built-ins the permission model does not guard well enough: node:sqlite opens files itself,
  * node:ffi (Node 26) calls native code, node:inspector would open this process's inspector.

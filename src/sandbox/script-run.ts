@@ -1,6 +1,6 @@
 import type { RunLog } from '../protocol/index.js';
 import type { ChildFailure, ChildMessage } from './messages.js';
-import { MAX_SECRET_LENGTH, MAX_SECRETS } from './scrub.js';
+import { MAX_SECRET_LENGTH } from './scrub.js';
 import type { ChannelLimits, ProcessExit, ScriptProcess } from './script-process.js';
 import type { ScriptFailureCode, ScriptRunRequest, ScriptRunResult } from './types.js';
 
@@ -277,9 +277,12 @@ export class ScriptRun {
   #message(message: ChildMessage): void {
     // A secret is kept whatever happened before it arrived (a timeout, the output limit, the
     // end of the script): output read before it may hold it, and the caller scrubs with it.
+    // Every one is kept (their bytes are bounded by the channel's limits): the caller's scrubber
+    // decides, and one too many or too long makes it withhold the run's output, never leak it.
+    // A value longer than the scrubber takes is kept one character too long, so it is refused.
     if (message.t === 'secret') {
-      const secret = message.value.slice(0, MAX_SECRET_LENGTH);
-      if (secret !== '' && this.#secrets.size < MAX_SECRETS) this.#secrets.add(secret);
+      const secret = message.value.slice(0, MAX_SECRET_LENGTH + 1);
+      if (secret !== '') this.#secrets.add(secret);
       // Secrets count towards the output limit: a script cannot grow this process through them.
       if (this.#stop === null && this.#final === null) this.#count(secret);
       return;

@@ -6,7 +6,10 @@ export { SCRUBBED };
 /** Header names whose values are always scrubbed, lower case (reference/check-types.md). */
 export const CREDENTIAL_HEADERS: ReadonlySet<string> = SECRET_HEADERS;
 
-/** Longest secret value scrubbed, characters: 128 KB (reference/check-types.md, SERVICE_SECRET_*). */
+/**
+ * Longest secret value scrubbed, characters: 128 KB (reference/check-types.md, SERVICE_SECRET_*).
+ * A longer value puts the scrubber in its overflow state (see {@link Scrubber.overflowed}).
+ */
 export const MAX_SECRET_LENGTH = 131_072;
 
 /** Secrets shorter than this are not scrubbed: masking `1` or `a` everywhere would destroy every output. */
@@ -14,8 +17,8 @@ export const MIN_SECRET_LENGTH = 3;
 
 /**
  * Most distinct secret values one scrubber searches for. Each costs one linear pass per
- * scrubbed text, so the bound keeps scrubbing linear in the text's size; values past it are
- * not searched for (the callers bound what they add: see {@link credentialTokens}).
+ * scrubbed text, so the bound keeps scrubbing linear in the text's size; one value more puts
+ * the scrubber in its overflow state (see {@link Scrubber.overflowed}).
  */
 export const MAX_SECRETS = 256;
 
@@ -236,9 +239,16 @@ type Needles = { exact: string[]; folded: string[]; foldedRaw: string[]; base64:
  * escaped (`\u003c`), as HTML character references, and in base64 or base64url at any byte
  * alignment. The work is linear in the text: one decoding pass, then one `indexOf` scan per
  * form, and at most {@link MAX_SECRETS} values.
+ *
+ * It never fails open: a value it cannot search for — one more than {@link MAX_SECRETS}, or one
+ * longer than {@link MAX_SECRET_LENGTH} — puts it in its overflow state for good
+ * ({@link overflowed}), where every text, cut, tail and string of a value becomes `*****` and
+ * every byte `*`. Callers replace a run's output then (see releaseOutcome in
+ * src/checks/outcome.ts).
  */
 export class Scrubber {
   readonly #values = new Set<string>();
+  #overflow: string | null = null;
   readonly #forms = new Set<string>();
   #needles: Needles | null = null;
   #bytePatterns: Buffer[] | null = null;
@@ -248,18 +258,40 @@ export class Scrubber {
   }
 
   /**
-   * Adds a secret. Values shorter than MIN_SECRET_LENGTH are ignored; longer than
-   * MAX_SECRET_LENGTH are cut; past MAX_SECRETS values, a new value is ignored.
+   * Adds a secret. Values shorter than MIN_SECRET_LENGTH are ignored; one longer than
+   * MAX_SECRET_LENGTH, or a new value past MAX_SECRETS, puts the scrubber in its overflow state.
    */
   add(value: string): this {
-    if (typeof value !== 'string' || value.length < MIN_SECRET_LENGTH) return this;
-    const secret = value.slice(0, MAX_SECRET_LENGTH);
-    if (this.#values.has(secret) || this.#values.size >= MAX_SECRETS) return this;
-    this.#values.add(secret);
-    for (const form of secretForms(secret)) this.#forms.add(form);
+    if (this.#overflow !== null || typeof value !== 'string' || value.length < MIN_SECRET_LENGTH) return this;
+    // Cutting a long value would leave its tail in clear; searching for a piece of it, forms
+    // split at the cut (base64, escapes) in clear: such a value is refused, as one too many is.
+    if (value.length > MAX_SECRET_LENGTH) {
+      this.#overflow = `a secret value longer than ${MAX_SECRET_LENGTH} characters`;
+      return this;
+    }
+    if (this.#values.has(value)) return this;
+    if (this.#values.size >= MAX_SECRETS) {
+      this.#overflow = `more than ${MAX_SECRETS} secret values`;
+      return this;
+    }
+    this.#values.add(value);
+    for (const form of secretForms(value)) this.#forms.add(form);
     this.#needles = null;
     this.#bytePatterns = null;
     return this;
+  }
+
+  /**
+   * True once a secret was refused (one more than MAX_SECRETS, or one longer than
+   * MAX_SECRET_LENGTH): nothing this scrubber returns holds anything of its input any more.
+   */
+  get overflowed(): boolean {
+    return this.#overflow !== null;
+  }
+
+  /** Why the scrubber overflowed (`more than 256 secret values`), or null. */
+  get overflowReason(): string | null {
+    return this.#overflow;
   }
 
   /** Number of distinct forms searched for in binary data. */
@@ -300,6 +332,7 @@ export class Scrubber {
 
   /** The text with every secret, in any of the forms above, replaced by `*****`. */
   text(text: string): string {
+    if (this.#overflow !== null) return text.length === 0 ? text : SCRUBBED;
     if (this.#values.size === 0 || text.length === 0) return text;
     const needles = this.#getNeedles();
     const ranges: number[] = [];
@@ -329,6 +362,7 @@ export class Scrubber {
    * Reads only the first `maxChars` plus the longest form's length, so a huge text costs little.
    */
   cut(text: string, maxChars: number): string {
+    if (this.#overflow !== null) return text.length === 0 ? text : SCRUBBED;
     const longest = this.#values.size === 0 ? 0 : this.#getNeedles().longest;
     const window = text.length > maxChars + longest ? text.slice(0, maxChars + longest + 1) : text;
     const scrubbed = this.text(window);
@@ -338,6 +372,7 @@ export class Scrubber {
 
   /** `text` with its end masked when it is the start (3 characters or more) of a secret's form, as a cut leaves it. */
   maskTail(text: string): string {
+    if (this.#overflow !== null) return text.length === 0 ? text : SCRUBBED;
     if (this.#values.size === 0 || text.length === 0) return text;
     const needles = this.#getNeedles();
     const tailLength = Math.min(text.length, needles.longest);
@@ -380,9 +415,11 @@ export class Scrubber {
 
   /**
    * Binary data with every secret form's bytes overwritten by `*` of the same length, so
-   * length-prefixed formats (pcap records, TCP payloads) stay valid. Returns a copy.
+   * length-prefixed formats (pcap records, TCP payloads) stay valid; every byte once the scrubber
+   * overflowed. Returns a copy.
    */
   bytes(data: Buffer): Buffer {
+    if (this.#overflow !== null) return Buffer.alloc(data.length, 0x2a);
     const out = Buffer.from(data);
     if (this.#forms.size === 0) return out;
     this.#bytePatterns ??= [...this.#forms].map((s) => Buffer.from(s)).sort((a, b) => b.length - a.length);
@@ -399,7 +436,8 @@ export class Scrubber {
   /**
    * A deep copy of a JSON-like value with every string scrubbed (keys too), and the values of
    * credential headers (`CREDENTIAL_HEADERS`) in `{ key, value }` lists or header records replaced.
-   * Nesting deeper than 64 levels is replaced by `*****` (no recursion without bound).
+   * Nesting deeper than 64 levels is replaced by `*****` (no recursion without bound). Once the
+   * scrubber overflowed, every string (keys too) is `*****`.
    */
   value<T>(value: T): T {
     return this.#walk(value, 0) as T;
@@ -414,7 +452,7 @@ export class Scrubber {
       const record = value as Record<string, unknown>;
       const pairKey = typeof record.key === 'string' ? record.key.toLowerCase() : null;
       for (const [k, v] of Object.entries(record)) {
-        const key = this.#values.size === 0 ? k : this.text(k);
+        const key = this.#values.size === 0 && this.#overflow === null ? k : this.text(k);
         if (CREDENTIAL_HEADERS.has(k.toLowerCase()) && (typeof v === 'string' || Array.isArray(v))) {
           out[key] = SCRUBBED;
         } else if (k === 'value' && pairKey !== null && CREDENTIAL_HEADERS.has(pairKey)) {

@@ -1,8 +1,10 @@
+import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   credentialTokens,
   MAX_CREDENTIAL_TOKENS,
+  MAX_SECRET_LENGTH,
   MAX_SECRETS,
   SCRUBBED,
   Scrubber,
@@ -31,12 +33,32 @@ describe('Scrubber', () => {
     expect(s.text('xabcdefx abc')).toBe(`x${SCRUBBED}x ${SCRUBBED}`);
   });
 
-  it('ignores values too short to scrub and cuts values over 128 KB', () => {
+  it('ignores values too short to scrub; a value over 128 KB overflows it, leaving nothing of its tail', () => {
     const s = new Scrubber(['', 'a', 'ab']);
     expect(s.size).toBe(0);
     expect(s.text('a ab')).toBe('a ab');
-    const long = 'x'.repeat(200_000);
-    expect(new Scrubber([long]).text(long)).not.toContain('x'.repeat(131_073));
+    expect(s.overflowed).toBe(false);
+    // 200 KiB of base64 text: every 1 KiB slice of it is distinctive.
+    const long = randomBytes(150 * 1024).toString('base64');
+    expect(long.length).toBeGreaterThan(MAX_SECRET_LENGTH);
+    const tail = long.slice(-1024);
+    const big = new Scrubber([long]);
+    for (const out of [
+      big.text(`body: ${long}`),
+      big.cut(`body: ${long}`, 300_000),
+      big.maskTail(`body: ${long}`),
+      JSON.stringify(big.value({ body: long, [tail]: tail })),
+      big.bytes(Buffer.from(`body: ${long}`)).toString(),
+    ]) {
+      expectNoSecret(out, tail);
+      expectNoSecret(out, long.slice(140_000, 141_024));
+    }
+    expect(big.overflowed).toBe(true);
+    expect(big.overflowReason).toBe(`a secret value longer than ${MAX_SECRET_LENGTH} characters`);
+    // The exact cap is still taken.
+    const capped = new Scrubber(['y'.repeat(MAX_SECRET_LENGTH)]);
+    expect(capped.overflowed).toBe(false);
+    expect(capped.text(`a ${'y'.repeat(MAX_SECRET_LENGTH)} b`)).toBe(`a ${SCRUBBED} b`);
   });
 
   it('masks bytes with the same length so binary formats stay valid', () => {
@@ -145,9 +167,37 @@ describe('Scrubber', () => {
     expect(tokens).not.toContain('dark');
   });
 
-  it('holds at most MAX_SECRETS values', () => {
-    const s = new Scrubber(Array.from({ length: MAX_SECRETS + 50 }, (_, i) => `secret-number-${i}`));
+  it('fails closed past MAX_SECRETS values: every output is masked, none holds any secret', () => {
+    const values = Array.from({ length: MAX_SECRETS + 44 }, (_, i) => `n${i}-overflow-secret-number`);
+    const exact = new Scrubber(values.slice(0, MAX_SECRETS));
+    expect(exact.overflowed).toBe(false);
+    // Adding a value already held is not one more.
+    exact.add(values[0] as string);
+    expect(exact.overflowed).toBe(false);
+    const s = new Scrubber(values);
+    const all = values.join(' ');
+    const encoded = values
+      .map((v) => `${encodeURIComponent(v)} ${Buffer.from(v).toString('base64')}`)
+      .join(' ');
+    const outputs = [
+      s.text(all),
+      s.text(encoded),
+      s.cut(all, 100),
+      s.cut(all, 1_000_000),
+      s.maskTail(all),
+      JSON.stringify(s.value({ all, list: values, headers: { [values[299] as string]: values[298] } })),
+      s.bytes(Buffer.from(all)).toString(),
+    ];
+    for (const out of outputs) for (const value of values) expectNoSecret(out, value);
     expect(s.secrets()).toHaveLength(MAX_SECRETS);
+    expect(s.overflowed).toBe(true);
+    expect(s.overflowReason).toBe(`more than ${MAX_SECRETS} secret values`);
+    expect(s.text(all)).toBe(SCRUBBED);
+    expect(s.text('')).toBe('');
+    expect(s.bytes(Buffer.from('abc')).toString()).toBe('***');
+    // A later value changes nothing: the state is for good.
+    s.add('one-more-secret-value');
+    expect(s.text('one-more-secret-value')).toBe(SCRUBBED);
   });
 
   it('scrubs header names that hold a secret', () => {

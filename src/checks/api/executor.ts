@@ -29,7 +29,14 @@ import { OutpostError } from '../../shared/errors.js';
 import { interpolate } from '../../shared/interpolate.js';
 import { evaluateHttpBody, INLINE_BODY_CHARS } from '../assertions/off-thread.js';
 import type { Executor, ExecutorContext } from '../executor.js';
-import { errorRunOutcome, judgeRun, RunLogRecorder, roundMs, validateRequest } from '../outcome.js';
+import {
+  errorRunOutcome,
+  judgeRun,
+  RunLogRecorder,
+  releaseOutcome,
+  roundMs,
+  validateRequest,
+} from '../outcome.js';
 import { runBudgetMs } from '../time-budget.js';
 import type { UrlExecutorOptions } from '../url/executor.js';
 import { displayUrl } from '../url/http-part.js';
@@ -128,7 +135,8 @@ type RunState = {
  *
  * Scrubbing: values of secret variables, `SERVICE_SECRET_*` values a script sets, basic-auth
  * credentials and the values of Authorization, Cookie, Set-Cookie and x-api-key headers (sent
- * or received) are replaced by `*****` everywhere in the outcome and in log lines.
+ * or received) are replaced by `*****` everywhere in the outcome and in log lines; a run with
+ * more secrets than the scrubber holds has its output withheld (releaseOutcome).
  */
 export class ApiExecutor implements Executor {
   readonly checkType = 'API' as const;
@@ -209,7 +217,7 @@ export class ApiExecutor implements Executor {
     const scrubber = new Scrubber(job.environmentVariables.filter((v) => v.secret).map((v) => v.value));
     if (job.clientCertificate?.passphrase) scrubber.add(job.clientCertificate.passphrase);
     logs.scrubWith(scrubber);
-    const fail = (message: string) => scrubber.value(errorRunOutcome(startedAt, logs, message));
+    const fail = (message: string) => releaseOutcome(errorRunOutcome(startedAt, logs, message), scrubber);
 
     if (job.check.checkType !== 'API') return fail(`check type ${job.check.checkType} is not API`);
     const plan = validateRequest('API', ApiRequestSchema, job.check.request, API_ASSERTION_SOURCES);
@@ -500,9 +508,9 @@ export class ApiExecutor implements Executor {
     if (cutAtMaxResponseTime) outcome.overMaxResponseTime = true;
     outcome.httpCheckResult = part;
     // Header values of credentials are already masked (scrubHeaders); the walk is for secret values.
-    const scrubbed = scrubber.size > 0 ? scrubber.value(outcome) : outcome;
-    if (scrubbed.httpCheckResult?.response) scrubbed.httpCheckResult.response.body = bodyWork.storedBody;
-    return scrubbed;
+    return releaseOutcome(outcome, scrubber, (scrubbed) => {
+      if (scrubbed.httpCheckResult?.response) scrubbed.httpCheckResult.response.body = bodyWork.storedBody;
+    });
   }
 
   /**
@@ -544,7 +552,10 @@ export class ApiExecutor implements Executor {
   /** A run ended by its scripts or by what they produced: FAILED with the reason; shouldFail does not turn it into a pass. */
   #scriptFailed({ startedAt, t0, logs, scrubber }: RunState, reason: string): RunOutcome {
     const responseTimeMs = performance.now() - t0;
-    return scrubber.value(errorRunOutcome(startedAt, logs, reason, { hasErrors: false, responseTimeMs }));
+    return releaseOutcome(
+      errorRunOutcome(startedAt, logs, reason, { hasErrors: false, responseTimeMs }),
+      scrubber,
+    );
   }
 
   /** Releases cached mTLS contexts and closes the script runner; connections close with their requests. */

@@ -23,7 +23,7 @@ import { evaluateAssertions, jsonPathSource, valueSource } from '../assertions/i
 import type { Executor, ExecutorContext } from '../executor.js';
 import { decideStatus } from '../status.js';
 import { RunLogRecorder } from '../run-log.js';
-import { assertionFailures, explainStatus, roundMs } from '../outcome.js';
+import { assertionFailures, explainStatus, releaseOutcome, roundMs } from '../outcome.js';
 import { runBudgetMs } from '../time-budget.js';
 
 /** Options of the DNS executor. */
@@ -105,7 +105,7 @@ export class DnsExecutor implements Executor {
     logs.scrubWith(scrubber);
     try {
       const outcome = await this.#run(job, context, logs);
-      return scrubber.size > 0 ? scrubber.value(outcome) : outcome;
+      return releaseOutcome(outcome, scrubber);
     } finally {
       logs.flushAgentLog();
     }

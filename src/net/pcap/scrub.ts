@@ -115,7 +115,8 @@ function maskCredentialHeaders(file: PcapFile, out: Buffer): void {
 export function scrubPcap(buffer: Buffer, scrubber: Scrubber): Buffer {
   const file = readPcap(buffer);
   const out = Buffer.from(buffer.subarray(0, buffer.length - file.trailingBytes));
-  if (scrubber.size > 0) scrubSecrets(file, out, scrubber);
+  // An overflowed scrubber masks every byte (it could not search for every secret).
+  if (scrubber.size > 0 || scrubber.overflowed) scrubSecrets(file, out, scrubber);
   // Last: the passes above copy record bytes from the input.
   maskCredentialHeaders(file, out);
   return out;
