@@ -78,6 +78,8 @@ const KEPT_LOG_LINES = 100;
 const KEPT_ARRAY_ITEMS = 100;
 /** Texts this short are never cut (their marker would be as long), characters. */
 const MIN_CUT_CHARS = 64;
+/** Room kept for the paths a round of cuts adds to `truncated.fields`, bytes. */
+const NOTE_GROWTH_BYTES = 2048;
 /** Paths listed in `truncated.fields` at most. */
 const MAX_LISTED_FIELDS = 50;
 
@@ -86,105 +88,287 @@ export function jsonSizeBytes(value: unknown): number {
   return Buffer.byteLength(JSON.stringify(value) ?? '');
 }
 
-/** A string of the result that may be cut: where it is, and how to read and replace it. */
-type StringSlot = { path: string; get(): string; set(value: string): void };
+/** JSON bytes of each ASCII code unit below 0x20: 2 for `\b \t \n \f \r`, 6 (`\u00XX`) for the rest. */
+const CONTROL_BYTES = Array.from({ length: 32 }, (_, c) => ([8, 9, 10, 12, 13].includes(c) ? 2 : 6));
+/** A code unit JSON.stringify writes as something other than one byte. */
+const NOT_PLAIN = /[^\x20\x21\x23-\x5b\x5d-\x7e]/;
+/** Bytes a cut marker `…[truncated N bytes]` may take as JSON, at most. */
+const MARKER_MAX_BYTES = 40;
 
-function slotOf(holder: Record<string, unknown> | unknown[], key: string | number, path: string): StringSlot {
-  const h = holder as Record<string | number, unknown>;
-  return { path, get: () => h[key] as string, set: (value) => (h[key] = value) };
-}
-
-/** Every string leaf under `value` (object values and array items; keys are never cut). */
-function stringSlots(value: unknown, path: string, out: StringSlot[]): StringSlot[] {
-  if (Array.isArray(value)) {
-    value.forEach((item, i) => {
-      if (typeof item === 'string') out.push(slotOf(value, i, `${path}[${i}]`));
-      else stringSlots(item, `${path}[${i}]`, out);
-    });
-  } else if (value !== null && typeof value === 'object') {
-    const record = value as Record<string, unknown>;
-    for (const [key, item] of Object.entries(record)) {
-      const at = path === '' ? key : `${path}.${key}`;
-      if (typeof item === 'string') out.push(slotOf(record, key, at));
-      else stringSlots(item, at, out);
-    }
-  }
-  return out;
+/**
+ * Bytes of `text` as JSON, quotes included, in one pass and without building the JSON:
+ * `"` `\` and control characters escaped, lone surrogates as `\uXXXX`, the rest UTF-8.
+ */
+export function jsonStringBytes(text: string): number {
+  if (text.length >= 32 && !NOT_PLAIN.test(text)) return text.length + 2;
+  return 2 + escapedPrefix(text, Number.POSITIVE_INFINITY).bytes;
 }
 
 /**
- * Cuts the longest strings of `slots` to one common length (the longest go first, the
- * short ones are left whole) until `size()` is at most `targetBytes` or nothing is left
- * to cut. Each cut string keeps its head and ends `…[truncated N bytes]`, N counted in
- * UTF-8 bytes of the original text.
+ * The longest head of `text` whose JSON (quotes not counted) is at most `budget` bytes, never
+ * splitting a surrogate pair; one pass over the head only.
  */
-function cutStrings(
-  slots: StringSlot[],
-  size: () => number,
-  targetBytes: number,
-  originalBytes: Map<string, number>,
-  fields: Set<string>,
-): boolean {
-  for (let round = 0; round < 6; round++) {
-    const excess = size() - targetBytes;
-    if (excess <= 0) return true;
-    const texts = slots.flatMap((slot) => {
-      const text = slot.get();
-      return text.length > MIN_CUT_CHARS
-        ? [{ slot, text, bytesPerChar: jsonSizeBytes(text) / text.length }]
-        : [];
-    });
-    // Only texts over MIN_CUT_CHARS are cut; each cut costs its marker (about 40 bytes).
-    const gain = (cap: number) =>
-      texts.reduce(
-        (sum, t) =>
-          sum +
-          (t.text.length > cap && t.text.length > MIN_CUT_CHARS
-            ? (t.text.length - cap) * t.bytesPerChar - 40
-            : 0),
-        0,
-      );
-    const longest = texts.reduce((max, t) => Math.max(max, t.text.length), 0);
-    if (gain(0) <= 0) return false;
-    // The largest common length whose cuts free enough, with slack for the markers and escapes
-    // (which the per-string average misjudges), more each round.
-    const needed = excess * (1 + round / 3) + 4096 * (round + 1);
-    let low = 0;
-    let high = longest;
-    while (low < high) {
-      const mid = Math.ceil((low + high) / 2);
-      if (gain(mid) >= needed) low = mid;
-      else high = mid - 1;
-    }
-    for (const { slot, text } of texts) {
-      if (text.length <= low || text.length <= MIN_CUT_CHARS) continue;
-      let keep = low;
-      // Never split a surrogate pair.
-      if (keep > 0 && /[\uD800-\uDBFF]/.test(text[keep - 1] ?? '')) keep -= 1;
-      const original = originalBytes.get(slot.path) ?? Buffer.byteLength(text);
-      originalBytes.set(slot.path, original);
-      const head = text.slice(0, keep).replace(/…\[truncated \d+ bytes\]$/, '');
-      slot.set(`${head}…[truncated ${original - Buffer.byteLength(head)} bytes]`);
-      fields.add(slot.path);
-    }
+function escapedPrefix(text: string, budget: number): { end: number; bytes: number } {
+  let bytes = 0;
+  let i = 0;
+  const length = text.length;
+  while (i < length) {
+    const c = text.charCodeAt(i);
+    let cost: number;
+    let width = 1;
+    if (c < 0x80) cost = c < 0x20 ? (CONTROL_BYTES[c] as number) : c === 0x22 || c === 0x5c ? 2 : 1;
+    else if (c < 0x800) cost = 2;
+    else if (c >= 0xd800 && c <= 0xdbff) {
+      const d = i + 1 < length ? text.charCodeAt(i + 1) : 0;
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        cost = 4;
+        width = 2;
+      } else cost = 6;
+    } else if (c >= 0xdc00 && c <= 0xdfff) cost = 6;
+    else cost = 3;
+    if (bytes + cost > budget) break;
+    bytes += cost;
+    i += width;
   }
-  return size() <= targetBytes;
+  return { end: i, bytes };
 }
 
-/** Every array under `value` longer than `keep` is cut to its first `keep` items; their paths are added. */
-function cutArrays(value: unknown, path: string, keep: number, fields: Set<string>): void {
+/**
+ * A container met while measuring: copied (copy on write) the first time one of its strings
+ * is cut, so the input result is never changed.
+ */
+type Node = {
+  value: Record<string, unknown> | unknown[];
+  parent: Node | null;
+  key: string | number;
+  owned: boolean;
+  path?: string;
+};
+
+function nodePath(node: Node): string {
+  if (node.path !== undefined) return node.path;
+  const parent = node.parent ? nodePath(node.parent) : '';
+  node.path = !node.parent
+    ? ''
+    : typeof node.key === 'number'
+      ? `${parent}[${node.key}]`
+      : parent === ''
+        ? node.key
+        : `${parent}.${node.key}`;
+  return node.path;
+}
+
+/** The container of `node`, copied into its (copied) parent first if it is still the input's. */
+function own(node: Node): Record<string | number, unknown> {
+  if (!node.owned) {
+    const parent = own(node.parent as Node);
+    node.value = Array.isArray(node.value) ? node.value.slice() : { ...node.value };
+    parent[node.key] = node.value;
+    node.owned = true;
+  }
+  return node.value as Record<string | number, unknown>;
+}
+
+/** A string of the result that may be cut: its holder, its key, and its JSON bytes now. */
+type Slot = { node: Node; key: string | number; bytes: number };
+
+function childPath(node: Node, key: string | number): string {
+  const at = nodePath(node);
+  return typeof key === 'number' ? `${at}[${key}]` : at === '' ? key : `${at}.${key}`;
+}
+
+/** What a measuring walk collects and substitutes. */
+type Walk = {
+  /** Strings longer than MIN_CUT_CHARS are listed here (when given). */
+  slots?: Slot[];
+  /** Known JSON bytes of some entries (holder → key → bytes), used instead of walking them. */
+  known?: Map<object, Map<string, number>>;
+  /** Nodes of these containers are kept here. */
+  watch?: Map<object, Node | null>;
+};
+
+/**
+ * Bytes of `value` as JSON.stringify writes it (`undefined`, functions and symbols left out
+ * of objects and `null` in arrays, non-finite numbers `null`, `toJSON` honoured), in one walk.
+ */
+function measure(value: unknown, parent: Node | null, key: string | number, walk: Walk): number {
+  switch (typeof value) {
+    case 'string': {
+      const bytes = jsonStringBytes(value);
+      if (walk.slots && parent && value.length > MIN_CUT_CHARS) walk.slots.push({ node: parent, key, bytes });
+      return bytes;
+    }
+    case 'number':
+      return Number.isFinite(value) ? String(value).length : 4;
+    case 'boolean':
+      return value ? 4 : 5;
+    case 'bigint':
+      return String(value).length;
+    case 'object':
+      break;
+    default:
+      return 0;
+  }
+  if (value === null) return 4;
+  if (typeof (value as { toJSON?: unknown }).toJSON === 'function') {
+    return measure((value as { toJSON(key: string): unknown }).toJSON(String(key)), null, key, {});
+  }
+  const node: Node = { value: value as Node['value'], parent, key, owned: false };
+  if (walk.watch?.has(value)) walk.watch.set(value, node);
   if (Array.isArray(value)) {
+    let bytes = 2 + Math.max(0, value.length - 1);
+    for (let i = 0; i < value.length; i++) {
+      const item: unknown = value[i];
+      const t = typeof item;
+      bytes += item === undefined || t === 'function' || t === 'symbol' ? 4 : measure(item, node, i, walk);
+    }
+    return bytes;
+  }
+  const known = walk.known?.get(value);
+  let bytes = 2;
+  let count = 0;
+  for (const name of Object.keys(value)) {
+    const item: unknown = (value as Record<string, unknown>)[name];
+    const t = typeof item;
+    if (item === undefined || t === 'function' || t === 'symbol') continue;
+    const given = known?.get(name);
+    bytes += jsonStringBytes(name) + 1 + (given ?? measure(item, node, name, walk));
+    count += 1;
+  }
+  return bytes + Math.max(0, count - 1);
+}
+
+/** A string that may be cut, however it is held. */
+type Cuttable = {
+  readonly text: string;
+  readonly bytes: number;
+  path(): string;
+  set(text: string, bytes: number): void;
+};
+
+function slotCuttable(slot: Slot): Cuttable {
+  return {
+    get text() {
+      return (slot.node.value as Record<string | number, unknown>)[slot.key] as string;
+    },
+    get bytes() {
+      return slot.bytes;
+    },
+    path: () => childPath(slot.node, slot.key),
+    set: (text, bytes) => {
+      own(slot.node)[slot.key] = text;
+      slot.bytes = bytes;
+    },
+  };
+}
+
+/**
+ * Cuts the largest strings of `items` to one common JSON byte budget (the largest go first, the
+ * short ones are left whole) so that `excessBytes` go, or as much as can. The budget is computed
+ * from the sizes alone (sorted once); each cut then reads only the head it keeps. Each cut text
+ * keeps its head and ends `…[truncated N bytes]`, N counted in UTF-8 bytes of the original text.
+ *
+ * @returns the bytes freed (exact).
+ */
+function cutStrings(
+  items: Cuttable[],
+  excessBytes: number,
+  cutTexts: Set<string>,
+  fields: FieldList,
+): number {
+  if (excessBytes <= 0) return 0;
+  const eligible = items
+    .filter((item) => item.text.length > MIN_CUT_CHARS && item.bytes > MARKER_MAX_BYTES + 2)
+    .sort((a, b) => b.bytes - a.bytes);
+  if (eligible.length === 0) return 0;
+  // Each string over the budget B ends at most B + quotes + marker bytes: the largest B that frees enough.
+  const overhead = 2 + MARKER_MAX_BYTES;
+  let budget = -1;
+  let prefix = 0;
+  for (let k = 1; k <= eligible.length; k++) {
+    prefix += (eligible[k - 1] as Cuttable).bytes;
+    budget = Math.max(budget, Math.floor((prefix - excessBytes) / k) - overhead);
+  }
+  budget = Math.max(0, budget);
+  let freed = 0;
+  for (const item of eligible) {
+    if (item.bytes <= budget + overhead) break;
+    const { text } = item;
+    const { end, bytes: headBytes } = escapedPrefix(text, budget);
+    const head = text.slice(0, end);
+    // A text this function cut before: N counts from the text before its first cut.
+    const previous = cutTexts.has(cutKey(text)) ? /…\[truncated (\d+) bytes\]$/.exec(text.slice(-48)) : null;
+    const originalBytes = previous
+      ? Buffer.byteLength(text) - Buffer.byteLength(previous[0]) + Number(previous[1])
+      : Buffer.byteLength(text);
+    const marker = `…[truncated ${originalBytes - Buffer.byteLength(head)} bytes]`;
+    const cut = `${head}${marker}`;
+    const bytes = 2 + headBytes + Buffer.byteLength(marker);
+    freed += item.bytes - bytes;
+    item.set(cut, bytes);
+    cutTexts.add(cutKey(cut));
+    fields.add(item.path);
+  }
+  return freed;
+}
+
+/** What {@link cutStrings} remembers of a text it made: its length and its end (hashing the whole would cost a pass). */
+function cutKey(text: string): string {
+  return `${text.length}:${text.slice(-48)}`;
+}
+
+/**
+ * Every array under `value` longer than `keep` is cut to its first `keep` items (copied, the
+ * input is not changed); their paths are added. Returns `value` itself when nothing was cut.
+ */
+function cutArrays(value: unknown, path: string, keep: number, fields: FieldList): unknown {
+  if (Array.isArray(value)) {
+    let out = value;
     if (value.length > keep) {
-      value.splice(keep);
+      out = value.slice(0, keep);
       fields.add(path);
     }
-    for (const [i, item] of value.entries()) cutArrays(item, `${path}[${i}]`, keep, fields);
-  } else if (value !== null && typeof value === 'object') {
-    for (const [key, item] of Object.entries(value as Record<string, unknown>)) {
-      cutArrays(item, path === '' ? key : `${path}.${key}`, keep, fields);
+    for (let i = 0; i < out.length; i++) {
+      const item: unknown = out[i];
+      const cut = cutArrays(item, `${path}[${i}]`, keep, fields);
+      if (cut !== item) {
+        if (out === value) out = value.slice();
+        out[i] = cut;
+      }
     }
+    return out;
+  }
+  if (
+    value !== null &&
+    typeof value === 'object' &&
+    typeof (value as { toJSON?: unknown }).toJSON !== 'function'
+  ) {
+    let out = value as Record<string, unknown>;
+    for (const key of Object.keys(value)) {
+      const item = (value as Record<string, unknown>)[key];
+      const cut = cutArrays(item, path === '' ? key : `${path}.${key}`, keep, fields);
+      if (cut !== item) {
+        if (out === value) out = { ...out };
+        out[key] = cut;
+      }
+    }
+    return out;
+  }
+  return value;
+}
+
+/** The first MAX_LISTED_FIELDS distinct paths cut; a path is only built while there is room for it. */
+class FieldList {
+  readonly list: string[] = [];
+  add(path: string | (() => string)): void {
+    if (this.list.length >= MAX_LISTED_FIELDS) return;
+    const at = typeof path === 'string' ? path : path();
+    if (!this.list.includes(at)) this.list.push(at);
   }
 }
+
+/** A trimmed result and its exact JSON size. */
+export type FittedResult = { result: CheckResult; sizeBytes: number };
 
 /**
  * Fits a result under the service's result limit (MAX_RESULT_SIZE_BYTES, answered 413 above
@@ -198,79 +382,173 @@ function cutArrays(value: unknown, path: string, keep: number, fields: Set<strin
  * 5. the check type's result part and the assertions dropped.
  * The returned result carries `truncated` (why, the size before, the paths cut).
  *
+ * Linear in the result's size: every field is measured once (its JSON bytes, computed without
+ * serialising), the cuts are computed from the sizes, and each cut reads only the head it keeps;
+ * the result is walked whole again only when phases 4 and 5 are reached. The input is never
+ * copied whole: containers are copied only where something in them is cut.
+ *
  * @param limitBytes the JSON size to fit in, bytes; default MAX_RESULT_SIZE_BYTES.
- * @returns `result` itself when it fits already, else a trimmed copy (the input is not changed).
+ * @returns the result (`result` itself when it fits already, else a trimmed copy; the input is
+ *   not changed) and its exact JSON size, bytes.
  */
-export function fitResultToLimit(
-  result: CheckResult,
-  limitBytes: number = MAX_RESULT_SIZE_BYTES,
-): CheckResult {
-  const originalSizeBytes = jsonSizeBytes(result);
-  if (originalSizeBytes <= limitBytes) return result;
-  // Copies of what phases 1 and 2 change; the rest is copied only if phase 3 is reached.
-  let trimmed: CheckResult = { ...result, logs: result.logs.map((line) => ({ ...line })) };
+export function fitResult(result: CheckResult, limitBytes: number = MAX_RESULT_SIZE_BYTES): FittedResult {
+  // Phase 1's strings measured first; the rest of the result in one walk that uses their sizes.
+  const logs0 = result.logs;
+  const msgBytes = logs0.map((line) => jsonStringBytes(line.msg));
+  const lineBytes = logs0.map((line, i) => lineSize(line, msgBytes[i] as number));
+  const logsBytes = (lines: number[]) => lines.reduce((sum, b) => sum + b, 2 + Math.max(0, lines.length - 1));
   const http0 = result.httpCheckResult;
-  if (http0) {
-    trimmed.httpCheckResult = {
-      ...http0,
-      ...(http0.response ? { response: { ...http0.response } } : {}),
-      ...(http0.request ? { request: { ...http0.request } } : {}),
-    };
+  const holders: { holder: Record<string, unknown>; key: string }[] = [];
+  if (http0?.response && typeof http0.response.body === 'string') {
+    holders.push({ holder: http0.response as Record<string, unknown>, key: 'body' });
   }
-  if (result.tcpCheckResult) trimmed.tcpCheckResult = { ...result.tcpCheckResult };
-  const fields = new Set<string>();
-  const originalBytes = new Map<string, number>();
+  if (http0?.request && typeof http0.request.body === 'string') {
+    holders.push({ holder: http0.request as Record<string, unknown>, key: 'body' });
+  }
+  const tcp0 = result.tcpCheckResult as Record<string, unknown> | undefined;
+  if (tcp0 && typeof tcp0.responseData === 'string') holders.push({ holder: tcp0, key: 'responseData' });
+  const bodyBytes = holders.map(({ holder, key }) => jsonStringBytes(holder[key] as string));
+  const known = new Map<object, Map<string, number>>([[result, new Map([['logs', logsBytes(lineBytes)]])]]);
+  holders.forEach(({ holder, key }, i) => {
+    known.set(holder, new Map([[key, bodyBytes[i] as number]]));
+  });
+  const { truncated: earlier, ...bare } = result;
+  const watch = new Map<object, Node | null>([[bare, null]]);
+  for (const part of [http0, http0?.response, http0?.request, tcp0]) if (part) watch.set(part, null);
+  const slots: Slot[] = [];
+  // Measured without an earlier `truncated` note (a new one replaces it).
+  known.set(bare, known.get(result) as Map<string, number>);
+  let total = measure(bare, null, '', { slots, known, watch });
+  const originalSizeBytes = earlier === undefined ? total : total + 13 + jsonSizeBytes(earlier);
+  if (originalSizeBytes <= limitBytes) return { result, sizeBytes: originalSizeBytes };
+
+  // Copies of what phases 1 and 2 change; other containers are copied only where a string is cut.
+  const trimmed = { ...bare, logs: logs0.map((line) => ({ ...line })) } as CheckResult;
+  // The walk's root node becomes the copy's: every node found under it now leads to `trimmed`.
+  const root = watch.get(bare) as Node;
+  Object.assign(root, { value: trimmed, owned: true, path: '' });
+  const adopt = (original: object, copy: Record<string, unknown>, parent: Node, key: string) => {
+    const node = watch.get(original) ?? ({} as Node);
+    Object.assign(node, { value: copy, parent, key, owned: true });
+    return node;
+  };
+  const bodies: Cuttable[] = [];
+  if (http0) {
+    const http = { ...http0 } as Record<string, unknown>;
+    trimmed.httpCheckResult = http as NonNullable<CheckResult['httpCheckResult']>;
+    const httpNode = adopt(http0, http, root, 'httpCheckResult');
+    for (const side of ['response', 'request'] as const) {
+      const part = http0[side];
+      if (part) {
+        const copy = { ...part } as Record<string, unknown>;
+        http[side] = copy;
+        adopt(part, copy, httpNode, side);
+      }
+    }
+  }
+  if (tcp0) {
+    const copy = { ...tcp0 };
+    trimmed.tcpCheckResult = copy as NonNullable<CheckResult['tcpCheckResult']>;
+    adopt(tcp0, copy, root, 'tcpCheckResult');
+  }
+  holders.forEach(({ holder, key }, i) => {
+    const node = watch.get(holder) as Node;
+    const slot: Slot = { node, key, bytes: bodyBytes[i] as number };
+    bodies.push(slotCuttable(slot));
+  });
+
+  const fields = new FieldList();
+  const cutTexts = new Set<string>();
   const targetBytes = Math.max(4096, limitBytes - Math.min(TRIM_MARGIN_BYTES, Math.floor(limitBytes / 8)));
   const note = (): NonNullable<CheckResult['truncated']> => ({
     reason: `the result was ${originalSizeBytes} bytes, over the service's limit of ${limitBytes} bytes; the agent cut it to fit`,
     originalSizeBytes,
-    fields: [...fields].slice(0, MAX_LISTED_FIELDS),
+    fields: fields.list.slice(),
   });
-  const size = () => jsonSizeBytes({ ...trimmed, truncated: note() });
-  const finish = () => ({ ...trimmed, truncated: note() });
+  // `,"truncated":{…}` added before the closing brace.
+  const noteBytes = () => 13 + jsonSizeBytes(note());
+  const excess = () => total + noteBytes() - targetBytes;
+  // The cut paths lengthen the note: a little room for them, then another round if that was not enough.
+  const cut = (items: () => Cuttable[]) => {
+    for (let round = 0; round < 3 && excess() > 0; round++) {
+      total -= cutStrings(items(), excess() + NOTE_GROWTH_BYTES, cutTexts, fields);
+    }
+  };
+  const finish = (): FittedResult => {
+    const truncated = note();
+    return { result: { ...trimmed, truncated }, sizeBytes: total + 13 + jsonSizeBytes(truncated) };
+  };
+  let lines = trimmed.logs;
+  const logCuttables = (): Cuttable[] =>
+    lines.flatMap((line, i) =>
+      line.msg.length <= MIN_CUT_CHARS
+        ? []
+        : [
+            {
+              get text() {
+                return line.msg;
+              },
+              get bytes() {
+                return msgBytes[i] as number;
+              },
+              path: () => `logs[${i}].msg`,
+              set: (text, bytes) => {
+                line.msg = text;
+                lineBytes[i] = (lineBytes[i] as number) + bytes - (msgBytes[i] as number);
+                msgBytes[i] = bytes;
+              },
+            },
+          ],
+    );
 
-  const primary: StringSlot[] = trimmed.logs.map((line, i) => slotOf(line, 'msg', `logs[${i}].msg`));
-  const http = trimmed.httpCheckResult;
-  if (http?.response && typeof http.response.body === 'string') {
-    primary.push(slotOf(http.response, 'body', 'httpCheckResult.response.body'));
-  }
-  if (http?.request && typeof http.request.body === 'string') {
-    primary.push(slotOf(http.request, 'body', 'httpCheckResult.request.body'));
-  }
-  if (trimmed.tcpCheckResult) {
-    primary.push(slotOf(trimmed.tcpCheckResult, 'responseData', 'tcpCheckResult.responseData'));
-  }
-  if (cutStrings(primary, size, targetBytes, originalBytes, fields)) return finish();
+  // 1. Log lines and bodies.
+  cut(() => [...logCuttables(), ...bodies]);
+  if (excess() <= 0) return finish();
 
-  if (trimmed.logs.length > 2 * KEPT_LOG_LINES + 1) {
-    // Keep as many lines as fit (at least the first and last KEPT_LOG_LINES), half from each end.
-    const logsBytes = jsonSizeBytes(trimmed.logs);
-    const perLine = logsBytes / trimmed.logs.length;
-    const room = targetBytes - (size() - logsBytes) - 1024;
-    const keepEach = Math.max(KEPT_LOG_LINES, Math.floor((0.95 * room) / perLine / 2));
-    if (2 * keepEach < trimmed.logs.length) {
-      const cut = trimmed.logs.length - 2 * keepEach;
-      const marker = {
-        time: trimmed.logs[keepEach]?.time ?? trimmed.stoppedAt,
+  // 2. Log lines themselves: as many as fit from both ends (at least KEPT_LOG_LINES each).
+  if (lines.length > 2 * KEPT_LOG_LINES + 1) {
+    const before = logsBytes(lineBytes);
+    const marker = { time: '', level: 'WARN' as const, msg: `…[${lines.length} log lines truncated]` };
+    // Room for the kept lines: what the logs may take, less the brackets, the marker line and its comma.
+    const room = before - excess() - 2 - lineSize(marker, jsonStringBytes(marker.msg)) - 64;
+    let keepEach = 0;
+    let used = 0;
+    while (2 * (keepEach + 1) < lines.length) {
+      const more = (lineBytes[keepEach] as number) + (lineBytes[lines.length - 1 - keepEach] as number) + 2;
+      if (used + more > room) break;
+      used += more;
+      keepEach += 1;
+    }
+    keepEach = Math.max(KEPT_LOG_LINES, keepEach);
+    if (2 * keepEach < lines.length) {
+      const cut = lines.length - 2 * keepEach;
+      const warn = {
+        time: lines[keepEach]?.time ?? trimmed.stoppedAt,
         level: 'WARN' as const,
         msg: `…[${cut} log lines truncated]`,
       };
-      trimmed.logs = [
-        ...trimmed.logs.slice(0, keepEach),
-        marker,
-        ...trimmed.logs.slice(trimmed.logs.length - keepEach),
-      ];
+      const tail = lines.length - keepEach;
+      const warnMsgBytes = jsonStringBytes(warn.msg);
+      lines = [...lines.slice(0, keepEach), warn, ...lines.slice(tail)];
+      msgBytes.splice(keepEach, tail - keepEach, warnMsgBytes);
+      lineBytes.splice(keepEach, tail - keepEach, lineSize(warn, warnMsgBytes));
+      trimmed.logs = lines;
+      total += logsBytes(lineBytes) - before;
       fields.add('logs');
     }
-    if (size() <= targetBytes) return finish();
+    if (excess() <= 0) return finish();
   }
 
-  trimmed = structuredClone(trimmed);
-  if (cutStrings(stringSlots(trimmed, '', []), size, targetBytes, originalBytes, fields)) return finish();
+  // 3. Every other string, the longest first (phase 1's again with them).
+  cut(() => [...logCuttables(), ...bodies, ...slots.map(slotCuttable)]);
+  if (excess() <= 0) return finish();
 
-  cutArrays(trimmed, '', KEPT_ARRAY_ITEMS, fields);
-  if (size() <= targetBytes) return finish();
-
+  // 4. Arrays cut to their first KEPT_ARRAY_ITEMS items; 5. the check type's part and assertions dropped.
+  for (const key of Object.keys(trimmed) as (keyof CheckResult)[]) {
+    (trimmed as Record<string, unknown>)[key] = cutArrays(trimmed[key], key, KEPT_ARRAY_ITEMS, fields);
+  }
+  total = measure(trimmed, null, '', {});
+  if (excess() <= 0) return finish();
   for (const part of ['httpCheckResult', 'tcpCheckResult', 'dnsCheckResult', 'icmpCheckResult'] as const) {
     if (trimmed[part] !== undefined) {
       delete trimmed[part];
@@ -281,6 +559,37 @@ export function fitResultToLimit(
     trimmed.assertions = [];
     fields.add('assertions');
   }
-  cutStrings(stringSlots(trimmed, '', []), size, targetBytes, originalBytes, fields);
+  const last: Slot[] = [];
+  const lastWatch = new Map<object, Node | null>([[trimmed, null]]);
+  total = measure(trimmed, null, '', { slots: last, watch: lastWatch });
+  (lastWatch.get(trimmed) as Node).owned = true;
+  cut(() => last.map(slotCuttable));
   return finish();
+}
+
+/** JSON bytes of one log line whose `msg` is `msgBytes` bytes. */
+function lineSize(line: object, msgBytes: number): number {
+  let bytes = 2;
+  let count = 0;
+  for (const name of Object.keys(line)) {
+    const item: unknown = (line as Record<string, unknown>)[name];
+    const t = typeof item;
+    if (item === undefined || t === 'function' || t === 'symbol') continue;
+    bytes += jsonStringBytes(name) + 1 + (name === 'msg' ? msgBytes : measure(item, null, name, NO_WALK));
+    count += 1;
+  }
+  return bytes + Math.max(0, count - 1);
+}
+
+const NO_WALK: Walk = {};
+
+/**
+ * {@link fitResult}'s result alone: `result` itself when it fits in `limitBytes` (default
+ * MAX_RESULT_SIZE_BYTES), else a trimmed copy carrying `truncated`. See {@link fitResult}.
+ */
+export function fitResultToLimit(
+  result: CheckResult,
+  limitBytes: number = MAX_RESULT_SIZE_BYTES,
+): CheckResult {
+  return fitResult(result, limitBytes).result;
 }

@@ -3,7 +3,7 @@ import { backoffMs, sleep } from '../shared/abort.js';
 import { hasCode } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
 import type { AgentMetrics } from './metrics.js';
-import { fitResultToLimit, jsonSizeBytes } from './outcomes.js';
+import { fitResult } from './outcomes.js';
 import { isTransient, type ServiceClient } from './service-client.js';
 
 /** Options of {@link postResultWithRetry}. */
@@ -26,7 +26,7 @@ export type PostResultOptions = {
  * aborts; 409 means the lease was lost and the job ran elsewhere, so the result is
  * dropped; any other refusal is final. Never throws: every ending is logged and counted.
  *
- * A result over the service's limit (MAX_RESULT_SIZE_BYTES) is trimmed first (`fitResultToLimit`:
+ * A result over the service's limit (MAX_RESULT_SIZE_BYTES) is trimmed first (`fitResult`:
  * logs and bodies first, marked, never dropped); when the service still answers 413 (a smaller
  * limit behind a proxy), it is trimmed to a quarter of its size (at most a quarter of the limit) and posted once more.
  */
@@ -36,7 +36,9 @@ export async function postResultWithRetry(options: PostResultOptions): Promise<v
     metrics?.resultPosted('gave_up');
     log.error({ err, tries }, 'result not posted before its deadline or shutdown');
   };
-  let body = fitResultToLimit(result);
+  // Trimmed from the sizes alone (linear, no whole-result serialising); `sizeBytes` is exact.
+  let fitted = fitResult(result);
+  let body = fitted.result;
   if (body !== result) log.warn({ truncated: body.truncated }, 'result over the size limit; trimmed to fit');
   let trimmedHarder = false;
   for (let attempt = 0; ; attempt++) {
@@ -54,7 +56,8 @@ export async function postResultWithRetry(options: PostResultOptions): Promise<v
       }
       if ((err as { statusCode?: number | null }).statusCode === 413 && !trimmedHarder) {
         trimmedHarder = true;
-        body = fitResultToLimit(result, Math.floor(Math.min(MAX_RESULT_SIZE_BYTES, jsonSizeBytes(body)) / 4));
+        fitted = fitResult(result, Math.floor(Math.min(MAX_RESULT_SIZE_BYTES, fitted.sizeBytes) / 4));
+        body = fitted.result;
         log.warn(
           { err, truncated: body.truncated },
           'result refused as too large; trimmed harder, posting again',
