@@ -2,7 +2,7 @@ import { RE2JS } from 're2js';
 import type { Assertion, AssertionResult, AssertionSource } from '../../protocol/index.js';
 import type { Scrubber } from '../../sandbox/scrub.js';
 import { compare, describeValue, MAX_DESCRIBED_LENGTH } from './comparisons.js';
-import { queryJsonPath } from './json-path.js';
+import { JsonPathLimitError, type JsonPathOptions, queryJsonPath } from './json-path.js';
 
 /**
  * Reads what an assertion looks at: every value it selects (a JSONPath may select several,
@@ -38,14 +38,18 @@ export function propertySource(record: Record<string, unknown>): AssertionSource
   };
 }
 
-/** A reader that evaluates the assertion's `property` as a JSONPath over `document` (see queryJsonPath). */
-export function jsonPathSource(document: unknown): AssertionSourceReader {
+/**
+ * A reader that evaluates the assertion's `property` as a JSONPath over `document` (see
+ * queryJsonPath; `options` bound its match() and search() work).
+ */
+export function jsonPathSource(document: unknown, options: JsonPathOptions = {}): AssertionSourceReader {
   return (assertion) => {
     const path = assertion.property ?? '';
     if (path === '') return [document];
     try {
-      return queryJsonPath(document, path);
+      return queryJsonPath(document, path, options);
     } catch (err) {
+      if (err instanceof JsonPathLimitError) throw err;
       throw new Error(`invalid JSONPath ${JSON.stringify(path)}: ${(err as Error).message}`);
     }
   };

@@ -63,7 +63,8 @@ function jsonBodySource(text: string): AssertionSourceReader {
       return { value };
     })();
     if ('error' in parsed) throw new Error(parsed.error);
-    return jsonPathSource(parsed.value)(assertion);
+    // JSON_BODY runs in the body worker, under its deadline (off-thread.ts): no regex work limit.
+    return jsonPathSource(parsed.value, { maxRegexWork: Number.POSITIVE_INFINITY })(assertion);
   };
 }
 

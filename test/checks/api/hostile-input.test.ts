@@ -142,17 +142,18 @@ describe('hostile input to the API executor keeps the event loop free', () => {
     ['match()', "$[?match(@, '(a+)+$')]"],
     ['search()', "$[?search(@, '(a|aa)+$')]"],
     ['match() on a member', "$[?match(@.v, '(.*a){25}')]"],
-  ])('a JSONPath %s filter with a backtracking pattern is stopped at its deadline', async (name, path) => {
+  ])('a JSONPath %s filter with a backtracking pattern runs in RE2: judged at once', async (name, path) => {
     const body = JSON.stringify([`${'a'.repeat(40)}!`, { v: `${'a'.repeat(40)}!` }]);
     const url = serve(`/jsonpath-${name.length}`, body, { 'content-type': 'application/json' });
+    const started = performance.now();
     const outcome = await runHostile(
       name,
       apiRequest(url, { assertions: [assertion('JSON_BODY', 'IS_EMPTY', '', path)] }),
     );
-    expect(outcome.status).toBe('FAILED');
-    expect(outcome.assertions[0]!.error).toMatch(
-      /did not finish within \d+ ms; their evaluation was stopped/,
-    );
+    // No value matches (each ends in '!'): nothing is selected, well before the worker's deadline.
+    expect(outcome.assertions[0]).toMatchObject({ actual: null, error: null });
+    expect(outcome.status).toBe('PASSED');
+    expect(performance.now() - started).toBeLessThan(2000);
   });
 
   it('$..* over a 9 MB wide body fails as data (deadline or result), never holds the loop', async () => {
