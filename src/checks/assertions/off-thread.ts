@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import { fileURLToPath } from 'node:url';
+import { Piscina } from 'piscina';
 import type { AssertionResult } from '../../protocol/index.js';
 import type { Scrubber } from '../../sandbox/scrub.js';
 import {
@@ -33,20 +33,27 @@ async function slot(): Promise<() => void> {
   };
 }
 
-/** Starts the worker: the built `body-worker.js`, or from TypeScript sources (vitest, tsx) through tsx's loader. */
-function startWorker(input: BodyWorkInput): Worker {
-  const here = fileURLToPath(import.meta.url);
-  // The body's bytes move to the worker (transferred, not copied: copying 25 MB holds the loop).
-  const transferList = 'bytes' in input.body ? [input.body.bytes.buffer as ArrayBuffer] : [];
-  const options = {
-    workerData: input,
-    transferList,
-    resourceLimits: { maxOldGenerationSizeMb: BODY_WORKER_HEAP_MB },
-  };
-  if (!here.endsWith('.ts')) return new Worker(join(dirname(here), 'body-worker.js'), options);
-  const entry = pathToFileURL(join(dirname(here), 'body-worker.ts')).href;
-  const code = `import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(entry)}); });`;
-  return new Worker(code, { ...options, eval: true });
+/**
+ * The body workers: threads kept between runs (starting one costs tens of milliseconds, which
+ * would bound API checks with body assertions to a few dozen a second), at most MAX_WORKERS,
+ * each with a heap of BODY_WORKER_HEAP_MB, ended after 30 s idle. A task stopped at its deadline
+ * takes its thread with it (piscina terminates a thread whose task is aborted) and the next task
+ * gets a new one. Runs the built `body-worker.js`, or from TypeScript sources (vitest, tsx)
+ * `body-worker-ts.mjs`, which loads the `.ts` entry through tsx.
+ */
+let pool: Piscina<BodyWorkInput, BodyWorkOutput> | null = null;
+function bodyWorkers(): Piscina<BodyWorkInput, BodyWorkOutput> {
+  if (pool === null) {
+    const here = fileURLToPath(import.meta.url);
+    pool = new Piscina({
+      filename: join(dirname(here), here.endsWith('.ts') ? 'body-worker-ts.mjs' : 'body-worker.js'),
+      minThreads: 0,
+      maxThreads: MAX_WORKERS,
+      idleTimeout: 30_000,
+      resourceLimits: { maxOldGenerationSizeMb: BODY_WORKER_HEAP_MB },
+    });
+  }
+  return pool;
 }
 
 /** Options of {@link evaluateHttpBody}. */
@@ -119,36 +126,27 @@ export async function evaluateHttpBody(
   }
 }
 
-function runWorker(input: BodyWorkInput, timeoutMs: number): Promise<BodyWorkOutput | { reason: string }> {
-  return new Promise((resolve) => {
-    const size = `a response body of ${'text' in input.body ? `${input.body.text.length} characters` : `${input.body.bytes.byteLength} bytes`}`;
-    let settled = false;
-    const worker = startWorker(input);
-    const finish = (answer: BodyWorkOutput | { reason: string }) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      void worker.terminate();
-      resolve(answer);
+async function runWorker(
+  input: BodyWorkInput,
+  timeoutMs: number,
+): Promise<BodyWorkOutput | { reason: string }> {
+  const size = `a response body of ${'text' in input.body ? `${input.body.text.length} characters` : `${input.body.bytes.byteLength} bytes`}`;
+  // The body's bytes move to the worker (transferred, not copied: copying 25 MB holds the loop).
+  const transferList = 'bytes' in input.body ? [input.body.bytes.buffer as ArrayBuffer] : [];
+  const deadline = new AbortController();
+  const timer = setTimeout(() => deadline.abort(), timeoutMs);
+  try {
+    return await bodyWorkers().run(input, { signal: deadline.signal, transferList });
+  } catch (err) {
+    const code = (err as { code?: string }).code;
+    return {
+      reason: deadline.signal.aborted
+        ? `assertions over ${size} did not finish within ${timeoutMs} ms; their evaluation was stopped`
+        : code === 'ERR_WORKER_OUT_OF_MEMORY'
+          ? `assertions over ${size} needed more than ${BODY_WORKER_HEAP_MB} MB; their evaluation was stopped`
+          : `assertions over ${size} could not be evaluated: ${(err as Error).message}`,
     };
-    const timer = setTimeout(
-      () =>
-        finish({
-          reason: `assertions over ${size} did not finish within ${timeoutMs} ms; their evaluation was stopped`,
-        }),
-      timeoutMs,
-    );
-    worker.once('message', (message: BodyWorkOutput) => finish(message));
-    worker.once('error', (err: Error & { code?: string }) =>
-      finish({
-        reason:
-          err.code === 'ERR_WORKER_OUT_OF_MEMORY'
-            ? `assertions over ${size} needed more than ${BODY_WORKER_HEAP_MB} MB; their evaluation was stopped`
-            : `assertions over ${size} could not be evaluated: ${err.message}`,
-      }),
-    );
-    worker.once('exit', () =>
-      finish({ reason: `assertions over ${size} could not be evaluated: the worker exited` }),
-    );
-  });
+  } finally {
+    clearTimeout(timer);
+  }
 }
