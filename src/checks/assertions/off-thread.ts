@@ -2,7 +2,7 @@ import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
-import type { AssertionResult } from '../../protocol/index.js';
+import type { Assertion, AssertionResult, AssertionSource } from '../../protocol/index.js';
 import type { Scrubber } from '../../sandbox/scrub.js';
 import {
   type BodyWorkInput,
@@ -11,6 +11,8 @@ import {
   doBodyWork,
   storedBodyOf,
 } from './body-work.js';
+import type { WorkerTask } from './body-worker.js';
+import { type AssertionSources, type AssertionsOutcome, evaluateAssertions } from './engine.js';
 
 /** Time the work over one response body may take, ms; then the worker is stopped and the assertions fail. */
 export const BODY_WORK_TIMEOUT_MS = 5_000;
@@ -41,8 +43,8 @@ async function slot(): Promise<() => void> {
  * gets a new one. Runs the built `body-worker.js`, or from TypeScript sources (vitest, tsx)
  * `body-worker-ts.mjs`, which loads the `.ts` entry through tsx.
  */
-let pool: Piscina<BodyWorkInput, BodyWorkOutput> | null = null;
-function bodyWorkers(): Piscina<BodyWorkInput, BodyWorkOutput> {
+let pool: Piscina<WorkerTask, BodyWorkOutput | AssertionResult[]> | null = null;
+function bodyWorkers(): Piscina<WorkerTask, BodyWorkOutput | AssertionResult[]> {
   if (pool === null) {
     const here = fileURLToPath(import.meta.url);
     pool = new Piscina({
@@ -96,57 +98,102 @@ export async function evaluateHttpBody(
     owned = { bytes: new Uint8Array(body.bytes), contentType: body.contentType };
   }
   const full: BodyWorkInput = { ...input, body: owned, secrets: scrubber.secrets() };
-  const timeoutMs = options.timeoutMs ?? BODY_WORK_TIMEOUT_MS;
-  const release = await slot();
-  try {
-    const answer = await runWorker(full, timeoutMs);
-    if ('assertions' in answer) return answer;
-    const failed: AssertionResult[] = input.assertions.map((assertion) => ({
-      source: assertion.source,
-      property: assertion.property ?? '',
-      comparison: assertion.comparison,
-      target: assertion.target ?? '',
-      regex: assertion.regex ?? null,
-      actual: null,
-      error: answer.reason,
-    }));
-    // The stored body without the worker: its first 64 KB only, so the work here stays small.
-    const start = decodeBody(head);
-    const stored =
-      input.storedBodyMaxBytes === null || !start.textual
-        ? { storedBody: null, storedTruncated: false }
-        : storedBodyOf(start.bodyText, Math.min(input.storedBodyMaxBytes, INLINE_BODY_CHARS), scrubber);
-    return {
-      assertions: { results: failed, allPassed: failed.length === 0 },
-      storedBody: stored.storedBody,
-      storedTruncated: stored.storedBody !== null && (stored.storedTruncated || size > INLINE_BODY_CHARS),
-    };
-  } finally {
-    release();
-  }
+  const what = `assertions over a response body of ${'text' in body ? `${size} characters` : `${size} bytes`}`;
+  // The body's bytes move to the worker (transferred, not copied: copying 25 MB holds the loop).
+  const transferList = 'bytes' in owned ? [owned.bytes.buffer as ArrayBuffer] : [];
+  const answer = await runInWorker<BodyWorkOutput>(
+    { kind: 'body', ...full },
+    what,
+    options.timeoutMs ?? BODY_WORK_TIMEOUT_MS,
+    transferList,
+  );
+  if ('assertions' in answer) return answer;
+  const failed = failedAll(input.assertions, answer.reason);
+  // The stored body without the worker: its first 64 KB only, so the work here stays small.
+  const start = decodeBody(head);
+  const stored =
+    input.storedBodyMaxBytes === null || !start.textual
+      ? { storedBody: null, storedTruncated: false }
+      : storedBodyOf(start.bodyText, Math.min(input.storedBodyMaxBytes, INLINE_BODY_CHARS), scrubber);
+  return {
+    assertions: { results: failed, allPassed: failed.length === 0 },
+    storedBody: stored.storedBody,
+    storedTruncated: stored.storedBody !== null && (stored.storedTruncated || size > INLINE_BODY_CHARS),
+  };
 }
 
-async function runWorker(
-  input: BodyWorkInput,
+/**
+ * Runs `task` in an assertion worker, stopped after `timeoutMs` (the thread is then replaced).
+ * Resolves with the answer, or `{ reason }` naming `what` when it was stopped or failed.
+ */
+async function runInWorker<T>(
+  task: WorkerTask,
+  what: string,
   timeoutMs: number,
-): Promise<BodyWorkOutput | { reason: string }> {
-  const size = `a response body of ${'text' in input.body ? `${input.body.text.length} characters` : `${input.body.bytes.byteLength} bytes`}`;
-  // The body's bytes move to the worker (transferred, not copied: copying 25 MB holds the loop).
-  const transferList = 'bytes' in input.body ? [input.body.bytes.buffer as ArrayBuffer] : [];
+  transferList: ArrayBuffer[] = [],
+): Promise<T | { reason: string }> {
+  const release = await slot();
   const deadline = new AbortController();
   const timer = setTimeout(() => deadline.abort(), timeoutMs);
   try {
-    return await bodyWorkers().run(input, { signal: deadline.signal, transferList });
+    return (await bodyWorkers().run(task, { signal: deadline.signal, transferList })) as T;
   } catch (err) {
     const code = (err as { code?: string }).code;
     return {
       reason: deadline.signal.aborted
-        ? `assertions over ${size} did not finish within ${timeoutMs} ms; their evaluation was stopped`
+        ? `${what} did not finish within ${timeoutMs} ms; the evaluation was stopped`
         : code === 'ERR_WORKER_OUT_OF_MEMORY'
-          ? `assertions over ${size} needed more than ${BODY_WORKER_HEAP_MB} MB; their evaluation was stopped`
-          : `assertions over ${size} could not be evaluated: ${(err as Error).message}`,
+          ? `${what} needed more than ${BODY_WORKER_HEAP_MB} MB; the evaluation was stopped`
+          : `${what} could not be evaluated: ${(err as Error).message}`,
     };
   } finally {
     clearTimeout(timer);
+    release();
   }
+}
+
+/** Every assertion failed with `reason` (the work over their values was stopped). */
+function failedAll(assertions: readonly Assertion[], reason: string): AssertionResult[] {
+  return assertions.map((assertion) => ({
+    source: assertion.source,
+    property: assertion.property ?? '',
+    comparison: assertion.comparison,
+    target: assertion.target ?? '',
+    regex: assertion.regex ?? null,
+    actual: null,
+    error: reason,
+  }));
+}
+
+/**
+ * `evaluateAssertions` for a check type with one JSONPath source (DNS `JSON_ANSWER`, ICMP
+ * `JSON_RESPONSE`): the assertions of `jsonSource` are evaluated over `document` in an
+ * assertion worker with `timeoutMs` (a JSONPath of nested filters grows as the document's size
+ * to the power of its depth: 28 characters held the agent 32 s over an 8-answer DNS reply),
+ * the others here (values and RE2 regexes over small values). Results keep the assertions'
+ * order. Past the deadline each JSONPath assertion fails with the reason. Never rejects.
+ */
+export async function evaluateAssertionsWithJsonPath(
+  assertions: readonly Assertion[],
+  sources: AssertionSources,
+  jsonSource: AssertionSource,
+  document: unknown,
+  options: BodyWorkOptions = {},
+): Promise<AssertionsOutcome> {
+  const json = assertions.filter((a) => a.source === jsonSource);
+  const here = evaluateAssertions(
+    assertions.filter((a) => a.source !== jsonSource),
+    sources,
+  ).results;
+  let there: AssertionResult[] = [];
+  if (json.length > 0) {
+    const answer = await runInWorker<AssertionResult[]>(
+      { kind: 'json', assertions: json, document },
+      'the JSONPath',
+      options.timeoutMs ?? BODY_WORK_TIMEOUT_MS,
+    );
+    there = 'reason' in answer ? failedAll(json, answer.reason) : answer;
+  }
+  const results = assertions.map((a) => (a.source === jsonSource ? there : here).shift() as AssertionResult);
+  return { results, allPassed: results.every((r) => r.error === null) };
 }

@@ -19,7 +19,8 @@ import {
 } from '../../net/dns/index.js';
 import type { Logger } from '../../shared/logger.js';
 import { Scrubber } from '../../sandbox/scrub.js';
-import { evaluateAssertions, jsonPathSource, valueSource } from '../assertions/index.js';
+import { valueSource } from '../assertions/index.js';
+import { evaluateAssertionsWithJsonPath } from '../assertions/off-thread.js';
 import type { Executor, ExecutorContext } from '../executor.js';
 import { decideStatus } from '../status.js';
 import { RunLogRecorder } from '../run-log.js';
@@ -153,7 +154,7 @@ export class DnsExecutor implements Executor {
     } catch (err) {
       if (!(err instanceof DnsQueryError)) throw err;
       run.logs.add('ERROR', err.message, { code: err.code });
-      return this.#judge(job, request, dns, run, err.message);
+      return await this.#judge(job, request, dns, run, err.message);
     }
 
     dns.returnCode = response.returnCode;
@@ -167,7 +168,7 @@ export class DnsExecutor implements Executor {
       'INFO',
       `${response.returnCode} from ${response.address} in ${dns.responseTime} ms: ${response.json.Answer.length} answer record(s), ${response.sizeBytes} bytes`,
     );
-    return this.#judge(job, request, dns, run, null);
+    return await this.#judge(job, request, dns, run, null);
   }
 
   /** The name server of checks that give none; logged to the agent log whenever it changes. */
@@ -187,20 +188,25 @@ export class DnsExecutor implements Executor {
   /** Nothing to release: every query has its own socket. */
   async close(): Promise<void> {}
 
-  #judge(
+  async #judge(
     job: Job,
     request: DnsRequest,
     dns: DnsCheckResult,
     run: Run,
     unreachable: string | null,
-  ): RunOutcome {
+  ): Promise<RunOutcome> {
     const { check } = job;
-    const assertions = evaluateAssertions(request.assertions, {
-      RESPONSE_TIME: valueSource(dns.responseTime),
-      RESPONSE_CODE: valueSource(dns.returnCode),
-      TEXT_ANSWER: valueSource(dns.answer),
-      JSON_ANSWER: jsonPathSource(dns.json),
-    });
+    // JSONPath over the answer runs in an assertion worker with a deadline (off-thread.ts).
+    const assertions = await evaluateAssertionsWithJsonPath(
+      request.assertions,
+      {
+        RESPONSE_TIME: valueSource(dns.responseTime),
+        RESPONSE_CODE: valueSource(dns.returnCode),
+        TEXT_ANSWER: valueSource(dns.answer),
+      },
+      'JSON_ANSWER',
+      dns.json,
+    );
     const failures: string[] = [];
     if (unreachable !== null) failures.push(unreachable);
     // reference/check-types.md, "DNS": without a RESPONSE_CODE assertion anything but NOERROR fails.

@@ -12,7 +12,8 @@ import {
 import { Pinger, type PingOutcome, type SocketPreference } from '../../net/icmp/index.js';
 import { hasCode } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
-import { evaluateAssertions, jsonPathSource, propertySource } from '../assertions/index.js';
+import { propertySource } from '../assertions/index.js';
+import { evaluateAssertionsWithJsonPath } from '../assertions/off-thread.js';
 import type { Executor, ExecutorContext } from '../executor.js';
 import { decideStatus } from '../status.js';
 import { ResolveError, type ResolvedTarget, resolveTarget } from './resolve.js';
@@ -154,7 +155,7 @@ export class IcmpExecutor implements Executor {
     } catch (err) {
       if (hasCode(err, 'OUTPOST_ERR_ABORTED')) throw err;
       if (err instanceof ResolveError) {
-        return this.#judge(job, request, icmp, { startedAt, logs, unreachable: err.message });
+        return await this.#judge(job, request, icmp, { startedAt, logs, unreachable: err.message });
       }
       if (hasCode(err, 'OUTPOST_ERR_ICMP_SOCKET')) {
         logs.add('ERROR', err.message);
@@ -193,7 +194,7 @@ export class IcmpExecutor implements Executor {
         ? `cannot send to ${target.address}: ${sendError}`
         : `no reply from ${target.address} (100% packet loss)`;
     }
-    return this.#judge(job, request, icmp, { startedAt, logs, unreachable });
+    return await this.#judge(job, request, icmp, { startedAt, logs, unreachable });
   }
 
   /** Closes the Pinger's sockets when the executor created it. Idempotent. */
@@ -287,18 +288,21 @@ export class IcmpExecutor implements Executor {
     this.#log.warn({ why }, 'ICMP check fell back from IPv6 to IPv4');
   }
 
-  #judge(
+  async #judge(
     job: Job,
     request: IcmpRequest,
     icmp: IcmpCheckResult,
     run: { startedAt: Date; logs: RunLogRecorder; unreachable: string | null },
-  ): RunOutcome {
+  ): Promise<RunOutcome> {
     const { check } = job;
     const latency = icmp.latency as Record<string, unknown>;
-    const assertions = evaluateAssertions(request.assertions, {
-      LATENCY: propertySource(latency),
-      JSON_RESPONSE: jsonPathSource(icmp),
-    });
+    // JSONPath over the result runs in an assertion worker with a deadline (off-thread.ts).
+    const assertions = await evaluateAssertionsWithJsonPath(
+      request.assertions,
+      { LATENCY: propertySource(latency) },
+      'JSON_RESPONSE',
+      icmp,
+    );
     const decision = decideStatus({
       failed: run.unreachable !== null || !assertions.allPassed,
       responseTimeMs: icmp.latency.avg,

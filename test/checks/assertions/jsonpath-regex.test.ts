@@ -186,6 +186,7 @@ describe.skipIf(missingDns !== null)(
         `--txt-record=nested.redos.test,${NESTED}`,
         `--txt-record=alternated.redos.test,${ALTERNATED}`,
         '--txt-record=spf.redos.test,v=spf1 include:_spf.example.test -all',
+        ...Array.from({ length: 8 }, (_, i) => `--txt-record=many.redos.test,record ${i}`),
       ]);
     });
     afterAll(async () => {
@@ -218,6 +219,39 @@ describe.skipIf(missingDns !== null)(
       expect(outcome).toMatchObject({ status: 'FAILED', hasFailures: true });
       expect(worstMs).toBeLessThan(LIMIT_MS);
     });
+
+    it('stops a JSONPath of nested filters (its work grows as the size to the power of its depth) at its deadline, in order with the other assertions, the loop free', async () => {
+      // Held the agent's event loop 32 s over these 8 answers when JSONPath ran on it.
+      const nested = '$..[?$..[?$..[?$..[?$..*]]]]';
+      const code = (target: string): Assertion => ({
+        source: 'RESPONSE_CODE',
+        property: '',
+        comparison: 'EQUALS',
+        target,
+        regex: null,
+      });
+      const { result: outcome, worstMs } = await worstLoopGap(() =>
+        runTxt('many.redos.test', [
+          code('NOERROR'),
+          jsonAssertion('JSON_ANSWER', nested, 'IS_NULL'),
+          code('NXDOMAIN'),
+        ]),
+      );
+      measured.push(`DNS nested filters ${nested}: ${worstMs.toFixed(1)} ms`);
+      expectValidOutcome(outcome);
+      expect(outcome.dnsCheckResult?.json?.Answer).toHaveLength(8);
+      expect(outcome.assertions).toMatchObject([
+        { source: 'RESPONSE_CODE', error: null },
+        {
+          source: 'JSON_ANSWER',
+          actual: null,
+          error: expect.stringMatching(/did not finish within 5000 ms/),
+        },
+        { source: 'RESPONSE_CODE', error: expect.stringMatching(/does not equal/) },
+      ]);
+      expect(outcome).toMatchObject({ status: 'FAILED', hasFailures: true });
+      expect(worstMs).toBeLessThan(LIMIT_MS);
+    }, 30_000);
 
     it('selects and rejects TXT records as RFC 9535 match() and search() say', async () => {
       const outcome = await runTxt('spf.redos.test', [
