@@ -120,49 +120,41 @@ export class RetentionWorker {
       return rows.length;
     });
     const resultCutoff = nowMs - resultDays * DAY_MS;
-    outcome.results = await this.#batches((limit) =>
-      this.#deleteIds('check_results', 'created_at', resultCutoff, limit),
+    outcome.results = await this.#batches(async (limit) =>
+      this.#deleteIds(
+        'check_results',
+        await this.#db
+          .selectFrom('check_results')
+          .select('id')
+          .where('created_at', '<', resultCutoff)
+          .limit(limit)
+          .execute(),
+      ),
     );
-    outcome.sessions = await this.#batches(async (limit) => {
-      const rows = await this.#db
-        .selectFrom('check_sessions')
-        .select('id')
-        .where('started_at', '<', resultCutoff)
-        .where('status', '!=', 'PROGRESS')
-        .limit(limit)
-        .execute();
-      if (rows.length > 0) {
+    outcome.sessions = await this.#batches(async (limit) =>
+      this.#deleteIds(
+        'check_sessions',
         await this.#db
-          .deleteFrom('check_sessions')
-          .where(
-            'id',
-            'in',
-            rows.map((r) => r.id),
-          )
-          .execute();
-      }
-      return rows.length;
-    });
+          .selectFrom('check_sessions')
+          .select('id')
+          .where('started_at', '<', resultCutoff)
+          .where('status', '!=', 'PROGRESS')
+          .limit(limit)
+          .execute(),
+      ),
+    );
     const agentCutoff = nowMs - agentDays * DAY_MS;
-    outcome.agentEvents = await this.#batches(async (limit) => {
-      const rows = await this.#db
-        .selectFrom('agent_events')
-        .select('id')
-        .where('created_at', '<', agentCutoff)
-        .limit(limit)
-        .execute();
-      if (rows.length > 0) {
+    outcome.agentEvents = await this.#batches(async (limit) =>
+      this.#deleteIds(
+        'agent_events',
         await this.#db
-          .deleteFrom('agent_events')
-          .where(
-            'id',
-            'in',
-            rows.map((r) => r.id),
-          )
-          .execute();
-      }
-      return rows.length;
-    });
+          .selectFrom('agent_events')
+          .select('id')
+          .where('created_at', '<', agentCutoff)
+          .limit(limit)
+          .execute(),
+      ),
+    );
     outcome.agents = Number(
       (await this.#db.deleteFrom('agents').where('last_seen_at', '<', agentCutoff).executeTakeFirst())
         .numDeletedRows,
@@ -170,28 +162,16 @@ export class RetentionWorker {
     return outcome;
   }
 
-  /** Deletes up to `limit` rows of `table` whose `column` is before `cutoff`; returns how many. */
+  /** Deletes the rows of `table` with the ids selected (one batch); returns how many. */
   async #deleteIds(
-    table: 'check_results',
-    column: 'created_at',
-    cutoff: number,
-    limit: number,
+    table: 'check_results' | 'check_sessions' | 'agent_events',
+    rows: readonly { id: string | number }[],
   ): Promise<number> {
-    const rows = await this.#db
-      .selectFrom(table)
-      .select('id')
-      .where(column, '<', cutoff)
-      .limit(limit)
-      .execute();
     if (rows.length === 0) return 0;
-    await this.#db
-      .deleteFrom(table)
-      .where(
-        'id',
-        'in',
-        rows.map((r) => r.id),
-      )
-      .execute();
+    // Ids are text in check_results and check_sessions, integers in agent_events: the store
+    // compares them as they are; the cast only unites the three tables' id types for kysely.
+    const ids = rows.map((r) => r.id) as string[];
+    await this.#db.deleteFrom(table).where('id', 'in', ids).execute();
     return rows.length;
   }
 
