@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { availableParallelism, loadavg } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LIMIT_MS, overloaded, worstLoopGap } from '../../helpers/event-loop.js';
 import { createApiExecutor } from '../../../src/checks/api/index.js';
 import type { Assertion, RunOutcome } from '../../../src/protocol/index.js';
 import { contextOf, jobOf } from '../tcp/jobs.js';
@@ -12,9 +12,6 @@ import { apiRequest } from './jobs.js';
 // server while a 5 ms interval measures the worst gap of this (the agent's) event loop.
 // Slack: on a machine whose load average is above its core count (tests of other suites, CI
 // neighbours), scheduling alone delays timers; then 100 ms of slack is added and said so.
-const LOOP_LIMIT_MS = 50;
-const overloaded = loadavg()[0]! > availableParallelism();
-const LIMIT_MS = LOOP_LIMIT_MS + (overloaded ? 100 : 0);
 
 type Route = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -25,25 +22,6 @@ const assertion = (
   property = '',
   regex: string | null = null,
 ): Assertion => ({ source, comparison, target, property, regex });
-
-/** Runs `work` while measuring the worst gap between 5 ms ticks of this event loop, ms. */
-async function worstLoopGap<T>(work: () => Promise<T>): Promise<{ result: T; worstMs: number }> {
-  let last = performance.now();
-  let worstMs = 0;
-  const tick = setInterval(() => {
-    const now = performance.now();
-    worstMs = Math.max(worstMs, now - last);
-    last = now;
-  }, 5);
-  try {
-    const result = await work();
-    const now = performance.now();
-    worstMs = Math.max(worstMs, now - last);
-    return { result, worstMs };
-  } finally {
-    clearInterval(tick);
-  }
-}
 
 describe('hostile input to the API executor keeps the event loop free', () => {
   const routes = new Map<string, Route>();

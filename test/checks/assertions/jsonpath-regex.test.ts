@@ -1,6 +1,6 @@
-import { availableParallelism, loadavg } from 'node:os';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LIMIT_MS, overloaded, worstLoopGap } from '../../helpers/event-loop.js';
 import { jsonPathSource } from '../../../src/checks/assertions/engine.js';
 import {
   JsonPathLimitError,
@@ -23,27 +23,6 @@ import { context, dnsJob, expectValidOutcome } from '../dns/helpers.js';
 // linear. A 5 ms interval measures the worst gap of this (the agent's) event loop.
 // Slack: on a machine whose load average is above its core count, scheduling alone delays
 // timers; then 100 ms of slack is added and said so.
-const LOOP_LIMIT_MS = 50;
-const overloaded = loadavg()[0]! > availableParallelism();
-const LIMIT_MS = LOOP_LIMIT_MS + (overloaded ? 100 : 0);
-
-/** Runs `work` while measuring the worst gap between 5 ms ticks of this event loop, ms. */
-async function worstLoopGap<T>(work: () => Promise<T>): Promise<{ result: T; worstMs: number }> {
-  let last = performance.now();
-  let worstMs = 0;
-  const tick = setInterval(() => {
-    const now = performance.now();
-    worstMs = Math.max(worstMs, now - last);
-    last = now;
-  }, 5);
-  try {
-    const result = await work();
-    worstMs = Math.max(worstMs, performance.now() - last);
-    return { result, worstMs };
-  } finally {
-    clearInterval(tick);
-  }
-}
 
 const measured: string[] = [];
 afterAll(() => {
