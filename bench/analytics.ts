@@ -14,9 +14,9 @@ import { apiCheckAnalytics, parseMetrics } from '../src/service/analytics/api-ch
 import { AnalyticsWorkers } from '../src/service/analytics/workers.js';
 import { explainAggregate } from '../src/service/analytics/query.js';
 import { quickRangeWindow } from '../src/service/analytics/time-range.js';
-import { createAccount } from '../src/service/auth.js';
-import { CheckStore, newCheckDoc } from '../src/service/checks.js';
-import type { AnalyticsQuery } from '../src/service/schemas/analytics.js';
+import { createAccount } from '../src/service/http/auth.js';
+import { CheckStore, newCheckDoc } from '../src/service/resources/checks/checks.js';
+import type { AnalyticsQuery } from '../src/service/analytics/schema.js';
 import { type Database, openSqliteDatabase } from '../src/service/store/database.js';
 
 /** Timing of one query: wall-clock and process CPU (user + system) per run, ms. */

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SQLite } from '../src/service/store/sqlite.js';
 import { Kysely, SqliteDialect } from 'kysely';
-import { JobQueue } from '../src/service/queue.js';
+import { JobQueue } from '../src/service/runs/queue.js';
 import { migrateToLatest } from '../src/service/store/migrations.js';
 import type { Database } from '../src/service/store/schema.js';
 

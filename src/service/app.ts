@@ -1,19 +1,19 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Logger } from '../shared/logger.js';
-import { bodyAjv, queryAjv } from './ajv.js';
+import { bodyAjv, queryAjv } from './http/validation.js';
 import { AnalyticsWorkers } from './analytics/workers.js';
-import { ArtifactStore } from './artifacts.js';
-import { authHook } from './auth.js';
+import { ArtifactStore } from './runs/artifacts.js';
+import { authHook } from './http/auth.js';
 import type { ServiceContext } from './context.js';
-import { errorGroupsHook } from './error-groups.js';
-import { installErrorHandling } from './errors.js';
-import { JobQueue } from './queue.js';
-import { type NamedResultHook, ResultOutbox, type ResultOutboxOptions } from './outbox.js';
-import { DEFAULT_RETENTION, type RetentionPolicy, RetentionWorker } from './retention.js';
-import { registerOpenApi } from './openapi.js';
-import { ROUTES } from './routes/index.js';
-import { CheckSessions } from './sessions.js';
+import { errorGroupsHook } from './resources/error-groups/error-groups.js';
+import { installErrorHandling } from './http/errors.js';
+import { JobQueue } from './runs/queue.js';
+import { type NamedResultHook, ResultOutbox, type ResultOutboxOptions } from './runs/outbox.js';
+import { DEFAULT_RETENTION, type RetentionPolicy, RetentionWorker } from './store/retention.js';
+import { registerOpenApi } from './http/openapi.js';
+import { ROUTES } from './routes.js';
+import { CheckSessions } from './runs/sessions.js';
 import type { Database } from './store/database.js';
 
 /** Options of `build`. Times in milliseconds. */

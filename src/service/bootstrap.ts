@@ -2,11 +2,11 @@ import { networkInterfaces } from 'node:os';
 import type { ValidateFunction } from 'ajv';
 import type { Kysely } from 'kysely';
 import type { CheckType } from '../protocol/index.js';
-import { bodyAjv } from './ajv.js';
-import { createAccount, createApiKey, generateApiKey, hashApiKey } from './auth.js';
-import { type CheckDoc, CheckStore, newCheckDoc, presentCheck } from './checks.js';
-import { CreateApiCheckBody, CreateIcmpCheckBody } from './schemas/check.js';
-import { CheckResponseSchema } from './schemas/responses.js';
+import { bodyAjv } from './http/validation.js';
+import { createAccount, createApiKey, generateApiKey, hashApiKey } from './http/auth.js';
+import { type CheckDoc, CheckStore, newCheckDoc, presentCheck } from './resources/checks/checks.js';
+import { CreateApiCheckBody, CreateIcmpCheckBody } from './resources/checks/schema.js';
+import { CheckResponseSchema } from './http/responses.js';
 import type { Database } from './store/database.js';
 
 /** What bootstrapping found or made. `apiKey` is set only when it was created now (shown once). */

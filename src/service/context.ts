@@ -2,9 +2,9 @@ import type { Kysely } from 'kysely';
 import type { CheckResult } from '../protocol/index.js';
 import type { Logger } from '../shared/logger.js';
 import type { AnalyticsWorkers } from './analytics/workers.js';
-import type { ArtifactStore } from './artifacts.js';
-import type { JobQueue } from './queue.js';
-import type { CheckSessions } from './sessions.js';
+import type { ArtifactStore } from './runs/artifacts.js';
+import type { JobQueue } from './runs/queue.js';
+import type { CheckSessions } from './runs/sessions.js';
 import type { Database } from './store/database.js';
 
 /** What routes share: the store, the queue, sessions, artifacts, the log and the shutdown signal. */

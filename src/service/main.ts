@@ -1,13 +1,13 @@
 import { join } from 'node:path';
 import { assertPortFree, listenError } from '../shared/ports.js';
 import { OutpostError } from '../shared/errors.js';
-import type { NamedResultHook } from './outbox.js';
+import type { NamedResultHook } from './runs/outbox.js';
 import type { Logger } from '../shared/logger.js';
 import { build, type Service } from './app.js';
 import { ensureAccount, rotateEmbeddedAgentKey, seedDemoChecks } from './bootstrap.js';
 import type { ServiceConfig } from './config.js';
-import { Scheduler } from './scheduler.js';
-import { sealStoredSecrets } from './secrets-at-rest.js';
+import { Scheduler } from './runs/scheduler.js';
+import { sealStoredSecrets } from './store/secrets-at-rest.js';
 import { openSqliteDatabase } from './store/database.js';
 import { attachSecretBox, openSecretBox } from './store/secret-box.js';
 

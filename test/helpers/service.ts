@@ -6,7 +6,7 @@ import { pino } from 'pino';
 import { expect } from 'vitest';
 import { type CheckResult, type Job, PROTOCOL_VERSION } from '../../src/protocol/index.js';
 import { build, type Service } from '../../src/service/app.js';
-import { createAccount, createApiKey } from '../../src/service/auth.js';
+import { createAccount, createApiKey } from '../../src/service/http/auth.js';
 import { openSqliteDatabase } from '../../src/service/store/database.js';
 
 /** A service on an in-memory store with two accounts, for `inject` tests. */

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROTOCOL_VERSION } from '../../src/protocol/index.js';
-import { bodyAjv } from '../../src/service/ajv.js';
-import { AgentErrorReportSchema, AgentResponseSchema } from '../../src/service/schemas/agent.js';
+import { bodyAjv } from '../../src/service/http/validation.js';
+import { AgentErrorReportSchema, AgentResponseSchema } from '../../src/service/resources/agents/schema.js';
 import { createCheck, icmpBody, type TestService, testService, triggerCheck } from '../helpers/service.js';
 
 const validAgent = bodyAjv.compile(AgentResponseSchema);

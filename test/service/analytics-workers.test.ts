@@ -6,10 +6,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiCheckAnalytics } from '../../src/service/analytics/api-checks.js';
 import { splitWindow } from '../../src/service/analytics/query.js';
 import { AnalyticsWorkers } from '../../src/service/analytics/workers.js';
-import { createAccount } from '../../src/service/auth.js';
-import { CheckStore, newCheckDoc } from '../../src/service/checks.js';
+import { createAccount } from '../../src/service/http/auth.js';
+import { CheckStore, newCheckDoc } from '../../src/service/resources/checks/checks.js';
 import { type Database, openSqliteDatabase } from '../../src/service/store/database.js';
-import type { AnalyticsQuery } from '../../src/service/schemas/analytics.js';
+import type { AnalyticsQuery } from '../../src/service/analytics/schema.js';
 import { dbRow, ROWS, T0 } from '../helpers/analytics-data.js';
 
 /**

@@ -7,8 +7,8 @@ import { analyticsColumnsOf } from '../../src/service/analytics/columns.js';
 import { METRIC_NAMES } from '../../src/service/analytics/metrics.js';
 import { explainAggregate } from '../../src/service/analytics/query.js';
 import { quickRangeWindow } from '../../src/service/analytics/time-range.js';
-import { CheckStore, newCheckDoc } from '../../src/service/checks.js';
-import type { AnalyticsQuery } from '../../src/service/schemas/analytics.js';
+import { CheckStore, newCheckDoc } from '../../src/service/resources/checks/checks.js';
+import type { AnalyticsQuery } from '../../src/service/analytics/schema.js';
 import {
   dbRow,
   expected,

@@ -8,8 +8,8 @@ import {
   createAccount,
   createApiKey,
   generateApiKey,
-} from '../../src/service/auth.js';
-import { installErrorHandling } from '../../src/service/errors.js';
+} from '../../src/service/http/auth.js';
+import { installErrorHandling } from '../../src/service/http/errors.js';
 import type { Database } from '../../src/service/store/database.js';
 import { openSqliteDatabase } from '../../src/service/store/database.js';
 import { type TestService, testService } from '../helpers/service.js';

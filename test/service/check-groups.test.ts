@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assertGroupExists, CheckGroupStore } from '../../src/service/check-groups.js';
+import { assertGroupExists, CheckGroupStore } from '../../src/service/resources/check-groups/check-groups.js';
 import { expectBadField, icmpBody, testService, type TestService } from '../helpers/service.js';
 
 let svc: TestService;

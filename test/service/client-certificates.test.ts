@@ -3,7 +3,10 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { clientCertificateForHost, hostCandidates } from '../../src/service/client-certificates.js';
+import {
+  clientCertificateForHost,
+  hostCandidates,
+} from '../../src/service/resources/client-certificates/client-certificates.js';
 import { type TestService, testService } from '../helpers/service.js';
 
 /** PEM material made at test time with the openssl CLI (EC P-256: fast). */

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { cleanErrorMessage, errorHash } from '../../src/service/error-groups.js';
+import { cleanErrorMessage, errorHash } from '../../src/service/resources/error-groups/error-groups.js';
 
 describe('cleanErrorMessage', () => {
   const together: [string, string, string][] = [

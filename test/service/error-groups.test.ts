@@ -1,7 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type CheckResult, type Job, PROTOCOL_VERSION } from '../../src/protocol/index.js';
-import { errorGroupsHook, errorHash, errorMessageOf } from '../../src/service/error-groups.js';
+import {
+  errorGroupsHook,
+  errorHash,
+  errorMessageOf,
+} from '../../src/service/resources/error-groups/error-groups.js';
 import { icmpBody, type TestService, testService } from '../helpers/service.js';
 
 /** A final result; override per test. */

@@ -2,12 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { Value } from '@sinclair/typebox/value';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ApiRequestSchema, type Job, JobSchema } from '../../src/protocol/index.js';
-import { applyApiCheckDefaults, mergeVariables } from '../../src/service/jobs.js';
+import { applyApiCheckDefaults, mergeVariables } from '../../src/service/runs/jobs.js';
 import {
   DOUBLE_CHECK_RETRY_STRATEGY,
   resolveRetryStrategy,
   retryLocation,
-} from '../../src/service/retries.js';
+} from '../../src/service/runs/retries.js';
 import { createTestCa, type TestCa } from '../helpers/test-ca.js';
 import {
   apiBody,

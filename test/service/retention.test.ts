@@ -5,7 +5,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseServiceConfig } from '../../src/service/config.js';
-import { RetentionWorker } from '../../src/service/retention.js';
+import { RetentionWorker } from '../../src/service/store/retention.js';
 import { type TestService, testService } from '../helpers/service.js';
 
 // Issue 9, 2.3: results, sessions, artifact files, agent reports and agents are deleted after

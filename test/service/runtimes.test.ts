@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { RUNTIME_IDS } from '../../src/protocol/index.js';
-import { loadRuntimes, RUNTIMES_DIR } from '../../src/service/runtimes.js';
+import { loadRuntimes, RUNTIMES_DIR } from '../../src/service/resources/runtimes/runtimes.js';
 import { type TestService, testService } from '../helpers/service.js';
 
 let svc: TestService;

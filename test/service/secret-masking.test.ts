@@ -257,7 +257,7 @@ describe('credential values in groups, alert channels and variables', () => {
     expect(check.json().alertChannels.webhook[0].queryParameters).toEqual([
       { key: 'access_token', value: '*****', locked: false },
     ]);
-    const { openChannelDoc } = await import('../../src/service/alert-channels.js');
+    const { openChannelDoc } = await import('../../src/service/resources/alert-channels/alert-channels.js');
     const row = await svc.context.db
       .selectFrom('alert_channels')
       .select(['id', 'type', 'doc', 'created_at', 'updated_at'])
@@ -310,7 +310,7 @@ describe('isCredentialHeader', () => {
 
 describe('a sealed value moved to another row', () => {
   it('does not open there: the job builder fails with OUTPOST_ERR_ENCRYPTION_KEY instead of using it', async () => {
-    const { accountVariables } = await import('../../src/service/variables.js');
+    const { accountVariables } = await import('../../src/service/resources/variables/variables.js');
     const { hasCode } = await import('../../src/shared/errors.js');
     await svc.request('POST', '/v1/variables', { key: 'MOVE_FROM', value: 'from-value', secret: true });
     await svc.request('POST', '/v1/variables', { key: 'MOVE_TO', value: 'to-value', secret: true });

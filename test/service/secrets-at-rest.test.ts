@@ -8,7 +8,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Job } from '../../src/protocol/index.js';
 import { PROTOCOL_VERSION } from '../../src/protocol/index.js';
-import { generateApiKey } from '../../src/service/auth.js';
+import { generateApiKey } from '../../src/service/http/auth.js';
 import { parseServiceConfig } from '../../src/service/config.js';
 import { type RunningService, startService } from '../../src/service/main.js';
 import { KEY_FILE_NAME } from '../../src/service/store/secret-box.js';

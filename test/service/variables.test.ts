@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { accountVariables } from '../../src/service/variables.js';
+import { accountVariables } from '../../src/service/resources/variables/variables.js';
 import { type TestService, testService } from '../helpers/service.js';
 
 let svc: TestService;

@@ -4,10 +4,10 @@
  */
 import type { Kysely } from 'kysely';
 import type { CheckType } from '../../protocol/index.js';
-import { CheckStore } from '../checks.js';
-import { badField, HttpError } from '../errors.js';
-import { iso, offsetOf } from '../pagination.js';
-import type { AnalyticsQuery, AnalyticsResponse } from '../schemas/analytics.js';
+import { CheckStore } from '../resources/checks/checks.js';
+import { badField, HttpError } from '../http/errors.js';
+import { iso, offsetOf } from '../http/pagination.js';
+import type { AnalyticsQuery, AnalyticsResponse } from './schema.js';
 import type { AnalyticsWorkers } from './workers.js';
 import type { Database } from '../store/database.js';
 import { type MetricMetadata, type MetricSpec, metadataOf, metricSpec } from './metrics.js';

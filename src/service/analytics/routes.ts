@@ -1,0 +1,35 @@
+import type { FastifyInstance } from 'fastify';
+import { apiCheckAnalytics } from './api-checks.js';
+import type { ServiceContext } from '../context.js';
+import { AnalyticsQuerySchema, type AnalyticsQuery, AnalyticsResponseSchema } from './schema.js';
+import { IdParams } from '../http/schema-helpers.js';
+
+const tags = ['analytics'];
+
+/**
+ * Analytics of API-check results (service-api.md, "Analytics"): `GET /v1/analytics/api-checks/{id}`.
+ * 200 with the analytics response; 400 naming the parameter for a bad query; 404 when the
+ * check is not in the account or is not an API or URL check. See apiCheckAnalytics.
+ */
+export async function analyticsRoutes(app: FastifyInstance, ctx: ServiceContext): Promise<void> {
+  app.get(
+    '/v1/analytics/api-checks/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Analytics of an API or URL check',
+        description:
+          "Aggregates the check's final results in a window into buckets. Timing metrics are milliseconds (bare names mean _avg; percentiles interpolate linearly between closest ranks; _stddev is the population standard deviation); availability is the percent of runs that passed or degraded; retries counts runs that needed more than one attempt. Buckets without results are left out.",
+        params: IdParams,
+        querystring: AnalyticsQuerySchema,
+        response: { 200: AnalyticsResponseSchema },
+      },
+    },
+    async (request) => {
+      const { id } = request.params as { id: string };
+      return apiCheckAnalytics(ctx.db, request.accountId, id, request.query as AnalyticsQuery, {
+        workers: ctx.analyticsWorkers,
+      });
+    },
+  );
+}

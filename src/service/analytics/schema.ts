@@ -1,0 +1,115 @@
+import { type Static, Type } from '@sinclair/typebox';
+import { CHECK_TYPES } from '../../protocol/index.js';
+import { AGGREGATIONS, METRIC_NAMES } from './metrics.js';
+import { GROUP_COLUMNS } from './query.js';
+import { QUICK_RANGES } from './time-range.js';
+import { PageQuery } from '../http/pagination.js';
+import { Nullable, StringEnum } from '../http/schema-helpers.js';
+
+const strict = { additionalProperties: false } as const;
+
+/** A list parameter: comma-separated (`a,b`), repeated (`x=a&x=b`) or both. */
+const ListParam = (description: string) =>
+  Type.Array(Type.String({ minLength: 1, maxLength: 2048 }), { minItems: 1, maxItems: 200, description });
+
+/**
+ * Query of `GET /v1/analytics/api-checks/{id}` (service-api.md, "Analytics"). `metrics` and
+ * `filterByStatus` are checked item by item after splitting on commas (see the route), so an
+ * unknown name is a 400 naming the parameter.
+ */
+export const AnalyticsQuerySchema = Type.Object(
+  {
+    from: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 40,
+        description:
+          'Window start, inclusive: unix timestamp in seconds (e.g. 1735689600) or ISO 8601 date or date-time (UTC when no zone). Overrides quickRange.',
+      }),
+    ),
+    to: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 40,
+        description: 'Window end, exclusive; same forms as from; default now. Overrides quickRange.',
+      }),
+    ),
+    quickRange: Type.Optional(
+      StringEnum(QUICK_RANGES, {
+        default: 'last24Hours',
+        description: 'Preset window in UTC; weeks start on Monday. Ignored when from or to is given.',
+      }),
+    ),
+    aggregationInterval: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 43_200,
+        description:
+          'Bucket width in minutes, buckets aligned to the unix epoch. Without it: one bucket for the window.',
+      }),
+    ),
+    filterByStatus: Type.Optional(
+      ListParam(
+        'success (PASSED or DEGRADED runs) and/or failure (FAILED runs); comma-separated or repeated.',
+      ),
+    ),
+    groupBy: Type.Optional(
+      StringEnum(Object.keys(GROUP_COLUMNS) as (keyof typeof GROUP_COLUMNS)[], {
+        description: 'One series per run location or per HTTP status code.',
+      }),
+    ),
+    metrics: ListParam(`Required; comma-separated or repeated. One of: ${METRIC_NAMES.join(', ')}.`),
+    ...PageQuery(10).properties,
+  },
+  strict,
+);
+export type AnalyticsQuery = Static<typeof AnalyticsQuerySchema>;
+
+/** One bucket of a series: `timestamp` (ISO 8601 start of the bucket) and one number (or null) per requested metric. */
+export const AnalyticsDataPointSchema = Type.Object(
+  { timestamp: Type.String({ format: 'date-time' }) },
+  { additionalProperties: Nullable(Type.Number()) },
+);
+
+/**
+ * One series: the group it stands for (`runLocation`, or `statusCode` with null for runs
+ * without an HTTP response; neither when not grouped) and its buckets, oldest first.
+ */
+export const AnalyticsSeriesSchema = Type.Object(
+  {
+    runLocation: Type.Optional(Type.String()),
+    statusCode: Type.Optional(Nullable(Type.Integer())),
+    data: Type.Array(AnalyticsDataPointSchema),
+  },
+  strict,
+);
+
+/** `metadata[metric]`: unit of the values, human label, aggregation applied. */
+export const MetricMetadataSchema = Type.Object(
+  {
+    unit: StringEnum(['milliseconds', 'percent', 'count'] as const),
+    label: Type.String(),
+    aggregation: StringEnum(AGGREGATIONS),
+  },
+  strict,
+);
+
+/** The analytics response (service-api.md, "Analytics response (API checks)"). */
+export const AnalyticsResponseSchema = Type.Object(
+  {
+    checkId: Type.String(),
+    name: Type.String(),
+    checkType: StringEnum(CHECK_TYPES),
+    activated: Type.Boolean(),
+    muted: Type.Boolean(),
+    frequency: Type.Number(),
+    from: Type.String({ format: 'date-time' }),
+    to: Type.String({ format: 'date-time' }),
+    tags: Type.Array(Type.String()),
+    series: Type.Array(AnalyticsSeriesSchema),
+    pagination: Type.Object({ page: Type.Integer(), limit: Type.Integer() }, strict),
+    metadata: Type.Record(Type.String(), MetricMetadataSchema),
+  },
+  strict,
+);
+export type AnalyticsResponse = Static<typeof AnalyticsResponseSchema>;

@@ -1,0 +1,262 @@
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { isIPv6 } from 'node:net';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Kysely } from 'kysely';
+import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
+import { sendError } from './errors.js';
+import type { Database } from '../store/database.js';
+
+/** API keys are `op_` + 32 random bytes in hex; only their SHA-256 is stored. */
+export function generateApiKey(): string {
+  return `op_${randomBytes(32).toString('hex')}`;
+}
+
+/**
+ * Hash of a key for storage and look-up. Keys carry 256 random bits, so a
+ * fast hash is enough: there is nothing to brute-force (unlike passwords).
+ */
+export function hashApiKey(key: string): string {
+  return createHash('sha256').update(key).digest('hex');
+}
+
+/** Creates an account; returns its id. */
+export async function createAccount(
+  db: Kysely<Database>,
+  name: string,
+  id: string = randomUUID(),
+): Promise<string> {
+  await db.insertInto('accounts').values({ id, name, created_at: Date.now() }).execute();
+  return id;
+}
+
+/** Stores a key for an account (generated unless given); returns the key in clear, the only time it is seen. */
+export async function createApiKey(
+  db: Kysely<Database>,
+  accountId: string,
+  key: string = generateApiKey(),
+  label: string | null = null,
+): Promise<string> {
+  await db
+    .insertInto('api_keys')
+    .values({
+      id: randomUUID(),
+      account_id: accountId,
+      key_hash: hashApiKey(key),
+      key_prefix: key.slice(0, 7),
+      label,
+      created_at: Date.now(),
+    })
+    .execute();
+  return key;
+}
+
+/** The private location a `pl_` key authenticated for. */
+export type PrivateLocationRef = { id: string; slug: string };
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The authenticated account; set by the auth hook on every /v1 route. */
+    accountId: string;
+    /**
+     * The private location when the request authenticated with a private-location
+     * key (`pl_…`, agent routes only); null for an account API key.
+     */
+    privateLocation: PrivateLocationRef | null;
+  }
+}
+
+/** Prefix of private-location keys (design.md §1). */
+export const PRIVATE_LOCATION_KEY_PREFIX = 'pl_';
+
+/** Routes a private-location key may call: the agent protocol only (design.md §2). */
+const AGENT_ROUTE_PREFIX = '/v1/agent/';
+
+/** Resolves a key to its account, and to its private location for a `pl_` key; null when unknown. */
+async function lookUpKey(
+  db: Kysely<Database>,
+  key: string,
+): Promise<{ accountId: string; privateLocation: PrivateLocationRef | null } | null> {
+  const keyHash = hashApiKey(key);
+  if (key.startsWith(PRIVATE_LOCATION_KEY_PREFIX)) {
+    const row = await db
+      .selectFrom('private_location_keys as k')
+      .innerJoin('private_locations as l', 'l.id', 'k.location_id')
+      .select(['l.account_id', 'l.id', 'l.slug'])
+      .where('k.key_hash', '=', keyHash)
+      .executeTakeFirst();
+    return row ? { accountId: row.account_id, privateLocation: { id: row.id, slug: row.slug } } : null;
+  }
+  const row = await db
+    .selectFrom('api_keys')
+    .select('account_id')
+    .where('key_hash', '=', keyHash)
+    .executeTakeFirst();
+  return row ? { accountId: row.account_id, privateLocation: null } : null;
+}
+
+/**
+ * Limits on failed authentication (item 1.8 of the foundation issue: 3,000 wrong keys were
+ * answered in 1.6 s). Only failures count, so a client with a valid key is never slowed.
+ */
+export type AuthFailureLimits = {
+  /** Failed attempts one client address may make per window; IPv6 clients count per /64. Default 20. */
+  perClientFailures: number;
+  /**
+   * Failed attempts all clients together may make per window with keys of one kind (`op_`, `pl_`,
+   * anything else): a guesser spread over many addresses is limited too. Default 1000.
+   */
+  perKeyPrefixFailures: number;
+  /** Length of the window, and of the block once a limit is passed, in milliseconds. Default 60 000. */
+  windowMs: number;
+};
+
+/** Defaults of {@link AuthFailureLimits}. */
+export const DEFAULT_AUTH_FAILURE_LIMITS: Readonly<AuthFailureLimits> = Object.freeze({
+  perClientFailures: 20,
+  perKeyPrefixFailures: 1000,
+  windowMs: 60_000,
+});
+
+/**
+ * The bucket of a client address: an IPv4 address as it is, an IPv6 address by its /64 (one
+ * host usually holds a whole /64, so counting per address would let it rotate freely).
+ */
+export function clientBucketOf(ip: string): string {
+  if (!isIPv6(ip) || /^::ffff:\d+\.\d+\.\d+\.\d+$/i.test(ip)) return ip.replace(/^::ffff:/i, '');
+  const [head = '', tail = ''] = ip.split('%')[0]!.split('::');
+  const left = head ? head.split(':') : [];
+  const right = tail ? tail.split(':') : [];
+  const groups = ip.includes('::')
+    ? [...left, ...Array(8 - left.length - right.length).fill('0'), ...right]
+    : left;
+  return `${groups
+    .slice(0, 4)
+    .map((g) => Number.parseInt(g || '0', 16).toString(16))
+    .join(':')}::/64`;
+}
+
+/** Kind of a presented key for the global limit: `op_`, `pl_` or `other`. */
+function keyKindOf(key: string | undefined): string {
+  if (key?.startsWith('op_')) return 'op_';
+  if (key?.startsWith(PRIVATE_LOCATION_KEY_PREFIX)) return PRIVATE_LOCATION_KEY_PREFIX;
+  return 'other';
+}
+
+/**
+ * Counts failed authentications per client bucket and per key kind (rate-limiter-flexible,
+ * in memory: one service process). `fail` records one failure and says whether the caller is
+ * over a limit; nothing is counted for a request that authenticates.
+ */
+export class AuthFailureLimiter {
+  readonly #perClient: RateLimiterMemory;
+  readonly #perKeyKind: RateLimiterMemory;
+
+  /** @throws RangeError when a limit is not a positive integer or the window not a positive number of ms. */
+  constructor(limits: AuthFailureLimits = DEFAULT_AUTH_FAILURE_LIMITS) {
+    for (const name of ['perClientFailures', 'perKeyPrefixFailures'] as const) {
+      if (!Number.isInteger(limits[name]) || limits[name] < 1) {
+        throw new RangeError(`${name} must be a positive integer, was ${limits[name]}`);
+      }
+    }
+    if (!(limits.windowMs > 0)) throw new RangeError(`windowMs must be above 0, was ${limits.windowMs}`);
+    const durationSeconds = limits.windowMs / 1000;
+    const options = { duration: durationSeconds, blockDuration: durationSeconds };
+    this.#perClient = new RateLimiterMemory({ ...options, points: limits.perClientFailures });
+    this.#perKeyKind = new RateLimiterMemory({ ...options, points: limits.perKeyPrefixFailures });
+  }
+
+  /**
+   * Records one failed attempt of `ip` with `key` (the presented key, if any).
+   * @returns null while under both limits; otherwise which limit was passed and how long until
+   *   a failure may be tried again, in milliseconds.
+   */
+  async fail(
+    ip: string,
+    key: string | undefined,
+  ): Promise<{ scope: 'client' | 'keyPrefix'; retryAfterMs: number } | null> {
+    const over = async (limiter: RateLimiterMemory, bucket: string) => {
+      try {
+        await limiter.consume(bucket);
+        return null;
+      } catch (res) {
+        if (res instanceof RateLimiterRes) return res.msBeforeNext;
+        throw res;
+      }
+    };
+    const client = await over(this.#perClient, clientBucketOf(ip));
+    if (client !== null) return { scope: 'client', retryAfterMs: client };
+    const kind = await over(this.#perKeyKind, keyKindOf(key));
+    if (kind !== null) return { scope: 'keyPrefix', retryAfterMs: kind };
+    return null;
+  }
+}
+
+/**
+ * Answers a failed authentication: 401 with `message`, or 429 with `retry-after` (seconds) once
+ * the caller passed a failure limit. Both carry the spec's error body.
+ */
+async function refuse(
+  limiter: AuthFailureLimiter,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  key: string | undefined,
+  message: string,
+): Promise<FastifyReply> {
+  const limited = await limiter.fail(request.ip, key);
+  if (!limited) return sendError(reply, 401, message);
+  const retryAfterSeconds = Math.max(1, Math.ceil(limited.retryAfterMs / 1000));
+  request.log.warn({ ip: request.ip, scope: limited.scope }, 'failed authentication rate-limited');
+  reply.header('retry-after', String(retryAfterSeconds));
+  return sendError(reply, 429, `too many failed authentication attempts; retry in ${retryAfterSeconds} s`, {
+    code: 'OUTPOST_ERR_AUTH_RATE_LIMITED',
+    scope: limited.scope,
+    retryAfterSeconds,
+  });
+}
+
+/**
+ * Fastify onRequest hook: `Authorization: Bearer <key>` is required; an
+ * `x-service-account` header, when sent, must name the key's account.
+ * A private-location key (`pl_…`) authenticates as its location's account and
+ * sets `request.privateLocation`, on `/v1/agent/*` routes only.
+ * Anything else answers 401 with the spec's body (service-api.md, "Authentication"), or 429
+ * with `retry-after` once the client passed a limit of `limits` (failures only are counted; a
+ * valid key is always let through, so a client sharing an address with a guesser keeps working).
+ */
+export function authHook(db: Kysely<Database>, limits: AuthFailureLimits = DEFAULT_AUTH_FAILURE_LIMITS) {
+  const limiter = new AuthFailureLimiter(limits);
+  return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    const header = request.headers.authorization;
+    const match = typeof header === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
+    if (!match) {
+      await refuse(
+        limiter,
+        request,
+        reply,
+        undefined,
+        'missing or malformed Authorization header; expected "Bearer <API key>"',
+      );
+      return reply;
+    }
+    const found = await lookUpKey(db, match[1]!);
+    const accountHeader = request.headers['x-service-account'];
+    if (
+      !found ||
+      (typeof accountHeader === 'string' && accountHeader !== '' && accountHeader !== found.accountId)
+    ) {
+      await refuse(limiter, request, reply, match[1], 'invalid API key or account');
+      return reply;
+    }
+    // The matched route pattern, not the raw URL, so no path trick reaches another route.
+    if (found.privateLocation && !request.routeOptions.url?.startsWith(AGENT_ROUTE_PREFIX)) {
+      await sendError(
+        reply,
+        401,
+        'a private-location key is valid on /v1/agent/ routes only; use an account API key',
+      );
+      return reply;
+    }
+    request.accountId = found.accountId;
+    request.privateLocation = found.privateLocation;
+  };
+}

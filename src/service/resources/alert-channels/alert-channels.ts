@@ -1,0 +1,321 @@
+import type { ValidateFunction } from 'ajv';
+import type { Kysely } from 'kysely';
+import { bodyAjv } from '../../http/validation.js';
+import { badField, notFound, throwValidation } from '../../http/errors.js';
+import { iso } from '../../http/pagination.js';
+import {
+  ALERT_CHANNEL_TYPES,
+  type AlertChannel,
+  type AlertChannelType,
+  CHANNEL_CONFIG_SCHEMAS,
+  type CreateAlertChannel,
+  SECRET_CONFIG_FIELDS,
+} from './schema.js';
+import {
+  keepMaskedSecrets,
+  maskSecrets,
+  openSecrets,
+  type SecretLayout,
+  sealSecrets,
+} from '../../store/secret-fields.js';
+import type { Database } from '../../store/database.js';
+import { secretBoxOf } from '../../store/secret-box.js';
+
+/** What integration secrets in `config` are replaced by in responses. */
+export const CONFIG_SECRET_MASK = '*****';
+
+/**
+ * Secret fields of a channel document of `type`: its integration secrets (SECRET_CONFIG_FIELDS) and, for
+ * webhooks, the values of credential-named headers and query parameters (Authorization, x-api-key,
+ * access_token, …; see isCredentialHeader).
+ */
+export function channelSecrets(type: string): SecretLayout {
+  return {
+    strings: (SECRET_CONFIG_FIELDS[type as AlertChannelType] ?? []).map((f) => `config.${f}`),
+    headers: type === 'WEBHOOK' ? ['config.headers', 'config.queryParameters'] : [],
+  };
+}
+
+/**
+ * A stored channel document with its secrets in clear, for updates and the alerting engine.
+ * @throws OutpostError OUTPOST_ERR_ENCRYPTION_KEY when a sealed value does not open with the store's key.
+ */
+export function openChannelDoc(db: Kysely<Database>, row: Row): ChannelDoc {
+  const doc = JSON.parse(row.doc) as ChannelDoc;
+  return openSecrets(secretBoxOf(db), doc, channelSecrets(doc.type), 'alert_channels', Number(row.id));
+}
+
+function sealChannelDoc(db: Kysely<Database>, id: number, doc: ChannelDoc): string {
+  return JSON.stringify(sealSecrets(secretBoxOf(db), doc, channelSecrets(doc.type), 'alert_channels', id));
+}
+
+/** A subscription of a check or a check group to a channel. */
+export type Subscription = { checkId?: string; groupId?: number; activated: boolean };
+
+/** The stored document of a channel: every field, defaults applied, secrets in clear. */
+export type ChannelDoc = Omit<AlertChannel, 'id' | 'created_at' | 'updated_at' | 'config'> & {
+  config: Record<string, unknown>;
+};
+
+type Row = { id: number; type: string; doc: string; created_at: number; updated_at: number | null };
+
+const configValidators = Object.fromEntries(
+  ALERT_CHANNEL_TYPES.map((t) => [t, bodyAjv.compile(CHANNEL_CONFIG_SCHEMAS[t])]),
+) as Record<AlertChannelType, ValidateFunction>;
+
+/**
+ * Validates `config` against the schema of `type` (defaults applied) and
+ * resolves masked secrets: a secret field or webhook credential header sent back
+ * as the mask keeps the value stored for the same channel type.
+ * @param stored the channel's current type and config on update; undefined on create.
+ * @returns the config to store.
+ * @throws HttpError 400 naming `config.<field>`; the mask with nothing of that type stored is refused.
+ */
+export function validateConfig(
+  type: AlertChannelType,
+  config: Record<string, unknown>,
+  stored?: { type: string; config: Record<string, unknown> },
+): Record<string, unknown> {
+  const validate = configValidators[type];
+  const copy = structuredClone(config);
+  if (!validate(copy)) throwValidation(validate.errors as never, 'config');
+  // Masks keep the stored value of the same place (secrets by field, webhook headers by name).
+  const kept = keepMaskedSecrets(
+    { config: copy },
+    stored?.type === type ? { config: stored.config } : null,
+    channelSecrets(type),
+  );
+  return kept.config;
+}
+
+/**
+ * Checks `subscriptions`: each names exactly one of `checkId` and `groupId`,
+ * of this account, at most once.
+ * @throws HttpError 400 naming `subscriptions[i]` or `subscriptions[i].checkId|groupId`.
+ */
+export async function assertSubscriptions(
+  db: Kysely<Database>,
+  accountId: string,
+  subscriptions: Subscription[],
+): Promise<void> {
+  if (subscriptions.length === 0) return;
+  const { checkIds, groupIds } = await targetsOf(db, accountId);
+  const seen = new Set<string>();
+  subscriptions.forEach((s, i) => {
+    const field = `subscriptions[${i}]`;
+    if ((s.checkId === undefined) === (s.groupId === undefined)) {
+      throw badField(field, 'must have exactly one of checkId and groupId', 'oneOf');
+    }
+    if (s.checkId !== undefined && !checkIds.has(s.checkId)) {
+      throw badField(
+        `${field}.checkId`,
+        `must be the id of a check of this account; ${s.checkId} is not`,
+        'exists',
+      );
+    }
+    if (s.groupId !== undefined && !groupIds.has(s.groupId)) {
+      throw badField(
+        `${field}.groupId`,
+        `must be the id of a check group of this account; ${s.groupId} is not`,
+        'exists',
+      );
+    }
+    const key = s.checkId !== undefined ? `c:${s.checkId}` : `g:${s.groupId}`;
+    if (seen.has(key)) throw badField(field, 'repeats an earlier subscription', 'uniqueItems');
+    seen.add(key);
+  });
+}
+
+/** Ids of the account's checks and check groups, the targets a subscription may name. */
+async function targetsOf(
+  db: Kysely<Database>,
+  accountId: string,
+): Promise<{ checkIds: Set<string>; groupIds: Set<number> }> {
+  const checks = await db.selectFrom('checks').select('id').where('account_id', '=', accountId).execute();
+  const groups = await db
+    .selectFrom('check_groups')
+    .select('id')
+    .where('account_id', '=', accountId)
+    .execute();
+  return { checkIds: new Set(checks.map((c) => c.id)), groupIds: new Set(groups.map((g) => Number(g.id))) };
+}
+
+/** Builds the stored document of a new channel from a validated create body. */
+export function newChannelDoc(body: CreateAlertChannel, config: Record<string, unknown>): ChannelDoc {
+  return { ...body, config, subscriptions: body.subscriptions ?? [] } as ChannelDoc;
+}
+
+/**
+ * A row as the API shows it: secrets in `config` (integration secrets, webhook credential header
+ * values) masked; subscriptions to
+ * checks or groups deleted since are left out.
+ */
+export function presentChannel(
+  row: Row,
+  targets: { checkIds: Set<string>; groupIds: Set<number> },
+): AlertChannel {
+  const doc = maskSecrets(
+    JSON.parse(row.doc) as ChannelDoc,
+    channelSecrets((JSON.parse(row.doc) as ChannelDoc).type),
+  );
+  const config = doc.config;
+  return {
+    id: Number(row.id),
+    ...doc,
+    config: config as AlertChannel['config'],
+    subscriptions: doc.subscriptions.filter((s) =>
+      s.checkId !== undefined ? targets.checkIds.has(s.checkId) : targets.groupIds.has(s.groupId!),
+    ),
+    created_at: iso(row.created_at)!,
+    updated_at: iso(row.updated_at),
+  };
+}
+
+/** Data access for alert channels, always scoped to one account. */
+export class AlertChannelStore {
+  readonly #db: Kysely<Database>;
+  constructor(db: Kysely<Database>) {
+    this.#db = db;
+  }
+
+  /** The account's check and group ids, for `presentChannel`. */
+  targets(accountId: string): Promise<{ checkIds: Set<string>; groupIds: Set<number> }> {
+    return targetsOf(this.#db, accountId);
+  }
+
+  /**
+   * Inserts a channel (plaintext document); returns its row, secrets sealed for the generated id
+   * (inserted first, its document written in the same transaction).
+   */
+  async insert(accountId: string, doc: ChannelDoc, nowMs: number): Promise<Row> {
+    return this.#db.transaction().execute(async (tx) => {
+      const { id } = await tx
+        .insertInto('alert_channels')
+        .values({ account_id: accountId, type: doc.type, doc: '{}', created_at: nowMs, updated_at: null })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      const text = sealChannelDoc(tx, Number(id), doc);
+      await tx.updateTable('alert_channels').set({ doc: text }).where('id', '=', id).execute();
+      return { id: Number(id), type: doc.type, doc: text, created_at: nowMs, updated_at: null };
+    });
+  }
+
+  /** The row's document with its secrets in clear. */
+  open(row: Row): ChannelDoc {
+    return openChannelDoc(this.#db, row);
+  }
+
+  /** @throws HttpError 404 when the channel is not in the account. */
+  async get(accountId: string, id: number): Promise<Row> {
+    const row = await this.#db
+      .selectFrom('alert_channels')
+      .select(['id', 'type', 'doc', 'created_at', 'updated_at'])
+      .where('account_id', '=', accountId)
+      .where('id', '=', id)
+      .executeTakeFirst();
+    if (!row) throw notFound('alert channel', id);
+    return row;
+  }
+
+  /** One page of the account's channels, oldest first; every channel when `limit` is undefined. */
+  async list(accountId: string, limit?: number, offset = 0): Promise<Row[]> {
+    let query = this.#db
+      .selectFrom('alert_channels')
+      .select(['id', 'type', 'doc', 'created_at', 'updated_at'])
+      .where('account_id', '=', accountId)
+      .orderBy('id');
+    if (limit !== undefined) query = query.limit(limit).offset(offset);
+    return query.execute();
+  }
+
+  /** Replaces the document (plaintext; its secrets are sealed); returns the new row. */
+  async update(accountId: string, before: Row, doc: ChannelDoc, nowMs: number): Promise<Row> {
+    const text = sealChannelDoc(this.#db, Number(before.id), doc);
+    await this.#db
+      .updateTable('alert_channels')
+      .set({ type: doc.type, doc: text, updated_at: nowMs })
+      .where('account_id', '=', accountId)
+      .where('id', '=', before.id)
+      .execute();
+    return { ...before, type: doc.type, doc: text, updated_at: nowMs };
+  }
+
+  /**
+   * Deletes a channel and takes it out of the account's check groups'
+   * `alertChannelSubscriptions`, in one transaction.
+   * @throws HttpError 404 when the channel is not in the account.
+   */
+  async delete(accountId: string, id: number): Promise<void> {
+    await this.#db.transaction().execute(async (tx) => {
+      const res = await tx
+        .deleteFrom('alert_channels')
+        .where('account_id', '=', accountId)
+        .where('id', '=', id)
+        .executeTakeFirst();
+      if (res.numDeletedRows === 0n) throw notFound('alert channel', id);
+      const groups = await tx
+        .selectFrom('check_groups')
+        .select(['id', 'doc'])
+        .where('account_id', '=', accountId)
+        .execute();
+      for (const group of groups) {
+        const doc = JSON.parse(group.doc) as { alertChannelSubscriptions?: { alertChannelId: number }[] };
+        const kept = (doc.alertChannelSubscriptions ?? []).filter((s) => s.alertChannelId !== id);
+        if (kept.length === (doc.alertChannelSubscriptions ?? []).length) continue;
+        await tx
+          .updateTable('check_groups')
+          .set({ doc: JSON.stringify({ ...doc, alertChannelSubscriptions: kept }) })
+          .where('id', '=', group.id)
+          .execute();
+      }
+    });
+  }
+}
+
+/**
+ * The `alertChannelSubscriptions` a newly created check gets (spec, "Checks":
+ * `autoAssignAlerts`, default true, "subscribe the new check to all existing
+ * alert channels"; "Alert channel": `autoSubscribe`, "subscribe newly created
+ * checks automatically"): every channel of the account when `autoAssignAlerts`
+ * is true, else only the channels with `autoSubscribe`. All activated, by id.
+ */
+export async function alertChannelsForNewCheck(
+  db: Kysely<Database>,
+  accountId: string,
+  autoAssignAlerts: boolean,
+): Promise<{ alertChannelId: number; activated: boolean }[]> {
+  const rows = await new AlertChannelStore(db).list(accountId);
+  return rows
+    .filter((r) => autoAssignAlerts || (JSON.parse(r.doc) as ChannelDoc).autoSubscribe)
+    .map((r) => ({ alertChannelId: Number(r.id), activated: true }));
+}
+
+/**
+ * Ids of the channels that alert for a check (spec, "Events" 1): those in the
+ * check's own `alertChannelSubscriptions` with `activated` true, plus channels
+ * whose `subscriptions` name the check or its group with `activated` true.
+ * For the alerting engine.
+ */
+export async function channelIdsForCheck(
+  db: Kysely<Database>,
+  accountId: string,
+  check: {
+    id: string;
+    groupId?: number | null;
+    alertChannelSubscriptions?: { alertChannelId: number; activated: boolean }[];
+  },
+): Promise<number[]> {
+  const own = new Set(
+    (check.alertChannelSubscriptions ?? []).filter((s) => s.activated).map((s) => s.alertChannelId),
+  );
+  const ids: number[] = [];
+  for (const row of await new AlertChannelStore(db).list(accountId)) {
+    const doc = JSON.parse(row.doc) as ChannelDoc;
+    const named = doc.subscriptions.some(
+      (s) =>
+        s.activated && (s.checkId === check.id || (s.groupId !== undefined && s.groupId === check.groupId)),
+    );
+    if (named || own.has(Number(row.id))) ids.push(Number(row.id));
+  }
+  return ids;
+}

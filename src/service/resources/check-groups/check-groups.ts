@@ -1,0 +1,199 @@
+import type { Kysely } from 'kysely';
+import type { CheckDoc } from '../checks/checks.js';
+import { CheckStore } from '../checks/checks.js';
+import { HttpError, notFound } from '../../http/errors.js';
+import { iso } from '../../http/pagination.js';
+import { assertAlertChannelsExist, assertPrivateLocationsExist, assertSnippetExists } from '../references.js';
+import type { CheckGroup, CreateCheckGroup, UpdateCheckGroup } from './schema.js';
+import {
+  GROUP_SECRETS,
+  keepMaskedSecrets,
+  maskSecrets,
+  openSecrets,
+  sealSecrets,
+} from '../../store/secret-fields.js';
+import type { Database } from '../../store/database.js';
+import { secretBoxOf } from '../../store/secret-box.js';
+
+/** Re-exported for check create/update: asserts a `groupId` names a group of the account (see references.ts). */
+export { assertGroupExists } from '../references.js';
+
+/** The stored document of a group: every writable field, defaults applied (no id or timestamps). */
+export type GroupDoc = Omit<CheckGroup, 'id' | 'created_at' | 'updated_at'>;
+
+/** What secret values are replaced by in responses (as for checks). */
+export { SECRET_MASK } from '../../store/secret-fields.js';
+
+/** Alert settings a new group gets when the body has none (the same as a new check's). */
+const DEFAULT_ALERT_SETTINGS = {
+  escalationType: 'RUN_BASED',
+  runBasedEscalation: { failedRunThreshold: 1 },
+  reminders: { amount: 0, interval: 5 },
+  parallelRunFailureThreshold: { enabled: false, percentage: 10 },
+} as const;
+
+/** Builds the stored document of a new group from a validated create body (schema defaults already applied). */
+export function newGroupDoc(body: CreateCheckGroup): GroupDoc {
+  return { alertSettings: structuredClone(DEFAULT_ALERT_SETTINGS), ...body } as GroupDoc;
+}
+
+/**
+ * Applies a validated update body: given fields replace stored ones whole
+ * (nested objects included). A secret sent back as the mask `*****` keeps its stored
+ * value (a secret variable by key, an `apiCheckDefaults` credential header by name, its
+ * basic-auth password); a variable once secret cannot be made readable again
+ * (spec, "Environment variable": "once set, the value cannot be unlocked").
+ * @param stored the stored document with its secrets in clear (see openGroupSecrets).
+ * @throws HttpError 400 naming `environmentVariables[i].value` or `.secret`, or the
+ *   `apiCheckDefaults` field whose mask stands for nothing stored.
+ */
+export function mergeGroupUpdate(stored: GroupDoc, body: UpdateCheckGroup): GroupDoc {
+  const kept = keepMaskedSecrets(body as Record<string, unknown>, stored, GROUP_SECRETS);
+  return { ...stored, ...kept } as GroupDoc;
+}
+
+/**
+ * A stored group document with its secrets opened (values stored before sealing pass through).
+ * @throws OutpostError OUTPOST_ERR_ENCRYPTION_KEY when a sealed value does not open with the store's key.
+ */
+export function openGroupSecrets(db: Kysely<Database>, id: number, stored: GroupDoc): GroupDoc {
+  return openSecrets(
+    secretBoxOf(db),
+    stored as Record<string, unknown>,
+    GROUP_SECRETS,
+    'check_groups',
+    Number(id),
+  ) as GroupDoc;
+}
+
+function sealGroupDoc(db: Kysely<Database>, id: number, doc: GroupDoc): string {
+  return JSON.stringify(
+    sealSecrets(secretBoxOf(db), doc as Record<string, unknown>, GROUP_SECRETS, 'check_groups', Number(id)),
+  );
+}
+
+/**
+ * Asserts that the ids and slugs a group body names exist in the account:
+ * `setupSnippetId`, `tearDownSnippetId`, `alertChannelSubscriptions[].alertChannelId`, `privateLocations[]`.
+ * @throws HttpError 400 naming the field, rule `exists`.
+ */
+export async function assertGroupReferences(
+  db: Kysely<Database>,
+  accountId: string,
+  body: UpdateCheckGroup,
+): Promise<void> {
+  await assertSnippetExists(db, accountId, body.setupSnippetId, 'setupSnippetId');
+  await assertSnippetExists(db, accountId, body.tearDownSnippetId, 'tearDownSnippetId');
+  await assertAlertChannelsExist(db, accountId, body.alertChannelSubscriptions);
+  await assertPrivateLocationsExist(db, accountId, body.privateLocations);
+}
+
+type Row = { id: number; doc: string; created_at: number; updated_at: number | null };
+
+/**
+ * A row as the API shows it: id, the document, ISO timestamps; secret variable values, the
+ * `apiCheckDefaults` basic-auth password and credential header values masked (see maskSecrets).
+ */
+export function presentGroup(row: Row): CheckGroup {
+  const doc = maskSecrets(JSON.parse(row.doc) as Record<string, unknown>, GROUP_SECRETS) as GroupDoc;
+  return {
+    id: Number(row.id),
+    ...doc,
+    environmentVariables: doc.environmentVariables ?? null,
+    created_at: iso(row.created_at)!,
+    updated_at: iso(row.updated_at),
+  };
+}
+
+/** Data access for check groups, always scoped to one account. */
+export class CheckGroupStore {
+  readonly #db: Kysely<Database>;
+  constructor(db: Kysely<Database>) {
+    this.#db = db;
+  }
+
+  /**
+   * Inserts a group (plaintext document); returns its row, secrets sealed. The secrets are sealed for
+   * the generated id, so the row is inserted first and its document written in the same transaction.
+   */
+  async insert(accountId: string, doc: GroupDoc, nowMs: number): Promise<Row> {
+    return this.#db.transaction().execute(async (tx) => {
+      const { id } = await tx
+        .insertInto('check_groups')
+        .values({ account_id: accountId, name: doc.name, doc: '{}', created_at: nowMs, updated_at: null })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      const text = sealGroupDoc(tx, Number(id), doc);
+      await tx.updateTable('check_groups').set({ doc: text }).where('id', '=', id).execute();
+      return { id: Number(id), doc: text, created_at: nowMs, updated_at: null };
+    });
+  }
+
+  /** The row's document with its secrets in clear, for merging an update. */
+  open(row: Row): GroupDoc {
+    return openGroupSecrets(this.#db, row.id, JSON.parse(row.doc) as GroupDoc);
+  }
+
+  /** @throws HttpError 404 when the group is not in the account. */
+  async get(accountId: string, id: number): Promise<Row> {
+    const row = await this.#db
+      .selectFrom('check_groups')
+      .select(['id', 'doc', 'created_at', 'updated_at'])
+      .where('account_id', '=', accountId)
+      .where('id', '=', id)
+      .executeTakeFirst();
+    if (!row) throw notFound('check group', id);
+    return row;
+  }
+
+  /** One page of the account's groups, oldest first. */
+  async list(accountId: string, limit: number, offset: number): Promise<Row[]> {
+    return this.#db
+      .selectFrom('check_groups')
+      .select(['id', 'doc', 'created_at', 'updated_at'])
+      .where('account_id', '=', accountId)
+      .orderBy('id')
+      .limit(limit)
+      .offset(offset)
+      .execute();
+  }
+
+  /** Replaces the document (plaintext; its secrets are sealed); returns the new row. */
+  async update(accountId: string, before: Row, doc: GroupDoc, nowMs: number): Promise<Row> {
+    const text = sealGroupDoc(this.#db, Number(before.id), doc);
+    await this.#db
+      .updateTable('check_groups')
+      .set({ name: doc.name, doc: text, updated_at: nowMs })
+      .where('account_id', '=', accountId)
+      .where('id', '=', before.id)
+      .execute();
+    return { ...before, doc: text, updated_at: nowMs };
+  }
+
+  /**
+   * Deletes a group that holds no checks (a check holds a group through its `groupId`).
+   * @throws HttpError 404 unknown group; 409 while checks still belong to it.
+   */
+  async delete(accountId: string, id: number): Promise<void> {
+    await this.get(accountId, id);
+    const members = (await new CheckStore(this.#db).list(accountId)).filter(
+      (c: CheckDoc) => (c as { groupId?: unknown }).groupId === id,
+    );
+    if (members.length > 0) {
+      throw new HttpError(
+        409,
+        `check group ${id} still holds ${members.length} check(s); move or delete them first`,
+        {
+          id: String(id),
+          checkIds: members.map((c) => c.id),
+          code: 'OUTPOST_ERR_GROUP_NOT_EMPTY',
+        },
+      );
+    }
+    await this.#db
+      .deleteFrom('check_groups')
+      .where('account_id', '=', accountId)
+      .where('id', '=', id)
+      .execute();
+  }
+}

@@ -1,0 +1,124 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import {
+  assertGroupReferences,
+  CheckGroupStore,
+  mergeGroupUpdate,
+  newGroupDoc,
+  presentGroup,
+} from './check-groups.js';
+import type { ServiceContext } from '../../context.js';
+import { offsetOf, PageQuery } from '../../http/pagination.js';
+import {
+  CheckGroupSchema,
+  type CreateCheckGroup,
+  CreateCheckGroupBody,
+  GroupIdParams,
+  type UpdateCheckGroup,
+  UpdateCheckGroupBody,
+} from './schema.js';
+import { ErrorBodySchema } from '../../http/schema-helpers.js';
+
+const tags = ['check groups'];
+
+/**
+ * Check groups (spec, "Check group"; `GET /v1/check-groups/{id}`): create (201),
+ * list (`limit` 1–100, default 10; `page` from 1), read, partial update, delete
+ * (204; 409 while checks still belong to the group). Ids of other accounts are 404.
+ */
+export async function checkGroupRoutes(app: FastifyInstance, ctx: ServiceContext): Promise<void> {
+  const groups = new CheckGroupStore(ctx.db);
+
+  app.post(
+    '/v1/check-groups',
+    {
+      schema: {
+        tags,
+        summary: 'Create a check group',
+        body: CreateCheckGroupBody,
+        response: { 201: CheckGroupSchema },
+      },
+    },
+    async (request, reply) => {
+      const body = request.body as CreateCheckGroup;
+      await assertGroupReferences(ctx.db, request.accountId, body);
+      const row = await groups.insert(request.accountId, newGroupDoc(body), Date.now());
+      ctx.log.info({ groupId: row.id, accountId: request.accountId }, 'check group created');
+      return reply.code(201).send(presentGroup(row));
+    },
+  );
+
+  app.get(
+    '/v1/check-groups',
+    {
+      schema: {
+        tags,
+        summary: 'List check groups',
+        querystring: PageQuery(10),
+        response: { 200: Type.Array(CheckGroupSchema) },
+      },
+    },
+    async (request) => {
+      const query = request.query as { limit: number; page: number };
+      const rows = await groups.list(request.accountId, query.limit, offsetOf(query));
+      return rows.map(presentGroup);
+    },
+  );
+
+  app.get(
+    '/v1/check-groups/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Retrieve a check group',
+        params: GroupIdParams,
+        response: { 200: CheckGroupSchema },
+      },
+    },
+    async (request) => {
+      const { id } = request.params as { id: number };
+      return presentGroup(await groups.get(request.accountId, id));
+    },
+  );
+
+  app.put(
+    '/v1/check-groups/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Update a check group',
+        description:
+          'Fields given replace the stored ones (objects and arrays whole); fields left out keep their value.',
+        params: GroupIdParams,
+        body: UpdateCheckGroupBody,
+        response: { 200: CheckGroupSchema },
+      },
+    },
+    async (request) => {
+      const { id } = request.params as { id: number };
+      const body = request.body as UpdateCheckGroup;
+      const before = await groups.get(request.accountId, id);
+      const doc = mergeGroupUpdate(groups.open(before), body);
+      await assertGroupReferences(ctx.db, request.accountId, body);
+      return presentGroup(await groups.update(request.accountId, before, doc, Date.now()));
+    },
+  );
+
+  app.delete(
+    '/v1/check-groups/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Delete a check group',
+        description: 'Refused with 409 while checks still belong to the group (their `groupId`).',
+        params: GroupIdParams,
+        response: { 204: Type.Null({ description: 'No Content' }), 409: ErrorBodySchema },
+      },
+    },
+    async (request, reply) => {
+      const { id } = request.params as { id: number };
+      await groups.delete(request.accountId, id);
+      return reply.code(204).send();
+    },
+  );
+}

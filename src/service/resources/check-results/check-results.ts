@@ -1,0 +1,173 @@
+import type { Kysely, Selectable } from 'kysely';
+import { parseInstant } from '../../analytics/time-range.js';
+import { badField, notFound } from '../../http/errors.js';
+import { offsetOf } from '../../http/pagination.js';
+import type { RESULT_TYPE_FILTERS } from './schema.js';
+import type { Database } from '../../store/database.js';
+
+/** Query of a check's results list, as validated by `CheckResultsQuery` (defaults applied). */
+export type CheckResultsQuery = {
+  from?: string;
+  to?: string;
+  limit: number;
+  page: number;
+  resultType: (typeof RESULT_TYPE_FILTERS)[number];
+  hasFailures?: boolean;
+  location?: string;
+};
+
+/** A result as the API shows it (see `CheckResultResponseSchema`). */
+export type CheckResultView = Record<string, unknown> & { id: string };
+
+/** The check-type parts a stored result may hold, under the names the agent posts them. */
+const STORED_PARTS = [
+  'icmpCheckResult',
+  'dnsCheckResult',
+  'tcpCheckResult',
+  'httpCheckResult',
+  'browserCheckResult',
+  'multiStepCheckResult',
+] as const;
+
+type ResultRow = Selectable<Database['check_results']>;
+
+/** Path of the artifact download route for one artifact of a result. */
+export function artifactDownloadPath(checkId: string, resultId: string, name: string): string {
+  return `/v1/check-results/${encodeURIComponent(checkId)}/${encodeURIComponent(resultId)}/artifacts/${encodeURIComponent(name)}`;
+}
+
+/** A copy of an HTTP part without its request and response bodies (list items stay small). */
+function withoutBodies(part: unknown): unknown {
+  if (!part || typeof part !== 'object') return part;
+  const p = part as { request?: Record<string, unknown>; response?: Record<string, unknown> | null };
+  const request = p.request ? { ...p.request } : p.request;
+  if (request) delete request.body;
+  const response = p.response ? { ...p.response } : p.response;
+  if (response) delete response.body;
+  return { ...p, request, response };
+}
+
+/**
+ * The API view of a stored result row. `full` false (list items) leaves out `logs` and HTTP
+ * bodies. Artifacts carry their download path; once artifact retention deleted a result's files
+ * (`has_artifacts` 0) none are listed. `checkRunId` and `sequenceId` are the run's first job id
+ * when the stored result names it, else the result's own job id.
+ */
+export function presentCheckResult(
+  row: ResultRow,
+  check: { name: string; checkType: string },
+  full: boolean,
+): CheckResultView {
+  const doc = JSON.parse(row.doc) as Record<string, unknown>;
+  const filesKept = (row as Record<string, unknown>).has_artifacts !== 0;
+  const artifacts =
+    filesKept && Array.isArray(doc.artifacts) ? (doc.artifacts as { name: string; sizeBytes: number }[]) : [];
+  const parts = Object.fromEntries(
+    STORED_PARTS.map((name) => {
+      const value = doc[name] ?? null;
+      return [name, !full && name === 'httpCheckResult' ? withoutBodies(value) : value];
+    }),
+  );
+  const runId = typeof doc.checkRunId === 'string' ? doc.checkRunId : row.job_id;
+  return {
+    id: row.id,
+    checkId: row.check_id,
+    checkType: check.checkType,
+    name: check.name,
+    status: row.status,
+    hasFailures: row.has_failures === 1,
+    hasErrors: row.has_errors === 1,
+    isDegraded: row.is_degraded === 1,
+    overMaxResponseTime: doc.overMaxResponseTime === true,
+    runLocation: row.run_location,
+    startedAt: new Date(Number(row.started_at)).toISOString(),
+    stoppedAt: new Date(Number(row.stopped_at)).toISOString(),
+    created_at: new Date(Number(row.created_at)).toISOString(),
+    responseTime: row.response_time,
+    attempts: Number(row.attempts ?? doc.attempts ?? 1),
+    resultType: row.result_type,
+    checkRunId: runId,
+    sequenceId: typeof doc.sequenceId === 'string' ? doc.sequenceId : runId,
+    checkSessionId: row.check_session_id,
+    errorMessage: (doc.errorMessage as string | null | undefined) ?? null,
+    assertions: Array.isArray(doc.assertions) ? doc.assertions : [],
+    artifacts: artifacts.map((a) => ({
+      name: a.name,
+      sizeBytes: a.sizeBytes,
+      downloadPath: artifactDownloadPath(row.check_id, row.id, a.name),
+    })),
+    ...(full ? { logs: Array.isArray(doc.logs) ? doc.logs : [] } : {}),
+    ...parts,
+    // The field's name for an API check's HTTP exchange.
+    apiCheckResult: check.checkType === 'API' ? parts.httpCheckResult : null,
+  };
+}
+
+/**
+ * Reads the results of checks (scheduled and triggered runs alike) of one account. Every query
+ * is scoped by account first: another account's check is a 404, never an empty list.
+ */
+export class CheckResults {
+  readonly #db: Kysely<Database>;
+  constructor(db: Kysely<Database>) {
+    this.#db = db;
+  }
+
+  /** @throws HttpError 404 when the check is not in the account. */
+  async #checkOf(accountId: string, checkId: string): Promise<{ name: string; checkType: string }> {
+    const check = await this.#db
+      .selectFrom('checks')
+      .select(['name', 'check_type'])
+      .where('account_id', '=', accountId)
+      .where('id', '=', checkId)
+      .executeTakeFirst();
+    if (!check) throw notFound('check', checkId);
+    return { name: check.name, checkType: check.check_type };
+  }
+
+  /**
+   * One page of a check's results, newest first (`startedAt` descending, then id), filtered by
+   * the query. Served by the index on (check_id, started_at).
+   * @throws HttpError 404 for a check not in the account; 400 naming `from` or `to` when one is
+   *   not a unix timestamp or ISO 8601 date, or `from` is not before `to`.
+   */
+  async list(accountId: string, checkId: string, query: CheckResultsQuery): Promise<CheckResultView[]> {
+    const fromMs = query.from === undefined ? undefined : parseInstant(query.from, 'from');
+    const toMs = query.to === undefined ? undefined : parseInstant(query.to, 'to');
+    if (fromMs !== undefined && toMs !== undefined && fromMs >= toMs) {
+      throw badField('from', 'must be before to', 'range', 'querystring');
+    }
+    const check = await this.#checkOf(accountId, checkId);
+    let q = this.#db
+      .selectFrom('check_results')
+      .selectAll()
+      .where('check_id', '=', checkId)
+      .where('account_id', '=', accountId);
+    if (fromMs !== undefined) q = q.where('started_at', '>=', fromMs);
+    if (toMs !== undefined) q = q.where('started_at', '<', toMs);
+    if (query.resultType !== 'ALL') q = q.where('result_type', '=', query.resultType);
+    if (query.hasFailures !== undefined) q = q.where('has_failures', '=', query.hasFailures ? 1 : 0);
+    if (query.location !== undefined) q = q.where('run_location', '=', query.location);
+    const rows = await q
+      .orderBy('started_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(query.limit)
+      .offset(offsetOf(query))
+      .execute();
+    return rows.map((row) => presentCheckResult(row, check, false));
+  }
+
+  /** One result of a check, with its logs and HTTP bodies. @throws HttpError 404 when not in the account. */
+  async get(accountId: string, checkId: string, resultId: string): Promise<CheckResultView> {
+    const check = await this.#checkOf(accountId, checkId);
+    const row = await this.#db
+      .selectFrom('check_results')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .where('check_id', '=', checkId)
+      .where('id', '=', resultId)
+      .executeTakeFirst();
+    if (!row) throw notFound('check result', resultId);
+    return presentCheckResult(row, check, true);
+  }
+}

@@ -1,0 +1,55 @@
+import type { FastifyInstance } from 'fastify';
+import { Type } from '@sinclair/typebox';
+import { CheckResults, type CheckResultsQuery as Query } from './check-results.js';
+import type { ServiceContext } from '../../context.js';
+import {
+  CheckResultParams,
+  CheckResultResponseSchema,
+  CheckResultsParams,
+  CheckResultsQuery,
+} from './schema.js';
+
+/**
+ * Check results of scheduled and triggered runs alike (not in the spec; the field's
+ * `GET /v1/check-results/{checkId}` and `…/{checkResultId}`). Artifact downloads are in
+ * routes/artifacts.ts.
+ */
+export async function checkResultRoutes(app: FastifyInstance, ctx: ServiceContext): Promise<void> {
+  const results = new CheckResults(ctx.db);
+
+  app.get(
+    '/v1/check-results/:checkId',
+    {
+      schema: {
+        tags: ['check results'],
+        summary: 'List the results of a check, newest first',
+        description:
+          'Scheduled and triggered runs. Items leave out `logs` and HTTP bodies: read one result for them.',
+        params: CheckResultsParams,
+        querystring: CheckResultsQuery,
+        response: { 200: Type.Array(CheckResultResponseSchema) },
+      },
+    },
+    async (request) => {
+      const { checkId } = request.params as { checkId: string };
+      return results.list(request.accountId, checkId, request.query as Query);
+    },
+  );
+
+  app.get(
+    '/v1/check-results/:checkId/:checkResultId',
+    {
+      schema: {
+        tags: ['check results'],
+        summary: 'Get one result of a check',
+        description: 'With its logs, HTTP bodies and the download path of each artifact.',
+        params: CheckResultParams,
+        response: { 200: CheckResultResponseSchema },
+      },
+    },
+    async (request) => {
+      const { checkId, checkResultId } = request.params as { checkId: string; checkResultId: string };
+      return results.get(request.accountId, checkId, checkResultId);
+    },
+  );
+}

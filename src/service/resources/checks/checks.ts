@@ -1,0 +1,412 @@
+import { randomUUID } from 'node:crypto';
+import type { ValidateFunction } from 'ajv';
+import type { Kysely } from 'kysely';
+import { type CheckType, ICMP_FREQUENCIES, type Location } from '../../../protocol/index.js';
+import { bodyAjv } from '../../http/validation.js';
+import { badField, notFound, throwValidation } from '../../http/errors.js';
+import {
+  API_RESPONSE_TIME_LIMIT_MS,
+  ApiRequestBodySchema,
+  DnsRequestBodySchema,
+  IcmpRequestBodySchema,
+  MINUTE_FREQUENCIES,
+  TCP_FREQUENCIES,
+  TcpRequestBodySchema,
+  UrlRequestBodySchema,
+} from './schema.js';
+import type { Database } from '../../store/database.js';
+import {
+  assertAlertChannelsExist,
+  assertGroupExists,
+  assertPrivateLocationsExist,
+  assertSnippetExists,
+} from '../references.js';
+import { firstRunAt } from '../../runs/schedule.js';
+import {
+  CHECK_SECRETS,
+  keepMaskedSecrets,
+  maskSecrets,
+  openSecrets,
+  SECRET_MASK,
+  sealSecrets,
+} from '../../store/secret-fields.js';
+import { isCredentialHeader } from '../../../shared/credential-headers.js';
+import { secretBoxOf } from '../../store/secret-box.js';
+
+/** A check as stored and as the API shows it (minus masking). */
+export type CheckDoc = Record<string, unknown> & {
+  id: string;
+  checkType: CheckType;
+  name: string;
+  activated: boolean;
+  frequency: number;
+  frequencyOffset: number | null;
+  locations: Location[] | null;
+  privateLocations: string[] | null;
+  runParallel: boolean;
+  tags: string[];
+  request: Record<string, unknown>;
+  environmentVariables: { key: string; value: string; locked?: boolean; secret?: boolean }[] | null;
+  created_at: string;
+  updated_at: string | null;
+};
+
+/** Location used when a check names neither `locations` nor `privateLocations`. */
+export const DEFAULT_LOCATION: Location = 'us-east-1';
+
+const FREQUENCIES: Partial<Record<CheckType, readonly number[]>> = {
+  ICMP: ICMP_FREQUENCIES,
+  TCP: TCP_FREQUENCIES,
+  DNS: MINUTE_FREQUENCIES,
+  URL: MINUTE_FREQUENCIES,
+  API: TCP_FREQUENCIES,
+  BROWSER: [1, 2, 5, 10, 15, 30, 60, 120, 180, 360, 720, 1440],
+};
+
+const requestValidators: Partial<Record<CheckType, ValidateFunction>> = {
+  ICMP: bodyAjv.compile(IcmpRequestBodySchema),
+  DNS: bodyAjv.compile(DnsRequestBodySchema),
+  TCP: bodyAjv.compile(TcpRequestBodySchema),
+  URL: bodyAjv.compile(UrlRequestBodySchema),
+  API: bodyAjv.compile(ApiRequestBodySchema),
+};
+
+/**
+ * Longest `degradedResponseTime` / `maxResponseTime` per check type where it is below the
+ * spec's general 300 000 ms, enforced after a generic update merges (the create body has the limit).
+ */
+const RESPONSE_TIME_LIMITS_MS: Partial<Record<CheckType, number>> = { API: API_RESPONSE_TIME_LIMIT_MS };
+
+const DEFAULT_ALERT_SETTINGS = {
+  escalationType: 'RUN_BASED',
+  runBasedEscalation: { failedRunThreshold: 1 },
+  reminders: { amount: 0, interval: 5 },
+  parallelRunFailureThreshold: { enabled: false, percentage: 10 },
+};
+
+const EMPTY_ALERT_CHANNELS = { email: [], webhook: [], slack: [], sms: [] };
+
+/**
+ * Rules JSON Schema cannot express (spec, "Check" and "Limits"):
+ * - `frequency` in the set of the check's type;
+ * - `frequencyOffset`: frequency 0 → 10, 20 or 30 (required); 1–60 → 1..floor(frequency×10);
+ *   above 60 → 1..ceil(frequency/60);
+ * - `maxPacketLossThreshold` at least `degradedPacketLossThreshold`;
+ * - API: `degradedResponseTime` and `maxResponseTime` at most 30 000 ms (its run limit).
+ * @throws HttpError 400 naming the field.
+ */
+export function checkCrossFieldRules(doc: Record<string, unknown>, checkType: CheckType): void {
+  const frequency = doc.frequency as number;
+  const allowed = FREQUENCIES[checkType];
+  if (allowed && !allowed.includes(frequency)) {
+    throw badField('frequency', `must be one of ${allowed.join(', ')} for ${checkType} checks`, 'enum');
+  }
+  const offset = doc.frequencyOffset as number | null | undefined;
+  if (frequency === 0) {
+    if (offset !== 10 && offset !== 20 && offset !== 30) {
+      throw badField('frequencyOffset', 'must be 10, 20 or 30 when frequency is 0', 'frequencyOffset');
+    }
+  } else if (offset != null) {
+    const max = frequency <= 60 ? Math.floor(frequency * 10) : Math.ceil(frequency / 60);
+    if (offset > max) {
+      throw badField(
+        'frequencyOffset',
+        `must be between 1 and ${max} when frequency is ${frequency}`,
+        'frequencyOffset',
+      );
+    }
+  }
+  const degradedLoss = doc.degradedPacketLossThreshold as number | null | undefined;
+  const maxLoss = doc.maxPacketLossThreshold as number | null | undefined;
+  if (degradedLoss != null && maxLoss != null && maxLoss < degradedLoss) {
+    throw badField('maxPacketLossThreshold', 'must be at least degradedPacketLossThreshold', 'packetLoss');
+  }
+  const limit = RESPONSE_TIME_LIMITS_MS[checkType];
+  if (limit !== undefined) {
+    for (const field of ['degradedResponseTime', 'maxResponseTime'] as const) {
+      const value = doc[field] as number | null | undefined;
+      if (value != null && value > limit) {
+        throw badField(field, `must be <= ${limit} for ${checkType} checks`, 'maximum');
+      }
+    }
+  }
+}
+
+/** Builds the stored document of a new check from a validated create body. */
+export function newCheckDoc(checkType: CheckType, body: Record<string, unknown>, now: Date): CheckDoc {
+  const doc = {
+    alertSettings: DEFAULT_ALERT_SETTINGS,
+    alertChannelSubscriptions: [],
+    tags: [],
+    locations: null,
+    privateLocations: null,
+    groupId: null,
+    groupOrder: null,
+    runtimeId: null,
+    retryStrategy: null,
+    triggerIncident: null,
+    description: null,
+    frequencyOffset: null,
+    scriptPath: null,
+    sslCheckDomain: null,
+    environmentVariables: null,
+    setupSnippetId: null,
+    tearDownSnippetId: null,
+    localSetupScript: null,
+    localTearDownScript: null,
+    frequency: 10,
+    ...body,
+    id: randomUUID(),
+    checkType,
+    created_at: now.toISOString(),
+    updated_at: null,
+  } as unknown as CheckDoc;
+  if (
+    (!doc.locations || doc.locations.length === 0) &&
+    (!doc.privateLocations || doc.privateLocations.length === 0)
+  ) {
+    doc.locations = [DEFAULT_LOCATION];
+  }
+  checkCrossFieldRules(doc, checkType);
+  return doc;
+}
+
+/**
+ * Applies a validated update body to a stored check: provided fields replace
+ * stored ones, `request` is validated against the check's type. Secrets sent back
+ * masked (`*****`) keep their stored values (see keepMaskedSecrets: credential headers
+ * by name, the basic-auth password, secret variables by key).
+ * @param stored the stored check with its secrets in clear (CheckStore.get).
+ * @throws HttpError 400 when `checkType` differs, a merged rule breaks, or a mask
+ *   stands for a secret that is not stored.
+ */
+export function mergeCheckUpdate(stored: CheckDoc, incoming: Record<string, unknown>, now: Date): CheckDoc {
+  if (incoming.checkType !== undefined && incoming.checkType !== stored.checkType) {
+    throw badField('checkType', `must be ${stored.checkType}: a check cannot change type`, 'const');
+  }
+  const body = keepMaskedSecrets(incoming, stored, CHECK_SECRETS);
+  const merged = {
+    ...stored,
+    ...body,
+    id: stored.id,
+    checkType: stored.checkType,
+    updated_at: now.toISOString(),
+  };
+  if (body.request !== undefined) {
+    const validate = requestValidators[stored.checkType];
+    const request = structuredClone(body.request) as Record<string, unknown>;
+    if (validate && !validate(request)) throwValidation(validate.errors as never, 'request');
+    merged.request = request;
+  }
+  if (body.frequency === undefined) merged.frequency = stored.frequency;
+  checkCrossFieldRules(merged, stored.checkType);
+  return merged as CheckDoc;
+}
+
+/** The response-only `alertChannels` view: subscribed, activated channels grouped by kind (spec, "Check"). */
+export type AlertChannelsView = {
+  email: { address: string }[];
+  webhook: { url: string; name: string; method: string; headers: unknown[]; queryParameters: unknown[] }[];
+  slack: { url: string }[];
+  sms: { number: string; name: string }[];
+};
+
+/**
+ * The API view of a check: values of `secret` variables (once set, never readable again: spec,
+ * "Environment variable"), the basic-auth password and credential header values (Authorization,
+ * Cookie, x-api-key, … see isCredentialHeader) become `*****`; a header value or password that is
+ * only a `{{VARIABLE}}` reference stays visible. Adds the `alertChannels` view.
+ */
+export function presentCheck(
+  doc: CheckDoc,
+  alertChannels: AlertChannelsView = EMPTY_ALERT_CHANNELS,
+): Record<string, unknown> {
+  return { ...maskSecrets(doc, CHECK_SECRETS), alertChannels };
+}
+
+/**
+ * Builds the `alertChannels` view of a check from its activated subscriptions.
+ * Channels deleted since are left out.
+ */
+export async function alertChannelsView(
+  db: Kysely<Database>,
+  accountId: string,
+  subscriptions: readonly { alertChannelId: number; activated: boolean }[] | undefined,
+): Promise<AlertChannelsView> {
+  const ids = (subscriptions ?? []).filter((s) => s.activated).map((s) => s.alertChannelId);
+  const view: AlertChannelsView = { email: [], webhook: [], slack: [], sms: [] };
+  if (ids.length === 0) return view;
+  const rows = await db
+    .selectFrom('alert_channels')
+    .select(['type', 'doc'])
+    .where('account_id', '=', accountId)
+    .where('id', 'in', ids)
+    .orderBy('id')
+    .execute();
+  for (const row of rows) {
+    const config = (JSON.parse(row.doc) as { config: Record<string, unknown> }).config;
+    if (row.type === 'EMAIL') view.email.push({ address: String(config.address) });
+    else if (row.type === 'SLACK') view.slack.push({ url: String(config.url) });
+    else if (row.type === 'SMS') view.sms.push({ number: String(config.number), name: String(config.name) });
+    else if (row.type === 'WEBHOOK') {
+      view.webhook.push({
+        url: String(config.url),
+        name: String(config.name),
+        method: String(config.method ?? 'POST'),
+        headers: ((config.headers as { key: string; value: string }[] | undefined) ?? []).map((h) =>
+          isCredentialHeader(h.key) ? { ...h, value: SECRET_MASK } : h,
+        ),
+        queryParameters: ((config.queryParameters as { key: string; value: string }[] | undefined) ?? []).map(
+          (q) => (isCredentialHeader(q.key) ? { ...q, value: SECRET_MASK } : q),
+        ),
+      });
+    }
+  }
+  return view;
+}
+
+/**
+ * Checks that everything a check body refers to exists in the account: its
+ * group, setup and teardown snippets, alert channels and private locations.
+ * @throws HttpError 400 naming the field (rule `exists`).
+ */
+export async function assertCheckReferences(
+  db: Kysely<Database>,
+  accountId: string,
+  body: Record<string, unknown>,
+): Promise<void> {
+  await assertGroupExists(db, accountId, body.groupId as number | null | undefined);
+  await assertSnippetExists(
+    db,
+    accountId,
+    body.setupSnippetId as number | null | undefined,
+    'setupSnippetId',
+  );
+  await assertSnippetExists(
+    db,
+    accountId,
+    body.tearDownSnippetId as number | null | undefined,
+    'tearDownSnippetId',
+  );
+  await assertAlertChannelsExist(
+    db,
+    accountId,
+    body.alertChannelSubscriptions as { alertChannelId: number }[] | undefined,
+  );
+  await assertPrivateLocationsExist(db, accountId, body.privateLocations as string[] | null | undefined);
+}
+
+/** Row columns derived from a check document (plaintext): its secrets are sealed in `doc`. */
+function columns(db: Kysely<Database>, doc: CheckDoc, nowMs: number) {
+  return {
+    check_type: doc.checkType,
+    name: doc.name,
+    activated: doc.activated ? 1 : 0,
+    tags: JSON.stringify(doc.tags ?? []),
+    frequency: doc.frequency,
+    frequency_offset: doc.frequencyOffset ?? null,
+    doc: JSON.stringify(sealSecrets(secretBoxOf(db), doc, CHECK_SECRETS, 'checks', doc.id)),
+    next_run_at: doc.activated ? firstRunAt(nowMs) : null,
+  };
+}
+
+/**
+ * A stored check document with its secrets opened (values stored before sealing pass through).
+ * @throws OutpostError OUTPOST_ERR_ENCRYPTION_KEY when a sealed value does not open with the store's key.
+ */
+export function openCheckSecrets(db: Kysely<Database>, stored: CheckDoc): CheckDoc {
+  // A document opened already (CheckStore hands out opened ones) is not opened twice: a clear value that
+  // happens to start with `v1:` must not be taken for a sealed one.
+  if (openedChecks.has(stored)) return stored;
+  const opened = openSecrets(secretBoxOf(db), stored, CHECK_SECRETS, 'checks', stored.id);
+  openedChecks.add(opened);
+  return opened;
+}
+
+/** Check documents whose secrets are in clear (see openCheckSecrets). */
+const openedChecks = new WeakSet<object>();
+
+/**
+ * Data access for checks, always scoped to one account. Documents go in and come out with their
+ * secrets in clear; the stored row holds them sealed (see sealSecrets, CHECK_SECRETS).
+ */
+export class CheckStore {
+  readonly #db: Kysely<Database>;
+  constructor(db: Kysely<Database>) {
+    this.#db = db;
+  }
+
+  async insert(accountId: string, doc: CheckDoc, nowMs: number): Promise<void> {
+    await this.#db
+      .insertInto('checks')
+      .values({
+        id: doc.id,
+        account_id: accountId,
+        ...columns(this.#db, doc, nowMs),
+        location_cursor: 0,
+        created_at: nowMs,
+        updated_at: null,
+      })
+      .execute();
+  }
+
+  /** @throws HttpError 404 when the check is not in the account. */
+  async get(accountId: string, id: string): Promise<CheckDoc> {
+    const row = await this.#db
+      .selectFrom('checks')
+      .select('doc')
+      .where('account_id', '=', accountId)
+      .where('id', '=', id)
+      .executeTakeFirst();
+    if (!row) throw notFound('check', id);
+    return openCheckSecrets(this.#db, JSON.parse(row.doc) as CheckDoc);
+  }
+
+  async list(accountId: string): Promise<CheckDoc[]> {
+    const rows = await this.#db
+      .selectFrom('checks')
+      .select('doc')
+      .where('account_id', '=', accountId)
+      .orderBy('created_at')
+      .execute();
+    return rows.map((r) => openCheckSecrets(this.#db, JSON.parse(r.doc) as CheckDoc));
+  }
+
+  /** Replaces the stored document; a changed schedule restarts from now. */
+  async update(accountId: string, before: CheckDoc, doc: CheckDoc, nowMs: number): Promise<void> {
+    const scheduleChanged =
+      before.activated !== doc.activated ||
+      before.frequency !== doc.frequency ||
+      before.frequencyOffset !== doc.frequencyOffset;
+    const { next_run_at, ...rest } = columns(this.#db, doc, nowMs);
+    await this.#db
+      .updateTable('checks')
+      .set({ ...rest, ...(scheduleChanged ? { next_run_at } : {}), updated_at: nowMs })
+      .where('account_id', '=', accountId)
+      .where('id', '=', doc.id)
+      .execute();
+  }
+
+  /** Deletes a check with its error groups. @returns true when a check was deleted. */
+  async delete(accountId: string, id: string): Promise<boolean> {
+    return this.#db.transaction().execute(async (tx) => {
+      const res = await tx
+        .deleteFrom('checks')
+        .where('account_id', '=', accountId)
+        .where('id', '=', id)
+        .executeTakeFirst();
+      if (res.numDeletedRows === 0n) return false;
+      await tx
+        .deleteFrom('error_groups')
+        .where('account_id', '=', accountId)
+        .where('check_id', '=', id)
+        .execute();
+      return true;
+    });
+  }
+}
+
+/** Every location a check runs in: public `locations` then `privateLocations`. */
+export function runLocationsOf(doc: CheckDoc): string[] {
+  return [...(doc.locations ?? []), ...(doc.privateLocations ?? [])];
+}

@@ -1,0 +1,209 @@
+import { createPrivateKey, type KeyObject, randomUUID, X509Certificate } from 'node:crypto';
+import { isIP } from 'node:net';
+import type { Kysely, Selectable } from 'kysely';
+import { badField, notFound } from '../../http/errors.js';
+import { iso } from '../../http/pagination.js';
+import type { ClientCertificate, CreateClientCertificate } from './schema.js';
+import { openSecrets, type SecretLayout, sealSecrets } from '../../store/secret-fields.js';
+import type { Database } from '../../store/database.js';
+import { secretBoxOf } from '../../store/secret-box.js';
+
+/** Fields of a certificate's `doc` sealed at rest: the private key and its passphrase. */
+const CERTIFICATE_SECRETS: SecretLayout = { strings: ['key', 'passphrase'] };
+
+// The table has no `name` column (DocRow declares it optional for the tables that do).
+type CertificateRow = Omit<Selectable<Database['client_certificates']>, 'name'>;
+
+/** What the `doc` column of a client certificate holds (JSON). */
+type CertificateDoc = { cert: string; key: string; passphrase: string | null; ca: string | null };
+
+/**
+ * A client certificate with its private key, for the job builder only (design.md §2:
+ * a job carries the client certificate for its target host). Never send it to an API client.
+ */
+export type ResolvedClientCertificate = {
+  id: string;
+  /** As stored: a host name or a `*.` wildcard, lower case. */
+  host: string;
+  /** PEM: the certificate, intermediates may follow. */
+  cert: string;
+  /** PEM private key, possibly encrypted with `passphrase`. */
+  key: string;
+  passphrase: string | null;
+  /** PEM bundle of CA certificates, or null. */
+  ca: string | null;
+};
+
+const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g;
+
+/** Parses every PEM certificate block of `pem`; @throws HttpError 400 naming `field` when there is none or one is invalid. */
+function parseCertificates(pem: string, field: string): X509Certificate[] {
+  const blocks = pem.match(PEM_CERTIFICATE) ?? [];
+  if (blocks.length === 0)
+    throw badField(field, 'must hold a PEM certificate (-----BEGIN CERTIFICATE-----)', 'pem');
+  return blocks.map((block, i) => {
+    try {
+      return new X509Certificate(block);
+    } catch (err) {
+      const which = blocks.length > 1 ? `certificate ${i + 1} ` : '';
+      throw badField(field, `${which}is not a valid X.509 certificate: ${(err as Error).message}`, 'pem');
+    }
+  });
+}
+
+/** Loads the private key; @throws HttpError 400 naming `key`, or `passphrase` for an encrypted key it cannot open. */
+function parsePrivateKey(key: string, passphrase: string | null | undefined): KeyObject {
+  const encrypted = /-----BEGIN ENCRYPTED PRIVATE KEY-----|Proc-Type:\s*4,\s*ENCRYPTED/.test(key);
+  if (encrypted && !passphrase) throw badField('passphrase', 'is required: key is encrypted', 'required');
+  try {
+    return createPrivateKey(passphrase ? { key, format: 'pem', passphrase } : { key, format: 'pem' });
+  } catch (err) {
+    if (encrypted) throw badField('passphrase', 'does not decrypt key', 'passphrase');
+    throw badField('key', `is not a PEM private key: ${(err as Error).message}`, 'pem');
+  }
+}
+
+/**
+ * Checks a create body beyond its schema: `cert` holds valid PEM certificates,
+ * `key` is a private key (opened with `passphrase` when encrypted) that belongs to
+ * the first certificate of `cert`, `ca` holds valid PEM certificates.
+ * @throws HttpError 400 naming `cert`, `key`, `passphrase` or `ca`.
+ */
+export function validateClientCertificate(body: CreateClientCertificate): void {
+  const [leaf] = parseCertificates(body.cert, 'cert');
+  const key = parsePrivateKey(body.key, body.passphrase);
+  if (!leaf!.checkPrivateKey(key))
+    throw badField('key', 'does not belong to the certificate in cert', 'keyMatch');
+  if (body.ca != null) parseCertificates(body.ca, 'ca');
+}
+
+/** The API view: id, host, cert, ca, created_at; never the key or passphrase (spec, "Client certificate"). */
+export function presentClientCertificate(row: CertificateRow): ClientCertificate {
+  const doc = JSON.parse(row.doc) as CertificateDoc;
+  return { id: row.id, host: row.host, cert: doc.cert, ca: doc.ca, created_at: iso(row.created_at)! };
+}
+
+/**
+ * Client certificates, always scoped to one account. Several may share a host: the newest is used.
+ * The private key and passphrase are stored sealed (AES-256-GCM, see secret-box.ts).
+ */
+export class ClientCertificateStore {
+  readonly #db: Kysely<Database>;
+  constructor(db: Kysely<Database>) {
+    this.#db = db;
+  }
+
+  /** Validates (see validateClientCertificate) and stores; `host` is lower-cased. */
+  async create(accountId: string, body: CreateClientCertificate, nowMs: number): Promise<CertificateRow> {
+    validateClientCertificate(body);
+    const doc: CertificateDoc = {
+      cert: body.cert,
+      key: body.key,
+      passphrase: body.passphrase ?? null,
+      ca: body.ca ?? null,
+    };
+    const row: CertificateRow = {
+      id: randomUUID(),
+      account_id: accountId,
+      host: body.host.toLowerCase(),
+      doc: '',
+      created_at: nowMs,
+      updated_at: null,
+    };
+    row.doc = JSON.stringify(
+      sealSecrets(secretBoxOf(this.#db), doc, CERTIFICATE_SECRETS, 'client_certificates', row.id),
+    );
+    await this.#db.insertInto('client_certificates').values(row).execute();
+    return row;
+  }
+
+  /** One page, oldest first. */
+  async list(accountId: string, page: { limit: number; offset: number }): Promise<CertificateRow[]> {
+    return this.#db
+      .selectFrom('client_certificates')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .orderBy('created_at')
+      .orderBy('id')
+      .limit(page.limit)
+      .offset(page.offset)
+      .execute();
+  }
+
+  /** @throws HttpError 404 when the certificate is not in the account. */
+  async get(accountId: string, id: string): Promise<CertificateRow> {
+    const row = await this.#db
+      .selectFrom('client_certificates')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .where('id', '=', id)
+      .executeTakeFirst();
+    if (!row) throw notFound('client certificate', id);
+    return row;
+  }
+
+  /** @returns true when a certificate was deleted. */
+  async delete(accountId: string, id: string): Promise<boolean> {
+    const res = await this.#db
+      .deleteFrom('client_certificates')
+      .where('account_id', '=', accountId)
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return res.numDeletedRows > 0n;
+  }
+}
+
+/**
+ * The hosts a stored certificate may have to serve `hostname`: the name itself,
+ * then the `*.` wildcard of its parent (one label only, as in RFC 6125 §6.4.3:
+ * `*.example.com` covers `a.example.com`, not `a.b.example.com` nor `example.com`).
+ * Case-insensitive; a trailing dot and IPv6 brackets are ignored; IP addresses
+ * have no wildcard.
+ */
+export function hostCandidates(hostname: string): string[] {
+  const host = hostname
+    .toLowerCase()
+    .replace(/^\[(.*)\]$/, '$1')
+    .replace(/\.$/, '');
+  if (host === '') return [];
+  const dot = host.indexOf('.');
+  if (isIP(host) !== 0 || dot < 0) return [host];
+  return [host, `*${host.slice(dot)}`];
+}
+
+/**
+ * The client certificate an account uses for `hostname` (design.md §2): an exact
+ * host match, else the `*.` wildcard of the parent domain (see hostCandidates),
+ * else null. Among several certificates for the same host the newest wins, so a
+ * certificate is rotated by uploading the new one, then deleting the old.
+ */
+export async function clientCertificateForHost(
+  db: Kysely<Database>,
+  accountId: string,
+  hostname: string,
+): Promise<ResolvedClientCertificate | null> {
+  const candidates = hostCandidates(hostname);
+  if (candidates.length === 0) return null;
+  const rows = await db
+    .selectFrom('client_certificates')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('host', 'in', candidates)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .execute();
+  for (const host of candidates) {
+    const row = rows.find((r) => r.host === host);
+    if (row) {
+      const doc = openSecrets(
+        secretBoxOf(db),
+        JSON.parse(row.doc) as CertificateDoc,
+        CERTIFICATE_SECRETS,
+        'client_certificates',
+        row.id,
+      );
+      return { id: row.id, host: row.host, ...doc };
+    }
+  }
+  return null;
+}

@@ -1,0 +1,73 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import type { ServiceContext } from '../../context.js';
+import { ErrorGroupStore, presentErrorGroup } from './error-groups.js';
+import { offsetOf, PageQuery } from '../../http/pagination.js';
+import { IdParams } from '../../http/schema-helpers.js';
+import { CheckIdParams, ErrorGroupSchema, type PatchErrorGroup, PatchErrorGroupBody } from './schema.js';
+
+const tags = ['error groups'];
+
+/**
+ * Error groups (spec, "Error group" and "Error groups"): read, list per check,
+ * archive. Groups are created by the result hook (see errorGroupsHook), never by a route.
+ */
+export async function errorGroupRoutes(app: FastifyInstance, ctx: ServiceContext): Promise<void> {
+  const groups = new ErrorGroupStore(ctx.db);
+
+  app.patch(
+    '/v1/error-groups/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Archive or unarchive an error group',
+        params: IdParams,
+        body: PatchErrorGroupBody,
+        response: { 200: ErrorGroupSchema },
+      },
+    },
+    async (request) => {
+      const { id } = request.params as { id: string };
+      const row = await groups.patch(request.accountId, id, request.body as PatchErrorGroup, Date.now());
+      return presentErrorGroup(row);
+    },
+  );
+
+  app.get(
+    '/v1/error-groups/checks/:checkId',
+    {
+      schema: {
+        tags,
+        summary: "List a check's error groups, most recently seen first",
+        params: CheckIdParams,
+        querystring: PageQuery(10),
+        response: { 200: Type.Array(ErrorGroupSchema) },
+      },
+    },
+    async (request) => {
+      const { checkId } = request.params as { checkId: string };
+      const query = request.query as { limit: number; page: number };
+      const rows = await groups.listForCheck(request.accountId, checkId, {
+        limit: query.limit,
+        offset: offsetOf(query),
+      });
+      return rows.map(presentErrorGroup);
+    },
+  );
+
+  app.get(
+    '/v1/error-groups/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Get an error group',
+        params: IdParams,
+        response: { 200: ErrorGroupSchema },
+      },
+    },
+    async (request) => {
+      const { id } = request.params as { id: string };
+      return presentErrorGroup(await groups.get(request.accountId, id));
+    },
+  );
+}

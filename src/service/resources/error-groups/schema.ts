@@ -1,0 +1,45 @@
+import { type Static, Type } from '@sinclair/typebox';
+import { Nullable } from '../../http/schema-helpers.js';
+
+const strict = { additionalProperties: false } as const;
+
+/**
+ * Body of `PATCH /v1/error-groups/{id}` (spec, "Error groups"): `archiveForEver`
+ * and `archivedUntilNextEvent`, each optional, at least one required (checked by
+ * the route so the 400 names a field). `true` archives, `false` unarchives.
+ */
+export const PatchErrorGroupBody = Type.Object(
+  {
+    archiveForEver: Type.Optional(Type.Boolean()),
+    archivedUntilNextEvent: Type.Optional(Type.Boolean()),
+  },
+  strict,
+);
+export type PatchErrorGroup = Static<typeof PatchErrorGroupBody>;
+
+/** Path parameter `checkId` of `GET /v1/error-groups/checks/{checkId}`. */
+export const CheckIdParams = Type.Object({ checkId: Type.String({ minLength: 1, maxLength: 64 }) }, strict);
+
+/**
+ * An error group as the API shows it (spec, "Error group"). `firstSeen` and
+ * `lastSeen` are date-times of the failing runs (their `startedAt`).
+ * `archivedForEver` is ours (the spec's response shows only
+ * `archivedUntilNextEvent`), so a group archived by `archiveForEver` is visible
+ * as such. `rootCauseAnalyses` is always empty: we do no root-cause analysis.
+ */
+export const ErrorGroupSchema = Type.Object(
+  {
+    id: Type.String(),
+    checkId: Type.String(),
+    errorHash: Type.String(),
+    rawErrorMessage: Nullable(Type.String()),
+    cleanedErrorMessage: Type.String(),
+    firstSeen: Type.String({ format: 'date-time' }),
+    lastSeen: Type.String({ format: 'date-time' }),
+    archivedUntilNextEvent: Type.Boolean(),
+    archivedForEver: Type.Boolean(),
+    rootCauseAnalyses: Type.Array(Type.Object({}, { additionalProperties: true })),
+  },
+  strict,
+);
+export type ErrorGroup = Static<typeof ErrorGroupSchema>;

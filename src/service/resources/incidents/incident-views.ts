@@ -1,0 +1,166 @@
+import type { Kysely } from 'kysely';
+import { iso } from '../../http/pagination.js';
+import type {
+  Impact,
+  IncidentUpdateView,
+  IncidentView,
+  StatusPageIncidentView,
+  UpdateStatus,
+} from './schema.js';
+import { presentService } from '../status-pages/status-page-services.js';
+import type { Database } from '../../store/database.js';
+
+/**
+ * `dashboardId` of every incident. The spec shows the field (a number) but no
+ * dashboards; each account has exactly one, so the number is the constant 1.
+ */
+export const DASHBOARD_ID = 1;
+
+/** An incident as stored in `incidents.doc`. Times are ISO date-times. */
+export type IncidentDoc = {
+  id: string;
+  name: string;
+  impact: Impact;
+  startedAt: string | null;
+  stoppedAt: string | null;
+};
+
+/** An incident update as stored in `incident_updates.doc`. */
+export type UpdateDoc = {
+  id: string;
+  status: UpdateStatus;
+  description: string;
+  notifySubscribers: boolean;
+  publicIncidentUpdateDate: string;
+};
+
+/** The columns of an `incidents` row the views need. Times in epoch ms. */
+export type IncidentRow = { id: string; doc: string; created_at: number; updated_at: number | null };
+
+/** Milliseconds an incident has lasted: startedAt (or created_at) to stoppedAt (or now); never negative. */
+export function durationMs(doc: IncidentDoc, createdAtMs: number, nowMs: number): number {
+  const start = doc.startedAt === null ? createdAtMs : Date.parse(doc.startedAt);
+  const stop = doc.stoppedAt === null ? nowMs : Date.parse(doc.stoppedAt);
+  return Math.max(0, stop - start);
+}
+
+/** A stored update as the API shows it (spec, "Incident update"). */
+export function presentUpdate(
+  doc: UpdateDoc,
+  incidentId: string,
+  createdAtMs: number,
+  updatedAtMs: number | null,
+): IncidentUpdateView {
+  return {
+    id: doc.id,
+    status: doc.status,
+    description: doc.description,
+    incidentId,
+    notifySubscribers: doc.notifySubscribers,
+    publicIncidentUpdateDate: doc.publicIncidentUpdateDate,
+    created_at: iso(createdAtMs)!,
+    updated_at: iso(updatedAtMs),
+  };
+}
+
+/**
+ * Rows → incident views with their services and updates, newest update first
+ * (only the latest unless `allUpdates`), in the order of `rows`. Two queries
+ * for any number of rows.
+ */
+export async function presentIncidents(
+  db: Kysely<Database>,
+  accountId: string,
+  rows: readonly IncidentRow[],
+  allUpdates: boolean,
+): Promise<IncidentView[]> {
+  if (rows.length === 0) return [];
+  const ids = rows.map((r) => r.id);
+  const links = await db
+    .selectFrom('incident_services')
+    .innerJoin('status_page_services', 'status_page_services.id', 'incident_services.service_id')
+    .selectAll('status_page_services')
+    .select('incident_services.incident_id')
+    .where('incident_services.account_id', '=', accountId)
+    .where('incident_services.incident_id', 'in', ids)
+    .orderBy('status_page_services.created_at')
+    .orderBy('status_page_services.id')
+    .execute();
+  const updates = await db
+    .selectFrom('incident_updates')
+    .select(['incident_id', 'doc', 'created_at', 'updated_at'])
+    .where('account_id', '=', accountId)
+    .where('incident_id', 'in', ids)
+    .orderBy('seq', 'desc')
+    .execute();
+  return rows.map((row) => {
+    const doc = JSON.parse(row.doc) as IncidentDoc;
+    const own = updates.filter((u) => u.incident_id === row.id);
+    return {
+      id: doc.id,
+      name: doc.name,
+      impact: doc.impact,
+      startedAt: doc.startedAt,
+      stoppedAt: doc.stoppedAt,
+      dashboardId: DASHBOARD_ID,
+      services: links.filter((l) => l.incident_id === row.id).map(presentService),
+      created_at: iso(row.created_at)!,
+      updated_at: iso(row.updated_at),
+      incidentUpdates: (allUpdates ? own : own.slice(0, 1)).map((u) =>
+        presentUpdate(JSON.parse(u.doc) as UpdateDoc, row.id, Number(u.created_at), u.updated_at),
+      ),
+    };
+  });
+}
+
+/**
+ * Incidents linked to any of `serviceIds`, newest first, as status pages show
+ * them (spec, "Status page": `severity` is the impact, `duration` in ms up to
+ * now while open), each with the ids of its services to pick a page's incidents.
+ */
+export async function incidentsForServices(
+  db: Kysely<Database>,
+  accountId: string,
+  serviceIds: readonly string[],
+  nowMs: number,
+): Promise<{ serviceIds: Set<string>; incident: StatusPageIncidentView }[]> {
+  if (serviceIds.length === 0) return [];
+  const rows = await db
+    .selectFrom('incidents')
+    .select(['id', 'doc', 'created_at', 'updated_at'])
+    .where('account_id', '=', accountId)
+    .where('id', 'in', (eb) =>
+      eb
+        .selectFrom('incident_services')
+        .select('incident_id')
+        .where('service_id', 'in', [...new Set(serviceIds)]),
+    )
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .execute();
+  const views = await presentIncidents(db, accountId, rows, true);
+  return rows.map((row, i) => {
+    const view = views[i]!;
+    return {
+      serviceIds: new Set(view.services.map((s) => s.id)),
+      incident: {
+        name: view.name,
+        severity: view.impact,
+        id: view.id,
+        services: view.services,
+        lastUpdateStatus: view.incidentUpdates[0]?.status ?? null,
+        created_at: view.created_at,
+        updated_at: view.updated_at,
+        duration: durationMs(JSON.parse(row.doc) as IncidentDoc, Number(row.created_at), nowMs),
+        incidentUpdates: view.incidentUpdates.map((u) => ({
+          description: u.description,
+          id: u.id,
+          created_at: u.created_at,
+          status: u.status,
+          publicIncidentUpdateDate: u.publicIncidentUpdateDate,
+          notifySubscribers: u.notifySubscribers,
+        })),
+      },
+    };
+  });
+}

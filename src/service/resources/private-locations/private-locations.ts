@@ -1,0 +1,292 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { Kysely, Transaction } from 'kysely';
+import { LOCATIONS } from '../../../protocol/index.js';
+import { hashApiKey } from '../../http/auth.js';
+import { badField, HttpError, notFound } from '../../http/errors.js';
+import { iso } from '../../http/pagination.js';
+import type {
+  CreatePrivateLocation,
+  PrivateLocation,
+  PrivateLocationKey,
+  UpdatePrivateLocation,
+} from './schema.js';
+import type { Database } from '../../store/database.js';
+
+/** Keys a location may hold at once: two, so a key can be rotated without downtime (design.md §1). */
+export const MAX_LOCATION_KEYS = 2;
+
+/** An agent counts towards `agentCount` when it called the service within this window, ms. */
+export const AGENT_ONLINE_WINDOW_MS = 120_000;
+
+/** A new private-location key: `pl_` + 32 hex characters (128 random bits). */
+export function generateLocationKey(): string {
+  return `pl_${randomBytes(16).toString('hex')}`;
+}
+
+/** The shown form of a key: `pl_…` and its last four characters. */
+export function maskLocationKey(key: string): string {
+  return `pl_…${key.slice(-4)}`;
+}
+
+type Doc = { name: string; slugName: string; icon: string };
+type Row = { id: string; slug: string; doc: string; created_at: number; updated_at: number | null };
+type KeyRow = {
+  id: string;
+  location_id: string;
+  masked_key: string;
+  created_at: number;
+  updated_at: number | null;
+};
+type Tx = Kysely<Database> | Transaction<Database>;
+
+function presentKey(k: KeyRow, rawKey?: string): PrivateLocationKey {
+  return {
+    id: k.id,
+    ...(rawKey === undefined ? {} : { rawKey }),
+    maskedKey: k.masked_key,
+    created_at: iso(k.created_at)!,
+    updated_at: iso(k.updated_at),
+  };
+}
+
+/** Whether `err` is a unique-constraint violation (SQLite or PostgreSQL). */
+function isUniqueViolation(err: unknown): boolean {
+  const code = (err as { code?: unknown }).code;
+  return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === '23505';
+}
+
+const slugTaken = (slug: string) =>
+  new HttpError(409, `a private location with slugName ${slug} already exists in this account`, {
+    field: 'slugName',
+    in: 'body',
+    rule: 'unique',
+    code: 'OUTPOST_ERR_SLUG_TAKEN',
+  });
+
+/** Data access for private locations and their keys, always scoped to one account. */
+export class PrivateLocationStore {
+  readonly #db: Kysely<Database>;
+  constructor(db: Kysely<Database>) {
+    this.#db = db;
+  }
+
+  /**
+   * Creates a location with its first key.
+   * @returns the location, its key in clear (`rawKey`) the only time it is seen.
+   * @throws HttpError 400 `slugName` is a public location name; 409 `slugName` taken in the account.
+   */
+  async create(accountId: string, body: CreatePrivateLocation, nowMs: number): Promise<PrivateLocation> {
+    if ((LOCATIONS as readonly string[]).includes(body.slugName)) {
+      throw badField('slugName', `must not be a public location name (${body.slugName})`, 'reserved');
+    }
+    const doc: Doc = { name: body.name, slugName: body.slugName, icon: body.icon ?? 'location' };
+    const row: Row = {
+      id: randomUUID(),
+      slug: doc.slugName,
+      doc: JSON.stringify(doc),
+      created_at: nowMs,
+      updated_at: null,
+    };
+    try {
+      return await this.#db.transaction().execute(async (tx) => {
+        const taken = await tx
+          .selectFrom('private_locations')
+          .select('id')
+          .where('account_id', '=', accountId)
+          .where('slug', '=', doc.slugName)
+          .executeTakeFirst();
+        if (taken) throw slugTaken(doc.slugName);
+        await tx
+          .insertInto('private_locations')
+          .values({ ...row, account_id: accountId })
+          .execute();
+        const key = await insertKey(tx, accountId, row.id, nowMs);
+        return present(row, [presentKey(key.row, key.rawKey)], { agentCount: 0, lastSeen: null });
+      });
+    } catch (err) {
+      if (isUniqueViolation(err)) throw slugTaken(doc.slugName);
+      throw err;
+    }
+  }
+
+  /** @throws HttpError 404 when the location is not in the account. */
+  async #row(accountId: string, id: string, db: Tx = this.#db): Promise<Row> {
+    const row = await db
+      .selectFrom('private_locations')
+      .select(['id', 'slug', 'doc', 'created_at', 'updated_at'])
+      .where('account_id', '=', accountId)
+      .where('id', '=', id)
+      .executeTakeFirst();
+    if (!row) throw notFound('private location', id);
+    return row;
+  }
+
+  /** The account's locations as the API shows them, oldest first, keys masked. */
+  async list(accountId: string, nowMs: number): Promise<PrivateLocation[]> {
+    const rows = await this.#db
+      .selectFrom('private_locations')
+      .select(['id', 'slug', 'doc', 'created_at', 'updated_at'])
+      .where('account_id', '=', accountId)
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
+    return Promise.all(rows.map((row) => this.#present(row, nowMs)));
+  }
+
+  /** @throws HttpError 404 when the location is not in the account. */
+  async get(accountId: string, id: string, nowMs: number): Promise<PrivateLocation> {
+    return this.#present(await this.#row(accountId, id), nowMs);
+  }
+
+  /**
+   * Changes `name` and/or `icon`.
+   * @throws HttpError 404 unknown location; 400 naming `slugName` when the body tries to change it.
+   */
+  async update(
+    accountId: string,
+    id: string,
+    body: UpdatePrivateLocation,
+    nowMs: number,
+  ): Promise<PrivateLocation> {
+    const before = await this.#row(accountId, id);
+    const old = JSON.parse(before.doc) as Doc;
+    if (body.slugName !== undefined && body.slugName !== old.slugName) {
+      throw badField(
+        'slugName',
+        `cannot be changed (it is ${old.slugName}); create a new location instead`,
+        'immutable',
+      );
+    }
+    const doc: Doc = { ...old, name: body.name ?? old.name, icon: body.icon ?? old.icon };
+    await this.#db
+      .updateTable('private_locations')
+      .set({ doc: JSON.stringify(doc), updated_at: nowMs })
+      .where('account_id', '=', accountId)
+      .where('id', '=', id)
+      .execute();
+    return this.#present({ ...before, doc: JSON.stringify(doc), updated_at: nowMs }, nowMs);
+  }
+
+  /** Deletes a location and its keys (agents using them get 401 from the next request). @throws HttpError 404. */
+  async delete(accountId: string, id: string): Promise<void> {
+    await this.#db.transaction().execute(async (tx) => {
+      await this.#row(accountId, id, tx);
+      await tx
+        .deleteFrom('private_location_keys')
+        .where('account_id', '=', accountId)
+        .where('location_id', '=', id)
+        .execute();
+      await tx
+        .deleteFrom('private_locations')
+        .where('account_id', '=', accountId)
+        .where('id', '=', id)
+        .execute();
+      await tx.updateTable('agents').set({ location_id: null }).where('location_id', '=', id).execute();
+    });
+  }
+
+  /**
+   * Adds a key to a location.
+   * @returns the key with `rawKey`, the only time it is seen.
+   * @throws HttpError 404 unknown location; 409 when it already holds two keys.
+   */
+  async addKey(accountId: string, id: string, nowMs: number): Promise<PrivateLocationKey> {
+    return this.#db.transaction().execute(async (tx) => {
+      await this.#row(accountId, id, tx);
+      const keys = await tx
+        .selectFrom('private_location_keys')
+        .select('id')
+        .where('location_id', '=', id)
+        .execute();
+      if (keys.length >= MAX_LOCATION_KEYS) {
+        throw new HttpError(
+          409,
+          `private location ${id} already has ${MAX_LOCATION_KEYS} keys; delete one first`,
+          {
+            id,
+            code: 'OUTPOST_ERR_TOO_MANY_KEYS',
+          },
+        );
+      }
+      const key = await insertKey(tx, accountId, id, nowMs);
+      return presentKey(key.row, key.rawKey);
+    });
+  }
+
+  /** Deletes one key; it stops working at once. @throws HttpError 404 unknown location or key. */
+  async deleteKey(accountId: string, id: string, keyId: string): Promise<void> {
+    await this.#row(accountId, id);
+    const res = await this.#db
+      .deleteFrom('private_location_keys')
+      .where('account_id', '=', accountId)
+      .where('location_id', '=', id)
+      .where('id', '=', keyId)
+      .executeTakeFirst();
+    if (res.numDeletedRows === 0n) throw notFound('private location key', keyId);
+  }
+
+  /** The location as answered: masked keys, agents seen within `AGENT_ONLINE_WINDOW_MS` of `nowMs`. */
+  async #present(row: Row, nowMs: number): Promise<PrivateLocation> {
+    const keys = await this.#db
+      .selectFrom('private_location_keys')
+      .select(['id', 'location_id', 'masked_key', 'created_at', 'updated_at'])
+      .where('location_id', '=', row.id)
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
+    const agents = await this.#db
+      .selectFrom('agents')
+      .select('last_seen_at')
+      .where('location_id', '=', row.id)
+      .execute();
+    const seen = agents.map((a) => Number(a.last_seen_at));
+    return present(
+      row,
+      keys.map((k) => presentKey(k)),
+      {
+        agentCount: seen.filter((t) => t >= nowMs - AGENT_ONLINE_WINDOW_MS).length,
+        lastSeen: seen.length > 0 ? iso(Math.max(...seen)) : null,
+      },
+    );
+  }
+}
+
+function present(
+  row: Row,
+  keys: PrivateLocationKey[],
+  agents: { agentCount: number; lastSeen: string | null },
+): PrivateLocation {
+  const doc = JSON.parse(row.doc) as Doc;
+  return {
+    id: row.id,
+    name: doc.name,
+    slugName: doc.slugName,
+    icon: doc.icon,
+    keys,
+    ...agents,
+    created_at: iso(row.created_at)!,
+    updated_at: iso(row.updated_at),
+  };
+}
+
+/** Stores a new key (hashed, plus its masked form); returns the row and the key in clear. */
+async function insertKey(
+  tx: Tx,
+  accountId: string,
+  locationId: string,
+  nowMs: number,
+): Promise<{ row: KeyRow; rawKey: string }> {
+  const rawKey = generateLocationKey();
+  const row: KeyRow = {
+    id: randomUUID(),
+    location_id: locationId,
+    masked_key: maskLocationKey(rawKey),
+    created_at: nowMs,
+    updated_at: null,
+  };
+  await tx
+    .insertInto('private_location_keys')
+    .values({ ...row, account_id: accountId, key_hash: hashApiKey(rawKey) })
+    .execute();
+  return { row, rawKey };
+}

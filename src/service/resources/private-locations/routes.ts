@@ -1,0 +1,165 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import type { ServiceContext } from '../../context.js';
+import { PrivateLocationStore } from './private-locations.js';
+import { ErrorBodySchema } from '../../http/schema-helpers.js';
+import {
+  type CreatePrivateLocation,
+  CreatePrivateLocationBody,
+  LocationIdParams,
+  LocationKeyParams,
+  PrivateLocationKeySchema,
+  PrivateLocationSchema,
+  type UpdatePrivateLocation,
+  UpdatePrivateLocationBody,
+} from './schema.js';
+
+const tags = ['private locations'];
+const strict = { additionalProperties: false } as const;
+
+/**
+ * Private locations (design.md §1–§2; not in the spec's endpoint list): create
+ * (201, with its first key in clear once), list, read, rename (PUT; `slugName`
+ * immutable), delete (204; its keys stop working at once), and key rotation:
+ * add a key (201; at most two, else 409), delete a key (204).
+ */
+export async function privateLocationRoutes(app: FastifyInstance, ctx: ServiceContext): Promise<void> {
+  const locations = new PrivateLocationStore(ctx.db);
+
+  app.post(
+    '/v1/private-locations',
+    {
+      schema: {
+        tags,
+        summary: 'Create a private location',
+        description: 'The answer holds the first key in clear (`keys[0].rawKey`); it is never shown again.',
+        body: CreatePrivateLocationBody,
+        response: { 201: PrivateLocationSchema, 409: ErrorBodySchema },
+      },
+    },
+    async (request, reply) => {
+      const location = await locations.create(
+        request.accountId,
+        request.body as CreatePrivateLocation,
+        Date.now(),
+      );
+      ctx.log.info(
+        { privateLocationId: location.id, slug: location.slugName, accountId: request.accountId },
+        'private location created',
+      );
+      return reply.code(201).send(location);
+    },
+  );
+
+  app.get(
+    '/v1/private-locations',
+    {
+      schema: {
+        tags,
+        summary: 'List private locations',
+        querystring: Type.Object({}, strict),
+        response: { 200: Type.Array(PrivateLocationSchema) },
+      },
+    },
+    async (request) => locations.list(request.accountId, Date.now()),
+  );
+
+  app.get(
+    '/v1/private-locations/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Retrieve a private location',
+        params: LocationIdParams,
+        response: { 200: PrivateLocationSchema },
+      },
+    },
+    async (request) => {
+      const { id } = request.params as { id: string };
+      return locations.get(request.accountId, id, Date.now());
+    },
+  );
+
+  app.put(
+    '/v1/private-locations/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Update a private location',
+        description:
+          'Changes `name` and/or `icon`. `slugName` cannot change: sending another value is a 400.',
+        params: LocationIdParams,
+        body: UpdatePrivateLocationBody,
+        response: { 200: PrivateLocationSchema },
+      },
+    },
+    async (request) => {
+      const { id } = request.params as { id: string };
+      return locations.update(request.accountId, id, request.body as UpdatePrivateLocation, Date.now());
+    },
+  );
+
+  app.delete(
+    '/v1/private-locations/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Delete a private location',
+        description:
+          'Its keys stop working at once; checks naming its slug keep the slug and their runs expire unclaimed.',
+        params: LocationIdParams,
+        response: { 204: Type.Null({ description: 'No Content' }) },
+      },
+    },
+    async (request, reply) => {
+      const { id } = request.params as { id: string };
+      await locations.delete(request.accountId, id);
+      return reply.code(204).send();
+    },
+  );
+
+  app.post(
+    '/v1/private-locations/:id/keys',
+    {
+      schema: {
+        tags,
+        summary: 'Add a key to a private location',
+        description:
+          'For rotation: a location holds at most two keys (409 beyond). The answer holds the key in clear once.',
+        params: LocationIdParams,
+        response: { 201: PrivateLocationKeySchema, 409: ErrorBodySchema },
+      },
+    },
+    async (request, reply) => {
+      const { id } = request.params as { id: string };
+      const key = await locations.addKey(request.accountId, id, Date.now());
+      ctx.log.info(
+        { privateLocationId: id, keyId: key.id, accountId: request.accountId },
+        'private location key added',
+      );
+      return reply.code(201).send(key);
+    },
+  );
+
+  app.delete(
+    '/v1/private-locations/:id/keys/:keyId',
+    {
+      schema: {
+        tags,
+        summary: 'Delete a key of a private location',
+        description: 'Agents using the key get 401 from their next request.',
+        params: LocationKeyParams,
+        response: { 204: Type.Null({ description: 'No Content' }) },
+      },
+    },
+    async (request, reply) => {
+      const { id, keyId } = request.params as { id: string; keyId: string };
+      await locations.deleteKey(request.accountId, id, keyId);
+      ctx.log.info(
+        { privateLocationId: id, keyId, accountId: request.accountId },
+        'private location key deleted',
+      );
+      return reply.code(204).send();
+    },
+  );
+}

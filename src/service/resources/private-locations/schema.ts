@@ -1,0 +1,82 @@
+import { type Static, Type } from '@sinclair/typebox';
+import { Nullable } from '../../http/schema-helpers.js';
+
+const strict = { additionalProperties: false } as const;
+
+/** Path parameter `id` of a private location (a UUID the service assigns). */
+export const LocationIdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) }, strict);
+
+/** Path parameters of one key of a private location. */
+export const LocationKeyParams = Type.Object(
+  { id: Type.String({ minLength: 1, maxLength: 64 }), keyId: Type.String({ minLength: 1, maxLength: 64 }) },
+  strict,
+);
+
+/**
+ * `slugName`: lowercase letters, digits and hyphens, starting with a letter or
+ * digit, at most 63 characters; the same pattern checks accept in `privateLocations`.
+ */
+export const SlugNameSchema = Type.String({ pattern: '^[a-z0-9][a-z0-9-]{0,62}$' });
+
+const name = Type.String({ minLength: 1, maxLength: 255 });
+const icon = Type.String({ minLength: 1, maxLength: 64, pattern: '^[a-z0-9-]+$' });
+
+/**
+ * Body of `POST /v1/private-locations`: `name`, `slugName` (unique in the
+ * account, never a public location name), `icon` (an icon name, default `location`).
+ */
+export const CreatePrivateLocationBody = Type.Object(
+  { name, slugName: SlugNameSchema, icon: Type.Optional({ ...icon, default: 'location' }) },
+  strict,
+);
+/** A validated create body, `icon` defaulted. */
+export type CreatePrivateLocation = Static<typeof CreatePrivateLocationBody>;
+
+/** Body of `PUT /v1/private-locations/{id}`: `name` and/or `icon`; `slugName` is accepted only unchanged. */
+export const UpdatePrivateLocationBody = Type.Object(
+  { name: Type.Optional(name), icon: Type.Optional(icon), slugName: Type.Optional(SlugNameSchema) },
+  strict,
+);
+/** A validated update body: only the fields the caller sent. */
+export type UpdatePrivateLocation = Static<typeof UpdatePrivateLocationBody>;
+
+/**
+ * A key of a private location. `maskedKey` is `pl_…` and the key's last four
+ * characters; `rawKey` (the key in clear) appears only in the answer that created it.
+ */
+export const PrivateLocationKeySchema = Type.Object(
+  {
+    id: Type.String(),
+    rawKey: Type.Optional(
+      Type.String({ description: 'The key in clear; only in the answer that created it.' }),
+    ),
+    maskedKey: Type.String(),
+    created_at: Type.String({ format: 'date-time' }),
+    updated_at: Nullable(Type.String({ format: 'date-time' })),
+  },
+  strict,
+);
+/** A key as answered. */
+export type PrivateLocationKey = Static<typeof PrivateLocationKeySchema>;
+
+/**
+ * A private location as the API answers it: its keys (masked), `agentCount`
+ * (agents seen within the last 2 minutes) and `lastSeen` (the latest time any
+ * agent of the location called the service, or null).
+ */
+export const PrivateLocationSchema = Type.Object(
+  {
+    id: Type.String(),
+    name: Type.String(),
+    slugName: Type.String(),
+    icon: Type.String(),
+    keys: Type.Array(PrivateLocationKeySchema),
+    agentCount: Type.Integer(),
+    lastSeen: Nullable(Type.String({ format: 'date-time' })),
+    created_at: Type.String({ format: 'date-time' }),
+    updated_at: Nullable(Type.String({ format: 'date-time' })),
+  },
+  strict,
+);
+/** A private location as answered. */
+export type PrivateLocation = Static<typeof PrivateLocationSchema>;

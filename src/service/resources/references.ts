@@ -1,0 +1,133 @@
+import type { Kysely } from 'kysely';
+import { badField } from '../http/errors.js';
+import type { Database } from '../store/database.js';
+
+/**
+ * Existence checks for ids one resource's body names in another (a check's
+ * `groupId`, a group's `setupSnippetId`, a channel's `subscriptions[].checkId`…).
+ * Each is scoped to one account, so an id of another account is reported
+ * exactly like an unknown one: 400 naming the field, rule `exists`.
+ */
+
+/**
+ * Asserts that `groupId` is a check group of the account; null or undefined pass.
+ * Call it from check create and update with the body's `groupId`.
+ * @param field dotted path reported in the error; default `groupId`.
+ * @throws HttpError 400 `{ field, in: 'body', rule: 'exists' }`.
+ */
+export async function assertGroupExists(
+  db: Kysely<Database>,
+  accountId: string,
+  groupId: number | null | undefined,
+  field = 'groupId',
+): Promise<void> {
+  if (groupId === null || groupId === undefined) return;
+  const row = await db
+    .selectFrom('check_groups')
+    .select('id')
+    .where('account_id', '=', accountId)
+    .where('id', '=', groupId)
+    .executeTakeFirst();
+  if (!row)
+    throw badField(field, `must be the id of a check group of this account; ${groupId} is not`, 'exists');
+}
+
+/**
+ * Asserts that `snippetId` is a snippet of the account; null or undefined pass.
+ * @param field dotted path reported in the error, e.g. `setupSnippetId`.
+ * @throws HttpError 400 naming `field`, rule `exists`.
+ */
+export async function assertSnippetExists(
+  db: Kysely<Database>,
+  accountId: string,
+  snippetId: number | null | undefined,
+  field: string,
+): Promise<void> {
+  if (snippetId === null || snippetId === undefined) return;
+  const row = await db
+    .selectFrom('snippets')
+    .select('id')
+    .where('account_id', '=', accountId)
+    .where('id', '=', snippetId)
+    .executeTakeFirst();
+  if (!row)
+    throw badField(field, `must be the id of a snippet of this account; ${snippetId} is not`, 'exists');
+}
+
+/**
+ * Asserts that every `alertChannelId` of `subscriptions` is an alert channel of the account.
+ * @param field path of the array, e.g. `alertChannelSubscriptions`; the error names
+ *   `<field>[i].alertChannelId`.
+ * @throws HttpError 400, rule `exists`.
+ */
+export async function assertAlertChannelsExist(
+  db: Kysely<Database>,
+  accountId: string,
+  subscriptions: readonly { alertChannelId: number }[] | null | undefined,
+  field = 'alertChannelSubscriptions',
+): Promise<void> {
+  if (!subscriptions || subscriptions.length === 0) return;
+  const rows = await db
+    .selectFrom('alert_channels')
+    .select('id')
+    .where('account_id', '=', accountId)
+    .execute();
+  const known = new Set(rows.map((r) => Number(r.id)));
+  subscriptions.forEach((s, i) => {
+    if (!known.has(s.alertChannelId)) {
+      throw badField(
+        `${field}[${i}].alertChannelId`,
+        `must be the id of an alert channel of this account; ${s.alertChannelId} is not`,
+        'exists',
+      );
+    }
+  });
+}
+
+/**
+ * Asserts that every slug of `slugs` is a private location of the account.
+ * @param field path of the array, e.g. `privateLocations`; the error names `<field>[i]`.
+ * @throws HttpError 400, rule `exists`.
+ */
+export async function assertPrivateLocationsExist(
+  db: Kysely<Database>,
+  accountId: string,
+  slugs: readonly string[] | null | undefined,
+  field = 'privateLocations',
+): Promise<void> {
+  if (!slugs || slugs.length === 0) return;
+  const rows = await db
+    .selectFrom('private_locations')
+    .select('slug')
+    .where('account_id', '=', accountId)
+    .execute();
+  const known = new Set(rows.map((r) => r.slug));
+  slugs.forEach((slug, i) => {
+    if (!known.has(slug)) {
+      throw badField(
+        `${field}[${i}]`,
+        `must be the slugName of a private location of this account; ${slug} is not`,
+        'exists',
+      );
+    }
+  });
+}
+
+/**
+ * Asserts that `checkId` is a check of the account.
+ * @throws HttpError 400 naming `field`, rule `exists`.
+ */
+export async function assertCheckExists(
+  db: Kysely<Database>,
+  accountId: string,
+  checkId: string,
+  field: string,
+): Promise<void> {
+  const row = await db
+    .selectFrom('checks')
+    .select('id')
+    .where('account_id', '=', accountId)
+    .where('id', '=', checkId)
+    .executeTakeFirst();
+  if (!row) throw badField(field, `must be the id of a check of this account; ${checkId} is not`, 'exists');
+}

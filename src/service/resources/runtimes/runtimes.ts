@@ -1,0 +1,69 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { RuntimeId } from '../../../protocol/index.js';
+import { OutpostError } from '../../../shared/errors.js';
+import { PACKAGE_ROOT } from '../../../shared/paths.js';
+import { bodyAjv } from '../../http/validation.js';
+import { describeAjvError, fieldOf } from '../../http/errors.js';
+import { type Runtime, RuntimeSchema } from './schema.js';
+
+/**
+ * Runtime of a check that pins none, directly or through its group: the newest, which the
+ * agent image ships (spec, "Versioning" 3).
+ */
+export const DEFAULT_RUNTIME_ID = '2026.04' satisfies RuntimeId;
+
+/** Folder holding one `<name>/runtime.json` per runtime. */
+export const RUNTIMES_DIR: string = join(PACKAGE_ROOT, 'runtimes');
+
+const validate = bodyAjv.compile(RuntimeSchema);
+
+/**
+ * Reads and validates every `<dir>/<name>/runtime.json` (spec, "Runtime"),
+ * newest name first. Folders without a runtime.json are skipped.
+ * @throws OutpostError OUTPOST_ERR_CONFIG naming the file when one is not JSON,
+ * breaks the Runtime schema, or names another runtime than its folder.
+ */
+export function loadRuntimes(dir: string = RUNTIMES_DIR): Runtime[] {
+  const runtimes: Runtime[] = [];
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    if (!entry.isDirectory()) continue;
+    const file = join(dir, entry.name, 'runtime.json');
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue;
+      throw new OutpostError('OUTPOST_ERR_CONFIG', `runtime file ${file} cannot be read`, { cause: err });
+    }
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch (err) {
+      throw new OutpostError(
+        'OUTPOST_ERR_CONFIG',
+        `runtime file ${file} is not JSON: ${(err as Error).message}`,
+        {
+          cause: err,
+        },
+      );
+    }
+    if (!validate(value)) {
+      const first = validate.errors![0]!;
+      const field = fieldOf(first) || '(root)';
+      throw new OutpostError(
+        'OUTPOST_ERR_CONFIG',
+        `runtime file ${file}: ${field} ${describeAjvError(first)}`,
+      );
+    }
+    const runtime = value as Runtime;
+    if (runtime.name !== entry.name) {
+      throw new OutpostError(
+        'OUTPOST_ERR_CONFIG',
+        `runtime file ${file}: name ${runtime.name} must be its folder's name ${entry.name}`,
+      );
+    }
+    runtimes.push(Object.freeze(runtime));
+  }
+  return runtimes.sort((a, b) => b.name.localeCompare(a.name));
+}

@@ -1,0 +1,112 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import type { ServiceContext } from '../../context.js';
+import { offsetOf, PageQuery } from '../../http/pagination.js';
+import { ErrorBodySchema } from '../../http/schema-helpers.js';
+import {
+  type CreateSnippet,
+  CreateSnippetBody,
+  SnippetIdParams,
+  SnippetSchema,
+  type UpdateSnippet,
+  UpdateSnippetBody,
+} from './schema.js';
+import { assertScriptSize, presentSnippet, SnippetStore } from './snippets.js';
+
+const tags = ['snippets'];
+
+/**
+ * Snippets (spec, "Snippets": `DELETE /v1/snippets/{id}`): reusable setup and
+ * teardown code. Create (201), list (`limit` 1–100, default 10; `page`), read,
+ * partial update, delete (204; 409 while a check or group uses it).
+ */
+export async function snippetRoutes(app: FastifyInstance, ctx: ServiceContext): Promise<void> {
+  const snippets = new SnippetStore(ctx.db);
+
+  app.post(
+    '/v1/snippets',
+    {
+      schema: {
+        tags,
+        summary: 'Create a snippet',
+        body: CreateSnippetBody,
+        response: { 201: SnippetSchema },
+      },
+    },
+    async (request, reply) => {
+      const body = request.body as CreateSnippet;
+      assertScriptSize(body.script);
+      const row = await snippets.insert(request.accountId, body, Date.now());
+      return reply.code(201).send(presentSnippet(row));
+    },
+  );
+
+  app.get(
+    '/v1/snippets',
+    {
+      schema: {
+        tags,
+        summary: 'List snippets',
+        querystring: PageQuery(10),
+        response: { 200: Type.Array(SnippetSchema) },
+      },
+    },
+    async (request) => {
+      const query = request.query as { limit: number; page: number };
+      return (await snippets.list(request.accountId, query.limit, offsetOf(query))).map(presentSnippet);
+    },
+  );
+
+  app.get(
+    '/v1/snippets/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Retrieve a snippet',
+        params: SnippetIdParams,
+        response: { 200: SnippetSchema },
+      },
+    },
+    async (request) => {
+      const { id } = request.params as { id: number };
+      return presentSnippet(await snippets.get(request.accountId, id));
+    },
+  );
+
+  app.put(
+    '/v1/snippets/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Update a snippet',
+        params: SnippetIdParams,
+        body: UpdateSnippetBody,
+        response: { 200: SnippetSchema },
+      },
+    },
+    async (request) => {
+      const { id } = request.params as { id: number };
+      const body = request.body as UpdateSnippet;
+      assertScriptSize(body.script);
+      return presentSnippet(await snippets.update(request.accountId, id, body, Date.now()));
+    },
+  );
+
+  app.delete(
+    '/v1/snippets/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Delete a snippet',
+        description: 'Refused with 409 while a check or check group uses it as setup or teardown snippet.',
+        params: SnippetIdParams,
+        response: { 204: Type.Null({ description: 'No Content' }), 409: ErrorBodySchema },
+      },
+    },
+    async (request, reply) => {
+      const { id } = request.params as { id: number };
+      await snippets.delete(request.accountId, id);
+      return reply.code(204).send();
+    },
+  );
+}

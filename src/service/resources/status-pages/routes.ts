@@ -1,0 +1,185 @@
+import { monotonicDate } from '../../../shared/clock.js';
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import type { ServiceContext } from '../../context.js';
+import { CursorQuery } from '../../http/cursor.js';
+import { notFound } from '../../http/errors.js';
+import { ErrorBodySchema, IdParams } from '../../http/schema-helpers.js';
+import { ServiceSchema } from '../incidents/schema.js';
+import {
+  cursorPage,
+  ServiceBodySchema,
+  ServiceListQuery,
+  type StatusPageBody,
+  StatusPageSchema,
+  statusPageBody,
+} from './schema.js';
+import { ServiceStore } from './status-page-services.js';
+import { StatusPageStore } from './status-pages.js';
+
+const tags = ['status pages'];
+const NoContent = Type.Null({ description: 'No Content' });
+
+/**
+ * Status pages and their services (spec, "Status pages and services").
+ * `/v1/status-pages/services` is a static route, so `/v1/status-pages/:id`
+ * never captures it.
+ */
+export async function statusPageRoutes(app: FastifyInstance, ctx: ServiceContext): Promise<void> {
+  const pages = new StatusPageStore(ctx.db);
+  const services = new ServiceStore(ctx.db);
+
+  app.post(
+    '/v1/status-pages',
+    {
+      schema: {
+        tags,
+        summary: 'Create a status page',
+        description:
+          'Cards list status-page services by id. A private page gets an access key, shown in clear only in this answer (`keys[0].key`). 409 when `url` is taken in the account.',
+        body: statusPageBody(true),
+        response: { 201: StatusPageSchema, 409: ErrorBodySchema },
+      },
+    },
+    async (request, reply) => {
+      const page = await pages.create(request.accountId, request.body as StatusPageBody, monotonicDate());
+      ctx.log.info({ statusPageId: page.id, accountId: request.accountId }, 'status page created');
+      return reply.code(201).send(page);
+    },
+  );
+
+  app.get(
+    '/v1/status-pages',
+    {
+      schema: {
+        tags,
+        summary: 'List status pages',
+        description: 'Ordered by creation; `nextId` is an opaque cursor for the next page, null at the end.',
+        querystring: CursorQuery,
+        response: { 200: cursorPage(StatusPageSchema) },
+      },
+    },
+    async (request) => {
+      const query = request.query as { limit: number; nextId?: string };
+      const { entries, nextId } = await pages.list(request.accountId, query, Date.now());
+      return { length: entries.length, entries, nextId };
+    },
+  );
+
+  app.get(
+    '/v1/status-pages/services',
+    {
+      schema: {
+        tags,
+        summary: 'List status-page services',
+        description: '`paginated` false answers every service at once, with `nextId` null.',
+        querystring: ServiceListQuery,
+        response: { 200: cursorPage(ServiceSchema) },
+      },
+    },
+    async (request) => {
+      const query = request.query as { limit: number; nextId?: string; paginated: boolean };
+      const { entries, nextId } = await services.list(request.accountId, query);
+      return { length: entries.length, entries, nextId };
+    },
+  );
+
+  app.post(
+    '/v1/status-pages/services',
+    {
+      schema: {
+        tags,
+        summary: 'Create a status-page service',
+        body: ServiceBodySchema,
+        response: { 201: ServiceSchema },
+      },
+    },
+    async (request, reply) => {
+      const { name } = request.body as { name: string };
+      return reply.code(201).send(await services.create(request.accountId, name, monotonicDate().getTime()));
+    },
+  );
+
+  app.get(
+    '/v1/status-pages/services/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Get a status-page service',
+        params: IdParams,
+        response: { 200: ServiceSchema },
+      },
+    },
+    async (request) => services.get(request.accountId, (request.params as { id: string }).id),
+  );
+
+  app.put(
+    '/v1/status-pages/services/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Rename a status-page service',
+        params: IdParams,
+        body: ServiceBodySchema,
+        response: { 200: ServiceSchema },
+      },
+    },
+    async (request) => {
+      const { id } = request.params as { id: string };
+      return services.rename(request.accountId, id, (request.body as { name: string }).name, Date.now());
+    },
+  );
+
+  app.delete(
+    '/v1/status-pages/services/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Delete a status-page service',
+        description:
+          'Incidents that list the service lose the link. 409 while a card of a status page shows it (`attributes.statusPageIds`).',
+        params: IdParams,
+        response: { 204: NoContent, 409: ErrorBodySchema },
+      },
+    },
+    async (request, reply) => {
+      await services.delete(request.accountId, (request.params as { id: string }).id);
+      return reply.code(204).send();
+    },
+  );
+
+  app.get(
+    '/v1/status-pages/:id',
+    { schema: { tags, summary: 'Get a status page', params: IdParams, response: { 200: StatusPageSchema } } },
+    async (request) => pages.get(request.accountId, (request.params as { id: string }).id, Date.now()),
+  );
+
+  app.put(
+    '/v1/status-pages/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Update a status page',
+        description:
+          '`name`, `url` and `cards` are replaced; omitted optional fields keep their stored values. Cards sent with the `id` of one of the page’s cards keep it; others are new.',
+        params: IdParams,
+        body: statusPageBody(false),
+        response: { 200: StatusPageSchema, 409: ErrorBodySchema },
+      },
+    },
+    async (request) => {
+      const { id } = request.params as { id: string };
+      return pages.update(request.accountId, id, request.body as StatusPageBody, monotonicDate());
+    },
+  );
+
+  app.delete(
+    '/v1/status-pages/:id',
+    { schema: { tags, summary: 'Delete a status page', params: IdParams, response: { 204: NoContent } } },
+    async (request, reply) => {
+      const { id } = request.params as { id: string };
+      if (!(await pages.delete(request.accountId, id))) throw notFound('status page', id);
+      return reply.code(204).send();
+    },
+  );
+}

@@ -1,0 +1,311 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { Static } from '@sinclair/typebox';
+import { hashApiKey } from '../../http/auth.js';
+import { type CursorKey, decodeCursor, pageOf } from '../../http/cursor.js';
+import { badField, HttpError, notFound } from '../../http/errors.js';
+import { incidentsForServices } from '../incidents/incident-views.js';
+import { iso } from '../../http/pagination.js';
+import type { CardBody, StatusPageBody, StatusPageSchema, ThemeColors } from './schema.js';
+import { servicesById } from './status-page-services.js';
+import type { Database } from '../../store/database.js';
+
+/** A status page as every operation answers it (see StatusPageSchema). */
+export type StatusPageView = Static<typeof StatusPageSchema>;
+
+/** A card as stored: services by id, so a renamed service shows its new name. */
+type CardDoc = {
+  id: string;
+  name: string;
+  serviceIds: string[];
+  created_at: string;
+  updated_at: string | null;
+};
+/** An access key of a private page: only its SHA-256 and its mask are kept. */
+type KeyDoc = {
+  id: string;
+  keyHash: string;
+  maskedKey: string;
+  created_at: string;
+  updated_at: string | null;
+};
+type StatusPageDoc = Required<Omit<StatusPageBody, 'cards'>> & {
+  id: string;
+  cards: CardDoc[];
+  keys: KeyDoc[];
+};
+type Row = { id: string; account_id: string; doc: string; created_at: number; updated_at: number | null };
+
+/** At most this many incidents, newest first, are shown per page. */
+export const MAX_PAGE_INCIDENTS = 100;
+
+const theme = (
+  background: string,
+  card: string,
+  font: string,
+  muted: string,
+  border: string,
+): ThemeColors['light'] => ({
+  bodyBackgroundColor: background,
+  headerBackgroundColor: card,
+  headerFontColor: font,
+  titleFontColor: font,
+  bodyFontColor: font,
+  bodyFontColorMuted: muted,
+  navigationFontColor: font,
+  linkFontColor: '#2563EB',
+  cardBackgroundColor: card,
+  borderColor: border,
+  primaryButtonBackgroundColor: '#2563EB',
+  primaryButtonFontColor: '#FFFFFF',
+});
+
+/** Colours of a page created without `themeColors`. */
+export const DEFAULT_THEME_COLORS: ThemeColors = {
+  light: theme('#F8FAFC', '#FFFFFF', '#0F172A', '#64748B', '#E2E8F0'),
+  dark: theme('#0B1120', '#111827', '#F1F5F9', '#94A3B8', '#1F2937'),
+};
+
+/** A new access key: `spk_` + 24 random bytes in hex; the mask keeps the first 8 and last 4 characters. */
+function newKey(nowIso: string): { doc: KeyDoc; key: string } {
+  const key = `spk_${randomBytes(24).toString('hex')}`;
+  const maskedKey = `${key.slice(0, 8)}${'*'.repeat(16)}${key.slice(-4)}`;
+  return {
+    key,
+    doc: { id: randomUUID(), keyHash: hashApiKey(key), maskedKey, created_at: nowIso, updated_at: null },
+  };
+}
+
+function isUniqueViolation(err: unknown): boolean {
+  const code = (err as { code?: unknown }).code;
+  return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === '23505';
+}
+
+const urlTaken = (url: string) =>
+  new HttpError(409, `body.url ${url} is already used by another status page of this account`, {
+    field: 'url',
+    in: 'body',
+    rule: 'unique',
+  });
+
+/**
+ * Status pages with cards of services, the incidents of those services and
+ * access keys for private pages (spec, "Status page"), scoped to one account.
+ * `url` is unique per account (409). Listed by `(created_at, id)` with an opaque cursor.
+ */
+export class StatusPageStore {
+  readonly #db: Kysely<Database>;
+  constructor(db: Kysely<Database>) {
+    this.#db = db;
+  }
+
+  /**
+   * Creates a page; a private one gets an access key, shown in clear (`keys[0].key`) only in this answer.
+   * @throws HttpError 400 for an unknown card service; 409 when `url` is taken.
+   */
+  async create(accountId: string, body: StatusPageBody, now: Date): Promise<StatusPageView> {
+    const nowIso = now.toISOString();
+    const { cards: cardBodies, ...fields } = body;
+    const made = fields.isPrivate ? newKey(nowIso) : undefined;
+    const row = await this.#write(body.url, async (trx) => {
+      const id = randomUUID();
+      const cards = await this.#cards(trx, accountId, cardBodies, [], undefined, nowIso);
+      await this.#assertUrlFree(trx, accountId, body.url);
+      const themeColors = fields.themeColors ?? DEFAULT_THEME_COLORS;
+      const doc = { ...fields, themeColors, id, cards, keys: made ? [made.doc] : [] };
+      const row: Row = {
+        id,
+        account_id: accountId,
+        doc: JSON.stringify(doc),
+        created_at: now.getTime(),
+        updated_at: null,
+      };
+      await trx
+        .insertInto('status_pages')
+        .values({ ...row, url: body.url })
+        .execute();
+      return row;
+    });
+    return withClearKey((await this.#present(accountId, [row], now.getTime()))[0]!, made);
+  }
+
+  /** @throws HttpError 404 when the page is not in the account. */
+  async get(accountId: string, id: string, nowMs: number): Promise<StatusPageView> {
+    return (await this.#present(accountId, [await this.#row(this.#db, accountId, id)], nowMs))[0]!;
+  }
+
+  /**
+   * One page of status pages from the cursor on.
+   * @throws HttpError 400 naming `nextId` for a cursor this service did not answer.
+   */
+  async list(
+    accountId: string,
+    query: { limit: number; nextId?: string },
+    nowMs: number,
+  ): Promise<{ entries: StatusPageView[]; nextId: string | null }> {
+    const from: CursorKey | undefined = query.nextId === undefined ? undefined : decodeCursor(query.nextId);
+    let q = this.#db
+      .selectFrom('status_pages')
+      .select(['id', 'account_id', 'doc', 'created_at', 'updated_at'])
+      .where('account_id', '=', accountId)
+      .orderBy('created_at')
+      .orderBy('id');
+    if (from) {
+      q = q.where((eb) =>
+        eb.or([
+          eb('created_at', '>', from.createdAtMs),
+          eb.and([eb('created_at', '=', from.createdAtMs), eb('id', '>=', from.id)]),
+        ]),
+      );
+    }
+    const page = pageOf(await q.limit(query.limit + 1).execute(), query.limit);
+    return { entries: await this.#present(accountId, page.rows, nowMs), nextId: page.nextId };
+  }
+
+  /**
+   * Replaces name, url and cards; other fields keep their stored values when
+   * omitted. Cards named by `id` keep their id and created_at. Turning a page
+   * private makes a key (shown in clear once); turning it public drops its keys.
+   * @throws HttpError 404, 400 (cards), 409 (url taken).
+   */
+  async update(accountId: string, id: string, body: StatusPageBody, now: Date): Promise<StatusPageView> {
+    const nowIso = now.toISOString();
+    const { cards: cardBodies, ...fields } = body;
+    let made: { doc: KeyDoc; key: string } | undefined;
+    const updated = await this.#write(body.url, async (trx) => {
+      const row = await this.#row(trx, accountId, id);
+      const stored = JSON.parse(row.doc) as StatusPageDoc;
+      const cards = await this.#cards(trx, accountId, cardBodies, stored.cards, id, nowIso);
+      await this.#assertUrlFree(trx, accountId, body.url, id);
+      const doc: StatusPageDoc = { ...stored, ...fields, cards };
+      made = doc.isPrivate && !stored.isPrivate ? newKey(nowIso) : undefined;
+      doc.keys = doc.isPrivate ? [...stored.keys, ...(made ? [made.doc] : [])] : [];
+      const updated: Row = { ...row, doc: JSON.stringify(doc), updated_at: now.getTime() };
+      await trx
+        .updateTable('status_pages')
+        .set({ doc: updated.doc, url: body.url, updated_at: updated.updated_at })
+        .where('account_id', '=', accountId)
+        .where('id', '=', id)
+        .execute();
+      return updated;
+    });
+    return withClearKey((await this.#present(accountId, [updated], now.getTime()))[0]!, made);
+  }
+
+  /** @returns false when the page is not in the account. */
+  async delete(accountId: string, id: string): Promise<boolean> {
+    const res = await this.#db
+      .deleteFrom('status_pages')
+      .where('account_id', '=', accountId)
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return res.numDeletedRows > 0n;
+  }
+
+  async #row(db: Kysely<Database>, accountId: string, id: string): Promise<Row> {
+    const row = await db
+      .selectFrom('status_pages')
+      .select(['id', 'account_id', 'doc', 'created_at', 'updated_at'])
+      .where('account_id', '=', accountId)
+      .where('id', '=', id)
+      .executeTakeFirst();
+    if (!row) throw notFound('status page', id);
+    return row;
+  }
+
+  /**
+   * Runs `work` in a transaction, answering 409 when it breaks the unique
+   * index on (account, url): the check in {@link #assertUrlFree} can race.
+   */
+  async #write<T>(url: string, work: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
+    try {
+      return await this.#db.transaction().execute(work);
+    } catch (err) {
+      if (isUniqueViolation(err)) throw urlTaken(url);
+      throw err;
+    }
+  }
+
+  /** @throws HttpError 409 when another page of the account (not `selfId`) uses `url`. */
+  async #assertUrlFree(db: Kysely<Database>, accountId: string, url: string, selfId?: string): Promise<void> {
+    let q = db
+      .selectFrom('status_pages')
+      .select('id')
+      .where('account_id', '=', accountId)
+      .where('url', '=', url);
+    if (selfId !== undefined) q = q.where('id', '!=', selfId);
+    if (await q.executeTakeFirst()) throw urlTaken(url);
+  }
+
+  /** Validates the request cards against the account's services and the page's existing cards. */
+  async #cards(
+    db: Kysely<Database>,
+    accountId: string,
+    bodies: readonly CardBody[],
+    existing: readonly CardDoc[],
+    pageId: string | undefined,
+    nowIso: string,
+  ): Promise<CardDoc[]> {
+    const known = await servicesById(
+      db,
+      accountId,
+      bodies.flatMap((c) => c.services.map((s) => s.id)),
+    );
+    const kept = new Set<string>();
+    return bodies.map((body, i) => {
+      if (pageId !== undefined && body.statusPageId !== undefined && body.statusPageId !== pageId) {
+        throw badField(`cards[${i}].statusPageId`, `must be the id of this status page (${pageId})`, 'const');
+      }
+      const serviceIds: string[] = [];
+      body.services.forEach((ref, j) => {
+        const field = `cards[${i}].services[${j}].id`;
+        if (!known.has(ref.id))
+          throw badField(field, `is not a status-page service of this account: ${ref.id}`, 'exists');
+        if (serviceIds.includes(ref.id))
+          throw badField(field, `lists service ${ref.id} twice in this card`, 'uniqueItems');
+        serviceIds.push(ref.id);
+      });
+      const before = body.id === undefined ? undefined : existing.find((c) => c.id === body.id);
+      if (before && kept.has(before.id))
+        throw badField(`cards[${i}].id`, `names card ${before.id} twice`, 'uniqueItems');
+      if (!before)
+        return { id: randomUUID(), name: body.name, serviceIds, created_at: nowIso, updated_at: null };
+      kept.add(before.id);
+      const changed = before.name !== body.name || before.serviceIds.join() !== serviceIds.join();
+      return { ...before, name: body.name, serviceIds, updated_at: changed ? nowIso : before.updated_at };
+    });
+  }
+
+  /** Rows → views: cards with their services, the incidents of those services, masked keys. */
+  async #present(accountId: string, rows: readonly Row[], nowMs: number): Promise<StatusPageView[]> {
+    const docs = rows.map((r) => JSON.parse(r.doc) as StatusPageDoc);
+    const serviceIds = docs.flatMap((d) => d.cards.flatMap((c) => c.serviceIds));
+    const services = await servicesById(this.#db, accountId, serviceIds);
+    const incidents = await incidentsForServices(this.#db, accountId, [...services.keys()], nowMs);
+    return rows.map((row, i) => {
+      const { cards, keys, ...fields } = docs[i]!;
+      const own = new Set(cards.flatMap((c) => c.serviceIds));
+      return {
+        ...fields,
+        whiteLabel: false,
+        accountId: row.account_id,
+        created_at: iso(row.created_at)!,
+        updated_at: iso(row.updated_at),
+        cards: cards.map(({ serviceIds: ids, ...card }) => ({
+          ...card,
+          services: ids.flatMap((sid) => services.get(sid) ?? []),
+        })),
+        incidents: incidents
+          .filter((x) => [...x.serviceIds].some((sid) => own.has(sid)))
+          .slice(0, MAX_PAGE_INCIDENTS)
+          .map((x) => x.incident),
+        keys: keys.map(({ keyHash: _hash, ...key }) => key),
+      };
+    });
+  }
+}
+
+function withClearKey(view: StatusPageView, made: { doc: KeyDoc; key: string } | undefined): StatusPageView {
+  if (!made) return view;
+  return { ...view, keys: view.keys.map((k) => (k.id === made.doc.id ? { ...k, key: made.key } : k)) };
+}

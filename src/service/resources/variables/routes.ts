@@ -1,0 +1,114 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import type { ServiceContext } from '../../context.js';
+import { notFound } from '../../http/errors.js';
+import { offsetOf, PageQuery } from '../../http/pagination.js';
+import { ErrorBodySchema } from '../../http/schema-helpers.js';
+import {
+  type CreateVariable,
+  CreateVariableBody,
+  type UpdateVariable,
+  UpdateVariableBody,
+  VariableKeyParams,
+  VariableSchema,
+} from './schema.js';
+import { presentVariable, VariableStore } from './variables.js';
+
+const tags = ['environment variables'];
+
+/**
+ * Account-level environment variables (spec, "Environment variable" and
+ * "Environment variables"): list, create, read, replace, delete, addressed by
+ * `key`. Secret values are never returned (see presentVariable).
+ */
+export async function variableRoutes(app: FastifyInstance, ctx: ServiceContext): Promise<void> {
+  const variables = new VariableStore(ctx.db);
+
+  app.get(
+    '/v1/variables',
+    {
+      schema: {
+        tags,
+        summary: 'List environment variables',
+        querystring: PageQuery(10),
+        response: { 200: Type.Array(VariableSchema) },
+      },
+    },
+    async (request) => {
+      const query = request.query as { limit: number; page: number };
+      const rows = await variables.list(request.accountId, { limit: query.limit, offset: offsetOf(query) });
+      return rows.map(presentVariable);
+    },
+  );
+
+  app.post(
+    '/v1/variables',
+    {
+      schema: {
+        tags,
+        summary: 'Create an environment variable',
+        body: CreateVariableBody,
+        response: { 201: VariableSchema, 409: ErrorBodySchema },
+      },
+    },
+    async (request, reply) => {
+      const row = await variables.create(request.accountId, request.body as CreateVariable, Date.now());
+      ctx.log.info(
+        { accountId: request.accountId, key: row.key, secret: row.secret === 1 },
+        'variable created',
+      );
+      return reply.code(201).send(presentVariable(row));
+    },
+  );
+
+  app.get(
+    '/v1/variables/:key',
+    {
+      schema: {
+        tags,
+        summary: 'Get an environment variable',
+        params: VariableKeyParams,
+        response: { 200: VariableSchema },
+      },
+    },
+    async (request) => {
+      const { key } = request.params as { key: string };
+      return presentVariable(await variables.get(request.accountId, key));
+    },
+  );
+
+  app.put(
+    '/v1/variables/:key',
+    {
+      schema: {
+        tags,
+        summary: 'Update an environment variable',
+        params: VariableKeyParams,
+        body: UpdateVariableBody,
+        response: { 200: VariableSchema },
+      },
+    },
+    async (request) => {
+      const { key } = request.params as { key: string };
+      const row = await variables.update(request.accountId, key, request.body as UpdateVariable, Date.now());
+      return presentVariable(row);
+    },
+  );
+
+  app.delete(
+    '/v1/variables/:key',
+    {
+      schema: {
+        tags,
+        summary: 'Delete an environment variable',
+        params: VariableKeyParams,
+        response: { 204: Type.Null({ description: 'No Content' }) },
+      },
+    },
+    async (request, reply) => {
+      const { key } = request.params as { key: string };
+      if (!(await variables.delete(request.accountId, key))) throw notFound('variable', key);
+      return reply.code(204).send();
+    },
+  );
+}

@@ -1,0 +1,62 @@
+import { type Static, Type } from '@sinclair/typebox';
+import { EnvironmentVariableSchema } from '../checks/schema.js';
+import { Nullable } from '../../http/schema-helpers.js';
+
+const strict = { additionalProperties: false } as const;
+const { key, value } = EnvironmentVariableSchema.properties;
+
+/** Shown instead of the value of a `secret` variable, as in check responses. */
+export const SECRET_MASK = '*****';
+
+/**
+ * Body of `POST /v1/variables` (spec, "Environment variable"): `key` (a shell
+ * identifier, at most 128 characters) and `value` (at most 131 072 characters)
+ * required; `locked` and `secret` default false. The same item rules as a check's
+ * `environmentVariables`, so a variable moves between the two unchanged.
+ */
+export const CreateVariableBody = Type.Object(
+  {
+    key,
+    value,
+    locked: Type.Optional(Type.Boolean({ default: false })),
+    secret: Type.Optional(Type.Boolean({ default: false })),
+  },
+  strict,
+);
+export type CreateVariable = Static<typeof CreateVariableBody>;
+
+/**
+ * Body of `PUT /v1/variables/{key}`: `value` required (a secret value cannot be
+ * read back, so a replacement always names it); `locked` and `secret` keep their
+ * stored values when omitted. `key` may be sent but must equal the path's.
+ */
+export const UpdateVariableBody = Type.Object(
+  {
+    key: Type.Optional(key),
+    value,
+    locked: Type.Optional(Type.Boolean()),
+    secret: Type.Optional(Type.Boolean()),
+  },
+  strict,
+);
+export type UpdateVariable = Static<typeof UpdateVariableBody>;
+
+/** Path parameter `key`, with the key's own rules so a malformed key is a 400, not a 404. */
+export const VariableKeyParams = Type.Object({ key }, strict);
+
+/**
+ * A variable as the API shows it: the value of a `secret` variable is always
+ * `*****`. `created_at` is a date-time, `updated_at` null until the first update.
+ */
+export const VariableSchema = Type.Object(
+  {
+    key: Type.String(),
+    value: Type.String(),
+    locked: Type.Boolean(),
+    secret: Type.Boolean(),
+    created_at: Type.String({ format: 'date-time' }),
+    updated_at: Nullable(Type.String({ format: 'date-time' })),
+  },
+  strict,
+);
+export type Variable = Static<typeof VariableSchema>;

@@ -1,0 +1,322 @@
+import type { Kysely } from 'kysely';
+import {
+  type CheckType,
+  type Job,
+  type JobClientCertificate,
+  type JobScript,
+  type JobVariable,
+  jobClassOf,
+  type KeyValue,
+  type TriggerSource,
+} from '../../protocol/index.js';
+import { interpolate } from '../../shared/interpolate.js';
+import { type CheckDoc, openCheckSecrets } from '../resources/checks/checks.js';
+import { type GroupDoc, openGroupSecrets } from '../resources/check-groups/check-groups.js';
+import { clientCertificateForHost } from '../resources/client-certificates/client-certificates.js';
+import { resolveRetryStrategy } from './retries.js';
+import { DEFAULT_RUNTIME_ID } from '../resources/runtimes/runtimes.js';
+import type { Database } from '../store/database.js';
+import { accountVariables } from '../resources/variables/variables.js';
+
+/** Hard run limit per check type, ms (reference/check-types.md, "Operating figures"). */
+export const RUN_TIMEOUT_MS: Record<CheckType, number> = {
+  ICMP: 30_000,
+  DNS: 30_000,
+  TCP: 30_000,
+  URL: 30_000,
+  API: 30_000,
+  HEARTBEAT: 30_000,
+  BROWSER: 240_000,
+  MULTI_STEP: 240_000,
+  AGENTIC: 240_000,
+  PLAYWRIGHT: 900_000,
+};
+
+/** One run to enqueue: a check, where, why, and the check session it belongs to (null: scheduled). */
+export type RunRequest = {
+  check: CheckDoc;
+  location: string;
+  runSource: TriggerSource;
+  checkSessionId: string | null;
+};
+
+/** The variable a check in a group reads its group's `apiCheckDefaults.url` from. */
+export const GROUP_BASE_URL_VARIABLE = 'GROUP_BASE_URL';
+
+/** `{{GROUP_BASE_URL}}` at the start of an API check's url, spaces inside the braces allowed. */
+const GROUP_BASE_URL_PREFIX = /^\{\{\s*GROUP_BASE_URL\s*\}\}/;
+
+type Variable = { key: string; value: string; secret?: boolean | undefined };
+
+/**
+ * Merges variable lists, the first list winning on a repeated key (check > group > account,
+ * design.md §2). Keys compare exactly (environment variables are case-sensitive); each keeps
+ * its own `secret` flag. Order: the winning lists' order, first list first.
+ */
+export function mergeVariables(...lists: readonly (readonly Variable[] | null | undefined)[]): JobVariable[] {
+  const merged = new Map<string, JobVariable>();
+  for (const list of lists) {
+    for (const v of list ?? []) {
+      if (!merged.has(v.key)) merged.set(v.key, { key: v.key, value: v.value, secret: v.secret === true });
+    }
+  }
+  return [...merged.values()];
+}
+
+type KeyValueIn = { key: string; value: string; locked?: boolean };
+type ApiCheckDefaults = {
+  url?: string;
+  headers?: KeyValueIn[];
+  queryParameters?: KeyValueIn[];
+  assertions?: Record<string, unknown>[];
+  basicAuth?: { username: string; password: string } | null;
+};
+
+const keyValues = (list: unknown): KeyValue[] =>
+  Array.isArray(list) ? (list as KeyValueIn[]).map((kv) => ({ key: kv.key, value: kv.value })) : [];
+
+/**
+ * An API check's stored request as the job carries it, with its group's `apiCheckDefaults`
+ * applied (spec, "Check group"; the market leader's semantics):
+ * - `url` starting with `{{GROUP_BASE_URL}}`: that prefix becomes the group's base url (when it has one);
+ * - group headers are added unless the check has a header of the same name (case-insensitive),
+ *   group query parameters unless the check has the same key (exact);
+ * - group assertions run after the check's own;
+ * - the group's `basicAuth` is used when the check has none.
+ * `locked` flags are dropped (UI only). Pure.
+ */
+export function applyApiCheckDefaults(
+  request: Record<string, unknown>,
+  defaults: ApiCheckDefaults | null | undefined,
+): Record<string, unknown> {
+  const headers = keyValues(request.headers);
+  const queryParameters = keyValues(request.queryParameters);
+  const assertions = Array.isArray(request.assertions) ? [...(request.assertions as unknown[])] : [];
+  let url = request.url;
+  let basicAuth = (request.basicAuth as ApiCheckDefaults['basicAuth']) ?? null;
+  if (defaults) {
+    const base = defaults.url ?? '';
+    if (typeof url === 'string' && base !== '' && GROUP_BASE_URL_PREFIX.test(url)) {
+      url = base.replace(/\/+$/, '') + url.replace(GROUP_BASE_URL_PREFIX, '');
+    }
+    const headerNames = new Set(headers.map((h) => h.key.toLowerCase()));
+    for (const h of keyValues(defaults.headers)) {
+      if (!headerNames.has(h.key.toLowerCase())) headers.push(h);
+    }
+    const queryKeys = new Set(queryParameters.map((q) => q.key));
+    for (const q of keyValues(defaults.queryParameters)) {
+      if (!queryKeys.has(q.key)) queryParameters.push(q);
+    }
+    assertions.push(...(defaults.assertions ?? []));
+    basicAuth ??= defaults.basicAuth ?? null;
+  }
+  return { ...request, url, headers, queryParameters, assertions, basicAuth };
+}
+
+/** Host name of `url` once `{{VAR}}`s are filled from `variables`; null when it is no URL. */
+export function hostOfUrl(url: unknown, variables: readonly JobVariable[]): string | null {
+  if (typeof url !== 'string') return null;
+  const filled = interpolate(url, new Map(variables.map((v) => [v.key, v.value])));
+  if (!URL.canParse(filled)) return null;
+  const host = new URL(filled).hostname;
+  return host === '' ? null : host;
+}
+
+type ScriptOwner = {
+  localSetupScript?: string | null;
+  localTearDownScript?: string | null;
+  setupSnippetId?: number | null;
+  tearDownSnippetId?: number | null;
+};
+
+/**
+ * Reads the store for {@link buildJob}, memoising what several runs of one batch share
+ * (the account's variables, groups, snippets). Build one per enqueue batch, inside its transaction.
+ */
+export class JobBuilder {
+  readonly #db: Kysely<Database>;
+  readonly #accountId: string;
+  #accountVariables: Promise<JobVariable[]> | undefined;
+  readonly #groups = new Map<number, Promise<GroupDoc | null>>();
+  readonly #snippets = new Map<number, Promise<{ name: string; script: string } | null>>();
+
+  constructor(db: Kysely<Database>, accountId: string) {
+    this.#db = db;
+    this.#accountId = accountId;
+  }
+
+  /**
+   * The job an agent receives for one run (design.md §2: everything the executor needs,
+   * resolved by the service), attempt 1:
+   * - `environmentVariables`: check > group > account, each with its `secret` flag; an API check
+   *   in a group with a base url also gets `GROUP_BASE_URL` (below the group's own variables);
+   * - `check.runtimeId`: the check's, else its group's; for main-class types (API, browser, …)
+   *   else the default runtime {@link DEFAULT_RUNTIME_ID}; uptime types keep null;
+   * - API checks: the request with the group's `apiCheckDefaults` applied,
+   *   `setupScript`/`tearDownScript`, `clientCertificate` for the request's host,
+   *   `retryStrategy` (see resolveRetryStrategy), `checkRunId` = `jobId`, `runStartedAt` = `nowMs`;
+   * - other checks: `retryStrategy`, `checkRunId` and `runStartedAt` only under a retry strategy
+   *   set on the check or its group (not from doubleCheck).
+   * @param ids.leaseMs lease written into the payload (the claim sets it again).
+   */
+  async build(run: RunRequest, ids: { jobId: string; nowMs: number; leaseMs: number }): Promise<Job> {
+    // Secrets are sealed at rest; the agent gets them in clear (it scrubs them from what it reports).
+    const c = openCheckSecrets(this.#db, run.check);
+    const group = await this.#group(c.groupId as number | null | undefined);
+    const isApi = c.checkType === 'API';
+    const defaults = isApi ? ((group?.apiCheckDefaults as ApiCheckDefaults | undefined) ?? null) : null;
+    const groupBaseUrl = defaults?.url ? [{ key: GROUP_BASE_URL_VARIABLE, value: defaults.url }] : [];
+    const environmentVariables = mergeVariables(
+      c.environmentVariables,
+      group?.environmentVariables,
+      groupBaseUrl,
+      await this.#account(),
+    );
+    const request = isApi ? applyApiCheckDefaults(c.request, defaults) : c.request;
+    const ownRuntime = (c.runtimeId as string | null | undefined) ?? group?.runtimeId ?? null;
+    const job: Job = {
+      jobId: ids.jobId,
+      accountId: this.#accountId,
+      check: {
+        id: c.id,
+        name: c.name,
+        checkType: c.checkType,
+        request,
+        shouldFail: Boolean(c.shouldFail),
+        degradedResponseTime: (c.degradedResponseTime as number | null | undefined) ?? null,
+        maxResponseTime: (c.maxResponseTime as number | null | undefined) ?? null,
+        degradedPacketLossThreshold: (c.degradedPacketLossThreshold as number | null | undefined) ?? null,
+        maxPacketLossThreshold: (c.maxPacketLossThreshold as number | null | undefined) ?? null,
+        runtimeId: ownRuntime ?? (jobClassOf(c.checkType) === 'main' ? DEFAULT_RUNTIME_ID : null),
+      },
+      environmentVariables,
+      runLocation: run.location,
+      runSource: run.runSource,
+      checkSessionId: run.checkSessionId,
+      attempt: 1,
+      timeoutMs: RUN_TIMEOUT_MS[c.checkType],
+      leaseMs: ids.leaseMs,
+    };
+    // Uptime monitors retry only under a strategy set on them or their group: the deprecated
+    // doubleCheck (true by default) must not start retrying every existing monitor.
+    const retryStrategy = resolveRetryStrategy(c, group, { honourDoubleCheck: isApi });
+    const retryRun =
+      retryStrategy === null && !isApi
+        ? {}
+        : { retryStrategy, checkRunId: ids.jobId, runStartedAt: new Date(ids.nowMs).toISOString() };
+    if (!isApi) return { ...job, ...retryRun };
+    const owners: ScriptOwner[] = [c as ScriptOwner, ...(group ? [group as ScriptOwner] : [])];
+    return {
+      ...job,
+      setupScript: await this.#script(owners, 'setup'),
+      tearDownScript: await this.#script(owners, 'teardown'),
+      clientCertificate: await this.#certificate(hostOfUrl(request.url, environmentVariables)),
+      ...retryRun,
+    };
+  }
+
+  /**
+   * The setup or teardown script: the check's inline script, else its snippet, else the
+   * group's inline script, else the group's snippet; null when none (blank inline scripts count as none).
+   */
+  async #script(owners: readonly ScriptOwner[], phase: 'setup' | 'teardown'): Promise<JobScript | null> {
+    for (const owner of owners) {
+      const local = phase === 'setup' ? owner.localSetupScript : owner.localTearDownScript;
+      if (typeof local === 'string' && local.trim() !== '') {
+        return {
+          source: 'LOCAL',
+          snippetId: null,
+          name: `${phase === 'setup' ? 'setup' : 'teardown'} script`,
+          code: local,
+        };
+      }
+      const snippetId = phase === 'setup' ? owner.setupSnippetId : owner.tearDownSnippetId;
+      if (snippetId != null) {
+        // A snippet in use cannot be deleted (409), so it is there; if not, the next owner's applies.
+        const snippet = await this.#snippet(snippetId);
+        if (snippet) {
+          return {
+            source: 'SNIPPET',
+            snippetId,
+            name: `snippet "${snippet.name}" (${snippetId})`,
+            code: snippet.script,
+          };
+        }
+      }
+    }
+    return null;
+  }
+
+  async #certificate(host: string | null): Promise<JobClientCertificate | null> {
+    if (host === null) return null;
+    const found = await clientCertificateForHost(this.#db, this.#accountId, host);
+    if (!found) return null;
+    return { host: found.host, cert: found.cert, key: found.key, ca: found.ca, passphrase: found.passphrase };
+  }
+
+  #account(): Promise<JobVariable[]> {
+    this.#accountVariables ??= accountVariables(this.#db, this.#accountId);
+    return this.#accountVariables;
+  }
+
+  #group(id: number | null | undefined): Promise<GroupDoc | null> {
+    if (id == null) return Promise.resolve(null);
+    let group = this.#groups.get(id);
+    if (!group) {
+      group = this.#db
+        .selectFrom('check_groups')
+        .select('doc')
+        .where('account_id', '=', this.#accountId)
+        .where('id', '=', id)
+        .executeTakeFirst()
+        .then((row) => (row ? openGroupSecrets(this.#db, id, JSON.parse(row.doc) as GroupDoc) : null));
+      this.#groups.set(id, group);
+    }
+    return group;
+  }
+
+  #snippet(id: number): Promise<{ name: string; script: string } | null> {
+    let snippet = this.#snippets.get(id);
+    if (!snippet) {
+      snippet = this.#db
+        .selectFrom('snippets')
+        .select(['name', 'doc'])
+        .where('account_id', '=', this.#accountId)
+        .where('id', '=', id)
+        .executeTakeFirst()
+        .then((row) =>
+          row ? { name: row.name, script: (JSON.parse(row.doc) as { script: string }).script } : null,
+        );
+      this.#snippets.set(id, snippet);
+    }
+    return snippet;
+  }
+}
+
+/**
+ * Builds the job of one run (see {@link JobBuilder.build}); reads the store through `db`
+ * (pass the enqueueing transaction). For several runs of one account use one JobBuilder.
+ */
+export function buildJob(
+  db: Kysely<Database>,
+  accountId: string,
+  run: RunRequest,
+  ids: { jobId: string; nowMs: number; leaseMs: number },
+): Promise<Job> {
+  return new JobBuilder(db, accountId).build(run, ids);
+}
+
+/**
+ * The job of the next attempt of a run (pure): the same payload under a new `jobId`, at
+ * `attempt + 1` in `location`, keeping `checkRunId` (the first attempt's job id) and `runStartedAt`.
+ */
+export function nextAttemptJob(previous: Job, jobId: string, location: string): Job {
+  return {
+    ...previous,
+    jobId,
+    attempt: previous.attempt + 1,
+    runLocation: location,
+    checkRunId: previous.checkRunId ?? previous.jobId,
+    ...(previous.runStartedAt === undefined ? {} : { runStartedAt: previous.runStartedAt }),
+  };
+}
