@@ -2,9 +2,9 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { CheckResult } from './protocol/index.js';
-import { OutpostError } from './shared/errors.js';
-import { createLogger } from './shared/logger.js';
-import { VERSION } from './shared/paths.js';
+import { OutpostError } from './common/errors.js';
+import { createLogger } from './common/logger.js';
+import { VERSION } from './common/paths.js';
 
 const USAGE = `outpost ${VERSION}: self-hosted synthetic monitoring
 
@@ -41,7 +41,7 @@ async function runService(mode: 'service' | 'up'): Promise<number> {
   const log = createLogger({ level: config.logLevel, name: 'outpost-service' });
   if (mode === 'up') {
     // The agent child binds its health port later: find a taken one before the API key is printed.
-    const { assertPortFree } = await import('./shared/ports.js');
+    const { assertPortFree } = await import('./common/ports.js');
     const raw = process.env.AGENT_HEALTH_PORT?.trim();
     const healthPort = raw ? Number(raw) : 8081;
     if (Number.isInteger(healthPort) && healthPort > 0 && healthPort <= 65_535) {

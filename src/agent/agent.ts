@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Executor } from '../checks/executor.js';
 import { type CheckType, jobClassOf, UPTIME_CHECK_TYPES } from '../protocol/index.js';
-import { sleep } from '../shared/abort.js';
-import type { Logger } from '../shared/logger.js';
-import { VERSION } from '../shared/paths.js';
+import { sleep } from '../common/abort.js';
+import type { Logger } from '../common/logger.js';
+import { VERSION } from '../common/paths.js';
 import type { AgentConfig } from './config.js';
 import { type BackoffOptions, JobDispatcher } from './dispatcher.js';
 import { ErrorReporter } from './error-reporter.js';

@@ -2,8 +2,8 @@ import { type Static, Type } from '@sinclair/typebox';
 import { FormatRegistry } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { MAX_CLAIM_WAIT_SECONDS } from '../protocol/index.js';
-import { OutpostError } from '../shared/errors.js';
-import { LOG_LEVELS } from '../shared/logger.js';
+import { OutpostError } from '../common/errors.js';
+import { LOG_LEVELS } from '../common/logger.js';
 
 const HTTP_URL_FORMAT = 'outpost-http-url';
 if (!FormatRegistry.Has(HTTP_URL_FORMAT)) {

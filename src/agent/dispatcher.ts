@@ -10,11 +10,11 @@ import {
   jobClassOf,
   type RunOutcome,
 } from '../protocol/index.js';
-import { OutpostError } from '../shared/errors.js';
-import type { Logger } from '../shared/logger.js';
+import { OutpostError } from '../common/errors.js';
+import type { Logger } from '../common/logger.js';
 import { executeJob } from './execute.js';
 import { renewLeaseUntilStopped } from './lease.js';
-import { linkSignal } from '../shared/linked-signal.js';
+import { linkSignal } from '../common/linked-signal.js';
 import type { AgentMetrics, JobOutcomeLabel } from './metrics.js';
 import { rejectedJobResult, toCheckResult } from './outcomes.js';
 import { postResultWithRetry } from './result-poster.js';

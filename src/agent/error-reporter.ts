@@ -1,8 +1,8 @@
 import type { AgentEvent } from '../protocol/index.js';
 import { Scrubber } from '../sandbox/scrub.js';
-import type { Logger } from '../shared/logger.js';
-import { VERSION } from '../shared/paths.js';
-import { linkSignal } from '../shared/linked-signal.js';
+import type { Logger } from '../common/logger.js';
+import { VERSION } from '../common/paths.js';
+import { linkSignal } from '../common/linked-signal.js';
 import type { ServiceClient } from './service-client.js';
 
 /** Reports accepted per rolling minute; more are dropped (and counted in the debug log). */

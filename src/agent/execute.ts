@@ -1,8 +1,8 @@
 import { Value } from '@sinclair/typebox/value';
 import type { Executor } from '../checks/executor.js';
 import { type Job, type RunOutcome, RunOutcomeSchema } from '../protocol/index.js';
-import { OutpostError } from '../shared/errors.js';
-import type { Logger } from '../shared/logger.js';
+import { OutpostError } from '../common/errors.js';
+import type { Logger } from '../common/logger.js';
 import { errorOutcome } from './outcomes.js';
 
 /** How long an executor may take to settle once its signal aborted, milliseconds. */

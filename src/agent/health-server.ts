@@ -1,7 +1,7 @@
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { JobClass } from '../protocol/index.js';
-import type { Logger } from '../shared/logger.js';
+import type { Logger } from '../common/logger.js';
 
 /** Lifecycle of the agent as probes see it: `starting` until the first successful claim. */
 export type AgentStatus = 'starting' | 'ready' | 'draining';

@@ -1,8 +1,8 @@
 import type { Job } from '../protocol/index.js';
-import { backoffMs } from '../shared/abort.js';
-import { hasCode, type OutpostError } from '../shared/errors.js';
-import type { Logger } from '../shared/logger.js';
-import { linkSignal } from '../shared/linked-signal.js';
+import { backoffMs } from '../common/abort.js';
+import { hasCode, type OutpostError } from '../common/errors.js';
+import type { Logger } from '../common/logger.js';
+import { linkSignal } from '../common/linked-signal.js';
 import type { ServiceClient } from './service-client.js';
 
 /** Options of {@link renewLeaseUntilStopped}. */

@@ -3,13 +3,13 @@ import { join } from 'node:path';
 import type { DestinationStream } from 'pino';
 import type { Executor } from '../checks/executor.js';
 import type { CheckType } from '../protocol/index.js';
-import { hasCode } from '../shared/errors.js';
-import { PACKAGE_ROOT } from '../shared/paths.js';
-import { createLogger, type Logger } from '../shared/logger.js';
+import { hasCode } from '../common/errors.js';
+import { PACKAGE_ROOT } from '../common/paths.js';
+import { createLogger, type Logger } from '../common/logger.js';
 import { lazyExecutor } from '../checks/lazy.js';
 import { guardInspectorSignal } from '../sandbox/inspector-guard.js';
 import { Agent } from './agent.js';
-import { listenError } from '../shared/ports.js';
+import { listenError } from '../common/ports.js';
 import { type AgentConfig, parseAgentConfig, redactAgentConfig } from './config.js';
 
 /** Exit codes of `outpost agent`. */

@@ -1,6 +1,6 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { JobClass } from '../protocol/index.js';
-import { VERSION } from '../shared/paths.js';
+import { VERSION } from '../common/paths.js';
 
 /** How a job ended, as counted in `outpost_agent_jobs_total{outcome}`. */
 export type JobOutcomeLabel = 'passed' | 'failed' | 'degraded' | 'error' | 'lease_lost' | 'dropped';

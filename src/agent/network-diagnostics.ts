@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { CheckResult, HttpCheckResult, HttpConnection, Job, RunOutcome } from '../protocol/index.js';
 import { Scrubber } from '../sandbox/scrub.js';
 import type { RouteTrace } from '../net/traceroute/index.js';
-import type { Logger } from '../shared/logger.js';
+import type { Logger } from '../common/logger.js';
 import type { ServiceClient } from './service-client.js';
 
 /**

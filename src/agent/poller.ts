@@ -6,11 +6,11 @@ import {
   jobClassOf,
   PROTOCOL_VERSION,
 } from '../protocol/index.js';
-import { backoffMs, sleep } from '../shared/abort.js';
-import { hasCode } from '../shared/errors.js';
-import { linkSignal } from '../shared/linked-signal.js';
-import type { Logger } from '../shared/logger.js';
-import { VERSION } from '../shared/paths.js';
+import { backoffMs, sleep } from '../common/abort.js';
+import { hasCode } from '../common/errors.js';
+import { linkSignal } from '../common/linked-signal.js';
+import type { Logger } from '../common/logger.js';
+import { VERSION } from '../common/paths.js';
 import type { BackoffOptions, JobDispatcher } from './dispatcher.js';
 import type { AgentMetrics } from './metrics.js';
 import { isTransient, type ServiceClient } from './service-client.js';

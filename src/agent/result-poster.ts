@@ -1,7 +1,7 @@
 import { type CheckResult, MAX_RESULT_SIZE_BYTES } from '../protocol/index.js';
-import { backoffMs, sleep } from '../shared/abort.js';
-import { hasCode } from '../shared/errors.js';
-import type { Logger } from '../shared/logger.js';
+import { backoffMs, sleep } from '../common/abort.js';
+import { hasCode } from '../common/errors.js';
+import type { Logger } from '../common/logger.js';
 import type { AgentMetrics } from './metrics.js';
 import { fitResult } from './outcomes.js';
 import { isTransient, type ServiceClient } from './service-client.js';

@@ -13,8 +13,8 @@ import {
   LeaseResponseSchema,
   MAX_ARTIFACT_SIZE_BYTES,
 } from '../protocol/index.js';
-import { type ErrorCode, OutpostError } from '../shared/errors.js';
-import { VERSION } from '../shared/paths.js';
+import { type ErrorCode, OutpostError } from '../common/errors.js';
+import { VERSION } from '../common/paths.js';
 
 /** Time allowed for the service to answer a call other than a claim, milliseconds. */
 const REQUEST_TIMEOUT_MS = 30_000;

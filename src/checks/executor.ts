@@ -1,4 +1,4 @@
-import type { Logger } from '../shared/logger.js';
+import type { Logger } from '../common/logger.js';
 import type { CheckType, Job, RunOutcome } from '../protocol/index.js';
 
 /** What an executor gets besides the job. */

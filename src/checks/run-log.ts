@@ -1,6 +1,6 @@
 import type { RunLog } from '../protocol/index.js';
 import type { Scrubber } from '../sandbox/scrub.js';
-import type { Logger } from '../shared/logger.js';
+import type { Logger } from '../common/logger.js';
 
 const PINO_METHODS = { DEBUG: 'debug', INFO: 'info', WARN: 'warn', ERROR: 'error' } as const;
 

@@ -1,7 +1,7 @@
 import { lookup, Resolver } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import type { IpFamily } from '../protocol/index.js';
-import { OutpostError } from '../shared/errors.js';
+import { OutpostError } from '../common/errors.js';
 
 /** Which resolver answered: `dns` queries the name server directly (c-ares), `os` asks getaddrinfo. */
 export type ResolverKind = 'dns' | 'os';

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { PACKAGE_ROOT } from '../shared/paths.js';
+import { PACKAGE_ROOT } from '../common/paths.js';
 
 let cached: Promise<string> | null = null;
 

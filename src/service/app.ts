@@ -1,6 +1,6 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { Kysely } from 'kysely';
-import type { Logger } from '../shared/logger.js';
+import type { Logger } from '../common/logger.js';
 import { bodyAjv, queryAjv } from './http/validation.js';
 import { AnalyticsWorkers } from './analytics/workers.js';
 import { ArtifactStore } from './runs/artifacts.js';

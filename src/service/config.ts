@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
-import { OutpostError } from '../shared/errors.js';
-import { LOG_LEVELS, type LogLevelName } from '../shared/logger.js';
+import { OutpostError } from '../common/errors.js';
+import { LOG_LEVELS, type LogLevelName } from '../common/logger.js';
 import { parseSecretKey } from './store/secret-box.js';
 
 /** Service configuration, parsed once from the environment and frozen. Times in ms. */

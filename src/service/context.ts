@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { CheckResult } from '../protocol/index.js';
-import type { Logger } from '../shared/logger.js';
+import type { Logger } from '../common/logger.js';
 import type { AnalyticsWorkers } from './analytics/workers.js';
 import type { ArtifactStore } from './runs/artifacts.js';
 import type { JobQueue } from './runs/queue.js';

@@ -1,8 +1,8 @@
 import { join } from 'node:path';
-import { assertPortFree, listenError } from '../shared/ports.js';
-import { OutpostError } from '../shared/errors.js';
+import { assertPortFree, listenError } from '../common/ports.js';
+import { OutpostError } from '../common/errors.js';
 import type { NamedResultHook } from './runs/outbox.js';
-import type { Logger } from '../shared/logger.js';
+import type { Logger } from '../common/logger.js';
 import { build, type Service } from './app.js';
 import { ensureAccount, rotateEmbeddedAgentKey, seedDemoChecks } from './bootstrap.js';
 import type { ServiceConfig } from './config.js';

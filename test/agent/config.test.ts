@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseAgentConfig, redactAgentConfig } from '../../src/agent/config.js';
-import { OutpostError } from '../../src/shared/errors.js';
+import { OutpostError } from '../../src/common/errors.js';
 
 const REQUIRED = {
   API_KEY: 'pl_0123456789abcdef0123456789abcdef',

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ErrorReporter } from '../../src/agent/error-reporter.js';
 import { ServiceClient } from '../../src/agent/service-client.js';
-import { VERSION } from '../../src/shared/paths.js';
+import { VERSION } from '../../src/common/paths.js';
 import { memoryLogger, TEST_API_KEY, TestService } from './helpers.js';
 
 describe('ErrorReporter', () => {

@@ -10,8 +10,8 @@ import {
   jobClassOf,
   type RunOutcome,
 } from '../../src/protocol/index.js';
-import { OutpostError } from '../../src/shared/errors.js';
-import { createLogger, type Logger } from '../../src/shared/logger.js';
+import { OutpostError } from '../../src/common/errors.js';
+import { createLogger, type Logger } from '../../src/common/logger.js';
 
 /** The API key every agent test uses. */
 export const TEST_API_KEY = 'pl_0123456789abcdef0123456789abcdef';

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AGENT_EXIT_CODES, runAgent } from '../../src/agent/main.js';
-import { PACKAGE_ROOT } from '../../src/shared/paths.js';
+import { PACKAGE_ROOT } from '../../src/common/paths.js';
 import type { CheckResult } from '../../src/protocol/index.js';
 import { makeJob, TEST_API_KEY, TestService, TimerExecutor } from './helpers.js';
 

@@ -3,7 +3,7 @@ import { type AddressInfo, connect } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ServiceClient, type ServiceError } from '../../src/agent/service-client.js';
 import { type ClaimRequest, PROTOCOL_VERSION } from '../../src/protocol/index.js';
-import { VERSION } from '../../src/shared/paths.js';
+import { VERSION } from '../../src/common/paths.js';
 import { makeJob, passedOutcome, TEST_API_KEY, TestService } from './helpers.js';
 
 const CLAIM: ClaimRequest = {

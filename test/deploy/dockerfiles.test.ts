@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { PACKAGE_ROOT } from '../../src/shared/paths.js';
+import { PACKAGE_ROOT } from '../../src/common/paths.js';
 
 /**
  * No Docker engine runs here, so the Dockerfiles are checked statically: every

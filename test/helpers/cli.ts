@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { PACKAGE_ROOT } from '../../src/shared/paths.js';
+import { PACKAGE_ROOT } from '../../src/common/paths.js';
 
 /** The built CLI; `npm test` builds it first (pretest). */
 export const CLI = join(PACKAGE_ROOT, 'dist/src/cli.js');

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_SCRIPT_UIDS, ScriptSandbox } from '../../src/sandbox/sandbox.js';
 import type { ScriptRunRequest, ScriptRunResult } from '../../src/sandbox/types.js';
-import { PACKAGE_ROOT } from '../../src/shared/paths.js';
+import { PACKAGE_ROOT } from '../../src/common/paths.js';
 
 const RUNTIME = '2026.04';
 const isRoot = process.getuid?.() === 0;

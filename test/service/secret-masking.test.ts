@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Job } from '../../src/protocol/index.js';
-import { isCredentialHeader } from '../../src/shared/credential-headers.js';
+import { isCredentialHeader } from '../../src/common/credential-headers.js';
 import { apiBody, claimJobs, expectBadField, type TestService, testService } from '../helpers/service.js';
 
 let svc: TestService;
@@ -311,7 +311,7 @@ describe('isCredentialHeader', () => {
 describe('a sealed value moved to another row', () => {
   it('does not open there: the job builder fails with OUTPOST_ERR_ENCRYPTION_KEY instead of using it', async () => {
     const { accountVariables } = await import('../../src/service/resources/variables/variables.js');
-    const { hasCode } = await import('../../src/shared/errors.js');
+    const { hasCode } = await import('../../src/common/errors.js');
     await svc.request('POST', '/v1/variables', { key: 'MOVE_FROM', value: 'from-value', secret: true });
     await svc.request('POST', '/v1/variables', { key: 'MOVE_TO', value: 'to-value', secret: true });
     const db = svc.context.db;

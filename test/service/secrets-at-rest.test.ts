@@ -12,7 +12,7 @@ import { generateApiKey } from '../../src/service/http/auth.js';
 import { parseServiceConfig } from '../../src/service/config.js';
 import { type RunningService, startService } from '../../src/service/main.js';
 import { KEY_FILE_NAME } from '../../src/service/store/secret-box.js';
-import { hasCode } from '../../src/shared/errors.js';
+import { hasCode } from '../../src/common/errors.js';
 import { CLI } from '../helpers/cli.js';
 
 /** A secret with characters that JSON escapes or encodes differently (quote, <, non-ASCII). */

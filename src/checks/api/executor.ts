@@ -25,8 +25,8 @@ import {
 import { createDnsResolver, resolveHost } from '../../net/resolve.js';
 import { CREDENTIAL_HEADERS, credentialTokens, Scrubber } from '../../sandbox/scrub.js';
 import type { ScriptRunner } from '../../sandbox/types.js';
-import { OutpostError } from '../../shared/errors.js';
-import { interpolate } from '../../shared/interpolate.js';
+import { OutpostError } from '../../common/errors.js';
+import { interpolate } from '../../common/interpolate.js';
 import { evaluateHttpBody, INLINE_BODY_CHARS } from '../assertions/off-thread.js';
 import type { Executor, ExecutorContext } from '../executor.js';
 import {

@@ -17,7 +17,7 @@ import {
   reverseName,
   systemNameServer,
 } from '../../net/dns/index.js';
-import type { Logger } from '../../shared/logger.js';
+import type { Logger } from '../../common/logger.js';
 import { Scrubber } from '../../sandbox/scrub.js';
 import { valueSource } from '../assertions/index.js';
 import { evaluateAssertionsWithJsonPath } from '../assertions/off-thread.js';

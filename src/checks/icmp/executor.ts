@@ -10,8 +10,8 @@ import {
   type RunOutcome,
 } from '../../protocol/index.js';
 import { Pinger, type PingOutcome, type SocketPreference } from '../../net/icmp/index.js';
-import { hasCode } from '../../shared/errors.js';
-import type { Logger } from '../../shared/logger.js';
+import { hasCode } from '../../common/errors.js';
+import type { Logger } from '../../common/logger.js';
 import { propertySource } from '../assertions/index.js';
 import { evaluateAssertionsWithJsonPath } from '../assertions/off-thread.js';
 import type { Executor, ExecutorContext } from '../executor.js';

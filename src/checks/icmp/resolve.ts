@@ -1,6 +1,6 @@
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
-import { OutpostError } from '../../shared/errors.js';
+import { OutpostError } from '../../common/errors.js';
 
 /** An address to ping and how it was found. */
 export type ResolvedTarget = {

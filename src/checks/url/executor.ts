@@ -15,7 +15,7 @@ import {
   requestOnce,
 } from '../../net/http/index.js';
 import { createDnsResolver, resolveHost } from '../../net/resolve.js';
-import { OutpostError } from '../../shared/errors.js';
+import { OutpostError } from '../../common/errors.js';
 import { evaluateAssertions, valueSource } from '../assertions/index.js';
 import type { Executor, ExecutorContext } from '../executor.js';
 import { errorRunOutcome, judgeRun, RunLogRecorder, validateRequest } from '../outcome.js';

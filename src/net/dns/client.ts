@@ -3,7 +3,7 @@ import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { type DecodedPacket, encode, type Packet, RECURSION_DESIRED, type RecordType } from 'dns-packet';
 import type { DnsJsonAnswer } from '../../protocol/dns-result.js';
-import { OutpostError } from '../../shared/errors.js';
+import { OutpostError } from '../../common/errors.js';
 import { dnsPacketTypeName, rcodeName, rrTypeNumber } from './codes.js';
 import { DnsQueryError } from './errors.js';
 import { answerText, toDohJson } from './render.js';

@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { OutpostError } from '../../shared/errors.js';
-import { PACKAGE_ROOT } from '../../shared/paths.js';
+import { OutpostError } from '../../common/errors.js';
+import { PACKAGE_ROOT } from '../../common/paths.js';
 
 /** The kind of ICMP socket the kernel gave us: `datagram` (unprivileged ping socket) or `raw` (CAP_NET_RAW). */
 export type SocketType = 'datagram' | 'raw';

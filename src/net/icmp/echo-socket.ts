@@ -1,5 +1,5 @@
 import { randomInt } from 'node:crypto';
-import { OutpostError } from '../../shared/errors.js';
+import { OutpostError } from '../../common/errors.js';
 import { ICMP_TYPES, type IcmpAddon, type NativeSocket, type SocketType } from './addon.js';
 import { InFlight, roundTripMs, SEQUENCE_SPACE } from './in-flight.js';
 

@@ -1,5 +1,5 @@
 import { randomInt } from 'node:crypto';
-import { OutpostError } from '../../shared/errors.js';
+import { OutpostError } from '../../common/errors.js';
 
 /** Keys of requests in flight are 16-bit (ICMP sequence numbers, UDP ports). */
 export const SEQUENCE_SPACE = 0x10000;

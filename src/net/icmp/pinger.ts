@@ -1,5 +1,5 @@
 import { isIP, SocketAddress } from 'node:net';
-import { OutpostError } from '../../shared/errors.js';
+import { OutpostError } from '../../common/errors.js';
 import { type IcmpAddon, loadIcmpAddon, type SocketType } from './addon.js';
 import { EchoSocket } from './echo-socket.js';
 

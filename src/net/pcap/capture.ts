@@ -4,9 +4,9 @@ import { createSocket, type Socket } from 'node:dgram';
 import { closeSync, openSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { sleep } from '../../shared/abort.js';
-import { OutpostError } from '../../shared/errors.js';
-import { linkSignal } from '../../shared/linked-signal.js';
+import { sleep } from '../../common/abort.js';
+import { OutpostError } from '../../common/errors.js';
+import { linkSignal } from '../../common/linked-signal.js';
 import { captureFilter, connectionFilter, type Endpoint } from './filter.js';
 import { PcapStreamSplitter } from './format.js';
 

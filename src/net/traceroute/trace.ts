@@ -1,7 +1,7 @@
 import { SocketAddress } from 'node:net';
 import type { IpFamily } from '../../protocol/index.js';
-import { OutpostError } from '../../shared/errors.js';
-import { linkSignal } from '../../shared/linked-signal.js';
+import { OutpostError } from '../../common/errors.js';
+import { linkSignal } from '../../common/linked-signal.js';
 import { type IcmpAddon, loadIcmpAddon, type SocketType } from '../icmp/addon.js';
 import type { SocketPreference } from '../icmp/pinger.js';
 import { ResolveError, resolveHost } from '../resolve.js';

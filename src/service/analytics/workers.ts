@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { PACKAGE_ROOT } from '../../shared/paths.js';
+import { PACKAGE_ROOT } from '../../common/paths.js';
 
 type Pending = { resolve: (rows: unknown[]) => void; reject: (err: Error) => void };
 

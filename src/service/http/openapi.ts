@@ -1,6 +1,6 @@
 import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
-import { VERSION } from '../../shared/paths.js';
+import { VERSION } from '../../common/paths.js';
 import { ErrorBodySchema } from './schema-helpers.js';
 
 /**

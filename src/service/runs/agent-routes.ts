@@ -12,7 +12,7 @@ import {
   PROTOCOL_VERSION,
 } from '../../protocol/index.js';
 import { HttpError } from '../http/errors.js';
-import { linkSignal } from '../../shared/linked-signal.js';
+import { linkSignal } from '../../common/linked-signal.js';
 import type { AgentScope } from './queue.js';
 import type { ServiceContext } from '../context.js';
 

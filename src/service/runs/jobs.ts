@@ -9,7 +9,7 @@ import {
   type KeyValue,
   type TriggerSource,
 } from '../../protocol/index.js';
-import { interpolate } from '../../shared/interpolate.js';
+import { interpolate } from '../../common/interpolate.js';
 import { type CheckDoc, openCheckSecrets } from '../resources/checks/checks.js';
 import { type GroupDoc, openGroupSecrets } from '../resources/check-groups/check-groups.js';
 import { clientCertificateForHost } from '../resources/client-certificates/client-certificates.js';

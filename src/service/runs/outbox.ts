@@ -1,6 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { CheckResult } from '../../protocol/index.js';
-import type { Logger } from '../../shared/logger.js';
+import type { Logger } from '../../common/logger.js';
 import type { ResultHook } from '../context.js';
 import type { Database } from '../store/database.js';
 

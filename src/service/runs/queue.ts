@@ -9,7 +9,7 @@ import {
   type JobClass,
   jobClassOf,
 } from '../../protocol/index.js';
-import { linkSignal } from '../../shared/linked-signal.js';
+import { linkSignal } from '../../common/linked-signal.js';
 import { analyticsColumnsOf } from '../analytics/columns.js';
 import { type CheckDoc, runLocationsOf } from '../resources/checks/checks.js';
 import { HttpError, notFound } from '../http/errors.js';

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Logger } from '../../shared/logger.js';
+import type { Logger } from '../../common/logger.js';
 import { type CheckDoc, runLocationsOf } from '../resources/checks/checks.js';
 import type { JobQueue, RunRequest } from './queue.js';
 import { nextRunAfter } from './schedule.js';

@@ -4,7 +4,7 @@ import { CHECK_TYPES, TRIGGER_SOURCES } from '../../protocol/index.js';
 import { sendError } from '../http/errors.js';
 import { ErrorBodySchema, StringEnum } from '../http/schema-helpers.js';
 import { CheckSessionSchema } from '../http/responses.js';
-import { linkSignal } from '../../shared/linked-signal.js';
+import { linkSignal } from '../../common/linked-signal.js';
 import type { SessionTarget } from './sessions.js';
 import type { ServiceContext } from '../context.js';
 

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { SQLite, type SQLiteDatabase } from './sqlite.js';
 import { Kysely, SqliteDialect } from 'kysely';
-import { OutpostError } from '../../shared/errors.js';
+import { OutpostError } from '../../common/errors.js';
 import { migrateToLatest } from './migrations.js';
 import type { Database } from './schema.js';
 

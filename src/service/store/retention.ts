@@ -1,6 +1,6 @@
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { Kysely } from 'kysely';
-import type { Logger } from '../../shared/logger.js';
+import type { Logger } from '../../common/logger.js';
 import type { ArtifactStore } from '../runs/artifacts.js';
 import type { Database } from './database.js';
 

@@ -11,7 +11,7 @@ import {
   writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { OutpostError } from '../../shared/errors.js';
+import { OutpostError } from '../../common/errors.js';
 
 /** Length of the AES-256 key in bytes. */
 export const SECRET_KEY_BYTES = 32;

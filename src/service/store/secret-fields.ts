@@ -1,4 +1,4 @@
-import { isCredentialHeader } from '../../shared/credential-headers.js';
+import { isCredentialHeader } from '../../common/credential-headers.js';
 import { badField } from '../http/errors.js';
 import { SecretBox } from './secret-box.js';
 

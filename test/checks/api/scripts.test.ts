@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiExecutor } from '../../../src/checks/api/index.js';
 import type { Job, JobScript } from '../../../src/protocol/index.js';
 import { ScriptSandbox } from '../../../src/sandbox/sandbox.js';
-import { PACKAGE_ROOT } from '../../../src/shared/paths.js';
+import { PACKAGE_ROOT } from '../../../src/common/paths.js';
 import { startApiServer, type TestApiServer } from '../../helpers/api-server.js';
 import { contextOf, jobOf } from '../tcp/jobs.js';
 import { apiRequest } from './jobs.js';

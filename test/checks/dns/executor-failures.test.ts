@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createDnsExecutor } from '../../../src/checks/dns/index.js';
-import { hasCode } from '../../../src/shared/errors.js';
+import { hasCode } from '../../../src/common/errors.js';
 import { freeDnsPort, startScriptedDnsServer } from '../../helpers/dns-servers.js';
 import { assertion, context, dnsJob, expectValidOutcome } from './helpers.js';
 

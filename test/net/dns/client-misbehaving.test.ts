@@ -1,7 +1,7 @@
 import { lookup } from 'node:dns/promises';
 import { describe, expect, it } from 'vitest';
 import { DnsQueryError, queryDns } from '../../../src/net/dns/index.js';
-import { hasCode } from '../../../src/shared/errors.js';
+import { hasCode } from '../../../src/common/errors.js';
 import { freeDnsPort, startScriptedDnsServer } from '../../helpers/dns-servers.js';
 import { ipv6Missing, missingRequirement } from '../../helpers/requirements.js';
 

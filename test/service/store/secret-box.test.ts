@@ -2,7 +2,7 @@ import { mkdtempSync, chmodSync, readFileSync, statSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { hasCode } from '../../../src/shared/errors.js';
+import { hasCode } from '../../../src/common/errors.js';
 import {
   KEY_FILE_NAME,
   loadOrCreateKeyFile,

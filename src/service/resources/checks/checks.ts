@@ -30,7 +30,7 @@ import {
   SECRET_MASK,
   sealSecrets,
 } from '../../store/secret-fields.js';
-import { isCredentialHeader } from '../../../shared/credential-headers.js';
+import { isCredentialHeader } from '../../../common/credential-headers.js';
 import { secretBoxOf } from '../../store/secret-box.js';
 
 /** A check as stored and as the API shows it (minus masking). */

@@ -1,8 +1,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RuntimeId } from '../../../protocol/index.js';
-import { OutpostError } from '../../../shared/errors.js';
-import { PACKAGE_ROOT } from '../../../shared/paths.js';
+import { OutpostError } from '../../../common/errors.js';
+import { PACKAGE_ROOT } from '../../../common/paths.js';
 import { bodyAjv } from '../../http/validation.js';
 import { describeAjvError, fieldOf } from '../../http/errors.js';
 import { type Runtime, RuntimeSchema } from './schema.js';

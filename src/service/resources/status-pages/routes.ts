@@ -1,4 +1,4 @@
-import { monotonicDate } from '../../../shared/clock.js';
+import { monotonicDate } from '../../../common/clock.js';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { ServiceContext } from '../../context.js';

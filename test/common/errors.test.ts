@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ERROR_CODES } from '../../src/shared/errors.js';
-import { PACKAGE_ROOT } from '../../src/shared/paths.js';
+import { ERROR_CODES } from '../../src/common/errors.js';
+import { PACKAGE_ROOT } from '../../src/common/paths.js';
 
 describe('docs/errors.md', () => {
   it('documents every error code', () => {

@@ -1,6 +1,6 @@
 import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { linkSignal } from '../../src/shared/linked-signal.js';
+import { linkSignal } from '../../src/common/linked-signal.js';
 
 describe('linkSignal', () => {
   it('aborts with the reason of the parent that aborted', () => {
