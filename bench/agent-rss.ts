@@ -4,7 +4,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { PACKAGE_ROOT } from '../src/shared/paths.js';
+import { PACKAGE_ROOT } from '../src/common/paths.js';
 
 /** Idle agent memory, in MiB. */
 export type AgentRssReport = { idleRssMiB: number; peakRssMiB: number; goalMiB: number };
