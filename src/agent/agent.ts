@@ -40,7 +40,7 @@ export type AgentOptions = {
 };
 
 /**
- * The private-location agent (design.md §3): a health server, one claim loop and a
+ * The private-location agent (docs/architecture.md, "The agent"): a health server, one claim loop and a
  * job dispatcher, stopped by one idempotent `stop()`.
  *
  * Job classes: each class (uptime, main) gets `JOB_CONCURRENCY` slots of its own, so

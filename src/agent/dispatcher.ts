@@ -60,7 +60,7 @@ export type JobDispatcherOptions = {
 };
 
 /**
- * Runs claimed jobs (design.md §3 "dispatcher"): one p-queue per job class, each job
+ * Runs claimed jobs (docs/architecture.md, "The agent"): one p-queue per job class, each job
  * under a signal aborted by `hardSignal`, its `timeoutMs` or a lost lease, with a child
  * logger `{ jobId, checkId, checkType }`, its lease renewed every `leaseMs / 3`, its
  * result posted with retry. A lost lease (409) aborts the job and drops its result;

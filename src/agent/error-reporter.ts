@@ -28,7 +28,7 @@ export type ErrorReporterOptions = {
 const escapeRegExp = (value: string) => value.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /**
- * Sends error reports to `POST /v1/agent/events` (spec, "Events" 7): message, stack,
+ * Sends error reports to `POST /v1/agent/events` (docs/api.md, "Events" 7): message, stack,
  * agent version, platform and runtime version, nothing else. Before sending, the
  * API key (and anything shaped like a key or bearer token), URLs and e-mail
  * addresses are replaced by `*****`. Reports are rate-limited; a failed report is

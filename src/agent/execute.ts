@@ -25,7 +25,7 @@ export type ExecuteOptions = {
 };
 
 /**
- * Runs one job and always yields an outcome (design.md §3 "executors"): a missing
+ * Runs one job and always yields an outcome (docs/architecture.md, "The agent"): a missing
  * executor, a throw, an outcome that does not match `RunOutcomeSchema`, or an executor
  * still busy {@link ABANDON_AFTER_ABORT_MS} after its signal aborted all become an
  * error outcome (`hasErrors: true`) with the reason in `errorMessage`.

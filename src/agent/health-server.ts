@@ -50,7 +50,7 @@ function send(
 }
 
 /**
- * Starts the agent's health server (spec, "Private-location agent health endpoints"):
+ * Starts the agent's health server (docs/api.md, "Private-location agent health endpoints"):
  * - `GET /-/readiness`: 200 while `status` is `ready`, 503 while `starting` or `draining`;
  * - `GET /-/liveness`: 200 while the event loop answers;
  * - `GET /health`: 200 with the {@link HealthSnapshot} as JSON;

@@ -39,7 +39,7 @@ export type PollerOptions = {
 };
 
 /**
- * The claim loops (design.md §3 "poller"): one loop per job class the agent runs, each
+ * The claim loops (docs/architecture.md, "The agent"): one loop per job class the agent runs, each
  * with its own long poll, so a slot freed in one class is claimed at once even while the
  * other class's long poll is waiting (a single loop asking for the main class only kept
  * freed uptime slots idle for a whole `claimWaitSeconds`, issue 9 item 2.7). Each loop

@@ -198,7 +198,7 @@ export class ServiceClient {
   }
 
   /**
-   * `PUT /v1/agent/jobs/{jobId}/artifacts/{name}`: streams the file at `path` (design.md §2);
+   * `PUT /v1/agent/jobs/{jobId}/artifacts/{name}`: streams the file at `path` (docs/protocol.md);
    * refused by the service with 413 above MAX_ARTIFACT_SIZE_BYTES, which is checked here first.
    * @returns the stored size in bytes.
    * @throws ServiceError; OUTPOST_ERR_PROTOCOL for a file over the limit or a 4xx answer.
@@ -222,7 +222,7 @@ export class ServiceClient {
     return size;
   }
 
-  /** `POST /v1/agent/events`: one error report (spec, "Events" 7). @throws ServiceError */
+  /** `POST /v1/agent/events`: one error report (docs/api.md, "Events" 7). @throws ServiceError */
   async postEvent(event: AgentEvent, signal: AbortSignal): Promise<void> {
     await this.#call('event', '/v1/agent/events', event, signal);
   }

@@ -10,7 +10,7 @@ export type ExecutorContext = {
 };
 
 /**
- * One executor per check type (design.md §3). `run` never throws for a
+ * One executor per check type (docs/architecture.md, "The agent"). `run` never throws for a
  * failing target: a target that is down is a result. It throws only for bugs;
  * the dispatcher turns such a throw into a result with `hasErrors: true`.
  */

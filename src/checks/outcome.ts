@@ -115,7 +115,7 @@ export type RunFindings = {
 };
 
 /**
- * Applies the status rule (reference/check-types.md, "Status of a run", via decideStatus) and
+ * Applies the status rule (docs/checks.md, "Status of a run", via decideStatus) and
  * writes `errorMessage`: the failures joined when FAILED, the degradation when DEGRADED, null
  * when PASSED. The caller adds its result part.
  */

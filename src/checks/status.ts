@@ -22,7 +22,7 @@ export type StatusDecision = {
 };
 
 /**
- * The status of a run (reference/check-types.md, "Status of a run"): failed
+ * The status of a run (docs/checks.md, "Status of a run"): failed
  * assertions, an unreachable target, a response time at or above
  * `maxResponseTime` or packet loss at or above the max threshold → FAILED;
  * otherwise at or above the degraded limits → DEGRADED; otherwise PASSED.

@@ -16,7 +16,7 @@ export const BUILT_IN_PLACEHOLDERS: Readonly<Record<string, () => string>> = {
 };
 
 /**
- * Replaces `{{KEY}}` placeholders in `text` with `variables[KEY]` (reference/check-types.md,
+ * Replaces `{{KEY}}` placeholders in `text` with `variables[KEY]` (docs/checks.md,
  * "API": `{{VAR}}` interpolation). A placeholder naming no variable and no built-in is left as
  * it is and its name is passed to `onMissing` (once per occurrence). Values are inserted
  * verbatim, never interpolated again.

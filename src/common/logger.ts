@@ -1,6 +1,6 @@
 import { pino, type Logger } from 'pino';
 
-/** Log levels accepted in `LOG_LEVEL` (design.md §3), mapped to pino's. */
+/** Log levels accepted in `LOG_LEVEL` (docs/architecture.md, "The agent"), mapped to pino's. */
 export const LOG_LEVELS = {
   DEBUG: 'debug',
   LOG: 'info',

@@ -3,7 +3,7 @@ import { ASSERTION_COMPARISONS, ASSERTION_SOURCES } from './enums.js';
 
 /**
  * An assertion as checks carry it on the wire: `{ source, property, comparison, target, regex }`,
- * `target` always a string (reference/check-types.md, "Assertions").
+ * `target` always a string (docs/checks.md, "Assertions").
  */
 export const AssertionSchema = Type.Object(
   {

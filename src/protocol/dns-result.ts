@@ -43,7 +43,7 @@ export const DnsJsonAnswerSchema = Type.Object({
 export type DnsJsonAnswer = Static<typeof DnsJsonAnswerSchema>;
 
 /**
- * DNS part of a result (reference/check-types.md, "DNS": result part). Fields that need an
+ * DNS part of a result (docs/checks.md, "DNS": result part). Fields that need an
  * answer (`returnCode`, `json`, `responseTime`) are null when none came (timeout, refused
  * connection); `answer` is then empty.
  */

@@ -1,6 +1,6 @@
 /**
  * Enumerations shared by the agent and the service, in the spec's own words
- * (../shared/spec/service-api.md, "Resources and their fields").
+ * (docs/api.md, "Resources and their fields").
  */
 
 /** Check types of the spec's `checkType` enumeration. */
@@ -18,10 +18,10 @@ export const CHECK_TYPES = [
 ] as const;
 export type CheckType = (typeof CHECK_TYPES)[number];
 
-/** Check types an agent runs in the `uptime` job class (design.md §2). */
+/** Check types an agent runs in the `uptime` job class (docs/protocol.md). */
 export const UPTIME_CHECK_TYPES = ['ICMP', 'DNS', 'TCP', 'URL'] as const satisfies readonly CheckType[];
 
-/** Job classes: a location has one queue per class (design.md §2). */
+/** Job classes: a location has one queue per class (docs/protocol.md). */
 export const JOB_CLASSES = ['uptime', 'main'] as const;
 export type JobClass = (typeof JOB_CLASSES)[number];
 
@@ -69,7 +69,7 @@ export const RUNTIME_IDS = [
 ] as const;
 export type RuntimeId = (typeof RUNTIME_IDS)[number];
 
-/** Trigger sources of a check session (spec, "Check session"). */
+/** Trigger sources of a check session (docs/api.md, "Check session"). */
 export const TRIGGER_SOURCES = [
   'CLI_DEPLOY',
   'DEPLOYMENT',
@@ -91,7 +91,7 @@ export type TriggerSource = (typeof TRIGGER_SOURCES)[number];
 export const CHECK_SESSION_STATUSES = ['FAILED', 'PASSED', 'DEGRADED', 'TIMED_OUT', 'CANCELLED'] as const;
 export type CheckSessionStatus = (typeof CHECK_SESSION_STATUSES)[number];
 
-/** Status of one run (reference/check-types.md, "Status of a run"). */
+/** Status of one run (docs/checks.md, "Status of a run"). */
 export const RUN_STATUSES = ['PASSED', 'FAILED', 'DEGRADED'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 
@@ -99,10 +99,10 @@ export type RunStatus = (typeof RUN_STATUSES)[number];
 export const IP_FAMILIES = ['IPv4', 'IPv6'] as const;
 export type IpFamily = (typeof IP_FAMILIES)[number];
 
-/** ICMP check frequencies in minutes (spec, Check `frequency`). */
+/** ICMP check frequencies in minutes (docs/api.md, Check `frequency`). */
 export const ICMP_FREQUENCIES = [0, 1, 2, 5, 10, 15, 30, 60, 120, 180, 360, 720, 1440] as const;
 
-/** Assertion comparisons (reference/check-types.md, "Assertions"). */
+/** Assertion comparisons (docs/checks.md, "Assertions"). */
 export const ASSERTION_COMPARISONS = [
   'EQUALS',
   'NOT_EQUALS',
@@ -143,7 +143,7 @@ export const ICMP_ASSERTION_SOURCES = [
   'JSON_RESPONSE',
 ] as const satisfies readonly AssertionSource[];
 
-/** DNS record types a DNS check may query (reference/check-types.md, "DNS"). */
+/** DNS record types a DNS check may query (docs/checks.md, "DNS"). */
 export const DNS_RECORD_TYPES = [
   'A',
   'AAAA',
@@ -162,7 +162,7 @@ export type DnsRecordType = (typeof DNS_RECORD_TYPES)[number];
 /** Transport of a DNS query. */
 export const DNS_PROTOCOLS = ['UDP', 'TCP'] as const;
 
-/** Assertion sources per uptime check type (reference/check-types.md). */
+/** Assertion sources per uptime check type (docs/checks.md). */
 export const DNS_ASSERTION_SOURCES = [
   'RESPONSE_TIME',
   'RESPONSE_CODE',
@@ -182,21 +182,21 @@ export const API_ASSERTION_SOURCES = [
   'RESPONSE_TIME',
 ] as const satisfies readonly AssertionSource[];
 
-/** HTTP methods of an API check (reference/check-types.md, "API"). */
+/** HTTP methods of an API check (docs/checks.md, "API"). */
 export const API_METHODS = ['GET', 'POST', 'PUT', 'HEAD', 'DELETE', 'PATCH', 'OPTIONS'] as const;
 export type ApiMethod = (typeof API_METHODS)[number];
 
-/** How an API check's `body` is sent (reference/check-types.md, "API"). */
+/** How an API check's `body` is sent (docs/checks.md, "API"). */
 export const API_BODY_TYPES = ['JSON', 'FORM', 'RAW', 'GRAPHQL', 'NONE'] as const;
 export type ApiBodyType = (typeof API_BODY_TYPES)[number];
 
-/** Retry strategy types (spec, "Retry strategy": FIXED is used; the rest from the field). */
+/** Retry strategy types (docs/api.md, "Retry strategy": FIXED is used; the rest from the field). */
 export const RETRY_STRATEGY_TYPES = ['FIXED', 'LINEAR', 'EXPONENTIAL', 'SINGLE_RETRY', 'NO_RETRIES'] as const;
 export type RetryStrategyType = (typeof RETRY_STRATEGY_TYPES)[number];
 
 /**
  * Error codes that count as a network error for `onlyOn: ["NETWORK_ERROR"]`
- * (reference/check-types.md, "API": these five only).
+ * (docs/checks.md, "API": these five only).
  */
 export const NETWORK_ERROR_CODES = [
   'ECONNRESET',

@@ -4,7 +4,7 @@ import { ResolverKindSchema } from './tcp-result.js';
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
 
 /**
- * Cumulative times of the final request, milliseconds from its start (reference/check-types.md,
+ * Cumulative times of the final request, milliseconds from its start (docs/checks.md,
  * "HTTP timing"): socket assigned, DNS done, TCP connected, TLS done (null over plain HTTP),
  * first response byte, body end. A phase the request never reached is null. Agrees with
  * curl's `time_namelookup`, `time_connect`, `time_appconnect`, `time_starttransfer`, `time_total`.

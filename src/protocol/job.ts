@@ -13,7 +13,7 @@ import {
 
 const literals = <T extends string>(values: readonly T[]) => Type.Union(values.map((v) => Type.Literal(v)));
 
-/** The ICMP request of a check (reference/check-types.md, "ICMP"). */
+/** The ICMP request of a check (docs/checks.md, "ICMP"). */
 export const IcmpRequestSchema = Type.Object({
   hostname: Type.String({ minLength: 1, maxLength: 2048 }),
   ipFamily: literals(IP_FAMILIES),
@@ -58,7 +58,7 @@ export type KeyValue = Static<typeof KeyValueSchema>;
 
 /**
  * The API request of a check as a job carries it: group `apiCheckDefaults` already applied by
- * the service (reference/check-types.md, "API"). `url`, header and query values, `body` and
+ * the service (docs/checks.md, "API"). `url`, header and query values, `body` and
  * `basicAuth` may hold `{{VAR}}` placeholders, interpolated by the agent from the job's variables.
  */
 export const ApiRequestSchema = Type.Object({
@@ -128,7 +128,7 @@ export const JobRunExtrasSchema = Type.Object({
 });
 export type JobRunExtras = Static<typeof JobRunExtrasSchema>;
 
-/** A job handed to an agent by `POST /v1/agent/jobs/claim` (design.md §2). */
+/** A job handed to an agent by `POST /v1/agent/jobs/claim` (docs/protocol.md). */
 export const JobSchema = Type.Object({
   jobId: Type.String(),
   accountId: Type.String(),
@@ -147,7 +147,7 @@ export const JobSchema = Type.Object({
 });
 export type Job = Static<typeof JobSchema>;
 
-/** The DNS request of a check (reference/check-types.md, "DNS"). `nameServer` null: the system resolver's first. */
+/** The DNS request of a check (docs/checks.md, "DNS"). `nameServer` null: the system resolver's first. */
 export const DnsRequestSchema = Type.Object({
   recordType: literals(DNS_RECORD_TYPES),
   query: Type.String({ minLength: 1, maxLength: 100 }),
@@ -168,7 +168,7 @@ export const TcpRequestSchema = Type.Object({
 });
 export type TcpRequest = Static<typeof TcpRequestSchema>;
 
-/** The URL request of a monitor: GET only (reference/check-types.md, "URL"). */
+/** The URL request of a monitor: GET only (docs/checks.md, "URL"). */
 export const UrlRequestSchema = Type.Object({
   url: Type.String({ minLength: 1, maxLength: 2048 }),
   followRedirects: Type.Boolean(),

@@ -5,10 +5,10 @@ import { CHECK_TYPES } from './enums.js';
 /** Version of the agent⇄service protocol; the service refuses agents of another major. */
 export const PROTOCOL_VERSION = 1;
 
-/** Longest long poll a claim may ask for, seconds (design.md §2). */
+/** Longest long poll a claim may ask for, seconds (docs/protocol.md). */
 export const MAX_CLAIM_WAIT_SECONDS = 20;
 
-/** Largest artifact the service accepts, bytes: 150 MB (spec, "Limits"). */
+/** Largest artifact the service accepts, bytes: 150 MB (docs/api.md, "Limits"). */
 export const MAX_ARTIFACT_SIZE_BYTES = 157_286_400;
 
 /**
@@ -59,7 +59,7 @@ export const LeaseResponseSchema = Type.Object({
 });
 export type LeaseResponse = Static<typeof LeaseResponseSchema>;
 
-/** Body of `POST /v1/agent/events`: an error report, nothing else (spec, "Events" 7). */
+/** Body of `POST /v1/agent/events`: an error report, nothing else (docs/api.md, "Events" 7). */
 export const AgentEventSchema = Type.Object(
   {
     message: Type.String({ maxLength: 4096 }),

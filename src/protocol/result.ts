@@ -26,7 +26,7 @@ export const LatencySchema = Type.Object({
 });
 export type Latency = Static<typeof LatencySchema>;
 
-/** ICMP part of a result (reference/check-types.md, "ICMP": result part). */
+/** ICMP part of a result (docs/checks.md, "ICMP": result part). */
 export const IcmpCheckResultSchema = Type.Object({
   hostname: Type.String(),
   resolvedIp: Nullable(Type.String()),
@@ -82,7 +82,7 @@ export const RunOutcomeSchema = Type.Object({
 });
 export type RunOutcome = Static<typeof RunOutcomeSchema>;
 
-/** The body of `POST /v1/agent/jobs/{jobId}/result` (design.md §2). */
+/** The body of `POST /v1/agent/jobs/{jobId}/result` (docs/protocol.md). */
 export const CheckResultSchema = Type.Composite([
   RunOutcomeSchema,
   Type.Object({

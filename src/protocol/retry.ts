@@ -59,7 +59,7 @@ const NETWORK_ERROR_ALIASES: Readonly<Record<string, (typeof NETWORK_ERROR_CODES
 
 /**
  * An error code that `onlyOn: ["NETWORK_ERROR"]` retries on: ECONNRESET, ENOTFOUND, ETIMEDOUT,
- * EAI_AGAIN, ECONNREFUSED only (reference/check-types.md, "API"), and the undici names of two of
+ * EAI_AGAIN, ECONNREFUSED only (docs/checks.md, "API"), and the undici names of two of
  * them (UND_ERR_CONNECT_TIMEOUT → ETIMEDOUT, UND_ERR_SOCKET → ECONNRESET).
  */
 export function isNetworkErrorCode(code: string | null | undefined): boolean {

@@ -21,7 +21,7 @@ export const TcpTimingsSchema = Type.Object({
 });
 export type TcpTimings = Static<typeof TcpTimingsSchema>;
 
-/** TCP part of a result (reference/check-types.md, "TCP"). */
+/** TCP part of a result (docs/checks.md, "TCP"). */
 export const TcpCheckResultSchema = Type.Object({
   hostname: Type.String(),
   port: Type.Integer(),

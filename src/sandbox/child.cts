@@ -1,5 +1,5 @@
 /**
- * The bootstrap of one script process (design.md §3 "sandbox"), compiled to `child.cjs`.
+ * The bootstrap of one script process (docs/architecture.md, "The agent"), compiled to `child.cjs`.
  *
  * ScriptSandbox starts it as `node --permission … child.cjs <runtimeDir> <runtimeId>` with the
  * script's temp dir as working directory. It says `ready` on fd 3, blocks reading one

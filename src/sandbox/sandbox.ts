@@ -10,7 +10,7 @@ import { type ScriptIdentity, ScriptProcess } from './script-process.js';
 import { ScriptRun } from './script-run.js';
 import type { ScriptRunner, ScriptRunRequest, ScriptRunResult } from './types.js';
 
-/** Time limit of a script without `timeoutMs`, ms (reference/check-types.md, "API"). */
+/** Time limit of a script without `timeoutMs`, ms (docs/checks.md, "API"). */
 export const DEFAULT_SCRIPT_TIMEOUT_MS = 10_000;
 
 /** Memory beyond the JavaScript heap a script process may map (Buffers, native memory, Node itself), MiB. */
@@ -80,7 +80,7 @@ function integerOption(
 
 /**
  * Runs user scripts (setup and teardown of API checks) each in a fresh child process, never in
- * the agent (design.md §3 "sandbox"): its own process group killed with SIGKILL on a timeout
+ * the agent (docs/architecture.md, "The agent"): its own process group killed with SIGKILL on a timeout
  * or abort, its own temp dir (cwd, HOME, TMPDIR) removed afterwards, an environment of exactly
  * the request's `env`, Node's permission model (read: the runtime's node_modules and the temp
  * dir; write: the temp dir; no child processes, workers or addons), a memory limit and an

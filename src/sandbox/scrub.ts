@@ -1,13 +1,13 @@
 import { SCRUBBED, SECRET_HEADERS } from '../net/http/headers.js';
 
-/** What a scrubbed value is replaced by (design.md §3 "scrubbing"). */
+/** What a scrubbed value is replaced by (docs/architecture.md, "The agent"). */
 export { SCRUBBED };
 
-/** Header names whose values are always scrubbed, lower case (reference/check-types.md). */
+/** Header names whose values are always scrubbed, lower case (docs/checks.md). */
 export const CREDENTIAL_HEADERS: ReadonlySet<string> = SECRET_HEADERS;
 
 /**
- * Longest secret value scrubbed, characters: 128 KB (reference/check-types.md, SERVICE_SECRET_*).
+ * Longest secret value scrubbed, characters: 128 KB (docs/checks.md, SERVICE_SECRET_*).
  * A longer value puts the scrubber in its overflow state (see {@link Scrubber.overflowed}).
  */
 export const MAX_SECRET_LENGTH = 131_072;

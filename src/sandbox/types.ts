@@ -20,7 +20,7 @@ export type ScriptFailureCode =
   | 'ABORTED';
 
 /**
- * One script to run in a fresh child process (design.md §3 "sandbox").
+ * One script to run in a fresh child process (docs/architecture.md, "The agent").
  *
  * The script is the body of an async function: top-level `await` works, `return` ends it.
  * It sees the globals `request` (setup) and/or `response` (teardown) as given in `context`,
@@ -41,7 +41,7 @@ export type ScriptRunRequest = {
    * mutate them; their final values come back in the result's `context`.
    */
   context: Record<string, unknown>;
-  /** Time limit, milliseconds. Default 10 000 (reference/check-types.md, "API"). */
+  /** Time limit, milliseconds. Default 10 000 (docs/checks.md, "API"). */
   timeoutMs?: number;
   /** Aborts the run: the process group is killed and the result is ABORTED. */
   signal?: AbortSignal;

@@ -20,7 +20,7 @@ import type { Database } from './store/database.js';
 export type BuildOptions = {
   db: Kysely<Database>;
   log: Logger;
-  /** Lease granted per claim; default 300 000 (design.md §2). */
+  /** Lease granted per claim; default 300 000 (docs/protocol.md). */
   leaseMs?: number;
   /** How long a job waits to be claimed before it expires; default 360 000. */
   queueExpiryMs?: number;
@@ -71,7 +71,7 @@ export type Service = {
 
 /**
  * Builds the service without listening, so tests use `app.inject` or
- * `app.listen({ port: 0 })` (design.md §4).
+ * `app.listen({ port: 0 })` (docs/architecture.md, "The service").
  */
 export async function build(options: BuildOptions): Promise<Service> {
   const shutdown = new AbortController();

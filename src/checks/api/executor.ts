@@ -42,10 +42,10 @@ import type { UrlExecutorOptions } from '../url/executor.js';
 import { displayUrl } from '../url/http-part.js';
 import { encodeBody, isTextual, readScriptRequest, type ScriptRequest, toScriptRequest } from './request.js';
 
-/** Body bytes an API check reads at most: 25 MB (reference/check-types.md, "API"). */
+/** Body bytes an API check reads at most: 25 MB (docs/checks.md, "API"). */
 export const API_MAX_BODY_BYTES = 25 * 1024 * 1024;
 
-/** Time limit of one setup or teardown script, ms (reference/check-types.md, "API"). */
+/** Time limit of one setup or teardown script, ms (docs/checks.md, "API"). */
 export const SCRIPT_TIMEOUT_MS = 10_000;
 
 /** Runtime used for scripts of a check without `runtimeId`. */
@@ -74,7 +74,7 @@ function headerText(headers: IncomingHttpHeaders, name: string): string | undefi
   return Array.isArray(value) ? value.join(', ') : value;
 }
 
-/** The runtime variables scripts see (reference/check-types.md, "Runtime variables and scrubbing"). */
+/** The runtime variables scripts see (docs/checks.md, "Runtime variables and scrubbing"). */
 export function runtimeVariables(job: Job): Record<string, string> {
   return {
     ACCOUNT_ID: job.accountId,
@@ -123,7 +123,7 @@ type RunState = {
 };
 
 /**
- * Runs API checks (reference/check-types.md, "API"): `{{VAR}}` interpolation from the job's
+ * Runs API checks (docs/checks.md, "API"): `{{VAR}}` interpolation from the job's
  * merged variables, an optional setup script that may rewrite the request, one request over a
  * new connection with the URL monitor's timing phases (redirects per `followRedirects`; 303 and
  * a POST's 301/302 continue as GET; credentials are not sent to another origin), up to 25 MB of

@@ -2,7 +2,7 @@ import type { ApiBodyType, ApiRequest } from '../../protocol/index.js';
 import { API_METHODS } from '../../protocol/index.js';
 
 /**
- * The request as setup scripts see and change it (reference/check-types.md, "API": setup may
+ * The request as setup scripts see and change it (docs/checks.md, "API": setup may
  * change `request.{method,url,body,headers,queryParameters}`). Headers and query parameters are
  * plain objects, names as the check wrote them.
  */

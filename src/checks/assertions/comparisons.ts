@@ -95,7 +95,7 @@ function numeric(
 }
 
 /**
- * Applies one comparison of reference/check-types.md ("Assertions") to one value.
+ * Applies one comparison of docs/checks.md ("Assertions") to one value.
  * `target` is the assertion's string target ('' when absent); GREATER_THAN and
  * LESS_THAN parse it and the value as numbers. `describe` renders values in the failure
  * (default {@link describeValue}; the engine passes one that scrubs before cutting).

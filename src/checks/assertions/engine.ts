@@ -65,7 +65,7 @@ export const MAX_ACTUAL_LENGTH = 4096;
 
 /**
  * A user's assertion regex, compiled for RE2 (re2js: linear time in the text, whatever the
- * pattern, so no pattern can hold the event loop; reference/check-types.md, "Assertions").
+ * pattern, so no pattern can hold the event loop; docs/checks.md, "Assertions").
  * @throws Error naming the pattern when RE2 refuses it (backreferences, lookahead, lookbehind).
  */
 export function compileRegex(pattern: string): RE2JS {
@@ -160,7 +160,7 @@ export type EvaluateOptions = {
 };
 
 /**
- * Evaluates assertions in order against the sources of a check type (reference/check-types.md,
+ * Evaluates assertions in order against the sources of a check type (docs/checks.md,
  * "Assertions"). When a source gives several values, the comparison must hold for every one.
  * With a `regex` (RE2 syntax, see {@link compileRegex}), each value (as text) is replaced by the
  * regex's first capture group, or its whole match, or null when it does not match. Never

@@ -69,7 +69,7 @@ function jsonBodySource(text: string): AssertionSourceReader {
 }
 
 /**
- * The assertion sources of API checks (reference/check-types.md, "API"): STATUS_CODE,
+ * The assertion sources of API checks (docs/checks.md, "API"): STATUS_CODE,
  * RESPONSE_TIME, HEADERS, TEXT_BODY and JSON_BODY; without a response the last three fail
  * with "no response".
  */

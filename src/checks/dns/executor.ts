@@ -69,7 +69,7 @@ function planOf(job: Job): Plan {
 type Run = { startedAt: Date; logs: RunLogRecorder };
 
 /**
- * Runs DNS checks (reference/check-types.md, "DNS"): asks the check's name server (or the
+ * Runs DNS checks (docs/checks.md, "DNS"): asks the check's name server (or the
  * system resolver's first) for `recordType` records of `query`, then judges the answer with
  * the RESPONSE_TIME, RESPONSE_CODE, TEXT_ANSWER and JSON_ANSWER assertions. Without a
  * RESPONSE_CODE assertion any return code but NOERROR fails the check.
@@ -209,7 +209,7 @@ export class DnsExecutor implements Executor {
     );
     const failures: string[] = [];
     if (unreachable !== null) failures.push(unreachable);
-    // reference/check-types.md, "DNS": without a RESPONSE_CODE assertion anything but NOERROR fails.
+    // docs/checks.md, "DNS": without a RESPONSE_CODE assertion anything but NOERROR fails.
     const expectsCode = request.assertions.some((a) => a.source === 'RESPONSE_CODE');
     if (dns.returnCode !== null && dns.returnCode !== 'NOERROR' && !expectsCode) {
       failures.push(`return code ${dns.returnCode} is not NOERROR (a RESPONSE_CODE assertion can expect it)`);

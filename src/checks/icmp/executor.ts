@@ -94,7 +94,7 @@ function emptyResult(request: IcmpRequest, payloadSizeBytes: number): IcmpCheckR
 }
 
 /**
- * Runs ICMP checks (reference/check-types.md, "ICMP"): resolves the hostname for the
+ * Runs ICMP checks (docs/checks.md, "ICMP"): resolves the hostname for the
  * requested family, sends `pingCount` echo requests over the shared socket of a Pinger,
  * and judges packet loss, average latency and the LATENCY / JSON_RESPONSE assertions.
  */

@@ -63,7 +63,7 @@ function checkOptions(options: TcpExecutorOptions): void {
 }
 
 /**
- * Runs TCP checks (reference/check-types.md, "TCP"): resolves the hostname for the requested
+ * Runs TCP checks (docs/checks.md, "TCP"): resolves the hostname for the requested
  * family, connects, optionally sends `data` and reads the reply, then judges RESPONSE_DATA and
  * RESPONSE_TIME assertions and the response-time limits. A reply is awaited when `data` is
  * sent or a RESPONSE_DATA assertion needs one; otherwise the check is a plain port check.

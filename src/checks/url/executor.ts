@@ -68,7 +68,7 @@ function parseTarget(text: string): URL | string {
 }
 
 /**
- * Runs URL monitors (reference/check-types.md, "URL") on undici: a GET over a new connection
+ * Runs URL monitors (docs/checks.md, "URL") on undici: a GET over a new connection
  * per request (own Client, TLS session reuse off), redirects followed when asked (each hop
  * recorded), the body counted and dropped, curl-compatible timings of the final request, the
  * server certificate, and STATUS_CODE assertions. Without assertions a status of 400 or more

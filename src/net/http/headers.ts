@@ -1,10 +1,10 @@
 import type { IncomingHttpHeaders } from 'node:http';
 
-/** What replaces a secret header value (design.md §3, "scrubbing"). */
+/** What replaces a secret header value (docs/architecture.md, "The agent", "scrubbing"). */
 export const SCRUBBED = '*****';
 
 /**
- * Headers whose values are credentials: always scrubbed from results (reference/check-types.md,
+ * Headers whose values are credentials: always scrubbed from results (docs/checks.md,
  * "Runtime variables and scrubbing"), plus proxy-authorization for the same reason.
  */
 export const SECRET_HEADERS: ReadonlySet<string> = new Set([

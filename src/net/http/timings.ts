@@ -11,7 +11,7 @@ function since(from: number | null, to: number | null): number | null {
 }
 
 /**
- * The timings of one request (reference/check-types.md, "HTTP timing"): cumulative `timings`
+ * The timings of one request (docs/checks.md, "HTTP timing"): cumulative `timings`
  * from the request's start and `timingPhases` durations, in milliseconds, following the
  * definitions of got's timings that curl -w matches: wait = socket, dns = lookup − socket,
  * tcp = connect − lookup, tls = secureConnect − connect, firstByte = response − (secureConnect

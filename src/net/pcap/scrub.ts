@@ -95,7 +95,7 @@ function maskCredentialHeaders(file: PcapFile, out: Buffer): void {
 
 /**
  * Overwrites every secret in a pcap file's packet bytes with `*` of the same length
- * (`Scrubber.bytes`, design.md §3 "scrubbing"), so every length field stays true and tcpdump
+ * (`Scrubber.bytes`, docs/architecture.md, "The agent"), so every length field stays true and tcpdump
  * and Wireshark still read the file. Header fields and timestamps are kept as they are.
  *
  * First the values of credential headers (Authorization, Proxy-Authorization, Cookie,

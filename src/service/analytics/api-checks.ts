@@ -1,5 +1,5 @@
 /**
- * `GET /v1/analytics/api-checks/{id}` (service-api.md, "Analytics"): parameters parsed and
+ * `GET /v1/analytics/api-checks/{id}` (docs/api.md, "Analytics"): parameters parsed and
  * checked, the aggregation run, the response assembled.
  */
 import type { Kysely } from 'kysely';
@@ -95,7 +95,7 @@ function presentSeries(s: AggregatedSeries, groupBy: GroupBy | null, metrics: re
 }
 
 /**
- * Analytics of one API or URL check of the account (service-api.md, "Analytics").
+ * Analytics of one API or URL check of the account (docs/api.md, "Analytics").
  *
  * Response: the check's `checkId`, `name`, `checkType`, `activated`, `muted`, `frequency`,
  * `tags`; the window `from`/`to` (ISO 8601, `to` exclusive); `series`, one when not grouped

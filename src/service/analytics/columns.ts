@@ -25,7 +25,7 @@ const finite = (value: number | null | undefined): number | null =>
  * `.values({ …, ...analyticsColumnsOf(result) })`.
  *
  * HTTP results (URL and API checks) give `httpCheckResult.timingPhases` `wait`, `dns`, `tcp`,
- * `firstByte`, `download` and `httpCheckResult.response.statusCode` (reference/check-types.md,
+ * `firstByte`, `download` and `httpCheckResult.response.statusCode` (docs/checks.md,
  * "HTTP timing"). TCP results give `tcpCheckResult.timings` `dns`, `connect` (as `phase_tcp`)
  * and `firstByte`, for TCP analytics later. Other types store nulls.
  */

@@ -1,5 +1,5 @@
 /**
- * The analytics metric catalogue of API and URL checks (service-api.md, "Analytics"): which
+ * The analytics metric catalogue of API and URL checks (docs/api.md, "Analytics"): which
  * names exist, which stored column each reads, and how each is aggregated and labelled.
  */
 

@@ -7,7 +7,7 @@ import { IdParams } from '../http/schema-helpers.js';
 const tags = ['analytics'];
 
 /**
- * Analytics of API-check results (service-api.md, "Analytics"): `GET /v1/analytics/api-checks/{id}`.
+ * Analytics of API-check results (docs/api.md, "Analytics"): `GET /v1/analytics/api-checks/{id}`.
  * 200 with the analytics response; 400 naming the parameter for a bad query; 404 when the
  * check is not in the account or is not an API or URL check. See apiCheckAnalytics.
  */

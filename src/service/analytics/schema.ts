@@ -13,7 +13,7 @@ const ListParam = (description: string) =>
   Type.Array(Type.String({ minLength: 1, maxLength: 2048 }), { minItems: 1, maxItems: 200, description });
 
 /**
- * Query of `GET /v1/analytics/api-checks/{id}` (service-api.md, "Analytics"). `metrics` and
+ * Query of `GET /v1/analytics/api-checks/{id}` (docs/api.md, "Analytics"). `metrics` and
  * `filterByStatus` are checked item by item after splitting on commas (see the route), so an
  * unknown name is a 400 naming the parameter.
  */
@@ -94,7 +94,7 @@ export const MetricMetadataSchema = Type.Object(
   strict,
 );
 
-/** The analytics response (service-api.md, "Analytics response (API checks)"). */
+/** The analytics response (docs/api.md, "Analytics response (API checks)"). */
 export const AnalyticsResponseSchema = Type.Object(
   {
     checkId: Type.String(),

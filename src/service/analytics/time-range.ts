@@ -1,5 +1,5 @@
 /**
- * The time window and buckets of an analytics query (service-api.md, "Analytics": `from`,
+ * The time window and buckets of an analytics query (docs/api.md, "Analytics": `from`,
  * `to`, `quickRange`, `aggregationInterval`). Times are epoch milliseconds; every window is
  * half-open, `[from, to)`.
  */

@@ -65,10 +65,10 @@ declare module 'fastify' {
   }
 }
 
-/** Prefix of private-location keys (design.md §1). */
+/** Prefix of private-location keys (docs/architecture.md). */
 export const PRIVATE_LOCATION_KEY_PREFIX = 'pl_';
 
-/** Routes a private-location key may call: the agent protocol only (design.md §2). */
+/** Routes a private-location key may call: the agent protocol only (docs/protocol.md). */
 const AGENT_ROUTE_PREFIX = '/v1/agent/';
 
 /** Resolves a key to its account, and to its private location for a `pl_` key; null when unknown. */
@@ -219,7 +219,7 @@ async function refuse(
  * `x-service-account` header, when sent, must name the key's account.
  * A private-location key (`pl_…`) authenticates as its location's account and
  * sets `request.privateLocation`, on `/v1/agent/*` routes only.
- * Anything else answers 401 with the spec's body (service-api.md, "Authentication"), or 429
+ * Anything else answers 401 with the spec's body (docs/api.md, "Authentication"), or 429
  * with `retry-after` once the client passed a limit of `limits` (failures only are counted; a
  * valid key is always let through, so a client sharing an address with a guesser keeps working).
  */

@@ -10,7 +10,7 @@ const strict = { additionalProperties: false } as const;
 export type CursorKey = { createdAtMs: number; id: string };
 
 /**
- * Query of the cursor-paginated lists (spec, "Status pages and services"):
+ * Query of the cursor-paginated lists (docs/api.md, "Status pages and services"):
  * `limit` 1–100 (default 20) and `nextId`, the opaque cursor a previous page
  * answered. Services add `paginated` (see {@link ServiceListQuery}).
  */

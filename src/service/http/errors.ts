@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 
 /**
- * The spec's error body (service-api.md, "Errors"): `statusCode`, `error`
+ * The spec's error body (docs/api.md, "Errors"): `statusCode`, `error`
  * (the status label), `message`, `attributes`. Validation errors name the
  * offending field in `attributes.field` and where it was (`attributes.in`).
  */

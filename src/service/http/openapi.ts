@@ -4,7 +4,7 @@ import { VERSION } from '../../common/paths.js';
 import { ErrorBodySchema } from './schema-helpers.js';
 
 /**
- * Operations the spec lists with method and path (service-api.md, "Endpoints").
+ * Operations the spec lists with method and path (docs/api.md, "Endpoints").
  * Every other operation in the document is marked `x-outpost-not-in-spec: true`:
  * the natural remaining operations of a resource, the agent protocol, and the
  * two operations whose path the spec does not show (session start, incident detail).
@@ -48,7 +48,7 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
         title: 'Outpost service API',
         version: VERSION,
         description:
-          'Synthetic monitoring control plane. Contract: service-api.md; extensions are marked x-outpost-not-in-spec.',
+          'Synthetic monitoring control plane. Contract: docs/api.md; extensions are marked x-outpost-not-in-spec.',
       },
       components: {
         securitySchemes: {

@@ -4,7 +4,7 @@ const strict = { additionalProperties: false } as const;
 
 /**
  * `limit` (1–100, default 10) and `page` (from 1, default 1), the paging of
- * variables, error groups and analytics (spec, "Limits").
+ * variables, error groups and analytics (docs/api.md, "Limits").
  */
 export const PageQuery = (defaultLimit = 10) =>
   Type.Object(

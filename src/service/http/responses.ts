@@ -8,7 +8,7 @@ import { Nullable, StringEnum } from './schema-helpers.js';
  * parts (a check's `request`, a result's check-type part) are open objects.
  */
 
-/** A check as the API answers it (spec, "Check"): the shared fields, always present. */
+/** A check as the API answers it (docs/api.md, "Check"): the shared fields, always present. */
 export const CheckResponseSchema = Type.Object(
   {
     id: Type.String(),
@@ -85,7 +85,7 @@ export const SessionResultSchema = Type.Object(
 );
 
 /**
- * A check session (spec, "Check session"). `status` is PROGRESS while runs are
+ * A check session (docs/api.md, "Check session"). `status` is PROGRESS while runs are
  * pending (the spec lists only final statuses; the market leader's API answers PROGRESS).
  */
 export const CheckSessionSchema = Type.Object(

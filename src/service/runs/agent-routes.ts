@@ -77,7 +77,7 @@ export async function agentScopeOf(
 }
 
 /**
- * The agent protocol (design.md §2, docs/protocol.md). An agent authenticating
+ * The agent protocol (docs/protocol.md, docs/protocol.md). An agent authenticating
  * with an account API key serves every location of the account; one with a
  * private-location key (`pl_…`) serves that location only (`AgentScope.locations`
  * = its slug) and is recorded against it in `agents.location_id`.

@@ -32,7 +32,7 @@ const StoredArtifactSchema = Type.Object({
 });
 
 /**
- * Refuses an upload on its headers alone, before a byte of the body is read (design.md §2):
+ * Refuses an upload on its headers alone, before a byte of the body is read (docs/protocol.md):
  * 415 unless `application/octet-stream`, 411 without `content-length` (a chunked body has
  * none), 413 above 150 MB. The answer closes the connection, so the unread body is never
  * drained.
@@ -85,7 +85,7 @@ async function refuseOnHeaders(
 
 /**
  * Artifacts: the agent's streamed upload (`PUT /v1/agent/jobs/{jobId}/artifacts/{name}`,
- * design.md §2, docs/protocol.md) and the user's download of a result's artifact
+ * docs/protocol.md, docs/protocol.md) and the user's download of a result's artifact
  * (`GET /v1/check-results/{checkId}/{checkResultId}/artifacts/{name}`, not in the spec).
  */
 export async function artifactRoutes(app: FastifyInstance, ctx: ServiceContext): Promise<void> {

@@ -21,7 +21,7 @@ const NAME = new RegExp(ARTIFACT_NAME_PATTERN);
 export type StoredArtifact = { name: string; sizeBytes: number; sha256: string };
 
 /**
- * Artifacts of runs (design.md §2: traces, screenshots, … uploaded by the agent), one file
+ * Artifacts of runs (docs/protocol.md: traces, screenshots, … uploaded by the agent), one file
  * each at `<dir>/<accountId>/<jobId>/<name>`. Uploads are streamed to a temporary file under
  * `<dir>/.partial/` and renamed into place once complete, so a reader never sees half a file
  * and a repeated upload of the same name replaces the previous one whole.

@@ -18,7 +18,7 @@ import { DEFAULT_RUNTIME_ID } from '../resources/runtimes/runtimes.js';
 import type { Database } from '../store/database.js';
 import { accountVariables } from '../resources/variables/variables.js';
 
-/** Hard run limit per check type, ms (reference/check-types.md, "Operating figures"). */
+/** Hard run limit per check type, ms (docs/checks.md, "Operating figures"). */
 export const RUN_TIMEOUT_MS: Record<CheckType, number> = {
   ICMP: 30_000,
   DNS: 30_000,
@@ -50,7 +50,7 @@ type Variable = { key: string; value: string; secret?: boolean | undefined };
 
 /**
  * Merges variable lists, the first list winning on a repeated key (check > group > account,
- * design.md §2). Keys compare exactly (environment variables are case-sensitive); each keeps
+ * docs/protocol.md). Keys compare exactly (environment variables are case-sensitive); each keeps
  * its own `secret` flag. Order: the winning lists' order, first list first.
  */
 export function mergeVariables(...lists: readonly (readonly Variable[] | null | undefined)[]): JobVariable[] {
@@ -77,7 +77,7 @@ const keyValues = (list: unknown): KeyValue[] =>
 
 /**
  * An API check's stored request as the job carries it, with its group's `apiCheckDefaults`
- * applied (spec, "Check group"; the market leader's semantics):
+ * applied (docs/api.md, "Check group"; the market leader's semantics):
  * - `url` starting with `{{GROUP_BASE_URL}}`: that prefix becomes the group's base url (when it has one);
  * - group headers are added unless the check has a header of the same name (case-insensitive),
  *   group query parameters unless the check has the same key (exact);
@@ -146,7 +146,7 @@ export class JobBuilder {
   }
 
   /**
-   * The job an agent receives for one run (design.md §2: everything the executor needs,
+   * The job an agent receives for one run (docs/protocol.md: everything the executor needs,
    * resolved by the service), attempt 1:
    * - `environmentVariables`: check > group > account, each with its `secret` flag; an API check
    *   in a group with a base url also gets `GROUP_BASE_URL` (below the group's own variables);

@@ -22,7 +22,7 @@ import type { Database } from '../store/database.js';
 export { RUN_TIMEOUT_MS, type RunRequest } from './jobs.js';
 
 /**
- * Queue options. Times in ms. Defaults from design.md §2: 300 s leases, 6 min queue expiry;
+ * Queue options. Times in ms. Defaults from docs/protocol.md: 300 s leases, 6 min queue expiry;
  * `maxClaims` 3 (issue 9, 2.4).
  */
 export type QueueOptions = {

@@ -1,7 +1,7 @@
 import { RETRY_DEFAULTS } from '../../protocol/retry.js';
 import type { JobRetryStrategy, RetryStrategyType } from '../../protocol/index.js';
 
-/** A retry strategy as a check or group stores it (spec, "Retry strategy"): only `type` is required. */
+/** A retry strategy as a check or group stores it (docs/api.md, "Retry strategy"): only `type` is required. */
 export type StoredRetryStrategy = {
   type: RetryStrategyType;
   baseBackoffSeconds?: number;

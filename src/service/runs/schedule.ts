@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
  * Pure scheduling rules. Times are epoch milliseconds.
  *
  * The spec gives `frequencyOffset` ranges but not its unit; we read it so each
- * range makes sense (spec, "frequencyOffset rules"):
+ * range makes sense (docs/api.md, "frequencyOffset rules"):
  * - frequency 0: the check runs every `frequencyOffset` seconds (10, 20 or 30);
  * - frequency 1–60 minutes: runs start `frequencyOffset` seconds into each period
  *   (at most frequency × 10 s, e.g. 10 minutes → within the first 100 s);

@@ -37,7 +37,7 @@ const TriggerBody = Type.Object(
 
 const SessionParams = Type.Object({ checkSessionId: Type.String({ minLength: 1, maxLength: 64 }) }, strict);
 
-/** Check sessions: start, read, await completion (spec, "Check sessions"). */
+/** Check sessions: start, read, await completion (docs/api.md, "Check sessions"). */
 export async function checkSessionRoutes(app: FastifyInstance, ctx: ServiceContext): Promise<void> {
   app.post(
     '/v1/check-sessions/trigger',

@@ -12,7 +12,7 @@ import type { Database } from '../../store/database.js';
 
 /**
  * An agent counts as connected while its last claim is at most this old: the longest claim long
- * poll (20 s, design.md §2) and a 15 s margin for the round trip and the next claim.
+ * poll (20 s, docs/protocol.md) and a 15 s margin for the round trip and the next claim.
  */
 export const AGENT_CONNECTED_WINDOW_MS = 35_000;
 

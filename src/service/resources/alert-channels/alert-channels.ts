@@ -273,7 +273,7 @@ export class AlertChannelStore {
 }
 
 /**
- * The `alertChannelSubscriptions` a newly created check gets (spec, "Checks":
+ * The `alertChannelSubscriptions` a newly created check gets (docs/api.md, "Checks":
  * `autoAssignAlerts`, default true, "subscribe the new check to all existing
  * alert channels"; "Alert channel": `autoSubscribe`, "subscribe newly created
  * checks automatically"): every channel of the account when `autoAssignAlerts`
@@ -291,7 +291,7 @@ export async function alertChannelsForNewCheck(
 }
 
 /**
- * Ids of the channels that alert for a check (spec, "Events" 1): those in the
+ * Ids of the channels that alert for a check (docs/api.md, "Events" 1): those in the
  * check's own `alertChannelSubscriptions` with `activated` true, plus channels
  * whose `subscriptions` name the check or its group with `activated` true.
  * For the alerting engine.

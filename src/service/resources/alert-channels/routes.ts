@@ -23,7 +23,7 @@ import {
 const tags = ['alert channels'];
 
 /**
- * Alert channels (spec, "Alert channel"; `POST /v1/alert-channels`,
+ * Alert channels (docs/api.md, "Alert channel"; `POST /v1/alert-channels`,
  * `GET /v1/alert-channels/{id}`): create (201), list (`limit` 1–100, default
  * 10; `page`), read, partial update, delete (204). `config` is validated per
  * `type`; integration secrets are answered masked and kept when sent back masked.

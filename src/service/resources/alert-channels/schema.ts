@@ -3,7 +3,7 @@ import { Nullable, StringEnum } from '../../http/schema-helpers.js';
 
 const strict = { additionalProperties: false } as const;
 
-/** Alert channel types (spec, "Alert channel"). */
+/** Alert channel types (docs/api.md, "Alert channel"). */
 export const ALERT_CHANNEL_TYPES = [
   'EMAIL',
   'SLACK',
@@ -128,7 +128,7 @@ const channelFields = {
 };
 
 /**
- * Body of `POST /v1/alert-channels` (spec, "Alert channels"): `type` and
+ * Body of `POST /v1/alert-channels` (docs/api.md, "Alert channels"): `type` and
  * `config` required; `config` is validated against the type's schema once the
  * type is known, so errors name e.g. `config.address`.
  */

@@ -42,7 +42,7 @@ export function newGroupDoc(body: CreateCheckGroup): GroupDoc {
  * (nested objects included). A secret sent back as the mask `*****` keeps its stored
  * value (a secret variable by key, an `apiCheckDefaults` credential header by name, its
  * basic-auth password); a variable once secret cannot be made readable again
- * (spec, "Environment variable": "once set, the value cannot be unlocked").
+ * (docs/api.md, "Environment variable": "once set, the value cannot be unlocked").
  * @param stored the stored document with its secrets in clear (see openGroupSecrets).
  * @throws HttpError 400 naming `environmentVariables[i].value` or `.secret`, or the
  *   `apiCheckDefaults` field whose mask stands for nothing stored.

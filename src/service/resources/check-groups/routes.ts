@@ -22,7 +22,7 @@ import { ErrorBodySchema } from '../../http/schema-helpers.js';
 const tags = ['check groups'];
 
 /**
- * Check groups (spec, "Check group"; `GET /v1/check-groups/{id}`): create (201),
+ * Check groups (docs/api.md, "Check group"; `GET /v1/check-groups/{id}`): create (201),
  * list (`limit` 1–100, default 10; `page` from 1), read, partial update, delete
  * (204; 409 while checks still belong to the group). Ids of other accounts are 404.
  */

@@ -26,7 +26,7 @@ const KeyValueSchema = ApiKeyValueSchema;
 type BasicAuth = Static<typeof BasicAuthSchema>;
 
 /**
- * `apiCheckDefaults` (spec, "Check group"): `url` (a base URL, may be empty),
+ * `apiCheckDefaults` (docs/api.md, "Check group"): `url` (a base URL, may be empty),
  * `headers` and `queryParameters` (items `key`, `value`), `assertions` (items
  * `source`, `comparison`, `target`; `property` and `regex` accepted as in every
  * assertion) and `basicAuth` (`username`, `password`, or null). Each part defaults
@@ -71,7 +71,7 @@ export const GroupRetryStrategySchema = Type.Unsafe<Static<typeof RetryStrategyS
 
 const slug = Type.String({ pattern: '^[a-z0-9][a-z0-9-]{0,62}$' });
 
-/** The writable fields of a check group with their rules and defaults (spec, "Check group"). */
+/** The writable fields of a check group with their rules and defaults (docs/api.md, "Check group"). */
 const groupFields = {
   name: Type.String({ minLength: 1, maxLength: 255 }),
   activated: Type.Boolean(),

@@ -4,7 +4,7 @@ import { IntegerEnum, Nullable } from '../../http/schema-helpers.js';
 
 const strict = { additionalProperties: false } as const;
 
-/** Minutes between runs of a browser check (spec, "Check": frequency, browser set; no sub-minute runs). */
+/** Minutes between runs of a browser check (docs/api.md, "Check": frequency, browser set; no sub-minute runs). */
 export const BROWSER_FREQUENCIES = [1, 2, 5, 10, 15, 30, 60, 120, 180, 360, 720, 1440] as const;
 
 const LABEL = '[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?';
@@ -29,7 +29,7 @@ export const DependencySchema = Type.Object(
 );
 
 /**
- * Body of `POST /v1/checks/browser` (spec, "Checks" and "Browser-specific fields"):
+ * Body of `POST /v1/checks/browser` (docs/api.md, "Checks" and "Browser-specific fields"):
  * the shared check fields, `name` and `script` required (`script` is string or
  * null as the spec says; at most 131 072 characters), `frequency` from
  * BROWSER_FREQUENCIES (default 10), `sslCheckDomain` an FQDN or null,

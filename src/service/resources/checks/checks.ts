@@ -87,7 +87,7 @@ const DEFAULT_ALERT_SETTINGS = {
 const EMPTY_ALERT_CHANNELS = { email: [], webhook: [], slack: [], sms: [] };
 
 /**
- * Rules JSON Schema cannot express (spec, "Check" and "Limits"):
+ * Rules JSON Schema cannot express (docs/api.md, "Check" and "Limits"):
  * - `frequency` in the set of the check's type;
  * - `frequencyOffset`: frequency 0 → 10, 20 or 30 (required); 1–60 → 1..floor(frequency×10);
  *   above 60 → 1..ceil(frequency/60);
@@ -203,7 +203,7 @@ export function mergeCheckUpdate(stored: CheckDoc, incoming: Record<string, unkn
   return merged as CheckDoc;
 }
 
-/** The response-only `alertChannels` view: subscribed, activated channels grouped by kind (spec, "Check"). */
+/** The response-only `alertChannels` view: subscribed, activated channels grouped by kind (docs/api.md, "Check"). */
 export type AlertChannelsView = {
   email: { address: string }[];
   webhook: { url: string; name: string; method: string; headers: unknown[]; queryParameters: unknown[] }[];

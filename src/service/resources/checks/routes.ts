@@ -27,7 +27,7 @@ import type { ServiceContext } from '../../context.js';
 
 type Subscription = { alertChannelId: number; activated: boolean };
 
-/** Check routes: create (ICMP, DNS, TCP, URL, API, browser), read, list, update, delete (spec, "Checks"). */
+/** Check routes: create (ICMP, DNS, TCP, URL, API, browser), read, list, update, delete (docs/api.md, "Checks"). */
 export async function checkRoutes(app: FastifyInstance, ctx: ServiceContext): Promise<void> {
   const checks = new CheckStore(ctx.db);
   const present = async (accountId: string, doc: CheckDoc) =>

@@ -20,7 +20,7 @@ import { IntegerEnum, Nullable, StringEnum } from '../../http/schema-helpers.js'
 
 const strict = { additionalProperties: false } as const;
 
-/** Environment variable item (spec, "Environment variable"). */
+/** Environment variable item (docs/api.md, "Environment variable"). */
 export const EnvironmentVariableSchema = Type.Object(
   {
     key: Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z_][A-Za-z0-9_]*$' }),
@@ -31,7 +31,7 @@ export const EnvironmentVariableSchema = Type.Object(
   strict,
 );
 
-/** Alert settings (spec, "Alert settings"). */
+/** Alert settings (docs/api.md, "Alert settings"). */
 export const AlertSettingsSchema = Type.Object(
   {
     escalationType: Type.Optional(StringEnum(['RUN_BASED', 'TIME_BASED'] as const)),
@@ -66,7 +66,7 @@ export const AlertSettingsSchema = Type.Object(
   strict,
 );
 
-/** Retry strategy (spec, "Retry strategy"; types from reference/check-types.md). */
+/** Retry strategy (docs/api.md, "Retry strategy"; types from docs/checks.md). */
 export const RetryStrategySchema = Type.Object(
   {
     type: StringEnum(['FIXED', 'LINEAR', 'EXPONENTIAL', 'SINGLE_RETRY', 'NO_RETRIES'] as const),
@@ -79,7 +79,7 @@ export const RetryStrategySchema = Type.Object(
   strict,
 );
 
-/** Incident trigger (spec, "Incident trigger"). */
+/** Incident trigger (docs/api.md, "Incident trigger"). */
 export const TriggerIncidentSchema = Type.Object(
   {
     serviceId: Type.String({ maxLength: 64 }),
@@ -91,7 +91,7 @@ export const TriggerIncidentSchema = Type.Object(
   strict,
 );
 
-/** Heartbeat object; its fields are "not shown" in the spec, so we take reference/check-types.md's. */
+/** Heartbeat object; its fields are "not shown" in the spec, so we take docs/checks.md's. */
 export const HeartbeatSchema = Type.Object(
   {
     period: Type.Optional(Type.Integer({ minimum: 1 })),
@@ -122,7 +122,7 @@ const assertions = (sources: readonly string[]) =>
 /** ICMP assertion: LATENCY or JSON_RESPONSE. */
 export const IcmpAssertionSchema = assertionSchema(ICMP_ASSERTION_SOURCES);
 
-/** ICMP request (spec, "ICMP-specific fields"; limits from reference/check-types.md). */
+/** ICMP request (docs/api.md, "ICMP-specific fields"; limits from docs/checks.md). */
 export const IcmpRequestBodySchema = Type.Object(
   {
     hostname: Type.String({ minLength: 1, maxLength: 2048, pattern: '^[^\\s/]+$' }),
@@ -133,7 +133,7 @@ export const IcmpRequestBodySchema = Type.Object(
   strict,
 );
 
-/** DNS request (reference/check-types.md, "DNS"). */
+/** DNS request (docs/checks.md, "DNS"). */
 export const DnsRequestBodySchema = Type.Object(
   {
     recordType: StringEnum(DNS_RECORD_TYPES),
@@ -148,7 +148,7 @@ export const DnsRequestBodySchema = Type.Object(
   strict,
 );
 
-/** TCP request (reference/check-types.md, "TCP"): `hostname` without scheme or port. */
+/** TCP request (docs/checks.md, "TCP"): `hostname` without scheme or port. */
 export const TcpRequestBodySchema = Type.Object(
   {
     hostname: Type.String({
@@ -164,7 +164,7 @@ export const TcpRequestBodySchema = Type.Object(
   strict,
 );
 
-/** URL request (reference/check-types.md, "URL"): GET only, http or https. */
+/** URL request (docs/checks.md, "URL"): GET only, http or https. */
 export const UrlRequestBodySchema = Type.Object(
   {
     url: Type.String({ minLength: 1, maxLength: 2048, pattern: '^[Hh][Tt][Tt][Pp][Ss]?://[^\\s]+$' }),
@@ -210,7 +210,7 @@ export const API_URL_PATTERN =
 export const API_BODY_MAX_LENGTH = 131_072;
 
 /**
- * API request (reference/check-types.md, "API"): `method` (default GET), `url`, `headers`,
+ * API request (docs/checks.md, "API"): `method` (default GET), `url`, `headers`,
  * `queryParameters`, `body` (default ''), `bodyType` (default NONE), `basicAuth` (default null),
  * `followRedirects` (true), `skipSSL` (false), `ipFamily` (IPv4), `assertions` (API sources).
  */
@@ -236,7 +236,7 @@ const responseTime = (dflt: number, maximum = 300_000) =>
 const packetLoss = (dflt: number) =>
   Type.Optional(Nullable(Type.Number({ exclusiveMinimum: 0, maximum: 100, default: dflt })));
 
-/** Fields every check type shares (spec, "Check (fields shared by all check types)"). */
+/** Fields every check type shares (docs/api.md, "Check (fields shared by all check types)"). */
 export const sharedCheckFields = {
   name: Type.String({ minLength: 1, maxLength: 255 }),
   activated: Type.Optional(Type.Boolean({ default: true })),
@@ -279,7 +279,7 @@ export const sharedCheckFields = {
   ),
 };
 
-/** Body of `POST /v1/checks/icmp`: required `name`, `request`, `heartbeat`, `script` (spec, "Checks"). */
+/** Body of `POST /v1/checks/icmp`: required `name`, `request`, `heartbeat`, `script` (docs/api.md, "Checks"). */
 export const CreateIcmpCheckBody = Type.Object(
   {
     ...sharedCheckFields,
@@ -302,7 +302,7 @@ export const MINUTE_FREQUENCIES = [1, 2, 5, 10, 15, 30, 60, 120, 180, 360, 720, 
 
 /**
  * Create body of an uptime check other than ICMP: the shared fields, the
- * type's `request`, and its response-time defaults (reference/check-types.md).
+ * type's `request`, and its response-time defaults (docs/checks.md).
  * Unlike ICMP, the spec does not list `heartbeat`/`script` for these, so they are not accepted.
  */
 function uptimeCreateBody<T extends TSchema>(
@@ -330,13 +330,13 @@ export const CreateTcpCheckBody = uptimeCreateBody(TcpRequestBodySchema, TCP_FRE
 /** `POST /v1/checks/url`: degraded 3000 ms, max 5000 ms by default. */
 export const CreateUrlCheckBody = uptimeCreateBody(UrlRequestBodySchema, MINUTE_FREQUENCIES, 3000, 5000);
 
-/** Longest `degradedResponseTime` / `maxResponseTime` of an API check, ms: its run limit (reference/check-types.md, "API"). */
+/** Longest `degradedResponseTime` / `maxResponseTime` of an API check, ms: its run limit (docs/checks.md, "API"). */
 export const API_RESPONSE_TIME_LIMIT_MS = 30_000;
 
 /**
  * `POST /v1/checks/api`: the shared fields and the API `request`; degraded 10 000 ms, max
  * 20 000 ms by default, both at most 30 000 (the run limit); sub-minute frequency allowed
- * (spec, "frequencyOffset" rule 1). No `heartbeat`/`script`, as for the other uptime-style types.
+ * (docs/api.md, "frequencyOffset" rule 1). No `heartbeat`/`script`, as for the other uptime-style types.
  */
 export const CreateApiCheckBody = Type.Object(
   {

@@ -18,7 +18,7 @@ type CertificateRow = Omit<Selectable<Database['client_certificates']>, 'name'>;
 type CertificateDoc = { cert: string; key: string; passphrase: string | null; ca: string | null };
 
 /**
- * A client certificate with its private key, for the job builder only (design.md §2:
+ * A client certificate with its private key, for the job builder only (docs/protocol.md:
  * a job carries the client certificate for its target host). Never send it to an API client.
  */
 export type ResolvedClientCertificate = {
@@ -77,7 +77,7 @@ export function validateClientCertificate(body: CreateClientCertificate): void {
   if (body.ca != null) parseCertificates(body.ca, 'ca');
 }
 
-/** The API view: id, host, cert, ca, created_at; never the key or passphrase (spec, "Client certificate"). */
+/** The API view: id, host, cert, ca, created_at; never the key or passphrase (docs/api.md, "Client certificate"). */
 export function presentClientCertificate(row: CertificateRow): ClientCertificate {
   const doc = JSON.parse(row.doc) as CertificateDoc;
   return { id: row.id, host: row.host, cert: doc.cert, ca: doc.ca, created_at: iso(row.created_at)! };
@@ -172,7 +172,7 @@ export function hostCandidates(hostname: string): string[] {
 }
 
 /**
- * The client certificate an account uses for `hostname` (design.md §2): an exact
+ * The client certificate an account uses for `hostname` (docs/protocol.md): an exact
  * host match, else the `*.` wildcard of the parent domain (see hostCandidates),
  * else null. Among several certificates for the same host the newest wins, so a
  * certificate is rotated by uploading the new one, then deleting the old.

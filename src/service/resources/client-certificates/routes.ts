@@ -14,7 +14,7 @@ import { IdParams } from '../../http/schema-helpers.js';
 const tags = ['client certificates'];
 
 /**
- * Client certificates for mutual TLS (spec, "Client certificate"): create, list,
+ * Client certificates for mutual TLS (docs/api.md, "Client certificate"): create, list,
  * read, delete. No update: a certificate is replaced by uploading a new one for
  * the same host (the newest wins) and deleting the old. Responses never hold the
  * private key or its passphrase.

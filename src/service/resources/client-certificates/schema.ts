@@ -13,7 +13,7 @@ const LABEL = '[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?';
 export const CLIENT_CERTIFICATE_HOST_PATTERN = `^(?:\\*\\.(?:${LABEL}\\.)+|(?:${LABEL}\\.)*)${LABEL}$`;
 
 /**
- * Body of `POST /v1/client-certificates` (spec, "Client certificate"): `host`,
+ * Body of `POST /v1/client-certificates` (docs/api.md, "Client certificate"): `host`,
  * `cert` (PEM, the client certificate first, intermediates may follow) and `key`
  * (PEM private key of the certificate; the spec lists only `cert` and `ca`, but
  * mutual TLS cannot work without it) required; `passphrase` when `key` is

@@ -72,7 +72,7 @@ const STATUS_IN_PART = /(?<![\w.])[1-5]\d\d(?![\w.])/g;
 const NUMBER: Rule = [/(?<![\w.])-?\d+(?:[.,]\d+)*(?!\w)/g, '<number>'];
 
 /**
- * The message used for grouping (spec, "Error group": `cleanedErrorMessage`): the
+ * The message used for grouping (docs/api.md, "Error group": `cleanedErrorMessage`): the
  * raw message with what varies between runs of one problem replaced by placeholders,
  * in this order: URLs `<url>`; quoted values `<value>`; UUIDs `<uuid>`; HTTP dates
  * and ISO date-times `<timestamp>`, dates `<date>`, clock times `<time>`; IPv6 and
@@ -164,7 +164,7 @@ export async function recordErrorEvent(db: Kysely<Database>, event: ErrorEvent):
 }
 
 /**
- * The result hook that builds error groups (design.md §1: results → error groups).
+ * The result hook that builds error groups (docs/architecture.md: results → error groups).
  * For a FINAL result that failed (`hasFailures`) or errored (`hasErrors`) and has a
  * message (see errorMessageOf), records one event at the run's `startedAt` (the
  * store's time when that does not parse). Attempts, passes and degradations are ignored.
@@ -187,7 +187,7 @@ export function errorGroupsHook(db: Kysely<Database>): ResultHook {
 
 type ErrorGroupRow = Selectable<Database['error_groups']>;
 
-/** The API view of an error group (spec, "Error group"; see ErrorGroupSchema). */
+/** The API view of an error group (docs/api.md, "Error group"; see ErrorGroupSchema). */
 export function presentErrorGroup(row: ErrorGroupRow): ErrorGroup {
   return {
     id: row.id,
@@ -251,7 +251,7 @@ export class ErrorGroupStore {
   }
 
   /**
-   * Sets or clears the archive flags (spec, "States and transitions"): `archiveForEver`
+   * Sets or clears the archive flags (docs/api.md, "States and transitions"): `archiveForEver`
    * sets `archivedForEver`, `archivedUntilNextEvent` sets that flag; `false` clears.
    * The flags are independent: a group is archived while either is true.
    * @throws HttpError 400 naming `archivedUntilNextEvent` when the body has neither

@@ -9,7 +9,7 @@ import { CheckIdParams, ErrorGroupSchema, type PatchErrorGroup, PatchErrorGroupB
 const tags = ['error groups'];
 
 /**
- * Error groups (spec, "Error group" and "Error groups"): read, list per check,
+ * Error groups (docs/api.md, "Error group" and "Error groups"): read, list per check,
  * archive. Groups are created by the result hook (see errorGroupsHook), never by a route.
  */
 export async function errorGroupRoutes(app: FastifyInstance, ctx: ServiceContext): Promise<void> {

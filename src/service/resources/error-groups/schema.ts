@@ -4,7 +4,7 @@ import { Nullable } from '../../http/schema-helpers.js';
 const strict = { additionalProperties: false } as const;
 
 /**
- * Body of `PATCH /v1/error-groups/{id}` (spec, "Error groups"): `archiveForEver`
+ * Body of `PATCH /v1/error-groups/{id}` (docs/api.md, "Error groups"): `archiveForEver`
  * and `archivedUntilNextEvent`, each optional, at least one required (checked by
  * the route so the 400 names a field). `true` archives, `false` unarchives.
  */
@@ -21,7 +21,7 @@ export type PatchErrorGroup = Static<typeof PatchErrorGroupBody>;
 export const CheckIdParams = Type.Object({ checkId: Type.String({ minLength: 1, maxLength: 64 }) }, strict);
 
 /**
- * An error group as the API shows it (spec, "Error group"). `firstSeen` and
+ * An error group as the API shows it (docs/api.md, "Error group"). `firstSeen` and
  * `lastSeen` are date-times of the failing runs (their `startedAt`).
  * `archivedForEver` is ours (the spec's response shows only
  * `archivedUntilNextEvent`), so a group archived by `archiveForEver` is visible

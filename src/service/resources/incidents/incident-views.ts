@@ -44,7 +44,7 @@ export function durationMs(doc: IncidentDoc, createdAtMs: number, nowMs: number)
   return Math.max(0, stop - start);
 }
 
-/** A stored update as the API shows it (spec, "Incident update"). */
+/** A stored update as the API shows it (docs/api.md, "Incident update"). */
 export function presentUpdate(
   doc: UpdateDoc,
   incidentId: string,
@@ -115,7 +115,7 @@ export async function presentIncidents(
 
 /**
  * Incidents linked to any of `serviceIds`, newest first, as status pages show
- * them (spec, "Status page": `severity` is the impact, `duration` in ms up to
+ * them (docs/api.md, "Status page": `severity` is the impact, `duration` in ms up to
  * now while open), each with the ids of its services to pick a page's incidents.
  */
 export async function incidentsForServices(

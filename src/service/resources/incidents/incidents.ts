@@ -33,7 +33,7 @@ function checkTimes(doc: IncidentDoc): void {
 }
 
 /**
- * Incidents and their updates (spec, "Incident", "Incident update"), always
+ * Incidents and their updates (docs/api.md, "Incident", "Incident update"), always
  * scoped to one account. Updates are numbered per incident (`seq`) so "latest"
  * is exact even for two updates in the same millisecond; they are answered newest first.
  */

@@ -22,7 +22,7 @@ import {
 const tags = ['incidents'];
 
 /**
- * Incidents and incident updates (spec, "Incidents"). The detail operation,
+ * Incidents and incident updates (docs/api.md, "Incidents"). The detail operation,
  * whose path the spec does not show, is `GET /v1/incidents/{id}`.
  */
 export async function incidentRoutes(app: FastifyInstance, ctx: ServiceContext): Promise<void> {

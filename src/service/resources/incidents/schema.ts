@@ -3,11 +3,11 @@ import { Nullable, StringEnum } from '../../http/schema-helpers.js';
 
 const strict = { additionalProperties: false } as const;
 
-/** Incident impacts (spec, "Incident"); default MINOR. Shown as `severity` on status pages. */
+/** Incident impacts (docs/api.md, "Incident"); default MINOR. Shown as `severity` on status pages. */
 export const IMPACTS = ['MAINTENANCE', 'MAJOR', 'MINOR'] as const;
 export type Impact = (typeof IMPACTS)[number];
 
-/** Incident update statuses (spec, "Incident update"). RESOLVED stops the incident. */
+/** Incident update statuses (docs/api.md, "Incident update"). RESOLVED stops the incident. */
 export const UPDATE_STATUSES = [
   'INVESTIGATING',
   'IDENTIFIED',
@@ -24,7 +24,7 @@ const ServiceRefs = Type.Array(Type.Object({ id: Type.String({ minLength: 1, max
 });
 
 /**
- * A status-page service as the API shows it (spec, "Status page"). Defined
+ * A status-page service as the API shows it (docs/api.md, "Status page"). Defined
  * here because incidents and status pages both show services.
  */
 export const ServiceSchema = Type.Object({
@@ -74,7 +74,7 @@ export const CreateIncidentBody = Type.Object(
 export type CreateIncidentBody = Static<typeof CreateIncidentBody>;
 
 /**
- * Body of `PUT /v1/incidents/{id}`: `name` and `impact` required (spec);
+ * Body of `PUT /v1/incidents/{id}`: `name` and `impact` required (docs/api.md);
  * `startedAt`, `stoppedAt` and `services` keep their stored values when omitted.
  */
 export const UpdateIncidentBody = Type.Object(
@@ -107,7 +107,7 @@ export const IncidentPutQuery = Type.Object(
   strict,
 );
 
-/** An incident update as the API shows it (spec, "Incident update" and detail items). */
+/** An incident update as the API shows it (docs/api.md, "Incident update" and detail items). */
 export const IncidentUpdateSchema = Type.Object({
   id: Type.String(),
   status: StringEnum(UPDATE_STATUSES),
@@ -139,13 +139,13 @@ export const IncidentSchema = Type.Object({
 });
 export type IncidentView = Static<typeof IncidentSchema>;
 
-/** The incident in the PUT response: `incidentUpdates` is the latest update's description, or null (spec). */
+/** The incident in the PUT response: `incidentUpdates` is the latest update's description, or null (docs/api.md). */
 export const IncidentPutResponseSchema = Type.Object({
   ...incidentFields,
   incidentUpdates: Nullable(Type.String()),
 });
 
-/** An incident inside a status page (spec, "Status page"): `severity` is the impact, `duration` in ms. */
+/** An incident inside a status page (docs/api.md, "Status page"): `severity` is the impact, `duration` in ms. */
 export const StatusPageIncidentSchema = Type.Object({
   name: Type.String(),
   severity: StringEnum(IMPACTS),

@@ -12,7 +12,7 @@ import type {
 } from './schema.js';
 import type { Database } from '../../store/database.js';
 
-/** Keys a location may hold at once: two, so a key can be rotated without downtime (design.md §1). */
+/** Keys a location may hold at once: two, so a key can be rotated without downtime (docs/architecture.md). */
 export const MAX_LOCATION_KEYS = 2;
 
 /** An agent counts towards `agentCount` when it called the service within this window, ms. */

@@ -18,7 +18,7 @@ const tags = ['private locations'];
 const strict = { additionalProperties: false } as const;
 
 /**
- * Private locations (design.md §1–§2; not in the spec's endpoint list): create
+ * Private locations (docs/architecture.md, docs/protocol.md; not in the spec's endpoint list): create
  * (201, with its first key in clear once), list, read, rename (PUT; `slugName`
  * immutable), delete (204; its keys stop working at once), and key rotation:
  * add a key (201; at most two, else 409), delete a key (204).

@@ -8,7 +8,7 @@ import { RuntimeParams, RuntimeSchema } from './schema.js';
 const tags = ['runtimes'];
 
 /**
- * Runtimes (spec, "Runtimes"): read once from `runtimes/<name>/runtime.json`
+ * Runtimes (docs/api.md, "Runtimes"): read once from `runtimes/<name>/runtime.json`
  * when the routes are registered, so a broken file stops the service at start.
  * Global, not per account, but behind the API key like every /v1 route.
  * @throws OutpostError OUTPOST_ERR_CONFIG naming the broken file.

@@ -9,7 +9,7 @@ import { type Runtime, RuntimeSchema } from './schema.js';
 
 /**
  * Runtime of a check that pins none, directly or through its group: the newest, which the
- * agent image ships (spec, "Versioning" 3).
+ * agent image ships (docs/api.md, "Versioning" 3).
  */
 export const DEFAULT_RUNTIME_ID = '2026.04' satisfies RuntimeId;
 
@@ -19,7 +19,7 @@ export const RUNTIMES_DIR: string = join(PACKAGE_ROOT, 'runtimes');
 const validate = bodyAjv.compile(RuntimeSchema);
 
 /**
- * Reads and validates every `<dir>/<name>/runtime.json` (spec, "Runtime"),
+ * Reads and validates every `<dir>/<name>/runtime.json` (docs/api.md, "Runtime"),
  * newest name first. Folders without a runtime.json are skipped.
  * @throws OutpostError OUTPOST_ERR_CONFIG naming the file when one is not JSON,
  * breaks the Runtime schema, or names another runtime than its folder.

@@ -2,11 +2,11 @@ import { type Static, Type } from '@sinclair/typebox';
 import { RUNTIME_IDS } from '../../../protocol/index.js';
 import { StringEnum } from '../../http/schema-helpers.js';
 
-/** Runtime stages (spec, "Runtime"). */
+/** Runtime stages (docs/api.md, "Runtime"). */
 export const RUNTIME_STAGES = ['ALPHA', 'BETA', 'CURRENT', 'DEPRECATED', 'REMOVED', 'STABLE'] as const;
 
 /**
- * A runtime (spec, "Runtime"): the shape of each `runtimes/<name>/runtime.json`
+ * A runtime (docs/api.md, "Runtime"): the shape of each `runtimes/<name>/runtime.json`
  * and of `GET /v1/runtimes` items. `name` is one of the runtimeId values;
  * `runtimeEndOfLife` is written month/day/year (`04/30/2028`); `dependencies`
  * maps npm package names to versions (exact, or `major.minor` ranges where only

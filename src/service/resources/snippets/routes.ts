@@ -16,7 +16,7 @@ import { assertScriptSize, presentSnippet, SnippetStore } from './snippets.js';
 const tags = ['snippets'];
 
 /**
- * Snippets (spec, "Snippets": `DELETE /v1/snippets/{id}`): reusable setup and
+ * Snippets (docs/api.md, "Snippets": `DELETE /v1/snippets/{id}`): reusable setup and
  * teardown code. Create (201), list (`limit` 1–100, default 10; `page`), read,
  * partial update, delete (204; 409 while a check or group uses it).
  */

@@ -21,7 +21,7 @@ const tags = ['status pages'];
 const NoContent = Type.Null({ description: 'No Content' });
 
 /**
- * Status pages and their services (spec, "Status pages and services").
+ * Status pages and their services (docs/api.md, "Status pages and services").
  * `/v1/status-pages/services` is a static route, so `/v1/status-pages/:id`
  * never captures it.
  */

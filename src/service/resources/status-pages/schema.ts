@@ -4,10 +4,10 @@ import { ServiceSchema, StatusPageIncidentSchema } from '../incidents/schema.js'
 
 const strict = { additionalProperties: false } as const;
 
-/** Themes a visitor sees first (spec, "Status page": LIGHT, DARK, AUTO; default AUTO). */
+/** Themes a visitor sees first (docs/api.md, "Status page": LIGHT, DARK, AUTO; default AUTO). */
 export const DEFAULT_THEMES = ['LIGHT', 'DARK', 'AUTO'] as const;
 
-/** The 12 colour fields of each theme (spec, "Status page", `themeColors`). */
+/** The 12 colour fields of each theme (docs/api.md, "Status page", `themeColors`). */
 export const THEME_COLOR_FIELDS = [
   'bodyBackgroundColor',
   'headerBackgroundColor',

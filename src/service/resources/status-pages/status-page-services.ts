@@ -76,7 +76,7 @@ export async function servicesById(
 }
 
 /**
- * Status-page services (spec, "Status pages and services"), always scoped to
+ * Status-page services (docs/api.md, "Status pages and services"), always scoped to
  * one account. Listed by `(created_at, id)` with an opaque cursor.
  */
 export class ServiceStore {

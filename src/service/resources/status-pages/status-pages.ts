@@ -90,7 +90,7 @@ const urlTaken = (url: string) =>
 
 /**
  * Status pages with cards of services, the incidents of those services and
- * access keys for private pages (spec, "Status page"), scoped to one account.
+ * access keys for private pages (docs/api.md, "Status page"), scoped to one account.
  * `url` is unique per account (409). Listed by `(created_at, id)` with an opaque cursor.
  */
 export class StatusPageStore {

@@ -17,7 +17,7 @@ import { presentVariable, VariableStore } from './variables.js';
 const tags = ['environment variables'];
 
 /**
- * Account-level environment variables (spec, "Environment variable" and
+ * Account-level environment variables (docs/api.md, "Environment variable" and
  * "Environment variables"): list, create, read, replace, delete, addressed by
  * `key`. Secret values are never returned (see presentVariable).
  */

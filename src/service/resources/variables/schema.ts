@@ -9,7 +9,7 @@ const { key, value } = EnvironmentVariableSchema.properties;
 export const SECRET_MASK = '*****';
 
 /**
- * Body of `POST /v1/variables` (spec, "Environment variable"): `key` (a shell
+ * Body of `POST /v1/variables` (docs/api.md, "Environment variable"): `key` (a shell
  * identifier, at most 128 characters) and `value` (at most 131 072 characters)
  * required; `locked` and `secret` default false. The same item rules as a check's
  * `environmentVariables`, so a variable moves between the two unchanged.

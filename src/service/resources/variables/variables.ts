@@ -12,7 +12,7 @@ type VariableRow = Selectable<Database['variables']>;
 export type ResolvedVariable = { key: string; value: string; secret: boolean };
 
 /**
- * The API view of a stored variable (spec, "Environment variable"): a `secret`
+ * The API view of a stored variable (docs/api.md, "Environment variable"): a `secret`
  * variable's value is replaced by `*****` on every read, so once set it is never
  * readable again. `locked` values are shown: the spec says the flag only tells the
  * UI to mask the value.
@@ -165,7 +165,7 @@ export class VariableStore {
 
 /**
  * Every environment variable of an account with its real value and `secret`
- * flag, ordered by key, for the job builder (design.md §2: a job carries the
+ * flag, ordered by key, for the job builder (docs/protocol.md: a job carries the
  * merged variables; check > group > account, account being the lowest).
  * The values of secret variables are in clear here: they go to the agent only,
  * which scrubs them from everything it reports.
