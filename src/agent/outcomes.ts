@@ -34,7 +34,7 @@ export function errorOutcome(reason: string, startedAt: Date, responseTimeMs: nu
 /**
  * The result the agent posts for a run: the executor's outcome plus the agent-filled fields
  * `runLocation`, `attempts` (= `job.attempt`), `artifacts`, and `resultType`: ATTEMPT when the
- * job's retry strategy retries this outcome (src/checks/retry.ts `planRetry`, the rule the
+ * job's retry strategy retries this outcome (src/protocol/retry.ts `planRetry`, the rule the
  * service applies too), else FINAL.
  *
  * @param nowMs epoch ms the run ended; default now.

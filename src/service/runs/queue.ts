@@ -361,7 +361,7 @@ export class JobQueue {
    * written (hooks run later, in the ResultOutbox worker, never inside this call).
    *
    * Retries: when the job's `retryStrategy` calls for another attempt (planRetry of
-   * src/checks/retry.ts, from the stored job's attempt and `runStartedAt` and this result),
+   * src/protocol/retry.ts, from the stored job's attempt and `runStartedAt` and this result),
    * the result is stored as `resultType` ATTEMPT and, in the same transaction, the next
    * attempt is queued: same check, session, run source, `checkRunId` and `runStartedAt`,
    * `attempt + 1`, claimable from now + the back-off, in the same location when `sameRegion`
