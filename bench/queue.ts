@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { SQLite } from '../src/service/store/sqlite.js';
 import { Kysely, SqliteDialect } from 'kysely';
 import { JobQueue } from '../src/service/runs/queue.js';
-import { migrateToLatest } from '../src/service/store/migrations.js';
+import { migrateToLatest } from '../src/service/store/migrations/index.js';
 import type { Database } from '../src/service/store/schema.js';
 
 /** Latencies of one store size, ms. */

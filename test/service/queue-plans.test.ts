@@ -7,7 +7,7 @@ import { ArtifactStore } from '../../src/service/runs/artifacts.js';
 import { RetentionWorker } from '../../src/service/store/retention.js';
 import { build, type Service } from '../../src/service/app.js';
 import { createAccount, createApiKey } from '../../src/service/http/auth.js';
-import { migrateToLatest } from '../../src/service/store/migrations.js';
+import { migrateToLatest } from '../../src/service/store/migrations/index.js';
 import type { Database } from '../../src/service/store/schema.js';
 import { claimJobs, icmpBody, resultFor } from '../helpers/service.js';
 

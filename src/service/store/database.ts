@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import { SQLite, type SQLiteDatabase } from './sqlite.js';
 import { Kysely, SqliteDialect } from 'kysely';
 import { OutpostError } from '../../common/errors.js';
-import { migrateToLatest } from './migrations.js';
+import { migrateToLatest } from './migrations/index.js';
 import type { Database } from './schema.js';
 
 export type { Database };
