@@ -130,8 +130,9 @@ type ScriptOwner = {
 };
 
 /**
- * Reads the store for {@link buildJob}, memoising what several runs of one batch share
- * (the account's variables, groups, snippets). Build one per enqueue batch, inside its transaction.
+ * Builds the jobs of runs (see {@link JobBuilder.build}), reading the store and memoising what several
+ * runs of one batch share (the account's variables, groups, snippets). Build one per enqueue batch,
+ * inside its transaction.
  */
 export class JobBuilder {
   readonly #db: Kysely<Database>;
@@ -291,19 +292,6 @@ export class JobBuilder {
     }
     return snippet;
   }
-}
-
-/**
- * Builds the job of one run (see {@link JobBuilder.build}); reads the store through `db`
- * (pass the enqueueing transaction). For several runs of one account use one JobBuilder.
- */
-export function buildJob(
-  db: Kysely<Database>,
-  accountId: string,
-  run: RunRequest,
-  ids: { jobId: string; nowMs: number; leaseMs: number },
-): Promise<Job> {
-  return new JobBuilder(db, accountId).build(run, ids);
 }
 
 /**
