@@ -1,3 +1,4 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Logger } from '../common/logger.js';
@@ -126,7 +127,9 @@ export async function build(options: BuildOptions): Promise<Service> {
   installErrorHandling(app);
   await registerOpenApi(app);
 
-  await app.register(async (v1) => {
+  await app.register(async (scope) => {
+    // Types only: request parts typed from the route schemas; the compilers above still validate.
+    const v1 = scope.withTypeProvider<TypeBoxTypeProvider>();
     v1.addHook('onRequest', authHook(options.db));
     for (const routes of ROUTES) await routes(v1, context);
   });

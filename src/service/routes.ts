@@ -1,5 +1,4 @@
-import type { FastifyInstance } from 'fastify';
-import type { ServiceContext } from './context.js';
+import type { RoutePlugin } from './http/service-app.js';
 import { agentRoutes } from './runs/agent-routes.js';
 import { agentsRoutes } from './resources/agents/routes.js';
 import { artifactRoutes } from './runs/artifact-routes.js';
@@ -17,9 +16,6 @@ import { variableRoutes } from './resources/variables/routes.js';
 import { incidentRoutes } from './resources/incidents/routes.js';
 import { runtimeRoutes } from './resources/runtimes/routes.js';
 import { statusPageRoutes } from './resources/status-pages/routes.js';
-
-/** A route plugin: registers the routes of one resource under the authenticated `/v1` scope. */
-export type RoutePlugin = (app: FastifyInstance, ctx: ServiceContext) => Promise<void>;
 
 /** Every `/v1` route plugin, one per resource. Add a resource by adding its plugin here. */
 export const ROUTES: readonly RoutePlugin[] = [
