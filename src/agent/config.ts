@@ -2,8 +2,10 @@ import { type Static, Type } from '@sinclair/typebox';
 import { FormatRegistry } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { MAX_CLAIM_WAIT_SECONDS } from '../protocol/index.js';
+import { literals } from '../common/config-schema.js';
 import { OutpostError } from '../common/errors.js';
 import { LOG_LEVELS } from '../common/logger.js';
+import { REDACTED } from '../common/redaction.js';
 
 const HTTP_URL_FORMAT = 'outpost-http-url';
 if (!FormatRegistry.Has(HTTP_URL_FORMAT)) {
@@ -17,8 +19,6 @@ if (!FormatRegistry.Has(HTTP_URL_FORMAT)) {
   });
 }
 
-// `readonly T[]`, not `T extends readonly string[]`: `.map` on the latter widens the literals to string.
-const literals = <T extends string>(values: readonly T[]) => Type.Union(values.map((v) => Type.Literal(v)));
 const HttpUrl = Type.String({ format: HTTP_URL_FORMAT });
 const Integer = (minimum: number, maximum: number) => Type.Integer({ minimum, maximum });
 
@@ -207,21 +207,21 @@ function redactUrl(value: string | null): string | null {
   try {
     const url = new URL(value);
     if (url.password === '') return value;
-    url.password = '*****';
+    url.password = REDACTED;
     return url.toString();
   } catch {
-    return '*****';
+    return REDACTED;
   }
 }
 
 /**
- * The configuration as it may be logged: `apiKey` replaced by `*****`, proxy
- * passwords replaced by `*****`, the service URL's credentials (if any) too.
+ * The configuration as it may be logged: `apiKey` replaced by {@link REDACTED}, proxy
+ * passwords replaced by it, the service URL's credentials (if any) too.
  */
 export function redactAgentConfig(config: AgentConfig): Record<string, unknown> {
   return {
     ...config,
-    apiKey: '*****',
+    apiKey: REDACTED,
     serviceUrl: redactUrl(config.serviceUrl),
     httpsProxy: redactUrl(config.httpsProxy),
     httpProxy: redactUrl(config.httpProxy),

@@ -1,4 +1,7 @@
 import { resolve } from 'node:path';
+import { FormatRegistry, type Static, Type } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+import { literals } from '../common/config-schema.js';
 import { OutpostError } from '../common/errors.js';
 import { LOG_LEVELS, type LogLevelName } from '../common/logger.js';
 import { parseSecretKey } from './store/secret-box.js';
@@ -29,104 +32,142 @@ export type ServiceConfig = Readonly<{
   encryptionKey: Buffer | undefined;
 }>;
 
-/** Environment variables the service reads, with defaults; README's table is written from this. */
-export const SERVICE_ENV = {
-  PORT: ['3000', 'HTTP port of the service API'],
-  HOST: ['127.0.0.1', 'Address the service listens on (0.0.0.0 in containers)'],
-  OUTPOST_DATA_DIR: ['./data', 'Folder of the embedded SQLite store (outpost.db)'],
-  OUTPOST_LEASE_SECONDS: [
-    '300',
-    'Lease of a claimed job; a job whose agent stops renewing is re-run after it',
-  ],
-  OUTPOST_QUEUE_EXPIRY_SECONDS: [
-    '360',
-    'How long a job waits for an agent before its session ends TIMED_OUT',
-  ],
-  OUTPOST_RESULT_RETENTION_DAYS: ['90', 'Days check results and ended check sessions are kept'],
-  OUTPOST_ARTIFACT_RETENTION_DAYS: ['30', 'Days artifact files (traces, captures) are kept'],
-  OUTPOST_AGENT_RETENTION_DAYS: ['30', "Days agents' error reports, and agents not seen, are kept"],
-  OUTPOST_APP_URL: ['http://localhost:<PORT>', 'Base of the links in check sessions ({app_url})'],
-  LOG_LEVEL: ['INFO', 'DEBUG, LOG, INFO, WARN or ERROR'],
-  OUTPOST_ACCOUNT_ID: ['(random UUID)', 'Account id created on an empty store'],
-  OUTPOST_API_KEY: ['(generated, printed once)', 'API key created on an empty store'],
-  OUTPOST_ENCRYPTION_KEY: [
-    '(key file in OUTPOST_DATA_DIR)',
-    '32-byte key (base64 or hex) sealing secrets at rest; unset: encryption.key, mode 0600, made on first start',
-  ],
-} as const;
+const URL_FORMAT = 'outpost-url';
+if (!FormatRegistry.Has(URL_FORMAT)) FormatRegistry.Set(URL_FORMAT, (value) => URL.canParse(value));
+const SECRET_KEY_FORMAT = 'outpost-secret-key';
+if (!FormatRegistry.Has(SECRET_KEY_FORMAT)) {
+  FormatRegistry.Set(SECRET_KEY_FORMAT, (value) => parseSecretKey(value) !== null);
+}
 
-function integer(
-  env: NodeJS.ProcessEnv,
-  name: string,
-  fallback: number,
-  min: number,
-  max: number,
-  bad: string[],
-): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < min || n > max) {
-    bad.push(`${name} must be an integer from ${min} to ${max}, got ${JSON.stringify(raw)}`);
-    return fallback;
+const Integer = (minimum: number, maximum: number) => Type.Integer({ minimum, maximum });
+const Days = Integer(1, 36_500);
+
+/**
+ * The one schema of the service's environment (docs/configuration.md), after the strings were
+ * converted (integers parsed, `LOG_LEVEL` upper-cased, empty values dropped). Variables with a
+ * default are required here: the default stands in when they are unset.
+ */
+const ServiceEnvSchema = Type.Object({
+  PORT: Integer(0, 65_535),
+  HOST: Type.String(),
+  OUTPOST_DATA_DIR: Type.String(),
+  OUTPOST_LEASE_SECONDS: Integer(1, 86_400),
+  OUTPOST_QUEUE_EXPIRY_SECONDS: Integer(1, 86_400),
+  OUTPOST_RESULT_RETENTION_DAYS: Days,
+  OUTPOST_ARTIFACT_RETENTION_DAYS: Days,
+  OUTPOST_AGENT_RETENTION_DAYS: Days,
+  LOG_LEVEL: literals(Object.keys(LOG_LEVELS) as LogLevelName[]),
+  OUTPOST_API_KEY: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_-]{20,200}$' })),
+  OUTPOST_ACCOUNT_ID: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' })),
+  OUTPOST_ENCRYPTION_KEY: Type.Optional(Type.String({ format: SECRET_KEY_FORMAT })),
+  /** Unset: `http://localhost:<PORT>`, filled in once PORT is known to be valid. */
+  OUTPOST_APP_URL: Type.Optional(Type.String({ format: URL_FORMAT })),
+});
+type ServiceEnv = Static<typeof ServiceEnvSchema>;
+type VariableName = keyof ServiceEnv;
+
+/** What each variable must be, for error messages; keyed like the schema. */
+const REQUIREMENTS: Record<VariableName, string> = {
+  PORT: 'an integer from 0 to 65535, 0 for an ephemeral port (default 3000)',
+  HOST: 'the address to listen on (default 127.0.0.1)',
+  OUTPOST_DATA_DIR: 'the folder of the store, or :memory: (default ./data)',
+  OUTPOST_LEASE_SECONDS: 'an integer from 1 to 86400 (default 300)',
+  OUTPOST_QUEUE_EXPIRY_SECONDS: 'an integer from 1 to 86400 (default 360)',
+  OUTPOST_RESULT_RETENTION_DAYS: 'an integer from 1 to 36500 (default 90)',
+  OUTPOST_ARTIFACT_RETENTION_DAYS: 'an integer from 1 to 36500 (default 30)',
+  OUTPOST_AGENT_RETENTION_DAYS: 'an integer from 1 to 36500 (default 30)',
+  LOG_LEVEL: `one of ${Object.keys(LOG_LEVELS).join(', ')} (default INFO)`,
+  OUTPOST_API_KEY: '20 to 200 characters of A-Z, a-z, 0-9, "_" or "-"',
+  OUTPOST_ACCOUNT_ID: '1 to 64 characters of A-Z, a-z, 0-9, "_" or "-"',
+  OUTPOST_ENCRYPTION_KEY:
+    'a 32-byte key as base64 (44 characters) or hex (64 characters) (make one with: openssl rand -base64 32)',
+  OUTPOST_APP_URL: 'a URL (default http://localhost:<PORT>)',
+};
+
+const DEFAULTS: Partial<Record<VariableName, string>> = {
+  PORT: '3000',
+  HOST: '127.0.0.1',
+  OUTPOST_DATA_DIR: './data',
+  OUTPOST_LEASE_SECONDS: '300',
+  OUTPOST_QUEUE_EXPIRY_SECONDS: '360',
+  OUTPOST_RESULT_RETENTION_DAYS: '90',
+  OUTPOST_ARTIFACT_RETENTION_DAYS: '30',
+  OUTPOST_AGENT_RETENTION_DAYS: '30',
+  LOG_LEVEL: 'INFO',
+};
+
+const INTEGER_VARIABLES = new Set<VariableName>([
+  'PORT',
+  'OUTPOST_LEASE_SECONDS',
+  'OUTPOST_QUEUE_EXPIRY_SECONDS',
+  'OUTPOST_RESULT_RETENTION_DAYS',
+  'OUTPOST_ARTIFACT_RETENTION_DAYS',
+  'OUTPOST_AGENT_RETENTION_DAYS',
+]);
+/** Keys: their values are never echoed, only their length. */
+const SECRET_VARIABLES = new Set<VariableName>(['OUTPOST_API_KEY', 'OUTPOST_ENCRYPTION_KEY']);
+
+function convert(name: VariableName, value: string): string | number {
+  if (INTEGER_VARIABLES.has(name)) {
+    const n = Number(value);
+    return Number.isInteger(n) ? n : value;
   }
-  return n;
+  return name === 'LOG_LEVEL' ? value.toUpperCase() : value;
+}
+
+function describe(name: VariableName, value: string): string {
+  if (SECRET_VARIABLES.has(name)) return `it was a value of ${value.length} characters (not shown)`;
+  return `it was ${JSON.stringify(value.length > 200 ? `${value.slice(0, 200)}…` : value)}`;
 }
 
 /**
- * Parses the service's environment (see SERVICE_ENV).
- * @throws OutpostError OUTPOST_ERR_CONFIG listing every bad variable.
+ * Parses and validates the service's environment once (docs/configuration.md). Empty variables
+ * count as unset; `LOG_LEVEL` is case-insensitive.
+ * @returns the frozen configuration; `OUTPOST_DATA_DIR` resolved to an absolute path.
+ * @throws OutpostError `OUTPOST_ERR_CONFIG` naming every bad variable, what it must be and what it
+ *   was (the values of `OUTPOST_API_KEY` and `OUTPOST_ENCRYPTION_KEY` are never included).
  */
 export function parseServiceConfig(env: NodeJS.ProcessEnv): ServiceConfig {
-  const bad: string[] = [];
-  const port = integer(env, 'PORT', 3000, 0, 65535, bad);
-  const leaseSeconds = integer(env, 'OUTPOST_LEASE_SECONDS', 300, 1, 86_400, bad);
-  const expirySeconds = integer(env, 'OUTPOST_QUEUE_EXPIRY_SECONDS', 360, 1, 86_400, bad);
-  const resultRetentionDays = integer(env, 'OUTPOST_RESULT_RETENTION_DAYS', 90, 1, 36_500, bad);
-  const artifactRetentionDays = integer(env, 'OUTPOST_ARTIFACT_RETENTION_DAYS', 30, 1, 36_500, bad);
-  const agentRetentionDays = integer(env, 'OUTPOST_AGENT_RETENTION_DAYS', 30, 1, 36_500, bad);
-  const logLevel = (env.LOG_LEVEL ?? 'INFO').toUpperCase();
-  if (!(logLevel in LOG_LEVELS))
-    bad.push(
-      `LOG_LEVEL must be one of ${Object.keys(LOG_LEVELS).join(', ')}, got ${JSON.stringify(env.LOG_LEVEL)}`,
-    );
-  const apiKey = env.OUTPOST_API_KEY || undefined;
-  if (apiKey !== undefined && !/^[A-Za-z0-9_-]{20,200}$/.test(apiKey)) {
-    bad.push('OUTPOST_API_KEY must be 20 to 200 characters of A-Z, a-z, 0-9, "_" or "-"');
+  const given: Partial<Record<VariableName, string>> = {};
+  const candidate: Record<string, string | number> = {};
+  for (const name of Object.keys(REQUIREMENTS) as VariableName[]) {
+    const value = env[name] === '' ? undefined : env[name];
+    if (value !== undefined) given[name] = value;
+    const effective = value ?? DEFAULTS[name];
+    if (effective !== undefined) candidate[name] = convert(name, effective);
   }
-  const accountId = env.OUTPOST_ACCOUNT_ID || undefined;
-  if (accountId !== undefined && !/^[A-Za-z0-9_-]{1,64}$/.test(accountId)) {
-    bad.push(
-      `OUTPOST_ACCOUNT_ID must be 1 to 64 characters of A-Z, a-z, 0-9, "_" or "-", got ${JSON.stringify(accountId)}`,
-    );
+
+  const bad = new Set<VariableName>();
+  for (const error of Value.Errors(ServiceEnvSchema, candidate)) {
+    const name = error.path.split('/')[1] as VariableName | undefined;
+    if (name !== undefined && name in REQUIREMENTS) bad.add(name);
   }
-  const rawKey = env.OUTPOST_ENCRYPTION_KEY || undefined;
-  const encryptionKey = rawKey === undefined ? undefined : (parseSecretKey(rawKey) ?? undefined);
-  if (rawKey !== undefined && encryptionKey === undefined) {
-    // Never echo the value: it is a key.
-    bad.push(
-      `OUTPOST_ENCRYPTION_KEY must be a 32-byte key as base64 (44 characters) or hex (64 characters), got ${rawKey.length} characters (make one with: openssl rand -base64 32)`,
+  if (bad.size > 0) {
+    const lines = [...bad].map(
+      (name) => `- ${name} must be ${REQUIREMENTS[name]}; ${describe(name, given[name] ?? '')}`,
     );
+    throw new OutpostError('OUTPOST_ERR_CONFIG', `invalid service configuration:\n${lines.join('\n')}`);
   }
-  const appUrl = env.OUTPOST_APP_URL || `http://localhost:${port}`;
-  if (!URL.canParse(appUrl)) bad.push(`OUTPOST_APP_URL must be a URL, got ${JSON.stringify(appUrl)}`);
-  if (bad.length > 0)
-    throw new OutpostError('OUTPOST_ERR_CONFIG', `invalid configuration:\n  ${bad.join('\n  ')}`);
-  const dataDir = resolve(env.OUTPOST_DATA_DIR || './data');
+
+  const parsed = candidate as ServiceEnv;
+  const dataDir = resolve(parsed.OUTPOST_DATA_DIR);
   return Object.freeze({
-    port,
-    host: env.HOST || '127.0.0.1',
+    port: parsed.PORT,
+    host: parsed.HOST,
     dataDir,
-    databaseFile: env.OUTPOST_DATA_DIR === ':memory:' ? ':memory:' : resolve(dataDir, 'outpost.db'),
-    leaseMs: leaseSeconds * 1000,
-    queueExpiryMs: expirySeconds * 1000,
-    resultRetentionDays,
-    artifactRetentionDays,
-    agentRetentionDays,
-    appUrl,
-    logLevel: logLevel as LogLevelName,
-    accountId,
-    apiKey,
-    encryptionKey,
+    databaseFile: parsed.OUTPOST_DATA_DIR === ':memory:' ? ':memory:' : resolve(dataDir, 'outpost.db'),
+    leaseMs: parsed.OUTPOST_LEASE_SECONDS * 1000,
+    queueExpiryMs: parsed.OUTPOST_QUEUE_EXPIRY_SECONDS * 1000,
+    resultRetentionDays: parsed.OUTPOST_RESULT_RETENTION_DAYS,
+    artifactRetentionDays: parsed.OUTPOST_ARTIFACT_RETENTION_DAYS,
+    agentRetentionDays: parsed.OUTPOST_AGENT_RETENTION_DAYS,
+    appUrl: parsed.OUTPOST_APP_URL ?? `http://localhost:${parsed.PORT}`,
+    logLevel: parsed.LOG_LEVEL,
+    accountId: parsed.OUTPOST_ACCOUNT_ID,
+    apiKey: parsed.OUTPOST_API_KEY,
+    encryptionKey:
+      parsed.OUTPOST_ENCRYPTION_KEY === undefined
+        ? undefined
+        : (parseSecretKey(parsed.OUTPOST_ENCRYPTION_KEY) ?? undefined),
   });
 }

@@ -1,0 +1,93 @@
+import { randomBytes } from 'node:crypto';
+import { resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { OutpostError } from '../../src/common/errors.js';
+import { parseServiceConfig } from '../../src/service/config.js';
+
+function configError(env: NodeJS.ProcessEnv): OutpostError {
+  try {
+    parseServiceConfig(env);
+  } catch (err) {
+    if (err instanceof OutpostError) return err;
+    throw err;
+  }
+  throw new Error('parseServiceConfig accepted a bad environment');
+}
+
+describe('parseServiceConfig', () => {
+  it('applies every default on an empty environment, empty variables counting as unset', () => {
+    const expected = {
+      port: 3000,
+      host: '127.0.0.1',
+      dataDir: resolve('./data'),
+      databaseFile: resolve('./data', 'outpost.db'),
+      leaseMs: 300_000,
+      queueExpiryMs: 360_000,
+      resultRetentionDays: 90,
+      artifactRetentionDays: 30,
+      agentRetentionDays: 30,
+      appUrl: 'http://localhost:3000',
+      logLevel: 'INFO',
+      accountId: undefined,
+      apiKey: undefined,
+      encryptionKey: undefined,
+    };
+    const config = parseServiceConfig({});
+    expect(config).toEqual(expected);
+    expect(Object.isFrozen(config)).toBe(true);
+    expect(parseServiceConfig({ PORT: '', HOST: '', OUTPOST_API_KEY: '', OUTPOST_APP_URL: '' })).toEqual(
+      expected,
+    );
+  });
+
+  it('reads every variable', () => {
+    const key = randomBytes(32);
+    expect(
+      parseServiceConfig({
+        PORT: '8080',
+        HOST: '0.0.0.0',
+        OUTPOST_DATA_DIR: ':memory:',
+        OUTPOST_LEASE_SECONDS: '3',
+        OUTPOST_QUEUE_EXPIRY_SECONDS: '4',
+        LOG_LEVEL: 'debug',
+        OUTPOST_ACCOUNT_ID: 'acct_1',
+        OUTPOST_API_KEY: 'k'.repeat(20),
+        OUTPOST_ENCRYPTION_KEY: key.toString('hex'),
+      }),
+    ).toMatchObject({
+      port: 8080,
+      host: '0.0.0.0',
+      databaseFile: ':memory:',
+      leaseMs: 3000,
+      queueExpiryMs: 4000,
+      appUrl: 'http://localhost:8080',
+      logLevel: 'DEBUG',
+      accountId: 'acct_1',
+      apiKey: 'k'.repeat(20),
+      encryptionKey: key,
+    });
+  });
+
+  it('lists every bad variable at once, with what it must be, never echoing a key', () => {
+    const err = configError({
+      PORT: 'x',
+      OUTPOST_LEASE_SECONDS: '0',
+      LOG_LEVEL: 'LOUD',
+      OUTPOST_API_KEY: 'secret key',
+      OUTPOST_APP_URL: 'not a url',
+    });
+    expect(err.code).toBe('OUTPOST_ERR_CONFIG');
+    const lines = err.message.split('\n').filter((l) => l.startsWith('- '));
+    expect(lines.map((l) => l.split(' ')[1])).toEqual([
+      'PORT',
+      'OUTPOST_LEASE_SECONDS',
+      'LOG_LEVEL',
+      'OUTPOST_API_KEY',
+      'OUTPOST_APP_URL',
+    ]);
+    expect(err.message).toContain('PORT must be an integer from 0 to 65535');
+    expect(err.message).toContain('it was "LOUD"');
+    expect(err.message).toContain('OUTPOST_API_KEY must be 20 to 200 characters');
+    expect(err.message).not.toContain('secret key');
+  });
+});
