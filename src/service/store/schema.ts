@@ -1,4 +1,40 @@
 import type { ColumnType, Generated } from 'kysely';
+import type { AgentEvent } from '../../protocol/messages.js';
+import type { CheckResult } from '../../protocol/result.js';
+import type { ClaimReport } from '../resources/agents/agents.js';
+import type { ChannelDoc } from '../resources/alert-channels/alert-channels.js';
+import type { GroupDoc } from '../resources/check-groups/check-groups.js';
+import type { CheckDoc } from '../resources/checks/checks.js';
+import type { CertificateDoc } from '../resources/client-certificates/client-certificates.js';
+import type { IncidentDoc, UpdateDoc } from '../resources/incidents/incident-views.js';
+import type { LocationDoc } from '../resources/private-locations/private-locations.js';
+import type { SnippetDoc } from '../resources/snippets/snippets.js';
+import type { StatusPageDoc } from '../resources/status-pages/status-pages.js';
+
+declare const documentType: unique symbol;
+
+/**
+ * JSON text of a stored document of type `T`: a string that remembers what it holds, so a row
+ * read from a table says which document its column stores and `readDoc` needs no cast.
+ * Made only by `writeDoc` (or read from a column typed with `JsonColumn`).
+ */
+export type StoredJson<T> = string & { readonly [documentType]: T };
+
+/**
+ * A column holding JSON text of `T`. Reads are `StoredJson<T>`; writes take any JSON text
+ * (`writeDoc(doc)` in the service; store-wide code such as secrets-at-rest and tests write raw text).
+ */
+export type JsonColumn<T> = ColumnType<StoredJson<T>, string, string>;
+
+/** Parses a stored document. The one place the service reads JSON text of a stored document. */
+export function readDoc<T>(text: StoredJson<T>): T {
+  return JSON.parse(text) as T;
+}
+
+/** Serialises a document for a JSON text column. The one place the service writes one. */
+export function writeDoc<T>(doc: T): StoredJson<T> {
+  return JSON.stringify(doc) as StoredJson<T>;
+}
 
 /**
  * Tables of the service store. Portable types only (text, integer, real):
@@ -15,16 +51,16 @@ export type Database = {
   agents: AgentTable;
   agent_events: AgentEventTable;
   result_outbox: ResultOutboxTable;
-  check_groups: DocRow<number>;
-  alert_channels: DocRow<number> & { type: string };
-  snippets: DocRow<number> & { name: string };
-  status_pages: DocRow<string> & { url: string | null };
+  check_groups: DocRow<number, GroupDoc>;
+  alert_channels: DocRow<number, ChannelDoc> & { type: string };
+  snippets: DocRow<number, SnippetDoc> & { name: string };
+  status_pages: DocRow<string, StatusPageDoc> & { url: string | null };
   status_page_services: Scoped<string> & { name: string };
-  incidents: DocRow<string>;
-  incident_updates: DocRow<string> & { incident_id: string; seq: number | null };
+  incidents: DocRow<string, IncidentDoc>;
+  incident_updates: DocRow<string, UpdateDoc> & { incident_id: string; seq: number | null };
   incident_services: IncidentServiceTable;
   variables: Scoped<string> & { key: string; value: string; locked: number; secret: number };
-  client_certificates: DocRow<string> & { host: string };
+  client_certificates: DocRow<string, CertificateDoc> & { host: string };
   error_groups: Scoped<string> & {
     check_id: string;
     error_hash: string;
@@ -35,7 +71,7 @@ export type Database = {
     archived_until_next_event: number;
     archived_forever: number;
   };
-  private_locations: DocRow<string> & { slug: string };
+  private_locations: DocRow<string, LocationDoc> & { slug: string };
   private_location_keys: Scoped<string> & { location_id: string; key_hash: string; masked_key: string };
 };
 
@@ -47,8 +83,8 @@ export type Scoped<Id extends string | number> = {
   updated_at: number | null;
 };
 
-/** A scoped row holding its API document as JSON text. */
-export type DocRow<Id extends string | number> = Scoped<Id> & { doc: string; name?: string };
+/** A scoped row holding its document (`Doc`, defined with its resource) as JSON text. */
+export type DocRow<Id extends string | number, Doc> = Scoped<Id> & { doc: JsonColumn<Doc>; name?: string };
 
 export type AccountTable = { id: string; name: string; created_at: number };
 
@@ -75,7 +111,7 @@ export type CheckTable = {
   frequency: number;
   frequency_offset: number | null;
   /** The whole check as the API shows it, JSON. */
-  doc: string;
+  doc: JsonColumn<CheckDoc>;
   /** Epoch ms of the next scheduled run; null when not activated. */
   next_run_at: number | null;
   /** Round-robin cursor over the check's locations. */
@@ -145,7 +181,7 @@ export type CheckResultTable = {
   started_at: number;
   stopped_at: number;
   /** The whole result, JSON. */
-  doc: string;
+  doc: JsonColumn<CheckResult>;
   created_at: number;
   /** HTTP timing phases, ms; null when the run has none (migration 0003_analytics, see analyticsColumnsOf). */
   phase_wait: number | null;
@@ -175,14 +211,15 @@ export type AgentTable = {
   /** Epoch ms of the agent's first successful claim; null until then (migration 0008_agent_status). */
   first_seen_at: ColumnType<number | null, number | null | undefined, number | null>;
   /** What its last claim reported, JSON `{ freeSlots, checkTypes, runtimes }`; null until then (0008_agent_status). */
-  claim_report: ColumnType<string | null, string | null | undefined, string | null>;
+  claim_report: ColumnType<StoredJson<Partial<ClaimReport>> | null, string | null | undefined, string | null>;
 };
 
 export type AgentEventTable = {
   id: Generated<number>;
   account_id: string;
   agent_id: string;
-  doc: string;
+  /** The error report as the agent posted it, JSON. */
+  doc: JsonColumn<AgentEvent>;
   created_at: ColumnType<number, number, never>;
 };
 

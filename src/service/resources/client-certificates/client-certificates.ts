@@ -7,6 +7,7 @@ import type { ClientCertificate, CreateClientCertificate } from './schema.js';
 import { openSecrets, type SecretLayout, sealSecrets } from '../../store/secret-fields.js';
 import type { Database } from '../../store/database.js';
 import { secretBoxOf } from '../../store/secret-box.js';
+import { writeDoc } from '../../store/schema.js';
 
 /** Fields of a certificate's `doc` sealed at rest: the private key and its passphrase. */
 const CERTIFICATE_SECRETS: SecretLayout = { strings: ['key', 'passphrase'] };
@@ -15,7 +16,7 @@ const CERTIFICATE_SECRETS: SecretLayout = { strings: ['key', 'passphrase'] };
 type CertificateRow = Omit<Selectable<Database['client_certificates']>, 'name'>;
 
 /** What the `doc` column of a client certificate holds (JSON). */
-type CertificateDoc = { cert: string; key: string; passphrase: string | null; ca: string | null };
+export type CertificateDoc = { cert: string; key: string; passphrase: string | null; ca: string | null };
 
 /**
  * A client certificate with its private key, for the job builder only (docs/protocol.md:
@@ -102,17 +103,15 @@ export class ClientCertificateStore {
       passphrase: body.passphrase ?? null,
       ca: body.ca ?? null,
     };
+    const id = randomUUID();
     const row: CertificateRow = {
-      id: randomUUID(),
+      id,
       account_id: accountId,
       host: body.host.toLowerCase(),
-      doc: '',
+      doc: writeDoc(sealSecrets(secretBoxOf(this.#db), doc, CERTIFICATE_SECRETS, 'client_certificates', id)),
       created_at: nowMs,
       updated_at: null,
     };
-    row.doc = JSON.stringify(
-      sealSecrets(secretBoxOf(this.#db), doc, CERTIFICATE_SECRETS, 'client_certificates', row.id),
-    );
     await this.#db.insertInto('client_certificates').values(row).execute();
     return row;
   }

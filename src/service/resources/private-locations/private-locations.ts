@@ -28,7 +28,8 @@ export function maskLocationKey(key: string): string {
   return `pl_…${key.slice(-4)}`;
 }
 
-type Doc = { name: string; slugName: string; icon: string };
+/** The stored document of a private location. */
+export type LocationDoc = { name: string; slugName: string; icon: string };
 type Row = { id: string; slug: string; doc: string; created_at: number; updated_at: number | null };
 type KeyRow = {
   id: string;
@@ -79,7 +80,7 @@ export class PrivateLocationStore {
     if ((LOCATIONS as readonly string[]).includes(body.slugName)) {
       throw badField('slugName', `must not be a public location name (${body.slugName})`, 'reserved');
     }
-    const doc: Doc = { name: body.name, slugName: body.slugName, icon: body.icon ?? 'location' };
+    const doc: LocationDoc = { name: body.name, slugName: body.slugName, icon: body.icon ?? 'location' };
     const row: Row = {
       id: randomUUID(),
       slug: doc.slugName,
@@ -149,7 +150,7 @@ export class PrivateLocationStore {
     nowMs: number,
   ): Promise<PrivateLocation> {
     const before = await this.#row(accountId, id);
-    const old = JSON.parse(before.doc) as Doc;
+    const old = JSON.parse(before.doc) as LocationDoc;
     if (body.slugName !== undefined && body.slugName !== old.slugName) {
       throw badField(
         'slugName',
@@ -157,7 +158,7 @@ export class PrivateLocationStore {
         'immutable',
       );
     }
-    const doc: Doc = { ...old, name: body.name ?? old.name, icon: body.icon ?? old.icon };
+    const doc: LocationDoc = { ...old, name: body.name ?? old.name, icon: body.icon ?? old.icon };
     await this.#db
       .updateTable('private_locations')
       .set({ doc: JSON.stringify(doc), updated_at: nowMs })
@@ -256,7 +257,7 @@ function present(
   keys: PrivateLocationKey[],
   agents: { agentCount: number; lastSeen: string | null },
 ): PrivateLocation {
-  const doc = JSON.parse(row.doc) as Doc;
+  const doc = JSON.parse(row.doc) as LocationDoc;
   return {
     id: row.id,
     name: doc.name,

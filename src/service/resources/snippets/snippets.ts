@@ -6,7 +6,7 @@ import { SNIPPET_SCRIPT_MAX_BYTES, type Snippet } from './schema.js';
 import type { Database } from '../../store/database.js';
 
 type Row = { id: number; name: string; doc: string; created_at: number; updated_at: number | null };
-type SnippetDoc = { name: string; script: string };
+export type SnippetDoc = { name: string; script: string };
 
 /**
  * Asserts `script` is at most 128 KiB of UTF-8 (the schema bounds characters only).

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Kysely, Selectable } from 'kysely';
+import { type Kysely, type Selectable, sql } from 'kysely';
 import { type CursorKey, decodeCursor, pageOf } from '../../http/cursor.js';
 import { badField, HttpError, notFound } from '../../http/errors.js';
 import { iso } from '../../http/pagination.js';
@@ -170,7 +170,7 @@ export class ServiceStore {
         .selectFrom('status_pages')
         .select(['id', 'doc'])
         .where('account_id', '=', accountId)
-        .where('doc', 'like', `%${id}%`)
+        .where(sql<boolean>`doc like ${`%${id}%`}`)
         .execute();
       const users = pages
         .filter((p) =>

@@ -29,7 +29,7 @@ type KeyDoc = {
   created_at: string;
   updated_at: string | null;
 };
-type StatusPageDoc = Required<Omit<StatusPageBody, 'cards'>> & {
+export type StatusPageDoc = Required<Omit<StatusPageBody, 'cards'>> & {
   id: string;
   cards: CardDoc[];
   keys: KeyDoc[];
