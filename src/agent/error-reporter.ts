@@ -1,5 +1,6 @@
 import type { AgentEvent } from '../protocol/index.js';
-import { Scrubber } from '../sandbox/scrub.js';
+import { Scrubber } from '../common/scrub.js';
+import { REDACTED } from '../common/redaction.js';
 import type { Logger } from '../common/logger.js';
 import { VERSION } from '../common/paths.js';
 import { linkSignal } from '../common/linked-signal.js';
@@ -11,7 +12,6 @@ export const DEFAULT_REPORTS_PER_MINUTE = 10;
 const REPORT_TIMEOUT_MS = 10_000;
 const MAX_MESSAGE_LENGTH = 4096;
 const MAX_STACK_LENGTH = 16_384;
-const CENSOR = '*****';
 
 /** Options of {@link ErrorReporter}. */
 export type ErrorReporterOptions = {
@@ -63,7 +63,7 @@ export class ErrorReporter {
   /** Replaces secrets, URLs and e-mail addresses in `text` by `*****`. */
   scrub(text: string): string {
     return this.#scrubbers.reduce(
-      (out, pattern) => out.replace(pattern, CENSOR),
+      (out, pattern) => out.replace(pattern, REDACTED),
       this.#keyScrubber.text(text),
     );
   }

@@ -6,7 +6,7 @@ import { connect, createServer, isIP } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { CheckResult, HttpCheckResult, HttpConnection, Job, RunOutcome } from '../protocol/index.js';
-import { Scrubber } from '../sandbox/scrub.js';
+import { Scrubber } from '../common/scrub.js';
 import type { RouteTrace } from '../net/traceroute/index.js';
 import type { Logger } from '../common/logger.js';
 import type { ServiceClient } from './service-client.js';

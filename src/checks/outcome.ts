@@ -1,7 +1,7 @@
 import type { TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import type { Assertion, AssertionResult, JobCheck, RunOutcome } from '../protocol/index.js';
-import type { Scrubber } from '../sandbox/scrub.js';
+import type { Scrubber } from '../common/scrub.js';
 import type { AssertionsOutcome } from './assertions/index.js';
 import type { RunLogRecorder } from './run-log.js';
 import { decideStatus } from './status.js';

@@ -1,5 +1,5 @@
 import type { RunLog } from '../protocol/index.js';
-import type { Scrubber } from '../sandbox/scrub.js';
+import type { Scrubber } from '../common/scrub.js';
 import type { Logger } from '../common/logger.js';
 
 const PINO_METHODS = { DEBUG: 'debug', INFO: 'info', WARN: 'warn', ERROR: 'error' } as const;

@@ -1,7 +1,27 @@
 /**
+ * The credential-header lists of both sides, in the layer under everything (no dependencies), so
+ * the agent's network code, its sandbox and its checks, and the service all read them from here.
+ */
+
+/**
+ * Headers whose values the agent always scrubs from results, run logs and packet captures
+ * (docs/checks.md, "Runtime variables and scrubbing"), lower case: the core credential headers
+ * plus proxy-authorization for the same reason. An API check also keeps them from being sent to
+ * another origin on a redirect.
+ */
+export const SECRET_HEADERS: ReadonlySet<string> = new Set([
+  'authorization',
+  'proxy-authorization',
+  'cookie',
+  'set-cookie',
+  'x-api-key',
+  'x-auth-token',
+]);
+
+/**
  * HTTP header names whose values are credentials: masked by the service on every read of a check, group
- * or alert channel, and stored sealed. Lower case. The agent's scrubbing list (src/net/http/headers.ts)
- * names the same core headers; this module has no dependencies so both layers may import it.
+ * or alert channel, and stored sealed. Lower case. A superset of {@link SECRET_HEADERS}, completed by
+ * {@link isCredentialHeader}'s name pattern.
  */
 export const CREDENTIAL_HEADER_NAMES: ReadonlySet<string> = new Set([
   'authorization',

@@ -1,4 +1,5 @@
 import { pino, type Logger } from 'pino';
+import { REDACTED } from './redaction.js';
 
 /** Log levels accepted in `LOG_LEVEL` (docs/architecture.md, "The agent"), mapped to pino's. */
 export const LOG_LEVELS = {
@@ -29,7 +30,7 @@ export function createLogger(options: {
       timestamp: pino.stdTimeFunctions.isoTime,
       redact: {
         paths: ['apiKey', '*.apiKey', 'config.API_KEY', 'headers.authorization', '*.headers.authorization'],
-        censor: '*****',
+        censor: REDACTED,
       },
     },
     options.destination ?? pino.destination({ sync: false }),

@@ -1,6 +1,6 @@
 import type { RunLog } from '../protocol/index.js';
 import type { ChildFailure, ChildMessage } from './messages.js';
-import { MAX_SECRET_LENGTH } from './scrub.js';
+import { MAX_SECRET_LENGTH } from '../common/scrub.js';
 import type { ChannelLimits, ProcessExit, ScriptProcess } from './script-process.js';
 import type { ScriptFailureCode, ScriptRunRequest, ScriptRunResult } from './types.js';
 

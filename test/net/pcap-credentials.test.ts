@@ -5,10 +5,10 @@ import { connect, createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { CREDENTIAL_HEADERS } from '../../src/net/http/headers.js';
+import { SECRET_HEADERS } from '../../src/common/credential-headers.js';
 import { CredentialHeaderMasker } from '../../src/net/pcap/credentials.js';
 import { capturePackets, LINK_TYPES, readPcap, scrubPcap, tcpSegment } from '../../src/net/pcap/index.js';
-import { Scrubber } from '../../src/sandbox/scrub.js';
+import { Scrubber } from '../../src/common/scrub.js';
 import { commandWorks, missingRequirement } from '../helpers/requirements.js';
 
 /** Credential values: none of them is a job secret the scrubber knows. */
@@ -62,7 +62,7 @@ describe('CredentialHeaderMasker', () => {
   });
 
   it('covers the whole shared credential header list', () => {
-    for (const name of CREDENTIAL_HEADERS) {
+    for (const name of SECRET_HEADERS) {
       const data = Buffer.from(`GET / HTTP/1.1\r\n${name.toUpperCase()} : value-of-${name}\r\n\r\n`);
       new CredentialHeaderMasker().feed(data);
       expect(data.toString()).not.toContain(`value-of-${name}`);

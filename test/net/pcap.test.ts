@@ -16,7 +16,7 @@ import {
   scrubPcap,
 } from '../../src/net/pcap/index.js';
 import { type RouteTrace, traceRoute } from '../../src/net/traceroute/index.js';
-import { Scrubber, secretForms } from '../../src/sandbox/scrub.js';
+import { Scrubber, secretForms } from '../../src/common/scrub.js';
 import { icmpAddonBuilt } from '../helpers/icmp.js';
 import { createTestHost, type TestHost } from '../helpers/netns.js';
 import { createRoutedPath, type RoutedPath } from '../helpers/netns-route.js';

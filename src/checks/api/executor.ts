@@ -23,7 +23,8 @@ import {
   timingsOf,
 } from '../../net/http/index.js';
 import { createDnsResolver, resolveHost } from '../../net/resolve.js';
-import { CREDENTIAL_HEADERS, credentialTokens, Scrubber } from '../../sandbox/scrub.js';
+import { SECRET_HEADERS } from '../../common/credential-headers.js';
+import { credentialTokens, Scrubber } from '../../common/scrub.js';
 import type { ScriptRunner } from '../../sandbox/types.js';
 import { OutpostError } from '../../common/errors.js';
 import { interpolate } from '../../common/interpolate.js';
@@ -293,7 +294,7 @@ export class ApiExecutor implements Executor {
       headers.authorization = `Basic ${Buffer.from(`${basicAuth.username}:${basicAuth.password}`).toString('base64')}`;
     }
     for (const [name, value] of Object.entries(headers)) {
-      if (CREDENTIAL_HEADERS.has(name)) for (const form of credentialTokens(value)) scrubber.add(form);
+      if (SECRET_HEADERS.has(name)) for (const form of credentialTokens(value)) scrubber.add(form);
     }
     // A body a setup script wrote is sent even when the check itself has none (bodyType NONE).
     const bodyType =
@@ -385,10 +386,8 @@ export class ApiExecutor implements Executor {
       }
       if (next.origin !== target.origin) {
         // As fetch does: credentials are not handed to another origin.
-        // Every credential header (CREDENTIAL_HEADERS), for the rest of the chain: A→B→A does not get them back.
-        hopHeaders = Object.fromEntries(
-          Object.entries(hopHeaders).filter(([k]) => !CREDENTIAL_HEADERS.has(k)),
-        );
+        // Every credential header (SECRET_HEADERS), for the rest of the chain: A→B→A does not get them back.
+        hopHeaders = Object.fromEntries(Object.entries(hopHeaders).filter(([k]) => !SECRET_HEADERS.has(k)));
       }
       target = next;
     }
@@ -398,7 +397,7 @@ export class ApiExecutor implements Executor {
     const { timings, timingPhases } = timingsOf(last.trace, secure, failedAt);
     if (last.trace.tlsSessionReused)
       logs.add('WARN', 'the TLS session was resumed: the tls phase is too short');
-    for (const name of CREDENTIAL_HEADERS) {
+    for (const name of SECRET_HEADERS) {
       const value = headerText(last.headers, name);
       if (value !== undefined) for (const form of credentialTokens(value)) scrubber.add(form);
     }

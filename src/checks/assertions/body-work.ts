@@ -1,5 +1,5 @@
 import type { Assertion } from '../../protocol/index.js';
-import type { Scrubber } from '../../sandbox/scrub.js';
+import type { Scrubber } from '../../common/scrub.js';
 import { isTextual } from '../api/request.js';
 import { type AssertionsOutcome, evaluateAssertions } from './engine.js';
 import { type HttpAssertionInput, httpAssertionSources } from './http-sources.js';

@@ -1,5 +1,5 @@
 import type { AssertionResult } from '../../protocol/index.js';
-import { Scrubber } from '../../sandbox/scrub.js';
+import { Scrubber } from '../../common/scrub.js';
 import { type BodyWorkInput, type BodyWorkOutput, doBodyWork } from './body-work.js';
 import { evaluateAssertions, jsonPathSource } from './engine.js';
 

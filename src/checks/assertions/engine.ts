@@ -1,6 +1,6 @@
 import { RE2JS } from 're2js';
 import type { Assertion, AssertionResult, AssertionSource } from '../../protocol/index.js';
-import type { Scrubber } from '../../sandbox/scrub.js';
+import type { Scrubber } from '../../common/scrub.js';
 import { compare, describeValue, MAX_DESCRIBED_LENGTH } from './comparisons.js';
 import { JsonPathLimitError, type JsonPathOptions, queryJsonPath } from './json-path.js';
 

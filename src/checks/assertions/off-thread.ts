@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import type { Assertion, AssertionResult, AssertionSource } from '../../protocol/index.js';
-import type { Scrubber } from '../../sandbox/scrub.js';
+import type { Scrubber } from '../../common/scrub.js';
 import {
   type BodyWorkInput,
   type BodyWorkOutput,

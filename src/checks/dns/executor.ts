@@ -18,7 +18,7 @@ import {
   systemNameServer,
 } from '../../net/dns/index.js';
 import type { Logger } from '../../common/logger.js';
-import { Scrubber } from '../../sandbox/scrub.js';
+import { Scrubber } from '../../common/scrub.js';
 import { valueSource } from '../assertions/index.js';
 import { evaluateAssertionsWithJsonPath } from '../assertions/off-thread.js';
 import type { Executor, ExecutorContext } from '../executor.js';

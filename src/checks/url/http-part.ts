@@ -1,12 +1,13 @@
 import type { HttpCheckResult, HttpRedirect } from '../../protocol/http-result.js';
 import type { ResolverKind } from '../../net/resolve.js';
 import { connectionOf, type RequestOnceResult, scrubHeaders, timingsOf } from '../../net/http/index.js';
+import { REDACTED } from '../../common/redaction.js';
 
-/** A URL as results show it: the password of userinfo replaced by `*****`. */
+/** A URL as results show it: the password of userinfo replaced by {@link REDACTED}. */
 export function displayUrl(url: URL): string {
   if (url.password === '') return url.href;
   const shown = new URL(url.href);
-  shown.password = '*****';
+  shown.password = REDACTED;
   return shown.href;
 }
 

@@ -8,6 +8,6 @@ export {
   startTrace,
   type TracingConnectorOptions,
 } from './connector.js';
-export { CREDENTIAL_HEADERS, SCRUBBED, SECRET_HEADERS, scrubHeaders } from './headers.js';
+export { scrubHeaders } from './headers.js';
 export { type RequestOnceOptions, type RequestOnceResult, requestOnce } from './request.js';
 export { timingsOf } from './timings.js';

@@ -1,4 +1,4 @@
-import { CREDENTIAL_HEADERS } from '../http/headers.js';
+import { SECRET_HEADERS } from '../../common/credential-headers.js';
 
 /** Byte written over a masked credential byte: `*`, as the scrubber masks secrets. */
 const MASK = 0x2a;
@@ -32,7 +32,7 @@ enum State {
 
 /**
  * Masks the values of credential header lines (`Authorization`, `Proxy-Authorization`,
- * `Cookie`, `Set-Cookie`, `x-api-key`: {@link CREDENTIAL_HEADERS}, any letter case) in one
+ * `Cookie`, `Set-Cookie`, `x-api-key`: {@link SECRET_HEADERS}, any letter case) in one
  * direction of one TCP stream, fed in stream order in pieces of any size: a header line split
  * across segments is masked in every piece. Each value byte (from its first non-blank byte to
  * the line end, CR and LF kept) becomes `*`, so lengths stay as they are. A continuation line (starting
@@ -50,7 +50,7 @@ export class CredentialHeaderMasker {
   readonly #names: ReadonlySet<string>;
   readonly #longest: number;
 
-  constructor(names: ReadonlySet<string> = CREDENTIAL_HEADERS) {
+  constructor(names: ReadonlySet<string> = SECRET_HEADERS) {
     this.#names = new Set([...names].map((name) => name.toLowerCase()));
     this.#longest = Math.max(0, ...[...this.#names].map((name) => name.length));
   }

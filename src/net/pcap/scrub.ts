@@ -1,4 +1,4 @@
-import type { Scrubber } from '../../sandbox/scrub.js';
+import type { Scrubber } from '../../common/scrub.js';
 import { CredentialHeaderMasker } from './credentials.js';
 import { tcpSegment } from './decode.js';
 import { type PcapFile, readPcap } from './format.js';
@@ -33,7 +33,7 @@ function sequenceDelta(a: number, b: number): number {
 }
 
 /**
- * Masks the values of credential headers (CREDENTIAL_HEADERS: Authorization, Cookie, …) in
+ * Masks the values of credential headers (SECRET_HEADERS: Authorization, Cookie, …) in
  * every TCP stream of `file`, in place in `out`, whatever their values are: each direction of
  * each connection is followed in sequence order, so a header line that segment boundaries
  * split is masked in every record holding part of it; a retransmission gets the masks of the

@@ -8,7 +8,7 @@ import { createApiExecutor } from '../../../src/checks/api/index.js';
 import type { ExecutorContext } from '../../../src/checks/executor.js';
 import type { Job, JobScript, RunOutcome } from '../../../src/protocol/index.js';
 import { ScriptSandbox } from '../../../src/sandbox/sandbox.js';
-import { MAX_SECRET_LENGTH, MAX_SECRETS } from '../../../src/sandbox/scrub.js';
+import { MAX_SECRET_LENGTH, MAX_SECRETS } from '../../../src/common/scrub.js';
 import { expectNoSecret } from '../../helpers/secrets.js';
 import { jobOf } from '../tcp/jobs.js';
 import { apiRequest } from './jobs.js';

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { SCRUBBED, scrubHeaders } from '../../../src/net/http/index.js';
+import { REDACTED } from '../../../src/common/redaction.js';
+import { scrubHeaders } from '../../../src/net/http/index.js';
 
 describe('scrubHeaders', () => {
   it('replaces credential values, whatever their case, and keeps the rest', () => {
@@ -13,11 +14,11 @@ describe('scrubHeaders', () => {
     });
 
     expect(scrubbed).toEqual({
-      authorization: SCRUBBED,
-      cookie: SCRUBBED,
-      'set-cookie': SCRUBBED,
-      'x-api-key': SCRUBBED,
-      'proxy-authorization': SCRUBBED,
+      authorization: REDACTED,
+      cookie: REDACTED,
+      'set-cookie': REDACTED,
+      'x-api-key': REDACTED,
+      'proxy-authorization': REDACTED,
       'content-type': 'text/html',
     });
   });

@@ -6,10 +6,10 @@ import {
   MAX_CREDENTIAL_TOKENS,
   MAX_SECRET_LENGTH,
   MAX_SECRETS,
-  SCRUBBED,
   Scrubber,
   secretForms,
-} from '../../src/sandbox/scrub.js';
+} from '../../src/common/scrub.js';
+import { REDACTED } from '../../src/common/redaction.js';
 import { expectNoSecret } from '../helpers/secrets.js';
 
 describe('Scrubber', () => {
@@ -24,13 +24,13 @@ describe('Scrubber', () => {
       'p@ss word!\\"x',
       Buffer.from(secret).toString('base64'),
     ];
-    for (const form of forms) expect(s.text(`before ${form} after`), form).toBe(`before ${SCRUBBED} after`);
+    for (const form of forms) expect(s.text(`before ${form} after`), form).toBe(`before ${REDACTED} after`);
     expect(secretForms(secret)).toContain('p%40ss%20word%21%22x');
   });
 
   it('replaces a longer secret whole when it contains a shorter one', () => {
     const s = new Scrubber(['abc', 'abcdef']);
-    expect(s.text('xabcdefx abc')).toBe(`x${SCRUBBED}x ${SCRUBBED}`);
+    expect(s.text('xabcdefx abc')).toBe(`x${REDACTED}x ${REDACTED}`);
   });
 
   it('ignores values too short to scrub; a value over 128 KB overflows it, leaving nothing of its tail', () => {
@@ -58,7 +58,7 @@ describe('Scrubber', () => {
     // The exact cap is still taken.
     const capped = new Scrubber(['y'.repeat(MAX_SECRET_LENGTH)]);
     expect(capped.overflowed).toBe(false);
-    expect(capped.text(`a ${'y'.repeat(MAX_SECRET_LENGTH)} b`)).toBe(`a ${SCRUBBED} b`);
+    expect(capped.text(`a ${'y'.repeat(MAX_SECRET_LENGTH)} b`)).toBe(`a ${REDACTED} b`);
   });
 
   it('masks bytes with the same length so binary formats stay valid', () => {
@@ -88,12 +88,12 @@ describe('Scrubber', () => {
       n: 5,
     });
     expect(scrubbed).toEqual({
-      msg: `token ${SCRUBBED}`,
+      msg: `token ${REDACTED}`,
       list: [
-        { key: 'Authorization', value: SCRUBBED },
+        { key: 'Authorization', value: REDACTED },
         { key: 'x-plain', value: 'visible' },
       ],
-      headers: { cookie: SCRUBBED, 'x-other': SCRUBBED },
+      headers: { cookie: REDACTED, 'x-other': REDACTED },
       n: 5,
     });
   });
@@ -146,7 +146,7 @@ describe('Scrubber', () => {
       for (const form of [secret, encodeURIComponent(secret), secret.toLowerCase()]) {
         const out = s.cut(`${'x'.repeat(pad)}${form}tail`, 200);
         expectNoSecret(out, secret);
-        expect(out.length).toBeLessThanOrEqual(201 + SCRUBBED.length);
+        expect(out.length).toBeLessThanOrEqual(201 + REDACTED.length);
       }
     }
   });
@@ -192,18 +192,18 @@ describe('Scrubber', () => {
     expect(s.secrets()).toHaveLength(MAX_SECRETS);
     expect(s.overflowed).toBe(true);
     expect(s.overflowReason).toBe(`more than ${MAX_SECRETS} secret values`);
-    expect(s.text(all)).toBe(SCRUBBED);
+    expect(s.text(all)).toBe(REDACTED);
     expect(s.text('')).toBe('');
     expect(s.bytes(Buffer.from('abc')).toString()).toBe('***');
     // A later value changes nothing: the state is for good.
     s.add('one-more-secret-value');
-    expect(s.text('one-more-secret-value')).toBe(SCRUBBED);
+    expect(s.text('one-more-secret-value')).toBe(REDACTED);
   });
 
   it('scrubs header names that hold a secret', () => {
     const s = new Scrubber(['HeaderNameSecret']);
     expect(Object.keys(s.value({ headers: { 'x-headernamesecret': 'v' } }).headers)).toEqual([
-      `x-${SCRUBBED}`,
+      `x-${REDACTED}`,
     ]);
   });
 });

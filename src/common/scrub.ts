@@ -1,10 +1,5 @@
-import { SCRUBBED, SECRET_HEADERS } from '../net/http/headers.js';
-
-/** What a scrubbed value is replaced by (docs/architecture.md, "The agent"). */
-export { SCRUBBED };
-
-/** Header names whose values are always scrubbed, lower case (docs/checks.md). */
-export const CREDENTIAL_HEADERS: ReadonlySet<string> = SECRET_HEADERS;
+import { SECRET_HEADERS } from './credential-headers.js';
+import { REDACTED } from './redaction.js';
 
 /**
  * Longest secret value scrubbed, characters: 128 KB (docs/checks.md, SERVICE_SECRET_*).
@@ -332,7 +327,7 @@ export class Scrubber {
 
   /** The text with every secret, in any of the forms above, replaced by `*****`. */
   text(text: string): string {
-    if (this.#overflow !== null) return text.length === 0 ? text : SCRUBBED;
+    if (this.#overflow !== null) return text.length === 0 ? text : REDACTED;
     if (this.#values.size === 0 || text.length === 0) return text;
     const needles = this.#getNeedles();
     const ranges: number[] = [];
@@ -362,7 +357,7 @@ export class Scrubber {
    * Reads only the first `maxChars` plus the longest form's length, so a huge text costs little.
    */
   cut(text: string, maxChars: number): string {
-    if (this.#overflow !== null) return text.length === 0 ? text : SCRUBBED;
+    if (this.#overflow !== null) return text.length === 0 ? text : REDACTED;
     const longest = this.#values.size === 0 ? 0 : this.#getNeedles().longest;
     const window = text.length > maxChars + longest ? text.slice(0, maxChars + longest + 1) : text;
     const scrubbed = this.text(window);
@@ -372,7 +367,7 @@ export class Scrubber {
 
   /** `text` with its end masked when it is the start (3 characters or more) of a secret's form, as a cut leaves it. */
   maskTail(text: string): string {
-    if (this.#overflow !== null) return text.length === 0 ? text : SCRUBBED;
+    if (this.#overflow !== null) return text.length === 0 ? text : REDACTED;
     if (this.#values.size === 0 || text.length === 0) return text;
     const needles = this.#getNeedles();
     const tailLength = Math.min(text.length, needles.longest);
@@ -410,7 +405,7 @@ export class Scrubber {
       const start = overlap(tail, needle);
       if (start !== -1) cutAt = Math.min(cutAt, offset + start);
     }
-    return cutAt === text.length ? text : `${text.slice(0, cutAt)}${SCRUBBED}`;
+    return cutAt === text.length ? text : `${text.slice(0, cutAt)}${REDACTED}`;
   }
 
   /**
@@ -435,7 +430,7 @@ export class Scrubber {
 
   /**
    * A deep copy of a JSON-like value with every string scrubbed (keys too), and the values of
-   * credential headers (`CREDENTIAL_HEADERS`) in `{ key, value }` lists or header records replaced.
+   * credential headers (`SECRET_HEADERS`) in `{ key, value }` lists or header records replaced.
    * Nesting deeper than 64 levels is replaced by `*****` (no recursion without bound). Once the
    * scrubber overflowed, every string (keys too) is `*****`.
    */
@@ -445,7 +440,7 @@ export class Scrubber {
 
   #walk(value: unknown, depth: number): unknown {
     if (typeof value === 'string') return this.text(value);
-    if (depth > 64 && value !== null && typeof value === 'object') return SCRUBBED;
+    if (depth > 64 && value !== null && typeof value === 'object') return REDACTED;
     if (Array.isArray(value)) return value.map((v) => this.#walk(v, depth + 1));
     if (value !== null && typeof value === 'object') {
       const out: Record<string, unknown> = {};
@@ -453,10 +448,10 @@ export class Scrubber {
       const pairKey = typeof record.key === 'string' ? record.key.toLowerCase() : null;
       for (const [k, v] of Object.entries(record)) {
         const key = this.#values.size === 0 && this.#overflow === null ? k : this.text(k);
-        if (CREDENTIAL_HEADERS.has(k.toLowerCase()) && (typeof v === 'string' || Array.isArray(v))) {
-          out[key] = SCRUBBED;
-        } else if (k === 'value' && pairKey !== null && CREDENTIAL_HEADERS.has(pairKey)) {
-          out[key] = SCRUBBED;
+        if (SECRET_HEADERS.has(k.toLowerCase()) && (typeof v === 'string' || Array.isArray(v))) {
+          out[key] = REDACTED;
+        } else if (k === 'value' && pairKey !== null && SECRET_HEADERS.has(pairKey)) {
+          out[key] = REDACTED;
         } else {
           out[key] = this.#walk(v, depth + 1);
         }
@@ -481,13 +476,13 @@ function replaceRanges(text: string, ranges: number[]): string {
       continue;
     }
     if (open !== null) {
-      parts.push(text.slice(at, open[0]), SCRUBBED);
+      parts.push(text.slice(at, open[0]), REDACTED);
       at = open[1];
     }
     open = [pair[0], pair[1]];
   }
   if (open !== null) {
-    parts.push(text.slice(at, open[0]), SCRUBBED);
+    parts.push(text.slice(at, open[0]), REDACTED);
     at = open[1];
   }
   parts.push(text.slice(at));
