@@ -13,7 +13,9 @@ import {
   sealSecrets,
 } from '../../store/secret-fields.js';
 import type { Database } from '../../store/database.js';
+import { readDoc, type StoredJson, writeDoc } from '../../store/schema.js';
 import { secretBoxOf } from '../../store/secret-box.js';
+import { type GroupRow, GroupQueries } from './store.js';
 
 /** Re-exported for check create/update: asserts a `groupId` names a group of the account (see references.ts). */
 export { assertGroupExists } from '../references.js';
@@ -66,9 +68,15 @@ export function openGroupSecrets(db: Kysely<Database>, id: number, stored: Group
   ) as GroupDoc;
 }
 
-function sealGroupDoc(db: Kysely<Database>, id: number, doc: GroupDoc): string {
-  return JSON.stringify(
-    sealSecrets(secretBoxOf(db), doc as Record<string, unknown>, GROUP_SECRETS, 'check_groups', Number(id)),
+function sealGroupDoc(db: Kysely<Database>, id: number, doc: GroupDoc): StoredJson<GroupDoc> {
+  return writeDoc(
+    sealSecrets(
+      secretBoxOf(db),
+      doc as Record<string, unknown>,
+      GROUP_SECRETS,
+      'check_groups',
+      Number(id),
+    ) as GroupDoc,
   );
 }
 
@@ -88,14 +96,14 @@ export async function assertGroupReferences(
   await assertPrivateLocationsExist(db, accountId, body.privateLocations);
 }
 
-type Row = { id: number; doc: string; created_at: number; updated_at: number | null };
+type Row = GroupRow;
 
 /**
  * A row as the API shows it: id, the document, ISO timestamps; secret variable values, the
  * `apiCheckDefaults` basic-auth password and credential header values masked (see maskSecrets).
  */
 export function presentGroup(row: Row): CheckGroup {
-  const doc = maskSecrets(JSON.parse(row.doc) as Record<string, unknown>, GROUP_SECRETS) as GroupDoc;
+  const doc = maskSecrets(readDoc(row.doc) as Record<string, unknown>, GROUP_SECRETS) as GroupDoc;
   return {
     id: Number(row.id),
     ...doc,
@@ -105,11 +113,13 @@ export function presentGroup(row: Row): CheckGroup {
   };
 }
 
-/** Data access for check groups, always scoped to one account. */
+/** Check groups of one account: documents go in with secrets in clear and are stored sealed (see GroupQueries). */
 export class CheckGroupStore {
   readonly #db: Kysely<Database>;
+  readonly #rows: GroupQueries;
   constructor(db: Kysely<Database>) {
     this.#db = db;
+    this.#rows = new GroupQueries(db);
   }
 
   /**
@@ -118,55 +128,35 @@ export class CheckGroupStore {
    */
   async insert(accountId: string, doc: GroupDoc, nowMs: number): Promise<Row> {
     return this.#db.transaction().execute(async (tx) => {
-      const { id } = await tx
-        .insertInto('check_groups')
-        .values({ account_id: accountId, name: doc.name, doc: '{}', created_at: nowMs, updated_at: null })
-        .returning('id')
-        .executeTakeFirstOrThrow();
-      const text = sealGroupDoc(tx, Number(id), doc);
-      await tx.updateTable('check_groups').set({ doc: text }).where('id', '=', id).execute();
-      return { id: Number(id), doc: text, created_at: nowMs, updated_at: null };
+      const rows = new GroupQueries(tx);
+      const id = await rows.insert(accountId, doc.name, nowMs);
+      const text = sealGroupDoc(tx, id, doc);
+      await rows.setDoc(id, text);
+      return { id, doc: text, created_at: nowMs, updated_at: null };
     });
   }
 
   /** The row's document with its secrets in clear, for merging an update. */
   open(row: Row): GroupDoc {
-    return openGroupSecrets(this.#db, row.id, JSON.parse(row.doc) as GroupDoc);
+    return openGroupSecrets(this.#db, row.id, readDoc(row.doc));
   }
 
   /** @throws HttpError 404 when the group is not in the account. */
   async get(accountId: string, id: number): Promise<Row> {
-    const row = await this.#db
-      .selectFrom('check_groups')
-      .select(['id', 'doc', 'created_at', 'updated_at'])
-      .where('account_id', '=', accountId)
-      .where('id', '=', id)
-      .executeTakeFirst();
+    const row = await this.#rows.get(accountId, id);
     if (!row) throw notFound('check group', id);
     return row;
   }
 
   /** One page of the account's groups, oldest first. */
   async list(accountId: string, limit: number, offset: number): Promise<Row[]> {
-    return this.#db
-      .selectFrom('check_groups')
-      .select(['id', 'doc', 'created_at', 'updated_at'])
-      .where('account_id', '=', accountId)
-      .orderBy('id')
-      .limit(limit)
-      .offset(offset)
-      .execute();
+    return this.#rows.list(accountId, limit, offset);
   }
 
   /** Replaces the document (plaintext; its secrets are sealed); returns the new row. */
   async update(accountId: string, before: Row, doc: GroupDoc, nowMs: number): Promise<Row> {
     const text = sealGroupDoc(this.#db, Number(before.id), doc);
-    await this.#db
-      .updateTable('check_groups')
-      .set({ name: doc.name, doc: text, updated_at: nowMs })
-      .where('account_id', '=', accountId)
-      .where('id', '=', before.id)
-      .execute();
+    await this.#rows.update(accountId, before.id, doc.name, text, nowMs);
     return { ...before, doc: text, updated_at: nowMs };
   }
 
@@ -181,19 +171,14 @@ export class CheckGroupStore {
     );
     if (members.length > 0) {
       throw new HttpError(
-        409,
+        'OUTPOST_ERR_GROUP_NOT_EMPTY',
         `check group ${id} still holds ${members.length} check(s); move or delete them first`,
         {
           id: String(id),
           checkIds: members.map((c) => c.id),
-          code: 'OUTPOST_ERR_GROUP_NOT_EMPTY',
         },
       );
     }
-    await this.#db
-      .deleteFrom('check_groups')
-      .where('account_id', '=', accountId)
-      .where('id', '=', id)
-      .execute();
+    await this.#rows.delete(accountId, id);
   }
 }

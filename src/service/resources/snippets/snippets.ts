@@ -4,8 +4,12 @@ import { badField, HttpError, notFound } from '../../http/errors.js';
 import { iso } from '../../http/pagination.js';
 import { SNIPPET_SCRIPT_MAX_BYTES, type Snippet } from './schema.js';
 import type { Database } from '../../store/database.js';
+import { readDoc } from '../../store/schema.js';
+import { GroupQueries } from '../check-groups/store.js';
+import { type SnippetRow, SnippetQueries } from './store.js';
 
-type Row = { id: number; name: string; doc: string; created_at: number; updated_at: number | null };
+type Row = SnippetRow;
+/** The stored document of a snippet. */
 export type SnippetDoc = { name: string; script: string };
 
 /**
@@ -24,7 +28,7 @@ export function assertScriptSize(script: string | undefined): void {
 
 /** A row as the API shows it. */
 export function presentSnippet(row: Row): Snippet {
-  const doc = JSON.parse(row.doc) as SnippetDoc;
+  const doc = readDoc(row.doc);
   return {
     id: Number(row.id),
     name: doc.name,
@@ -34,60 +38,38 @@ export function presentSnippet(row: Row): Snippet {
   };
 }
 
-/** Data access for snippets, always scoped to one account. */
+/** Snippets of one account (queries in SnippetQueries). */
 export class SnippetStore {
   readonly #db: Kysely<Database>;
+  readonly #rows: SnippetQueries;
   constructor(db: Kysely<Database>) {
     this.#db = db;
+    this.#rows = new SnippetQueries(db);
   }
 
   /** Inserts a snippet; returns its row. */
   async insert(accountId: string, doc: SnippetDoc, nowMs: number): Promise<Row> {
-    const text = JSON.stringify({ name: doc.name, script: doc.script });
-    const { id } = await this.#db
-      .insertInto('snippets')
-      .values({ account_id: accountId, name: doc.name, doc: text, created_at: nowMs, updated_at: null })
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    return { id: Number(id), name: doc.name, doc: text, created_at: nowMs, updated_at: null };
+    return this.#rows.insert(accountId, { name: doc.name, script: doc.script }, nowMs);
   }
 
   /** @throws HttpError 404 when the snippet is not in the account. */
   async get(accountId: string, id: number): Promise<Row> {
-    const row = await this.#db
-      .selectFrom('snippets')
-      .select(['id', 'name', 'doc', 'created_at', 'updated_at'])
-      .where('account_id', '=', accountId)
-      .where('id', '=', id)
-      .executeTakeFirst();
+    const row = await this.#rows.get(accountId, id);
     if (!row) throw notFound('snippet', id);
     return row;
   }
 
   /** One page of the account's snippets, oldest first. */
   async list(accountId: string, limit: number, offset: number): Promise<Row[]> {
-    return this.#db
-      .selectFrom('snippets')
-      .select(['id', 'name', 'doc', 'created_at', 'updated_at'])
-      .where('account_id', '=', accountId)
-      .orderBy('id')
-      .limit(limit)
-      .offset(offset)
-      .execute();
+    return this.#rows.list(accountId, limit, offset);
   }
 
   /** Applies `name` and/or `script`; returns the new row. @throws HttpError 404. */
   async update(accountId: string, id: number, patch: Partial<SnippetDoc>, nowMs: number): Promise<Row> {
     const before = await this.get(accountId, id);
-    const old = JSON.parse(before.doc) as SnippetDoc;
+    const old = readDoc(before.doc);
     const doc = { name: patch.name ?? old.name, script: patch.script ?? old.script };
-    const text = JSON.stringify(doc);
-    await this.#db
-      .updateTable('snippets')
-      .set({ name: doc.name, doc: text, updated_at: nowMs })
-      .where('account_id', '=', accountId)
-      .where('id', '=', id)
-      .execute();
+    const text = await this.#rows.update(accountId, id, doc, nowMs);
     return { ...before, name: doc.name, doc: text, updated_at: nowMs };
   }
 
@@ -100,24 +82,19 @@ export class SnippetStore {
     await this.get(accountId, id);
     const uses = (doc: Record<string, unknown>) => doc.setupSnippetId === id || doc.tearDownSnippetId === id;
     const checkIds = (await new CheckStore(this.#db).list(accountId)).filter(uses).map((c) => c.id);
-    const groupRows = await this.#db
-      .selectFrom('check_groups')
-      .select(['id', 'doc'])
-      .where('account_id', '=', accountId)
-      .execute();
-    const groupIds = groupRows.filter((g) => uses(JSON.parse(g.doc))).map((g) => Number(g.id));
+    const groupRows = await new GroupQueries(this.#db).list(accountId);
+    const groupIds = groupRows.filter((g) => uses(readDoc(g.doc))).map((g) => Number(g.id));
     if (checkIds.length + groupIds.length > 0) {
       throw new HttpError(
-        409,
+        'OUTPOST_ERR_SNIPPET_IN_USE',
         `snippet ${id} is still used by ${checkIds.length} check(s) and ${groupIds.length} check group(s)`,
         {
           id: String(id),
           checkIds,
           groupIds,
-          code: 'OUTPOST_ERR_SNIPPET_IN_USE',
         },
       );
     }
-    await this.#db.deleteFrom('snippets').where('account_id', '=', accountId).where('id', '=', id).execute();
+    await this.#rows.delete(accountId, id);
   }
 }
