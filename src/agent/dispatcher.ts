@@ -10,7 +10,7 @@ import {
   jobClassOf,
   type RunOutcome,
 } from '../protocol/index.js';
-import { OutpostError } from '../common/errors.js';
+import { abortedError } from '../common/abort.js';
 import type { Logger } from '../common/logger.js';
 import { executeJob } from './execute.js';
 import { renewLeaseUntilStopped } from './lease.js';
@@ -26,7 +26,7 @@ export const AFTER_RUN_TIMEOUT_MS = 45_000;
 /** How long a result is retried before it is given up, milliseconds (10 min). */
 export const DEFAULT_RESULT_RETRY_MS = 600_000;
 
-/** Back-off of retried calls: jittered exponential from `baseMs` to `capMs` (shared/abort.ts `backoffMs`). */
+/** Back-off of retried calls: jittered exponential from `baseMs` to `capMs` (src/common/abort.ts `backoffMs`). */
 export type BackoffOptions = { baseMs: number; capMs: number };
 
 /** Options of {@link JobDispatcher}. */
@@ -110,7 +110,7 @@ export class JobDispatcher {
     return new Promise((resolve, reject) => {
       const onAbort = () => {
         this.#slotWaiters.delete(check);
-        reject(new OutpostError('OUTPOST_ERR_ABORTED', 'aborted', { cause: signal.reason }));
+        reject(abortedError(signal));
       };
       const check = () => {
         if (!hasFree()) return;

@@ -1,6 +1,7 @@
 import { lookup, Resolver } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import type { IpFamily } from '../protocol/index.js';
+import { raceAbort } from '../common/abort.js';
 import { OutpostError } from '../common/errors.js';
 
 /** Which resolver answered: `dns` queries the name server directly (c-ares), `os` asks getaddrinfo. */
@@ -68,21 +69,6 @@ function loopbackName(hostname: string): boolean {
   return name === 'localhost' || name.endsWith('.localhost');
 }
 
-function abortError(signal: AbortSignal): OutpostError {
-  return new OutpostError('OUTPOST_ERR_ABORTED', 'aborted', { cause: signal.reason });
-}
-
-/** Rejects with OUTPOST_ERR_ABORTED when `signal` aborts first (neither resolver can cancel one query). */
-function raceAbort<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (signal === undefined) return promise;
-  if (signal.aborted) return Promise.reject(abortError(signal));
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(abortError(signal));
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
-}
-
 async function queryOnce(hostname: string, family: 4 | 6, options: ResolveOptions): Promise<string> {
   if (loopbackName(hostname)) return family === 6 ? '::1' : '127.0.0.1';
   if (options.useOsDnsResolver) {
@@ -91,6 +77,7 @@ async function queryOnce(hostname: string, family: 4 | 6, options: ResolveOption
   sharedResolver ??= createDnsResolver();
   const resolver = options.resolver ?? sharedResolver;
   const query = family === 6 ? resolver.resolve6(hostname) : resolver.resolve4(hostname);
+  // Neither resolver can cancel a query: an abort only stops waiting for it.
   const addresses = await raceAbort(query, options.signal);
   const first = addresses[0];
   if (first === undefined) throw Object.assign(new Error(`no address for ${hostname}`), { code: 'ENODATA' });

@@ -26,7 +26,7 @@ import { createDnsResolver, resolveHost } from '../../net/resolve.js';
 import { SECRET_HEADERS } from '../../common/credential-headers.js';
 import { credentialTokens, Scrubber } from '../../common/scrub.js';
 import type { ScriptRunner } from '../../sandbox/types.js';
-import { OutpostError } from '../../common/errors.js';
+import { abortedError } from '../../common/abort.js';
 import { interpolate } from '../../common/interpolate.js';
 import { evaluateHttpBody, INLINE_BODY_CHARS } from '../assertions/off-thread.js';
 import type { Executor, ExecutorContext } from '../executor.js';
@@ -354,8 +354,7 @@ export class ApiExecutor implements Executor {
         maxBodyBytes: this.#maxBodyBytes,
         collectBody: true,
       });
-      if (last.aborted)
-        throw new OutpostError('OUTPOST_ERR_ABORTED', 'aborted', { cause: context.signal.reason });
+      if (last.aborted) throw abortedError(context.signal);
       if (last.error !== null || last.statusCode === null) break;
       logs.add('INFO', `${method} ${displayUrl(target)} → ${last.statusCode} ${last.statusText}`.trimEnd());
       const location = headerText(last.headers, 'location');
@@ -543,7 +542,7 @@ export class ApiExecutor implements Executor {
       return result.context;
     }
     if (result.code === 'ABORTED' && context.signal.aborted) {
-      throw new OutpostError('OUTPOST_ERR_ABORTED', 'aborted', { cause: context.signal.reason });
+      throw abortedError(context.signal);
     }
     return result.reason;
   }

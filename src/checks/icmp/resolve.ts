@@ -1,5 +1,6 @@
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
+import { raceAbort } from '../../common/abort.js';
 import { OutpostError } from '../../common/errors.js';
 
 /** An address to ping and how it was found. */
@@ -19,18 +20,6 @@ export class ResolveError extends Error {
     this.name = 'ResolveError';
     this.code = code;
   }
-}
-
-/** Rejects with OUTPOST_ERR_ABORTED when `signal` aborts first. */
-function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted)
-    return Promise.reject(new OutpostError('OUTPOST_ERR_ABORTED', 'aborted', { cause: signal.reason }));
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () =>
-      reject(new OutpostError('OUTPOST_ERR_ABORTED', 'aborted', { cause: signal.reason }));
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
 }
 
 /**

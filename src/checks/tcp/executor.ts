@@ -10,7 +10,7 @@ import {
 import type { TcpCheckResult } from '../../protocol/tcp-result.js';
 import { createDnsResolver, ResolveError, type ResolvedAddress, resolveHost } from '../../net/resolve.js';
 import { DEFAULT_MAX_KEPT_BYTES, DEFAULT_REPLY_IDLE_MS, probeTcp } from '../../net/tcp/probe.js';
-import { OutpostError } from '../../common/errors.js';
+import { abortedError } from '../../common/abort.js';
 import { evaluateAssertions, valueSource } from '../assertions/index.js';
 import type { Executor, ExecutorContext } from '../executor.js';
 import { errorRunOutcome, judgeRun, roundMs, RunLogRecorder, validateRequest } from '../outcome.js';
@@ -140,8 +140,7 @@ export class TcpExecutor implements Executor {
       maxKeptBytes: this.#maxKept,
       replyIdleMs: this.#idleMs,
     });
-    if (probe.aborted)
-      throw new OutpostError('OUTPOST_ERR_ABORTED', 'aborted', { cause: context.signal.reason });
+    if (probe.aborted) throw abortedError(context.signal);
 
     const offset = probeStart - t0;
     part.connected = probe.connected;

@@ -15,7 +15,7 @@ import {
   requestOnce,
 } from '../../net/http/index.js';
 import { createDnsResolver, resolveHost } from '../../net/resolve.js';
-import { OutpostError } from '../../common/errors.js';
+import { abortedError } from '../../common/abort.js';
 import { evaluateAssertions, valueSource } from '../assertions/index.js';
 import type { Executor, ExecutorContext } from '../executor.js';
 import { errorRunOutcome, judgeRun, RunLogRecorder, validateRequest } from '../outcome.js';
@@ -141,8 +141,7 @@ export class UrlExecutor implements Executor {
         signal: context.signal,
         maxBodyBytes: this.#maxBodyBytes,
       });
-      if (last.aborted)
-        throw new OutpostError('OUTPOST_ERR_ABORTED', 'aborted', { cause: context.signal.reason });
+      if (last.aborted) throw abortedError(context.signal);
       if (last.error !== null || last.statusCode === null) break;
       logs.add('INFO', `GET ${displayUrl(url)} → ${last.statusCode} ${last.statusText}`.trimEnd());
       const location = last.headers.location;

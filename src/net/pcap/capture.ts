@@ -4,7 +4,7 @@ import { createSocket, type Socket } from 'node:dgram';
 import { closeSync, openSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { sleep } from '../../common/abort.js';
+import { abortedError, raceAbort, sleep } from '../../common/abort.js';
 import { OutpostError } from '../../common/errors.js';
 import { linkSignal } from '../../common/linked-signal.js';
 import { captureFilter, connectionFilter, type Endpoint } from './filter.js';
@@ -94,16 +94,15 @@ function checkInteger(name: string, value: number, min: number, max: number): nu
   return value;
 }
 
+/** The message of the OUTPOST_ERR_ABORTED error a capture rejects with when its signal aborts. */
+const CAPTURE_ABORTED = 'packet capture aborted';
+
 function unavailable(message: string, cause?: unknown): OutpostError {
   return new OutpostError(
     'OUTPOST_ERR_CAPTURE_UNAVAILABLE',
     message,
     cause === undefined ? undefined : { cause },
   );
-}
-
-function aborted(signal: AbortSignal | undefined): OutpostError {
-  return new OutpostError('OUTPOST_ERR_ABORTED', 'packet capture aborted', { cause: signal?.reason });
 }
 
 /** One tcpdump process writing a pcap stream to its stdout. */
@@ -259,17 +258,6 @@ class Marker {
   }
 }
 
-/** Rejects with OUTPOST_ERR_ABORTED as soon as `signal` aborts, whatever `promise` does. */
-function raceAbort<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (signal === undefined) return promise;
-  if (signal.aborted) return Promise.reject(aborted(signal));
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(aborted(signal));
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
-}
-
 /**
  * Captures the packets exchanged with `host` (and `port`) while `during` runs, with
  * `tcpdump -i <interface> -p -n -U --immediate-mode -s <snaplen> -w - <filter>`. tcpdump
@@ -306,7 +294,7 @@ export async function capturePackets(options: CaptureOptions): Promise<PacketCap
       ? captureFilter(options.host, port)
       : connectionFilter(options.local, { address: options.host, port: port as number });
   const signal = options.signal;
-  if (signal?.aborted) throw aborted(signal);
+  if (signal?.aborted) throw abortedError(signal, CAPTURE_ABORTED);
   // On loopback-capturing interfaces a marker datagram ends the capture (see Marker).
   const marker = device === 'any' || device === 'lo' ? await Marker.open() : null;
   const filter = marker === null ? baseFilter : `(${baseFilter}) or (${marker.filter})`;
@@ -367,14 +355,14 @@ export async function capturePackets(options: CaptureOptions): Promise<PacketCap
   };
 
   try {
-    await raceAbort(tcpdump.ready, signal);
+    await raceAbort(tcpdump.ready, signal, CAPTURE_ABORTED);
     let duringFailed = false;
     let duringError: unknown;
     try {
       const running = options.during(duringSignal.signal);
       // Abort wins the race, so `during` may still settle later: never unhandled.
       running.catch(() => {});
-      await raceAbort(running, signal);
+      await raceAbort(running, signal, CAPTURE_ABORTED);
     } catch (err) {
       if (signal?.aborted) throw err;
       duringFailed = true;
@@ -387,8 +375,9 @@ export async function capturePackets(options: CaptureOptions): Promise<PacketCap
     }
     if (!truncated && drainMs > 0) await sleep(drainMs, signal);
     // tcpdump drops what it has not read yet when it is stopped: first see it read the marker.
-    if (marker !== null && !truncated) await raceAbort(marker.passThrough(stopTimeoutMs), signal);
-    await raceAbort(tcpdump.stop(stopTimeoutMs), signal);
+    if (marker !== null && !truncated)
+      await raceAbort(marker.passThrough(stopTimeoutMs), signal, CAPTURE_ABORTED);
+    await raceAbort(tcpdump.stop(stopTimeoutMs), signal, CAPTURE_ABORTED);
   } catch (err) {
     tcpdump.kill();
     discard();
