@@ -12,7 +12,6 @@ export const ERROR_CODES = {
     'Too many failed authentications from one client address or with one kind of key (HTTP 429).',
   OUTPOST_ERR_AGENT_KEY_MISMATCH:
     'An agent id was used with a key of another private location than the one it registered with (HTTP 409).',
-  OUTPOST_ERR_BAD_JOB: 'A job could not be parsed or is not valid for its check type.',
   OUTPOST_ERR_ICMP_SOCKET: 'No ICMP socket could be opened (neither datagram nor raw).',
   OUTPOST_ERR_ABORTED: 'The operation was aborted (shutdown or timeout).',
   OUTPOST_ERR_CAPTURE_UNAVAILABLE:
