@@ -1,5 +1,7 @@
-import { Type } from '@sinclair/typebox';
+import { type TObject, Type } from '@sinclair/typebox';
+import { type SelectQueryBuilder, sql } from 'kysely';
 import { badField } from './errors.js';
+import { Nullable } from './schema-helpers.js';
 
 const strict = { additionalProperties: false } as const;
 
@@ -12,7 +14,7 @@ export type CursorKey = { createdAtMs: number; id: string };
 /**
  * Query of the cursor-paginated lists (docs/api.md, "Status pages and services"):
  * `limit` 1–100 (default 20) and `nextId`, the opaque cursor a previous page
- * answered. Services add `paginated` (see {@link ServiceListQuery}).
+ * answered. Status-page services add `paginated` to these properties.
  */
 export const CursorQuery = Type.Object(
   {
@@ -21,6 +23,10 @@ export const CursorQuery = Type.Object(
   },
   strict,
 );
+
+/** A page of a cursor-paginated list: `length` entries, `nextId` null at the end. */
+export const cursorPage = <T extends TObject>(entry: T) =>
+  Type.Object({ length: Type.Integer(), entries: Type.Array(entry), nextId: Nullable(Type.String()) });
 
 /**
  * Encodes a cursor as base64url of `[createdAtMs, id]`. The cursor names the
@@ -55,10 +61,50 @@ export function decodeCursor(cursor: string): CursorKey {
 }
 
 /**
+ * `query` (a select from one table with `created_at`, epoch ms, and a text `id`) ordered by
+ * `(created_at, id)` ascending, from the row the cursor `nextId` names on (every row when it
+ * is undefined). The `(account_id, created_at, id)` indexes of the listed tables serve it.
+ * @throws HttpError 400 naming `nextId` in the querystring when it is not a cursor this service answered.
+ */
+export function inKeysetOrder<DB, TB extends keyof DB, O>(
+  query: SelectQueryBuilder<DB, TB, O>,
+  nextId: string | undefined,
+): SelectQueryBuilder<DB, TB, O> {
+  const from = nextId === undefined ? undefined : decodeCursor(nextId);
+  const createdAt = sql.ref('created_at');
+  const id = sql.ref('id');
+  const ordered = query.orderBy(createdAt).orderBy(id);
+  if (!from) return ordered;
+  return ordered.where((eb) =>
+    eb.or([
+      eb(createdAt, '>', from.createdAtMs),
+      eb.and([eb(createdAt, '=', from.createdAtMs), eb(id, '>=', from.id)]),
+    ]),
+  );
+}
+
+/**
+ * One page of `query` in `(created_at, id)` order from the cursor on (see {@link inKeysetOrder}):
+ * at most `limit` rows, and the cursor of the next page (null at the end).
+ * @throws HttpError 400 naming `nextId` in the querystring when it is not a cursor this service answered.
+ */
+export async function keysetPage<DB, TB extends keyof DB, O extends { id: string; created_at: number }>(
+  query: SelectQueryBuilder<DB, TB, O>,
+  page: { limit: number; nextId?: string | undefined },
+): Promise<{ rows: O[]; nextId: string | null }> {
+  return pageOf(
+    await inKeysetOrder(query, page.nextId)
+      .limit(page.limit + 1)
+      .execute(),
+    page.limit,
+  );
+}
+
+/**
  * Splits `limit + 1` rows fetched from the cursor on into the page and the
  * cursor of the next page (null at the end).
  */
-export function pageOf<R extends { id: string; created_at: number }>(
+function pageOf<R extends { id: string; created_at: number }>(
   rows: R[],
   limit: number,
 ): { rows: R[]; nextId: string | null } {

@@ -2,12 +2,11 @@ import { monotonicDate } from '../../../common/clock.js';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { ServiceContext } from '../../context.js';
-import { CursorQuery } from '../../http/cursor.js';
+import { CursorQuery, cursorPage } from '../../http/cursor.js';
 import { notFound } from '../../http/errors.js';
 import { ErrorBodySchema, IdParams } from '../../http/schema-helpers.js';
 import { ServiceSchema } from '../incidents/schema.js';
 import {
-  cursorPage,
   ServiceBodySchema,
   ServiceListQuery,
   type StatusPageBody,

@@ -1,4 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
+import { CursorQuery } from '../../http/cursor.js';
 import { Nullable, StringEnum } from '../../http/schema-helpers.js';
 import { ServiceSchema, StatusPageIncidentSchema } from '../incidents/schema.js';
 
@@ -121,11 +122,7 @@ export const ServiceBodySchema = Type.Object({ name: Type.String({ minLength: 1,
 
 /** Query of `GET /v1/status-pages/services`: `paginated` false answers all services at once. */
 export const ServiceListQuery = Type.Object(
-  {
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
-    nextId: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
-    paginated: Type.Optional(Type.Boolean({ default: true })),
-  },
+  { ...CursorQuery.properties, paginated: Type.Optional(Type.Boolean({ default: true })) },
   strict,
 );
 
@@ -171,7 +168,3 @@ export const StatusPageSchema = Type.Object({
   incidents: Type.Array(StatusPageIncidentSchema),
   keys: Type.Array(StatusPageKeySchema),
 });
-
-/** A page of a cursor-paginated list: `length` entries, `nextId` null at the end. */
-export const cursorPage = <T extends ReturnType<typeof Type.Object>>(entry: T) =>
-  Type.Object({ length: Type.Integer(), entries: Type.Array(entry), nextId: Nullable(Type.String()) });

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type Kysely, type Selectable, sql } from 'kysely';
-import { type CursorKey, decodeCursor, pageOf } from '../../http/cursor.js';
+import { inKeysetOrder, keysetPage } from '../../http/cursor.js';
 import { badField, HttpError, notFound } from '../../http/errors.js';
 import { iso } from '../../http/pagination.js';
 import type { ServiceView } from '../incidents/schema.js';
@@ -119,23 +119,11 @@ export class ServiceStore {
     accountId: string,
     query: { limit: number; nextId?: string; paginated: boolean },
   ): Promise<{ entries: ServiceView[]; nextId: string | null }> {
-    const from: CursorKey | undefined = query.nextId === undefined ? undefined : decodeCursor(query.nextId);
-    let q = this.#db
-      .selectFrom('status_page_services')
-      .selectAll()
-      .where('account_id', '=', accountId)
-      .orderBy('created_at')
-      .orderBy('id');
-    if (from) {
-      q = q.where((eb) =>
-        eb.or([
-          eb('created_at', '>', from.createdAtMs),
-          eb.and([eb('created_at', '=', from.createdAtMs), eb('id', '>=', from.id)]),
-        ]),
-      );
+    const q = this.#db.selectFrom('status_page_services').selectAll().where('account_id', '=', accountId);
+    if (!query.paginated) {
+      return { entries: (await inKeysetOrder(q, query.nextId).execute()).map(presentService), nextId: null };
     }
-    if (!query.paginated) return { entries: (await q.execute()).map(presentService), nextId: null };
-    const page = pageOf(await q.limit(query.limit + 1).execute(), query.limit);
+    const page = await keysetPage(q, query);
     return { entries: page.rows.map(presentService), nextId: page.nextId };
   }
 

@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Static } from '@sinclair/typebox';
 import { hashApiKey } from '../../http/auth.js';
-import { type CursorKey, decodeCursor, pageOf } from '../../http/cursor.js';
+import { keysetPage } from '../../http/cursor.js';
 import { badField, HttpError, notFound } from '../../http/errors.js';
 import { incidentsForServices } from '../incidents/incident-views.js';
 import { iso } from '../../http/pagination.js';
@@ -143,22 +143,13 @@ export class StatusPageStore {
     query: { limit: number; nextId?: string },
     nowMs: number,
   ): Promise<{ entries: StatusPageView[]; nextId: string | null }> {
-    const from: CursorKey | undefined = query.nextId === undefined ? undefined : decodeCursor(query.nextId);
-    let q = this.#db
-      .selectFrom('status_pages')
-      .select(['id', 'account_id', 'doc', 'created_at', 'updated_at'])
-      .where('account_id', '=', accountId)
-      .orderBy('created_at')
-      .orderBy('id');
-    if (from) {
-      q = q.where((eb) =>
-        eb.or([
-          eb('created_at', '>', from.createdAtMs),
-          eb.and([eb('created_at', '=', from.createdAtMs), eb('id', '>=', from.id)]),
-        ]),
-      );
-    }
-    const page = pageOf(await q.limit(query.limit + 1).execute(), query.limit);
+    const page = await keysetPage(
+      this.#db
+        .selectFrom('status_pages')
+        .select(['id', 'account_id', 'doc', 'created_at', 'updated_at'])
+        .where('account_id', '=', accountId),
+      query,
+    );
     return { entries: await this.#present(accountId, page.rows, nowMs), nextId: page.nextId };
   }
 
