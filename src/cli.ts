@@ -1,6 +1,10 @@
 #!/usr/bin/env node
 import { spawn } from 'node:child_process';
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { pino } from 'pino';
 import type { CheckResult } from './protocol/index.js';
 import { OutpostError } from './common/errors.js';
 import { createLogger } from './common/logger.js';
@@ -14,7 +18,7 @@ Usage:
   outpost agent     the private-location agent: polls SERVICE_URL with API_KEY
   outpost --version
 
-Configuration is read from the environment; see README.md.`;
+Configuration is read from the environment; see docs/configuration.md.`;
 
 /** One line a person reads for each stored result in `outpost up`. */
 function describeResult(checkName: string, result: CheckResult): string {
@@ -26,19 +30,89 @@ function describeResult(checkName: string, result: CheckResult): string {
     : `response ${result.responseTime} ms`;
   const http = result.httpCheckResult;
   const httpDetail = http?.response ? `HTTP ${http.response.statusCode}  ` : '';
-  const error = result.errorMessage ? `  ${result.errorMessage}` : '';
+  // One result, one line: a message spanning lines is joined.
+  const error = result.errorMessage ? `  ${result.errorMessage.replace(/\s*\n\s*/g, ' ')}` : '';
   const attempt = result.resultType === 'ATTEMPT' ? `  (attempt ${result.attempts}; retrying)` : '';
   return `${result.stoppedAt}  ${mark}  ${checkName}  [${result.runLocation}]  ${httpDetail}${detail}${error}${attempt}`;
+}
+
+/**
+ * A pino JSON record as one short line for a person: `<time> <LEVEL> <name>[/<component>]: <msg>[ (<err.message>)]`,
+ * never a stack and never a line break. A line that is not a JSON record is returned as it is (trimmed).
+ */
+function shortLogLine(record: string): string {
+  const line = record.trim();
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(line);
+  } catch {
+    return line;
+  }
+  if (typeof parsed !== 'object' || parsed === null) return line;
+  const r = parsed as {
+    time?: unknown;
+    level?: unknown;
+    name?: unknown;
+    component?: unknown;
+    msg?: unknown;
+    err?: { message?: unknown };
+  };
+  const level = (typeof r.level === 'number' ? pino.levels.labels[r.level] : undefined) ?? String(r.level);
+  const source = r.component === undefined ? String(r.name) : `${String(r.name)}/${String(r.component)}`;
+  const cause = typeof r.err?.message === 'string' ? ` (${r.err.message})` : '';
+  return `${String(r.time)} ${level.toUpperCase()} ${source}: ${String(r.msg ?? '')}${cause}`.replace(
+    /\s*\n\s*/g,
+    ' ',
+  );
+}
+
+/**
+ * Where `outpost up` sends the log records of the service and of its agent child, so that stdout holds only
+ * the banner and the result lines: each record goes to stderr as one short line (shortLogLine), and whole
+ * (stack included) to the log file once one is opened with `openFile`. A pino destination (`write`).
+ */
+class UpLog {
+  #file: WriteStream | undefined;
+
+  /** Appends every later record to `path` (created with mode 0600: records may name hosts and checks). */
+  openFile(path: string): void {
+    this.#file = createWriteStream(path, { flags: 'a', mode: 0o600 });
+    this.#file.on('error', (err) => {
+      process.stderr.write(
+        `outpost: the log file ${path} cannot be written (${err.message}); logs go to stderr only\n`,
+      );
+      this.#file = undefined;
+    });
+  }
+
+  /** One record (a JSON line, or any line the agent child printed on stdout). */
+  write(record: string): void {
+    if (record.trim() === '') return;
+    this.#file?.write(record.endsWith('\n') ? record : `${record}\n`);
+    process.stderr.write(`${shortLogLine(record)}\n`);
+  }
+
+  /** Resolves once every record written so far is on disk. */
+  close(): Promise<void> {
+    const file = this.#file;
+    this.#file = undefined;
+    return file ? new Promise((resolve) => file.end(resolve)) : Promise.resolve();
+  }
 }
 
 async function runService(mode: 'service' | 'up'): Promise<number> {
   const { parseServiceConfig } = await import('./service/config.js');
   const { startService } = await import('./service/main.js');
   const env = { ...process.env };
-  // `up` is for people: quiet JSON logs unless asked, results printed as lines.
+  // `up` is for people: results printed as lines, only warnings and errors logged unless asked.
   if (mode === 'up' && !env.LOG_LEVEL) env.LOG_LEVEL = 'WARN';
   const config = parseServiceConfig(env);
-  const log = createLogger({ level: config.logLevel, name: 'outpost-service' });
+  const upLog = mode === 'up' ? new UpLog() : undefined;
+  const log = createLogger({
+    level: config.logLevel,
+    name: 'outpost-service',
+    ...(upLog ? { destination: upLog } : {}),
+  });
   if (mode === 'up') {
     // The agent child binds its health port later: find a taken one before the API key is printed.
     const { assertPortFree } = await import('./common/ports.js');
@@ -81,16 +155,23 @@ async function runService(mode: 'service' | 'up'): Promise<number> {
   }
   if (running.seededChecks.length > 0)
     print(`  demo checks: ${running.seededChecks.join(', ')} (every minute)`);
+  // The data directory exists now (the store is open in it); an in-memory store has none.
+  if (upLog && config.databaseFile !== ':memory:') {
+    const logFile = join(config.dataDir, 'outpost-up.log');
+    upLog.openFile(logFile);
+    print(`  logs:       ${logFile} (warnings and errors also on stderr, one line each)`);
+  }
 
   let agent: ReturnType<typeof spawn> | undefined;
-  if (mode === 'up') {
+  if (upLog) {
     print('  results:');
     // Its own process group (detached): a terminal's Ctrl-C reaches `up` only, which forwards exactly
     // one SIGTERM, so the agent drains instead of seeing two signals and exiting at once. The IPC
     // channel is how the agent notices `up` is gone (even SIGKILLed): it closes, and the agent stops.
     agent = spawn(process.execPath, [fileURLToPath(import.meta.url), 'agent'], {
       detached: true,
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      // Its JSON log records (stdout) go through upLog, never between the result lines.
+      stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
       env: {
         ...process.env,
         LOG_LEVEL: process.env.LOG_LEVEL ?? 'WARN',
@@ -100,6 +181,9 @@ async function runService(mode: 'service' | 'up'): Promise<number> {
         NO_PROXY: [process.env.NO_PROXY, '127.0.0.1', 'localhost', '::1'].filter(Boolean).join(','),
       },
     });
+    createInterface({ input: agent.stdout!, crlfDelay: Number.POSITIVE_INFINITY }).on('line', (line) =>
+      upLog.write(line),
+    );
   }
 
   return new Promise<number>((resolve) => {
@@ -121,14 +205,20 @@ async function runService(mode: 'service' | 'up'): Promise<number> {
         agent && agent.exitCode === null ? new Promise((r) => agent!.once('exit', r)) : Promise.resolve();
       agent?.kill('SIGTERM');
       // The agent drains first (it needs the service to post its results), then the service stops.
-      void agentExit.then(() => running.stop()).then(() => resolve(0));
+      void agentExit
+        .then(() => running.stop())
+        .then(() => upLog?.close())
+        .then(() => resolve(0));
     };
     process.on('SIGTERM', shutdown);
     process.on('SIGINT', shutdown);
     agent?.once('exit', (code, signal) => {
       if (signals === 0) {
         log.error({ code, signal }, 'embedded agent exited; stopping');
-        void running.stop().then(() => resolve(code ?? 1));
+        void running
+          .stop()
+          .then(() => upLog?.close())
+          .then(() => resolve(code ?? 1));
       }
     });
   });

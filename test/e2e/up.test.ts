@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -24,6 +24,11 @@ describe.skipIf(skip)('outpost up (end to end)', () => {
   let up: CliProcess;
   let dataDir: string;
   let api: ReturnType<typeof apiClient>;
+  let baseUrl: string;
+  /** What `up` wrote on stdout alone (the helper's output() mixes in stderr). */
+  let stdout = '';
+  let stderr = '';
+  let loopbackCheckId: string;
   const apiKey = `op_e2e_${'k'.repeat(40)}`;
 
   beforeAll(async () => {
@@ -35,8 +40,15 @@ describe.skipIf(skip)('outpost up (end to end)', () => {
       OUTPOST_API_KEY: apiKey,
       AGENT_HEALTH_PORT: String(await freePort()),
     });
+    up.child.stdout!.on('data', (c: Buffer) => {
+      stdout += c.toString('utf8');
+    });
+    up.child.stderr!.on('data', (c: Buffer) => {
+      stderr += c.toString('utf8');
+    });
     await up.waitFor(/is up: http/);
-    api = apiClient(`http://127.0.0.1:${port}`, apiKey);
+    baseUrl = `http://127.0.0.1:${port}`;
+    api = apiClient(baseUrl, apiKey);
   });
 
   afterAll(async () => {
@@ -58,6 +70,7 @@ describe.skipIf(skip)('outpost up (end to end)', () => {
       script: '',
     });
     expect(created.status).toBe(201);
+    loopbackCheckId = created.json.id;
     const started = await api('POST', '/v1/check-sessions/trigger', {
       target: { checkId: [created.json.id] },
     });
@@ -75,6 +88,42 @@ describe.skipIf(skip)('outpost up (end to end)', () => {
       resolvedIp: '127.0.0.1',
     });
     expect(Math.abs(icmp.latency.avg - reference)).toBeLessThanOrEqual(0.5);
+  });
+
+  it('stdout holds the banner and result lines only: logs go to stderr one short line each, whole to a log file', async () => {
+    // More than 20 failed authentications in a minute from one address: the service logs a warning.
+    for (let i = 0; i < 22; i++) {
+      const res = await fetch(`${baseUrl}/v1/checks`, {
+        headers: { authorization: `Bearer op_wrong_${'x'.repeat(40)}` },
+      });
+      await res.arrayBuffer();
+    }
+    await up.waitFor(/failed authentication rate-limited/, 10_000);
+    // A run after the warning: its result line is printed after the log record was written.
+    const started = await api('POST', '/v1/check-sessions/trigger', {
+      target: { checkId: [loopbackCheckId] },
+    });
+    expect(started.status).toBe(201);
+    await awaitSession(api, started.json.sessions[0].checkSessionId);
+    await expect.poll(() => stdout.match(/PASSED\s+e2e loopback/g)?.length ?? 0, { timeout: 10_000 }).toBe(2);
+
+    const [banner, results] = stdout.split('  results:\n');
+    expect(banner, stdout).toMatch(/is up: http/);
+    const lines = results!.trimEnd().split('\n');
+    for (const line of lines) {
+      expect(line.trimStart().startsWith('{'), `a JSON log record on stdout: ${line}`).toBe(false);
+      expect(line).toMatch(/^\S+Z {2}(PASSED|DEGRADED|FAILED) {2}/);
+    }
+    // The warning on stderr, one short line.
+    expect(stderr).toMatch(/^\S+ WARN outpost-service\/http: failed authentication rate-limited$/m);
+    expect(stderr).not.toMatch(/^\{/m);
+    expect(stderr).not.toMatch(/\n\s+at /);
+    // The whole record (stack included, had it one) is kept in the data directory's log file.
+    const logFile = join(dataDir, 'outpost-up.log');
+    expect(stdout).toContain(`logs:       ${logFile}`);
+    await expect
+      .poll(() => (existsSync(logFile) ? readFileSync(logFile, 'utf8') : ''), { timeout: 5000 })
+      .toMatch(/^\{.*"msg":"failed authentication rate-limited".*\}$/m);
   });
 
   it('stops cleanly on SIGTERM with exit code 0', async () => {
