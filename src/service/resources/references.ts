@@ -1,6 +1,10 @@
 import type { Kysely } from 'kysely';
 import { badField } from '../http/errors.js';
 import type { Database } from '../store/database.js';
+import { ChannelQueries } from './alert-channels/store.js';
+import { GroupQueries } from './check-groups/store.js';
+import { LocationQueries } from './private-locations/store.js';
+import { SnippetQueries } from './snippets/store.js';
 
 /**
  * Existence checks for ids one resource's body names in another (a check's
@@ -22,13 +26,7 @@ export async function assertGroupExists(
   field = 'groupId',
 ): Promise<void> {
   if (groupId === null || groupId === undefined) return;
-  const row = await db
-    .selectFrom('check_groups')
-    .select('id')
-    .where('account_id', '=', accountId)
-    .where('id', '=', groupId)
-    .executeTakeFirst();
-  if (!row)
+  if (!(await new GroupQueries(db).get(accountId, groupId)))
     throw badField(field, `must be the id of a check group of this account; ${groupId} is not`, 'exists');
 }
 
@@ -44,13 +42,7 @@ export async function assertSnippetExists(
   field: string,
 ): Promise<void> {
   if (snippetId === null || snippetId === undefined) return;
-  const row = await db
-    .selectFrom('snippets')
-    .select('id')
-    .where('account_id', '=', accountId)
-    .where('id', '=', snippetId)
-    .executeTakeFirst();
-  if (!row)
+  if (!(await new SnippetQueries(db).get(accountId, snippetId)))
     throw badField(field, `must be the id of a snippet of this account; ${snippetId} is not`, 'exists');
 }
 
@@ -67,12 +59,7 @@ export async function assertAlertChannelsExist(
   field = 'alertChannelSubscriptions',
 ): Promise<void> {
   if (!subscriptions || subscriptions.length === 0) return;
-  const rows = await db
-    .selectFrom('alert_channels')
-    .select('id')
-    .where('account_id', '=', accountId)
-    .execute();
-  const known = new Set(rows.map((r) => Number(r.id)));
+  const known = new Set((await new ChannelQueries(db).list(accountId)).map((r) => Number(r.id)));
   subscriptions.forEach((s, i) => {
     if (!known.has(s.alertChannelId)) {
       throw badField(
@@ -96,12 +83,7 @@ export async function assertPrivateLocationsExist(
   field = 'privateLocations',
 ): Promise<void> {
   if (!slugs || slugs.length === 0) return;
-  const rows = await db
-    .selectFrom('private_locations')
-    .select('slug')
-    .where('account_id', '=', accountId)
-    .execute();
-  const known = new Set(rows.map((r) => r.slug));
+  const known = new Set(await new LocationQueries(db).slugs(accountId));
   slugs.forEach((slug, i) => {
     if (!known.has(slug)) {
       throw badField(
@@ -130,4 +112,13 @@ export async function assertCheckExists(
     .where('id', '=', checkId)
     .executeTakeFirst();
   if (!row) throw badField(field, `must be the id of a check of this account; ${checkId} is not`, 'exists');
+}
+
+/**
+ * Ids of the account's checks, the checks a subscription may name. Reads the checks table
+ * directly, as `assertCheckExists` does: the checks resource's store answers whole documents.
+ */
+export async function accountCheckIds(db: Kysely<Database>, accountId: string): Promise<Set<string>> {
+  const rows = await db.selectFrom('checks').select('id').where('account_id', '=', accountId).execute();
+  return new Set(rows.map((c) => c.id));
 }

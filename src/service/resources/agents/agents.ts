@@ -1,4 +1,4 @@
-import type { Kysely, Selectable } from 'kysely';
+import type { Kysely } from 'kysely';
 import {
   type CheckType,
   type ClaimRequest,
@@ -9,6 +9,9 @@ import {
 import { notFound } from '../../http/errors.js';
 import { offsetOf } from '../../http/pagination.js';
 import type { Database } from '../../store/database.js';
+import { readDoc, writeDoc } from '../../store/schema.js';
+import { LocationQueries } from '../private-locations/store.js';
+import { type AgentRow, AgentQueries } from './store.js';
 
 /**
  * An agent counts as connected while its last claim is at most this old: the longest claim long
@@ -48,14 +51,10 @@ export async function recordClaimReport(
 ): Promise<void> {
   // One transaction: an agent's two class pollers may answer at once; neither report is lost.
   await db.transaction().execute(async (tx) => {
-    const row = await tx
-      .selectFrom('agents')
-      .select('claim_report')
-      .where('account_id', '=', accountId)
-      .where('id', '=', agentId)
-      .executeTakeFirst();
+    const agents = new AgentQueries(tx);
+    const row = await agents.get(accountId, agentId);
     if (!row) return;
-    const before = row.claim_report ? (JSON.parse(row.claim_report) as Partial<ClaimReport>) : {};
+    const before = row.claim_report ? readDoc(row.claim_report) : {};
     const report: ClaimReport = { classes: { ...(before.classes ?? {}) }, runtimes: claim.runtimes };
     for (const jobClass of JOB_CLASSES) {
       const checkTypes = claim.checkTypes.filter((t) => jobClassOf(t) === jobClass);
@@ -67,16 +66,7 @@ export async function recordClaimReport(
         reportedAt: nowMs,
       };
     }
-    await tx
-      .updateTable('agents')
-      .set((eb) => ({
-        claim_report: JSON.stringify(report),
-        // The claim wrote last_seen_at when it began: the first one is when the agent was first seen.
-        first_seen_at: eb.fn.coalesce('first_seen_at', 'last_seen_at'),
-      }))
-      .where('account_id', '=', accountId)
-      .where('id', '=', agentId)
-      .execute();
+    await agents.recordClaim(accountId, agentId, writeDoc(report));
   });
 }
 
@@ -86,31 +76,21 @@ export async function recordClaimReport(
  * account: another account's agent is a 404.
  */
 export class Agents {
-  readonly #db: Kysely<Database>;
+  readonly #rows: AgentQueries;
+  readonly #locations: LocationQueries;
   constructor(db: Kysely<Database>) {
-    this.#db = db;
+    this.#rows = new AgentQueries(db);
+    this.#locations = new LocationQueries(db);
   }
 
   /** Every agent of the account, the most recently seen first. `nowMs` decides `connected`. */
   async list(accountId: string, nowMs: number): Promise<AgentView[]> {
-    const rows = await this.#db
-      .selectFrom('agents')
-      .selectAll()
-      .where('account_id', '=', accountId)
-      .orderBy('last_seen_at', 'desc')
-      .orderBy('id')
-      .execute();
-    return this.#present(accountId, rows, nowMs);
+    return this.#present(accountId, await this.#rows.list(accountId), nowMs);
   }
 
   /** One agent of the account. @throws HttpError 404 when the account has no agent `agentId`. */
   async get(accountId: string, agentId: string, nowMs: number): Promise<AgentView> {
-    const row = await this.#db
-      .selectFrom('agents')
-      .selectAll()
-      .where('account_id', '=', accountId)
-      .where('id', '=', agentId)
-      .executeTakeFirst();
+    const row = await this.#rows.get(accountId, agentId);
     if (!row) throw notFound('agent', agentId);
     const [view] = await this.#present(accountId, [row], nowMs);
     return view!;
@@ -125,27 +105,14 @@ export class Agents {
     agentId: string,
     query: { limit: number; page: number },
   ): Promise<Record<string, unknown>[]> {
-    const rows = await this.#db
-      .selectFrom('agent_events')
-      .select(['id', 'agent_id', 'doc', 'created_at'])
-      .where('account_id', '=', accountId)
-      .where('agent_id', '=', agentId)
-      .orderBy('id', 'desc')
-      .limit(query.limit)
-      .offset(offsetOf(query))
-      .execute();
+    const rows = await this.#rows.events(accountId, agentId, query.limit, offsetOf(query));
     if (rows.length === 0) {
       // An empty page of a known agent is an empty list; an unknown agent a 404.
-      const known = await this.#db
-        .selectFrom('agents')
-        .select('id')
-        .where('account_id', '=', accountId)
-        .where('id', '=', agentId)
-        .executeTakeFirst();
+      const known = await this.#rows.get(accountId, agentId);
       if (!known) throw notFound('agent', agentId);
     }
     return rows.map((r) => {
-      const doc = JSON.parse(r.doc) as Record<string, unknown>;
+      const doc = readDoc(r.doc);
       return {
         id: Number(r.id),
         agentId: r.agent_id,
@@ -159,60 +126,22 @@ export class Agents {
     });
   }
 
-  async #present(
-    accountId: string,
-    rows: Selectable<Database['agents']>[],
-    nowMs: number,
-  ): Promise<AgentView[]> {
+  async #present(accountId: string, rows: AgentRow[], nowMs: number): Promise<AgentView[]> {
     if (rows.length === 0) return [];
     const ids = rows.map((r) => r.id);
     const locationIds = [
       ...new Set(rows.map((r) => r.location_id).filter((id): id is string => id !== null)),
     ];
     const locations = new Map(
-      locationIds.length === 0
-        ? []
-        : (
-            await this.#db
-              .selectFrom('private_locations')
-              .select(['id', 'slug', 'doc'])
-              .where('account_id', '=', accountId)
-              .where('id', 'in', locationIds)
-              .execute()
-          ).map((l) => [
-            l.id,
-            {
-              id: l.id,
-              slugName: l.slug,
-              name: String((JSON.parse(l.doc) as { name?: unknown }).name ?? l.slug),
-            },
-          ]),
+      (await this.#locations.byIds(accountId, locationIds)).map((l) => [
+        l.id,
+        { id: l.id, slugName: l.slug, name: String(readDoc(l.doc).name ?? l.slug) },
+      ]),
     );
-    const jobs = await this.#db
-      .selectFrom('jobs')
-      .select([
-        'id',
-        'agent_id',
-        'check_id',
-        'check_type',
-        'location',
-        'check_session_id',
-        'lease_expires_at',
-      ])
-      .where('account_id', '=', accountId)
-      .where('state', '=', 'leased')
-      .where('agent_id', 'in', ids)
-      .orderBy('lease_expires_at')
-      .execute();
-    const reports = await this.#db
-      .selectFrom('agent_events')
-      .select((eb) => ['agent_id', eb.fn.countAll<number>().as('count'), eb.fn.max('created_at').as('last')])
-      .where('account_id', '=', accountId)
-      .where('agent_id', 'in', ids)
-      .groupBy('agent_id')
-      .execute();
+    const jobs = await this.#rows.leasedJobs(accountId, ids);
+    const reports = await this.#rows.eventCounts(accountId, ids);
     return rows.map((row) => {
-      const report = row.claim_report ? (JSON.parse(row.claim_report) as Partial<ClaimReport>) : null;
+      const report = row.claim_report ? readDoc(row.claim_report) : null;
       const classes = report?.classes ?? {};
       const location = row.location_id === null ? null : (locations.get(row.location_id) ?? null);
       const errors = reports.find((r) => r.agent_id === row.id);

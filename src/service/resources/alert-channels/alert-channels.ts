@@ -1,7 +1,7 @@
 import type { ValidateFunction } from 'ajv';
 import type { Kysely } from 'kysely';
 import { bodyAjv } from '../../http/validation.js';
-import { badField, notFound, throwValidation } from '../../http/errors.js';
+import { badField, notFound, validationError } from '../../http/errors.js';
 import { iso } from '../../http/pagination.js';
 import {
   ALERT_CHANNEL_TYPES,
@@ -19,10 +19,11 @@ import {
   sealSecrets,
 } from '../../store/secret-fields.js';
 import type { Database } from '../../store/database.js';
+import { readDoc, type StoredJson, writeDoc } from '../../store/schema.js';
 import { secretBoxOf } from '../../store/secret-box.js';
-
-/** What integration secrets in `config` are replaced by in responses. */
-export const CONFIG_SECRET_MASK = '*****';
+import { GroupQueries } from '../check-groups/store.js';
+import { accountCheckIds } from '../references.js';
+import { type ChannelRow, ChannelQueries } from './store.js';
 
 /**
  * Secret fields of a channel document of `type`: its integration secrets (SECRET_CONFIG_FIELDS) and, for
@@ -41,12 +42,12 @@ export function channelSecrets(type: string): SecretLayout {
  * @throws OutpostError OUTPOST_ERR_ENCRYPTION_KEY when a sealed value does not open with the store's key.
  */
 export function openChannelDoc(db: Kysely<Database>, row: Row): ChannelDoc {
-  const doc = JSON.parse(row.doc) as ChannelDoc;
+  const doc = readDoc(row.doc);
   return openSecrets(secretBoxOf(db), doc, channelSecrets(doc.type), 'alert_channels', Number(row.id));
 }
 
-function sealChannelDoc(db: Kysely<Database>, id: number, doc: ChannelDoc): string {
-  return JSON.stringify(sealSecrets(secretBoxOf(db), doc, channelSecrets(doc.type), 'alert_channels', id));
+function sealChannelDoc(db: Kysely<Database>, id: number, doc: ChannelDoc): StoredJson<ChannelDoc> {
+  return writeDoc(sealSecrets(secretBoxOf(db), doc, channelSecrets(doc.type), 'alert_channels', id));
 }
 
 /** A subscription of a check or a check group to a channel. */
@@ -57,7 +58,7 @@ export type ChannelDoc = Omit<AlertChannel, 'id' | 'created_at' | 'updated_at' |
   config: Record<string, unknown>;
 };
 
-type Row = { id: number; type: string; doc: string; created_at: number; updated_at: number | null };
+type Row = ChannelRow;
 
 const configValidators = Object.fromEntries(
   ALERT_CHANNEL_TYPES.map((t) => [t, bodyAjv.compile(CHANNEL_CONFIG_SCHEMAS[t])]),
@@ -78,7 +79,7 @@ export function validateConfig(
 ): Record<string, unknown> {
   const validate = configValidators[type];
   const copy = structuredClone(config);
-  if (!validate(copy)) throwValidation(validate.errors as never, 'config');
+  if (!validate(copy)) throw validationError(validate.errors ?? [], 'body', 'config');
   // Masks keep the stored value of the same place (secrets by field, webhook headers by name).
   const kept = keepMaskedSecrets(
     { config: copy },
@@ -131,13 +132,9 @@ async function targetsOf(
   db: Kysely<Database>,
   accountId: string,
 ): Promise<{ checkIds: Set<string>; groupIds: Set<number> }> {
-  const checks = await db.selectFrom('checks').select('id').where('account_id', '=', accountId).execute();
-  const groups = await db
-    .selectFrom('check_groups')
-    .select('id')
-    .where('account_id', '=', accountId)
-    .execute();
-  return { checkIds: new Set(checks.map((c) => c.id)), groupIds: new Set(groups.map((g) => Number(g.id))) };
+  const checkIds = await accountCheckIds(db, accountId);
+  const groups = await new GroupQueries(db).list(accountId);
+  return { checkIds, groupIds: new Set(groups.map((g) => Number(g.id))) };
 }
 
 /** Builds the stored document of a new channel from a validated create body. */
@@ -154,10 +151,8 @@ export function presentChannel(
   row: Row,
   targets: { checkIds: Set<string>; groupIds: Set<number> },
 ): AlertChannel {
-  const doc = maskSecrets(
-    JSON.parse(row.doc) as ChannelDoc,
-    channelSecrets((JSON.parse(row.doc) as ChannelDoc).type),
-  );
+  const stored = readDoc(row.doc);
+  const doc = maskSecrets(stored, channelSecrets(stored.type));
   const config = doc.config;
   return {
     id: Number(row.id),
@@ -174,8 +169,10 @@ export function presentChannel(
 /** Data access for alert channels, always scoped to one account. */
 export class AlertChannelStore {
   readonly #db: Kysely<Database>;
+  readonly #rows: ChannelQueries;
   constructor(db: Kysely<Database>) {
     this.#db = db;
+    this.#rows = new ChannelQueries(db);
   }
 
   /** The account's check and group ids, for `presentChannel`. */
@@ -189,14 +186,11 @@ export class AlertChannelStore {
    */
   async insert(accountId: string, doc: ChannelDoc, nowMs: number): Promise<Row> {
     return this.#db.transaction().execute(async (tx) => {
-      const { id } = await tx
-        .insertInto('alert_channels')
-        .values({ account_id: accountId, type: doc.type, doc: '{}', created_at: nowMs, updated_at: null })
-        .returning('id')
-        .executeTakeFirstOrThrow();
-      const text = sealChannelDoc(tx, Number(id), doc);
-      await tx.updateTable('alert_channels').set({ doc: text }).where('id', '=', id).execute();
-      return { id: Number(id), type: doc.type, doc: text, created_at: nowMs, updated_at: null };
+      const rows = new ChannelQueries(tx);
+      const id = await rows.insert(accountId, doc.type, nowMs);
+      const text = sealChannelDoc(tx, id, doc);
+      await rows.setDoc(id, text);
+      return { id, type: doc.type, doc: text, created_at: nowMs, updated_at: null };
     });
   }
 
@@ -207,36 +201,20 @@ export class AlertChannelStore {
 
   /** @throws HttpError 404 when the channel is not in the account. */
   async get(accountId: string, id: number): Promise<Row> {
-    const row = await this.#db
-      .selectFrom('alert_channels')
-      .select(['id', 'type', 'doc', 'created_at', 'updated_at'])
-      .where('account_id', '=', accountId)
-      .where('id', '=', id)
-      .executeTakeFirst();
+    const row = await this.#rows.get(accountId, id);
     if (!row) throw notFound('alert channel', id);
     return row;
   }
 
   /** One page of the account's channels, oldest first; every channel when `limit` is undefined. */
   async list(accountId: string, limit?: number, offset = 0): Promise<Row[]> {
-    let query = this.#db
-      .selectFrom('alert_channels')
-      .select(['id', 'type', 'doc', 'created_at', 'updated_at'])
-      .where('account_id', '=', accountId)
-      .orderBy('id');
-    if (limit !== undefined) query = query.limit(limit).offset(offset);
-    return query.execute();
+    return this.#rows.list(accountId, limit, offset);
   }
 
   /** Replaces the document (plaintext; its secrets are sealed); returns the new row. */
   async update(accountId: string, before: Row, doc: ChannelDoc, nowMs: number): Promise<Row> {
     const text = sealChannelDoc(this.#db, Number(before.id), doc);
-    await this.#db
-      .updateTable('alert_channels')
-      .set({ type: doc.type, doc: text, updated_at: nowMs })
-      .where('account_id', '=', accountId)
-      .where('id', '=', before.id)
-      .execute();
+    await this.#rows.update(accountId, before.id, doc.type, text, nowMs);
     return { ...before, type: doc.type, doc: text, updated_at: nowMs };
   }
 
@@ -247,26 +225,13 @@ export class AlertChannelStore {
    */
   async delete(accountId: string, id: number): Promise<void> {
     await this.#db.transaction().execute(async (tx) => {
-      const res = await tx
-        .deleteFrom('alert_channels')
-        .where('account_id', '=', accountId)
-        .where('id', '=', id)
-        .executeTakeFirst();
-      if (res.numDeletedRows === 0n) throw notFound('alert channel', id);
-      const groups = await tx
-        .selectFrom('check_groups')
-        .select(['id', 'doc'])
-        .where('account_id', '=', accountId)
-        .execute();
-      for (const group of groups) {
-        const doc = JSON.parse(group.doc) as { alertChannelSubscriptions?: { alertChannelId: number }[] };
+      if (!(await new ChannelQueries(tx).delete(accountId, id))) throw notFound('alert channel', id);
+      const groups = new GroupQueries(tx);
+      for (const group of await groups.list(accountId)) {
+        const doc = readDoc(group.doc);
         const kept = (doc.alertChannelSubscriptions ?? []).filter((s) => s.alertChannelId !== id);
         if (kept.length === (doc.alertChannelSubscriptions ?? []).length) continue;
-        await tx
-          .updateTable('check_groups')
-          .set({ doc: JSON.stringify({ ...doc, alertChannelSubscriptions: kept }) })
-          .where('id', '=', group.id)
-          .execute();
+        await groups.setDoc(group.id, writeDoc({ ...doc, alertChannelSubscriptions: kept }));
       }
     });
   }
@@ -286,7 +251,7 @@ export async function alertChannelsForNewCheck(
 ): Promise<{ alertChannelId: number; activated: boolean }[]> {
   const rows = await new AlertChannelStore(db).list(accountId);
   return rows
-    .filter((r) => autoAssignAlerts || (JSON.parse(r.doc) as ChannelDoc).autoSubscribe)
+    .filter((r) => autoAssignAlerts || readDoc(r.doc).autoSubscribe)
     .map((r) => ({ alertChannelId: Number(r.id), activated: true }));
 }
 
@@ -310,7 +275,7 @@ export async function channelIdsForCheck(
   );
   const ids: number[] = [];
   for (const row of await new AlertChannelStore(db).list(accountId)) {
-    const doc = JSON.parse(row.doc) as ChannelDoc;
+    const doc = readDoc(row.doc);
     const named = doc.subscriptions.some(
       (s) =>
         s.activated && (s.checkId === check.id || (s.groupId !== undefined && s.groupId === check.groupId)),

@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { Kysely, Transaction } from 'kysely';
+import type { Kysely } from 'kysely';
 import { LOCATIONS } from '../../../protocol/index.js';
 import { hashApiKey } from '../../http/auth.js';
 import { badField, HttpError, notFound } from '../../http/errors.js';
@@ -11,6 +11,9 @@ import type {
   UpdatePrivateLocation,
 } from './schema.js';
 import type { Database } from '../../store/database.js';
+import { readDoc, writeDoc } from '../../store/schema.js';
+import { AgentQueries } from '../agents/store.js';
+import { type KeyRow, type LocationRow, LocationQueries } from './store.js';
 
 /** Keys a location may hold at once: two, so a key can be rotated without downtime (docs/architecture.md). */
 export const MAX_LOCATION_KEYS = 2;
@@ -30,15 +33,7 @@ export function maskLocationKey(key: string): string {
 
 /** The stored document of a private location. */
 export type LocationDoc = { name: string; slugName: string; icon: string };
-type Row = { id: string; slug: string; doc: string; created_at: number; updated_at: number | null };
-type KeyRow = {
-  id: string;
-  location_id: string;
-  masked_key: string;
-  created_at: number;
-  updated_at: number | null;
-};
-type Tx = Kysely<Database> | Transaction<Database>;
+type Row = LocationRow;
 
 function presentKey(k: KeyRow, rawKey?: string): PrivateLocationKey {
   return {
@@ -57,18 +52,23 @@ function isUniqueViolation(err: unknown): boolean {
 }
 
 const slugTaken = (slug: string) =>
-  new HttpError(409, `a private location with slugName ${slug} already exists in this account`, {
-    field: 'slugName',
-    in: 'body',
-    rule: 'unique',
-    code: 'OUTPOST_ERR_SLUG_TAKEN',
-  });
+  new HttpError(
+    'OUTPOST_ERR_SLUG_TAKEN',
+    `a private location with slugName ${slug} already exists in this account`,
+    {
+      field: 'slugName',
+      in: 'body',
+      rule: 'unique',
+    },
+  );
 
 /** Data access for private locations and their keys, always scoped to one account. */
 export class PrivateLocationStore {
   readonly #db: Kysely<Database>;
+  readonly #rows: LocationQueries;
   constructor(db: Kysely<Database>) {
     this.#db = db;
+    this.#rows = new LocationQueries(db);
   }
 
   /**
@@ -84,24 +84,16 @@ export class PrivateLocationStore {
     const row: Row = {
       id: randomUUID(),
       slug: doc.slugName,
-      doc: JSON.stringify(doc),
+      doc: writeDoc(doc),
       created_at: nowMs,
       updated_at: null,
     };
     try {
       return await this.#db.transaction().execute(async (tx) => {
-        const taken = await tx
-          .selectFrom('private_locations')
-          .select('id')
-          .where('account_id', '=', accountId)
-          .where('slug', '=', doc.slugName)
-          .executeTakeFirst();
-        if (taken) throw slugTaken(doc.slugName);
-        await tx
-          .insertInto('private_locations')
-          .values({ ...row, account_id: accountId })
-          .execute();
-        const key = await insertKey(tx, accountId, row.id, nowMs);
+        const rows = new LocationQueries(tx);
+        if (await rows.hasSlug(accountId, doc.slugName)) throw slugTaken(doc.slugName);
+        await rows.insert(accountId, row);
+        const key = await insertKey(rows, accountId, row.id, nowMs);
         return present(row, [presentKey(key.row, key.rawKey)], { agentCount: 0, lastSeen: null });
       });
     } catch (err) {
@@ -111,26 +103,15 @@ export class PrivateLocationStore {
   }
 
   /** @throws HttpError 404 when the location is not in the account. */
-  async #row(accountId: string, id: string, db: Tx = this.#db): Promise<Row> {
-    const row = await db
-      .selectFrom('private_locations')
-      .select(['id', 'slug', 'doc', 'created_at', 'updated_at'])
-      .where('account_id', '=', accountId)
-      .where('id', '=', id)
-      .executeTakeFirst();
+  async #row(accountId: string, id: string, rows: LocationQueries = this.#rows): Promise<Row> {
+    const row = await rows.get(accountId, id);
     if (!row) throw notFound('private location', id);
     return row;
   }
 
   /** The account's locations as the API shows them, oldest first, keys masked. */
   async list(accountId: string, nowMs: number): Promise<PrivateLocation[]> {
-    const rows = await this.#db
-      .selectFrom('private_locations')
-      .select(['id', 'slug', 'doc', 'created_at', 'updated_at'])
-      .where('account_id', '=', accountId)
-      .orderBy('created_at')
-      .orderBy('id')
-      .execute();
+    const rows = await this.#rows.list(accountId);
     return Promise.all(rows.map((row) => this.#present(row, nowMs)));
   }
 
@@ -150,7 +131,7 @@ export class PrivateLocationStore {
     nowMs: number,
   ): Promise<PrivateLocation> {
     const before = await this.#row(accountId, id);
-    const old = JSON.parse(before.doc) as LocationDoc;
+    const old = readDoc(before.doc);
     if (body.slugName !== undefined && body.slugName !== old.slugName) {
       throw badField(
         'slugName',
@@ -159,30 +140,18 @@ export class PrivateLocationStore {
       );
     }
     const doc: LocationDoc = { ...old, name: body.name ?? old.name, icon: body.icon ?? old.icon };
-    await this.#db
-      .updateTable('private_locations')
-      .set({ doc: JSON.stringify(doc), updated_at: nowMs })
-      .where('account_id', '=', accountId)
-      .where('id', '=', id)
-      .execute();
-    return this.#present({ ...before, doc: JSON.stringify(doc), updated_at: nowMs }, nowMs);
+    const text = writeDoc(doc);
+    await this.#rows.update(accountId, id, text, nowMs);
+    return this.#present({ ...before, doc: text, updated_at: nowMs }, nowMs);
   }
 
   /** Deletes a location and its keys (agents using them get 401 from the next request). @throws HttpError 404. */
   async delete(accountId: string, id: string): Promise<void> {
     await this.#db.transaction().execute(async (tx) => {
-      await this.#row(accountId, id, tx);
-      await tx
-        .deleteFrom('private_location_keys')
-        .where('account_id', '=', accountId)
-        .where('location_id', '=', id)
-        .execute();
-      await tx
-        .deleteFrom('private_locations')
-        .where('account_id', '=', accountId)
-        .where('id', '=', id)
-        .execute();
-      await tx.updateTable('agents').set({ location_id: null }).where('location_id', '=', id).execute();
+      const rows = new LocationQueries(tx);
+      await this.#row(accountId, id, rows);
+      await rows.delete(accountId, id);
+      await new AgentQueries(tx).detachLocation(id);
     });
   }
 
@@ -193,23 +162,17 @@ export class PrivateLocationStore {
    */
   async addKey(accountId: string, id: string, nowMs: number): Promise<PrivateLocationKey> {
     return this.#db.transaction().execute(async (tx) => {
-      await this.#row(accountId, id, tx);
-      const keys = await tx
-        .selectFrom('private_location_keys')
-        .select('id')
-        .where('location_id', '=', id)
-        .execute();
+      const rows = new LocationQueries(tx);
+      await this.#row(accountId, id, rows);
+      const keys = await rows.keys(id);
       if (keys.length >= MAX_LOCATION_KEYS) {
         throw new HttpError(
-          409,
+          'OUTPOST_ERR_TOO_MANY_KEYS',
           `private location ${id} already has ${MAX_LOCATION_KEYS} keys; delete one first`,
-          {
-            id,
-            code: 'OUTPOST_ERR_TOO_MANY_KEYS',
-          },
+          { id },
         );
       }
-      const key = await insertKey(tx, accountId, id, nowMs);
+      const key = await insertKey(rows, accountId, id, nowMs);
       return presentKey(key.row, key.rawKey);
     });
   }
@@ -217,30 +180,13 @@ export class PrivateLocationStore {
   /** Deletes one key; it stops working at once. @throws HttpError 404 unknown location or key. */
   async deleteKey(accountId: string, id: string, keyId: string): Promise<void> {
     await this.#row(accountId, id);
-    const res = await this.#db
-      .deleteFrom('private_location_keys')
-      .where('account_id', '=', accountId)
-      .where('location_id', '=', id)
-      .where('id', '=', keyId)
-      .executeTakeFirst();
-    if (res.numDeletedRows === 0n) throw notFound('private location key', keyId);
+    if (!(await this.#rows.deleteKey(accountId, id, keyId))) throw notFound('private location key', keyId);
   }
 
   /** The location as answered: masked keys, agents seen within `AGENT_ONLINE_WINDOW_MS` of `nowMs`. */
   async #present(row: Row, nowMs: number): Promise<PrivateLocation> {
-    const keys = await this.#db
-      .selectFrom('private_location_keys')
-      .select(['id', 'location_id', 'masked_key', 'created_at', 'updated_at'])
-      .where('location_id', '=', row.id)
-      .orderBy('created_at')
-      .orderBy('id')
-      .execute();
-    const agents = await this.#db
-      .selectFrom('agents')
-      .select('last_seen_at')
-      .where('location_id', '=', row.id)
-      .execute();
-    const seen = agents.map((a) => Number(a.last_seen_at));
+    const keys = await this.#rows.keys(row.id);
+    const seen = await new AgentQueries(this.#db).lastSeenAtLocation(row.id);
     return present(
       row,
       keys.map((k) => presentKey(k)),
@@ -257,7 +203,7 @@ function present(
   keys: PrivateLocationKey[],
   agents: { agentCount: number; lastSeen: string | null },
 ): PrivateLocation {
-  const doc = JSON.parse(row.doc) as LocationDoc;
+  const doc = readDoc(row.doc);
   return {
     id: row.id,
     name: doc.name,
@@ -272,7 +218,7 @@ function present(
 
 /** Stores a new key (hashed, plus its masked form); returns the row and the key in clear. */
 async function insertKey(
-  tx: Tx,
+  rows: LocationQueries,
   accountId: string,
   locationId: string,
   nowMs: number,
@@ -285,9 +231,6 @@ async function insertKey(
     created_at: nowMs,
     updated_at: null,
   };
-  await tx
-    .insertInto('private_location_keys')
-    .values({ ...row, account_id: accountId, key_hash: hashApiKey(rawKey) })
-    .execute();
+  await rows.insertKey(accountId, row, hashApiKey(rawKey));
   return { row, rawKey };
 }

@@ -1,0 +1,115 @@
+import type { Kysely, Selectable } from 'kysely';
+import type { ClaimReport } from './agents.js';
+import type { Database } from '../../store/database.js';
+import type { StoredJson } from '../../store/schema.js';
+
+/** An agent row as stored (see AgentTable). */
+export type AgentRow = Selectable<Database['agents']>;
+
+/**
+ * The `agents` and `agent_events` tables' queries, every one scoped to one account (but those a
+ * private location makes of the agents that used its keys), plus the leased jobs agents hold.
+ */
+export class AgentQueries {
+  readonly #db: Kysely<Database>;
+  constructor(db: Kysely<Database>) {
+    this.#db = db;
+  }
+
+  /** The agent's row; undefined when the account has no agent `agentId`. */
+  get(accountId: string, agentId: string): Promise<AgentRow | undefined> {
+    return this.#db
+      .selectFrom('agents')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .where('id', '=', agentId)
+      .executeTakeFirst();
+  }
+
+  /** Every agent of the account, the most recently seen first. */
+  list(accountId: string): Promise<AgentRow[]> {
+    return this.#db
+      .selectFrom('agents')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .orderBy('last_seen_at', 'desc')
+      .orderBy('id')
+      .execute();
+  }
+
+  /**
+   * Writes the agent's claim report, and its first-seen time unless it has one: the start of this
+   * claim (the claim wrote `last_seen_at` when it began).
+   */
+  async recordClaim(accountId: string, agentId: string, report: StoredJson<ClaimReport>): Promise<void> {
+    await this.#db
+      .updateTable('agents')
+      .set((eb) => ({ claim_report: report, first_seen_at: eb.fn.coalesce('first_seen_at', 'last_seen_at') }))
+      .where('account_id', '=', accountId)
+      .where('id', '=', agentId)
+      .execute();
+  }
+
+  /** Last-seen times (epoch ms) of the agents that last used a key of the private location. */
+  async lastSeenAtLocation(locationId: string): Promise<number[]> {
+    const rows = await this.#db
+      .selectFrom('agents')
+      .select('last_seen_at')
+      .where('location_id', '=', locationId)
+      .execute();
+    return rows.map((a) => Number(a.last_seen_at));
+  }
+
+  /** Forgets the private location of the agents that used its keys (the location is deleted). */
+  async detachLocation(locationId: string): Promise<void> {
+    await this.#db
+      .updateTable('agents')
+      .set({ location_id: null })
+      .where('location_id', '=', locationId)
+      .execute();
+  }
+
+  /** One page of an agent's error reports, newest first (index agent_events_agent). */
+  events(accountId: string, agentId: string, limit: number, offset: number) {
+    return this.#db
+      .selectFrom('agent_events')
+      .select(['id', 'agent_id', 'doc', 'created_at'])
+      .where('account_id', '=', accountId)
+      .where('agent_id', '=', agentId)
+      .orderBy('id', 'desc')
+      .limit(limit)
+      .offset(offset)
+      .execute();
+  }
+
+  /** Per agent of `agentIds`, how many error reports it sent and when the last (epoch ms). */
+  eventCounts(accountId: string, agentIds: readonly string[]) {
+    return this.#db
+      .selectFrom('agent_events')
+      .select((eb) => ['agent_id', eb.fn.countAll<number>().as('count'), eb.fn.max('created_at').as('last')])
+      .where('account_id', '=', accountId)
+      .where('agent_id', 'in', agentIds)
+      .groupBy('agent_id')
+      .execute();
+  }
+
+  /** The jobs the agents of `agentIds` hold leases on, the soonest-expiring lease first. */
+  leasedJobs(accountId: string, agentIds: readonly string[]) {
+    return this.#db
+      .selectFrom('jobs')
+      .select([
+        'id',
+        'agent_id',
+        'check_id',
+        'check_type',
+        'location',
+        'check_session_id',
+        'lease_expires_at',
+      ])
+      .where('account_id', '=', accountId)
+      .where('state', '=', 'leased')
+      .where('agent_id', 'in', agentIds)
+      .orderBy('lease_expires_at')
+      .execute();
+  }
+}
