@@ -1,0 +1,184 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+
+/**
+ * The layering of src/ (docs/architecture.md, "Layering"):
+ *
+ *   common ← protocol ← net, sandbox ← checks ← agent
+ *
+ * A layer imports only itself and the layers to its left; net and sandbox, side by side, do not
+ * import each other. The service imports only common, protocol and itself (never checks, agent,
+ * net or sandbox). src/cli.ts, the entry point, may import every layer it starts: agent and
+ * service, and common and protocol. Every import counts: static (types too), dynamic `import()`,
+ * `export … from`, `import x = require()` and `require()`.
+ */
+const LAYER_RANK = { common: 0, protocol: 1, net: 2, sandbox: 2, checks: 3, agent: 4 } as const;
+type AgentLayer = keyof typeof LAYER_RANK;
+type Layer = AgentLayer | 'service' | 'cli';
+
+const SERVICE_MAY_IMPORT: readonly Layer[] = ['common', 'protocol', 'service'];
+const CLI_MAY_IMPORT: readonly Layer[] = ['common', 'protocol', 'agent', 'service'];
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const SRC = join(ROOT, 'src');
+
+/** One import of a source file: the file (relative to the repository), what it names, and where that resolves. */
+type SourceImport = { file: string; specifier: string; target: string };
+
+/** The layer of a path under src/ (relative to the repository), or null for a path outside src/'s layers. */
+function layerOf(path: string): Layer | null {
+  const parts = path.split(/[\\/]/);
+  if (parts[0] !== 'src') return null;
+  if (parts.length === 2 && parts[1] === 'cli.ts') return 'cli';
+  const top = parts[1] ?? '';
+  if (top === 'service') return 'service';
+  return top in LAYER_RANK ? (top as AgentLayer) : null;
+}
+
+/** The rule an import from `from` into `to` breaks, in words, or null when the layering allows it. */
+function brokenRule(from: Layer, to: Layer | null): string | null {
+  if (to === null) return 'src/ imports only its own layers';
+  if (from === to) return null;
+  if (from === 'cli') {
+    return CLI_MAY_IMPORT.includes(to) ? null : `src/cli.ts imports only ${CLI_MAY_IMPORT.join(', ')}`;
+  }
+  if (from === 'service') {
+    return SERVICE_MAY_IMPORT.includes(to) ? null : `service imports only ${SERVICE_MAY_IMPORT.join(', ')}`;
+  }
+  if (to === 'service' || to === 'cli') return `${from} never imports ${to}`;
+  if (LAYER_RANK[to] === LAYER_RANK[from]) return `${from} and ${to} do not import each other`;
+  if (LAYER_RANK[to] > LAYER_RANK[from]) {
+    return `${from} imports only layers to its left (common ← protocol ← net, sandbox ← checks ← agent), not ${to}`;
+  }
+  return null;
+}
+
+/** The violations among `imports`, one line each: file, import, rule. */
+function violations(imports: readonly SourceImport[]): string[] {
+  const found: string[] = [];
+  for (const { file, specifier, target } of imports) {
+    const from = layerOf(file);
+    if (from === null) continue;
+    const rule = brokenRule(from, layerOf(target));
+    if (rule !== null) found.push(`${file}: import '${specifier}' (→ ${target}) breaks "${rule}"`);
+  }
+  return found;
+}
+
+/** Every module specifier of `source`: imports and exports with `from`, `import()`, `import = require()`, `require()`. */
+function specifiersOf(fileName: string, source: string): string[] {
+  const file = ts.createSourceFile(fileName, source, ts.ScriptTarget.Latest, true);
+  const found: string[] = [];
+  const visit = (node: ts.Node): void => {
+    if (
+      (ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) &&
+      node.moduleSpecifier !== undefined &&
+      ts.isStringLiteral(node.moduleSpecifier)
+    ) {
+      found.push(node.moduleSpecifier.text);
+    } else if (
+      ts.isImportEqualsDeclaration(node) &&
+      ts.isExternalModuleReference(node.moduleReference) &&
+      ts.isStringLiteralLike(node.moduleReference.expression)
+    ) {
+      found.push(node.moduleReference.expression.text);
+    } else if (ts.isCallExpression(node)) {
+      const callee = node.expression;
+      const isImport = callee.kind === ts.SyntaxKind.ImportKeyword;
+      const isRequire = ts.isIdentifier(callee) && callee.text === 'require';
+      const first = node.arguments[0];
+      if ((isImport || isRequire) && first !== undefined && ts.isStringLiteralLike(first))
+        found.push(first.text);
+    } else if (ts.isImportTypeNode(node)) {
+      const argument = node.argument;
+      if (ts.isLiteralTypeNode(argument) && ts.isStringLiteral(argument.literal))
+        found.push(argument.literal.text);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(file);
+  return found;
+}
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return sourceFiles(path);
+    return /\.(?:c|m)?ts$/.test(entry.name) && !entry.name.endsWith('.d.ts') ? [path] : [];
+  });
+}
+
+/** The relative imports of every source file under src/ (packages and `node:` modules are outside the layering). */
+function importsOfSrc(): SourceImport[] {
+  return sourceFiles(SRC).flatMap((path) => {
+    const file = relative(ROOT, path).split(sep).join('/');
+    return specifiersOf(path, readFileSync(path, 'utf8'))
+      .filter((specifier) => specifier.startsWith('.'))
+      .map((specifier) => ({
+        file,
+        specifier,
+        target: relative(ROOT, resolve(dirname(path), specifier))
+          .split(sep)
+          .join('/'),
+      }));
+  });
+}
+
+describe('layering of src/', () => {
+  it('every import runs along the layering (common ← protocol ← net, sandbox ← checks ← agent; service on common and protocol)', () => {
+    const imports = importsOfSrc();
+    expect(imports.length).toBeGreaterThan(100);
+    expect(violations(imports), violations(imports).join('\n')).toEqual([]);
+  });
+
+  it('finds every kind of import', () => {
+    const source = [
+      "import a from './a.js';",
+      "import type { B } from './b.js';",
+      "export { c } from './c.js';",
+      "export * from './d.js';",
+      "import e = require('./e.js');",
+      "const f = await import('./f.js');",
+      "const g = require('./g.js');",
+      "type H = import('./h.js').H;",
+    ].join('\n');
+    expect(specifiersOf('x.ts', source)).toEqual([
+      './a.js',
+      './b.js',
+      './c.js',
+      './d.js',
+      './e.js',
+      './f.js',
+      './g.js',
+      './h.js',
+    ]);
+  });
+
+  it.each([
+    ['src/net/http/request.ts', '../../agent/agent.js', 'src/agent/agent.js'],
+    ['src/net/pcap/scrub.ts', '../../sandbox/sandbox.js', 'src/sandbox/sandbox.js'],
+    ['src/sandbox/sandbox.ts', '../net/resolve.js', 'src/net/resolve.js'],
+    ['src/common/logger.ts', '../protocol/index.js', 'src/protocol/index.js'],
+    ['src/checks/url/executor.ts', '../../agent/execute.js', 'src/agent/execute.js'],
+    ['src/service/runs/jobs.ts', '../../checks/api/executor.js', 'src/checks/api/executor.js'],
+    ['src/service/app.ts', '../agent/main.js', 'src/agent/main.js'],
+    ['src/agent/main.ts', '../service/main.js', 'src/service/main.js'],
+    ['src/cli.ts', './checks/lazy.js', 'src/checks/lazy.js'],
+    ['src/agent/main.ts', '../../bench/run.js', 'bench/run.js'],
+  ])('refuses %s importing %s', (file, specifier, target) => {
+    expect(violations([{ file, specifier, target }])).toHaveLength(1);
+  });
+
+  it.each([
+    ['src/agent/main.ts', '../checks/lazy.js', 'src/checks/lazy.js'],
+    ['src/checks/api/executor.ts', '../../sandbox/types.js', 'src/sandbox/types.js'],
+    ['src/net/pcap/scrub.ts', '../../common/scrub.js', 'src/common/scrub.js'],
+    ['src/service/runs/jobs.ts', '../../protocol/index.js', 'src/protocol/index.js'],
+    ['src/cli.ts', './service/main.js', 'src/service/main.js'],
+  ])('allows %s importing %s', (file, specifier, target) => {
+    expect(violations([{ file, specifier, target }])).toEqual([]);
+  });
+});
