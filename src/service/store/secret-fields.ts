@@ -1,9 +1,7 @@
 import { isCredentialHeader } from '../../common/credential-headers.js';
+import { REDACTED } from '../../common/redaction.js';
 import { badField } from '../http/errors.js';
 import { SecretBox } from './secret-box.js';
-
-/** What a secret value is replaced by in every API response. */
-export const SECRET_MASK = '*****';
 
 /**
  * A value that is only a reference to a variable (`{{TOKEN}}`, spaces inside the braces allowed) reveals
@@ -52,12 +50,12 @@ const URL_PASSWORD = /^([A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#@:]*:)([^/?#@]*)@/;
 /** True when `url` carries a userinfo password that is more than a bare `{{VARIABLE}}` reference. */
 function hasUrlPassword(url: string): boolean {
   const m = URL_PASSWORD.exec(url);
-  return m !== null && m[2] !== '' && !VARIABLE_REFERENCE.test(m[2]!) && m[2] !== SECRET_MASK;
+  return m !== null && m[2] !== '' && !VARIABLE_REFERENCE.test(m[2]!) && m[2] !== REDACTED;
 }
 
 /** `url` with its userinfo password replaced by the mask. */
 function maskUrlPassword(url: string): string {
-  return hasUrlPassword(url) ? url.replace(URL_PASSWORD, `$1${SECRET_MASK}@`) : url;
+  return hasUrlPassword(url) ? url.replace(URL_PASSWORD, `$1${REDACTED}@`) : url;
 }
 
 function getPath(doc: Record<string, unknown>, path: string): unknown {
@@ -146,8 +144,8 @@ export function mapSecrets<T extends Record<string, unknown>>(
  */
 export function maskSecrets<T extends Record<string, unknown>>(doc: T, layout: SecretLayout): T {
   return mapSecrets(doc, layout, (value, place) => {
-    if (place.kind === 'url') return SecretBox.isSealed(value) ? SECRET_MASK : maskUrlPassword(value);
-    return isReference(value, place) ? value : SECRET_MASK;
+    if (place.kind === 'url') return SecretBox.isSealed(value) ? REDACTED : maskUrlPassword(value);
+    return isReference(value, place) ? value : REDACTED;
   });
 }
 
@@ -192,7 +190,7 @@ export function openSecrets<T extends Record<string, unknown>>(
 }
 
 function maskRefused(field: string, what: string): never {
-  throw badField(field, `is the mask ${SECRET_MASK} but no ${what} is stored; send the value`, 'mask');
+  throw badField(field, `is the mask ${REDACTED} but no ${what} is stored; send the value`, 'mask');
 }
 
 /**
@@ -225,12 +223,12 @@ export function keepMaskedSecrets<T extends Record<string, unknown>>(
       const name = h.key.trim().toLowerCase();
       const nth = seen.get(name) ?? 0;
       seen.set(name, nth + 1);
-      if (h.value !== SECRET_MASK || !isCredentialHeader(h.key)) return;
+      if (h.value !== REDACTED || !isCredentialHeader(h.key)) return;
       const same = (Array.isArray(before) ? before : []).filter(
         (b) => b && typeof b.key === 'string' && b.key.trim().toLowerCase() === name,
       );
       const kept = same[nth] ?? (same.length === 1 ? same[0] : undefined);
-      if (!kept || typeof kept.value !== 'string' || kept.value === SECRET_MASK) {
+      if (!kept || typeof kept.value !== 'string' || kept.value === REDACTED) {
         maskRefused(fieldOf(`${path}[${i}].value`), `${h.key} value`);
       }
       headers[i] = { ...h, value: kept.value };
@@ -247,16 +245,16 @@ export function keepMaskedSecrets<T extends Record<string, unknown>>(
       maskUrlPassword(storedUrl) === url
     ) {
       setPath(copy, `${path}.url`, storedUrl);
-    } else if (typeof url === 'string' && URL_PASSWORD.exec(url)?.[2] === SECRET_MASK) {
+    } else if (typeof url === 'string' && URL_PASSWORD.exec(url)?.[2] === REDACTED) {
       // The mask in a changed URL stands for nothing: the password must be sent again.
       maskRefused(fieldOf(`${path}.url`), 'URL with that password');
     }
   }
   for (const path of layout.requests ?? []) {
     const auth = getPath(copy, `${path}.basicAuth`) as { password?: unknown } | null | undefined;
-    if (!auth || auth.password !== SECRET_MASK) continue;
+    if (!auth || auth.password !== REDACTED) continue;
     const kept = stored ? getPath(stored, `${path}.basicAuth.password`) : undefined;
-    if (typeof kept !== 'string' || kept === SECRET_MASK)
+    if (typeof kept !== 'string' || kept === REDACTED)
       maskRefused(fieldOf(`${path}.basicAuth.password`), 'password');
     auth.password = kept;
   }
@@ -276,16 +274,16 @@ export function keepMaskedSecrets<T extends Record<string, unknown>>(
             'secret',
           );
         }
-        if (v.value !== SECRET_MASK) return v;
+        if (v.value !== REDACTED) return v;
         if (!prior?.secret) maskRefused(fieldOf(`${path}[${i}].value`), `secret ${v.key}`);
         return { ...v, value: prior.value, secret: true };
       }),
     );
   }
   for (const path of layout.strings ?? []) {
-    if (getPath(copy, path) !== SECRET_MASK) continue;
+    if (getPath(copy, path) !== REDACTED) continue;
     const kept = stored ? getPath(stored, path) : undefined;
-    if (typeof kept !== 'string' || kept === SECRET_MASK) maskRefused(fieldOf(path), path.split('.').at(-1)!);
+    if (typeof kept !== 'string' || kept === REDACTED) maskRefused(fieldOf(path), path.split('.').at(-1)!);
     setPath(copy, path, kept);
   }
   return copy as T;

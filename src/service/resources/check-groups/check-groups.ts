@@ -23,9 +23,6 @@ export { assertGroupExists } from '../references.js';
 /** The stored document of a group: every writable field, defaults applied (no id or timestamps). */
 export type GroupDoc = Omit<CheckGroup, 'id' | 'created_at' | 'updated_at'>;
 
-/** What secret values are replaced by in responses (as for checks). */
-export { SECRET_MASK } from '../../store/secret-fields.js';
-
 /** Alert settings a new group gets when the body has none (the same as a new check's). */
 const DEFAULT_ALERT_SETTINGS = {
   escalationType: 'RUN_BASED',

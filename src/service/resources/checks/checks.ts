@@ -27,9 +27,9 @@ import {
   keepMaskedSecrets,
   maskSecrets,
   openSecrets,
-  SECRET_MASK,
   sealSecrets,
 } from '../../store/secret-fields.js';
+import { REDACTED } from '../../../common/redaction.js';
 import { isCredentialHeader } from '../../../common/credential-headers.js';
 import { secretBoxOf } from '../../store/secret-box.js';
 
@@ -254,10 +254,10 @@ export async function alertChannelsView(
         name: String(config.name),
         method: String(config.method ?? 'POST'),
         headers: ((config.headers as { key: string; value: string }[] | undefined) ?? []).map((h) =>
-          isCredentialHeader(h.key) ? { ...h, value: SECRET_MASK } : h,
+          isCredentialHeader(h.key) ? { ...h, value: REDACTED } : h,
         ),
         queryParameters: ((config.queryParameters as { key: string; value: string }[] | undefined) ?? []).map(
-          (q) => (isCredentialHeader(q.key) ? { ...q, value: SECRET_MASK } : q),
+          (q) => (isCredentialHeader(q.key) ? { ...q, value: REDACTED } : q),
         ),
       });
     }
