@@ -8,7 +8,7 @@ import { ArtifactStore } from './runs/artifacts.js';
 import { authHook } from './http/auth.js';
 import type { ServiceContext } from './context.js';
 import { errorGroupsHook } from './resources/error-groups/error-groups.js';
-import { installErrorHandling } from './http/errors.js';
+import { answerFrameworkError, installErrorHandling } from './http/errors.js';
 import { JobQueue } from './runs/queue.js';
 import { type NamedResultHook, ResultOutbox, type ResultOutboxOptions } from './runs/outbox.js';
 import { DEFAULT_RETENTION, type RetentionPolicy, RetentionWorker } from './store/retention.js';
@@ -119,6 +119,8 @@ export async function build(options: BuildOptions): Promise<Service> {
     // Path parameters up to 128 characters (artifact names) must reach their schemas, not a 414.
     routerOptions: { maxParamLength: 256 },
     return503OnClosing: true,
+    // A URL that does not decode or a path parameter over the limit: the spec's body too.
+    frameworkErrors: answerFrameworkError,
     forceCloseConnections: 'idle',
   });
   app.setValidatorCompiler(({ schema, httpPart }) =>

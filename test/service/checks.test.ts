@@ -158,7 +158,7 @@ describe('authentication', () => {
       statusCode: 401,
       error: 'Unauthorized',
       message: expect.any(String),
-      attributes: {},
+      attributes: { code: 'OUTPOST_ERR_UNAUTHORIZED' },
     });
   });
 

@@ -287,7 +287,7 @@ describe('error group routes', () => {
     const [group] = await groupsOf(checkId);
     const res = await call('PATCH', `/v1/error-groups/${group.id}`, body);
     expect(res.statusCode).toBe(400);
-    expect(res.json().attributes).toEqual({ field, in: 'body', rule });
+    expect(res.json().attributes).toEqual({ code: 'OUTPOST_ERR_VALIDATION', field, in: 'body', rule });
     expect((await call('GET', `/v1/error-groups/${group.id}`)).json()).toEqual(group);
   });
 

@@ -100,7 +100,7 @@ describe('POST /v1/variables', () => {
       statusCode: 409,
       error: 'Conflict',
       message: expect.stringContaining('DUP'),
-      attributes: { field: 'key', in: 'body', rule: 'unique' },
+      attributes: { code: 'OUTPOST_ERR_VARIABLE_EXISTS', field: 'key', in: 'body', rule: 'unique' },
     });
     expect((await call('GET', '/v1/variables/DUP')).json().value).toBe('first');
   });
@@ -182,7 +182,12 @@ describe('GET, PUT, DELETE /v1/variables/{key}', () => {
     await create({ key: 'FIXED', value: 'v' });
     const res = await call('PUT', '/v1/variables/FIXED', { key: 'OTHER', value: 'w' });
     expect(res.statusCode).toBe(400);
-    expect(res.json().attributes).toEqual({ field: 'key', in: 'body', rule: 'const' });
+    expect(res.json().attributes).toEqual({
+      code: 'OUTPOST_ERR_VALIDATION',
+      field: 'key',
+      in: 'body',
+      rule: 'const',
+    });
     expect((await call('GET', '/v1/variables/FIXED')).json()).toMatchObject({ value: 'v', updated_at: null });
     expect((await call('GET', '/v1/variables/OTHER')).statusCode).toBe(404);
   });
@@ -238,7 +243,12 @@ describe('secret variables', () => {
     await create({ key: 'S', value: planted, secret: true });
     const res = await call('PUT', '/v1/variables/S', { value: 'x', secret: false });
     expect(res.statusCode).toBe(400);
-    expect(res.json().attributes).toEqual({ field: 'secret', in: 'body', rule: 'const' });
+    expect(res.json().attributes).toEqual({
+      code: 'OUTPOST_ERR_VALIDATION',
+      field: 'secret',
+      in: 'body',
+      rule: 'const',
+    });
     expect(await accountVariables(svc.context.db, svc.accountA.id)).toEqual([
       { key: 'S', value: planted, secret: true },
     ]);

@@ -125,9 +125,13 @@ export async function apiCheckAnalytics(
   const window = resolveWindow(range, options.nowMs ?? Date.now());
   const check = await new CheckStore(db).get(accountId, checkId);
   if (!ANALYTICS_CHECK_TYPES.includes(check.checkType)) {
-    throw new HttpError(404, `API check ${checkId} not found: it is a ${check.checkType} check`, {
-      id: checkId,
-    });
+    throw new HttpError(
+      'OUTPOST_ERR_NOT_FOUND',
+      `API check ${checkId} not found: it is a ${check.checkType} check`,
+      {
+        id: checkId,
+      },
+    );
   }
   const limit = query.limit ?? 10;
   const page = query.page ?? 1;

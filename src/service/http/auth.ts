@@ -203,15 +203,19 @@ async function refuse(
   message: string,
 ): Promise<FastifyReply> {
   const limited = await limiter.fail(request.ip, key);
-  if (!limited) return sendError(reply, 401, message);
+  if (!limited) return sendError(reply, 'OUTPOST_ERR_UNAUTHORIZED', message);
   const retryAfterSeconds = Math.max(1, Math.ceil(limited.retryAfterMs / 1000));
   request.log.warn({ ip: request.ip, scope: limited.scope }, 'failed authentication rate-limited');
   reply.header('retry-after', String(retryAfterSeconds));
-  return sendError(reply, 429, `too many failed authentication attempts; retry in ${retryAfterSeconds} s`, {
-    code: 'OUTPOST_ERR_AUTH_RATE_LIMITED',
-    scope: limited.scope,
-    retryAfterSeconds,
-  });
+  return sendError(
+    reply,
+    'OUTPOST_ERR_AUTH_RATE_LIMITED',
+    `too many failed authentication attempts; retry in ${retryAfterSeconds} s`,
+    {
+      scope: limited.scope,
+      retryAfterSeconds,
+    },
+  );
 }
 
 /**
@@ -251,7 +255,7 @@ export function authHook(db: Kysely<Database>, limits: AuthFailureLimits = DEFAU
     if (found.privateLocation && !request.routeOptions.url?.startsWith(AGENT_ROUTE_PREFIX)) {
       await sendError(
         reply,
-        401,
+        'OUTPOST_ERR_UNAUTHORIZED',
         'a private-location key is valid on /v1/agent/ routes only; use an account API key',
       );
       return reply;

@@ -28,7 +28,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  * first registered with (none for an account API key): the same id with another location's key
  * is refused, so a key of location a cannot act as an agent of location b. With `version`
  * (claims) the agent's version, last-seen time and location are recorded.
- * @throws HttpError 400 naming the header when the agent id is missing or not a UUID;
+ * @throws HttpError 400 OUTPOST_ERR_VALIDATION naming the header when the agent id is missing or not a UUID;
  *   409 OUTPOST_ERR_AGENT_KEY_MISMATCH when the id is bound to another location's key.
  */
 export async function agentScopeOf(
@@ -38,7 +38,7 @@ export async function agentScopeOf(
 ): Promise<AgentScope> {
   const agentId = request.headers[AGENT_ID_HEADER];
   if (typeof agentId !== 'string' || !UUID.test(agentId)) {
-    throw new HttpError(400, `header ${AGENT_ID_HEADER} must be a UUID`, {
+    throw new HttpError('OUTPOST_ERR_VALIDATION', `header ${AGENT_ID_HEADER} must be a UUID`, {
       field: AGENT_ID_HEADER,
       in: 'headers',
     });
@@ -53,11 +53,14 @@ export async function agentScopeOf(
     .where('id', '=', agentId)
     .executeTakeFirst();
   if (known && known.location_id !== locationId) {
-    throw new HttpError(409, `agent ${agentId} is registered with another key's location`, {
-      field: AGENT_ID_HEADER,
-      in: 'headers',
-      code: 'OUTPOST_ERR_AGENT_KEY_MISMATCH',
-    });
+    throw new HttpError(
+      'OUTPOST_ERR_AGENT_KEY_MISMATCH',
+      `agent ${agentId} is registered with another key's location`,
+      {
+        field: AGENT_ID_HEADER,
+        in: 'headers',
+      },
+    );
   }
   if (version !== undefined) {
     await ctx.db
@@ -99,13 +102,9 @@ export async function agentRoutes(app: FastifyInstance, ctx: ServiceContext): Pr
       const body = request.body as ClaimRequest;
       if (body.protocolVersion !== PROTOCOL_VERSION) {
         throw new HttpError(
-          400,
+          'OUTPOST_ERR_PROTOCOL',
           `protocolVersion ${body.protocolVersion} is not supported; this service speaks ${PROTOCOL_VERSION}`,
-          {
-            field: 'protocolVersion',
-            in: 'body',
-            code: 'OUTPOST_ERR_PROTOCOL',
-          },
+          { field: 'protocolVersion', in: 'body' },
         );
       }
       const scope = await scopeOf(request, body.agentVersion);

@@ -6,6 +6,7 @@ import { queryAjv } from '../http/validation.js';
 import { ARTIFACT_NAME_PATTERN } from './artifacts.js';
 import type { ServiceContext } from '../context.js';
 import { notFound, sendError } from '../http/errors.js';
+import type { ServiceErrorCode } from '../http/error-codes.js';
 import { ErrorBodySchema } from '../http/schema-helpers.js';
 import { agentScopeOf } from './agent-routes.js';
 
@@ -41,27 +42,34 @@ async function refuseOnHeaders(
   request: FastifyRequest,
   reply: FastifyReply,
 ): Promise<FastifyReply | undefined> {
-  const refuse = (status: number, message: string, attributes: Record<string, unknown>) => {
+  const refuse = (code: ServiceErrorCode, message: string, attributes: Record<string, unknown>) => {
     reply.header('connection', 'close');
-    return sendError(reply, status, message, attributes);
+    return sendError(reply, code, message, attributes);
   };
   const type = (request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
   if (type !== OCTET_STREAM) {
-    return refuse(415, `an artifact is sent as ${OCTET_STREAM}, not ${type || 'no content-type'}`, {
-      field: 'content-type',
-      in: 'headers',
-    });
+    return refuse(
+      'OUTPOST_ERR_UNSUPPORTED_MEDIA_TYPE',
+      `an artifact is sent as ${OCTET_STREAM}, not ${type || 'no content-type'}`,
+      {
+        field: 'content-type',
+        in: 'headers',
+      },
+    );
   }
   const length = request.headers['content-length'];
   if (length === undefined) {
-    return refuse(411, 'header content-length is required: artifacts are not sent chunked', {
-      field: 'content-length',
-      in: 'headers',
-      code: 'OUTPOST_ERR_LENGTH_REQUIRED',
-    });
+    return refuse(
+      'OUTPOST_ERR_LENGTH_REQUIRED',
+      'header content-length is required: artifacts are not sent chunked',
+      {
+        field: 'content-length',
+        in: 'headers',
+      },
+    );
   }
   if (!/^\d{1,16}$/.test(length)) {
-    return refuse(400, 'header content-length must be a number of bytes', {
+    return refuse('OUTPOST_ERR_VALIDATION', 'header content-length must be a number of bytes', {
       field: 'content-length',
       in: 'headers',
       rule: 'type',
@@ -69,12 +77,11 @@ async function refuseOnHeaders(
   }
   if (Number(length) > MAX_ARTIFACT_SIZE_BYTES) {
     return refuse(
-      413,
+      'OUTPOST_ERR_ARTIFACT_TOO_LARGE',
       `artifact of ${length} bytes is over the limit of ${MAX_ARTIFACT_SIZE_BYTES} bytes (150 MB)`,
       {
         field: 'content-length',
         in: 'headers',
-        code: 'OUTPOST_ERR_ARTIFACT_TOO_LARGE',
         limitBytes: MAX_ARTIFACT_SIZE_BYTES,
         contentLength: Number(length),
       },

@@ -75,10 +75,13 @@ export class ArtifactStore {
         sizeBytes += chunk.length;
         if (sizeBytes > declaredBytes) {
           callback(
-            new HttpError(413, `artifact ${name} is longer than its content-length ${declaredBytes}`, {
-              code: 'OUTPOST_ERR_ARTIFACT_TOO_LARGE',
-              contentLength: declaredBytes,
-            }),
+            new HttpError(
+              'OUTPOST_ERR_ARTIFACT_TOO_LARGE',
+              `artifact ${name} is longer than its content-length ${declaredBytes}`,
+              {
+                contentLength: declaredBytes,
+              },
+            ),
           );
           return;
         }
@@ -98,11 +101,14 @@ export class ArtifactStore {
     try {
       await written;
       if (sizeBytes !== declaredBytes) {
-        throw new HttpError(400, `artifact ${name} ended after ${sizeBytes} of ${declaredBytes} bytes`, {
-          code: 'OUTPOST_ERR_ARTIFACT_INCOMPLETE',
-          contentLength: declaredBytes,
-          receivedBytes: sizeBytes,
-        });
+        throw new HttpError(
+          'OUTPOST_ERR_ARTIFACT_INCOMPLETE',
+          `artifact ${name} ended after ${sizeBytes} of ${declaredBytes} bytes`,
+          {
+            contentLength: declaredBytes,
+            receivedBytes: sizeBytes,
+          },
+        );
       }
       await mkdir(dirname(path), { recursive: true });
       await rename(partial, path);
@@ -111,11 +117,14 @@ export class ArtifactStore {
       await rm(partial, { force: true });
       if (err instanceof HttpError) throw err;
       // The client went away mid-body (ECONNRESET, "aborted"): nobody reads this answer.
-      throw new HttpError(400, `upload of artifact ${name} broke off after ${sizeBytes} bytes`, {
-        code: 'OUTPOST_ERR_ARTIFACT_INCOMPLETE',
-        contentLength: declaredBytes,
-        receivedBytes: sizeBytes,
-      });
+      throw new HttpError(
+        'OUTPOST_ERR_ARTIFACT_INCOMPLETE',
+        `upload of artifact ${name} broke off after ${sizeBytes} bytes`,
+        {
+          contentLength: declaredBytes,
+          receivedBytes: sizeBytes,
+        },
+      );
     } finally {
       body.off('close', onClose);
       body.off('error', onClose);

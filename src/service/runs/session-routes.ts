@@ -105,11 +105,10 @@ export async function checkSessionRoutes(app: FastifyInstance, ctx: ServiceConte
       if (session) return session;
       return sendError(
         reply,
-        408,
+        'OUTPOST_ERR_COMPLETION_TIMEOUT',
         `check session ${checkSessionId} is still running after ${maxWaitSeconds} s; call again`,
         {
           checkSessionId,
-          code: 'OUTPOST_ERR_COMPLETION_TIMEOUT',
           retryable: true,
         },
       );

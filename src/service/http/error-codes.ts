@@ -1,0 +1,103 @@
+/**
+ * Stable codes of the errors the service answers, each with its HTTP status and when it is
+ * answered. Every error body carries its code in `attributes.code` (docs/api.md, "Errors");
+ * clients branch on the code, never on the message. Every code is listed in docs/errors.md; a
+ * test fails when one is missing. The agent's own codes are in src/common/errors.ts.
+ */
+export const SERVICE_ERROR_CODES = {
+  OUTPOST_ERR_VALIDATION: {
+    status: 400,
+    when: 'A body, query, path or header value breaks a rule of its schema, or a rule between fields.',
+  },
+  OUTPOST_ERR_MALFORMED_REQUEST: {
+    status: 400,
+    when: 'The framework could not read the request: a body that is not JSON, an empty JSON body, a bad content-length, a URL that does not decode.',
+  },
+  OUTPOST_ERR_PROTOCOL: {
+    status: 400,
+    when: 'An agent claimed with a protocolVersion this service does not speak.',
+  },
+  OUTPOST_ERR_ARTIFACT_INCOMPLETE: {
+    status: 400,
+    when: 'An artifact upload ended before its content-length, or broke off.',
+  },
+  OUTPOST_ERR_UNAUTHORIZED: {
+    status: 401,
+    when: 'A missing or wrong API key, an x-service-account of another account, or a private-location key outside /v1/agent/.',
+  },
+  OUTPOST_ERR_NOT_FOUND: {
+    status: 404,
+    when: 'An id that is not in the caller’s account, or an unknown route.',
+  },
+  OUTPOST_ERR_COMPLETION_TIMEOUT: {
+    status: 408,
+    when: 'A check session still runs after the completion route’s maxWaitSeconds; call again.',
+  },
+  OUTPOST_ERR_LEASE_LOST: {
+    status: 409,
+    when: 'An agent acted on a job whose lease it no longer holds.',
+  },
+  OUTPOST_ERR_AGENT_KEY_MISMATCH: {
+    status: 409,
+    when: 'An agent id first registered with another private location’s key (or an account key).',
+  },
+  OUTPOST_ERR_GROUP_NOT_EMPTY: {
+    status: 409,
+    when: 'Deleting a check group that still has checks.',
+  },
+  OUTPOST_ERR_SNIPPET_IN_USE: {
+    status: 409,
+    when: 'Deleting a snippet that checks or check groups still use.',
+  },
+  OUTPOST_ERR_STATUS_PAGE_SERVICE_IN_USE: {
+    status: 409,
+    when: 'Deleting a status-page service that a card of a status page still shows.',
+  },
+  OUTPOST_ERR_SLUG_TAKEN: {
+    status: 409,
+    when: 'A private-location slugName the account already uses.',
+  },
+  OUTPOST_ERR_URL_TAKEN: {
+    status: 409,
+    when: 'A status-page url the account already uses.',
+  },
+  OUTPOST_ERR_VARIABLE_EXISTS: {
+    status: 409,
+    when: 'Creating an environment variable whose key the account already has.',
+  },
+  OUTPOST_ERR_TOO_MANY_KEYS: {
+    status: 409,
+    when: 'A third key for a private location (two at once are allowed, for rotation).',
+  },
+  OUTPOST_ERR_LENGTH_REQUIRED: {
+    status: 411,
+    when: 'An artifact upload without content-length (sent chunked).',
+  },
+  OUTPOST_ERR_PAYLOAD_TOO_LARGE: {
+    status: 413,
+    when: 'A body above the route’s limit (1 MB; 8 MB for results).',
+  },
+  OUTPOST_ERR_ARTIFACT_TOO_LARGE: {
+    status: 413,
+    when: 'An artifact whose content-length is above 150 MB, or whose body runs past its content-length.',
+  },
+  OUTPOST_ERR_URI_TOO_LONG: {
+    status: 414,
+    when: 'A path parameter longer than 256 characters.',
+  },
+  OUTPOST_ERR_UNSUPPORTED_MEDIA_TYPE: {
+    status: 415,
+    when: 'A body that is not JSON; an artifact that is not application/octet-stream.',
+  },
+  OUTPOST_ERR_AUTH_RATE_LIMITED: {
+    status: 429,
+    when: 'Too many failed authentications from one client address or with one kind of key.',
+  },
+  OUTPOST_ERR_INTERNAL: {
+    status: 500,
+    when: 'A bug; logged with its stack, never shown.',
+  },
+} as const satisfies Record<string, { status: number; when: string }>;
+
+/** One of the service's error codes. */
+export type ServiceErrorCode = keyof typeof SERVICE_ERROR_CODES;
