@@ -1,26 +1,26 @@
 import { randomUUID } from 'node:crypto';
-import type { Kysely, Selectable } from 'kysely';
+import type { Kysely } from 'kysely';
+import { REDACTED } from '../../../common/redaction.js';
 import { badField, HttpError, notFound } from '../../http/errors.js';
 import { iso } from '../../http/pagination.js';
-import { type CreateVariable, SECRET_MASK, type UpdateVariable, type Variable } from './schema.js';
+import type { CreateVariable, UpdateVariable, Variable } from './schema.js';
 import type { Database } from '../../store/database.js';
 import { SecretBox, secretBoxOf } from '../../store/secret-box.js';
-
-type VariableRow = Selectable<Database['variables']>;
+import { VariableQueries, type VariableRow } from './store.js';
 
 /** A variable with its real value, for the job builder only: never send this to an API client. */
 export type ResolvedVariable = { key: string; value: string; secret: boolean };
 
 /**
  * The API view of a stored variable (docs/api.md, "Environment variable"): a `secret`
- * variable's value is replaced by `*****` on every read, so once set it is never
+ * variable's value is replaced by REDACTED (`*****`) on every read, so once set it is never
  * readable again. `locked` values are shown: the spec says the flag only tells the
  * UI to mask the value.
  */
 export function presentVariable(row: VariableRow): Variable {
   return {
     key: row.key,
-    value: row.secret ? SECRET_MASK : row.value,
+    value: row.secret ? REDACTED : row.value,
     locked: row.locked === 1,
     secret: row.secret === 1,
     created_at: iso(row.created_at)!,
@@ -55,7 +55,7 @@ function isUniqueViolation(err: unknown): boolean {
 }
 
 function conflict(key: string): HttpError {
-  return new HttpError(409, `body.key ${key} already exists in this account`, {
+  return new HttpError('OUTPOST_ERR_VARIABLE_EXISTS', `body.key ${key} already exists in this account`, {
     field: 'key',
     in: 'body',
     rule: 'unique',
@@ -65,30 +65,20 @@ function conflict(key: string): HttpError {
 /** Account-level environment variables, always scoped to one account; keys are unique per account. */
 export class VariableStore {
   readonly #db: Kysely<Database>;
+  readonly #rows: VariableQueries;
   constructor(db: Kysely<Database>) {
     this.#db = db;
+    this.#rows = new VariableQueries(db);
   }
 
   /** One page of the account's variables, ordered by key. */
   async list(accountId: string, page: { limit: number; offset: number }): Promise<VariableRow[]> {
-    return this.#db
-      .selectFrom('variables')
-      .selectAll()
-      .where('account_id', '=', accountId)
-      .orderBy('key')
-      .limit(page.limit)
-      .offset(page.offset)
-      .execute();
+    return this.#rows.list(accountId, page);
   }
 
   /** @throws HttpError 404 when the account has no variable `key`. */
   async get(accountId: string, key: string): Promise<VariableRow> {
-    const row = await this.#db
-      .selectFrom('variables')
-      .selectAll()
-      .where('account_id', '=', accountId)
-      .where('key', '=', key)
-      .executeTakeFirst();
+    const row = await this.#rows.get(accountId, key);
     if (!row) throw notFound('variable', key);
     return row;
   }
@@ -106,7 +96,7 @@ export class VariableStore {
       updated_at: null,
     };
     try {
-      await this.#db.insertInto('variables').values(storedRow(this.#db, row)).execute();
+      await this.#rows.insert(storedRow(this.#db, row));
     } catch (err) {
       if (isUniqueViolation(err)) throw conflict(body.key);
       throw err;
@@ -129,8 +119,7 @@ export class VariableStore {
       throw badField('secret', 'cannot be set back to false: a secret variable stays secret', 'const');
     }
     // The mask of a secret value sent back (a GET's body) keeps the stored value.
-    const value =
-      body.value === SECRET_MASK && before.secret === 1 ? openValue(this.#db, before) : body.value;
+    const value = body.value === REDACTED && before.secret === 1 ? openValue(this.#db, before) : body.value;
     const after: VariableRow = {
       ...before,
       value,
@@ -138,28 +127,18 @@ export class VariableStore {
       secret: body.secret === undefined ? before.secret : body.secret ? 1 : 0,
       updated_at: nowMs,
     };
-    await this.#db
-      .updateTable('variables')
-      .set({
-        value: storedRow(this.#db, after).value,
-        locked: after.locked,
-        secret: after.secret,
-        updated_at: nowMs,
-      })
-      .where('account_id', '=', accountId)
-      .where('id', '=', before.id)
-      .execute();
+    await this.#rows.update(accountId, before.id, {
+      value: storedRow(this.#db, after).value,
+      locked: after.locked,
+      secret: after.secret,
+      updated_at: nowMs,
+    });
     return after;
   }
 
   /** @returns true when a variable was deleted. */
   async delete(accountId: string, key: string): Promise<boolean> {
-    const res = await this.#db
-      .deleteFrom('variables')
-      .where('account_id', '=', accountId)
-      .where('key', '=', key)
-      .executeTakeFirst();
-    return res.numDeletedRows > 0n;
+    return this.#rows.delete(accountId, key);
   }
 }
 
@@ -171,11 +150,6 @@ export class VariableStore {
  * which scrubs them from everything it reports.
  */
 export async function accountVariables(db: Kysely<Database>, accountId: string): Promise<ResolvedVariable[]> {
-  const rows = await db
-    .selectFrom('variables')
-    .select(['id', 'key', 'value', 'secret'])
-    .where('account_id', '=', accountId)
-    .orderBy('key')
-    .execute();
+  const rows = await new VariableQueries(db).list(accountId);
   return rows.map((r) => ({ key: r.key, value: openValue(db, r), secret: r.secret === 1 }));
 }
