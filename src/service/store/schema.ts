@@ -51,7 +51,7 @@ export type Database = {
   agents: AgentTable;
   agent_events: AgentEventTable;
   result_outbox: ResultOutboxTable;
-  check_groups: DocRow<number, GroupDoc>;
+  check_groups: DocRow<number, GroupDoc> & { name: string };
   alert_channels: DocRow<number, ChannelDoc> & { type: string };
   snippets: DocRow<number, SnippetDoc> & { name: string };
   status_pages: DocRow<string, StatusPageDoc> & { url: string | null };
@@ -84,7 +84,7 @@ export type Scoped<Id extends string | number> = {
 };
 
 /** A scoped row holding its document (`Doc`, defined with its resource) as JSON text. */
-export type DocRow<Id extends string | number, Doc> = Scoped<Id> & { doc: JsonColumn<Doc>; name?: string };
+export type DocRow<Id extends string | number, Doc> = Scoped<Id> & { doc: JsonColumn<Doc> };
 
 export type AccountTable = { id: string; name: string; created_at: number };
 

@@ -1,19 +1,17 @@
 import { createPrivateKey, type KeyObject, randomUUID, X509Certificate } from 'node:crypto';
 import { isIP } from 'node:net';
-import type { Kysely, Selectable } from 'kysely';
+import type { Kysely } from 'kysely';
 import { badField, notFound } from '../../http/errors.js';
 import { iso } from '../../http/pagination.js';
 import type { ClientCertificate, CreateClientCertificate } from './schema.js';
 import { openSecrets, type SecretLayout, sealSecrets } from '../../store/secret-fields.js';
 import type { Database } from '../../store/database.js';
 import { secretBoxOf } from '../../store/secret-box.js';
-import { writeDoc } from '../../store/schema.js';
+import { readDoc, writeDoc } from '../../store/schema.js';
+import { type CertificateRow, CertificateQueries } from './store.js';
 
 /** Fields of a certificate's `doc` sealed at rest: the private key and its passphrase. */
 const CERTIFICATE_SECRETS: SecretLayout = { strings: ['key', 'passphrase'] };
-
-// The table has no `name` column (DocRow declares it optional for the tables that do).
-type CertificateRow = Omit<Selectable<Database['client_certificates']>, 'name'>;
 
 /** What the `doc` column of a client certificate holds (JSON). */
 export type CertificateDoc = { cert: string; key: string; passphrase: string | null; ca: string | null };
@@ -80,7 +78,7 @@ export function validateClientCertificate(body: CreateClientCertificate): void {
 
 /** The API view: id, host, cert, ca, created_at; never the key or passphrase (docs/api.md, "Client certificate"). */
 export function presentClientCertificate(row: CertificateRow): ClientCertificate {
-  const doc = JSON.parse(row.doc) as CertificateDoc;
+  const doc = readDoc(row.doc);
   return { id: row.id, host: row.host, cert: doc.cert, ca: doc.ca, created_at: iso(row.created_at)! };
 }
 
@@ -90,8 +88,10 @@ export function presentClientCertificate(row: CertificateRow): ClientCertificate
  */
 export class ClientCertificateStore {
   readonly #db: Kysely<Database>;
+  readonly #rows: CertificateQueries;
   constructor(db: Kysely<Database>) {
     this.#db = db;
+    this.#rows = new CertificateQueries(db);
   }
 
   /** Validates (see validateClientCertificate) and stores; `host` is lower-cased. */
@@ -112,43 +112,25 @@ export class ClientCertificateStore {
       created_at: nowMs,
       updated_at: null,
     };
-    await this.#db.insertInto('client_certificates').values(row).execute();
+    await this.#rows.insert(row);
     return row;
   }
 
   /** One page, oldest first. */
   async list(accountId: string, page: { limit: number; offset: number }): Promise<CertificateRow[]> {
-    return this.#db
-      .selectFrom('client_certificates')
-      .selectAll()
-      .where('account_id', '=', accountId)
-      .orderBy('created_at')
-      .orderBy('id')
-      .limit(page.limit)
-      .offset(page.offset)
-      .execute();
+    return this.#rows.list(accountId, page);
   }
 
   /** @throws HttpError 404 when the certificate is not in the account. */
   async get(accountId: string, id: string): Promise<CertificateRow> {
-    const row = await this.#db
-      .selectFrom('client_certificates')
-      .selectAll()
-      .where('account_id', '=', accountId)
-      .where('id', '=', id)
-      .executeTakeFirst();
+    const row = await this.#rows.get(accountId, id);
     if (!row) throw notFound('client certificate', id);
     return row;
   }
 
   /** @returns true when a certificate was deleted. */
   async delete(accountId: string, id: string): Promise<boolean> {
-    const res = await this.#db
-      .deleteFrom('client_certificates')
-      .where('account_id', '=', accountId)
-      .where('id', '=', id)
-      .executeTakeFirst();
-    return res.numDeletedRows > 0n;
+    return this.#rows.delete(accountId, id);
   }
 }
 
@@ -183,20 +165,13 @@ export async function clientCertificateForHost(
 ): Promise<ResolvedClientCertificate | null> {
   const candidates = hostCandidates(hostname);
   if (candidates.length === 0) return null;
-  const rows = await db
-    .selectFrom('client_certificates')
-    .selectAll()
-    .where('account_id', '=', accountId)
-    .where('host', 'in', candidates)
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .execute();
+  const rows = await new CertificateQueries(db).forHosts(accountId, candidates);
   for (const host of candidates) {
     const row = rows.find((r) => r.host === host);
     if (row) {
       const doc = openSecrets(
         secretBoxOf(db),
-        JSON.parse(row.doc) as CertificateDoc,
+        readDoc(row.doc),
         CERTIFICATE_SECRETS,
         'client_certificates',
         row.id,
