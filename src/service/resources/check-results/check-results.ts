@@ -1,9 +1,11 @@
-import type { Kysely, Selectable } from 'kysely';
+import type { Kysely } from 'kysely';
 import { parseInstant } from '../../analytics/time-range.js';
 import { badField, notFound } from '../../http/errors.js';
 import { offsetOf } from '../../http/pagination.js';
 import type { RESULT_TYPE_FILTERS } from './schema.js';
 import type { Database } from '../../store/database.js';
+import { readDoc } from '../../store/schema.js';
+import { ResultQueries, type ResultRow } from './store.js';
 
 /** Query of a check's results list, as validated by `CheckResultsQuery` (defaults applied). */
 export type CheckResultsQuery = {
@@ -28,8 +30,6 @@ const STORED_PARTS = [
   'browserCheckResult',
   'multiStepCheckResult',
 ] as const;
-
-type ResultRow = Selectable<Database['check_results']>;
 
 /** Path of the artifact download route for one artifact of a result. */
 export function artifactDownloadPath(checkId: string, resultId: string, name: string): string {
@@ -58,8 +58,9 @@ export function presentCheckResult(
   check: { name: string; checkType: string },
   full: boolean,
 ): CheckResultView {
-  const doc = JSON.parse(row.doc) as Record<string, unknown>;
-  const filesKept = (row as Record<string, unknown>).has_artifacts !== 0;
+  // Read as a record: results stored by older agents may lack fields the protocol has since added.
+  const doc: Record<string, unknown> = readDoc(row.doc);
+  const filesKept = row.has_artifacts !== 0;
   const artifacts =
     filesKept && Array.isArray(doc.artifacts) ? (doc.artifacts as { name: string; sizeBytes: number }[]) : [];
   const parts = Object.fromEntries(
@@ -108,21 +109,16 @@ export function presentCheckResult(
  * is scoped by account first: another account's check is a 404, never an empty list.
  */
 export class CheckResults {
-  readonly #db: Kysely<Database>;
+  readonly #rows: ResultQueries;
   constructor(db: Kysely<Database>) {
-    this.#db = db;
+    this.#rows = new ResultQueries(db);
   }
 
   /** @throws HttpError 404 when the check is not in the account. */
   async #checkOf(accountId: string, checkId: string): Promise<{ name: string; checkType: string }> {
-    const check = await this.#db
-      .selectFrom('checks')
-      .select(['name', 'check_type'])
-      .where('account_id', '=', accountId)
-      .where('id', '=', checkId)
-      .executeTakeFirst();
+    const check = await this.#rows.checkOf(accountId, checkId);
     if (!check) throw notFound('check', checkId);
-    return { name: check.name, checkType: check.check_type };
+    return check;
   }
 
   /**
@@ -138,35 +134,25 @@ export class CheckResults {
       throw badField('from', 'must be before to', 'range', 'querystring');
     }
     const check = await this.#checkOf(accountId, checkId);
-    let q = this.#db
-      .selectFrom('check_results')
-      .selectAll()
-      .where('check_id', '=', checkId)
-      .where('account_id', '=', accountId);
-    if (fromMs !== undefined) q = q.where('started_at', '>=', fromMs);
-    if (toMs !== undefined) q = q.where('started_at', '<', toMs);
-    if (query.resultType !== 'ALL') q = q.where('result_type', '=', query.resultType);
-    if (query.hasFailures !== undefined) q = q.where('has_failures', '=', query.hasFailures ? 1 : 0);
-    if (query.location !== undefined) q = q.where('run_location', '=', query.location);
-    const rows = await q
-      .orderBy('started_at', 'desc')
-      .orderBy('id', 'desc')
-      .limit(query.limit)
-      .offset(offsetOf(query))
-      .execute();
+    const rows = await this.#rows.list(
+      accountId,
+      checkId,
+      {
+        fromMs,
+        toMs,
+        resultType: query.resultType === 'ALL' ? undefined : query.resultType,
+        hasFailures: query.hasFailures,
+        location: query.location,
+      },
+      { limit: query.limit, offset: offsetOf(query) },
+    );
     return rows.map((row) => presentCheckResult(row, check, false));
   }
 
   /** One result of a check, with its logs and HTTP bodies. @throws HttpError 404 when not in the account. */
   async get(accountId: string, checkId: string, resultId: string): Promise<CheckResultView> {
     const check = await this.#checkOf(accountId, checkId);
-    const row = await this.#db
-      .selectFrom('check_results')
-      .selectAll()
-      .where('account_id', '=', accountId)
-      .where('check_id', '=', checkId)
-      .where('id', '=', resultId)
-      .executeTakeFirst();
+    const row = await this.#rows.get(accountId, checkId, resultId);
     if (!row) throw notFound('check result', resultId);
     return presentCheckResult(row, check, true);
   }
