@@ -1,11 +1,10 @@
 import { networkInterfaces } from 'node:os';
-import type { ValidateFunction } from 'ajv';
 import type { Kysely } from 'kysely';
 import type { CheckType } from '../protocol/index.js';
 import { bodyAjv } from './http/validation.js';
 import { createAccount, createApiKey, generateApiKey, hashApiKey } from './http/auth.js';
 import { type CheckDoc, CheckStore, newCheckDoc, presentCheck } from './resources/checks/checks.js';
-import { CreateApiCheckBody, CreateIcmpCheckBody } from './resources/checks/schema.js';
+import { checkTypeEntry } from './resources/checks/check-types.js';
 import { CheckResponseSchema } from './http/responses.js';
 import type { Database } from './store/database.js';
 
@@ -52,23 +51,19 @@ export async function rotateEmbeddedAgentKey(db: Kysely<Database>, accountId: st
   return createApiKey(db, accountId, generateApiKey(), 'embedded-agent');
 }
 
-/** Create-body validators of the check types the service seeds: the ones `POST /v1/checks/{type}` uses. */
-const SEED_CREATE_VALIDATORS: Partial<Record<CheckType, ValidateFunction>> = {
-  ICMP: bodyAjv.compile(CreateIcmpCheckBody),
-  API: bodyAjv.compile(CreateApiCheckBody),
-};
 const checkResponseValidator = bodyAjv.compile(CheckResponseSchema);
 
 /**
  * Builds the stored document of a check the service makes itself through the API's create path:
- * the body is validated by the type's create schema, which fills its defaults (`muted`,
- * `doubleCheck`, thresholds, …) exactly as `POST /v1/checks/{type}` does; then `newCheckDoc`; then
- * the document as `GET /v1/checks/{id}` would show it must pass the check response schema.
- * @throws Error naming the failing field when the body or the resulting document is invalid (a bug).
+ * the body is validated by the type's create schema (its registry entry, check-types.ts), which
+ * fills its defaults (`muted`, `doubleCheck`, thresholds, …) exactly as `POST /v1/checks/{type}`
+ * does; then `newCheckDoc`; then the document as `GET /v1/checks/{id}` would show it must pass the
+ * check response schema.
+ * @throws Error naming the check type and the failing field when the type is not accepted or the
+ *   body or the resulting document is invalid (a bug).
  */
 export function seededCheckDoc(checkType: CheckType, body: Record<string, unknown>, now: Date): CheckDoc {
-  const validate = SEED_CREATE_VALIDATORS[checkType];
-  if (!validate) throw new Error(`no create schema to seed a ${checkType} check with`);
+  const validate = bodyAjv.compile(checkTypeEntry(checkType).createBody);
   const created = structuredClone(body);
   if (!validate(created)) {
     const e = validate.errors?.[0];

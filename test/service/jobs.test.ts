@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { Value } from '@sinclair/typebox/value';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ApiRequestSchema, type Job, JobSchema } from '../../src/protocol/index.js';
-import { applyApiCheckDefaults, mergeVariables } from '../../src/service/runs/jobs.js';
+import { applyApiCheckDefaults } from '../../src/service/resources/checks/api-check-defaults.js';
+import { mergeVariables } from '../../src/service/runs/jobs.js';
 import {
   DOUBLE_CHECK_RETRY_STRATEGY,
   resolveRetryStrategy,

@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox';
+import { type Static, Type } from '@sinclair/typebox';
 import { CHECK_SESSION_STATUSES, CHECK_TYPES, TRIGGER_SOURCES } from '../../protocol/index.js';
 import { Nullable, StringEnum } from './schema-helpers.js';
 
@@ -53,6 +53,9 @@ export const CheckResponseSchema = Type.Object(
   // Type-specific fields (request, thresholds, script, …) follow the create schema of the type.
   { additionalProperties: true },
 );
+
+/** A check as the API answers it: the static type of CheckResponseSchema. */
+export type CheckResponse = Static<typeof CheckResponseSchema>;
 
 /** One result inside a check session. */
 export const SessionResultSchema = Type.Object(

@@ -1,36 +1,21 @@
 import type { Kysely } from 'kysely';
 import {
-  type CheckType,
   type Job,
   type JobClientCertificate,
   type JobScript,
   type JobVariable,
   jobClassOf,
-  type KeyValue,
   type TriggerSource,
 } from '../../protocol/index.js';
 import { interpolate } from '../../common/interpolate.js';
 import { type CheckDoc, openCheckSecrets } from '../resources/checks/checks.js';
+import { checkTypeEntry } from '../resources/checks/check-types.js';
 import { type GroupDoc, openGroupSecrets } from '../resources/check-groups/check-groups.js';
 import { clientCertificateForHost } from '../resources/client-certificates/client-certificates.js';
 import { resolveRetryStrategy } from './retries.js';
 import { DEFAULT_RUNTIME_ID } from '../resources/runtimes/runtimes.js';
 import type { Database } from '../store/database.js';
 import { accountVariables } from '../resources/variables/variables.js';
-
-/** Hard run limit per check type, ms (docs/checks.md, "Operating figures"). */
-export const RUN_TIMEOUT_MS: Record<CheckType, number> = {
-  ICMP: 30_000,
-  DNS: 30_000,
-  TCP: 30_000,
-  URL: 30_000,
-  API: 30_000,
-  HEARTBEAT: 30_000,
-  BROWSER: 240_000,
-  MULTI_STEP: 240_000,
-  AGENTIC: 240_000,
-  PLAYWRIGHT: 900_000,
-};
 
 /** One run to enqueue: a check, where, why, and the check session it belongs to (null: scheduled). */
 export type RunRequest = {
@@ -39,12 +24,6 @@ export type RunRequest = {
   runSource: TriggerSource;
   checkSessionId: string | null;
 };
-
-/** The variable a check in a group reads its group's `apiCheckDefaults.url` from. */
-export const GROUP_BASE_URL_VARIABLE = 'GROUP_BASE_URL';
-
-/** `{{GROUP_BASE_URL}}` at the start of an API check's url, spaces inside the braces allowed. */
-const GROUP_BASE_URL_PREFIX = /^\{\{\s*GROUP_BASE_URL\s*\}\}/;
 
 type Variable = { key: string; value: string; secret?: boolean | undefined };
 
@@ -61,56 +40,6 @@ export function mergeVariables(...lists: readonly (readonly Variable[] | null | 
     }
   }
   return [...merged.values()];
-}
-
-type KeyValueIn = { key: string; value: string; locked?: boolean };
-type ApiCheckDefaults = {
-  url?: string;
-  headers?: KeyValueIn[];
-  queryParameters?: KeyValueIn[];
-  assertions?: Record<string, unknown>[];
-  basicAuth?: { username: string; password: string } | null;
-};
-
-const keyValues = (list: unknown): KeyValue[] =>
-  Array.isArray(list) ? (list as KeyValueIn[]).map((kv) => ({ key: kv.key, value: kv.value })) : [];
-
-/**
- * An API check's stored request as the job carries it, with its group's `apiCheckDefaults`
- * applied (docs/api.md, "Check group"; the market leader's semantics):
- * - `url` starting with `{{GROUP_BASE_URL}}`: that prefix becomes the group's base url (when it has one);
- * - group headers are added unless the check has a header of the same name (case-insensitive),
- *   group query parameters unless the check has the same key (exact);
- * - group assertions run after the check's own;
- * - the group's `basicAuth` is used when the check has none.
- * `locked` flags are dropped (UI only). Pure.
- */
-export function applyApiCheckDefaults(
-  request: Record<string, unknown>,
-  defaults: ApiCheckDefaults | null | undefined,
-): Record<string, unknown> {
-  const headers = keyValues(request.headers);
-  const queryParameters = keyValues(request.queryParameters);
-  const assertions = Array.isArray(request.assertions) ? [...(request.assertions as unknown[])] : [];
-  let url = request.url;
-  let basicAuth = (request.basicAuth as ApiCheckDefaults['basicAuth']) ?? null;
-  if (defaults) {
-    const base = defaults.url ?? '';
-    if (typeof url === 'string' && base !== '' && GROUP_BASE_URL_PREFIX.test(url)) {
-      url = base.replace(/\/+$/, '') + url.replace(GROUP_BASE_URL_PREFIX, '');
-    }
-    const headerNames = new Set(headers.map((h) => h.key.toLowerCase()));
-    for (const h of keyValues(defaults.headers)) {
-      if (!headerNames.has(h.key.toLowerCase())) headers.push(h);
-    }
-    const queryKeys = new Set(queryParameters.map((q) => q.key));
-    for (const q of keyValues(defaults.queryParameters)) {
-      if (!queryKeys.has(q.key)) queryParameters.push(q);
-    }
-    assertions.push(...(defaults.assertions ?? []));
-    basicAuth ??= defaults.basicAuth ?? null;
-  }
-  return { ...request, url, headers, queryParameters, assertions, basicAuth };
 }
 
 /** Host name of `url` once `{{VAR}}`s are filled from `variables`; null when it is no URL. */
@@ -153,28 +82,27 @@ export class JobBuilder {
    *   in a group with a base url also gets `GROUP_BASE_URL` (below the group's own variables);
    * - `check.runtimeId`: the check's, else its group's; for main-class types (API, browser, …)
    *   else the default runtime {@link DEFAULT_RUNTIME_ID}; uptime types keep null;
-   * - API checks: the request with the group's `apiCheckDefaults` applied,
-   *   `setupScript`/`tearDownScript`, `clientCertificate` for the request's host,
-   *   `retryStrategy` (see resolveRetryStrategy), `checkRunId` = `jobId`, `runStartedAt` = `nowMs`;
-   * - other checks: `retryStrategy`, `checkRunId` and `runStartedAt` only under a retry strategy
-   *   set on the check or its group (not from doubleCheck).
+   * - `timeoutMs` and the rest by the job recipe of the check's type (check-types.ts): API checks
+   *   get the request with the group's `apiCheckDefaults` applied, `setupScript`/`tearDownScript`,
+   *   `clientCertificate` for the request's host, `retryStrategy` (see resolveRetryStrategy),
+   *   `checkRunId` = `jobId`, `runStartedAt` = `nowMs`; other checks the request as stored, and
+   *   `retryStrategy`, `checkRunId` and `runStartedAt` only under a retry strategy set on the check
+   *   or its group (not from doubleCheck).
    * @param ids.leaseMs lease written into the payload (the claim sets it again).
    */
   async build(run: RunRequest, ids: { jobId: string; nowMs: number; leaseMs: number }): Promise<Job> {
     // Secrets are sealed at rest; the agent gets them in clear (it scrubs them from what it reports).
     const c = openCheckSecrets(this.#db, run.check);
-    const group = await this.#group(c.groupId as number | null | undefined);
-    const isApi = c.checkType === 'API';
-    const defaults = isApi ? ((group?.apiCheckDefaults as ApiCheckDefaults | undefined) ?? null) : null;
-    const groupBaseUrl = defaults?.url ? [{ key: GROUP_BASE_URL_VARIABLE, value: defaults.url }] : [];
+    const { job: recipe, runTimeoutMs } = checkTypeEntry(c.checkType);
+    const group = await this.#group(c.groupId);
     const environmentVariables = mergeVariables(
       c.environmentVariables,
       group?.environmentVariables,
-      groupBaseUrl,
+      recipe.groupVariables(group),
       await this.#account(),
     );
-    const request = isApi ? applyApiCheckDefaults(c.request, defaults) : c.request;
-    const ownRuntime = (c.runtimeId as string | null | undefined) ?? group?.runtimeId ?? null;
+    const request = recipe.request(c.request, group);
+    const ownRuntime = c.runtimeId ?? group?.runtimeId ?? null;
     const job: Job = {
       jobId: ids.jobId,
       accountId: this.#accountId,
@@ -195,17 +123,15 @@ export class JobBuilder {
       runSource: run.runSource,
       checkSessionId: run.checkSessionId,
       attempt: 1,
-      timeoutMs: RUN_TIMEOUT_MS[c.checkType],
+      timeoutMs: runTimeoutMs,
       leaseMs: ids.leaseMs,
     };
-    // Uptime monitors retry only under a strategy set on them or their group: the deprecated
-    // doubleCheck (true by default) must not start retrying every existing monitor.
-    const retryStrategy = resolveRetryStrategy(c, group, { honourDoubleCheck: isApi });
+    const retryStrategy = resolveRetryStrategy(c, group, { honourDoubleCheck: recipe.retriesOnDoubleCheck });
     const retryRun =
-      retryStrategy === null && !isApi
+      retryStrategy === null && !recipe.retriesOnDoubleCheck
         ? {}
         : { retryStrategy, checkRunId: ids.jobId, runStartedAt: new Date(ids.nowMs).toISOString() };
-    if (!isApi) return { ...job, ...retryRun };
+    if (!recipe.scriptsAndCertificate) return { ...job, ...retryRun };
     const owners: ScriptOwner[] = [c as ScriptOwner, ...(group ? [group as ScriptOwner] : [])];
     return {
       ...job,

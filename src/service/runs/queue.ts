@@ -19,7 +19,7 @@ import { retryLocation } from './retries.js';
 import { SecretBox, secretBoxOf } from '../store/secret-box.js';
 import type { Database } from '../store/database.js';
 
-export { RUN_TIMEOUT_MS, type RunRequest } from './jobs.js';
+export type { RunRequest } from './jobs.js';
 
 /**
  * Queue options. Times in ms. Defaults from docs/protocol.md: 300 s leases, 6 min queue expiry;

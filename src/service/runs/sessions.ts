@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { TriggerSource } from '../../protocol/index.js';
 import { type CheckDoc, CheckStore, runLocationsOf } from '../resources/checks/checks.js';
+import { RUNNABLE_CHECK_TYPES } from '../resources/checks/check-types.js';
 import { notFound } from '../http/errors.js';
 import type { JobQueue, RunRequest } from './queue.js';
 import type { Database } from '../store/database.js';
@@ -48,9 +49,6 @@ export function matchesTarget(check: CheckDoc, target: SessionTarget): boolean {
 /** The check-type parts of a stored result a session shows when present. */
 const RESULT_PARTS = ['icmpCheckResult', 'dnsCheckResult', 'tcpCheckResult', 'httpCheckResult'] as const;
 
-/** Check types an agent can run today; sessions are started only for these. */
-const RUNNABLE_TYPES = new Set(['ICMP', 'DNS', 'TCP', 'URL', 'API']);
-
 /** Check sessions: start, read, await completion. */
 export class CheckSessions {
   readonly #db: Kysely<Database>;
@@ -81,7 +79,7 @@ export class CheckSessions {
     }
     const explicit = (target.checkId?.length ?? 0) > 0;
     const selected = all.filter(
-      (c) => RUNNABLE_TYPES.has(c.checkType) && (explicit || c.activated) && matchesTarget(c, target),
+      (c) => RUNNABLE_CHECK_TYPES.has(c.checkType) && (explicit || c.activated) && matchesTarget(c, target),
     );
     const now = Date.now();
     const ids = await this.#db.transaction().execute(async (tx) => {

@@ -1,19 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import type { ValidateFunction } from 'ajv';
 import type { Kysely } from 'kysely';
-import { type CheckType, ICMP_FREQUENCIES, type Location } from '../../../protocol/index.js';
+import type { CheckType, Location } from '../../../protocol/index.js';
 import { bodyAjv } from '../../http/validation.js';
-import { badField, notFound, throwValidation } from '../../http/errors.js';
-import {
-  API_RESPONSE_TIME_LIMIT_MS,
-  ApiRequestBodySchema,
-  DnsRequestBodySchema,
-  IcmpRequestBodySchema,
-  MINUTE_FREQUENCIES,
-  TCP_FREQUENCIES,
-  TcpRequestBodySchema,
-  UrlRequestBodySchema,
-} from './schema.js';
+import { badField, notFound, validationError } from '../../http/errors.js';
+import { checkTypeEntry } from './check-types.js';
+import type { CheckResponse } from '../../http/responses.js';
 import type { Database } from '../../store/database.js';
 import {
   assertAlertChannelsExist,
@@ -33,18 +24,30 @@ import { REDACTED } from '../../../common/redaction.js';
 import { isCredentialHeader } from '../../../common/credential-headers.js';
 import { secretBoxOf } from '../../store/secret-box.js';
 
-/** A check as stored and as the API shows it (minus masking). */
+/**
+ * A check as stored and as the API shows it (minus masking and the `alertChannels` view): the
+ * fields every type has (CheckResponseSchema; defaults filled at creation), typed, and the
+ * type's own fields (`request`, thresholds, `script`, …) by name.
+ */
 export type CheckDoc = Record<string, unknown> & {
   id: string;
   checkType: CheckType;
   name: string;
   activated: boolean;
+  muted: boolean;
+  doubleCheck: boolean;
+  shouldFail: boolean;
+  groupId: number | null;
+  groupOrder: number | null;
+  runtimeId: string | null;
+  description: string | null;
   frequency: number;
   frequencyOffset: number | null;
   locations: Location[] | null;
   privateLocations: string[] | null;
   runParallel: boolean;
   tags: string[];
+  alertChannelSubscriptions: { alertChannelId: number; activated: boolean }[];
   request: Record<string, unknown>;
   environmentVariables: { key: string; value: string; locked?: boolean; secret?: boolean }[] | null;
   created_at: string;
@@ -53,29 +56,6 @@ export type CheckDoc = Record<string, unknown> & {
 
 /** Location used when a check names neither `locations` nor `privateLocations`. */
 export const DEFAULT_LOCATION: Location = 'us-east-1';
-
-const FREQUENCIES: Partial<Record<CheckType, readonly number[]>> = {
-  ICMP: ICMP_FREQUENCIES,
-  TCP: TCP_FREQUENCIES,
-  DNS: MINUTE_FREQUENCIES,
-  URL: MINUTE_FREQUENCIES,
-  API: TCP_FREQUENCIES,
-  BROWSER: [1, 2, 5, 10, 15, 30, 60, 120, 180, 360, 720, 1440],
-};
-
-const requestValidators: Partial<Record<CheckType, ValidateFunction>> = {
-  ICMP: bodyAjv.compile(IcmpRequestBodySchema),
-  DNS: bodyAjv.compile(DnsRequestBodySchema),
-  TCP: bodyAjv.compile(TcpRequestBodySchema),
-  URL: bodyAjv.compile(UrlRequestBodySchema),
-  API: bodyAjv.compile(ApiRequestBodySchema),
-};
-
-/**
- * Longest `degradedResponseTime` / `maxResponseTime` per check type where it is below the
- * spec's general 300 000 ms, enforced after a generic update merges (the create body has the limit).
- */
-const RESPONSE_TIME_LIMITS_MS: Partial<Record<CheckType, number>> = { API: API_RESPONSE_TIME_LIMIT_MS };
 
 const DEFAULT_ALERT_SETTINGS = {
   escalationType: 'RUN_BASED',
@@ -87,18 +67,19 @@ const DEFAULT_ALERT_SETTINGS = {
 const EMPTY_ALERT_CHANNELS = { email: [], webhook: [], slack: [], sms: [] };
 
 /**
- * Rules JSON Schema cannot express (docs/api.md, "Check" and "Limits"):
+ * Rules JSON Schema cannot express (docs/api.md, "Check" and "Limits"), with the limits of the
+ * check's type from its registry entry (check-types.ts):
  * - `frequency` in the set of the check's type;
  * - `frequencyOffset`: frequency 0 → 10, 20 or 30 (required); 1–60 → 1..floor(frequency×10);
  *   above 60 → 1..ceil(frequency/60);
  * - `maxPacketLossThreshold` at least `degradedPacketLossThreshold`;
- * - API: `degradedResponseTime` and `maxResponseTime` at most 30 000 ms (its run limit).
+ * - `degradedResponseTime` and `maxResponseTime` at most the type's cap, if any (API: 30 000 ms, its run limit).
  * @throws HttpError 400 naming the field.
  */
 export function checkCrossFieldRules(doc: Record<string, unknown>, checkType: CheckType): void {
+  const { frequencies: allowed, responseTimeLimitMs: limit } = checkTypeEntry(checkType);
   const frequency = doc.frequency as number;
-  const allowed = FREQUENCIES[checkType];
-  if (allowed && !allowed.includes(frequency)) {
+  if (!allowed.includes(frequency)) {
     throw badField('frequency', `must be one of ${allowed.join(', ')} for ${checkType} checks`, 'enum');
   }
   const offset = doc.frequencyOffset as number | null | undefined;
@@ -121,8 +102,7 @@ export function checkCrossFieldRules(doc: Record<string, unknown>, checkType: Ch
   if (degradedLoss != null && maxLoss != null && maxLoss < degradedLoss) {
     throw badField('maxPacketLossThreshold', 'must be at least degradedPacketLossThreshold', 'packetLoss');
   }
-  const limit = RESPONSE_TIME_LIMITS_MS[checkType];
-  if (limit !== undefined) {
+  if (limit !== null) {
     for (const field of ['degradedResponseTime', 'maxResponseTime'] as const) {
       const value = doc[field] as number | null | undefined;
       if (value != null && value > limit) {
@@ -193,9 +173,12 @@ export function mergeCheckUpdate(stored: CheckDoc, incoming: Record<string, unkn
     updated_at: now.toISOString(),
   };
   if (body.request !== undefined) {
-    const validate = requestValidators[stored.checkType];
+    const schema = checkTypeEntry(stored.checkType).updateRequest;
     const request = structuredClone(body.request) as Record<string, unknown>;
-    if (validate && !validate(request)) throwValidation(validate.errors as never, 'request');
+    if (schema) {
+      const validate = bodyAjv.compile(schema);
+      if (!validate(request)) throw validationError(validate.errors ?? [], 'body', 'request');
+    }
     merged.request = request;
   }
   if (body.frequency === undefined) merged.frequency = stored.frequency;
@@ -220,7 +203,7 @@ export type AlertChannelsView = {
 export function presentCheck(
   doc: CheckDoc,
   alertChannels: AlertChannelsView = EMPTY_ALERT_CHANNELS,
-): Record<string, unknown> {
+): CheckResponse {
   return { ...maskSecrets(doc, CHECK_SECRETS), alertChannels };
 }
 

@@ -1,4 +1,3 @@
-import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { alertChannelsForNewCheck } from '../alert-channels/alert-channels.js';
 import {
@@ -10,61 +9,43 @@ import {
   newCheckDoc,
   presentCheck,
 } from './checks.js';
+import { CHECK_TYPE_REGISTRY } from './check-types.js';
 import { notFound } from '../../http/errors.js';
-import { CreateBrowserCheckBody } from './browser-check-schema.js';
-import {
-  AutoAssignAlertsQuery,
-  CreateApiCheckBody,
-  CreateDnsCheckBody,
-  CreateIcmpCheckBody,
-  CreateTcpCheckBody,
-  CreateUrlCheckBody,
-  UpdateCheckBody,
-} from './schema.js';
+import { AutoAssignAlertsQuery, UpdateCheckBody } from './schema.js';
 import { IdParams } from '../../http/schema-helpers.js';
 import { CheckResponseSchema } from '../../http/responses.js';
+import type { ServiceApp } from '../../http/service-app.js';
 import type { ServiceContext } from '../../context.js';
 
-type Subscription = { alertChannelId: number; activated: boolean };
-
-/** Check routes: create (ICMP, DNS, TCP, URL, API, browser), read, list, update, delete (docs/api.md, "Checks"). */
-export async function checkRoutes(app: FastifyInstance, ctx: ServiceContext): Promise<void> {
+/**
+ * Check routes (docs/api.md, "Checks"): create, one route per type of the registry
+ * (`POST /v1/checks/{path}`, check-types.ts), read, list, update, delete.
+ */
+export async function checkRoutes(app: ServiceApp, ctx: ServiceContext): Promise<void> {
   const checks = new CheckStore(ctx.db);
   const present = async (accountId: string, doc: CheckDoc) =>
-    presentCheck(
-      doc,
-      await alertChannelsView(ctx.db, accountId, doc.alertChannelSubscriptions as Subscription[]),
-    );
+    presentCheck(doc, await alertChannelsView(ctx.db, accountId, doc.alertChannelSubscriptions));
 
-  const creates = [
-    ['icmp', 'ICMP', CreateIcmpCheckBody],
-    ['dns', 'DNS', CreateDnsCheckBody],
-    ['tcp', 'TCP', CreateTcpCheckBody],
-    ['url', 'URL', CreateUrlCheckBody],
-    ['api', 'API', CreateApiCheckBody],
-    ['browser', 'BROWSER', CreateBrowserCheckBody],
-  ] as const;
-  for (const [path, checkType, body] of creates) {
+  for (const { checkType, path, createBody } of CHECK_TYPE_REGISTRY) {
     app.post(
       `/v1/checks/${path}`,
       {
         schema: {
           tags: ['checks'],
           summary: `Create a ${checkType} check`,
-          body,
+          body: createBody,
           querystring: AutoAssignAlertsQuery,
           response: { 201: CheckResponseSchema },
         },
       },
       async (request, reply) => {
         const now = new Date();
-        const body = request.body as Record<string, unknown> & { alertChannelSubscriptions?: Subscription[] };
-        const { autoAssignAlerts } = request.query as { autoAssignAlerts: boolean };
+        const body = request.body;
         await assertCheckReferences(ctx.db, request.accountId, body);
         // Channels the new check subscribes to on its own (autoAssignAlerts, autoSubscribe), after its explicit ones.
         const explicit = body.alertChannelSubscriptions ?? [];
         const automatic = (
-          await alertChannelsForNewCheck(ctx.db, request.accountId, autoAssignAlerts)
+          await alertChannelsForNewCheck(ctx.db, request.accountId, request.query.autoAssignAlerts !== false)
         ).filter((a) => !explicit.some((e) => e.alertChannelId === a.alertChannelId));
         const doc = newCheckDoc(
           checkType,
@@ -102,10 +83,7 @@ export async function checkRoutes(app: FastifyInstance, ctx: ServiceContext): Pr
         response: { 200: CheckResponseSchema },
       },
     },
-    async (request) => {
-      const { id } = request.params as { id: string };
-      return present(request.accountId, await checks.get(request.accountId, id));
-    },
+    async (request) => present(request.accountId, await checks.get(request.accountId, request.params.id)),
   );
 
   app.put(
@@ -121,11 +99,10 @@ export async function checkRoutes(app: FastifyInstance, ctx: ServiceContext): Pr
       },
     },
     async (request) => {
-      const { id } = request.params as { id: string };
       const now = new Date();
-      const before = await checks.get(request.accountId, id);
-      await assertCheckReferences(ctx.db, request.accountId, request.body as Record<string, unknown>);
-      const doc = mergeCheckUpdate(before, request.body as Record<string, unknown>, now);
+      const before = await checks.get(request.accountId, request.params.id);
+      await assertCheckReferences(ctx.db, request.accountId, request.body);
+      const doc = mergeCheckUpdate(before, request.body, now);
       await checks.update(request.accountId, before, doc, now.getTime());
       return present(request.accountId, doc);
     },
@@ -142,9 +119,9 @@ export async function checkRoutes(app: FastifyInstance, ctx: ServiceContext): Pr
       },
     },
     async (request, reply) => {
-      const { id } = request.params as { id: string };
+      const { id } = request.params;
       if (!(await checks.delete(request.accountId, id))) throw notFound('check', id);
-      return reply.code(204).send();
+      return reply.code(204).send(null);
     },
   );
 }

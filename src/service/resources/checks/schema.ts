@@ -1,4 +1,4 @@
-import { type Static, type TSchema, type TUnsafe, Type } from '@sinclair/typebox';
+import { type Static, type TObject, type TSchema, type TUnsafe, Type } from '@sinclair/typebox';
 import {
   API_ASSERTION_SOURCES,
   API_BODY_TYPES,
@@ -278,6 +278,9 @@ export const sharedCheckFields = {
     ),
   ),
 };
+
+/** What every create body holds (each type's create schema adds its own fields): what the create route reads. */
+export type SharedCheckFields = Static<TObject<typeof sharedCheckFields>>;
 
 /** Body of `POST /v1/checks/icmp`: required `name`, `request`, `heartbeat`, `script` (docs/api.md, "Checks"). */
 export const CreateIcmpCheckBody = Type.Object(

@@ -1,0 +1,189 @@
+import type { TSchema } from '@sinclair/typebox';
+import { type CheckType, ICMP_FREQUENCIES } from '../../../protocol/index.js';
+import type { GroupDoc } from '../check-groups/check-groups.js';
+import { applyApiCheckDefaults, groupBaseUrlVariables } from './api-check-defaults.js';
+import { BROWSER_FREQUENCIES, CreateBrowserCheckBody } from './browser-check-schema.js';
+import {
+  API_RESPONSE_TIME_LIMIT_MS,
+  ApiRequestBodySchema,
+  CreateApiCheckBody,
+  CreateDnsCheckBody,
+  CreateIcmpCheckBody,
+  CreateTcpCheckBody,
+  CreateUrlCheckBody,
+  DnsRequestBodySchema,
+  IcmpRequestBodySchema,
+  MINUTE_FREQUENCIES,
+  type SharedCheckFields,
+  TCP_FREQUENCIES,
+  TcpRequestBodySchema,
+  UrlRequestBodySchema,
+} from './schema.js';
+
+/**
+ * How the job of a run is built from a stored check of one type (runs/jobs.ts, JobBuilder.build;
+ * docs/protocol.md: the service resolves everything the executor needs).
+ */
+export type JobRecipe = {
+  /**
+   * The job's `request` from the stored one and the check's group (secrets in clear), e.g. the
+   * group's `apiCheckDefaults` applied. Pure.
+   */
+  request(stored: Record<string, unknown>, group: GroupDoc | null): Record<string, unknown>;
+  /** Variables the group lends the check below the group's own `environmentVariables`. */
+  groupVariables(group: GroupDoc | null): { key: string; value: string }[];
+  /** The job carries `setupScript`, `tearDownScript` and a `clientCertificate` for its request's host. */
+  scriptsAndCertificate: boolean;
+  /**
+   * The deprecated `doubleCheck` counts as a retry strategy, and every job carries `retryStrategy`,
+   * `checkRunId` and `runStartedAt`; false: only under a strategy set on the check or its group, so
+   * `doubleCheck` (true by default) does not start retrying every existing uptime monitor.
+   */
+  retriesOnDoubleCheck: boolean;
+};
+
+/** The request as stored; no group part, scripts or certificate; retries only under a set strategy. */
+const AS_STORED: JobRecipe = {
+  request: (stored) => stored,
+  groupVariables: () => [],
+  scriptsAndCertificate: false,
+  retriesOnDoubleCheck: false,
+};
+
+/** API checks: the group's `apiCheckDefaults` and base url, scripts, client certificate, doubleCheck. */
+const API_JOB: JobRecipe = {
+  request: (stored, group) => applyApiCheckDefaults(stored, group?.apiCheckDefaults ?? null),
+  groupVariables: (group) => groupBaseUrlVariables(group?.apiCheckDefaults),
+  scriptsAndCertificate: true,
+  retriesOnDoubleCheck: true,
+};
+
+/**
+ * One check type as the service knows it: how it is created, validated, limited and run.
+ * Adding a check type is one entry here plus its create schema (and, with a request, its request schema).
+ */
+export type CheckTypeEntry = {
+  checkType: CheckType;
+  /** Last segment of `POST /v1/checks/{path}`. */
+  path: string;
+  /**
+   * Body of `POST /v1/checks/{path}`: validates the body and fills its defaults. Its required
+   * fields are rules of the type: ICMP requires `heartbeat` and `script` as the public API's ICMP
+   * schema does (docs/api.md, "Checks"), the other uptime types refuse them.
+   */
+  createBody: TSchema & { static: SharedCheckFields };
+  /**
+   * Schema of `request` in `PUT /v1/checks/{id}` (the rest of that body is the shared
+   * UpdateCheckBody); null: none to validate (browser checks run a script and have no request).
+   */
+  updateRequest: TSchema | null;
+  /**
+   * Minutes between runs the type accepts, checked again after an update merges (the update body
+   * takes any integer). 0 is the sub-minute schedule (every 10, 20 or 30 s, `frequencyOffset`),
+   * offered only to TCP and API checks as in the public API (docs/api.md, "frequencyOffset"):
+   * DNS, URL, ICMP and browser checks run at most once a minute.
+   */
+  frequencies: readonly number[];
+  /**
+   * Most `degradedResponseTime` / `maxResponseTime`, ms, where the type's run limit is below the
+   * general 300 000 of the schemas (API: 30 000); checked after an update merges, since the update
+   * body only has the general limit. Null: no cap of its own.
+   */
+  responseTimeLimitMs: number | null;
+  /** Hard run limit of one run, ms, carried by the job as `timeoutMs` (docs/checks.md, "Operating figures"). */
+  runTimeoutMs: number;
+  /** An agent can run it today: check sessions (trigger, test) start only for these types. */
+  runnable: boolean;
+  /** How a run's job is built from the stored check. */
+  job: JobRecipe;
+};
+
+/** Every check type the service accepts with its entry, in the order their create routes are registered. */
+export const CHECK_TYPE_REGISTRY: readonly CheckTypeEntry[] = [
+  {
+    checkType: 'ICMP',
+    path: 'icmp',
+    createBody: CreateIcmpCheckBody,
+    updateRequest: IcmpRequestBodySchema,
+    frequencies: ICMP_FREQUENCIES,
+    responseTimeLimitMs: null,
+    runTimeoutMs: 30_000,
+    runnable: true,
+    job: AS_STORED,
+  },
+  {
+    checkType: 'DNS',
+    path: 'dns',
+    createBody: CreateDnsCheckBody,
+    updateRequest: DnsRequestBodySchema,
+    frequencies: MINUTE_FREQUENCIES,
+    responseTimeLimitMs: null,
+    runTimeoutMs: 30_000,
+    runnable: true,
+    job: AS_STORED,
+  },
+  {
+    checkType: 'TCP',
+    path: 'tcp',
+    createBody: CreateTcpCheckBody,
+    updateRequest: TcpRequestBodySchema,
+    frequencies: TCP_FREQUENCIES,
+    responseTimeLimitMs: null,
+    runTimeoutMs: 30_000,
+    runnable: true,
+    job: AS_STORED,
+  },
+  {
+    checkType: 'URL',
+    path: 'url',
+    createBody: CreateUrlCheckBody,
+    updateRequest: UrlRequestBodySchema,
+    frequencies: MINUTE_FREQUENCIES,
+    responseTimeLimitMs: null,
+    runTimeoutMs: 30_000,
+    runnable: true,
+    job: AS_STORED,
+  },
+  {
+    checkType: 'API',
+    path: 'api',
+    createBody: CreateApiCheckBody,
+    updateRequest: ApiRequestBodySchema,
+    frequencies: TCP_FREQUENCIES,
+    responseTimeLimitMs: API_RESPONSE_TIME_LIMIT_MS,
+    runTimeoutMs: 30_000,
+    runnable: true,
+    job: API_JOB,
+  },
+  {
+    checkType: 'BROWSER',
+    path: 'browser',
+    createBody: CreateBrowserCheckBody,
+    updateRequest: null,
+    frequencies: BROWSER_FREQUENCIES,
+    responseTimeLimitMs: null,
+    runTimeoutMs: 240_000,
+    runnable: false,
+    job: AS_STORED,
+  },
+];
+
+const ENTRIES: ReadonlyMap<CheckType, CheckTypeEntry> = new Map(
+  CHECK_TYPE_REGISTRY.map((e) => [e.checkType, e]),
+);
+
+/** Check types an agent can run today (see CheckTypeEntry.runnable). */
+export const RUNNABLE_CHECK_TYPES: ReadonlySet<CheckType> = new Set(
+  CHECK_TYPE_REGISTRY.filter((e) => e.runnable).map((e) => e.checkType),
+);
+
+/**
+ * The entry of a stored check's type.
+ * @throws Error when the service accepts no such type: a stored check always has one (only
+ *   `POST /v1/checks/{path}` creates checks, and a check cannot change type).
+ */
+export function checkTypeEntry(checkType: CheckType): CheckTypeEntry {
+  const entry = ENTRIES.get(checkType);
+  if (!entry) throw new Error(`the service accepts no ${checkType} checks`);
+  return entry;
+}
