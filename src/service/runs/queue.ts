@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { EventEmitter, on } from 'node:events';
-import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
+import type { Kysely } from 'kysely';
 import { planRetry } from '../../protocol/retry.js';
 import {
   type CheckResult,
@@ -10,11 +10,11 @@ import {
   jobClassOf,
 } from '../../protocol/index.js';
 import { linkSignal } from '../../common/linked-signal.js';
-import { analyticsColumnsOf } from '../analytics/columns.js';
 import { type CheckDoc, runLocationsOf } from '../resources/checks/checks.js';
 import { HttpError, notFound } from '../http/errors.js';
 import { JobBuilder, nextAttemptJob, type RunRequest } from './jobs.js';
 import { enqueueResultHooks } from './outbox.js';
+import { type JobRow, QueueStore, type Tx } from './queue-store.js';
 import { retryLocation } from './retries.js';
 import { SecretBox, secretBoxOf } from '../store/secret-box.js';
 import type { Database } from '../store/database.js';
@@ -91,8 +91,6 @@ export function requiredRuntimeOf(job: Job, checkType: CheckType): string | null
   return runsScript ? job.check.runtimeId : null;
 }
 
-type Tx = Kysely<Database> | Transaction<Database>;
-
 /** The place a job's payload is sealed for (SecretBox AAD): a payload copied to another row does not open. */
 const payloadPlace = (jobId: string) => `jobs:${jobId}:payload`;
 
@@ -101,8 +99,8 @@ const payloadPlace = (jobId: string) => `jobs:${jobId}:payload`;
  * client-certificate keys, issue 9, 1.7); a row written before sealing is plain JSON.
  * @throws OutpostError OUTPOST_ERR_ENCRYPTION_KEY when it cannot be opened (wrong key, damaged).
  */
-function openPayload(tx: Tx, jobId: string, stored: string): Job {
-  const text = SecretBox.isSealed(stored) ? secretBoxOf(tx).open(stored, payloadPlace(jobId)) : stored;
+function openPayload(store: QueueStore, jobId: string, stored: string): Job {
+  const text = SecretBox.isSealed(stored) ? secretBoxOf(store.db).open(stored, payloadPlace(jobId)) : stored;
   return JSON.parse(text) as Job;
 }
 
@@ -120,14 +118,17 @@ const leaseLost = (jobId: string, what: string) =>
  * hash, so a repeated post is still recognised. A job is never leased twice to one agent: a
  * holder whose lease lapsed (a stopped process, a partition) gets 409 OUTPOST_ERR_LEASE_LOST on
  * renewal, upload and result, and its claims never return the job (issue 9, 2.4, 2.5, 2.11).
+ * Its SQL is in QueueStore (queue-store.ts).
  */
 export class JobQueue {
   readonly #db: Kysely<Database>;
+  readonly #store: QueueStore;
   readonly #options: Required<Omit<QueueOptions, 'onResultStored'>> & Pick<QueueOptions, 'onResultStored'>;
   readonly #events = new EventEmitter({ captureRejections: false });
 
   constructor(db: Kysely<Database>, options: QueueOptions) {
     this.#db = db;
+    this.#store = new QueueStore(db);
     this.#options = { maxClaims: 3, resultHookNames: [], ...options };
     this.#events.setMaxListeners(0);
   }
@@ -148,12 +149,13 @@ export class JobQueue {
    */
   async enqueue(tx: Tx, accountId: string, runs: RunRequest[], nowMs: number): Promise<string[]> {
     const builder = new JobBuilder(tx, accountId);
+    const store = new QueueStore(tx);
     const ids: string[] = [];
     for (const run of runs) {
       const id = randomUUID();
       ids.push(id);
       const job = await builder.build(run, { jobId: id, nowMs, leaseMs: this.#options.leaseMs });
-      await this.#insert(tx, job, run.check.checkType, nowMs);
+      await this.#insert(store, job, run.check.checkType, nowMs);
     }
     return ids;
   }
@@ -162,29 +164,26 @@ export class JobQueue {
    * Inserts a queued job. `readyAtMs` is when it may be claimed (`enqueued_at`; later than
    * now for a retry that waits its back-off); it expires `queueExpiryMs` after that.
    */
-  async #insert(tx: Tx, job: Job, checkType: CheckType, readyAtMs: number): Promise<void> {
-    await tx
-      .insertInto('jobs')
-      .values({
-        id: job.jobId,
-        account_id: job.accountId,
-        check_id: job.check.id,
-        check_session_id: job.checkSessionId,
-        location: job.runLocation,
-        job_class: jobClassOf(checkType),
-        check_type: checkType,
-        state: 'queued',
-        attempt: job.attempt,
-        claims: 0,
-        payload: secretBoxOf(tx).seal(JSON.stringify(job), payloadPlace(job.jobId)),
-        enqueued_at: readyAtMs,
-        expires_at: readyAtMs + this.#options.queueExpiryMs,
-        agent_id: null,
-        lease_expires_at: null,
-        result_hash: null,
-        runtime_id: requiredRuntimeOf(job, checkType),
-      })
-      .execute();
+  async #insert(store: QueueStore, job: Job, checkType: CheckType, readyAtMs: number): Promise<void> {
+    await store.insertJob({
+      id: job.jobId,
+      account_id: job.accountId,
+      check_id: job.check.id,
+      check_session_id: job.checkSessionId,
+      location: job.runLocation,
+      job_class: jobClassOf(checkType),
+      check_type: checkType,
+      state: 'queued',
+      attempt: job.attempt,
+      claims: 0,
+      payload: secretBoxOf(store.db).seal(JSON.stringify(job), payloadPlace(job.jobId)),
+      enqueued_at: readyAtMs,
+      expires_at: readyAtMs + this.#options.queueExpiryMs,
+      agent_id: null,
+      lease_expires_at: null,
+      result_hash: null,
+      runtime_id: requiredRuntimeOf(job, checkType),
+    });
   }
 
   /** Wakes long polls of the account. */
@@ -200,60 +199,35 @@ export class JobQueue {
    */
   async claim(scope: AgentScope, spec: ClaimSpec, nowMs: number): Promise<Job[]> {
     const lapse: ExpiryOutcome = { endedSessions: [], requeued: [], failed: [], expired: [] };
-    const jobs = await this.#db.transaction().execute(async (tx) => {
+    const jobs = await this.#transaction(async (store) => {
       // Lapsed leases of the account first, so a job whose agent died goes to this one now
       // rather than at the next expiry pass.
-      await this.#endLapsedLeases(tx, nowMs, lapse, new Set(), scope.accountId);
+      await this.#endLapsedLeases(store, nowMs, lapse, new Set(), scope.accountId);
       const jobs: Job[] = [];
       for (const jobClass of ['uptime', 'main'] as const) {
         const limit = spec.freeSlots[jobClass];
         if (limit <= 0 || spec.checkTypes.length === 0) continue;
-        const runtimes = [...(spec.runtimes ?? [])];
-        let query = tx
-          .selectFrom('jobs')
-          .select(['id', 'payload', 'check_id', 'check_session_id'])
-          .where('account_id', '=', scope.accountId)
-          .where('state', '=', 'queued')
-          .where('job_class', '=', jobClass)
-          .where('enqueued_at', '<=', nowMs)
-          .where('expires_at', '>', nowMs)
-          .where('check_type', 'in', [...spec.checkTypes])
-          .where((eb) =>
-            runtimes.length > 0
-              ? eb.or([eb('runtime_id', 'is', null), eb('runtime_id', 'in', runtimes)])
-              : eb('runtime_id', 'is', null),
-          )
-          .where(sql<number>`instr(',' || lost_agents || ',', ${`,${scope.agentId},`})`, '=', 0)
-          .orderBy('enqueued_at')
-          .limit(limit);
-        if (scope.locations) query = query.where('location', 'in', scope.locations);
-        for (const row of await query.execute()) {
-          const check = await tx
-            .selectFrom('checks')
-            .select('id')
-            .where('id', '=', row.check_id)
-            .executeTakeFirst();
-          if (!check) {
+        const rows = await store.claimable({
+          accountId: scope.accountId,
+          jobClass,
+          nowMs,
+          checkTypes: spec.checkTypes,
+          runtimes: spec.runtimes ?? [],
+          agentId: scope.agentId,
+          locations: scope.locations,
+          limit,
+        });
+        for (const row of rows) {
+          if (!(await store.checkExists(row.check_id))) {
             // The check was deleted after the run was queued: nothing to run it for.
-            await tx.deleteFrom('jobs').where('id', '=', row.id).execute();
-            if (row.check_session_id && (await this.#endRunWithoutResult(tx, row.check_session_id, nowMs))) {
+            await store.deleteJob(row.id);
+            if (row.check_session_id && (await endRunWithoutResult(store, row.check_session_id, nowMs))) {
               lapse.endedSessions.push(row.check_session_id);
             }
             continue;
           }
-          const leaseExpiresAt = nowMs + this.#options.leaseMs;
-          await tx
-            .updateTable('jobs')
-            .set((eb) => ({
-              state: 'leased',
-              agent_id: scope.agentId,
-              lease_expires_at: leaseExpiresAt,
-              claims: eb('claims', '+', 1),
-            }))
-            .where('id', '=', row.id)
-            .where('state', '=', 'queued')
-            .execute();
-          jobs.push({ ...openPayload(tx, row.id, row.payload), leaseMs: this.#options.leaseMs });
+          await store.lease(row.id, scope.agentId, nowMs + this.#options.leaseMs);
+          jobs.push({ ...openPayload(store, row.id, row.payload), leaseMs: this.#options.leaseMs });
         }
       }
       return jobs;
@@ -311,46 +285,8 @@ export class JobQueue {
    */
   async renewLease(scope: AgentScope, jobId: string, nowMs: number): Promise<number> {
     const leaseExpiresAt = nowMs + this.#options.leaseMs;
-    let update = this.#db
-      .updateTable('jobs')
-      .set({ lease_expires_at: leaseExpiresAt })
-      .where('id', '=', jobId)
-      .where('account_id', '=', scope.accountId)
-      .where('state', '=', 'leased')
-      .where('agent_id', '=', scope.agentId)
-      // A lease that lapsed is lost, whether or not the job went to another agent yet.
-      .where('lease_expires_at', '>', nowMs);
-    if (scope.locations) update = update.where('location', 'in', scope.locations);
-    const res = await update.executeTakeFirst();
-    if (res.numUpdatedRows > 0n) return leaseExpiresAt;
-    return this.#refuse(this.#db, scope, jobId, 'the lease is not renewed');
-  }
-
-  /**
-   * Throws the answer for a job the agent does not hold: 409 when the job (or its result) is
-   * in the scope, else 404 (another account's or location's jobs are not shown to exist).
-   */
-  async #refuse(tx: Tx, scope: AgentScope, jobId: string, what: string): Promise<never> {
-    let job = tx
-      .selectFrom('jobs')
-      .select('id')
-      .where('id', '=', jobId)
-      .where('account_id', '=', scope.accountId);
-    if (scope.locations) job = job.where('location', 'in', scope.locations);
-    if (await job.executeTakeFirst()) throw leaseLost(jobId, what);
-    if (await this.#resultOf(tx, scope, jobId)) throw leaseLost(jobId, what);
-    throw notFound('job', jobId);
-  }
-
-  /** The result stored for a job of the scope (one per job: each attempt is its own job), or undefined. */
-  async #resultOf(tx: Tx, scope: AgentScope, jobId: string) {
-    let query = tx
-      .selectFrom('check_results')
-      .select(['doc', 'agent_id', 'result_hash', 'check_id', 'check_session_id'])
-      .where('job_id', '=', jobId)
-      .where('account_id', '=', scope.accountId);
-    if (scope.locations) query = query.where('run_location', 'in', scope.locations);
-    return query.executeTakeFirst();
+    if (await this.#store.renewLease(scope, jobId, nowMs, leaseExpiresAt)) return leaseExpiresAt;
+    return refuse(this.#store, scope, jobId, 'the lease is not renewed');
   }
 
   /**
@@ -378,16 +314,10 @@ export class JobQueue {
     nowMs: number,
   ): Promise<SubmitOutcome> {
     const hash = createHash('sha256').update(JSON.stringify(result)).digest('hex');
-    const outcome = await this.#db.transaction().execute(async (tx): Promise<SubmitOutcome> => {
-      let jobQuery = tx
-        .selectFrom('jobs')
-        .selectAll()
-        .where('id', '=', jobId)
-        .where('account_id', '=', scope.accountId);
-      if (scope.locations) jobQuery = jobQuery.where('location', 'in', scope.locations);
-      const job = await jobQuery.executeTakeFirst();
+    const outcome = await this.#transaction(async (store): Promise<SubmitOutcome> => {
+      const job = await store.job(scope, jobId);
       if (!job) {
-        const prior = await this.#resultOf(tx, scope, jobId);
+        const prior = await store.resultOf(scope, jobId);
         if (prior && prior.agent_id === scope.agentId && prior.result_hash === hash) {
           return {
             checkSessionId: prior.check_session_id,
@@ -404,7 +334,7 @@ export class JobQueue {
         throw leaseLost(jobId, 'its result is not stored');
       }
 
-      const payload = openPayload(tx, job.id, job.payload);
+      const payload = openPayload(store, job.id, job.payload);
       const plan = planRetry({
         strategy: payload.retryStrategy ?? null,
         attempt: job.attempt,
@@ -417,24 +347,24 @@ export class JobQueue {
         runLocation: job.location,
         resultType: plan.retry ? 'ATTEMPT' : 'FINAL',
       };
-      await this.#storeResult(tx, job, stored, { agentId: scope.agentId, hash, nowMs });
+      await this.#storeResult(store, job, stored, { agentId: scope.agentId, hash, nowMs });
       let retryJobId: string | null = null;
       if (plan.retry) {
         const location = retryLocation(
-          await this.#runLocations(tx, job.account_id, job.check_id),
+          await runLocations(store, job.account_id, job.check_id),
           job.location,
           payload.retryStrategy?.sameRegion ?? true,
         );
         retryJobId = randomUUID();
         await this.#insert(
-          tx,
+          store,
           nextAttemptJob(payload, retryJobId, location),
           job.check_type as CheckType,
           nowMs + plan.delayMs,
         );
       }
       // A queued retry keeps the session in PROGRESS: settleSession waits for every job.
-      if (job.check_session_id) await settleSession(tx, job.check_session_id, nowMs);
+      if (job.check_session_id) await settleSession(store, job.check_session_id, nowMs);
       return {
         checkSessionId: job.check_session_id,
         checkId: job.check_id,
@@ -453,39 +383,15 @@ export class JobQueue {
    * `agentId` null: a result the service wrote (a run ended without the agent's result).
    */
   async #storeResult(
-    tx: Tx,
-    job: Selectable<Database['jobs']>,
+    store: QueueStore,
+    job: JobRow,
     stored: CheckResult,
     by: { agentId: string | null; hash: string | null; nowMs: number },
   ): Promise<string> {
     const resultId = randomUUID();
-    await tx.deleteFrom('jobs').where('id', '=', job.id).execute();
-    await tx
-      .insertInto('check_results')
-      .values({
-        id: resultId,
-        account_id: job.account_id,
-        check_id: job.check_id,
-        job_id: job.id,
-        check_session_id: job.check_session_id,
-        run_location: stored.runLocation,
-        status: stored.status,
-        has_failures: stored.hasFailures ? 1 : 0,
-        has_errors: stored.hasErrors ? 1 : 0,
-        is_degraded: stored.isDegraded ? 1 : 0,
-        response_time: stored.responseTime,
-        result_type: stored.resultType,
-        started_at: Date.parse(stored.startedAt) || by.nowMs,
-        stopped_at: Date.parse(stored.stoppedAt) || by.nowMs,
-        doc: JSON.stringify(stored),
-        ...analyticsColumnsOf(stored),
-        created_at: by.nowMs,
-        agent_id: by.agentId,
-        result_hash: by.hash,
-        has_artifacts: stored.artifacts.length > 0 ? 1 : 0,
-      })
-      .execute();
-    await enqueueResultHooks(tx, this.#options.resultHookNames, {
+    await store.deleteJob(job.id);
+    await store.insertResult(resultId, job, stored, by);
+    await enqueueResultHooks(store.db, this.#options.resultHookNames, {
       accountId: job.account_id,
       resultId,
       nowMs: by.nowMs,
@@ -500,28 +406,8 @@ export class JobQueue {
    *   when another agent holds it, it is queued, or it has ended.
    */
   async assertHeldBy(scope: AgentScope, jobId: string, nowMs: number = Date.now()): Promise<void> {
-    let query = this.#db
-      .selectFrom('jobs')
-      .select('id')
-      .where('id', '=', jobId)
-      .where('account_id', '=', scope.accountId)
-      .where('state', '=', 'leased')
-      .where('agent_id', '=', scope.agentId)
-      .where('lease_expires_at', '>', nowMs);
-    if (scope.locations) query = query.where('location', 'in', scope.locations);
-    if (await query.executeTakeFirst()) return;
-    await this.#refuse(this.#db, scope, jobId, 'its artifacts are not stored');
-  }
-
-  /** The check's run locations as stored now; [] when the check is gone. */
-  async #runLocations(tx: Tx, accountId: string, checkId: string): Promise<string[]> {
-    const row = await tx
-      .selectFrom('checks')
-      .select('doc')
-      .where('account_id', '=', accountId)
-      .where('id', '=', checkId)
-      .executeTakeFirst();
-    return row ? runLocationsOf(JSON.parse(row.doc) as CheckDoc) : [];
+    if (await this.#store.isHeldBy(scope, jobId, nowMs)) return;
+    await refuse(this.#store, scope, jobId, 'its artifacts are not stored');
   }
 
   /**
@@ -537,22 +423,15 @@ export class JobQueue {
   async expireStale(nowMs: number): Promise<ExpiryOutcome> {
     const outcome: ExpiryOutcome = { endedSessions: [], requeued: [], failed: [], expired: [] };
     const accounts = new Set<string>();
-    await this.#db.transaction().execute(async (tx) => {
-      const stale = await tx
-        .selectFrom('jobs')
-        .select(['id', 'check_session_id'])
-        .where('state', '=', 'queued')
-        .where('expires_at', '<=', nowMs)
-        .limit(EXPIRY_BATCH)
-        .execute();
-      for (const job of stale) {
-        await tx.deleteFrom('jobs').where('id', '=', job.id).execute();
+    await this.#transaction(async (store) => {
+      for (const job of await store.expiredQueued(nowMs, EXPIRY_BATCH)) {
+        await store.deleteJob(job.id);
         outcome.expired.push(job.id);
-        if (job.check_session_id && (await this.#endRunWithoutResult(tx, job.check_session_id, nowMs))) {
+        if (job.check_session_id && (await endRunWithoutResult(store, job.check_session_id, nowMs))) {
           outcome.endedSessions.push(job.check_session_id);
         }
       }
-      await this.#endLapsedLeases(tx, nowMs, outcome, accounts);
+      await this.#endLapsedLeases(store, nowMs, outcome, accounts);
     });
     for (const account of accounts) this.notify(account);
     for (const id of outcome.endedSessions) this.emitSession(id);
@@ -565,33 +444,16 @@ export class JobQueue {
    * given): queued again for another agent, or ended with an error result (see expireStale).
    */
   async #endLapsedLeases(
-    tx: Tx,
+    store: QueueStore,
     nowMs: number,
     outcome: ExpiryOutcome,
     accounts: Set<string>,
     accountId?: string,
   ): Promise<void> {
-    let query = tx
-      .selectFrom('jobs')
-      .selectAll()
-      .where('state', '=', 'leased')
-      .where('lease_expires_at', '<=', nowMs);
-    if (accountId !== undefined) query = query.where('account_id', '=', accountId);
-    const lapsed = await query.limit(EXPIRY_BATCH).execute();
-    for (const job of lapsed) {
+    for (const job of await store.lapsedLeases(nowMs, EXPIRY_BATCH, accountId)) {
       const lostBy = job.agent_id ?? '';
       if (job.claims < this.#options.maxClaims && nowMs < job.expires_at) {
-        await tx
-          .updateTable('jobs')
-          .set({
-            state: 'queued',
-            agent_id: null,
-            lease_expires_at: null,
-            lost_agents: job.lost_agents ? `${job.lost_agents},${lostBy}` : lostBy,
-          })
-          .where('id', '=', job.id)
-          .where('state', '=', 'leased')
-          .execute();
+        await store.requeue(job.id, job.lost_agents ? `${job.lost_agents},${lostBy}` : lostBy);
         outcome.requeued.push(job.id);
         accounts.add(job.account_id);
         continue;
@@ -600,34 +462,51 @@ export class JobQueue {
         job.claims >= this.#options.maxClaims
           ? `the job was claimed ${job.claims} times without a result; the last agent stopped renewing its lease`
           : 'the agent running the job stopped renewing its lease and the run is past its deadline';
-      await this.#storeResult(tx, job, errorResultOf(job, reason, nowMs), {
+      await this.#storeResult(store, job, errorResultOf(job, reason, nowMs), {
         agentId: null,
         hash: null,
         nowMs,
       });
       outcome.failed.push(job.id);
-      if (job.check_session_id && (await settleSession(tx, job.check_session_id, nowMs))) {
+      if (job.check_session_id && (await settleSession(store, job.check_session_id, nowMs))) {
         outcome.endedSessions.push(job.check_session_id);
       }
     }
   }
 
-  /** Counts a run of the session that ended without a result, then settles the session. */
-  async #endRunWithoutResult(tx: Tx, sessionId: string, nowMs: number): Promise<boolean> {
-    await tx
-      .updateTable('check_sessions')
-      .set((eb) => ({ timed_out_runs: eb('timed_out_runs', '+', 1) }))
-      .where('id', '=', sessionId)
-      .execute();
-    return settleSession(tx, sessionId, nowMs);
+  /** Runs `work` in one transaction of the store. */
+  #transaction<T>(work: (store: QueueStore) => Promise<T>): Promise<T> {
+    return this.#db.transaction().execute((tx) => work(new QueueStore(tx)));
   }
+}
+
+/**
+ * Throws the answer for a job the agent does not hold: 409 when the job (or its result) is
+ * in the scope, else 404 (another account's or location's jobs are not shown to exist).
+ */
+async function refuse(store: QueueStore, scope: AgentScope, jobId: string, what: string): Promise<never> {
+  if (await store.jobInScope(scope, jobId)) throw leaseLost(jobId, what);
+  if (await store.resultOf(scope, jobId)) throw leaseLost(jobId, what);
+  throw notFound('job', jobId);
+}
+
+/** The check's run locations as stored now; [] when the check is gone. */
+async function runLocations(store: QueueStore, accountId: string, checkId: string): Promise<string[]> {
+  const doc = await store.checkDoc(accountId, checkId);
+  return doc !== undefined ? runLocationsOf(JSON.parse(doc) as CheckDoc) : [];
+}
+
+/** Counts a run of the session that ended without a result, then settles the session. */
+async function endRunWithoutResult(store: QueueStore, sessionId: string, nowMs: number): Promise<boolean> {
+  await store.countTimedOutRun(sessionId);
+  return settleSession(store, sessionId, nowMs);
 }
 
 /**
  * The result the service stores for a run that ended without its agent's result: FAILED with
  * `hasErrors` (the check could not be run) and `reason` as its error message.
  */
-function errorResultOf(job: Selectable<Database['jobs']>, reason: string, nowMs: number): CheckResult {
+function errorResultOf(job: JobRow, reason: string, nowMs: number): CheckResult {
   const at = new Date(nowMs).toISOString();
   return {
     status: 'FAILED',
@@ -653,38 +532,17 @@ function errorResultOf(job: Selectable<Database['jobs']>, reason: string, nowMs:
  * (`timed_out_runs`), else the worst FINAL result status (FAILED > DEGRADED > PASSED).
  * @returns true when the session ended now.
  */
-async function settleSession(tx: Tx, sessionId: string, nowMs: number): Promise<boolean> {
-  const pending = await tx
-    .selectFrom('jobs')
-    .select('id')
-    .where('check_session_id', '=', sessionId)
-    .limit(1)
-    .executeTakeFirst();
-  if (pending) return false;
-  const session = await tx
-    .selectFrom('check_sessions')
-    .select(['timed_out_runs', 'status'])
-    .where('id', '=', sessionId)
-    .executeTakeFirst();
+async function settleSession(store: QueueStore, sessionId: string, nowMs: number): Promise<boolean> {
+  if (await store.sessionHasJobs(sessionId)) return false;
+  const session = await store.sessionState(sessionId);
   if (session?.status !== 'PROGRESS') return false;
   let status = 'PASSED';
   if (session.timed_out_runs > 0) {
     status = 'TIMED_OUT';
   } else {
-    const results = await tx
-      .selectFrom('check_results')
-      .select('status')
-      .where('check_session_id', '=', sessionId)
-      .where('result_type', '=', 'FINAL')
-      .execute();
-    if (results.some((r) => r.status === 'FAILED')) status = 'FAILED';
-    else if (results.some((r) => r.status === 'DEGRADED')) status = 'DEGRADED';
+    const statuses = await store.finalStatuses(sessionId);
+    if (statuses.includes('FAILED')) status = 'FAILED';
+    else if (statuses.includes('DEGRADED')) status = 'DEGRADED';
   }
-  const res = await tx
-    .updateTable('check_sessions')
-    .set({ status, stopped_at: nowMs })
-    .where('id', '=', sessionId)
-    .where('status', '=', 'PROGRESS')
-    .executeTakeFirst();
-  return res.numUpdatedRows > 0n;
+  return store.endSession(sessionId, status, nowMs);
 }
