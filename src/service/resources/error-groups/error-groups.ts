@@ -1,11 +1,12 @@
-import { createHash, randomUUID } from 'node:crypto';
-import { type Kysely, type Selectable, sql } from 'kysely';
+import { createHash } from 'node:crypto';
+import type { Kysely } from 'kysely';
 import type { CheckResult } from '../../../protocol/index.js';
 import type { ResultHook, StoredResult } from '../../context.js';
 import { badField, notFound } from '../../http/errors.js';
 import { iso } from '../../http/pagination.js';
 import type { ErrorGroup, PatchErrorGroup } from './schema.js';
 import type { Database } from '../../store/database.js';
+import { ErrorGroupQueries, type ErrorGroupRow } from './store.js';
 
 /** Messages are cut to this many characters before cleaning and storing (bounds regex work and rows). */
 export const MAX_ERROR_MESSAGE_CHARS = 4096;
@@ -131,36 +132,19 @@ export type ErrorEvent = { accountId: string; checkId: string; rawMessage: strin
  * run. Archive semantics: a group archived until the next event reopens
  * (`archivedUntilNextEvent` false); a group archived for ever stays archived but
  * still records `lastSeen` and the latest message, so unarchiving it shows the truth.
- * One upsert statement, so concurrent results for one group cannot collide.
+ * One upsert statement (ErrorGroupQueries.record), so concurrent results for one group cannot collide.
  */
 export async function recordErrorEvent(db: Kysely<Database>, event: ErrorEvent): Promise<void> {
   const raw = event.rawMessage.slice(0, MAX_ERROR_MESSAGE_CHARS);
   const cleaned = cleanErrorMessage(raw);
-  await db
-    .insertInto('error_groups')
-    .values({
-      id: randomUUID(),
-      account_id: event.accountId,
-      check_id: event.checkId,
-      error_hash: errorHash(cleaned),
-      raw_error_message: raw,
-      cleaned_error_message: cleaned,
-      first_seen: event.seenAtMs,
-      last_seen: event.seenAtMs,
-      archived_until_next_event: 0,
-      archived_forever: 0,
-      created_at: Date.now(),
-      updated_at: null,
-    })
-    .onConflict((oc) =>
-      oc.columns(['check_id', 'error_hash']).doUpdateSet({
-        first_seen: sql<number>`CASE WHEN excluded.first_seen < error_groups.first_seen THEN excluded.first_seen ELSE error_groups.first_seen END`,
-        last_seen: sql<number>`CASE WHEN excluded.last_seen > error_groups.last_seen THEN excluded.last_seen ELSE error_groups.last_seen END`,
-        raw_error_message: sql<string>`CASE WHEN excluded.last_seen >= error_groups.last_seen THEN excluded.raw_error_message ELSE error_groups.raw_error_message END`,
-        archived_until_next_event: 0,
-      }),
-    )
-    .execute();
+  await new ErrorGroupQueries(db).record({
+    accountId: event.accountId,
+    checkId: event.checkId,
+    rawMessage: raw,
+    cleanedMessage: cleaned,
+    errorHash: errorHash(cleaned),
+    seenAtMs: event.seenAtMs,
+  });
 }
 
 /**
@@ -185,8 +169,6 @@ export function errorGroupsHook(db: Kysely<Database>): ResultHook {
   };
 }
 
-type ErrorGroupRow = Selectable<Database['error_groups']>;
-
 /** The API view of an error group (docs/api.md, "Error group"; see ErrorGroupSchema). */
 export function presentErrorGroup(row: ErrorGroupRow): ErrorGroup {
   return {
@@ -205,19 +187,14 @@ export function presentErrorGroup(row: ErrorGroupRow): ErrorGroup {
 
 /** Error groups as the API reads and archives them, always scoped to one account. */
 export class ErrorGroupStore {
-  readonly #db: Kysely<Database>;
+  readonly #rows: ErrorGroupQueries;
   constructor(db: Kysely<Database>) {
-    this.#db = db;
+    this.#rows = new ErrorGroupQueries(db);
   }
 
   /** @throws HttpError 404 when the group is not in the account. */
   async get(accountId: string, id: string): Promise<ErrorGroupRow> {
-    const row = await this.#db
-      .selectFrom('error_groups')
-      .selectAll()
-      .where('account_id', '=', accountId)
-      .where('id', '=', id)
-      .executeTakeFirst();
+    const row = await this.#rows.get(accountId, id);
     if (!row) throw notFound('error group', id);
     return row;
   }
@@ -231,23 +208,8 @@ export class ErrorGroupStore {
     checkId: string,
     page: { limit: number; offset: number },
   ): Promise<ErrorGroupRow[]> {
-    const check = await this.#db
-      .selectFrom('checks')
-      .select('id')
-      .where('account_id', '=', accountId)
-      .where('id', '=', checkId)
-      .executeTakeFirst();
-    if (!check) throw notFound('check', checkId);
-    return this.#db
-      .selectFrom('error_groups')
-      .selectAll()
-      .where('account_id', '=', accountId)
-      .where('check_id', '=', checkId)
-      .orderBy('last_seen', 'desc')
-      .orderBy('id')
-      .limit(page.limit)
-      .offset(page.offset)
-      .execute();
+    if (!(await this.#rows.hasCheck(accountId, checkId))) throw notFound('check', checkId);
+    return this.#rows.listForCheck(accountId, checkId, page);
   }
 
   /**
@@ -262,9 +224,10 @@ export class ErrorGroupStore {
       throw badField('archivedUntilNextEvent', 'or archiveForEver is required', 'required');
     }
     const before = await this.get(accountId, id);
-    await this.#db
-      .updateTable('error_groups')
-      .set({
+    await this.#rows.setArchived(
+      accountId,
+      id,
+      {
         archived_forever:
           body.archiveForEver === undefined ? before.archived_forever : body.archiveForEver ? 1 : 0,
         archived_until_next_event:
@@ -273,11 +236,9 @@ export class ErrorGroupStore {
             : body.archivedUntilNextEvent
               ? 1
               : 0,
-        updated_at: nowMs,
-      })
-      .where('account_id', '=', accountId)
-      .where('id', '=', id)
-      .execute();
+      },
+      nowMs,
+    );
     // Read back: a result hook may have moved lastSeen meanwhile.
     return this.get(accountId, id);
   }

@@ -1,0 +1,111 @@
+import { randomUUID } from 'node:crypto';
+import { type Kysely, type Selectable, sql } from 'kysely';
+import type { Database } from '../../store/database.js';
+
+/** An error group row (see the `error_groups` table): times in epoch ms, flags 0 or 1. */
+export type ErrorGroupRow = Selectable<Database['error_groups']>;
+
+/** One failure to add to its group: the message as cut, its cleaned form and hash, when it ran (epoch ms). */
+export type ErrorGroupEvent = {
+  accountId: string;
+  checkId: string;
+  rawMessage: string;
+  cleanedMessage: string;
+  errorHash: string;
+  seenAtMs: number;
+};
+
+/** The `error_groups` table's queries, every one scoped to one account. */
+export class ErrorGroupQueries {
+  readonly #db: Kysely<Database>;
+  constructor(db: Kysely<Database>) {
+    this.#db = db;
+  }
+
+  /**
+   * Creates the group of (check id, error hash) on first sight, else widens its first/last seen
+   * times, takes the message of the latest run and reopens it when archived until the next
+   * event. One upsert statement, so concurrent results for one group cannot collide.
+   */
+  async record(event: ErrorGroupEvent): Promise<void> {
+    await this.#db
+      .insertInto('error_groups')
+      .values({
+        id: randomUUID(),
+        account_id: event.accountId,
+        check_id: event.checkId,
+        error_hash: event.errorHash,
+        raw_error_message: event.rawMessage,
+        cleaned_error_message: event.cleanedMessage,
+        first_seen: event.seenAtMs,
+        last_seen: event.seenAtMs,
+        archived_until_next_event: 0,
+        archived_forever: 0,
+        created_at: Date.now(),
+        updated_at: null,
+      })
+      .onConflict((oc) =>
+        oc.columns(['check_id', 'error_hash']).doUpdateSet({
+          first_seen: sql<number>`CASE WHEN excluded.first_seen < error_groups.first_seen THEN excluded.first_seen ELSE error_groups.first_seen END`,
+          last_seen: sql<number>`CASE WHEN excluded.last_seen > error_groups.last_seen THEN excluded.last_seen ELSE error_groups.last_seen END`,
+          raw_error_message: sql<string>`CASE WHEN excluded.last_seen >= error_groups.last_seen THEN excluded.raw_error_message ELSE error_groups.raw_error_message END`,
+          archived_until_next_event: 0,
+        }),
+      )
+      .execute();
+  }
+
+  /** The group's row; undefined when it is not in the account. */
+  get(accountId: string, id: string): Promise<ErrorGroupRow | undefined> {
+    return this.#db
+      .selectFrom('error_groups')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .where('id', '=', id)
+      .executeTakeFirst();
+  }
+
+  /** Whether the account has the check `checkId` (groups may outlive a deleted check). */
+  async hasCheck(accountId: string, checkId: string): Promise<boolean> {
+    const check = await this.#db
+      .selectFrom('checks')
+      .select('id')
+      .where('account_id', '=', accountId)
+      .where('id', '=', checkId)
+      .executeTakeFirst();
+    return check !== undefined;
+  }
+
+  /** One page of a check's groups, most recently seen first. */
+  listForCheck(
+    accountId: string,
+    checkId: string,
+    page: { limit: number; offset: number },
+  ): Promise<ErrorGroupRow[]> {
+    return this.#db
+      .selectFrom('error_groups')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .where('check_id', '=', checkId)
+      .orderBy('last_seen', 'desc')
+      .orderBy('id')
+      .limit(page.limit)
+      .offset(page.offset)
+      .execute();
+  }
+
+  /** Writes the group's archive flags (0 or 1). */
+  async setArchived(
+    accountId: string,
+    id: string,
+    flags: Pick<ErrorGroupRow, 'archived_forever' | 'archived_until_next_event'>,
+    nowMs: number,
+  ): Promise<void> {
+    await this.#db
+      .updateTable('error_groups')
+      .set({ ...flags, updated_at: nowMs })
+      .where('account_id', '=', accountId)
+      .where('id', '=', id)
+      .execute();
+  }
+}
