@@ -1,28 +1,16 @@
 import { createHash } from 'node:crypto';
-import type { Resolver } from 'node:dns/promises';
-import type { IncomingHttpHeaders } from 'node:http';
 import type { buildConnector } from 'undici';
 import {
   API_ASSERTION_SOURCES,
   ApiRequestSchema,
   type HttpCheckResult,
-  type HttpRedirect,
   type IpFamily,
   type Job,
   type JobClientCertificate,
   type JobScript,
   type RunOutcome,
 } from '../../protocol/index.js';
-import {
-  connectionOf,
-  createCheckConnector,
-  REDIRECT_STATUSES,
-  type RequestOnceResult,
-  requestOnce,
-  scrubHeaders,
-  timingsOf,
-} from '../../net/http/index.js';
-import { createDnsResolver, resolveHost } from '../../net/resolve.js';
+import { createCheckConnector, scrubHeaders } from '../../net/http/index.js';
 import { SECRET_HEADERS } from '../../common/credential-headers.js';
 import { credentialTokens, Scrubber } from '../../common/scrub.js';
 import type { ScriptRunner } from '../../sandbox/types.js';
@@ -30,6 +18,14 @@ import { abortedError } from '../../common/abort.js';
 import { interpolate } from '../../common/interpolate.js';
 import { evaluateHttpBody, INLINE_BODY_CHARS } from '../assertions/off-thread.js';
 import type { Executor, ExecutorContext } from '../executor.js';
+import {
+  checkCountOptions,
+  HttpClient,
+  type HttpExecutorOptions,
+  headerText,
+  parseHttpUrl,
+} from '../http/client.js';
+import { displayUrl, httpCheckResultOf, statusFailures } from '../http/result.js';
 import {
   errorRunOutcome,
   judgeRun,
@@ -39,8 +35,6 @@ import {
   validateRequest,
 } from '../outcome.js';
 import { runBudgetMs } from '../time-budget.js';
-import type { UrlExecutorOptions } from '../url/executor.js';
-import { displayUrl } from '../url/http-part.js';
 import { encodeBody, isTextual, readScriptRequest, type ScriptRequest, toScriptRequest } from './request.js';
 
 /** Body bytes an API check reads at most: 25 MB (docs/checks.md, "API"). */
@@ -53,11 +47,11 @@ export const SCRIPT_TIMEOUT_MS = 10_000;
 export const DEFAULT_RUNTIME_ID = '2026.04';
 
 /**
- * Options of the API executor: those of the URL executor (resolver, extra CAs, redirects, user
+ * Options of the API executor: those of every HTTP executor (resolver, extra CAs, redirects, user
  * agent) with API defaults — `maxBodyBytes` 25 MB ({@link API_MAX_BODY_BYTES}), user agent
  * `Outpost-Agent/0.1 (API check)` — plus the script runner.
  */
-export type ApiExecutorOptions = UrlExecutorOptions & {
+export type ApiExecutorOptions = HttpExecutorOptions & {
   /** Text body bytes kept in the result, bytes. Default 1 MiB; binary bodies are never kept. */
   maxStoredBodyBytes?: number;
   /**
@@ -68,12 +62,6 @@ export type ApiExecutorOptions = UrlExecutorOptions & {
   /** Limit per script, ms. Default 10 000. */
   scriptTimeoutMs?: number;
 };
-
-/** The values of a header as one string (repeats joined by `, `), or undefined. */
-function headerText(headers: IncomingHttpHeaders, name: string): string | undefined {
-  const value = headers[name.toLowerCase()];
-  return Array.isArray(value) ? value.join(', ') : value;
-}
 
 /** The runtime variables scripts see (docs/checks.md, "Runtime variables and scrubbing"). */
 export function runtimeVariables(job: Job): Record<string, string> {
@@ -105,8 +93,6 @@ export function lenientDecode(text: string): string {
     });
   }
 }
-
-type Failure = { code: string; message: string };
 
 /** What one run carries through its steps: the job, its clock and budget, its log and its scrubber. */
 type RunState = {
@@ -141,36 +127,21 @@ type RunState = {
  */
 export class ApiExecutor implements Executor {
   readonly checkType = 'API' as const;
-  readonly #useOs: boolean;
-  readonly #resolver: Resolver | undefined;
-  readonly #extraCa: string[];
-  readonly #connector: buildConnector.connector;
+  readonly #http: HttpClient;
   readonly #mtlsConnectors = new Map<string, buildConnector.connector>();
-  readonly #maxRedirects: number;
-  readonly #maxBodyBytes: number;
   readonly #maxStoredBodyBytes: number;
-  readonly #userAgent: string;
   readonly #scripts: ScriptRunner | undefined;
   readonly #scriptTimeoutMs: number;
 
   constructor(options: ApiExecutorOptions = {}) {
-    for (const name of ['maxRedirects', 'maxBodyBytes', 'maxStoredBodyBytes', 'scriptTimeoutMs'] as const) {
-      const value = options[name];
-      if (value !== undefined && !(Number.isInteger(value) && value >= 0)) {
-        throw new RangeError(`${name} must be an integer ≥ 0; got ${String(value)}`);
-      }
-    }
-    this.#useOs = options.useOsDnsResolver ?? false;
-    this.#resolver = options.dnsServers ? createDnsResolver({ servers: options.dnsServers }) : undefined;
-    this.#extraCa =
-      options.ca === undefined ? [] : typeof options.ca === 'string' ? [options.ca] : [...options.ca];
-    this.#maxRedirects = options.maxRedirects ?? 10;
-    this.#maxBodyBytes = options.maxBodyBytes ?? API_MAX_BODY_BYTES;
+    checkCountOptions(options, ['maxRedirects', 'maxBodyBytes', 'maxStoredBodyBytes', 'scriptTimeoutMs']);
+    this.#http = new HttpClient(options, {
+      maxBodyBytes: API_MAX_BODY_BYTES,
+      userAgent: 'Outpost-Agent/0.1 (API check)',
+    });
     this.#maxStoredBodyBytes = options.maxStoredBodyBytes ?? 1024 * 1024;
-    this.#userAgent = options.userAgent ?? 'Outpost-Agent/0.1 (API check)';
     this.#scripts = options.scripts;
     this.#scriptTimeoutMs = options.scriptTimeoutMs ?? SCRIPT_TIMEOUT_MS;
-    this.#connector = createCheckConnector(this.#extraCa);
   }
 
   /**
@@ -186,7 +157,7 @@ export class ApiExecutor implements Executor {
       .digest('hex');
     let connector = this.#mtlsConnectors.get(id);
     if (!connector) {
-      connector = createCheckConnector([...this.#extraCa, ...(certificate.ca ? [certificate.ca] : [])], {
+      connector = createCheckConnector([...this.#http.extraCa, ...(certificate.ca ? [certificate.ca] : [])], {
         cert: certificate.cert,
         key: certificate.key,
         ...(certificate.passphrase ? { passphrase: certificate.passphrase } : {}),
@@ -261,15 +232,8 @@ export class ApiExecutor implements Executor {
     }
 
     // The URL, query parameters and headers as sent.
-    let url: URL;
-    try {
-      url = new URL(request.url);
-    } catch {
-      return this.#scriptFailed(state, `url ${JSON.stringify(request.url)} is not a URL`);
-    }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-      return this.#scriptFailed(state, `url must be http or https (got ${url.protocol.slice(0, -1)})`);
-    }
+    const url = parseHttpUrl(request.url);
+    if (typeof url === 'string') return this.#scriptFailed(state, url);
     for (const [key, value] of Object.entries(request.queryParameters)) url.searchParams.append(key, value);
     // As written and decoded: a malformed escape (a lone `%`) is a failure of the target, not of the agent.
     for (const part of [url.password, url.username]) {
@@ -278,7 +242,7 @@ export class ApiExecutor implements Executor {
       scrubber.add(lenientDecode(part));
     }
     if (url.password !== '') scrubber.add(`${url.username}:${url.password}`);
-    const headers: Record<string, string> = { 'user-agent': this.#userAgent, accept: '*/*' };
+    const headers: Record<string, string> = { ...this.#http.baseHeaders };
     for (const [key, value] of Object.entries(request.headers)) {
       const name = key.toLowerCase();
       if (
@@ -306,11 +270,11 @@ export class ApiExecutor implements Executor {
       headers['content-type'] = encoded.contentType;
     }
 
-    let base = this.#connector;
+    let connector: buildConnector.connector | undefined;
     const certificate = job.clientCertificate ?? null;
     if (certificate !== null) {
       try {
-        base = this.#mtlsConnector(certificate);
+        connector = this.#mtlsConnector(certificate);
         logs.add('INFO', `presenting the client certificate stored for ${certificate.host}`);
       } catch (err) {
         return this.#scriptFailed(
@@ -322,90 +286,34 @@ export class ApiExecutor implements Executor {
 
     // The request, following redirects when asked.
     const ipFamily: IpFamily = checkRequest.ipFamily === 'IPv6' ? 'IPv6' : 'IPv4';
-    const resolve = (hostname: string) =>
-      resolveHost(hostname, {
-        ipFamily,
-        useOsDnsResolver: this.#useOs,
-        signal: context.signal,
-        resolver: this.#resolver,
-      });
     const requestStart = performance.now();
     // A response after maxResponseTime fails the check anyway: stop waiting for it there.
     const maxResponseTime = job.check.maxResponseTime;
     const requestDeadline =
       maxResponseTime === null ? deadline : Math.min(deadline, requestStart + maxResponseTime + 1);
-    const redirects: HttpRedirect[] = [];
-    let method = request.method;
-    let body = encoded.body;
-    let hopHeaders = headers;
-    let target = url;
-    let last: RequestOnceResult;
-    let problem: Failure | null = null;
-    for (;;) {
-      last = await requestOnce(target, {
-        base,
-        resolve,
+    const exchange = await this.#http.exchange(
+      url,
+      {
+        method: request.method,
+        headers,
+        ...(encoded.body === undefined ? {} : { body: encoded.body }),
+        followRedirects: checkRequest.followRedirects,
         skipSSL: checkRequest.skipSSL,
-        method,
-        headers: hopHeaders,
-        ...(body === undefined ? {} : { body }),
+        ipFamily,
         deadline: requestDeadline,
         signal: context.signal,
-        maxBodyBytes: this.#maxBodyBytes,
         collectBody: true,
-      });
-      if (last.aborted) throw abortedError(context.signal);
-      if (last.error !== null || last.statusCode === null) break;
-      logs.add('INFO', `${method} ${displayUrl(target)} → ${last.statusCode} ${last.statusText}`.trimEnd());
-      const location = headerText(last.headers, 'location');
-      if (!checkRequest.followRedirects || !REDIRECT_STATUSES.has(last.statusCode) || location === undefined)
-        break;
-      if (redirects.length >= this.#maxRedirects) {
-        problem = { code: 'UND_ERR_MAX_REDIRECTS', message: `more than ${this.#maxRedirects} redirects` };
-        break;
-      }
-      let next: URL | null = null;
-      try {
-        next = new URL(location, target);
-      } catch {}
-      if (next === null || (next.protocol !== 'http:' && next.protocol !== 'https:')) {
-        problem = { code: 'ERR_INVALID_REDIRECT', message: `redirect to an unsupported URL: ${location}` };
-        break;
-      }
-      redirects.push({ url: displayUrl(target), statusCode: last.statusCode });
-      // RFC 9110 §15.4: 303 continues as GET; user agents also turn a POST's 301/302 into GET.
-      if (
-        last.statusCode === 303
-          ? method !== 'HEAD'
-          : last.statusCode !== 307 && last.statusCode !== 308 && method === 'POST'
-      ) {
-        method = 'GET';
-        body = undefined;
-        hopHeaders = Object.fromEntries(Object.entries(hopHeaders).filter(([k]) => k !== 'content-type'));
-      }
-      if (next.origin !== target.origin) {
-        // As fetch does: credentials are not handed to another origin.
-        // Every credential header (SECRET_HEADERS), for the rest of the chain: A→B→A does not get them back.
-        hopHeaders = Object.fromEntries(Object.entries(hopHeaders).filter(([k]) => !SECRET_HEADERS.has(k)));
-      }
-      target = next;
-    }
-    const failedAt = performance.now();
-    const responseTimeMs = (last.trace.endAt ?? failedAt) - requestStart;
-    const secure = target.protocol === 'https:';
-    const { timings, timingPhases } = timingsOf(last.trace, secure, failedAt);
-    if (last.trace.tlsSessionReused)
-      logs.add('WARN', 'the TLS session was resumed: the tls phase is too short');
+        ...(connector === undefined ? {} : { connector }),
+      },
+      logs,
+    );
+    const { last, failure, timings, timingPhases } = exchange;
+    const responseTimeMs = exchange.endAt - requestStart;
     for (const name of SECRET_HEADERS) {
       const value = headerText(last.headers, name);
       if (value !== undefined) for (const form of credentialTokens(value)) scrubber.add(form);
     }
 
-    const failure = problem ?? last.error;
-    const unreachable =
-      failure === null
-        ? null
-        : `${method} ${displayUrl(target)} failed: ${failure.message} (${failure.code})`;
     const rawBody = last.body ?? Buffer.alloc(0);
     const contentType = headerText(last.headers, 'content-type');
     const tearDown = job.tearDownScript ?? null;
@@ -442,10 +350,6 @@ export class ApiExecutor implements Executor {
     }
 
     const status = last.statusCode;
-    const failures: string[] = [];
-    if (unreachable === null && checkRequest.assertions.length === 0 && status !== null && status >= 400) {
-      failures.push(`HTTP ${status} ${last.statusText}`.trimEnd());
-    }
     // Off the event loop when it reads the body (a worker with a deadline): see evaluateHttpBody.
     const bodyWork = await evaluateHttpBody(
       {
@@ -462,47 +366,29 @@ export class ApiExecutor implements Executor {
       scrubber,
     );
     const assertions = bodyWork.assertions;
+    // The chain's own failures (too many redirects, a bad Location) are no timeouts.
     const cutAtMaxResponseTime =
-      requestDeadline < deadline && failure !== null && /TIMEOUT$/.test(failure.code) && problem === null;
+      requestDeadline < deadline && failure !== null && /TIMEOUT$/.test(failure.code);
     const outcome = judgeRun({
       check: job.check,
       startedAt,
       logs,
       responseTimeMs,
-      unreachable,
-      failures,
+      unreachable: exchange.unreachable,
+      failures: statusFailures(exchange, checkRequest.assertions.length),
       assertions,
     });
-    const part: HttpCheckResult = {
-      request: {
-        method: request.method,
-        url: displayUrl(url),
-        headers: scrubHeaders(headers),
-        ...(encoded.body === undefined ? {} : { body: encoded.body }),
-      },
-      response:
-        status === null
-          ? null
-          : {
-              statusCode: status,
-              statusText: last.statusText,
-              url: displayUrl(target),
-              headers: scrubHeaders(last.headers),
-              bodySizeBytes: last.bodySizeBytes,
-              bodyTruncated: last.bodyTruncated,
-              // Set after the scrubbing walk below: the worker scrubbed and cut it.
-              body: null,
-              bodyStoredTruncated: bodyWork.storedTruncated,
-            },
-      timings,
-      timingPhases,
-      redirects,
-      certificate: last.trace.certificate,
-      resolvedIp: last.trace.resolved?.address ?? null,
-      connection: connectionOf(last.trace),
-      resolver: this.#useOs ? 'os' : 'dns',
-      errorCode: problem?.code ?? last.error?.code ?? null,
+    const sent: HttpCheckResult['request'] = {
+      method: request.method,
+      url: displayUrl(url),
+      headers: scrubHeaders(headers),
+      ...(encoded.body === undefined ? {} : { body: encoded.body }),
     };
+    // The body is set after the scrubbing walk below: the worker scrubbed and cut it.
+    const part = httpCheckResultOf(exchange, sent, this.#http.resolverKind, {
+      body: null,
+      bodyStoredTruncated: bodyWork.storedTruncated,
+    });
     if (cutAtMaxResponseTime) outcome.overMaxResponseTime = true;
     outcome.httpCheckResult = part;
     // Header values of credentials are already masked (scrubHeaders); the walk is for secret values.
