@@ -9,6 +9,8 @@ import type {
 } from './schema.js';
 import { presentService } from '../status-pages/status-page-services.js';
 import type { Database } from '../../store/database.js';
+import { readDoc } from '../../store/schema.js';
+import { IncidentQueries, type IncidentRow } from './store.js';
 
 /**
  * `dashboardId` of every incident. The spec shows the field (a number) but no
@@ -33,9 +35,6 @@ export type UpdateDoc = {
   notifySubscribers: boolean;
   publicIncidentUpdateDate: string;
 };
-
-/** The columns of an `incidents` row the views need. Times in epoch ms. */
-export type IncidentRow = { id: string; doc: string; created_at: number; updated_at: number | null };
 
 /** Milliseconds an incident has lasted: startedAt (or created_at) to stoppedAt (or now); never negative. */
 export function durationMs(doc: IncidentDoc, createdAtMs: number, nowMs: number): number {
@@ -76,25 +75,11 @@ export async function presentIncidents(
 ): Promise<IncidentView[]> {
   if (rows.length === 0) return [];
   const ids = rows.map((r) => r.id);
-  const links = await db
-    .selectFrom('incident_services')
-    .innerJoin('status_page_services', 'status_page_services.id', 'incident_services.service_id')
-    .selectAll('status_page_services')
-    .select('incident_services.incident_id')
-    .where('incident_services.account_id', '=', accountId)
-    .where('incident_services.incident_id', 'in', ids)
-    .orderBy('status_page_services.created_at')
-    .orderBy('status_page_services.id')
-    .execute();
-  const updates = await db
-    .selectFrom('incident_updates')
-    .select(['incident_id', 'doc', 'created_at', 'updated_at'])
-    .where('account_id', '=', accountId)
-    .where('incident_id', 'in', ids)
-    .orderBy('seq', 'desc')
-    .execute();
+  const incidents = new IncidentQueries(db);
+  const links = await incidents.services(accountId, ids);
+  const updates = await incidents.updates(accountId, ids);
   return rows.map((row) => {
-    const doc = JSON.parse(row.doc) as IncidentDoc;
+    const doc = readDoc(row.doc);
     const own = updates.filter((u) => u.incident_id === row.id);
     return {
       id: doc.id,
@@ -107,7 +92,7 @@ export async function presentIncidents(
       created_at: iso(row.created_at)!,
       updated_at: iso(row.updated_at),
       incidentUpdates: (allUpdates ? own : own.slice(0, 1)).map((u) =>
-        presentUpdate(JSON.parse(u.doc) as UpdateDoc, row.id, Number(u.created_at), u.updated_at),
+        presentUpdate(readDoc(u.doc), row.id, Number(u.created_at), u.updated_at),
       ),
     };
   });
@@ -125,19 +110,7 @@ export async function incidentsForServices(
   nowMs: number,
 ): Promise<{ serviceIds: Set<string>; incident: StatusPageIncidentView }[]> {
   if (serviceIds.length === 0) return [];
-  const rows = await db
-    .selectFrom('incidents')
-    .select(['id', 'doc', 'created_at', 'updated_at'])
-    .where('account_id', '=', accountId)
-    .where('id', 'in', (eb) =>
-      eb
-        .selectFrom('incident_services')
-        .select('incident_id')
-        .where('service_id', 'in', [...new Set(serviceIds)]),
-    )
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .execute();
+  const rows = await new IncidentQueries(db).forServices(accountId, [...new Set(serviceIds)]);
   const views = await presentIncidents(db, accountId, rows, true);
   return rows.map((row, i) => {
     const view = views[i]!;
@@ -151,7 +124,7 @@ export async function incidentsForServices(
         lastUpdateStatus: view.incidentUpdates[0]?.status ?? null,
         created_at: view.created_at,
         updated_at: view.updated_at,
-        duration: durationMs(JSON.parse(row.doc) as IncidentDoc, Number(row.created_at), nowMs),
+        duration: durationMs(readDoc(row.doc), Number(row.created_at), nowMs),
         incidentUpdates: view.incidentUpdates.map((u) => ({
           description: u.description,
           id: u.id,

@@ -1,25 +1,18 @@
 import { randomUUID } from 'node:crypto';
-import type { Kysely, Transaction } from 'kysely';
+import type { Kysely } from 'kysely';
 import { badField, notFound } from '../../http/errors.js';
-import {
-  type IncidentDoc,
-  type IncidentRow,
-  presentIncidents,
-  presentUpdate,
-  type UpdateDoc,
-} from './incident-views.js';
+import { type IncidentDoc, presentIncidents, presentUpdate, type UpdateDoc } from './incident-views.js';
 import type {
   CreateIncidentBody,
   IncidentUpdateBody,
   IncidentUpdateView,
   IncidentView,
-  ServiceView,
   UpdateIncidentBody,
 } from './schema.js';
 import { resolveServices } from '../status-pages/status-page-services.js';
 import type { Database } from '../../store/database.js';
-
-type Db = Kysely<Database> | Transaction<Database>;
+import { readDoc, writeDoc } from '../../store/schema.js';
+import { IncidentQueries, type IncidentRow } from './store.js';
 
 /** @throws HttpError 400 naming `stoppedAt` when it is before `startedAt` (both set). */
 function checkTimes(doc: IncidentDoc): void {
@@ -39,8 +32,10 @@ function checkTimes(doc: IncidentDoc): void {
  */
 export class IncidentStore {
   readonly #db: Kysely<Database>;
+  readonly #rows: IncidentQueries;
   constructor(db: Kysely<Database>) {
     this.#db = db;
+    this.#rows = new IncidentQueries(db);
   }
 
   /**
@@ -60,25 +55,17 @@ export class IncidentStore {
     checkTimes(doc);
     await this.#db.transaction().execute(async (trx) => {
       const services = await resolveServices(trx, accountId, body.services ?? [], 'services');
-      await trx
-        .insertInto('incidents')
-        .values({
-          id: doc.id,
-          account_id: accountId,
-          doc: JSON.stringify(doc),
-          created_at: nowMs,
-          updated_at: null,
-        })
-        .execute();
-      await this.#link(trx, accountId, doc.id, services);
+      const rows = new IncidentQueries(trx);
+      await rows.insert(accountId, doc, nowMs);
+      await rows.link(
+        accountId,
+        doc.id,
+        services.map((s) => s.id),
+      );
       for (const update of body.incidentUpdates ?? [])
-        await this.#insertUpdate(trx, accountId, doc, update, nowMs);
+        await insertUpdate(rows, accountId, doc, update, nowMs);
       // A RESOLVED first update may have set stoppedAt.
-      await trx
-        .updateTable('incidents')
-        .set({ doc: JSON.stringify(doc) })
-        .where('id', '=', doc.id)
-        .execute();
+      await rows.setDoc(accountId, doc.id, writeDoc(doc));
     });
     return this.get(accountId, doc.id, true);
   }
@@ -88,22 +75,14 @@ export class IncidentStore {
    * @throws HttpError 404 when it is not in the account.
    */
   async get(accountId: string, id: string, allUpdates: boolean): Promise<IncidentView> {
-    const row = await this.#row(this.#db, accountId, id);
+    const row = await this.#row(this.#rows, accountId, id);
     const [view] = await presentIncidents(this.#db, accountId, [row], allUpdates);
     return view!;
   }
 
   /** A page of incidents, newest first, each with its latest update only. */
   async list(accountId: string, limit: number, offset: number): Promise<IncidentView[]> {
-    const rows = await this.#db
-      .selectFrom('incidents')
-      .select(['id', 'doc', 'created_at', 'updated_at'])
-      .where('account_id', '=', accountId)
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .limit(limit)
-      .offset(offset)
-      .execute();
+    const rows = await this.#rows.list(accountId, limit, offset);
     return presentIncidents(this.#db, accountId, rows, false);
   }
 
@@ -121,9 +100,10 @@ export class IncidentStore {
     probe: boolean,
   ): Promise<Omit<IncidentView, 'incidentUpdates'> & { incidentUpdates: string | null }> {
     // Read, check and write in one transaction so a concurrent update is not lost.
-    const apply = async (db: Db) => {
-      const row = await this.#row(db, accountId, id);
-      const stored = JSON.parse(row.doc) as IncidentDoc;
+    const apply = async (db: Kysely<Database>) => {
+      const rows = new IncidentQueries(db);
+      const row = await this.#row(rows, accountId, id);
+      const stored = readDoc(row.doc);
       const doc: IncidentDoc = {
         ...stored,
         name: body.name,
@@ -136,17 +116,16 @@ export class IncidentStore {
         body.services === undefined
           ? undefined
           : await resolveServices(db, accountId, body.services, 'services');
-      const updated = { ...row, doc: JSON.stringify(doc), updated_at: now.getTime() };
+      const updated: IncidentRow = { ...row, doc: writeDoc(doc), updated_at: now.getTime() };
       if (probe) return { updated, services };
-      await db
-        .updateTable('incidents')
-        .set({ doc: updated.doc, updated_at: updated.updated_at })
-        .where('account_id', '=', accountId)
-        .where('id', '=', id)
-        .execute();
+      await rows.setDoc(accountId, id, updated.doc, now.getTime());
       if (services) {
-        await db.deleteFrom('incident_services').where('incident_id', '=', id).execute();
-        await this.#link(db, accountId, id, services);
+        await rows.unlinkAll(id);
+        await rows.link(
+          accountId,
+          id,
+          services.map((s) => s.id),
+        );
       }
       return { updated, services };
     };
@@ -161,12 +140,7 @@ export class IncidentStore {
 
   /** Deletes an incident with its updates. @returns false when it is not in the account. */
   async delete(accountId: string, id: string): Promise<boolean> {
-    const res = await this.#db
-      .deleteFrom('incidents')
-      .where('account_id', '=', accountId)
-      .where('id', '=', id)
-      .executeTakeFirst();
-    return res.numDeletedRows > 0n;
+    return this.#rows.delete(accountId, id);
   }
 
   /**
@@ -181,78 +155,42 @@ export class IncidentStore {
     now: Date,
   ): Promise<IncidentUpdateView> {
     return this.#db.transaction().execute(async (trx) => {
-      const row = await this.#row(trx, accountId, incidentId);
-      const doc = JSON.parse(row.doc) as IncidentDoc;
-      const view = await this.#insertUpdate(trx, accountId, doc, body, now.getTime());
-      await trx
-        .updateTable('incidents')
-        .set({ doc: JSON.stringify(doc), updated_at: now.getTime() })
-        .where('id', '=', incidentId)
-        .execute();
+      const rows = new IncidentQueries(trx);
+      const row = await this.#row(rows, accountId, incidentId);
+      const doc = readDoc(row.doc);
+      const view = await insertUpdate(rows, accountId, doc, body, now.getTime());
+      await rows.setDoc(accountId, incidentId, writeDoc(doc), now.getTime());
       return view;
     });
   }
 
-  async #row(db: Db, accountId: string, id: string): Promise<IncidentRow> {
-    const row = await db
-      .selectFrom('incidents')
-      .select(['id', 'doc', 'created_at', 'updated_at'])
-      .where('account_id', '=', accountId)
-      .where('id', '=', id)
-      .executeTakeFirst();
+  /** @throws HttpError 404 when the incident is not in the account. */
+  async #row(rows: IncidentQueries, accountId: string, id: string): Promise<IncidentRow> {
+    const row = await rows.get(accountId, id);
     if (!row) throw notFound('incident', id);
     return row;
   }
+}
 
-  async #link(
-    trx: Db,
-    accountId: string,
-    incidentId: string,
-    services: readonly ServiceView[],
-  ): Promise<void> {
-    if (services.length === 0) return;
-    await trx
-      .insertInto('incident_services')
-      .values(services.map((s) => ({ incident_id: incidentId, service_id: s.id, account_id: accountId })))
-      .execute();
+/** Inserts one update with the next `seq`; applies RESOLVED to `doc`, which the caller stores. */
+async function insertUpdate(
+  rows: IncidentQueries,
+  accountId: string,
+  doc: IncidentDoc,
+  body: IncidentUpdateBody,
+  nowMs: number,
+): Promise<IncidentUpdateView> {
+  const update: UpdateDoc = {
+    id: randomUUID(),
+    status: body.status,
+    description: body.description,
+    notifySubscribers: body.notifySubscribers ?? false,
+    publicIncidentUpdateDate: body.publicIncidentUpdateDate ?? new Date(nowMs).toISOString(),
+  };
+  await rows.insertUpdate(accountId, doc.id, update, nowMs);
+  if (update.status === 'RESOLVED' && doc.stoppedAt === null) {
+    const startedMs = doc.startedAt === null ? nowMs : Date.parse(doc.startedAt);
+    doc.stoppedAt = new Date(Math.max(nowMs, startedMs)).toISOString();
   }
-
-  /** Inserts one update with the next `seq`; applies RESOLVED to `doc`, which the caller stores. */
-  async #insertUpdate(
-    trx: Db,
-    accountId: string,
-    doc: IncidentDoc,
-    body: IncidentUpdateBody,
-    nowMs: number,
-  ): Promise<IncidentUpdateView> {
-    const last = await trx
-      .selectFrom('incident_updates')
-      .select((eb) => eb.fn.max('seq').as('seq'))
-      .where('incident_id', '=', doc.id)
-      .executeTakeFirst();
-    const update: UpdateDoc = {
-      id: randomUUID(),
-      status: body.status,
-      description: body.description,
-      notifySubscribers: body.notifySubscribers ?? false,
-      publicIncidentUpdateDate: body.publicIncidentUpdateDate ?? new Date(nowMs).toISOString(),
-    };
-    await trx
-      .insertInto('incident_updates')
-      .values({
-        id: update.id,
-        account_id: accountId,
-        incident_id: doc.id,
-        seq: Number(last?.seq ?? 0) + 1,
-        doc: JSON.stringify(update),
-        created_at: nowMs,
-        updated_at: null,
-      })
-      .execute();
-    if (update.status === 'RESOLVED' && doc.stoppedAt === null) {
-      const startedMs = doc.startedAt === null ? nowMs : Date.parse(doc.startedAt);
-      doc.stoppedAt = new Date(Math.max(nowMs, startedMs)).toISOString();
-    }
-    return presentUpdate(update, doc.id, nowMs, null);
-  }
+  return presentUpdate(update, doc.id, nowMs, null);
 }
