@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Executor } from '../checks/executor.js';
-import { type CheckType, jobClassOf, UPTIME_CHECK_TYPES } from '../protocol/index.js';
+import { type CheckType, jobClassOf } from '../protocol/index.js';
 import { sleep } from '../common/abort.js';
 import type { Logger } from '../common/logger.js';
 import { VERSION } from '../common/paths.js';
-import type { AgentConfig } from './config.js';
+import { type AgentConfig, profileRuns } from './config.js';
 import { type BackoffOptions, JobDispatcher } from './dispatcher.js';
 import { ErrorReporter } from './error-reporter.js';
 import {
@@ -84,8 +84,7 @@ export class Agent {
     // Marks the rejection handled; callers awaiting `done` still see it.
     this.done.catch(() => {});
 
-    const claimable = (t: CheckType) =>
-      config.profile === 'full' || (UPTIME_CHECK_TYPES as readonly CheckType[]).includes(t);
+    const claimable = (t: CheckType) => profileRuns(config.profile, t);
     this.#checkTypes = [...options.executors.keys()].filter(claimable);
     const classes = new Set(this.#checkTypes.map(jobClassOf));
     const executors = new Map([...options.executors].filter(([t]) => claimable(t)));

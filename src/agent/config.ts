@@ -1,7 +1,7 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { FormatRegistry } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import { MAX_CLAIM_WAIT_SECONDS } from '../protocol/index.js';
+import { type CheckType, jobClassOf, MAX_CLAIM_WAIT_SECONDS } from '../protocol/index.js';
 import { literals } from '../common/config-schema.js';
 import { OutpostError } from '../common/errors.js';
 import { LOG_LEVELS } from '../common/logger.js';
@@ -22,10 +22,15 @@ if (!FormatRegistry.Has(HTTP_URL_FORMAT)) {
 const HttpUrl = Type.String({ format: HTTP_URL_FORMAT });
 const Integer = (minimum: number, maximum: number) => Type.Integer({ minimum, maximum });
 
-/** Agent profiles: `full` claims every job class, `uptime` only ICMP, DNS, TCP and URL. */
+/** Agent profiles: `full` claims every job class, `uptime` only the uptime class (ICMP, DNS, TCP and URL). */
 export const AGENT_PROFILES = ['full', 'uptime'] as const;
 /** `AGENT_PROFILE`: which job classes the agent claims. */
 export type AgentProfile = (typeof AGENT_PROFILES)[number];
+
+/** True when an agent of `profile` runs (loads, advertises and claims) checks of `checkType`. */
+export function profileRuns(profile: AgentProfile, checkType: CheckType): boolean {
+  return profile === 'full' || jobClassOf(checkType) === 'uptime';
+}
 
 /**
  * The one schema of the agent's environment, after the strings were converted

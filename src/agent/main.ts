@@ -6,11 +6,11 @@ import type { CheckType } from '../protocol/index.js';
 import { hasCode } from '../common/errors.js';
 import { PACKAGE_ROOT } from '../common/paths.js';
 import { createLogger, type Logger } from '../common/logger.js';
-import { lazyExecutor } from '../checks/lazy.js';
+import { registeredExecutors } from '../checks/registry.js';
 import { guardInspectorSignal } from '../sandbox/inspector-guard.js';
 import { Agent } from './agent.js';
 import { listenError } from '../common/ports.js';
-import { type AgentConfig, parseAgentConfig, redactAgentConfig } from './config.js';
+import { type AgentConfig, parseAgentConfig, profileRuns, redactAgentConfig } from './config.js';
 
 /** Exit codes of `outpost agent`. */
 export const AGENT_EXIT_CODES = {
@@ -31,7 +31,10 @@ const FATAL_REPORT_WAIT_MS = 2000;
 
 /** Options of {@link runAgent}. */
 export type RunAgentOptions = {
-  /** Executors by check type; default the built-in ones (ICMP, DNS, TCP, URL). */
+  /**
+   * Executors by check type; default those of the check-type registry (src/checks/registry.ts) that
+   * the profile runs, each loaded on its first job.
+   */
   executors?: ReadonlyMap<CheckType, Executor>;
   /** Where JSON logs go; default stdout. */
   logDestination?: DestinationStream;
@@ -73,13 +76,12 @@ export async function runAgent(env: NodeJS.ProcessEnv, options: RunAgentOptions 
   });
   logger.info({ config: redactAgentConfig(config) }, 'agent configuration');
 
-  let executors: ReadonlyMap<CheckType, Executor>;
-  try {
-    executors = options.executors ?? (await loadDefaultExecutors(config, logger));
-  } catch (err) {
-    logger.fatal({ err }, 'executors could not be loaded');
-    return AGENT_EXIT_CODES.fatal;
-  }
+  const executors =
+    options.executors ??
+    registeredExecutors((t) => profileRuns(config.profile, t), {
+      logger,
+      useOsDnsResolver: config.useOsDnsResolver,
+    });
 
   const agent = new Agent({
     config,
@@ -112,46 +114,6 @@ export async function runAgent(env: NodeJS.ProcessEnv, options: RunAgentOptions 
     removeHandlers();
     logger.flush();
   }
-}
-
-/**
- * The built-in executors (ICMP, DNS, TCP, URL, and API on a full-profile agent). Each module is imported on the
- * first job of its type (see lazyExecutor), which keeps an idle agent small.
- */
-async function loadDefaultExecutors(config: AgentConfig, logger: Logger): Promise<Map<CheckType, Executor>> {
-  const executors: Executor[] = [
-    lazyExecutor('ICMP', async () =>
-      (await import('../checks/icmp/index.js')).createIcmpExecutor({
-        log: logger.child({ component: 'icmp' }),
-      }),
-    ),
-    lazyExecutor('DNS', async () =>
-      (await import('../checks/dns/index.js')).createDnsExecutor({ log: logger.child({ component: 'dns' }) }),
-    ),
-    lazyExecutor('TCP', async () =>
-      (await import('../checks/tcp/index.js')).createTcpExecutor({
-        useOsDnsResolver: config.useOsDnsResolver,
-      }),
-    ),
-    lazyExecutor('URL', async () =>
-      (await import('../checks/url/index.js')).createUrlExecutor({
-        useOsDnsResolver: config.useOsDnsResolver,
-      }),
-    ),
-  ];
-  // API checks are main-class jobs: an uptime-profile agent never claims them, nor loads the sandbox.
-  if (config.profile === 'full') {
-    executors.push(
-      lazyExecutor('API', async () => {
-        const { ScriptSandbox } = await import('../sandbox/sandbox.js');
-        return (await import('../checks/api/index.js')).createApiExecutor({
-          useOsDnsResolver: config.useOsDnsResolver,
-          scripts: new ScriptSandbox(),
-        });
-      }),
-    );
-  }
-  return new Map(executors.map((e) => [e.checkType, e]));
 }
 
 /** Runtime ids under runtimes/ whose dependencies are installed (what the sandbox can run scripts in). */

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { CheckResult, HttpCheckResult, HttpConnection, Job, RunOutcome } from '../protocol/index.js';
 import { Scrubber } from '../common/scrub.js';
+import { checkTypeEntry } from '../checks/registry.js';
 import type { RouteTrace } from '../net/traceroute/index.js';
 import type { Logger } from '../common/logger.js';
 import type { ServiceClient } from './service-client.js';
@@ -46,16 +47,16 @@ export const PACKET_CAPTURE_ARTIFACT = 'connection.pcap';
 export type DiagnosticTarget = { address: string; port: number; family: 4 | 6 };
 
 /**
- * The target to diagnose for a run, or null: only API and URL runs that FAILED on one of
- * {@link DIAGNOSED_ERROR_CODES} after their final request opened a connection (release history:
- * "packet and route traces captured on network failures of API checks and URL monitors").
+ * The target to diagnose for a run, or null: only runs of the check types the registry marks
+ * for network diagnostics (API and URL, src/checks/registry.ts) that FAILED on one of
+ * {@link DIAGNOSED_ERROR_CODES} after their final request opened a connection.
  * The address and the port both come from that one connection (`httpCheckResult.connection`),
  * never from different hops: a run that redirected from a live service to a refused port is
  * diagnosed on the refused port. A result without a recorded connection (an older agent's) is
  * diagnosed only when it made a single request (its URL's port, its resolved address).
  */
 export function diagnosticTargetOf(job: Pick<Job, 'check'>, outcome: RunOutcome): DiagnosticTarget | null {
-  if (job.check.checkType !== 'API' && job.check.checkType !== 'URL') return null;
+  if (!checkTypeEntry(job.check.checkType)?.networkDiagnostics) return null;
   const http = outcome.httpCheckResult;
   if (outcome.status !== 'FAILED' || !http) return null;
   if (http.errorCode === null || !DIAGNOSED_ERROR_CODES.has(http.errorCode)) return null;

@@ -1,0 +1,106 @@
+import type { Logger } from '../common/logger.js';
+import type { CheckType, Job, RunOutcome } from '../protocol/index.js';
+import type { Executor, ExecutorContext } from './executor.js';
+
+/** What the agent hands the executors it builds. */
+export type ExecutorDependencies = {
+  /** The agent's logger; executors that log outside a job's run take a child `{ component }`. */
+  logger: Logger;
+  /** Resolve with the OS resolver instead of querying DNS (`USE_OS_DNS_RESOLVER`). */
+  useOsDnsResolver: boolean;
+};
+
+/** One check type the agent runs. */
+export type CheckTypeEntry = {
+  /** Imports the executor's module and builds the executor; called on the first job of the type. */
+  load: (dependencies: ExecutorDependencies) => Promise<Executor>;
+  /**
+   * A run that FAILED on a network error gets a route trace and a packet capture of its final
+   * connection (src/agent/network-diagnostics.ts): the check types whose results carry one.
+   */
+  networkDiagnostics: boolean;
+};
+
+/**
+ * The agent's check-type registry (docs/architecture.md, "Adding a check type"): each check type
+ * the agent runs, in the order it advertises them, and how its executor is built. Which job class
+ * queues a type, and so which agent profile claims it, is the protocol's (`jobClassOf`: ICMP, DNS,
+ * TCP and URL are uptime jobs, every other type a main job). Adding a check type is one entry here
+ * (and its executor under src/checks/<type>/).
+ */
+export const CHECK_TYPE_REGISTRY = {
+  ICMP: {
+    load: async ({ logger }) =>
+      (await import('./icmp/index.js')).createIcmpExecutor({ log: logger.child({ component: 'icmp' }) }),
+    networkDiagnostics: false,
+  },
+  DNS: {
+    load: async ({ logger }) =>
+      (await import('./dns/index.js')).createDnsExecutor({ log: logger.child({ component: 'dns' }) }),
+    networkDiagnostics: false,
+  },
+  TCP: {
+    load: async ({ useOsDnsResolver }) =>
+      (await import('./tcp/index.js')).createTcpExecutor({ useOsDnsResolver }),
+    networkDiagnostics: false,
+  },
+  URL: {
+    load: async ({ useOsDnsResolver }) =>
+      (await import('./url/index.js')).createUrlExecutor({ useOsDnsResolver }),
+    networkDiagnostics: true,
+  },
+  API: {
+    load: async ({ useOsDnsResolver }) => {
+      const { ScriptSandbox } = await import('../sandbox/sandbox.js');
+      return (await import('./api/index.js')).createApiExecutor({
+        useOsDnsResolver,
+        scripts: new ScriptSandbox(),
+      });
+    },
+    networkDiagnostics: true,
+  },
+} as const satisfies Partial<Record<CheckType, CheckTypeEntry>>;
+
+/** A check type the agent has an executor for. */
+export type AgentCheckType = keyof typeof CHECK_TYPE_REGISTRY;
+
+/** The registry's entry of `checkType`, or undefined for a type the agent does not run. */
+export function checkTypeEntry(checkType: string): CheckTypeEntry | undefined {
+  return Object.hasOwn(CHECK_TYPE_REGISTRY, checkType)
+    ? CHECK_TYPE_REGISTRY[checkType as AgentCheckType]
+    : undefined;
+}
+
+/**
+ * The executors of the registered check types that `include` accepts, in registry order, each
+ * imported and built on its first job (see {@link lazyExecutor}).
+ */
+export function registeredExecutors(
+  include: (checkType: AgentCheckType) => boolean,
+  dependencies: ExecutorDependencies,
+): Map<CheckType, Executor> {
+  const types = (Object.keys(CHECK_TYPE_REGISTRY) as AgentCheckType[]).filter(include);
+  return new Map(
+    types.map((t) => [t, lazyExecutor(t, () => CHECK_TYPE_REGISTRY[t].load(dependencies))] as const),
+  );
+}
+
+/**
+ * An executor whose module is imported on its first job, so an idle agent holds
+ * only the executors it has used (DNS, TCP and URL code and their libraries stay
+ * out of memory on an agent that only pings). A failed import rejects that job's
+ * run, which the dispatcher turns into a result with `hasErrors`.
+ */
+function lazyExecutor(checkType: CheckType, load: () => Promise<Executor>): Executor {
+  let loaded: Promise<Executor> | undefined;
+  return {
+    checkType,
+    async run(job: Job, context: ExecutorContext): Promise<RunOutcome> {
+      loaded ??= load();
+      return (await loaded).run(job, context);
+    },
+    async close(): Promise<void> {
+      if (loaded) await (await loaded.catch(() => null))?.close();
+    },
+  };
+}
