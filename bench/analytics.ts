@@ -15,7 +15,8 @@ import { AnalyticsWorkers } from '../src/service/analytics/workers.js';
 import { explainAggregate } from '../src/service/analytics/query.js';
 import { quickRangeWindow } from '../src/service/analytics/time-range.js';
 import { createAccount } from '../src/service/http/auth.js';
-import { CheckStore, newCheckDoc } from '../src/service/resources/checks/checks.js';
+import { newCheckDoc } from '../src/service/resources/checks/checks.js';
+import { CheckStore } from '../src/service/resources/checks/store.js';
 import type { AnalyticsQuery } from '../src/service/analytics/schema.js';
 import { type Database, openSqliteDatabase } from '../src/service/store/database.js';
 

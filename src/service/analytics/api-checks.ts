@@ -4,7 +4,7 @@
  */
 import type { Kysely } from 'kysely';
 import type { CheckType } from '../../protocol/index.js';
-import { CheckStore } from '../resources/checks/checks.js';
+import { CheckStore } from '../resources/checks/store.js';
 import { badField, HttpError } from '../http/errors.js';
 import { iso, offsetOf } from '../http/pagination.js';
 import type { AnalyticsQuery, AnalyticsResponse } from './schema.js';

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import { badField } from '../http/errors.js';
 import type { Database } from '../store/database.js';
 import { ChannelQueries } from './alert-channels/store.js';
+import { CheckStore } from './checks/store.js';
 import { GroupQueries } from './check-groups/store.js';
 import { LocationQueries } from './private-locations/store.js';
 import { SnippetQueries } from './snippets/store.js';
@@ -105,20 +106,12 @@ export async function assertCheckExists(
   checkId: string,
   field: string,
 ): Promise<void> {
-  const row = await db
-    .selectFrom('checks')
-    .select('id')
-    .where('account_id', '=', accountId)
-    .where('id', '=', checkId)
-    .executeTakeFirst();
-  if (!row) throw badField(field, `must be the id of a check of this account; ${checkId} is not`, 'exists');
+  if (!(await new CheckStore(db).exists(accountId, checkId))) {
+    throw badField(field, `must be the id of a check of this account; ${checkId} is not`, 'exists');
+  }
 }
 
-/**
- * Ids of the account's checks, the checks a subscription may name. Reads the checks table
- * directly, as `assertCheckExists` does: the checks resource's store answers whole documents.
- */
+/** Ids of the account's checks, the checks a subscription may name. */
 export async function accountCheckIds(db: Kysely<Database>, accountId: string): Promise<Set<string>> {
-  const rows = await db.selectFrom('checks').select('id').where('account_id', '=', accountId).execute();
-  return new Set(rows.map((c) => c.id));
+  return new Set(await new CheckStore(db).ids(accountId));
 }

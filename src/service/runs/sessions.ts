@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { TriggerSource } from '../../protocol/index.js';
-import { type CheckDoc, CheckStore, runLocationsOf } from '../resources/checks/checks.js';
+import { type CheckDoc, runLocationsOf } from '../resources/checks/checks.js';
+import { CheckStore } from '../resources/checks/store.js';
 import { RUNNABLE_CHECK_TYPES } from '../resources/checks/check-types.js';
 import { notFound } from '../http/errors.js';
 import type { JobQueue, RunRequest } from './queue.js';

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { CheckDoc } from '../checks/checks.js';
-import { CheckStore } from '../checks/checks.js';
+import { CheckStore } from '../checks/store.js';
 import { HttpError, notFound } from '../../http/errors.js';
 import { iso } from '../../http/pagination.js';
 import { assertAlertChannelsExist, assertPrivateLocationsExist, assertSnippetExists } from '../references.js';

@@ -6,6 +6,7 @@ import type { RESULT_TYPE_FILTERS } from './schema.js';
 import type { Database } from '../../store/database.js';
 import { readDoc } from '../../store/schema.js';
 import { ResultQueries, type ResultRow } from './store.js';
+import { CheckStore } from '../checks/store.js';
 
 /** Query of a check's results list, as validated by `CheckResultsQuery` (defaults applied). */
 export type CheckResultsQuery = {
@@ -110,13 +111,15 @@ export function presentCheckResult(
  */
 export class CheckResults {
   readonly #rows: ResultQueries;
+  readonly #checks: CheckStore;
   constructor(db: Kysely<Database>) {
     this.#rows = new ResultQueries(db);
+    this.#checks = new CheckStore(db);
   }
 
   /** @throws HttpError 404 when the check is not in the account. */
   async #checkOf(accountId: string, checkId: string): Promise<{ name: string; checkType: string }> {
-    const check = await this.#rows.checkOf(accountId, checkId);
+    const check = await this.#checks.summary(accountId, checkId);
     if (!check) throw notFound('check', checkId);
     return check;
   }

@@ -20,20 +20,6 @@ export class ResultQueries {
     this.#db = db;
   }
 
-  /** The name and type of a check of the account; undefined when it is not in the account. */
-  async checkOf(
-    accountId: string,
-    checkId: string,
-  ): Promise<{ name: string; checkType: string } | undefined> {
-    const check = await this.#db
-      .selectFrom('checks')
-      .select(['name', 'check_type'])
-      .where('account_id', '=', accountId)
-      .where('id', '=', checkId)
-      .executeTakeFirst();
-    return check && { name: check.name, checkType: check.check_type };
-  }
-
   /**
    * One page of a check's results, newest first (`started_at` descending, then id), filtered.
    * Served by the index on (check_id, started_at).

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { CheckType, Location } from '../../../protocol/index.js';
 import { bodyAjv } from '../../http/validation.js';
-import { badField, notFound, validationError } from '../../http/errors.js';
+import { badField, validationError } from '../../http/errors.js';
 import { checkTypeEntry } from './check-types.js';
 import type { CheckResponse } from '../../http/responses.js';
 import type { Database } from '../../store/database.js';
@@ -12,14 +12,7 @@ import {
   assertPrivateLocationsExist,
   assertSnippetExists,
 } from '../references.js';
-import { firstRunAt } from '../../runs/schedule.js';
-import {
-  CHECK_SECRETS,
-  keepMaskedSecrets,
-  maskSecrets,
-  openSecrets,
-  sealSecrets,
-} from '../../store/secret-fields.js';
+import { CHECK_SECRETS, keepMaskedSecrets, maskSecrets, openSecrets } from '../../store/secret-fields.js';
 import { REDACTED } from '../../../common/redaction.js';
 import { isCredentialHeader } from '../../../common/credential-headers.js';
 import { secretBoxOf } from '../../store/secret-box.js';
@@ -279,20 +272,6 @@ export async function assertCheckReferences(
   await assertPrivateLocationsExist(db, accountId, body.privateLocations as string[] | null | undefined);
 }
 
-/** Row columns derived from a check document (plaintext): its secrets are sealed in `doc`. */
-function columns(db: Kysely<Database>, doc: CheckDoc, nowMs: number) {
-  return {
-    check_type: doc.checkType,
-    name: doc.name,
-    activated: doc.activated ? 1 : 0,
-    tags: JSON.stringify(doc.tags ?? []),
-    frequency: doc.frequency,
-    frequency_offset: doc.frequencyOffset ?? null,
-    doc: JSON.stringify(sealSecrets(secretBoxOf(db), doc, CHECK_SECRETS, 'checks', doc.id)),
-    next_run_at: doc.activated ? firstRunAt(nowMs) : null,
-  };
-}
-
 /**
  * A stored check document with its secrets opened (values stored before sealing pass through).
  * @throws OutpostError OUTPOST_ERR_ENCRYPTION_KEY when a sealed value does not open with the store's key.
@@ -308,86 +287,6 @@ export function openCheckSecrets(db: Kysely<Database>, stored: CheckDoc): CheckD
 
 /** Check documents whose secrets are in clear (see openCheckSecrets). */
 const openedChecks = new WeakSet<object>();
-
-/**
- * Data access for checks, always scoped to one account. Documents go in and come out with their
- * secrets in clear; the stored row holds them sealed (see sealSecrets, CHECK_SECRETS).
- */
-export class CheckStore {
-  readonly #db: Kysely<Database>;
-  constructor(db: Kysely<Database>) {
-    this.#db = db;
-  }
-
-  async insert(accountId: string, doc: CheckDoc, nowMs: number): Promise<void> {
-    await this.#db
-      .insertInto('checks')
-      .values({
-        id: doc.id,
-        account_id: accountId,
-        ...columns(this.#db, doc, nowMs),
-        location_cursor: 0,
-        created_at: nowMs,
-        updated_at: null,
-      })
-      .execute();
-  }
-
-  /** @throws HttpError 404 when the check is not in the account. */
-  async get(accountId: string, id: string): Promise<CheckDoc> {
-    const row = await this.#db
-      .selectFrom('checks')
-      .select('doc')
-      .where('account_id', '=', accountId)
-      .where('id', '=', id)
-      .executeTakeFirst();
-    if (!row) throw notFound('check', id);
-    return openCheckSecrets(this.#db, JSON.parse(row.doc) as CheckDoc);
-  }
-
-  async list(accountId: string): Promise<CheckDoc[]> {
-    const rows = await this.#db
-      .selectFrom('checks')
-      .select('doc')
-      .where('account_id', '=', accountId)
-      .orderBy('created_at')
-      .execute();
-    return rows.map((r) => openCheckSecrets(this.#db, JSON.parse(r.doc) as CheckDoc));
-  }
-
-  /** Replaces the stored document; a changed schedule restarts from now. */
-  async update(accountId: string, before: CheckDoc, doc: CheckDoc, nowMs: number): Promise<void> {
-    const scheduleChanged =
-      before.activated !== doc.activated ||
-      before.frequency !== doc.frequency ||
-      before.frequencyOffset !== doc.frequencyOffset;
-    const { next_run_at, ...rest } = columns(this.#db, doc, nowMs);
-    await this.#db
-      .updateTable('checks')
-      .set({ ...rest, ...(scheduleChanged ? { next_run_at } : {}), updated_at: nowMs })
-      .where('account_id', '=', accountId)
-      .where('id', '=', doc.id)
-      .execute();
-  }
-
-  /** Deletes a check with its error groups. @returns true when a check was deleted. */
-  async delete(accountId: string, id: string): Promise<boolean> {
-    return this.#db.transaction().execute(async (tx) => {
-      const res = await tx
-        .deleteFrom('checks')
-        .where('account_id', '=', accountId)
-        .where('id', '=', id)
-        .executeTakeFirst();
-      if (res.numDeletedRows === 0n) return false;
-      await tx
-        .deleteFrom('error_groups')
-        .where('account_id', '=', accountId)
-        .where('check_id', '=', id)
-        .execute();
-      return true;
-    });
-  }
-}
 
 /** Every location a check runs in: public `locations` then `privateLocations`. */
 export function runLocationsOf(doc: CheckDoc): string[] {

@@ -4,11 +4,11 @@ import {
   alertChannelsView,
   assertCheckReferences,
   type CheckDoc,
-  CheckStore,
   mergeCheckUpdate,
   newCheckDoc,
   presentCheck,
 } from './checks.js';
+import { CheckStore } from './store.js';
 import { CHECK_TYPE_REGISTRY } from './check-types.js';
 import { notFound } from '../../http/errors.js';
 import { AutoAssignAlertsQuery, UpdateCheckBody } from './schema.js';

@@ -7,6 +7,7 @@ import { iso } from '../../http/pagination.js';
 import type { ErrorGroup, PatchErrorGroup } from './schema.js';
 import type { Database } from '../../store/database.js';
 import { ErrorGroupQueries, type ErrorGroupRow } from './store.js';
+import { CheckStore } from '../checks/store.js';
 
 /** Messages are cut to this many characters before cleaning and storing (bounds regex work and rows). */
 export const MAX_ERROR_MESSAGE_CHARS = 4096;
@@ -188,8 +189,10 @@ export function presentErrorGroup(row: ErrorGroupRow): ErrorGroup {
 /** Error groups as the API reads and archives them, always scoped to one account. */
 export class ErrorGroupStore {
   readonly #rows: ErrorGroupQueries;
+  readonly #checks: CheckStore;
   constructor(db: Kysely<Database>) {
     this.#rows = new ErrorGroupQueries(db);
+    this.#checks = new CheckStore(db);
   }
 
   /** @throws HttpError 404 when the group is not in the account. */
@@ -208,7 +211,7 @@ export class ErrorGroupStore {
     checkId: string,
     page: { limit: number; offset: number },
   ): Promise<ErrorGroupRow[]> {
-    if (!(await this.#rows.hasCheck(accountId, checkId))) throw notFound('check', checkId);
+    if (!(await this.#checks.exists(accountId, checkId))) throw notFound('check', checkId);
     return this.#rows.listForCheck(accountId, checkId, page);
   }
 

@@ -65,17 +65,6 @@ export class ErrorGroupQueries {
       .executeTakeFirst();
   }
 
-  /** Whether the account has the check `checkId` (groups may outlive a deleted check). */
-  async hasCheck(accountId: string, checkId: string): Promise<boolean> {
-    const check = await this.#db
-      .selectFrom('checks')
-      .select('id')
-      .where('account_id', '=', accountId)
-      .where('id', '=', checkId)
-      .executeTakeFirst();
-    return check !== undefined;
-  }
-
   /** One page of a check's groups, most recently seen first. */
   listForCheck(
     accountId: string,

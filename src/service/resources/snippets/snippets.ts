@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { CheckStore } from '../checks/checks.js';
+import { CheckStore } from '../checks/store.js';
 import { badField, HttpError, notFound } from '../../http/errors.js';
 import { iso } from '../../http/pagination.js';
 import { SNIPPET_SCRIPT_MAX_BYTES, type Snippet } from './schema.js';
