@@ -25,7 +25,7 @@ const withRequest = (request: Record<string, unknown>) => ({
 });
 
 describe('POST /v1/checks/api', () => {
-  it('creates an API check with the defaults of reference/check-types.md', async () => {
+  it('creates an API check with the defaults of docs/checks.md', async () => {
     const res = await create(valid);
     expect(res.statusCode).toBe(201);
     const check = res.json();

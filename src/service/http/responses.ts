@@ -89,7 +89,7 @@ export const SessionResultSchema = Type.Object(
 
 /**
  * A check session (docs/api.md, "Check session"). `status` is PROGRESS while runs are
- * pending (the spec lists only final statuses; the market leader's API answers PROGRESS).
+ * pending (the public API lists only final statuses; the market leader's API answers PROGRESS).
  */
 export const CheckSessionSchema = Type.Object(
   {

@@ -1,4 +1,4 @@
-import { type Static, Type } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
 import { sharedCheckFields } from './schema.js';
 import { IntegerEnum, Nullable } from '../../http/schema-helpers.js';
 
@@ -31,7 +31,7 @@ export const DependencySchema = Type.Object(
 /**
  * Body of `POST /v1/checks/browser` (docs/api.md, "Checks" and "Browser-specific fields"):
  * the shared check fields, `name` and `script` required (`script` is string or
- * null as the spec says; at most 131 072 characters), `frequency` from
+ * null as docs/api.md says; at most 131 072 characters), `frequency` from
  * BROWSER_FREQUENCIES (default 10), `sslCheckDomain` an FQDN or null,
  * `dependencies` at most 100 files or null (default null). No `request`,
  * response-time or packet-loss fields: browser checks have no degraded state.
@@ -48,4 +48,3 @@ export const CreateBrowserCheckBody = Type.Object(
   },
   strict,
 );
-export type CreateBrowserCheck = Static<typeof CreateBrowserCheckBody>;

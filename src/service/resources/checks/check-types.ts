@@ -69,7 +69,7 @@ export type CheckTypeEntry = {
   /**
    * Body of `POST /v1/checks/{path}`: validates the body and fills its defaults. Its required
    * fields are rules of the type: ICMP requires `heartbeat` and `script` as the public API's ICMP
-   * schema does (docs/api.md, "Checks"), the other uptime types refuse them.
+   * schema does, the other uptime types refuse them (docs/checks.md, "ICMP").
    */
   createBody: TSchema & { static: SharedCheckFields };
   /**
@@ -80,8 +80,8 @@ export type CheckTypeEntry = {
   /**
    * Minutes between runs the type accepts, checked again after an update merges (the update body
    * takes any integer). 0 is the sub-minute schedule (every 10, 20 or 30 s, `frequencyOffset`),
-   * offered only to TCP and API checks as in the public API (docs/api.md, "frequencyOffset"):
-   * DNS, URL, ICMP and browser checks run at most once a minute.
+   * offered only to TCP and API checks as in the public API: DNS, URL, ICMP and browser checks run
+   * at most once a minute (docs/checks.md, "Frequency and the sub-minute schedule").
    */
   frequencies: readonly number[];
   /**

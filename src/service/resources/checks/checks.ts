@@ -188,7 +188,7 @@ export type AlertChannelsView = {
 };
 
 /**
- * The API view of a check: values of `secret` variables (once set, never readable again: spec,
+ * The API view of a check: values of `secret` variables (once set, never readable again: docs/api.md,
  * "Environment variable"), the basic-auth password and credential header values (Authorization,
  * Cookie, x-api-key, … see isCredentialHeader) become `*****`; a header value or password that is
  * only a `{{VARIABLE}}` reference stays visible. Adds the `alertChannels` view.

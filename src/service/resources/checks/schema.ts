@@ -91,7 +91,7 @@ export const TriggerIncidentSchema = Type.Object(
   strict,
 );
 
-/** Heartbeat object; its fields are "not shown" in the spec, so we take docs/checks.md's. */
+/** Heartbeat object of an ICMP check: the fields of docs/checks.md, "ICMP". */
 export const HeartbeatSchema = Type.Object(
   {
     period: Type.Optional(Type.Integer({ minimum: 1 })),
@@ -102,7 +102,7 @@ export const HeartbeatSchema = Type.Object(
   strict,
 );
 
-/** An assertion whose `source` is one of `sources` (spec: `source`, `property`, `comparison`, `target`). */
+/** An assertion whose `source` is one of `sources` (docs/checks.md, "Assertions": `source`, `property`, `comparison`, `target`). */
 function assertionSchema(sources: readonly string[]) {
   return Type.Object(
     {
@@ -118,9 +118,6 @@ function assertionSchema(sources: readonly string[]) {
 
 const assertions = (sources: readonly string[]) =>
   Type.Optional(Type.Array(assertionSchema(sources), { maxItems: 100, default: [] }));
-
-/** ICMP assertion: LATENCY or JSON_RESPONSE. */
-export const IcmpAssertionSchema = assertionSchema(ICMP_ASSERTION_SOURCES);
 
 /** ICMP request (docs/api.md, "ICMP-specific fields"; limits from docs/checks.md). */
 export const IcmpRequestBodySchema = Type.Object(
@@ -297,7 +294,6 @@ export const CreateIcmpCheckBody = Type.Object(
   },
   strict,
 );
-export type CreateIcmpCheck = Static<typeof CreateIcmpCheckBody>;
 
 /** Frequencies (minutes) of checks other than ICMP and browser: 0 (with a 10/20/30 s offset) only for TCP and API. */
 export const TCP_FREQUENCIES = [0, 1, 2, 5, 10, 15, 30, 60, 120, 180, 360, 720, 1440] as const;
@@ -306,7 +302,8 @@ export const MINUTE_FREQUENCIES = [1, 2, 5, 10, 15, 30, 60, 120, 180, 360, 720, 
 /**
  * Create body of an uptime check other than ICMP: the shared fields, the
  * type's `request`, and its response-time defaults (docs/checks.md).
- * Unlike ICMP, the spec does not list `heartbeat`/`script` for these, so they are not accepted.
+ * Unlike ICMP, the public API does not list `heartbeat`/`script` for these, so they are not
+ * accepted (docs/checks.md, "ICMP").
  */
 function uptimeCreateBody<T extends TSchema>(
   request: T,
@@ -351,11 +348,10 @@ export const CreateApiCheckBody = Type.Object(
   },
   strict,
 );
-export type CreateApiCheck = Static<typeof CreateApiCheckBody>;
 
 /**
  * Body of `PUT /v1/checks/{id}`: the generic update body. Required
- * `heartbeat` and `script` as the spec's schema says; every other field
+ * `heartbeat` and `script` as the public API's schema says (docs/api.md, "Checks"); every other field
  * optional, `frequency` any integer (the check type's own set is enforced
  * after merging), `request` an object validated against the check's type.
  */
@@ -382,7 +378,6 @@ export const UpdateCheckBody = Type.Object(
   },
   strict,
 );
-export type UpdateCheck = Static<typeof UpdateCheckBody>;
 
 /** Query of create and update: `autoAssignAlerts` (default true). */
 export const AutoAssignAlertsQuery = Type.Object(
