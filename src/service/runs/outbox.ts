@@ -3,6 +3,7 @@ import type { CheckResult } from '../../protocol/index.js';
 import type { Logger } from '../../common/logger.js';
 import type { ResultHook } from '../context.js';
 import type { Database } from '../store/database.js';
+import { OutboxStore } from './outbox-store.js';
 
 /** A result hook under the name its outbox rows carry; the name must stay the same across restarts. */
 export type NamedResultHook = { name: string; run: ResultHook };
@@ -34,18 +35,7 @@ export async function enqueueResultHooks(
   row: { accountId: string; resultId: string; nowMs: number },
 ): Promise<void> {
   if (hookNames.length === 0) return;
-  await tx
-    .insertInto('result_outbox')
-    .values(
-      hookNames.map((hook) => ({
-        account_id: row.accountId,
-        result_id: row.resultId,
-        hook,
-        next_attempt_at: row.nowMs,
-        created_at: row.nowMs,
-      })),
-    )
-    .execute();
+  await new OutboxStore(tx).insert(hookNames, row);
 }
 
 /**
@@ -55,10 +45,10 @@ export async function enqueueResultHooks(
  * at most `maxDelayMs`), attempts counted and the failure logged with the hook and result id;
  * dropped after `maxAttempts`. A failing row never blocks the others: rows are taken by
  * `next_attempt_at`, and a failed one moves behind them. Rows whose result is gone (retention)
- * or whose hook is no longer registered are dropped.
+ * or whose hook is no longer registered are dropped. Its SQL is in OutboxStore (outbox-store.ts).
  */
 export class ResultOutbox {
-  readonly #db: Kysely<Database>;
+  readonly #store: OutboxStore;
   readonly #hooks: Map<string, ResultHook>;
   readonly #log: Logger;
   readonly #baseDelayMs: number;
@@ -74,7 +64,7 @@ export class ResultOutbox {
   #stopped = false;
 
   constructor(db: Kysely<Database>, hooks: readonly NamedResultHook[], options: ResultOutboxOptions) {
-    this.#db = db;
+    this.#store = new OutboxStore(db);
     this.#hooks = new Map(hooks.map((h) => [h.name, h.run]));
     this.#log = options.log;
     this.#baseDelayMs = options.baseDelayMs ?? 1000;
@@ -135,27 +125,14 @@ export class ResultOutbox {
    */
   async runDue(): Promise<number> {
     const nowMs = this.#now();
-    const rows = await this.#db
-      .selectFrom('result_outbox')
-      .selectAll()
-      .where('next_attempt_at', '<=', nowMs)
-      .orderBy('next_attempt_at')
-      .orderBy('id')
-      .limit(this.#batchSize)
-      .execute();
+    const rows = await this.#store.due(nowMs, this.#batchSize);
     let done = 0;
     for (const row of rows) {
       if (this.#stopped) break;
       const hook = this.#hooks.get(row.hook);
-      const result = hook
-        ? await this.#db
-            .selectFrom('check_results')
-            .select(['job_id', 'check_id', 'doc'])
-            .where('id', '=', row.result_id)
-            .executeTakeFirst()
-        : undefined;
+      const result = hook ? await this.#store.result(row.result_id) : undefined;
       if (!hook || !result) {
-        await this.#db.deleteFrom('result_outbox').where('id', '=', row.id).execute();
+        await this.#store.delete(row.id);
         continue;
       }
       try {
@@ -165,27 +142,24 @@ export class ResultOutbox {
           checkId: result.check_id,
           result: JSON.parse(result.doc) as CheckResult,
         });
-        await this.#db.deleteFrom('result_outbox').where('id', '=', row.id).execute();
+        await this.#store.delete(row.id);
         done += 1;
       } catch (err) {
         const attempts = row.attempts + 1;
         const context = { err, hook: row.hook, resultId: row.result_id, attempts };
         if (attempts >= this.#maxAttempts) {
           this.#log.error(context, 'result hook failed for the last time; dropped');
-          await this.#db.deleteFrom('result_outbox').where('id', '=', row.id).execute();
+          await this.#store.delete(row.id);
           continue;
         }
         const delayMs = Math.min(this.#maxDelayMs, this.#baseDelayMs * 2 ** (attempts - 1));
         this.#log.warn({ ...context, retryInMs: delayMs }, 'result hook failed; retrying');
-        await this.#db
-          .updateTable('result_outbox')
-          .set({
-            attempts,
-            next_attempt_at: this.#now() + delayMs,
-            last_error: err instanceof Error ? err.message.slice(0, 1000) : String(err).slice(0, 1000),
-          })
-          .where('id', '=', row.id)
-          .execute();
+        await this.#store.retryLater(
+          row.id,
+          attempts,
+          this.#now() + delayMs,
+          err instanceof Error ? err.message.slice(0, 1000) : String(err).slice(0, 1000),
+        );
       }
     }
     return done;

@@ -3,6 +3,7 @@ import type { Logger } from '../../common/logger.js';
 import { type CheckDoc, runLocationsOf } from '../resources/checks/checks.js';
 import type { JobQueue, RunRequest } from './queue.js';
 import { nextRunAfter } from './schedule.js';
+import { ScheduleStore } from './schedule-store.js';
 import { nextLocation } from './sessions.js';
 import type { Database } from '../store/database.js';
 
@@ -13,7 +14,8 @@ export type SchedulerOptions = { tickMs?: number; log: Logger };
  * Enqueues a run of every activated check when it is due, then moves its
  * `next_run_at` to the next slot (see schedule.ts). `runParallel` fans out to
  * every location; otherwise locations take turns (round-robin). A run missed
- * while the service was down is run once, not once per missed slot.
+ * while the service was down is run once, not once per missed slot. Its SQL is in ScheduleStore
+ * (schedule-store.ts).
  */
 export class Scheduler {
   readonly #db: Kysely<Database>;
@@ -58,13 +60,7 @@ export class Scheduler {
    * @returns how many runs were enqueued.
    */
   async tick(nowMs: number): Promise<number> {
-    const due = await this.#db
-      .selectFrom('checks')
-      .select(['id', 'account_id', 'doc'])
-      .where('activated', '=', 1)
-      .where('next_run_at', '<=', nowMs)
-      .limit(1000)
-      .execute();
+    const due = await new ScheduleStore(this.#db).dueChecks(nowMs, 1000);
     const accounts = new Set<string>();
     let enqueued = 0;
     for (const row of due) {
@@ -108,6 +104,6 @@ export class Scheduler {
     const next = check
       ? nextRunAfter(nowMs, check.id, check.frequency, check.frequencyOffset)
       : nowMs + 60_000;
-    await tx.updateTable('checks').set({ next_run_at: next }).where('id', '=', checkId).execute();
+    await new ScheduleStore(tx).setNextRun(checkId, next);
   }
 }

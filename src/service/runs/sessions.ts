@@ -6,6 +6,8 @@ import { CheckStore } from '../resources/checks/store.js';
 import { RUNNABLE_CHECK_TYPES } from '../resources/checks/check-types.js';
 import { notFound } from '../http/errors.js';
 import type { JobQueue, RunRequest } from './queue.js';
+import { ScheduleStore } from './schedule-store.js';
+import { SessionStore } from './session-store.js';
 import type { Database } from '../store/database.js';
 
 /**
@@ -50,15 +52,17 @@ export function matchesTarget(check: CheckDoc, target: SessionTarget): boolean {
 /** The check-type parts of a stored result a session shows when present. */
 const RESULT_PARTS = ['icmpCheckResult', 'dnsCheckResult', 'tcpCheckResult', 'httpCheckResult'] as const;
 
-/** Check sessions: start, read, await completion. */
+/** Check sessions: start, read, await completion. Their SQL is in SessionStore (session-store.ts). */
 export class CheckSessions {
   readonly #db: Kysely<Database>;
+  readonly #store: SessionStore;
   readonly #queue: JobQueue;
   readonly #checks: CheckStore;
   readonly #appUrl: string;
 
   constructor(db: Kysely<Database>, queue: JobQueue, appUrl: string) {
     this.#db = db;
+    this.#store = new SessionStore(db);
     this.#queue = queue;
     this.#checks = new CheckStore(db);
     this.#appUrl = appUrl.replace(/\/+$/, '');
@@ -90,21 +94,18 @@ export class CheckSessions {
           ? runLocationsOf(check)
           : [await nextLocation(tx, accountId, check)];
         const id = randomUUID();
-        await tx
-          .insertInto('check_sessions')
-          .values({
-            id,
-            account_id: accountId,
-            check_id: check.id,
-            check_type: check.checkType,
-            name: check.name,
-            trigger_source: source,
-            status: 'PROGRESS',
-            run_locations: JSON.stringify(locations),
-            started_at: now,
-            stopped_at: null,
-          })
-          .execute();
+        await new SessionStore(tx).insert({
+          id,
+          account_id: accountId,
+          check_id: check.id,
+          check_type: check.checkType,
+          name: check.name,
+          trigger_source: source,
+          status: 'PROGRESS',
+          run_locations: JSON.stringify(locations),
+          started_at: now,
+          stopped_at: null,
+        });
         const runs: RunRequest[] = locations.map((location) => ({
           check,
           location,
@@ -126,31 +127,9 @@ export class CheckSessions {
    * @throws HttpError 404 when the session is not in the account.
    */
   async get(accountId: string, id: string): Promise<Record<string, unknown>> {
-    const s = await this.#db
-      .selectFrom('check_sessions')
-      .selectAll()
-      .where('account_id', '=', accountId)
-      .where('id', '=', id)
-      .executeTakeFirst();
+    const s = await this.#store.row(accountId, id);
     if (!s) throw notFound('check session', id);
-    const results = await this.#db
-      .selectFrom('check_results')
-      .select([
-        'id',
-        'run_location',
-        'status',
-        'has_failures',
-        'has_errors',
-        'is_degraded',
-        'response_time',
-        'result_type',
-        'started_at',
-        'stopped_at',
-        'doc',
-      ])
-      .where('check_session_id', '=', id)
-      .orderBy('started_at')
-      .execute();
+    const results = await this.#store.results(id);
     const stoppedAt = s.stopped_at;
     return {
       checkSessionId: s.id,
@@ -217,17 +196,6 @@ export async function nextLocation(
   check: CheckDoc,
 ): Promise<string> {
   const locations = runLocationsOf(check);
-  const row = await tx
-    .selectFrom('checks')
-    .select('location_cursor')
-    .where('account_id', '=', accountId)
-    .where('id', '=', check.id)
-    .executeTakeFirst();
-  const cursor = row?.location_cursor ?? 0;
-  await tx
-    .updateTable('checks')
-    .set({ location_cursor: cursor + 1 })
-    .where('id', '=', check.id)
-    .execute();
+  const cursor = await new ScheduleStore(tx).takeLocationTurn(accountId, check.id);
   return locations[cursor % locations.length]!;
 }
