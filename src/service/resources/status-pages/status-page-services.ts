@@ -1,12 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { type Kysely, type Selectable, sql } from 'kysely';
-import { inKeysetOrder, keysetPage } from '../../http/cursor.js';
+import type { Kysely } from 'kysely';
 import { badField, HttpError, notFound } from '../../http/errors.js';
 import { iso } from '../../http/pagination.js';
 import type { ServiceView } from '../incidents/schema.js';
 import type { Database } from '../../store/database.js';
-
-type ServiceRow = Selectable<Database['status_page_services']>;
+import { readDoc } from '../../store/schema.js';
+import { PageQueries, ServiceQueries, type ServiceRow } from './store.js';
 
 /** A service row as the API shows it: `{ name, id, accountId, created_at, updated_at }`. */
 export function presentService(row: ServiceRow): ServiceView {
@@ -32,16 +31,10 @@ export async function resolveServices(
   field: string,
 ): Promise<ServiceView[]> {
   if (refs.length === 0) return [];
-  const rows = await db
-    .selectFrom('status_page_services')
-    .selectAll()
-    .where('account_id', '=', accountId)
-    .where(
-      'id',
-      'in',
-      refs.map((r) => r.id),
-    )
-    .execute();
+  const rows = await new ServiceQueries(db).byIds(
+    accountId,
+    refs.map((r) => r.id),
+  );
   const byId = new Map(rows.map((r) => [r.id, r]));
   const seen = new Set<string>();
   return refs.map((ref, i) => {
@@ -64,14 +57,7 @@ export async function servicesById(
   accountId: string,
   ids: Iterable<string>,
 ): Promise<Map<string, ServiceView>> {
-  const list = [...new Set(ids)];
-  if (list.length === 0) return new Map();
-  const rows = await db
-    .selectFrom('status_page_services')
-    .selectAll()
-    .where('account_id', '=', accountId)
-    .where('id', 'in', list)
-    .execute();
+  const rows = await new ServiceQueries(db).byIds(accountId, [...new Set(ids)]);
   return new Map(rows.map((r) => [r.id, presentService(r)]));
 }
 
@@ -81,8 +67,10 @@ export async function servicesById(
  */
 export class ServiceStore {
   readonly #db: Kysely<Database>;
+  readonly #rows: ServiceQueries;
   constructor(db: Kysely<Database>) {
     this.#db = db;
+    this.#rows = new ServiceQueries(db);
   }
 
   /** Creates a service; `updated_at` stays null until its first update. */
@@ -94,18 +82,13 @@ export class ServiceStore {
       created_at: nowMs,
       updated_at: null,
     };
-    await this.#db.insertInto('status_page_services').values(row).execute();
+    await this.#rows.insert(row);
     return presentService(row);
   }
 
   /** @throws HttpError 404 when the service is not in the account. */
   async get(accountId: string, id: string): Promise<ServiceView> {
-    const row = await this.#db
-      .selectFrom('status_page_services')
-      .selectAll()
-      .where('account_id', '=', accountId)
-      .where('id', '=', id)
-      .executeTakeFirst();
+    const row = await this.#rows.get(accountId, id);
     if (!row) throw notFound('status-page service', id);
     return presentService(row);
   }
@@ -119,23 +102,16 @@ export class ServiceStore {
     accountId: string,
     query: { limit: number; nextId?: string; paginated: boolean },
   ): Promise<{ entries: ServiceView[]; nextId: string | null }> {
-    const q = this.#db.selectFrom('status_page_services').selectAll().where('account_id', '=', accountId);
     if (!query.paginated) {
-      return { entries: (await inKeysetOrder(q, query.nextId).execute()).map(presentService), nextId: null };
+      return { entries: (await this.#rows.all(accountId, query.nextId)).map(presentService), nextId: null };
     }
-    const page = await keysetPage(q, query);
+    const page = await this.#rows.page(accountId, query);
     return { entries: page.rows.map(presentService), nextId: page.nextId };
   }
 
   /** Renames a service. @throws HttpError 404 when it is not in the account. */
   async rename(accountId: string, id: string, name: string, nowMs: number): Promise<ServiceView> {
-    const res = await this.#db
-      .updateTable('status_page_services')
-      .set({ name, updated_at: nowMs })
-      .where('account_id', '=', accountId)
-      .where('id', '=', id)
-      .executeTakeFirst();
-    if (res.numUpdatedRows === 0n) throw notFound('status-page service', id);
+    if (!(await this.#rows.rename(accountId, id, name, nowMs))) throw notFound('status-page service', id);
     return this.get(accountId, id);
   }
 
@@ -146,30 +122,16 @@ export class ServiceStore {
    */
   async delete(accountId: string, id: string): Promise<void> {
     await this.#db.transaction().execute(async (trx) => {
-      const found = await trx
-        .selectFrom('status_page_services')
-        .select('id')
-        .where('account_id', '=', accountId)
-        .where('id', '=', id)
-        .executeTakeFirst();
-      if (!found) throw notFound('status-page service', id);
+      const services = new ServiceQueries(trx);
+      if (!(await services.get(accountId, id))) throw notFound('status-page service', id);
       // Cards live in the page document; the LIKE only narrows what is parsed.
-      const pages = await trx
-        .selectFrom('status_pages')
-        .select(['id', 'doc'])
-        .where('account_id', '=', accountId)
-        .where(sql<boolean>`doc like ${`%${id}%`}`)
-        .execute();
+      const pages = await new PageQueries(trx).mentioning(accountId, id);
       const users = pages
-        .filter((p) =>
-          (JSON.parse(p.doc) as { cards: { serviceIds: string[] }[] }).cards.some((c) =>
-            c.serviceIds.includes(id),
-          ),
-        )
+        .filter((p) => readDoc(p.doc).cards.some((c) => c.serviceIds.includes(id)))
         .map((p) => p.id);
       if (users.length > 0) {
         throw new HttpError(
-          409,
+          'OUTPOST_ERR_STATUS_PAGE_SERVICE_IN_USE',
           `status-page service ${id} is shown on status pages ${users.join(', ')}; remove it from their cards first`,
           {
             id,
@@ -177,11 +139,7 @@ export class ServiceStore {
           },
         );
       }
-      await trx
-        .deleteFrom('status_page_services')
-        .where('account_id', '=', accountId)
-        .where('id', '=', id)
-        .execute();
+      await services.delete(accountId, id);
     });
   }
 }

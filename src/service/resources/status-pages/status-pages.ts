@@ -2,13 +2,14 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Static } from '@sinclair/typebox';
 import { hashApiKey } from '../../http/auth.js';
-import { keysetPage } from '../../http/cursor.js';
 import { badField, HttpError, notFound } from '../../http/errors.js';
 import { incidentsForServices } from '../incidents/incident-views.js';
 import { iso } from '../../http/pagination.js';
 import type { CardBody, StatusPageBody, StatusPageSchema, ThemeColors } from './schema.js';
 import { servicesById } from './status-page-services.js';
 import type { Database } from '../../store/database.js';
+import { readDoc, writeDoc } from '../../store/schema.js';
+import { PageQueries, type PageRow } from './store.js';
 
 /** A status page as every operation answers it (see StatusPageSchema). */
 export type StatusPageView = Static<typeof StatusPageSchema>;
@@ -29,12 +30,13 @@ type KeyDoc = {
   created_at: string;
   updated_at: string | null;
 };
+/** The stored document of a status page: its fields, cards by service id, hashed access keys. */
 export type StatusPageDoc = Required<Omit<StatusPageBody, 'cards'>> & {
   id: string;
   cards: CardDoc[];
   keys: KeyDoc[];
 };
-type Row = { id: string; account_id: string; doc: string; created_at: number; updated_at: number | null };
+type Row = PageRow;
 
 /** At most this many incidents, newest first, are shown per page. */
 export const MAX_PAGE_INCIDENTS = 100;
@@ -82,11 +84,15 @@ function isUniqueViolation(err: unknown): boolean {
 }
 
 const urlTaken = (url: string) =>
-  new HttpError(409, `body.url ${url} is already used by another status page of this account`, {
-    field: 'url',
-    in: 'body',
-    rule: 'unique',
-  });
+  new HttpError(
+    'OUTPOST_ERR_URL_TAKEN',
+    `body.url ${url} is already used by another status page of this account`,
+    {
+      field: 'url',
+      in: 'body',
+      rule: 'unique',
+    },
+  );
 
 /**
  * Status pages with cards of services, the incidents of those services and
@@ -95,8 +101,10 @@ const urlTaken = (url: string) =>
  */
 export class StatusPageStore {
   readonly #db: Kysely<Database>;
+  readonly #rows: PageQueries;
   constructor(db: Kysely<Database>) {
     this.#db = db;
+    this.#rows = new PageQueries(db);
   }
 
   /**
@@ -110,20 +118,18 @@ export class StatusPageStore {
     const row = await this.#write(body.url, async (trx) => {
       const id = randomUUID();
       const cards = await this.#cards(trx, accountId, cardBodies, [], undefined, nowIso);
-      await this.#assertUrlFree(trx, accountId, body.url);
+      await assertUrlFree(new PageQueries(trx), accountId, body.url);
       const themeColors = fields.themeColors ?? DEFAULT_THEME_COLORS;
-      const doc = { ...fields, themeColors, id, cards, keys: made ? [made.doc] : [] };
+      // The create schema's defaults (statusPageBody(true)) have filled every optional field.
+      const doc = { ...fields, themeColors, id, cards, keys: made ? [made.doc] : [] } as StatusPageDoc;
       const row: Row = {
         id,
         account_id: accountId,
-        doc: JSON.stringify(doc),
+        doc: writeDoc(doc),
         created_at: now.getTime(),
         updated_at: null,
       };
-      await trx
-        .insertInto('status_pages')
-        .values({ ...row, url: body.url })
-        .execute();
+      await new PageQueries(trx).insert(row, body.url);
       return row;
     });
     return withClearKey((await this.#present(accountId, [row], now.getTime()))[0]!, made);
@@ -131,7 +137,7 @@ export class StatusPageStore {
 
   /** @throws HttpError 404 when the page is not in the account. */
   async get(accountId: string, id: string, nowMs: number): Promise<StatusPageView> {
-    return (await this.#present(accountId, [await this.#row(this.#db, accountId, id)], nowMs))[0]!;
+    return (await this.#present(accountId, [await this.#row(this.#rows, accountId, id)], nowMs))[0]!;
   }
 
   /**
@@ -143,13 +149,7 @@ export class StatusPageStore {
     query: { limit: number; nextId?: string },
     nowMs: number,
   ): Promise<{ entries: StatusPageView[]; nextId: string | null }> {
-    const page = await keysetPage(
-      this.#db
-        .selectFrom('status_pages')
-        .select(['id', 'account_id', 'doc', 'created_at', 'updated_at'])
-        .where('account_id', '=', accountId),
-      query,
-    );
+    const page = await this.#rows.page(accountId, query);
     return { entries: await this.#present(accountId, page.rows, nowMs), nextId: page.nextId };
   }
 
@@ -164,20 +164,16 @@ export class StatusPageStore {
     const { cards: cardBodies, ...fields } = body;
     let made: { doc: KeyDoc; key: string } | undefined;
     const updated = await this.#write(body.url, async (trx) => {
-      const row = await this.#row(trx, accountId, id);
-      const stored = JSON.parse(row.doc) as StatusPageDoc;
+      const rows = new PageQueries(trx);
+      const row = await this.#row(rows, accountId, id);
+      const stored = readDoc(row.doc);
       const cards = await this.#cards(trx, accountId, cardBodies, stored.cards, id, nowIso);
-      await this.#assertUrlFree(trx, accountId, body.url, id);
+      await assertUrlFree(rows, accountId, body.url, id);
       const doc: StatusPageDoc = { ...stored, ...fields, cards };
       made = doc.isPrivate && !stored.isPrivate ? newKey(nowIso) : undefined;
       doc.keys = doc.isPrivate ? [...stored.keys, ...(made ? [made.doc] : [])] : [];
-      const updated: Row = { ...row, doc: JSON.stringify(doc), updated_at: now.getTime() };
-      await trx
-        .updateTable('status_pages')
-        .set({ doc: updated.doc, url: body.url, updated_at: updated.updated_at })
-        .where('account_id', '=', accountId)
-        .where('id', '=', id)
-        .execute();
+      const updated: Row = { ...row, doc: writeDoc(doc), updated_at: now.getTime() };
+      await rows.update(accountId, id, updated.doc, body.url, now.getTime());
       return updated;
     });
     return withClearKey((await this.#present(accountId, [updated], now.getTime()))[0]!, made);
@@ -185,28 +181,19 @@ export class StatusPageStore {
 
   /** @returns false when the page is not in the account. */
   async delete(accountId: string, id: string): Promise<boolean> {
-    const res = await this.#db
-      .deleteFrom('status_pages')
-      .where('account_id', '=', accountId)
-      .where('id', '=', id)
-      .executeTakeFirst();
-    return res.numDeletedRows > 0n;
+    return this.#rows.delete(accountId, id);
   }
 
-  async #row(db: Kysely<Database>, accountId: string, id: string): Promise<Row> {
-    const row = await db
-      .selectFrom('status_pages')
-      .select(['id', 'account_id', 'doc', 'created_at', 'updated_at'])
-      .where('account_id', '=', accountId)
-      .where('id', '=', id)
-      .executeTakeFirst();
+  /** @throws HttpError 404 when the page is not in the account. */
+  async #row(rows: PageQueries, accountId: string, id: string): Promise<Row> {
+    const row = await rows.get(accountId, id);
     if (!row) throw notFound('status page', id);
     return row;
   }
 
   /**
    * Runs `work` in a transaction, answering 409 when it breaks the unique
-   * index on (account, url): the check in {@link #assertUrlFree} can race.
+   * index on (account, url): the check in {@link assertUrlFree} can race.
    */
   async #write<T>(url: string, work: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
     try {
@@ -215,17 +202,6 @@ export class StatusPageStore {
       if (isUniqueViolation(err)) throw urlTaken(url);
       throw err;
     }
-  }
-
-  /** @throws HttpError 409 when another page of the account (not `selfId`) uses `url`. */
-  async #assertUrlFree(db: Kysely<Database>, accountId: string, url: string, selfId?: string): Promise<void> {
-    let q = db
-      .selectFrom('status_pages')
-      .select('id')
-      .where('account_id', '=', accountId)
-      .where('url', '=', url);
-    if (selfId !== undefined) q = q.where('id', '!=', selfId);
-    if (await q.executeTakeFirst()) throw urlTaken(url);
   }
 
   /** Validates the request cards against the account's services and the page's existing cards. */
@@ -269,7 +245,7 @@ export class StatusPageStore {
 
   /** Rows → views: cards with their services, the incidents of those services, masked keys. */
   async #present(accountId: string, rows: readonly Row[], nowMs: number): Promise<StatusPageView[]> {
-    const docs = rows.map((r) => JSON.parse(r.doc) as StatusPageDoc);
+    const docs = rows.map((r) => readDoc(r.doc));
     const serviceIds = docs.flatMap((d) => d.cards.flatMap((c) => c.serviceIds));
     const services = await servicesById(this.#db, accountId, serviceIds);
     const incidents = await incidentsForServices(this.#db, accountId, [...services.keys()], nowMs);
@@ -294,6 +270,16 @@ export class StatusPageStore {
       };
     });
   }
+}
+
+/** @throws HttpError 409 when another page of the account (not `selfId`) uses `url`. */
+async function assertUrlFree(
+  rows: PageQueries,
+  accountId: string,
+  url: string,
+  selfId?: string,
+): Promise<void> {
+  if (await rows.urlTaken(accountId, url, selfId)) throw urlTaken(url);
 }
 
 function withClearKey(view: StatusPageView, made: { doc: KeyDoc; key: string } | undefined): StatusPageView {
