@@ -1,5 +1,6 @@
 import { planRetry } from '../protocol/retry.js';
 import { type CheckResult, type Job, MAX_RESULT_SIZE_BYTES, type RunOutcome } from '../protocol/index.js';
+import { failedOutcome } from '../checks/outcome.js';
 import type { RejectedJob } from './service-client.js';
 
 /** Longest `errorMessage` the agent writes, characters. */
@@ -16,19 +17,14 @@ const MAX_REASON_LENGTH = 1024;
 export function errorOutcome(reason: string, startedAt: Date, responseTimeMs: number): RunOutcome {
   const stoppedAt = new Date().toISOString();
   const message = reason.length > MAX_REASON_LENGTH ? `${reason.slice(0, MAX_REASON_LENGTH)}…` : reason;
-  return {
-    status: 'FAILED',
-    hasFailures: true,
-    hasErrors: true,
-    isDegraded: false,
-    overMaxResponseTime: false,
-    responseTime: Math.max(0, Math.round(responseTimeMs)),
+  return failedOutcome({
     startedAt: startedAt.toISOString(),
     stoppedAt,
     errorMessage: message,
-    assertions: [],
     logs: [{ time: stoppedAt, level: 'ERROR', msg: message }],
-  };
+    responseTime: Math.max(0, Math.round(responseTimeMs)),
+    hasErrors: true,
+  });
 }
 
 /**

@@ -1,12 +1,12 @@
 import type { TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import type { Assertion, AssertionResult, JobCheck, RunOutcome } from '../protocol/index.js';
+import type { Assertion, AssertionResult, JobCheck, RunLog, RunOutcome } from '../protocol/index.js';
 import type { Scrubber } from '../common/scrub.js';
 import type { AssertionsOutcome } from './assertions/index.js';
 import type { RunLogRecorder } from './run-log.js';
 import { decideStatus } from './status.js';
 
-// Shared by the TCP and URL executors: request validation, status judgement, error outcomes.
+// Shared by the executors: request validation, status judgement, error outcomes.
 
 export { RunLogRecorder } from './run-log.js';
 
@@ -154,6 +154,40 @@ export function judgeRun(run: RunFindings): RunOutcome {
   };
 }
 
+/** What {@link failedOutcome} builds a FAILED outcome from. */
+export type FailedRun = {
+  /** ISO 8601 times; `stoppedAt` defaults to now. */
+  startedAt: string;
+  stoppedAt?: string;
+  errorMessage: string;
+  logs: RunLog[];
+  /** Already rounded, milliseconds. */
+  responseTime: number;
+  /** True when the agent could not carry out the run; false for a failure of the check's own making. */
+  hasErrors: boolean;
+};
+
+/**
+ * The one shape of a run that ended without a judgement: FAILED, no assertions, `errorMessage`
+ * as the reason. Every error outcome (an executor's, the agent's for a job it could not run, a
+ * withheld output) is built here.
+ */
+export function failedOutcome(run: FailedRun): RunOutcome {
+  return {
+    status: 'FAILED',
+    hasFailures: true,
+    hasErrors: run.hasErrors,
+    isDegraded: false,
+    overMaxResponseTime: false,
+    responseTime: run.responseTime,
+    startedAt: run.startedAt,
+    stoppedAt: run.stoppedAt ?? new Date().toISOString(),
+    errorMessage: run.errorMessage,
+    assertions: [],
+    logs: run.logs,
+  };
+}
+
 /**
  * A FAILED outcome with `errorMessage` as its reason and last ERROR log line. By default the run
  * the agent could not carry out (a malformed job): `hasErrors`, response time 0. With
@@ -167,19 +201,13 @@ export function errorRunOutcome(
   options: { hasErrors?: boolean; responseTimeMs?: number } = {},
 ): RunOutcome {
   logs.add('ERROR', errorMessage);
-  return {
-    status: 'FAILED',
-    hasFailures: true,
-    hasErrors: options.hasErrors ?? true,
-    isDegraded: false,
-    overMaxResponseTime: false,
-    responseTime: roundMs(options.responseTimeMs ?? 0),
+  return failedOutcome({
     startedAt: startedAt.toISOString(),
-    stoppedAt: new Date().toISOString(),
     errorMessage,
-    assertions: [],
     logs: logs.lines,
-  };
+    responseTime: roundMs(options.responseTimeMs ?? 0),
+    hasErrors: options.hasErrors ?? true,
+  });
 }
 
 /**
@@ -203,17 +231,12 @@ export function releaseOutcome(
     return scrubbed;
   }
   const errorMessage = `output withheld: the run had ${scrubber.overflowReason}, more than the agent can scrub (secret variables, SERVICE_SECRET_* values and credentials count)`;
-  return {
-    status: 'FAILED',
-    hasFailures: true,
-    hasErrors: true,
-    isDegraded: false,
-    overMaxResponseTime: false,
-    responseTime: outcome.responseTime,
+  return failedOutcome({
     startedAt: outcome.startedAt,
     stoppedAt: outcome.stoppedAt,
     errorMessage,
-    assertions: [],
     logs: [{ time: outcome.stoppedAt, level: 'ERROR', msg: errorMessage }],
-  };
+    responseTime: outcome.responseTime,
+    hasErrors: true,
+  });
 }

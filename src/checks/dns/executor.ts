@@ -24,7 +24,7 @@ import { evaluateAssertionsWithJsonPath } from '../assertions/off-thread.js';
 import type { Executor, ExecutorContext } from '../executor.js';
 import { decideStatus } from '../status.js';
 import { RunLogRecorder } from '../run-log.js';
-import { assertionFailures, explainStatus, releaseOutcome, roundMs } from '../outcome.js';
+import { assertionFailures, errorRunOutcome, explainStatus, releaseOutcome, roundMs } from '../outcome.js';
 import { runBudgetMs } from '../time-budget.js';
 
 /** Options of the DNS executor. */
@@ -116,8 +116,7 @@ export class DnsExecutor implements Executor {
     const run: Run = { startedAt: new Date(), logs };
     const plan = planOf(job);
     if ('problem' in plan) {
-      run.logs.add('ERROR', plan.problem);
-      return this.#errored(run, plan.problem);
+      return errorRunOutcome(run.startedAt, run.logs, plan.problem);
     }
     const { request } = plan;
     // The schema's literal unions widen to string; it already checked the value.
@@ -239,23 +238,6 @@ export class DnsExecutor implements Executor {
       assertions: assertions.results,
       logs: run.logs.lines,
       dnsCheckResult: dns,
-    };
-  }
-
-  /** The outcome of a run the agent could not carry out (a malformed job): hasErrors, FAILED. */
-  #errored(run: Run, errorMessage: string): RunOutcome {
-    return {
-      status: 'FAILED',
-      hasFailures: true,
-      hasErrors: true,
-      isDegraded: false,
-      overMaxResponseTime: false,
-      responseTime: 0,
-      startedAt: run.startedAt.toISOString(),
-      stoppedAt: new Date().toISOString(),
-      errorMessage,
-      assertions: [],
-      logs: run.logs.lines,
     };
   }
 }

@@ -19,7 +19,7 @@ import { decideStatus } from '../status.js';
 import { ResolveError, type ResolvedTarget, resolveTarget } from './resolve.js';
 import { RunLogRecorder } from '../run-log.js';
 import { packetLossPercent, summarizeLatency } from './statistics.js';
-import { assertionFailures, explainStatus, roundMs } from '../outcome.js';
+import { assertionFailures, errorRunOutcome, explainStatus, roundMs } from '../outcome.js';
 import { runBudgetMs } from '../time-budget.js';
 
 /** Options of the ICMP executor. */
@@ -142,8 +142,7 @@ export class IcmpExecutor implements Executor {
     const logs = new RunLogRecorder(context.log);
     const plan = planOf(job);
     if ('problem' in plan) {
-      logs.add('ERROR', plan.problem);
-      return this.#outcome({ startedAt, logs, errorMessage: plan.problem });
+      return errorRunOutcome(startedAt, logs, plan.problem);
     }
     const { request } = plan;
     const icmp = emptyResult(request, this.#payloadSizeBytes);
@@ -158,8 +157,7 @@ export class IcmpExecutor implements Executor {
         return await this.#judge(job, request, icmp, { startedAt, logs, unreachable: err.message });
       }
       if (hasCode(err, 'OUTPOST_ERR_ICMP_SOCKET')) {
-        logs.add('ERROR', err.message);
-        return this.#outcome({ startedAt, logs, errorMessage: err.message, icmp });
+        return { ...errorRunOutcome(startedAt, logs, err.message), icmpCheckResult: icmp };
       }
       throw err;
     }
@@ -349,29 +347,6 @@ export class IcmpExecutor implements Executor {
       assertions: assertions.results,
       logs: run.logs.lines,
       icmpCheckResult: icmp,
-    };
-  }
-
-  /** The outcome of a run the agent could not carry out: hasErrors, FAILED. */
-  #outcome(run: {
-    startedAt: Date;
-    logs: RunLogRecorder;
-    errorMessage: string;
-    icmp?: IcmpCheckResult;
-  }): RunOutcome {
-    return {
-      status: 'FAILED',
-      hasFailures: true,
-      hasErrors: true,
-      isDegraded: false,
-      overMaxResponseTime: false,
-      responseTime: 0,
-      startedAt: run.startedAt.toISOString(),
-      stoppedAt: new Date().toISOString(),
-      errorMessage: run.errorMessage,
-      assertions: [],
-      logs: run.logs.lines,
-      ...(run.icmp ? { icmpCheckResult: run.icmp } : {}),
     };
   }
 }
