@@ -7,7 +7,7 @@ import {
   jobClassOf,
 } from '../../../protocol/index.js';
 import { notFound } from '../../http/errors.js';
-import { offsetOf } from '../../http/pagination.js';
+import { iso, offsetOf } from '../../http/pagination.js';
 import type { Database } from '../../store/database.js';
 import { readDoc, writeDoc } from '../../store/schema.js';
 import { LocationQueries } from '../private-locations/store.js';
@@ -32,8 +32,6 @@ export type ClaimReport = {
 
 /** An agent as the API shows it (see `AgentResponseSchema`). */
 export type AgentView = Record<string, unknown> & { id: string };
-
-const iso = (ms: number | null | undefined) => (ms == null ? null : new Date(Number(ms)).toISOString());
 
 /**
  * Records what a successful claim of agent `agentId` reported (`claim`, and `handedOut`: the
