@@ -10,7 +10,6 @@ export const DnsNameServerInfoSchema = Type.Object({
   /** Transport that carried the final answer: `TCP` after a truncated UDP answer was retried. */
   protocol: Type.Union(DNS_PROTOCOLS.map((p) => Type.Literal(p))),
 });
-export type DnsNameServerInfo = Static<typeof DnsNameServerInfoSchema>;
 
 /** One question of the DoH-style JSON answer: `type` is the numeric RR type (1 = A, 28 = AAAA, …). */
 export const DnsJsonQuestionSchema = Type.Object({ name: Type.String(), type: Type.Integer() });

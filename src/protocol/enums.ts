@@ -19,7 +19,7 @@ export const CHECK_TYPES = [
 export type CheckType = (typeof CHECK_TYPES)[number];
 
 /** Check types an agent runs in the `uptime` job class (docs/protocol.md). */
-export const UPTIME_CHECK_TYPES = ['ICMP', 'DNS', 'TCP', 'URL'] as const satisfies readonly CheckType[];
+const UPTIME_CHECK_TYPES = ['ICMP', 'DNS', 'TCP', 'URL'] as const satisfies readonly CheckType[];
 
 /** Job classes: a location has one queue per class (docs/protocol.md). */
 export const JOB_CLASSES = ['uptime', 'main'] as const;
@@ -89,7 +89,6 @@ export type TriggerSource = (typeof TRIGGER_SOURCES)[number];
 
 /** Final statuses of a check session. */
 export const CHECK_SESSION_STATUSES = ['FAILED', 'PASSED', 'DEGRADED', 'TIMED_OUT', 'CANCELLED'] as const;
-export type CheckSessionStatus = (typeof CHECK_SESSION_STATUSES)[number];
 
 /** Status of one run (docs/checks.md, "Status of a run"). */
 export const RUN_STATUSES = ['PASSED', 'FAILED', 'DEGRADED'] as const;
@@ -157,7 +156,6 @@ export const DNS_RECORD_TYPES = [
   'CAA',
   'HTTPS',
 ] as const;
-export type DnsRecordType = (typeof DNS_RECORD_TYPES)[number];
 
 /** Transport of a DNS query. */
 export const DNS_PROTOCOLS = ['UDP', 'TCP'] as const;
@@ -184,7 +182,6 @@ export const API_ASSERTION_SOURCES = [
 
 /** HTTP methods of an API check (docs/checks.md, "API"). */
 export const API_METHODS = ['GET', 'POST', 'PUT', 'HEAD', 'DELETE', 'PATCH', 'OPTIONS'] as const;
-export type ApiMethod = (typeof API_METHODS)[number];
 
 /** How an API check's `body` is sent (docs/checks.md, "API"). */
 export const API_BODY_TYPES = ['JSON', 'FORM', 'RAW', 'GRAPHQL', 'NONE'] as const;

@@ -103,7 +103,7 @@ export const HttpConnectionSchema = Type.Object({
 export type HttpConnection = Static<typeof HttpConnectionSchema>;
 
 /**
- * HTTP part of a result (URL monitors now, API checks later). Timings describe the final
+ * HTTP part of a result of a URL monitor or an API check. Timings describe the final
  * request; redirects before it are listed in order.
  */
 export const HttpCheckResultSchema = Type.Object({

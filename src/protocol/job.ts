@@ -113,7 +113,7 @@ export const JobClientCertificateSchema = Type.Object({
 export type JobClientCertificate = Static<typeof JobClientCertificateSchema>;
 
 /**
- * What API (and later browser) jobs carry beyond the base job. Optional on the wire so older
+ * What API jobs carry beyond the base job. Optional on the wire so older
  * uptime jobs stay valid; the service always sets them for API checks.
  */
 export const JobRunExtrasSchema = Type.Object({
@@ -126,7 +126,6 @@ export const JobRunExtrasSchema = Type.Object({
   /** When the first attempt of this run was enqueued, ISO 8601: `maxDurationSeconds` counts from it. */
   runStartedAt: Type.Optional(Type.String()),
 });
-export type JobRunExtras = Static<typeof JobRunExtrasSchema>;
 
 /** A job handed to an agent by `POST /v1/agent/jobs/claim` (docs/protocol.md). */
 export const JobSchema = Type.Object({
@@ -176,4 +175,3 @@ export const UrlRequestSchema = Type.Object({
   ipFamily: literals(IP_FAMILIES),
   assertions: Type.Array(AssertionSchema),
 });
-export type UrlRequest = Static<typeof UrlRequestSchema>;

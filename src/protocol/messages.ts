@@ -49,7 +49,6 @@ export type ClaimRequest = Static<typeof ClaimRequestSchema>;
 export const ClaimResponseSchema = Type.Object({
   jobs: Type.Array(JobSchema),
 });
-export type ClaimResponse = Static<typeof ClaimResponseSchema>;
 
 /** Answer of `POST /v1/agent/jobs/{jobId}/lease`. */
 export const LeaseResponseSchema = Type.Object({

@@ -15,7 +15,6 @@ export const PingResultSchema = Type.Object({
   rtt: Nullable(Type.Number()),
   ttl: Nullable(Type.Integer()),
 });
-export type PingResult = Static<typeof PingResultSchema>;
 
 /** Latency summary in milliseconds over the received replies. */
 export const LatencySchema = Type.Object({

@@ -19,7 +19,6 @@ export const TcpTimingsSchema = Type.Object({
   firstByte: Nullable(Type.Number()),
   total: Type.Number(),
 });
-export type TcpTimings = Static<typeof TcpTimingsSchema>;
 
 /** TCP part of a result (docs/checks.md, "TCP"). */
 export const TcpCheckResultSchema = Type.Object({
