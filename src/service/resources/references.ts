@@ -110,8 +110,3 @@ export async function assertCheckExists(
     throw badField(field, `must be the id of a check of this account; ${checkId} is not`, 'exists');
   }
 }
-
-/** Ids of the account's checks, the checks a subscription may name. */
-export async function accountCheckIds(db: Kysely<Database>, accountId: string): Promise<Set<string>> {
-  return new Set(await new CheckStore(db).ids(accountId));
-}

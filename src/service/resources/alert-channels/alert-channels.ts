@@ -22,7 +22,7 @@ import type { Database } from '../../store/database.js';
 import { readDoc, type StoredJson, writeDoc } from '../../store/schema.js';
 import { secretBoxOf } from '../../store/secret-box.js';
 import { GroupQueries } from '../check-groups/store.js';
-import { accountCheckIds } from '../references.js';
+import { CheckStore } from '../checks/store.js';
 import { type ChannelRow, ChannelQueries } from './store.js';
 
 /**
@@ -132,7 +132,7 @@ async function targetsOf(
   db: Kysely<Database>,
   accountId: string,
 ): Promise<{ checkIds: Set<string>; groupIds: Set<number> }> {
-  const checkIds = await accountCheckIds(db, accountId);
+  const checkIds = new Set(await new CheckStore(db).ids(accountId));
   const groups = await new GroupQueries(db).list(accountId);
   return { checkIds, groupIds: new Set(groups.map((g) => Number(g.id))) };
 }
