@@ -11,6 +11,9 @@ import { interpolate } from '../../common/interpolate.js';
 import { type CheckDoc, openCheckSecrets } from '../resources/checks/checks.js';
 import { checkTypeEntry } from '../resources/checks/check-types.js';
 import { type GroupDoc, openGroupSecrets } from '../resources/check-groups/check-groups.js';
+import { GroupQueries } from '../resources/check-groups/store.js';
+import { SnippetQueries } from '../resources/snippets/store.js';
+import { readDoc } from '../store/schema.js';
 import { clientCertificateForHost } from '../resources/client-certificates/client-certificates.js';
 import { resolveRetryStrategy } from './retries.js';
 import { DEFAULT_RUNTIME_ID } from '../resources/runtimes/runtimes.js';
@@ -190,13 +193,9 @@ export class JobBuilder {
     if (id == null) return Promise.resolve(null);
     let group = this.#groups.get(id);
     if (!group) {
-      group = this.#db
-        .selectFrom('check_groups')
-        .select('doc')
-        .where('account_id', '=', this.#accountId)
-        .where('id', '=', id)
-        .executeTakeFirst()
-        .then((row) => (row ? openGroupSecrets(this.#db, id, JSON.parse(row.doc) as GroupDoc) : null));
+      group = new GroupQueries(this.#db)
+        .get(this.#accountId, id)
+        .then((row) => (row ? openGroupSecrets(this.#db, id, readDoc(row.doc)) : null));
       this.#groups.set(id, group);
     }
     return group;
@@ -205,15 +204,9 @@ export class JobBuilder {
   #snippet(id: number): Promise<{ name: string; script: string } | null> {
     let snippet = this.#snippets.get(id);
     if (!snippet) {
-      snippet = this.#db
-        .selectFrom('snippets')
-        .select(['name', 'doc'])
-        .where('account_id', '=', this.#accountId)
-        .where('id', '=', id)
-        .executeTakeFirst()
-        .then((row) =>
-          row ? { name: row.name, script: (JSON.parse(row.doc) as { script: string }).script } : null,
-        );
+      snippet = new SnippetQueries(this.#db)
+        .get(this.#accountId, id)
+        .then((row) => (row ? { name: row.name, script: readDoc(row.doc).script } : null));
       this.#snippets.set(id, snippet);
     }
     return snippet;

@@ -4,6 +4,8 @@ import type { CheckType, Location } from '../../../protocol/index.js';
 import { bodyAjv } from '../../http/validation.js';
 import { badField, validationError } from '../../http/errors.js';
 import { checkTypeEntry } from './check-types.js';
+import { ChannelQueries } from '../alert-channels/store.js';
+import { readDoc } from '../../store/schema.js';
 import type { CheckResponse } from '../../http/responses.js';
 import type { Database } from '../../store/database.js';
 import {
@@ -212,15 +214,10 @@ export async function alertChannelsView(
   const ids = (subscriptions ?? []).filter((s) => s.activated).map((s) => s.alertChannelId);
   const view: AlertChannelsView = { email: [], webhook: [], slack: [], sms: [] };
   if (ids.length === 0) return view;
-  const rows = await db
-    .selectFrom('alert_channels')
-    .select(['type', 'doc'])
-    .where('account_id', '=', accountId)
-    .where('id', 'in', ids)
-    .orderBy('id')
-    .execute();
+  const wanted = new Set(ids);
+  const rows = (await new ChannelQueries(db).list(accountId)).filter((row) => wanted.has(row.id));
   for (const row of rows) {
-    const config = (JSON.parse(row.doc) as { config: Record<string, unknown> }).config;
+    const { config } = readDoc(row.doc);
     if (row.type === 'EMAIL') view.email.push({ address: String(config.address) });
     else if (row.type === 'SLACK') view.slack.push({ url: String(config.url) });
     else if (row.type === 'SMS') view.sms.push({ number: String(config.number), name: String(config.name) });
