@@ -107,7 +107,7 @@ export type CheckTable = {
   name: string;
   activated: number;
   /** Tags as a JSON array, duplicated out of `doc` for filtering. */
-  tags: string;
+  tags: JsonColumn<string[]>;
   frequency: number;
   frequency_offset: number | null;
   /** The whole check as the API shows it, JSON. */
@@ -129,7 +129,8 @@ export type CheckSessionTable = {
   trigger_source: string;
   /** PROGRESS while runs are pending, then a final status. */
   status: string;
-  run_locations: string;
+  /** Locations the session runs in, a JSON array. */
+  run_locations: JsonColumn<string[]>;
   started_at: number;
   stopped_at: number | null;
   /** Runs that ended without a result (expired unclaimed); > 0 ends the session TIMED_OUT. */
