@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CHECK_TYPE_REGISTRY } from '../../src/service/resources/checks/check-types.js';
 import { icmpBody, type TestService, testService } from '../helpers/service.js';
 
 let svc: TestService;
@@ -263,4 +264,21 @@ describe('PUT and DELETE /v1/checks/{id}', () => {
     });
     expect(res.statusCode).toBe(404);
   });
+});
+
+describe('the check-type registry', () => {
+  it.each(CHECK_TYPE_REGISTRY.map((e) => [e.checkType, e.path]))(
+    '%s: POST /v1/checks/%s is routed and validated by the entry’s create body',
+    async (_type, path) => {
+      const res = await svc.app.inject({
+        method: 'POST',
+        url: `/v1/checks/${path}`,
+        headers: svc.auth(),
+        payload: {},
+      });
+      expect(res.statusCode, res.body).toBe(400);
+      expect(res.json().attributes).toMatchObject({ in: 'body', rule: 'required' });
+    },
+  );
+
 });
