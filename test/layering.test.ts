@@ -166,14 +166,14 @@ describe('layering of src/', () => {
     ['src/service/runs/jobs.ts', '../../checks/api/executor.js', 'src/checks/api/executor.js'],
     ['src/service/app.ts', '../agent/main.js', 'src/agent/main.js'],
     ['src/agent/main.ts', '../service/main.js', 'src/service/main.js'],
-    ['src/cli.ts', './checks/lazy.js', 'src/checks/lazy.js'],
+    ['src/cli.ts', './checks/registry.js', 'src/checks/registry.js'],
     ['src/agent/main.ts', '../../bench/run.js', 'bench/run.js'],
   ])('refuses %s importing %s', (file, specifier, target) => {
     expect(violations([{ file, specifier, target }])).toHaveLength(1);
   });
 
   it.each([
-    ['src/agent/main.ts', '../checks/lazy.js', 'src/checks/lazy.js'],
+    ['src/agent/main.ts', '../checks/registry.js', 'src/checks/registry.js'],
     ['src/checks/api/executor.ts', '../../sandbox/types.js', 'src/sandbox/types.js'],
     ['src/net/pcap/scrub.ts', '../../common/scrub.js', 'src/common/scrub.js'],
     ['src/service/runs/jobs.ts', '../../protocol/index.js', 'src/protocol/index.js'],

@@ -2,6 +2,7 @@ import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { raceAbort } from '../../common/abort.js';
 import { OutpostError } from '../../common/errors.js';
+import { ResolveError } from '../../net/resolve.js';
 
 /** An address to ping and how it was found. */
 export type ResolvedTarget = {
@@ -10,17 +11,6 @@ export type ResolvedTarget = {
   /** Time spent in the resolver, ms; 0 for an IP literal. */
   dnsResolutionTimeMs: number;
 };
-
-/** A hostname that could not be resolved: a check failure, not an agent error. */
-export class ResolveError extends Error {
-  /** The resolver's error code (ENOTFOUND, EAI_AGAIN, …). */
-  readonly code: string;
-  constructor(hostname: string, code: string, options: { cause: unknown }) {
-    super(`cannot resolve ${hostname}: ${code}`, options);
-    this.name = 'ResolveError';
-    this.code = code;
-  }
-}
 
 /**
  * Resolves `hostname` to one address of `family` with the system resolver (getaddrinfo, so
