@@ -280,5 +280,4 @@ describe('the check-type registry', () => {
       expect(res.json().attributes).toMatchObject({ in: 'body', rule: 'required' });
     },
   );
-
 });
