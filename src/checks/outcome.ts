@@ -1,6 +1,7 @@
 import type { TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import type { Assertion, AssertionResult, JobCheck, RunLog, RunOutcome } from '../protocol/index.js';
+import { roundMs } from '../common/clock.js';
 import type { Scrubber } from '../common/scrub.js';
 import type { AssertionsOutcome } from './assertions/index.js';
 import type { RunLogRecorder } from './run-log.js';
@@ -9,11 +10,6 @@ import { decideStatus } from './status.js';
 // Shared by the executors: request validation, status judgement, error outcomes.
 
 export { RunLogRecorder } from './run-log.js';
-
-/** Rounds milliseconds to microseconds (3 decimals), as curl -w and ping print them. */
-export function roundMs(value: number): number {
-  return Math.round(value * 1000) / 1000;
-}
 
 /**
  * A rejected request field's value as an error shows it: never for header values, basic auth

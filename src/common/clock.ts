@@ -9,3 +9,11 @@ export function monotonicDate(): Date {
   lastMs = Math.max(Date.now(), lastMs + 1);
   return new Date(lastMs);
 }
+
+/**
+ * Milliseconds rounded to microseconds (3 decimals), as curl -w and ping print them: the
+ * precision of every duration in a result.
+ */
+export function roundMs(value: number): number {
+  return Math.round(value * 1000) / 1000;
+}

@@ -17,6 +17,7 @@ import type { ScriptRunner } from '../../sandbox/types.js';
 import { abortedError } from '../../common/abort.js';
 import { interpolate } from '../../common/interpolate.js';
 import { evaluateHttpBody, INLINE_BODY_CHARS } from '../assertions/off-thread.js';
+import { roundMs } from '../../common/clock.js';
 import type { Executor, ExecutorContext } from '../executor.js';
 import {
   checkCountOptions,
@@ -26,14 +27,7 @@ import {
   parseHttpUrl,
 } from '../http/client.js';
 import { displayUrl, httpCheckResultOf, statusFailures } from '../http/result.js';
-import {
-  errorRunOutcome,
-  judgeRun,
-  RunLogRecorder,
-  releaseOutcome,
-  roundMs,
-  validateRequest,
-} from '../outcome.js';
+import { errorRunOutcome, judgeRun, RunLogRecorder, releaseOutcome, validateRequest } from '../outcome.js';
 import { runBudgetMs } from '../time-budget.js';
 import { encodeBody, isTextual, readScriptRequest, type ScriptRequest, toScriptRequest } from './request.js';
 

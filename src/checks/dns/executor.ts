@@ -21,10 +21,11 @@ import type { Logger } from '../../common/logger.js';
 import { Scrubber } from '../../common/scrub.js';
 import { valueSource } from '../assertions/index.js';
 import { evaluateAssertionsWithJsonPath } from '../assertions/off-thread.js';
+import { roundMs } from '../../common/clock.js';
 import type { Executor, ExecutorContext } from '../executor.js';
 import { decideStatus } from '../status.js';
 import { RunLogRecorder } from '../run-log.js';
-import { assertionFailures, errorRunOutcome, explainStatus, releaseOutcome, roundMs } from '../outcome.js';
+import { assertionFailures, errorRunOutcome, explainStatus, releaseOutcome } from '../outcome.js';
 import { runBudgetMs } from '../time-budget.js';
 
 /** Options of the DNS executor. */

@@ -14,13 +14,14 @@ import { hasCode } from '../../common/errors.js';
 import type { Logger } from '../../common/logger.js';
 import { propertySource } from '../assertions/index.js';
 import { evaluateAssertionsWithJsonPath } from '../assertions/off-thread.js';
+import { roundMs } from '../../common/clock.js';
 import type { Executor, ExecutorContext } from '../executor.js';
 import { decideStatus } from '../status.js';
 import { type ResolvedTarget, resolveTarget } from './resolve.js';
 import { ResolveError } from '../../net/resolve.js';
 import { RunLogRecorder } from '../run-log.js';
 import { packetLossPercent, summarizeLatency } from './statistics.js';
-import { assertionFailures, errorRunOutcome, explainStatus, roundMs } from '../outcome.js';
+import { assertionFailures, errorRunOutcome, explainStatus } from '../outcome.js';
 import { runBudgetMs } from '../time-budget.js';
 
 /** Options of the ICMP executor. */

@@ -1,5 +1,5 @@
+import { roundMs } from '../../common/clock.js';
 import type { Latency } from '../../protocol/index.js';
-import { roundMs } from '../outcome.js';
 
 /**
  * min / avg / max / stdDev of round-trip times in ms, null when there are none. stdDev is the

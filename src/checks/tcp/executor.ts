@@ -12,8 +12,9 @@ import { createDnsResolver, ResolveError, type ResolvedAddress, resolveHost } fr
 import { DEFAULT_MAX_KEPT_BYTES, DEFAULT_REPLY_IDLE_MS, probeTcp } from '../../net/tcp/probe.js';
 import { abortedError } from '../../common/abort.js';
 import { evaluateAssertions, valueSource } from '../assertions/index.js';
+import { roundMs } from '../../common/clock.js';
 import type { Executor, ExecutorContext } from '../executor.js';
-import { errorRunOutcome, judgeRun, roundMs, RunLogRecorder, validateRequest } from '../outcome.js';
+import { errorRunOutcome, judgeRun, RunLogRecorder, validateRequest } from '../outcome.js';
 import { runBudgetMs } from '../time-budget.js';
 
 /** Options of the TCP executor. */

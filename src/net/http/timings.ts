@@ -1,13 +1,9 @@
 import type { HttpTimingPhases, HttpTimings } from '../../protocol/http-result.js';
+import { roundMs } from '../../common/clock.js';
 import type { HopTrace } from './connector.js';
 
-/** Rounds milliseconds to microseconds, as curl -w prints seconds with 6 decimals. */
-function round(value: number): number {
-  return Math.round(value * 1000) / 1000;
-}
-
 function since(from: number | null, to: number | null): number | null {
-  return from === null || to === null ? null : round(to - from);
+  return from === null || to === null ? null : roundMs(to - from);
 }
 
 /**
@@ -41,7 +37,7 @@ export function timingsOf(
     tls: secure ? since(trace.connectAt, trace.secureConnectAt) : null,
     firstByte: since(connectedAt, trace.responseAt),
     download: since(trace.responseAt, trace.endAt),
-    total: round((trace.endAt ?? failedAt) - start),
+    total: roundMs((trace.endAt ?? failedAt) - start),
   };
   return { timings, timingPhases };
 }
