@@ -1,7 +1,7 @@
-import type { FastifyInstance } from 'fastify';
+import type { ServiceApp } from '../http/service-app.js';
 import { apiCheckAnalytics } from './api-checks.js';
 import type { ServiceContext } from '../context.js';
-import { AnalyticsQuerySchema, type AnalyticsQuery, AnalyticsResponseSchema } from './schema.js';
+import { AnalyticsQuerySchema, AnalyticsResponseSchema } from './schema.js';
 import { IdParams } from '../http/schema-helpers.js';
 
 const tags = ['analytics'];
@@ -11,7 +11,7 @@ const tags = ['analytics'];
  * 200 with the analytics response; 400 naming the parameter for a bad query; 404 when the
  * check is not in the account or is not an API or URL check. See apiCheckAnalytics.
  */
-export async function analyticsRoutes(app: FastifyInstance, ctx: ServiceContext): Promise<void> {
+export async function analyticsRoutes(app: ServiceApp, ctx: ServiceContext): Promise<void> {
   app.get(
     '/v1/analytics/api-checks/:id',
     {
@@ -26,8 +26,8 @@ export async function analyticsRoutes(app: FastifyInstance, ctx: ServiceContext)
       },
     },
     async (request) => {
-      const { id } = request.params as { id: string };
-      return apiCheckAnalytics(ctx.db, request.accountId, id, request.query as AnalyticsQuery, {
+      const { id } = request.params;
+      return apiCheckAnalytics(ctx.db, request.accountId, id, request.query, {
         workers: ctx.analyticsWorkers,
       });
     },

@@ -4,9 +4,7 @@ import { AGGREGATIONS, METRIC_NAMES } from './metrics.js';
 import { GROUP_COLUMNS } from './query.js';
 import { QUICK_RANGES } from './time-range.js';
 import { PageQuery } from '../http/pagination.js';
-import { Nullable, StringEnum } from '../http/schema-helpers.js';
-
-const strict = { additionalProperties: false } as const;
+import { Nullable, StringEnum, strict, Timestamp } from '../http/schema-helpers.js';
 
 /** A list parameter: comma-separated (`a,b`), repeated (`x=a&x=b`) or both. */
 const ListParam = (description: string) =>
@@ -63,11 +61,18 @@ export const AnalyticsQuerySchema = Type.Object(
   },
   strict,
 );
-export type AnalyticsQuery = Static<typeof AnalyticsQuerySchema>;
+type ValidatedAnalyticsQuery = Static<typeof AnalyticsQuerySchema>;
+/**
+ * An analytics query as `apiCheckAnalytics` takes it: the validated query string (the route
+ * passes it with `limit` and `page` defaulted), or the same from a caller in the process that
+ * leaves `limit` (default 10) and `page` (default 1) out.
+ */
+export type AnalyticsQuery = Omit<ValidatedAnalyticsQuery, 'limit' | 'page'> &
+  Partial<Pick<ValidatedAnalyticsQuery, 'limit' | 'page'>>;
 
 /** One bucket of a series: `timestamp` (ISO 8601 start of the bucket) and one number (or null) per requested metric. */
 export const AnalyticsDataPointSchema = Type.Object(
-  { timestamp: Type.String({ format: 'date-time' }) },
+  { timestamp: Timestamp },
   { additionalProperties: Nullable(Type.Number()) },
 );
 
@@ -103,8 +108,8 @@ export const AnalyticsResponseSchema = Type.Object(
     activated: Type.Boolean(),
     muted: Type.Boolean(),
     frequency: Type.Number(),
-    from: Type.String({ format: 'date-time' }),
-    to: Type.String({ format: 'date-time' }),
+    from: Timestamp,
+    to: Timestamp,
     tags: Type.Array(Type.String()),
     series: Type.Array(AnalyticsSeriesSchema),
     pagination: Type.Object({ page: Type.Integer(), limit: Type.Integer() }, strict),

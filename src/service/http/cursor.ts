@@ -1,9 +1,7 @@
 import { type TObject, Type } from '@sinclair/typebox';
 import { type SelectQueryBuilder, sql } from 'kysely';
 import { badField } from './errors.js';
-import { Nullable } from './schema-helpers.js';
-
-const strict = { additionalProperties: false } as const;
+import { Defaulted, Nullable, strict } from './schema-helpers.js';
 
 /**
  * Position of a row in a keyset-paginated list ordered by `(created_at, id)`
@@ -18,7 +16,7 @@ export type CursorKey = { createdAtMs: number; id: string };
  */
 export const CursorQuery = Type.Object(
   {
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
+    limit: Defaulted(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
     nextId: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
   },
   strict,

@@ -1,6 +1,5 @@
 import { Type } from '@sinclair/typebox';
-
-const strict = { additionalProperties: false } as const;
+import { Defaulted, strict } from './schema-helpers.js';
 
 /**
  * `limit` (1–100, default 10) and `page` (from 1, default 1), the paging of
@@ -9,8 +8,8 @@ const strict = { additionalProperties: false } as const;
 export const PageQuery = (defaultLimit = 10) =>
   Type.Object(
     {
-      limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: defaultLimit })),
-      page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1 })),
+      limit: Defaulted(Type.Integer({ minimum: 1, maximum: 100, default: defaultLimit })),
+      page: Defaulted(Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1 })),
     },
     strict,
   );

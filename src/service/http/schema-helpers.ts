@@ -1,5 +1,8 @@
 import { type TSchema, type TUnsafe, Type } from '@sinclair/typebox';
 
+/** Options of an object schema that refuses unknown fields (answered as 400 naming the field). */
+export const strict = { additionalProperties: false } as const;
+
 /**
  * A string enum as one JSON Schema `enum` (not an anyOf of constants), so a
  * bad value gets one clear error listing the allowed values.
@@ -9,6 +12,18 @@ export function StringEnum<const T extends readonly string[]>(
   options: Record<string, unknown> = {},
 ) {
   return Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options });
+}
+
+/**
+ * A property the client may leave out, whose schema `default` the validator fills in before the
+ * handler runs (our ajv compilers apply defaults, http/validation.ts): optional in the JSON
+ * Schema, so not in `required`, yet present in the static type, so a handler reads it without a
+ * check or a cast.
+ * @throws Error when `schema` has no `default` (a programming error, raised at module load).
+ */
+export function Defaulted<T extends TSchema>(schema: T): T {
+  if (!('default' in schema)) throw new Error('Defaulted needs a schema with a default');
+  return Type.Optional(schema) as unknown as T;
 }
 
 /** An integer enum as one JSON Schema `enum`. */
@@ -42,5 +57,42 @@ export const ErrorBodySchema = Type.Object({
   attributes: Type.Record(Type.String(), Type.Unknown()),
 });
 
-/** Path parameter `id` as a string. */
-export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
+/** A date-time as the API answers times: ISO 8601 in UTC. */
+export const Timestamp = Type.String({ format: 'date-time' });
+
+/** A date-time or null (`updated_at` before the first update, a run not stopped yet). */
+export const NullableTimestamp = Nullable(Timestamp);
+
+/** The id of a resource the service assigns (UUIDs and the like) in a path: 1 to 64 characters. */
+export const ResourceId = Type.String({ minLength: 1, maxLength: 64 });
+
+/** Path parameter `id` of string-id resources. */
+export const IdParams = Type.Object({ id: ResourceId }, strict);
+
+/**
+ * Path parameter `id` of integer-id resources (check groups, alert channels, snippets):
+ * 1 to 2^31−1, PostgreSQL's `integer`.
+ */
+export const IntegerIdParams = Type.Object(
+  { id: Type.Integer({ minimum: 1, maximum: 2_147_483_647 }) },
+  strict,
+);
+
+/** Path parameter `checkId` (the results, error groups and artifacts of one check). */
+export const CheckIdParams = Type.Object({ checkId: ResourceId }, strict);
+
+/**
+ * The response schema of a 204: no body, so a handler ends with `reply.code(204).send()`
+ * (shown as `null` in the OpenAPI document).
+ */
+export const NoContent = Type.Unsafe<undefined>(Type.Null({ description: 'No Content' }));
+
+/**
+ * A response schema for a view that its resource's logic builds as an open record (agents, check
+ * results, check sessions: read from stored documents that older agents may have written with
+ * fewer fields). The reply is still checked and serialised by `schema`; only its static type is
+ * `Record<string, unknown>`, the type the logic gives it.
+ */
+export function OpenRecord<T extends TSchema>(schema: T): TUnsafe<Record<string, unknown>> {
+  return Type.Unsafe<Record<string, unknown>>(schema);
+}

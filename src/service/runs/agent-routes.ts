@@ -1,11 +1,10 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
+import type { ServiceApp } from '../http/service-app.js';
 import { Type } from '@sinclair/typebox';
 import {
   AGENT_ID_HEADER,
   AgentEventSchema,
-  type CheckResult,
   CheckResultSchema,
-  type ClaimRequest,
   ClaimRequestSchema,
   ClaimResponseSchema,
   LeaseResponseSchema,
@@ -15,11 +14,9 @@ import { HttpError } from '../http/errors.js';
 import { linkSignal } from '../../common/linked-signal.js';
 import type { AgentScope } from './queue.js';
 import type { ServiceContext } from '../context.js';
+import { ResourceId } from '../http/schema-helpers.js';
 
-const JobParams = Type.Object(
-  { jobId: Type.String({ minLength: 1, maxLength: 64 }) },
-  { additionalProperties: false },
-);
+const JobParams = Type.Object({ jobId: ResourceId }, { additionalProperties: false });
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
@@ -86,7 +83,7 @@ export async function agentScopeOf(
  * = its slug) and is recorded against it in `agents.location_id`.
  * Artifact uploads are in routes/artifacts.ts.
  */
-export async function agentRoutes(app: FastifyInstance, ctx: ServiceContext): Promise<void> {
+export async function agentRoutes(app: ServiceApp, ctx: ServiceContext): Promise<void> {
   const scopeOf = (request: FastifyRequest, version?: string) => agentScopeOf(ctx, request, version);
 
   app.post(
@@ -99,7 +96,7 @@ export async function agentRoutes(app: FastifyInstance, ctx: ServiceContext): Pr
       },
     },
     async (request) => {
-      const body = request.body as ClaimRequest;
+      const body = request.body;
       if (body.protocolVersion !== PROTOCOL_VERSION) {
         throw new HttpError(
           'OUTPOST_ERR_PROTOCOL',
@@ -133,7 +130,7 @@ export async function agentRoutes(app: FastifyInstance, ctx: ServiceContext): Pr
       },
     },
     async (request) => {
-      const { jobId } = request.params as { jobId: string };
+      const { jobId } = request.params;
       const leaseExpiresAt = await ctx.queue.renewLease(await scopeOf(request), jobId, Date.now());
       return { leaseExpiresAt: new Date(leaseExpiresAt).toISOString(), leaseMs: ctx.queue.leaseMs };
     },
@@ -158,12 +155,12 @@ export async function agentRoutes(app: FastifyInstance, ctx: ServiceContext): Pr
       bodyLimit: 8 * 1024 * 1024,
     },
     async (request) => {
-      const { jobId } = request.params as { jobId: string };
+      const { jobId } = request.params;
       // Result hooks run from the outbox the result was stored with (outbox.ts), not here.
       const { checkSessionId, duplicate, result } = await ctx.queue.submitResult(
         await scopeOf(request),
         jobId,
-        request.body as CheckResult,
+        request.body,
         Date.now(),
       );
       if (checkSessionId) ctx.queue.emitSession(checkSessionId);

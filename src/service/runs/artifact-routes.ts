@@ -1,25 +1,25 @@
 import type { Readable } from 'node:stream';
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { ServiceApp } from '../http/service-app.js';
 import { MAX_ARTIFACT_SIZE_BYTES } from '../../protocol/index.js';
 import { queryAjv } from '../http/validation.js';
 import { ARTIFACT_NAME_PATTERN } from './artifacts.js';
 import type { ServiceContext } from '../context.js';
 import { notFound, sendError } from '../http/errors.js';
 import type { ServiceErrorCode } from '../http/error-codes.js';
-import { ErrorBodySchema } from '../http/schema-helpers.js';
+import { ErrorBodySchema, strict, ResourceId } from '../http/schema-helpers.js';
 import { agentScopeOf } from './agent-routes.js';
 
-const strict = { additionalProperties: false } as const;
 const OCTET_STREAM = 'application/octet-stream';
 const binary = { content: { [OCTET_STREAM]: { schema: { type: 'string', format: 'binary' } } } };
 const name = Type.String({ minLength: 1, maxLength: 128, pattern: ARTIFACT_NAME_PATTERN });
 
-const UploadParams = Type.Object({ jobId: Type.String({ minLength: 1, maxLength: 64 }), name }, strict);
+const UploadParams = Type.Object({ jobId: ResourceId, name }, strict);
 const DownloadParams = Type.Object(
   {
-    checkId: Type.String({ minLength: 1, maxLength: 64 }),
-    checkResultId: Type.String({ minLength: 1, maxLength: 64 }),
+    checkId: ResourceId,
+    checkResultId: ResourceId,
     name,
   },
   strict,
@@ -95,10 +95,10 @@ async function refuseOnHeaders(
  * docs/protocol.md, docs/protocol.md) and the user's download of a result's artifact
  * (`GET /v1/check-results/{checkId}/{checkResultId}/artifacts/{name}`, not in the spec).
  */
-export async function artifactRoutes(app: FastifyInstance, ctx: ServiceContext): Promise<void> {
+export async function artifactRoutes(app: ServiceApp, ctx: ServiceContext): Promise<void> {
   // Its own scope, so only this route takes octet-stream bodies; they reach the handler as the
   // request stream itself (never buffered) and are piped to a file there.
-  await app.register(async (scope) => {
+  await app.register(async (scope: ServiceApp) => {
     scope.addContentTypeParser(OCTET_STREAM, (_request, payload, done) => done(null, payload));
     scope.put(
       '/v1/agent/jobs/:jobId/artifacts/:name',
@@ -109,7 +109,8 @@ export async function artifactRoutes(app: FastifyInstance, ctx: ServiceContext):
           headers: Type.Object({
             'content-length': Type.Integer({ minimum: 0, maximum: MAX_ARTIFACT_SIZE_BYTES }),
           }),
-          body: { ...binary, required: true },
+          // The content-type parser below hands the request stream itself to the handler.
+          body: Type.Unsafe<Readable>({ ...binary, required: true }),
           response: {
             201: StoredArtifactSchema,
             409: ErrorBodySchema,
@@ -129,14 +130,14 @@ export async function artifactRoutes(app: FastifyInstance, ctx: ServiceContext):
         },
       },
       async (request, reply) => {
-        const { jobId, name } = request.params as { jobId: string; name: string };
+        const { jobId, name } = request.params;
         const agent = await agentScopeOf(ctx, request);
         await ctx.queue.assertHeldBy(agent, jobId);
         const stored = await ctx.artifacts.write(
           agent.accountId,
           jobId,
           name,
-          request.body as Readable,
+          request.body,
           Number(request.headers['content-length']),
         );
         request.log.debug({ jobId, name, sizeBytes: stored.sizeBytes }, 'artifact stored');
@@ -158,11 +159,7 @@ export async function artifactRoutes(app: FastifyInstance, ctx: ServiceContext):
       },
     },
     async (request, reply) => {
-      const { checkId, checkResultId, name } = request.params as {
-        checkId: string;
-        checkResultId: string;
-        name: string;
-      };
+      const { checkId, checkResultId, name } = request.params;
       const row = await ctx.db
         .selectFrom('check_results')
         .select('job_id')

@@ -1,23 +1,25 @@
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
+import type { ServiceApp } from '../http/service-app.js';
 import { CHECK_TYPES, TRIGGER_SOURCES } from '../../protocol/index.js';
 import { sendError } from '../http/errors.js';
-import { ErrorBodySchema, StringEnum } from '../http/schema-helpers.js';
+import {
+  ErrorBodySchema,
+  StringEnum,
+  strict,
+  ResourceId,
+  Defaulted,
+  OpenRecord,
+} from '../http/schema-helpers.js';
 import { CheckSessionSchema } from '../http/responses.js';
 import { linkSignal } from '../../common/linked-signal.js';
-import type { SessionTarget } from './sessions.js';
 import type { ServiceContext } from '../context.js';
-
-const strict = { additionalProperties: false } as const;
 
 const TriggerBody = Type.Object(
   {
     target: Type.Optional(
       Type.Object(
         {
-          checkId: Type.Optional(
-            Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 1000 }),
-          ),
+          checkId: Type.Optional(Type.Array(ResourceId, { maxItems: 1000 })),
           tags: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 128 }), { maxItems: 100 })),
           groupId: Type.Optional(Type.Array(Type.Integer({ minimum: 1 }), { maxItems: 100 })),
           checkType: Type.Optional(Type.Array(StringEnum(CHECK_TYPES), { maxItems: CHECK_TYPES.length })),
@@ -35,10 +37,10 @@ const TriggerBody = Type.Object(
   strict,
 );
 
-const SessionParams = Type.Object({ checkSessionId: Type.String({ minLength: 1, maxLength: 64 }) }, strict);
+const SessionParams = Type.Object({ checkSessionId: ResourceId }, strict);
 
 /** Check sessions: start, read, await completion (docs/api.md, "Check sessions"). */
-export async function checkSessionRoutes(app: FastifyInstance, ctx: ServiceContext): Promise<void> {
+export async function checkSessionRoutes(app: ServiceApp, ctx: ServiceContext): Promise<void> {
   app.post(
     '/v1/check-sessions/trigger',
     {
@@ -46,18 +48,15 @@ export async function checkSessionRoutes(app: FastifyInstance, ctx: ServiceConte
         tags: ['check sessions'],
         summary: 'Start check sessions for the checks matching the target filters',
         body: Type.Optional(TriggerBody),
-        response: { 201: Type.Object({ sessions: Type.Array(CheckSessionSchema) }) },
+        response: { 201: Type.Object({ sessions: Type.Array(OpenRecord(CheckSessionSchema)) }) },
       },
     },
     async (request, reply) => {
-      const body = (request.body ?? {}) as {
-        target?: SessionTarget;
-        triggerSource?: (typeof TRIGGER_SOURCES)[number];
-      };
+      // The body may be left out: every activated check, triggered by the API.
       const sessions = await ctx.sessions.start(
         request.accountId,
-        body.target ?? {},
-        body.triggerSource ?? 'TRIGGER_API',
+        request.body?.target ?? {},
+        request.body?.triggerSource ?? 'TRIGGER_API',
       );
       return reply.code(201).send({ sessions });
     },
@@ -70,11 +69,11 @@ export async function checkSessionRoutes(app: FastifyInstance, ctx: ServiceConte
         tags: ['check sessions'],
         summary: 'Get a check session',
         params: SessionParams,
-        response: { 200: CheckSessionSchema },
+        response: { 200: OpenRecord(CheckSessionSchema) },
       },
     },
     async (request) => {
-      const { checkSessionId } = request.params as { checkSessionId: string };
+      const { checkSessionId } = request.params;
       return ctx.sessions.get(request.accountId, checkSessionId);
     },
   );
@@ -86,16 +85,16 @@ export async function checkSessionRoutes(app: FastifyInstance, ctx: ServiceConte
         tags: ['check sessions'],
         summary: 'Wait until a check session is final (408 with the error body while it still runs)',
         params: SessionParams,
-        response: { 200: CheckSessionSchema, 408: ErrorBodySchema },
+        response: { 200: OpenRecord(CheckSessionSchema), 408: ErrorBodySchema },
         querystring: Type.Object(
-          { maxWaitSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 30, default: 30 })) },
+          { maxWaitSeconds: Defaulted(Type.Integer({ minimum: 1, maximum: 30, default: 30 })) },
           strict,
         ),
       },
     },
     async (request, reply) => {
-      const { checkSessionId } = request.params as { checkSessionId: string };
-      const { maxWaitSeconds } = request.query as { maxWaitSeconds: number };
+      const { checkSessionId } = request.params;
+      const { maxWaitSeconds } = request.query;
       // Stop waiting when the client goes away or the service closes.
       const wait = linkSignal([ctx.shutdown]);
       request.raw.once('close', () => wait.abort());

@@ -1,15 +1,11 @@
-import type { FastifyInstance } from 'fastify';
+import type { ServiceApp } from '../../http/service-app.js';
 import { Type } from '@sinclair/typebox';
 import type { CheckType, ClaimRequest } from '../../../protocol/index.js';
 import { AGENT_ID_HEADER } from '../../../protocol/index.js';
 import { Agents, recordClaimReport } from './agents.js';
 import type { ServiceContext } from '../../context.js';
-import {
-  AgentErrorReportSchema,
-  AgentErrorReportsQuery,
-  AgentParams,
-  AgentResponseSchema,
-} from './schema.js';
+import { AgentErrorReportSchema, AgentErrorReportsQuery, AgentResponseSchema } from './schema.js';
+import { IdParams, OpenRecord, strict } from '../../http/schema-helpers.js';
 
 const CLAIM_ROUTE = '/v1/agent/jobs/claim';
 
@@ -21,7 +17,7 @@ const CLAIM_ROUTE = '/v1/agent/jobs/claim';
  * was handed, check types, runtimes) is recorded by a hook on the agent protocol's claim route
  * once its answer is ready.
  */
-export async function agentsRoutes(app: FastifyInstance, ctx: ServiceContext): Promise<void> {
+export async function agentsRoutes(app: ServiceApp, ctx: ServiceContext): Promise<void> {
   const agents = new Agents(ctx.db);
 
   // Before the claim's answer is serialised: its jobs are known and the claim succeeded.
@@ -56,8 +52,8 @@ export async function agentsRoutes(app: FastifyInstance, ctx: ServiceContext): P
         summary: 'List the agents of the account',
         description:
           'Every agent that claimed jobs with a key of the account (account API keys and private-location keys), most recently seen first.',
-        querystring: Type.Object({}, { additionalProperties: false }),
-        response: { 200: Type.Array(AgentResponseSchema) },
+        querystring: Type.Object({}, strict),
+        response: { 200: Type.Array(OpenRecord(AgentResponseSchema)) },
       },
     },
     async (request) => agents.list(request.accountId, Date.now()),
@@ -69,11 +65,11 @@ export async function agentsRoutes(app: FastifyInstance, ctx: ServiceContext): P
       schema: {
         tags: ['agents'],
         summary: 'Get an agent',
-        params: AgentParams,
-        response: { 200: AgentResponseSchema },
+        params: IdParams,
+        response: { 200: OpenRecord(AgentResponseSchema) },
       },
     },
-    async (request) => agents.get(request.accountId, (request.params as { id: string }).id, Date.now()),
+    async (request) => agents.get(request.accountId, request.params.id, Date.now()),
   );
 
   app.get(
@@ -82,16 +78,11 @@ export async function agentsRoutes(app: FastifyInstance, ctx: ServiceContext): P
       schema: {
         tags: ['agents'],
         summary: 'List the error reports of an agent, newest first',
-        params: AgentParams,
+        params: IdParams,
         querystring: AgentErrorReportsQuery,
-        response: { 200: Type.Array(AgentErrorReportSchema) },
+        response: { 200: Type.Array(OpenRecord(AgentErrorReportSchema)) },
       },
     },
-    async (request) =>
-      agents.errorReports(
-        request.accountId,
-        (request.params as { id: string }).id,
-        request.query as { limit: number; page: number },
-      ),
+    async (request) => agents.errorReports(request.accountId, request.params.id, request.query),
   );
 }

@@ -1,15 +1,10 @@
 import { Type } from '@sinclair/typebox';
 import { CHECK_TYPES } from '../../../protocol/index.js';
 import { PageQuery } from '../../http/pagination.js';
-import { Nullable, StringEnum } from '../../http/schema-helpers.js';
-
-const strict = { additionalProperties: false } as const;
+import { Nullable, StringEnum, strict, NullableTimestamp, Timestamp } from '../../http/schema-helpers.js';
 
 /** What an agent's key lets it serve: every location of the account (an account API key, as the agent `outpost up` starts), or one private location. */
 export const AGENT_SCOPES = ['ACCOUNT', 'PRIVATE_LOCATION'] as const;
-
-/** Path of the routes of one agent: its id (the `x-agent-id` it sends). */
-export const AgentParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) }, strict);
 
 /** Query of `GET /v1/agents/{id}/error-reports`: `limit` 1–100 (default 10), `page` (default 1). */
 export const AgentErrorReportsQuery = PageQuery(10);
@@ -33,7 +28,7 @@ export const AgentResponseSchema = Type.Object(
         description: 'Run locations it serves; null: every location of the account (scope ACCOUNT)',
       }),
     ),
-    firstSeenAt: Type.String({ format: 'date-time' }),
+    firstSeenAt: Timestamp,
     lastSeenAt: Type.String({ format: 'date-time', description: 'Its last claim' }),
     connected: Type.Boolean({
       description: 'Claimed within the last 35 s: the longest long poll (20 s) and a 15 s margin',
@@ -49,7 +44,7 @@ export const AgentResponseSchema = Type.Object(
           checkType: StringEnum(CHECK_TYPES),
           runLocation: Type.String(),
           checkSessionId: Nullable(Type.String()),
-          leaseExpiresAt: Nullable(Type.String({ format: 'date-time' })),
+          leaseExpiresAt: NullableTimestamp,
         },
         strict,
       ),
@@ -57,7 +52,7 @@ export const AgentResponseSchema = Type.Object(
     errorReports: Type.Object(
       {
         count: Type.Integer({ minimum: 0, description: 'Reports kept (retention applies)' }),
-        lastReportedAt: Nullable(Type.String({ format: 'date-time' })),
+        lastReportedAt: NullableTimestamp,
       },
       strict,
     ),
@@ -70,7 +65,7 @@ export const AgentErrorReportSchema = Type.Object(
   {
     id: Type.Integer(),
     agentId: Type.String(),
-    created_at: Type.String({ format: 'date-time' }),
+    created_at: Timestamp,
     message: Type.String(),
     stack: Nullable(Type.String()),
     agentVersion: Type.String(),

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
+import type { ServiceApp } from '../../http/service-app.js';
 import {
   AlertChannelStore,
   assertSubscriptions,
@@ -10,15 +10,9 @@ import {
 } from './alert-channels.js';
 import type { ServiceContext } from '../../context.js';
 import { badField } from '../../http/errors.js';
+import { NoContent, IntegerIdParams } from '../../http/schema-helpers.js';
 import { offsetOf, PageQuery } from '../../http/pagination.js';
-import {
-  AlertChannelIdParams,
-  AlertChannelSchema,
-  type CreateAlertChannel,
-  CreateAlertChannelBody,
-  type UpdateAlertChannel,
-  UpdateAlertChannelBody,
-} from './schema.js';
+import { AlertChannelSchema, CreateAlertChannelBody, UpdateAlertChannelBody } from './schema.js';
 
 const tags = ['alert channels'];
 
@@ -28,7 +22,7 @@ const tags = ['alert channels'];
  * 10; `page`), read, partial update, delete (204). `config` is validated per
  * `type`; integration secrets are answered masked and kept when sent back masked.
  */
-export async function alertChannelRoutes(app: FastifyInstance, ctx: ServiceContext): Promise<void> {
+export async function alertChannelRoutes(app: ServiceApp, ctx: ServiceContext): Promise<void> {
   const channels = new AlertChannelStore(ctx.db);
 
   app.post(
@@ -42,7 +36,7 @@ export async function alertChannelRoutes(app: FastifyInstance, ctx: ServiceConte
       },
     },
     async (request, reply) => {
-      const body = request.body as CreateAlertChannel;
+      const body = request.body;
       const config = validateConfig(body.type, body.config);
       await assertSubscriptions(ctx.db, request.accountId, body.subscriptions ?? []);
       const row = await channels.insert(request.accountId, newChannelDoc(body, config), Date.now());
@@ -65,7 +59,7 @@ export async function alertChannelRoutes(app: FastifyInstance, ctx: ServiceConte
       },
     },
     async (request) => {
-      const query = request.query as { limit: number; page: number };
+      const query = request.query;
       const rows = await channels.list(request.accountId, query.limit, offsetOf(query));
       const targets = await channels.targets(request.accountId);
       return rows.map((row) => presentChannel(row, targets));
@@ -78,12 +72,12 @@ export async function alertChannelRoutes(app: FastifyInstance, ctx: ServiceConte
       schema: {
         tags,
         summary: 'Retrieve an alert channel',
-        params: AlertChannelIdParams,
+        params: IntegerIdParams,
         response: { 200: AlertChannelSchema },
       },
     },
     async (request) => {
-      const { id } = request.params as { id: number };
+      const { id } = request.params;
       return presentChannel(
         await channels.get(request.accountId, id),
         await channels.targets(request.accountId),
@@ -100,14 +94,14 @@ export async function alertChannelRoutes(app: FastifyInstance, ctx: ServiceConte
         description:
           'Fields given replace the stored ones. A secret sent back as the mask `*****` keeps its stored value. ' +
           'Changing `type` needs a `config` of the new type.',
-        params: AlertChannelIdParams,
+        params: IntegerIdParams,
         body: UpdateAlertChannelBody,
         response: { 200: AlertChannelSchema },
       },
     },
     async (request) => {
-      const { id } = request.params as { id: number };
-      const body = request.body as UpdateAlertChannel;
+      const { id } = request.params;
+      const body = request.body;
       const before = await channels.get(request.accountId, id);
       const stored = channels.open(before);
       const type = body.type ?? stored.type;
@@ -132,12 +126,12 @@ export async function alertChannelRoutes(app: FastifyInstance, ctx: ServiceConte
       schema: {
         tags,
         summary: 'Delete an alert channel',
-        params: AlertChannelIdParams,
-        response: { 204: Type.Null({ description: 'No Content' }) },
+        params: IntegerIdParams,
+        response: { 204: NoContent },
       },
     },
     async (request, reply) => {
-      const { id } = request.params as { id: number };
+      const { id } = request.params;
       await channels.delete(request.accountId, id);
       return reply.code(204).send();
     },

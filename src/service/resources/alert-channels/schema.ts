@@ -1,7 +1,12 @@
 import { type Static, type TObject, Type } from '@sinclair/typebox';
-import { Nullable, StringEnum } from '../../http/schema-helpers.js';
-
-const strict = { additionalProperties: false } as const;
+import {
+  Nullable,
+  StringEnum,
+  strict,
+  NullableTimestamp,
+  Timestamp,
+  ResourceId,
+} from '../../http/schema-helpers.js';
 
 /** Alert channel types (docs/api.md, "Alert channel"). */
 export const ALERT_CHANNEL_TYPES = [
@@ -18,12 +23,6 @@ export type AlertChannelType = (typeof ALERT_CHANNEL_TYPES)[number];
 
 /** HTTP methods a webhook channel may use. */
 export const WEBHOOK_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'HEAD', 'DELETE'] as const;
-
-/** Path parameter `id` of an alert channel: an integer, 1 to 2^31−1. */
-export const AlertChannelIdParams = Type.Object(
-  { id: Type.Integer({ minimum: 1, maximum: 2_147_483_647 }) },
-  strict,
-);
 
 const name = Type.String({ minLength: 1, maxLength: 255 });
 /** E.164: a plus sign and up to 15 digits, the first not 0. */
@@ -105,7 +104,7 @@ export const SECRET_CONFIG_FIELDS: Record<AlertChannelType, readonly string[]> =
  */
 export const SubscriptionSchema = Type.Object(
   {
-    checkId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+    checkId: Type.Optional(ResourceId),
     groupId: Type.Optional(Type.Integer({ minimum: 1, maximum: 2_147_483_647 })),
     activated: Type.Boolean(),
   },
@@ -158,7 +157,7 @@ export const UpdateAlertChannelBody = Type.Object(
 export type UpdateAlertChannel = Static<typeof UpdateAlertChannelBody>;
 
 /** Response form of a config schema: same fields, nothing required beyond what is always stored. */
-const responseConfig = (schema: TObject) => Type.Object(schema.properties, { additionalProperties: false });
+const responseConfig = (schema: TObject) => Type.Object(schema.properties, strict);
 
 /** An alert channel as the API answers it; secrets in `config` masked. */
 export const AlertChannelSchema = Type.Object(
@@ -173,8 +172,8 @@ export const AlertChannelSchema = Type.Object(
     sslExpiry: Type.Boolean(),
     sslExpiryThreshold: Type.Integer(),
     autoSubscribe: Type.Boolean(),
-    created_at: Type.String({ format: 'date-time' }),
-    updated_at: Nullable(Type.String({ format: 'date-time' })),
+    created_at: Timestamp,
+    updated_at: NullableTimestamp,
   },
   strict,
 );

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
+import type { ServiceApp } from '../../http/service-app.js';
 import {
   assertGroupReferences,
   CheckGroupStore,
@@ -9,15 +9,8 @@ import {
 } from './check-groups.js';
 import type { ServiceContext } from '../../context.js';
 import { offsetOf, PageQuery } from '../../http/pagination.js';
-import {
-  CheckGroupSchema,
-  type CreateCheckGroup,
-  CreateCheckGroupBody,
-  GroupIdParams,
-  type UpdateCheckGroup,
-  UpdateCheckGroupBody,
-} from './schema.js';
-import { ErrorBodySchema } from '../../http/schema-helpers.js';
+import { CheckGroupSchema, CreateCheckGroupBody, UpdateCheckGroupBody } from './schema.js';
+import { ErrorBodySchema, NoContent, IntegerIdParams } from '../../http/schema-helpers.js';
 
 const tags = ['check groups'];
 
@@ -26,7 +19,7 @@ const tags = ['check groups'];
  * list (`limit` 1–100, default 10; `page` from 1), read, partial update, delete
  * (204; 409 while checks still belong to the group). Ids of other accounts are 404.
  */
-export async function checkGroupRoutes(app: FastifyInstance, ctx: ServiceContext): Promise<void> {
+export async function checkGroupRoutes(app: ServiceApp, ctx: ServiceContext): Promise<void> {
   const groups = new CheckGroupStore(ctx.db);
 
   app.post(
@@ -40,7 +33,7 @@ export async function checkGroupRoutes(app: FastifyInstance, ctx: ServiceContext
       },
     },
     async (request, reply) => {
-      const body = request.body as CreateCheckGroup;
+      const body = request.body;
       await assertGroupReferences(ctx.db, request.accountId, body);
       const row = await groups.insert(request.accountId, newGroupDoc(body), Date.now());
       ctx.log.info({ groupId: row.id, accountId: request.accountId }, 'check group created');
@@ -59,7 +52,7 @@ export async function checkGroupRoutes(app: FastifyInstance, ctx: ServiceContext
       },
     },
     async (request) => {
-      const query = request.query as { limit: number; page: number };
+      const query = request.query;
       const rows = await groups.list(request.accountId, query.limit, offsetOf(query));
       return rows.map(presentGroup);
     },
@@ -71,12 +64,12 @@ export async function checkGroupRoutes(app: FastifyInstance, ctx: ServiceContext
       schema: {
         tags,
         summary: 'Retrieve a check group',
-        params: GroupIdParams,
+        params: IntegerIdParams,
         response: { 200: CheckGroupSchema },
       },
     },
     async (request) => {
-      const { id } = request.params as { id: number };
+      const { id } = request.params;
       return presentGroup(await groups.get(request.accountId, id));
     },
   );
@@ -89,14 +82,14 @@ export async function checkGroupRoutes(app: FastifyInstance, ctx: ServiceContext
         summary: 'Update a check group',
         description:
           'Fields given replace the stored ones (objects and arrays whole); fields left out keep their value.',
-        params: GroupIdParams,
+        params: IntegerIdParams,
         body: UpdateCheckGroupBody,
         response: { 200: CheckGroupSchema },
       },
     },
     async (request) => {
-      const { id } = request.params as { id: number };
-      const body = request.body as UpdateCheckGroup;
+      const { id } = request.params;
+      const body = request.body;
       const before = await groups.get(request.accountId, id);
       const doc = mergeGroupUpdate(groups.open(before), body);
       await assertGroupReferences(ctx.db, request.accountId, body);
@@ -111,12 +104,12 @@ export async function checkGroupRoutes(app: FastifyInstance, ctx: ServiceContext
         tags,
         summary: 'Delete a check group',
         description: 'Refused with 409 while checks still belong to the group (their `groupId`).',
-        params: GroupIdParams,
-        response: { 204: Type.Null({ description: 'No Content' }), 409: ErrorBodySchema },
+        params: IntegerIdParams,
+        response: { 204: NoContent, 409: ErrorBodySchema },
       },
     },
     async (request, reply) => {
-      const { id } = request.params as { id: number };
+      const { id } = request.params;
       await groups.delete(request.accountId, id);
       return reply.code(204).send();
     },

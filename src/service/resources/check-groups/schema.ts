@@ -12,15 +12,7 @@ import {
   EnvironmentVariableSchema,
   RetryStrategySchema,
 } from '../checks/schema.js';
-import { Nullable, StringEnum } from '../../http/schema-helpers.js';
-
-const strict = { additionalProperties: false } as const;
-
-/** Path parameter `id` of integer-id resources (check groups), 1 to 2^31−1 (PostgreSQL `integer`). */
-export const GroupIdParams = Type.Object(
-  { id: Type.Integer({ minimum: 1, maximum: 2_147_483_647 }) },
-  strict,
-);
+import { Nullable, StringEnum, strict, NullableTimestamp, Timestamp } from '../../http/schema-helpers.js';
 
 const KeyValueSchema = ApiKeyValueSchema;
 type BasicAuth = Static<typeof BasicAuthSchema>;
@@ -181,10 +173,10 @@ export const CheckGroupSchema = Type.Object(
     privateLocations: Nullable(Type.Array(Type.String())),
     retryStrategy: Type.Union([StringEnum(['FALLBACK'] as const), RetryStrategySchema]),
     runParallel: Nullable(Type.Boolean()),
-    created_at: Type.String({ format: 'date-time' }),
-    updated_at: Nullable(Type.String({ format: 'date-time' })),
+    created_at: Timestamp,
+    updated_at: NullableTimestamp,
   },
-  { additionalProperties: false },
+  strict,
 );
 /** A check group as answered. */
 export type CheckGroup = Static<typeof CheckGroupSchema>;

@@ -1,20 +1,16 @@
-import type { FastifyInstance } from 'fastify';
+import type { ServiceApp } from '../../http/service-app.js';
 import { Type } from '@sinclair/typebox';
-import { CheckResults, type CheckResultsQuery as Query } from './check-results.js';
+import { CheckResults } from './check-results.js';
 import type { ServiceContext } from '../../context.js';
-import {
-  CheckResultParams,
-  CheckResultResponseSchema,
-  CheckResultsParams,
-  CheckResultsQuery,
-} from './schema.js';
+import { CheckResultParams, CheckResultResponseSchema, CheckResultsQuery } from './schema.js';
+import { CheckIdParams, OpenRecord } from '../../http/schema-helpers.js';
 
 /**
  * Check results of scheduled and triggered runs alike (not in the spec; the field's
  * `GET /v1/check-results/{checkId}` and `…/{checkResultId}`). Artifact downloads are in
  * routes/artifacts.ts.
  */
-export async function checkResultRoutes(app: FastifyInstance, ctx: ServiceContext): Promise<void> {
+export async function checkResultRoutes(app: ServiceApp, ctx: ServiceContext): Promise<void> {
   const results = new CheckResults(ctx.db);
 
   app.get(
@@ -25,14 +21,14 @@ export async function checkResultRoutes(app: FastifyInstance, ctx: ServiceContex
         summary: 'List the results of a check, newest first',
         description:
           'Scheduled and triggered runs. Items leave out `logs` and HTTP bodies: read one result for them.',
-        params: CheckResultsParams,
+        params: CheckIdParams,
         querystring: CheckResultsQuery,
-        response: { 200: Type.Array(CheckResultResponseSchema) },
+        response: { 200: Type.Array(OpenRecord(CheckResultResponseSchema)) },
       },
     },
     async (request) => {
-      const { checkId } = request.params as { checkId: string };
-      return results.list(request.accountId, checkId, request.query as Query);
+      const { checkId } = request.params;
+      return results.list(request.accountId, checkId, request.query);
     },
   );
 
@@ -44,11 +40,11 @@ export async function checkResultRoutes(app: FastifyInstance, ctx: ServiceContex
         summary: 'Get one result of a check',
         description: 'With its logs, HTTP bodies and the download path of each artifact.',
         params: CheckResultParams,
-        response: { 200: CheckResultResponseSchema },
+        response: { 200: OpenRecord(CheckResultResponseSchema) },
       },
     },
     async (request) => {
-      const { checkId, checkResultId } = request.params as { checkId: string; checkResultId: string };
+      const { checkId, checkResultId } = request.params;
       return results.get(request.accountId, checkId, checkResultId);
     },
   );

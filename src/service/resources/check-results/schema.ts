@@ -1,24 +1,16 @@
 import { Type } from '@sinclair/typebox';
 import { CHECK_TYPES } from '../../../protocol/index.js';
 import { PageQuery } from '../../http/pagination.js';
-import { Nullable, StringEnum } from '../../http/schema-helpers.js';
-
-const strict = { additionalProperties: false } as const;
+import { Nullable, StringEnum, strict, Timestamp, ResourceId, Defaulted } from '../../http/schema-helpers.js';
 
 /** Which results `GET /v1/check-results/{checkId}` lists: final results of runs, retried attempts, or both. */
 export const RESULT_TYPE_FILTERS = ['FINAL', 'ATTEMPT', 'ALL'] as const;
 
-/** Path of `GET /v1/check-results/{checkId}`. */
-export const CheckResultsParams = Type.Object(
-  { checkId: Type.String({ minLength: 1, maxLength: 64 }) },
-  strict,
-);
-
 /** Path of `GET /v1/check-results/{checkId}/{checkResultId}` (the names the artifact download route uses). */
 export const CheckResultParams = Type.Object(
   {
-    checkId: Type.String({ minLength: 1, maxLength: 64 }),
-    checkResultId: Type.String({ minLength: 1, maxLength: 64 }),
+    checkId: ResourceId,
+    checkResultId: ResourceId,
   },
   strict,
 );
@@ -46,7 +38,7 @@ export const CheckResultsQuery = Type.Object(
       }),
     ),
     ...PageQuery(10).properties,
-    resultType: Type.Optional(
+    resultType: Defaulted(
       StringEnum(RESULT_TYPE_FILTERS, {
         default: 'FINAL',
         description: 'FINAL: the result of each run; ATTEMPT: failed attempts a retry followed; ALL: both.',
@@ -98,9 +90,9 @@ export const CheckResultResponseSchema = Type.Object(
     isDegraded: Type.Boolean(),
     overMaxResponseTime: Type.Boolean(),
     runLocation: Type.String(),
-    startedAt: Type.String({ format: 'date-time' }),
-    stoppedAt: Type.String({ format: 'date-time' }),
-    created_at: Type.String({ format: 'date-time' }),
+    startedAt: Timestamp,
+    stoppedAt: Timestamp,
+    created_at: Timestamp,
     responseTime: Type.Number({ description: 'milliseconds' }),
     attempts: Type.Integer({ minimum: 1 }),
     resultType: StringEnum(['FINAL', 'ATTEMPT'] as const),

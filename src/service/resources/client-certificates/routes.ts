@@ -1,15 +1,11 @@
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
+import type { ServiceApp } from '../../http/service-app.js';
 import { ClientCertificateStore, presentClientCertificate } from './client-certificates.js';
 import type { ServiceContext } from '../../context.js';
 import { notFound } from '../../http/errors.js';
 import { offsetOf, PageQuery } from '../../http/pagination.js';
-import {
-  ClientCertificateSchema,
-  type CreateClientCertificate,
-  CreateClientCertificateBody,
-} from './schema.js';
-import { IdParams } from '../../http/schema-helpers.js';
+import { ClientCertificateSchema, CreateClientCertificateBody } from './schema.js';
+import { IdParams, NoContent } from '../../http/schema-helpers.js';
 
 const tags = ['client certificates'];
 
@@ -19,7 +15,7 @@ const tags = ['client certificates'];
  * the same host (the newest wins) and deleting the old. Responses never hold the
  * private key or its passphrase.
  */
-export async function clientCertificateRoutes(app: FastifyInstance, ctx: ServiceContext): Promise<void> {
+export async function clientCertificateRoutes(app: ServiceApp, ctx: ServiceContext): Promise<void> {
   const certificates = new ClientCertificateStore(ctx.db);
 
   app.post(
@@ -33,11 +29,7 @@ export async function clientCertificateRoutes(app: FastifyInstance, ctx: Service
       },
     },
     async (request, reply) => {
-      const row = await certificates.create(
-        request.accountId,
-        request.body as CreateClientCertificate,
-        Date.now(),
-      );
+      const row = await certificates.create(request.accountId, request.body, Date.now());
       ctx.log.info(
         { accountId: request.accountId, clientCertificateId: row.id, host: row.host },
         'client certificate created',
@@ -57,7 +49,7 @@ export async function clientCertificateRoutes(app: FastifyInstance, ctx: Service
       },
     },
     async (request) => {
-      const query = request.query as { limit: number; page: number };
+      const query = request.query;
       const rows = await certificates.list(request.accountId, {
         limit: query.limit,
         offset: offsetOf(query),
@@ -77,7 +69,7 @@ export async function clientCertificateRoutes(app: FastifyInstance, ctx: Service
       },
     },
     async (request) => {
-      const { id } = request.params as { id: string };
+      const { id } = request.params;
       return presentClientCertificate(await certificates.get(request.accountId, id));
     },
   );
@@ -89,11 +81,11 @@ export async function clientCertificateRoutes(app: FastifyInstance, ctx: Service
         tags,
         summary: 'Delete a client certificate',
         params: IdParams,
-        response: { 204: Type.Null({ description: 'No Content' }) },
+        response: { 204: NoContent },
       },
     },
     async (request, reply) => {
-      const { id } = request.params as { id: string };
+      const { id } = request.params;
       if (!(await certificates.delete(request.accountId, id))) throw notFound('client certificate', id);
       return reply.code(204).send();
     },

@@ -1,7 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { Nullable } from '../../http/schema-helpers.js';
-
-const strict = { additionalProperties: false } as const;
+import { Nullable, strict, Timestamp } from '../../http/schema-helpers.js';
 
 const LABEL = '[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?';
 
@@ -41,7 +39,7 @@ export const ClientCertificateSchema = Type.Object(
     host: Type.String(),
     cert: Type.String(),
     ca: Nullable(Type.String()),
-    created_at: Type.String({ format: 'date-time' }),
+    created_at: Timestamp,
   },
   strict,
 );

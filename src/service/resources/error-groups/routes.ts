@@ -1,10 +1,10 @@
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
+import type { ServiceApp } from '../../http/service-app.js';
 import type { ServiceContext } from '../../context.js';
 import { ErrorGroupStore, presentErrorGroup } from './error-groups.js';
 import { offsetOf, PageQuery } from '../../http/pagination.js';
-import { IdParams } from '../../http/schema-helpers.js';
-import { CheckIdParams, ErrorGroupSchema, type PatchErrorGroup, PatchErrorGroupBody } from './schema.js';
+import { IdParams, CheckIdParams } from '../../http/schema-helpers.js';
+import { ErrorGroupSchema, PatchErrorGroupBody } from './schema.js';
 
 const tags = ['error groups'];
 
@@ -12,7 +12,7 @@ const tags = ['error groups'];
  * Error groups (docs/api.md, "Error group" and "Error groups"): read, list per check,
  * archive. Groups are created by the result hook (see errorGroupsHook), never by a route.
  */
-export async function errorGroupRoutes(app: FastifyInstance, ctx: ServiceContext): Promise<void> {
+export async function errorGroupRoutes(app: ServiceApp, ctx: ServiceContext): Promise<void> {
   const groups = new ErrorGroupStore(ctx.db);
 
   app.patch(
@@ -27,8 +27,8 @@ export async function errorGroupRoutes(app: FastifyInstance, ctx: ServiceContext
       },
     },
     async (request) => {
-      const { id } = request.params as { id: string };
-      const row = await groups.patch(request.accountId, id, request.body as PatchErrorGroup, Date.now());
+      const { id } = request.params;
+      const row = await groups.patch(request.accountId, id, request.body, Date.now());
       return presentErrorGroup(row);
     },
   );
@@ -45,8 +45,8 @@ export async function errorGroupRoutes(app: FastifyInstance, ctx: ServiceContext
       },
     },
     async (request) => {
-      const { checkId } = request.params as { checkId: string };
-      const query = request.query as { limit: number; page: number };
+      const { checkId } = request.params;
+      const query = request.query;
       const rows = await groups.listForCheck(request.accountId, checkId, {
         limit: query.limit,
         offset: offsetOf(query),
@@ -66,7 +66,7 @@ export async function errorGroupRoutes(app: FastifyInstance, ctx: ServiceContext
       },
     },
     async (request) => {
-      const { id } = request.params as { id: string };
+      const { id } = request.params;
       return presentErrorGroup(await groups.get(request.accountId, id));
     },
   );

@@ -1,7 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { Nullable } from '../../http/schema-helpers.js';
-
-const strict = { additionalProperties: false } as const;
+import { Nullable, strict, Timestamp } from '../../http/schema-helpers.js';
 
 /**
  * Body of `PATCH /v1/error-groups/{id}` (docs/api.md, "Error groups"): `archiveForEver`
@@ -17,9 +15,6 @@ export const PatchErrorGroupBody = Type.Object(
 );
 export type PatchErrorGroup = Static<typeof PatchErrorGroupBody>;
 
-/** Path parameter `checkId` of `GET /v1/error-groups/checks/{checkId}`. */
-export const CheckIdParams = Type.Object({ checkId: Type.String({ minLength: 1, maxLength: 64 }) }, strict);
-
 /**
  * An error group as the API shows it (docs/api.md, "Error group"). `firstSeen` and
  * `lastSeen` are date-times of the failing runs (their `startedAt`).
@@ -34,8 +29,8 @@ export const ErrorGroupSchema = Type.Object(
     errorHash: Type.String(),
     rawErrorMessage: Nullable(Type.String()),
     cleanedErrorMessage: Type.String(),
-    firstSeen: Type.String({ format: 'date-time' }),
-    lastSeen: Type.String({ format: 'date-time' }),
+    firstSeen: Timestamp,
+    lastSeen: Timestamp,
     archivedUntilNextEvent: Type.Boolean(),
     archivedForEver: Type.Boolean(),
     rootCauseAnalyses: Type.Array(Type.Object({}, { additionalProperties: true })),

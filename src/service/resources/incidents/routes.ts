@@ -1,11 +1,11 @@
 import { monotonicDate } from '../../../common/clock.js';
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
+import type { ServiceApp } from '../../http/service-app.js';
 import type { ServiceContext } from '../../context.js';
 import { notFound } from '../../http/errors.js';
 import { IncidentStore } from './incidents.js';
 import { offsetOf, PageQuery } from '../../http/pagination.js';
-import { IdParams } from '../../http/schema-helpers.js';
+import { IdParams, NoContent } from '../../http/schema-helpers.js';
 import {
   CreateIncidentBody,
   IncidentDetailQuery,
@@ -13,7 +13,6 @@ import {
   IncidentPutQuery,
   IncidentPutResponseSchema,
   IncidentSchema,
-  type IncidentUpdateBody,
   IncidentUpdateBodySchema,
   IncidentUpdateSchema,
   UpdateIncidentBody,
@@ -25,7 +24,7 @@ const tags = ['incidents'];
  * Incidents and incident updates (docs/api.md, "Incidents"). The detail operation,
  * whose path the spec does not show, is `GET /v1/incidents/{id}`.
  */
-export async function incidentRoutes(app: FastifyInstance, ctx: ServiceContext): Promise<void> {
+export async function incidentRoutes(app: ServiceApp, ctx: ServiceContext): Promise<void> {
   const incidents = new IncidentStore(ctx.db);
 
   app.post(
@@ -41,11 +40,7 @@ export async function incidentRoutes(app: FastifyInstance, ctx: ServiceContext):
       },
     },
     async (request, reply) => {
-      const incident = await incidents.create(
-        request.accountId,
-        request.body as CreateIncidentBody,
-        monotonicDate(),
-      );
+      const incident = await incidents.create(request.accountId, request.body, monotonicDate());
       ctx.log.info({ incidentId: incident.id, accountId: request.accountId }, 'incident created');
       return reply.code(201).send(incident);
     },
@@ -63,7 +58,7 @@ export async function incidentRoutes(app: FastifyInstance, ctx: ServiceContext):
       },
     },
     async (request) => {
-      const query = request.query as { limit: number; page: number };
+      const query = request.query;
       return incidents.list(request.accountId, query.limit, offsetOf(query));
     },
   );
@@ -82,8 +77,8 @@ export async function incidentRoutes(app: FastifyInstance, ctx: ServiceContext):
       },
     },
     async (request) => {
-      const { id } = request.params as { id: string };
-      const { includeAllIncidentUpdates } = request.query as { includeAllIncidentUpdates: boolean };
+      const { id } = request.params;
+      const { includeAllIncidentUpdates } = request.query;
       return incidents.get(request.accountId, id, includeAllIncidentUpdates);
     },
   );
@@ -103,15 +98,9 @@ export async function incidentRoutes(app: FastifyInstance, ctx: ServiceContext):
       },
     },
     async (request) => {
-      const { id } = request.params as { id: string };
-      const { probe } = request.query as { probe: boolean };
-      return incidents.update(
-        request.accountId,
-        id,
-        request.body as UpdateIncidentBody,
-        monotonicDate(),
-        probe,
-      );
+      const { id } = request.params;
+      const { probe } = request.query;
+      return incidents.update(request.accountId, id, request.body, monotonicDate(), probe);
     },
   );
 
@@ -122,11 +111,11 @@ export async function incidentRoutes(app: FastifyInstance, ctx: ServiceContext):
         tags,
         summary: 'Delete an incident with its updates',
         params: IdParams,
-        response: { 204: Type.Null({ description: 'No Content' }) },
+        response: { 204: NoContent },
       },
     },
     async (request, reply) => {
-      const { id } = request.params as { id: string };
+      const { id } = request.params;
       if (!(await incidents.delete(request.accountId, id))) throw notFound('incident', id);
       return reply.code(204).send();
     },
@@ -146,13 +135,8 @@ export async function incidentRoutes(app: FastifyInstance, ctx: ServiceContext):
       },
     },
     async (request, reply) => {
-      const { incidentId } = request.params as { incidentId: string };
-      const update = await incidents.addUpdate(
-        request.accountId,
-        incidentId,
-        request.body as IncidentUpdateBody,
-        monotonicDate(),
-      );
+      const { incidentId } = request.params;
+      const update = await incidents.addUpdate(request.accountId, incidentId, request.body, monotonicDate());
       return reply.code(201).send([update]);
     },
   );

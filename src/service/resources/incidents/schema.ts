@@ -1,7 +1,13 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { Nullable, StringEnum } from '../../http/schema-helpers.js';
-
-const strict = { additionalProperties: false } as const;
+import {
+  Nullable,
+  StringEnum,
+  strict,
+  NullableTimestamp,
+  Timestamp,
+  ResourceId,
+  Defaulted,
+} from '../../http/schema-helpers.js';
 
 /** Incident impacts (docs/api.md, "Incident"); default MINOR. Shown as `severity` on status pages. */
 export const IMPACTS = ['MAINTENANCE', 'MAJOR', 'MINOR'] as const;
@@ -17,9 +23,7 @@ export const UPDATE_STATUSES = [
 ] as const;
 export type UpdateStatus = (typeof UPDATE_STATUSES)[number];
 
-const Timestamp = Type.String({ format: 'date-time' });
-const NullableTimestamp = Nullable(Type.String({ format: 'date-time' }));
-const ServiceRefs = Type.Array(Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) }, strict), {
+const ServiceRefs = Type.Array(Type.Object({ id: ResourceId }, strict), {
   maxItems: 100,
 });
 
@@ -47,7 +51,7 @@ export const IncidentUpdateBodySchema = Type.Object(
     status: StringEnum(UPDATE_STATUSES),
     description: Type.String({ minLength: 1, maxLength: 10_000 }),
     notifySubscribers: Type.Optional(Type.Boolean({ default: false })),
-    publicIncidentUpdateDate: Type.Optional(Type.String({ format: 'date-time' })),
+    publicIncidentUpdateDate: Type.Optional(Timestamp),
   },
   strict,
 );
@@ -90,22 +94,16 @@ export const UpdateIncidentBody = Type.Object(
 export type UpdateIncidentBody = Static<typeof UpdateIncidentBody>;
 
 /** Path of the update operations: `incidentId`. */
-export const IncidentIdParams = Type.Object(
-  { incidentId: Type.String({ minLength: 1, maxLength: 64 }) },
-  strict,
-);
+export const IncidentIdParams = Type.Object({ incidentId: ResourceId }, strict);
 
 /** Query of the incident detail: `includeAllIncidentUpdates` (default false: only the latest update). */
 export const IncidentDetailQuery = Type.Object(
-  { includeAllIncidentUpdates: Type.Optional(Type.Boolean({ default: false })) },
+  { includeAllIncidentUpdates: Defaulted(Type.Boolean({ default: false })) },
   strict,
 );
 
 /** Query of `PUT /v1/incidents/{id}`: `probe` true validates and answers without storing (a dry run). */
-export const IncidentPutQuery = Type.Object(
-  { probe: Type.Optional(Type.Boolean({ default: false })) },
-  strict,
-);
+export const IncidentPutQuery = Type.Object({ probe: Defaulted(Type.Boolean({ default: false })) }, strict);
 
 /** An incident update as the API shows it (docs/api.md, "Incident update" and detail items). */
 export const IncidentUpdateSchema = Type.Object({

@@ -1,21 +1,17 @@
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
+import type { ServiceApp } from '../../http/service-app.js';
 import type { ServiceContext } from '../../context.js';
 import { PrivateLocationStore } from './private-locations.js';
-import { ErrorBodySchema } from '../../http/schema-helpers.js';
+import { ErrorBodySchema, NoContent, strict, IdParams } from '../../http/schema-helpers.js';
 import {
-  type CreatePrivateLocation,
   CreatePrivateLocationBody,
-  LocationIdParams,
   LocationKeyParams,
   PrivateLocationKeySchema,
   PrivateLocationSchema,
-  type UpdatePrivateLocation,
   UpdatePrivateLocationBody,
 } from './schema.js';
 
 const tags = ['private locations'];
-const strict = { additionalProperties: false } as const;
 
 /**
  * Private locations (docs/architecture.md, docs/protocol.md; not in the spec's endpoint list): create
@@ -23,7 +19,7 @@ const strict = { additionalProperties: false } as const;
  * immutable), delete (204; its keys stop working at once), and key rotation:
  * add a key (201; at most two, else 409), delete a key (204).
  */
-export async function privateLocationRoutes(app: FastifyInstance, ctx: ServiceContext): Promise<void> {
+export async function privateLocationRoutes(app: ServiceApp, ctx: ServiceContext): Promise<void> {
   const locations = new PrivateLocationStore(ctx.db);
 
   app.post(
@@ -38,11 +34,7 @@ export async function privateLocationRoutes(app: FastifyInstance, ctx: ServiceCo
       },
     },
     async (request, reply) => {
-      const location = await locations.create(
-        request.accountId,
-        request.body as CreatePrivateLocation,
-        Date.now(),
-      );
+      const location = await locations.create(request.accountId, request.body, Date.now());
       ctx.log.info(
         { privateLocationId: location.id, slug: location.slugName, accountId: request.accountId },
         'private location created',
@@ -70,12 +62,12 @@ export async function privateLocationRoutes(app: FastifyInstance, ctx: ServiceCo
       schema: {
         tags,
         summary: 'Retrieve a private location',
-        params: LocationIdParams,
+        params: IdParams,
         response: { 200: PrivateLocationSchema },
       },
     },
     async (request) => {
-      const { id } = request.params as { id: string };
+      const { id } = request.params;
       return locations.get(request.accountId, id, Date.now());
     },
   );
@@ -88,14 +80,14 @@ export async function privateLocationRoutes(app: FastifyInstance, ctx: ServiceCo
         summary: 'Update a private location',
         description:
           'Changes `name` and/or `icon`. `slugName` cannot change: sending another value is a 400.',
-        params: LocationIdParams,
+        params: IdParams,
         body: UpdatePrivateLocationBody,
         response: { 200: PrivateLocationSchema },
       },
     },
     async (request) => {
-      const { id } = request.params as { id: string };
-      return locations.update(request.accountId, id, request.body as UpdatePrivateLocation, Date.now());
+      const { id } = request.params;
+      return locations.update(request.accountId, id, request.body, Date.now());
     },
   );
 
@@ -107,12 +99,12 @@ export async function privateLocationRoutes(app: FastifyInstance, ctx: ServiceCo
         summary: 'Delete a private location',
         description:
           'Its keys stop working at once; checks naming its slug keep the slug and their runs expire unclaimed.',
-        params: LocationIdParams,
-        response: { 204: Type.Null({ description: 'No Content' }) },
+        params: IdParams,
+        response: { 204: NoContent },
       },
     },
     async (request, reply) => {
-      const { id } = request.params as { id: string };
+      const { id } = request.params;
       await locations.delete(request.accountId, id);
       return reply.code(204).send();
     },
@@ -126,12 +118,12 @@ export async function privateLocationRoutes(app: FastifyInstance, ctx: ServiceCo
         summary: 'Add a key to a private location',
         description:
           'For rotation: a location holds at most two keys (409 beyond). The answer holds the key in clear once.',
-        params: LocationIdParams,
+        params: IdParams,
         response: { 201: PrivateLocationKeySchema, 409: ErrorBodySchema },
       },
     },
     async (request, reply) => {
-      const { id } = request.params as { id: string };
+      const { id } = request.params;
       const key = await locations.addKey(request.accountId, id, Date.now());
       ctx.log.info(
         { privateLocationId: id, keyId: key.id, accountId: request.accountId },
@@ -149,11 +141,11 @@ export async function privateLocationRoutes(app: FastifyInstance, ctx: ServiceCo
         summary: 'Delete a key of a private location',
         description: 'Agents using the key get 401 from their next request.',
         params: LocationKeyParams,
-        response: { 204: Type.Null({ description: 'No Content' }) },
+        response: { 204: NoContent },
       },
     },
     async (request, reply) => {
-      const { id, keyId } = request.params as { id: string; keyId: string };
+      const { id, keyId } = request.params;
       await locations.deleteKey(request.accountId, id, keyId);
       ctx.log.info(
         { privateLocationId: id, keyId, accountId: request.accountId },

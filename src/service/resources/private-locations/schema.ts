@@ -1,16 +1,8 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { Nullable } from '../../http/schema-helpers.js';
-
-const strict = { additionalProperties: false } as const;
-
-/** Path parameter `id` of a private location (a UUID the service assigns). */
-export const LocationIdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) }, strict);
+import { strict, NullableTimestamp, Timestamp, ResourceId } from '../../http/schema-helpers.js';
 
 /** Path parameters of one key of a private location. */
-export const LocationKeyParams = Type.Object(
-  { id: Type.String({ minLength: 1, maxLength: 64 }), keyId: Type.String({ minLength: 1, maxLength: 64 }) },
-  strict,
-);
+export const LocationKeyParams = Type.Object({ id: ResourceId, keyId: ResourceId }, strict);
 
 /**
  * `slugName`: lowercase letters, digits and hyphens, starting with a letter or
@@ -51,8 +43,8 @@ export const PrivateLocationKeySchema = Type.Object(
       Type.String({ description: 'The key in clear; only in the answer that created it.' }),
     ),
     maskedKey: Type.String(),
-    created_at: Type.String({ format: 'date-time' }),
-    updated_at: Nullable(Type.String({ format: 'date-time' })),
+    created_at: Timestamp,
+    updated_at: NullableTimestamp,
   },
   strict,
 );
@@ -72,9 +64,9 @@ export const PrivateLocationSchema = Type.Object(
     icon: Type.String(),
     keys: Type.Array(PrivateLocationKeySchema),
     agentCount: Type.Integer(),
-    lastSeen: Nullable(Type.String({ format: 'date-time' })),
-    created_at: Type.String({ format: 'date-time' }),
-    updated_at: Nullable(Type.String({ format: 'date-time' })),
+    lastSeen: NullableTimestamp,
+    created_at: Timestamp,
+    updated_at: NullableTimestamp,
   },
   strict,
 );

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
+import type { ServiceApp } from '../../http/service-app.js';
 import type { ServiceContext } from '../../context.js';
 import { notFound } from '../../http/errors.js';
 import { loadRuntimes } from './runtimes.js';
@@ -13,7 +13,7 @@ const tags = ['runtimes'];
  * Global, not per account, but behind the API key like every /v1 route.
  * @throws OutpostError OUTPOST_ERR_CONFIG naming the broken file.
  */
-export async function runtimeRoutes(app: FastifyInstance, _ctx: ServiceContext): Promise<void> {
+export async function runtimeRoutes(app: ServiceApp, _ctx: ServiceContext): Promise<void> {
   const runtimes = loadRuntimes();
   const byName = new Map(runtimes.map((r) => [r.name as string, r]));
 
@@ -41,7 +41,7 @@ export async function runtimeRoutes(app: FastifyInstance, _ctx: ServiceContext):
       },
     },
     async (request) => {
-      const { id } = request.params as { id: string };
+      const { id } = request.params;
       const runtime = byName.get(id);
       if (!runtime) throw notFound('runtime', id);
       return runtime;

@@ -1,6 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { RUNTIME_IDS } from '../../../protocol/index.js';
-import { StringEnum } from '../../http/schema-helpers.js';
+import { StringEnum, strict } from '../../http/schema-helpers.js';
 
 /** Runtime stages (docs/api.md, "Runtime"). */
 export const RUNTIME_STAGES = ['ALPHA', 'BETA', 'CURRENT', 'DEPRECATED', 'REMOVED', 'STABLE'] as const;
@@ -22,12 +22,9 @@ export const RuntimeSchema = Type.Object(
     description: Type.String({ minLength: 1, maxLength: 1000 }),
     dependencies: Type.Record(Type.String(), Type.String({ minLength: 1, maxLength: 64 })),
   },
-  { additionalProperties: false },
+  strict,
 );
 export type Runtime = Static<typeof RuntimeSchema>;
 
 /** Path of `GET /v1/runtimes/{id}`: the runtime's name, such as 2026.04. */
-export const RuntimeParams = Type.Object(
-  { id: Type.String({ minLength: 1, maxLength: 32 }) },
-  { additionalProperties: false },
-);
+export const RuntimeParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 32 }) }, strict);

@@ -1,16 +1,9 @@
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
+import type { ServiceApp } from '../../http/service-app.js';
 import type { ServiceContext } from '../../context.js';
 import { offsetOf, PageQuery } from '../../http/pagination.js';
-import { ErrorBodySchema } from '../../http/schema-helpers.js';
-import {
-  type CreateSnippet,
-  CreateSnippetBody,
-  SnippetIdParams,
-  SnippetSchema,
-  type UpdateSnippet,
-  UpdateSnippetBody,
-} from './schema.js';
+import { ErrorBodySchema, NoContent, IntegerIdParams } from '../../http/schema-helpers.js';
+import { CreateSnippetBody, SnippetSchema, UpdateSnippetBody } from './schema.js';
 import { assertScriptSize, presentSnippet, SnippetStore } from './snippets.js';
 
 const tags = ['snippets'];
@@ -20,7 +13,7 @@ const tags = ['snippets'];
  * teardown code. Create (201), list (`limit` 1–100, default 10; `page`), read,
  * partial update, delete (204; 409 while a check or group uses it).
  */
-export async function snippetRoutes(app: FastifyInstance, ctx: ServiceContext): Promise<void> {
+export async function snippetRoutes(app: ServiceApp, ctx: ServiceContext): Promise<void> {
   const snippets = new SnippetStore(ctx.db);
 
   app.post(
@@ -34,7 +27,7 @@ export async function snippetRoutes(app: FastifyInstance, ctx: ServiceContext): 
       },
     },
     async (request, reply) => {
-      const body = request.body as CreateSnippet;
+      const body = request.body;
       assertScriptSize(body.script);
       const row = await snippets.insert(request.accountId, body, Date.now());
       return reply.code(201).send(presentSnippet(row));
@@ -52,7 +45,7 @@ export async function snippetRoutes(app: FastifyInstance, ctx: ServiceContext): 
       },
     },
     async (request) => {
-      const query = request.query as { limit: number; page: number };
+      const query = request.query;
       return (await snippets.list(request.accountId, query.limit, offsetOf(query))).map(presentSnippet);
     },
   );
@@ -63,12 +56,12 @@ export async function snippetRoutes(app: FastifyInstance, ctx: ServiceContext): 
       schema: {
         tags,
         summary: 'Retrieve a snippet',
-        params: SnippetIdParams,
+        params: IntegerIdParams,
         response: { 200: SnippetSchema },
       },
     },
     async (request) => {
-      const { id } = request.params as { id: number };
+      const { id } = request.params;
       return presentSnippet(await snippets.get(request.accountId, id));
     },
   );
@@ -79,14 +72,14 @@ export async function snippetRoutes(app: FastifyInstance, ctx: ServiceContext): 
       schema: {
         tags,
         summary: 'Update a snippet',
-        params: SnippetIdParams,
+        params: IntegerIdParams,
         body: UpdateSnippetBody,
         response: { 200: SnippetSchema },
       },
     },
     async (request) => {
-      const { id } = request.params as { id: number };
-      const body = request.body as UpdateSnippet;
+      const { id } = request.params;
+      const body = request.body;
       assertScriptSize(body.script);
       return presentSnippet(await snippets.update(request.accountId, id, body, Date.now()));
     },
@@ -99,12 +92,12 @@ export async function snippetRoutes(app: FastifyInstance, ctx: ServiceContext): 
         tags,
         summary: 'Delete a snippet',
         description: 'Refused with 409 while a check or check group uses it as setup or teardown snippet.',
-        params: SnippetIdParams,
-        response: { 204: Type.Null({ description: 'No Content' }), 409: ErrorBodySchema },
+        params: IntegerIdParams,
+        response: { 204: NoContent, 409: ErrorBodySchema },
       },
     },
     async (request, reply) => {
-      const { id } = request.params as { id: number };
+      const { id } = request.params;
       await snippets.delete(request.accountId, id);
       return reply.code(204).send();
     },

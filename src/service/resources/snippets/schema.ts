@@ -1,16 +1,8 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { Nullable } from '../../http/schema-helpers.js';
-
-const strict = { additionalProperties: false } as const;
+import { strict, NullableTimestamp, Timestamp } from '../../http/schema-helpers.js';
 
 /** Most bytes of UTF-8 a snippet's `script` may hold: 128 KiB. */
 export const SNIPPET_SCRIPT_MAX_BYTES = 131_072;
-
-/** Path parameter `id` of a snippet: an integer, 1 to 2^31−1 (spec: `DELETE /v1/snippets/{id}`, path `id` integer). */
-export const SnippetIdParams = Type.Object(
-  { id: Type.Integer({ minimum: 1, maximum: 2_147_483_647 }) },
-  strict,
-);
 
 /**
  * Body of `POST /v1/snippets`: `name` (1–255 characters) and `script`
@@ -38,8 +30,8 @@ export const SnippetSchema = Type.Object(
     id: Type.Integer(),
     name: Type.String(),
     script: Type.String(),
-    created_at: Type.String({ format: 'date-time' }),
-    updated_at: Nullable(Type.String({ format: 'date-time' })),
+    created_at: Timestamp,
+    updated_at: NullableTimestamp,
   },
   strict,
 );

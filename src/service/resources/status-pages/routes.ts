@@ -1,30 +1,22 @@
 import { monotonicDate } from '../../../common/clock.js';
-import { Type } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
+import type { ServiceApp } from '../../http/service-app.js';
 import type { ServiceContext } from '../../context.js';
 import { CursorQuery, cursorPage } from '../../http/cursor.js';
 import { notFound } from '../../http/errors.js';
-import { ErrorBodySchema, IdParams } from '../../http/schema-helpers.js';
+import { ErrorBodySchema, IdParams, NoContent } from '../../http/schema-helpers.js';
 import { ServiceSchema } from '../incidents/schema.js';
-import {
-  ServiceBodySchema,
-  ServiceListQuery,
-  type StatusPageBody,
-  StatusPageSchema,
-  statusPageBody,
-} from './schema.js';
+import { ServiceBodySchema, ServiceListQuery, StatusPageSchema, statusPageBody } from './schema.js';
 import { ServiceStore } from './status-page-services.js';
 import { StatusPageStore } from './status-pages.js';
 
 const tags = ['status pages'];
-const NoContent = Type.Null({ description: 'No Content' });
 
 /**
  * Status pages and their services (docs/api.md, "Status pages and services").
  * `/v1/status-pages/services` is a static route, so `/v1/status-pages/:id`
  * never captures it.
  */
-export async function statusPageRoutes(app: FastifyInstance, ctx: ServiceContext): Promise<void> {
+export async function statusPageRoutes(app: ServiceApp, ctx: ServiceContext): Promise<void> {
   const pages = new StatusPageStore(ctx.db);
   const services = new ServiceStore(ctx.db);
 
@@ -41,7 +33,7 @@ export async function statusPageRoutes(app: FastifyInstance, ctx: ServiceContext
       },
     },
     async (request, reply) => {
-      const page = await pages.create(request.accountId, request.body as StatusPageBody, monotonicDate());
+      const page = await pages.create(request.accountId, request.body, monotonicDate());
       ctx.log.info({ statusPageId: page.id, accountId: request.accountId }, 'status page created');
       return reply.code(201).send(page);
     },
@@ -59,7 +51,7 @@ export async function statusPageRoutes(app: FastifyInstance, ctx: ServiceContext
       },
     },
     async (request) => {
-      const query = request.query as { limit: number; nextId?: string };
+      const query = request.query;
       const { entries, nextId } = await pages.list(request.accountId, query, Date.now());
       return { length: entries.length, entries, nextId };
     },
@@ -77,7 +69,7 @@ export async function statusPageRoutes(app: FastifyInstance, ctx: ServiceContext
       },
     },
     async (request) => {
-      const query = request.query as { limit: number; nextId?: string; paginated: boolean };
+      const query = request.query;
       const { entries, nextId } = await services.list(request.accountId, query);
       return { length: entries.length, entries, nextId };
     },
@@ -94,7 +86,7 @@ export async function statusPageRoutes(app: FastifyInstance, ctx: ServiceContext
       },
     },
     async (request, reply) => {
-      const { name } = request.body as { name: string };
+      const { name } = request.body;
       return reply.code(201).send(await services.create(request.accountId, name, monotonicDate().getTime()));
     },
   );
@@ -109,7 +101,7 @@ export async function statusPageRoutes(app: FastifyInstance, ctx: ServiceContext
         response: { 200: ServiceSchema },
       },
     },
-    async (request) => services.get(request.accountId, (request.params as { id: string }).id),
+    async (request) => services.get(request.accountId, request.params.id),
   );
 
   app.put(
@@ -124,8 +116,8 @@ export async function statusPageRoutes(app: FastifyInstance, ctx: ServiceContext
       },
     },
     async (request) => {
-      const { id } = request.params as { id: string };
-      return services.rename(request.accountId, id, (request.body as { name: string }).name, Date.now());
+      const { id } = request.params;
+      return services.rename(request.accountId, id, request.body.name, Date.now());
     },
   );
 
@@ -142,7 +134,7 @@ export async function statusPageRoutes(app: FastifyInstance, ctx: ServiceContext
       },
     },
     async (request, reply) => {
-      await services.delete(request.accountId, (request.params as { id: string }).id);
+      await services.delete(request.accountId, request.params.id);
       return reply.code(204).send();
     },
   );
@@ -150,7 +142,7 @@ export async function statusPageRoutes(app: FastifyInstance, ctx: ServiceContext
   app.get(
     '/v1/status-pages/:id',
     { schema: { tags, summary: 'Get a status page', params: IdParams, response: { 200: StatusPageSchema } } },
-    async (request) => pages.get(request.accountId, (request.params as { id: string }).id, Date.now()),
+    async (request) => pages.get(request.accountId, request.params.id, Date.now()),
   );
 
   app.put(
@@ -167,8 +159,8 @@ export async function statusPageRoutes(app: FastifyInstance, ctx: ServiceContext
       },
     },
     async (request) => {
-      const { id } = request.params as { id: string };
-      return pages.update(request.accountId, id, request.body as StatusPageBody, monotonicDate());
+      const { id } = request.params;
+      return pages.update(request.accountId, id, request.body, monotonicDate());
     },
   );
 
@@ -176,7 +168,7 @@ export async function statusPageRoutes(app: FastifyInstance, ctx: ServiceContext
     '/v1/status-pages/:id',
     { schema: { tags, summary: 'Delete a status page', params: IdParams, response: { 204: NoContent } } },
     async (request, reply) => {
-      const { id } = request.params as { id: string };
+      const { id } = request.params;
       if (!(await pages.delete(request.accountId, id))) throw notFound('status page', id);
       return reply.code(204).send();
     },

@@ -1,9 +1,15 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { CursorQuery } from '../../http/cursor.js';
-import { Nullable, StringEnum } from '../../http/schema-helpers.js';
+import {
+  Nullable,
+  StringEnum,
+  strict,
+  NullableTimestamp,
+  Timestamp,
+  ResourceId,
+  Defaulted,
+} from '../../http/schema-helpers.js';
 import { ServiceSchema, StatusPageIncidentSchema } from '../incidents/schema.js';
-
-const strict = { additionalProperties: false } as const;
 
 /** Themes a visitor sees first (docs/api.md, "Status page": LIGHT, DARK, AUTO; default AUTO). */
 export const DEFAULT_THEMES = ['LIGHT', 'DARK', 'AUTO'] as const;
@@ -71,7 +77,7 @@ export const HOST_NAME_OPTIONS = {
 /** An absolute http(s) URL (logo, redirectTo, favicon), at most 2048 characters. */
 export const HTTP_URL_OPTIONS = { maxLength: 2048, format: 'uri', pattern: '^https?://' } as const;
 
-const ServiceRef = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) }, strict);
+const ServiceRef = Type.Object({ id: ResourceId }, strict);
 
 /**
  * A card in a request: `name`, `services` (ids of the account's status-page
@@ -81,8 +87,8 @@ const ServiceRef = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }
 export const CardBodySchema = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 255 }),
-    id: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
-    statusPageId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+    id: Type.Optional(ResourceId),
+    statusPageId: Type.Optional(ResourceId),
     services: Type.Array(ServiceRef, { maxItems: 100 }),
   },
   strict,
@@ -114,15 +120,12 @@ export function statusPageBody(withDefaults: boolean) {
 }
 export type StatusPageBody = Static<ReturnType<typeof statusPageBody>>;
 
-const Timestamp = Type.String({ format: 'date-time' });
-const NullableTimestamp = Nullable(Type.String({ format: 'date-time' }));
-
 /** Body of POST and PUT `/v1/status-pages/services`. */
 export const ServiceBodySchema = Type.Object({ name: Type.String({ minLength: 1, maxLength: 255 }) }, strict);
 
 /** Query of `GET /v1/status-pages/services`: `paginated` false answers all services at once. */
 export const ServiceListQuery = Type.Object(
-  { ...CursorQuery.properties, paginated: Type.Optional(Type.Boolean({ default: true })) },
+  { ...CursorQuery.properties, paginated: Defaulted(Type.Boolean({ default: true })) },
   strict,
 );
 

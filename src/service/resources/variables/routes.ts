@@ -1,17 +1,10 @@
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
+import type { ServiceApp } from '../../http/service-app.js';
 import type { ServiceContext } from '../../context.js';
 import { notFound } from '../../http/errors.js';
 import { offsetOf, PageQuery } from '../../http/pagination.js';
-import { ErrorBodySchema } from '../../http/schema-helpers.js';
-import {
-  type CreateVariable,
-  CreateVariableBody,
-  type UpdateVariable,
-  UpdateVariableBody,
-  VariableKeyParams,
-  VariableSchema,
-} from './schema.js';
+import { ErrorBodySchema, NoContent } from '../../http/schema-helpers.js';
+import { CreateVariableBody, UpdateVariableBody, VariableKeyParams, VariableSchema } from './schema.js';
 import { presentVariable, VariableStore } from './variables.js';
 
 const tags = ['environment variables'];
@@ -21,7 +14,7 @@ const tags = ['environment variables'];
  * "Environment variables"): list, create, read, replace, delete, addressed by
  * `key`. Secret values are never returned (see presentVariable).
  */
-export async function variableRoutes(app: FastifyInstance, ctx: ServiceContext): Promise<void> {
+export async function variableRoutes(app: ServiceApp, ctx: ServiceContext): Promise<void> {
   const variables = new VariableStore(ctx.db);
 
   app.get(
@@ -35,7 +28,7 @@ export async function variableRoutes(app: FastifyInstance, ctx: ServiceContext):
       },
     },
     async (request) => {
-      const query = request.query as { limit: number; page: number };
+      const query = request.query;
       const rows = await variables.list(request.accountId, { limit: query.limit, offset: offsetOf(query) });
       return rows.map(presentVariable);
     },
@@ -52,7 +45,7 @@ export async function variableRoutes(app: FastifyInstance, ctx: ServiceContext):
       },
     },
     async (request, reply) => {
-      const row = await variables.create(request.accountId, request.body as CreateVariable, Date.now());
+      const row = await variables.create(request.accountId, request.body, Date.now());
       ctx.log.info(
         { accountId: request.accountId, key: row.key, secret: row.secret === 1 },
         'variable created',
@@ -72,7 +65,7 @@ export async function variableRoutes(app: FastifyInstance, ctx: ServiceContext):
       },
     },
     async (request) => {
-      const { key } = request.params as { key: string };
+      const { key } = request.params;
       return presentVariable(await variables.get(request.accountId, key));
     },
   );
@@ -89,8 +82,8 @@ export async function variableRoutes(app: FastifyInstance, ctx: ServiceContext):
       },
     },
     async (request) => {
-      const { key } = request.params as { key: string };
-      const row = await variables.update(request.accountId, key, request.body as UpdateVariable, Date.now());
+      const { key } = request.params;
+      const row = await variables.update(request.accountId, key, request.body, Date.now());
       return presentVariable(row);
     },
   );
@@ -102,11 +95,11 @@ export async function variableRoutes(app: FastifyInstance, ctx: ServiceContext):
         tags,
         summary: 'Delete an environment variable',
         params: VariableKeyParams,
-        response: { 204: Type.Null({ description: 'No Content' }) },
+        response: { 204: NoContent },
       },
     },
     async (request, reply) => {
-      const { key } = request.params as { key: string };
+      const { key } = request.params;
       if (!(await variables.delete(request.accountId, key))) throw notFound('variable', key);
       return reply.code(204).send();
     },

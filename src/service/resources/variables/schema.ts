@@ -1,8 +1,7 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { EnvironmentVariableSchema } from '../checks/schema.js';
-import { Nullable } from '../../http/schema-helpers.js';
+import { strict, NullableTimestamp, Timestamp } from '../../http/schema-helpers.js';
 
-const strict = { additionalProperties: false } as const;
 const { key, value } = EnvironmentVariableSchema.properties;
 
 /** Shown instead of the value of a `secret` variable, as in check responses. */
@@ -54,8 +53,8 @@ export const VariableSchema = Type.Object(
     value: Type.String(),
     locked: Type.Boolean(),
     secret: Type.Boolean(),
-    created_at: Type.String({ format: 'date-time' }),
-    updated_at: Nullable(Type.String({ format: 'date-time' })),
+    created_at: Timestamp,
+    updated_at: NullableTimestamp,
   },
   strict,
 );
