@@ -13,7 +13,7 @@ function columns(db: Kysely<Database>, doc: CheckDoc, nowMs: number) {
     check_type: doc.checkType,
     name: doc.name,
     activated: doc.activated ? 1 : 0,
-    tags: JSON.stringify(doc.tags ?? []),
+    tags: writeDoc(doc.tags ?? []),
     frequency: doc.frequency,
     frequency_offset: doc.frequencyOffset ?? null,
     doc: writeDoc(sealSecrets(secretBoxOf(db), doc, CHECK_SECRETS, 'checks', doc.id)),
