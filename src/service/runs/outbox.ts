@@ -1,8 +1,8 @@
 import type { Kysely, Transaction } from 'kysely';
-import type { CheckResult } from '../../protocol/index.js';
 import type { Logger } from '../../common/logger.js';
 import type { ResultHook } from '../context.js';
 import type { Database } from '../store/database.js';
+import { readDoc } from '../store/schema.js';
 import { OutboxStore } from './outbox-store.js';
 
 /** A result hook under the name its outbox rows carry; the name must stay the same across restarts. */
@@ -140,7 +140,7 @@ export class ResultOutbox {
           accountId: row.account_id,
           jobId: result.job_id,
           checkId: result.check_id,
-          result: JSON.parse(result.doc) as CheckResult,
+          result: readDoc(result.doc),
         });
         await this.#store.delete(row.id);
         done += 1;

@@ -3,6 +3,7 @@ import { sql } from 'kysely';
 import type { CheckResult, CheckType, JobClass } from '../../protocol/index.js';
 import { analyticsColumnsOf } from '../analytics/columns.js';
 import type { Database } from '../store/database.js';
+import { writeDoc } from '../store/schema.js';
 
 /** The store, or a transaction open on it. */
 export type Tx = Kysely<Database> | Transaction<Database>;
@@ -221,7 +222,7 @@ export class QueueStore {
         result_type: stored.resultType,
         started_at: Date.parse(stored.startedAt) || by.nowMs,
         stopped_at: Date.parse(stored.stoppedAt) || by.nowMs,
-        doc: JSON.stringify(stored),
+        doc: writeDoc(stored),
         ...analyticsColumnsOf(stored),
         created_at: by.nowMs,
         agent_id: by.agentId,

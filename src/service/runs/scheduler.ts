@@ -6,6 +6,7 @@ import { nextRunAfter } from './schedule.js';
 import { ScheduleStore } from './schedule-store.js';
 import { nextLocation } from './sessions.js';
 import type { Database } from '../store/database.js';
+import { readDoc } from '../store/schema.js';
 
 /** Scheduler options. `tickMs`: how often due checks are looked up (default 1000). */
 export type SchedulerOptions = { tickMs?: number; log: Logger };
@@ -66,7 +67,7 @@ export class Scheduler {
     for (const row of due) {
       let check: CheckDoc | undefined;
       try {
-        check = JSON.parse(row.doc) as CheckDoc;
+        check = readDoc(row.doc);
         const parsed = check;
         enqueued += await this.#db.transaction().execute(async (tx) => {
           const locations = parsed.runParallel

@@ -9,6 +9,7 @@ import type { JobQueue, RunRequest } from './queue.js';
 import { ScheduleStore } from './schedule-store.js';
 import { SessionStore } from './session-store.js';
 import type { Database } from '../store/database.js';
+import { readDoc, writeDoc } from '../store/schema.js';
 
 /**
  * Target filters of a session start (the shape the market leader's
@@ -102,7 +103,7 @@ export class CheckSessions {
           name: check.name,
           trigger_source: source,
           status: 'PROGRESS',
-          run_locations: JSON.stringify(locations),
+          run_locations: writeDoc(locations),
           started_at: now,
           stopped_at: null,
         });
@@ -142,9 +143,9 @@ export class CheckSessions {
       startedAt: new Date(Number(s.started_at)).toISOString(),
       stoppedAt: stoppedAt === null ? null : new Date(Number(stoppedAt)).toISOString(),
       timeElapsed: (stoppedAt === null ? Date.now() : Number(stoppedAt)) - Number(s.started_at),
-      runLocations: JSON.parse(s.run_locations) as string[],
+      runLocations: readDoc(s.run_locations),
       results: results.map((r) => {
-        const doc = JSON.parse(r.doc) as Record<string, unknown>;
+        const doc: Record<string, unknown> = readDoc(r.doc);
         return {
           id: r.id,
           runLocation: r.run_location,
