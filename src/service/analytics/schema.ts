@@ -71,7 +71,7 @@ export type AnalyticsQuery = Omit<ValidatedAnalyticsQuery, 'limit' | 'page'> &
   Partial<Pick<ValidatedAnalyticsQuery, 'limit' | 'page'>>;
 
 /** One bucket of a series: `timestamp` (ISO 8601 start of the bucket) and one number (or null) per requested metric. */
-export const AnalyticsDataPointSchema = Type.Object(
+const AnalyticsDataPointSchema = Type.Object(
   { timestamp: Timestamp },
   { additionalProperties: Nullable(Type.Number()) },
 );
@@ -80,7 +80,7 @@ export const AnalyticsDataPointSchema = Type.Object(
  * One series: the group it stands for (`runLocation`, or `statusCode` with null for runs
  * without an HTTP response; neither when not grouped) and its buckets, oldest first.
  */
-export const AnalyticsSeriesSchema = Type.Object(
+const AnalyticsSeriesSchema = Type.Object(
   {
     runLocation: Type.Optional(Type.String()),
     statusCode: Type.Optional(Nullable(Type.Integer())),
@@ -90,7 +90,7 @@ export const AnalyticsSeriesSchema = Type.Object(
 );
 
 /** `metadata[metric]`: unit of the values, human label, aggregation applied. */
-export const MetricMetadataSchema = Type.Object(
+const MetricMetadataSchema = Type.Object(
   {
     unit: StringEnum(['milliseconds', 'percent', 'count'] as const),
     label: Type.String(),

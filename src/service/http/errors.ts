@@ -8,7 +8,7 @@ import { SERVICE_ERROR_CODES, type ServiceErrorCode } from './error-codes.js';
  * error's code (http/error-codes.ts); validation errors name the offending field in
  * `attributes.field`, where it was (`attributes.in`) and the rule it broke (`attributes.rule`).
  */
-export type ErrorBody = {
+type ErrorBody = {
   statusCode: number;
   error: string;
   message: string;
@@ -51,7 +51,7 @@ export function notFound(what: string, id: string | number): HttpError {
 }
 
 /** Builds the spec's error body of a code: its status, the status label, `attributes.code`. */
-export function errorBody(
+function errorBody(
   code: ServiceErrorCode,
   message: string,
   attributes: Record<string, unknown> = {},

@@ -4,7 +4,7 @@ import { PageQuery } from '../../http/pagination.js';
 import { Nullable, StringEnum, strict, NullableTimestamp, Timestamp } from '../../http/schema-helpers.js';
 
 /** What an agent's key lets it serve: every location of the account (an account API key, as the agent `outpost up` starts), or one private location. */
-export const AGENT_SCOPES = ['ACCOUNT', 'PRIVATE_LOCATION'] as const;
+const AGENT_SCOPES = ['ACCOUNT', 'PRIVATE_LOCATION'] as const;
 
 /** Query of `GET /v1/agents/{id}/error-reports`: `limit` 1–100 (default 10), `page` (default 1). */
 export const AgentErrorReportsQuery = PageQuery(10);

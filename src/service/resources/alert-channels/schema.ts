@@ -22,7 +22,7 @@ export const ALERT_CHANNEL_TYPES = [
 export type AlertChannelType = (typeof ALERT_CHANNEL_TYPES)[number];
 
 /** HTTP methods a webhook channel may use. */
-export const WEBHOOK_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'HEAD', 'DELETE'] as const;
+const WEBHOOK_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'HEAD', 'DELETE'] as const;
 
 const name = Type.String({ minLength: 1, maxLength: 255 });
 /** E.164: a plus sign and up to 15 digits, the first not 0. */
@@ -102,7 +102,7 @@ export const SECRET_CONFIG_FIELDS: Record<AlertChannelType, readonly string[]> =
  * A subscription of a check (`checkId`) or a check group (`groupId`) to the
  * channel; exactly one of the two. Item fields are "not shown" in the spec.
  */
-export const SubscriptionSchema = Type.Object(
+const SubscriptionSchema = Type.Object(
   {
     checkId: Type.Optional(ResourceId),
     groupId: Type.Optional(Type.Integer({ minimum: 1, maximum: 2_147_483_647 })),
@@ -153,8 +153,6 @@ export const UpdateAlertChannelBody = Type.Object(
   },
   strict,
 );
-/** A validated update body: only the fields the caller sent. */
-export type UpdateAlertChannel = Static<typeof UpdateAlertChannelBody>;
 
 /** Response form of a config schema: same fields, nothing required beyond what is always stored. */
 const responseConfig = (schema: TObject) => Type.Object(schema.properties, strict);

@@ -24,7 +24,7 @@ type BasicAuth = Static<typeof BasicAuthSchema>;
  * assertion) and `basicAuth` (`username`, `password`, or null). Each part defaults
  * to empty (`''`, `[]`, null).
  */
-export const ApiCheckDefaultsSchema = Type.Object(
+const ApiCheckDefaultsSchema = Type.Object(
   {
     url: Type.Optional(Type.String({ maxLength: 2048, default: '' })),
     headers: Type.Optional(Type.Array(KeyValueSchema, { maxItems: 100, default: [] })),
@@ -54,7 +54,7 @@ export const ApiCheckDefaultsSchema = Type.Object(
  * string `FALLBACK` (each grouped check's own strategy applies). Written as
  * if/then/else so a bad value gets one error from the branch it meant.
  */
-export const GroupRetryStrategySchema = Type.Unsafe<Static<typeof RetryStrategySchema> | 'FALLBACK'>({
+const GroupRetryStrategySchema = Type.Unsafe<Static<typeof RetryStrategySchema> | 'FALLBACK'>({
   if: { type: 'string' },
   // biome-ignore lint/suspicious/noThenProperty: the JSON Schema keyword; a non-function `then` is no thenable.
   then: { type: 'string', enum: ['FALLBACK'] },

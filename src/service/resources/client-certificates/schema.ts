@@ -8,7 +8,7 @@ const LABEL = '[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?';
  * wildcard label. A wildcard needs at least two labels after it (`*.example.com`,
  * not `*.com`), as browsers demand of wildcard certificates.
  */
-export const CLIENT_CERTIFICATE_HOST_PATTERN = `^(?:\\*\\.(?:${LABEL}\\.)+|(?:${LABEL}\\.)*)${LABEL}$`;
+const CLIENT_CERTIFICATE_HOST_PATTERN = `^(?:\\*\\.(?:${LABEL}\\.)+|(?:${LABEL}\\.)*)${LABEL}$`;
 
 /**
  * Body of `POST /v1/client-certificates` (docs/api.md, "Client certificate"): `host`,

@@ -10,17 +10,11 @@ import {
 } from '../../http/schema-helpers.js';
 
 /** Incident impacts (docs/api.md, "Incident"); default MINOR. Shown as `severity` on status pages. */
-export const IMPACTS = ['MAINTENANCE', 'MAJOR', 'MINOR'] as const;
+const IMPACTS = ['MAINTENANCE', 'MAJOR', 'MINOR'] as const;
 export type Impact = (typeof IMPACTS)[number];
 
 /** Incident update statuses (docs/api.md, "Incident update"). RESOLVED stops the incident. */
-export const UPDATE_STATUSES = [
-  'INVESTIGATING',
-  'IDENTIFIED',
-  'MONITORING',
-  'RESOLVED',
-  'MAINTENANCE',
-] as const;
+const UPDATE_STATUSES = ['INVESTIGATING', 'IDENTIFIED', 'MONITORING', 'RESOLVED', 'MAINTENANCE'] as const;
 export type UpdateStatus = (typeof UPDATE_STATUSES)[number];
 
 const ServiceRefs = Type.Array(Type.Object({ id: ResourceId }, strict), {

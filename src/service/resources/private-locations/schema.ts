@@ -8,7 +8,7 @@ export const LocationKeyParams = Type.Object({ id: ResourceId, keyId: ResourceId
  * `slugName`: lowercase letters, digits and hyphens, starting with a letter or
  * digit, at most 63 characters; the same pattern checks accept in `privateLocations`.
  */
-export const SlugNameSchema = Type.String({ pattern: '^[a-z0-9][a-z0-9-]{0,62}$' });
+const SlugNameSchema = Type.String({ pattern: '^[a-z0-9][a-z0-9-]{0,62}$' });
 
 const name = Type.String({ minLength: 1, maxLength: 255 });
 const icon = Type.String({ minLength: 1, maxLength: 64, pattern: '^[a-z0-9-]+$' });

@@ -3,7 +3,7 @@ import { RUNTIME_IDS } from '../../../protocol/index.js';
 import { StringEnum, strict } from '../../http/schema-helpers.js';
 
 /** Runtime stages (docs/api.md, "Runtime"). */
-export const RUNTIME_STAGES = ['ALPHA', 'BETA', 'CURRENT', 'DEPRECATED', 'REMOVED', 'STABLE'] as const;
+const RUNTIME_STAGES = ['ALPHA', 'BETA', 'CURRENT', 'DEPRECATED', 'REMOVED', 'STABLE'] as const;
 
 /**
  * A runtime (docs/api.md, "Runtime"): the shape of each `runtimes/<name>/runtime.json`

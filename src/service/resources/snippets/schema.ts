@@ -16,13 +16,9 @@ export const CreateSnippetBody = Type.Object(
   },
   strict,
 );
-/** A validated create body. */
-export type CreateSnippet = Static<typeof CreateSnippetBody>;
 
 /** Body of `PUT /v1/snippets/{id}`: `name` and/or `script`; fields left out keep their value. */
 export const UpdateSnippetBody = Type.Partial(CreateSnippetBody, strict);
-/** A validated update body: only the fields the caller sent. */
-export type UpdateSnippet = Static<typeof UpdateSnippetBody>;
 
 /** A snippet as the API answers it. */
 export const SnippetSchema = Type.Object(

@@ -12,7 +12,7 @@ import {
 import { ServiceSchema, StatusPageIncidentSchema } from '../incidents/schema.js';
 
 /** Themes a visitor sees first (docs/api.md, "Status page": LIGHT, DARK, AUTO; default AUTO). */
-export const DEFAULT_THEMES = ['LIGHT', 'DARK', 'AUTO'] as const;
+const DEFAULT_THEMES = ['LIGHT', 'DARK', 'AUTO'] as const;
 
 /** The 12 colour fields of each theme (docs/api.md, "Status page", `themeColors`). */
 export const THEME_COLOR_FIELDS = [
@@ -34,13 +34,13 @@ export const THEME_COLOR_FIELDS = [
  * A colour value. The spec does not show the format; we accept CSS hex
  * colours `#rgb`, `#rrggbb` and `#rrggbbaa` (what the market leader's UI writes).
  */
-export const ColorSchema = Type.String({
+const ColorSchema = Type.String({
   pattern: '^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})$',
   description: 'CSS hex colour: #rgb, #rrggbb or #rrggbbaa',
 });
 
 /** One theme: all 12 colour fields, each required. */
-export const ThemeSchema = Type.Object(
+const ThemeSchema = Type.Object(
   Object.fromEntries(THEME_COLOR_FIELDS.map((f) => [f, ColorSchema])) as Record<
     (typeof THEME_COLOR_FIELDS)[number],
     typeof ColorSchema
@@ -49,14 +49,14 @@ export const ThemeSchema = Type.Object(
 );
 
 /** `themeColors`: a `light` and a `dark` theme. */
-export const ThemeColorsSchema = Type.Object({ light: ThemeSchema, dark: ThemeSchema }, strict);
+const ThemeColorsSchema = Type.Object({ light: ThemeSchema, dark: ThemeSchema }, strict);
 export type ThemeColors = Static<typeof ThemeColorsSchema>;
 
 /**
  * Page url: the page's subdomain, a DNS label (RFC 1035 §2.3.1, lower case):
  * 1–63 of a–z, 0–9 and `-`, not starting or ending with `-`. Unique per account.
  */
-export const SlugSchema = Type.String({
+const SlugSchema = Type.String({
   minLength: 1,
   maxLength: 63,
   pattern: '^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$',
@@ -67,7 +67,7 @@ export const SlugSchema = Type.String({
  * A host name of at least two labels (RFC 1123), for `customDomain`, without
  * scheme, port or path: `status.example.com`.
  */
-export const HOST_NAME_OPTIONS = {
+const HOST_NAME_OPTIONS = {
   maxLength: 253,
   pattern:
     '^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+[A-Za-z](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$',
@@ -75,7 +75,7 @@ export const HOST_NAME_OPTIONS = {
 } as const;
 
 /** An absolute http(s) URL (logo, redirectTo, favicon), at most 2048 characters. */
-export const HTTP_URL_OPTIONS = { maxLength: 2048, format: 'uri', pattern: '^https?://' } as const;
+const HTTP_URL_OPTIONS = { maxLength: 2048, format: 'uri', pattern: '^https?://' } as const;
 
 const ServiceRef = Type.Object({ id: ResourceId }, strict);
 
@@ -84,7 +84,7 @@ const ServiceRef = Type.Object({ id: ResourceId }, strict);
  * services); `id` keeps an existing card of the page (otherwise a new card is
  * made); `statusPageId`, when given on update, must be the page's id.
  */
-export const CardBodySchema = Type.Object(
+const CardBodySchema = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 255 }),
     id: Type.Optional(ResourceId),
@@ -130,7 +130,7 @@ export const ServiceListQuery = Type.Object(
 );
 
 /** A card as the API shows it. */
-export const CardSchema = Type.Object({
+const CardSchema = Type.Object({
   id: Type.String(),
   name: Type.String(),
   created_at: Timestamp,
@@ -142,7 +142,7 @@ export const CardSchema = Type.Object({
  * An access key of a private page: only its mask is shown; `key` (the key in
  * clear) appears once, in the response of the request that made it.
  */
-export const StatusPageKeySchema = Type.Object({
+const StatusPageKeySchema = Type.Object({
   id: Type.String(),
   maskedKey: Type.String(),
   key: Type.Optional(Type.String()),

@@ -4,9 +4,6 @@ import { strict, NullableTimestamp, Timestamp } from '../../http/schema-helpers.
 
 const { key, value } = EnvironmentVariableSchema.properties;
 
-/** Shown instead of the value of a `secret` variable, as in check responses. */
-export const SECRET_MASK = '*****';
-
 /**
  * Body of `POST /v1/variables` (docs/api.md, "Environment variable"): `key` (a shell
  * identifier, at most 128 characters) and `value` (at most 131 072 characters)
