@@ -1,7 +1,7 @@
 import type { ValidateFunction } from 'ajv';
 import type { Kysely } from 'kysely';
-import { bodyAjv } from '../../http/validation.js';
-import { badField, notFound, validationError } from '../../http/errors.js';
+import { validateBodyPart } from '../../http/validation.js';
+import { badField, notFound } from '../../http/errors.js';
 import { iso } from '../../http/pagination.js';
 import {
   ALERT_CHANNEL_TYPES,
@@ -41,7 +41,7 @@ export function channelSecrets(type: string): SecretLayout {
  * A stored channel document with its secrets in clear, for updates and the alerting engine.
  * @throws OutpostError OUTPOST_ERR_ENCRYPTION_KEY when a sealed value does not open with the store's key.
  */
-export function openChannelDoc(db: Kysely<Database>, row: Row): ChannelDoc {
+export function openChannelDoc(db: Kysely<Database>, row: ChannelRow): ChannelDoc {
   const doc = readDoc(row.doc);
   return openSecrets(secretBoxOf(db), doc, channelSecrets(doc.type), 'alert_channels', Number(row.id));
 }
@@ -58,12 +58,6 @@ export type ChannelDoc = Omit<AlertChannel, 'id' | 'created_at' | 'updated_at' |
   config: Record<string, unknown>;
 };
 
-type Row = ChannelRow;
-
-const configValidators = Object.fromEntries(
-  ALERT_CHANNEL_TYPES.map((t) => [t, bodyAjv.compile(CHANNEL_CONFIG_SCHEMAS[t])]),
-) as Record<AlertChannelType, ValidateFunction>;
-
 /**
  * Validates `config` against the schema of `type` (defaults applied) and
  * resolves masked secrets: a secret field or webhook credential header sent back
@@ -77,9 +71,7 @@ export function validateConfig(
   config: Record<string, unknown>,
   stored?: { type: string; config: Record<string, unknown> },
 ): Record<string, unknown> {
-  const validate = configValidators[type];
-  const copy = structuredClone(config);
-  if (!validate(copy)) throw validationError(validate.errors ?? [], 'body', 'config');
+  const copy: Record<string, unknown> = validateBodyPart(CHANNEL_CONFIG_SCHEMAS[type], config, 'config');
   // Masks keep the stored value of the same place (secrets by field, webhook headers by name).
   const kept = keepMaskedSecrets(
     { config: copy },
@@ -148,7 +140,7 @@ export function newChannelDoc(body: CreateAlertChannel, config: Record<string, u
  * checks or groups deleted since are left out.
  */
 export function presentChannel(
-  row: Row,
+  row: ChannelRow,
   targets: { checkIds: Set<string>; groupIds: Set<number> },
 ): AlertChannel {
   const stored = readDoc(row.doc);
@@ -184,7 +176,7 @@ export class AlertChannelStore {
    * Inserts a channel (plaintext document); returns its row, secrets sealed for the generated id
    * (inserted first, its document written in the same transaction).
    */
-  async insert(accountId: string, doc: ChannelDoc, nowMs: number): Promise<Row> {
+  async insert(accountId: string, doc: ChannelDoc, nowMs: number): Promise<ChannelRow> {
     return this.#db.transaction().execute(async (tx) => {
       const rows = new ChannelQueries(tx);
       const id = await rows.insert(accountId, doc.type, nowMs);
@@ -195,24 +187,24 @@ export class AlertChannelStore {
   }
 
   /** The row's document with its secrets in clear. */
-  open(row: Row): ChannelDoc {
+  open(row: ChannelRow): ChannelDoc {
     return openChannelDoc(this.#db, row);
   }
 
   /** @throws HttpError 404 when the channel is not in the account. */
-  async get(accountId: string, id: number): Promise<Row> {
+  async get(accountId: string, id: number): Promise<ChannelRow> {
     const row = await this.#rows.get(accountId, id);
     if (!row) throw notFound('alert channel', id);
     return row;
   }
 
   /** One page of the account's channels, oldest first; every channel when `limit` is undefined. */
-  async list(accountId: string, limit?: number, offset = 0): Promise<Row[]> {
+  async list(accountId: string, limit?: number, offset = 0): Promise<ChannelRow[]> {
     return this.#rows.list(accountId, limit, offset);
   }
 
   /** Replaces the document (plaintext; its secrets are sealed); returns the new row. */
-  async update(accountId: string, before: Row, doc: ChannelDoc, nowMs: number): Promise<Row> {
+  async update(accountId: string, before: ChannelRow, doc: ChannelDoc, nowMs: number): Promise<ChannelRow> {
     const text = sealChannelDoc(this.#db, Number(before.id), doc);
     await this.#rows.update(accountId, before.id, doc.type, text, nowMs);
     return { ...before, type: doc.type, doc: text, updated_at: nowMs };

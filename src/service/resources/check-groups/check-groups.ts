@@ -93,13 +93,11 @@ export async function assertGroupReferences(
   await assertPrivateLocationsExist(db, accountId, body.privateLocations);
 }
 
-type Row = GroupRow;
-
 /**
  * A row as the API shows it: id, the document, ISO timestamps; secret variable values, the
  * `apiCheckDefaults` basic-auth password and credential header values masked (see maskSecrets).
  */
-export function presentGroup(row: Row): CheckGroup {
+export function presentGroup(row: GroupRow): CheckGroup {
   const doc = maskSecrets(readDoc(row.doc) as Record<string, unknown>, GROUP_SECRETS) as GroupDoc;
   return {
     id: Number(row.id),
@@ -123,7 +121,7 @@ export class CheckGroupStore {
    * Inserts a group (plaintext document); returns its row, secrets sealed. The secrets are sealed for
    * the generated id, so the row is inserted first and its document written in the same transaction.
    */
-  async insert(accountId: string, doc: GroupDoc, nowMs: number): Promise<Row> {
+  async insert(accountId: string, doc: GroupDoc, nowMs: number): Promise<GroupRow> {
     return this.#db.transaction().execute(async (tx) => {
       const rows = new GroupQueries(tx);
       const id = await rows.insert(accountId, doc.name, nowMs);
@@ -134,24 +132,24 @@ export class CheckGroupStore {
   }
 
   /** The row's document with its secrets in clear, for merging an update. */
-  open(row: Row): GroupDoc {
+  open(row: GroupRow): GroupDoc {
     return openGroupSecrets(this.#db, row.id, readDoc(row.doc));
   }
 
   /** @throws HttpError 404 when the group is not in the account. */
-  async get(accountId: string, id: number): Promise<Row> {
+  async get(accountId: string, id: number): Promise<GroupRow> {
     const row = await this.#rows.get(accountId, id);
     if (!row) throw notFound('check group', id);
     return row;
   }
 
   /** One page of the account's groups, oldest first. */
-  async list(accountId: string, limit: number, offset: number): Promise<Row[]> {
+  async list(accountId: string, limit: number, offset: number): Promise<GroupRow[]> {
     return this.#rows.list(accountId, limit, offset);
   }
 
   /** Replaces the document (plaintext; its secrets are sealed); returns the new row. */
-  async update(accountId: string, before: Row, doc: GroupDoc, nowMs: number): Promise<Row> {
+  async update(accountId: string, before: GroupRow, doc: GroupDoc, nowMs: number): Promise<GroupRow> {
     const text = sealGroupDoc(this.#db, Number(before.id), doc);
     await this.#rows.update(accountId, before.id, doc.name, text, nowMs);
     return { ...before, doc: text, updated_at: nowMs };

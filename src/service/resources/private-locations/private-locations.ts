@@ -33,7 +33,6 @@ export function maskLocationKey(key: string): string {
 
 /** The stored document of a private location. */
 export type LocationDoc = { name: string; slugName: string; icon: string };
-type Row = LocationRow;
 
 function presentKey(k: KeyRow, rawKey?: string): PrivateLocationKey {
   return {
@@ -81,7 +80,7 @@ export class PrivateLocationStore {
       throw badField('slugName', `must not be a public location name (${body.slugName})`, 'reserved');
     }
     const doc: LocationDoc = { name: body.name, slugName: body.slugName, icon: body.icon ?? 'location' };
-    const row: Row = {
+    const row: LocationRow = {
       id: randomUUID(),
       slug: doc.slugName,
       doc: writeDoc(doc),
@@ -103,7 +102,7 @@ export class PrivateLocationStore {
   }
 
   /** @throws HttpError 404 when the location is not in the account. */
-  async #row(accountId: string, id: string, rows: LocationQueries = this.#rows): Promise<Row> {
+  async #row(accountId: string, id: string, rows: LocationQueries = this.#rows): Promise<LocationRow> {
     const row = await rows.get(accountId, id);
     if (!row) throw notFound('private location', id);
     return row;
@@ -184,7 +183,7 @@ export class PrivateLocationStore {
   }
 
   /** The location as answered: masked keys, agents seen within `AGENT_ONLINE_WINDOW_MS` of `nowMs`. */
-  async #present(row: Row, nowMs: number): Promise<PrivateLocation> {
+  async #present(row: LocationRow, nowMs: number): Promise<PrivateLocation> {
     const keys = await this.#rows.keys(row.id);
     const seen = await new AgentQueries(this.#db).lastSeenAtLocation(row.id);
     return present(
@@ -199,7 +198,7 @@ export class PrivateLocationStore {
 }
 
 function present(
-  row: Row,
+  row: LocationRow,
   keys: PrivateLocationKey[],
   agents: { agentCount: number; lastSeen: string | null },
 ): PrivateLocation {

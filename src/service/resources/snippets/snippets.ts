@@ -8,7 +8,6 @@ import { readDoc } from '../../store/schema.js';
 import { GroupQueries } from '../check-groups/store.js';
 import { type SnippetRow, SnippetQueries } from './store.js';
 
-type Row = SnippetRow;
 /** The stored document of a snippet. */
 export type SnippetDoc = { name: string; script: string };
 
@@ -27,7 +26,7 @@ export function assertScriptSize(script: string | undefined): void {
 }
 
 /** A row as the API shows it. */
-export function presentSnippet(row: Row): Snippet {
+export function presentSnippet(row: SnippetRow): Snippet {
   const doc = readDoc(row.doc);
   return {
     id: Number(row.id),
@@ -48,24 +47,29 @@ export class SnippetStore {
   }
 
   /** Inserts a snippet; returns its row. */
-  async insert(accountId: string, doc: SnippetDoc, nowMs: number): Promise<Row> {
+  async insert(accountId: string, doc: SnippetDoc, nowMs: number): Promise<SnippetRow> {
     return this.#rows.insert(accountId, { name: doc.name, script: doc.script }, nowMs);
   }
 
   /** @throws HttpError 404 when the snippet is not in the account. */
-  async get(accountId: string, id: number): Promise<Row> {
+  async get(accountId: string, id: number): Promise<SnippetRow> {
     const row = await this.#rows.get(accountId, id);
     if (!row) throw notFound('snippet', id);
     return row;
   }
 
   /** One page of the account's snippets, oldest first. */
-  async list(accountId: string, limit: number, offset: number): Promise<Row[]> {
+  async list(accountId: string, limit: number, offset: number): Promise<SnippetRow[]> {
     return this.#rows.list(accountId, limit, offset);
   }
 
   /** Applies `name` and/or `script`; returns the new row. @throws HttpError 404. */
-  async update(accountId: string, id: number, patch: Partial<SnippetDoc>, nowMs: number): Promise<Row> {
+  async update(
+    accountId: string,
+    id: number,
+    patch: Partial<SnippetDoc>,
+    nowMs: number,
+  ): Promise<SnippetRow> {
     const before = await this.get(accountId, id);
     const old = readDoc(before.doc);
     const doc = { name: patch.name ?? old.name, script: patch.script ?? old.script };

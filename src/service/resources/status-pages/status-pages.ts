@@ -36,7 +36,6 @@ export type StatusPageDoc = Required<Omit<StatusPageBody, 'cards'>> & {
   cards: CardDoc[];
   keys: KeyDoc[];
 };
-type Row = PageRow;
 
 /** At most this many incidents, newest first, are shown per page. */
 export const MAX_PAGE_INCIDENTS = 100;
@@ -122,7 +121,7 @@ export class StatusPageStore {
       const themeColors = fields.themeColors ?? DEFAULT_THEME_COLORS;
       // The create schema's defaults (statusPageBody(true)) have filled every optional field.
       const doc = { ...fields, themeColors, id, cards, keys: made ? [made.doc] : [] } as StatusPageDoc;
-      const row: Row = {
+      const row: PageRow = {
         id,
         account_id: accountId,
         doc: writeDoc(doc),
@@ -172,7 +171,7 @@ export class StatusPageStore {
       const doc: StatusPageDoc = { ...stored, ...fields, cards };
       made = doc.isPrivate && !stored.isPrivate ? newKey(nowIso) : undefined;
       doc.keys = doc.isPrivate ? [...stored.keys, ...(made ? [made.doc] : [])] : [];
-      const updated: Row = { ...row, doc: writeDoc(doc), updated_at: now.getTime() };
+      const updated: PageRow = { ...row, doc: writeDoc(doc), updated_at: now.getTime() };
       await rows.update(accountId, id, updated.doc, body.url, now.getTime());
       return updated;
     });
@@ -185,7 +184,7 @@ export class StatusPageStore {
   }
 
   /** @throws HttpError 404 when the page is not in the account. */
-  async #row(rows: PageQueries, accountId: string, id: string): Promise<Row> {
+  async #row(rows: PageQueries, accountId: string, id: string): Promise<PageRow> {
     const row = await rows.get(accountId, id);
     if (!row) throw notFound('status page', id);
     return row;
@@ -244,7 +243,7 @@ export class StatusPageStore {
   }
 
   /** Rows → views: cards with their services, the incidents of those services, masked keys. */
-  async #present(accountId: string, rows: readonly Row[], nowMs: number): Promise<StatusPageView[]> {
+  async #present(accountId: string, rows: readonly PageRow[], nowMs: number): Promise<StatusPageView[]> {
     const docs = rows.map((r) => readDoc(r.doc));
     const serviceIds = docs.flatMap((d) => d.cards.flatMap((c) => c.serviceIds));
     const services = await servicesById(this.#db, accountId, serviceIds);
