@@ -14,6 +14,7 @@ import { HttpError } from '../http/errors.js';
 import { linkSignal } from '../../common/linked-signal.js';
 import type { AgentScope } from './queue.js';
 import type { ServiceContext } from '../context.js';
+import { writeDoc } from '../store/schema.js';
 import { ResourceId } from '../http/schema-helpers.js';
 
 const JobParams = Type.Object({ jobId: ResourceId }, { additionalProperties: false });
@@ -184,7 +185,7 @@ export async function agentRoutes(app: ServiceApp, ctx: ServiceContext): Promise
         .values({
           account_id: scope.accountId,
           agent_id: scope.agentId,
-          doc: JSON.stringify(request.body),
+          doc: writeDoc(request.body),
           created_at: Date.now(),
         })
         .execute();
