@@ -1,10 +1,8 @@
-import type { ValidateFunction } from 'ajv';
 import type { Kysely } from 'kysely';
 import { validateBodyPart } from '../../http/validation.js';
 import { badField, notFound } from '../../http/errors.js';
 import { iso } from '../../http/pagination.js';
 import {
-  ALERT_CHANNEL_TYPES,
   type AlertChannel,
   type AlertChannelType,
   CHANNEL_CONFIG_SCHEMAS,

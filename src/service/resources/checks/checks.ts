@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { CheckType, Location } from '../../../protocol/index.js';
-import { bodyAjv } from '../../http/validation.js';
-import { badField, validationError } from '../../http/errors.js';
+import { validateBodyPart } from '../../http/validation.js';
+import { badField } from '../../http/errors.js';
 import { checkTypeEntry } from './check-types.js';
 import { ChannelQueries } from '../alert-channels/store.js';
 import { readDoc } from '../../store/schema.js';
@@ -169,12 +169,9 @@ export function mergeCheckUpdate(stored: CheckDoc, incoming: Record<string, unkn
   };
   if (body.request !== undefined) {
     const schema = checkTypeEntry(stored.checkType).updateRequest;
-    const request = structuredClone(body.request) as Record<string, unknown>;
-    if (schema) {
-      const validate = bodyAjv.compile(schema);
-      if (!validate(request)) throw validationError(validate.errors ?? [], 'body', 'request');
-    }
-    merged.request = request;
+    merged.request = (
+      schema ? validateBodyPart(schema, body.request, 'request') : structuredClone(body.request)
+    ) as Record<string, unknown>;
   }
   if (body.frequency === undefined) merged.frequency = stored.frequency;
   checkCrossFieldRules(merged, stored.checkType);
