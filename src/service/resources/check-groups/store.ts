@@ -75,6 +75,7 @@ export class GroupQueries {
       .execute();
   }
 
+  /** Deletes the group (a no-op when it is not in the account). */
   async delete(accountId: string, id: number): Promise<void> {
     await this.#db
       .deleteFrom('check_groups')

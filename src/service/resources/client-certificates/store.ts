@@ -11,6 +11,7 @@ export class CertificateQueries {
     this.#db = db;
   }
 
+  /** Inserts a certificate row (its document already sealed). */
   async insert(row: CertificateRow): Promise<void> {
     await this.#db.insertInto('client_certificates').values(row).execute();
   }

@@ -23,6 +23,7 @@ export class IncidentQueries {
     this.#db = db;
   }
 
+  /** Inserts an incident with its document; `updated_at` stays null until its first change. */
   async insert(accountId: string, doc: IncidentDoc, nowMs: number): Promise<void> {
     await this.#db
       .insertInto('incidents')

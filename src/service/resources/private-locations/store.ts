@@ -54,6 +54,7 @@ export class LocationQueries {
     return rows.map((r) => r.slug);
   }
 
+  /** Inserts a location row into the account. @throws the driver's unique-constraint error when the slug is taken. */
   async insert(accountId: string, row: LocationRow): Promise<void> {
     await this.#db
       .insertInto('private_locations')

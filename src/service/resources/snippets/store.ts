@@ -71,6 +71,7 @@ export class SnippetQueries {
     return text;
   }
 
+  /** Deletes the snippet (a no-op when it is not in the account). */
   async delete(accountId: string, id: number): Promise<void> {
     await this.#db.deleteFrom('snippets').where('account_id', '=', accountId).where('id', '=', id).execute();
   }

@@ -109,6 +109,7 @@ export class ServiceQueries {
     this.#db = db;
   }
 
+  /** Inserts a service row. */
   async insert(row: ServiceRow): Promise<void> {
     await this.#db.insertInto('status_page_services').values(row).execute();
   }
@@ -161,6 +162,7 @@ export class ServiceQueries {
     return res.numUpdatedRows > 0n;
   }
 
+  /** Deletes the service (a no-op when it is not in the account); incidents lose their links to it. */
   async delete(accountId: string, id: string): Promise<void> {
     await this.#db
       .deleteFrom('status_page_services')
