@@ -9,8 +9,6 @@ import { decideStatus } from './status.js';
 
 // Shared by the executors: request validation, status judgement, error outcomes.
 
-export { RunLogRecorder } from './run-log.js';
-
 /**
  * A rejected request field's value as an error shows it: never for header values, basic auth
  * or anything named like a secret (a rejected Cookie may be a credential), at most 100

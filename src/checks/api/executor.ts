@@ -27,7 +27,8 @@ import {
   parseHttpUrl,
 } from '../http/client.js';
 import { displayUrl, httpCheckResultOf, statusFailures } from '../http/result.js';
-import { errorRunOutcome, judgeRun, RunLogRecorder, releaseOutcome, validateRequest } from '../outcome.js';
+import { errorRunOutcome, judgeRun, releaseOutcome, validateRequest } from '../outcome.js';
+import { RunLogRecorder } from '../run-log.js';
 import { runBudgetMs } from '../time-budget.js';
 import { encodeBody, isTextual, readScriptRequest, type ScriptRequest, toScriptRequest } from './request.js';
 

@@ -14,7 +14,8 @@ import { abortedError } from '../../common/abort.js';
 import { evaluateAssertions, valueSource } from '../assertions/index.js';
 import { roundMs } from '../../common/clock.js';
 import type { Executor, ExecutorContext } from '../executor.js';
-import { errorRunOutcome, judgeRun, RunLogRecorder, validateRequest } from '../outcome.js';
+import { errorRunOutcome, judgeRun, validateRequest } from '../outcome.js';
+import { RunLogRecorder } from '../run-log.js';
 import { runBudgetMs } from '../time-budget.js';
 
 /** Options of the TCP executor. */

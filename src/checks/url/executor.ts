@@ -9,7 +9,8 @@ import { evaluateAssertions, valueSource } from '../assertions/index.js';
 import type { Executor, ExecutorContext } from '../executor.js';
 import { HttpClient, type HttpExecutorOptions, parseHttpUrl } from '../http/client.js';
 import { displayUrl, httpCheckResultOf, statusFailures } from '../http/result.js';
-import { errorRunOutcome, judgeRun, RunLogRecorder, validateRequest } from '../outcome.js';
+import { errorRunOutcome, judgeRun, validateRequest } from '../outcome.js';
+import { RunLogRecorder } from '../run-log.js';
 import { runBudgetMs } from '../time-budget.js';
 
 /**
