@@ -1,4 +1,5 @@
 import { type TSchema, type TUnsafe, Type } from '@sinclair/typebox';
+import { SERVICE_ERROR_CODES, type ServiceErrorCode } from './error-codes.js';
 
 /** Options of an object schema that refuses unknown fields (answered as 400 naming the field). */
 export const strict = { additionalProperties: false } as const;
@@ -54,7 +55,14 @@ export const ErrorBodySchema = Type.Object({
   statusCode: Type.Integer(),
   error: Type.String(),
   message: Type.String(),
-  attributes: Type.Record(Type.String(), Type.Unknown()),
+  attributes: Type.Object(
+    {
+      code: StringEnum(Object.keys(SERVICE_ERROR_CODES) as ServiceErrorCode[], {
+        description: 'Stable code of the error (docs/errors.md)',
+      }),
+    },
+    { additionalProperties: true },
+  ),
 });
 
 /** A date-time as the API answers times: ISO 8601 in UTC. */
