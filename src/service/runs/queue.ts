@@ -105,7 +105,7 @@ function openPayload(store: QueueStore, jobId: string, stored: string): Job {
 }
 
 const leaseLost = (jobId: string, what: string) =>
-  new HttpError(409, `lease of job ${jobId} was lost; ${what}`, { jobId, code: 'OUTPOST_ERR_LEASE_LOST' });
+  new HttpError('OUTPOST_ERR_LEASE_LOST', `lease of job ${jobId} was lost; ${what}`, { jobId });
 
 /**
  * The per-location job queues, kept in the store. Claims are atomic
