@@ -3,6 +3,7 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROTOCOL_VERSION } from '../../src/protocol/index.js';
+import { SERVICE_ERROR_CODES } from '../../src/service/http/error-codes.js';
 import { createTestCa } from '../helpers/test-ca.js';
 import { icmpBody, type TestService, testService } from '../helpers/service.js';
 
@@ -300,5 +301,72 @@ describe('responses conform to /openapi.json', () => {
 
     const all = templates.map((t) => `${t.method} ${t.path}`).filter((op) => op !== 'GET /openapi.json');
     expect(all.filter((op) => !exercised.has(op))).toEqual([]);
+  });
+});
+
+describe('every error answer carries its code', () => {
+  const json = { 'content-type': 'application/json' };
+  it.each([
+    ['a schema failure', 'POST', '/v1/checks/icmp', { payload: { name: 1 } }, 'OUTPOST_ERR_VALIDATION'],
+    [
+      'a body that is not JSON',
+      'POST',
+      '/v1/variables',
+      { payload: '{"key":', headers: json },
+      'OUTPOST_ERR_MALFORMED_REQUEST',
+    ],
+    [
+      'an empty JSON body',
+      'POST',
+      '/v1/variables',
+      { payload: '', headers: json },
+      'OUTPOST_ERR_MALFORMED_REQUEST',
+    ],
+    ['a URL that does not decode', 'GET', '/v1/checks/%E0%A4%A', {}, 'OUTPOST_ERR_MALFORMED_REQUEST'],
+    ['no key', 'GET', '/v1/checks', { auth: false }, 'OUTPOST_ERR_UNAUTHORIZED'],
+    ['an id of no check', 'GET', '/v1/checks/nope', {}, 'OUTPOST_ERR_NOT_FOUND'],
+    ['an unknown route', 'GET', '/v1/nowhere', {}, 'OUTPOST_ERR_NOT_FOUND'],
+    [
+      'a body over 1 MB',
+      'POST',
+      '/v1/variables',
+      { payload: `"${'x'.repeat(1024 * 1024 + 1)}"`, headers: json },
+      'OUTPOST_ERR_PAYLOAD_TOO_LARGE',
+    ],
+    [
+      'a path parameter over 256 characters',
+      'GET',
+      `/v1/checks/${'x'.repeat(300)}`,
+      {},
+      'OUTPOST_ERR_URI_TOO_LONG',
+    ],
+    [
+      'a body that is not JSON at all',
+      'POST',
+      '/v1/variables',
+      { payload: '<key>A</key>', headers: { 'content-type': 'application/xml' } },
+      'OUTPOST_ERR_UNSUPPORTED_MEDIA_TYPE',
+    ],
+  ] as const)('%s: %s %s', async (_what, method, url, options, code) => {
+    const {
+      payload,
+      headers = {},
+      auth = true,
+    } = options as {
+      payload?: unknown;
+      headers?: Record<string, string>;
+      auth?: boolean;
+    };
+    const res = await svc.app.inject({
+      method,
+      url,
+      headers: { ...(auth ? svc.auth() : {}), ...headers },
+      ...(payload === undefined ? {} : { payload: payload as string }),
+    });
+    expect(res.json()).toMatchObject({
+      statusCode: SERVICE_ERROR_CODES[code].status,
+      attributes: { code },
+    });
+    expect(res.statusCode).toBe(SERVICE_ERROR_CODES[code].status);
   });
 });
