@@ -118,7 +118,8 @@ export type HttpExchange = {
 /**
  * The HTTP side of the URL and API executors: one connector (one TLS context, sessions never
  * resumed), the resolver the agent is configured with, and the one redirect loop of both
- * (docs/checks.md, "URL" and "API"): each hop over a new connection, logged and recorded;
+ * (docs/checks.md, "URL" and "API"): each hop over a new connection, logged and recorded; a
+ * response without a Location, or with more than one, is the final one;
  * 303 (but for HEAD) and a POST's 301/302 continue as GET without a body (RFC 9110 §15.4,
  * as user agents do); the credential headers (SECRET_HEADERS) are dropped, for the rest of the
  * chain, once a redirect leaves the origin, as fetch does.
@@ -191,8 +192,9 @@ export class HttpClient {
       if (last.aborted) throw abortedError(signal);
       if (last.error !== null || last.statusCode === null) break;
       logs.add('INFO', `${method} ${displayUrl(target)} → ${last.statusCode} ${last.statusText}`.trimEnd());
-      const location = headerText(last.headers, 'location');
-      if (!request.followRedirects || !REDIRECT_STATUSES.has(last.statusCode) || location === undefined)
+      // A repeated Location is ambiguous: that response is the final one, as one without a Location.
+      const location = last.headers.location;
+      if (!request.followRedirects || !REDIRECT_STATUSES.has(last.statusCode) || typeof location !== 'string')
         break;
       if (redirects.length >= this.maxRedirects) {
         problem = { code: 'UND_ERR_MAX_REDIRECTS', message: `more than ${this.maxRedirects} redirects` };

@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Value } from '@sinclair/typebox/value';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUrlExecutor } from '../../../src/checks/url/index.js';
@@ -123,6 +125,23 @@ describe('URL executor over HTTP', () => {
     expect(outcome.httpCheckResult).toMatchObject({ errorCode: 'UND_ERR_MAX_REDIRECTS' });
     expect(outcome.httpCheckResult!.redirects).toHaveLength(10);
     expect(outcome.errorMessage).toContain('more than 10 redirects');
+  });
+
+  it('does not follow a response with more than one Location header: it is the final one', async () => {
+    const server = createServer((_req, res) => {
+      res.writeHead(302, ['location', '/a', 'location', '/b']).end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const outcome = await run(`http://127.0.0.1:${port}/`);
+
+      expect(outcome.status).toBe('PASSED');
+      expect(outcome.httpCheckResult!.redirects).toEqual([]);
+      expect(outcome.httpCheckResult!.response).toMatchObject({ statusCode: 302 });
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 
   it('fails a redirect to a scheme it cannot follow', async () => {
