@@ -114,7 +114,7 @@ export async function alertChannelRoutes(app: ServiceApp, ctx: ServiceContext): 
       }
       const config = body.config === undefined ? stored.config : validateConfig(type, body.config, stored);
       if (body.subscriptions) await assertSubscriptions(ctx.db, request.accountId, body.subscriptions);
-      const doc: ChannelDoc = { ...stored, ...body, type, config } as ChannelDoc;
+      const doc: ChannelDoc = { ...stored, ...body, type, config };
       const row = await channels.update(request.accountId, before, doc, Date.now());
       return presentChannel(row, await channels.targets(request.accountId));
     },
