@@ -3,7 +3,8 @@ import { sql } from 'kysely';
 import type { CheckResult, CheckType, JobClass } from '../../protocol/index.js';
 import { analyticsColumnsOf } from '../analytics/columns.js';
 import type { Database } from '../store/database.js';
-import { writeDoc } from '../store/schema.js';
+import { type StoredJson, writeDoc } from '../store/schema.js';
+import type { CheckDoc } from '../resources/checks/checks.js';
 
 /** The store, or a transaction open on it. */
 export type Tx = Kysely<Database> | Transaction<Database>;
@@ -93,7 +94,7 @@ export class QueueStore {
   }
 
   /** The stored document of a check of the account (JSON text), or undefined when it is gone. */
-  async checkDoc(accountId: string, checkId: string): Promise<string | undefined> {
+  async checkDoc(accountId: string, checkId: string): Promise<StoredJson<CheckDoc> | undefined> {
     const row = await this.db
       .selectFrom('checks')
       .select('doc')

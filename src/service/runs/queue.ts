@@ -10,7 +10,7 @@ import {
   jobClassOf,
 } from '../../protocol/index.js';
 import { linkSignal } from '../../common/linked-signal.js';
-import { type CheckDoc, runLocationsOf } from '../resources/checks/checks.js';
+import { runLocationsOf } from '../resources/checks/checks.js';
 import { HttpError, notFound } from '../http/errors.js';
 import { JobBuilder, nextAttemptJob, type RunRequest } from './jobs.js';
 import { enqueueResultHooks } from './outbox.js';
@@ -18,6 +18,7 @@ import { type JobRow, QueueStore, type Tx } from './queue-store.js';
 import { retryLocation } from './retries.js';
 import { SecretBox, secretBoxOf } from '../store/secret-box.js';
 import type { Database } from '../store/database.js';
+import { readDoc } from '../store/schema.js';
 
 export type { RunRequest } from './jobs.js';
 
@@ -323,7 +324,7 @@ export class JobQueue {
             checkSessionId: prior.check_session_id,
             checkId: prior.check_id,
             duplicate: true,
-            result: JSON.parse(prior.doc) as CheckResult,
+            result: readDoc(prior.doc),
             retryJobId: null,
           };
         }
@@ -493,7 +494,7 @@ async function refuse(store: QueueStore, scope: AgentScope, jobId: string, what:
 /** The check's run locations as stored now; [] when the check is gone. */
 async function runLocations(store: QueueStore, accountId: string, checkId: string): Promise<string[]> {
   const doc = await store.checkDoc(accountId, checkId);
-  return doc !== undefined ? runLocationsOf(JSON.parse(doc) as CheckDoc) : [];
+  return doc !== undefined ? runLocationsOf(readDoc(doc)) : [];
 }
 
 /** Counts a run of the session that ended without a result, then settles the session. */
