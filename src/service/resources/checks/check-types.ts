@@ -80,8 +80,8 @@ export type CheckTypeEntry = {
   /**
    * Minutes between runs the type accepts, checked again after an update merges (the update body
    * takes any integer). 0 is the sub-minute schedule (every 10, 20 or 30 s, `frequencyOffset`),
-   * offered only to TCP and API checks as in the public API: DNS, URL, ICMP and browser checks run
-   * at most once a minute (docs/checks.md, "Frequency and the sub-minute schedule").
+   * offered to ICMP, TCP and API checks as in the public API: DNS, URL and browser checks run at
+   * most once a minute (docs/checks.md, "Frequency and the sub-minute schedule").
    */
   frequencies: readonly number[];
   /**
