@@ -13,6 +13,7 @@ import { JobQueue } from './runs/queue.js';
 import { type NamedResultHook, ResultOutbox, type ResultOutboxOptions } from './runs/outbox.js';
 import { DEFAULT_RETENTION, type RetentionPolicy, RetentionWorker } from './store/retention.js';
 import { registerOpenApi } from './http/openapi.js';
+import { PUBLIC_ROUTES } from './public/routes.js';
 import { ROUTES } from './routes.js';
 import { CheckSessions } from './runs/sessions.js';
 import type { Database } from './store/database.js';
@@ -129,6 +130,10 @@ export async function build(options: BuildOptions): Promise<Service> {
   installErrorHandling(app);
   await registerOpenApi(app);
 
+  await app.register(async (scope) => {
+    const open = scope.withTypeProvider<TypeBoxTypeProvider>();
+    for (const routes of PUBLIC_ROUTES) await routes(open, context);
+  });
   await app.register(async (scope) => {
     // Types only: request parts typed from the route schemas; the compilers above still validate.
     const v1 = scope.withTypeProvider<TypeBoxTypeProvider>();

@@ -37,8 +37,8 @@ const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
 
 /**
  * Registers @fastify/swagger so the OpenAPI 3.1 document is generated from the
- * same TypeBox schemas that validate requests, and serves it at `GET /openapi.json`
- * (no authentication: it holds no account data).
+ * same TypeBox schemas that validate requests; `app.swagger()` answers it, served at
+ * `GET /openapi.json` by public/routes.ts (no authentication: it holds no account data).
  */
 export async function registerOpenApi(app: FastifyInstance): Promise<void> {
   await app.register(swagger, {
@@ -91,5 +91,4 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
       return openapiObject as never;
     },
   });
-  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 }
