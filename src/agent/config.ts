@@ -2,7 +2,7 @@ import { type Static, Type } from '@sinclair/typebox';
 import { FormatRegistry } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { type CheckType, jobClassOf, MAX_CLAIM_WAIT_SECONDS } from '../protocol/index.js';
-import { literals } from '../common/config-schema.js';
+import { literals } from '../common/literals.js';
 import { OutpostError } from '../common/errors.js';
 import { LOG_LEVELS } from '../common/logger.js';
 import { REDACTED } from '../common/redaction.js';

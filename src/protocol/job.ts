@@ -10,8 +10,7 @@ import {
   RETRY_STRATEGY_TYPES,
   TRIGGER_SOURCES,
 } from './enums.js';
-
-const literals = <T extends string>(values: readonly T[]) => Type.Union(values.map((v) => Type.Literal(v)));
+import { literals } from '../common/literals.js';
 
 /** The ICMP request of a check (docs/checks.md, "ICMP"). */
 export const IcmpRequestSchema = Type.Object({

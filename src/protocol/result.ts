@@ -4,8 +4,8 @@ import { DnsCheckResultSchema } from './dns-result.js';
 import { RUN_STATUSES } from './enums.js';
 import { HttpCheckResultSchema } from './http-result.js';
 import { TcpCheckResultSchema } from './tcp-result.js';
+import { literals } from '../common/literals.js';
 
-const literals = <T extends string>(values: readonly T[]) => Type.Union(values.map((v) => Type.Literal(v)));
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
 
 /** One echo request of an ICMP run. `rtt` in milliseconds; `ttl` as received. */

@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { FormatRegistry, type Static, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import { literals } from '../common/config-schema.js';
+import { literals } from '../common/literals.js';
 import { OutpostError } from '../common/errors.js';
 import { LOG_LEVELS, type LogLevelName } from '../common/logger.js';
 import { parseSecretKey } from './store/secret-box.js';
