@@ -13,6 +13,8 @@ import {
 import { HttpError } from '../http/errors.js';
 import { linkSignal } from '../../common/linked-signal.js';
 import type { AgentScope } from './queue.js';
+import { recordClaimReport } from '../resources/agents/agents.js';
+import { AgentQueries } from '../resources/agents/store.js';
 import type { ServiceContext } from '../context.js';
 import { writeDoc } from '../store/schema.js';
 import { ResourceId } from '../http/schema-helpers.js';
@@ -44,12 +46,8 @@ export async function agentScopeOf(
   const now = Date.now();
   const location = request.privateLocation;
   const locationId = location?.id ?? null;
-  const known = await ctx.db
-    .selectFrom('agents')
-    .select('location_id')
-    .where('account_id', '=', request.accountId)
-    .where('id', '=', agentId)
-    .executeTakeFirst();
+  const agents = new AgentQueries(ctx.db);
+  const known = await agents.get(request.accountId, agentId);
   if (known && known.location_id !== locationId) {
     throw new HttpError(
       'OUTPOST_ERR_AGENT_KEY_MISMATCH',
@@ -60,19 +58,7 @@ export async function agentScopeOf(
       },
     );
   }
-  if (version !== undefined) {
-    await ctx.db
-      .insertInto('agents')
-      .values({
-        id: agentId,
-        account_id: request.accountId,
-        version,
-        last_seen_at: now,
-        location_id: locationId,
-      })
-      .onConflict((oc) => oc.columns(['account_id', 'id']).doUpdateSet({ version, last_seen_at: now }))
-      .execute();
-  }
+  if (version !== undefined) await agents.recordSeen(request.accountId, agentId, version, locationId, now);
   // A private-location key serves its own location only; an account key every location.
   return { accountId: request.accountId, agentId, locations: location ? [location.slug] : null };
 }
@@ -117,6 +103,13 @@ export async function agentRoutes(app: ServiceApp, ctx: ServiceContext): Promise
         )
         .finally(() => wait.dispose());
       if (jobs.length > 0) request.log.debug({ jobs: jobs.map((j) => j.jobId) }, 'jobs claimed');
+      // What the claim reported (free slots less the jobs handed out), for GET /v1/agents.
+      try {
+        const handedOut = jobs.map((j) => j.check.checkType);
+        await recordClaimReport(ctx.db, scope.accountId, scope.agentId, body, handedOut, Date.now());
+      } catch (err) {
+        request.log.warn({ err, agentId: scope.agentId }, 'could not record the claim report of an agent');
+      }
       return { jobs };
     },
   );

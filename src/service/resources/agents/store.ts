@@ -38,6 +38,25 @@ export class AgentQueries {
   }
 
   /**
+   * Records that agent `agentId` of the account, at `version`, was seen at `nowMs` (epoch ms)
+   * through a key of `locationId` (null: an account key): creates its row on its first request,
+   * else updates its version and last-seen time (its location stays the one it registered with).
+   */
+  async recordSeen(
+    accountId: string,
+    agentId: string,
+    version: string,
+    locationId: string | null,
+    nowMs: number,
+  ): Promise<void> {
+    await this.#db
+      .insertInto('agents')
+      .values({ id: agentId, account_id: accountId, version, last_seen_at: nowMs, location_id: locationId })
+      .onConflict((oc) => oc.columns(['account_id', 'id']).doUpdateSet({ version, last_seen_at: nowMs }))
+      .execute();
+  }
+
+  /**
    * Writes the agent's claim report, and its first-seen time unless it has one: the start of this
    * claim (the claim wrote `last_seen_at` when it began).
    */
