@@ -173,15 +173,12 @@ export async function agentRoutes(app: ServiceApp, ctx: ServiceContext): Promise
     },
     async (request, reply) => {
       const scope = await scopeOf(request);
-      await ctx.db
-        .insertInto('agent_events')
-        .values({
-          account_id: scope.accountId,
-          agent_id: scope.agentId,
-          doc: writeDoc(request.body),
-          created_at: Date.now(),
-        })
-        .execute();
+      await new AgentQueries(ctx.db).recordEvent(
+        scope.accountId,
+        scope.agentId,
+        writeDoc(request.body),
+        Date.now(),
+      );
       return reply.code(202).send({ accepted: true });
     },
   );

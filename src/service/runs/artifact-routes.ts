@@ -10,6 +10,7 @@ import { notFound, sendError } from '../http/errors.js';
 import type { ServiceErrorCode } from '../http/error-codes.js';
 import { ErrorBodySchema, strict, ResourceId } from '../http/schema-helpers.js';
 import { agentScopeOf } from './agent-routes.js';
+import { ResultQueries } from '../resources/check-results/store.js';
 
 const OCTET_STREAM = 'application/octet-stream';
 const binary = { content: { [OCTET_STREAM]: { schema: { type: 'string', format: 'binary' } } } };
@@ -160,15 +161,9 @@ export async function artifactRoutes(app: ServiceApp, ctx: ServiceContext): Prom
     },
     async (request, reply) => {
       const { checkId, checkResultId, name } = request.params;
-      const row = await ctx.db
-        .selectFrom('check_results')
-        .select('job_id')
-        .where('account_id', '=', request.accountId)
-        .where('check_id', '=', checkId)
-        .where('id', '=', checkResultId)
-        .executeTakeFirst();
-      if (!row) throw notFound('check result', checkResultId);
-      const file = await ctx.artifacts.open(request.accountId, row.job_id, name);
+      const jobId = await new ResultQueries(ctx.db).jobIdOf(request.accountId, checkId, checkResultId);
+      if (jobId === undefined) throw notFound('check result', checkResultId);
+      const file = await ctx.artifacts.open(request.accountId, jobId, name);
       if (!file) throw notFound('artifact', name);
       return reply
         .type(OCTET_STREAM)

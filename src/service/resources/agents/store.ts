@@ -1,4 +1,5 @@
 import type { Kysely, Selectable } from 'kysely';
+import type { AgentEvent } from '../../../protocol/messages.js';
 import type { ClaimReport } from './agents.js';
 import type { Database } from '../../store/database.js';
 import type { StoredJson } from '../../store/schema.js';
@@ -53,6 +54,19 @@ export class AgentQueries {
       .insertInto('agents')
       .values({ id: agentId, account_id: accountId, version, last_seen_at: nowMs, location_id: locationId })
       .onConflict((oc) => oc.columns(['account_id', 'id']).doUpdateSet({ version, last_seen_at: nowMs }))
+      .execute();
+  }
+
+  /** Stores an error report (an AgentEvent as JSON text) agent `agentId` sent at `nowMs` (epoch ms). */
+  async recordEvent(
+    accountId: string,
+    agentId: string,
+    event: StoredJson<AgentEvent>,
+    nowMs: number,
+  ): Promise<void> {
+    await this.#db
+      .insertInto('agent_events')
+      .values({ account_id: accountId, agent_id: agentId, doc: event, created_at: nowMs })
       .execute();
   }
 

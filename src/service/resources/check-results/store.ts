@@ -58,4 +58,16 @@ export class ResultQueries {
       .where('id', '=', resultId)
       .executeTakeFirst();
   }
+
+  /** The job that produced a result (its artifacts are filed under it); undefined when the result is not in the account. */
+  async jobIdOf(accountId: string, checkId: string, resultId: string): Promise<string | undefined> {
+    const row = await this.#db
+      .selectFrom('check_results')
+      .select('job_id')
+      .where('account_id', '=', accountId)
+      .where('check_id', '=', checkId)
+      .where('id', '=', resultId)
+      .executeTakeFirst();
+    return row?.job_id;
+  }
 }
