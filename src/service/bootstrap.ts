@@ -8,6 +8,7 @@ import { CheckStore } from './resources/checks/store.js';
 import { checkTypeEntry } from './resources/checks/check-types.js';
 import { CheckResponseSchema } from './http/responses.js';
 import type { Database } from './store/database.js';
+import { AccountQueries } from './store/accounts.js';
 
 /** What bootstrapping found or made. `apiKey` is set only when it was created now (shown once). */
 export type Bootstrap = { accountId: string; createdApiKey: string | null };
@@ -21,18 +22,15 @@ export async function ensureAccount(
   db: Kysely<Database>,
   options: { accountId?: string | undefined; apiKey?: string | undefined },
 ): Promise<Bootstrap> {
-  const existing = await db.selectFrom('accounts').select('id').orderBy('created_at').executeTakeFirst();
-  if (existing) {
+  const accounts = new AccountQueries(db);
+  const existing = await accounts.oldestId();
+  if (existing !== undefined) {
     if (options.apiKey) {
       // A key given in the environment is honoured on an existing store too.
-      const known = await db
-        .selectFrom('api_keys')
-        .select('id')
-        .where('key_hash', '=', hashApiKey(options.apiKey))
-        .executeTakeFirst();
-      if (!known) await createApiKey(db, existing.id, options.apiKey);
+      const known = await accounts.accountOfKey(hashApiKey(options.apiKey));
+      if (known === undefined) await createApiKey(db, existing, options.apiKey);
     }
-    return { accountId: existing.id, createdApiKey: null };
+    return { accountId: existing, createdApiKey: null };
   }
   const accountId = await createAccount(db, 'default', options.accountId);
   const key = await createApiKey(db, accountId, options.apiKey ?? generateApiKey());
@@ -44,11 +42,7 @@ export async function ensureAccount(
  * key every start, the previous one revoked, so no agent key is ever stored in clear.
  */
 export async function rotateEmbeddedAgentKey(db: Kysely<Database>, accountId: string): Promise<string> {
-  await db
-    .deleteFrom('api_keys')
-    .where('account_id', '=', accountId)
-    .where('label', '=', 'embedded-agent')
-    .execute();
+  await new AccountQueries(db).deleteKeysLabelled(accountId, 'embedded-agent');
   return createApiKey(db, accountId, generateApiKey(), 'embedded-agent');
 }
 

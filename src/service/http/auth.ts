@@ -5,6 +5,8 @@ import type { Kysely } from 'kysely';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { sendError } from './errors.js';
 import type { Database } from '../store/database.js';
+import { AccountQueries } from '../store/accounts.js';
+import { LocationQueries } from '../resources/private-locations/store.js';
 
 /** API keys are `op_` + 32 random bytes in hex; only their SHA-256 is stored. */
 export function generateApiKey(): string {
@@ -25,7 +27,7 @@ export async function createAccount(
   name: string,
   id: string = randomUUID(),
 ): Promise<string> {
-  await db.insertInto('accounts').values({ id, name, created_at: Date.now() }).execute();
+  await new AccountQueries(db).insert(id, name, Date.now());
   return id;
 }
 
@@ -36,17 +38,14 @@ export async function createApiKey(
   key: string = generateApiKey(),
   label: string | null = null,
 ): Promise<string> {
-  await db
-    .insertInto('api_keys')
-    .values({
-      id: randomUUID(),
-      account_id: accountId,
-      key_hash: hashApiKey(key),
-      key_prefix: key.slice(0, 7),
-      label,
-      created_at: Date.now(),
-    })
-    .execute();
+  await new AccountQueries(db).insertKey({
+    id: randomUUID(),
+    account_id: accountId,
+    key_hash: hashApiKey(key),
+    key_prefix: key.slice(0, 7),
+    label,
+    created_at: Date.now(),
+  });
   return key;
 }
 
@@ -78,20 +77,11 @@ async function lookUpKey(
 ): Promise<{ accountId: string; privateLocation: PrivateLocationRef | null } | null> {
   const keyHash = hashApiKey(key);
   if (key.startsWith(PRIVATE_LOCATION_KEY_PREFIX)) {
-    const row = await db
-      .selectFrom('private_location_keys as k')
-      .innerJoin('private_locations as l', 'l.id', 'k.location_id')
-      .select(['l.account_id', 'l.id', 'l.slug'])
-      .where('k.key_hash', '=', keyHash)
-      .executeTakeFirst();
+    const row = await new LocationQueries(db).keyOwner(keyHash);
     return row ? { accountId: row.account_id, privateLocation: { id: row.id, slug: row.slug } } : null;
   }
-  const row = await db
-    .selectFrom('api_keys')
-    .select('account_id')
-    .where('key_hash', '=', keyHash)
-    .executeTakeFirst();
-  return row ? { accountId: row.account_id, privateLocation: null } : null;
+  const accountId = await new AccountQueries(db).accountOfKey(keyHash);
+  return accountId === undefined ? null : { accountId, privateLocation: null };
 }
 
 /**

@@ -1,0 +1,49 @@
+import type { Insertable, Kysely } from 'kysely';
+import type { ApiKeyTable, Database } from './schema.js';
+
+/**
+ * The `accounts` and `api_keys` tables' queries: creating the first account and its keys, and
+ * finding the account a key authenticates. Keys are found by their SHA-256 (`keyHash`, hex); the
+ * key itself is never stored.
+ */
+export class AccountQueries {
+  readonly #db: Kysely<Database>;
+  constructor(db: Kysely<Database>) {
+    this.#db = db;
+  }
+
+  /** Creates an account named `name` at `nowMs` (epoch ms). */
+  async insert(id: string, name: string, nowMs: number): Promise<void> {
+    await this.#db.insertInto('accounts').values({ id, name, created_at: nowMs }).execute();
+  }
+
+  /** The id of the oldest account; undefined on an empty store. */
+  async oldestId(): Promise<string | undefined> {
+    const row = await this.#db.selectFrom('accounts').select('id').orderBy('created_at').executeTakeFirst();
+    return row?.id;
+  }
+
+  /** Stores an API key row. */
+  async insertKey(row: Insertable<ApiKeyTable>): Promise<void> {
+    await this.#db.insertInto('api_keys').values(row).execute();
+  }
+
+  /** The account of the API key whose hash is `keyHash`; undefined when no key has it. */
+  async accountOfKey(keyHash: string): Promise<string | undefined> {
+    const row = await this.#db
+      .selectFrom('api_keys')
+      .select('account_id')
+      .where('key_hash', '=', keyHash)
+      .executeTakeFirst();
+    return row?.account_id;
+  }
+
+  /** Deletes the account's API keys labelled `label` (the embedded agent's, rotated at each start). */
+  async deleteKeysLabelled(accountId: string, label: string): Promise<void> {
+    await this.#db
+      .deleteFrom('api_keys')
+      .where('account_id', '=', accountId)
+      .where('label', '=', label)
+      .execute();
+  }
+}
