@@ -68,7 +68,7 @@ export async function agentScopeOf(
  * with an account API key serves every location of the account; one with a
  * private-location key (`pl_…`) serves that location only (`AgentScope.locations`
  * = its slug) and is recorded against it in `agents.location_id`.
- * Artifact uploads are in routes/artifacts.ts.
+ * Artifact uploads are in runs/artifact-routes.ts.
  */
 export async function agentRoutes(app: ServiceApp, ctx: ServiceContext): Promise<void> {
   const scopeOf = (request: FastifyRequest, version?: string) => agentScopeOf(ctx, request, version);

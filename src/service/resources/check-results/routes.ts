@@ -8,7 +8,7 @@ import { CheckIdParams, OpenRecord } from '../../http/schema-helpers.js';
 /**
  * Check results of scheduled and triggered runs alike (not in the spec; the field's
  * `GET /v1/check-results/{checkId}` and `…/{checkResultId}`). Artifact downloads are in
- * routes/artifacts.ts.
+ * runs/artifact-routes.ts.
  */
 export async function checkResultRoutes(app: ServiceApp, ctx: ServiceContext): Promise<void> {
   const results = new CheckResults(ctx.db);
