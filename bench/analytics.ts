@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { type Kysely, sql } from 'kysely';
+import { type Insertable, type Kysely, sql } from 'kysely';
 import { apiCheckAnalytics, parseMetrics } from '../src/service/analytics/api-checks.js';
 import { AnalyticsWorkers } from '../src/service/analytics/workers.js';
 import { explainAggregate } from '../src/service/analytics/query.js';
@@ -19,6 +19,7 @@ import { newCheckDoc } from '../src/service/resources/checks/checks.js';
 import { CheckStore } from '../src/service/resources/checks/store.js';
 import type { AnalyticsQuery } from '../src/service/analytics/schema.js';
 import { type Database, openSqliteDatabase } from '../src/service/store/database.js';
+import type { CheckResultTable } from '../src/service/store/schema.js';
 
 /** Timing of one query: wall-clock and process CPU (user + system) per run, ms. */
 export type AnalyticsBenchQuery = {
@@ -111,7 +112,7 @@ async function insertResults(
   for (let start = 0; start < rows; start += 50_000) {
     await db.transaction().execute(async (tx) => {
       for (let i = start; i < Math.min(start + 50_000, rows); i += batch) {
-        const values = [];
+        const values: Insertable<CheckResultTable>[] = [];
         for (let j = i; j < Math.min(i + batch, rows); j++) {
           const startedAt = nowMs - 30 * DAY_MS + Math.floor((j * 30 * DAY_MS) / rows);
           const u = rnd();

@@ -2,10 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import type { Insertable } from 'kysely';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseServiceConfig } from '../../src/service/config.js';
 import { RetentionWorker } from '../../src/service/store/retention.js';
+import type { CheckSessionTable, SessionStatus } from '../../src/service/store/schema.js';
 import { type TestService, testService } from '../helpers/service.js';
 
 // Issue 9, 2.3: results, sessions, artifact files, agent reports and agents are deleted after
@@ -119,7 +121,7 @@ describe('retention', () => {
         { account_id: account, agent_id: 'alive', doc: '{}', created_at: NOW - DAY },
       ])
       .execute();
-    const session = (id: string, ageDays: number, status: string) => ({
+    const session = (id: string, ageDays: number, status: SessionStatus): Insertable<CheckSessionTable> => ({
       id,
       account_id: account,
       check_id: 'c1',

@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import type { CheckResult, CheckType, JobClass } from '../../protocol/index.js';
 import { analyticsColumnsOf } from '../analytics/columns.js';
 import type { Database } from '../store/database.js';
-import { type StoredJson, writeDoc } from '../store/schema.js';
+import { type SessionStatus, type StoredJson, writeDoc } from '../store/schema.js';
 import type { CheckDoc } from '../resources/checks/checks.js';
 
 /** The store, or a transaction open on it. */
@@ -312,7 +312,7 @@ export class QueueStore {
    * Ends a session still in PROGRESS with `status` at `nowMs`.
    * @returns whether this call ended it.
    */
-  async endSession(sessionId: string, status: string, nowMs: number): Promise<boolean> {
+  async endSession(sessionId: string, status: SessionStatus, nowMs: number): Promise<boolean> {
     const res = await this.db
       .updateTable('check_sessions')
       .set({ status, stopped_at: nowMs })

@@ -18,7 +18,7 @@ import { type JobRow, QueueStore, type Tx } from './queue-store.js';
 import { retryLocation } from './retries.js';
 import { SecretBox, secretBoxOf } from '../store/secret-box.js';
 import type { Database } from '../store/database.js';
-import { readDoc } from '../store/schema.js';
+import { readDoc, type SessionStatus } from '../store/schema.js';
 
 export type { RunRequest } from './jobs.js';
 
@@ -360,7 +360,7 @@ export class JobQueue {
         await this.#insert(
           store,
           nextAttemptJob(payload, retryJobId, location),
-          job.check_type as CheckType,
+          job.check_type,
           nowMs + plan.delayMs,
         );
       }
@@ -537,7 +537,7 @@ async function settleSession(store: QueueStore, sessionId: string, nowMs: number
   if (await store.sessionHasJobs(sessionId)) return false;
   const session = await store.sessionState(sessionId);
   if (session?.status !== 'PROGRESS') return false;
-  let status = 'PASSED';
+  let status: SessionStatus = 'PASSED';
   if (session.timed_out_runs > 0) {
     status = 'TIMED_OUT';
   } else {

@@ -1,4 +1,5 @@
 import type { ColumnType, Generated } from 'kysely';
+import type { CHECK_SESSION_STATUSES, CheckType, RunStatus, TriggerSource } from '../../protocol/enums.js';
 import type { AgentEvent } from '../../protocol/messages.js';
 import type { CheckResult } from '../../protocol/result.js';
 import type { ClaimReport } from '../resources/agents/agents.js';
@@ -39,7 +40,9 @@ export function writeDoc<T>(doc: T): StoredJson<T> {
 /**
  * Tables of the service store. Portable types only (text, integer, real):
  * JSON documents are stored as text so the same queries run on SQLite and
- * PostgreSQL. Times are epoch milliseconds in integer columns.
+ * PostgreSQL. Times are epoch milliseconds in integer columns. Text columns of an enumeration
+ * (`check_type`, `status`, `result_type`, `trigger_source`) are typed with the protocol's
+ * enumeration: the service writes only values its schemas validated, so a read needs no cast.
  */
 export type Database = {
   accounts: AccountTable;
@@ -103,7 +106,7 @@ export type ApiKeyTable = {
 export type CheckTable = {
   id: string;
   account_id: string;
-  check_type: string;
+  check_type: CheckType;
   name: string;
   activated: number;
   /** Tags as a JSON array, duplicated out of `doc` for filtering. */
@@ -120,15 +123,18 @@ export type CheckTable = {
   updated_at: number | null;
 };
 
+/** A check session's status: PROGRESS while runs are pending, then one of the final statuses. */
+export type SessionStatus = 'PROGRESS' | (typeof CHECK_SESSION_STATUSES)[number];
+
 export type CheckSessionTable = {
   id: string;
   account_id: string;
   check_id: string;
-  check_type: string;
+  check_type: CheckType;
   name: string;
-  trigger_source: string;
+  trigger_source: TriggerSource;
   /** PROGRESS while runs are pending, then a final status. */
-  status: string;
+  status: SessionStatus;
   /** Locations the session runs in, a JSON array. */
   run_locations: JsonColumn<string[]>;
   started_at: number;
@@ -144,7 +150,7 @@ export type JobTable = {
   check_session_id: string | null;
   location: string;
   job_class: string;
-  check_type: string;
+  check_type: CheckType;
   /** queued | leased. A job that ends (result, expiry, failure) is deleted (migration 0006_queue_bounds). */
   state: string;
   attempt: number;
@@ -173,12 +179,12 @@ export type CheckResultTable = {
   job_id: string;
   check_session_id: string | null;
   run_location: string;
-  status: string;
+  status: RunStatus;
   has_failures: number;
   has_errors: number;
   is_degraded: number;
   response_time: number;
-  result_type: string;
+  result_type: CheckResult['resultType'];
   started_at: number;
   stopped_at: number;
   /** The whole result, JSON. */

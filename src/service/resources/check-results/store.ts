@@ -8,7 +8,7 @@ export type ResultRow = Selectable<Database['check_results']>;
 export type ResultFilter = {
   fromMs?: number | undefined;
   toMs?: number | undefined;
-  resultType?: string | undefined;
+  resultType?: 'FINAL' | 'ATTEMPT' | undefined;
   hasFailures?: boolean | undefined;
   location?: string | undefined;
 };

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import type { CheckType } from '../../../protocol/index.js';
 import { notFound } from '../../http/errors.js';
 import { firstRunAt } from '../../runs/schedule.js';
 import type { Database } from '../../store/database.js';
@@ -93,7 +94,7 @@ export class CheckStore {
   }
 
   /** Name and type of a check of the account; undefined when it is not in the account. */
-  async summary(accountId: string, id: string): Promise<{ name: string; checkType: string } | undefined> {
+  async summary(accountId: string, id: string): Promise<{ name: string; checkType: CheckType } | undefined> {
     const row = await this.#db
       .selectFrom('checks')
       .select(['name', 'check_type'])
