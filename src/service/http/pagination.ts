@@ -19,7 +19,9 @@ export function offsetOf(query: { limit: number; page: number }): number {
   return (query.page - 1) * query.limit;
 }
 
-/** Epoch ms → ISO date-time; null stays null. */
+/** Epoch ms → ISO date-time; null stays null (so a time that is never null gives a string). */
+export function iso(ms: number): string;
+export function iso(ms: number | null | undefined): string | null;
 export function iso(ms: number | null | undefined): string | null {
   return ms === null || ms === undefined ? null : new Date(Number(ms)).toISOString();
 }

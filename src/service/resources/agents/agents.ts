@@ -1,5 +1,7 @@
+import type { Static } from '@sinclair/typebox';
 import type { Kysely } from 'kysely';
 import {
+  type AgentEvent,
   type CheckType,
   type ClaimRequest,
   JOB_CLASSES,
@@ -11,6 +13,7 @@ import { iso, offsetOf } from '../../http/pagination.js';
 import type { Database } from '../../store/database.js';
 import { readDoc, writeDoc } from '../../store/schema.js';
 import { LocationQueries } from '../private-locations/store.js';
+import type { AgentErrorReportSchema, AgentResponseSchema } from './schema.js';
 import { type AgentRow, AgentQueries } from './store.js';
 
 /**
@@ -30,8 +33,11 @@ export type ClaimReport = {
   runtimes: string[];
 };
 
-/** An agent as the API shows it (see `AgentResponseSchema`). */
-export type AgentView = Record<string, unknown> & { id: string };
+/** An agent as `GET /v1/agents` and `GET /v1/agents/{id}` answer it (`AgentResponseSchema`). */
+export type AgentView = Static<typeof AgentResponseSchema>;
+
+/** One error report of an agent as `GET /v1/agents/{id}/error-reports` answers it (`AgentErrorReportSchema`). */
+export type AgentErrorReport = Static<typeof AgentErrorReportSchema>;
 
 /**
  * Records what a successful claim of agent `agentId` reported (`claim`, and `handedOut`: the
@@ -102,7 +108,7 @@ export class Agents {
     accountId: string,
     agentId: string,
     query: { limit: number; page: number },
-  ): Promise<Record<string, unknown>[]> {
+  ): Promise<AgentErrorReport[]> {
     const rows = await this.#rows.events(accountId, agentId, query.limit, offsetOf(query));
     if (rows.length === 0) {
       // An empty page of a known agent is an empty list; an unknown agent a 404.
@@ -110,16 +116,17 @@ export class Agents {
       if (!known) throw notFound('agent', agentId);
     }
     return rows.map((r) => {
-      const doc = readDoc(r.doc);
+      // Partial: a field a stored report lacks is answered as '' (`stack` as null).
+      const doc: Partial<AgentEvent> = readDoc(r.doc);
       return {
         id: Number(r.id),
         agentId: r.agent_id,
         created_at: iso(r.created_at),
-        message: String(doc.message ?? ''),
-        stack: typeof doc.stack === 'string' ? doc.stack : null,
-        agentVersion: String(doc.agentVersion ?? ''),
-        platform: String(doc.platform ?? ''),
-        runtimeVersion: String(doc.runtimeVersion ?? ''),
+        message: doc.message ?? '',
+        stack: doc.stack ?? null,
+        agentVersion: doc.agentVersion ?? '',
+        platform: doc.platform ?? '',
+        runtimeVersion: doc.runtimeVersion ?? '',
       };
     });
   }
@@ -170,7 +177,7 @@ export class Agents {
           })),
         errorReports: {
           count: Number(errors?.count ?? 0),
-          lastReportedAt: iso(errors?.last as number | null),
+          lastReportedAt: iso(errors?.last),
         },
       };
     });

@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox';
 import { Agents } from './agents.js';
 import type { ServiceContext } from '../../context.js';
 import { AgentErrorReportSchema, AgentErrorReportsQuery, AgentResponseSchema } from './schema.js';
-import { IdParams, OpenRecord, strict } from '../../http/schema-helpers.js';
+import { IdParams, strict } from '../../http/schema-helpers.js';
 
 /**
  * The agents of an account, for people (not in the spec): `GET /v1/agents`, `GET /v1/agents/{id}`
@@ -24,7 +24,7 @@ export async function agentsRoutes(app: ServiceApp, ctx: ServiceContext): Promis
         description:
           'Every agent that claimed jobs with a key of the account (account API keys and private-location keys), most recently seen first.',
         querystring: Type.Object({}, strict),
-        response: { 200: Type.Array(OpenRecord(AgentResponseSchema)) },
+        response: { 200: Type.Array(AgentResponseSchema) },
       },
     },
     async (request) => agents.list(request.accountId, Date.now()),
@@ -37,7 +37,7 @@ export async function agentsRoutes(app: ServiceApp, ctx: ServiceContext): Promis
         tags: ['agents'],
         summary: 'Get an agent',
         params: IdParams,
-        response: { 200: OpenRecord(AgentResponseSchema) },
+        response: { 200: AgentResponseSchema },
       },
     },
     async (request) => agents.get(request.accountId, request.params.id, Date.now()),
@@ -51,7 +51,7 @@ export async function agentsRoutes(app: ServiceApp, ctx: ServiceContext): Promis
         summary: 'List the error reports of an agent, newest first',
         params: IdParams,
         querystring: AgentErrorReportsQuery,
-        response: { 200: Type.Array(OpenRecord(AgentErrorReportSchema)) },
+        response: { 200: Type.Array(AgentErrorReportSchema) },
       },
     },
     async (request) => agents.errorReports(request.accountId, request.params.id, request.query),
