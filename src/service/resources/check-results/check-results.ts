@@ -1,8 +1,10 @@
+import type { Static } from '@sinclair/typebox';
 import type { Kysely } from 'kysely';
+import type { CheckResult, CheckType, HttpCheckResult } from '../../../protocol/index.js';
 import { parseInstant } from '../../analytics/time-range.js';
 import { badField, notFound } from '../../http/errors.js';
 import { offsetOf } from '../../http/pagination.js';
-import type { RESULT_TYPE_FILTERS } from './schema.js';
+import type { CheckResultResponseSchema, RESULT_TYPE_FILTERS } from './schema.js';
 import type { Database } from '../../store/database.js';
 import { readDoc } from '../../store/schema.js';
 import { ResultQueries, type ResultRow } from './store.js';
@@ -19,33 +21,40 @@ export type CheckResultsQuery = {
   location?: string;
 };
 
-/** A result as the API shows it (see `CheckResultResponseSchema`). */
-export type CheckResultView = Record<string, unknown> & { id: string };
+/** A result as `GET /v1/check-results/…` answers it (`CheckResultResponseSchema`). */
+export type CheckResultView = Static<typeof CheckResultResponseSchema>;
 
-/** The check-type parts a stored result may hold, under the names the agent posts them. */
-const STORED_PARTS = [
-  'icmpCheckResult',
-  'dnsCheckResult',
-  'tcpCheckResult',
-  'httpCheckResult',
-  'browserCheckResult',
-  'multiStepCheckResult',
-] as const;
+/**
+ * A stored result as the view reads it. Partial: results stored by older agents may lack fields
+ * the protocol has since added. The result schema lets an agent post fields it does not declare,
+ * which are stored with the result; the view answers these: the run's ids, and the parts of
+ * check types the protocol has none for, as posted.
+ */
+type StoredResult = Partial<CheckResult> & {
+  checkRunId?: unknown;
+  sequenceId?: unknown;
+  browserCheckResult?: Record<string, unknown> | null;
+  multiStepCheckResult?: Record<string, unknown> | null;
+};
 
 /** Path of the artifact download route for one artifact of a result. */
 export function artifactDownloadPath(checkId: string, resultId: string, name: string): string {
   return `/v1/check-results/${encodeURIComponent(checkId)}/${encodeURIComponent(resultId)}/artifacts/${encodeURIComponent(name)}`;
 }
 
+/** A copy of an HTTP request or response without its `body`. */
+function withoutBody<T extends { body?: unknown }>(message: T): Omit<T, 'body'> {
+  const { body: _body, ...rest } = message;
+  return rest;
+}
+
 /** A copy of an HTTP part without its request and response bodies (list items stay small). */
-function withoutBodies(part: unknown): unknown {
-  if (!part || typeof part !== 'object') return part;
-  const p = part as { request?: Record<string, unknown>; response?: Record<string, unknown> | null };
-  const request = p.request ? { ...p.request } : p.request;
-  if (request) delete request.body;
-  const response = p.response ? { ...p.response } : p.response;
-  if (response) delete response.body;
-  return { ...p, request, response };
+function withoutBodies(part: HttpCheckResult): HttpCheckResult {
+  return {
+    ...part,
+    request: withoutBody(part.request),
+    response: part.response && withoutBody(part.response),
+  };
 }
 
 /**
@@ -56,20 +65,14 @@ function withoutBodies(part: unknown): unknown {
  */
 export function presentCheckResult(
   row: ResultRow,
-  check: { name: string; checkType: string },
+  check: { name: string; checkType: CheckType },
   full: boolean,
 ): CheckResultView {
-  // Read as a record: results stored by older agents may lack fields the protocol has since added.
-  const doc: Record<string, unknown> = readDoc(row.doc);
+  const doc: StoredResult = readDoc(row.doc);
   const filesKept = row.has_artifacts !== 0;
-  const artifacts =
-    filesKept && Array.isArray(doc.artifacts) ? (doc.artifacts as { name: string; sizeBytes: number }[]) : [];
-  const parts = Object.fromEntries(
-    STORED_PARTS.map((name) => {
-      const value = doc[name] ?? null;
-      return [name, !full && name === 'httpCheckResult' ? withoutBodies(value) : value];
-    }),
-  );
+  const artifacts = filesKept && Array.isArray(doc.artifacts) ? doc.artifacts : [];
+  const stored = doc.httpCheckResult ?? null;
+  const http = stored && !full ? withoutBodies(stored) : stored;
   const runId = typeof doc.checkRunId === 'string' ? doc.checkRunId : row.job_id;
   return {
     id: row.id,
@@ -91,7 +94,7 @@ export function presentCheckResult(
     checkRunId: runId,
     sequenceId: typeof doc.sequenceId === 'string' ? doc.sequenceId : runId,
     checkSessionId: row.check_session_id,
-    errorMessage: (doc.errorMessage as string | null | undefined) ?? null,
+    errorMessage: doc.errorMessage ?? null,
     assertions: Array.isArray(doc.assertions) ? doc.assertions : [],
     artifacts: artifacts.map((a) => ({
       name: a.name,
@@ -99,9 +102,14 @@ export function presentCheckResult(
       downloadPath: artifactDownloadPath(row.check_id, row.id, a.name),
     })),
     ...(full ? { logs: Array.isArray(doc.logs) ? doc.logs : [] } : {}),
-    ...parts,
+    icmpCheckResult: doc.icmpCheckResult ?? null,
+    dnsCheckResult: doc.dnsCheckResult ?? null,
+    tcpCheckResult: doc.tcpCheckResult ?? null,
+    httpCheckResult: http,
     // The field's name for an API check's HTTP exchange.
-    apiCheckResult: check.checkType === 'API' ? parts.httpCheckResult : null,
+    apiCheckResult: check.checkType === 'API' ? http : null,
+    browserCheckResult: doc.browserCheckResult ?? null,
+    multiStepCheckResult: doc.multiStepCheckResult ?? null,
   };
 }
 
@@ -118,7 +126,7 @@ export class CheckResults {
   }
 
   /** @throws HttpError 404 when the check is not in the account. */
-  async #checkOf(accountId: string, checkId: string): Promise<{ name: string; checkType: string }> {
+  async #checkOf(accountId: string, checkId: string): Promise<{ name: string; checkType: CheckType }> {
     const check = await this.#checks.summary(accountId, checkId);
     if (!check) throw notFound('check', checkId);
     return check;

@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox';
 import { CheckResults } from './check-results.js';
 import type { ServiceContext } from '../../context.js';
 import { CheckResultParams, CheckResultResponseSchema, CheckResultsQuery } from './schema.js';
-import { CheckIdParams, OpenRecord } from '../../http/schema-helpers.js';
+import { CheckIdParams } from '../../http/schema-helpers.js';
 
 /**
  * Check results of scheduled and triggered runs alike (not in the spec; the field's
@@ -23,7 +23,7 @@ export async function checkResultRoutes(app: ServiceApp, ctx: ServiceContext): P
           'Scheduled and triggered runs. Items leave out `logs` and HTTP bodies: read one result for them.',
         params: CheckIdParams,
         querystring: CheckResultsQuery,
-        response: { 200: Type.Array(OpenRecord(CheckResultResponseSchema)) },
+        response: { 200: Type.Array(CheckResultResponseSchema) },
       },
     },
     async (request) => {
@@ -40,7 +40,7 @@ export async function checkResultRoutes(app: ServiceApp, ctx: ServiceContext): P
         summary: 'Get one result of a check',
         description: 'With its logs, HTTP bodies and the download path of each artifact.',
         params: CheckResultParams,
-        response: { 200: OpenRecord(CheckResultResponseSchema) },
+        response: { 200: CheckResultResponseSchema },
       },
     },
     async (request) => {
