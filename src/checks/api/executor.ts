@@ -303,7 +303,7 @@ export class ApiExecutor implements Executor {
       logs,
     );
     const { last, failure, timings, timingPhases } = exchange;
-    const responseTimeMs = exchange.endAt - requestStart;
+    const responseTimeMs = exchange.endAt - exchange.startAt;
     for (const name of SECRET_HEADERS) {
       const value = headerText(last.headers, name);
       if (value !== undefined) for (const form of credentialTokens(value)) scrubber.add(form);

@@ -111,6 +111,8 @@ export type HttpExchange = {
   /** The final request's timings (docs/checks.md, "HTTP timing"), milliseconds. */
   timings: HttpTimings;
   timingPhases: HttpTimingPhases;
+  /** performance.now() when the first request of the chain started (before its DNS lookup). */
+  startAt: number;
   /** performance.now() when the final response ended (or the chain failed). */
   endAt: number;
 };
@@ -175,6 +177,7 @@ export class HttpClient {
     let headers = request.headers;
     let target = url;
     let last: RequestOnceResult;
+    let startAt: number | undefined;
     let problem: { code: string; message: string } | null = null;
     for (;;) {
       last = await requestOnce(target, {
@@ -189,6 +192,7 @@ export class HttpClient {
         maxBodyBytes: this.maxBodyBytes,
         ...(request.collectBody ? { collectBody: true } : {}),
       });
+      startAt ??= last.trace.startAt;
       if (last.aborted) throw abortedError(signal);
       if (last.error !== null || last.statusCode === null) break;
       logs.add('INFO', `${method} ${displayUrl(target)} → ${last.statusCode} ${last.statusText}`.trimEnd());
@@ -236,6 +240,7 @@ export class HttpClient {
           ? null
           : `${method} ${displayUrl(target)} failed: ${failure.message} (${failure.code})`,
       ...timingsOf(last.trace, target.protocol === 'https:', endedAt),
+      startAt,
       endAt: last.trace.endAt ?? endedAt,
     };
   }

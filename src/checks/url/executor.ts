@@ -82,7 +82,7 @@ export class UrlExecutor implements Executor {
       check: job.check,
       startedAt,
       logs,
-      responseTimeMs: exchange.endAt - t0,
+      responseTimeMs: exchange.endAt - exchange.startAt,
       unreachable: exchange.unreachable,
       failures: statusFailures(exchange, request.assertions.length),
       assertions,
