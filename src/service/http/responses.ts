@@ -1,5 +1,10 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { CHECK_SESSION_STATUSES, CHECK_TYPES, TRIGGER_SOURCES } from '../../protocol/index.js';
+import {
+  CHECK_SESSION_STATUSES,
+  CHECK_TYPES,
+  type RunOutcome,
+  TRIGGER_SOURCES,
+} from '../../protocol/index.js';
 import { Nullable, StringEnum } from './schema-helpers.js';
 
 /**
@@ -108,3 +113,13 @@ export const CheckSessionSchema = Type.Object(
   },
   { additionalProperties: false },
 );
+
+/**
+ * One result inside a check session as the API answers it: the fields of `SessionResultSchema`
+ * and the check-type part the run holds (the schema's additional properties).
+ */
+export type SessionResult = Static<typeof SessionResultSchema> &
+  Partial<Pick<RunOutcome, 'icmpCheckResult' | 'dnsCheckResult' | 'tcpCheckResult' | 'httpCheckResult'>>;
+
+/** A check session as the API answers it (`CheckSessionSchema`), each result with its part. */
+export type CheckSession = Omit<Static<typeof CheckSessionSchema>, 'results'> & { results: SessionResult[] };

@@ -2,14 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { ServiceApp } from '../http/service-app.js';
 import { CHECK_TYPES, TRIGGER_SOURCES } from '../../protocol/index.js';
 import { sendError } from '../http/errors.js';
-import {
-  ErrorBodySchema,
-  StringEnum,
-  strict,
-  ResourceId,
-  Defaulted,
-  OpenRecord,
-} from '../http/schema-helpers.js';
+import { ErrorBodySchema, StringEnum, strict, ResourceId, Defaulted } from '../http/schema-helpers.js';
 import { CheckSessionSchema } from '../http/responses.js';
 import { linkSignal } from '../../common/linked-signal.js';
 import type { ServiceContext } from '../context.js';
@@ -48,7 +41,7 @@ export async function checkSessionRoutes(app: ServiceApp, ctx: ServiceContext): 
         tags: ['check sessions'],
         summary: 'Start check sessions for the checks matching the target filters',
         body: Type.Optional(TriggerBody),
-        response: { 201: Type.Object({ sessions: Type.Array(OpenRecord(CheckSessionSchema)) }) },
+        response: { 201: Type.Object({ sessions: Type.Array(CheckSessionSchema) }) },
       },
     },
     async (request, reply) => {
@@ -69,7 +62,7 @@ export async function checkSessionRoutes(app: ServiceApp, ctx: ServiceContext): 
         tags: ['check sessions'],
         summary: 'Get a check session',
         params: SessionParams,
-        response: { 200: OpenRecord(CheckSessionSchema) },
+        response: { 200: CheckSessionSchema },
       },
     },
     async (request) => {
@@ -85,7 +78,7 @@ export async function checkSessionRoutes(app: ServiceApp, ctx: ServiceContext): 
         tags: ['check sessions'],
         summary: 'Wait until a check session is final (408 with the error body while it still runs)',
         params: SessionParams,
-        response: { 200: OpenRecord(CheckSessionSchema), 408: ErrorBodySchema },
+        response: { 200: CheckSessionSchema, 408: ErrorBodySchema },
         querystring: Type.Object(
           { maxWaitSeconds: Defaulted(Type.Integer({ minimum: 1, maximum: 30, default: 30 })) },
           strict,

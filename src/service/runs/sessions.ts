@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { TriggerSource } from '../../protocol/index.js';
+import type { CheckSession } from '../http/responses.js';
 import { type CheckDoc, runLocationsOf } from '../resources/checks/checks.js';
 import { CheckStore } from '../resources/checks/store.js';
 import { RUNNABLE_CHECK_TYPES } from '../resources/checks/check-types.js';
@@ -50,9 +51,6 @@ export function matchesTarget(check: CheckDoc, target: SessionTarget): boolean {
   return true;
 }
 
-/** The check-type parts of a stored result a session shows when present. */
-const RESULT_PARTS = ['icmpCheckResult', 'dnsCheckResult', 'tcpCheckResult', 'httpCheckResult'] as const;
-
 /** Check sessions: start, read, await completion. Their SQL is in SessionStore (session-store.ts). */
 export class CheckSessions {
   readonly #db: Kysely<Database>;
@@ -74,11 +72,7 @@ export class CheckSessions {
    * `runParallel`, else one run in the check's next round-robin location.
    * Checks named in `checkId` that do not exist give 404.
    */
-  async start(
-    accountId: string,
-    target: SessionTarget,
-    source: TriggerSource,
-  ): Promise<Record<string, unknown>[]> {
+  async start(accountId: string, target: SessionTarget, source: TriggerSource): Promise<CheckSession[]> {
     const all = await this.#checks.list(accountId);
     for (const id of target.checkId ?? []) {
       if (!all.some((c) => c.id === id)) throw notFound('check', id);
@@ -127,7 +121,7 @@ export class CheckSessions {
    * PROGRESS and `stoppedAt` null; `results` holds the stored results so far.
    * @throws HttpError 404 when the session is not in the account.
    */
-  async get(accountId: string, id: string): Promise<Record<string, unknown>> {
+  async get(accountId: string, id: string): Promise<CheckSession> {
     const s = await this.#store.row(accountId, id);
     if (!s) throw notFound('check session', id);
     const results = await this.#store.results(id);
@@ -145,7 +139,7 @@ export class CheckSessions {
       timeElapsed: (stoppedAt === null ? Date.now() : Number(stoppedAt)) - Number(s.started_at),
       runLocations: readDoc(s.run_locations),
       results: results.map((r) => {
-        const doc: Record<string, unknown> = readDoc(r.doc);
+        const doc = readDoc(r.doc);
         return {
           id: r.id,
           runLocation: r.run_location,
@@ -158,11 +152,16 @@ export class CheckSessions {
           startedAt: new Date(Number(r.started_at)).toISOString(),
           stoppedAt: new Date(Number(r.stopped_at)).toISOString(),
           attempts: doc.attempts,
+          // A stored result that lacks these fields is answered with null and empty lists.
           errorMessage: doc.errorMessage ?? null,
           // Names and sizes as the agent posted them; download one from /v1/check-results/….
           artifacts: doc.artifacts ?? [],
           logs: doc.logs ?? [],
-          ...Object.fromEntries(RESULT_PARTS.filter((part) => doc[part]).map((part) => [part, doc[part]])),
+          // The check-type part the run holds.
+          ...(doc.icmpCheckResult && { icmpCheckResult: doc.icmpCheckResult }),
+          ...(doc.dnsCheckResult && { dnsCheckResult: doc.dnsCheckResult }),
+          ...(doc.tcpCheckResult && { tcpCheckResult: doc.tcpCheckResult }),
+          ...(doc.httpCheckResult && { httpCheckResult: doc.httpCheckResult }),
         };
       }),
     };
@@ -177,7 +176,7 @@ export class CheckSessions {
     id: string,
     maxWaitMs: number,
     signal: AbortSignal,
-  ): Promise<Record<string, unknown> | null> {
+  ): Promise<CheckSession | null> {
     const deadline = Date.now() + maxWaitMs;
     for (;;) {
       const session = await this.get(accountId, id);
