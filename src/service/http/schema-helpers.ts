@@ -94,13 +94,3 @@ export const CheckIdParams = Type.Object({ checkId: ResourceId }, strict);
  * (shown as `null` in the OpenAPI document).
  */
 export const NoContent = Type.Unsafe<undefined>(Type.Null({ description: 'No Content' }));
-
-/**
- * A response schema for a view that its resource's logic builds as an open record (agents, check
- * results, check sessions: read from stored documents that older agents may have written with
- * fewer fields). The reply is still checked and serialised by `schema`; only its static type is
- * `Record<string, unknown>`, the type the logic gives it.
- */
-export function OpenRecord<T extends TSchema>(schema: T): TUnsafe<Record<string, unknown>> {
-  return Type.Unsafe<Record<string, unknown>>(schema);
-}
