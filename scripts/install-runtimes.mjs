@@ -2,6 +2,8 @@
 // postinstall: installs the dependencies of each runtime under runtimes/ that has a package.json
 // (what setup and teardown scripts may `require`), with `npm ci --ignore-scripts`. A checkout
 // without runtimes (the uptime image) has nothing to do. Set OUTPOST_SKIP_RUNTIMES=1 to skip.
+// Playwright never downloads a browser (PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1): Chromium is Debian's
+// chromium package, found at CHROMIUM_PATH (default /usr/bin/chromium).
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -18,6 +20,7 @@ for (const id of readdirSync(runtimes).sort()) {
   const result = spawnSync(npm, ['ci', '--no-audit', '--no-fund', '--ignore-scripts', '--omit=dev'], {
     cwd: dir,
     stdio: 'inherit',
+    env: { ...process.env, PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD: '1' },
   });
   if (result.status !== 0) process.exit(result.status ?? 1);
 }
