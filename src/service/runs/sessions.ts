@@ -38,8 +38,13 @@ export function matchesTarget(check: CheckDoc, target: SessionTarget): boolean {
   if (target.checkId && target.checkId.length > 0 && !target.checkId.includes(check.id)) return false;
   if (target.checkType && target.checkType.length > 0 && !target.checkType.includes(check.checkType))
     return false;
-  if (target.groupId && target.groupId.length > 0 && !target.groupId.includes(check.groupId as number))
+  if (
+    target.groupId &&
+    target.groupId.length > 0 &&
+    (check.groupId === null || !target.groupId.includes(check.groupId))
+  ) {
     return false;
+  }
   if (target.tags && target.tags.length > 0 && !matchesTagGroup(check.tags ?? [], target.tags)) return false;
   if (
     target.matchTags &&
