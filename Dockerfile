@@ -23,12 +23,16 @@ FROM node:24-bookworm-slim
 # tcpdump records the packet capture of a failed connection (network traces of API and URL
 # checks); file capabilities let the unprivileged `node` user run it within Docker's default
 # capability set (NET_RAW). Without them the agent attaches the route trace only.
+# chromium + fonts-liberation: the browser runtime 2026.04's Playwright drives (CHROMIUM_PATH;
+# Playwright downloads none), ffmpeg: video recording of browser checks.
 RUN apt-get update && apt-get install -y --no-install-recommends tcpdump libcap2-bin \
+    chromium fonts-liberation ffmpeg \
   && setcap cap_net_raw+eip /usr/bin/tcpdump \
   && apt-get purge -y libcap2-bin && rm -rf /var/lib/apt/lists/*
 ENV NODE_ENV=production \
     AGENT_HEALTH_PORT=8081 \
-    HOST=0.0.0.0
+    HOST=0.0.0.0 \
+    CHROMIUM_PATH=/usr/bin/chromium
 WORKDIR /app
 COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules ./node_modules

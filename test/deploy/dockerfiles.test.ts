@@ -39,3 +39,45 @@ describe.each(DOCKERFILES)('%s', (file) => {
     expect(text).toMatch(/npm run build/);
   });
 });
+
+/** The `apt-get install` commands of a shell text, continuation lines joined. */
+const aptInstalls = (text: string): string[] =>
+  text
+    .replace(/\\\n/g, ' ')
+    .split('\n')
+    .filter((l) => !l.trimStart().startsWith('#') && /apt-get install/.test(l));
+
+/** What runtime 2026.04's Playwright needs from Debian: the browser, its fonts and ffmpeg for video. */
+const BROWSER_PACKAGES = ['chromium', 'fonts-liberation', 'ffmpeg'];
+
+describe.each(['Dockerfile', 'Dockerfile.dev'])('%s (browser checks)', (file) => {
+  const text = readFileSync(join(PACKAGE_ROOT, file), 'utf8');
+
+  it("installs Debian's chromium, fonts-liberation and ffmpeg without recommends and sets CHROMIUM_PATH", () => {
+    const install = aptInstalls(text).find((l) => /\bchromium\b/.test(l));
+    expect(install, `${file}: an apt-get install with chromium`).toBeDefined();
+    expect(install).toContain('--no-install-recommends');
+    for (const name of BROWSER_PACKAGES) expect(install).toMatch(new RegExp(`\\s${name}(\\s|$)`));
+    expect(text).toMatch(/^ENV\s[^#]*CHROMIUM_PATH=\/usr\/bin\/chromium/ms);
+  });
+});
+
+describe('Dockerfile.uptime', () => {
+  it('stays browser-free: no browser package, no CHROMIUM_PATH, no runtimes', () => {
+    const text = readFileSync(join(PACKAGE_ROOT, 'Dockerfile.uptime'), 'utf8');
+    const code = text
+      .split('\n')
+      .filter((l) => !l.trimStart().startsWith('#'))
+      .join('\n');
+    for (const install of aptInstalls(text))
+      for (const name of BROWSER_PACKAGES) expect(install).not.toMatch(new RegExp(`\\s${name}(\\s|$)`));
+    expect(code).not.toMatch(/chromium|playwright|CHROMIUM_PATH|runtimes/i);
+  });
+});
+
+describe('.ci/run', () => {
+  it('installs the browser packages the compatibility suite needs', () => {
+    const install = aptInstalls(readFileSync(join(PACKAGE_ROOT, '.ci/run'), 'utf8')).join(' ');
+    for (const name of BROWSER_PACKAGES) expect(install).toMatch(new RegExp(`\\s${name}(\\s|$)`));
+  });
+});
