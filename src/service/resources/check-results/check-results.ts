@@ -48,11 +48,15 @@ function withoutBody<T extends { body?: unknown }>(message: T): Omit<T, 'body'> 
   return rest;
 }
 
-/** A copy of an HTTP part without its request and response bodies (list items stay small). */
+/**
+ * A copy of an HTTP part without its request and response bodies (list items stay small). A
+ * stored part missing its request (a document the schema of its day did not check) is listed as
+ * it is rather than failing the whole page.
+ */
 function withoutBodies(part: HttpCheckResult): HttpCheckResult {
   return {
     ...part,
-    request: withoutBody(part.request),
+    request: part.request && withoutBody(part.request),
     response: part.response && withoutBody(part.response),
   };
 }
