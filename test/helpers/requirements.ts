@@ -1,4 +1,7 @@
 import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { PACKAGE_ROOT } from '../../src/common/paths.js';
 
 /** True when `command` runs and exits 0. */
 export function commandWorks(command: string, args: string[] = []): boolean {
@@ -15,9 +18,7 @@ export function commandWorks(command: string, args: string[] = []): boolean {
  * Returns null when it can; otherwise the reason, to pass to `it.skipIf`/`describe.skipIf`
  * and print. Under CI=true a missing requirement throws instead: CI cannot hide a skip.
  */
-export function missingRequirement(
-  requirements: { ok: boolean; what: string; install: string }[],
-): string | null {
+export function missingRequirement(requirements: Requirement[]): string | null {
   const missing = requirements.filter((r) => !r.ok);
   if (missing.length === 0) return null;
   const reason = missing.map((r) => `${r.what} is missing (${r.install})`).join('; ');
@@ -55,4 +56,34 @@ export function ipv6Missing(): boolean {
       },
     ]) !== null
   );
+}
+
+/** A test requirement: whether it is met, what it is, and the command that installs it. */
+export type Requirement = { ok: boolean; what: string; install: string };
+
+/** Chromium of browser checks: CHROMIUM_PATH, default Debian's `/usr/bin/chromium`. */
+export const CHROMIUM_PATH: string = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+/**
+ * Chromium at CHROMIUM_PATH answering `--version`, with the Liberation fonts it renders pages with.
+ * Pass to {@link missingRequirement}.
+ */
+export function chromiumRequirement(): Requirement {
+  return {
+    ok: commandWorks(CHROMIUM_PATH, ['--version']) && existsSync('/usr/share/fonts/truetype/liberation'),
+    what: `chromium (${CHROMIUM_PATH}) with fonts-liberation`,
+    install: 'apt-get install chromium fonts-liberation',
+  };
+}
+
+/**
+ * Runtime `runtimeId`'s dependencies installed under `runtimes/<runtimeId>/node_modules` (the root's
+ * postinstall does it). Pass to {@link missingRequirement}.
+ */
+export function runtimeRequirement(runtimeId: string): Requirement {
+  return {
+    ok: existsSync(join(PACKAGE_ROOT, 'runtimes', runtimeId, 'node_modules', '.package-lock.json')),
+    what: `runtime ${runtimeId}'s dependencies`,
+    install: `PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --prefix runtimes/${runtimeId} --ignore-scripts`,
+  };
 }

@@ -1,9 +1,10 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { RUNTIME_IDS } from '../../src/protocol/index.js';
 import { loadRuntimes, RUNTIMES_DIR } from '../../src/service/resources/runtimes/runtimes.js';
+import { missingRequirement, runtimeRequirement } from '../helpers/requirements.js';
 import { type TestService, testService } from '../helpers/service.js';
 
 let svc: TestService;
@@ -16,16 +17,32 @@ const get = (url: string, account: 'A' | 'B' = 'A') =>
   svc.app.inject({ method: 'GET', url, headers: svc.auth(account) });
 
 describe('GET /v1/runtimes', () => {
-  it('answers every runtime of the spec, newest first, each as its file says', async () => {
+  it('answers every runtime of the spec, newest first, each as its file says with the installed versions', async () => {
     const res = await get('/v1/runtimes');
     expect(res.statusCode).toBe(200);
     const runtimes = res.json() as { name: string }[];
     expect(runtimes.map((r) => r.name)).toEqual([...RUNTIME_IDS]);
     for (const runtime of runtimes) {
-      const file = JSON.parse(readFileSync(join(RUNTIMES_DIR, runtime.name, 'runtime.json'), 'utf8'));
-      expect(runtime).toEqual(file);
+      const file = JSON.parse(readFileSync(join(RUNTIMES_DIR, runtime.name, 'runtime.json'), 'utf8')) as {
+        dependencies: Record<string, string>;
+      };
+      const dependencies = Object.fromEntries(
+        Object.entries(file.dependencies).map(([name, pin]) => {
+          const installed = join(RUNTIMES_DIR, runtime.name, 'node_modules', name, 'package.json');
+          return [name, existsSync(installed) ? JSON.parse(readFileSync(installed, 'utf8')).version : pin];
+        }),
+      );
+      expect(runtime).toEqual({ ...file, dependencies });
     }
   });
+
+  it.skipIf(missingRequirement([runtimeRequirement('2026.04')]))(
+    "reports 2026.04's installed Playwright, which is the pinned 1.58.2",
+    async () => {
+      const runtime = (await get('/v1/runtimes/2026.04')).json() as { dependencies: Record<string, string> };
+      expect(runtime.dependencies['@playwright/test']).toBe('1.58.2');
+    },
+  );
 
   it('marks 2026.04 current and only the runtimes the reference shows with multi-step support', async () => {
     const runtimes = (await get('/v1/runtimes')).json() as {
@@ -92,6 +109,35 @@ describe('loadRuntimes', () => {
     write('2026.04', good);
     mkdirSync(join(dir, 'notes'));
     expect(loadRuntimes(dir)).toEqual([good]);
+  });
+
+  it('reports the version installed under node_modules, else the pin', () => {
+    fresh();
+    write('2026.04', { ...good, dependencies: { axios: '1.13.2', lodash: '4.17.21', '@scope/pkg': '1.0' } });
+    const installed = (name: string, content: string) => {
+      mkdirSync(join(dir, '2026.04', 'node_modules', name), { recursive: true });
+      writeFileSync(join(dir, '2026.04', 'node_modules', name, 'package.json'), content);
+    };
+    installed('axios', JSON.stringify({ name: 'axios', version: '1.13.3' }));
+    installed('@scope/pkg', JSON.stringify({ name: '@scope/pkg', version: '1.0.7' }));
+    expect(loadRuntimes(dir)).toEqual([
+      { ...good, dependencies: { axios: '1.13.3', lodash: '4.17.21', '@scope/pkg': '1.0.7' } },
+    ]);
+  });
+
+  it.each([
+    ['an installed package.json that is not JSON', '{', /installed package file .*axios.*cannot be read/],
+    [
+      'an installed package.json without a version',
+      '{"name":"axios"}',
+      /installed package file .*axios.*has no version/,
+    ],
+  ])('stops with an error naming the installed file for %s', (_label, content, message) => {
+    fresh();
+    write('2026.04', good);
+    mkdirSync(join(dir, '2026.04', 'node_modules', 'axios'), { recursive: true });
+    writeFileSync(join(dir, '2026.04', 'node_modules', 'axios', 'package.json'), content);
+    expect(() => loadRuntimes(dir)).toThrow(message);
   });
 
   it.each([

@@ -19,10 +19,36 @@ export const RUNTIMES_DIR: string = join(PACKAGE_ROOT, 'runtimes');
 const validate = bodyAjv.compile(RuntimeSchema);
 
 /**
+ * Version of package `name` installed under `<runtimeDir>/node_modules` (the `version` of its
+ * package.json), or null when it is not installed there.
+ * @throws OutpostError OUTPOST_ERR_CONFIG naming the file when its package.json cannot be read,
+ * is not JSON or has no string `version`.
+ */
+function installedVersion(runtimeDir: string, name: string): string | null {
+  const file = join(runtimeDir, 'node_modules', name, 'package.json');
+  let version: unknown;
+  try {
+    version = (JSON.parse(readFileSync(file, 'utf8')) as { version?: unknown }).version;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw new OutpostError('OUTPOST_ERR_CONFIG', `installed package file ${file} cannot be read`, {
+      cause: err,
+    });
+  }
+  if (typeof version !== 'string' || version === '') {
+    throw new OutpostError('OUTPOST_ERR_CONFIG', `installed package file ${file} has no version`);
+  }
+  return version;
+}
+
+/**
  * Reads and validates every `<dir>/<name>/runtime.json` (docs/api.md, "Runtime"),
- * newest name first. Folders without a runtime.json are skipped.
+ * newest name first. Folders without a runtime.json are skipped. Each dependency's version is
+ * the one installed under `<dir>/<name>/node_modules` (its package.json) when it is installed
+ * there, so the answer is what scripts really get; otherwise runtime.json's pin.
  * @throws OutpostError OUTPOST_ERR_CONFIG naming the file when one is not JSON,
- * breaks the Runtime schema, or names another runtime than its folder.
+ * breaks the Runtime schema, or names another runtime than its folder, or when an installed
+ * dependency's package.json is unreadable or has no version.
  */
 export function loadRuntimes(dir: string = RUNTIMES_DIR): Runtime[] {
   const runtimes: Runtime[] = [];
@@ -63,7 +89,14 @@ export function loadRuntimes(dir: string = RUNTIMES_DIR): Runtime[] {
         `runtime file ${file}: name ${runtime.name} must be its folder's name ${entry.name}`,
       );
     }
-    runtimes.push(Object.freeze(runtime));
+    const runtimeDir = join(dir, entry.name);
+    const dependencies = Object.fromEntries(
+      Object.entries(runtime.dependencies).map(([name, pin]) => [
+        name,
+        installedVersion(runtimeDir, name) ?? pin,
+      ]),
+    );
+    runtimes.push(Object.freeze({ ...runtime, dependencies }));
   }
   return runtimes.sort((a, b) => b.name.localeCompare(a.name));
 }
