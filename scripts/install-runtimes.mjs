@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // postinstall: installs the dependencies of each runtime under runtimes/ that has a package.json
-// (what setup and teardown scripts may `require`), with `npm ci --ignore-scripts`. A checkout
+// (what its check scripts may import), with `npm ci --ignore-scripts`. A checkout
 // without runtimes (the uptime image) has nothing to do. Set OUTPOST_SKIP_RUNTIMES=1 to skip.
 // Playwright never downloads a browser (PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1): Chromium is Debian's
 // chromium package, found at CHROMIUM_PATH (default /usr/bin/chromium).
