@@ -9,7 +9,7 @@ import {
 } from '../../protocol/index.js';
 import { interpolate } from '../../common/interpolate.js';
 import { type CheckDoc, openCheckSecrets } from '../resources/checks/checks.js';
-import { checkTypeEntry } from '../resources/checks/check-types.js';
+import { checkTypeEntry, jobTimeoutMs } from '../resources/checks/check-types.js';
 import { type GroupDoc, openGroupSecrets } from '../resources/check-groups/check-groups.js';
 import { GroupQueries } from '../resources/check-groups/store.js';
 import { SnippetQueries } from '../resources/snippets/store.js';
@@ -85,7 +85,8 @@ export class JobBuilder {
    *   in a group with a base url also gets `GROUP_BASE_URL` (below the group's own variables);
    * - `check.runtimeId`: the check's, else its group's; for main-class types (API, browser, …)
    *   else the default runtime {@link DEFAULT_RUNTIME_ID}; uptime types keep null;
-   * - `timeoutMs` and the rest by the job recipe of the check's type (check-types.ts): API checks
+   * - `timeoutMs`: the check's `timeoutSeconds` where its type has one, else the type's limit (jobTimeoutMs);
+   * - the rest by the job recipe of the check's type (check-types.ts): API checks
    *   get the request with the group's `apiCheckDefaults` applied, `setupScript`/`tearDownScript`,
    *   `clientCertificate` for the request's host, `retryStrategy` (see resolveRetryStrategy),
    *   `checkRunId` = `jobId`, `runStartedAt` = `nowMs`; other checks the request as stored, and
@@ -96,7 +97,7 @@ export class JobBuilder {
   async build(run: RunRequest, ids: { jobId: string; nowMs: number; leaseMs: number }): Promise<Job> {
     // Secrets are sealed at rest; the agent gets them in clear (it scrubs them from what it reports).
     const c = openCheckSecrets(this.#db, run.check);
-    const { job: recipe, runTimeoutMs } = checkTypeEntry(c.checkType);
+    const { job: recipe } = checkTypeEntry(c.checkType);
     const group = await this.#group(c.groupId);
     const environmentVariables = mergeVariables(
       c.environmentVariables,
@@ -126,7 +127,7 @@ export class JobBuilder {
       runSource: run.runSource,
       checkSessionId: run.checkSessionId,
       attempt: 1,
-      timeoutMs: runTimeoutMs,
+      timeoutMs: jobTimeoutMs(c),
       leaseMs: ids.leaseMs,
     };
     const retryStrategy = resolveRetryStrategy(c, group, { honourDoubleCheck: recipe.retriesOnDoubleCheck });

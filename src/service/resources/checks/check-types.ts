@@ -2,7 +2,16 @@ import type { TSchema } from '@sinclair/typebox';
 import { type CheckType, ICMP_FREQUENCIES } from '../../../protocol/index.js';
 import type { GroupDoc } from '../check-groups/check-groups.js';
 import { applyApiCheckDefaults, groupBaseUrlVariables } from './api-check-defaults.js';
-import { BROWSER_FREQUENCIES, CreateBrowserCheckBody } from './browser-check-schema.js';
+import {
+  BROWSER_FREQUENCIES,
+  BROWSER_TIMEOUT_SECONDS,
+  CreateBrowserCheckBody,
+  CreateMultiStepCheckBody,
+  CreatePlaywrightCheckBody,
+  SUITE_BODY_LIMIT_BYTES,
+  SUITE_TIMEOUT_SECONDS,
+  playwrightProjectRules,
+} from './browser-check-schema.js';
 import {
   API_RESPONSE_TIME_LIMIT_MS,
   ApiRequestBodySchema,
@@ -90,8 +99,27 @@ export type CheckTypeEntry = {
    * body only has the general limit. Null: no cap of its own.
    */
   responseTimeLimitMs: number | null;
-  /** Hard run limit of one run, ms, carried by the job as `timeoutMs` (docs/checks.md, "Operating figures"). */
+  /**
+   * Hard run limit of one run, ms, carried by the job as `timeoutMs` (docs/checks.md, "Operating
+   * figures"); for types with `timeoutSeconds`, the cap of that field and the limit of a check
+   * stored without it (see jobTimeoutMs).
+   */
   runTimeoutMs: number;
+  /**
+   * The check carries its own run limit, `timeoutSeconds` (1 to runTimeoutMs / 1000): browser,
+   * multi-step and suites; false: the type refuses that field.
+   */
+  timeoutSeconds: boolean;
+  /** Its runtime (the check's, its group's or the default) must have `multiStepSupport`. */
+  needsMultiStepRuntime: boolean;
+  /**
+   * Rules of the type JSON Schema cannot express, applied to a new check and to a merged update
+   * (e.g. a Playwright check suite's project); null: none.
+   * @throws HttpError 400 naming the field.
+   */
+  rules: ((doc: Record<string, unknown>) => void) | null;
+  /** Request body limit of its create route and of updates of such checks, bytes; null: the service's (1 MiB). */
+  bodyLimitBytes: number | null;
   /** An agent can run it today: check sessions (trigger, test) start only for these types. */
   runnable: boolean;
   /** How a run's job is built from the stored check. */
@@ -108,6 +136,10 @@ export const CHECK_TYPE_REGISTRY: readonly CheckTypeEntry[] = [
     frequencies: ICMP_FREQUENCIES,
     responseTimeLimitMs: null,
     runTimeoutMs: 30_000,
+    timeoutSeconds: false,
+    needsMultiStepRuntime: false,
+    rules: null,
+    bodyLimitBytes: null,
     runnable: true,
     job: AS_STORED,
   },
@@ -119,6 +151,10 @@ export const CHECK_TYPE_REGISTRY: readonly CheckTypeEntry[] = [
     frequencies: MINUTE_FREQUENCIES,
     responseTimeLimitMs: null,
     runTimeoutMs: 30_000,
+    timeoutSeconds: false,
+    needsMultiStepRuntime: false,
+    rules: null,
+    bodyLimitBytes: null,
     runnable: true,
     job: AS_STORED,
   },
@@ -130,6 +166,10 @@ export const CHECK_TYPE_REGISTRY: readonly CheckTypeEntry[] = [
     frequencies: TCP_FREQUENCIES,
     responseTimeLimitMs: null,
     runTimeoutMs: 30_000,
+    timeoutSeconds: false,
+    needsMultiStepRuntime: false,
+    rules: null,
+    bodyLimitBytes: null,
     runnable: true,
     job: AS_STORED,
   },
@@ -141,6 +181,10 @@ export const CHECK_TYPE_REGISTRY: readonly CheckTypeEntry[] = [
     frequencies: MINUTE_FREQUENCIES,
     responseTimeLimitMs: null,
     runTimeoutMs: 30_000,
+    timeoutSeconds: false,
+    needsMultiStepRuntime: false,
+    rules: null,
+    bodyLimitBytes: null,
     runnable: true,
     job: AS_STORED,
   },
@@ -152,6 +196,10 @@ export const CHECK_TYPE_REGISTRY: readonly CheckTypeEntry[] = [
     frequencies: TCP_FREQUENCIES,
     responseTimeLimitMs: API_RESPONSE_TIME_LIMIT_MS,
     runTimeoutMs: 30_000,
+    timeoutSeconds: false,
+    needsMultiStepRuntime: false,
+    rules: null,
+    bodyLimitBytes: null,
     runnable: true,
     job: API_JOB,
   },
@@ -162,11 +210,55 @@ export const CHECK_TYPE_REGISTRY: readonly CheckTypeEntry[] = [
     updateRequest: null,
     frequencies: BROWSER_FREQUENCIES,
     responseTimeLimitMs: null,
-    runTimeoutMs: 240_000,
+    runTimeoutMs: BROWSER_TIMEOUT_SECONDS * 1000,
+    timeoutSeconds: true,
+    needsMultiStepRuntime: false,
+    rules: null,
+    bodyLimitBytes: null,
+    runnable: false,
+    job: AS_STORED,
+  },
+  {
+    checkType: 'MULTI_STEP',
+    path: 'multistep',
+    createBody: CreateMultiStepCheckBody,
+    updateRequest: null,
+    frequencies: BROWSER_FREQUENCIES,
+    responseTimeLimitMs: null,
+    runTimeoutMs: BROWSER_TIMEOUT_SECONDS * 1000,
+    timeoutSeconds: true,
+    needsMultiStepRuntime: true,
+    rules: null,
+    bodyLimitBytes: null,
+    runnable: false,
+    job: AS_STORED,
+  },
+  {
+    checkType: 'PLAYWRIGHT',
+    path: 'playwright',
+    createBody: CreatePlaywrightCheckBody,
+    updateRequest: null,
+    frequencies: BROWSER_FREQUENCIES,
+    responseTimeLimitMs: null,
+    runTimeoutMs: SUITE_TIMEOUT_SECONDS * 1000,
+    timeoutSeconds: true,
+    needsMultiStepRuntime: false,
+    rules: playwrightProjectRules,
+    bodyLimitBytes: SUITE_BODY_LIMIT_BYTES,
     runnable: false,
     job: AS_STORED,
   },
 ];
+
+/**
+ * Run limit of one run of a check, ms, carried by its job as `timeoutMs`: its `timeoutSeconds`
+ * where its type has that field and the check sets it, else the type's runTimeoutMs.
+ */
+export function jobTimeoutMs(check: { checkType: CheckType; timeoutSeconds?: unknown }): number {
+  const entry = checkTypeEntry(check.checkType);
+  const own = check.timeoutSeconds;
+  return entry.timeoutSeconds && typeof own === 'number' ? own * 1000 : entry.runTimeoutMs;
+}
 
 const ENTRIES: ReadonlyMap<CheckType, CheckTypeEntry> = new Map(
   CHECK_TYPE_REGISTRY.map((e) => [e.checkType, e]),

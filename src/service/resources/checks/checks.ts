@@ -5,6 +5,8 @@ import { validateBodyPart } from '../../http/validation.js';
 import { badField } from '../../http/errors.js';
 import { checkTypeEntry } from './check-types.js';
 import { ChannelQueries } from '../alert-channels/store.js';
+import { GroupQueries } from '../check-groups/store.js';
+import { DEFAULT_RUNTIME_ID } from '../runtimes/runtimes.js';
 import { readDoc } from '../../store/schema.js';
 import type { CheckResponse } from '../../http/responses.js';
 import type { Database } from '../../store/database.js';
@@ -68,11 +70,14 @@ const EMPTY_ALERT_CHANNELS = { email: [], webhook: [], slack: [], sms: [] };
  * - `frequencyOffset`: frequency 0 → 10, 20 or 30 (required); 1–60 → 1..floor(frequency×10);
  *   above 60 → 1..ceil(frequency/60);
  * - `maxPacketLossThreshold` at least `degradedPacketLossThreshold`;
- * - `degradedResponseTime` and `maxResponseTime` at most the type's cap, if any (API: 30 000 ms, its run limit).
+ * - `degradedResponseTime` and `maxResponseTime` at most the type's cap, if any (API: 30 000 ms, its run limit);
+ * - `timeoutSeconds` only on types that have it, at most their runTimeoutMs / 1000;
+ * - the type's own rules (CheckTypeEntry.rules), e.g. a Playwright check suite's project.
  * @throws HttpError 400 naming the field.
  */
 export function checkCrossFieldRules(doc: Record<string, unknown>, checkType: CheckType): void {
-  const { frequencies: allowed, responseTimeLimitMs: limit } = checkTypeEntry(checkType);
+  const entry = checkTypeEntry(checkType);
+  const { frequencies: allowed, responseTimeLimitMs: limit } = entry;
   const frequency = doc.frequency as number;
   if (!allowed.includes(frequency)) {
     throw badField('frequency', `must be one of ${allowed.join(', ')} for ${checkType} checks`, 'enum');
@@ -104,6 +109,43 @@ export function checkCrossFieldRules(doc: Record<string, unknown>, checkType: Ch
         throw badField(field, `must be <= ${limit} for ${checkType} checks`, 'maximum');
       }
     }
+  }
+  if (doc.timeoutSeconds != null) {
+    if (!entry.timeoutSeconds) {
+      throw badField('timeoutSeconds', `is not a field of ${checkType} checks`, 'additionalProperties');
+    }
+    const max = entry.runTimeoutMs / 1000;
+    if ((doc.timeoutSeconds as number) > max) {
+      throw badField('timeoutSeconds', `must be <= ${max} for ${checkType} checks`, 'maximum');
+    }
+  }
+  entry.rules?.(doc);
+}
+
+/**
+ * A multi-step check's runtime must support multi-step scripts (docs/checks.md, "Browser,
+ * multi-step and Playwright check suites"): the check's `runtimeId`, else its group's, else
+ * DEFAULT_RUNTIME_ID must be among `multiStepRuntimes` (runtimes whose runtime.json says
+ * `multiStepSupport: true`). Other types pass.
+ * @throws HttpError 400 naming `runtimeId`.
+ */
+export async function assertRuntimeFits(
+  db: Kysely<Database>,
+  accountId: string,
+  doc: CheckDoc,
+  multiStepRuntimes: ReadonlySet<string>,
+): Promise<void> {
+  if (!checkTypeEntry(doc.checkType).needsMultiStepRuntime) return;
+  const group = doc.groupId == null ? undefined : await new GroupQueries(db).get(accountId, doc.groupId);
+  const groupRuntime = group ? (readDoc(group.doc).runtimeId as string | null | undefined) : null;
+  const runtimeId = doc.runtimeId ?? groupRuntime ?? DEFAULT_RUNTIME_ID;
+  if (!multiStepRuntimes.has(runtimeId)) {
+    const whose = doc.runtimeId ? '' : groupRuntime ? " (the group's)" : ' (the default)';
+    throw badField(
+      'runtimeId',
+      `runtime ${runtimeId}${whose} has no multiStepSupport: ${doc.checkType} checks need one that has`,
+      'multiStepSupport',
+    );
   }
 }
 

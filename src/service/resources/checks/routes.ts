@@ -3,6 +3,7 @@ import { alertChannelsForNewCheck } from '../alert-channels/alert-channels.js';
 import {
   alertChannelsView,
   assertCheckReferences,
+  assertRuntimeFits,
   type CheckDoc,
   mergeCheckUpdate,
   newCheckDoc,
@@ -10,6 +11,7 @@ import {
 } from './checks.js';
 import { CheckStore } from './store.js';
 import { CHECK_TYPE_REGISTRY } from './check-types.js';
+import { loadRuntimes } from '../runtimes/runtimes.js';
 import { notFound } from '../../http/errors.js';
 import { AutoAssignAlertsQuery, UpdateCheckBody } from './schema.js';
 import { IdParams } from '../../http/schema-helpers.js';
@@ -19,17 +21,26 @@ import type { ServiceContext } from '../../context.js';
 
 /**
  * Check routes (docs/api.md, "Checks"): create, one route per type of the registry
- * (`POST /v1/checks/{path}`, check-types.ts), read, list, update, delete.
+ * (`POST /v1/checks/{path}`, check-types.ts), read, list, update, delete. Runtimes are read once,
+ * here, to know which have `multiStepSupport`.
+ * @throws OutpostError OUTPOST_ERR_CONFIG when a runtime.json is invalid (see loadRuntimes).
  */
 export async function checkRoutes(app: ServiceApp, ctx: ServiceContext): Promise<void> {
   const checks = new CheckStore(ctx.db);
   const present = async (accountId: string, doc: CheckDoc) =>
     presentCheck(doc, await alertChannelsView(ctx.db, accountId, doc.alertChannelSubscriptions));
 
-  for (const { checkType, path, createBody } of CHECK_TYPE_REGISTRY) {
+  const multiStepRuntimes = new Set(
+    loadRuntimes()
+      .filter((r) => r.multiStepSupport)
+      .map((r) => r.name as string),
+  );
+
+  for (const { checkType, path, createBody, bodyLimitBytes } of CHECK_TYPE_REGISTRY) {
     app.post(
       `/v1/checks/${path}`,
       {
+        ...(bodyLimitBytes === null ? {} : { bodyLimit: bodyLimitBytes }),
         schema: {
           tags: ['checks'],
           summary: `Create a ${checkType} check`,
@@ -52,6 +63,7 @@ export async function checkRoutes(app: ServiceApp, ctx: ServiceContext): Promise
           { ...body, alertChannelSubscriptions: [...explicit, ...automatic] },
           now,
         );
+        await assertRuntimeFits(ctx.db, request.accountId, doc, multiStepRuntimes);
         await checks.insert(request.accountId, doc, now.getTime());
         ctx.log.info({ checkId: doc.id, checkType, accountId: request.accountId }, 'check created');
         return reply.code(201).send(await present(request.accountId, doc));
@@ -89,6 +101,8 @@ export async function checkRoutes(app: ServiceApp, ctx: ServiceContext): Promise
   app.put(
     '/v1/checks/:id',
     {
+      // The largest a check of any type takes: a Playwright check suite's project (check-types.ts).
+      bodyLimit: Math.max(...CHECK_TYPE_REGISTRY.map((e) => e.bodyLimitBytes ?? 0), 1024 * 1024),
       schema: {
         tags: ['checks'],
         summary: 'Update a check',
@@ -103,6 +117,7 @@ export async function checkRoutes(app: ServiceApp, ctx: ServiceContext): Promise
       const before = await checks.get(request.accountId, request.params.id);
       await assertCheckReferences(ctx.db, request.accountId, request.body);
       const doc = mergeCheckUpdate(before, request.body, now);
+      await assertRuntimeFits(ctx.db, request.accountId, doc, multiStepRuntimes);
       await checks.update(request.accountId, before, doc, now.getTime());
       return present(request.accountId, doc);
     },

@@ -352,8 +352,8 @@ export const CreateApiCheckBody = Type.Object(
 /**
  * Body of `PUT /v1/checks/{id}`: the generic update body. Required
  * `heartbeat` and `script` as the public API's schema says (docs/api.md, "Checks"); every other field
- * optional, `frequency` any integer (the check type's own set is enforced
- * after merging), `request` an object validated against the check's type.
+ * optional, `frequency` any integer and `timeoutSeconds` 1–1800 (the check type's own set and cap
+ * are enforced after merging), `request` an object validated against the check's type.
  */
 export const UpdateCheckBody = Type.Object(
   {
@@ -373,6 +373,7 @@ export const UpdateCheckBody = Type.Object(
     ),
     degradedResponseTime: Type.Optional(Nullable(Type.Number({ minimum: 0, maximum: 300_000 }))),
     maxResponseTime: Type.Optional(Nullable(Type.Number({ minimum: 0, maximum: 300_000 }))),
+    timeoutSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 1800 })),
     degradedPacketLossThreshold: Type.Optional(Nullable(Type.Number({ exclusiveMinimum: 0, maximum: 100 }))),
     maxPacketLossThreshold: Type.Optional(Nullable(Type.Number({ exclusiveMinimum: 0, maximum: 100 }))),
   },
