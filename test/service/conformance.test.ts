@@ -119,6 +119,21 @@ describe('responses conform to /openapi.json', () => {
       activated: false,
       script: 'await page.goto("about:blank")',
     });
+    await call('POST', '/v1/checks/multistep', {
+      name: 'multistep',
+      activated: false,
+      script: "test('t', async ({ request }) => { await request.get('http://127.0.0.1:9/'); });",
+    });
+    await call('POST', '/v1/checks/playwright', {
+      name: 'playwright',
+      activated: false,
+      dependencies: [
+        { path: 'package.json', content: '{}' },
+        { path: 'playwright.config.ts', content: 'export default {};' },
+        { path: 't.spec.ts', content: '' },
+      ],
+      scriptPath: 't.spec.ts',
+    });
     await call('GET', '/v1/checks');
     await call('GET', `/v1/checks/${icmp.id}`);
     await call('PUT', `/v1/checks/${icmp.id}`, { heartbeat: {}, script: '', name: 'renamed' });
