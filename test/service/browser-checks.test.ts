@@ -48,6 +48,7 @@ describe('POST /v1/checks/browser', () => {
       frequencyOffset: null,
       sslCheckDomain: null,
       dependencies: null,
+      timeoutSeconds: 240,
       runtimeId: null,
       locations: ['us-east-1'],
       privateLocations: null,
@@ -108,6 +109,8 @@ describe('POST /v1/checks/browser', () => {
     expect((await post(browserBody({ script: null }))).statusCode).toBe(201);
     expect((await post(browserBody({ script: 'x'.repeat(131_072) }))).statusCode).toBe(201);
     expect((await post(browserBody({ frequency: 10, frequencyOffset: 100 }))).statusCode).toBe(201);
+    expect((await post(browserBody({ timeoutSeconds: 1 }))).statusCode).toBe(201);
+    expect((await post(browserBody({ timeoutSeconds: 240 }))).statusCode).toBe(201);
     const deps = Array.from({ length: 100 }, (_, i) => ({ path: `f${i}.js`, content: '' }));
     expect((await post(browserBody({ dependencies: deps }))).statusCode).toBe(201);
     expect(
@@ -131,6 +134,9 @@ describe('POST /v1/checks/browser', () => {
     ['frequency 1441', { frequency: 1441 }, 'frequency'],
     ['offset 101 at frequency 10', { frequency: 10, frequencyOffset: 101 }, 'frequencyOffset'],
     ['offset 0', { frequencyOffset: 0 }, 'frequencyOffset'],
+    ['timeoutSeconds 241 (runs last at most 240 s)', { timeoutSeconds: 241 }, 'timeoutSeconds'],
+    ['timeoutSeconds 0', { timeoutSeconds: 0 }, 'timeoutSeconds'],
+    ['timeoutSeconds not an integer', { timeoutSeconds: 1.5 }, 'timeoutSeconds'],
     ['sslCheckDomain with a scheme', { sslCheckDomain: 'https://example.com' }, 'sslCheckDomain'],
     ['sslCheckDomain with a port', { sslCheckDomain: 'example.com:443' }, 'sslCheckDomain'],
     ['sslCheckDomain not fully qualified', { sslCheckDomain: 'localhost' }, 'sslCheckDomain'],

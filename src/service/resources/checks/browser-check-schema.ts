@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { sharedCheckFields } from './schema.js';
+import { BROWSER_TIMEOUT_SECONDS, SUITE_TIMEOUT_SECONDS, sharedCheckFields } from './schema.js';
 import { IntegerEnum, Nullable } from '../../http/schema-helpers.js';
 import { badField } from '../../http/errors.js';
 import { validateBodyPart } from '../../http/validation.js';
@@ -35,15 +35,6 @@ export const MAX_DEPENDENCY_FILES = 100;
 
 /** Dependency files of a script check: at most {@link MAX_DEPENDENCY_FILES} of DependencySchema. */
 export const DependenciesSchema = Type.Array(DependencySchema, { maxItems: MAX_DEPENDENCY_FILES });
-
-/**
- * Longest run of a browser or multi-step check, seconds, and its default: 240 s, the field's
- * figure, configurable per check up to it (docs/checks.md, "Browser, multi-step and Playwright check suites").
- */
-export const BROWSER_TIMEOUT_SECONDS = 240;
-
-/** Longest run of a Playwright check suite, seconds, and its default: 30 minutes (docs/checks.md). */
-export const SUITE_TIMEOUT_SECONDS = 1800;
 
 /** `timeoutSeconds`: whole seconds from 1 to `max`, default `max`. */
 const timeoutSeconds = (max: number) =>

@@ -4,17 +4,16 @@ import type { GroupDoc } from '../check-groups/check-groups.js';
 import { applyApiCheckDefaults, groupBaseUrlVariables } from './api-check-defaults.js';
 import {
   BROWSER_FREQUENCIES,
-  BROWSER_TIMEOUT_SECONDS,
   CreateBrowserCheckBody,
   CreateMultiStepCheckBody,
   CreatePlaywrightCheckBody,
   SUITE_BODY_LIMIT_BYTES,
-  SUITE_TIMEOUT_SECONDS,
   playwrightProjectRules,
 } from './browser-check-schema.js';
 import {
   API_RESPONSE_TIME_LIMIT_MS,
   ApiRequestBodySchema,
+  BROWSER_TIMEOUT_SECONDS,
   CreateApiCheckBody,
   CreateDnsCheckBody,
   CreateIcmpCheckBody,
@@ -23,6 +22,7 @@ import {
   DnsRequestBodySchema,
   IcmpRequestBodySchema,
   MINUTE_FREQUENCIES,
+  SUITE_TIMEOUT_SECONDS,
   type SharedCheckFields,
   TCP_FREQUENCIES,
   TcpRequestBodySchema,

@@ -350,6 +350,18 @@ export const CreateApiCheckBody = Type.Object(
 );
 
 /**
+ * Longest run of a browser or multi-step check, seconds, and its default: 240 s, the field's
+ * figure, configurable per check up to it (docs/checks.md, "Browser, multi-step and Playwright check suites").
+ */
+export const BROWSER_TIMEOUT_SECONDS = 240;
+
+/**
+ * Longest run of a Playwright check suite, seconds, and its default: 30 minutes (docs/checks.md,
+ * "Browser, multi-step and Playwright check suites"); the longest `timeoutSeconds` of any type.
+ */
+export const SUITE_TIMEOUT_SECONDS = 1800;
+
+/**
  * Body of `PUT /v1/checks/{id}`: the generic update body. Required
  * `heartbeat` and `script` as the public API's schema says (docs/api.md, "Checks"); every other field
  * optional, `frequency` any integer and `timeoutSeconds` 1–1800 (the check type's own set and cap
@@ -373,7 +385,7 @@ export const UpdateCheckBody = Type.Object(
     ),
     degradedResponseTime: Type.Optional(Nullable(Type.Number({ minimum: 0, maximum: 300_000 }))),
     maxResponseTime: Type.Optional(Nullable(Type.Number({ minimum: 0, maximum: 300_000 }))),
-    timeoutSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 1800 })),
+    timeoutSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: SUITE_TIMEOUT_SECONDS })),
     degradedPacketLossThreshold: Type.Optional(Nullable(Type.Number({ exclusiveMinimum: 0, maximum: 100 }))),
     maxPacketLossThreshold: Type.Optional(Nullable(Type.Number({ exclusiveMinimum: 0, maximum: 100 }))),
   },
