@@ -61,7 +61,9 @@ export const CreateBrowserCheckBody = Type.Object(
   {
     ...scriptCheckFields,
     script: Nullable(Type.String({ maxLength: 131_072 })),
-    dependencies: Type.Optional(Nullable(Type.Array(DependencySchema, { maxItems: 100, default: null }))),
+    dependencies: Type.Optional(
+      Nullable(Type.Array(DependencySchema, { maxItems: MAX_DEPENDENCY_FILES, default: null })),
+    ),
     timeoutSeconds: timeoutSeconds(BROWSER_TIMEOUT_SECONDS),
   },
   strict,
