@@ -15,7 +15,7 @@ import { describe, expect, it } from 'vitest';
  * service, and common and protocol. Every import counts: static (types too), dynamic `import()`,
  * `export … from`, `import x = require()` and `require()`.
  */
-const LAYER_RANK = { common: 0, protocol: 1, net: 2, sandbox: 2, checks: 3, agent: 4 } as const;
+const LAYER_RANK = { common: 0, protocol: 1, net: 2, sandbox: 2, browser: 2, checks: 3, agent: 4 } as const;
 type AgentLayer = keyof typeof LAYER_RANK;
 type Layer = AgentLayer | 'service' | 'cli';
 
