@@ -1,8 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chmod, chown, mkdtemp, readdir, realpath, rm } from 'node:fs/promises';
+import { chown, mkdtemp, realpath } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
+import { readLineChannel } from '../common/line-channel.js';
+import { killGroup, removeTree, trackGroup, untrackGroup } from '../common/process-tree.js';
 import { type ChildMessage, parseChildMessage, type ScriptPayload } from './messages.js';
 
 /**
@@ -34,9 +36,6 @@ const IDLE_CHANNEL_LIMITS: ChannelLimits = {
  * could hold the event loop; the child itself never writes one.
  */
 export const MAX_MALFORMED_LINES = 100;
-
-/** Channel lines read in one turn of the event loop (each costs ~1-2 µs to parse and handle). */
-const LINES_PER_TURN = 512;
 
 /** How a `done` line starts (child.cts writes it so); a forged one is held to the same cap. */
 const DONE_PREFIX = Buffer.from('{"t":"done"');
@@ -103,35 +102,6 @@ function nodeFlags(options: ScriptProcessOptions, tmpDir: string): string[] {
   return flags;
 }
 
-/** Process groups alive now, killed if this process exits first (the agent crashing must not leave scripts running). */
-const liveGroups = new Set<number>();
-let exitHookInstalled = false;
-
-function killGroup(pid: number): void {
-  try {
-    process.kill(-pid, 'SIGKILL');
-  } catch {
-    // ESRCH: the group is gone already.
-  }
-}
-
-/** Removes a temp dir even when a script made parts of it unreadable (chmod 000). */
-async function removeTree(dir: string): Promise<void> {
-  try {
-    await rm(dir, { recursive: true, force: true, maxRetries: 2 });
-    return;
-  } catch {
-    // Fall through: open up the modes, then try again.
-  }
-  const open = async (path: string): Promise<void> => {
-    await chmod(path, 0o700).catch(() => {});
-    const entries = await readdir(path, { withFileTypes: true }).catch(() => []);
-    for (const entry of entries) if (entry.isDirectory()) await open(join(path, entry.name));
-  };
-  await open(dir);
-  await rm(dir, { recursive: true, force: true, maxRetries: 2 }).catch(() => {});
-}
-
 /**
  * One child process that runs one script: spawned detached (its own process group), in a
  * private temp dir it also uses as HOME and TMPDIR, with an environment of nothing but those
@@ -174,7 +144,7 @@ export class ScriptProcess {
         if (settled) return;
         settled = true;
         this.#exited = true;
-        if (child.pid !== undefined) liveGroups.delete(child.pid);
+        if (child.pid !== undefined) untrackGroup(child.pid);
         markReady(false);
         resolve(exit);
       };
@@ -228,123 +198,29 @@ export class ScriptProcess {
       await removeTree(tmpDir);
       throw err;
     }
-    if (child.pid !== undefined) {
-      liveGroups.add(child.pid);
-      if (!exitHookInstalled) {
-        exitHookInstalled = true;
-        process.once('exit', () => {
-          for (const pid of liveGroups) killGroup(pid);
-        });
-      }
-    }
+    if (child.pid !== undefined) trackGroup(child.pid);
     return new ScriptProcess(child, tmpDir);
   }
 
-  /**
-   * Splits the channel into lines in O(chunk) per chunk (only the new chunk is searched),
-   * buffering at most one line's cap; past a cap (or the total) the rest is dropped unread.
-   */
+  /** Reads the channel within `channelLimits` (line-channel.ts): `ready` resolves `ready`, the rest go to `onMessage`. */
   #readChannel(markReady: (ready: boolean) => void): void {
     const channel = this.#child.stdio[3] as Readable | null | undefined;
     if (!channel) return;
-    let pending: Buffer[] = [];
-    let pendingBytes = 0;
-    /** Whether the line being buffered is a `done` line; null until it passes maxLineBytes. */
-    let doneLine: boolean | null = null;
-    let totalBytes = 0;
-    let malformed = 0;
-    let overflowed = false;
-    const overflow = (what: string) => {
-      overflowed = true;
-      pending = [];
-      pendingBytes = 0;
-      // The rest is read and dropped (a paused pipe would block the child's kill-free exit).
-      channel.removeAllListeners('data');
-      channel.on('data', () => {});
-      channel.resume();
-      this.onOverflow(what);
-    };
-    /** The first bytes of the line being buffered plus `part` (O(prefix), not O(line)). */
-    const startsDone = (part: Buffer): boolean => {
-      const head: Buffer[] = [];
-      let length = 0;
-      for (const piece of [...pending.slice(0, DONE_PREFIX.length), part]) {
-        if (length >= DONE_PREFIX.length) break;
-        head.push(piece);
-        length += piece.length;
-      }
-      return Buffer.concat(head).subarray(0, DONE_PREFIX.length).equals(DONE_PREFIX);
-    };
-    /** Adds part of a line; when `complete`, parses the line. False once past a cap. O(part). */
-    const take = (part: Buffer, complete: boolean): boolean => {
-      const limits = this.channelLimits;
-      const bytes = pendingBytes + part.length;
-      if (bytes > limits.maxLineBytes) {
-        doneLine ??= startsDone(part);
-        const cap = doneLine ? Math.max(limits.maxDoneBytes, limits.maxLineBytes) : limits.maxLineBytes;
-        if (bytes > cap) {
-          overflow(`sent a message larger than ${cap} bytes`);
-          return false;
-        }
-      }
-      if (!complete) {
-        // A copy: a subarray would keep the whole chunk alive.
-        pending.push(Buffer.from(part));
-        pendingBytes = bytes;
-        return true;
-      }
-      const text =
-        pending.length === 0 ? part.toString('utf8') : Buffer.concat([...pending, part]).toString('utf8');
-      pending = [];
-      pendingBytes = 0;
-      doneLine = null;
-      // The child never writes an empty line: nothing to parse or keep.
-      if (text === '') return true;
-      const message = parseChildMessage(text);
-      if (message.t === 'log' && message.malformed === true && ++malformed > MAX_MALFORMED_LINES) {
-        overflow(`wrote more than ${MAX_MALFORMED_LINES} lines that are not messages to the sandbox`);
-        return false;
-      }
-      if (message.t === 'ready') markReady(true);
-      else this.onMessage(message);
-      return !overflowed;
-    };
-    /** Reads lines of `chunk` from `from`, at most LINES_PER_TURN, then lets the event loop turn. */
-    const read = (chunk: Buffer, from: number): void => {
-      let start = from;
-      let lines = 0;
-      for (let at = chunk.indexOf(10, start); at !== -1; at = chunk.indexOf(10, start)) {
-        // An empty line (the child never writes one) costs nothing.
-        if (at > start || pending.length > 0) {
-          if (!take(chunk.subarray(start, at), true)) return;
-        }
-        start = at + 1;
-        if (++lines >= LINES_PER_TURN && start < chunk.length) {
-          // libuv hands over up to 32 reads of a pipe in one turn of the event loop: the rest
-          // of this chunk, and the chunks after it, wait for the next turn.
-          channel.pause();
-          setImmediate(() => {
-            if (overflowed) return;
-            read(chunk, start);
-            if (!overflowed && !waiting) channel.resume();
-          });
-          waiting = true;
-          return;
-        }
-      }
-      waiting = false;
-      if (start < chunk.length) take(chunk.subarray(start), false);
-    };
-    let waiting = false;
-    channel.on('data', (chunk: Buffer) => {
-      if (overflowed) return;
-      totalBytes += chunk.length;
-      const { maxTotalBytes } = this.channelLimits;
-      if (totalBytes > maxTotalBytes) {
-        overflow(`sent more than ${maxTotalBytes} bytes to the sandbox`);
-        return;
-      }
-      read(chunk, 0);
+    readLineChannel<ChildMessage>(channel, {
+      limits: () => {
+        const { maxLineBytes, maxDoneBytes, maxTotalBytes } = this.channelLimits;
+        return { maxLineBytes, maxBigLineBytes: maxDoneBytes, maxTotalBytes };
+      },
+      bigLinePrefix: DONE_PREFIX,
+      parse: parseChildMessage,
+      isMalformed: (message) => message.t === 'log' && message.malformed === true,
+      maxMalformedLines: MAX_MALFORMED_LINES,
+      receiver: 'the sandbox',
+      onMessage: (message) => {
+        if (message.t === 'ready') markReady(true);
+        else this.onMessage(message);
+      },
+      onOverflow: (what) => this.onOverflow(what),
     });
   }
 
