@@ -1,4 +1,5 @@
 export * from './assertion.js';
+export * from './browser-result.js';
 export * from './enums.js';
 export * from './job.js';
 export * from './messages.js';

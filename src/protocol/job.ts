@@ -174,3 +174,20 @@ export const UrlRequestSchema = Type.Object({
   ipFamily: literals(IP_FAMILIES),
   assertions: Type.Array(AssertionSchema),
 });
+
+/** A dependency file of a script check: a relative path and its UTF-8 content. */
+export const JobDependencySchema = Type.Object({
+  path: Type.String({ minLength: 1, maxLength: 1024 }),
+  content: Type.String(),
+});
+
+/**
+ * The request of a BROWSER or MULTI_STEP job (docs/checks.md, "Browser checks"): the script and its
+ * dependency files as stored; `sslCheckDomain` whose certificate is checked, or null.
+ */
+export const BrowserRequestSchema = Type.Object({
+  script: Type.String({ maxLength: 131_072 }),
+  dependencies: Type.Array(JobDependencySchema, { maxItems: 100 }),
+  sslCheckDomain: Type.Union([Type.String(), Type.Null()]),
+});
+export type BrowserRequest = Static<typeof BrowserRequestSchema>;

@@ -1,5 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { AssertionResultSchema } from './assertion.js';
+import { BrowserCheckResultSchema } from './browser-result.js';
 import { DnsCheckResultSchema } from './dns-result.js';
 import { RUN_STATUSES } from './enums.js';
 import { HttpCheckResultSchema } from './http-result.js';
@@ -78,6 +79,7 @@ export const RunOutcomeSchema = Type.Object({
   dnsCheckResult: Type.Optional(DnsCheckResultSchema),
   tcpCheckResult: Type.Optional(TcpCheckResultSchema),
   httpCheckResult: Type.Optional(HttpCheckResultSchema),
+  browserCheckResult: Type.Optional(BrowserCheckResultSchema),
 });
 export type RunOutcome = Static<typeof RunOutcomeSchema>;
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type TestService, testService } from '../helpers/service.js';
+import { claimJobs, resultFor, type TestService, testService, triggerCheck } from '../helpers/service.js';
 
 let svc: TestService;
 beforeAll(async () => {
@@ -9,6 +9,10 @@ afterAll(async () => svc.close());
 beforeEach(async () => {
   await svc.context.db.deleteFrom('checks').execute();
 });
+
+/** Agent ids (the protocol wants UUIDs). */
+const AGENT_UPTIME = '00000000-0000-4000-8000-0000000000a1';
+const AGENT_BROWSER = '00000000-0000-4000-8000-0000000000b1';
 
 const SCRIPT =
   "import { test, expect } from '@playwright/test';\ntest('home', async ({ page }) => { await page.goto('https://example.com'); });\n";
@@ -204,16 +208,65 @@ describe('POST /v1/checks/browser', () => {
     expect(await countChecks()).toBe(0);
   });
 
-  it('is stored only: starting sessions does not run it', async () => {
-    const id = (await post(browserBody())).json().id;
-    const res = await svc.app.inject({
-      method: 'POST',
-      url: '/v1/check-sessions/trigger',
-      headers: svc.auth(),
-      payload: { target: { checkId: [id] } },
+  it('runs: a session queues a main job carrying the script, its dependencies and sslCheckDomain', async () => {
+    const dependencies = [{ path: 'helpers/login.js', content: 'module.exports = 1;' }];
+    const id = (
+      await post(browserBody({ dependencies, sslCheckDomain: 'example.com', timeoutSeconds: 90 }))
+    ).json().id;
+    const sessionId = await triggerCheck(svc, id);
+    expect(sessionId).toMatch(/^[0-9a-f-]{36}$/);
+    // An agent advertising only uptime types gets nothing; one that runs browser checks gets the job.
+    expect(await claimJobs(svc, AGENT_UPTIME)).toEqual([]);
+    const [job, ...more] = await claimJobs(svc, AGENT_BROWSER, { checkTypes: ['BROWSER', 'MULTI_STEP'] });
+    expect(more).toEqual([]);
+    expect(job).toMatchObject({
+      check: { id, checkType: 'BROWSER', runtimeId: '2026.04' },
+      checkSessionId: sessionId,
+      timeoutMs: 90_000,
     });
-    expect(res.statusCode).toBe(201);
-    expect(res.json().sessions).toEqual([]);
+    expect(job?.check.request).toEqual({ script: SCRIPT, dependencies, sslCheckDomain: 'example.com' });
+  });
+
+  it('stores the browser part of a posted result and answers it on the result', async () => {
+    const id = (await post(browserBody())).json().id;
+    await triggerCheck(svc, id);
+    const [job] = await claimJobs(svc, AGENT_BROWSER, { checkTypes: ['BROWSER'] });
+    if (!job) throw new Error('no job claimed');
+    const browserCheckResult = {
+      scriptShape: 'TEST',
+      runtimeId: '2026.04',
+      playwrightVersion: '1.58.2',
+      browserVersion: '156.0.8078.79',
+      steps: [{ name: 'home', depth: 0, startMs: 0, durationMs: 120.5, status: 'PASSED', error: null }],
+      pages: [
+        {
+          url: 'http://127.0.0.1:1/',
+          webVitals: { FCP: 40, LCP: 41, CLS: 0, TBT: 0, INP: null, TTFB: 3 },
+        },
+      ],
+      errors: [],
+      droppedErrors: 0,
+      timedOut: false,
+      startupMs: 35,
+      scrubbing: {
+        secretValues: 0,
+        credentialHeaders: 0,
+        shortSecretsNotScrubbed: 0,
+        artifactsWithheld: false,
+      },
+      trimmed: [],
+    };
+    const posted = await svc.app.inject({
+      method: 'POST',
+      url: `/v1/agent/jobs/${job.jobId}/result`,
+      headers: { ...svc.auth(), 'x-agent-id': AGENT_BROWSER },
+      payload: resultFor(job, 'PASSED', { browserCheckResult } as object),
+    });
+    expect(posted.statusCode, posted.body).toBeLessThan(300);
+    const list = await svc.request('GET', `/v1/check-results/${id}`);
+    const [item] = list.json();
+    const one = await svc.request('GET', `/v1/check-results/${id}/${item.id}`);
+    expect(one.json().browserCheckResult).toEqual(browserCheckResult);
   });
 
   it("keeps account B away from A's browser checks", async () => {

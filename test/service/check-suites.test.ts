@@ -169,11 +169,13 @@ describe.each([
     expect(rows).toContain('visible-user');
   });
 
-  it('is stored only: starting sessions does not run it', async () => {
+  it(`starting sessions ${checkType === 'MULTI_STEP' ? 'runs it (agents run multi-step checks)' : 'does not run it (no agent runs suites yet)'}`, async () => {
     const id = (await svc.request('POST', `/v1/checks/${path}`, body())).json().id;
     const res = await svc.request('POST', '/v1/check-sessions/trigger', { target: { checkId: [id] } });
     expect(res.statusCode).toBe(201);
-    expect(res.json().sessions).toEqual([]);
+    expect(res.json().sessions.map((s: { checkType: string }) => s.checkType)).toEqual(
+      checkType === 'MULTI_STEP' ? ['MULTI_STEP'] : [],
+    );
   });
 });
 

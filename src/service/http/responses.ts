@@ -88,7 +88,8 @@ export const SessionResultSchema = Type.Object(
       }),
     ),
   },
-  // Plus the check type's part: icmpCheckResult, dnsCheckResult, tcpCheckResult or httpCheckResult.
+  // Plus the check type's part: icmpCheckResult, dnsCheckResult, tcpCheckResult, httpCheckResult or
+  // browserCheckResult.
   { additionalProperties: true },
 );
 
@@ -119,7 +120,12 @@ export const CheckSessionSchema = Type.Object(
  * and the check-type part the run holds (the schema's additional properties).
  */
 export type SessionResult = Static<typeof SessionResultSchema> &
-  Partial<Pick<RunOutcome, 'icmpCheckResult' | 'dnsCheckResult' | 'tcpCheckResult' | 'httpCheckResult'>>;
+  Partial<
+    Pick<
+      RunOutcome,
+      'icmpCheckResult' | 'dnsCheckResult' | 'tcpCheckResult' | 'httpCheckResult' | 'browserCheckResult'
+    >
+  >;
 
 /** A check session as the API answers it (`CheckSessionSchema`), each result with its part. */
 export type CheckSession = Omit<Static<typeof CheckSessionSchema>, 'results'> & { results: SessionResult[] };

@@ -105,7 +105,7 @@ export class JobBuilder {
       recipe.groupVariables(group),
       await this.#account(),
     );
-    const request = recipe.request(c.request, group);
+    const request = recipe.request(c, group);
     const ownRuntime = c.runtimeId ?? group?.runtimeId ?? null;
     const job: Job = {
       jobId: ids.jobId,

@@ -167,6 +167,7 @@ export class CheckSessions {
           ...(doc.dnsCheckResult && { dnsCheckResult: doc.dnsCheckResult }),
           ...(doc.tcpCheckResult && { tcpCheckResult: doc.tcpCheckResult }),
           ...(doc.httpCheckResult && { httpCheckResult: doc.httpCheckResult }),
+          ...(doc.browserCheckResult && { browserCheckResult: doc.browserCheckResult }),
         };
       }),
     };

@@ -112,8 +112,10 @@ export function presentCheckResult(
     httpCheckResult: http,
     // The field's name for an API check's HTTP exchange.
     apiCheckResult: check.checkType === 'API' ? http : null,
-    browserCheckResult: doc.browserCheckResult ?? null,
-    multiStepCheckResult: doc.multiStepCheckResult ?? null,
+    // Agents post the browser part of browser and multi-step runs as browserCheckResult.
+    browserCheckResult: check.checkType === 'BROWSER' ? (doc.browserCheckResult ?? null) : null,
+    multiStepCheckResult:
+      check.checkType === 'MULTI_STEP' ? (doc.multiStepCheckResult ?? doc.browserCheckResult ?? null) : null,
   };
 }
 

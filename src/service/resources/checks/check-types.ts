@@ -35,10 +35,10 @@ import {
  */
 export type JobRecipe = {
   /**
-   * The job's `request` from the stored one and the check's group (secrets in clear), e.g. the
-   * group's `apiCheckDefaults` applied. Pure.
+   * The job's `request` from the stored check (secrets in clear) and its group, e.g. the group's
+   * `apiCheckDefaults` applied to an API check's request, or a browser check's script. Pure.
    */
-  request(stored: Record<string, unknown>, group: GroupDoc | null): Record<string, unknown>;
+  request(check: Record<string, unknown>, group: GroupDoc | null): Record<string, unknown>;
   /** Variables the group lends the check below the group's own `environmentVariables`. */
   groupVariables(group: GroupDoc | null): { key: string; value: string }[];
   /** The job carries `setupScript`, `tearDownScript` and a `clientCertificate` for its request's host. */
@@ -53,7 +53,7 @@ export type JobRecipe = {
 
 /** The request as stored; no group part, scripts or certificate; retries only under a set strategy. */
 const AS_STORED: JobRecipe = {
-  request: (stored) => stored,
+  request: (check) => storedRequest(check),
   groupVariables: () => [],
   scriptsAndCertificate: false,
   retriesOnDoubleCheck: false,
@@ -61,7 +61,7 @@ const AS_STORED: JobRecipe = {
 
 /** API checks: the group's `apiCheckDefaults` and base url, scripts, client certificate, doubleCheck. */
 const API_JOB: JobRecipe = {
-  request: (stored, group) => applyApiCheckDefaults(stored, group?.apiCheckDefaults ?? null),
+  request: (check, group) => applyApiCheckDefaults(storedRequest(check), group?.apiCheckDefaults ?? null),
   groupVariables: (group) => groupBaseUrlVariables(group?.apiCheckDefaults),
   scriptsAndCertificate: true,
   retriesOnDoubleCheck: true,
@@ -126,6 +126,27 @@ export type CheckTypeEntry = {
   job: JobRecipe;
 };
 
+/** The check's stored `request` object (an empty one for a check stored without). */
+function storedRequest(check: Record<string, unknown>): Record<string, unknown> {
+  const request = check.request;
+  return request !== null && typeof request === 'object' ? (request as Record<string, unknown>) : {};
+}
+
+/**
+ * Browser and multi-step checks: the job's request is the script, its dependency files and the
+ * `sslCheckDomain` (protocol BrowserRequestSchema); no group part, scripts or certificate.
+ */
+const SCRIPT_JOB: JobRecipe = {
+  request: (check) => ({
+    script: typeof check.script === 'string' ? check.script : '',
+    dependencies: Array.isArray(check.dependencies) ? check.dependencies : [],
+    sslCheckDomain: typeof check.sslCheckDomain === 'string' ? check.sslCheckDomain : null,
+  }),
+  groupVariables: () => [],
+  scriptsAndCertificate: false,
+  retriesOnDoubleCheck: false,
+};
+
 /** What the uptime types and API checks share: 30 s runs, no own time limit or extra rules, run by agents. */
 const PROTOCOL_CHECK = {
   responseTimeLimitMs: null,
@@ -140,7 +161,7 @@ const PROTOCOL_CHECK = {
 
 /**
  * What browser, multi-step and suite checks share: a script and no request, minute frequencies,
- * their own `timeoutSeconds` up to 240 s, not run by agents yet.
+ * their own `timeoutSeconds` up to 240 s; agents run browser and multi-step checks (suites not yet).
  */
 const SCRIPTED_CHECK = {
   updateRequest: null,
@@ -151,8 +172,8 @@ const SCRIPTED_CHECK = {
   needsMultiStepRuntime: false,
   rules: null,
   bodyLimitBytes: null,
-  runnable: false,
-  job: AS_STORED,
+  runnable: true,
+  job: SCRIPT_JOB,
 } as const satisfies Partial<CheckTypeEntry>;
 
 /** Every check type the service accepts with its entry, in the order their create routes are registered. */
@@ -215,6 +236,7 @@ export const CHECK_TYPE_REGISTRY: readonly CheckTypeEntry[] = [
     runTimeoutMs: SUITE_TIMEOUT_SECONDS * 1000,
     rules: playwrightProjectRules,
     bodyLimitBytes: SUITE_BODY_LIMIT_BYTES,
+    runnable: false,
   },
 ];
 
