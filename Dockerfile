@@ -24,11 +24,17 @@ FROM node:24-bookworm-slim
 # checks); file capabilities let the unprivileged `node` user run it within Docker's default
 # capability set (NET_RAW). Without them the agent attaches the route trace only.
 # chromium + fonts-liberation: the browser runtime 2026.04's Playwright drives (CHROMIUM_PATH;
-# Playwright downloads none), ffmpeg: video recording of browser checks.
+# Playwright downloads none), ffmpeg: video recording of browser checks. tini: PID 1 reaps
+# orphaned processes (a Chromium child whose parent died), so no zombie outlives a check.
+# The managed Chromium policy blocks file:// and view-source: URLs: a check's browser runs as
+# the agent's user and must not read the agent's files (/proc/<pid>/environ holds API_KEY).
 RUN apt-get update && apt-get install -y --no-install-recommends tcpdump libcap2-bin \
-    chromium fonts-liberation ffmpeg \
+    chromium fonts-liberation ffmpeg tini \
   && setcap cap_net_raw+eip /usr/bin/tcpdump \
-  && apt-get purge -y libcap2-bin && rm -rf /var/lib/apt/lists/*
+  && apt-get purge -y libcap2-bin && rm -rf /var/lib/apt/lists/* \
+  && mkdir -p /etc/chromium/policies/managed \
+  && printf '%s\n' '{"URLBlocklist": ["file://*", "view-source:*", "chrome://*"]}' \
+    > /etc/chromium/policies/managed/outpost.json
 ENV NODE_ENV=production \
     AGENT_HEALTH_PORT=8081 \
     HOST=0.0.0.0 \
@@ -44,5 +50,6 @@ EXPOSE 8081
 HEALTHCHECK --interval=30s --timeout=3s CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.AGENT_HEALTH_PORT||8081)+'/-/liveness').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 # Kubernetes sends SIGTERM; the agent drains running jobs (AGENT_SHUTDOWN_GRACE_SECONDS) and exits 0.
 # --disable-sigusr1: no signal opens the inspector of a process running user scripts.
-ENTRYPOINT ["node", "--disable-sigusr1", "dist/src/cli.js"]
+# tini runs as PID 1 and forwards signals to the agent.
+ENTRYPOINT ["/usr/bin/tini", "--", "node", "--disable-sigusr1", "dist/src/cli.js"]
 CMD ["agent"]

@@ -60,6 +60,19 @@ describe.each(['Dockerfile', 'Dockerfile.dev'])('%s (browser checks)', (file) =>
     for (const name of BROWSER_PACKAGES) expect(install).toMatch(new RegExp(`\\s${name}(\\s|$)`));
     expect(text).toMatch(/^ENV\s[^#]*CHROMIUM_PATH=\/usr\/bin\/chromium/ms);
   });
+
+  it('runs under tini as PID 1, so orphaned Chromium processes are reaped (no zombies)', () => {
+    expect(aptInstalls(text).join(' ')).toMatch(/\stini(\s|$)/);
+    const entrypoint = text.split('\n').find((l) => l.startsWith('ENTRYPOINT'));
+    expect(JSON.parse(entrypoint?.slice('ENTRYPOINT'.length) ?? '[]').slice(0, 2)).toEqual(['/usr/bin/tini', '--']);
+  });
+
+  it("writes a managed Chromium policy blocking file:// URLs (a check's browser must not read the agent's files)", () => {
+    const joined = text.replace(/\\\n/g, ' ');
+    expect(joined).toContain('/etc/chromium/policies/managed/outpost.json');
+    const policy = /'(\{"URLBlocklist"[^']*\})'/.exec(joined)?.[1];
+    expect(JSON.parse(policy ?? '{}').URLBlocklist).toContain('file://*');
+  });
 });
 
 describe('Dockerfile.uptime', () => {
