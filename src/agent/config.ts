@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { type Static, Type } from '@sinclair/typebox';
 import { FormatRegistry } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
@@ -51,6 +52,9 @@ const AgentEnvSchema = Type.Object({
   AGENT_CLAIM_WAIT_SECONDS: Integer(0, MAX_CLAIM_WAIT_SECONDS),
   USE_OS_DNS_RESOLVER: literals(['true', 'false'] as const),
   NETWORK_TRACES: literals(['on', 'off'] as const),
+  BROWSER_CONCURRENCY: Integer(1, 64),
+  BROWSER_MEMORY_PER_CHECK_MIB: Integer(64, 65_536),
+  CHROMIUM_PATH: Type.String({ minLength: 1, pattern: '^/' }),
 });
 type AgentEnv = Static<typeof AgentEnvSchema>;
 type VariableName = keyof AgentEnv;
@@ -72,6 +76,9 @@ const REQUIREMENTS: Record<VariableName, string> = {
   USE_OS_DNS_RESOLVER: 'true or false (default false)',
   NETWORK_TRACES:
     'on or off (default on): route trace and packet capture on network failures of API and URL checks',
+  BROWSER_CONCURRENCY: 'an integer from 1 to 64 (default: the number of cores)',
+  BROWSER_MEMORY_PER_CHECK_MIB: 'an integer number of MiB from 64 to 65536 (default 300)',
+  CHROMIUM_PATH: 'an absolute path of a Chromium executable (default /usr/bin/chromium)',
 };
 
 const DEFAULTS: Partial<Record<VariableName, string>> = {
@@ -84,6 +91,9 @@ const DEFAULTS: Partial<Record<VariableName, string>> = {
   AGENT_CLAIM_WAIT_SECONDS: String(MAX_CLAIM_WAIT_SECONDS),
   USE_OS_DNS_RESOLVER: 'false',
   NETWORK_TRACES: 'on',
+  BROWSER_CONCURRENCY: String(availableParallelism()),
+  BROWSER_MEMORY_PER_CHECK_MIB: '300',
+  CHROMIUM_PATH: '/usr/bin/chromium',
 };
 
 const INTEGER_VARIABLES = new Set<VariableName>([
@@ -91,6 +101,8 @@ const INTEGER_VARIABLES = new Set<VariableName>([
   'AGENT_HEALTH_PORT',
   'AGENT_SHUTDOWN_GRACE_SECONDS',
   'AGENT_CLAIM_WAIT_SECONDS',
+  'BROWSER_CONCURRENCY',
+  'BROWSER_MEMORY_PER_CHECK_MIB',
 ]);
 const UPPER_CASE_VARIABLES = new Set<VariableName>(['LOG_LEVEL']);
 const LOWER_CASE_VARIABLES = new Set<VariableName>([
@@ -133,6 +145,18 @@ export type AgentConfig = Readonly<{
    * when an API or URL run fails on a network error (src/agent/network-diagnostics.ts).
    */
   networkTraces: boolean;
+  /**
+   * `BROWSER_CONCURRENCY`: browser and multi-step checks run at once, 1–64, default the number of
+   * cores; within `jobConcurrency` main slots (docs/configuration.md, "Agent").
+   */
+  browserConcurrency: number;
+  /**
+   * `BROWSER_MEMORY_PER_CHECK_MIB`: free memory (MemAvailable, or the cgroup's limit less its use)
+   * a browser check needs before it is admitted, MiB, default 300.
+   */
+  browserMemoryPerCheckMiB: number;
+  /** `CHROMIUM_PATH`: the Chromium runtime 2026.04's Playwright drives, default `/usr/bin/chromium`. */
+  chromiumPath: string;
 }>;
 
 function rawValue(env: NodeJS.ProcessEnv, name: VariableName): string | undefined {
@@ -204,6 +228,9 @@ export function parseAgentConfig(env: NodeJS.ProcessEnv): AgentConfig {
     claimWaitSeconds: parsed.AGENT_CLAIM_WAIT_SECONDS,
     useOsDnsResolver: parsed.USE_OS_DNS_RESOLVER === 'true',
     networkTraces: parsed.NETWORK_TRACES !== 'off',
+    browserConcurrency: parsed.BROWSER_CONCURRENCY,
+    browserMemoryPerCheckMiB: parsed.BROWSER_MEMORY_PER_CHECK_MIB,
+    chromiumPath: parsed.CHROMIUM_PATH,
   });
 }
 

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { parseAgentConfig, redactAgentConfig } from '../../src/agent/config.js';
 import { OutpostError } from '../../src/common/errors.js';
@@ -36,6 +37,9 @@ describe('parseAgentConfig', () => {
       claimWaitSeconds: 20,
       useOsDnsResolver: false,
       networkTraces: true,
+      browserConcurrency: availableParallelism(),
+      browserMemoryPerCheckMiB: 300,
+      chromiumPath: '/usr/bin/chromium',
     });
     expect(Object.isFrozen(config)).toBe(true);
   });
@@ -85,6 +89,9 @@ describe('parseAgentConfig', () => {
     ['USE_OS_DNS_RESOLVER', 'false', { useOsDnsResolver: false }],
     ['NETWORK_TRACES', 'OFF', { networkTraces: false }],
     ['NETWORK_TRACES', 'on', { networkTraces: true }],
+    ['BROWSER_CONCURRENCY', '3', { browserConcurrency: 3 }],
+    ['BROWSER_MEMORY_PER_CHECK_MIB', '650', { browserMemoryPerCheckMiB: 650 }],
+    ['CHROMIUM_PATH', '/opt/chromium/chrome', { chromiumPath: '/opt/chromium/chrome' }],
   ])('accepts %s=%s', (name, value, expected) => {
     expect(parseAgentConfig({ ...REQUIRED, [name]: value })).toMatchObject(expected);
   });
@@ -125,6 +132,9 @@ describe('parseAgentConfig', () => {
     ['HTTPS_PROXY', 'proxy:3128', 'an http:// or https:// proxy URL', '"proxy:3128"'],
     ['HTTP_PROXY', 'socks5://proxy:1080', 'an http:// or https:// proxy URL', '"socks5://proxy:1080"'],
     ['AGENT_PROFILE', 'browser', 'full or uptime', '"browser"'],
+    ['BROWSER_CONCURRENCY', '0', 'an integer from 1 to 64', '"0"'],
+    ['BROWSER_MEMORY_PER_CHECK_MIB', '10', 'an integer number of MiB from 64 to 65536', '"10"'],
+    ['CHROMIUM_PATH', 'chromium', 'an absolute path of a Chromium executable', '"chromium"'],
     ['AGENT_SHUTDOWN_GRACE_SECONDS', '3601', 'an integer number of seconds from 0 to 3600', '"3601"'],
     ['USE_OS_DNS_RESOLVER', '1', 'true or false', '"1"'],
     ['AGENT_CLAIM_WAIT_SECONDS', '21', 'an integer number of seconds from 0 to 20', '"21"'],
