@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import PQueue from 'p-queue';
-import type { Executor } from '../checks/executor.js';
+import type { Executor, RunArtifactFile } from '../checks/executor.js';
 import {
   type CheckResult,
   type CheckType,
@@ -56,8 +56,21 @@ export type JobDispatcherOptions = {
     outcome: RunOutcome,
     context: { signal: AbortSignal; log: Logger },
   ) => Promise<CheckResult['artifacts']>;
+  /**
+   * Uploads one artifact an executor attached (ExecutorContext.attachArtifacts) and returns its
+   * stored size, bytes (the agent's `ServiceClient.uploadArtifact`); absent: attached files are
+   * released without upload.
+   */
+  uploadArtifact?: (jobId: string, name: string, path: string, signal: AbortSignal) => Promise<number>;
   metrics?: AgentMetrics;
 };
+
+/** Calls every attached file set's `release` (never throws). */
+async function releaseAll(attached: { release: () => Promise<void> }[], log: Logger): Promise<void> {
+  for (const { release } of attached.splice(0)) {
+    await release().catch((err: unknown) => log.warn({ err }, 'removing a run’s artifact files failed'));
+  }
+}
 
 /**
  * Runs claimed jobs (docs/architecture.md, "The agent"): one p-queue per job class, each job
@@ -217,7 +230,9 @@ export class JobDispatcher {
     log.info({ attempt: job.attempt, timeoutMs: job.timeoutMs }, 'job started');
     const startedAt = new Date();
     const t0 = performance.now();
+    const attached: { files: RunArtifactFile[]; release: () => Promise<void> }[] = [];
     const outcome = await executeJob({
+      attachArtifacts: (files, release) => attached.push({ files, release }),
       executor: this.#options.executors.get(check.checkType as CheckType),
       job,
       signal: run.signal,
@@ -235,6 +250,7 @@ export class JobDispatcher {
 
     if (leaseLost.aborted || hardSignal.aborted) {
       stopRenewal();
+      await releaseAll(attached, log);
       const why = leaseLost.aborted ? 'lease_lost' : 'dropped';
       this.#options.metrics?.jobFinished(check.checkType, why, durationMs);
       log.warn({ durationMs: Math.round(durationMs), why }, 'job stopped; result dropped');
@@ -246,10 +262,16 @@ export class JobDispatcher {
       'job finished',
     );
     let artifacts: CheckResult['artifacts'] = [];
+    if (attached.length > 0) {
+      artifacts = await this.#uploadAttached(job, attached, [hardSignal, leaseLost], log);
+    }
     if (this.#options.afterRun) {
       const after = linkSignal([hardSignal, leaseLost], AFTER_RUN_TIMEOUT_MS);
       try {
-        artifacts = await this.#options.afterRun(job, outcome, { signal: after.signal, log });
+        artifacts = [
+          ...artifacts,
+          ...(await this.#options.afterRun(job, outcome, { signal: after.signal, log })),
+        ];
       } catch (err) {
         log.warn({ err }, 'after-run diagnostics failed; posting the result without them');
       } finally {
@@ -263,6 +285,40 @@ export class JobDispatcher {
     }
     // The lease is kept alive while the result is posted; a lease lost meanwhile ends the post.
     this.#post(job.jobId, toCheckResult(outcome, job, artifacts), log, [leaseLost], stopRenewal);
+  }
+
+  /**
+   * Uploads the files executors attached, in order, within {@link AFTER_RUN_TIMEOUT_MS}; stops at the
+   * first failure (the files after it are the less important ones) and releases every file.
+   * Never throws: what is not uploaded is logged and left out of the result.
+   */
+  async #uploadAttached(
+    job: Job,
+    attached: { files: RunArtifactFile[]; release: () => Promise<void> }[],
+    parents: AbortSignal[],
+    log: Logger,
+  ): Promise<CheckResult['artifacts']> {
+    const uploaded: CheckResult['artifacts'] = [];
+    const upload = this.#options.uploadArtifact;
+    const deadline = linkSignal(parents, AFTER_RUN_TIMEOUT_MS);
+    try {
+      for (const { name, path } of attached.flatMap((a) => a.files)) {
+        if (upload === undefined || deadline.signal.aborted) break;
+        try {
+          uploaded.push({ name, sizeBytes: await upload(job.jobId, name, path, deadline.signal) });
+        } catch (err) {
+          log.warn(
+            { err, artifact: name },
+            'artifact upload failed; the rest of the run’s artifacts are left out',
+          );
+          break;
+        }
+      }
+    } finally {
+      deadline.dispose();
+      await releaseAll(attached, log);
+    }
+    return uploaded;
   }
 
   /** Posts in the background, tracked for `drain()`, until the hard signal, a parent or the retry deadline. */

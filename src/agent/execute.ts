@@ -1,5 +1,5 @@
 import { Value } from '@sinclair/typebox/value';
-import type { Executor } from '../checks/executor.js';
+import type { Executor, ExecutorContext } from '../checks/executor.js';
 import { type Job, type RunOutcome, RunOutcomeSchema } from '../protocol/index.js';
 import { OutpostError } from '../common/errors.js';
 import type { Logger } from '../common/logger.js';
@@ -22,6 +22,8 @@ export type ExecuteOptions = {
   abortReason: () => string;
   /** Called with what the executor threw when the signal had not aborted: a bug to report. */
   onCrash?: (err: unknown) => void;
+  /** Passed to the executor (ExecutorContext.attachArtifacts). */
+  attachArtifacts?: ExecutorContext['attachArtifacts'];
 };
 
 /**
@@ -38,7 +40,12 @@ export async function executeJob(options: ExecuteOptions): Promise<RunOutcome> {
   const t0 = performance.now();
   try {
     // The async wrapper turns a synchronous throw into a rejection.
-    const running = (async () => executor.run(job, { signal, log }))();
+    const context: ExecutorContext = {
+      signal,
+      log,
+      ...(options.attachArtifacts ? { attachArtifacts: options.attachArtifacts } : {}),
+    };
+    const running = (async () => executor.run(job, context))();
     const outcome = await settleWithin(running, signal, ABANDON_AFTER_ABORT_MS);
     if (Value.Check(RunOutcomeSchema, outcome)) return outcome;
     const first = Value.Errors(RunOutcomeSchema, outcome).First();

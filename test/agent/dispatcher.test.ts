@@ -61,6 +61,72 @@ describe('JobDispatcher', () => {
     });
   });
 
+  it('uploads the files an executor attached, in order, before the result, then releases them', async () => {
+    const order: string[] = [];
+    const released: string[] = [];
+    const executor = new TimerExecutor('BROWSER', 5, (_job, context) => {
+      context.attachArtifacts?.(
+        [
+          { name: 'trace.zip', path: '/tmp/a/trace.zip' },
+          { name: 'failure.png', path: '/tmp/a/failure.png' },
+        ],
+        async () => {
+          released.push('a');
+        },
+      );
+      return passedOutcome();
+    });
+    const { instance } = dispatcher([executor], {
+      uploadArtifact: async (_jobId, name) => {
+        order.push(`${name} (results so far: ${results().length})`);
+        return name.length * 100;
+      },
+    });
+
+    instance.dispatch(makeJob({ check: { ...makeJob().check, checkType: 'BROWSER' } }));
+    await instance.drain();
+
+    expect(order).toEqual(['trace.zip (results so far: 0)', 'failure.png (results so far: 0)']);
+    expect(results()[0]?.artifacts).toEqual([
+      { name: 'trace.zip', sizeBytes: 900 },
+      { name: 'failure.png', sizeBytes: 1100 },
+    ]);
+    expect(released).toEqual(['a']);
+  });
+
+  it('stops uploading at the first failed artifact, posts the result with those before it, releases all', async () => {
+    const released: string[] = [];
+    const executor = new TimerExecutor('BROWSER', 5, (_job, context) => {
+      context.attachArtifacts?.(
+        [
+          { name: 'trace.zip', path: '/x/trace.zip' },
+          { name: 'video.webm', path: '/x/video.webm' },
+          { name: 'shot.png', path: '/x/shot.png' },
+        ],
+        async () => {
+          released.push('x');
+        },
+      );
+      return passedOutcome();
+    });
+    const tried: string[] = [];
+    const { instance, log } = dispatcher([executor], {
+      uploadArtifact: async (_jobId, name) => {
+        tried.push(name);
+        if (name === 'video.webm') throw new Error('413 too large');
+        return 1;
+      },
+    });
+
+    instance.dispatch(makeJob({ check: { ...makeJob().check, checkType: 'BROWSER' } }));
+    await instance.drain();
+
+    expect(tried).toEqual(['trace.zip', 'video.webm']);
+    expect(results()[0]?.artifacts).toEqual([{ name: 'trace.zip', sizeBytes: 1 }]);
+    expect(released).toEqual(['x']);
+    expect(log.lines.some((l) => String(l.msg).startsWith('artifact upload failed'))).toBe(true);
+  });
+
   it('retries the result while the result endpoint answers 503, then posts it once', async () => {
     service.handlers.result = (_r, nth) => (nth <= 2 ? { status: 503 } : 'default');
     const { instance, log } = dispatcher([new TimerExecutor('ICMP', 10)]);
