@@ -1,0 +1,11 @@
+import { shrinkTraceHere, type ShrinkOutcome } from './artifact-budget.js';
+import { type ArtifactTask, type ScrubOutcome, scrubArtifactsHere } from './trace-scrub.js';
+
+/**
+ * Entry of the artifact worker thread (trace-scrub.ts runs it in a piscina pool): scrubs a run's
+ * artifacts, or drops screencast frames and DOM snapshots from a trace to fit an upload budget.
+ */
+export default function work(task: ArtifactTask): Promise<ScrubOutcome | ShrinkOutcome> {
+  if (task.kind === 'scrub') return scrubArtifactsHere(task);
+  return shrinkTraceHere(task.path, task.outPath, task.level);
+}
