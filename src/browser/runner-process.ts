@@ -1,0 +1,401 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { chown, mkdtemp, realpath } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { compiledChildPath } from '../common/compiled-child.js';
+import { readLineChannel } from '../common/line-channel.js';
+import { killGroup, removeTree, trackGroup, untrackGroup } from '../common/process-tree.js';
+import type {
+  BrowserRunReport,
+  BrowserStep,
+  LogLevel,
+  RunnerArtifact,
+  RunnerMessage,
+  RunnerPayload,
+} from './messages.js';
+import { parseRunnerMessage } from './runner-messages.js';
+
+/** Longest channel line but `done`, bytes. */
+const MAX_LINE_BYTES = 256 * 1024;
+/** Longest `done` line (the report), bytes. */
+const MAX_DONE_BYTES = 4 * 1024 * 1024;
+/** Most bytes read from one runner's channel in all, bytes. */
+const MAX_TOTAL_BYTES = 16 * 1024 * 1024;
+/** Channel lines that are not messages accepted from one runner; past it the runner is killed. */
+const MAX_MALFORMED_LINES = 100;
+/** Most log lines, steps, artifacts and secrets kept from one run each (the runner caps by `maxEntries` too). */
+const MAX_ENTRIES = 10_000;
+/** Most stdout/stderr text kept (Node's own fatal errors), characters. */
+const MAX_OUTPUT_CHARS = 16_384;
+/** How a `done` line starts (runner-child.cts writes it so); a forged one is held to the same cap. */
+const DONE_PREFIX = Buffer.from('{"t":"done"');
+/** How long `dispose` waits for a SIGKILLed process to be reaped, ms. */
+const REAP_TIMEOUT_MS = 5_000;
+/** How long a runner that said `done` or `error` may take to exit before it is killed, ms. */
+const EXIT_GRACE_MS = 2_000;
+/** Default time past the run's `timeoutMs` before the process group is killed, ms. */
+const DEFAULT_KILL_AFTER_MS = 2_000;
+/** Default V8 old-space limit of a runner, MiB. */
+const DEFAULT_HEAP_LIMIT_MB = 512;
+/** The shell that applies resource limits before exec-ing node; absent in distroless images. */
+const SHELL = '/bin/sh';
+
+/** How one browser runner process is started. */
+export type BrowserRunnerOptions = {
+  /** runtimes/<id>: its node_modules holds playwright-core, @playwright/test and what scripts import. */
+  runtimeDir: string;
+  runtimeId: string;
+  /** Where the runner's private temp dir is created. */
+  tmpRoot: string;
+  /**
+   * The unprivileged user and group the runner runs as (needs root), or null for the agent's own
+   * user. The temp dir is given to it; the bootstrap, the runtime's node_modules and the folders
+   * above them must be readable by it (mode o+rx).
+   */
+  runAs: { uid: number; gid: number } | null;
+  /** V8 old-space limit, MiB; default 512. */
+  heapLimitMb?: number;
+  /** Time past the payload's `timeoutMs` before the process group is SIGKILLed, ms; default 2000. */
+  killAfterMs?: number;
+};
+
+/** How a process ended: `code` or `signal` as Node reports them. */
+export type RunnerExit = { code: number | null; signal: NodeJS.Signals | null };
+
+/** A log line of the script (console, stdout/stderr) as the runner sent it. */
+export type RunnerLog = { level: LogLevel; msg: string; time: string };
+
+/** What one run produced: never thrown, whatever the script or the runner did. */
+export type BrowserRunOutcome = {
+  /** The runner's `done` report; null when the runner could not finish (killed, crashed, `error`). */
+  report: BrowserRunReport | null;
+  /**
+   * Why there is no report, in words (`the runner was killed at the deadline`, `the runner
+   * exited with signal SIGKILL`, the runner's own `error` message); null with a report.
+   */
+  failure: string | null;
+  /** Script output in order, at most 10 000 lines; `droppedLogs` counts the rest. */
+  logs: RunnerLog[];
+  droppedLogs: number;
+  /** Steps as they ended (a killed run keeps those it finished). */
+  steps: BrowserStep[];
+  /** Files announced in the temp dir (read them before `dispose`). */
+  artifacts: RunnerArtifact[];
+  /** Values the script put in `SERVICE_SECRET_*` / `OUTPOST_SECRET_*`: scrub them from everything. */
+  secrets: string[];
+  /** True when the agent killed the runner (deadline, abort, a channel cap). */
+  killed: boolean;
+  exit: RunnerExit;
+  /** Wall time from the payload's delivery to the process's end, ms. */
+  elapsedMs: number;
+  /** Text the process wrote to stdout/stderr outside the channel (Node's fatal errors), at most 16 KiB. */
+  output: string;
+};
+
+function nodeVersionAtLeast(major: number, minor: number): boolean {
+  const [maj = 0, min = 0] = process.versions.node.split('.').map(Number);
+  return maj > major || (maj === major && min >= minor);
+}
+
+/**
+ * Node flags of a runner: the permission model (`--permission` from Node 22.13,
+ * `--experimental-permission` before) allowing reads of the bootstrap, the runtime's
+ * node_modules and the temp dir and writes of the temp dir only; no child processes, workers,
+ * addons or WASI. Playwright's client needs nothing more: it connects over a WebSocket (network,
+ * granted with `--allow-net` where Node ≥ 25 guards it), writes traces, screenshots and its trace
+ * stacks in `os.tmpdir()` (the runner pins it to the temp dir), and never launches a browser.
+ * `--experimental-vm-modules` runs TEST scripts as ES modules.
+ */
+function nodeFlags(bootstrap: string, options: BrowserRunnerOptions, tmpDir: string): string[] {
+  const known = process.allowedNodeEnvironmentFlags;
+  const flags = [
+    known.has('--permission') || nodeVersionAtLeast(22, 13) ? '--permission' : '--experimental-permission',
+    `--allow-fs-read=${bootstrap}`,
+    `--allow-fs-read=${join(options.runtimeDir, 'node_modules')}`,
+    `--allow-fs-read=${tmpDir}`,
+    `--allow-fs-write=${tmpDir}`,
+  ];
+  if (known.has('--allow-net') || nodeVersionAtLeast(25, 0)) flags.push('--allow-net');
+  flags.push('--experimental-vm-modules');
+  if (known.has('--disable-warning')) flags.push('--disable-warning=ExperimentalWarning');
+  else flags.push('--no-warnings');
+  flags.push(`--max-old-space-size=${options.heapLimitMb ?? DEFAULT_HEAP_LIMIT_MB}`);
+  return flags;
+}
+
+/**
+ * One pre-started runner process for one browser or multi-step check (runner-child.cts): spawned
+ * detached (its own process group), in a private temp dir (mode 0700, given to `runAs`) that is
+ * also its HOME and TMPDIR, with an environment of nothing else, core dumps off (`ulimit -c 0`).
+ * It loads Playwright, says `ready`, and waits for its payload ({@link BrowserRunner.run}).
+ */
+export class BrowserRunner {
+  /** Undefined when spawning failed. */
+  readonly pid: number | undefined;
+  readonly tmpDir: string;
+  /** True once the runner said `ready`; false when it ended before. */
+  readonly ready: Promise<boolean>;
+  /** Settles when the process ended and its stdio closed. */
+  readonly closed: Promise<RunnerExit>;
+  /** The Playwright version the runner loaded (its `ready`), or null before. */
+  playwrightVersion: string | null = null;
+  readonly #child: ChildProcess;
+  readonly #killAfterMs: number;
+  #exited = false;
+  #started = false;
+  #disposed: Promise<void> | null = null;
+  #output = '';
+  #onMessage: (message: RunnerMessage) => void = () => {};
+  #onOverflow: (what: string) => void = () => {};
+  #overflow: string | null = null;
+
+  private constructor(child: ChildProcess, tmpDir: string, killAfterMs: number) {
+    this.#child = child;
+    this.pid = child.pid;
+    this.tmpDir = tmpDir;
+    this.#killAfterMs = killAfterMs;
+    let markReady: (ready: boolean) => void = () => {};
+    this.ready = new Promise((resolve) => {
+      markReady = resolve;
+    });
+    this.closed = new Promise((resolve) => {
+      let settled = false;
+      const done = (exit: RunnerExit) => {
+        if (settled) return;
+        settled = true;
+        this.#exited = true;
+        if (child.pid !== undefined) untrackGroup(child.pid);
+        markReady(false);
+        resolve(exit);
+      };
+      child.once('close', (code, signal) => done({ code, signal }));
+      // A failed spawn (EAGAIN, EMFILE) may never emit 'close'.
+      child.on('error', () => {
+        if (child.pid === undefined) done({ code: null, signal: null });
+      });
+      // Anything left in the group once its leader is gone dies with it.
+      child.once('exit', () => {
+        if (child.pid !== undefined) killGroup(child.pid);
+      });
+    });
+    for (const stream of child.stdio) stream?.on('error', () => {});
+    for (const name of ['stdout', 'stderr'] as const) {
+      child[name]?.setEncoding('utf8');
+      child[name]?.on('data', (text: string) => {
+        if (this.#output.length < MAX_OUTPUT_CHARS)
+          this.#output += text.slice(0, MAX_OUTPUT_CHARS - this.#output.length);
+      });
+    }
+    const channel = child.stdio[3] as Readable | null | undefined;
+    if (channel) {
+      readLineChannel<RunnerMessage>(channel, {
+        limits: () => ({
+          maxLineBytes: MAX_LINE_BYTES,
+          maxBigLineBytes: MAX_DONE_BYTES,
+          maxTotalBytes: MAX_TOTAL_BYTES,
+        }),
+        bigLinePrefix: DONE_PREFIX,
+        parse: parseRunnerMessage,
+        isMalformed: (message) => message.t === 'log' && message.malformed === true,
+        maxMalformedLines: MAX_MALFORMED_LINES,
+        receiver: 'the agent',
+        onMessage: (message) => {
+          if (message.t === 'ready' && this.playwrightVersion === null) {
+            this.playwrightVersion = message.playwright;
+            markReady(true);
+          } else this.#onMessage(message);
+        },
+        onOverflow: (what) => {
+          this.#overflow = what;
+          this.kill();
+          this.#onOverflow(what);
+        },
+      });
+    }
+  }
+
+  /**
+   * Creates the runner's temp dir and spawns it. Never throws for a failed spawn (then `ready`
+   * is false); rejects when the temp dir cannot be made or given to `runAs`, or the bootstrap
+   * cannot be compiled.
+   */
+  static async spawn(options: BrowserRunnerOptions): Promise<BrowserRunner> {
+    const bootstrap = await compiledChildPath(import.meta.url, 'runner-child');
+    const tmpDir = await realpath(await mkdtemp(join(options.tmpRoot, 'outpost-runner-')));
+    if (options.runAs !== null) {
+      try {
+        await chown(tmpDir, options.runAs.uid, options.runAs.gid);
+      } catch (err) {
+        await removeTree(tmpDir);
+        throw err;
+      }
+    }
+    const node = [...nodeFlags(bootstrap, options, tmpDir), bootstrap, options.runtimeDir, options.runtimeId];
+    const limits = 'ulimit -c 0 2>/dev/null; exec "$0" "$@"';
+    const [command, args] = existsSync(SHELL)
+      ? [SHELL, ['-c', limits, process.execPath, ...node]]
+      : [process.execPath, node];
+    let child: ChildProcess;
+    try {
+      child = spawn(command, args, {
+        cwd: tmpDir,
+        env: { HOME: tmpDir, TMPDIR: tmpDir },
+        stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
+        detached: true,
+        ...(options.runAs === null ? {} : { uid: options.runAs.uid, gid: options.runAs.gid }),
+      });
+    } catch (err) {
+      await removeTree(tmpDir);
+      throw err;
+    }
+    if (child.pid !== undefined) trackGroup(child.pid);
+    return new BrowserRunner(child, tmpDir, options.killAfterMs ?? DEFAULT_KILL_AFTER_MS);
+  }
+
+  /** Text the process wrote to stdout/stderr outside the channel (Node's start-up and fatal errors), at most 16 KiB. */
+  get output(): string {
+    return this.#output;
+  }
+
+  /** False once the process ended. */
+  get alive(): boolean {
+    return !this.#exited;
+  }
+
+  /**
+   * Gives the runner its payload (once) and collects what it reports until it exits. Kills the
+   * process group at `payload.timeoutMs + killAfterMs` when no `done` came by then, and at once
+   * when `signal` aborts or a channel cap is passed. Never rejects: a failing script is a FAILED
+   * report, a runner that could not finish is a null report with `failure` saying why.
+   *
+   * @param payload the check to run (messages.ts).
+   * @param options.signal aborts the run (the process group is killed).
+   */
+  async run(payload: RunnerPayload, options: { signal?: AbortSignal } = {}): Promise<BrowserRunOutcome> {
+    const logs: RunnerLog[] = [];
+    const steps: BrowserStep[] = [];
+    const artifacts: RunnerArtifact[] = [];
+    const secrets: string[] = [];
+    let droppedLogs = 0;
+    let report: BrowserRunReport | null = null;
+    let runnerError: string | null = null;
+    let killedBecause: string | null = null;
+    const startedAt = performance.now();
+    if (this.#started) throw new Error('a browser runner runs one check');
+    this.#started = true;
+    let graceTimer: NodeJS.Timeout | undefined;
+    const endSoon = () => {
+      graceTimer ??= setTimeout(() => {
+        killedBecause ??= 'the runner did not exit after it reported';
+        this.kill();
+      }, EXIT_GRACE_MS);
+    };
+    this.#onMessage = (message) => {
+      switch (message.t) {
+        case 'log':
+          if (logs.length < MAX_ENTRIES)
+            logs.push({ level: message.level, msg: message.msg, time: message.time });
+          else droppedLogs++;
+          break;
+        case 'secret':
+          if (secrets.length < MAX_ENTRIES && !secrets.includes(message.value)) secrets.push(message.value);
+          break;
+        case 'step':
+          if (steps.length < MAX_ENTRIES) steps.push(message.step);
+          break;
+        case 'artifact':
+          if (artifacts.length < MAX_ENTRIES && !artifacts.some((a) => a.name === message.artifact.name)) {
+            artifacts.push(message.artifact);
+          }
+          break;
+        case 'done':
+          report ??= message.report;
+          endSoon();
+          break;
+        case 'error':
+          runnerError ??= message.message;
+          endSoon();
+          break;
+        default:
+          break;
+      }
+    };
+    this.#onOverflow = (what) => {
+      killedBecause ??= `the runner ${what}`;
+    };
+    if (this.#overflow !== null) killedBecause = `the runner ${this.#overflow}`;
+    const deadline = setTimeout(() => {
+      if (report !== null || runnerError !== null) return;
+      killedBecause ??= 'the runner was killed at the deadline';
+      this.kill();
+    }, Math.max(0, payload.timeoutMs) + this.#killAfterMs);
+    const abort = () => {
+      killedBecause ??= 'the run was aborted';
+      this.kill();
+    };
+    if (options.signal?.aborted) abort();
+    options.signal?.addEventListener('abort', abort, { once: true });
+    this.#child.stdin?.end(JSON.stringify(payload));
+    const exit = await this.closed;
+    clearTimeout(deadline);
+    clearTimeout(graceTimer);
+    options.signal?.removeEventListener('abort', abort);
+    const finalReport = report as BrowserRunReport | null;
+    let failure: string | null = null;
+    if (finalReport === null) {
+      failure =
+        killedBecause ??
+        runnerError ??
+        (exit.signal !== null
+          ? `the runner exited with signal ${exit.signal}`
+          : `the runner exited with code ${exit.code} before it reported`);
+    }
+    // Announced in the report or before it: the report's list is the runner's last word.
+    for (const artifact of finalReport?.artifacts ?? []) {
+      if (!artifacts.some((a) => a.name === artifact.name) && artifacts.length < MAX_ENTRIES)
+        artifacts.push(artifact);
+    }
+    return {
+      report: finalReport,
+      failure,
+      logs,
+      droppedLogs,
+      steps: finalReport !== null && finalReport.steps.length >= steps.length ? finalReport.steps : steps,
+      artifacts,
+      secrets,
+      killed:
+        killedBecause !== null &&
+        !(finalReport !== null && killedBecause.startsWith('the runner did not exit')),
+      exit,
+      elapsedMs: performance.now() - startedAt,
+      output: this.#output,
+    };
+  }
+
+  /** SIGKILLs the whole process group. Safe to call at any time, repeatedly. */
+  kill(): void {
+    if (this.pid !== undefined && !this.#exited) killGroup(this.pid);
+  }
+
+  /**
+   * Kills the process group, waits until it is reaped (at most 5 s), removes the temp dir with
+   * its artifacts (read them before). Idempotent.
+   */
+  dispose(): Promise<void> {
+    this.#disposed ??= (async () => {
+      this.kill();
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        this.closed,
+        new Promise((resolve) => {
+          timer = setTimeout(resolve, REAP_TIMEOUT_MS);
+          timer.unref();
+        }),
+      ]);
+      clearTimeout(timer);
+      await removeTree(this.tmpDir);
+    })();
+    return this.#disposed;
+  }
+}
