@@ -29,6 +29,7 @@ import {
 import { displayUrl, httpCheckResultOf, statusFailures } from '../http/result.js';
 import { errorRunOutcome, judgeRun, releaseOutcome, validateRequest } from '../outcome.js';
 import { RunLogRecorder } from '../run-log.js';
+import { DEFAULT_RUNTIME_ID, runtimeVariables } from '../runtime-variables.js';
 import { runBudgetMs } from '../time-budget.js';
 import { encodeBody, isTextual, readScriptRequest, type ScriptRequest, toScriptRequest } from './request.js';
 
@@ -38,8 +39,6 @@ export const API_MAX_BODY_BYTES = 25 * 1024 * 1024;
 /** Time limit of one setup or teardown script, ms (docs/checks.md, "API"). */
 export const SCRIPT_TIMEOUT_MS = 10_000;
 
-/** Runtime used for scripts of a check without `runtimeId`. */
-export const DEFAULT_RUNTIME_ID = '2026.04';
 
 /**
  * Options of the API executor: those of every HTTP executor (resolver, extra CAs, redirects, user
@@ -57,19 +56,6 @@ export type ApiExecutorOptions = HttpExecutorOptions & {
   /** Limit per script, ms. Default 10 000. */
   scriptTimeoutMs?: number;
 };
-
-/** The runtime variables scripts see (docs/checks.md, "Runtime variables and scrubbing"). */
-export function runtimeVariables(job: Job): Record<string, string> {
-  return {
-    ACCOUNT_ID: job.accountId,
-    CHECK_ID: job.check.id,
-    CHECK_NAME: job.check.name,
-    CHECK_TYPE: job.check.checkType,
-    CHECK_RUN_ID: job.checkRunId ?? job.jobId,
-    REGION: job.runLocation,
-    RUNTIME_VERSION: job.check.runtimeId ?? DEFAULT_RUNTIME_ID,
-  };
-}
 
 /**
  * `text` percent-decoded where it can be: valid `%XX` UTF-8 sequences decoded, a lone or

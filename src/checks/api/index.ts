@@ -3,5 +3,5 @@ export {
   type ApiExecutorOptions,
   API_MAX_BODY_BYTES,
   createApiExecutor,
-  runtimeVariables,
 } from './executor.js';
+export { runtimeVariables } from '../runtime-variables.js';
