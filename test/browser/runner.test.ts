@@ -1,0 +1,270 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { chromiumRequirement, missingRequirement, runtimeRequirement } from '../helpers/requirements.js';
+import { unzip } from './formats.js';
+import {
+  type Loopback,
+  payloadFor,
+  processesOf,
+  RUN_AS,
+  RUNTIME_ID,
+  runCheck,
+  serve,
+  startBrowser,
+  type WarmBrowser,
+} from './runner-harness.js';
+
+/**
+ * The browser runner (runner-child.cts under BrowserRunner) against a warm Chromium on loopback:
+ * both script shapes passing and failing, errors with their place in the script, steps, web
+ * vitals, logs, and the deadline (a stuck page, a server that never answers, a script blocking
+ * the runner itself). Each run is a fresh runner process, disposed after.
+ */
+const skip = missingRequirement([chromiumRequirement(), runtimeRequirement(RUNTIME_ID)]);
+
+/** The loopback site: a page, a slow API, a page that throws, and a path that never answers. */
+function site(): Promise<Loopback> {
+  return serve((req, res) => {
+    const path = new URL(req.url ?? '/', 'http://127.0.0.1').pathname;
+    if (path === '/') {
+      res.setHeader('content-type', 'text/html; charset=utf-8');
+      res.end(`<!doctype html><title>Home</title><h1 id="greeting">Hello runner</h1>
+<p>Some text to paint, large enough to be the largest contentful paint.</p>`);
+    } else if (path === '/throws') {
+      res.setHeader('content-type', 'text/html; charset=utf-8');
+      res.end(
+        '<!doctype html><title>Throws</title><h1>Oops</h1><script>setTimeout(() => { throw new Error("page broke"); }, 0);</script>',
+      );
+    } else if (path === '/stuck') {
+      res.setHeader('content-type', 'text/html; charset=utf-8');
+      res.end(
+        '<!doctype html><title>Stuck</title><h1>Stuck</h1><button onclick="while (true) {}">spin</button>',
+      );
+    } else if (path.startsWith('/api/')) {
+      setTimeout(() => {
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify({ path }));
+      }, 60);
+    } else if (path === '/hang') {
+      // Never answers: the connection stays open until the server closes.
+    } else {
+      res.statusCode = 404;
+      res.end();
+    }
+  });
+}
+
+describe.skipIf(skip)('browser runner', () => {
+  let browser: WarmBrowser;
+  let web: Loopback;
+
+  beforeAll(async () => {
+    [browser, web] = await Promise.all([startBrowser(), site()]);
+  });
+
+  afterAll(async () => {
+    await web?.close();
+    await browser?.close();
+  });
+
+  afterEach(() => {
+    // Every runner process (its uid's) is gone once the run is disposed.
+    if (RUN_AS !== null) expect(processesOf(RUN_AS.uid)).toEqual([]);
+  });
+
+  it('runs a passing PLAIN script: logs, web vitals of the page, a trace that unzips', async () => {
+    const code = [
+      `await page.goto('${web.origin}/');`,
+      `console.log('title is', await page.title());`,
+      `console.warn('careful');`,
+      `await expect(page.locator('#greeting')).toHaveText('Hello runner');`,
+    ].join('\n');
+    const { outcome, files } = await runCheck(payloadFor(browser.wsEndpoint, code));
+    const report = outcome.report!;
+    expect(outcome.failure).toBeNull();
+    expect(report).toMatchObject({ status: 'PASSED', shape: 'PLAIN', errorMessage: null, timedOut: false });
+    expect(report.versions.playwright).toBe('1.58.2');
+    expect(outcome.logs.map((log) => [log.level, log.msg])).toEqual([
+      ['INFO', 'title is Home'],
+      ['WARN', 'careful'],
+    ]);
+    expect(report.pages).toHaveLength(1);
+    const [visit] = report.pages;
+    expect(visit?.url).toBe(`${web.origin}/`);
+    for (const name of ['FCP', 'LCP', 'TTFB'] as const) {
+      expect(visit?.webVitals[name], name).toEqual(expect.any(Number));
+      expect(visit?.webVitals[name], name).toBeGreaterThanOrEqual(0);
+    }
+    expect(visit?.webVitals.CLS).toBe(0);
+    expect(files.has('failure.png')).toBe(false);
+    const trace = unzip(files.get('trace.zip')!);
+    expect([...trace.keys()]).toContain('trace.trace');
+    expect(trace.get('trace.trace')!.toString('utf8')).toContain('#greeting');
+  });
+
+  it('reports a failed expect of a PLAIN script as ASSERTION at its line, with a failure screenshot', async () => {
+    const code = [
+      `await page.goto('${web.origin}/');`,
+      '',
+      `await expect(page.locator('#greeting')).toHaveText('Goodbye', { timeout: 300 });`,
+    ].join('\n');
+    const { outcome, files } = await runCheck(payloadFor(browser.wsEndpoint, code));
+    const report = outcome.report!;
+    expect(report.status).toBe('FAILED');
+    expect(report.errorMessage).toBe('expect(locator).toHaveText(expected) failed');
+    expect(report.errors[0]).toMatchObject({ kind: 'ASSERTION', location: { line: 3, column: 41 } });
+    expect(report.errors[0]?.detail).toContain('Received: "Hello runner"');
+    expect(files.get('failure.png')?.subarray(1, 4).toString()).toBe('PNG');
+    expect(report.artifacts.map((a) => a.name).sort()).toEqual(['failure.png', 'trace.zip']);
+  });
+
+  it('runs TEST scripts: a thrown error is SCRIPT at its line and column, tests and steps are timed', async () => {
+    const code = [
+      `import { test, expect } from '@playwright/test';`,
+      `test.describe('site', () => {`,
+      `  test('home', async ({ page }) => {`,
+      `    await page.goto('${web.origin}/');`,
+      `    await test.step('greets', async () => {`,
+      `      await expect(page.locator('h1')).toHaveText('Hello runner');`,
+      `    });`,
+      `  });`,
+      `  test('breaks', async () => {`,
+      `    const value = 42;`,
+      `    throw new Error('broke at ' + value);`,
+      `  });`,
+      `  test.skip('later', async () => {});`,
+      `});`,
+    ].join('\n');
+    const { outcome } = await runCheck(payloadFor(browser.wsEndpoint, code));
+    const report = outcome.report!;
+    expect(report).toMatchObject({ status: 'FAILED', shape: 'TEST', errorMessage: 'broke at 42' });
+    expect(report.errors).toEqual([
+      expect.objectContaining({ kind: 'SCRIPT', message: 'broke at 42', location: { line: 11, column: 11 } }),
+    ]);
+    expect(report.steps.map((s) => [s.name, s.depth, s.status])).toEqual([
+      ['greets', 1, 'PASSED'],
+      ['home', 0, 'PASSED'],
+      ['breaks', 0, 'FAILED'],
+      ['later', 0, 'SKIPPED'],
+    ]);
+    // Steps were sent as they ended, too.
+    expect(outcome.steps).toEqual(report.steps);
+    const [greets, home] = report.steps;
+    expect(greets!.startMs).toBeGreaterThanOrEqual(home!.startMs);
+    expect(greets!.startMs + greets!.durationMs).toBeLessThanOrEqual(home!.startMs + home!.durationMs + 1);
+  });
+
+  it('collects a page error without failing the run, and a navigation timeout as TIMEOUT at its line', async () => {
+    const pageError = await runCheck(
+      payloadFor(
+        browser.wsEndpoint,
+        `const { test } = require('@playwright/test');\ntest('throws', async ({ page }) => {\n  await page.goto('${web.origin}/throws');\n  await page.waitForTimeout(200);\n});`,
+      ),
+    );
+    expect(pageError.outcome.report).toMatchObject({ status: 'PASSED', shape: 'TEST' });
+    expect(pageError.outcome.report!.errors).toEqual([
+      expect.objectContaining({ kind: 'PAGE', message: 'page broke', url: `${web.origin}/throws` }),
+    ]);
+
+    const timeout = await runCheck(
+      payloadFor(browser.wsEndpoint, `await page.goto('${web.origin}/hang', { timeout: 500 });`, {
+        shape: 'PLAIN',
+      }),
+    );
+    const report = timeout.outcome.report!;
+    expect(report).toMatchObject({ status: 'FAILED', timedOut: false });
+    expect(report.errors[0]).toMatchObject({ kind: 'TIMEOUT', location: { line: 1, column: 12 } });
+    expect(report.errorMessage).toMatch(/^TimeoutError: page.goto: Timeout 500ms exceeded/);
+  });
+
+  it('times a multi-step check of requests and nested steps, without a page', async () => {
+    const code = [
+      `import { test, expect } from '@playwright/test';`,
+      `test('api', async ({ request }) => {`,
+      `  await test.step('first', async () => {`,
+      `    const response = await request.get('${web.origin}/api/one');`,
+      `    expect(response.status()).toBe(200);`,
+      `    await test.step('inner', async () => {`,
+      `      expect(await (await request.get('${web.origin}/api/two')).json()).toEqual({ path: '/api/two' });`,
+      `    });`,
+      `  });`,
+      `  await test.step('second', async () => {`,
+      `    expect((await request.get('${web.origin}/api/three')).ok()).toBe(true);`,
+      `  });`,
+      `});`,
+    ].join('\n');
+    const { outcome } = await runCheck(payloadFor(browser.wsEndpoint, code, { checkType: 'MULTI_STEP' }));
+    const report = outcome.report!;
+    expect(report.status).toBe('PASSED');
+    expect(report.pages).toEqual([]);
+    const steps = new Map(report.steps.map((s) => [s.name, s]));
+    expect([...steps.keys()]).toEqual(['inner', 'first', 'second', 'api']);
+    expect(report.steps.map((s) => s.depth)).toEqual([2, 1, 1, 0]);
+    // Each request waits 60 ms at the server.
+    expect(steps.get('inner')!.durationMs).toBeGreaterThanOrEqual(55);
+    expect(steps.get('first')!.durationMs).toBeGreaterThanOrEqual(115);
+    expect(steps.get('second')!.startMs).toBeGreaterThanOrEqual(
+      steps.get('first')!.startMs + steps.get('first')!.durationMs,
+    );
+    expect(steps.get('api')!.durationMs).toBeGreaterThanOrEqual(175);
+  });
+
+  it('stops at the deadline when the page is stuck in while (true) {}: done, timedOut, a trace that unzips', async () => {
+    const code = `await page.goto('${web.origin}/stuck');\nconsole.log('spinning');\nawait page.click('button', { noWaitAfter: true });\nawait page.evaluate(() => 1);`;
+    const started = Date.now();
+    const { outcome, files } = await runCheck(
+      payloadFor(browser.wsEndpoint, code, { timeoutMs: 6_000, captureMarginMs: 3_000 }),
+    );
+    expect(Date.now() - started).toBeLessThan(6_000 + 5_000);
+    const report = outcome.report!;
+    expect(outcome.killed).toBe(false);
+    expect(report).toMatchObject({
+      status: 'FAILED',
+      timedOut: true,
+      errorMessage: 'script timed out after 3000 ms',
+    });
+    expect(outcome.logs.map((log) => log.msg)).toEqual(['spinning']);
+    expect(unzip(files.get('trace.zip')!).has('trace.trace')).toBe(true);
+  });
+
+  it('stops at the deadline when a server never answers: done, timedOut, a trace that unzips', async () => {
+    const code = `await page.goto('${web.origin}/hang', { timeout: 0 });`;
+    const started = Date.now();
+    const { outcome, files } = await runCheck(
+      payloadFor(browser.wsEndpoint, code, { timeoutMs: 5_000, captureMarginMs: 2_500 }),
+    );
+    expect(Date.now() - started).toBeLessThan(5_000 + 5_000);
+    const report = outcome.report!;
+    expect(report).toMatchObject({
+      status: 'FAILED',
+      timedOut: true,
+      errorMessage: 'script timed out after 2500 ms',
+    });
+    expect(report.errors).toContainEqual(expect.objectContaining({ kind: 'TIMEOUT', location: null }));
+    expect(unzip(files.get('trace.zip')!).has('trace.trace')).toBe(true);
+  });
+
+  it('kills a runner whose script blocks its event loop, keeping the steps it finished', async () => {
+    const code = [
+      `import { test } from '@playwright/test';`,
+      `test('spins', async () => {`,
+      `  await test.step('quick', async () => {});`,
+      `  console.log('about to spin');`,
+      `  while (true) {}`,
+      `});`,
+    ].join('\n');
+    const started = Date.now();
+    const { outcome } = await runCheck(
+      payloadFor(browser.wsEndpoint, code, { timeoutMs: 2_000, captureMarginMs: 1_000 }),
+      1_000,
+    );
+    expect(Date.now() - started).toBeLessThan(2_000 + 5_000);
+    expect(outcome.report).toBeNull();
+    expect(outcome).toMatchObject({
+      killed: true,
+      failure: 'the runner was killed at the deadline',
+      exit: { signal: 'SIGKILL' },
+    });
+    expect(outcome.steps.map((s) => [s.name, s.status])).toEqual([['quick', 'PASSED']]);
+    expect(outcome.logs.map((log) => log.msg)).toEqual(['about to spin']);
+  });
+});
