@@ -87,3 +87,12 @@ export function runtimeRequirement(runtimeId: string): Requirement {
     install: `PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --prefix runtimes/${runtimeId} --ignore-scripts`,
   };
 }
+
+/** Tesseract OCR (`tesseract <image> stdout`), to read text off screenshots. Pass to {@link missingRequirement}. */
+export function tesseractRequirement(): Requirement {
+  return {
+    ok: commandWorks('tesseract', ['--version']),
+    what: 'tesseract OCR',
+    install: 'apt-get install tesseract-ocr',
+  };
+}
