@@ -37,7 +37,32 @@ export type AgentOptions = {
   backoff?: BackoffOptions;
   /** How long a result post is retried, milliseconds; default 600 000. */
   resultRetryMs?: number;
+  /** The browser pool of an agent that runs browser and multi-step checks (src/browser/pool.ts). */
+  browsers?: AgentBrowsers;
 };
+
+/** What the agent asks of its browser pool besides lending browsers to the executors. */
+export type AgentBrowsers = {
+  /**
+   * Runs the start-up compatibility check of every browser runtime (in the background: browser
+   * checks are not claimed before their runtime passed it). Never rejects; a runtime that fails
+   * is unavailable, said in `/health` and the log.
+   */
+  start(): Promise<void>;
+  /** True while a browser check of `checkType` could start now (a runtime available, a slot and memory free). */
+  canAdmit(checkType: CheckType): boolean;
+  /** The `browsers` part of `GET /health`. */
+  status(): unknown;
+  /** Stops every browser host and runner. Idempotent. */
+  close(): Promise<void>;
+};
+
+/** Check types that run in a browser: claimed only while the browser pool can admit one. */
+const BROWSER_CHECK_TYPES: ReadonlySet<CheckType> = new Set<CheckType>([
+  'BROWSER',
+  'MULTI_STEP',
+  'PLAYWRIGHT',
+]);
 
 /**
  * The private-location agent (docs/architecture.md, "The agent"): a health server, one claim loop and a
@@ -117,6 +142,7 @@ export class Agent {
       hardSignal: this.#hardAbort.signal,
       onExecutorCrash: (err) => void this.#reporter.report(err),
       metrics: this.#metrics,
+      uploadArtifact: (jobId, name, path, signal) => this.#client.uploadArtifact(jobId, name, path, signal),
       ...(options.backoff ? { backoff: options.backoff } : {}),
       ...(options.resultRetryMs !== undefined ? { resultRetryMs: options.resultRetryMs } : {}),
       ...(config.networkTraces
@@ -148,6 +174,7 @@ export class Agent {
       freeSlots: this.#dispatcher.freeSlots(),
       lastSuccessfulPollAt: this.#lastSuccessfulPollAt,
       startedAt: this.#startedAt,
+      ...(this.#options.browsers ? { browsers: this.#options.browsers.status() } : {}),
     };
   }
 
@@ -201,10 +228,15 @@ export class Agent {
       { version: VERSION, checkTypes: this.#checkTypes, freeSlots: this.#dispatcher.freeSlots() },
       'agent started',
     );
+    const browsers = this.#options.browsers;
+    void browsers?.start();
     this.#pollerDone = runPoller({
       client: this.#client,
       dispatcher: this.#dispatcher,
       checkTypes: this.#checkTypes,
+      ...(browsers
+        ? { claimable: (t: CheckType) => !BROWSER_CHECK_TYPES.has(t) || browsers.canAdmit(t) }
+        : {}),
       runtimes: this.#options.runtimes ?? [],
       claimWaitSeconds: config.claimWaitSeconds,
       signal: this.#stopClaiming.signal,
@@ -265,6 +297,7 @@ export class Agent {
     }
 
     const closes = [...this.#options.executors.values()].map((e) => e.close());
+    if (this.#options.browsers) closes.push(this.#options.browsers.close());
     for (const result of await Promise.allSettled(closes)) {
       if (result.status === 'rejected') this.#log.warn({ err: result.reason }, 'executor close failed');
     }

@@ -16,6 +16,13 @@ export type HealthSnapshot = {
   /** End of the last claim that succeeded; null before the first. */
   lastSuccessfulPollAt: string | null;
   startedAt: string;
+  /**
+   * Browser runtimes of an agent that runs browser checks: each runtime's availability (a runtime
+   * that failed its start-up compatibility check is unavailable, with the reason), its browser
+   * version, running and waiting checks and the warm browsers' memory (PSS, bytes). Absent without
+   * a browser.
+   */
+  browsers?: unknown;
 };
 
 /** Options of {@link startHealthServer}. */

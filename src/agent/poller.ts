@@ -22,8 +22,14 @@ const MIN_EMPTY_CLAIM_INTERVAL_MS = 1000;
 export type PollerOptions = {
   client: Pick<ServiceClient, 'claim'>;
   dispatcher: Pick<JobDispatcher, 'freeSlots' | 'waitForFreeSlot' | 'dispatch' | 'reject'>;
-  /** Check types advertised in each claim. */
+  /** Check types advertised in claims. */
   checkTypes: readonly CheckType[];
+  /**
+   * Asked before each claim for each of `checkTypes`: false leaves the type out of that claim (browser
+   * checks while no browser slot or memory headroom is free, or their runtime failed its
+   * compatibility check). Default: every type, always.
+   */
+  claimable?: (checkType: CheckType) => boolean;
   /** Runtime ids advertised in each claim. */
   runtimes: readonly string[];
   /** Seconds each claim long-polls, 0–20. */
@@ -76,7 +82,8 @@ async function runClassPoller(jobClass: JobClass, options: PollerOptions): Promi
   const { client, dispatcher, signal } = options;
   const logger = options.logger.child({ jobClass });
   const backoff = options.backoff ?? { baseMs: 1000, capMs: 30_000 };
-  const checkTypes = options.checkTypes.filter((t) => jobClassOf(t) === jobClass);
+  const classTypes = options.checkTypes.filter((t) => jobClassOf(t) === jobClass);
+  const claimable = options.claimable ?? (() => true);
   let failures = 0;
   // The first claim does not wait: its answer proves the key and the route at once, so
   // readiness turns 200 at start rather than after a whole empty long poll.
@@ -86,6 +93,12 @@ async function runClassPoller(jobClass: JobClass, options: PollerOptions): Promi
     const free = dispatcher.freeSlots()[jobClass];
     if (free === 0) {
       if (!(await waitOrStop(dispatcher.waitForFreeSlot([jobClass], signal)))) return;
+      continue;
+    }
+    const checkTypes = classTypes.filter(claimable);
+    if (checkTypes.length === 0) {
+      // Nothing of this class can be taken now (no browser slot or headroom): look again shortly.
+      if (!(await waitOrStop(sleep(MIN_EMPTY_CLAIM_INTERVAL_MS, signal)))) return;
       continue;
     }
     const freeSlots: Record<JobClass, number> = { uptime: 0, main: 0 };

@@ -122,6 +122,34 @@ describe('runPoller', () => {
     expect(executor.runs).toHaveLength(1);
   });
 
+  it('leaves out of each claim the types claimable() refuses now, and claims none while it refuses all', async () => {
+    let browserAdmitted = false;
+    poller(new TimerExecutor('BROWSER', 10), {
+      checkTypes: ['API', 'BROWSER'],
+      claimWaitSeconds: 0,
+      claimable: (t) => t !== 'BROWSER' || browserAdmitted,
+    });
+    await expect.poll(() => service.received('claim').length, { timeout: 5000 }).toBeGreaterThanOrEqual(1);
+    expect(service.received('claim')[0]?.body).toMatchObject({ checkTypes: ['API'] });
+    browserAdmitted = true;
+    await expect
+      .poll(
+        () =>
+          service.received('claim').some((c) => (c.body as { checkTypes: string[] }).checkTypes.length === 2),
+        {
+          timeout: 5000,
+        },
+      )
+      .toBe(true);
+    expect(service.received('claim').at(-1)?.body).toMatchObject({ checkTypes: ['API', 'BROWSER'] });
+  });
+
+  it('does not claim for a class whose every type claimable() refuses', async () => {
+    poller(new TimerExecutor('BROWSER', 10), { claimWaitSeconds: 0, claimable: () => false });
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(service.received('claim')).toEqual([]);
+  });
+
   it('stops on abort, cutting the long poll in flight short', async () => {
     const { running } = poller(new TimerExecutor('ICMP', 10), { claimWaitSeconds: 20 });
     // The first claim does not wait; the second is the 20 s long poll.
