@@ -76,12 +76,18 @@ export async function runAgent(env: NodeJS.ProcessEnv, options: RunAgentOptions 
   });
   logger.info({ config: redactAgentConfig(config) }, 'agent configuration');
 
+  const browserPool = options.executors === undefined ? await startBrowserPool(config, logger) : undefined;
   const executors =
     options.executors ??
-    registeredExecutors((t) => profileRuns(config.profile, t), {
-      logger,
-      useOsDnsResolver: config.useOsDnsResolver,
-    });
+    registeredExecutors(
+      // Browser and multi-step checks only on an agent with a browser (full profile, Chromium installed).
+      (t) => profileRuns(config.profile, t) && (browserPool !== undefined || !BROWSER_TYPES.has(t)),
+      {
+        logger,
+        useOsDnsResolver: config.useOsDnsResolver,
+        ...(browserPool ? { browserPool } : {}),
+      },
+    );
 
   const agent = new Agent({
     config,
@@ -114,6 +120,26 @@ export async function runAgent(env: NodeJS.ProcessEnv, options: RunAgentOptions 
     removeHandlers();
     logger.flush();
   }
+}
+
+/** Check types whose executors need the browser pool. */
+const BROWSER_TYPES: ReadonlySet<CheckType> = new Set<CheckType>(['BROWSER', 'MULTI_STEP', 'PLAYWRIGHT']);
+
+/**
+ * The agent's browser pool, or undefined when this agent runs no browser checks: the uptime
+ * profile, or no Chromium at `CHROMIUM_PATH` (said in the log), or no installed runtime with
+ * Playwright.
+ */
+async function startBrowserPool(config: AgentConfig, logger: Logger): Promise<undefined> {
+  if (config.profile !== 'full') return undefined;
+  if (!existsSync(config.chromiumPath)) {
+    logger.warn(
+      { chromiumPath: config.chromiumPath },
+      'no Chromium at CHROMIUM_PATH: browser and multi-step checks are not claimed (install Debian chromium)',
+    );
+    return undefined;
+  }
+  return undefined;
 }
 
 /** Runtime ids under runtimes/ whose dependencies are installed (what the sandbox can run scripts in). */

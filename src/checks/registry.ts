@@ -1,5 +1,6 @@
 import type { Logger } from '../common/logger.js';
 import type { CheckType, Job, RunOutcome } from '../protocol/index.js';
+import type { BrowserPoolPort } from './browser/index.js';
 import type { Executor, ExecutorContext } from './executor.js';
 
 /** What the agent hands the executors it builds. */
@@ -8,6 +9,11 @@ export type ExecutorDependencies = {
   logger: Logger;
   /** Resolve with the OS resolver instead of querying DNS (`USE_OS_DNS_RESOLVER`). */
   useOsDnsResolver: boolean;
+  /**
+   * The agent's browser pool (src/browser/pool.ts), which browser and multi-step checks run in;
+   * absent on an agent without a browser (their jobs then fail with a reason).
+   */
+  browserPool?: BrowserPoolPort;
 };
 
 /** One check type the agent runs. */
@@ -59,7 +65,27 @@ export const CHECK_TYPE_REGISTRY = {
     },
     networkDiagnostics: true,
   },
+  BROWSER: {
+    load: async ({ browserPool }) => loadBrowserExecutor('BROWSER', browserPool),
+    networkDiagnostics: false,
+  },
+  MULTI_STEP: {
+    load: async ({ browserPool }) => loadBrowserExecutor('MULTI_STEP', browserPool),
+    networkDiagnostics: false,
+  },
 } as const satisfies Partial<Record<CheckType, CheckTypeEntry>>;
+
+/**
+ * The executor of browser or multi-step checks, on the agent's browser pool.
+ * @throws Error when the agent has no browser pool (the job fails with that reason).
+ */
+async function loadBrowserExecutor(
+  checkType: 'BROWSER' | 'MULTI_STEP',
+  browserPool: BrowserPoolPort | undefined,
+): Promise<Executor> {
+  if (browserPool === undefined) throw new Error('this agent has no browser: it runs no browser checks');
+  return (await import('./browser/index.js')).createBrowserExecutor({ checkType, pool: browserPool });
+}
 
 /** A check type the agent has an executor for. */
 export type AgentCheckType = keyof typeof CHECK_TYPE_REGISTRY;

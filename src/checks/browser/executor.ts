@@ -1,0 +1,378 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Value } from '@sinclair/typebox/value';
+import { planArtifactUpload } from '../../browser/artifact-budget.js';
+import type { BrowserRunReport, RunnerPayload } from '../../browser/messages.js';
+import type { BrowserRunner, BrowserRunOutcome } from '../../browser/runner-process.js';
+import { type ScrubOutcome, scrubArtifacts } from '../../browser/trace-scrub.js';
+import { roundMs } from '../../common/clock.js';
+import { Scrubber } from '../../common/scrub.js';
+import {
+  type BrowserCheckResult,
+  type BrowserRequest,
+  BrowserRequestSchema,
+  type CheckType,
+  type Job,
+  type RunLog,
+  type RunOutcome,
+} from '../../protocol/index.js';
+import type { Executor, ExecutorContext, RunArtifactFile } from '../executor.js';
+import { DEFAULT_RUNTIME_ID, runtimeVariables } from '../runtime-variables.js';
+
+/** A browser the pool lent one run: the warm browser's endpoint and a pre-started runner. */
+export type BrowserLease = {
+  /** `ws://127.0.0.1:<port>/<unguessable path>` of the runtime's warm Chromium. */
+  wsEndpoint: string;
+  /** The Chromium version the browser host reported. */
+  browserVersion?: string;
+  /** A runner process started before the job came (warm), used for this run only. */
+  runner: BrowserRunner;
+  /** Gives the slot back; `browserFailed` when the run saw the browser die or hang (the pool checks it). */
+  release(outcome: { browserFailed: boolean }): void | Promise<void>;
+};
+
+/** What the executor needs of the agent's browser pool (src/browser/pool.ts). */
+export type BrowserPoolPort = {
+  /**
+   * Waits for a browser slot and memory headroom, then lends a warm browser and a runner.
+   * @throws when the runtime is unavailable (no browser, failed compatibility check) or on abort.
+   */
+  acquire(runtimeId: string, options: { signal: AbortSignal }): Promise<BrowserLease>;
+};
+
+/** Options of {@link createBrowserExecutor}. */
+export type BrowserExecutorOptions = {
+  checkType: Extract<CheckType, 'BROWSER' | 'MULTI_STEP'>;
+  pool: BrowserPoolPort;
+  /** Where each run's scrubbed artifacts wait for upload; default the OS temp dir. */
+  tmpRoot?: string;
+  /** Bytes one run may upload in all; default 150 MB (docs/api.md, "Limits"). */
+  uploadBudgetBytes?: number;
+};
+
+/**
+ * Time kept back from a job's `timeoutMs` for what follows the script: killing a runner that did
+ * not stop (BrowserRunner kills it 2 s after its deadline), scrubbing and planning the artifacts. The
+ * dispatcher gives an executor 5 s more after the job's signal (ABANDON_AFTER_ABORT_MS), so a run
+ * reports by its deadline plus 5 s (docs/checks.md, "Browser checks").
+ */
+export const FINISH_RESERVE_MS = 4_000;
+
+/** Most characters of one log line of the script kept in the result. */
+const MAX_LOG_CHARS = 10_000;
+
+/** Most errors (page, console, request) kept in the result; the rest are counted. */
+const MAX_ENTRIES = 100;
+
+/** Prefixes of variables whose values a script sets at run time and that are scrubbed (docs/checks.md). */
+const SECRET_PREFIXES = ['SERVICE_SECRET_', 'OUTPOST_SECRET_'] as const;
+
+/**
+ * Time before its deadline at which a run stops its script to capture a screenshot and the trace
+ * so far (RunnerPayload.captureMarginMs): a tenth of the run's time, 1 to 5 s.
+ */
+export function captureMarginMs(timeoutMs: number): number {
+  return Math.min(5_000, Math.max(1_000, Math.round(timeoutMs / 10)));
+}
+
+/**
+ * The executor of browser and multi-step checks (docs/architecture.md, "Browser checks"): runs the
+ * job's script in a pre-started runner process connected to the runtime's warm Chromium (never in
+ * the agent), then scrubs every artifact it left (traces, screenshots) of the job's secret values
+ * and credential headers, failing closed, fits them in the upload budget and hands them to the
+ * agent for upload; the result carries the steps, pages with web vitals, errors, versions and what
+ * scrubbing did. Browser checks have no degraded state.
+ */
+export class BrowserExecutor implements Executor {
+  readonly checkType: Extract<CheckType, 'BROWSER' | 'MULTI_STEP'>;
+  readonly #options: BrowserExecutorOptions;
+
+  constructor(options: BrowserExecutorOptions) {
+    this.checkType = options.checkType;
+    this.#options = options;
+  }
+
+  async run(job: Job, context: ExecutorContext): Promise<RunOutcome> {
+    const startedAt = new Date();
+    const t0 = performance.now();
+    const request = job.check.request;
+    if (!Value.Check(BrowserRequestSchema, request)) {
+      const first = Value.Errors(BrowserRequestSchema, request).First();
+      return failure(
+        `malformed browser check request: ${first ? `${first.path || '/'} ${first.message}` : 'invalid'}`,
+        startedAt,
+        t0,
+        true,
+      );
+    }
+    const runtimeId = job.check.runtimeId ?? DEFAULT_RUNTIME_ID;
+    const secrets = jobSecrets(job);
+    let lease: BrowserLease;
+    try {
+      lease = await this.#options.pool.acquire(runtimeId, { signal: context.signal });
+    } catch (err) {
+      return failure(`no browser for runtime ${runtimeId}: ${(err as Error).message}`, startedAt, t0, true);
+    }
+    const admittedMs = performance.now() - t0;
+    const budgetMs = job.timeoutMs - admittedMs - FINISH_RESERVE_MS;
+    if (budgetMs < 1_000) {
+      await lease.release({ browserFailed: false });
+      await lease.runner.dispose();
+      return failure(
+        `the run waited ${roundMs(admittedMs)} ms for a browser and has no time left of its ${job.timeoutMs} ms`,
+        startedAt,
+        t0,
+        true,
+      );
+    }
+    const payload = buildPayload(job, request as BrowserRequest, lease.wsEndpoint, secrets, budgetMs);
+    let run: BrowserRunOutcome;
+    try {
+      run = await lease.runner.run(payload, { signal: context.signal });
+    } catch (err) {
+      await lease.release({ browserFailed: false });
+      await lease.runner.dispose();
+      throw err;
+    }
+    await lease.release({ browserFailed: browserFailed(run) });
+    const allSecrets = [...secrets, ...run.secrets];
+    let artifacts: Awaited<ReturnType<typeof this.prepareArtifacts>>;
+    try {
+      artifacts = await this.prepareArtifacts(run, lease.runner.tmpDir, allSecrets, context.signal);
+    } finally {
+      await lease.runner.dispose();
+    }
+    if (context.attachArtifacts && artifacts.files.length > 0) {
+      context.attachArtifacts(artifacts.files, artifacts.release);
+    } else {
+      await artifacts.release();
+    }
+    return browserOutcome({
+      job,
+      run,
+      runtimeId,
+      browserVersion: lease.browserVersion ?? run.report?.versions.browser ?? '',
+      secrets: allSecrets,
+      scrub: artifacts.scrub,
+      trimmed: artifacts.trimmed,
+      startedAt,
+      admittedMs,
+    });
+  }
+
+  /**
+   * Scrubs the run's artifacts into a directory of their own (failing closed: on any doubt no
+   * file is kept), then plans their upload within the budget. Never throws: a failure to scrub
+   * is reported as withheld artifacts.
+   */
+  async prepareArtifacts(
+    run: BrowserRunOutcome,
+    runnerDir: string,
+    secrets: string[],
+    signal: AbortSignal,
+  ): Promise<{
+    files: RunArtifactFile[];
+    release: () => Promise<void>;
+    scrub: ScrubOutcome;
+    trimmed: string[];
+  }> {
+    const outDir = await mkdtemp(join(this.#options.tmpRoot ?? tmpdir(), 'outpost-artifacts-'));
+    const release = () => rm(outDir, { recursive: true, force: true });
+    const empty: ScrubOutcome = {
+      files: [],
+      counts: { secretValues: 0, credentialHeaders: 0, shortSecretsNotScrubbed: 0 },
+      leaked: false,
+      reason: null,
+    };
+    if (run.artifacts.length === 0) return { files: [], release, scrub: empty, trimmed: [] };
+    let scrub: ScrubOutcome;
+    try {
+      scrub = await scrubArtifacts({
+        dir: runnerDir,
+        files: run.artifacts.map((a) => ({ name: a.name, kind: a.kind })),
+        secrets,
+        outDir,
+        signal,
+      });
+    } catch (err) {
+      scrub = { ...empty, leaked: true, reason: `scrubbing failed: ${(err as Error).message}` };
+    }
+    if (scrub.leaked) return { files: [], release, scrub, trimmed: [] };
+    const failed = run.report?.status === 'FAILED' || run.report === null;
+    const plan = await planArtifactUpload({
+      files: scrub.files.map((f) => ({ ...f, failing: failed })),
+      ...(this.#options.uploadBudgetBytes !== undefined
+        ? { budgetBytes: this.#options.uploadBudgetBytes }
+        : {}),
+      signal,
+    }).catch(() => null);
+    if (plan === null)
+      return { files: [], release, scrub, trimmed: ['every artifact: the upload could not be planned'] };
+    const trimmed = [
+      ...plan.trimmed.map(
+        (t) =>
+          `${t.name}: ${t.screencastFrames} screencast frames and ${t.snapshots} DOM snapshots removed (${t.bytesBefore} → ${t.bytesAfter} bytes)`,
+      ),
+      ...plan.dropped.map((d) => `${d.name} (${d.sizeBytes} bytes) left out: ${d.reason}`),
+    ];
+    return { files: plan.files.map((f) => ({ name: f.name, path: f.path })), release, scrub, trimmed };
+  }
+
+  async close(): Promise<void> {
+    // The pool (owned by the agent) holds the browsers.
+  }
+}
+
+/** Builds the executor of `checkType`; the pool is the agent's. */
+export function createBrowserExecutor(options: BrowserExecutorOptions): BrowserExecutor {
+  return new BrowserExecutor(options);
+}
+
+/**
+ * The values the run must keep out of every output: secret variables, and variables named
+ * `SERVICE_SECRET_*` / `OUTPOST_SECRET_*` whatever their flag.
+ */
+function jobSecrets(job: Job): string[] {
+  return job.environmentVariables
+    .filter((v) => v.secret || SECRET_PREFIXES.some((p) => v.key.startsWith(p)))
+    .map((v) => v.value);
+}
+
+/** The runner's payload: the script, an environment of only the check's and the runtime variables. */
+function buildPayload(
+  job: Job,
+  request: BrowserRequest,
+  wsEndpoint: string,
+  secrets: string[],
+  timeoutMs: number,
+): RunnerPayload {
+  const env: Record<string, string> = {};
+  for (const v of job.environmentVariables) env[v.key] = v.value;
+  Object.assign(env, runtimeVariables(job), { OUTPOST: '1', OUTPOST_RUN_SOURCE: job.runSource });
+  return {
+    wsEndpoint,
+    checkType: job.check.checkType === 'MULTI_STEP' ? 'MULTI_STEP' : 'BROWSER',
+    code: request.script,
+    shape: null,
+    env,
+    secrets,
+    timeoutMs: Math.round(timeoutMs),
+    captureMarginMs: captureMarginMs(timeoutMs),
+    video: false,
+    maxLogChars: MAX_LOG_CHARS,
+    maxEntries: MAX_ENTRIES,
+  };
+}
+
+/** Whether the run saw its browser die or stop answering, so the pool should check it now. */
+function browserFailed(run: BrowserRunOutcome): boolean {
+  if (run.report === null) return true;
+  return run.report.errors.some((e) =>
+    /browser has been closed|Target (page, context or browser )?(has been )?closed|has been disconnected|ECONNREFUSED|WebSocket/i.test(
+      e.message,
+    ),
+  );
+}
+
+/** A run that could not start or report: FAILED, `hasErrors` when the agent (not the script) failed. */
+function failure(reason: string, startedAt: Date, t0: number, hasErrors: boolean): RunOutcome {
+  const stoppedAt = new Date().toISOString();
+  return {
+    status: 'FAILED',
+    hasFailures: !hasErrors,
+    hasErrors,
+    isDegraded: false,
+    overMaxResponseTime: false,
+    responseTime: roundMs(performance.now() - t0),
+    startedAt: startedAt.toISOString(),
+    stoppedAt,
+    errorMessage: reason,
+    assertions: [],
+    logs: [{ time: stoppedAt, level: 'ERROR', msg: reason }],
+  };
+}
+
+/** The outcome of a run that reached its runner: everything scrubbed of the run's secrets. */
+function browserOutcome(input: {
+  job: Job;
+  run: BrowserRunOutcome;
+  runtimeId: string;
+  browserVersion: string;
+  secrets: string[];
+  scrub: ScrubOutcome;
+  trimmed: string[];
+  startedAt: Date;
+  admittedMs: number;
+}): RunOutcome {
+  const { job, run, scrub } = input;
+  const scrubber = new Scrubber(input.secrets);
+  const report: BrowserRunReport | null = run.report;
+  const logs: RunLog[] = run.logs.map((l) => ({ time: l.time, level: l.level, msg: l.msg }));
+  if (run.droppedLogs > 0) {
+    logs.push({
+      time: new Date().toISOString(),
+      level: 'WARN',
+      msg: `${run.droppedLogs} more log lines were dropped`,
+    });
+  }
+  if (scrub.counts.shortSecretsNotScrubbed > 0) {
+    logs.push({
+      time: new Date().toISOString(),
+      level: 'WARN',
+      msg: `${scrub.counts.shortSecretsNotScrubbed} secret values of 3 characters or fewer are too short to scrub`,
+    });
+  }
+  if (scrub.leaked) {
+    logs.push({
+      time: new Date().toISOString(),
+      level: 'WARN',
+      msg: `artifacts withheld: ${scrub.reason ?? 'a secret could not be scrubbed from them'}`,
+    });
+  }
+  const failedToRun = report === null;
+  const errorMessage = failedToRun
+    ? `the browser run did not report: ${run.failure ?? 'unknown'}`
+    : report.errorMessage;
+  let passed = !failedToRun && report.status === 'PASSED';
+  if (job.check.shouldFail) passed = failedToRun ? false : !passed;
+  const durationMs = report?.durationMs ?? run.elapsedMs;
+  const stoppedAt = new Date(input.startedAt.getTime() + input.admittedMs + run.elapsedMs);
+  const browserCheckResult: BrowserCheckResult = {
+    scriptShape: report?.shape ?? 'PLAIN',
+    runtimeId: input.runtimeId,
+    playwrightVersion: report?.versions.playwright ?? '',
+    browserVersion: input.browserVersion,
+    steps: report?.steps ?? run.steps,
+    pages: report?.pages ?? [],
+    errors: report?.errors ?? [],
+    droppedErrors: report?.droppedErrors ?? 0,
+    timedOut: report?.timedOut ?? run.killed,
+    startupMs: report ? roundMs(input.admittedMs + report.startupMs) : null,
+    scrubbing: {
+      secretValues: scrub.counts.secretValues,
+      credentialHeaders: scrub.counts.credentialHeaders,
+      shortSecretsNotScrubbed: scrub.counts.shortSecretsNotScrubbed,
+      artifactsWithheld: scrub.leaked,
+    },
+    trimmed: input.trimmed,
+  };
+  const outcome: RunOutcome = {
+    status: passed ? 'PASSED' : 'FAILED',
+    hasFailures: !passed && !failedToRun,
+    hasErrors: failedToRun,
+    isDegraded: false,
+    overMaxResponseTime: false,
+    responseTime: roundMs(durationMs),
+    startedAt: input.startedAt.toISOString(),
+    stoppedAt: stoppedAt.toISOString(),
+    errorMessage: passed
+      ? null
+      : (errorMessage ?? (job.check.shouldFail ? 'the check passed but should fail' : null)),
+    assertions: [],
+    logs,
+    browserCheckResult,
+  };
+  // Every text of the result (logs, errors, step names, URLs) scrubbed of the run's secrets.
+  return scrubber.value(outcome);
+}
