@@ -3,6 +3,7 @@ import { mkdir, open, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { isUtf8 } from 'node:buffer';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { inflateRawSync } from 'node:zlib';
 import { Piscina } from 'piscina';
 import yauzl from 'yauzl';
 import yazl from 'yazl';
@@ -240,13 +241,25 @@ export async function readZip(zip: Buffer): Promise<ZipEntry[]> {
     if (total > MAX_TRACE_UNCOMPRESSED_BYTES) {
       throw new Error(`the archive decompresses to more than ${MAX_TRACE_UNCOMPRESSED_BYTES} bytes`);
     }
-    const stream = await file.openReadStreamPromise(entry);
-    const chunks: Buffer[] = [];
-    // validateEntrySizes stops a stream that yields more than its header says.
-    for await (const chunk of stream) chunks.push(chunk as Buffer);
+    if (entry.isEncrypted()) throw new Error(`entry ${entry.fileName} is encrypted`);
+    if (entry.compressionMethod !== 0 && entry.compressionMethod !== 8) {
+      throw new Error(`entry ${entry.fileName} uses compression method ${entry.compressionMethod}`);
+    }
+    // The entry's bytes straight from the archive, inflated in one native call bounded by the
+    // size its header states (no stream of small chunks to gather).
+    const { fileDataStart } = await file.readLocalFileHeaderPromise(entry, { minimal: true });
+    const raw = zip.subarray(fileDataStart, fileDataStart + entry.compressedSize);
+    if (raw.length !== entry.compressedSize) throw new Error(`entry ${entry.fileName} is cut short`);
+    const data =
+      entry.compressionMethod === 0
+        ? raw
+        : inflateRawSync(raw, { maxOutputLength: Math.max(1, entry.uncompressedSize) });
+    if (data.length !== entry.uncompressedSize) {
+      throw new Error(`entry ${entry.fileName} is not the size its header states`);
+    }
     entries.push({
       name: entry.fileName,
-      data: Buffer.concat(chunks),
+      data,
       mtime: entry.getLastModDate(),
       compressed: entry.compressionMethod !== 0,
     });
@@ -285,7 +298,7 @@ export async function writeZip(entries: ZipEntry[], path: string): Promise<void>
     zip.addBuffer(entry.data, entry.name, {
       mtime: entry.mtime,
       compress: entry.compressed,
-      ...(isCompressedFormat(entry.data) ? { compressionLevel: FAST_LEVEL } : {}),
+      ...(entry.compressed && isCompressedFormat(entry.data) ? { compressionLevel: FAST_LEVEL } : {}),
     });
   }
   zip.end();
@@ -306,57 +319,68 @@ async function writeStream(source: NodeJS.ReadableStream, path: string): Promise
 // ---------------------------------------------------------------------------------------------
 // Searching bytes for many patterns at once (worker side)
 
+/** Positions apart that the strided scan of {@link BytePatterns} reads a 3-byte key at. */
+const STRIDE = 6;
+/** Patterns at least this long are found by the strided scan; shorter ones by Buffer.indexOf. */
+const STRIDED_MIN_LENGTH = STRIDE + 2;
+
 /**
  * Byte patterns (each at least 3 bytes) searched for in one pass over the data, whatever their
- * number: a bit per possible 3-byte start, then a comparison only where a pattern may begin.
- * A few patterns are searched with Buffer.indexOf instead (native, faster per pattern).
+ * number. The scan reads a 3-byte key every {@link STRIDE} bytes: a pattern of
+ * {@link STRIDED_MIN_LENGTH} bytes or more, wherever it starts, covers one such position, so each
+ * of its first STRIDE keys is marked (a bit per possible key) and a marked key is checked against
+ * the patterns it may belong to. Shorter patterns, and a handful of patterns, are searched with
+ * Buffer.indexOf (native, faster per pattern).
  */
 export class BytePatterns {
-  readonly #patterns: Buffer[];
+  readonly #short: Buffer[] = [];
+  readonly #long: Buffer[] = [];
   readonly #bits = new Uint32Array(1 << 19);
-  readonly #byKey = new Map<number, Buffer[]>();
+  readonly #byKey = new Map<number, Array<{ pattern: Buffer; offset: number }>>();
 
   constructor(patterns: Iterable<string | Buffer>) {
     const seen = new Set<string>();
-    this.#patterns = [];
     for (const pattern of patterns) {
       const bytes = Buffer.isBuffer(pattern) ? pattern : Buffer.from(pattern);
       const key = bytes.toString('latin1');
       if (bytes.length < 3 || seen.has(key)) continue;
       seen.add(key);
-      this.#patterns.push(bytes);
-      const start = (bytes[0]! << 16) | (bytes[1]! << 8) | bytes[2]!;
-      this.#bits[start >>> 5]! |= 1 << (start & 31);
-      const list = this.#byKey.get(start);
-      if (list === undefined) this.#byKey.set(start, [bytes]);
-      else list.push(bytes);
+      if (bytes.length < STRIDED_MIN_LENGTH) {
+        this.#short.push(bytes);
+        continue;
+      }
+      this.#long.push(bytes);
+      for (let offset = 0; offset < STRIDE; offset++) {
+        const start = (bytes[offset]! << 16) | (bytes[offset + 1]! << 8) | bytes[offset + 2]!;
+        this.#bits[start >>> 5]! |= 1 << (start & 31);
+        const list = this.#byKey.get(start);
+        if (list === undefined) this.#byKey.set(start, [{ pattern: bytes, offset }]);
+        else list.push({ pattern: bytes, offset });
+      }
     }
   }
 
   /** Number of distinct patterns. */
   get size(): number {
-    return this.#patterns.length;
+    return this.#short.length + this.#long.length;
   }
 
   /** True when `data` holds any pattern. */
   foundIn(data: Buffer): boolean {
-    if (this.#patterns.length === 0 || data.length < 3) return false;
-    if (this.#patterns.length <= 8) return this.#patterns.some((p) => data.includes(p));
+    if (data.length < 3) return false;
+    for (const pattern of this.#short) if (data.includes(pattern)) return true;
+    if (this.#long.length <= 4) return this.#long.some((pattern) => data.includes(pattern));
     const bits = this.#bits;
-    const n = data.length;
-    let key = (data[0]! << 8) | data[1]!;
-    for (let i = 2; i < n; i++) {
-      key = ((key << 8) | data[i]!) & 0xffffff;
-      if ((bits[key >>> 5]! & (1 << (key & 31))) !== 0) {
-        const start = i - 2;
-        for (const pattern of this.#byKey.get(key) ?? []) {
-          if (
-            start + pattern.length <= n &&
-            data.compare(pattern, 0, pattern.length, start, start + pattern.length) === 0
-          ) {
-            return true;
-          }
-        }
+    // A plain Uint8Array view: indexed reads of it stay on V8's fast path.
+    const bytes = new Uint8Array(data.buffer, data.byteOffset, data.length);
+    const n = bytes.length;
+    for (let i = 0; i + 2 < n; i += STRIDE) {
+      const key = (bytes[i]! << 16) | (bytes[i + 1]! << 8) | bytes[i + 2]!;
+      if ((bits[key >>> 5]! & (1 << (key & 31))) === 0) continue;
+      for (const { pattern, offset } of this.#byKey.get(key) ?? []) {
+        const start = i - offset;
+        if (start < 0 || start + pattern.length > n) continue;
+        if (data.compare(pattern, 0, pattern.length, start, start + pattern.length) === 0) return true;
       }
     }
     return false;
@@ -677,15 +701,16 @@ export async function scrubArtifactsHere(
 async function finalScan(files: ScrubbedArtifact[], patterns: BytePatterns): Promise<string | null> {
   for (const file of files) {
     const data = await readArtifactFile(file.path);
-    if (file.kind === 'TRACE') {
-      for (const entry of await readZip(data)) {
-        if (patterns.foundIn(Buffer.from(entry.name)) || patterns.foundIn(entry.data)) {
-          return `the final scan found a secret or credential value in ${file.name} (entry ${entry.name})`;
-        }
+    if (file.kind !== 'TRACE') {
+      if (patterns.foundIn(data)) return `the final scan found a secret or credential value in ${file.name}`;
+      continue;
+    }
+    // An archive by its entries: its own bytes are those entries (compressed or stored) and their names.
+    for (const entry of await readZip(data)) {
+      if (patterns.foundIn(Buffer.from(entry.name)) || patterns.foundIn(entry.data)) {
+        return `the final scan found a secret or credential value in ${file.name} (entry ${entry.name})`;
       }
     }
-    // The archive's own bytes too (stored entries, names in the directories).
-    if (patterns.foundIn(data)) return `the final scan found a secret or credential value in ${file.name}`;
   }
   return null;
 }
