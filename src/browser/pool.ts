@@ -1,0 +1,778 @@
+import { existsSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { abortedError, raceAbort } from '../common/abort.js';
+import { OutpostError } from '../common/errors.js';
+import type { Logger } from '../common/logger.js';
+import { PACKAGE_ROOT } from '../common/paths.js';
+import { BrowserHost } from './host.js';
+import { type BrowserIdentity, DEFAULT_BROWSER_UIDS, IdentityPool } from './identities.js';
+import { readHeadroom } from './memory.js';
+
+/** What the pool needs of a runner process (BrowserRunner of runner-process.ts). */
+export type PooledRunner = {
+  /** True once the runner loaded Playwright and waits for its payload; false when it ended first. */
+  readonly ready: Promise<boolean>;
+  /** False once the process ended. */
+  readonly alive: boolean;
+  readonly pid: number | undefined;
+  /** Kills the runner's process group, waits until it is reaped, removes its temp dir. Idempotent. */
+  dispose(): Promise<void>;
+};
+
+/** How the pool asks for one runner process (BrowserRunner.spawn takes the same). */
+export type RunnerSpawnOptions = {
+  /** runtimes/<id>. */
+  runtimeDir: string;
+  runtimeId: string;
+  /** Where the runner's private temp dir is created. */
+  tmpRoot: string;
+  /** The uid and gid it runs as; null for the agent's own (the agent is not root). */
+  runAs: BrowserIdentity | null;
+};
+
+/** Starts one runner process; rejects when it cannot be spawned at all. */
+export type RunnerFactory<R extends PooledRunner> = (options: RunnerSpawnOptions) => Promise<R>;
+
+/** Options of {@link BrowserPool}. Sizes in MiB, times in milliseconds. */
+export type BrowserPoolOptions<R extends PooledRunner> = {
+  /** Starts runner processes (`(o) => BrowserRunner.spawn(o)`). */
+  createRunner: RunnerFactory<R>;
+  /** Folder holding one `<runtimeId>/` per runtime. Default `<package>/runtimes`. */
+  runtimesDir?: string;
+  /** Folder of the hosts' and runners' private temp dirs. Default `os.tmpdir()`. */
+  tmpRoot?: string;
+  /** Chromium's executable. Default env CHROMIUM_PATH, else `/usr/bin/chromium`. */
+  chromiumPath?: string;
+  /** Browser checks running at once, all runtimes together. Default `os.availableParallelism()`. */
+  browserConcurrency?: number;
+  /** Memory a check is expected to take (its runner, its browser context and renderers), MiB. Default 300. */
+  memoryPerCheckMiB?: number;
+  /** Memory left free on top of the checks admitted, MiB. Default 256. */
+  memoryReserveMiB?: number;
+  /**
+   * How long a check admitted counts as not yet visible in the headroom (its processes still
+   * growing), ms: each such check is added to the memory the next one needs. Default 5 000.
+   */
+  memorySettleMs?: number;
+  /** How often a check waiting for memory reads the headroom again, ms. Default 1 000. */
+  memoryRetryMs?: number;
+  /** Reads the memory headroom, bytes (null: unknown, admit by concurrency alone). Default {@link readHeadroom}. */
+  readHeadroom?: () => Promise<number | null>;
+  /** A host whose processes' PSS passes this is replaced (after its checks finish), MiB. Default 1 024. */
+  maxHostPssMiB?: number;
+  /** A host is replaced after this many checks. Default 200. */
+  maxChecksPerHost?: number;
+  /** How often each host's PSS is measured, ms. Default 10 000. */
+  pssIntervalMs?: number;
+  /** Between a host's health checks, ms. Default 2 000. */
+  healthIntervalMs?: number;
+  /** Longest health check before a host counts as hung, ms. Default 2 500. */
+  healthTimeoutMs?: number;
+  /** Longest host start, ms. Default 45 000. */
+  hostStartTimeoutMs?: number;
+  /** Longest compatibility check of a runtime, after its host started, ms. Default 20 000. */
+  compatibilityTimeoutMs?: number;
+  /**
+   * The uids hosts and runners run as when the agent is root, one per live process. Default
+   * {@link DEFAULT_BROWSER_UIDS}; ignored when the agent is not root (they keep its uid).
+   */
+  browserUids?: { first: number; count: number };
+  /** Where host replacements and failures are logged. */
+  logger?: Logger;
+};
+
+/** One check's share of the pool: a browser to connect to and a warm runner. Release it once, always. */
+export type BrowserLease<R extends PooledRunner> = {
+  runtimeId: string;
+  /** The host's `ws://127.0.0.1:<port>/<path>`, for the runner's payload. */
+  wsEndpoint: string;
+  browserVersion: string;
+  playwrightVersion: string;
+  /** Ready and waiting for its payload; the lease disposes of it on release. */
+  runner: R;
+  /**
+   * Ends the lease: disposes of the runner, frees the slot, and (when the check saw the browser
+   * fail: a lost connection, a launch error) checks the host's health at once. Idempotent.
+   */
+  release(outcome: { browserFailed: boolean }): Promise<void>;
+};
+
+/** One host of the pool as /health shows it. */
+export type BrowserHostStatus = {
+  pid: number | null;
+  state: 'starting' | 'ready' | 'draining';
+  /** Why it is being replaced, while draining. */
+  reason: string | null;
+  checksRun: number;
+  runningChecks: number;
+  /** Last measured PSS of its processes, bytes; null before the first measurement. */
+  pssBytes: number | null;
+};
+
+/** One runtime as /health shows it. */
+export type BrowserRuntimeStatus = {
+  runtimeId: string;
+  /** False when its compatibility check failed: its jobs are not claimed. */
+  available: boolean;
+  /** Why it is unavailable; null when available. */
+  reason: string | null;
+  browserVersion: string | null;
+  playwrightVersion: string | null;
+  hosts: BrowserHostStatus[];
+  /** PSS of all its hosts together, bytes (last measurements). */
+  pssBytes: number;
+  running: number;
+  waiting: number;
+  /** Hosts replaced so far (unhealthy, crashed, too big, too many checks). */
+  replacements: number;
+  /** The last host start or runner start that failed; null when none has. */
+  lastError: string | null;
+};
+
+/** The pool as /health shows it. */
+export type BrowserPoolStatus = {
+  concurrency: number;
+  running: number;
+  waiting: number;
+  /** Waiting checks held back by memory rather than by concurrency. */
+  waitingForMemory: boolean;
+  runtimes: BrowserRuntimeStatus[];
+};
+
+/** The outcome of {@link BrowserPool.checkRuntime}. */
+export type RuntimeCheck = {
+  runtimeId: string;
+  ok: boolean;
+  /** Why it failed; null when it passed. */
+  reason: string | null;
+  browserVersion: string | null;
+  playwrightVersion: string | null;
+  durationMs: number;
+};
+
+const MIB = 1024 * 1024;
+/** A runtime id is one folder name: `2026.04`. */
+const RUNTIME_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+/** A host that failed sooner than this after it started is replaced on demand only (no restart loop), ms. */
+const EAGER_REPLACE_AFTER_MS = 30_000;
+/** Tries to get a started runner (or a healthy host) before a lease fails. */
+const ATTEMPTS = 3;
+
+type HostSlot = {
+  runtimeId: string;
+  identity: BrowserIdentity | null;
+  starting: Promise<BrowserHost>;
+  host: BrowserHost | null;
+  /** Checks holding a lease on it. */
+  active: number;
+  /** Why it is being replaced; null while it is current. */
+  retired: string | null;
+  closing: Promise<void> | null;
+  pssBytes: number | null;
+};
+
+type Spare<R> = Promise<{ runner: R; identity: BrowserIdentity | null }>;
+
+type RuntimeState<R> = {
+  id: string;
+  dir: string;
+  current: HostSlot | null;
+  hosts: Set<HostSlot>;
+  spare: Spare<R> | null;
+  unavailable: string | null;
+  lastError: string | null;
+  browserVersion: string | null;
+  playwrightVersion: string | null;
+  running: number;
+  replacements: number;
+};
+
+type Waiter = {
+  state: RuntimeState<PooledRunner>;
+  admit: () => void;
+  reject: (err: Error) => void;
+};
+
+function integerOption(name: string, value: number | undefined, fallback: number, min: number, max: number) {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new OutpostError(
+      'OUTPOST_ERR_CONFIG',
+      `BrowserPool option ${name} must be an integer from ${min} to ${max}, got ${String(value)}`,
+    );
+  }
+  return value;
+}
+
+/**
+ * The agent's browsers (docs/architecture.md, "Browser checks"): one warm Chromium host per
+ * runtime in use, started on first use, and one started runner per runtime kept spare, so a
+ * check neither waits for Chromium nor for Node to boot.
+ *
+ * {@link acquire} admits a check when fewer than `browserConcurrency` run AND the memory
+ * headroom covers `memoryPerCheckMiB` (plus the checks admitted moments ago, plus a reserve);
+ * otherwise it waits, first come first served. A host is replaced when it fails a health check,
+ * crashes, passes `maxHostPssMiB` or has run `maxChecksPerHost` checks; the replaced one drains
+ * (its running checks finish) and is then closed. A runtime whose compatibility check
+ * ({@link checkRuntime}) failed is unavailable: acquiring it fails with the reason.
+ */
+export class BrowserPool<R extends PooledRunner> {
+  readonly #createRunner: RunnerFactory<R>;
+  readonly #runtimesDir: string;
+  readonly #tmpRoot: string;
+  readonly #chromiumPath: string | undefined;
+  readonly #concurrency: number;
+  readonly #memoryPerCheckBytes: number;
+  readonly #memoryReserveBytes: number;
+  readonly #memorySettleMs: number;
+  readonly #memoryRetryMs: number;
+  readonly #readHeadroom: () => Promise<number | null>;
+  readonly #maxHostPssBytes: number;
+  readonly #maxChecksPerHost: number;
+  readonly #pssIntervalMs: number;
+  readonly #healthIntervalMs: number;
+  readonly #healthTimeoutMs: number;
+  readonly #hostStartTimeoutMs: number;
+  readonly #compatibilityTimeoutMs: number;
+  readonly #identities: IdentityPool;
+  readonly #logger: Logger | undefined;
+  readonly #runtimes = new Map<string, RuntimeState<R>>();
+  readonly #waiters: Waiter[] = [];
+  /** `performance.now()` of recent admissions, for the memory not yet visible in the headroom. */
+  #recentAdmissions: number[] = [];
+  #running = 0;
+  #pumping = false;
+  #pumpAgain = false;
+  #memoryTimer: NodeJS.Timeout | undefined;
+  #waitingForMemory = false;
+  #pssTimer: NodeJS.Timeout | undefined;
+  #closing: Promise<void> | null = null;
+
+  /** @throws OutpostError OUTPOST_ERR_CONFIG naming the option when one is out of range. */
+  constructor(options: BrowserPoolOptions<R>) {
+    this.#createRunner = options.createRunner;
+    this.#runtimesDir = options.runtimesDir ?? join(PACKAGE_ROOT, 'runtimes');
+    this.#tmpRoot = options.tmpRoot ?? tmpdir();
+    this.#chromiumPath = options.chromiumPath;
+    this.#concurrency = integerOption(
+      'browserConcurrency',
+      options.browserConcurrency,
+      availableParallelism(),
+      1,
+      1024,
+    );
+    this.#memoryPerCheckBytes =
+      integerOption('memoryPerCheckMiB', options.memoryPerCheckMiB, 300, 0, 1_048_576) * MIB;
+    this.#memoryReserveBytes =
+      integerOption('memoryReserveMiB', options.memoryReserveMiB, 256, 0, 1_048_576) * MIB;
+    this.#memorySettleMs = integerOption('memorySettleMs', options.memorySettleMs, 5_000, 0, 600_000);
+    this.#memoryRetryMs = integerOption('memoryRetryMs', options.memoryRetryMs, 1_000, 10, 600_000);
+    this.#readHeadroom = options.readHeadroom ?? (() => readHeadroom());
+    this.#maxHostPssBytes = integerOption('maxHostPssMiB', options.maxHostPssMiB, 1024, 1, 1_048_576) * MIB;
+    this.#maxChecksPerHost = integerOption('maxChecksPerHost', options.maxChecksPerHost, 200, 1, 1_000_000);
+    this.#pssIntervalMs = integerOption('pssIntervalMs', options.pssIntervalMs, 10_000, 100, 3_600_000);
+    this.#healthIntervalMs = integerOption('healthIntervalMs', options.healthIntervalMs, 2_000, 50, 600_000);
+    this.#healthTimeoutMs = integerOption('healthTimeoutMs', options.healthTimeoutMs, 2_500, 50, 600_000);
+    this.#hostStartTimeoutMs = integerOption(
+      'hostStartTimeoutMs',
+      options.hostStartTimeoutMs,
+      45_000,
+      1_000,
+      600_000,
+    );
+    this.#compatibilityTimeoutMs = integerOption(
+      'compatibilityTimeoutMs',
+      options.compatibilityTimeoutMs,
+      20_000,
+      1_000,
+      600_000,
+    );
+    const uids = options.browserUids ?? DEFAULT_BROWSER_UIDS;
+    this.#identities = new IdentityPool(process.getuid?.() === 0 ? uids : null);
+    this.#logger = options.logger;
+    if (!existsSync(this.#tmpRoot)) {
+      throw new OutpostError(
+        'OUTPOST_ERR_CONFIG',
+        `BrowserPool option tmpRoot must be an existing folder, got ${this.#tmpRoot}`,
+      );
+    }
+  }
+
+  /**
+   * Waits for a slot and memory, then leases a browser of `runtimeId` and a started runner.
+   *
+   * @throws OutpostError OUTPOST_ERR_ABORTED when `signal` aborts first or the pool closes.
+   * @throws OutpostError OUTPOST_ERR_CONFIG when `runtimeId` is not an installed runtime.
+   * @throws Error when the runtime is unavailable (its compatibility check failed), or its
+   *   host or a runner could not start; the message says why.
+   */
+  async acquire(runtimeId: string, options: { signal?: AbortSignal } = {}): Promise<BrowserLease<R>> {
+    const { signal } = options;
+    if (this.#closing !== null) throw abortedError(signal, 'the browser pool is closed');
+    if (signal?.aborted) throw abortedError(signal, 'acquiring a browser was aborted');
+    const state = this.#runtime(runtimeId);
+    if (state.unavailable !== null) {
+      throw new Error(`runtime ${runtimeId} is unavailable: ${state.unavailable}`);
+    }
+    this.#ensureSpare(state);
+    await this.#admit(state, signal);
+    let slot: HostSlot | null = null;
+    try {
+      slot = await this.#hostFor(state, signal);
+      const { runner, identity } = await this.#takeRunner(state, signal);
+      const host = slot.host as BrowserHost;
+      const leased = slot;
+      let released: Promise<void> | null = null;
+      return {
+        runtimeId,
+        wsEndpoint: host.wsEndpoint,
+        browserVersion: host.browserVersion,
+        playwrightVersion: host.playwrightVersion,
+        runner,
+        release: (outcome) => {
+          released ??= (async () => {
+            await runner.dispose().catch(() => {});
+            this.#identities.release(identity);
+            this.#leaveHost(state, leased, outcome.browserFailed);
+            this.#finish(state);
+          })();
+          return released;
+        },
+      };
+    } catch (err) {
+      if (slot !== null) this.#leaveHost(state, slot, false);
+      this.#finish(state);
+      throw err;
+    }
+  }
+
+  /**
+   * The runtime's start-up compatibility check: starts its host (which becomes the runtime's
+   * warm host when the check passes), opens a page with `data:` content, evaluates a script
+   * and takes a screenshot. A runtime failing it is marked unavailable with the reason (its
+   * jobs should not be claimed); passing clears an earlier failure. Never throws.
+   */
+  async checkRuntime(runtimeId: string): Promise<RuntimeCheck> {
+    const t0 = performance.now();
+    const result = (reason: string | null, host: BrowserHost | null): RuntimeCheck => ({
+      runtimeId,
+      ok: reason === null,
+      reason,
+      browserVersion: host?.browserVersion ?? null,
+      playwrightVersion: host?.playwrightVersion ?? null,
+      durationMs: performance.now() - t0,
+    });
+    let state: RuntimeState<R>;
+    try {
+      state = this.#runtime(runtimeId);
+    } catch (err) {
+      return result((err as Error).message, null);
+    }
+    if (this.#closing !== null) return result('the browser pool is closed', null);
+    let slot = state.current;
+    if (slot === null || slot.retired !== null) slot = this.#startHost(state);
+    let host: BrowserHost | null = null;
+    try {
+      host = await slot.starting;
+      await host.selfTest(this.#compatibilityTimeoutMs);
+      state.unavailable = null;
+      return result(null, host);
+    } catch (err) {
+      const reason = (err as Error).message;
+      state.unavailable = reason;
+      this.#logger?.error({ runtimeId, reason }, 'browser runtime failed its compatibility check');
+      if (state.hosts.has(slot)) this.#retire(state, slot, `the compatibility check failed: ${reason}`);
+      // Checks already waiting for this runtime would only fail one by one: fail them now.
+      for (const waiter of [...this.#waiters]) {
+        if (waiter.state === (state as RuntimeState<PooledRunner>)) {
+          this.#waiters.splice(this.#waiters.indexOf(waiter), 1);
+          waiter.reject(new Error(`runtime ${runtimeId} is unavailable: ${reason}`));
+        }
+      }
+      return result(reason, host);
+    }
+  }
+
+  /** The pool for /health: per runtime its availability, versions, hosts, PSS, running and waiting checks. */
+  status(): BrowserPoolStatus {
+    const runtimes: BrowserRuntimeStatus[] = [];
+    for (const state of this.#runtimes.values()) {
+      const hosts = [...state.hosts].map(
+        (slot): BrowserHostStatus => ({
+          pid: slot.host?.pid ?? null,
+          state: slot.retired !== null ? 'draining' : slot.host === null ? 'starting' : 'ready',
+          reason: slot.retired,
+          checksRun: slot.host?.checksRun ?? 0,
+          runningChecks: slot.active,
+          pssBytes: slot.pssBytes,
+        }),
+      );
+      runtimes.push({
+        runtimeId: state.id,
+        available: state.unavailable === null,
+        reason: state.unavailable,
+        browserVersion: state.browserVersion,
+        playwrightVersion: state.playwrightVersion,
+        hosts,
+        pssBytes: hosts.reduce((sum, h) => sum + (h.pssBytes ?? 0), 0),
+        running: state.running,
+        waiting: this.#waiters.filter((w) => w.state === (state as RuntimeState<PooledRunner>)).length,
+        replacements: state.replacements,
+        lastError: state.lastError,
+      });
+    }
+    return {
+      concurrency: this.#concurrency,
+      running: this.#running,
+      waiting: this.#waiters.length,
+      waitingForMemory: this.#waitingForMemory,
+      runtimes,
+    };
+  }
+
+  /**
+   * Fails waiting checks (OUTPOST_ERR_ABORTED), kills every host and spare runner, and waits
+   * until they are reaped and their temp dirs removed. Leases still out may be released after.
+   * Idempotent.
+   */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      clearInterval(this.#pssTimer);
+      clearTimeout(this.#memoryTimer);
+      for (const waiter of this.#waiters.splice(0)) {
+        waiter.reject(abortedError(undefined, 'the browser pool closed while a check waited for a browser'));
+      }
+      const work: Promise<unknown>[] = [];
+      for (const state of this.#runtimes.values()) {
+        if (state.spare !== null) work.push(this.#disposeSpare(state.spare));
+        state.spare = null;
+        for (const slot of state.hosts) work.push(this.#closeSlot(state, slot));
+      }
+      await Promise.allSettled(work);
+    })();
+    return this.#closing;
+  }
+
+  /** The state of a runtime, created on first use. */
+  #runtime(runtimeId: string): RuntimeState<R> {
+    let state = this.#runtimes.get(runtimeId);
+    if (state !== undefined) return state;
+    if (typeof runtimeId !== 'string' || !RUNTIME_ID.test(runtimeId)) {
+      throw new OutpostError('OUTPOST_ERR_CONFIG', `${JSON.stringify(runtimeId)} is not a runtime name`);
+    }
+    const dir = join(this.#runtimesDir, runtimeId);
+    if (!existsSync(dir)) {
+      throw new OutpostError(
+        'OUTPOST_ERR_CONFIG',
+        `runtime ${runtimeId} is not installed (no folder ${dir})`,
+      );
+    }
+    state = {
+      id: runtimeId,
+      dir,
+      current: null,
+      hosts: new Set(),
+      spare: null,
+      unavailable: null,
+      lastError: null,
+      browserVersion: null,
+      playwrightVersion: null,
+      running: 0,
+      replacements: 0,
+    };
+    this.#runtimes.set(runtimeId, state);
+    return state;
+  }
+
+  /** Resolves once the check may run (a slot and memory), or rejects on abort or close. */
+  #admit(state: RuntimeState<R>, signal: AbortSignal | undefined): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const onAbort = () => {
+        const at = this.#waiters.indexOf(waiter);
+        if (at === -1) return;
+        this.#waiters.splice(at, 1);
+        reject(abortedError(signal, 'acquiring a browser was aborted'));
+      };
+      const waiter: Waiter = {
+        state: state as RuntimeState<PooledRunner>,
+        admit: () => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve();
+        },
+        reject: (err) => {
+          signal?.removeEventListener('abort', onAbort);
+          reject(err);
+        },
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.#waiters.push(waiter);
+      this.#pump();
+    });
+  }
+
+  /**
+   * Admits waiting checks, first come first served, while a slot is free and the headroom
+   * covers one more. Runs one at a time (the headroom read is async); a call meanwhile makes
+   * it go round once more.
+   */
+  #pump(): void {
+    if (this.#pumping) {
+      this.#pumpAgain = true;
+      return;
+    }
+    this.#pumping = true;
+    void (async () => {
+      try {
+        do {
+          this.#pumpAgain = false;
+          while (this.#waiters.length > 0 && this.#running < this.#concurrency && this.#closing === null) {
+            const now = performance.now();
+            this.#recentAdmissions = this.#recentAdmissions.filter((t) => now - t < this.#memorySettleMs);
+            const needed =
+              this.#memoryPerCheckBytes * (1 + this.#recentAdmissions.length) + this.#memoryReserveBytes;
+            const headroom = await this.#readHeadroom().catch(() => null);
+            if (headroom !== null && headroom < needed) {
+              this.#waitingForMemory = true;
+              clearTimeout(this.#memoryTimer);
+              this.#memoryTimer = setTimeout(() => this.#pump(), this.#memoryRetryMs);
+              this.#memoryTimer.unref();
+              break;
+            }
+            this.#waitingForMemory = false;
+            const waiter = this.#waiters.shift();
+            // Aborted while the headroom was read.
+            if (waiter === undefined) break;
+            this.#running++;
+            waiter.state.running++;
+            this.#recentAdmissions.push(performance.now());
+            waiter.admit();
+          }
+          if (this.#waiters.length === 0) this.#waitingForMemory = false;
+        } while (this.#pumpAgain);
+      } finally {
+        this.#pumping = false;
+      }
+    })();
+  }
+
+  /** Gives back an admission. */
+  #finish(state: RuntimeState<R>): void {
+    this.#running--;
+    state.running--;
+    this.#pump();
+  }
+
+  /** A healthy, started host of the runtime with one more check counted on it. */
+  async #hostFor(state: RuntimeState<R>, signal: AbortSignal | undefined): Promise<HostSlot> {
+    let lastFailure = '';
+    for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+      if (this.#closing !== null) throw abortedError(signal, 'the browser pool is closed');
+      let slot = state.current;
+      if (slot === null || slot.retired !== null) slot = this.#startHost(state);
+      const host = await raceAbort(slot.starting, signal, 'acquiring a browser was aborted');
+      if (slot.retired !== null || !host.healthy) {
+        lastFailure = slot.retired ?? host.failure ?? 'unhealthy';
+        continue;
+      }
+      slot.active++;
+      host.checksRun++;
+      if (host.checksRun >= this.#maxChecksPerHost) {
+        this.#retire(state, slot, `it ran ${host.checksRun} checks`);
+      }
+      return slot;
+    }
+    throw new Error(`no healthy browser host for runtime ${state.id}: ${lastFailure}`);
+  }
+
+  /** Starts a host that becomes the runtime's current one. */
+  #startHost(state: RuntimeState<R>): HostSlot {
+    const identity = this.#identities.take();
+    const slot: HostSlot = {
+      runtimeId: state.id,
+      identity,
+      starting: Promise.resolve(null as unknown as BrowserHost),
+      host: null,
+      active: 0,
+      retired: null,
+      closing: null,
+      pssBytes: null,
+    };
+    slot.starting = BrowserHost.start({
+      runtimeDir: state.dir,
+      runtimeId: state.id,
+      tmpRoot: this.#tmpRoot,
+      runAs: identity,
+      ...(this.#chromiumPath === undefined ? {} : { chromiumPath: this.#chromiumPath }),
+      startTimeoutMs: this.#hostStartTimeoutMs,
+      healthIntervalMs: this.#healthIntervalMs,
+      healthTimeoutMs: this.#healthTimeoutMs,
+      onFailure: (reason) => {
+        this.#logger?.warn({ runtimeId: state.id, reason }, 'browser host failed; replacing it');
+        const lived = slot.host === null ? 0 : performance.now() - slot.host.startedAt;
+        this.#retire(state, slot, reason);
+        // A host that ran a while is replaced at once; one failing right after it started is
+        // replaced when the next check asks, so a broken Chromium does not restart in a loop.
+        if (lived >= EAGER_REPLACE_AFTER_MS && this.#closing === null && state.current === null) {
+          this.#startHost(state).starting.catch(() => {});
+        }
+      },
+    }).then(
+      (host) => {
+        slot.host = host;
+        state.browserVersion = host.browserVersion;
+        state.playwrightVersion = host.playwrightVersion;
+        this.#startPssTimer();
+        if (this.#closing !== null) void this.#closeSlot(state, slot);
+        return host;
+      },
+      (err: Error) => {
+        this.#identities.release(identity);
+        state.hosts.delete(slot);
+        if (state.current === slot) state.current = null;
+        state.lastError = err.message;
+        this.#logger?.error({ runtimeId: state.id, err }, 'browser host could not start');
+        throw err;
+      },
+    );
+    // Whoever waits on it sees the failure; nobody waiting is no unhandled rejection.
+    slot.starting.catch(() => {});
+    state.current = slot;
+    state.hosts.add(slot);
+    return slot;
+  }
+
+  /** Takes a host out of service: no new checks; closed once its running checks finished. */
+  #retire(state: RuntimeState<R>, slot: HostSlot, reason: string): void {
+    if (slot.retired !== null) return;
+    slot.retired = reason;
+    if (state.current === slot) state.current = null;
+    state.replacements++;
+    this.#logger?.info({ runtimeId: state.id, reason, running: slot.active }, 'browser host replaced');
+    if (slot.active === 0 || slot.host?.exited === undefined) void this.#closeSlot(state, slot);
+    else void slot.host.exited.then(() => this.#closeSlot(state, slot));
+  }
+
+  /** A check left `slot`: close it when it is retired and was the last; probe it when the check saw it fail. */
+  #leaveHost(state: RuntimeState<R>, slot: HostSlot, browserFailed: boolean): void {
+    slot.active--;
+    if (slot.retired !== null) {
+      if (slot.active === 0) void this.#closeSlot(state, slot);
+    } else if (browserFailed) {
+      void slot.host?.checkHealth();
+    }
+  }
+
+  /** Closes a host (once), then forgets it and gives its uid back. */
+  #closeSlot(state: RuntimeState<R>, slot: HostSlot): Promise<void> {
+    slot.closing ??= (async () => {
+      if (state.current === slot) state.current = null;
+      const host = await slot.starting.catch(() => null);
+      if (host !== null) await host.close();
+      state.hosts.delete(slot);
+      if (host !== null) this.#identities.release(slot.identity);
+    })();
+    return slot.closing;
+  }
+
+  /** Measures every ready host's PSS every `pssIntervalMs`; a host past the bound is replaced. */
+  #startPssTimer(): void {
+    if (this.#pssTimer !== undefined || this.#closing !== null) return;
+    let measuring = false;
+    this.#pssTimer = setInterval(() => {
+      if (measuring) return;
+      measuring = true;
+      void this.#measure().finally(() => {
+        measuring = false;
+      });
+    }, this.#pssIntervalMs);
+    this.#pssTimer.unref();
+  }
+
+  async #measure(): Promise<void> {
+    for (const state of this.#runtimes.values()) {
+      for (const slot of [...state.hosts]) {
+        if (slot.host === null || slot.closing !== null) continue;
+        slot.pssBytes = await slot.host.pssBytes();
+        if (slot.retired === null && slot.pssBytes !== null && slot.pssBytes > this.#maxHostPssBytes) {
+          this.#retire(
+            state,
+            slot,
+            `its processes use ${Math.round(slot.pssBytes / MIB)} MiB (PSS), more than ${this.#maxHostPssBytes / MIB} MiB`,
+          );
+        }
+      }
+    }
+  }
+
+  /** Starts the runtime's spare runner unless one is waiting or starting. */
+  #ensureSpare(state: RuntimeState<R>): void {
+    if (this.#closing !== null || state.spare !== null) return;
+    state.spare = this.#spawnRunner(state);
+  }
+
+  #spawnRunner(state: RuntimeState<R>): Spare<R> {
+    let identity: BrowserIdentity | null;
+    try {
+      identity = this.#identities.take();
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    const spawned = this.#createRunner({
+      runtimeDir: state.dir,
+      runtimeId: state.id,
+      tmpRoot: this.#tmpRoot,
+      runAs: identity,
+    }).then(
+      (runner) => ({ runner, identity }),
+      (err: Error) => {
+        this.#identities.release(identity);
+        state.lastError = `a browser runner could not start: ${err.message}`;
+        throw err;
+      },
+    );
+    spawned.catch(() => {});
+    return spawned;
+  }
+
+  async #disposeSpare(spare: Spare<R>): Promise<void> {
+    const started = await spare.catch(() => null);
+    if (started === null) return;
+    await started.runner.dispose().catch(() => {});
+    this.#identities.release(started.identity);
+  }
+
+  /** The spare runner (or a new one), ready; a new spare starts at once in the background. */
+  async #takeRunner(
+    state: RuntimeState<R>,
+    signal: AbortSignal | undefined,
+  ): Promise<{ runner: R; identity: BrowserIdentity | null }> {
+    let lastFailure = 'it ended before it was ready';
+    for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+      if (this.#closing !== null) throw abortedError(signal, 'the browser pool is closed');
+      const pending = state.spare ?? this.#spawnRunner(state);
+      state.spare = null;
+      this.#ensureSpare(state);
+      let started: { runner: R; identity: BrowserIdentity | null };
+      try {
+        started = await raceAbort(pending, signal, 'acquiring a browser was aborted');
+      } catch (err) {
+        // Aborted: the runner still starting is disposed of once it is there.
+        void this.#disposeSpare(pending);
+        if (signal?.aborted) throw err;
+        lastFailure = (err as Error).message;
+        continue;
+      }
+      let ready = false;
+      try {
+        ready = await raceAbort(started.runner.ready, signal, 'acquiring a browser was aborted');
+      } catch (err) {
+        void this.#disposeSpare(Promise.resolve(started));
+        throw err;
+      }
+      if (ready && started.runner.alive) return started;
+      await this.#disposeSpare(Promise.resolve(started));
+    }
+    throw new Error(`no browser runner could be started for runtime ${state.id}: ${lastFailure}`);
+  }
+}
