@@ -147,7 +147,7 @@ export type AgentConfig = Readonly<{
   networkTraces: boolean;
   /**
    * `BROWSER_CONCURRENCY`: browser and multi-step checks run at once, 1–64, default the number of
-   * cores; within `jobConcurrency` main slots (docs/configuration.md, "Agent").
+   * cores; within `jobConcurrency` main slots (docs/configuration.md, "`outpost agent`").
    */
   browserConcurrency: number;
   /**

@@ -12,7 +12,7 @@
  * which keeps a line that is not a well-formed message as output text.
  */
 
-/** How a check's script is written (docs/checks.md, "Browser checks"). */
+/** How a check's script is written (docs/checks.md, "Browser, multi-step and Playwright check suites"). */
 export type ScriptShape =
   /** A `@playwright/test` spec: `import { test, expect } from '@playwright/test'`, `test(...)`, `test.step`. */
   | 'TEST'

@@ -182,7 +182,7 @@ export const JobDependencySchema = Type.Object({
 });
 
 /**
- * The request of a BROWSER or MULTI_STEP job (docs/checks.md, "Browser checks"): the script and its
+ * The request of a BROWSER or MULTI_STEP job (docs/checks.md, "Browser, multi-step and Playwright check suites"): the script and its
  * dependency files as stored; `sslCheckDomain` whose certificate is checked, or null.
  */
 export const BrowserRequestSchema = Type.Object({

@@ -55,7 +55,7 @@ export type BrowserExecutorOptions = {
  * Time kept back from a job's `timeoutMs` for what follows the script: killing a runner that did
  * not stop (BrowserRunner kills it 2 s after its deadline), scrubbing and planning the artifacts. The
  * dispatcher gives an executor 5 s more after the job's signal (ABANDON_AFTER_ABORT_MS), so a run
- * reports by its deadline plus 5 s (docs/checks.md, "Browser checks").
+ * reports by its deadline plus 5 s (docs/checks.md, "Browser, multi-step and Playwright check suites").
  */
 export const FINISH_RESERVE_MS = 4_000;
 
