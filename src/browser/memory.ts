@@ -14,6 +14,9 @@ export const MAX_PROC_FILE_BYTES = 8192;
 /** Most processes a process tree may hold for its PSS: a host has ≈ 10 (Chromium's browser, zygotes, GPU, renderers). */
 export const MAX_TREE_PROCESSES = 1024;
 
+/** Files read at once when listing processes. */
+const READ_BATCH = 32;
+
 /** One process as `/proc/<pid>/stat` describes it. */
 export type ProcStat = {
   pid: number;
@@ -197,16 +200,19 @@ export async function readHeadroom(sources: HeadroomSources = {}): Promise<numbe
  * exit while listing are left out.
  */
 export async function listProcesses(procRoot = '/proc'): Promise<ProcStat[]> {
-  const names = await readdir(procRoot).catch(() => [] as string[]);
-  const stats = await Promise.all(
-    names
-      .filter((name) => /^\d+$/.test(name))
-      .map(async (name) => {
+  const names = (await readdir(procRoot).catch(() => [] as string[])).filter((name) => /^\d+$/.test(name));
+  const stats: ProcStat[] = [];
+  // In batches: a few hundred files at once would hold as many descriptors.
+  for (let at = 0; at < names.length; at += READ_BATCH) {
+    const batch = await Promise.all(
+      names.slice(at, at + READ_BATCH).map(async (name) => {
         const text = await readBounded(join(procRoot, name, 'stat'), 1024);
         return text === null ? null : parseProcStat(text);
       }),
-  );
-  return stats.filter((stat): stat is ProcStat => stat !== null);
+    );
+    for (const stat of batch) if (stat !== null) stats.push(stat);
+  }
+  return stats;
 }
 
 /**
