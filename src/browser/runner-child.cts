@@ -1020,6 +1020,25 @@ async function run(payload: RunnerPayload, loaded: Loaded, arrivedAt: number): P
   installEnv(payload.env ?? {});
   installConsole();
 
+  reportNow = (durationMs: number) => {
+    for (const page of [...currentVisit.keys()]) flushPage(page);
+    const failed = errors.some(failing) || deadlineHit;
+    const first = errors.find(failing) ?? null;
+    return {
+      status: failed ? 'FAILED' : 'PASSED',
+      shape,
+      errorMessage: first ? first.message : null,
+      errors,
+      droppedErrors,
+      steps,
+      pages,
+      timedOut: deadlineHit,
+      startupMs,
+      durationMs,
+      versions: { playwright: loaded.version, browser: safeVersion(browser) },
+      artifacts,
+    };
+  };
   const code = stripTypes(String(payload.code));
   const deadline = new Promise<'deadline'>((resolve) => {
     setTimeout(() => resolve('deadline'), Math.max(0, deadlineAt - now())).unref?.();
@@ -1060,9 +1079,7 @@ async function run(payload: RunnerPayload, loaded: Loaded, arrivedAt: number): P
       }).runInThisContext() as (...args: unknown[]) => Promise<unknown>;
       scriptStart = now();
       startupMs = scriptStart - arrivedAt;
-      await runStep('script', 0, () => fn(page, context, context.request, browser, expect)).catch((err) => {
-        throw err;
-      });
+      await fn(page, context, context.request, browser, expect);
     }
   })();
   const outcome = await Promise.race([
@@ -1096,26 +1113,12 @@ async function run(payload: RunnerPayload, loaded: Loaded, arrivedAt: number): P
   }
   const failed = errors.some(failing) || deadlineHit;
   await capture(context, failed);
-  for (const page of [...currentVisit.keys()]) flushPage(page);
-  const first = errors.find(failing) ?? null;
-  const report: BrowserRunReport = {
-    status: failed ? 'FAILED' : 'PASSED',
-    shape,
-    errorMessage: first ? first.message : null,
-    errors,
-    droppedErrors,
-    steps,
-    pages,
-    timedOut: deadlineHit,
-    startupMs,
-    durationMs,
-    versions: { playwright: loaded.version, browser: safeVersion(browser) },
-    artifacts,
-  };
-  finishWith({ t: 'done', report });
+  finishWith({ t: 'done', report: reportNow!(durationMs) });
 }
 
 let startupMs = 0;
+/** The report as things stand, once a run has started (a script calling process.exit gets one too). */
+let reportNow: ((durationMs: number) => BrowserRunReport) | null = null;
 
 function safeUrl(page: Any): string | null {
   try {
@@ -1205,6 +1208,22 @@ function main(): void {
     realExit(0);
     return;
   }
+  process.on('exit', (code) => {
+    if (finished) return;
+    // The script called process.exit: what ran so far is reported (no trace: exit is synchronous).
+    if (reportNow !== null) {
+      addError({
+        kind: 'SCRIPT',
+        message: `the script called process.exit(${code})`,
+        detail: null,
+        location: null,
+        url: null,
+      });
+      const durationMs = scriptStart === 0 ? 0 : now() - scriptStart;
+      finished = true;
+      send({ t: 'done', report: reportNow(durationMs) });
+    }
+  });
   process.on('uncaughtException', (err) => {
     if (finished) return;
     addError(describeError(err));

@@ -32,7 +32,7 @@ function site(): Promise<Loopback> {
     } else if (path === '/throws') {
       res.setHeader('content-type', 'text/html; charset=utf-8');
       res.end(
-        '<!doctype html><title>Throws</title><h1>Oops</h1><script>setTimeout(() => { throw new Error("page broke"); }, 0);</script>',
+        '<!doctype html><title>Throws</title><h1>Oops</h1><script>console.error("console says no"); setTimeout(() => { throw new Error("page broke"); }, 0);</script>',
       );
     } else if (path === '/stuck') {
       res.setHeader('content-type', 'text/html; charset=utf-8');
@@ -48,7 +48,8 @@ function site(): Promise<Loopback> {
       // Never answers: the connection stays open until the server closes.
     } else {
       res.statusCode = 404;
-      res.end();
+      res.setHeader('content-type', 'text/html; charset=utf-8');
+      res.end('<!doctype html><title>Missing</title><h1>Not here</h1>');
     }
   });
 }
@@ -154,22 +155,36 @@ describe.skipIf(skip)('browser runner', () => {
   });
 
   it('collects a page error without failing the run, and a navigation timeout as TIMEOUT at its line', async () => {
-    const pageError = await runCheck(
-      payloadFor(
-        browser.wsEndpoint,
-        `const { test } = require('@playwright/test');\ntest('throws', async ({ page }) => {\n  await page.goto('${web.origin}/throws');\n  await page.waitForTimeout(200);\n});`,
+    // Two runners at once on the same warm browser.
+    const [pageError, timeout] = await Promise.all([
+      runCheck(
+        payloadFor(
+          browser.wsEndpoint,
+          `const { test } = require('@playwright/test');\ntest('throws', async ({ page }) => {\n  await page.goto('${web.origin}/throws');\n  await page.waitForTimeout(200);\n  await page.goto('${web.origin}/missing');\n});`,
+        ),
       ),
-    );
+      runCheck(
+        payloadFor(browser.wsEndpoint, `await page.goto('${web.origin}/hang', { timeout: 500 });`, {
+          shape: 'PLAIN',
+        }),
+      ),
+    ]);
     expect(pageError.outcome.report).toMatchObject({ status: 'PASSED', shape: 'TEST' });
-    expect(pageError.outcome.report!.errors).toEqual([
-      expect.objectContaining({ kind: 'PAGE', message: 'page broke', url: `${web.origin}/throws` }),
+    const collected = pageError.outcome.report!.errors;
+    expect(collected).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ kind: 'CONSOLE', message: 'console says no', url: `${web.origin}/throws` }),
+        expect.objectContaining({ kind: 'PAGE', message: 'page broke', url: `${web.origin}/throws` }),
+        expect.objectContaining({ kind: 'REQUEST', message: `GET ${web.origin}/missing answered 404` }),
+      ]),
+    );
+    // Chromium's own console lines for 404s are collected too; none of them fails the run.
+    expect(collected.filter((e) => !['PAGE', 'CONSOLE', 'REQUEST'].includes(e.kind))).toEqual([]);
+    expect(pageError.outcome.report!.pages.map((visit) => visit.url)).toEqual([
+      `${web.origin}/throws`,
+      `${web.origin}/missing`,
     ]);
 
-    const timeout = await runCheck(
-      payloadFor(browser.wsEndpoint, `await page.goto('${web.origin}/hang', { timeout: 500 });`, {
-        shape: 'PLAIN',
-      }),
-    );
     const report = timeout.outcome.report!;
     expect(report).toMatchObject({ status: 'FAILED', timedOut: false });
     expect(report.errors[0]).toMatchObject({ kind: 'TIMEOUT', location: { line: 1, column: 12 } });
@@ -179,6 +194,10 @@ describe.skipIf(skip)('browser runner', () => {
   it('times a multi-step check of requests and nested steps, without a page', async () => {
     const code = [
       `import { test, expect } from '@playwright/test';`,
+      `import { faker } from '@faker-js/faker';`,
+      `import lodash from 'lodash';`,
+      `import { createHash } from 'node:crypto';`,
+      `console.log(typeof faker.person.firstName(), lodash.chunk([1, 2, 3], 2).length, createHash('sha256').update('').digest('hex').slice(0, 8));`,
       `test('api', async ({ request }) => {`,
       `  await test.step('first', async () => {`,
       `    const response = await request.get('${web.origin}/api/one');`,
@@ -195,6 +214,7 @@ describe.skipIf(skip)('browser runner', () => {
     const { outcome } = await runCheck(payloadFor(browser.wsEndpoint, code, { checkType: 'MULTI_STEP' }));
     const report = outcome.report!;
     expect(report.status).toBe('PASSED');
+    expect(outcome.logs.map((log) => log.msg)).toEqual(['string 2 e3b0c442']);
     expect(report.pages).toEqual([]);
     const steps = new Map(report.steps.map((s) => [s.name, s]));
     expect([...steps.keys()]).toEqual(['inner', 'first', 'second', 'api']);
@@ -212,15 +232,15 @@ describe.skipIf(skip)('browser runner', () => {
     const code = `await page.goto('${web.origin}/stuck');\nconsole.log('spinning');\nawait page.click('button', { noWaitAfter: true });\nawait page.evaluate(() => 1);`;
     const started = Date.now();
     const { outcome, files } = await runCheck(
-      payloadFor(browser.wsEndpoint, code, { timeoutMs: 6_000, captureMarginMs: 3_000 }),
+      payloadFor(browser.wsEndpoint, code, { timeoutMs: 4_000, captureMarginMs: 2_000 }),
     );
-    expect(Date.now() - started).toBeLessThan(6_000 + 5_000);
+    expect(Date.now() - started).toBeLessThan(4_000 + 5_000);
     const report = outcome.report!;
     expect(outcome.killed).toBe(false);
     expect(report).toMatchObject({
       status: 'FAILED',
       timedOut: true,
-      errorMessage: 'script timed out after 3000 ms',
+      errorMessage: 'script timed out after 2000 ms',
     });
     expect(outcome.logs.map((log) => log.msg)).toEqual(['spinning']);
     expect(unzip(files.get('trace.zip')!).has('trace.trace')).toBe(true);
@@ -230,14 +250,14 @@ describe.skipIf(skip)('browser runner', () => {
     const code = `await page.goto('${web.origin}/hang', { timeout: 0 });`;
     const started = Date.now();
     const { outcome, files } = await runCheck(
-      payloadFor(browser.wsEndpoint, code, { timeoutMs: 5_000, captureMarginMs: 2_500 }),
+      payloadFor(browser.wsEndpoint, code, { timeoutMs: 3_500, captureMarginMs: 2_000 }),
     );
-    expect(Date.now() - started).toBeLessThan(5_000 + 5_000);
+    expect(Date.now() - started).toBeLessThan(3_500 + 5_000);
     const report = outcome.report!;
     expect(report).toMatchObject({
       status: 'FAILED',
       timedOut: true,
-      errorMessage: 'script timed out after 2500 ms',
+      errorMessage: 'script timed out after 1500 ms',
     });
     expect(report.errors).toContainEqual(expect.objectContaining({ kind: 'TIMEOUT', location: null }));
     expect(unzip(files.get('trace.zip')!).has('trace.trace')).toBe(true);
@@ -266,5 +286,26 @@ describe.skipIf(skip)('browser runner', () => {
     });
     expect(outcome.steps.map((s) => [s.name, s.status])).toEqual([['quick', 'PASSED']]);
     expect(outcome.logs.map((log) => log.msg)).toEqual(['about to spin']);
+  });
+
+  it('kills a runner whose script writes past the channel caps, keeping what came before', async () => {
+    const code = [
+      `const fs = require('node:fs');`,
+      `console.log('before the flood');`,
+      `fs.writeSync(3, 'not a message\\n');`,
+      `fs.writeSync(3, '{"t":"log","level":"INFO","msg":"' + 'x'.repeat(300 * 1024) + '"}\\n');`,
+      `await new Promise(() => {});`,
+    ].join('\n');
+    const { outcome } = await runCheck(payloadFor(browser.wsEndpoint, code, { checkType: 'MULTI_STEP' }));
+    expect(outcome).toMatchObject({
+      report: null,
+      killed: true,
+      failure: 'the runner sent a message larger than 262144 bytes',
+      exit: { signal: 'SIGKILL' },
+    });
+    expect(outcome.logs.map((log) => [log.msg, log.level])).toEqual([
+      ['before the flood', 'INFO'],
+      ['not a message', 'INFO'],
+    ]);
   });
 });
