@@ -44,8 +44,12 @@ export type WrapperSettings = {
   errorFile: string;
   /** The inline script's spec file, or null when the suite has none. */
   inlineSpecPath: string | null;
-  /** Playwright's `globalTimeout`: the run's limit less the agent's margin, milliseconds. */
-  globalTimeoutMs: number;
+  /**
+   * When Playwright must stop (the run's limit less the agent's margin), epoch milliseconds. The
+   * wrapper turns it into `globalTimeout` when it is loaded, so the time Node and the config took to
+   * load counts against the run.
+   */
+  deadlineEpochMs: number;
 };
 
 /**
@@ -60,9 +64,10 @@ export type WrapperSettings = {
  * - refuses an inline script outside every project's `testDir` (it would silently not run);
  * - sets, at the top level and in every project: `use.connectOptions = { wsEndpoint }`,
  *   `use.trace = 'on'`, `use.screenshot = 'only-on-failure'`, `outputDir`, and `timeout` as the
- *   user's (default 30 s; 0, none) bounded by `globalTimeoutMs`;
+ *   user's (default 30 s; 0, none) bounded by the time left until `deadlineEpochMs`;
  * - sets `reporter` to the JSON report and the line reporter, `workers` to the user's capped at
- *   {@link MAX_SUITE_WORKERS} (default 1), `globalTimeout`; keeps `retries` and the rest.
+ *   {@link MAX_SUITE_WORKERS} (default 1), `globalTimeout` to the time left until
+ *   `deadlineEpochMs` (at least 1 s); keeps `retries` and the rest.
  *
  * @param settings absolute paths and limits of the run.
  * @returns the module's source text.
@@ -81,6 +86,8 @@ import { dirname, relative, resolve, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 const settings = ${embedded};
+// At least a second, so a run that started late still gets a report rather than none.
+const globalTimeoutMs = Math.max(1000, Math.floor(settings.deadlineEpochMs - Date.now()));
 
 function refuse(message) {
   try {
@@ -131,7 +138,7 @@ if (settings.inlineSpecPath) {
 
 const bounded = (timeout) => {
   const wanted = typeof timeout === 'number' && timeout >= 0 ? timeout : settings.defaultTestTimeoutMs;
-  return wanted === 0 ? settings.globalTimeoutMs : Math.min(wanted, settings.globalTimeoutMs);
+  return wanted === 0 ? globalTimeoutMs : Math.min(wanted, globalTimeoutMs);
 };
 const forced = {
   connectOptions: { wsEndpoint: settings.wsEndpoint },
@@ -160,7 +167,7 @@ export default {
     : undefined,
   outputDir: settings.outputDir,
   timeout: topTimeout,
-  globalTimeout: settings.globalTimeoutMs,
+  globalTimeout: globalTimeoutMs,
   workers: workersOf(user.workers),
   reporter: [['json', { outputFile: settings.reportFile }], ['line']],
   shard: undefined,

@@ -178,6 +178,11 @@ function mapReport(report: unknown, request: SuiteReportRequest): SuiteReportRes
   };
   for (const suite of array(report.suites)) if (isObject(suite)) walkSuite(suite, [], 0);
   const named = projectNames.size > 1;
+  const globalTimedOut = array(report.errors).some(
+    (e) => isObject(e) && /^Timed out waiting/.test(firstLine(text(e.message))),
+  );
+  const skippedOnPurpose = (value: Json | undefined) =>
+    array(value?.annotations).some((a) => isObject(a) && ['skip', 'fixme'].includes(text(a.type)));
   for (const { titles, test } of tests) {
     const results = array(test.results).filter(isObject);
     for (const result of results) {
@@ -195,26 +200,35 @@ function mapReport(report: unknown, request: SuiteReportRequest): SuiteReportRes
     const last = results.at(-1);
     const outcome = text(test.status);
     const name = cut([...(named ? [text(test.projectName)] : []), ...titles].join(' › '), MAX_NAME_CHARS);
-    const status: BrowserStep['status'] =
-      outcome === 'skipped' ? 'SKIPPED' : outcome === 'unexpected' ? 'FAILED' : 'PASSED';
+    // A test stopped by the run's global timeout reads `interrupted` or, in 1.58, `skipped` without
+    // a skip annotation: it did not pass, so it is FAILED; the run's timeout error says why.
+    const lastStatus = last ? text(last.status) : '';
+    const interrupted =
+      lastStatus === 'interrupted' ||
+      (globalTimedOut && lastStatus === 'skipped' && !skippedOnPurpose(test) && !skippedOnPurpose(last));
+    const status: BrowserStep['status'] = interrupted
+      ? 'FAILED'
+      : outcome === 'skipped'
+        ? 'SKIPPED'
+        : outcome === 'unexpected'
+          ? 'FAILED'
+          : 'PASSED';
     const started = last ? Date.parse(text(last.startTime)) : Number.NaN;
     const startMs =
       Number.isFinite(started) && Number.isFinite(runStart) ? Math.max(0, started - runStart) : 0;
     const testErrors: BrowserRunError[] = [];
-    if (status === 'FAILED' && last) {
+    if (interrupted) {
+      // No error of its own: the run's timeout error is reported once, from the report's errors.
+    } else if (status === 'FAILED' && last) {
       const timedOut = text(last.status) === 'timedOut';
       for (const value of array(last.errors)) {
         const error = errorOf(value, timedOut);
         if (error) testErrors.push(error);
       }
       if (testErrors.length === 0) {
-        const resultStatus = text(last.status);
         testErrors.push({
-          kind: timedOut || resultStatus === 'interrupted' ? 'TIMEOUT' : 'SCRIPT',
-          message:
-            resultStatus === 'interrupted'
-              ? 'the test was interrupted at the run’s time limit'
-              : `the test ended ${resultStatus || 'without a result'}`,
+          kind: timedOut ? 'TIMEOUT' : 'SCRIPT',
+          message: `the test ended ${text(last.status) || 'without a result'}`,
           detail: null,
           location: null,
           url: null,
@@ -227,7 +241,11 @@ function mapReport(report: unknown, request: SuiteReportRequest): SuiteReportRes
       startMs,
       durationMs: last ? Math.max(0, num(last.duration)) : 0,
       status,
-      error: testErrors[0] ? `${name}: ${testErrors[0].message}`.slice(0, MAX_MESSAGE_CHARS) : null,
+      error: interrupted
+        ? 'interrupted at the run’s time limit'
+        : testErrors[0]
+          ? `${name}: ${testErrors[0].message}`.slice(0, MAX_MESSAGE_CHARS)
+          : null,
     });
     if (last) walkSteps(last.steps, 1, startMs, status === 'SKIPPED');
     for (const error of testErrors) pushError(error);

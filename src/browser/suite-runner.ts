@@ -13,6 +13,7 @@ import {
   writeFile,
 } from 'node:fs/promises';
 import { join, posix, relative, sep } from 'node:path';
+import { StringDecoder } from 'node:string_decoder';
 import { Worker } from 'node:worker_threads';
 import { compiledChildPath } from '../common/compiled-child.js';
 import { killGroup, removeTree, trackGroup, untrackGroup } from '../common/process-tree.js';
@@ -129,10 +130,14 @@ const PACKAGE_NAME = /^(?:@[a-z0-9][a-z0-9._~-]*\/)?[a-z0-9][a-z0-9._~-]*$/i;
 
 /**
  * Playwright's margin before the run's limit: time to stop the tests, close the browser contexts
- * and write the traces and the report. A tenth of the limit, within 1–15 s.
+ * and write the traces and the report. A tenth of the limit, within 2–15 s, and never more than
+ * half of it.
+ *
+ * @param timeoutMs the run's limit, milliseconds.
+ * @returns the margin, milliseconds.
  */
 export function suiteMarginMs(timeoutMs: number): number {
-  return Math.min(15_000, Math.max(1_000, Math.floor(timeoutMs / 10)));
+  return Math.min(Math.floor(timeoutMs / 2), Math.min(15_000, Math.max(2_000, Math.floor(timeoutMs / 10))));
 }
 
 /** A mistake in the project that stops it from running at all (reported as the run's error). */
@@ -258,7 +263,6 @@ async function runIn(
     };
   }
 
-  const globalTimeoutMs = Math.max(1_000, options.timeoutMs - suiteMarginMs(options.timeoutMs));
   const wrapper = join(layout.project, WRAPPER_CONFIG_NAME);
   await writeFile(
     wrapper,
@@ -270,7 +274,8 @@ async function runIn(
       reportFile: layout.reportFile,
       errorFile: layout.errorFile,
       inlineSpecPath,
-      globalTimeoutMs,
+      // Counted from here, just before the spawn: the agent's kill is counted from the spawn too.
+      deadlineEpochMs: Date.now() + options.timeoutMs - suiteMarginMs(options.timeoutMs),
     }),
     { mode: 0o600, flag: 'wx' },
   );
@@ -305,6 +310,18 @@ async function runIn(
     });
   }
   if (refusal !== null) errors.push(scriptError(refusal.trim()));
+  // Playwright stopped itself at the global timeout the wrapper set: say so in the run's terms first.
+  const globalTimeout =
+    parsed.ok && parsed.errors.some((e) => e.kind === 'TIMEOUT' && /^Timed out waiting/.test(e.message));
+  if (globalTimeout && !exit.killedAtDeadline) {
+    errors.push({
+      kind: 'TIMEOUT',
+      message: `the suite reached its limit of ${options.timeoutMs} ms and was stopped`,
+      detail: null,
+      location: null,
+      url: null,
+    });
+  }
   if (parsed.ok) {
     errors.push(...parsed.errors);
     droppedErrors = parsed.droppedErrors;
@@ -316,8 +333,6 @@ async function runIn(
       scriptError(`playwright test ended (${reason}) without a report: ${parsed.message}`, logs.tail()),
     );
   }
-  const globalTimeout =
-    parsed.ok && parsed.errors.some((e) => e.kind === 'TIMEOUT' && /^Timed out waiting/.test(e.message));
   const timedOut = exit.killedAtDeadline || globalTimeout;
   const passed =
     parsed.ok &&
@@ -549,6 +564,8 @@ async function runPlaywright(
     stream?.on('error', () => {});
     stream?.on('data', (chunk: Buffer) => logs.add(name, chunk));
   }
+  // Listened for from the start: 'close' may come right after 'exit'.
+  const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
   const exited = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
     child.once('exit', (code, signal) => resolve({ code, signal }));
   });
@@ -559,7 +576,6 @@ async function runPlaywright(
   untrackGroup(pid);
   if (options.runAs !== null) await killUid(options.runAs.uid);
   // A process that left the group (setsid) may hold the pipes: wait a little, then stop reading.
-  const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
   let timer: NodeJS.Timeout | undefined;
   await Promise.race([closed, new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_WAIT_MS)))]);
   clearTimeout(timer);
@@ -607,6 +623,8 @@ class OutputLog {
   #bytes = 0;
   #dropped = 0;
   readonly #partial = { stdout: '', stderr: '' };
+  /** Per stream, so a character split across two chunks is decoded whole. */
+  readonly #decoders = { stdout: new StringDecoder('utf8'), stderr: new StringDecoder('utf8') };
   readonly #lines: RunLog[] = [];
 
   constructor(maxBytes: number) {
@@ -622,7 +640,7 @@ class OutputLog {
     const kept = chunk.length > room ? chunk.subarray(0, room) : chunk;
     this.#dropped += chunk.length - kept.length;
     this.#bytes += kept.length;
-    const text = this.#partial[stream] + kept.toString('utf8');
+    const text = this.#partial[stream] + this.#decoders[stream].write(kept);
     const parts = text.split('\n');
     this.#partial[stream] = (parts.pop() ?? '').slice(0, MAX_LOG_CHARS);
     for (const line of parts) this.#push(stream, line);
@@ -645,7 +663,7 @@ class OutputLog {
   /** Flushes unterminated lines and notes what was dropped. */
   finish(): void {
     for (const stream of ['stdout', 'stderr'] as const) {
-      this.#push(stream, this.#partial[stream]);
+      this.#push(stream, this.#partial[stream] + this.#decoders[stream].end());
       this.#partial[stream] = '';
     }
     if (this.#dropped > 0)
@@ -673,8 +691,6 @@ async function parseReport(request: SuiteReportRequest): Promise<SuiteReportResu
     const worker = new Worker(file, {
       workerData: request,
       resourceLimits: { maxOldGenerationSizeMb: REPORT_WORKER_HEAP_MB },
-      stdout: true,
-      stderr: true,
     });
     let settled = false;
     const settle = (result: SuiteReportResult) => {

@@ -341,6 +341,37 @@ test('spins', async () => {
     console.info(`hanging suite stopped after ${elapsed} ms: ${outcome.report.errorMessage}`);
   });
 
+  it('SIGKILLs a suite whose config never returns at its limit plus the grace, with a process it started in a session of its own', async () => {
+    // The config leaves a `sleep` behind in a new session (out of the process group), then spins:
+    // Playwright never starts, so only the agent's kill can end it.
+    // Not root: no uid of its own, so nothing would find an escaped process; the config only spins.
+    const leaveSleep = `const { spawn } = require('node:child_process');
+spawn('sleep', ['600'], { detached: true, stdio: 'ignore' }).unref();
+`;
+    const config = `${RUN_AS === null ? '' : leaveSleep}while (true) {}
+`;
+    const files = project().map((f) =>
+      f.path === 'playwright.config.ts' ? { path: 'playwright.config.cjs', content: config } : f,
+    );
+    const timeoutMs = 3_000;
+    const started = Date.now();
+    const outcome = await runSuite(options({ files, timeoutMs }));
+    const elapsed = Date.now() - started;
+    try {
+      expect(outcome.report.status).toBe('FAILED');
+      expect(outcome.report.timedOut).toBe(true);
+      expect(outcome.report.errorMessage).toBe(
+        `the suite ran past its limit of ${timeoutMs} ms and was stopped`,
+      );
+      expect(outcome.report.errors[0]?.kind).toBe('TIMEOUT');
+      expect(elapsed).toBeGreaterThanOrEqual(timeoutMs);
+      expect(elapsed).toBeLessThan(timeoutMs + 5_000);
+      expect(processesUnder(tmpRoot)).toBe(0);
+    } finally {
+      await outcome.dispose();
+    }
+  });
+
   it('refuses a path leaving the project and a package the runtime lacks, naming them, without starting anything', async () => {
     const outside = await runSuite(options({ files: project({ path: '../outside.ts', content: 'x' }) }));
     await outside.dispose();
