@@ -51,8 +51,9 @@ export type BrowserPoolOptions<R extends PooledRunner> = {
   /** Memory left free on top of the checks admitted, MiB. Default 256. */
   memoryReserveMiB?: number;
   /**
-   * How long a check admitted counts as not yet visible in the headroom (its processes still
-   * growing), ms: each such check is added to the memory the next one needs. Default 5 000.
+   * How long a check that started counts as not yet visible in the headroom (its processes still
+   * growing), ms: each such check, and each admitted one still starting, is added to the memory
+   * the next one needs. Default 5 000.
    */
   memorySettleMs?: number;
   /** How often a check waiting for memory reads the headroom again, ms. Default 1 000. */
@@ -211,7 +212,7 @@ function integerOption(name: string, value: number | undefined, fallback: number
  * check neither waits for Chromium nor for Node to boot.
  *
  * {@link acquire} admits a check when fewer than `browserConcurrency` run AND the memory
- * headroom covers `memoryPerCheckMiB` (plus the checks admitted moments ago, plus a reserve);
+ * headroom covers `memoryPerCheckMiB` (plus the checks started moments ago, plus a reserve);
  * otherwise it waits, first come first served. A host is replaced when it fails a health check,
  * crashes, passes `maxHostPssMiB` or has run `maxChecksPerHost` checks; the replaced one drains
  * (its running checks finish) and is then closed. A runtime whose compatibility check
@@ -239,8 +240,10 @@ export class BrowserPool<R extends PooledRunner> {
   readonly #logger: Logger | undefined;
   readonly #runtimes = new Map<string, RuntimeState<R>>();
   readonly #waiters: Waiter[] = [];
-  /** `performance.now()` of recent admissions, for the memory not yet visible in the headroom. */
-  #recentAdmissions: number[] = [];
+  /** `performance.now()` of recently started checks, for the memory not yet visible in the headroom. */
+  #recentStarts: number[] = [];
+  /** Checks admitted whose host or runner is still starting: their memory is not visible yet either. */
+  #admittedNotStarted = 0;
   #running = 0;
   #pumping = false;
   #pumpAgain = false;
@@ -248,6 +251,8 @@ export class BrowserPool<R extends PooledRunner> {
   #waitingForMemory = false;
   #pssTimer: NodeJS.Timeout | undefined;
   #closing: Promise<void> | null = null;
+  /** Runners of leases not yet released, killed by `close`. */
+  readonly #leasedRunners = new Set<R>();
 
   /** @throws OutpostError OUTPOST_ERR_CONFIG naming the option when one is out of range. */
   constructor(options: BrowserPoolOptions<R>) {
@@ -324,6 +329,9 @@ export class BrowserPool<R extends PooledRunner> {
       const host = slot.host as BrowserHost;
       const leased = slot;
       let released: Promise<void> | null = null;
+      this.#leasedRunners.add(runner);
+      this.#admittedNotStarted--;
+      this.#recentStarts.push(performance.now());
       return {
         runtimeId,
         wsEndpoint: host.wsEndpoint,
@@ -333,6 +341,7 @@ export class BrowserPool<R extends PooledRunner> {
         release: (outcome) => {
           released ??= (async () => {
             await runner.dispose().catch(() => {});
+            this.#leasedRunners.delete(runner);
             this.#identities.release(identity);
             this.#leaveHost(state, leased, outcome.browserFailed);
             this.#finish(state);
@@ -342,6 +351,7 @@ export class BrowserPool<R extends PooledRunner> {
       };
     } catch (err) {
       if (slot !== null) this.#leaveHost(state, slot, false);
+      this.#admittedNotStarted--;
       this.#finish(state);
       throw err;
     }
@@ -432,8 +442,9 @@ export class BrowserPool<R extends PooledRunner> {
   }
 
   /**
-   * Fails waiting checks (OUTPOST_ERR_ABORTED), kills every host and spare runner, and waits
-   * until they are reaped and their temp dirs removed. Leases still out may be released after.
+   * Fails waiting checks (OUTPOST_ERR_ABORTED), kills every host and runner (spare or leased),
+   * and waits until they are reaped and their temp dirs removed. Leases still out may be
+   * released after (it does nothing more then).
    * Idempotent.
    */
   close(): Promise<void> {
@@ -443,7 +454,9 @@ export class BrowserPool<R extends PooledRunner> {
       for (const waiter of this.#waiters.splice(0)) {
         waiter.reject(abortedError(undefined, 'the browser pool closed while a check waited for a browser'));
       }
-      const work: Promise<unknown>[] = [];
+      const work: Promise<unknown>[] = [...this.#leasedRunners].map((runner) =>
+        runner.dispose().catch(() => {}),
+      );
       for (const state of this.#runtimes.values()) {
         if (state.spare !== null) work.push(this.#disposeSpare(state.spare));
         state.spare = null;
@@ -528,9 +541,9 @@ export class BrowserPool<R extends PooledRunner> {
           this.#pumpAgain = false;
           while (this.#waiters.length > 0 && this.#running < this.#concurrency && this.#closing === null) {
             const now = performance.now();
-            this.#recentAdmissions = this.#recentAdmissions.filter((t) => now - t < this.#memorySettleMs);
-            const needed =
-              this.#memoryPerCheckBytes * (1 + this.#recentAdmissions.length) + this.#memoryReserveBytes;
+            this.#recentStarts = this.#recentStarts.filter((t) => now - t < this.#memorySettleMs);
+            const unsettled = this.#recentStarts.length + this.#admittedNotStarted;
+            const needed = this.#memoryPerCheckBytes * (1 + unsettled) + this.#memoryReserveBytes;
             const headroom = await this.#readHeadroom().catch(() => null);
             if (headroom !== null && headroom < needed) {
               this.#waitingForMemory = true;
@@ -545,7 +558,7 @@ export class BrowserPool<R extends PooledRunner> {
             if (waiter === undefined) break;
             this.#running++;
             waiter.state.running++;
-            this.#recentAdmissions.push(performance.now());
+            this.#admittedNotStarted++;
             waiter.admit();
           }
           if (this.#waiters.length === 0) this.#waitingForMemory = false;

@@ -1,5 +1,14 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -46,16 +55,20 @@ function processes(): Proc[] {
 }
 
 /**
- * Live processes of browser hosts: as root, every process of the browser uids (62 000 – 62 255);
- * otherwise every Chromium process. Zombies are left out (their reaper is not this test).
+ * Live processes started under `root` (the test's temp folder): their working directory or
+ * command line is there (hosts, Chromium's profile and crashpad database, stand-in runners), so
+ * processes of other tests on the machine are not counted. Zombies are left out.
  */
-function hostProcesses(): Proc[] {
-  const { first, count } = DEFAULT_BROWSER_UIDS;
-  return processes().filter(
-    (p) =>
-      p.state !== 'Z' &&
-      (isRoot ? p.uid >= first && p.uid < first + count : /^chrom/.test(p.comm) && p.ppid !== 0),
-  );
+function processesUnder(root: string): Proc[] {
+  return processes().filter((p) => {
+    if (p.state === 'Z') return false;
+    try {
+      if (readlinkSync(`/proc/${p.pid}/cwd`).startsWith(root)) return true;
+      return readFileSync(`/proc/${p.pid}/cmdline`, 'latin1').includes(root);
+    } catch {
+      return false; // exited, or not ours to read
+    }
+  });
 }
 
 /** The pids below `pid` (children, grandchildren, …). */
@@ -92,6 +105,8 @@ class SleepRunner implements PooledRunner {
   #closed: Promise<void>;
   constructor(options: RunnerSpawnOptions) {
     this.#child = spawn('sleep', ['300'], {
+      // In the test's folder, by which the test finds its processes.
+      cwd: options.tmpRoot,
       detached: true,
       stdio: 'ignore',
       ...(options.runAs === null ? {} : { uid: options.runAs.uid, gid: options.runAs.gid }),
@@ -125,7 +140,6 @@ describe.skipIf(skip)('browser host of runtime 2026.04', () => {
   const runtimeRequire = createRequire(join(RUNTIME_DIR, 'package.json'));
   let chromium: PlaywrightCore.BrowserType;
   let tmpRoot: string;
-  let baseline: number;
   const identities = new IdentityPool(isRoot ? DEFAULT_BROWSER_UIDS : null);
 
   beforeAll(() => {
@@ -133,7 +147,6 @@ describe.skipIf(skip)('browser host of runtime 2026.04', () => {
     tmpRoot = mkdtempSync(join(tmpdir(), 'outpost-host-test-'));
     // The hosts' uids must reach their temp dirs inside it.
     chmodSync(tmpRoot, 0o755);
-    baseline = hostProcesses().length;
   });
 
   afterAll(() => {
@@ -141,8 +154,8 @@ describe.skipIf(skip)('browser host of runtime 2026.04', () => {
   });
 
   afterEach(async () => {
-    await until('no host process is left', () => hostProcesses().length <= baseline, 5_000).catch(() => {});
-    expect(hostProcesses(), 'processes of browser hosts left behind').toHaveLength(baseline);
+    await until('no host process is left', () => processesUnder(tmpRoot).length === 0, 5_000).catch(() => {});
+    expect(processesUnder(tmpRoot), 'processes of browser hosts left behind').toEqual([]);
     expect(readdirSync(tmpRoot), 'temp dirs left behind').toEqual([]);
   });
 
@@ -244,14 +257,13 @@ describe.skipIf(skip)('browser host of runtime 2026.04', () => {
   });
 
   it('close leaves no process of the host, Chromium or its helpers, even when Chromium was busy', async () => {
-    const before = hostProcesses().length;
     const { host } = await startHost();
     const browser = await chromium.connect(host.wsEndpoint);
     const page = await browser.newPage();
     await page.goto('data:text/html,<h1>busy</h1>');
     const pids = [host.pid, ...descendants(host.pid)];
     expect(pids.length).toBeGreaterThan(3);
-    expect(hostProcesses().length).toBeGreaterThan(before);
+    expect(processesUnder(tmpRoot).length).toBeGreaterThan(3);
     const t0 = performance.now();
     await host.close();
     console.info(`closed in ${Math.round(performance.now() - t0)} ms`);

@@ -1,0 +1,366 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import {
+  chmodSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type * as PlaywrightCore from '../../runtimes/2026.04/node_modules/playwright-core/index.js';
+import {
+  type BrowserLease,
+  BrowserPool,
+  type BrowserPoolOptions,
+  type PooledRunner,
+  type RunnerSpawnOptions,
+} from '../../src/browser/pool.js';
+import { BrowserRunner } from '../../src/browser/runner-process.js';
+import { hasCode } from '../../src/common/errors.js';
+import { PACKAGE_ROOT } from '../../src/common/paths.js';
+import { chromiumRequirement, missingRequirement, runtimeRequirement } from '../helpers/requirements.js';
+import { payloadFor } from './runner-harness.js';
+
+/**
+ * The agent's browser pool with real hosts (Chromium of runtime 2026.04): admission by
+ * concurrency and by memory headroom, host recycling with draining, the spare runner, the
+ * runtime compatibility check, aborts, and many leases leaving no process behind. Runners are
+ * stand-ins (one `sleep` process each, spawned like a runner) except where the real
+ * BrowserRunner runs a check through a lease.
+ */
+const RUNTIME_ID = '2026.04';
+const RUNTIME_DIR = join(PACKAGE_ROOT, 'runtimes', RUNTIME_ID);
+const skip = missingRequirement([chromiumRequirement(), runtimeRequirement(RUNTIME_ID)]);
+const MiB = 1024 * 1024;
+
+type Proc = { pid: number; uid: number; comm: string; state: string };
+
+function processes(): Proc[] {
+  const list: Proc[] = [];
+  for (const name of readdirSync('/proc').filter((n) => /^\d+$/.test(n))) {
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'latin1');
+      const close = stat.lastIndexOf(')');
+      list.push({
+        pid: Number(name),
+        uid: statSync(`/proc/${name}`).uid,
+        comm: stat.slice(stat.indexOf('(') + 1, close),
+        state: stat.slice(close + 2, close + 3),
+      });
+    } catch {
+      // Exited while listing.
+    }
+  }
+  return list;
+}
+
+/**
+ * Live processes started under `root` (the test's temp folder): their working directory or
+ * command line is there (hosts, Chromium's profile and crashpad database, runners, stand-ins),
+ * so processes of other tests on the machine are not counted. Zombies are left out.
+ */
+function processesUnder(root: string): Proc[] {
+  return processes().filter((p) => {
+    if (p.state === 'Z') return false;
+    try {
+      if (readlinkSync(`/proc/${p.pid}/cwd`).startsWith(root)) return true;
+      return readFileSync(`/proc/${p.pid}/cmdline`, 'latin1').includes(root);
+    } catch {
+      return false; // exited, or not ours to read
+    }
+  });
+}
+
+async function until(what: string, condition: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** Settles to 'pending' when `promise` has not settled within `ms`. */
+async function stateAfter<T>(promise: Promise<T>, ms: number): Promise<T | 'pending'> {
+  return Promise.race([
+    promise,
+    new Promise<'pending'>((resolve) => setTimeout(() => resolve('pending'), ms)),
+  ]);
+}
+
+/** A stand-in runner: one `sleep` process, detached and of its uid like a real runner. */
+class SleepRunner implements PooledRunner {
+  static started = 0;
+  readonly pid: number | undefined;
+  readonly ready: Promise<boolean>;
+  #child: ChildProcess;
+  #exited = false;
+  #closed: Promise<void>;
+  constructor(options: RunnerSpawnOptions) {
+    SleepRunner.started++;
+    this.#child = spawn('sleep', ['300'], {
+      // In the test's folder, by which the test finds its processes.
+      cwd: options.tmpRoot,
+      detached: true,
+      stdio: 'ignore',
+      ...(options.runAs === null ? {} : { uid: options.runAs.uid, gid: options.runAs.gid }),
+    });
+    this.pid = this.#child.pid;
+    this.#closed = new Promise((resolve) => this.#child.once('close', () => resolve()));
+    void this.#closed.then(() => {
+      this.#exited = true;
+    });
+    this.ready = new Promise((resolve) => {
+      this.#child.once('spawn', () => resolve(true));
+      this.#child.once('error', () => resolve(false));
+    });
+  }
+  get alive(): boolean {
+    return !this.#exited;
+  }
+  async dispose(): Promise<void> {
+    if (this.pid !== undefined && !this.#exited) {
+      try {
+        process.kill(-this.pid, 'SIGKILL');
+      } catch {
+        // Gone already.
+      }
+    }
+    await this.#closed;
+  }
+}
+
+describe.skipIf(skip)('browser pool', () => {
+  const runtimeRequire = createRequire(join(RUNTIME_DIR, 'package.json'));
+  let chromium: PlaywrightCore.BrowserType;
+  let tmpRoot: string;
+  let pool: BrowserPool<PooledRunner> | null = null;
+
+  beforeAll(() => {
+    chromium = (runtimeRequire('playwright-core') as typeof PlaywrightCore).chromium;
+    tmpRoot = mkdtempSync(join(tmpdir(), 'outpost-pool-test-'));
+    // The browser uids must reach their temp dirs inside it.
+    chmodSync(tmpRoot, 0o755);
+  });
+
+  afterAll(() => {
+    rmSync(tmpRoot, { recursive: true, force: true });
+  });
+
+  afterEach(async () => {
+    await pool?.close();
+    pool = null;
+    await until('no process of the pool is left', () => processesUnder(tmpRoot).length === 0, 5_000).catch(
+      () => {},
+    );
+    expect(processesUnder(tmpRoot), 'processes of the pool left behind').toEqual([]);
+    expect(readdirSync(tmpRoot), 'temp dirs left behind').toEqual([]);
+  });
+
+  function newPool(options: Partial<BrowserPoolOptions<PooledRunner>> = {}): BrowserPool<PooledRunner> {
+    pool = new BrowserPool<PooledRunner>({
+      createRunner: async (o) => new SleepRunner(o),
+      tmpRoot,
+      readHeadroom: async () => null,
+      ...options,
+    });
+    return pool;
+  }
+
+  async function pageWorks(wsEndpoint: string): Promise<boolean> {
+    const browser = await chromium.connect(wsEndpoint, { timeout: 10_000 });
+    try {
+      const page = await browser.newPage();
+      await page.goto('data:text/html,<p id="p">ok</p>');
+      return (await page.textContent('#p')) === 'ok';
+    } finally {
+      await browser.close();
+    }
+  }
+
+  it('passes the compatibility check of runtime 2026.04 and runs a check through a lease with a real runner', async () => {
+    const runners: BrowserRunner[] = [];
+    const p = newPool({
+      createRunner: async (o) => {
+        const runner = await BrowserRunner.spawn(o);
+        runners.push(runner);
+        return runner;
+      },
+    });
+    const check = await p.checkRuntime(RUNTIME_ID);
+    console.info(`compatibility check of ${RUNTIME_ID}: ${Math.round(check.durationMs)} ms`);
+    expect(check).toMatchObject({ ok: true, reason: null, runtimeId: RUNTIME_ID });
+    expect(check.browserVersion).toMatch(/^\d+\.\d+\.\d+\.\d+$/);
+    const lease = (await p.acquire(RUNTIME_ID)) as BrowserLease<BrowserRunner>;
+    // The host started by the check is the one leased: no second Chromium.
+    expect(p.status().runtimes[0]?.hosts).toHaveLength(1);
+    const outcome = await lease.runner.run(
+      payloadFor(
+        lease.wsEndpoint,
+        "await page.goto('data:text/html,<h1>pooled</h1>'); expect(await page.textContent('h1')).toBe('pooled');",
+      ),
+    );
+    expect(outcome.report?.status, JSON.stringify(outcome).slice(0, 2000)).toBe('PASSED');
+    expect(outcome.report?.versions.browser).toBe(lease.browserVersion);
+    await lease.release({ browserFailed: false });
+    // A spare runner was started as the lease was taken: the next check does not wait for Node.
+    expect(runners).toHaveLength(2);
+    const spare = runners.find((runner) => runner !== lease.runner);
+    expect(await spare?.ready).toBe(true);
+    const t0 = performance.now();
+    const next = (await p.acquire(RUNTIME_ID)) as BrowserLease<BrowserRunner>;
+    const waitedMs = performance.now() - t0;
+    console.info(`second lease (spare runner) in ${Math.round(waitedMs)} ms`);
+    expect(next.runner).toBe(spare);
+    expect(waitedMs).toBeLessThan(100);
+    expect(next.runner.alive).toBe(true);
+    await next.release({ browserFailed: false });
+  });
+
+  it('admits at most browserConcurrency checks; the next waits for a release', async () => {
+    const p = newPool({ browserConcurrency: 2 });
+    const a = await p.acquire(RUNTIME_ID);
+    const b = await p.acquire(RUNTIME_ID);
+    const third = p.acquire(RUNTIME_ID);
+    const fourth = p.acquire(RUNTIME_ID);
+    expect(await stateAfter(third, 300)).toBe('pending');
+    expect(p.status()).toMatchObject({ concurrency: 2, running: 2, waiting: 2 });
+    await a.release({ browserFailed: false });
+    const c = await third;
+    expect(await stateAfter(fourth, 200)).toBe('pending');
+    await b.release({ browserFailed: false });
+    const d = await fourth;
+    expect(p.status()).toMatchObject({ running: 2, waiting: 0 });
+    // Every lease of the runtime shares its one warm host.
+    expect(new Set([a, b, c, d].map((l) => l.wsEndpoint)).size).toBe(1);
+    await c.release({ browserFailed: false });
+    await d.release({ browserFailed: false });
+    expect(p.status()).toMatchObject({ running: 0, waiting: 0 });
+  });
+
+  it('waits for memory headroom, then admits once there is enough', async () => {
+    let headroom = 400 * MiB; // less than 300 MiB per check + 256 MiB reserve
+    const p = newPool({
+      readHeadroom: async () => headroom,
+      memoryRetryMs: 50,
+      memorySettleMs: 0,
+    });
+    const pending = p.acquire(RUNTIME_ID);
+    expect(await stateAfter(pending, 300)).toBe('pending');
+    expect(p.status()).toMatchObject({ running: 0, waiting: 1, waitingForMemory: true });
+    headroom = 600 * MiB;
+    const lease = await pending;
+    expect(p.status()).toMatchObject({ running: 1, waiting: 0, waitingForMemory: false });
+    await lease.release({ browserFailed: false });
+  });
+
+  it('counts checks admitted moments ago against the headroom', async () => {
+    const p = newPool({ readHeadroom: async () => 700 * MiB, memoryRetryMs: 50, memorySettleMs: 800 });
+    // 700 MiB covers one check (300 + 256 reserve) but not a second (600 + 256) before the first shows up in it.
+    const first = await p.acquire(RUNTIME_ID);
+    const t0 = performance.now();
+    const second = await p.acquire(RUNTIME_ID);
+    expect(performance.now() - t0).toBeGreaterThan(500);
+    await first.release({ browserFailed: false });
+    await second.release({ browserFailed: false });
+  });
+
+  it('recycles a host after maxChecksPerHost while its running leases keep working', async () => {
+    const p = newPool({ maxChecksPerHost: 2, browserConcurrency: 4 });
+    const one = await p.acquire(RUNTIME_ID);
+    const two = await p.acquire(RUNTIME_ID);
+    expect(two.wsEndpoint).toBe(one.wsEndpoint);
+    const three = await p.acquire(RUNTIME_ID);
+    expect(three.wsEndpoint).not.toBe(one.wsEndpoint);
+    const status = p.status().runtimes[0];
+    expect(status?.hosts.map((h) => h.state).sort()).toEqual(['draining', 'ready']);
+    expect(status?.hosts.find((h) => h.state === 'draining')?.reason).toMatch(/ran 2 checks/);
+    // The draining host still serves the checks on it.
+    expect(await pageWorks(one.wsEndpoint)).toBe(true);
+    expect(await pageWorks(three.wsEndpoint)).toBe(true);
+    await one.release({ browserFailed: false });
+    expect(await pageWorks(two.wsEndpoint)).toBe(true);
+    await two.release({ browserFailed: false });
+    await until('the drained host is closed', () => p.status().runtimes[0]?.hosts.length === 1);
+    await expect(chromium.connect(one.wsEndpoint, { timeout: 2_000 })).rejects.toThrow();
+    await three.release({ browserFailed: false });
+  });
+
+  it('replaces a host whose PSS passes maxHostPssMiB', async () => {
+    const p = newPool({ maxHostPssMiB: 1, pssIntervalMs: 200 });
+    const lease = await p.acquire(RUNTIME_ID);
+    await until('the host was replaced for its PSS', () => (p.status().runtimes[0]?.replacements ?? 0) >= 1);
+    const draining = p.status().runtimes[0]?.hosts.find((h) => h.state === 'draining');
+    expect(draining?.reason).toMatch(/PSS/);
+    expect(draining?.pssBytes).toBeGreaterThan(MiB);
+    await lease.release({ browserFailed: false });
+  });
+
+  it('rejects a waiting acquire when its signal aborts, and a runtime that failed its compatibility check', async () => {
+    const p = newPool({ browserConcurrency: 1 });
+    const held = await p.acquire(RUNTIME_ID);
+    const controller = new AbortController();
+    const waiting = p.acquire(RUNTIME_ID, { signal: controller.signal });
+    expect(await stateAfter(waiting, 100)).toBe('pending');
+    controller.abort(new Error('job cancelled'));
+    const err = await waiting.catch((e: unknown) => e);
+    expect(hasCode(err, 'OUTPOST_ERR_ABORTED')).toBe(true);
+    expect(p.status().waiting).toBe(0);
+    await held.release({ browserFailed: false });
+
+    // A runtime without Playwright: its host cannot start.
+    const runtimes = join(tmpRoot, 'runtimes');
+    mkdirSync(join(runtimes, 'broken', 'node_modules'), { recursive: true });
+    chmodSync(runtimes, 0o755);
+    try {
+      const other = new BrowserPool<PooledRunner>({
+        createRunner: async (o) => new SleepRunner(o),
+        runtimesDir: runtimes,
+        tmpRoot,
+        readHeadroom: async () => null,
+      });
+      try {
+        const check = await other.checkRuntime('broken');
+        expect(check.ok).toBe(false);
+        expect(check.reason).toMatch(/playwright-core/);
+        expect(other.status().runtimes[0]).toMatchObject({ runtimeId: 'broken', available: false });
+        await expect(other.acquire('broken')).rejects.toThrow(
+          /runtime broken is unavailable: .*playwright-core/,
+        );
+        await expect(other.acquire('missing')).rejects.toThrow(/not installed/);
+      } finally {
+        await other.close();
+      }
+    } finally {
+      rmSync(runtimes, { recursive: true, force: true });
+    }
+  });
+
+  it('100 acquire/release cycles with host recycling leave no process behind', async () => {
+    const startedBefore = SleepRunner.started;
+    const p = newPool({ browserConcurrency: 4, maxChecksPerHost: 40 });
+    const t0 = performance.now();
+    let next = 0;
+    const worker = async () => {
+      while (next < 100) {
+        next++;
+        const lease = await p.acquire(RUNTIME_ID);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        await lease.release({ browserFailed: false });
+      }
+    };
+    await Promise.all([worker(), worker(), worker(), worker()]);
+    console.info(`100 leases in ${Math.round(performance.now() - t0)} ms`);
+    expect(p.status().runtimes[0]?.replacements).toBe(2);
+    // One runner per lease, plus the spare.
+    expect(SleepRunner.started - startedBefore).toBe(101);
+    await until('drained hosts are closed', () => p.status().runtimes[0]?.hosts.length === 1);
+    await p.close();
+    // afterEach checks that no process and no temp dir is left.
+  });
+});
