@@ -354,21 +354,17 @@ let secrets: string[] = [];
 const holdsSecret = (value: unknown) =>
   typeof value === 'string' && secrets.some((secret) => secret !== '' && value.includes(secret));
 
+/** Shows `target`'s text as discs (`-webkit-text-security`), waiting at most 1 s for it. */
 async function hideText(target: Any): Promise<void> {
   try {
+    // Locator.evaluate takes the timeout; ElementHandle.evaluate ignores it and does not wait.
     await target.evaluate(
       (el: Any) => el?.style?.setProperty('-webkit-text-security', 'disc', 'important'),
       undefined,
       { timeout: 1_000 },
     );
   } catch {
-    try {
-      await target.evaluate((el: Any) =>
-        el?.style?.setProperty('-webkit-text-security', 'disc', 'important'),
-      );
-    } catch {
-      // A detached element: nothing on screen to hide.
-    }
+    // No such element (yet), or a detached one: nothing on screen to hide now.
   }
 }
 
@@ -790,6 +786,105 @@ async function runTests(api: Any, state: RunState): Promise<void> {
 }
 
 // ---------------------------------------------------------------------------------------------
+// What the permission model leaves open
+
+/**
+ * Built-ins the permission model does not guard well enough: node:sqlite opens files itself,
+ * node:ffi (Node 26) calls native code, node:inspector would open this process's inspector.
+ */
+const DENIED_BUILTINS: ReadonlySet<string> = new Set(['sqlite', 'ffi', 'inspector', 'inspector/promises']);
+
+/** An error shaped like the permission model's own. */
+function denied(permission: string, resource: string): Error {
+  return Object.assign(new Error(`Access to ${resource} is not allowed in checks`), {
+    code: 'ERR_ACCESS_DENIED',
+    permission,
+    resource,
+  });
+}
+
+/** Throws for a denied built-in (`node:inspector`); true for any other built-in. */
+function allowedBuiltin(id: string): boolean {
+  const bare = id.startsWith('node:') ? id.slice(5) : id;
+  if (DENIED_BUILTINS.has(bare)) throw denied('Module', `node:${bare}`);
+  return nodeModule.isBuiltin(id);
+}
+
+/** A pid argument converted once: an integer number or a string of digits, else null. */
+function pidOf(value: unknown): number | null {
+  let pid: number;
+  if (typeof value === 'number') pid = value;
+  else if (typeof value === 'string' && /^-?\d{1,10}$/.test(value)) pid = Number(value);
+  else return null;
+  return Number.isSafeInteger(pid) ? pid : null;
+}
+
+/** A signal argument converted once to its number (default SIGTERM), or null. */
+function signalOf(value: unknown): number | null {
+  if (value === undefined) return os.constants.signals.SIGTERM;
+  if (typeof value === 'number') return Number.isInteger(value) && value >= 0 && value <= 64 ? value : null;
+  if (typeof value !== 'string') return null;
+  const signals = os.constants.signals as Readonly<Record<string, number>>;
+  return Object.hasOwn(signals, value) ? (signals[value] ?? null) : null;
+}
+
+const pidText = (value: unknown) =>
+  typeof value === 'number' || typeof value === 'string' ? String(value).slice(0, 40) : typeof value;
+
+/**
+ * Closes what the permission model leaves open to a process of the agent's user (a runner runs
+ * as the agent's user when the agent is not root): signals to other processes, the inspector,
+ * raw bindings and other processes' priority. Only this process and its own group stay
+ * reachable; each argument is converted once, so it cannot answer the check and the call
+ * differently. As root the runner has a uid of its own, and the kernel refuses the rest.
+ */
+function lockDownProcess(): void {
+  const ownPid = process.pid;
+  const own = (pid: number) => pid === 0 || pid === ownPid || pid === -ownPid;
+  const rawKill = (process as unknown as { _kill: (pid: number, signal: number) => number })._kill;
+  const nodeKill = process.kill;
+  const checked = (pid: unknown, signal: unknown): [number, number] => {
+    const number = pidOf(pid);
+    if (number === null || !own(number)) throw denied('Signal', `pid ${pidText(pid)}`);
+    const sig = signalOf(signal);
+    if (sig === null) {
+      throw Object.assign(new TypeError(`Unknown signal: ${pidText(signal)}`), {
+        code: 'ERR_UNKNOWN_SIGNAL',
+      });
+    }
+    return [number, sig];
+  };
+  const lock = (name: string, value: unknown) =>
+    Object.defineProperty(process, name, { value, writable: false, configurable: false });
+  lock('_kill', (pid: unknown, signal: unknown) => rawKill.call(process, ...checked(pid, signal)));
+  lock('kill', (pid: unknown, signal?: unknown) => nodeKill.call(process, ...checked(pid, signal)));
+  for (const name of ['_debugProcess', '_debugEnd']) {
+    lock(name, (pid: unknown) => {
+      throw denied('Inspector', `pid ${pidText(pid)}`);
+    });
+  }
+  for (const name of ['binding', '_linkedBinding']) {
+    lock(name, () => {
+      throw denied('Binding', `process.${name}`);
+    });
+  }
+  const setPriority = os.setPriority.bind(os);
+  os.setPriority = ((pidOrPriority: unknown, priority?: unknown) => {
+    if (priority === undefined) return setPriority(pidOf(pidOrPriority) ?? Number.NaN);
+    const pid = pidOf(pidOrPriority);
+    if (pid === null || !own(pid)) throw denied('Signal', `pid ${pidText(pidOrPriority)}`);
+    return setPriority(pid, pidOf(priority) ?? Number.NaN);
+  }) as typeof os.setPriority;
+  const getBuiltin = (process as { getBuiltinModule?: (id: string) => unknown }).getBuiltinModule;
+  if (typeof getBuiltin === 'function') {
+    (process as { getBuiltinModule?: (id: string) => unknown }).getBuiltinModule = (id: string) => {
+      allowedBuiltin(id);
+      return getBuiltin(id);
+    };
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Loading the script
 
 /** A require for scripts: the shim for `@playwright/test`, else built-ins and the runtime's packages. */
@@ -798,6 +893,7 @@ function createScriptRequire(testModule: () => Any): NodeJS.Require {
   const scriptRequire = ((id: string) => {
     if (typeof id !== 'string') throw new TypeError(`require needs a module name, got ${typeof id}`);
     if (TEST_MODULES.has(id)) return testModule();
+    if (allowedBuiltin(id)) return require(id);
     return anchor(id);
   }) as NodeJS.Require;
   scriptRequire.resolve = anchor.resolve;
@@ -823,7 +919,7 @@ async function loadModule(specifier: string, testModule: () => Any): Promise<Any
   if (TEST_MODULES.has(specifier)) {
     return syntheticModule(testModule(), specifier);
   }
-  if (nodeModule.isBuiltin(specifier)) return syntheticModule(require(specifier), specifier);
+  if (allowedBuiltin(specifier)) return syntheticModule(require(specifier), specifier);
   const anchor = nodeModule.createRequire(path.join(nodeModulesDir, SCRIPT_FILENAME));
   const resolved = anchor.resolve(specifier);
   const namespace = (await import(url.pathToFileURL(resolved).href)) as Record<string, unknown>;
@@ -924,7 +1020,12 @@ async function run(payload: RunnerPayload, loaded: Loaded, arrivedAt: number): P
         const record = currentVisit.get(source.page);
         if (!record || typeof name !== 'string' || typeof value !== 'number' || !Number.isFinite(value))
           return;
-        if (typeof href === 'string' && record.url !== href && !record.seen) record.url = href;
+        if (typeof href !== 'string') return;
+        if (withoutHash(record.url) !== withoutHash(href)) {
+          // A late value of the document before: it belongs to a visit already flushed.
+          if (record.seen || (record.url !== '' && record.url !== 'about:blank')) return;
+          record.url = href;
+        }
         if (name in record.webVitals) (record.webVitals as Record<string, number | null>)[name] = value;
         record.seen = true;
       },
@@ -1015,6 +1116,7 @@ async function run(payload: RunnerPayload, loaded: Loaded, arrivedAt: number): P
   // Playwright's client makes its trace stacks in os.tmpdir(), read from the environment each
   // call: it stays the temp dir whatever the script's environment says.
   os.tmpdir = () => workDir;
+  lockDownProcess();
   installSecretMasking(loaded.client);
   installScreenshotHooks(loaded.client);
   installEnv(payload.env ?? {});
@@ -1112,13 +1214,18 @@ async function run(payload: RunnerPayload, loaded: Loaded, arrivedAt: number): P
     });
   }
   const failed = errors.some(failing) || deadlineHit;
-  await capture(context, failed);
+  await capture(context, failed, arrivedAt + payload.timeoutMs);
   finishWith({ t: 'done', report: reportNow!(durationMs) });
 }
 
 let startupMs = 0;
 /** The report as things stand, once a run has started (a script calling process.exit gets one too). */
 let reportNow: ((durationMs: number) => BrowserRunReport) | null = null;
+
+function withoutHash(href: string): string {
+  const at = href.indexOf('#');
+  return at === -1 ? href : href.slice(0, at);
+}
 
 function safeUrl(page: Any): string | null {
   try {
@@ -1136,31 +1243,39 @@ function safeVersion(browser: Any): string {
   }
 }
 
-/** The failure (or deadline) screenshot, the trace, the context closed, videos saved: each bounded. */
-async function capture(context: Any, failed: boolean): Promise<void> {
+/**
+ * The failure (or deadline) screenshot, the trace, the context closed, videos saved. Each step
+ * is bounded by its own cap and by what is left until `endAt` (the payload's `timeoutMs` from its
+ * arrival, after which the agent may kill the runner), keeping time for the steps after it; a
+ * file is announced only when it was written whole.
+ */
+async function capture(context: Any, failed: boolean, endAt: number): Promise<void> {
+  const budget = (capMs: number, keepMs: number) => Math.max(0, Math.min(capMs, endAt - now() - keepMs));
+  const whole = async (work: Promise<unknown>, ms: number): Promise<boolean> =>
+    (await within(
+      work.then(() => true),
+      ms,
+    )) === true;
   if (failed) {
-    // Web vitals still on their way arrive while the screenshot is taken.
     const page = [...openPages].reverse().find((p: Any) => !p.isClosed());
-    if (page) {
+    const ms = budget(SCREENSHOT_TIMEOUT_MS, 1_500);
+    if (page && ms > 0) {
       const shot = page.screenshot({
         path: path.join(workDir, 'failure.png'),
         fullPage: true,
-        timeout: SCREENSHOT_TIMEOUT_MS,
+        timeout: ms,
         mask: masksFor(page),
         animations: 'disabled',
       });
-      await within(shot, SCREENSHOT_TIMEOUT_MS + 500);
-      announce('failure.png', 'SCREENSHOT');
+      if (await whole(shot, ms + 250)) announce('failure.png', 'SCREENSHOT');
     }
   } else {
     // Let vitals reported by pages arrive: a round trip to each open page (bounded).
-    await within(
-      Promise.all(openPages.filter((p: Any) => !p.isClosed()).map((p: Any) => p.evaluate(() => 0))),
-      500,
-    );
+    const open = openPages.filter((p: Any) => !p.isClosed());
+    await within(Promise.all(open.map((p: Any) => p.evaluate(() => 0))), budget(500, 1_500));
   }
-  await within(context.tracing.stop({ path: path.join(workDir, 'trace.zip') }), TRACE_TIMEOUT_MS);
-  announce('trace.zip', 'TRACE');
+  const traced = context.tracing.stop({ path: path.join(workDir, 'trace.zip') });
+  if (await whole(traced, budget(TRACE_TIMEOUT_MS, 300))) announce('trace.zip', 'TRACE');
   const videos = openPages.map((page: Any) => {
     try {
       return page.video();
@@ -1168,12 +1283,12 @@ async function capture(context: Any, failed: boolean): Promise<void> {
       return null;
     }
   });
-  await within(context.close(), CLOSE_TIMEOUT_MS);
+  await within(context.close(), budget(CLOSE_TIMEOUT_MS, 100));
   for (const [index, video] of videos.entries()) {
     if (!video) continue;
     const name = `video-${index + 1}.webm`;
-    await within(video.saveAs(path.join(workDir, name)), CLOSE_TIMEOUT_MS);
-    announce(name, 'VIDEO');
+    if (await whole(video.saveAs(path.join(workDir, name)), budget(CLOSE_TIMEOUT_MS, 100)))
+      announce(name, 'VIDEO');
   }
 }
 

@@ -116,7 +116,7 @@ describe.skipIf(skip)('browser check isolation', () => {
     expect(outcome.secrets).toEqual(expect.arrayContaining(['minted-token', 'other-secret', 'given-secret']));
   });
 
-  it("a script cannot read /etc/passwd or the agent's files, nor start a process", async () => {
+  it("a script cannot read /etc/passwd or the agent's files, start a process or signal the agent", async () => {
     const agentFile = join(PACKAGE_ROOT, 'package.json');
     const code = [
       `const fs = require('node:fs');`,
@@ -127,6 +127,8 @@ describe.skipIf(skip)('browser check isolation', () => {
       `attempt('worker', () => new (require('node:worker_threads').Worker)('1', { eval: true }));`,
       `attempt('write outside', () => fs.writeFileSync('/tmp/outpost-escape', 'x'));`,
       `attempt('own temp dir', () => fs.writeFileSync('mine.txt', 'x'));`,
+      `attempt('signal the agent', () => process.kill(${process.pid}, 0));`,
+      `attempt('inspector', () => require('node:inspector'));`,
       `console.log('uid ' + process.getuid());`,
       `fs.readFileSync('/etc/passwd');`,
     ].join('\n');
@@ -138,11 +140,13 @@ describe.skipIf(skip)('browser check isolation', () => {
       'worker: ERR_ACCESS_DENIED',
       'write outside: ERR_ACCESS_DENIED',
       'own temp dir: allowed',
+      'signal the agent: ERR_ACCESS_DENIED',
+      'inspector: ERR_ACCESS_DENIED',
       `uid ${RUN_AS?.uid ?? process.getuid?.()}`,
     ]);
     const report = outcome.report!;
     expect(report.status).toBe('FAILED');
-    expect(report.errors[0]).toMatchObject({ kind: 'SCRIPT', location: { line: 10, column: 4 } });
+    expect(report.errors[0]).toMatchObject({ kind: 'SCRIPT', location: { line: 12, column: 4 } });
     expect(report.errorMessage).toMatch(/Access to this API has been restricted/);
   });
 });
