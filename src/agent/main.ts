@@ -8,7 +8,9 @@ import { PACKAGE_ROOT } from '../common/paths.js';
 import { createLogger, type Logger } from '../common/logger.js';
 import { registeredExecutors } from '../checks/registry.js';
 import { guardInspectorSignal } from '../sandbox/inspector-guard.js';
-import { Agent } from './agent.js';
+import type { BrowserPool } from '../browser/pool.js';
+import type { BrowserRunner } from '../browser/runner-process.js';
+import { Agent, type AgentBrowsers } from './agent.js';
 import { listenError } from '../common/ports.js';
 import { type AgentConfig, parseAgentConfig, profileRuns, redactAgentConfig } from './config.js';
 
@@ -76,7 +78,8 @@ export async function runAgent(env: NodeJS.ProcessEnv, options: RunAgentOptions 
   });
   logger.info({ config: redactAgentConfig(config) }, 'agent configuration');
 
-  const browserPool = options.executors === undefined ? await startBrowserPool(config, logger) : undefined;
+  const browsers = options.executors === undefined ? await startBrowserPool(config, logger) : undefined;
+  const browserPool = browsers?.pool;
   const executors =
     options.executors ??
     registeredExecutors(
@@ -94,6 +97,7 @@ export async function runAgent(env: NodeJS.ProcessEnv, options: RunAgentOptions 
     executors,
     logger,
     runtimes: config.profile === 'full' ? installedRuntimes() : [],
+    ...(browsers ? { browsers: browsers.agent } : {}),
     ...(options.healthHost !== undefined ? { healthHost: options.healthHost } : {}),
   });
   const removeHandlers =
@@ -125,21 +129,81 @@ export async function runAgent(env: NodeJS.ProcessEnv, options: RunAgentOptions 
 /** Check types whose executors need the browser pool. */
 const BROWSER_TYPES: ReadonlySet<CheckType> = new Set<CheckType>(['BROWSER', 'MULTI_STEP', 'PLAYWRIGHT']);
 
+/** Runtimes whose Playwright can drive a browser: the installed ones with playwright-core. */
+function browserRuntimes(): string[] {
+  return installedRuntimes().filter((id) =>
+    existsSync(join(PACKAGE_ROOT, 'runtimes', id, 'node_modules', 'playwright-core', 'package.json')),
+  );
+}
+
 /**
- * The agent's browser pool, or undefined when this agent runs no browser checks: the uptime
- * profile, or no Chromium at `CHROMIUM_PATH` (said in the log), or no installed runtime with
- * Playwright.
+ * The agent's browser pool and what the agent asks of it, or undefined when this agent runs no
+ * browser checks: the uptime profile, no Chromium at `CHROMIUM_PATH` or no runtime with Playwright
+ * (said in the log). Browser check types are claimed only for runtimes that passed their start-up
+ * compatibility check, while a slot is free and memory is not short.
  */
-async function startBrowserPool(config: AgentConfig, logger: Logger): Promise<undefined> {
+async function startBrowserPool(
+  config: AgentConfig,
+  logger: Logger,
+): Promise<{ pool: BrowserPool<BrowserRunner>; agent: AgentBrowsers } | undefined> {
   if (config.profile !== 'full') return undefined;
+  const log = logger.child({ component: 'browser-pool' });
   if (!existsSync(config.chromiumPath)) {
-    logger.warn(
+    log.warn(
       { chromiumPath: config.chromiumPath },
-      'no Chromium at CHROMIUM_PATH: browser and multi-step checks are not claimed (install Debian chromium)',
+      'no Chromium at CHROMIUM_PATH: browser and multi-step checks are not claimed (apt-get install chromium)',
     );
     return undefined;
   }
-  return undefined;
+  const runtimes = browserRuntimes();
+  if (runtimes.length === 0) {
+    log.warn('no runtime with Playwright is installed: browser and multi-step checks are not claimed');
+    return undefined;
+  }
+  const [{ BrowserPool }, { BrowserRunner }] = await Promise.all([
+    import('../browser/pool.js'),
+    import('../browser/runner-process.js'),
+  ]);
+  const pool = new BrowserPool<BrowserRunner>({
+    createRunner: (options) => BrowserRunner.spawn(options),
+    chromiumPath: config.chromiumPath,
+    browserConcurrency: config.browserConcurrency,
+    memoryPerCheckMiB: config.browserMemoryPerCheckMiB,
+    logger: log,
+  });
+  const passed = new Set<string>();
+  const agent: AgentBrowsers = {
+    async start() {
+      for (const runtimeId of runtimes) {
+        const check = await pool.checkRuntime(runtimeId);
+        if (check.ok) {
+          passed.add(runtimeId);
+          log.info(
+            {
+              runtimeId,
+              browserVersion: check.browserVersion,
+              playwrightVersion: check.playwrightVersion,
+              durationMs: Math.round(check.durationMs),
+            },
+            'browser runtime passed its compatibility check',
+          );
+        } else {
+          log.error(
+            { runtimeId, reason: check.reason },
+            'browser runtime unavailable: its checks are not claimed',
+          );
+        }
+      }
+    },
+    canAdmit() {
+      const status = pool.status();
+      if (status.waitingForMemory || status.running + status.waiting >= status.concurrency) return false;
+      return status.runtimes.some((r) => r.available && passed.has(r.runtimeId));
+    },
+    status: () => pool.status(),
+    close: () => pool.close(),
+  };
+  return { pool, agent };
 }
 
 /** Runtime ids under runtimes/ whose dependencies are installed (what the sandbox can run scripts in). */

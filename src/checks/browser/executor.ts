@@ -28,7 +28,10 @@ export type BrowserLease = {
   browserVersion?: string;
   /** A runner process started before the job came (warm), used for this run only. */
   runner: BrowserRunner;
-  /** Gives the slot back; `browserFailed` when the run saw the browser die or hang (the pool checks it). */
+  /**
+   * Gives the slot back and disposes of the runner (its temp dir too); `browserFailed` when the run
+   * saw the browser die or hang (the pool checks it). Idempotent.
+   */
   release(outcome: { browserFailed: boolean }): void | Promise<void>;
 };
 
@@ -118,7 +121,6 @@ export class BrowserExecutor implements Executor {
     const budgetMs = job.timeoutMs - admittedMs - FINISH_RESERVE_MS;
     if (budgetMs < 1_000) {
       await lease.release({ browserFailed: false });
-      await lease.runner.dispose();
       return failure(
         `the run waited ${roundMs(admittedMs)} ms for a browser and has no time left of its ${job.timeoutMs} ms`,
         startedAt,
@@ -127,22 +129,27 @@ export class BrowserExecutor implements Executor {
       );
     }
     const payload = buildPayload(job, request as BrowserRequest, lease.wsEndpoint, secrets, budgetMs);
+    // The lease disposes of the runner (and its temp dir) on release: artifacts are scrubbed out of it first.
+    let browserWasLost = false;
+    let artifacts: Awaited<ReturnType<BrowserExecutor['prepareArtifacts']>>;
     let run: BrowserRunOutcome;
     try {
       run = await lease.runner.run(payload, { signal: context.signal });
-    } catch (err) {
-      await lease.release({ browserFailed: false });
-      await lease.runner.dispose();
-      throw err;
-    }
-    await lease.release({ browserFailed: browserFailed(run) });
-    const allSecrets = [...secrets, ...run.secrets];
-    let artifacts: Awaited<ReturnType<typeof this.prepareArtifacts>>;
-    try {
-      artifacts = await this.prepareArtifacts(run, lease.runner.tmpDir, allSecrets, context.signal);
+      browserWasLost = browserFailed(run);
+      // Scrubbing may use the dispatcher's grace after the job's signal (ABANDON_AFTER_ABORT_MS, 5 s):
+      // a run stopped at its deadline still gets its trace scrubbed rather than withheld.
+      const untilMs = job.timeoutMs - (performance.now() - t0) + FINISH_RESERVE_MS;
+      const scrubSignal = AbortSignal.timeout(Math.max(1_000, Math.round(untilMs)));
+      artifacts = await this.prepareArtifacts(
+        run,
+        lease.runner.tmpDir,
+        [...secrets, ...run.secrets],
+        scrubSignal,
+      );
     } finally {
-      await lease.runner.dispose();
+      await lease.release({ browserFailed: browserWasLost });
     }
+    const allSecrets = [...secrets, ...run.secrets];
     if (context.attachArtifacts && artifacts.files.length > 0) {
       context.attachArtifacts(artifacts.files, artifacts.release);
     } else {
@@ -343,7 +350,8 @@ function browserOutcome(input: {
     runtimeId: input.runtimeId,
     playwrightVersion: report?.versions.playwright ?? '',
     browserVersion: input.browserVersion,
-    steps: report?.steps ?? run.steps,
+    // Steps are reported as they end (a step before its test): the result lists them as they began.
+    steps: [...(report?.steps ?? run.steps)].sort((a, b) => a.startMs - b.startMs || a.depth - b.depth),
     pages: report?.pages ?? [],
     errors: report?.errors ?? [],
     droppedErrors: report?.droppedErrors ?? 0,
