@@ -88,7 +88,12 @@ export type SuiteArtifact = {
 
 /** What one suite run produced. Call `dispose` once the artifacts are uploaded. */
 export type SuiteRunOutcome = {
-  /** Shape TEST; steps are tests (depth 0) and their `test.step`s (depth 1 and more). */
+  /**
+   * Shape TEST; steps are tests (depth 0, titles joined with ` › `, the project's name first when
+   * there are several) and their `test.step`s (depth 1 and more; a step's `startMs` is its parent's
+   * start plus the durations of the steps before it, as the JSON report has no step start times);
+   * `pages` empty; `artifacts` the traces, screenshots and videos of `artifacts` below.
+   */
   report: BrowserRunReport;
   /** Output of `playwright test` (its line reporter and the tests' console), bounded. */
   logs: RunLog[];
@@ -192,10 +197,13 @@ function declaredPackages(manifest: unknown): string[] {
  * not an exception.
  *
  * @returns the outcome; its `dir` stays until `dispose` is called.
- * @throws Error when the private dir cannot be created or given to `runAs`, or the process cannot
- *   be spawned (the agent's problems, not the check's); the dir is removed first.
+ * @throws Error when the agent is root and `runAs` is null, when the private dir cannot be created
+ *   or given to `runAs`, or when the process cannot be spawned (the agent's problems, not the
+ *   check's); the dir is removed first.
  */
 export async function runSuite(options: SuiteRunOptions): Promise<SuiteRunOutcome> {
+  if (options.runAs === null && process.getuid?.() === 0)
+    throw new Error('a suite never runs as root: give runAs, an unprivileged uid and gid of its own');
   const dir = await realpath(await mkdtemp(join(options.tmpRoot, 'outpost-suite-')));
   let disposed: Promise<void> | null = null;
   const dispose = () => {
@@ -363,7 +371,10 @@ async function runIn(
     startupMs,
     durationMs,
     versions,
-    artifacts: [],
+    // The runner's view of the same files (no REPORT kind there); `artifacts` has their paths.
+    artifacts: artifacts.flatMap(({ name, kind, sizeBytes }) =>
+      kind === 'REPORT' ? [] : [{ name, kind, sizeBytes }],
+    ),
   };
   return { report, logs: logs.lines(), artifacts, dir, dispose };
 }

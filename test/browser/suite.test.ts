@@ -245,6 +245,7 @@ describe.skipIf(skip)(`Playwright check suites on runtime ${RUNTIME_ID}`, () => 
         expect(trace.path.startsWith(outcome.dir)).toBe(true);
         expect(readFileSync(trace.path).subarray(0, 2).toString('latin1')).toBe('PK');
       }
+      expect(report.artifacts.map((a) => a.kind)).toEqual(['TRACE', 'TRACE', 'TRACE']);
       const json = outcome.artifacts.find((a) => a.kind === 'REPORT');
       expect(JSON.parse(readFileSync(json!.path, 'utf8')).stats.expected).toBe(3);
     } finally {
@@ -313,7 +314,7 @@ export default defineConfig({
     }
   });
 
-  it('kills a suite that hangs at its limit, reports it timed out, and leaves no process behind', async () => {
+  it('stops a suite whose test spins at its limit (less the margin), reports it timed out, and leaves no process behind', async () => {
     const hang = `import { test } from '@playwright/test';
 test('spins', async () => {
   while (true) {}
@@ -333,12 +334,43 @@ test('spins', async () => {
       expect(outcome.report.status).toBe('FAILED');
       expect(outcome.report.timedOut).toBe(true);
       expect(outcome.report.errors[0]?.kind).toBe('TIMEOUT');
+      const spins = outcome.report.steps.find((s) => s.name === 'hang.spec.ts › spins');
+      expect(spins?.status).toBe('FAILED');
       expect(elapsed).toBeLessThan(timeoutMs + 6_000);
       expect(processesUnder(tmpRoot)).toBe(0);
     } finally {
       await outcome.dispose();
     }
     console.info(`hanging suite stopped after ${elapsed} ms: ${outcome.report.errorMessage}`);
+  });
+
+  it('kills a suite when its signal aborts and reports it cancelled, not timed out', async () => {
+    const spin = `import { test } from '@playwright/test';
+test('spins', async () => {
+  while (true) {}
+});
+`;
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), 2_000);
+    const started = Date.now();
+    const outcome = await runSuite(
+      options({
+        files: project({ path: 'tests/spin.spec.ts', content: spin }),
+        scriptPath: 'tests/spin.spec.ts',
+        signal: controller.signal,
+      }),
+    );
+    clearTimeout(timer);
+    const elapsed = Date.now() - started;
+    try {
+      expect(outcome.report.status).toBe('FAILED');
+      expect(outcome.report.errorMessage).toBe('the run was cancelled');
+      expect(outcome.report.timedOut).toBe(false);
+      expect(elapsed).toBeLessThan(6_000);
+      expect(processesUnder(tmpRoot)).toBe(0);
+    } finally {
+      await outcome.dispose();
+    }
   });
 
   it('SIGKILLs a suite whose config never returns at its limit plus the grace, with a process it started in a session of its own', async () => {
