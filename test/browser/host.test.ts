@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import {
   chmodSync,
+  chownSync,
   existsSync,
   mkdtempSync,
   readdirSync,
@@ -17,8 +18,15 @@ import type * as PlaywrightCore from '../../runtimes/2026.04/node_modules/playwr
 import { BrowserHost } from '../../src/browser/host.js';
 import { DEFAULT_BROWSER_UIDS, IdentityPool } from '../../src/browser/identities.js';
 import { BrowserPool, type PooledRunner, type RunnerSpawnOptions } from '../../src/browser/pool.js';
+import { compiledChildPath } from '../../src/common/compiled-child.js';
 import { PACKAGE_ROOT } from '../../src/common/paths.js';
-import { chromiumRequirement, missingRequirement, runtimeRequirement } from '../helpers/requirements.js';
+import { killGroup } from '../../src/common/process-tree.js';
+import {
+  CHROMIUM_PATH,
+  chromiumRequirement,
+  missingRequirement,
+  runtimeRequirement,
+} from '../helpers/requirements.js';
 
 /**
  * The browser host: one warm Chromium of runtime 2026.04 behind Playwright's `launchServer`, in a
@@ -279,6 +287,47 @@ describe.skipIf(skip)('browser host of runtime 2026.04', () => {
     expect(await host.checkHealth()).toBe(false);
   });
 
+  it('closes Chromium and exits when its stdin ends (the agent died)', async () => {
+    const bootstrap = await compiledChildPath(
+      new URL('../../src/browser/host.ts', import.meta.url).href,
+      'host-child',
+    );
+    const dir = mkdtempSync(join(tmpRoot, 'outpost-browser-host-'));
+    const runAs = identities.take();
+    if (runAs !== null) chownSync(dir, runAs.uid, runAs.gid);
+    const child = spawn(process.execPath, [bootstrap, RUNTIME_DIR], {
+      cwd: dir,
+      env: { HOME: dir, TMPDIR: dir, PATH: '/usr/bin:/bin', CHROMIUM_PATH },
+      stdio: ['pipe', 'ignore', 'ignore', 'pipe'],
+      detached: true,
+      ...(runAs === null ? {} : { uid: runAs.uid, gid: runAs.gid }),
+    });
+    try {
+      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+      const ready = await new Promise<Record<string, unknown>>((resolve, reject) => {
+        let text = '';
+        child.stdio[3]?.on('data', (chunk: Buffer) => {
+          text += chunk.toString('utf8');
+          const line = text.split('\n')[0] as string;
+          if (text.includes('\n')) resolve(JSON.parse(line) as Record<string, unknown>);
+        });
+        child.once('exit', () => reject(new Error('the host exited before it was ready')));
+      });
+      expect(ready.t).toBe('ready');
+      const chromium = ready.browserPid as number;
+      expect(descendants(child.pid as number)).toContain(chromium);
+      const t0 = performance.now();
+      child.stdin?.end();
+      expect(await exited).toBe(0);
+      console.info(`host exited ${Math.round(performance.now() - t0)} ms after the end of its stdin`);
+      await until('Chromium is gone', () => processesUnder(tmpRoot).length === 0, 5_000);
+    } finally {
+      if (child.pid !== undefined) killGroup(child.pid);
+      identities.release(runAs);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   describe('in the pool', () => {
     let pool: BrowserPool<SleepRunner>;
 
@@ -327,6 +376,29 @@ describe.skipIf(skip)('browser host of runtime 2026.04', () => {
         () => !processes().some((p) => p.pid === hostPid && p.state !== 'Z'),
       );
       expect(pool.status().runtimes[0]?.hosts).toHaveLength(1);
+    });
+
+    it('notices the host process SIGKILLed, kills its Chromium and replaces the host', async () => {
+      pool = newPool();
+      const first = await pool.acquire(RUNTIME_ID);
+      await first.release({ browserFailed: false });
+      const hostPid = pool.status().runtimes[0]?.hosts[0]?.pid as number;
+      const chromiumPids = descendants(hostPid);
+      expect(chromiumPids.length).toBeGreaterThan(0);
+      process.kill(hostPid, 'SIGKILL');
+      await until('the pool replaced the host', () => pool.status().runtimes[0]?.replacements === 1);
+      // Chromium leads a process group of its own: it is killed with the host all the same.
+      await until('its Chromium is gone', () => {
+        const alive = new Set(
+          processes()
+            .filter((p) => p.state !== 'Z')
+            .map((p) => p.pid),
+        );
+        return chromiumPids.every((pid) => !alive.has(pid));
+      });
+      const second = await pool.acquire(RUNTIME_ID);
+      expect(await connects(second.wsEndpoint)).toBe(true);
+      await second.release({ browserFailed: false });
     });
 
     it('notices a hung host (SIGSTOP) within 5 s and replaces it', async () => {
