@@ -266,9 +266,11 @@ export class BrowserRunner {
   /**
    * Gives the runner its payload (once) and collects what it reports until it exits. Kills the
    * process group at `payload.timeoutMs + killAfterMs` when no `done` came by then, and at once
-   * when `signal` aborts or a channel cap is passed. Never rejects: a failing script is a FAILED
-   * report, a runner that could not finish is a null report with `failure` saying why.
+   * when `signal` aborts or a channel cap is passed. Never rejects for what the script or the
+   * runner did: a failing script is a FAILED report, a runner that could not finish is a null
+   * report with `failure` saying why.
    *
+   * @throws Error when called a second time (one runner runs one check).
    * @param payload the check to run (messages.ts).
    * @param options.signal aborts the run (the process group is killed).
    */
@@ -282,14 +284,13 @@ export class BrowserRunner {
     let runnerError: string | null = null;
     let killedBecause: string | null = null;
     const startedAt = performance.now();
+    // A programming error of the caller, not of the script: the one thing run() throws for.
     if (this.#started) throw new Error('a browser runner runs one check');
     this.#started = true;
     let graceTimer: NodeJS.Timeout | undefined;
+    // A runner that reported but does not exit (a script's handles) is ended: not a failed run.
     const endSoon = () => {
-      graceTimer ??= setTimeout(() => {
-        killedBecause ??= 'the runner did not exit after it reported';
-        this.kill();
-      }, EXIT_GRACE_MS);
+      graceTimer ??= setTimeout(() => this.kill(), EXIT_GRACE_MS);
     };
     this.#onMessage = (message) => {
       switch (message.t) {
@@ -364,9 +365,7 @@ export class BrowserRunner {
       steps: finalReport !== null && finalReport.steps.length >= steps.length ? finalReport.steps : steps,
       artifacts,
       secrets,
-      killed:
-        killedBecause !== null &&
-        !(finalReport !== null && killedBecause.startsWith('the runner did not exit')),
+      killed: killedBecause !== null,
       exit,
       elapsedMs: performance.now() - startedAt,
       output: this.#output,

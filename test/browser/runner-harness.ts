@@ -87,7 +87,11 @@ export function payloadFor(
 export type CheckRun = { outcome: BrowserRunOutcome; files: Map<string, Buffer>; tmpFiles: string[] };
 
 /** Spawns a runner, waits for `ready`, runs `payload`, reads its artifacts, disposes it. */
-export async function runCheck(payload: RunnerPayload, killAfterMs?: number): Promise<CheckRun> {
+export async function runCheck(
+  payload: RunnerPayload,
+  killAfterMs?: number,
+  signal?: AbortSignal,
+): Promise<CheckRun> {
   const runner = await BrowserRunner.spawn({
     runtimeDir: RUNTIME_DIR,
     runtimeId: RUNTIME_ID,
@@ -97,7 +101,7 @@ export async function runCheck(payload: RunnerPayload, killAfterMs?: number): Pr
   });
   try {
     if (!(await runner.ready)) throw new Error(`the runner did not start: ${runner.output}`);
-    const outcome = await runner.run(payload);
+    const outcome = await runner.run(payload, signal === undefined ? {} : { signal });
     const files = new Map<string, Buffer>();
     for (const artifact of outcome.artifacts)
       files.set(artifact.name, readFileSync(join(runner.tmpDir, artifact.name)));

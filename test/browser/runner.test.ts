@@ -308,4 +308,19 @@ describe.skipIf(skip)('browser runner', () => {
       ['not a message', 'INFO'],
     ]);
   });
+
+  it('kills the runner when its run is aborted', async () => {
+    const controller = new AbortController();
+    // Long enough for the runner to start and the script to log under load.
+    setTimeout(() => controller.abort(), 3_000).unref();
+    const { outcome } = await runCheck(
+      payloadFor(browser.wsEndpoint, `console.log('waiting');\nawait new Promise(() => {});`, {
+        checkType: 'MULTI_STEP',
+      }),
+      undefined,
+      controller.signal,
+    );
+    expect(outcome).toMatchObject({ report: null, killed: true, failure: 'the run was aborted' });
+    expect(outcome.logs.map((log) => log.msg)).toEqual(['waiting']);
+  });
 });
