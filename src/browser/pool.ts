@@ -404,6 +404,29 @@ export class BrowserPool<R extends PooledRunner> {
     }
   }
 
+  /**
+   * Whether a browser check of `runtimeId` would be admitted at once: the runtime is not
+   * unavailable, no check waits, a slot is free and the memory headroom covers one more. For
+   * the claim loop, which claims browser jobs only while this holds (one headroom read).
+   *
+   * @param runtimeId a runtime id; unknown or not installed ones answer false.
+   */
+  async hasCapacity(runtimeId: string): Promise<boolean> {
+    if (this.#closing !== null) return false;
+    const state = this.#runtimes.get(runtimeId);
+    if (state === undefined) {
+      try {
+        this.#runtime(runtimeId);
+      } catch {
+        return false;
+      }
+    } else if (state.unavailable !== null) {
+      return false;
+    }
+    if (this.#waiters.length > 0 || this.#running >= this.#concurrency) return false;
+    return this.#memoryCoversOneMore();
+  }
+
   /** The pool for /health: per runtime its availability, versions, hosts, PSS, running and waiting checks. */
   status(): BrowserPoolStatus {
     const runtimes: BrowserRuntimeStatus[] = [];
@@ -540,12 +563,7 @@ export class BrowserPool<R extends PooledRunner> {
         do {
           this.#pumpAgain = false;
           while (this.#waiters.length > 0 && this.#running < this.#concurrency && this.#closing === null) {
-            const now = performance.now();
-            this.#recentStarts = this.#recentStarts.filter((t) => now - t < this.#memorySettleMs);
-            const unsettled = this.#recentStarts.length + this.#admittedNotStarted;
-            const needed = this.#memoryPerCheckBytes * (1 + unsettled) + this.#memoryReserveBytes;
-            const headroom = await this.#readHeadroom().catch(() => null);
-            if (headroom !== null && headroom < needed) {
+            if (!(await this.#memoryCoversOneMore())) {
               this.#waitingForMemory = true;
               clearTimeout(this.#memoryTimer);
               this.#memoryTimer = setTimeout(() => this.#pump(), this.#memoryRetryMs);
@@ -567,6 +585,20 @@ export class BrowserPool<R extends PooledRunner> {
         this.#pumping = false;
       }
     })();
+  }
+
+  /**
+   * Whether the headroom covers one more check: `memoryPerCheckMiB` for it and for every check
+   * admitted or started moments ago (not yet visible in the headroom), plus the reserve. True
+   * when the headroom is unknown.
+   */
+  async #memoryCoversOneMore(): Promise<boolean> {
+    const now = performance.now();
+    this.#recentStarts = this.#recentStarts.filter((t) => now - t < this.#memorySettleMs);
+    const unsettled = this.#recentStarts.length + this.#admittedNotStarted;
+    const needed = this.#memoryPerCheckBytes * (1 + unsettled) + this.#memoryReserveBytes;
+    const headroom = await this.#readHeadroom().catch(() => null);
+    return headroom === null || headroom >= needed;
   }
 
   /** Gives back an admission. */

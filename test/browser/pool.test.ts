@@ -230,6 +230,7 @@ describe.skipIf(skip)('browser pool', () => {
     const fourth = p.acquire(RUNTIME_ID);
     expect(await stateAfter(third, 300)).toBe('pending');
     expect(p.status()).toMatchObject({ concurrency: 2, running: 2, waiting: 2 });
+    expect(await p.hasCapacity(RUNTIME_ID)).toBe(false);
     await a.release({ browserFailed: false });
     const c = await third;
     expect(await stateAfter(fourth, 200)).toBe('pending');
@@ -241,6 +242,8 @@ describe.skipIf(skip)('browser pool', () => {
     await c.release({ browserFailed: false });
     await d.release({ browserFailed: false });
     expect(p.status()).toMatchObject({ running: 0, waiting: 0 });
+    expect(await p.hasCapacity(RUNTIME_ID)).toBe(true);
+    expect(await p.hasCapacity('not-installed')).toBe(false);
   });
 
   it('waits for memory headroom, then admits once there is enough', async () => {
@@ -253,10 +256,14 @@ describe.skipIf(skip)('browser pool', () => {
     const pending = p.acquire(RUNTIME_ID);
     expect(await stateAfter(pending, 300)).toBe('pending');
     expect(p.status()).toMatchObject({ running: 0, waiting: 1, waitingForMemory: true });
+    expect(await p.hasCapacity(RUNTIME_ID)).toBe(false);
     headroom = 600 * MiB;
     const lease = await pending;
     expect(p.status()).toMatchObject({ running: 1, waiting: 0, waitingForMemory: false });
     await lease.release({ browserFailed: false });
+    expect(await p.hasCapacity(RUNTIME_ID)).toBe(true);
+    headroom = 500 * MiB;
+    expect(await p.hasCapacity(RUNTIME_ID)).toBe(false);
   });
 
   it('counts checks admitted moments ago against the headroom', async () => {
@@ -329,6 +336,7 @@ describe.skipIf(skip)('browser pool', () => {
         expect(check.ok).toBe(false);
         expect(check.reason).toMatch(/playwright-core/);
         expect(other.status().runtimes[0]).toMatchObject({ runtimeId: 'broken', available: false });
+        expect(await other.hasCapacity('broken')).toBe(false);
         await expect(other.acquire('broken')).rejects.toThrow(
           /runtime broken is unavailable: .*playwright-core/,
         );
