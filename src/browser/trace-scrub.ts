@@ -267,13 +267,14 @@ export async function readZip(zip: Buffer): Promise<ZipEntry[]> {
   return entries;
 }
 
-/** Already-compressed content (images, video, fonts, archives): deflated fast, if at all. */
+/**
+ * Already-compressed content (images, video, fonts, archives): stored, not deflated again.
+ * Deflating a screencast frame costs more time than anything else in a scrub, and saves much
+ * only on frames of a nearly blank page, which are a few kilobytes anyway.
+ */
 function isCompressedFormat(data: Buffer): boolean {
   return kindOfBinary(data) !== null;
 }
-
-/** Deflate level of an already-compressed format (screencast JPEGs still lose a half at level 1). */
-const FAST_LEVEL = 1;
 
 /** The name of a known compressed binary format by its magic bytes, or null. */
 function kindOfBinary(data: Buffer): string | null {
@@ -290,15 +291,14 @@ function kindOfBinary(data: Buffer): string | null {
 
 /**
  * Writes `entries` as a ZIP archive at `path` (created with mode 0600; replaced when it exists):
- * each entry deflated when it was before, already-compressed formats at a fast level.
+ * each entry deflated when it was before, except already-compressed formats, which are stored.
  */
 export async function writeZip(entries: ZipEntry[], path: string): Promise<void> {
   const zip = new yazl.ZipFile();
   for (const entry of entries) {
     zip.addBuffer(entry.data, entry.name, {
       mtime: entry.mtime,
-      compress: entry.compressed,
-      ...(entry.compressed && isCompressedFormat(entry.data) ? { compressionLevel: FAST_LEVEL } : {}),
+      compress: entry.compressed && !isCompressedFormat(entry.data),
     });
   }
   zip.end();
@@ -543,10 +543,18 @@ function collectCredentials(entry: ZipEntry, ctx: ScrubContext): void {
  */
 function scrubJsonLine(line: string, ctx: ScrubContext): string | null {
   if (line.trim() === '') return line;
-  // Kept as is when the raw line shows nothing: its JSON escapes decode once in Scrubber.text,
-  // which is what parsing does, except an escaped backslash (a string holding an escape of its
-  // own, decoded once more when scrubbing the parsed string).
-  if (!CREDENTIAL_HINT.test(line) && !line.includes('\\\\') && ctx.scrubber.text(line) === line) return line;
+  // A line without credential names is scrubbed as text, in one pass: its JSON escapes decode
+  // once in Scrubber.text, as parsing decodes them, and each match is replaced whole by
+  // `*****`, inside a string. Kept when it still parses. Not so a line with an escaped
+  // backslash: a string holding an escape of its own is decoded once more when scrubbed parsed.
+  if (!CREDENTIAL_HINT.test(line) && !line.includes('\\\\')) {
+    const scrubbed = ctx.scrubber.text(line);
+    if (scrubbed === line) return line;
+    if (parses(scrubbed)) {
+      ctx.counts.secretValues += Math.max(1, occurrences(scrubbed, REDACTED) - occurrences(line, REDACTED));
+      return scrubbed;
+    }
+  }
   let parsed: unknown;
   try {
     parsed = JSON.parse(line);
@@ -568,16 +576,27 @@ function scrubJsonLine(line: string, ctx: ScrubContext): string | null {
   }
 }
 
+/** True when `text` is one JSON value. */
+function parses(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Entry content that is text (valid UTF-8 without NUL bytes), not an image or other binary. */
 function isText(data: Buffer): boolean {
   return kindOfBinary(data) === null && isUtf8(data) && !data.includes(0);
 }
 
 /**
- * Scrubs one trace entry in place of its data. Returns null, or why the trace cannot be uploaded
- * (a secret's bytes in a binary entry, which cannot be removed without breaking the file).
+ * Scrubs one trace entry in place of its data: event logs JSON-aware, other text as text.
+ * Binary entries (images, fonts) stay as they are: a secret's bytes in one cannot be removed
+ * without breaking the file, and the final scan fails the artifacts closed when it finds one.
  */
-function scrubEntry(entry: ZipEntry, ctx: ScrubContext, binaryPatterns: BytePatterns): string | null {
+function scrubEntry(entry: ZipEntry, ctx: ScrubContext): void {
   const format = entryFormat(entry.name);
   if (format !== 'OTHER' && isUtf8(entry.data)) {
     const text = entry.data.toString('utf8');
@@ -588,22 +607,16 @@ function scrubEntry(entry: ZipEntry, ctx: ScrubContext, binaryPatterns: BytePatt
         if (scrubbed !== null) out.push(scrubbed);
       }
       entry.data = Buffer.from(out.join('\n'));
-      return null;
+      return;
     }
-    const scrubbed = scrubJsonLine(text, ctx);
-    entry.data = Buffer.from(scrubbed ?? '');
-    return null;
+    entry.data = Buffer.from(scrubJsonLine(text, ctx) ?? '');
+    return;
   }
   if (isText(entry.data)) {
     const text = entry.data.toString('utf8');
     const scrubbed = ctx.text(text);
     if (scrubbed !== text) entry.data = Buffer.from(scrubbed);
-    return null;
   }
-  if (binaryPatterns.foundIn(entry.data)) {
-    return `a secret value is in the bytes of ${kindOfBinary(entry.data) ?? 'binary'} entry ${entry.name}, which cannot be scrubbed`;
-  }
-  return null;
 }
 
 /** The scrubbed output's path for `name`: written under a partial name first, renamed when complete. */
@@ -659,23 +672,14 @@ export async function scrubArtifactsHere(
       inputs.push({ file, data, entries });
     }
     for (const input of inputs) for (const entry of input.entries ?? []) collectCredentials(entry, ctx);
-    const binaryPatterns = ctx.finalPatterns();
     const files: ScrubbedArtifact[] = [];
     for (const input of inputs) {
       const { file } = input;
       const partial = join(task.outDir, partialName(file.name));
       if (input.entries !== null) {
-        for (const entry of input.entries) {
-          const why = scrubEntry(entry, ctx, binaryPatterns);
-          if (why !== null) return fail(`trace ${file.name}: ${why}`);
-        }
+        for (const entry of input.entries) scrubEntry(entry, ctx);
         await writeZip(input.entries, partial);
       } else {
-        if (binaryPatterns.foundIn(input.data)) {
-          return fail(
-            `a secret value is in the bytes of ${file.kind.toLowerCase()} ${file.name}, which cannot be scrubbed`,
-          );
-        }
         await rm(partial, { force: true });
         await writeFile(partial, input.data, { flag: 'wx', mode: 0o600 });
       }
@@ -702,13 +706,18 @@ async function finalScan(files: ScrubbedArtifact[], patterns: BytePatterns): Pro
   for (const file of files) {
     const data = await readArtifactFile(file.path);
     if (file.kind !== 'TRACE') {
-      if (patterns.foundIn(data)) return `the final scan found a secret or credential value in ${file.name}`;
+      if (patterns.foundIn(data)) {
+        return `a secret or credential value is in the bytes of ${file.kind.toLowerCase()} ${file.name}, which cannot be scrubbed`;
+      }
       continue;
     }
     // An archive by its entries: its own bytes are those entries (compressed or stored) and their names.
     for (const entry of await readZip(data)) {
       if (patterns.foundIn(Buffer.from(entry.name)) || patterns.foundIn(entry.data)) {
-        return `the final scan found a secret or credential value in ${file.name} (entry ${entry.name})`;
+        const binary = isText(entry.data) ? null : (kindOfBinary(entry.data) ?? 'binary');
+        return binary === null
+          ? `the final scan found a secret or credential value in ${file.name} (entry ${entry.name})`
+          : `a secret or credential value is in the bytes of ${binary} entry ${entry.name} of ${file.name}, which cannot be scrubbed`;
       }
     }
   }
