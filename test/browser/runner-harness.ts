@@ -99,15 +99,30 @@ export async function runCheck(
     runAs: RUN_AS,
     ...(killAfterMs === undefined ? {} : { killAfterMs }),
   });
+  let run: CheckRun;
   try {
     if (!(await runner.ready)) throw new Error(`the runner did not start: ${runner.output}`);
     const outcome = await runner.run(payload, signal === undefined ? {} : { signal });
     const files = new Map<string, Buffer>();
     for (const artifact of outcome.artifacts)
       files.set(artifact.name, readFileSync(join(runner.tmpDir, artifact.name)));
-    return { outcome, files, tmpFiles: readdirSync(runner.tmpDir) };
+    run = { outcome, files, tmpFiles: readdirSync(runner.tmpDir) };
   } finally {
     await runner.dispose();
+  }
+  // Nothing of the runner's process group is left.
+  if (runner.pid !== undefined && groupAlive(runner.pid))
+    throw new Error(`runner group ${runner.pid} survived`);
+  return run;
+}
+
+/** True while any process of the group led by `pid` exists. */
+function groupAlive(pid: number): boolean {
+  try {
+    process.kill(-pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code !== 'ESRCH';
   }
 }
 

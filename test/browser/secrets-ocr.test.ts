@@ -22,9 +22,10 @@ import {
 
 /**
  * Secrets typed into a page stay out of the pixels the runner captures: a journey types a
- * planted secret into a text field and a password field, and OCR of the failure screenshot, of
- * the script's own screenshot and of the trace's last screencast frame reads the page's visible
- * text (an ordinary value typed the same way included) but never the secret.
+ * planted secret into text fields (fill, pressSequentially, keyboard.type) and a password field,
+ * and OCR of the failure screenshot, of the script's own screenshot and of the trace's last
+ * screencast frame reads the page's visible text (an ordinary value typed the same way included)
+ * but never the secret.
  */
 const skip = missingRequirement([
   chromiumRequirement(),
@@ -63,7 +64,8 @@ describe.skipIf(skip)('secrets in screenshots', () => {
 <h1>Account settings</h1>
 <label for="name">Display name</label><input id="name" autocomplete="off">
 <label for="token">API token</label><input id="token" autocomplete="off">
-<label for="password">Password</label><input id="password" type="password" autocomplete="off">`);
+<label for="password">Password</label><input id="password" type="password" autocomplete="off">
+<label for="code">Recovery code</label><input id="code" autocomplete="off">`);
       }),
     ]);
   });
@@ -82,6 +84,8 @@ describe.skipIf(skip)('secrets in screenshots', () => {
       `  await page.locator('#name').fill('${VISIBLE}');`,
       `  await page.locator('#token').pressSequentially(process.env.SERVICE_SECRET_TOKEN);`,
       `  await page.fill('#password', process.env.SERVICE_SECRET_TOKEN);`,
+      `  await page.click('#code');`,
+      `  await page.keyboard.type('code ' + process.env.SERVICE_SECRET_TOKEN);`,
       `  await page.screenshot({ path: 'journey.png' });`,
       `  await expect(page.locator('h1')).toHaveText('Billing', { timeout: 300 });`,
       `});`,
