@@ -233,6 +233,11 @@ export class BrowserHost {
         resolve(exit);
       };
       child.once('close', (code, signal) => done({ code, signal }));
+      // Something left holding the host's pipes would delay 'close': its groups die at 'exit'.
+      child.once('exit', () => {
+        if (pid !== undefined) killGroup(pid);
+        if (browserPid !== null) killGroup(browserPid);
+      });
       child.on('error', () => {
         if (child.pid === undefined) done({ code: null, signal: null });
       });

@@ -380,19 +380,22 @@ export class BrowserPool<R extends PooledRunner> {
       return result((err as Error).message, null);
     }
     if (this.#closing !== null) return result('the browser pool is closed', null);
-    let slot = state.current;
-    if (slot === null || slot.retired !== null) slot = this.#startHost(state);
+    let slot: HostSlot | null = state.current;
     let host: BrowserHost | null = null;
     try {
+      if (slot === null || slot.retired !== null) slot = this.#startHost(state);
       host = await slot.starting;
       await host.selfTest(this.#compatibilityTimeoutMs);
       state.unavailable = null;
+      // The runtime's first check should not wait for Node to boot either.
+      this.#ensureSpare(state);
       return result(null, host);
     } catch (err) {
       const reason = (err as Error).message;
       state.unavailable = reason;
       this.#logger?.error({ runtimeId, reason }, 'browser runtime failed its compatibility check');
-      if (state.hosts.has(slot)) this.#retire(state, slot, `the compatibility check failed: ${reason}`);
+      if (slot !== null && state.hosts.has(slot))
+        this.#retire(state, slot, `the compatibility check failed: ${reason}`);
       // Checks already waiting for this runtime would only fail one by one: fail them now.
       for (const waiter of [...this.#waiters]) {
         if (waiter.state === (state as RuntimeState<PooledRunner>)) {
@@ -761,7 +764,10 @@ export class BrowserPool<R extends PooledRunner> {
     try {
       identity = this.#identities.take();
     } catch (err) {
-      return Promise.reject(err);
+      const failed = Promise.reject(err as Error);
+      // Whoever takes it sees the failure; a spare nobody takes is no unhandled rejection.
+      failed.catch(() => {});
+      return failed;
     }
     const spawned = this.#createRunner({
       runtimeDir: state.dir,
