@@ -87,6 +87,8 @@ export const MAX_ENTRY_BYTES = 256 * 1024 * 1024;
 export const MAX_TRACE_UNCOMPRESSED_BYTES = 1024 * 1024 * 1024;
 /** Most entries of one trace archive. */
 export const MAX_TRACE_ENTRIES = 200_000;
+/** Longest reason an outcome gives, characters. */
+const MAX_REASON_CHARS = 500;
 /** Heap of the artifact worker thread, MB. */
 export const ARTIFACT_WORKER_HEAP_MB = 1024;
 
@@ -150,7 +152,9 @@ export async function runArtifactTask<T>(
  * Scrubs a run's artifacts into `outDir`, in the artifact worker thread (see
  * {@link scrubArtifactsHere} for what is done to each kind of file). Never rejects: anything that
  * goes wrong (a file missing or a link, a broken archive, a secret left, the deadline, the
- * signal) gives `leaked: true` with the reason, and no file to upload.
+ * signal) gives `leaked: true` with the reason, and no file to upload. The scrubbed files are
+ * deleted then; a worker stopped in the middle of a write may still leave one behind, so the
+ * caller discards `outDir` after a leaked outcome rather than reading it.
  */
 export async function scrubArtifacts(options: ScrubArtifactsOptions): Promise<ScrubOutcome> {
   const { signal, timeoutMs = SCRUB_TIMEOUT_MS, ...rest } = options;
@@ -158,11 +162,13 @@ export async function scrubArtifacts(options: ScrubArtifactsOptions): Promise<Sc
     return await runArtifactTask<ScrubOutcome>({ kind: 'scrub', ...rest }, timeoutMs, signal);
   } catch (err) {
     await removeOutputs(options.outDir, options.files, options.dir);
+    const reason = `the artifacts could not be scrubbed: ${(err as Error).message}`;
     return {
       files: [],
       counts: { secretValues: 0, credentialHeaders: 0, shortSecretsNotScrubbed: 0 },
       leaked: true,
-      reason: `the artifacts could not be scrubbed: ${(err as Error).message}`,
+      // Short, so scrubbing it here costs the event loop nothing to speak of.
+      reason: new Scrubber(options.secrets).cut(reason, MAX_REASON_CHARS),
     };
   }
 }
@@ -460,9 +466,11 @@ const occurrences = (text: string, what: string) => {
 const isCredentialName = (name: string) => CREDENTIAL_KEYS.has(name.trim().toLowerCase());
 
 /**
- * Visits the credential values of a parsed trace record: `{name, value}` pairs of credential
- * headers, header records' credential keys, `cookies[]` values and `httpCredentials.password`.
- * `replace` returns what to put in place of the value. Strings elsewhere go through `text`.
+ * A copy of a parsed trace record with its credential values replaced by `*****` and passed to
+ * `onCredential`: the values of `{name, value}` pairs of credential headers, header records'
+ * credential keys, `cookies[]` values and `httpCredentials.password`. Every other string (keys
+ * too) goes through `text`, or is kept when `text` is null (collecting only).
+ * @throws Error when the record nests deeper than MAX_JSON_DEPTH.
  */
 function walkJson(
   value: unknown,
@@ -536,10 +544,12 @@ function collectCredentials(entry: ZipEntry, ctx: ScrubContext): void {
 }
 
 /**
- * One NDJSON line scrubbed JSON-aware: parsed, every string (keys too) scrubbed, credential
- * values replaced; structure and untouched values kept, so the viewer still reads it. A line
- * that holds nothing to scrub is kept byte for byte. A line that does not parse is dropped
- * (null): it could not be scrubbed knowing its structure.
+ * One NDJSON line (or one JSON document) scrubbed JSON-aware, so the viewer still reads it: a
+ * line that may carry credentials is parsed, its credential values replaced by name and every
+ * string (keys too) scrubbed; any other line is scrubbed as text in one pass, each match inside
+ * a string, and kept when it still parses (else parsed and walked too). A line that holds
+ * nothing to scrub is kept byte for byte; one that does not parse and needs scrubbing is
+ * dropped (null): it cannot be scrubbed knowing its structure.
  */
 function scrubJsonLine(line: string, ctx: ScrubContext): string | null {
   if (line.trim() === '') return line;
@@ -619,19 +629,18 @@ function scrubEntry(entry: ZipEntry, ctx: ScrubContext): void {
   }
 }
 
-/** The scrubbed output's path for `name`: written under a partial name first, renamed when complete. */
-const outputPath = (outDir: string, name: string) => join(outDir, name);
-
 /**
  * The scrub itself, run in the artifact worker (see {@link scrubArtifacts}):
  *
  * - TRACE (a ZIP archive): every entry read (bounded); a first pass over the event logs
  *   (`*.trace`, `*.network`, `*.stacks`) collects credential values (header values, cookies,
  *   basic-auth passwords), which are then scrubbed everywhere like secrets; the event logs are
- *   scrubbed JSON-aware (strings only, credential values by name), text resources as text, and a
- *   binary resource that holds a secret's bytes fails the run's artifacts closed. Rewritten
- *   with the same entry names, so the trace viewer loads every resource.
- * - SCREENSHOT, VIDEO, REPORT: searched for every secret form; a hit fails closed. Copied.
+ *   scrubbed JSON-aware (strings only, credential values by name), text resources as text;
+ *   binary resources (images, fonts) stay as they are, and the final scan fails the artifacts
+ *   closed when one holds a secret's bytes. Rewritten with the same entry names, so the trace
+ *   viewer loads every resource.
+ * - SCREENSHOT, VIDEO, REPORT: a text file (a report) scrubbed as text, anything else copied as
+ *   it is and searched in the final scan, where a secret's bytes fail the artifacts closed.
  *
  * Then the final scan: each written file is read back, every archive entry decompressed, and
  * every byte (entry names too) searched for every form of every secret and credential value
@@ -643,9 +652,19 @@ export async function scrubArtifactsHere(
   const ctx = new ScrubContext(task.secrets.filter((s) => typeof s === 'string'));
   const fail = async (reason: string): Promise<ScrubOutcome> => {
     await removeOutputs(task.outDir, task.files, task.dir);
-    return { files: [], counts: ctx.counts, leaked: true, reason };
+    // Names of artifacts and entries are the script's to choose: the reason is scrubbed too.
+    return {
+      files: [],
+      counts: ctx.counts,
+      leaked: true,
+      reason: ctx.scrubber.cut(reason, MAX_REASON_CHARS),
+    };
   };
-  if (ctx.scrubber.overflowed) return fail(`the secrets cannot be scrubbed: ${ctx.scrubber.overflowReason}`);
+  if (ctx.scrubber.overflowed) {
+    await removeOutputs(task.outDir, task.files, task.dir);
+    const reason = `the secrets cannot be scrubbed: ${ctx.scrubber.overflowReason}`;
+    return { files: [], counts: ctx.counts, leaked: true, reason };
+  }
   const bad = task.files.find((f) => !isPlainName(f.name));
   if (bad !== undefined) return fail('an artifact name is not a plain file name');
   if (new Set(task.files.map((f) => f.name)).size !== task.files.length)
@@ -680,12 +699,15 @@ export async function scrubArtifactsHere(
         for (const entry of input.entries) scrubEntry(entry, ctx);
         await writeZip(input.entries, partial);
       } else {
+        // A text file (an HTML report) is scrubbed as text; images and video are searched in the final scan.
+        const data = isText(input.data) ? Buffer.from(ctx.text(input.data.toString('utf8'))) : input.data;
         await rm(partial, { force: true });
-        await writeFile(partial, input.data, { flag: 'wx', mode: 0o600 });
+        await writeFile(partial, data, { flag: 'wx', mode: 0o600 });
       }
       input.data = Buffer.alloc(0);
       input.entries = null;
-      const path = outputPath(task.outDir, file.name);
+      // Written under a partial name, renamed once complete.
+      const path = join(task.outDir, file.name);
       await rename(partial, path);
       files.push({ name: file.name, kind: file.kind, path, sizeBytes: 0 });
     }

@@ -366,6 +366,37 @@ describe.skipIf(skip)('scrubbing Playwright traces of runtime 2026.04', () => {
     expect(outside).toMatchObject({ leaked: true, files: [] });
   });
 
+  it('fails closed on a secret in an entry name, without naming it in the reason', async () => {
+    const files = unzip(readFileSync(join(dir, 'trace.zip')));
+    files.set(`resources/${SECRET}.txt`, Buffer.from('harmless'));
+    await writeTestZip(files, join(dir, 'named.zip'));
+    const outcome = await scrubArtifacts({
+      dir,
+      files: [{ name: 'named.zip', kind: 'TRACE' }],
+      secrets: [SECRET],
+      outDir: join(dir, 'out'),
+    });
+    expect(outcome).toMatchObject({ leaked: true, files: [] });
+    expect(outcome.reason).toContain('final scan');
+    expectNoSecret(outcome.reason ?? '', SECRET);
+  });
+
+  it('scrubs a text report as text and keeps it', async () => {
+    const html = `<!doctype html><p>token ${SECRET}</p><a href="/x?t=${encodeURIComponent(SECRET)}">x</a>`;
+    await writeFile(join(dir, 'report.html'), html);
+    const outcome = await scrubArtifacts({
+      dir,
+      files: [{ name: 'report.html', kind: 'REPORT' }],
+      secrets: [SECRET],
+      outDir: join(dir, 'out'),
+    });
+    expect(outcome.reason).toBeNull();
+    expect(outcome.counts.secretValues).toBe(2);
+    const scrubbed = readFileSync(join(dir, 'out', 'report.html'), 'utf8');
+    expectNoSecret(scrubbed, SECRET);
+    expect(scrubbed).toBe('<!doctype html><p>token *****</p><a href="/x?t=*****">x</a>');
+  });
+
   it('does not hold the caller’s event loop over 50 ms while scrubbing a 50 MB trace', async () => {
     const files = unzip(readFileSync(join(dir, 'trace.zip')));
     const frame = [...files.values()].find((d) => d[0] === 0xff && d[1] === 0xd8) as Buffer;
