@@ -513,10 +513,12 @@ type TestCase = { title: string; fn: TestFn; mode: Mode; suite: Suite };
 /** The names a test function destructures from its first parameter (`async ({ page, request }) => …`), as Playwright reads them. */
 function fixtureNames(fn: Function): string[] {
   const text = Function.prototype.toString.call(fn);
+  // `async ({ page }) => …` or `async function ({ page }) …`: the parameter list opens with a brace.
   const open = text.indexOf('(');
-  const arrow = /^\s*(?:async\s*)?\(?\s*\{/.exec(text);
-  const start = text.indexOf('{', arrow ? 0 : open);
-  if (start === -1 || (open !== -1 && start > text.indexOf(')', open) && !arrow)) return [];
+  if (open === -1 || !/^\s*(?:async\s*)?(?:function\s*\*?\s*[\w$]*\s*)?$/.test(text.slice(0, open)))
+    return [];
+  if (!/^\s*\{/.test(text.slice(open + 1))) return [];
+  const start = text.indexOf('{', open);
   let depth = 0;
   let end = start;
   for (; end < text.length; end++) {
@@ -1143,7 +1145,8 @@ async function run(payload: RunnerPayload, loaded: Loaded, arrivedAt: number): P
   };
   const code = stripTypes(String(payload.code));
   const deadline = new Promise<'deadline'>((resolve) => {
-    setTimeout(() => resolve('deadline'), Math.max(0, deadlineAt - now())).unref?.();
+    // Not unref'd: a script awaiting a promise that never settles still reaches its deadline.
+    setTimeout(() => resolve('deadline'), Math.max(0, deadlineAt - now()));
   });
   const script = (async () => {
     if (shape === 'TEST') {
