@@ -37,19 +37,19 @@ export type ProcStat = {
  * @returns the process, or null when the text is not a stat line.
  */
 export function parseProcStat(text: string): ProcStat | null {
-  const open = text.indexOf('(');
-  const close = text.lastIndexOf(')');
-  if (open < 1 || close < open) return null;
-  const pid = Number(text.slice(0, open).trim());
+  const nameStart = text.indexOf('(');
+  const nameEnd = text.lastIndexOf(')');
+  if (nameStart < 1 || nameEnd < nameStart) return null;
+  const pid = Number(text.slice(0, nameStart).trim());
   const rest = text
-    .slice(close + 1)
+    .slice(nameEnd + 1)
     .trim()
     .split(/\s+/);
   const [state, ppid, pgid] = [rest[0], Number(rest[1]), Number(rest[2])];
   if (!Number.isInteger(pid) || state === undefined || !Number.isInteger(ppid) || !Number.isInteger(pgid)) {
     return null;
   }
-  return { pid, comm: text.slice(open + 1, close), state, ppid, pgid };
+  return { pid, comm: text.slice(nameStart + 1, nameEnd), state, ppid, pgid };
 }
 
 /**
