@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type * as PlaywrightCore from '../../runtimes/2026.04/node_modules/playwright-core/index.js';
+import { IdentityPool } from '../../src/browser/identities.js';
 import {
   type BrowserLease,
   BrowserPool,
@@ -134,6 +135,22 @@ class SleepRunner implements PooledRunner {
     await this.#closed;
   }
 }
+
+describe('browser identities', () => {
+  it('hands out each uid of the range once until it is released, then fails clearly', () => {
+    const ids = new IdentityPool({ first: 62_000, count: 3 });
+    const taken = [ids.take(), ids.take(), ids.take()];
+    expect(taken.map((id) => id?.uid).sort()).toEqual([62_000, 62_001, 62_002]);
+    expect(taken.every((id) => id?.gid === id?.uid)).toBe(true);
+    expect(() => ids.take()).toThrow(/all 3 browser uids from 62000 are in use/);
+    ids.release(taken[1] ?? null);
+    expect(ids.take()?.uid).toBe(62_001);
+    expect(ids.inUse).toBe(3);
+    // Not root: no uid is handed out, processes keep the agent's.
+    expect(new IdentityPool(null).take()).toBeNull();
+    expect(() => new IdentityPool({ first: 0, count: 1 })).toThrow(/positive integers/);
+  });
+});
 
 describe.skipIf(skip)('browser pool', () => {
   const runtimeRequire = createRequire(join(RUNTIME_DIR, 'package.json'));
