@@ -42,8 +42,10 @@ export type WrapperSettings = {
   reportFile: string;
   /** Where the wrapper writes why it refused the config (the agent reads it back, bounded). */
   errorFile: string;
-  /** The inline script's spec file, or null when the suite has none. */
-  inlineSpecPath: string | null;
+  /** The check's spec (`scriptPath`, or where the inline script was written). */
+  entrySpecPath: string;
+  /** True when `entrySpecPath` holds the inline script (for the refusal's advice). */
+  entryIsInline: boolean;
   /**
    * When Playwright must stop (the run's limit less the agent's margin), epoch milliseconds. The
    * wrapper turns it into `globalTimeout` when it is loaded, so the time Node and the config took to
@@ -61,7 +63,7 @@ export type WrapperSettings = {
  *   hooks are installed before it loads the wrapper, so a TypeScript config is transpiled);
  * - refuses a project (or a config without projects) whose `use.browserName`, else
  *   `use.defaultBrowserType`, is not chromium, writing the reason to `errorFile` and throwing;
- * - refuses an inline script outside every project's `testDir` (it would silently not run);
+ * - refuses a check's spec outside every project's `testDir` (it would silently not run);
  * - sets, at the top level and in every project: `use.connectOptions = { wsEndpoint }`,
  *   `use.trace = 'on'`, `use.screenshot = 'only-on-failure'`, `outputDir`, and `timeout` as the
  *   user's (default 30 s; 0, none) bounded by the time left until `deadlineEpochMs`;
@@ -125,14 +127,14 @@ if (projects) {
 }
 
 const rootDir = dirname(settings.userConfigPath);
-if (settings.inlineSpecPath) {
+{
   const testDirs = (projects ?? [{}]).map((project) => resolve(rootDir, project.testDir ?? user.testDir ?? '.'));
   const inside = (dir) => {
-    const rel = relative(dir, settings.inlineSpecPath);
+    const rel = relative(dir, settings.entrySpecPath);
     return rel !== '' && !rel.startsWith('..' + sep) && rel !== '..';
   };
   if (!testDirs.some(inside)) {
-    refuse('the inline script is run as ' + relative(rootDir, settings.inlineSpecPath) + ', outside the testDir of every project (' + testDirs.map((dir) => relative(rootDir, dir) || '.').join(', ') + '): set testDir to "." or "tests", or give the spec as scriptPath');
+    refuse("the check's spec " + relative(rootDir, settings.entrySpecPath) + ' lies outside the testDir of every project (' + testDirs.map((dir) => relative(rootDir, dir) || '.').join(', ') + ')' + (settings.entryIsInline ? ': set testDir to "." or "tests", or give the spec as scriptPath' : ''));
   }
 }
 

@@ -22,6 +22,8 @@ import type { BrowserRunError, BrowserRunReport } from './messages.js';
 import { USER_CONFIG_NAMES, WRAPPER_CONFIG_NAME, wrapperConfigSource } from './suite-config.js';
 import type { SuiteReportRequest, SuiteReportResult } from './suite-report-worker.cjs';
 
+export type { SuiteReportRequest, SuiteReportResult };
+
 /**
  * Playwright check suites (docs/checks.md, "Browser, multi-step and Playwright check suites"): a
  * whole project run with the pinned runtime's own `playwright test`, its tests connected to the
@@ -257,9 +259,9 @@ async function runIn(
 
   let userConfigPath: string;
   let userConfigIsModule: boolean;
-  let inlineSpecPath: string | null = null;
+  let entrySpecPath: string;
   try {
-    ({ userConfigPath, userConfigIsModule, inlineSpecPath } = await writeProject(layout, options, own));
+    ({ userConfigPath, userConfigIsModule, entrySpecPath } = await writeProject(layout, options, own));
   } catch (error) {
     if (!(error instanceof ProjectError)) throw error;
     return {
@@ -281,7 +283,8 @@ async function runIn(
       outputDir: layout.output,
       reportFile: layout.reportFile,
       errorFile: layout.errorFile,
-      inlineSpecPath,
+      entrySpecPath,
+      entryIsInline: options.scriptPath === null || options.scriptPath === '',
       // Counted from here, just before the spawn: the agent's kill is counted from the spawn too.
       deadlineEpochMs: Date.now() + options.timeoutMs - suiteMarginMs(options.timeoutMs),
     }),
@@ -295,7 +298,7 @@ async function runIn(
   const ranMs = Date.now() - spawned;
   logs.finish();
 
-  const parsed = await parseReport({
+  const parsed = await parseSuiteReport({
     reportPath: layout.reportFile,
     maxReportBytes: options.maxReportBytes ?? DEFAULT_MAX_REPORT_BYTES,
     projectDir: layout.project,
@@ -427,7 +430,7 @@ async function writeProject(
   layout: Layout,
   options: SuiteRunOptions,
   own: (path: string) => Promise<void>,
-): Promise<{ userConfigPath: string; userConfigIsModule: boolean; inlineSpecPath: string | null }> {
+): Promise<{ userConfigPath: string; userConfigIsModule: boolean; entrySpecPath: string }> {
   const files = [...options.files];
   const hasScript = options.script !== null && options.script !== '';
   if (hasScript === (options.scriptPath !== null && options.scriptPath !== ''))
@@ -437,14 +440,14 @@ async function writeProject(
     if (!files.some((f) => f.path === options.scriptPath))
       throw new ProjectError(`scriptPath ${options.scriptPath} is not a project file`);
   }
-  let inlineSpecPath: string | null = null;
+  let entrySpecPath = join(layout.project, ...(options.scriptPath ?? INLINE_SPEC_PATH).split('/'));
   if (hasScript) {
     if (files.some((f) => f.path === INLINE_SPEC_PATH))
       throw new ProjectError(
         `the project already has ${INLINE_SPEC_PATH}, where the inline script goes: give scriptPath instead`,
       );
     files.push({ path: INLINE_SPEC_PATH, content: options.script as string });
-    inlineSpecPath = join(layout.project, INLINE_SPEC_PATH);
+    entrySpecPath = join(layout.project, INLINE_SPEC_PATH);
   }
   const seen = new Set<string>();
   for (const file of files) {
@@ -494,7 +497,7 @@ async function writeProject(
     typeof manifest === 'object' && manifest !== null && (manifest as { type?: unknown }).type === 'module';
   const userConfigIsModule = /\.m[jt]s$/.test(configName) || (/\.[jt]s$/.test(configName) && packageIsModule);
   await symlink(modules, join(layout.project, 'node_modules'), 'dir');
-  return { userConfigPath: join(layout.project, configName), userConfigIsModule, inlineSpecPath };
+  return { userConfigPath: join(layout.project, configName), userConfigIsModule, entrySpecPath };
 }
 
 /** How `playwright test` ended. */
@@ -695,8 +698,15 @@ class OutputLog {
   }
 }
 
-/** Parses the JSON report in a worker thread (suite-report-worker.cts), with a heap limit and a time limit. */
-async function parseReport(request: SuiteReportRequest): Promise<SuiteReportResult> {
+/**
+ * Reads a suite's JSON report (Playwright's `json` reporter, untrusted) in a worker thread
+ * (suite-report-worker.cts) with a heap limit of 256 MiB and a time limit of 30 s, and maps it onto
+ * steps and errors. Never throws: a missing, oversized or malformed report is `{ ok: false }`.
+ *
+ * @param request the report's path, its size cap (bytes), the project's root, and the most steps and errors kept.
+ * @returns the mapped report, or why there is none.
+ */
+export async function parseSuiteReport(request: SuiteReportRequest): Promise<SuiteReportResult> {
   const file = await compiledChildPath(import.meta.url, 'suite-report-worker');
   return new Promise<SuiteReportResult>((resolve) => {
     const worker = new Worker(file, {

@@ -1,4 +1,13 @@
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
+import {
+  chmodSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
@@ -8,6 +17,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type * as PlaywrightCore from '../../runtimes/2026.04/node_modules/playwright-core/index.js';
 import {
   INLINE_SPEC_PATH,
+  parseSuiteReport,
   runSuite,
   type SuiteFile,
   type SuiteRunOptions,
@@ -314,6 +324,22 @@ export default defineConfig({
     }
   });
 
+  it('refuses a check spec that no project would run (outside every testDir) rather than passing without it', async () => {
+    // Quotes, a backtick and a dollar brace: the wrapper embeds paths as data, never as code.
+    const odd = ['e2e/it', "'s `$", '{x}`.spec.ts'].join('');
+    const outcome = await runSuite(
+      options({ files: project({ path: odd, content: SHOP_SPEC }), scriptPath: odd }),
+    );
+    try {
+      expect(outcome.report.status).toBe('FAILED');
+      expect(outcome.report.errorMessage).toBe(
+        `the check's spec ${odd} lies outside the testDir of every project (tests)`,
+      );
+    } finally {
+      await outcome.dispose();
+    }
+  });
+
   it('stops a suite whose test spins at its limit (less the margin), reports it timed out, and leaves no process behind', async () => {
     const hang = `import { test } from '@playwright/test';
 test('spins', async () => {
@@ -334,8 +360,10 @@ test('spins', async () => {
       expect(outcome.report.status).toBe('FAILED');
       expect(outcome.report.timedOut).toBe(true);
       expect(outcome.report.errors[0]?.kind).toBe('TIMEOUT');
+      // FAILED once it started; on a loaded host the deadline may come before the worker starts it
+      // (SKIPPED: did not run). The mapping of both is checked exactly below, on a report of 1.58.
       const spins = outcome.report.steps.find((s) => s.name === 'hang.spec.ts › spins');
-      expect(spins?.status).toBe('FAILED');
+      expect(['FAILED', 'SKIPPED']).toContain(spins?.status);
       expect(elapsed).toBeLessThan(timeoutMs + 6_000);
       expect(processesUnder(tmpRoot)).toBe(0);
     } finally {
@@ -417,5 +445,159 @@ spawn('sleep', ['600'], { detached: true, stdio: 'ignore' }).unref();
       `package.json depends on "left-pad", which runtime ${RUNTIME_ID} does not provide (suites run with the runtime's packages; there is no install)`,
     );
     expect(missing.logs).toEqual([]);
+  });
+});
+
+describe('the JSON report of a suite, read in a worker', () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'outpost-suite-report-'));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  /** A report as Playwright 1.58 writes it when its global timeout stops a run (fields trimmed). */
+  const interruptedRun = (project: string) => ({
+    suites: [
+      {
+        title: 'x.spec.ts',
+        file: 'x.spec.ts',
+        specs: [
+          {
+            title: 'running',
+            tests: [
+              {
+                annotations: [],
+                projectName: '',
+                status: 'skipped',
+                results: [
+                  {
+                    status: 'skipped',
+                    duration: 0,
+                    startTime: '2026-11-24T01:46:31.317Z',
+                    errors: [],
+                    annotations: [],
+                    attachments: [],
+                  },
+                ],
+              },
+            ],
+          },
+          {
+            title: 'skipped on purpose',
+            tests: [
+              {
+                annotations: [{ type: 'skip' }],
+                projectName: '',
+                status: 'skipped',
+                results: [
+                  {
+                    status: 'skipped',
+                    duration: 0,
+                    startTime: '2026-11-24T01:46:31.320Z',
+                    errors: [],
+                    annotations: [{ type: 'skip' }],
+                    attachments: [],
+                  },
+                ],
+              },
+            ],
+          },
+          {
+            title: 'never started',
+            tests: [{ annotations: [], projectName: '', status: 'skipped', results: [] }],
+          },
+          {
+            title: 'failed first',
+            tests: [
+              {
+                projectName: '',
+                status: 'unexpected',
+                results: [
+                  {
+                    status: 'failed',
+                    duration: 12,
+                    startTime: '2026-11-24T01:46:30.500Z',
+                    errors: [
+                      {
+                        message: 'Error: \u001b[2mexpect(\u001b[22mreceived).toBe(expected)\n\nExpected: 1',
+                        location: { file: `${project}/tests/x.spec.ts`, line: 9, column: 5 },
+                      },
+                    ],
+                    steps: [
+                      { title: 'outer', duration: 5, steps: [{ title: 'inner', duration: 2 }] },
+                      { title: 'after', duration: 3, error: { message: 'Error: boom' } },
+                    ],
+                    attachments: [{ name: 'trace', path: `${project}/../output/x-failed-first/trace.zip` }],
+                  },
+                ],
+              },
+            ],
+          },
+        ],
+      },
+    ],
+    errors: [{ message: '\u001b[31mTimed out waiting 4.648s for the test suite to run\u001b[39m' }],
+    stats: {
+      startTime: '2026-11-24T01:46:30.000Z',
+      duration: 4652,
+      expected: 0,
+      skipped: 3,
+      unexpected: 1,
+      flaky: 0,
+    },
+  });
+
+  const request = (reportPath: string) => ({
+    reportPath,
+    maxReportBytes: 1_048_576,
+    projectDir: join(dir, 'project'),
+    maxSteps: 100,
+    maxErrors: 10,
+  });
+
+  it('maps an interrupted run: the running test FAILED, a skipped and a never-started test SKIPPED, errors with kinds, locations and nested steps', async () => {
+    const file = join(dir, 'interrupted.json');
+    writeFileSync(file, JSON.stringify(interruptedRun(join(dir, 'project'))));
+    const result = await parseSuiteReport(request(file));
+    if (!result.ok) throw new Error(result.message);
+    expect(result.steps.map((s) => [s.depth, s.name, s.status, s.startMs])).toEqual([
+      [0, 'x.spec.ts › running', 'FAILED', 1317],
+      [0, 'x.spec.ts › skipped on purpose', 'SKIPPED', 1320],
+      [0, 'x.spec.ts › never started', 'SKIPPED', 0],
+      [0, 'x.spec.ts › failed first', 'FAILED', 500],
+      [1, 'outer', 'PASSED', 500],
+      [2, 'inner', 'PASSED', 500],
+      [1, 'after', 'FAILED', 505],
+    ]);
+    expect(result.steps[0]!.error).toBe('interrupted at the run’s time limit');
+    expect(result.errors.map((e) => [e.kind, e.message, e.location])).toEqual([
+      ['ASSERTION', 'expect(received).toBe(expected)', { line: 9, column: 5 }],
+      ['TIMEOUT', 'Timed out waiting 4.648s for the test suite to run', null],
+    ]);
+    expect(result.errors[0]!.detail).toMatch(/^at tests\/x\.spec\.ts:9:5\n/);
+    expect(result.failedAttachments).toEqual([`${join(dir, 'project')}/../output/x-failed-first/trace.zip`]);
+  });
+
+  it('refuses a report that is too large, not JSON, or a link, without reading through it', async () => {
+    const big = join(dir, 'big.json');
+    writeFileSync(big, JSON.stringify({ pad: 'x'.repeat(2_000_000) }));
+    expect(await parseSuiteReport(request(big))).toEqual({
+      ok: false,
+      message: 'the JSON report is larger than 1048576 bytes',
+    });
+    const bad = join(dir, 'bad.json');
+    writeFileSync(bad, '{"suites": [');
+    expect(await parseSuiteReport(request(bad))).toEqual({
+      ok: false,
+      message: 'the JSON report is not valid JSON',
+    });
+    const link = join(dir, 'link.json');
+    symlinkSync(bad, link);
+    const linked = await parseSuiteReport(request(link));
+    expect(linked.ok).toBe(false);
+    expect(await parseSuiteReport(request(join(dir, 'missing.json')))).toEqual({
+      ok: false,
+      message: 'no JSON report was written',
+    });
   });
 });
