@@ -45,6 +45,17 @@ const SCRIPT_FILENAME = 'script.js';
 const SECRET_PREFIXES = ['SERVICE_SECRET_', 'OUTPOST_SECRET_'];
 /** Longest secret sent, characters (the agent's scrubber withholds longer ones). */
 const MAX_SECRET_LENGTH = 131_073;
+/**
+ * Longest line sent but `done`, bytes: under the agent's 256 KiB cap (runner-process.ts), which
+ * kills a runner past it.
+ */
+const MAX_LINE_BYTES = 240 * 1024;
+/** Longest `done` line, bytes: under the agent's 4 MiB cap. */
+const MAX_DONE_BYTES = 3_800 * 1024;
+/** Longest URL kept in errors and pages, characters (a data: URL can be megabytes). */
+const MAX_URL_CHARS = 2_048;
+/** Longest step title kept, characters. */
+const MAX_STEP_NAME_CHARS = 1_024;
 /** Longest error detail (stack, call log), characters. */
 const MAX_DETAIL_CHARS = 4_096;
 /** Longest error message, characters. */
@@ -104,6 +115,19 @@ const ANSI = new RegExp(`${ESC}\\[[0-9;]*m`, 'g');
 const stripAnsi = (text: string) => text.replace(ANSI, '');
 const cut = (text: string, max: number) => (text.length > max ? `${text.slice(0, max)}…` : text);
 
+/**
+ * `text` cut so that its JSON string takes at most `maxBytes` (escapes of control characters
+ * take up to 6 bytes a character, other characters up to 3).
+ */
+function fitJson(text: string, maxBytes: number): string {
+  let fitted = text;
+  for (let bytes = Buffer.byteLength(stringify(fitted)); bytes > maxBytes; ) {
+    fitted = fitted.slice(0, Math.floor((fitted.length * maxBytes) / bytes / 1.05));
+    bytes = Buffer.byteLength(stringify(fitted));
+  }
+  return fitted;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Output, environment, secrets
 
@@ -114,20 +138,17 @@ let logCount = 0;
 function emitLog(level: LogLevel, text: string): void {
   if (finished) return;
   if (++logCount > maxEntries) return;
-  const msg = text.endsWith('\n') ? text.slice(0, -1) : text;
-  send({
-    t: 'log',
-    level,
-    msg: msg.length > maxLogChars ? msg.slice(0, maxLogChars) : msg,
-    time: new Date().toISOString(),
-  });
+  const line = text.endsWith('\n') ? text.slice(0, -1) : text;
+  const msg = fitJson(line.length > maxLogChars ? line.slice(0, maxLogChars) : line, MAX_LINE_BYTES - 256);
+  send({ t: 'log', level, msg, time: new Date().toISOString() });
 }
 
 const reportedSecrets = new Set<string>();
 
 function reportSecret(secret: unknown): void {
   if (typeof secret !== 'string' || secret === '') return;
-  const value = secret.slice(0, MAX_SECRET_LENGTH);
+  // A secret too long for one line (escapes) is cut: the agent scrubs at least that much of it.
+  const value = fitJson(secret.slice(0, MAX_SECRET_LENGTH), MAX_LINE_BYTES - 64);
   if (reportedSecrets.has(value)) return;
   reportedSecrets.add(value);
   send({ t: 'secret', value });
@@ -279,7 +300,8 @@ const stepDepth = new asyncHooks.AsyncLocalStorage<number>();
 /** A test that skipped itself (test.skip() inside it). */
 class SkipSignal extends Error {}
 
-function recordStep(step: BrowserStep): void {
+function recordStep(given: BrowserStep): void {
+  const step = { ...given, name: cut(given.name, MAX_STEP_NAME_CHARS) };
   if (steps.length < maxEntries) steps.push(step);
   send({ t: 'step', step });
 }
@@ -324,7 +346,8 @@ function flushPage(page: Any): void {
   const record = currentVisit.get(page);
   currentVisit.delete(page);
   if (record === undefined || record.url === '' || record.url === 'about:blank') return;
-  if (pages.length < maxEntries) pages.push({ url: record.url, webVitals: record.webVitals });
+  if (pages.length < maxEntries)
+    pages.push({ url: cut(record.url, MAX_URL_CHARS), webVitals: record.webVitals });
 }
 
 /** Collects FCP, LCP, CLS, INP, TTFB (web-vitals, every change) and TBT (long tasks) of each main-frame document. */
@@ -1089,7 +1112,7 @@ async function run(payload: RunnerPayload, loaded: Loaded, arrivedAt: number): P
         ),
         detail: null,
         location: null,
-        url: response.url(),
+        url: cut(response.url(), MAX_URL_CHARS),
       });
     });
   });
@@ -1232,7 +1255,7 @@ function withoutHash(href: string): string {
 
 function safeUrl(page: Any): string | null {
   try {
-    return page.url();
+    return cut(String(page.url()), MAX_URL_CHARS);
   } catch {
     return null;
   }
@@ -1295,11 +1318,30 @@ async function capture(context: Any, failed: boolean, endAt: number): Promise<vo
   }
 }
 
+/**
+ * The report within MAX_DONE_BYTES: first without error details, then with at most 100
+ * entries in each list (the steps were sent one by one already).
+ */
+function fitReport(report: BrowserRunReport): BrowserRunReport {
+  const size = (r: BrowserRunReport) => Buffer.byteLength(stringify({ t: 'done', report: r }));
+  if (size(report) <= MAX_DONE_BYTES) return report;
+  const lean = { ...report, errors: report.errors.map((e) => ({ ...e, detail: null })) };
+  if (size(lean) <= MAX_DONE_BYTES) return lean;
+  const cutList = <T,>(list: T[]) => list.slice(0, 100);
+  return {
+    ...lean,
+    errors: cutList(lean.errors),
+    droppedErrors: lean.droppedErrors + Math.max(0, lean.errors.length - 100),
+    steps: cutList(lean.steps),
+    pages: cutList(lean.pages),
+  };
+}
+
 /** Sends the last message and ends the process; later calls do nothing. */
 function finishWith(message: RunnerMessage): void {
   if (finished) return;
   sweepSecrets(process.env);
-  send(message);
+  send(message.t === 'done' ? { t: 'done', report: fitReport(message.report) } : message);
   finished = true;
   realExit(0);
 }
@@ -1339,7 +1381,7 @@ function main(): void {
       });
       const durationMs = scriptStart === 0 ? 0 : now() - scriptStart;
       finished = true;
-      send({ t: 'done', report: reportNow(durationMs) });
+      send({ t: 'done', report: fitReport(reportNow(durationMs)) });
     }
   });
   process.on('uncaughtException', (err) => {

@@ -323,4 +323,27 @@ describe.skipIf(skip)('browser runner', () => {
     expect(outcome).toMatchObject({ report: null, killed: true, failure: 'the run was aborted' });
     expect(outcome.logs.map((log) => log.msg)).toEqual(['waiting']);
   });
+
+  it('cuts a log line to fit the channel rather than overflow it', async () => {
+    const code = [
+      `console.log(String.fromCharCode(1).repeat(200_000));`,
+      `console.error('é'.repeat(100_000));`,
+      `test.step('x'.repeat(5_000), async () => {});`,
+    ].join('\n');
+    const { outcome } = await runCheck(
+      payloadFor(browser.wsEndpoint, `const { test } = require('@playwright/test');\n${code}`, {
+        checkType: 'MULTI_STEP',
+        shape: 'PLAIN',
+        maxLogChars: 1_000_000,
+      }),
+    );
+    expect(outcome.failure).toBeNull();
+    expect(outcome.report?.status).toBe('PASSED');
+    const [control, accents] = outcome.logs;
+    // Each control character takes 6 bytes as JSON: the line is cut to under 256 KiB.
+    expect(control?.msg.length).toBeGreaterThan(30_000);
+    expect(control?.msg.length).toBeLessThan(45_000);
+    expect(accents).toMatchObject({ level: 'ERROR', msg: 'é'.repeat(100_000) });
+    expect(outcome.steps[0]?.name.length).toBeLessThanOrEqual(1_025);
+  });
 });
