@@ -102,9 +102,12 @@ function nodeVersionAtLeast(major: number, minor: number): boolean {
  * Node flags of a runner: the permission model (`--permission` from Node 22.13,
  * `--experimental-permission` before) allowing reads of the bootstrap, the runtime's
  * node_modules and the temp dir and writes of the temp dir only; no child processes, workers,
- * addons or WASI. Playwright's client needs nothing more: it connects over a WebSocket (network,
- * granted with `--allow-net` where Node ≥ 25 guards it), writes traces, screenshots and its trace
- * stacks in `os.tmpdir()` (the runner pins it to the temp dir), and never launches a browser.
+ * addons or WASI. Playwright's client needs nothing more: it loads from the runtime's
+ * node_modules, connects over a WebSocket (network, granted with `--allow-net` where Node ≥ 25
+ * guards it), writes traces and screenshots where it is told (the temp dir), and makes the
+ * stack file of a trace under `os.tmpdir()`: with TMPDIR elsewhere `tracing.start` fails with
+ * "Access to this API has been restricted", so the runner pins `os.tmpdir()` to the temp dir.
+ * It never launches a browser or ffmpeg (videos are recorded by the browser host's side).
  * `--experimental-vm-modules` runs TEST scripts as ES modules.
  */
 function nodeFlags(bootstrap: string, options: BrowserRunnerOptions, tmpDir: string): string[] {
