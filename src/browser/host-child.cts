@@ -114,6 +114,62 @@ async function withHiddenPath<T>(launch: () => Promise<T>): Promise<T> {
   return result;
 }
 
+/**
+ * CDP methods a check may not send through a page's CDP session (`context.newCDPSession(page)`):
+ * the Target domain reaches every other target of the shared browser (other checks' pages,
+ * `Target.attachToBrowserTarget`), Browser acts on the whole browser (`Browser.crash`), Storage
+ * takes any browser context's id (other checks' cookies), Tracing records beyond the page.
+ */
+const SHARED_CDP_DOMAINS = /^(Target|Browser|Storage|Tracing)\./;
+
+/**
+ * Keeps each connection to this shared browser to its own contexts. Playwright's server isolates
+ * the contexts of one connection from another's, but hands out browser-wide CDP sessions
+ * (`browser.newBrowserCDPSession()`), browser-wide tracing, and page CDP sessions that can send
+ * Target commands: with them a check's script could list, attach to and read the pages of
+ * checks running at the same time. Those server methods are replaced, in this process only
+ * (the server runs here), with ones that refuse.
+ *
+ * @throws Error when the runtime's playwright-core has not these classes (a version this host
+ *   does not know): the host must not serve then.
+ */
+function keepConnectionsApart(playwrightDir: string): void {
+  const dispatchers = path.join(playwrightDir, 'lib', 'server', 'dispatchers');
+  // An absolute path: the same module instances the server uses, past the package's exports map.
+  const { BrowserDispatcher } = require(path.join(dispatchers, 'browserDispatcher.js')) as {
+    BrowserDispatcher?: { prototype: Record<string, unknown> };
+  };
+  const { CDPSessionDispatcher } = require(path.join(dispatchers, 'cdpSessionDispatcher.js')) as {
+    CDPSessionDispatcher?: { prototype: Record<string, unknown> };
+  };
+  const browser = BrowserDispatcher?.prototype;
+  const session = CDPSessionDispatcher?.prototype;
+  if (
+    typeof browser?.newBrowserCDPSession !== 'function' ||
+    typeof browser.startTracing !== 'function' ||
+    typeof session?.send !== 'function'
+  ) {
+    throw new Error(
+      "the runtime's playwright-core has no known way to keep the checks sharing its browser apart",
+    );
+  }
+  const shared = 'the browser is shared with other checks';
+  browser.newBrowserCDPSession = async () => {
+    throw new Error(`browser.newBrowserCDPSession() is not available: ${shared}`);
+  };
+  browser.startTracing = async () => {
+    throw new Error(`browser.startTracing() is not available: ${shared}; use context.tracing`);
+  };
+  const send = session.send as (this: unknown, params: { method?: unknown }, progress: unknown) => unknown;
+  session.send = async function (this: unknown, params: { method?: unknown }, progress: unknown) {
+    const method = typeof params?.method === 'string' ? params.method : '';
+    if (method === '' || SHARED_CDP_DOMAINS.test(method)) {
+      throw new Error(`CDP method ${method || '(none)'} is not available: ${shared}`);
+    }
+    return send.call(this, params, progress);
+  };
+}
+
 /** `promise`, or a rejection after `timeoutMs`. */
 function within<T>(promise: Promise<T>, timeoutMs: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -135,6 +191,7 @@ async function main(): Promise<void> {
     videoNote = `ffmpeg could not be provided: ${(err as Error).message}`;
   }
   const playwright = runtimeRequire('playwright-core') as typeof PlaywrightCore;
+  keepConnectionsApart(playwrightDir);
   const playwrightVersion = (runtimeRequire('playwright-core/package.json') as { version: string }).version;
   const wsPath = `/${crypto.randomBytes(32).toString('hex')}`;
   const server = await withHiddenPath(() =>

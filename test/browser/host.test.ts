@@ -264,6 +264,35 @@ describe.skipIf(skip)('browser host of runtime 2026.04', () => {
     }
   });
 
+  it("keeps a connection away from other connections' pages (no browser-wide CDP or tracing, no Target commands)", async () => {
+    const { host } = await startHost();
+    const victim = await chromium.connect(host.wsEndpoint);
+    const attacker = await chromium.connect(host.wsEndpoint);
+    try {
+      const page = await (await victim.newContext()).newPage();
+      await page.goto('data:text/html,<input id="pw" value="SECRET-VALUE">');
+      expect(attacker.contexts()).toEqual([]);
+      await expect(attacker.newBrowserCDPSession()).rejects.toThrow(/not available: the browser is shared/);
+      await expect(attacker.startTracing()).rejects.toThrow(/not available/);
+      const own = await (await attacker.newContext()).newPage();
+      const session = await own.context().newCDPSession(own);
+      // Its own page's CDP works …
+      const evaluated = await session.send('Runtime.evaluate', { expression: '6 * 7', returnByValue: true });
+      expect(evaluated.result.value).toBe(42);
+      // … but nothing reaching other targets or the whole browser.
+      for (const method of ['Target.getTargets', 'Target.attachToBrowserTarget', 'Browser.crash'] as const) {
+        await expect(session.send(method), method).rejects.toThrow(/not available: the browser is shared/);
+      }
+      await expect(session.send('Storage.getCookies', {})).rejects.toThrow(/not available/);
+      expect(await page.inputValue('#pw')).toBe('SECRET-VALUE');
+      expect(await host.checkHealth()).toBe(true);
+    } finally {
+      await attacker.close();
+      await victim.close();
+      await host.close();
+    }
+  });
+
   it('close leaves no process of the host, Chromium or its helpers, even when Chromium was busy', async () => {
     const { host } = await startHost();
     const browser = await chromium.connect(host.wsEndpoint);
