@@ -422,18 +422,19 @@ class ScrubContext {
   }
 
   /**
-   * Records a credential value seen: its tokens are scrubbed everywhere else too (a cookie's
-   * value in a snapshot's script), as long as the Scrubber has room for more values (the secrets
-   * first); each is searched in the final scan regardless.
+   * Records a credential value seen: its tokens (the token after `Bearer`, each cookie's value)
+   * are scrubbed everywhere else too (a cookie's value in a snapshot's script), as long as the
+   * Scrubber has room for more values (the secrets first); each is searched in the final scan
+   * regardless. The whole value only when it has no token: a whole value holds its tokens, so
+   * scrubbing them scrubs it, and every value more costs a pass over every text.
    */
   credential(value: string): void {
     if (value.length === 0 || value === REDACTED) return;
-    for (const token of credentialTokens(value)) {
+    const [whole, ...tokens] = credentialTokens(value);
+    for (const token of tokens.length > 0 ? tokens : [whole as string]) {
       if (this.credentialValues.has(token)) continue;
       this.credentialValues.add(token);
-      if (this.scrubber.secrets().length < MAX_SECRETS) {
-        this.scrubber.add(token);
-      }
+      if (this.scrubber.secrets().length < MAX_SECRETS) this.scrubber.add(token);
     }
   }
 
