@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { extname, join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import yazl from 'yazl';
-import { scrubArtifacts } from '../../src/browser/trace-scrub.js';
+import { type ArtifactFile, scrubArtifacts } from '../../src/browser/trace-scrub.js';
 import { PACKAGE_ROOT } from '../../src/common/paths.js';
 import type * as PlaywrightCore from '../../runtimes/2026.04/node_modules/playwright-core/index.js';
 import { LIMIT_MS, worstLoopGap } from '../helpers/event-loop.js';
@@ -379,6 +379,28 @@ describe.skipIf(skip)('scrubbing Playwright traces of runtime 2026.04', () => {
     expect(outcome).toMatchObject({ leaked: true, files: [] });
     expect(outcome.reason).toContain('final scan');
     expectNoSecret(outcome.reason ?? '', SECRET);
+  });
+
+  it('fails closed when stopped, past its deadline, or given more secrets than the Scrubber takes', async () => {
+    const files: ArtifactFile[] = [{ name: 'trace.zip', kind: 'TRACE' }];
+    const outDir = join(dir, 'out');
+    const stopped = await scrubArtifacts({
+      dir,
+      files,
+      secrets: [SECRET],
+      outDir,
+      signal: AbortSignal.abort(),
+    });
+    expect(stopped).toMatchObject({ leaked: true, files: [] });
+    expect(stopped.reason).toContain('stopped');
+    const late = await scrubArtifacts({ dir, files, secrets: [SECRET], outDir, timeoutMs: 1 });
+    expect(late).toMatchObject({ leaked: true, files: [] });
+    expect(late.reason).toContain('did not finish within 1 ms');
+    const many = Array.from({ length: 257 }, (_, i) => `secret-number-${i}`);
+    const overflow = await scrubArtifacts({ dir, files, secrets: many, outDir });
+    expect(overflow).toMatchObject({ leaked: true, files: [] });
+    expect(overflow.reason).toContain('more than 256 secret values');
+    expect(existsSync(join(outDir, 'trace.zip'))).toBe(false);
   });
 
   it('scrubs a text report as text and keeps it', async () => {
