@@ -125,9 +125,10 @@ const SHARED_CDP_DOMAINS = /^(Target|Browser|Storage|Tracing)\./;
 /**
  * Keeps each connection to this shared browser to its own contexts. Playwright's server isolates
  * the contexts of one connection from another's, but hands out browser-wide CDP sessions
- * (`browser.newBrowserCDPSession()`), browser-wide tracing, and page CDP sessions that can send
- * Target commands: with them a check's script could list, attach to and read the pages of
- * checks running at the same time. Those server methods are replaced, in this process only
+ * (`browser.newBrowserCDPSession()`), browser-wide tracing, page CDP sessions that can send
+ * Target commands, and contexts kept for reuse across connections: with them a check's script
+ * could list, attach to and read the pages of checks running at the same time (or find the
+ * context of the one before). Those server methods are replaced, in this process only
  * (the server runs here), with ones that refuse.
  *
  * @throws Error when the runtime's playwright-core has not these classes (a version this host
@@ -147,6 +148,7 @@ function keepConnectionsApart(playwrightDir: string): void {
   if (
     typeof browser?.newBrowserCDPSession !== 'function' ||
     typeof browser.startTracing !== 'function' ||
+    typeof browser.newContextForReuse !== 'function' ||
     typeof session?.send !== 'function'
   ) {
     throw new Error(
@@ -156,6 +158,10 @@ function keepConnectionsApart(playwrightDir: string): void {
   const shared = 'the browser is shared with other checks';
   browser.newBrowserCDPSession = async () => {
     throw new Error(`browser.newBrowserCDPSession() is not available: ${shared}`);
+  };
+  // A context kept for reuse outlives its connection: the next check would find the last one's.
+  browser.newContextForReuse = async () => {
+    throw new Error(`reusing browser contexts is not available: ${shared}`);
   };
   browser.startTracing = async () => {
     throw new Error(`browser.startTracing() is not available: ${shared}; use context.tracing`);
