@@ -114,6 +114,8 @@ const DEFAULT_MAX_OUTPUT_BYTES = 1_048_576;
 const DEFAULT_MAX_REPORT_BYTES = 16 * 1_048_576;
 /** Longest log line kept, characters. */
 const MAX_LOG_CHARS = 4_096;
+/** Most log lines kept (a flood of short lines costs far more memory than its bytes); the rest are counted. */
+const MAX_LOG_LINES = 2_000;
 /** Most steps and errors kept from the report. */
 const MAX_STEPS = 1_000;
 const MAX_ERRORS = 50;
@@ -629,13 +631,14 @@ async function killUid(uid: number): Promise<void> {
 }
 
 /**
- * stdout and stderr of the suite as log lines, within a byte budget: past it, output is dropped and
- * counted. Colours and cursor codes of the line reporter are removed; long lines are cut.
+ * stdout and stderr of the suite as log lines, within a byte budget and {@link MAX_LOG_LINES}: past
+ * either, output is dropped and counted. Colours and cursor codes of the line reporter are removed; long lines are cut.
  */
 class OutputLog {
   readonly #maxBytes: number;
   #bytes = 0;
   #dropped = 0;
+  #droppedLines = 0;
   readonly #partial = { stdout: '', stderr: '' };
   /** Per stream, so a character split across two chunks is decoded whole. */
   readonly #decoders = { stdout: new StringDecoder('utf8'), stderr: new StringDecoder('utf8') };
@@ -663,6 +666,10 @@ class OutputLog {
   #push(stream: 'stdout' | 'stderr', raw: string): void {
     const line = raw.replace(ANSI, '').replace(/\r/g, '').trimEnd();
     if (line === '') return;
+    if (this.#lines.length >= MAX_LOG_LINES) {
+      this.#droppedLines++;
+      return;
+    }
     this.#lines.push({
       time: new Date().toISOString(),
       level: stream === 'stdout' ? 'INFO' : 'ERROR',
@@ -680,6 +687,8 @@ class OutputLog {
       this.#push(stream, this.#partial[stream] + this.#decoders[stream].end());
       this.#partial[stream] = '';
     }
+    if (this.#droppedLines > 0)
+      this.note('WARN', `${this.#droppedLines} lines of output beyond ${MAX_LOG_LINES} were dropped`);
     if (this.#dropped > 0)
       this.note('WARN', `${this.#dropped} bytes of output beyond ${this.#maxBytes} were dropped`);
   }

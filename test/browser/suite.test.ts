@@ -408,14 +408,19 @@ test('spins', async () => {
     const leaveSleep = `const { spawn } = require('node:child_process');
 spawn('sleep', ['600'], { detached: true, stdio: 'ignore' }).unref();
 `;
-    const config = `${RUN_AS === null ? '' : leaveSleep}while (true) {}
+    // Then floods stdout: 5000 short lines and a line of 1.2 MB, past both caps of the output.
+    const flood = `process.stdout.write(Array.from({ length: 5000 }, (_, i) => 'line ' + i).join('\\n') + '\\n');
+process.stdout.write('flood '.repeat(200000) + '\\n');
+`;
+    const config = `${RUN_AS === null ? '' : leaveSleep}${flood}while (true) {}
 `;
     const files = project().map((f) =>
       f.path === 'playwright.config.ts' ? { path: 'playwright.config.cjs', content: config } : f,
     );
-    const timeoutMs = 3_000;
+    const timeoutMs = 5_000;
     const started = Date.now();
-    const outcome = await runSuite(options({ files, timeoutMs }));
+    const maxOutputBytes = 65_536;
+    const outcome = await runSuite(options({ files, timeoutMs, maxOutputBytes }));
     const elapsed = Date.now() - started;
     try {
       expect(outcome.report.status).toBe('FAILED');
@@ -425,6 +430,15 @@ spawn('sleep', ['600'], { detached: true, stdio: 'ignore' }).unref();
       );
       expect(outcome.report.errors[0]?.kind).toBe('TIMEOUT');
       expect(elapsed).toBeGreaterThanOrEqual(timeoutMs);
+      const kept = outcome.logs.filter((l) => /^line \d+$/.test(l.msg));
+      expect(kept).toHaveLength(2_000);
+      expect(outcome.logs.map((l) => l.msg)).toEqual(
+        expect.arrayContaining([
+          expect.stringMatching(/^\d+ lines of output beyond 2000 were dropped$/),
+          expect.stringMatching(/^\d+ bytes of output beyond 65536 were dropped$/),
+        ]),
+      );
+      expect(outcome.logs.every((l) => l.msg.length <= 4_096)).toBe(true);
       expect(elapsed).toBeLessThan(timeoutMs + 5_000);
       expect(processesUnder(tmpRoot)).toBe(0);
     } finally {
