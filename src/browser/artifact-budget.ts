@@ -88,14 +88,16 @@ export function uploadOrder<T extends PlannedArtifact>(files: readonly T[]): T[]
 }
 
 /**
- * Plans the upload of a run's scrubbed artifacts within `budgetBytes`. When they are over it:
- * every trace loses its screencast frames (`screencast-frame` events and their images); still
- * over, its DOM snapshots (`frame-snapshot` events and the resources only they use), keeping
- * actions, logs, network and console; still over, files are taken in upload order
- * ({@link uploadOrder}) while they fit and the others dropped. A file larger than the service
- * takes (MAX_ARTIFACT_SIZE_BYTES) is dropped. Trimming runs in the artifact worker; a trace
- * that cannot be trimmed (broken, deadline) is kept as it is for the last step. Never rejects
- * for a trace's content; rejects only when a file cannot be measured.
+ * Plans the upload of a run's scrubbed artifacts within `budgetBytes`. When they are over it,
+ * traces lose their screencast frames (`screencast-frame` events and their images), the
+ * lowest-priority trace first, until the files fit; still over, their DOM snapshots
+ * (`frame-snapshot` events and the resources only they use) likewise, keeping actions, logs,
+ * console messages and network entries; still over, files are taken in upload order
+ * ({@link uploadOrder}) while they fit and the others dropped, so the upload is empty only when
+ * no single file fits. A file larger than the service takes (MAX_ARTIFACT_SIZE_BYTES) is
+ * dropped. A trimmed trace is rewritten in place. Trimming runs in the artifact worker; a trace
+ * that cannot be trimmed (broken, deadline, `signal`) is kept as it is for the last step.
+ * @throws Error only when a trimmed file cannot be measured (its directory removed meanwhile).
  */
 export async function planArtifactUpload(options: PlanOptions): Promise<UploadPlan> {
   const budget = options.budgetBytes ?? DEFAULT_UPLOAD_BUDGET_BYTES;
