@@ -7,7 +7,7 @@ import { compiledChildPath } from '../common/compiled-child.js';
 import { readLineChannel } from '../common/line-channel.js';
 import { killGroup, removeTree, trackGroup, untrackGroup } from '../common/process-tree.js';
 import type { BrowserIdentity } from './identities.js';
-import { listProcesses, parseProcStat, readBounded, treeOf, treePss } from './memory.js';
+import { parseProcStat, readBounded, treePss } from './memory.js';
 
 /** Agent → host command, one JSON line on the host's stdin. */
 export type HostCommand =
@@ -401,14 +401,6 @@ export class BrowserHost {
   pssBytes(): Promise<number | null> {
     if (this.#hasExited) return Promise.resolve(null);
     return treePss([this.pid, this.browserPid]);
-  }
-
-  /** Pids of the host's live processes now: its tree, Chromium's, and stray ones of its uid or temp dir. */
-  async processIds(): Promise<number[]> {
-    const processes = (await listProcesses()).filter((p) => p.state !== 'Z');
-    const pids = new Set(treeOf(processes, [this.pid, this.browserPid]));
-    for (const pid of await strays(this.tmpDir, this.runAs)) pids.add(pid);
-    return [...pids];
   }
 
   /**
