@@ -620,7 +620,15 @@ function createTestApi(state: RunState): Any {
     (...args: unknown[]) => {
       if (typeof args[0] === 'string' && typeof args[1] === 'function')
         return register(mode)(args[0], args[1]);
-      const condition = args.length === 0 || typeof args[0] === 'string' ? true : Boolean(args[0]);
+      // test.skip(({ browserName }) => …): a condition on the options, here always Chromium's.
+      const given =
+        typeof args[0] === 'function'
+          ? (args[0] as (options: Record<string, unknown>) => unknown)({
+              browserName: 'chromium',
+              headless: true,
+            })
+          : args[0];
+      const condition = args.length === 0 || typeof given === 'string' ? true : Boolean(given);
       if (!condition) return;
       if (running !== null) throw new SkipSignal('skipped');
       suite.mode = mode;

@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromiumRequirement, missingRequirement, runtimeRequirement } from '../helpers/requirements.js';
 import { unzip } from './formats.js';
 import {
@@ -20,6 +20,9 @@ import {
  * the runner itself). Each run is a fresh runner process, disposed after.
  */
 const skip = missingRequirement([chromiumRequirement(), runtimeRequirement(RUNTIME_ID)]);
+
+/** What a request to a `/signal/…` path of the site does (a script telling the test where it is). */
+const abortOnHit = new Map<string, () => void>();
 
 /** The loopback site: a page, a slow API, a page that throws, and a path that never answers. */
 function site(): Promise<Loopback> {
@@ -44,6 +47,13 @@ function site(): Promise<Loopback> {
         res.setHeader('content-type', 'application/json');
         res.end(JSON.stringify({ path }));
       }, 60);
+    } else if (path.startsWith('/signal/')) {
+      abortOnHit.get(path)?.();
+      res.end();
+    } else if (path === '/favicon.ico') {
+      // Chromium asks for it now and then: a 404 would be a console error of whichever test ran.
+      res.statusCode = 204;
+      res.end();
     } else if (path === '/hang') {
       // Never answers: the connection stays open until the server closes.
     } else {
@@ -65,10 +75,7 @@ describe.skipIf(skip)('browser runner', () => {
   afterAll(async () => {
     await web?.close();
     await browser?.close();
-  });
-
-  afterEach(() => {
-    // Every runner process (its uid's) is gone once the run is disposed.
+    // Every runner process (its uid's) is gone once its run is disposed (runCheck checks each group too).
     if (RUN_AS !== null) expect(processesOf(RUN_AS.uid)).toEqual([]);
   });
 
@@ -122,6 +129,7 @@ describe.skipIf(skip)('browser runner', () => {
     const code = [
       `import { test, expect } from '@playwright/test';`,
       `test.describe('site', () => {`,
+      `  test.skip(({ browserName }) => browserName !== 'chromium', 'Chromium only');`,
       `  test('home', async ({ page }) => {`,
       `    await page.goto('${web.origin}/');`,
       `    await test.step('greets', async () => {`,
@@ -132,6 +140,10 @@ describe.skipIf(skip)('browser runner', () => {
       `    const value = 42;`,
       `    throw new Error('broke at ' + value);`,
       `  });`,
+      `  test('skips itself', async () => {`,
+      `    test.skip(true, 'not today');`,
+      `    throw new Error('unreachable');`,
+      `  });`,
       `  test.skip('later', async () => {});`,
       `});`,
     ].join('\n');
@@ -139,12 +151,13 @@ describe.skipIf(skip)('browser runner', () => {
     const report = outcome.report!;
     expect(report).toMatchObject({ status: 'FAILED', shape: 'TEST', errorMessage: 'broke at 42' });
     expect(report.errors).toEqual([
-      expect.objectContaining({ kind: 'SCRIPT', message: 'broke at 42', location: { line: 11, column: 11 } }),
+      expect.objectContaining({ kind: 'SCRIPT', message: 'broke at 42', location: { line: 12, column: 11 } }),
     ]);
     expect(report.steps.map((s) => [s.name, s.depth, s.status])).toEqual([
       ['greets', 1, 'PASSED'],
       ['home', 0, 'PASSED'],
       ['breaks', 0, 'FAILED'],
+      ['skips itself', 0, 'SKIPPED'],
       ['later', 0, 'SKIPPED'],
     ]);
     // Steps were sent as they ended, too.
@@ -228,7 +241,7 @@ describe.skipIf(skip)('browser runner', () => {
     expect(steps.get('api')!.durationMs).toBeGreaterThanOrEqual(175);
   });
 
-  it('stops at the deadline when the page is stuck in while (true) {}: done, timedOut, a trace that unzips', async () => {
+  it.concurrent('stops at the deadline when the page is stuck in while (true) {}: done, timedOut, a trace that unzips', async () => {
     const code = `await page.goto('${web.origin}/stuck');\nconsole.log('spinning');\nawait page.click('button', { noWaitAfter: true });\nawait page.evaluate(() => 1);`;
     const started = Date.now();
     const { outcome, files } = await runCheck(
@@ -246,7 +259,7 @@ describe.skipIf(skip)('browser runner', () => {
     expect(unzip(files.get('trace.zip')!).has('trace.trace')).toBe(true);
   });
 
-  it('stops at the deadline when a server never answers: done, timedOut, a trace that unzips', async () => {
+  it.concurrent('stops at the deadline when a server never answers: done, timedOut, a trace that unzips', async () => {
     const code = `await page.goto('${web.origin}/hang', { timeout: 0 });`;
     const started = Date.now();
     const { outcome, files } = await runCheck(
@@ -263,7 +276,7 @@ describe.skipIf(skip)('browser runner', () => {
     expect(unzip(files.get('trace.zip')!).has('trace.trace')).toBe(true);
   });
 
-  it('kills a runner whose script blocks its event loop, keeping the steps it finished', async () => {
+  it.concurrent('kills a runner whose script blocks its event loop, keeping the steps it finished', async () => {
     const code = [
       `import { test } from '@playwright/test';`,
       `test('spins', async () => {`,
@@ -288,7 +301,7 @@ describe.skipIf(skip)('browser runner', () => {
     expect(outcome.logs.map((log) => log.msg)).toEqual(['about to spin']);
   });
 
-  it('kills a runner whose script writes past the channel caps, keeping what came before', async () => {
+  it.concurrent('kills a runner whose script writes past the channel caps, keeping what came before', async () => {
     const code = [
       `const fs = require('node:fs');`,
       `console.log('before the flood');`,
@@ -309,14 +322,17 @@ describe.skipIf(skip)('browser runner', () => {
     ]);
   });
 
-  it('kills the runner when its run is aborted', async () => {
+  it.concurrent('kills the runner when its run is aborted', async () => {
     const controller = new AbortController();
-    // Long enough for the runner to start and the script to log under load.
-    setTimeout(() => controller.abort(), 3_000).unref();
+    // The script tells the site it is waiting; the site aborts the run.
+    abortOnHit.set('/signal/abort', () => controller.abort());
+    const code = [
+      `console.log('waiting');`,
+      `await request.get('${web.origin}/signal/abort').catch(() => {});`,
+      'await new Promise(() => {});',
+    ].join('\n');
     const { outcome } = await runCheck(
-      payloadFor(browser.wsEndpoint, `console.log('waiting');\nawait new Promise(() => {});`, {
-        checkType: 'MULTI_STEP',
-      }),
+      payloadFor(browser.wsEndpoint, code, { checkType: 'MULTI_STEP' }),
       undefined,
       controller.signal,
     );
@@ -324,7 +340,7 @@ describe.skipIf(skip)('browser runner', () => {
     expect(outcome.logs.map((log) => log.msg)).toEqual(['waiting']);
   });
 
-  it('cuts a log line to fit the channel rather than overflow it', async () => {
+  it.concurrent('cuts a log line to fit the channel rather than overflow it', async () => {
     const code = [
       `console.log(String.fromCharCode(1).repeat(200_000));`,
       `console.error('é'.repeat(100_000));`,
