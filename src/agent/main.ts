@@ -129,6 +129,9 @@ export async function runAgent(env: NodeJS.ProcessEnv, options: RunAgentOptions 
 /** Check types whose executors need the browser pool. */
 const BROWSER_TYPES: ReadonlySet<CheckType> = new Set<CheckType>(['BROWSER', 'MULTI_STEP', 'PLAYWRIGHT']);
 
+/** How often the claim loop's view of the browser pool's memory headroom is refreshed, ms. */
+const CAPACITY_REFRESH_MS = 1_000;
+
 /** Runtimes whose Playwright can drive a browser: the installed ones with playwright-core. */
 function browserRuntimes(): string[] {
   return installedRuntimes().filter((id) =>
@@ -172,12 +175,21 @@ async function startBrowserPool(
     logger: log,
   });
   const passed = new Set<string>();
+  // Memory headroom is read asynchronously: once a second, so the claim loop can ask synchronously.
+  let memoryAllows = false;
+  const refresh = async () => {
+    const answers = await Promise.all([...passed].map((id) => pool.hasCapacity(id).catch(() => false)));
+    memoryAllows = answers.some(Boolean);
+  };
+  const timer = setInterval(() => void refresh(), CAPACITY_REFRESH_MS);
+  timer.unref();
   const agent: AgentBrowsers = {
     async start() {
       for (const runtimeId of runtimes) {
         const check = await pool.checkRuntime(runtimeId);
         if (check.ok) {
           passed.add(runtimeId);
+          await refresh();
           log.info(
             {
               runtimeId,
@@ -197,11 +209,15 @@ async function startBrowserPool(
     },
     canAdmit() {
       const status = pool.status();
-      if (status.waitingForMemory || status.running + status.waiting >= status.concurrency) return false;
+      if (!memoryAllows || status.waitingForMemory) return false;
+      if (status.running + status.waiting >= status.concurrency) return false;
       return status.runtimes.some((r) => r.available && passed.has(r.runtimeId));
     },
     status: () => pool.status(),
-    close: () => pool.close(),
+    close: () => {
+      clearInterval(timer);
+      return pool.close();
+    },
   };
   return { pool, agent };
 }

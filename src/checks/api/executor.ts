@@ -39,7 +39,6 @@ export const API_MAX_BODY_BYTES = 25 * 1024 * 1024;
 /** Time limit of one setup or teardown script, ms (docs/checks.md, "API"). */
 export const SCRIPT_TIMEOUT_MS = 10_000;
 
-
 /**
  * Options of the API executor: those of every HTTP executor (resolver, extra CAs, redirects, user
  * agent) with API defaults — `maxBodyBytes` 25 MB ({@link API_MAX_BODY_BYTES}), user agent
