@@ -74,6 +74,8 @@ export type BrowserBenchReport = {
     inRunner: BrowserTiming;
     /** executor.run called → outcome (the run, trace scrubbing, the runner disposed of). */
     roundTrip: BrowserTiming;
+    /** A runner's boot alone, spawn → ready (Node started, Playwright loaded), a few times. */
+    runnerBoot: BrowserTiming;
     failures: number;
     goal: { p50Ms: number; p95Ms: number };
   };
@@ -93,7 +95,7 @@ export type BrowserBenchReport = {
 export type BrowserBenchOptions = {
   /** Sequential checks timed for the warm overhead. Default 30. */
   startupRuns?: number;
-  /** Journeys of the throughput comparison, each way. Default 40. */
+  /** Journeys of the throughput comparison, each way. Default 24 (the whole bench stays near 4 minutes). */
   journeys?: number;
   /** Concurrencies of the memory measurement. Default 1, 2, 4, 8. */
   concurrencies?: number[];
@@ -113,6 +115,8 @@ const HOLD_WAIT_MS = 90_000;
 const HOLD_LIMIT_MS = 100_000;
 /** The memory cells' jobs' limit, ms: 8 checks starting at once on 2 loaded cores take a while. */
 const HOLD_JOB_TIMEOUT_MS = 120_000;
+/** Runner boots timed alone. */
+const RUNNER_BOOTS = 5;
 /** A fresh-browser reference run killed after this long, ms. */
 const FRESH_RUN_LIMIT_MS = 60_000;
 /** The uids the bench's pool hands out when root: outside the default range other pools use. */
@@ -508,7 +512,7 @@ function sleep(ms: number): Promise<void> {
  */
 export async function benchBrowser(options: BrowserBenchOptions = {}): Promise<BrowserBenchReport | null> {
   const startupRuns = options.startupRuns ?? 30;
-  const journeys = options.journeys ?? 40;
+  const journeys = options.journeys ?? 24;
   const concurrencies = options.concurrencies ?? [1, 2, 4, 8];
   if (!existsSync(CHROMIUM) || !existsSync(join(RUNTIME_DIR, 'node_modules', 'playwright-core'))) {
     console.log(
@@ -560,6 +564,7 @@ export async function benchBrowser(options: BrowserBenchOptions = {}): Promise<B
       if (failed !== null) throw new Error(`the ${shape} warm-up check failed: ${failed}`);
     }
 
+    const memoryStarted = performance.now();
     const memory: BrowserMemoryCell[] = [];
     let idle = await idlePss(tmpRoot);
     for (const shape of SHAPES) {
@@ -574,6 +579,8 @@ export async function benchBrowser(options: BrowserBenchOptions = {}): Promise<B
     const toStart: number[] = [];
     const roundTrips: number[] = [];
     const perShape: Record<BrowserBenchShape, number[]> = { plain: [], 'multi-step': [], test: [] };
+    const memoryMs = performance.now() - memoryStarted;
+    const startupStarted = performance.now();
     const acquireWaits: number[] = [];
     const inRunner: number[] = [];
     let startupFailures = 0;
@@ -593,6 +600,23 @@ export async function benchBrowser(options: BrowserBenchOptions = {}): Promise<B
       perShape[shape].push(startupMs);
       roundTrips.push(roundTripMs);
     }
+
+    // How long a runner takes to boot (Node, Playwright loaded) when nothing else of the bench
+    // runs: once it exceeds a check's round trip, back-to-back checks wait for the spare.
+    const boots: number[] = [];
+    for (let i = 0; i < RUNNER_BOOTS; i++) {
+      const t0 = performance.now();
+      const runner = await BrowserRunner.spawn({
+        runtimeDir: RUNTIME_DIR,
+        runtimeId: RUNTIME_ID,
+        tmpRoot,
+        runAs: process.getuid?.() === 0 ? { uid: REFERENCE_UID, gid: REFERENCE_UID } : null,
+      });
+      const ready = await runner.ready;
+      if (ready) boots.push(performance.now() - t0);
+      await runner.dispose();
+    }
+    const sectionsMs = { memory: memoryMs, startup: performance.now() - startupStarted, throughput: 0 };
 
     const concurrency = availableParallelism();
     let poolFailures = 0;
@@ -617,6 +641,7 @@ export async function benchBrowser(options: BrowserBenchOptions = {}): Promise<B
       }
     });
     const freshMs = performance.now() - freshStarted;
+    sectionsMs.throughput = performance.now() - poolStarted;
     if (firstFreshFailure !== null) console.log(`a fresh-browser journey failed: ${firstFreshFailure}`);
 
     const report: BrowserBenchReport = {
@@ -632,6 +657,7 @@ export async function benchBrowser(options: BrowserBenchOptions = {}): Promise<B
         acquire: timing(acquireWaits),
         inRunner: timing(inRunner),
         roundTrip: timing(roundTrips),
+        runnerBoot: timing(boots),
         failures: startupFailures,
         goal: STARTUP_GOAL,
       },
@@ -645,7 +671,11 @@ export async function benchBrowser(options: BrowserBenchOptions = {}): Promise<B
       },
     };
     print(report);
-    console.log(`browser bench took ${Math.round((performance.now() - started) / 1000)} s`);
+    const seconds = (ms: number) => `${Math.round(ms / 1000)} s`;
+    console.log(
+      `browser bench took ${seconds(performance.now() - started)} (memory ${seconds(sectionsMs.memory)}, ` +
+        `warm overhead ${seconds(sectionsMs.startup)}, checks per minute ${seconds(sectionsMs.throughput)})`,
+    );
     return report;
   } finally {
     await pool.close();
@@ -700,6 +730,12 @@ function print(r: BrowserBenchReport): void {
   );
   console.log(
     `  executor.run round trip (run, trace scrubbed, runner disposed of): p50 ${s.roundTrip.p50Ms} ms, p95 ${s.roundTrip.p95Ms} ms`,
+  );
+  console.log(
+    `  a runner's boot alone (spawn → ready, ${RUNNER_BOOTS} times): p50 ${s.runnerBoot.p50Ms} ms, p95 ${s.runnerBoot.p95Ms} ms` +
+      (s.runnerBoot.p50Ms > s.roundTrip.p50Ms
+        ? ': longer than a check, so back-to-back checks wait for the one spare runner'
+        : ''),
   );
   const t = r.throughput;
   console.log(`\nbrowser checks per minute (${t.journeys} journeys, ${t.concurrency} at once, tracing on)`);
