@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { constants, existsSync } from 'node:fs';
 import {
+  chmod,
   chown,
   lstat,
   mkdir,
@@ -185,9 +186,10 @@ function declaredPackages(manifest: unknown): string[] {
 /**
  * Runs one Playwright check suite with the runtime's `playwright test` and maps its JSON report
  * onto a browser run report. Steps, in order:
- * 1. writes the project into a fresh private dir (0700, owned by `runAs`): paths relative, inside
- *    the project, not under `node_modules`; the inline script to {@link INLINE_SPEC_PATH} unless
- *    `scriptPath` is given;
+ * 1. writes the project into a fresh private dir (0700, owned by `runAs`; its home, output and
+ *    report folders beside it likewise, in a run dir of the agent's, mode 0711): paths relative,
+ *    inside the project, not under `node_modules`; the inline script to {@link INLINE_SPEC_PATH}
+ *    unless `scriptPath` is given;
  * 2. links `<project>/node_modules` to the runtime's (no install: an agent has no registry); a
  *    package.json dependency the runtime lacks is the run's error, named;
  * 3. writes `outpost.config.mjs` (suite-config.ts) around the user's `playwright.config.*`;
@@ -243,15 +245,26 @@ async function runIn(
     project: join(dir, 'project'),
     home: join(dir, 'home'),
     browsers: join(dir, 'browsers'),
-    output: join(dir, 'output'),
+    // One level down: Playwright removes and recreates its outputDir, which needs a parent the suite may write.
+    output: join(dir, 'output', 'results'),
     reportFile: join(dir, 'report', 'report.json'),
     errorFile: join(dir, 'report', 'config-error.txt'),
   };
   const own = async (path: string) => {
     if (options.runAs !== null) await chown(path, options.runAs.uid, options.runAs.gid);
   };
-  await own(dir);
-  for (const sub of [layout.project, layout.home, layout.browsers, layout.output, join(dir, 'report')]) {
+  // The run's dir stays the agent's, searchable but not writable by the suite's uid: the suite owns
+  // the folders inside it but cannot swap one for a link before the agent reads its report and
+  // artifacts back.
+  if (options.runAs !== null) await chmod(dir, 0o711);
+  for (const sub of [
+    layout.project,
+    layout.home,
+    layout.browsers,
+    join(dir, 'output'),
+    layout.output,
+    join(dir, 'report'),
+  ]) {
     await mkdir(sub, { mode: 0o700 });
     await own(sub);
   }
