@@ -3,7 +3,7 @@
  * (fping, dig, curl, autocannon), printing ratios (design.md §5). Build first
  * (`npm run build`); ICMP needs root or ping_group_range. With no names, all run.
  *
- * Names: icmp, dns, tcp, url, api, sandbox, agent-rss, analytics, service-http, queue.
+ * Names: icmp, dns, tcp, url, api, sandbox, agent-rss, analytics, service-http, queue, trace-scrub, browser.
  */
 import { benchAgentIdleRss } from './agent-rss.js';
 import { benchApi } from './api.js';
@@ -14,6 +14,7 @@ import { runIcmpBench } from './icmp.js';
 import { benchSandbox } from './sandbox.js';
 import { benchServiceHttp } from './service-http.js';
 import { benchTcp } from './tcp.js';
+import { benchTraceScrub } from './trace-scrub.js';
 import { benchUrl } from './url.js';
 
 const BENCHES: Record<string, () => Promise<unknown>> = {
@@ -40,6 +41,7 @@ const BENCHES: Record<string, () => Promise<unknown>> = {
   analytics: () => benchAnalytics(),
   'service-http': () => benchServiceHttp(),
   queue: () => benchQueue(),
+  'trace-scrub': () => benchTraceScrub(),
 };
 
 const asked = process.argv.slice(2);
