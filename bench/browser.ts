@@ -9,8 +9,10 @@
  *    pool started is read, minus the idle PSS read just before (warm host, spare runner);
  * 2. the warm overhead, job accepted → the script's first statement (`startupMs` of the result),
  *    over sequential checks, and the executor's round trip;
- * 3. browser checks per minute at `os.availableParallelism()` checks at once, next to the same
- *    journeys each in a fresh `node` that launches its own Chromium (tracing on), as the peers do.
+ * 3. browser checks per minute at `os.availableParallelism()` checks at once, through the executor
+ *    (traces scrubbed) and through the pool's leases alone (traces written, not scrubbed), next to
+ *    the same journeys each in a fresh `node` that launches its own Chromium (tracing on, the trace
+ *    written, not scrubbed), as the peers do.
  *
  * Run: `npx tsc -p tsconfig.build.json && node dist/bench/browser.js [journeys]`
  * (or `npm run bench -- browser`). Needs Chromium (CHROMIUM_PATH, default /usr/bin/chromium) and
@@ -25,6 +27,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { pino } from 'pino';
+import type { RunnerPayload } from '../src/browser/messages.js';
 import { listProcesses, pssOf, readBounded, treeOf } from '../src/browser/memory.js';
 import { BrowserPool } from '../src/browser/pool.js';
 import { BrowserRunner } from '../src/browser/runner-process.js';
@@ -82,8 +85,11 @@ export type BrowserBenchReport = {
   throughput: {
     journeys: number;
     concurrency: number;
-    /** Journeys per minute through the pool. */
+    /** Journeys per minute through the pool and the executor (traces scrubbed). */
     poolPerMinute: number;
+    /** Journeys per minute through the pool's leases alone (traces written, not scrubbed). */
+    leasePerMinute: number;
+    leaseFailures: number;
     /** Journeys per minute, each in a fresh node that launches Chromium. */
     freshPerMinute: number;
     poolFailures: number;
@@ -302,6 +308,23 @@ async function runJob(
     log: pino({ level: 'silent' }),
   });
   return { outcome, roundTripMs: performance.now() - t0 };
+}
+
+/** A runner payload as the executor builds one (no variables, no secrets), 60 s to run. */
+function runnerPayload(wsEndpoint: string, code: string): RunnerPayload {
+  return {
+    wsEndpoint,
+    checkType: 'BROWSER',
+    code,
+    shape: null,
+    env: {},
+    secrets: [],
+    timeoutMs: 56_000,
+    captureMarginMs: 5_000,
+    video: false,
+    maxLogChars: 10_000,
+    maxEntries: 100,
+  };
 }
 
 function failureOf(outcome: RunOutcome): string | null {
@@ -627,6 +650,25 @@ export async function benchBrowser(options: BrowserBenchOptions = {}): Promise<B
     });
     const poolMs = performance.now() - poolStarted;
 
+    // The same journeys straight through a lease's runner: the trace is written but not scrubbed,
+    // as in the fresh-browser reference, so the two differ only by the warm browser and runner.
+    let leaseFailures = 0;
+    const leaseStarted = performance.now();
+    await runPool(journeys, concurrency, async () => {
+      const lease = await pool.acquire(RUNTIME_ID);
+      let failed = true;
+      try {
+        const run = await lease.runner.run(
+          runnerPayload(lease.wsEndpoint, script('plain', site.origin, false)),
+        );
+        failed = run.report?.status !== 'PASSED';
+      } finally {
+        await lease.release({ browserFailed: false });
+      }
+      if (failed) leaseFailures++;
+    });
+    const leaseMs = performance.now() - leaseStarted;
+
     const referenceScript = join(tmpRoot, 'fresh-journey.mjs');
     await writeFile(referenceScript, REFERENCE_SCRIPT, { mode: 0o644 });
     let freshFailures = 0;
@@ -665,6 +707,8 @@ export async function benchBrowser(options: BrowserBenchOptions = {}): Promise<B
         journeys,
         concurrency,
         poolPerMinute: round1((journeys - poolFailures) / (poolMs / 60_000)),
+        leasePerMinute: round1((journeys - leaseFailures) / (leaseMs / 60_000)),
+        leaseFailures,
         freshPerMinute: round1((journeys - freshFailures) / (freshMs / 60_000)),
         poolFailures,
         freshFailures,
@@ -743,9 +787,14 @@ function print(r: BrowserBenchReport): void {
     `  warm pool + executor (trace scrubbed)       ${String(t.poolPerMinute).padStart(7)} /min${t.poolFailures ? ` (${t.poolFailures} failed)` : ''}`,
   );
   console.log(
+    `  warm pool, the runner alone (not scrubbed)  ${String(t.leasePerMinute).padStart(7)} /min${t.leaseFailures ? ` (${t.leaseFailures} failed)` : ''}`,
+  );
+  console.log(
     `  fresh node + chromium.launch per check      ${String(t.freshPerMinute).padStart(7)} /min${t.freshFailures ? ` (${t.freshFailures} failed)` : ''}`,
   );
-  console.log(`  ratio pool / fresh: ${(t.poolPerMinute / t.freshPerMinute).toFixed(2)}×`);
+  console.log(
+    `  ratio to fresh: pool + executor ${(t.poolPerMinute / t.freshPerMinute).toFixed(2)}×, runner alone ${(t.leasePerMinute / t.freshPerMinute).toFixed(2)}×`,
+  );
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
