@@ -73,6 +73,14 @@ export const CHECK_TYPE_REGISTRY = {
     load: async ({ browserPool }) => loadBrowserExecutor('MULTI_STEP', browserPool),
     networkDiagnostics: false,
   },
+  PLAYWRIGHT: {
+    load: async ({ browserPool }) => {
+      if (browserPool === undefined)
+        throw new Error('this agent has no browser: it runs no Playwright check suites');
+      return new (await import('./browser/suite-executor.js')).SuiteExecutor({ pool: browserPool });
+    },
+    networkDiagnostics: false,
+  },
 } as const satisfies Partial<Record<CheckType, CheckTypeEntry>>;
 
 /**

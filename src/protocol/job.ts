@@ -191,3 +191,15 @@ export const BrowserRequestSchema = Type.Object({
   sslCheckDomain: Type.Union([Type.String(), Type.Null()]),
 });
 export type BrowserRequest = Static<typeof BrowserRequestSchema>;
+
+/**
+ * The request of a PLAYWRIGHT job, a Playwright check suite (docs/checks.md, "Browser, multi-step and
+ * Playwright check suites"): the project's files, and its spec inline (`script`) or by path (`scriptPath`).
+ */
+export const SuiteRequestSchema = Type.Object({
+  script: Type.Union([Type.String({ maxLength: 131_072 }), Type.Null()]),
+  scriptPath: Type.Union([Type.String({ minLength: 1, maxLength: 1024 }), Type.Null()]),
+  dependencies: Type.Array(JobDependencySchema, { maxItems: 100 }),
+  sslCheckDomain: Type.Union([Type.String(), Type.Null()]),
+});
+export type SuiteRequest = Static<typeof SuiteRequestSchema>;

@@ -180,4 +180,61 @@ describe.skipIf(missing !== null)('browser checks end to end (service + agent pr
     );
     expect(png.subarray(1, 4).toString()).toBe('PNG');
   }, 180_000);
+
+  it('runs a Playwright check suite with its project: PASSED, a step per test, CI only for test sessions', async () => {
+    const spec = (title: string) =>
+      [
+        "import { test, expect } from '@playwright/test';",
+        "import { greet } from '../helpers/greet';",
+        `test('${title}', async ({ page }) => {`,
+        '  await page.goto(process.env.SITE_URL);',
+        "  await expect(page).toHaveTitle('Sign in');",
+        "  console.log(greet('ada'), 'CI=' + (process.env.CI ?? 'unset'), process.env.OUTPOST_RUN_SOURCE);",
+        '});',
+      ].join('\n');
+    const created = await api('POST', '/v1/checks/playwright', {
+      name: 'suite',
+      activated: false,
+      timeoutSeconds: 120,
+      environmentVariables: [{ key: 'SITE_URL', value: site.url }],
+      scriptPath: 'tests/a.spec.ts',
+      dependencies: [
+        {
+          path: 'package.json',
+          content: JSON.stringify({ name: 'suite', dependencies: { lodash: '4.17.21' } }),
+        },
+        { path: 'playwright.config.ts', content: "export default { testDir: 'tests' };" },
+        {
+          path: 'helpers/greet.ts',
+          content: "import _ from 'lodash';\nexport const greet = (n: string) => `hello ${_.capitalize(n)}`;",
+        },
+        { path: 'tests/a.spec.ts', content: spec('first') },
+        { path: 'tests/b.spec.ts', content: spec('second') },
+      ],
+    });
+    expect(created.status, JSON.stringify(created.json)).toBe(201);
+    const checkId = created.json.id as string;
+    for (const triggerSource of ['TRIGGER_API', 'TEST_RECORD'] as const) {
+      const started = await api('POST', '/v1/check-sessions/trigger', {
+        target: { checkId: [checkId] },
+        triggerSource,
+      });
+      expect(started.status).toBe(201);
+      await awaitSession(api, started.json.sessions[0].checkSessionId, 150_000);
+    }
+    const listed = (await api('GET', `/v1/check-results/${checkId}`)).json;
+    expect(listed).toHaveLength(2);
+    const logsOf = async (id: string) => {
+      const result = (await api('GET', `/v1/check-results/${checkId}/${id}`)).json;
+      expect(result.status, JSON.stringify(result.browserCheckResult?.errors)).toBe('PASSED');
+      const tests = result.browserCheckResult.steps.filter((s: { depth: number }) => s.depth === 0);
+      expect(tests.map((t: { name: string }) => t.name).sort()).toEqual(['a.spec.ts › first', 'b.spec.ts › second']);
+      expect(result.artifacts.some((a: { name: string }) => a.name.endsWith('trace.zip'))).toBe(true);
+      return result.logs.map((l: { msg: string }) => l.msg).join('\n');
+    };
+    const all = await Promise.all(listed.map((r: { id: string }) => logsOf(r.id)));
+    expect(all.find((l) => l.includes('TEST_RECORD'))).toContain('CI=1');
+    expect(all.find((l) => l.includes('TRIGGER_API'))).toContain('CI=unset');
+    expect(all.join('\n')).toContain('hello Ada');
+  }, 300_000);
 });

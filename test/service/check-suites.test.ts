@@ -1,7 +1,13 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type CheckDoc, assertRuntimeFits } from '../../src/service/resources/checks/checks.js';
 import { jobTimeoutMs } from '../../src/service/resources/checks/check-types.js';
-import { expectBadField, type TestService, testService } from '../helpers/service.js';
+import {
+  claimJobs,
+  expectBadField,
+  type TestService,
+  testService,
+  triggerCheck,
+} from '../helpers/service.js';
 
 let svc: TestService;
 beforeAll(async () => {
@@ -169,13 +175,34 @@ describe.each([
     expect(rows).toContain('visible-user');
   });
 
-  it(`starting sessions ${checkType === 'MULTI_STEP' ? 'runs it (agents run multi-step checks)' : 'does not run it (no agent runs suites yet)'}`, async () => {
+  it('starting a session queues its job for an agent with a browser', async () => {
     const id = (await svc.request('POST', `/v1/checks/${path}`, body())).json().id;
     const res = await svc.request('POST', '/v1/check-sessions/trigger', { target: { checkId: [id] } });
     expect(res.statusCode).toBe(201);
-    expect(res.json().sessions.map((s: { checkType: string }) => s.checkType)).toEqual(
-      checkType === 'MULTI_STEP' ? ['MULTI_STEP'] : [],
+    expect(res.json().sessions.map((s: { checkType: string }) => s.checkType)).toEqual([checkType]);
+  });
+});
+
+describe('the job of a Playwright check suite', () => {
+  it('carries the project, the spec path (or inline spec) and sslCheckDomain', async () => {
+    const created = await svc.request(
+      'POST',
+      '/v1/checks/playwright',
+      suiteBody({ sslCheckDomain: 'example.com' }),
     );
+    expect(created.statusCode, created.body).toBe(201);
+    await triggerCheck(svc, created.json().id);
+    const [job] = await claimJobs(svc, '00000000-0000-4000-8000-0000000000d1', {
+      checkTypes: ['PLAYWRIGHT'],
+    });
+    expect(job?.check).toMatchObject({ checkType: 'PLAYWRIGHT', runtimeId: '2026.04' });
+    expect(job?.timeoutMs).toBe(1_800_000);
+    expect(job?.check.request).toEqual({
+      script: null,
+      scriptPath: 'tests/home.spec.ts',
+      dependencies: project(),
+      sslCheckDomain: 'example.com',
+    });
   });
 });
 

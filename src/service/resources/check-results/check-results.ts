@@ -112,8 +112,9 @@ export function presentCheckResult(
     httpCheckResult: http,
     // The field's name for an API check's HTTP exchange.
     apiCheckResult: check.checkType === 'API' ? http : null,
-    // Agents post the browser part of browser and multi-step runs as browserCheckResult.
-    browserCheckResult: check.checkType === 'BROWSER' ? (doc.browserCheckResult ?? null) : null,
+    // Agents post the browser part of browser, multi-step and suite runs as browserCheckResult.
+    browserCheckResult:
+      check.checkType === 'BROWSER' || check.checkType === 'PLAYWRIGHT' ? (doc.browserCheckResult ?? null) : null,
     multiStepCheckResult:
       check.checkType === 'MULTI_STEP' ? (doc.multiStepCheckResult ?? doc.browserCheckResult ?? null) : null,
   };

@@ -109,7 +109,7 @@ export const CheckResultResponseSchema = Type.Object(
     tcpCheckResult: part('TCP checks'),
     httpCheckResult: part('URL and API checks: the HTTP exchange'),
     apiCheckResult: part('API checks: the HTTP exchange (the field’s name for it)'),
-    browserCheckResult: part('Browser checks, as stored'),
+    browserCheckResult: part('Browser checks and Playwright check suites, as stored'),
     multiStepCheckResult: part('Multi-step checks, as stored'),
   },
   strict,

@@ -147,6 +147,17 @@ const SCRIPT_JOB: JobRecipe = {
   retriesOnDoubleCheck: false,
 };
 
+/** Playwright check suites: the project's files and its spec inline or by path (protocol SuiteRequestSchema). */
+const SUITE_JOB: JobRecipe = {
+  ...SCRIPT_JOB,
+  request: (check) => ({
+    script: typeof check.script === 'string' && check.script !== '' ? check.script : null,
+    scriptPath: typeof check.scriptPath === 'string' ? check.scriptPath : null,
+    dependencies: Array.isArray(check.dependencies) ? check.dependencies : [],
+    sslCheckDomain: typeof check.sslCheckDomain === 'string' ? check.sslCheckDomain : null,
+  }),
+};
+
 /** What the uptime types and API checks share: 30 s runs, no own time limit or extra rules, run by agents. */
 const PROTOCOL_CHECK = {
   responseTimeLimitMs: null,
@@ -161,7 +172,7 @@ const PROTOCOL_CHECK = {
 
 /**
  * What browser, multi-step and suite checks share: a script and no request, minute frequencies,
- * their own `timeoutSeconds` up to 240 s; agents run browser and multi-step checks (suites not yet).
+ * their own `timeoutSeconds` up to 240 s; run by agents that have a browser.
  */
 const SCRIPTED_CHECK = {
   updateRequest: null,
@@ -236,7 +247,7 @@ export const CHECK_TYPE_REGISTRY: readonly CheckTypeEntry[] = [
     runTimeoutMs: SUITE_TIMEOUT_SECONDS * 1000,
     rules: playwrightProjectRules,
     bodyLimitBytes: SUITE_BODY_LIMIT_BYTES,
-    runnable: false,
+    job: SUITE_JOB,
   },
 ];
 
