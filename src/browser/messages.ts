@@ -27,6 +27,11 @@ export type RunnerPayload = {
   checkType: 'BROWSER' | 'MULTI_STEP';
   /** The check's script, JavaScript (TypeScript types are stripped where Node can: 22.13 and later). */
   code: string;
+  /**
+   * The check's dependency files (relative paths from the script's folder): a TEST script imports them
+   * with relative specifiers (`import { login } from './helpers/login'`), as ES modules; optional.
+   */
+  files?: { path: string; content: string }[];
   /** Null: detected from the code (an import or require of `@playwright/test` is the TEST shape). */
   shape: ScriptShape | null;
   /** The script's whole `process.env`: the check's merged variables and the runtime variables. */

@@ -948,9 +948,57 @@ function syntheticModule(exports: Record<string, unknown>, identifier: string): 
   );
 }
 
-async function loadModule(specifier: string, testModule: () => Any): Promise<Any> {
+/** The check's dependency files by normalised relative path (payload.files), set once the payload came. */
+let dependencyFiles = new Map<string, string>();
+/** Dependency modules made so far, by path: each file is one module, however often it is imported. */
+const dependencyModules = new Map<string, Any>();
+/** Extensions tried, in order, for a relative specifier without one (as bundlers and tsx do). */
+const DEPENDENCY_EXTENSIONS = ['', '.ts', '.js', '.mjs', '.mts', '/index.ts', '/index.js'];
+
+/**
+ * A dependency file of the check imported with a relative specifier (`./helpers/login`) from the
+ * script (at the project root) or from another dependency: an ES module compiled from the payload's
+ * text (types stripped where Node can), linked by the same rules as the script. Never read from disk.
+ * @throws Error naming the specifier when no dependency file matches.
+ */
+function dependencyModule(specifier: string, fromPath: string, testModule: () => Any): Any {
+  const base = path.posix.dirname(fromPath);
+  const wanted = path.posix.normalize(path.posix.join(base, specifier));
+  const found = DEPENDENCY_EXTENSIONS.map((ext) => `${wanted}${ext}`).find((p) => dependencyFiles.has(p));
+  if (found === undefined || wanted.startsWith('..')) {
+    throw new Error(`Cannot find module '${specifier}': no dependency file of the check matches it`);
+  }
+  const cached = dependencyModules.get(found);
+  if (cached !== undefined) return cached;
+  const SourceTextModule = (vm as Any).SourceTextModule;
+  const module: Any = new SourceTextModule(stripTypes(dependencyFiles.get(found) ?? ''), {
+    identifier: found,
+    importModuleDynamically: (inner: string) =>
+      loadModule(inner, testModule, found).then(async (m: Any) => {
+        if (m.status === 'unlinked') await m.link((s: string) => loadModule(s, testModule, found));
+        if (m.status !== 'evaluated') await m.evaluate();
+        return m;
+      }),
+  });
+  dependencyModules.set(found, module);
+  return module;
+}
+
+async function loadModule(
+  specifier: string,
+  testModule: () => Any,
+  fromPath = SCRIPT_FILENAME,
+): Promise<Any> {
   if (TEST_MODULES.has(specifier)) {
     return syntheticModule(testModule(), specifier);
+  }
+  if (specifier.startsWith('./') || specifier.startsWith('../')) {
+    const module = dependencyModule(specifier, fromPath, testModule);
+    if (module.status === 'unlinked') {
+      const identifier = module.identifier as string;
+      await module.link((inner: string) => loadModule(inner, testModule, identifier));
+    }
+    return module;
   }
   if (allowedBuiltin(specifier)) return syntheticModule(require(specifier), specifier);
   const anchor = nodeModule.createRequire(path.join(nodeModulesDir, SCRIPT_FILENAME));
@@ -1153,6 +1201,11 @@ async function run(payload: RunnerPayload, loaded: Loaded, arrivedAt: number): P
   installSecretMasking(loaded.client);
   installScreenshotHooks(loaded.client);
   installEnv(payload.env ?? {});
+  dependencyFiles = new Map(
+    (Array.isArray(payload.files) ? payload.files : [])
+      .filter((f) => typeof f?.path === 'string' && typeof f?.content === 'string')
+      .map((f) => [path.posix.normalize(f.path), f.content] as const),
+  );
   installConsole();
 
   reportNow = (durationMs: number) => {

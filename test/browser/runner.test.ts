@@ -204,6 +204,46 @@ describe.skipIf(skip)('browser runner', () => {
     expect(report.errorMessage).toMatch(/^TimeoutError: page.goto: Timeout 500ms exceeded/);
   });
 
+  it("imports the check's dependency files by relative path, nested ones too; an unknown one fails by name", async () => {
+    const files = [
+      {
+        path: 'helpers/login.js',
+        content:
+          "import { suffix } from '../lib/suffix.js';\nexport const greet = (n) => `hello ${n}${suffix}`;",
+      },
+      {
+        path: 'lib/suffix.js',
+        content: "import lodash from 'lodash';\nexport const suffix = lodash.repeat('!', 2);",
+      },
+    ];
+    const code = [
+      `import { test, expect } from '@playwright/test';`,
+      `import { greet } from './helpers/login';`,
+      `test('uses a helper', async () => {`,
+      `  console.log(greet('ada'));`,
+      `  expect(greet('x')).toBe('hello x!!');`,
+      `});`,
+    ].join('\n');
+    const { outcome } = await runCheck(
+      payloadFor(browser.wsEndpoint, code, { checkType: 'MULTI_STEP', files }),
+    );
+    expect(outcome.report?.status, JSON.stringify(outcome.report?.errors)).toBe('PASSED');
+    expect(outcome.logs.map((log) => log.msg)).toEqual(['hello ada!!']);
+
+    const missing = await runCheck(
+      payloadFor(
+        browser.wsEndpoint,
+        `import { x } from './nope';\nimport { test } from '@playwright/test';`,
+        {
+          checkType: 'MULTI_STEP',
+          files,
+        },
+      ),
+    );
+    expect(missing.outcome.report?.status).toBe('FAILED');
+    expect(missing.outcome.report?.errorMessage).toContain("Cannot find module './nope'");
+  });
+
   it('times a multi-step check of requests and nested steps, without a page', async () => {
     const code = [
       `import { test, expect } from '@playwright/test';`,

@@ -261,6 +261,7 @@ function buildPayload(
     wsEndpoint,
     checkType: job.check.checkType === 'MULTI_STEP' ? 'MULTI_STEP' : 'BROWSER',
     code: request.script,
+    files: request.dependencies,
     shape: null,
     env,
     secrets,
