@@ -209,7 +209,7 @@ describe.skipIf(skip)('browser runner', () => {
       {
         path: 'helpers/login.js',
         content:
-          "import { suffix } from '../lib/suffix.js';\nexport const greet = (n) => `hello ${n}${suffix}`;",
+          "import { suffix } from '../lib/suffix.js';\nexport const greet = (n) => 'hello ' + n + suffix;",
       },
       {
         path: 'lib/suffix.js',
