@@ -64,7 +64,10 @@ describe.each(['Dockerfile', 'Dockerfile.dev'])('%s (browser checks)', (file) =>
   it('runs under tini as PID 1, so orphaned Chromium processes are reaped (no zombies)', () => {
     expect(aptInstalls(text).join(' ')).toMatch(/\stini(\s|$)/);
     const entrypoint = text.split('\n').find((l) => l.startsWith('ENTRYPOINT'));
-    expect(JSON.parse(entrypoint?.slice('ENTRYPOINT'.length) ?? '[]').slice(0, 2)).toEqual(['/usr/bin/tini', '--']);
+    expect(JSON.parse(entrypoint?.slice('ENTRYPOINT'.length) ?? '[]').slice(0, 2)).toEqual([
+      '/usr/bin/tini',
+      '--',
+    ]);
   });
 
   it("writes a managed Chromium policy blocking file:// URLs (a check's browser must not read the agent's files)", () => {

@@ -206,7 +206,7 @@ describe.skipIf(missing !== null)('browser checks end to end (service + agent pr
         { path: 'playwright.config.ts', content: "export default { testDir: 'tests' };" },
         {
           path: 'helpers/greet.ts',
-          content: "import _ from 'lodash';\nexport const greet = (n: string) => `hello ${_.capitalize(n)}`;",
+          content: "import _ from 'lodash';\nexport const greet = (n: string) => 'hello ' + _.capitalize(n);",
         },
         { path: 'tests/a.spec.ts', content: spec('first') },
         { path: 'tests/b.spec.ts', content: spec('second') },
@@ -228,7 +228,10 @@ describe.skipIf(missing !== null)('browser checks end to end (service + agent pr
       const result = (await api('GET', `/v1/check-results/${checkId}/${id}`)).json;
       expect(result.status, JSON.stringify(result.browserCheckResult?.errors)).toBe('PASSED');
       const tests = result.browserCheckResult.steps.filter((s: { depth: number }) => s.depth === 0);
-      expect(tests.map((t: { name: string }) => t.name).sort()).toEqual(['a.spec.ts › first', 'b.spec.ts › second']);
+      expect(tests.map((t: { name: string }) => t.name).sort()).toEqual([
+        'a.spec.ts › first',
+        'b.spec.ts › second',
+      ]);
       expect(result.artifacts.some((a: { name: string }) => a.name.endsWith('trace.zip'))).toBe(true);
       return result.logs.map((l: { msg: string }) => l.msg).join('\n');
     };

@@ -114,7 +114,9 @@ export function presentCheckResult(
     apiCheckResult: check.checkType === 'API' ? http : null,
     // Agents post the browser part of browser, multi-step and suite runs as browserCheckResult.
     browserCheckResult:
-      check.checkType === 'BROWSER' || check.checkType === 'PLAYWRIGHT' ? (doc.browserCheckResult ?? null) : null,
+      check.checkType === 'BROWSER' || check.checkType === 'PLAYWRIGHT'
+        ? (doc.browserCheckResult ?? null)
+        : null,
     multiStepCheckResult:
       check.checkType === 'MULTI_STEP' ? (doc.multiStepCheckResult ?? doc.browserCheckResult ?? null) : null,
   };
