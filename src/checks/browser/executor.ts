@@ -240,7 +240,7 @@ export function createBrowserExecutor(options: BrowserExecutorOptions): BrowserE
  * The values the run must keep out of every output: secret variables, and variables named
  * `SERVICE_SECRET_*` / `OUTPOST_SECRET_*` whatever their flag.
  */
-function jobSecrets(job: Job): string[] {
+export function jobSecrets(job: Job): string[] {
   return job.environmentVariables
     .filter((v) => v.secret || SECRET_PREFIXES.some((p) => v.key.startsWith(p)))
     .map((v) => v.value);
@@ -284,7 +284,7 @@ function browserFailed(run: BrowserRunOutcome): boolean {
 }
 
 /** A run that could not start or report: FAILED, `hasErrors` when the agent (not the script) failed. */
-function failure(reason: string, startedAt: Date, t0: number, hasErrors: boolean): RunOutcome {
+export function failure(reason: string, startedAt: Date, t0: number, hasErrors: boolean): RunOutcome {
   const stoppedAt = new Date().toISOString();
   return {
     status: 'FAILED',

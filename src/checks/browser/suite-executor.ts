@@ -18,8 +18,7 @@ import {
 } from '../../protocol/index.js';
 import type { Executor, ExecutorContext, RunArtifactFile } from '../executor.js';
 import { DEFAULT_RUNTIME_ID, runtimeVariables } from '../runtime-variables.js';
-import type { BrowserPoolPort } from './executor.js';
-import { FINISH_RESERVE_MS } from './executor.js';
+import { type BrowserPoolPort, FINISH_RESERVE_MS, failure, jobSecrets } from './executor.js';
 
 /**
  * The uids Playwright check suites of a root agent run as: 62 400 to 62 463, apart from the browser
@@ -27,9 +26,6 @@ import { FINISH_RESERVE_MS } from './executor.js';
  * own: when it ends every process of its uid is killed.
  */
 export const SUITE_UIDS = { first: 62_400, count: 64 } as const;
-
-/** Prefixes of variables whose values are scrubbed whatever their flag (docs/checks.md). */
-const SECRET_PREFIXES = ['SERVICE_SECRET_', 'OUTPOST_SECRET_'] as const;
 
 /** Options of {@link SuiteExecutor}. */
 export type SuiteExecutorOptions = {
@@ -64,22 +60,21 @@ export class SuiteExecutor implements Executor {
     const request = job.check.request;
     if (!Value.Check(SuiteRequestSchema, request)) {
       const first = Value.Errors(SuiteRequestSchema, request).First();
-      return failed(
+      return failure(
         `malformed suite request: ${first ? `${first.path || '/'} ${first.message}` : 'invalid'}`,
         startedAt,
         t0,
+        true,
       );
     }
     const suite = request as SuiteRequest;
     const runtimeId = job.check.runtimeId ?? DEFAULT_RUNTIME_ID;
-    const secrets = job.environmentVariables
-      .filter((v) => v.secret || SECRET_PREFIXES.some((p) => v.key.startsWith(p)))
-      .map((v) => v.value);
+    const secrets = jobSecrets(job);
     let lease: Awaited<ReturnType<BrowserPoolPort['acquire']>>;
     try {
       lease = await this.#options.pool.acquire(runtimeId, { signal: context.signal });
     } catch (err) {
-      return failed(`no browser for runtime ${runtimeId}: ${(err as Error).message}`, startedAt, t0);
+      return failure(`no browser for runtime ${runtimeId}: ${(err as Error).message}`, startedAt, t0, true);
     }
     const identity = this.#identities.take();
     let outcome: SuiteRunOutcome | null = null;
@@ -109,7 +104,7 @@ export class SuiteExecutor implements Executor {
         /browser has been closed|disconnected/i.test(e.message),
       );
     } catch (err) {
-      return failed(`the suite could not run: ${(err as Error).message}`, startedAt, t0);
+      return failure(`the suite could not run: ${(err as Error).message}`, startedAt, t0, true);
     } finally {
       this.#identities.release(identity);
       await lease.release({ browserFailed });
@@ -223,22 +218,4 @@ export class SuiteExecutor implements Executor {
   async close(): Promise<void> {
     // The pool (owned by the agent) holds the browsers.
   }
-}
-
-/** A run the agent could not carry out: FAILED with `hasErrors`. */
-function failed(reason: string, startedAt: Date, t0: number): RunOutcome {
-  const stoppedAt = new Date().toISOString();
-  return {
-    status: 'FAILED',
-    hasFailures: false,
-    hasErrors: true,
-    isDegraded: false,
-    overMaxResponseTime: false,
-    responseTime: roundMs(performance.now() - t0),
-    startedAt: startedAt.toISOString(),
-    stoppedAt,
-    errorMessage: reason,
-    assertions: [],
-    logs: [{ time: stoppedAt, level: 'ERROR', msg: reason }],
-  };
 }
