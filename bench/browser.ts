@@ -20,7 +20,7 @@
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chmod, chown, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, chown, mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -94,6 +94,11 @@ export type BrowserBenchReport = {
     freshPerMinute: number;
     poolFailures: number;
     freshFailures: number;
+    /**
+     * CPU time per journey of the bench and all it started (hosts, Chromium, runners, scrubbing
+     * workers, the fresh nodes), ms: a figure the machine's other load does not change.
+     */
+    cpuPerCheckMs: { pool: number; lease: number; fresh: number };
   };
 };
 
@@ -371,6 +376,90 @@ async function steadyPss(tmpRoot: string): Promise<PssReading> {
   return readings[1] as PssReading;
 }
 
+/** Clock ticks per second of /proc/<pid>/stat times (USER_HZ, 100 on every Linux build in use). */
+const TICKS_PER_SECOND = 100;
+/** How often orphans of the bench's uids are sampled during a throughput run, ms. */
+const ORPHAN_SAMPLE_MS = 500;
+
+/** utime + stime + cutime + cstime of a process, ticks; null when it cannot be read. */
+async function cpuTicks(pid: number): Promise<number | null> {
+  const text = await readBounded(`/proc/${pid}/stat`, 1024);
+  if (text === null) return null;
+  // Fields 14 to 17 of stat, counted from the state that follows the name.
+  const rest = text
+    .slice(text.lastIndexOf(')') + 1)
+    .trim()
+    .split(/\s+/);
+  return [11, 12, 13, 14].reduce((sum, at) => sum + (Number(rest[at]) || 0), 0);
+}
+
+/**
+ * CPU time used by the bench and everything it started, in a window (a throughput run), ms.
+ * Two parts: the tree below the bench (each live process's time plus what its exited children
+ * used: a child's time moves to its parent's `cutime` once reaped, so nothing counts twice), and
+ * the orphans of the bench's uids (ppid 1: Chromium's zygotes and crashpad handlers leave their
+ * parent at birth, so their time and their renderers' never reach the tree), sampled every
+ * {@link ORPHAN_SAMPLE_MS} because an orphan's time is lost once init reaps it. Under a shared
+ * machine's load the wall-clock rate says little; CPU per check does not depend on other load.
+ */
+class CpuWindow {
+  readonly #uids: (uid: number) => boolean;
+  readonly #orphanStart = new Map<number, number>();
+  readonly #orphanLast = new Map<number, number>();
+  #treeStart = 0;
+  #timer: NodeJS.Timeout | undefined;
+  #sampling: Promise<void> = Promise.resolve();
+
+  constructor(uids: (uid: number) => boolean) {
+    this.#uids = uids;
+  }
+
+  async start(): Promise<void> {
+    this.#treeStart = await treeTicks();
+    await this.#sampleOrphans(true);
+    this.#timer = setInterval(() => {
+      this.#sampling = this.#sampling.then(() => this.#sampleOrphans(false));
+    }, ORPHAN_SAMPLE_MS);
+  }
+
+  /** Stops sampling; the CPU used since {@link start}, ms. */
+  async stop(): Promise<number> {
+    clearInterval(this.#timer);
+    await this.#sampling;
+    await this.#sampleOrphans(false);
+    let ticks = (await treeTicks()) - this.#treeStart;
+    for (const [pid, last] of this.#orphanLast) ticks += last - (this.#orphanStart.get(pid) ?? 0);
+    return (ticks * 1000) / TICKS_PER_SECOND;
+  }
+
+  async #sampleOrphans(baseline: boolean): Promise<void> {
+    for (const p of await listProcesses()) {
+      if (p.ppid !== 1) continue;
+      const owner = await stat(`/proc/${p.pid}`).catch(() => null);
+      if (owner === null || !this.#uids(owner.uid)) continue;
+      const ticks = await cpuTicks(p.pid);
+      if (ticks === null) continue;
+      if (baseline) this.#orphanStart.set(p.pid, ticks);
+      this.#orphanLast.set(p.pid, Math.max(ticks, this.#orphanLast.get(p.pid) ?? 0));
+    }
+  }
+}
+
+/** CPU ticks so far of the bench itself and the live tree below it (with their reaped children). */
+async function treeTicks(): Promise<number> {
+  const processes = await listProcesses();
+  const roots = processes.filter((p) => p.ppid === process.pid).map((p) => p.pid);
+  let ticks = 0;
+  for (const pid of [process.pid, ...treeOf(processes, roots)]) ticks += (await cpuTicks(pid)) ?? 0;
+  return ticks;
+}
+
+/** True for the uids the bench's processes run as (the pool's and the reference's); any when not root. */
+function benchUid(uid: number): boolean {
+  if (process.getuid?.() !== 0) return uid === process.getuid?.();
+  return (uid >= BENCH_UIDS.first && uid < BENCH_UIDS.first + BENCH_UIDS.count) || uid === REFERENCE_UID;
+}
+
 /**
  * One memory cell: `concurrent` checks of `shape` started at once, the PSS read while all hold,
  * then the idle PSS again once they ended. The idle figure of the cell is the mean of the one
@@ -643,16 +732,21 @@ export async function benchBrowser(options: BrowserBenchOptions = {}): Promise<B
 
     const concurrency = availableParallelism();
     let poolFailures = 0;
+    const poolCpu = new CpuWindow(benchUid);
+    await poolCpu.start();
     const poolStarted = performance.now();
     await runPool(journeys, concurrency, async () => {
       const { outcome } = await runJob(executors, job('plain', site.origin, false));
       if (failureOf(outcome) !== null) poolFailures++;
     });
     const poolMs = performance.now() - poolStarted;
+    const poolCpuMs = await poolCpu.stop();
 
     // The same journeys straight through a lease's runner: the trace is written but not scrubbed,
     // as in the fresh-browser reference, so the two differ only by the warm browser and runner.
     let leaseFailures = 0;
+    const leaseCpu = new CpuWindow(benchUid);
+    await leaseCpu.start();
     const leaseStarted = performance.now();
     await runPool(journeys, concurrency, async () => {
       const lease = await pool.acquire(RUNTIME_ID);
@@ -668,12 +762,15 @@ export async function benchBrowser(options: BrowserBenchOptions = {}): Promise<B
       if (failed) leaseFailures++;
     });
     const leaseMs = performance.now() - leaseStarted;
+    const leaseCpuMs = await leaseCpu.stop();
 
     const referenceScript = join(tmpRoot, 'fresh-journey.mjs');
     await writeFile(referenceScript, REFERENCE_SCRIPT, { mode: 0o644 });
     let freshFailures = 0;
     let freshIndex = 0;
     let firstFreshFailure: string | null = null;
+    const freshCpu = new CpuWindow(benchUid);
+    await freshCpu.start();
     const freshStarted = performance.now();
     await runPool(journeys, concurrency, async () => {
       const failed = await freshJourney(referenceScript, site.origin, join(tmpRoot, `fresh-${freshIndex++}`));
@@ -683,6 +780,7 @@ export async function benchBrowser(options: BrowserBenchOptions = {}): Promise<B
       }
     });
     const freshMs = performance.now() - freshStarted;
+    const freshCpuMs = await freshCpu.stop();
     sectionsMs.throughput = performance.now() - poolStarted;
     if (firstFreshFailure !== null) console.log(`a fresh-browser journey failed: ${firstFreshFailure}`);
 
@@ -712,6 +810,11 @@ export async function benchBrowser(options: BrowserBenchOptions = {}): Promise<B
         freshPerMinute: round1((journeys - freshFailures) / (freshMs / 60_000)),
         poolFailures,
         freshFailures,
+        cpuPerCheckMs: {
+          pool: Math.round(poolCpuMs / journeys),
+          lease: Math.round(leaseCpuMs / journeys),
+          fresh: Math.round(freshCpuMs / journeys),
+        },
       },
     };
     print(report);
@@ -783,17 +886,22 @@ function print(r: BrowserBenchReport): void {
   );
   const t = r.throughput;
   console.log(`\nbrowser checks per minute (${t.journeys} journeys, ${t.concurrency} at once, tracing on)`);
+  const cores = t.concurrency;
+  const row = (label: string, perMinute: number, failures: number, cpuMs: number) =>
+    console.log(
+      `  ${label.padEnd(44)}${String(perMinute).padStart(7)} /min${String(cpuMs).padStart(9)} ms` +
+        `${String(Math.round((cores * 60_000) / cpuMs)).padStart(10)} /min${failures ? `  (${failures} failed)` : ''}`,
+    );
   console.log(
-    `  warm pool + executor (trace scrubbed)       ${String(t.poolPerMinute).padStart(7)} /min${t.poolFailures ? ` (${t.poolFailures} failed)` : ''}`,
+    `  ${''.padEnd(44)}${'measured'.padStart(12)}${'CPU/check'.padStart(12)}${`${cores} cores busy`.padStart(15)}`,
   );
+  row('warm pool + executor (trace scrubbed)', t.poolPerMinute, t.poolFailures, t.cpuPerCheckMs.pool);
+  row('warm pool, the runner alone (not scrubbed)', t.leasePerMinute, t.leaseFailures, t.cpuPerCheckMs.lease);
+  row('fresh node + chromium.launch per check', t.freshPerMinute, t.freshFailures, t.cpuPerCheckMs.fresh);
+  const ratio = (a: number, b: number) => (a / b).toFixed(2);
   console.log(
-    `  warm pool, the runner alone (not scrubbed)  ${String(t.leasePerMinute).padStart(7)} /min${t.leaseFailures ? ` (${t.leaseFailures} failed)` : ''}`,
-  );
-  console.log(
-    `  fresh node + chromium.launch per check      ${String(t.freshPerMinute).padStart(7)} /min${t.freshFailures ? ` (${t.freshFailures} failed)` : ''}`,
-  );
-  console.log(
-    `  ratio to fresh: pool + executor ${(t.poolPerMinute / t.freshPerMinute).toFixed(2)}×, runner alone ${(t.leasePerMinute / t.freshPerMinute).toFixed(2)}×`,
+    `  ratio to fresh, measured: pool + executor ${ratio(t.poolPerMinute, t.freshPerMinute)}×, runner alone ${ratio(t.leasePerMinute, t.freshPerMinute)}×; ` +
+      `by CPU per check: pool + executor ${ratio(t.cpuPerCheckMs.fresh, t.cpuPerCheckMs.pool)}×, runner alone ${ratio(t.cpuPerCheckMs.fresh, t.cpuPerCheckMs.lease)}×`,
   );
 }
 
