@@ -12,7 +12,8 @@
  * 3. browser checks per minute at `os.availableParallelism()` checks at once, through the executor
  *    (traces scrubbed) and through the pool's leases alone (traces written, not scrubbed), next to
  *    the same journeys each in a fresh `node` that launches its own Chromium (tracing on, the trace
- *    written, not scrubbed), as the peers do.
+ *    written, not scrubbed), as the peers do; with the CPU each journey took of everything the
+ *    bench started, which another load on the machine does not change as it does the rates.
  *
  * Run: `npx tsc -p tsconfig.build.json && node dist/bench/browser.js [journeys]`
  * (or `npm run bench -- browser`). Needs Chromium (CHROMIUM_PATH, default /usr/bin/chromium) and
