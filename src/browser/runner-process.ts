@@ -5,7 +5,13 @@ import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { compiledChildPath } from '../common/compiled-child.js';
 import { readLineChannel } from '../common/line-channel.js';
-import { killGroup, removeTree, trackGroup, untrackGroup } from '../common/process-tree.js';
+import {
+  killGroup,
+  type ProcessExit,
+  removeTree,
+  trackGroup,
+  whenGroupEnds,
+} from '../common/process-tree.js';
 import type {
   BrowserRunReport,
   BrowserStep,
@@ -61,7 +67,7 @@ export type BrowserRunnerOptions = {
 };
 
 /** How a process ended: `code` or `signal` as Node reports them. */
-export type RunnerExit = { code: number | null; signal: NodeJS.Signals | null };
+export type RunnerExit = ProcessExit;
 
 /** A log line of the script (console, stdout/stderr) as the runner sent it. */
 export type RunnerLog = { level: LogLevel; msg: string; time: string };
@@ -162,27 +168,10 @@ export class BrowserRunner {
     this.ready = new Promise((resolve) => {
       markReady = resolve;
     });
-    this.closed = new Promise((resolve) => {
-      let settled = false;
-      const done = (exit: RunnerExit) => {
-        if (settled) return;
-        settled = true;
-        this.#exited = true;
-        if (child.pid !== undefined) untrackGroup(child.pid);
-        markReady(false);
-        resolve(exit);
-      };
-      child.once('close', (code, signal) => done({ code, signal }));
-      // A failed spawn (EAGAIN, EMFILE) may never emit 'close'.
-      child.on('error', () => {
-        if (child.pid === undefined) done({ code: null, signal: null });
-      });
-      // Anything left in the group once its leader is gone dies with it.
-      child.once('exit', () => {
-        if (child.pid !== undefined) killGroup(child.pid);
-      });
+    this.closed = whenGroupEnds(child, () => {
+      this.#exited = true;
+      markReady(false);
     });
-    for (const stream of child.stdio) stream?.on('error', () => {});
     for (const name of ['stdout', 'stderr'] as const) {
       child[name]?.setEncoding('utf8');
       child[name]?.on('data', (text: string) => {

@@ -1,3 +1,4 @@
+import type { ChildProcess } from 'node:child_process';
 import { chmod, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 
@@ -71,4 +72,39 @@ export async function removeTree(dir: string): Promise<void> {
   };
   await open(dir);
   await rm(dir, { recursive: true, force: true, maxRetries: 2 }).catch(() => {});
+}
+
+/** How a process ended: `code` or `signal` as Node reports them (both null for a failed spawn). */
+export type ProcessExit = { code: number | null; signal: NodeJS.Signals | null };
+
+/**
+ * Resolves once `child`, a group leader spawned detached, ended and its stdio closed (a failed
+ * spawn, which may never emit `close`, resolves with nulls). When the leader exits, whatever it
+ * left in its group is SIGKILLed; once it is reaped the group is untracked and `onEnd` runs
+ * (before the promise resolves). Never rejects.
+ *
+ * @param child the spawned process (stdio errors are swallowed here: a closed pipe is an end, not a crash).
+ * @param onEnd called once, when the process ended.
+ */
+export function whenGroupEnds(child: ChildProcess, onEnd: () => void = () => {}): Promise<ProcessExit> {
+  for (const stream of child.stdio) stream?.on('error', () => {});
+  return new Promise((resolve) => {
+    let settled = false;
+    const done = (exit: ProcessExit) => {
+      if (settled) return;
+      settled = true;
+      if (child.pid !== undefined) untrackGroup(child.pid);
+      onEnd();
+      resolve(exit);
+    };
+    child.once('close', (code, signal) => done({ code, signal }));
+    // A failed spawn (EAGAIN, EMFILE) may never emit 'close'.
+    child.on('error', () => {
+      if (child.pid === undefined) done({ code: null, signal: null });
+    });
+    // Anything left in the group once its leader is gone dies with it.
+    child.once('exit', () => {
+      if (child.pid !== undefined) killGroup(child.pid);
+    });
+  });
 }

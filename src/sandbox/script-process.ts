@@ -4,7 +4,13 @@ import { chown, mkdtemp, realpath } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { readLineChannel } from '../common/line-channel.js';
-import { killGroup, removeTree, trackGroup, untrackGroup } from '../common/process-tree.js';
+import {
+  killGroup,
+  type ProcessExit,
+  removeTree,
+  trackGroup,
+  whenGroupEnds,
+} from '../common/process-tree.js';
 import { type ChildMessage, parseChildMessage, type ScriptPayload } from './messages.js';
 
 /**
@@ -70,8 +76,8 @@ export type ScriptProcessOptions = {
 /** A uid and gid a script process runs as. */
 export type ScriptIdentity = { uid: number; gid: number };
 
-/** How a process ended: `code` or `signal` as Node reports them. */
-export type ProcessExit = { code: number | null; signal: NodeJS.Signals | null };
+/** How a process ended (see process-tree.ts). */
+export type { ProcessExit } from '../common/process-tree.js';
 
 function nodeVersionAtLeast(major: number, minor: number): boolean {
   const [maj = 0, min = 0] = process.versions.node.split('.').map(Number);
@@ -138,27 +144,10 @@ export class ScriptProcess {
     this.ready = new Promise((resolve) => {
       markReady = resolve;
     });
-    this.closed = new Promise((resolve) => {
-      let settled = false;
-      const done = (exit: ProcessExit) => {
-        if (settled) return;
-        settled = true;
-        this.#exited = true;
-        if (child.pid !== undefined) untrackGroup(child.pid);
-        markReady(false);
-        resolve(exit);
-      };
-      child.once('close', (code, signal) => done({ code, signal }));
-      // A failed spawn (EAGAIN, EMFILE) may never emit 'close'.
-      child.on('error', () => {
-        if (child.pid === undefined) done({ code: null, signal: null });
-      });
-      // Anything left in the group once its leader is gone dies with it.
-      child.once('exit', () => {
-        if (child.pid !== undefined) killGroup(child.pid);
-      });
+    this.closed = whenGroupEnds(child, () => {
+      this.#exited = true;
+      markReady(false);
     });
-    for (const stream of child.stdio) stream?.on('error', () => {});
     this.#readChannel(markReady);
     for (const name of ['stdout', 'stderr'] as const) {
       child[name]?.setEncoding('utf8');
