@@ -1,4 +1,29 @@
+import { randomInt } from 'node:crypto';
+import { readdirSync, statSync } from 'node:fs';
 import { OutpostError } from '../common/errors.js';
+
+/**
+ * The uids of the processes alive now (owners of /proc/<pid>); empty where /proc cannot be read.
+ * Synchronous: a few ms for a few hundred processes, once per process started.
+ */
+function uidsOfLiveProcesses(): Set<number> {
+  const uids = new Set<number>();
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return uids;
+  }
+  for (const name of entries) {
+    if (name.charCodeAt(0) < 48 || name.charCodeAt(0) > 57) continue;
+    try {
+      uids.add(statSync(`/proc/${name}`).uid);
+    } catch {
+      // Exited while listing.
+    }
+  }
+  return uids;
+}
 
 /** A uid and gid a browser host or runner process runs as. */
 export type BrowserIdentity = { uid: number; gid: number };
@@ -41,6 +66,8 @@ export class IdentityPool {
       );
     }
     this.#range = range;
+    // A random start: two pools starting together are unlikely to pick the same uid first.
+    this.#next = range === null ? 0 : randomInt(range.count);
   }
 
   /** How many uids are handed out now. */
@@ -55,9 +82,12 @@ export class IdentityPool {
   take(): BrowserIdentity | null {
     if (this.#range === null) return null;
     const { first, count } = this.#range;
+    // Another pool (a second agent on the machine, a test) may use the same range: a uid some live
+    // process has is not taken, since whoever closes a host or suite kills every process of its uid.
+    const busy = uidsOfLiveProcesses();
     for (let n = 0; n < count; n++) {
       const uid = first + ((this.#next + n) % count);
-      if (this.#inUse.has(uid)) continue;
+      if (this.#inUse.has(uid) || busy.has(uid)) continue;
       this.#next = (this.#next + n + 1) % count;
       this.#inUse.add(uid);
       return { uid, gid: uid };

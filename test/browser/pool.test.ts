@@ -138,18 +138,34 @@ class SleepRunner implements PooledRunner {
 
 describe('browser identities', () => {
   it('hands out each uid of the range once until it is released, then fails clearly', () => {
-    const ids = new IdentityPool({ first: 62_000, count: 3 });
+    const ids = new IdentityPool({ first: 63_900, count: 3 });
     const taken = [ids.take(), ids.take(), ids.take()];
-    expect(taken.map((id) => id?.uid).sort()).toEqual([62_000, 62_001, 62_002]);
+    expect(taken.map((id) => id?.uid).sort()).toEqual([63_900, 63_901, 63_902]);
     expect(taken.every((id) => id?.gid === id?.uid)).toBe(true);
-    expect(() => ids.take()).toThrow(/all 3 browser uids from 62000 are in use/);
-    ids.release(taken[1] ?? null);
-    expect(ids.take()?.uid).toBe(62_001);
+    expect(() => ids.take()).toThrow(/all 3 browser uids from 63900 are in use/);
+    ids.release(taken.find((id) => id?.uid === 63_901) ?? null);
+    expect(ids.take()?.uid).toBe(63_901);
     expect(ids.inUse).toBe(3);
     // Not root: no uid is handed out, processes keep the agent's.
     expect(new IdentityPool(null).take()).toBeNull();
     expect(() => new IdentityPool({ first: 0, count: 1 })).toThrow(/positive integers/);
   });
+
+  it.skipIf(process.getuid?.() !== 0)(
+    'skips a uid that a live process of someone else has (another pool)',
+    async () => {
+      // Whoever closes a host or a suite kills every process of its uid: two pools must not share one.
+      const other = spawn('sleep', ['30'], { uid: 63_950, gid: 63_950, stdio: 'ignore' });
+      try {
+        await new Promise((resolve) => other.once('spawn', resolve));
+        const ids = new IdentityPool({ first: 63_950, count: 2 });
+        expect(ids.take()?.uid).toBe(63_951);
+        expect(() => ids.take()).toThrow(/all 2 browser uids from 63950 are in use/);
+      } finally {
+        other.kill('SIGKILL');
+      }
+    },
+  );
 });
 
 describe.skipIf(skip)('browser pool', () => {
@@ -184,6 +200,8 @@ describe.skipIf(skip)('browser pool', () => {
       createRunner: async (o) => new SleepRunner(o),
       tmpRoot,
       readHeadroom: async () => null,
+      // One spare, so the counts of started runners below are exact (the default is one per slot).
+      spareRunners: 1,
       ...options,
     });
     return pool;
@@ -364,6 +382,18 @@ describe.skipIf(skip)('browser pool', () => {
     } finally {
       rmSync(runtimes, { recursive: true, force: true });
     }
+  });
+
+  it('keeps spareRunners started runners (the default is one per browser slot), so back-to-back checks do not wait for Node', async () => {
+    const startedBefore = SleepRunner.started;
+    const p = newPool({ browserConcurrency: 2, spareRunners: 2 });
+    const first = await p.acquire(RUNTIME_ID);
+    // The runner handed out, and two spares started behind it.
+    await until('two spares started', () => SleepRunner.started - startedBefore === 3, 5_000);
+    const second = await p.acquire(RUNTIME_ID);
+    expect(second.runner).not.toBe(first.runner);
+    expect(await second.runner.ready).toBe(true);
+    await Promise.all([first.release({ browserFailed: false }), second.release({ browserFailed: false })]);
   });
 
   it('100 acquire/release cycles with host recycling leave no process behind', async () => {
