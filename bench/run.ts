@@ -7,6 +7,7 @@
  */
 import { benchAgentIdleRss } from './agent-rss.js';
 import { benchApi } from './api.js';
+import { benchBrowser } from './browser.js';
 import { benchAnalytics } from './analytics.js';
 import { benchDns } from './dns.js';
 import { benchQueue } from './queue.js';
@@ -42,6 +43,7 @@ const BENCHES: Record<string, () => Promise<unknown>> = {
   'service-http': () => benchServiceHttp(),
   queue: () => benchQueue(),
   'trace-scrub': () => benchTraceScrub(),
+  browser: () => benchBrowser(),
 };
 
 const asked = process.argv.slice(2);
