@@ -882,7 +882,7 @@ function print(r: BrowserBenchReport): void {
   console.log(
     `  a runner's boot alone (spawn → ready, ${RUNNER_BOOTS} times): p50 ${s.runnerBoot.p50Ms} ms, p95 ${s.runnerBoot.p95Ms} ms` +
       (s.runnerBoot.p50Ms > s.roundTrip.p50Ms
-        ? ': longer than a check, so back-to-back checks wait for the one spare runner'
+        ? ': longer than a check; the pool keeps one spare per browser slot so checks do not wait for it'
         : ''),
   );
   const t = r.throughput;

@@ -18,6 +18,8 @@ export type PooledRunner = {
   readonly pid: number | undefined;
   /** Kills the runner's process group, waits until it is reaped, removes its temp dir. Idempotent. */
   dispose(): Promise<void>;
+  /** Names the warm browser early, so the runner connects and prepares its context while it waits. */
+  prepare?(wsEndpoint: string): void;
 };
 
 /** How the pool asks for one runner process (BrowserRunner.spawn takes the same). */
@@ -782,7 +784,10 @@ export class BrowserPool<R extends PooledRunner> {
       tmpRoot: this.#tmpRoot,
       runAs: identity,
     }).then(
-      (runner) => ({ runner, identity }),
+      (runner) => {
+        void this.#prepareSpare(state, runner);
+        return { runner, identity };
+      },
       (err: Error) => {
         this.#identities.release(identity);
         state.lastError = `a browser runner could not start: ${err.message}`;
@@ -791,6 +796,20 @@ export class BrowserPool<R extends PooledRunner> {
     );
     spawned.catch(() => {});
     return spawned;
+  }
+
+  /**
+   * Once a spare runner is ready, names the runtime's current browser to it, so its connection and
+   * context are made before a job comes. A host replaced meanwhile only costs the runner a connect
+   * at run time. Never throws.
+   */
+  async #prepareSpare(state: RuntimeState<R>, runner: R): Promise<void> {
+    if (typeof runner.prepare !== 'function' || !(await runner.ready.catch(() => false))) return;
+    const slot = state.current;
+    if (slot === null || slot.retired !== null) return;
+    const host = await slot.starting.catch(() => null);
+    if (host === null || slot.retired !== null || !runner.alive) return;
+    runner.prepare(host.wsEndpoint);
   }
 
   async #disposeSpare(spare: Spare<R>): Promise<void> {

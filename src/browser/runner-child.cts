@@ -68,6 +68,8 @@ const TRACE_TIMEOUT_MS = 3_000;
 const CLOSE_TIMEOUT_MS = 2_000;
 /** How long connecting to the warm browser may take at most, ms. */
 const CONNECT_TIMEOUT_MS = 15_000;
+/** Most bytes read from stdin (a prepare line and the payload: script, files, variables). */
+const MAX_PAYLOAD_BYTES = 64 * 1024 * 1024;
 /** The name `@playwright/test` is imported by; `playwright/test` is the same module. */
 const TEST_MODULES: ReadonlySet<string> = new Set(['@playwright/test', 'playwright/test']);
 
@@ -709,7 +711,7 @@ async function fixturesFor(names: string[], state: RunState): Promise<Record<str
     browserName: 'chromium',
     playwright: state.pw,
   };
-  if (names.includes('page')) fixtures.page = await state.context.newPage();
+  if (names.includes('page')) fixtures.page = takeSparePage() ?? (await state.context.newPage());
   return fixtures;
 }
 
@@ -1068,6 +1070,68 @@ function load(): Loaded {
 
 let deadlineHit = false;
 
+/**
+ * The run's fresh browser context: downloads accepted, video when asked, tracing on (screenshots and
+ * snapshots), the web-vitals binding and init script, and one page opened (the page a browser check
+ * uses first; a check without a page closes it).
+ */
+async function prepareContext(browser: Any, loaded: Loaded, video: boolean): Promise<Any> {
+  const context = await browser.newContext({
+    acceptDownloads: true,
+    ...(video ? { recordVideo: { dir: path.join(workDir, 'videos') } } : {}),
+  });
+  await context.tracing.start({ screenshots: true, snapshots: true, sources: false });
+  await context.exposeBinding(
+    '__outpostVital',
+    (source: Any, href: unknown, name: unknown, value: unknown) => {
+      const record = currentVisit.get(source.page);
+      if (!record || typeof name !== 'string' || typeof value !== 'number' || !Number.isFinite(value)) return;
+      if (typeof href !== 'string') return;
+      if (withoutHash(record.url) !== withoutHash(href)) {
+        // A late value of the document before: it belongs to a visit already flushed.
+        if (record.seen || (record.url !== '' && record.url !== 'about:blank')) return;
+        record.url = href;
+      }
+      if (name in record.webVitals) (record.webVitals as Record<string, number | null>)[name] = value;
+      record.seen = true;
+    },
+  );
+  await context.addInitScript({ content: vitalsScript(loaded.webVitals) });
+  await context.newPage();
+  return context;
+}
+
+/** The page prepareContext opened, until a script or the `page` fixture takes it. */
+let sparePage: Any = null;
+
+/** The prepared page, once (null when taken or closed). */
+function takeSparePage(): Any {
+  const page = sparePage;
+  sparePage = null;
+  return page !== null && !page.isClosed() ? page : null;
+}
+
+/** A browser connection and context made while the runner waited for its payload. */
+type Prepared = { wsEndpoint: string; browser: Any; context: Any };
+
+/** Set when the agent named the warm browser before the payload (a `prepare` line on stdin). */
+let prepared: Promise<Prepared | null> | null = null;
+
+/** Connects to `wsEndpoint` and prepares a context ahead of the payload; null when that fails. */
+async function prepare(wsEndpoint: string, loaded: Loaded): Promise<Prepared | null> {
+  try {
+    const browser = await loaded.pw.chromium.connect(wsEndpoint, { timeout: CONNECT_TIMEOUT_MS });
+    try {
+      return { wsEndpoint, browser, context: await prepareContext(browser, loaded, false) };
+    } catch {
+      await browser.close().catch(() => {});
+      return null;
+    }
+  } catch {
+    return null;
+  }
+}
+
 async function run(payload: RunnerPayload, loaded: Loaded, arrivedAt: number): Promise<void> {
   if (Number.isSafeInteger(payload.maxLogChars) && payload.maxLogChars > 0) maxLogChars = payload.maxLogChars;
   if (Number.isSafeInteger(payload.maxEntries) && payload.maxEntries > 0) maxEntries = payload.maxEntries;
@@ -1080,43 +1144,35 @@ async function run(payload: RunnerPayload, loaded: Loaded, arrivedAt: number): P
   const { pw } = loaded;
 
   let browser: Any;
-  try {
-    browser = await pw.chromium.connect(payload.wsEndpoint, {
-      timeout: Math.max(1, Math.min(CONNECT_TIMEOUT_MS, deadlineAt - now())),
-    });
-  } catch (err) {
-    finishWith({ t: 'error', message: `could not connect to the browser: ${errorMessage(err)}` });
-    return;
-  }
   let context: Any;
-  try {
-    context = await browser.newContext({
-      acceptDownloads: true,
-      ...(payload.video ? { recordVideo: { dir: path.join(workDir, 'videos') } } : {}),
-    });
-    await context.tracing.start({ screenshots: true, snapshots: true, sources: false });
-    await context.exposeBinding(
-      '__outpostVital',
-      (source: Any, href: unknown, name: unknown, value: unknown) => {
-        const record = currentVisit.get(source.page);
-        if (!record || typeof name !== 'string' || typeof value !== 'number' || !Number.isFinite(value))
-          return;
-        if (typeof href !== 'string') return;
-        if (withoutHash(record.url) !== withoutHash(href)) {
-          // A late value of the document before: it belongs to a visit already flushed.
-          if (record.seen || (record.url !== '' && record.url !== 'about:blank')) return;
-          record.url = href;
-        }
-        if (name in record.webVitals) (record.webVitals as Record<string, number | null>)[name] = value;
-        record.seen = true;
-      },
-    );
-    await context.addInitScript({ content: vitalsScript(loaded.webVitals) });
-  } catch (err) {
-    finishWith({ t: 'error', message: `could not prepare the browser context: ${errorMessage(err)}` });
-    return;
+  // A context prepared before the payload came (the pool named the browser early): used when it is
+  // for this payload's browser and still connected; else connect now.
+  const ready = prepared === null ? null : await prepared;
+  if (
+    ready !== null &&
+    ready.wsEndpoint === payload.wsEndpoint &&
+    !payload.video &&
+    ready.browser.isConnected()
+  ) {
+    ({ browser, context } = ready);
+  } else {
+    if (ready !== null) await ready.browser.close().catch(() => {});
+    try {
+      browser = await pw.chromium.connect(payload.wsEndpoint, {
+        timeout: Math.max(1, Math.min(CONNECT_TIMEOUT_MS, deadlineAt - now())),
+      });
+    } catch (err) {
+      finishWith({ t: 'error', message: `could not connect to the browser: ${errorMessage(err)}` });
+      return;
+    }
+    try {
+      context = await prepareContext(browser, loaded, payload.video);
+    } catch (err) {
+      finishWith({ t: 'error', message: `could not prepare the browser context: ${errorMessage(err)}` });
+      return;
+    }
   }
-  context.on('page', (page: Any) => {
+  const track = (page: Any) => {
     openPages.push(page);
     currentVisit.set(page, { url: page.url(), webVitals: EMPTY_VITALS(), seen: false });
     page.on('framenavigated', (frame: Any) => {
@@ -1171,7 +1227,16 @@ async function run(payload: RunnerPayload, loaded: Loaded, arrivedAt: number): P
         url: cut(response.url(), MAX_URL_CHARS),
       });
     });
-  });
+  };
+  context.on('page', track);
+  // The page prepareContext opened: the check's first page, unless it wants none.
+  for (const page of context.pages()) track(page);
+  sparePage = context.pages()[0] ?? null;
+  // A multi-step check gets a page only when its test asks for one.
+  if (payload.checkType === 'MULTI_STEP' && sparePage !== null)
+    await takeSparePage()
+      ?.close()
+      .catch(() => {});
 
   const expect = loaded.playwrightTest.expect;
   const state: RunState = { payload, pw, browser, context, expect };
@@ -1255,7 +1320,7 @@ async function run(payload: RunnerPayload, loaded: Loaded, arrivedAt: number): P
       await runTests(api, state);
     } else {
       const wanted = payload.checkType === 'BROWSER' || /\bpage\b/.test(code);
-      const page = wanted ? await context.newPage() : undefined;
+      const page = wanted ? (takeSparePage() ?? (await context.newPage())) : undefined;
       const fn = new vm.Script(`(async function (page, context, request, browser, expect) {\n${code}\n})`, {
         filename: SCRIPT_FILENAME,
         lineOffset: -1,
@@ -1454,27 +1519,62 @@ function main(): void {
     emitLog('ERROR', `unhandled rejection: ${errorMessage(err)}`);
   });
   send({ t: 'ready', playwright: loaded.version });
-  let input = '';
-  try {
-    input = fs.readFileSync(0, 'utf8');
-  } catch {
-    // The agent closed or died while this process waited.
-  }
-  const arrivedAt = now();
-  if (input === '') {
-    finished = true;
-    realExit(0);
-  }
-  let payload: RunnerPayload;
-  try {
-    payload = JSON.parse(input) as RunnerPayload;
-    if (typeof payload.wsEndpoint !== 'string' || typeof payload.code !== 'string')
-      throw new Error('not a payload');
-  } catch (err) {
-    finishWith({ t: 'error', message: `bad payload: ${errorMessage(err)}` });
-    return;
-  }
-  run(payload, loaded, arrivedAt).catch((err) => finishWith({ t: 'error', message: errorMessage(err) }));
+  // stdin: an optional first line `{"t":"prepare","wsEndpoint":…}` (the pool names the warm browser
+  // early: connect and prepare the context while waiting), then the payload, then end of file.
+  const chunks: Buffer[] = [];
+  let bytes = 0;
+  let firstLineSeen = false;
+  /** Where the payload starts: after the prepare line when there is one. */
+  let payloadStart = 0;
+  process.stdin.on('data', (chunk: Buffer) => {
+    chunks.push(chunk);
+    bytes += chunk.length;
+    if (bytes > MAX_PAYLOAD_BYTES) {
+      finishWith({ t: 'error', message: `the payload is larger than ${MAX_PAYLOAD_BYTES} bytes` });
+      return;
+    }
+    if (firstLineSeen) return;
+    // Only the new chunk is searched; a prepare line is short, so a first line past 4 KiB is the payload's.
+    const at = chunk.indexOf(10);
+    if (at === -1) {
+      if (bytes > 4_096) firstLineSeen = true;
+      return;
+    }
+    firstLineSeen = true;
+    const lineEnd = bytes - chunk.length + at;
+    try {
+      const line = JSON.parse(Buffer.concat(chunks).subarray(0, lineEnd).toString('utf8')) as {
+        t?: unknown;
+        wsEndpoint?: unknown;
+      };
+      if (line.t === 'prepare' && typeof line.wsEndpoint === 'string') {
+        payloadStart = lineEnd + 1;
+        prepared = prepare(line.wsEndpoint, loaded);
+      }
+    } catch {
+      // Not a prepare line: the payload itself, read whole at the end.
+    }
+  });
+  process.stdin.on('error', () => {});
+  process.stdin.on('end', () => {
+    const arrivedAt = now();
+    const input = Buffer.concat(chunks).subarray(payloadStart).toString('utf8').trim();
+    if (input === '') {
+      // The agent closed (or died) before sending a payload: nothing to run.
+      finished = true;
+      realExit(0);
+    }
+    let payload: RunnerPayload;
+    try {
+      payload = JSON.parse(input) as RunnerPayload;
+      if (typeof payload.wsEndpoint !== 'string' || typeof payload.code !== 'string')
+        throw new Error('not a payload');
+    } catch (err) {
+      finishWith({ t: 'error', message: `bad payload: ${errorMessage(err)}` });
+      return;
+    }
+    run(payload, loaded, arrivedAt).catch((err) => finishWith({ t: 'error', message: errorMessage(err) }));
+  });
 }
 
 main();

@@ -153,6 +153,7 @@ export class BrowserRunner {
   readonly #killAfterMs: number;
   #exited = false;
   #started = false;
+  #prepared = false;
   #disposed: Promise<void> | null = null;
   #output = '';
   #onMessage: (message: RunnerMessage) => void = () => {};
@@ -365,6 +366,19 @@ export class BrowserRunner {
   }
 
   /** SIGKILLs the whole process group. Safe to call at any time, repeatedly. */
+  /**
+   * Names the warm browser before the payload comes: the runner connects and prepares its traced
+   * context (and first page) while it waits, so the run starts at once. Only before `run`; a runner
+   * given another browser's payload later connects to that one instead. Never throws.
+   *
+   * @param wsEndpoint the browser host's `ws://127.0.0.1:<port>/<path>`.
+   */
+  prepare(wsEndpoint: string): void {
+    if (this.#started || this.#prepared || this.#exited) return;
+    this.#prepared = true;
+    this.#child.stdin?.write(`${JSON.stringify({ t: 'prepare', wsEndpoint })}\n`);
+  }
+
   kill(): void {
     if (this.pid !== undefined && !this.#exited) killGroup(this.pid);
   }

@@ -91,6 +91,7 @@ export async function runCheck(
   payload: RunnerPayload,
   killAfterMs?: number,
   signal?: AbortSignal,
+  prepareWith?: string,
 ): Promise<CheckRun> {
   const runner = await BrowserRunner.spawn({
     runtimeDir: RUNTIME_DIR,
@@ -102,6 +103,11 @@ export async function runCheck(
   let run: CheckRun;
   try {
     if (!(await runner.ready)) throw new Error(`the runner did not start: ${runner.output}`);
+    if (prepareWith !== undefined) {
+      // As the pool does for a spare: name the browser early, give the runner time to prepare.
+      runner.prepare(prepareWith);
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+    }
     const outcome = await runner.run(payload, signal === undefined ? {} : { signal });
     const files = new Map<string, Buffer>();
     for (const artifact of outcome.artifacts)

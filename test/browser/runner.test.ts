@@ -109,6 +109,31 @@ describe.skipIf(skip)('browser runner', () => {
     expect(trace.get('trace.trace')!.toString('utf8')).toContain('#greeting');
   });
 
+  it.each([
+    ['the browser of its payload', true],
+    ["a browser that is gone (it connects to the payload's instead)", false],
+  ])('runs on a context prepared before the payload, named %s', async (_name, sameBrowser) => {
+    const code = [
+      `await page.goto('${web.origin}/');`,
+      `await expect(page.locator('#greeting')).toHaveText('Hello runner');`,
+      `console.log('pages', context.pages().length);`,
+    ].join('\n');
+    const prepareWith = sameBrowser ? browser.wsEndpoint : 'ws://127.0.0.1:9/gone';
+    const { outcome, files } = await runCheck(
+      payloadFor(browser.wsEndpoint, code),
+      undefined,
+      undefined,
+      prepareWith,
+    );
+    const report = outcome.report!;
+    expect(report.status, JSON.stringify(report.errors)).toBe('PASSED');
+    // The prepared page is the script's page: one page, its visit and vitals recorded, traced.
+    expect(outcome.logs.map((log) => log.msg)).toEqual(['pages 1']);
+    expect(report.pages.map((p) => p.url)).toEqual([`${web.origin}/`]);
+    expect(report.pages[0]?.webVitals.TTFB).toEqual(expect.any(Number));
+    expect(unzip(files.get('trace.zip')!).get('trace.trace')!.toString('utf8')).toContain('#greeting');
+  });
+
   it('reports a failed expect of a PLAIN script as ASSERTION at its line, with a failure screenshot', async () => {
     const code = [
       `await page.goto('${web.origin}/');`,
