@@ -1,4 +1,4 @@
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
@@ -8,6 +8,7 @@ import { BrowserRunner } from '../../src/browser/runner-process.js';
 import { BrowserExecutor, FINISH_RESERVE_MS } from '../../src/checks/browser/index.js';
 import type { RunArtifactFile } from '../../src/checks/executor.js';
 import type { Job, RunOutcome } from '../../src/protocol/index.js';
+import { processesUnder } from '../helpers/processes.js';
 import { chromiumRequirement, missingRequirement, runtimeRequirement } from '../helpers/requirements.js';
 import { unzip } from './formats.js';
 import { type Loopback, serve } from './runner-harness.js';
@@ -91,22 +92,6 @@ async function run(
   return { outcome, elapsedMs, files };
 }
 
-/** Pids of the live processes whose command line names `text` (zombies left out). */
-function processesNaming(text: string): number[] {
-  return readdirSync('/proc')
-    .filter((n) => /^\d+$/.test(n))
-    .filter((pid) => {
-      try {
-        const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
-        if (stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'Z') return false;
-        return readFileSync(`/proc/${pid}/cmdline`, 'latin1').includes(text);
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
-}
-
 /** `gone`, or the state letter of process `pid` (`Z` for a zombie, `T` for stopped, …). */
 function liveState(pid: number): string {
   try {
@@ -121,10 +106,9 @@ function liveState(pid: number): string {
 function chromiumOfHost(): number {
   const host = pool.status().runtimes[0]?.hosts.find((h) => h.state === 'ready');
   if (!host?.pid) throw new Error('no ready host');
-  for (const pid of processesNaming(root)) {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
-    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-    if (ppid === host.pid && readFileSync(`/proc/${pid}/cmdline`, 'latin1').includes('chromium')) return pid;
+  for (const p of processesUnder(root)) {
+    if (p.ppid === host.pid && readFileSync(`/proc/${p.pid}/cmdline`, 'latin1').includes('chromium'))
+      return p.pid;
   }
   throw new Error(`no Chromium under host ${host.pid}`);
 }
@@ -163,7 +147,7 @@ describe.skipIf(skip !== null)('browser executor: runs that go wrong still repor
     await pool?.close();
     await site?.close();
     // Every host, Chromium and runner of the pool ran with its temp dir under root: none is left.
-    expect(processesNaming(root)).toEqual([]);
+    expect(processesUnder(root)).toEqual([]);
     rmSync(root, { recursive: true, force: true });
   }, 30_000);
 
@@ -208,7 +192,10 @@ describe.skipIf(skip !== null)('browser executor: runs that go wrong still repor
     expect(elapsedMs).toBeLessThan(timeoutMs + REPORT_GRACE_MS);
     expect(outcome.status).toBe('FAILED');
     expect(outcome.errorMessage).toMatch(/closed|disconnected|crash|browser/i);
-    expect((await run(PASSING, 30_000)).outcome.status).toBe('PASSED');
+    const next = (await run(PASSING, 30_000)).outcome;
+    expect(next.status, `${next.errorMessage} ${JSON.stringify(next.browserCheckResult?.errors)}`).toBe(
+      'PASSED',
+    );
     expect(pool.status().runtimes[0]?.replacements).toBeGreaterThan(replacedBefore);
   }, 90_000);
 

@@ -6,7 +6,6 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
-  readlinkSync,
   rmSync,
   statSync,
 } from 'node:fs';
@@ -21,6 +20,7 @@ import { BrowserPool, type PooledRunner, type RunnerSpawnOptions } from '../../s
 import { compiledChildPath } from '../../src/common/compiled-child.js';
 import { PACKAGE_ROOT } from '../../src/common/paths.js';
 import { killGroup } from '../../src/common/process-tree.js';
+import { processes, processesUnder, until } from '../helpers/processes.js';
 import {
   CHROMIUM_PATH,
   chromiumRequirement,
@@ -39,46 +39,6 @@ const RUNTIME_DIR = join(PACKAGE_ROOT, 'runtimes', RUNTIME_ID);
 const skip = missingRequirement([chromiumRequirement(), runtimeRequirement(RUNTIME_ID)]);
 const isRoot = process.getuid?.() === 0;
 
-type Proc = { pid: number; ppid: number; uid: number; comm: string; state: string };
-
-function processes(): Proc[] {
-  const list: Proc[] = [];
-  for (const name of readdirSync('/proc').filter((n) => /^\d+$/.test(n))) {
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'latin1');
-      const close = stat.lastIndexOf(')');
-      const [state = '', ppid = '0'] = stat.slice(close + 2).split(' ');
-      list.push({
-        pid: Number(name),
-        ppid: Number(ppid),
-        uid: statSync(`/proc/${name}`).uid,
-        comm: stat.slice(stat.indexOf('(') + 1, close),
-        state,
-      });
-    } catch {
-      // Exited while listing.
-    }
-  }
-  return list;
-}
-
-/**
- * Live processes started under `root` (the test's temp folder): their working directory or
- * command line is there (hosts, Chromium's profile and crashpad database, stand-in runners), so
- * processes of other tests on the machine are not counted. Zombies are left out.
- */
-function processesUnder(root: string): Proc[] {
-  return processes().filter((p) => {
-    if (p.state === 'Z') return false;
-    try {
-      if (readlinkSync(`/proc/${p.pid}/cwd`).startsWith(root)) return true;
-      return readFileSync(`/proc/${p.pid}/cmdline`, 'latin1').includes(root);
-    } catch {
-      return false; // exited, or not ours to read
-    }
-  });
-}
-
 /** The pids below `pid` (children, grandchildren, …). */
 function descendants(pid: number): number[] {
   const all = processes();
@@ -94,14 +54,6 @@ function descendants(pid: number): number[] {
     }
   }
   return found;
-}
-
-async function until(what: string, condition: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 /** A stand-in runner: one `sleep` process, detached and of its uid like a real runner. */

@@ -1,14 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import {
-  chmodSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  readlinkSync,
-  rmSync,
-  statSync,
-} from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,6 +16,7 @@ import {
 import { BrowserRunner } from '../../src/browser/runner-process.js';
 import { hasCode } from '../../src/common/errors.js';
 import { PACKAGE_ROOT } from '../../src/common/paths.js';
+import { processesUnder, until } from '../helpers/processes.js';
 import { chromiumRequirement, missingRequirement, runtimeRequirement } from '../helpers/requirements.js';
 import { payloadFor } from './runner-harness.js';
 
@@ -39,52 +31,6 @@ const RUNTIME_ID = '2026.04';
 const RUNTIME_DIR = join(PACKAGE_ROOT, 'runtimes', RUNTIME_ID);
 const skip = missingRequirement([chromiumRequirement(), runtimeRequirement(RUNTIME_ID)]);
 const MiB = 1024 * 1024;
-
-type Proc = { pid: number; uid: number; comm: string; state: string };
-
-function processes(): Proc[] {
-  const list: Proc[] = [];
-  for (const name of readdirSync('/proc').filter((n) => /^\d+$/.test(n))) {
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'latin1');
-      const close = stat.lastIndexOf(')');
-      list.push({
-        pid: Number(name),
-        uid: statSync(`/proc/${name}`).uid,
-        comm: stat.slice(stat.indexOf('(') + 1, close),
-        state: stat.slice(close + 2, close + 3),
-      });
-    } catch {
-      // Exited while listing.
-    }
-  }
-  return list;
-}
-
-/**
- * Live processes started under `root` (the test's temp folder): their working directory or
- * command line is there (hosts, Chromium's profile and crashpad database, runners, stand-ins),
- * so processes of other tests on the machine are not counted. Zombies are left out.
- */
-function processesUnder(root: string): Proc[] {
-  return processes().filter((p) => {
-    if (p.state === 'Z') return false;
-    try {
-      if (readlinkSync(`/proc/${p.pid}/cwd`).startsWith(root)) return true;
-      return readFileSync(`/proc/${p.pid}/cmdline`, 'latin1').includes(root);
-    } catch {
-      return false; // exited, or not ours to read
-    }
-  });
-}
-
-async function until(what: string, condition: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 /** Settles to 'pending' when `promise` has not settled within `ms`. */
 async function stateAfter<T>(promise: Promise<T>, ms: number): Promise<T | 'pending'> {
