@@ -1,4 +1,5 @@
 import { mkdtemp, rm } from 'node:fs/promises';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Value } from '@sinclair/typebox/value';
@@ -114,6 +115,12 @@ export class BrowserExecutor implements Executor {
     let lease: BrowserLease;
     try {
       lease = await this.#options.pool.acquire(runtimeId, { signal: context.signal });
+      // A browser that died before this check began (the pool has not noticed yet) is not the
+      // check's failure: its runner cannot connect; the check takes a fresh lease once.
+      if (!(await this.#connects(lease))) {
+        await lease.release({ browserFailed: true });
+        lease = await this.#options.pool.acquire(runtimeId, { signal: context.signal });
+      }
     } catch (err) {
       return failure(`no browser for runtime ${runtimeId}: ${(err as Error).message}`, startedAt, t0, true);
     }
@@ -165,6 +172,29 @@ export class BrowserExecutor implements Executor {
       trimmed: artifacts.trimmed,
       startedAt,
       admittedMs,
+    });
+  }
+
+  /**
+   * Whether the lease's browser accepts a TCP connection on its endpoint now (a crashed host's port is
+   * closed): ~1 ms on loopback. Never throws.
+   */
+  async #connects(lease: BrowserLease): Promise<boolean> {
+    let url: URL;
+    try {
+      url = new URL(lease.wsEndpoint);
+    } catch {
+      return false;
+    }
+    return new Promise<boolean>((resolve) => {
+      const socket = connect({ host: url.hostname, port: Number(url.port) });
+      const done = (ok: boolean) => {
+        socket.destroy();
+        resolve(ok);
+      };
+      socket.setTimeout(1_000, () => done(false));
+      socket.once('connect', () => done(true));
+      socket.once('error', () => done(false));
     });
   }
 
