@@ -310,15 +310,15 @@ describe.skipIf(skip)('browser runner', () => {
     const code = `await page.goto('${web.origin}/stuck');\nconsole.log('spinning');\nawait page.click('button', { noWaitAfter: true });\nawait page.evaluate(() => 1);`;
     const started = Date.now();
     const { outcome, files } = await runCheck(
-      payloadFor(browser.wsEndpoint, code, { timeoutMs: 4_000, captureMarginMs: 2_000 }),
+      payloadFor(browser.wsEndpoint, code, { timeoutMs: 7_000, captureMarginMs: 4_000 }),
     );
-    expect(Date.now() - started).toBeLessThan(4_000 + 5_000);
+    expect(Date.now() - started).toBeLessThan(7_000 + 5_000);
     const report = outcome.report!;
     expect(outcome.killed).toBe(false);
     expect(report).toMatchObject({
       status: 'FAILED',
       timedOut: true,
-      errorMessage: 'script timed out after 2000 ms',
+      errorMessage: 'script timed out after 3000 ms',
     });
     expect(outcome.logs.map((log) => log.msg)).toEqual(['spinning']);
     expect(unzip(files.get('trace.zip')!).has('trace.trace')).toBe(true);
@@ -328,14 +328,14 @@ describe.skipIf(skip)('browser runner', () => {
     const code = `await page.goto('${web.origin}/hang', { timeout: 0 });`;
     const started = Date.now();
     const { outcome, files } = await runCheck(
-      payloadFor(browser.wsEndpoint, code, { timeoutMs: 3_500, captureMarginMs: 2_000 }),
+      payloadFor(browser.wsEndpoint, code, { timeoutMs: 6_500, captureMarginMs: 4_000 }),
     );
-    expect(Date.now() - started).toBeLessThan(3_500 + 5_000);
+    expect(Date.now() - started).toBeLessThan(6_500 + 5_000);
     const report = outcome.report!;
     expect(report).toMatchObject({
       status: 'FAILED',
       timedOut: true,
-      errorMessage: 'script timed out after 1500 ms',
+      errorMessage: 'script timed out after 2500 ms',
     });
     expect(report.errors).toContainEqual(expect.objectContaining({ kind: 'TIMEOUT', location: null }));
     expect(unzip(files.get('trace.zip')!).has('trace.trace')).toBe(true);

@@ -1,5 +1,4 @@
 import { mkdtemp, rm } from 'node:fs/promises';
-import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Value } from '@sinclair/typebox/value';
@@ -74,10 +73,11 @@ const SECRET_PREFIXES = ['SERVICE_SECRET_', 'OUTPOST_SECRET_'] as const;
 
 /**
  * Time before its deadline at which a run stops its script to capture a screenshot and the trace
- * so far (RunnerPayload.captureMarginMs): a tenth of the run's time, 1 to 5 s.
+ * so far (RunnerPayload.captureMarginMs): a tenth of the run's time, 2 to 5 s (a screenshot and
+ * the trace's end take up to a second or two on a busy machine).
  */
 export function captureMarginMs(timeoutMs: number): number {
-  return Math.min(5_000, Math.max(1_000, Math.round(timeoutMs / 10)));
+  return Math.min(5_000, Math.max(2_000, Math.round(timeoutMs / 10)));
 }
 
 /**
@@ -112,50 +112,61 @@ export class BrowserExecutor implements Executor {
     }
     const runtimeId = job.check.runtimeId ?? DEFAULT_RUNTIME_ID;
     const secrets = jobSecrets(job);
-    let lease: BrowserLease;
-    try {
-      lease = await this.#options.pool.acquire(runtimeId, { signal: context.signal });
-      // A browser that died before this check began (the pool has not noticed yet) is not the
-      // check's failure: its runner cannot connect; the check takes a fresh lease once.
-      if (!(await this.#connects(lease))) {
-        await lease.release({ browserFailed: true });
+    let browserVersion = '';
+    let admittedMs = 0;
+    let run: BrowserRunOutcome | null = null;
+    let artifacts: Awaited<ReturnType<BrowserExecutor['prepareArtifacts']>> | null = null;
+    // A browser that died before this check began (the pool has not noticed yet) is not the check's
+    // failure: its runner cannot connect, nothing of the script ran; the check takes a fresh lease once.
+    for (let attempt = 1; run === null; attempt++) {
+      let lease: BrowserLease;
+      try {
         lease = await this.#options.pool.acquire(runtimeId, { signal: context.signal });
+        browserVersion = lease.browserVersion ?? '';
+      } catch (err) {
+        return failure(`no browser for runtime ${runtimeId}: ${(err as Error).message}`, startedAt, t0, true);
       }
-    } catch (err) {
-      return failure(`no browser for runtime ${runtimeId}: ${(err as Error).message}`, startedAt, t0, true);
+      admittedMs = performance.now() - t0;
+      const budgetMs = job.timeoutMs - admittedMs - FINISH_RESERVE_MS;
+      if (budgetMs < 1_000) {
+        await lease.release({ browserFailed: false });
+        return failure(
+          `the run waited ${roundMs(admittedMs)} ms for a browser and has no time left of its ${job.timeoutMs} ms`,
+          startedAt,
+          t0,
+          true,
+        );
+      }
+      const payload = buildPayload(job, request as BrowserRequest, lease.wsEndpoint, secrets, budgetMs);
+      // The lease disposes of the runner (and its temp dir) on release: artifacts are scrubbed out of it first.
+      let browserWasLost = false;
+      try {
+        const attemptRun = await lease.runner.run(payload, { signal: context.signal });
+        browserWasLost = browserFailed(attemptRun);
+        if (
+          attempt === 1 &&
+          attemptRun.report === null &&
+          /^could not connect to the browser/.test(attemptRun.failure ?? '')
+        ) {
+          context.log.warn({ failure: attemptRun.failure }, 'the leased browser was gone; taking another');
+          continue;
+        }
+        // Scrubbing may use the dispatcher's grace after the job's signal (ABANDON_AFTER_ABORT_MS, 5 s):
+        // a run stopped at its deadline still gets its trace scrubbed rather than withheld.
+        const untilMs = job.timeoutMs - (performance.now() - t0) + FINISH_RESERVE_MS;
+        const scrubSignal = AbortSignal.timeout(Math.max(1_000, Math.round(untilMs)));
+        artifacts = await this.prepareArtifacts(
+          attemptRun,
+          lease.runner.tmpDir,
+          [...secrets, ...attemptRun.secrets],
+          scrubSignal,
+        );
+        run = attemptRun;
+      } finally {
+        await lease.release({ browserFailed: browserWasLost });
+      }
     }
-    const admittedMs = performance.now() - t0;
-    const budgetMs = job.timeoutMs - admittedMs - FINISH_RESERVE_MS;
-    if (budgetMs < 1_000) {
-      await lease.release({ browserFailed: false });
-      return failure(
-        `the run waited ${roundMs(admittedMs)} ms for a browser and has no time left of its ${job.timeoutMs} ms`,
-        startedAt,
-        t0,
-        true,
-      );
-    }
-    const payload = buildPayload(job, request as BrowserRequest, lease.wsEndpoint, secrets, budgetMs);
-    // The lease disposes of the runner (and its temp dir) on release: artifacts are scrubbed out of it first.
-    let browserWasLost = false;
-    let artifacts: Awaited<ReturnType<BrowserExecutor['prepareArtifacts']>>;
-    let run: BrowserRunOutcome;
-    try {
-      run = await lease.runner.run(payload, { signal: context.signal });
-      browserWasLost = browserFailed(run);
-      // Scrubbing may use the dispatcher's grace after the job's signal (ABANDON_AFTER_ABORT_MS, 5 s):
-      // a run stopped at its deadline still gets its trace scrubbed rather than withheld.
-      const untilMs = job.timeoutMs - (performance.now() - t0) + FINISH_RESERVE_MS;
-      const scrubSignal = AbortSignal.timeout(Math.max(1_000, Math.round(untilMs)));
-      artifacts = await this.prepareArtifacts(
-        run,
-        lease.runner.tmpDir,
-        [...secrets, ...run.secrets],
-        scrubSignal,
-      );
-    } finally {
-      await lease.release({ browserFailed: browserWasLost });
-    }
+    if (artifacts === null) throw new Error('a browser run ended without its artifacts prepared');
     const allSecrets = [...secrets, ...run.secrets];
     if (context.attachArtifacts && artifacts.files.length > 0) {
       context.attachArtifacts(artifacts.files, artifacts.release);
@@ -166,35 +177,12 @@ export class BrowserExecutor implements Executor {
       job,
       run,
       runtimeId,
-      browserVersion: lease.browserVersion ?? run.report?.versions.browser ?? '',
+      browserVersion: browserVersion || (run.report?.versions.browser ?? ''),
       secrets: allSecrets,
       scrub: artifacts.scrub,
       trimmed: artifacts.trimmed,
       startedAt,
       admittedMs,
-    });
-  }
-
-  /**
-   * Whether the lease's browser accepts a TCP connection on its endpoint now (a crashed host's port is
-   * closed): ~1 ms on loopback. Never throws.
-   */
-  async #connects(lease: BrowserLease): Promise<boolean> {
-    let url: URL;
-    try {
-      url = new URL(lease.wsEndpoint);
-    } catch {
-      return false;
-    }
-    return new Promise<boolean>((resolve) => {
-      const socket = connect({ host: url.hostname, port: Number(url.port) });
-      const done = (ok: boolean) => {
-        socket.destroy();
-        resolve(ok);
-      };
-      socket.setTimeout(1_000, () => done(false));
-      socket.once('connect', () => done(true));
-      socket.once('error', () => done(false));
     });
   }
 
