@@ -221,6 +221,34 @@ describe.skipIf(skip !== null)('browser executor: runs that go wrong still repor
     await expect.poll(() => liveState(stopped), { timeout: 10_000 }).toMatch(/^(gone|Z)$/);
   }, 90_000);
 
+  it('withholds the whole output, artifacts included, of a run with more secrets than the scrubber can search', async () => {
+    const many = job(
+      `console.log(process.env.S_0); await page.goto(process.env.SITE + '/');`,
+      30_000,
+      ++jobs,
+    );
+    many.environmentVariables.push(
+      ...Array.from({ length: 300 }, (_, i) => ({
+        key: `S_${i}`,
+        value: `planted-secret-${i}-xyz`,
+        secret: true,
+      })),
+    );
+    const attached: RunArtifactFile[] = [];
+    const outcome = await executor.run(many, {
+      signal: AbortSignal.timeout(30_000),
+      log: pino({ level: 'silent' }),
+      attachArtifacts: (files, release) => {
+        attached.push(...files);
+        void release();
+      },
+    });
+    expect(outcome).toMatchObject({ status: 'FAILED', hasErrors: true });
+    expect(outcome.errorMessage).toMatch(/^output withheld/);
+    expect(attached).toEqual([]);
+    expect(JSON.stringify(outcome)).not.toContain('planted-secret-0-xyz');
+  }, 60_000);
+
   it('keeps FINISH_RESERVE_MS for capture and scrubbing within the dispatcher grace', () => {
     expect(FINISH_RESERVE_MS).toBeLessThan(REPORT_GRACE_MS);
   });

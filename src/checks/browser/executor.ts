@@ -18,6 +18,7 @@ import {
   type RunOutcome,
 } from '../../protocol/index.js';
 import type { Executor, ExecutorContext, RunArtifactFile } from '../executor.js';
+import { failedOutcome, releaseOutcome } from '../outcome.js';
 import { DEFAULT_RUNTIME_ID, runtimeVariables } from '../runtime-variables.js';
 
 /** A browser the pool lent one run: the warm browser's endpoint and a pre-started runner. */
@@ -107,7 +108,6 @@ export class BrowserExecutor implements Executor {
         `malformed browser check request: ${first ? `${first.path || '/'} ${first.message}` : 'invalid'}`,
         startedAt,
         t0,
-        true,
       );
     }
     const runtimeId = job.check.runtimeId ?? DEFAULT_RUNTIME_ID;
@@ -124,7 +124,7 @@ export class BrowserExecutor implements Executor {
         lease = await this.#options.pool.acquire(runtimeId, { signal: context.signal });
         browserVersion = lease.browserVersion ?? '';
       } catch (err) {
-        return failure(`no browser for runtime ${runtimeId}: ${(err as Error).message}`, startedAt, t0, true);
+        return failure(`no browser for runtime ${runtimeId}: ${(err as Error).message}`, startedAt, t0);
       }
       admittedMs = performance.now() - t0;
       const budgetMs = job.timeoutMs - admittedMs - FINISH_RESERVE_MS;
@@ -134,7 +134,6 @@ export class BrowserExecutor implements Executor {
           `the run waited ${roundMs(admittedMs)} ms for a browser and has no time left of its ${job.timeoutMs} ms`,
           startedAt,
           t0,
-          true,
         );
       }
       const payload = buildPayload(job, request as BrowserRequest, lease.wsEndpoint, secrets, budgetMs);
@@ -301,22 +300,17 @@ function browserFailed(run: BrowserRunOutcome): boolean {
   );
 }
 
-/** A run that could not start or report: FAILED, `hasErrors` when the agent (not the script) failed. */
-export function failure(reason: string, startedAt: Date, t0: number, hasErrors: boolean): RunOutcome {
+/** A run the agent could not start or carry out: FAILED with `hasErrors`, the reason as its last log line. */
+export function failure(reason: string, startedAt: Date, t0: number): RunOutcome {
   const stoppedAt = new Date().toISOString();
-  return {
-    status: 'FAILED',
-    hasFailures: !hasErrors,
-    hasErrors,
-    isDegraded: false,
-    overMaxResponseTime: false,
-    responseTime: roundMs(performance.now() - t0),
+  return failedOutcome({
     startedAt: startedAt.toISOString(),
     stoppedAt,
     errorMessage: reason,
-    assertions: [],
     logs: [{ time: stoppedAt, level: 'ERROR', msg: reason }],
-  };
+    responseTime: roundMs(performance.now() - t0),
+    hasErrors: true,
+  });
 }
 
 /** The outcome of a run that reached its runner: everything scrubbed of the run's secrets. */
@@ -400,6 +394,7 @@ function browserOutcome(input: {
     logs,
     browserCheckResult,
   };
-  // Every text of the result (logs, errors, step names, URLs) scrubbed of the run's secrets.
-  return scrubber.value(outcome);
+  // Every text of the result (logs, errors, step names, URLs) scrubbed of the run's secrets; withheld
+  // whole when the run had more secrets than the scrubber can search for.
+  return releaseOutcome(outcome, scrubber);
 }

@@ -17,6 +17,7 @@ import {
   SuiteRequestSchema,
 } from '../../protocol/index.js';
 import type { Executor, ExecutorContext, RunArtifactFile } from '../executor.js';
+import { releaseOutcome } from '../outcome.js';
 import { DEFAULT_RUNTIME_ID, runtimeVariables } from '../runtime-variables.js';
 import { type BrowserPoolPort, FINISH_RESERVE_MS, failure, jobSecrets } from './executor.js';
 
@@ -64,7 +65,6 @@ export class SuiteExecutor implements Executor {
         `malformed suite request: ${first ? `${first.path || '/'} ${first.message}` : 'invalid'}`,
         startedAt,
         t0,
-        true,
       );
     }
     const suite = request as SuiteRequest;
@@ -74,7 +74,7 @@ export class SuiteExecutor implements Executor {
     try {
       lease = await this.#options.pool.acquire(runtimeId, { signal: context.signal });
     } catch (err) {
-      return failure(`no browser for runtime ${runtimeId}: ${(err as Error).message}`, startedAt, t0, true);
+      return failure(`no browser for runtime ${runtimeId}: ${(err as Error).message}`, startedAt, t0);
     }
     const identity = this.#identities.take();
     let outcome: SuiteRunOutcome | null = null;
@@ -104,7 +104,7 @@ export class SuiteExecutor implements Executor {
         /browser has been closed|disconnected/i.test(e.message),
       );
     } catch (err) {
-      return failure(`the suite could not run: ${(err as Error).message}`, startedAt, t0, true);
+      return failure(`the suite could not run: ${(err as Error).message}`, startedAt, t0);
     } finally {
       this.#identities.release(identity);
       await lease.release({ browserFailed });
@@ -212,7 +212,7 @@ export class SuiteExecutor implements Executor {
       logs,
       browserCheckResult,
     };
-    return new Scrubber(secrets).value(outcome);
+    return releaseOutcome(outcome, new Scrubber(secrets));
   }
 
   async close(): Promise<void> {
