@@ -6,6 +6,8 @@ import { statusPages } from './0004_status_pages.js';
 import { privateLocations } from './0005_private_locations.js';
 import { queueBounds } from './0006_queue_bounds.js';
 import { agentStatus } from './0008_agent_status.js';
+import { alerting } from './0009_alerting.js';
+import { heartbeats } from './0010_heartbeats.js';
 
 /**
  * Migrations in code, one file each (`NNNN_<name>.ts`), applied in name order. The names
@@ -22,6 +24,8 @@ const migrations: Record<string, Migration> = {
   '0005_private_locations': privateLocations,
   '0006_queue_bounds': queueBounds,
   '0008_agent_status': agentStatus,
+  '0009_alerting': alerting,
+  '0010_heartbeats': heartbeats,
 };
 
 class InCodeProvider implements MigrationProvider {
