@@ -12,6 +12,9 @@ export type Tx = Kysely<Database> | Transaction<Database>;
 /** A row of `jobs` as stored. */
 export type JobRow = Selectable<Database['jobs']>;
 
+/** What a stored result takes from its job: ids of the job, account, check, session and run. */
+export type ResultOwner = Pick<JobRow, 'id' | 'account_id' | 'check_id' | 'check_session_id' | 'round_id'>;
+
 /**
  * Which jobs of one account and class a claim may take (see {@link QueueStore.claimable}).
  * Times are epoch ms.
@@ -202,7 +205,7 @@ export class QueueStore {
    */
   async insertResult(
     resultId: string,
-    job: JobRow,
+    job: ResultOwner,
     stored: CheckResult,
     by: { agentId: string | null; hash: string | null; nowMs: number },
   ): Promise<void> {
@@ -214,6 +217,7 @@ export class QueueStore {
         check_id: job.check_id,
         job_id: job.id,
         check_session_id: job.check_session_id,
+        round_id: job.round_id,
         run_location: stored.runLocation,
         status: stored.status,
         has_failures: stored.hasFailures ? 1 : 0,

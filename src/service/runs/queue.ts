@@ -14,7 +14,7 @@ import { runLocationsOf } from '../resources/checks/checks.js';
 import { HttpError, notFound } from '../http/errors.js';
 import { JobBuilder, nextAttemptJob, type RunRequest } from './jobs.js';
 import { enqueueResultHooks } from './outbox.js';
-import { type JobRow, QueueStore, type Tx } from './queue-store.js';
+import { type JobRow, QueueStore, type ResultOwner, type Tx } from './queue-store.js';
 import { retryLocation } from './retries.js';
 import { SecretBox, secretBoxOf } from '../store/secret-box.js';
 import type { Database } from '../store/database.js';
@@ -38,7 +38,27 @@ export type QueueOptions = {
   resultHookNames?: readonly string[];
   /** Called after a transaction that wrote outbox rows committed (the outbox worker's wake-up). */
   onResultStored?: () => void;
+  /**
+   * Work done inside the transaction that stores each result, after the result row is written
+   * (alerting: the alert state, alerts and notifications commit with the result or not at all;
+   * docs/alerting.md, "Exactly once"). A recorder that throws rolls the result back.
+   */
+  resultRecorders?: readonly ResultRecorder[];
 };
+
+/** A result just written, as recorders see it inside its transaction. Times are epoch ms. */
+export type StoredResultRef = {
+  resultId: string;
+  accountId: string;
+  checkId: string;
+  /** The run the result belongs to: shared by every location of a round, kept by retries. */
+  roundId: string | null;
+  result: CheckResult;
+  nowMs: number;
+};
+
+/** See QueueOptions.resultRecorders. */
+export type ResultRecorder = (tx: Tx, stored: StoredResultRef) => Promise<void>;
 
 /**
  * Which agent a request comes from and what its key lets it serve. `locations` null = every
@@ -130,7 +150,7 @@ export class JobQueue {
   constructor(db: Kysely<Database>, options: QueueOptions) {
     this.#db = db;
     this.#store = new QueueStore(db);
-    this.#options = { maxClaims: 3, resultHookNames: [], ...options };
+    this.#options = { maxClaims: 3, resultHookNames: [], resultRecorders: [], ...options };
     this.#events.setMaxListeners(0);
   }
 
@@ -152,11 +172,18 @@ export class JobQueue {
     const builder = new JobBuilder(tx, accountId);
     const store = new QueueStore(tx);
     const ids: string[] = [];
+    // The runs of one check in one call are one run (round): a parallel check's locations.
+    const rounds = new Map<string, string>();
     for (const run of runs) {
       const id = randomUUID();
       ids.push(id);
       const job = await builder.build(run, { jobId: id, nowMs, leaseMs: this.#options.leaseMs });
-      await this.#insert(store, job, run.check.checkType, nowMs);
+      let roundId = rounds.get(run.check.id);
+      if (!roundId) {
+        roundId = id;
+        rounds.set(run.check.id, roundId);
+      }
+      await this.#insert(store, job, run.check.checkType, nowMs, roundId);
     }
     return ids;
   }
@@ -165,7 +192,13 @@ export class JobQueue {
    * Inserts a queued job. `readyAtMs` is when it may be claimed (`enqueued_at`; later than
    * now for a retry that waits its back-off); it expires `queueExpiryMs` after that.
    */
-  async #insert(store: QueueStore, job: Job, checkType: CheckType, readyAtMs: number): Promise<void> {
+  async #insert(
+    store: QueueStore,
+    job: Job,
+    checkType: CheckType,
+    readyAtMs: number,
+    roundId: string | null,
+  ): Promise<void> {
     await store.insertJob({
       id: job.jobId,
       account_id: job.accountId,
@@ -184,6 +217,7 @@ export class JobQueue {
       lease_expires_at: null,
       result_hash: null,
       runtime_id: requiredRuntimeOf(job, checkType),
+      round_id: roundId,
     });
   }
 
@@ -362,6 +396,7 @@ export class JobQueue {
           nextAttemptJob(payload, retryJobId, location),
           job.check_type,
           nowMs + plan.delayMs,
+          job.round_id ?? job.id,
         );
       }
       // A queued retry keeps the session in PROGRESS: settleSession waits for every job.
@@ -391,12 +426,68 @@ export class JobQueue {
   ): Promise<string> {
     const resultId = randomUUID();
     await store.deleteJob(job.id);
-    await store.insertResult(resultId, job, stored, by);
+    await this.#record(store, resultId, job, stored, by);
+    return resultId;
+  }
+
+  /**
+   * Writes a result row, one outbox row per result hook and the recorders' rows (alerting), in
+   * the caller's transaction.
+   */
+  async #record(
+    store: QueueStore,
+    resultId: string,
+    owner: ResultOwner,
+    stored: CheckResult,
+    by: { agentId: string | null; hash: string | null; nowMs: number },
+  ): Promise<void> {
+    await store.insertResult(resultId, owner, stored, by);
     await enqueueResultHooks(store.db, this.#options.resultHookNames, {
-      accountId: job.account_id,
+      accountId: owner.account_id,
       resultId,
       nowMs: by.nowMs,
     });
+    for (const record of this.#options.resultRecorders ?? []) {
+      await record(store.db, {
+        resultId,
+        accountId: owner.account_id,
+        checkId: owner.check_id,
+        roundId: owner.round_id,
+        result: stored,
+        nowMs: by.nowMs,
+      });
+    }
+  }
+
+  /**
+   * Stores a FINAL result the service itself observed, for a check no agent runs (a heartbeat
+   * that was pinged, or became late): a run of its own (`job_id` = `round_id` = a new id), with
+   * the result hooks and recorders of any result, in `tx` when given (so the caller's state
+   * change commits with it) or in a transaction of its own.
+   * @returns the new result's id.
+   */
+  async storeServiceResult(
+    input: { accountId: string; checkId: string; result: CheckResult; nowMs: number },
+    tx?: Tx,
+  ): Promise<string> {
+    const resultId = randomUUID();
+    const runId = randomUUID();
+    const owner: ResultOwner = {
+      id: runId,
+      account_id: input.accountId,
+      check_id: input.checkId,
+      check_session_id: null,
+      round_id: runId,
+    };
+    const by = { agentId: null, hash: null, nowMs: input.nowMs };
+    if (tx) {
+      await this.#record(new QueueStore(tx), resultId, owner, input.result, by);
+    } else {
+      await this.#transaction((store) => this.#record(store, resultId, owner, input.result, by));
+    }
+    // With a caller's transaction the hooks' rows are only seen after its commit; the outbox
+    // worker also polls, so an early wake-up costs nothing.
+    this.#options.onResultStored?.();
     return resultId;
   }
 
