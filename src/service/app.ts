@@ -8,6 +8,7 @@ import { ArtifactStore } from './runs/artifacts.js';
 import { authHook } from './http/auth.js';
 import type { ServiceContext } from './context.js';
 import { errorGroupsHook } from './resources/error-groups/error-groups.js';
+import { HeartbeatMonitor, type HeartbeatMonitorOptions } from './heartbeats/monitor.js';
 import { answerFrameworkError, installErrorHandling } from './http/errors.js';
 import { JobQueue } from './runs/queue.js';
 import { type NamedResultHook, ResultOutbox, type ResultOutboxOptions } from './runs/outbox.js';
@@ -56,6 +57,11 @@ export type BuildOptions = {
   resultOutbox?: Pick<ResultOutboxOptions, 'baseDelayMs' | 'maxDelayMs' | 'maxAttempts' | 'pollMs'> & {
     start?: boolean;
   };
+  /**
+   * Heartbeat monitors (docs/heartbeats.md): the clock pings and the sweeper read (default
+   * Date.now), the sweeper's safety poll (default 1 000 ms) and whether it runs (default true).
+   */
+  heartbeats?: HeartbeatMonitorOptions;
 };
 
 /** The built service: the fastify app (not listening) and what `main` needs to run it. */
@@ -67,6 +73,8 @@ export type Service = {
   outbox: ResultOutbox;
   /** The retention worker (started by build); null when `retention: false`. */
   retention: RetentionWorker | null;
+  /** Heartbeat pings and the sweeper that finds late heartbeats (started by build). */
+  heartbeats: HeartbeatMonitor;
   /** Aborts long polls, then closes the app. Idempotent. */
   close(): Promise<void>;
 };
@@ -111,6 +119,11 @@ export async function build(options: BuildOptions): Promise<Service> {
     analyticsWorkers: AnalyticsWorkers.for(options.databaseFile),
     artifacts,
   };
+  // Before the routes: ping routes and check routes find it through the context.
+  const heartbeats = new HeartbeatMonitor(context, {
+    ...options.heartbeats,
+    log: options.log.child({ component: 'heartbeats' }),
+  });
 
   const app: FastifyInstance = Fastify({
     loggerInstance: options.log.child({ component: 'http' }) as FastifyBaseLogger,
@@ -143,6 +156,7 @@ export async function build(options: BuildOptions): Promise<Service> {
 
   if (startOutbox) outbox.start();
   retention?.start();
+  await heartbeats.start();
   let closing: Promise<void> | undefined;
   return {
     app,
@@ -150,10 +164,12 @@ export async function build(options: BuildOptions): Promise<Service> {
     context,
     outbox,
     retention,
+    heartbeats,
     close() {
       closing ??= (async () => {
         shutdown.abort();
         await app.close();
+        await heartbeats.stop();
         await outbox.stop();
         await retention?.stop();
         await context.analyticsWorkers?.close();
