@@ -27,7 +27,7 @@ export type BuildOptions = {
   leaseMs?: number;
   /** How long a job waits to be claimed before it expires; default 360 000. */
   queueExpiryMs?: number;
-  /** Base of `checkSessionLink`; default http://localhost:3000. */
+  /** Base of `checkSessionLink` and of heartbeat `pingUrl`s; default http://localhost:3000. */
   appUrl?: string;
   /** The store's file, for analytics reader threads; omitted or ":memory:" runs analytics on one thread. */
   databaseFile?: string;
@@ -122,6 +122,7 @@ export async function build(options: BuildOptions): Promise<Service> {
   // Before the routes: ping routes and check routes find it through the context.
   const heartbeats = new HeartbeatMonitor(context, {
     ...options.heartbeats,
+    appUrl: options.appUrl ?? 'http://localhost:3000',
     log: options.log.child({ component: 'heartbeats' }),
   });
 

@@ -17,7 +17,7 @@ export class HeartbeatMonitor {
   readonly #log: Logger;
   readonly #options: HeartbeatMonitorOptions;
 
-  constructor(context: ServiceContext, options: HeartbeatMonitorOptions & { log: Logger }) {
+  constructor(context: ServiceContext, options: HeartbeatMonitorOptions & { appUrl: string; log: Logger }) {
     this.#context = context;
     this.#log = options.log;
     this.#options = options;
