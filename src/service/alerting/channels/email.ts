@@ -1,0 +1,150 @@
+import { createHash } from 'node:crypto';
+import nodemailer from 'nodemailer';
+import { Scrubber } from '../../../common/scrub.js';
+import type { ChannelSender, DeliveryResult } from '../types.js';
+import { guarded, requiredString } from './config.js';
+import { MAX_ANSWER_CHARS, noAnswer } from './http.js';
+import { htmlMessage, textMessage, truncate } from './message.js';
+import { notConfigured, SMTP_VARIABLES } from './providers.js';
+
+/** Time allowed to connect, for the greeting, and between socket reads, ms. */
+const SMTP_TIMEOUT_MS = 10_000;
+/** Longest subject, characters. */
+const MAX_SUBJECT = 250;
+/** Longest left part of a Message-ID built from an idempotency key. */
+const MAX_ID_LEFT = 200;
+
+type Transporter = ReturnType<typeof nodemailer.createTransport>;
+
+/** One transporter per SMTP URL, reused (each message opens its own connection: no pool needed). */
+const transporters = new Map<string, Transporter>();
+
+function transporterFor(url: string): Transporter {
+  let t = transporters.get(url);
+  if (t === undefined) {
+    t = nodemailer.createTransport({
+      url,
+      connectionTimeout: SMTP_TIMEOUT_MS,
+      greetingTimeout: SMTP_TIMEOUT_MS,
+      socketTimeout: SMTP_TIMEOUT_MS,
+      // Nodemailer would log to nowhere by default; keep it so (logs could hold addresses).
+      logger: false,
+    } as Parameters<typeof nodemailer.createTransport>[0]);
+    transporters.set(url, t);
+  }
+  return t;
+}
+
+/** Closes every SMTP transporter (the next email opens a new one). */
+export function closeTransporters(): void {
+  for (const t of transporters.values()) t.close();
+  transporters.clear();
+}
+
+/** Characters of an RFC 5322 dot-atom (`id-left` of a Message-ID), dot excepted. */
+const ATEXT = /[^A-Za-z0-9!#$%&'*+/=?^_`{|}~-]/g;
+
+/**
+ * The Message-ID of a notification, `<{key}@outpost>`: the idempotency key made a valid dot-atom
+ * (other characters become `-`, empty dot runs are dropped); a key that had to change, or was
+ * too long, gets a hash of the original so two keys never share an id.
+ */
+export function messageIdOf(idempotencyKey: string): string {
+  const atoms = idempotencyKey
+    .split('.')
+    .map((a) => a.replace(ATEXT, '-'))
+    .filter((a) => a !== '');
+  let left = atoms.join('.');
+  if (left !== idempotencyKey || left.length > MAX_ID_LEFT) {
+    const hash = createHash('sha256').update(idempotencyKey).digest('hex').slice(0, 16);
+    left = `${left.slice(0, MAX_ID_LEFT - 17).replace(/\.+$/, '')}${left === '' ? '' : '.'}${hash}`;
+  }
+  return `<${left}@outpost>`;
+}
+
+/** SMTP reply code of a nodemailer error, or null. */
+function replyCode(err: unknown): number | null {
+  const code = (err as { responseCode?: unknown } | null)?.responseCode;
+  return typeof code === 'number' && code >= 200 && code < 600 ? code : null;
+}
+
+/** Secrets of an SMTP URL: its password (and user, which is often a key too). */
+function smtpSecrets(url: string): string[] {
+  try {
+    const u = new URL(url);
+    return [u.password, u.username]
+      .filter((s) => s !== '')
+      .map((s) => {
+        try {
+          return decodeURIComponent(s);
+        } catch {
+          return s;
+        }
+      });
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * EMAIL sender: one message from `smtp.from` to `config.address`, text and HTML, Message-ID from
+ * the idempotency key. SMTP 4xx and connection errors (and an abort) are RETRY, SMTP 5xx FAILED;
+ * without OUTPOST_SMTP_URL and OUTPOST_SMTP_FROM it is FAILED saying so. Never throws.
+ */
+export const sendEmail: ChannelSender = (notification, channel, providers, signal) =>
+  guarded(async () => {
+    const smtp = providers.smtp;
+    if (!smtp) return noAnswer('FAILED', notConfigured('EMAIL', SMTP_VARIABLES));
+    const to = requiredString(channel, 'address');
+    const scrub = new Scrubber(smtpSecrets(smtp.url));
+    const v = notification.variables;
+    const prefix = v.ALERT_TYPE === 'ALERT_TEST' ? '[Test] ' : '';
+    const send = transporterFor(smtp.url).sendMail({
+      from: smtp.from,
+      to,
+      subject: truncate(`${prefix}${v.ALERT_TITLE}`.replace(/[\r\n]+/g, ' '), MAX_SUBJECT),
+      text: textMessage(v),
+      html: htmlMessage(v),
+      messageId: messageIdOf(notification.idempotencyKey),
+      headers: { 'X-Outpost-Alert-Type': v.ALERT_TYPE, 'X-Outpost-Check-Id': v.CHECK_ID.slice(0, 200) },
+    });
+    const aborted = new Promise<'aborted'>((resolve) => {
+      if (signal.aborted) resolve('aborted');
+      signal.addEventListener('abort', () => resolve('aborted'), { once: true });
+    });
+    try {
+      const info = await Promise.race([send, aborted]);
+      if (info === 'aborted') {
+        send.catch(() => undefined);
+        return noAnswer('RETRY', 'the delivery was aborted before the SMTP server answered');
+      }
+      const response = typeof info.response === 'string' ? info.response : '';
+      const code = Number(/^\d{3}/.exec(response)?.[0] ?? 250);
+      return delivered(code, scrub.cut(response, MAX_ANSWER_CHARS));
+    } catch (err) {
+      const code = replyCode(err);
+      const message = scrub.cut(err instanceof Error ? err.message : String(err), MAX_ANSWER_CHARS);
+      const answer = scrub.cut(String((err as { response?: unknown }).response ?? ''), MAX_ANSWER_CHARS);
+      if (code !== null) {
+        const temporary = code < 500;
+        return {
+          outcome: temporary ? 'RETRY' : 'FAILED',
+          statusCode: code,
+          answer: answer === '' ? null : answer,
+          error: `the SMTP server answered ${code} (${temporary ? 'temporary' : 'permanent'}): ${message}`,
+          retryAfterMs: null,
+        };
+      }
+      return noAnswer('RETRY', `the SMTP server could not be reached: ${message}`);
+    }
+  });
+
+function delivered(code: number, answer: string): DeliveryResult {
+  return {
+    outcome: 'DELIVERED',
+    statusCode: code,
+    answer: answer === '' ? null : answer,
+    error: null,
+    retryAfterMs: null,
+  };
+}

@@ -1,0 +1,31 @@
+import type { AlertChannelType } from '../../resources/alert-channels/schema.js';
+import type { ChannelSender } from '../types.js';
+import { closeTransporters, sendEmail } from './email.js';
+import { closeHttp } from './http.js';
+import { sendOpsgenie } from './opsgenie.js';
+import { sendPagerduty } from './pagerduty.js';
+import { sendSlack } from './slack.js';
+import { sendCall, sendSms } from './twilio.js';
+import { sendWebhook } from './webhook.js';
+
+export { providersFromEnv } from './providers.js';
+
+/** The sender of each alert channel type. Each never throws and finishes by its signal. */
+export const senders: Record<AlertChannelType, ChannelSender> = {
+  EMAIL: sendEmail,
+  SLACK: sendSlack,
+  WEBHOOK: sendWebhook,
+  SMS: sendSms,
+  CALL: sendCall,
+  PAGERDUTY: sendPagerduty,
+  OPSGENIE: sendOpsgenie,
+};
+
+/**
+ * Closes what the senders keep open between notifications: SMTP transporters and the HTTP
+ * connection pool. Sending after it works (they are opened again). Never throws.
+ */
+export async function closeSenders(): Promise<void> {
+  closeTransporters();
+  await closeHttp();
+}

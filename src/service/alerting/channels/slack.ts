@@ -1,0 +1,41 @@
+import type { ChannelSender } from '../types.js';
+import { guarded, optionalString, requiredString } from './config.js';
+import { noAnswer, sendRequest } from './http.js';
+import { slackMessage } from './message.js';
+
+/**
+ * SLACK sender: POSTs `{ text, blocks, channel? }` as JSON to the channel's incoming-webhook `url`.
+ * 200 is DELIVERED; 429 RETRY after its Retry-After; 404 `no_service` and 410 `channel_is_archived`
+ * (like every other 4xx) FAILED. The webhook URL is itself the credential: it is kept out of
+ * answers and errors. Never throws.
+ */
+export const sendSlack: ChannelSender = (notification, channel, _providers, signal) =>
+  guarded(async () => {
+    const url = requiredString(channel, 'url');
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      return noAnswer('FAILED', 'the Slack webhook URL is not a valid URL');
+    }
+    if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') {
+      return noAnswer('FAILED', 'the Slack webhook URL must be http or https');
+    }
+    const target = optionalString(channel, 'channel');
+    const body = JSON.stringify({
+      ...slackMessage(notification.variables),
+      ...(target !== undefined ? { channel: target } : {}),
+    });
+    // The path of an incoming webhook (/services/T…/B…/secret) is what authorises a post.
+    const secrets = [url, parsed.pathname].filter((s) => s.length > 1);
+    return sendRequest({
+      url,
+      method: 'POST',
+      headers: { 'content-type': 'application/json; charset=utf-8', 'user-agent': 'Outpost-Alerts/1' },
+      body,
+      signal,
+      secrets,
+      idempotent: true,
+      provider: 'Slack',
+    });
+  });

@@ -1,0 +1,61 @@
+import type {
+  ChannelSender,
+  ChannelTarget,
+  DeliveryResult,
+  OutgoingNotification,
+  ProviderConfig,
+} from '../types.js';
+import { guarded, requiredString } from './config.js';
+import { noAnswer, sendRequest } from './http.js';
+import { callTwiml, smsMessage } from './message.js';
+import { notConfigured, TWILIO_VARIABLES } from './providers.js';
+
+type Kind = 'SMS' | 'CALL';
+
+/**
+ * Posts a message or a call to a Twilio-compatible API: `POST
+ * {url}/2010-04-01/Accounts/{sid}/Messages.json` (form `To, From, Body`) or `…/Calls.json` (`To,
+ * From, Twiml`), basic auth `sid:token`. A POST here is not idempotent (Twilio takes no
+ * idempotency key), so it is repeated only when it surely did not arrive: 429, or a connection
+ * that failed before the request was sent (refused, DNS, connect timeout). A 5xx or a timeout
+ * after sending is FAILED: the SMS may have gone out, and a second one is worse than none.
+ */
+async function sendTwilio(
+  kind: Kind,
+  notification: OutgoingNotification,
+  channel: ChannelTarget,
+  providers: ProviderConfig,
+  signal: AbortSignal,
+): Promise<DeliveryResult> {
+  const twilio = providers.twilio;
+  if (!twilio) return noAnswer('FAILED', notConfigured('SMS and CALL', TWILIO_VARIABLES));
+  const to = requiredString(channel, 'number');
+  const v = notification.variables;
+  const form = new URLSearchParams({ To: to, From: twilio.from });
+  if (kind === 'SMS') form.set('Body', smsMessage(v));
+  else form.set('Twiml', callTwiml(v));
+  const resource = kind === 'SMS' ? 'Messages.json' : 'Calls.json';
+  const basic = Buffer.from(`${twilio.accountSid}:${twilio.authToken}`).toString('base64');
+  return sendRequest({
+    url: `${twilio.url}/2010-04-01/Accounts/${encodeURIComponent(twilio.accountSid)}/${resource}`,
+    method: 'POST',
+    headers: {
+      authorization: `Basic ${basic}`,
+      'content-type': 'application/x-www-form-urlencoded',
+      'user-agent': 'Outpost-Alerts/1',
+    },
+    body: form.toString(),
+    signal,
+    secrets: [twilio.authToken, basic],
+    idempotent: false,
+    provider: kind === 'SMS' ? 'Twilio (SMS)' : 'Twilio (call)',
+  });
+}
+
+/** SMS sender: a text of at most 160 characters to `config.number` (see sendTwilio). Never throws. */
+export const sendSms: ChannelSender = (n, channel, providers, signal) =>
+  guarded(() => sendTwilio('SMS', n, channel, providers, signal));
+
+/** CALL sender: a call to `config.number` that reads the alert out (TwiML `<Say>`). Never throws. */
+export const sendCall: ChannelSender = (n, channel, providers, signal) =>
+  guarded(() => sendTwilio('CALL', n, channel, providers, signal));

@@ -1,0 +1,159 @@
+import { createHmac } from 'node:crypto';
+import { isCredentialHeader } from '../../../common/credential-headers.js';
+import { Scrubber } from '../../../common/scrub.js';
+import type { ChannelSender, NotificationDoc, OutgoingNotification } from '../types.js';
+import { ConfigError, guarded, keyValues, optionalString, requiredString } from './config.js';
+import { MAX_ANSWER_CHARS, noAnswer, type ProviderRequest, sendRequest } from './http.js';
+import { renderTemplate, TemplateError } from './template.js';
+
+/** Methods a webhook may use; GET, HEAD and DELETE send no body. */
+const METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'HEAD', 'DELETE']);
+const BODYLESS = new Set(['GET', 'HEAD', 'DELETE']);
+/** An HTTP header name (RFC 9110 token). */
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/** Headers the transport sets itself: a configured value would corrupt the request. */
+const TRANSPORT_HEADERS = new Set([
+  'host',
+  'content-length',
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+  'upgrade',
+]);
+/** Prefix of a Standard Webhooks secret whose rest is the base64 key. */
+const WHSEC = 'whsec_';
+
+/**
+ * The variables a webhook template sees: the account's variables (`{{VAR}}`), then the
+ * notification's (they win on a name clash, so a variable cannot fake ALERT_TYPE).
+ */
+export function templateVariables(n: OutgoingNotification): Record<string, unknown> {
+  return { ...n.accountVariables, ...n.variables };
+}
+
+/**
+ * The signature headers of a webhook body (docs/alerting.md): `x-checkly-signature` (hex
+ * HMAC-SHA256 of the body with the secret's UTF-8 bytes) with `x-checkly-timestamp`, and Standard
+ * Webhooks' `webhook-signature` (`v1,` + base64 HMAC-SHA256 of `{id}.{timestamp}.{body}`, keyed by
+ * the base64-decoded rest of a `whsec_` secret, else its UTF-8 bytes). `webhook-id` and
+ * `webhook-timestamp` are always present; the signatures only with a secret.
+ * @param timestampS unix seconds.
+ */
+export function webhookSignatureHeaders(
+  id: string,
+  timestampS: number,
+  body: string,
+  secret: string | undefined,
+): Record<string, string> {
+  const headers: Record<string, string> = { 'webhook-id': id, 'webhook-timestamp': String(timestampS) };
+  if (secret === undefined) return headers;
+  headers['x-checkly-signature'] = createHmac('sha256', secret).update(body).digest('hex');
+  headers['x-checkly-timestamp'] = String(timestampS);
+  const key = secret.startsWith(WHSEC)
+    ? Buffer.from(secret.slice(WHSEC.length), 'base64')
+    : Buffer.from(secret);
+  headers['webhook-signature'] =
+    `v1,${createHmac('sha256', key).update(`${id}.${timestampS}.${body}`).digest('base64')}`;
+  return headers;
+}
+
+/** The default body: every variable of the notification as JSON (account variables are not sent unasked). */
+function defaultBody(v: NotificationDoc): string {
+  return JSON.stringify(v);
+}
+
+/** Content type of a rendered template: JSON when it parses as JSON, else text. */
+function contentTypeOf(body: string): string {
+  const first = body.trimStart()[0];
+  if (first === '{' || first === '[') {
+    try {
+      JSON.parse(body);
+      return 'application/json';
+    } catch {
+      // Not JSON after all: sent as text.
+    }
+  }
+  return 'text/plain; charset=utf-8';
+}
+
+/**
+ * WEBHOOK sender: `method` (default POST) to `url` with `queryParameters` appended and `headers`
+ * added; the body is the Handlebars `template` rendered with the notification's and the account's
+ * variables (bounded, see template.ts), or the notification as JSON; signed when `webhookSecret` is
+ * set. A template that does not compile or render, a header with CR/LF or an invalid name, and a URL
+ * that is not http(s) are FAILED. Never throws.
+ */
+export const sendWebhook: ChannelSender = (notification, channel, _providers, signal) =>
+  guarded(async () => {
+    const secret = optionalString(channel, 'webhookSecret');
+    const headers = keyValues(channel, 'headers');
+    const query = keyValues(channel, 'queryParameters');
+    const secrets = [
+      ...(secret ? [secret] : []),
+      ...headers.filter((h) => isCredentialHeader(h.key)).map((h) => h.value),
+      ...query.filter((q) => isCredentialHeader(q.key)).map((q) => q.value),
+      // The contract does not say which account variables are secret: none of them is repeated back.
+      ...Object.values(notification.accountVariables),
+    ];
+    const scrub = new Scrubber(secrets);
+
+    const method = (optionalString(channel, 'method') ?? 'POST').toUpperCase();
+    if (!METHODS.has(method)) throw new ConfigError(`webhook method ${method.slice(0, 20)} is not supported`);
+    let url: URL;
+    try {
+      url = new URL(requiredString(channel, 'url'));
+    } catch (err) {
+      if (err instanceof ConfigError) throw err;
+      return noAnswer('FAILED', 'the webhook URL is not a valid URL');
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+      return noAnswer('FAILED', `the webhook URL must be http or https, not ${url.protocol.slice(0, 20)}`);
+    }
+    if (url.password) scrub.add(decodeURIComponent(url.password));
+    for (const { key, value } of query) url.searchParams.append(key, value);
+
+    let body = '';
+    let contentType = 'application/json';
+    const template = optionalString(channel, 'template');
+    if (template !== undefined && template.trim() !== '') {
+      try {
+        body = renderTemplate(template, templateVariables(notification));
+      } catch (err) {
+        const message = err instanceof TemplateError ? err.message : 'the template does not render';
+        return noAnswer('FAILED', scrub.cut(message, MAX_ANSWER_CHARS));
+      }
+      contentType = contentTypeOf(body);
+    } else {
+      body = defaultBody(notification.variables);
+    }
+    const sendsBody = !BODYLESS.has(method);
+    if (!sendsBody) body = '';
+
+    const out: Record<string, string> = { 'user-agent': 'Outpost-Alerts/1' };
+    if (sendsBody) out['content-type'] = contentType;
+    for (const { key, value } of headers) {
+      if (/[\r\n\0]/.test(key) || /[\r\n\0]/.test(value)) {
+        return noAnswer('FAILED', `webhook header ${scrub.cut(key, 100)} holds a line break; refused`);
+      }
+      if (!TOKEN.test(key)) {
+        return noAnswer('FAILED', `webhook header name ${scrub.cut(JSON.stringify(key), 100)} is not valid`);
+      }
+      if (TRANSPORT_HEADERS.has(key.toLowerCase())) continue;
+      out[key.toLowerCase()] = value;
+    }
+    // Set last: configured headers cannot replace the delivery id or the signatures.
+    const timestampS = Math.floor(Date.now() / 1000);
+    Object.assign(out, webhookSignatureHeaders(notification.idempotencyKey, timestampS, body, secret));
+
+    const request: ProviderRequest = {
+      url: url.toString(),
+      method: method as ProviderRequest['method'],
+      headers: out,
+      body: sendsBody ? body : null,
+      signal,
+      secrets: scrub.secrets(),
+      idempotent: true,
+      provider: 'the webhook',
+    };
+    return sendRequest(request);
+  });
