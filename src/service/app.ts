@@ -4,6 +4,7 @@ import type { Kysely } from 'kysely';
 import type { Logger } from '../common/logger.js';
 import { bodyAjv, queryAjv } from './http/validation.js';
 import { AnalyticsWorkers } from './analytics/workers.js';
+import { alertRecorder } from './alerting/outbox.js';
 import { ArtifactStore } from './runs/artifacts.js';
 import { authHook } from './http/auth.js';
 import type { ServiceContext } from './context.js';
@@ -100,6 +101,8 @@ export async function build(options: BuildOptions): Promise<Service> {
     queueExpiryMs: options.queueExpiryMs ?? 360_000,
     resultHookNames: outbox.hookNames,
     onResultStored: () => outbox.kick(),
+    // Alerting runs in each result's transaction (docs/alerting.md, "Exactly once").
+    resultRecorders: [alertRecorder({ appUrl: options.appUrl ?? 'http://localhost:3000' })],
     ...(options.maxClaims === undefined ? {} : { maxClaims: options.maxClaims }),
   });
   const artifacts = new ArtifactStore(options.artifactsDir);

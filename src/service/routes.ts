@@ -1,5 +1,6 @@
 import type { RoutePlugin } from './http/service-app.js';
 import { agentRoutes } from './runs/agent-routes.js';
+import { alertRoutes } from './alerting/alert-routes.js';
 import { agentsRoutes } from './resources/agents/routes.js';
 import { artifactRoutes } from './runs/artifact-routes.js';
 import { analyticsRoutes } from './analytics/routes.js';
@@ -36,4 +37,5 @@ export const ROUTES: readonly RoutePlugin[] = [
   analyticsRoutes,
   checkResultRoutes,
   agentsRoutes,
+  alertRoutes,
 ];

@@ -31,7 +31,11 @@ export const EnvironmentVariableSchema = Type.Object(
   strict,
 );
 
-/** Alert settings (docs/api.md, "Alert settings"). */
+/**
+ * Alert settings (docs/api.md, "Alert settings"; docs/alerting.md, "Alert settings"): the field's
+ * ranges — `failedRunThreshold` 1–5, `minutesFailingThreshold` 5, 10, 15 or 30, reminders `amount`
+ * 0–5 or 100000 (unlimited) every `interval` minutes, a parallel-run threshold of 10–100 % in steps of 10.
+ */
 export const AlertSettingsSchema = Type.Object(
   {
     escalationType: Type.Optional(StringEnum(['RUN_BASED', 'TIME_BASED'] as const)),
@@ -39,15 +43,12 @@ export const AlertSettingsSchema = Type.Object(
       Type.Object({ failedRunThreshold: Type.Optional(Type.Integer({ minimum: 1, maximum: 5 })) }, strict),
     ),
     timeBasedEscalation: Type.Optional(
-      Type.Object(
-        { minutesFailingThreshold: Type.Optional(Type.Integer({ minimum: 1, maximum: 60 })) },
-        strict,
-      ),
+      Type.Object({ minutesFailingThreshold: Type.Optional(IntegerEnum([5, 10, 15, 30] as const)) }, strict),
     ),
     reminders: Type.Optional(
       Type.Object(
         {
-          amount: Type.Optional(Type.Integer({ minimum: 0, maximum: 100 })),
+          amount: Type.Optional(IntegerEnum([0, 1, 2, 3, 4, 5, 100_000] as const)),
           interval: Type.Optional(Type.Integer({ minimum: 1, maximum: 1440 })),
         },
         strict,
@@ -57,7 +58,7 @@ export const AlertSettingsSchema = Type.Object(
       Type.Object(
         {
           enabled: Type.Optional(Type.Boolean()),
-          percentage: Type.Optional(Type.Number({ minimum: 0, maximum: 100 })),
+          percentage: Type.Optional(Type.Integer({ minimum: 10, maximum: 100, multipleOf: 10 })),
         },
         strict,
       ),

@@ -1,0 +1,173 @@
+import type { Insertable, Kysely, Transaction } from 'kysely';
+import type { ChannelDoc } from '../resources/alert-channels/alert-channels.js';
+import { openChannelDoc } from '../resources/alert-channels/alert-channels.js';
+import type { GroupDoc } from '../resources/check-groups/check-groups.js';
+import type { CheckDoc } from '../resources/checks/checks.js';
+import type { CheckResult } from '../../protocol/index.js';
+import type { Database } from '../store/database.js';
+import { readDoc } from '../store/schema.js';
+import type { AlertSettingsDoc } from './settings.js';
+
+type Tx = Kysely<Database> | Transaction<Database>;
+
+/**
+ * Every statement alerting runs in a result's transaction (outbox.ts) and the account settings
+ * API: portable kysely only. Inserts that must happen once (alerts, notifications) are
+ * `ON CONFLICT DO NOTHING` on their key, which SQLite and PostgreSQL read alike.
+ */
+export class AlertStore {
+  readonly #db: Tx;
+
+  constructor(db: Tx) {
+    this.#db = db;
+  }
+
+  /** The check's document, or undefined when it was deleted. */
+  async check(accountId: string, checkId: string): Promise<CheckDoc | undefined> {
+    const row = await this.#db
+      .selectFrom('checks')
+      .select('doc')
+      .where('account_id', '=', accountId)
+      .where('id', '=', checkId)
+      .executeTakeFirst();
+    return row ? readDoc(row.doc) : undefined;
+  }
+
+  /** The group's document with its name, or null. */
+  async group(accountId: string, groupId: number): Promise<(GroupDoc & { name: string }) | null> {
+    const row = await this.#db
+      .selectFrom('check_groups')
+      .select(['doc', 'name'])
+      .where('account_id', '=', accountId)
+      .where('id', '=', groupId)
+      .executeTakeFirst();
+    return row ? { ...readDoc(row.doc), name: row.name } : null;
+  }
+
+  /** The account's alert settings as set through the API, or null (the field's defaults apply). */
+  async accountAlertSettings(accountId: string): Promise<AlertSettingsDoc | null> {
+    const row = await this.#db
+      .selectFrom('account_settings')
+      .select('doc')
+      .where('account_id', '=', accountId)
+      .executeTakeFirst();
+    if (!row) return null;
+    return (JSON.parse(row.doc) as { alertSettings?: AlertSettingsDoc }).alertSettings ?? null;
+  }
+
+  /** Replaces the account's alert settings. */
+  async setAccountAlertSettings(accountId: string, settings: AlertSettingsDoc, nowMs: number): Promise<void> {
+    const doc = JSON.stringify({ alertSettings: settings });
+    await this.#db
+      .insertInto('account_settings')
+      .values({ account_id: accountId, doc, updated_at: nowMs })
+      .onConflict((oc) => oc.column('account_id').doUpdateSet({ doc, updated_at: nowMs }))
+      .execute();
+  }
+
+  /** Whether jobs of the round are still queued or running (its run is not complete). */
+  async roundHasJobs(roundId: string): Promise<boolean> {
+    const row = await this.#db
+      .selectFrom('jobs')
+      .select('id')
+      .where('round_id', '=', roundId)
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
+  /** The FINAL results of a round, one per location. */
+  async roundResults(roundId: string): Promise<CheckResult[]> {
+    const rows = await this.#db
+      .selectFrom('check_results')
+      .select('doc')
+      .where('round_id', '=', roundId)
+      .where('result_type', '=', 'FINAL')
+      .execute();
+    return rows.map((r) => readDoc(r.doc));
+  }
+
+  /** The engine's stored state of a check, or null before its first judged run. */
+  async alertState<T>(checkId: string): Promise<T | null> {
+    const row = await this.#db
+      .selectFrom('alert_states')
+      .select('doc')
+      .where('check_id', '=', checkId)
+      .executeTakeFirst();
+    return row ? (JSON.parse(row.doc) as T) : null;
+  }
+
+  /** Writes the engine's state of a check. */
+  async saveAlertState(accountId: string, checkId: string, state: unknown, nowMs: number): Promise<void> {
+    const doc = JSON.stringify(state);
+    await this.#db
+      .insertInto('alert_states')
+      .values({ check_id: checkId, account_id: accountId, doc, updated_at: nowMs })
+      .onConflict((oc) => oc.column('check_id').doUpdateSet({ doc, updated_at: nowMs }))
+      .execute();
+  }
+
+  /** Inserts an alert. @returns false when an alert with its id exists (nothing written). */
+  async insertAlert(row: Insertable<Database['check_alerts']>): Promise<boolean> {
+    const result = await this.#db
+      .insertInto('check_alerts')
+      .values(row)
+      .onConflict((oc) => oc.column('id').doNothing())
+      .executeTakeFirst();
+    return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0;
+  }
+
+  /** Replaces an alert's document (the incident it opened is added after it is recorded). */
+  async setAlertDoc(id: string, doc: string): Promise<void> {
+    await this.#db.updateTable('check_alerts').set({ doc }).where('id', '=', id).execute();
+  }
+
+  /** The account's channels among `ids`, with secrets in clear. */
+  async channels(accountId: string, ids: readonly number[]): Promise<{ id: number; doc: ChannelDoc }[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.#db
+      .selectFrom('alert_channels')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .where('id', 'in', [...ids])
+      .orderBy('id')
+      .execute();
+    return rows.map((row) => ({
+      id: Number(row.id),
+      doc: openChannelDoc(this.#db as Kysely<Database>, row),
+    }));
+  }
+
+  /**
+   * Queues a notification unless one with its idempotency key exists.
+   * @returns whether it was queued.
+   */
+  async insertNotification(row: Insertable<Database['alert_notifications']>): Promise<boolean> {
+    const result = await this.#db
+      .insertInto('alert_notifications')
+      .values(row)
+      .onConflict((oc) => oc.column('idempotency_key').doNothing())
+      .executeTakeFirst();
+    return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0;
+  }
+
+  /** Records the latest certificate of a domain. */
+  async saveCertificate(row: Insertable<Database['ssl_certificates']>): Promise<void> {
+    const { account_id, domain, ...rest } = row;
+    await this.#db
+      .insertInto('ssl_certificates')
+      .values(row)
+      .onConflict((oc) => oc.columns(['account_id', 'domain']).doUpdateSet(rest))
+      .execute();
+  }
+
+  /** The alert of an episode of a check of one type with an incident, if any (incident-trigger.ts). */
+  async episodeAlerts(checkId: string, episodeId: string) {
+    return this.#db
+      .selectFrom('check_alerts')
+      .select(['id', 'alert_type', 'doc'])
+      .where('check_id', '=', checkId)
+      .where('episode_id', '=', episodeId)
+      .orderBy('created_at')
+      .execute();
+  }
+}

@@ -1,0 +1,364 @@
+import { randomUUID } from 'node:crypto';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { CheckResult, Job } from '../../../src/protocol/index.js';
+import type { Certificate } from '../../../src/protocol/http-result.js';
+import { sslMilestone } from '../../../src/service/alerting/outbox.js';
+import {
+  claimJobs,
+  createCheck,
+  expectBadField,
+  resultFor,
+  type TestService,
+  testService,
+  triggerCheck,
+} from '../../helpers/service.js';
+
+const AGENT = randomUUID();
+let svc: TestService;
+beforeEach(async () => {
+  svc = await testService();
+});
+afterEach(async () => svc.close());
+
+const urlBody = (over: Record<string, unknown> = {}) => ({
+  name: 'shop',
+  activated: false,
+  request: { url: 'https://shop.example.test/', assertions: [] },
+  ...over,
+});
+
+async function channel(over: Record<string, unknown> = {}): Promise<number> {
+  const res = await svc.request('POST', '/v1/alert-channels', {
+    type: 'WEBHOOK',
+    config: { name: 'hook', url: 'http://127.0.0.1:9/hook' },
+    ...over,
+  });
+  expect(res.statusCode, res.body).toBe(201);
+  return res.json().id as number;
+}
+
+async function post(job: Job, result: CheckResult): Promise<void> {
+  const res = await svc.app.inject({
+    method: 'POST',
+    url: `/v1/agent/jobs/${job.jobId}/result`,
+    headers: { ...svc.auth(), 'x-agent-id': AGENT },
+    payload: result,
+  });
+  expect(res.statusCode, res.body).toBe(200);
+}
+
+/** One run of the check: a session, its jobs claimed, each location's result from `outcome`. */
+async function run(
+  checkId: string,
+  outcome: (job: Job) => 'PASSED' | 'FAILED' | 'DEGRADED',
+  extra: (job: Job) => Partial<CheckResult> = () => ({}),
+): Promise<Job[]> {
+  await triggerCheck(svc, checkId);
+  const jobs = (await claimJobs(svc, AGENT)).filter((j) => j.check.id === checkId);
+  for (const job of jobs) {
+    const o = outcome(job);
+    await post(
+      job,
+      resultFor(job, o === 'FAILED' ? 'FAILED' : 'PASSED', { isDegraded: o === 'DEGRADED', ...extra(job) }),
+    );
+  }
+  return jobs;
+}
+
+async function alerts(checkId?: string) {
+  const res = await svc.request('GET', `/v1/check-alerts${checkId ? `?checkId=${checkId}` : ''}`);
+  expect(res.statusCode, res.body).toBe(200);
+  return (
+    res.json() as { alertType: string; notified: boolean; episodeId: string; incidentId: string | null }[]
+  ).reverse();
+}
+
+async function notifications() {
+  return svc.context.db.selectFrom('alert_notifications').selectAll().orderBy('id').execute();
+}
+
+describe('alerts written with the result', () => {
+  it('a failure and its recovery raise ALERT_FAILURE then ALERT_RECOVERY, one notification each per subscribed channel', async () => {
+    const hook = await channel();
+    const checkId = await createCheck(svc, 'url', urlBody());
+    await run(
+      checkId,
+      () => 'FAILED',
+      () => ({ errorMessage: 'expected status 200, got 503' }),
+    );
+    await run(checkId, () => 'FAILED');
+    await run(checkId, () => 'PASSED');
+    const raised = await alerts(checkId);
+    expect(raised.map((a) => a.alertType)).toEqual(['ALERT_FAILURE', 'ALERT_RECOVERY']);
+    expect(raised.every((a) => a.notified)).toBe(true);
+    expect(raised[0]!.episodeId).toBe(raised[1]!.episodeId);
+    const sent = await notifications();
+    expect(sent.map((n) => [n.channel_id, n.alert_type, n.state])).toEqual([
+      [hook, 'ALERT_FAILURE', 'PENDING'],
+      [hook, 'ALERT_RECOVERY', 'PENDING'],
+    ]);
+    expect(new Set(sent.map((n) => n.idempotency_key)).size).toBe(2);
+    const doc = JSON.parse(sent[0]!.doc);
+    expect(doc).toMatchObject({
+      ALERT_TYPE: 'ALERT_FAILURE',
+      CHECK_NAME: 'shop',
+      CHECK_ID: checkId,
+      CHECK_TYPE: 'URL',
+      CHECK_ERROR_MESSAGE: 'expected status 200, got 503',
+      IS_REMINDER: false,
+    });
+    expect(doc.RESULT_LINK).toMatch(new RegExp(`/checks/${checkId}/results/`));
+  });
+
+  it('ATTEMPT results and passing runs raise nothing; a channel without sendRecovery gets only the failure', async () => {
+    await channel({ sendRecovery: false });
+    const checkId = await createCheck(svc, 'url', urlBody());
+    await run(checkId, () => 'PASSED');
+    expect(await alerts(checkId)).toEqual([]);
+    await run(checkId, () => 'FAILED');
+    await run(checkId, () => 'PASSED');
+    expect((await notifications()).map((n) => n.alert_type)).toEqual(['ALERT_FAILURE']);
+  });
+
+  it('a muted check records its alerts and sends nothing, and nothing is replayed on unmute', async () => {
+    await channel();
+    const checkId = await createCheck(svc, 'url', urlBody({ muted: true }));
+    await run(checkId, () => 'FAILED');
+    const raised = await alerts(checkId);
+    expect(raised.map((a) => [a.alertType, a.notified])).toEqual([['ALERT_FAILURE', false]]);
+    expect(await notifications()).toEqual([]);
+    const res = await svc.request('PUT', `/v1/checks/${checkId}`, {
+      muted: false,
+      heartbeat: {},
+      script: '',
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    await run(checkId, () => 'PASSED');
+    // The recovery of an episode nobody heard of is recorded, never sent.
+    expect(await notifications()).toEqual([]);
+  });
+
+  it('a parallel run is judged once, when every location ended, against its failure threshold', async () => {
+    await channel({ sendDegraded: true });
+    const checkId = await createCheck(
+      svc,
+      'url',
+      urlBody({
+        runParallel: true,
+        locations: ['eu-west-1', 'us-east-1'],
+        useGlobalAlertSettings: false,
+        alertSettings: { parallelRunFailureThreshold: { enabled: true, percentage: 100 } },
+      }),
+    );
+    // One of two locations failed: below 100 %, the run is degraded, not failing.
+    await run(checkId, (job) => (job.runLocation === 'eu-west-1' ? 'FAILED' : 'PASSED'));
+    expect((await alerts(checkId)).map((a) => a.alertType)).toEqual(['ALERT_DEGRADED']);
+    await run(checkId, () => 'FAILED');
+    expect((await alerts(checkId)).map((a) => a.alertType)).toEqual([
+      'ALERT_DEGRADED',
+      'ALERT_DEGRADED_FAILURE',
+    ]);
+  });
+
+  it('a parallel run whose first location reported is not judged until the last one does', async () => {
+    await channel();
+    const checkId = await createCheck(
+      svc,
+      'url',
+      urlBody({ runParallel: true, locations: ['eu-west-1', 'us-east-1'] }),
+    );
+    await triggerCheck(svc, checkId);
+    const jobs = await claimJobs(svc, AGENT);
+    expect(jobs).toHaveLength(2);
+    await post(jobs[0]!, resultFor(jobs[0]!, 'FAILED'));
+    expect(await alerts(checkId)).toEqual([]);
+    await post(jobs[1]!, resultFor(jobs[1]!, 'PASSED'));
+    expect((await alerts(checkId)).map((a) => a.alertType)).toEqual(['ALERT_FAILURE']);
+  });
+});
+
+describe('account alert settings', () => {
+  it('answers the defaults, takes a new threshold that checks with useGlobalAlertSettings follow, and refuses values outside the field’s ranges', async () => {
+    const got = await svc.request('GET', '/v1/alert-settings');
+    expect(got.json()).toEqual({
+      escalationType: 'RUN_BASED',
+      runBasedEscalation: { failedRunThreshold: 1 },
+      timeBasedEscalation: { minutesFailingThreshold: 5 },
+      reminders: { amount: 0, interval: 5 },
+      parallelRunFailureThreshold: { enabled: false, percentage: 10 },
+    });
+    const put = await svc.request('PUT', '/v1/alert-settings', {
+      runBasedEscalation: { failedRunThreshold: 2 },
+    });
+    expect(put.statusCode, put.body).toBe(200);
+    expect(put.json().runBasedEscalation).toEqual({ failedRunThreshold: 2 });
+    expect(
+      (await svc.request('GET', '/v1/alert-settings', undefined, 'B')).json().runBasedEscalation,
+    ).toEqual({
+      failedRunThreshold: 1,
+    });
+
+    await channel();
+    const checkId = await createCheck(svc, 'url', urlBody());
+    await run(checkId, () => 'FAILED');
+    expect(await alerts(checkId)).toEqual([]);
+    await run(checkId, () => 'FAILED');
+    expect((await alerts(checkId)).map((a) => a.alertType)).toEqual(['ALERT_FAILURE']);
+
+    expectBadField(
+      await svc.request('PUT', '/v1/alert-settings', { timeBasedEscalation: { minutesFailingThreshold: 7 } }),
+      'timeBasedEscalation.minutesFailingThreshold',
+    );
+    expectBadField(
+      await svc.request('PUT', '/v1/alert-settings', { reminders: { amount: 6 } }),
+      'reminders.amount',
+    );
+  });
+
+  it('a group’s own settings apply to its checks', async () => {
+    const group = await svc.request('POST', '/v1/check-groups', {
+      name: 'g',
+      activated: true,
+      apiCheckDefaults: {},
+      locations: ['eu-west-1'],
+      useGlobalAlertSettings: false,
+      alertSettings: { runBasedEscalation: { failedRunThreshold: 3 } },
+    });
+    expect(group.statusCode, group.body).toBe(201);
+    await channel();
+    const checkId = await createCheck(svc, 'url', urlBody({ groupId: group.json().id }));
+    await run(checkId, () => 'FAILED');
+    await run(checkId, () => 'FAILED');
+    expect(await alerts(checkId)).toEqual([]);
+    await run(checkId, () => 'FAILED');
+    expect((await alerts(checkId)).map((a) => a.alertType)).toEqual(['ALERT_FAILURE']);
+  });
+});
+
+describe('incident trigger', () => {
+  it('opens an incident on the named service at the first notified failure and resolves it on recovery, once per episode', async () => {
+    const service = (await svc.request('POST', '/v1/status-pages/services', { name: 'Checkout' })).json();
+    await channel();
+    const checkId = await createCheck(
+      svc,
+      'url',
+      urlBody({
+        triggerIncident: {
+          serviceId: service.id,
+          severity: 'CRITICAL',
+          name: 'Checkout is down',
+          description: 'We are looking into it.',
+          notifySubscribers: true,
+        },
+      }),
+    );
+    await run(checkId, () => 'FAILED');
+    await run(checkId, () => 'FAILED');
+    const incidents = (await svc.request('GET', '/v1/incidents')).json();
+    expect(incidents).toHaveLength(1);
+    expect(incidents[0]).toMatchObject({
+      name: 'Checkout is down',
+      impact: 'MAJOR',
+      services: [{ id: service.id }],
+    });
+    await run(checkId, () => 'PASSED');
+    const incident = (await svc.request('GET', `/v1/incidents/${incidents[0].id}`)).json();
+    expect(incident.stoppedAt).not.toBeNull();
+    const updates = await svc.context.db
+      .selectFrom('incident_updates')
+      .select(['seq', 'doc'])
+      .where('incident_id', '=', incidents[0].id)
+      .orderBy('seq')
+      .execute();
+    const docs = updates.map((u) => JSON.parse(u.doc) as { status: string; notifySubscribers: boolean });
+    expect(docs.map((u) => u.status)).toEqual(['INVESTIGATING', 'RESOLVED']);
+    expect(docs.every((u) => u.notifySubscribers)).toBe(true);
+    const raised = await alerts(checkId);
+    expect(raised[0]!.incidentId).toBe(incidents[0].id);
+    // A new episode opens a new incident.
+    await run(checkId, () => 'FAILED');
+    expect((await svc.request('GET', '/v1/incidents')).json()).toHaveLength(2);
+  });
+});
+
+describe('SSL certificate expiry', () => {
+  it('milestones: the channel threshold, then 7, 3, 1 and 0 days; skipped ones are not sent late', () => {
+    expect(sslMilestone(31, 30)).toBeNull();
+    expect(sslMilestone(30, 30)).toBe(30);
+    expect(sslMilestone(12, 30)).toBe(30);
+    expect(sslMilestone(7, 30)).toBe(7);
+    expect(sslMilestone(2, 30)).toBe(3);
+    expect(sslMilestone(1, 30)).toBe(1);
+    expect(sslMilestone(0, 30)).toBe(0);
+    expect(sslMilestone(-4, 30)).toBe(0);
+    expect(sslMilestone(5, 5)).toBe(5);
+    expect(sslMilestone(2, 2)).toBe(2);
+  });
+
+  it('one ALERT_SSL per (domain, certificate, channel, milestone); a renewed certificate starts over', async () => {
+    const ssl = await channel({
+      sslExpiry: true,
+      sslExpiryThreshold: 14,
+      sendFailure: false,
+      sendRecovery: false,
+    });
+    const checkId = await createCheck(svc, 'url', urlBody());
+    const cert = (days: number, fingerprint: string): Certificate => ({
+      subject: { commonName: 'shop.example.test', organization: null },
+      issuer: { commonName: 'Test CA', organization: null },
+      subjectAltNames: ['DNS:shop.example.test'],
+      validFrom: new Date(Date.now() - 80 * 86_400_000).toISOString(),
+      validTo: new Date(Date.now() + days * 86_400_000 + 3_600_000).toISOString(),
+      daysRemaining: days,
+      fingerprint256: fingerprint,
+      serialNumber: '01',
+      authorized: true,
+      authorizationError: null,
+    });
+    const withCert = (c: Certificate) => () => ({
+      httpCheckResult: {
+        request: { method: 'GET', url: 'https://Shop.example.test/' },
+        response: null,
+        timings: {
+          socket: null,
+          lookup: null,
+          connect: null,
+          secureConnect: null,
+          response: null,
+          end: null,
+        },
+        timingPhases: {
+          wait: null,
+          dns: null,
+          tcp: null,
+          tls: null,
+          firstByte: null,
+          download: null,
+          total: 3,
+        },
+        redirects: [],
+        certificate: c,
+        resolvedIp: null,
+        resolver: 'dns' as const,
+        errorCode: null,
+      },
+    });
+    await run(checkId, () => 'PASSED', withCert(cert(20, 'AA:01')));
+    expect(await notifications()).toEqual([]);
+    await run(checkId, () => 'PASSED', withCert(cert(2, 'AA:01')));
+    await run(checkId, () => 'PASSED', withCert(cert(2, 'AA:01')));
+    let sent = await notifications();
+    expect(sent.map((n) => [n.channel_id, n.alert_type])).toEqual([[ssl, 'ALERT_SSL']]);
+    expect(JSON.parse(sent[0]!.doc)).toMatchObject({
+      SSL_CHECK_DOMAIN: 'shop.example.test',
+      SSL_DAYS_REMAINING: 2,
+    });
+    await run(checkId, () => 'PASSED', withCert(cert(1, 'AA:01')));
+    // Renewed, then close to expiry again: starts over.
+    await run(checkId, () => 'PASSED', withCert(cert(10, 'BB:02')));
+    sent = await notifications();
+    expect(sent).toHaveLength(3);
+    const stored = await svc.context.db.selectFrom('ssl_certificates').selectAll().execute();
+    expect(stored).toMatchObject([{ domain: 'shop.example.test', fingerprint: 'BB:02' }]);
+  });
+});
