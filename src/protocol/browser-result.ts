@@ -1,5 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { literals } from '../common/literals.js';
+import { CertificateSchema } from './http-result.js';
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
 
@@ -71,5 +72,12 @@ export const BrowserCheckResultSchema = Type.Object({
   }),
   /** Artifacts or parts of them left out to stay within the upload budget, in words. */
   trimmed: Type.Array(Type.String()),
+  /**
+   * The certificate the check's `sslCheckDomain` serves on port 443, read by the agent while the
+   * script ran (expired and untrusted ones too: `daysRemaining` and `authorized` say so). Null when
+   * the domain was given but no certificate could be read (the run's logs say why); absent when the
+   * check has no `sslCheckDomain`.
+   */
+  sslCertificate: Type.Optional(Nullable(CertificateSchema)),
 });
 export type BrowserCheckResult = Static<typeof BrowserCheckResultSchema>;
