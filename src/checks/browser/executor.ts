@@ -8,10 +8,12 @@ import type { BrowserRunner, BrowserRunOutcome } from '../../browser/runner-proc
 import { type ScrubOutcome, scrubArtifacts } from '../../browser/trace-scrub.js';
 import { roundMs } from '../../common/clock.js';
 import { Scrubber } from '../../common/scrub.js';
+import { DEFAULT_TLS_PROBE_TIMEOUT_MS, probeCertificate, type TlsProbeOptions } from '../../net/tls-probe.js';
 import {
   type BrowserCheckResult,
   type BrowserRequest,
   BrowserRequestSchema,
+  type Certificate,
   type CheckType,
   type Job,
   type RunLog,
@@ -53,7 +55,68 @@ export type BrowserExecutorOptions = {
   tmpRoot?: string;
   /** Bytes one run may upload in all; default 150 MB (docs/api.md, "Limits"). */
   uploadBudgetBytes?: number;
+  /**
+   * Where the `sslCheckDomain` probe connects: its port (default 443) and resolver (default the OS
+   * one). Production passes none; tests point a domain at a loopback TLS server with it.
+   */
+  tlsProbe?: SslProbeTarget;
 };
+
+/** The port and resolver of the `sslCheckDomain` probe (see {@link TlsProbeOptions}). */
+export type SslProbeTarget = Pick<TlsProbeOptions, 'port' | 'lookup'>;
+
+/**
+ * What the `sslCheckDomain` probe of a run read: the certificate (null when none could be read) and,
+ * when it failed, the WARN line the run's logs get. A failed probe never fails the check.
+ */
+export type SslReading = { certificate: Certificate | null; log: RunLog | null };
+
+/** A probe of a check's `sslCheckDomain` under way, started with the run and settled by its bound. */
+export type SslProbe = {
+  /** Null when the check has no `sslCheckDomain`; never rejects. */
+  reading: Promise<SslReading | null>;
+  /** Stops the probe (the run ended without a result to put it in). Idempotent. */
+  cancel(): void;
+};
+
+/**
+ * Starts reading the certificate of `domain` (a check's `sslCheckDomain`; null: nothing to read) in
+ * parallel with the run. It is bounded by 10 s and by `untilMs`, the milliseconds left before the run's
+ * own deadline (the job's `timeoutMs` less FINISH_RESERVE_MS), so awaiting it after the script never
+ * delays the result past the run limit; `signal` (the job's) stops it too.
+ */
+export function startSslProbe(
+  domain: string | null,
+  untilMs: number,
+  signal: AbortSignal,
+  target: SslProbeTarget = {},
+): SslProbe {
+  if (domain === null) return { reading: Promise.resolve(null), cancel: () => {} };
+  const controller = new AbortController();
+  const reading = probeCertificate(domain, {
+    ...target,
+    timeoutMs: Math.max(1, Math.min(DEFAULT_TLS_PROBE_TIMEOUT_MS, Math.round(untilMs))),
+    signal: AbortSignal.any([signal, controller.signal]),
+  }).then(
+    (probe): SslReading => ({
+      certificate: probe.certificate,
+      log:
+        probe.error === null
+          ? null
+          : {
+              time: new Date().toISOString(),
+              level: 'WARN',
+              msg: `the SSL certificate of ${domain} could not be read: ${probe.error}`,
+            },
+    }),
+  );
+  return { reading, cancel: () => controller.abort() };
+}
+
+/** The result's part of a reading: `sslCertificate` with the domain's certificate or null, nothing without a domain. */
+export function sslCertificateField(reading: SslReading | null): { sslCertificate?: Certificate | null } {
+  return reading === null ? {} : { sslCertificate: reading.certificate };
+}
 
 /**
  * Time kept back from a job's `timeoutMs` for what follows the script: killing a runner that did
@@ -110,6 +173,29 @@ export class BrowserExecutor implements Executor {
         t0,
       );
     }
+    // The certificate is read alongside the browser run, bounded by the run's own deadline.
+    const ssl = startSslProbe(
+      (request as BrowserRequest).sslCheckDomain,
+      job.timeoutMs - FINISH_RESERVE_MS,
+      context.signal,
+      this.#options.tlsProbe,
+    );
+    try {
+      return await this.#run(job, request as BrowserRequest, context, ssl, startedAt, t0);
+    } finally {
+      ssl.cancel();
+    }
+  }
+
+  /** The run once its request is valid and its certificate probe started. */
+  async #run(
+    job: Job,
+    request: BrowserRequest,
+    context: ExecutorContext,
+    ssl: SslProbe,
+    startedAt: Date,
+    t0: number,
+  ): Promise<RunOutcome> {
     const runtimeId = job.check.runtimeId ?? DEFAULT_RUNTIME_ID;
     const secrets = jobSecrets(job);
     let browserVersion = '';
@@ -136,7 +222,7 @@ export class BrowserExecutor implements Executor {
           t0,
         );
       }
-      const payload = buildPayload(job, request as BrowserRequest, lease.wsEndpoint, secrets, budgetMs);
+      const payload = buildPayload(job, request, lease.wsEndpoint, secrets, budgetMs);
       // The lease disposes of the runner (and its temp dir) on release: artifacts are scrubbed out of it first.
       let browserWasLost = false;
       try {
@@ -173,6 +259,7 @@ export class BrowserExecutor implements Executor {
       await artifacts.release();
     }
     return browserOutcome({
+      ssl: await ssl.reading,
       job,
       run,
       runtimeId,
@@ -324,6 +411,7 @@ function browserOutcome(input: {
   trimmed: string[];
   startedAt: Date;
   admittedMs: number;
+  ssl: SslReading | null;
 }): RunOutcome {
   const { job, run, scrub } = input;
   const scrubber = new Scrubber(input.secrets);
@@ -350,6 +438,7 @@ function browserOutcome(input: {
       msg: `artifacts withheld: ${scrub.reason ?? 'a secret could not be scrubbed from them'}`,
     });
   }
+  if (input.ssl?.log) logs.push(input.ssl.log);
   const failedToRun = report === null;
   const errorMessage = failedToRun
     ? `the browser run did not report: ${run.failure ?? 'unknown'}`
@@ -377,6 +466,7 @@ function browserOutcome(input: {
       artifactsWithheld: scrub.leaked,
     },
     trimmed: input.trimmed,
+    ...sslCertificateField(input.ssl),
   };
   const outcome: RunOutcome = {
     status: passed ? 'PASSED' : 'FAILED',

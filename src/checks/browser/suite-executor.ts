@@ -19,7 +19,17 @@ import {
 import type { Executor, ExecutorContext, RunArtifactFile } from '../executor.js';
 import { releaseOutcome } from '../outcome.js';
 import { DEFAULT_RUNTIME_ID, runtimeVariables } from '../runtime-variables.js';
-import { type BrowserPoolPort, FINISH_RESERVE_MS, failure, jobSecrets } from './executor.js';
+import {
+  type BrowserPoolPort,
+  FINISH_RESERVE_MS,
+  failure,
+  jobSecrets,
+  type SslProbe,
+  type SslProbeTarget,
+  type SslReading,
+  sslCertificateField,
+  startSslProbe,
+} from './executor.js';
 
 /**
  * The uids Playwright check suites of a root agent run as: 62 400 to 62 463, apart from the browser
@@ -37,6 +47,8 @@ export type SuiteExecutorOptions = {
   runtimesDir?: string;
   /** Bytes one run may upload in all; default 150 MB. */
   uploadBudgetBytes?: number;
+  /** Where the `sslCheckDomain` probe connects (default port 443, the OS resolver); for tests. */
+  tlsProbe?: SslProbeTarget;
 };
 
 /**
@@ -68,6 +80,29 @@ export class SuiteExecutor implements Executor {
       );
     }
     const suite = request as SuiteRequest;
+    // The certificate is read alongside the suite, bounded by the run's own deadline.
+    const ssl = startSslProbe(
+      suite.sslCheckDomain,
+      job.timeoutMs - FINISH_RESERVE_MS,
+      context.signal,
+      this.#options.tlsProbe,
+    );
+    try {
+      return await this.#run(job, suite, context, ssl, startedAt, t0);
+    } finally {
+      ssl.cancel();
+    }
+  }
+
+  /** The run once its request is valid and its certificate probe started. */
+  async #run(
+    job: Job,
+    suite: SuiteRequest,
+    context: ExecutorContext,
+    ssl: SslProbe,
+    startedAt: Date,
+    t0: number,
+  ): Promise<RunOutcome> {
     const runtimeId = job.check.runtimeId ?? DEFAULT_RUNTIME_ID;
     const secrets = jobSecrets(job);
     let lease: Awaited<ReturnType<BrowserPoolPort['acquire']>>;
@@ -109,7 +144,7 @@ export class SuiteExecutor implements Executor {
       this.#identities.release(identity);
       await lease.release({ browserFailed });
     }
-    return this.#finish(job, outcome, runtimeId, secrets, startedAt, t0, context);
+    return this.#finish(job, outcome, runtimeId, secrets, startedAt, t0, context, ssl);
   }
 
   async #finish(
@@ -120,6 +155,7 @@ export class SuiteExecutor implements Executor {
     startedAt: Date,
     t0: number,
     context: ExecutorContext,
+    ssl: SslProbe,
   ): Promise<RunOutcome> {
     const empty: ScrubOutcome = {
       files: [],
@@ -174,6 +210,9 @@ export class SuiteExecutor implements Executor {
       else await run.dispose();
     }
     const report = run.report;
+    const stoppedAt = new Date().toISOString();
+    // Usually settled long before; at most it waits until the run's own deadline.
+    const reading: SslReading | null = await ssl.reading;
     let passed = report.status === 'PASSED';
     if (job.check.shouldFail) passed = !passed;
     const logs = run.logs.map((l) => ({ time: l.time, level: l.level, msg: l.msg }));
@@ -184,6 +223,7 @@ export class SuiteExecutor implements Executor {
         msg: `artifacts withheld: ${scrub.reason ?? 'a secret could not be scrubbed'}`,
       });
     }
+    if (reading?.log) logs.push(reading.log);
     const browserCheckResult: BrowserCheckResult = {
       scriptShape: 'TEST',
       runtimeId,
@@ -197,6 +237,7 @@ export class SuiteExecutor implements Executor {
       startupMs: roundMs(report.startupMs),
       scrubbing: { ...scrub.counts, artifactsWithheld: scrub.leaked },
       trimmed,
+      ...sslCertificateField(reading),
     };
     const outcome: RunOutcome = {
       status: passed ? 'PASSED' : 'FAILED',
@@ -206,7 +247,7 @@ export class SuiteExecutor implements Executor {
       overMaxResponseTime: false,
       responseTime: roundMs(report.durationMs),
       startedAt: startedAt.toISOString(),
-      stoppedAt: new Date().toISOString(),
+      stoppedAt,
       errorMessage: passed ? null : (report.errorMessage ?? 'the suite passed but should fail'),
       assertions: [],
       logs,
