@@ -2,6 +2,7 @@ import type { AlertChannelType } from '../../resources/alert-channels/schema.js'
 import type { ChannelSender } from '../types.js';
 import { closeTransporters, sendEmail } from './email.js';
 import { closeHttp } from './http.js';
+import { closeTemplateWorkers } from './render.js';
 import { sendOpsgenie } from './opsgenie.js';
 import { sendPagerduty } from './pagerduty.js';
 import { sendSlack } from './slack.js';
@@ -22,10 +23,10 @@ export const senders: Record<AlertChannelType, ChannelSender> = {
 };
 
 /**
- * Closes what the senders keep open between notifications: SMTP transporters and the HTTP
- * connection pool. Sending after it works (they are opened again). Never throws.
+ * Closes what the senders keep open between notifications: SMTP transporters, the HTTP
+ * connection pool and the template thread. Sending after it works (they are opened again). Never throws.
  */
 export async function closeSenders(): Promise<void> {
   closeTransporters();
-  await closeHttp();
+  await Promise.all([closeHttp(), closeTemplateWorkers()]);
 }

@@ -4,7 +4,7 @@ import { Scrubber } from '../../../common/scrub.js';
 import type { ChannelSender, NotificationDoc, OutgoingNotification } from '../types.js';
 import { ConfigError, guarded, keyValues, optionalString, requiredString } from './config.js';
 import { MAX_ANSWER_CHARS, noAnswer, type ProviderRequest, sendRequest } from './http.js';
-import { renderTemplate, TemplateError } from './template.js';
+import { renderOffThread } from './render.js';
 
 /** Methods a webhook may use; GET, HEAD and DELETE send no body. */
 const METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'HEAD', 'DELETE']);
@@ -116,12 +116,9 @@ export const sendWebhook: ChannelSender = (notification, channel, _providers, si
     let contentType = 'application/json';
     const template = optionalString(channel, 'template');
     if (template !== undefined && template.trim() !== '') {
-      try {
-        body = renderTemplate(template, templateVariables(notification));
-      } catch (err) {
-        const message = err instanceof TemplateError ? err.message : 'the template does not render';
-        return noAnswer('FAILED', scrub.cut(message, MAX_ANSWER_CHARS));
-      }
+      const rendered = await renderOffThread(template, templateVariables(notification), signal);
+      if ('error' in rendered) return noAnswer('FAILED', scrub.cut(rendered.error, MAX_ANSWER_CHARS));
+      body = rendered.body;
       contentType = contentTypeOf(body);
     } else {
       body = defaultBody(notification.variables);
