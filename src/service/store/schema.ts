@@ -347,6 +347,14 @@ export type HeartbeatTable = {
   due_at: number | null;
   last_ping_at: number | null;
   started_at: number | null;
+  /** The expected period, ms; null for a cron `schedule`. */
+  period_ms: number | null;
+  /** A 5-field cron expression, or null for a period. */
+  schedule: string | null;
+  /** IANA time zone of `schedule`; null for a period. */
+  timezone: string | null;
+  /** Grace after the expected ping, ms. */
+  grace_ms: number;
   created_at: number;
   updated_at: number | null;
 };

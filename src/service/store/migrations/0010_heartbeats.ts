@@ -18,6 +18,12 @@ export const heartbeats: Migration = {
       .addColumn('due_at', 'bigint')
       .addColumn('last_ping_at', 'bigint')
       .addColumn('started_at', 'bigint')
+      // The expectation, mirrored from the check's `heartbeat` so a ping reads one row: a period
+      // (ms) or a 5-field cron `schedule` in `timezone`; the grace (ms) after either.
+      .addColumn('period_ms', 'bigint')
+      .addColumn('schedule', 'text')
+      .addColumn('timezone', 'text')
+      .addColumn('grace_ms', 'bigint', (c) => c.notNull())
       .addColumn('created_at', 'bigint', (c) => c.notNull())
       .addColumn('updated_at', 'bigint')
       .execute();
