@@ -5,6 +5,9 @@ import type { Logger } from '../common/logger.js';
 import { bodyAjv, queryAjv } from './http/validation.js';
 import { AnalyticsWorkers } from './analytics/workers.js';
 import { alertRecorder } from './alerting/outbox.js';
+import { closeSenders, providersFromEnv, senders } from './alerting/channels/index.js';
+import { DeliveryWorker, type DeliveryWorkerOptions } from './alerting/delivery.js';
+import type { ProviderConfig } from './alerting/types.js';
 import { ArtifactStore } from './runs/artifacts.js';
 import { authHook } from './http/auth.js';
 import type { ServiceContext } from './context.js';
@@ -63,6 +66,16 @@ export type BuildOptions = {
    * Date.now), the sweeper's safety poll (default 1 000 ms) and whether it runs (default true).
    */
   heartbeats?: HeartbeatMonitorOptions;
+  /**
+   * Alert delivery (docs/alerting.md): where providers are reached (default: from the
+   * environment, OUTPOST_SMTP_URL, OUTPOST_PAGERDUTY_URL, …; see providersFromEnv), the delivery
+   * worker's timings, and whether build starts it (default true; false leaves notifications
+   * queued, as a crash would).
+   */
+  alerting?: {
+    providers?: ProviderConfig;
+    delivery?: Omit<DeliveryWorkerOptions, 'log' | 'senders' | 'providers'> & { start?: boolean };
+  };
 };
 
 /** The built service: the fastify app (not listening) and what `main` needs to run it. */
@@ -76,6 +89,8 @@ export type Service = {
   retention: RetentionWorker | null;
   /** Heartbeat pings and the sweeper that finds late heartbeats (started by build). */
   heartbeats: HeartbeatMonitor;
+  /** The worker delivering alert notifications (started by build unless told otherwise). */
+  delivery: DeliveryWorker;
   /** Aborts long polls, then closes the app. Idempotent. */
   close(): Promise<void>;
 };
@@ -86,6 +101,13 @@ export type Service = {
  */
 export async function build(options: BuildOptions): Promise<Service> {
   const shutdown = new AbortController();
+  const { start: startDelivery = true, ...deliveryOptions } = options.alerting?.delivery ?? {};
+  const delivery = new DeliveryWorker(options.db, {
+    ...deliveryOptions,
+    log: options.log.child({ component: 'alert-delivery' }),
+    senders,
+    providers: options.alerting?.providers ?? providersFromEnv(process.env),
+  });
   // Hooks are named for their outbox rows: a row written before a restart finds its hook after.
   const hooks: NamedResultHook[] = [
     { name: 'error-groups', run: errorGroupsHook(options.db) },
@@ -102,7 +124,9 @@ export async function build(options: BuildOptions): Promise<Service> {
     resultHookNames: outbox.hookNames,
     onResultStored: () => outbox.kick(),
     // Alerting runs in each result's transaction (docs/alerting.md, "Exactly once").
-    resultRecorders: [alertRecorder({ appUrl: options.appUrl ?? 'http://localhost:3000' })],
+    resultRecorders: [
+      alertRecorder({ appUrl: options.appUrl ?? 'http://localhost:3000', onQueued: () => delivery.kick() }),
+    ],
     ...(options.maxClaims === undefined ? {} : { maxClaims: options.maxClaims }),
   });
   const artifacts = new ArtifactStore(options.artifactsDir);
@@ -161,6 +185,7 @@ export async function build(options: BuildOptions): Promise<Service> {
   if (startOutbox) outbox.start();
   retention?.start();
   await heartbeats.start();
+  if (startDelivery) delivery.start();
   let closing: Promise<void> | undefined;
   return {
     app,
@@ -169,12 +194,15 @@ export async function build(options: BuildOptions): Promise<Service> {
     outbox,
     retention,
     heartbeats,
+    delivery,
     close() {
       closing ??= (async () => {
         shutdown.abort();
         await app.close();
         await heartbeats.stop();
         await outbox.stop();
+        await delivery.stop();
+        await closeSenders();
         await retention?.stop();
         await context.analyticsWorkers?.close();
       })();

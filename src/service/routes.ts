@@ -1,6 +1,7 @@
 import type { RoutePlugin } from './http/service-app.js';
 import { agentRoutes } from './runs/agent-routes.js';
 import { alertRoutes } from './alerting/alert-routes.js';
+import { alertingRoutes } from './alerting/routes.js';
 import { agentsRoutes } from './resources/agents/routes.js';
 import { artifactRoutes } from './runs/artifact-routes.js';
 import { analyticsRoutes } from './analytics/routes.js';
@@ -38,4 +39,5 @@ export const ROUTES: readonly RoutePlugin[] = [
   checkResultRoutes,
   agentsRoutes,
   alertRoutes,
+  alertingRoutes,
 ];
