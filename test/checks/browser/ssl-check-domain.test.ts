@@ -153,7 +153,7 @@ describe.skipIf(skip !== null)('browser executor: sslCheckDomain', () => {
   it('reports the domain’s certificate; a probe that never finishes is a log line within the run limit', async () => {
     const [tlsPort, silentPort] = await Promise.all([listen(tlsServer), listen(silent)]);
     // The silent target's probe is bounded by the run's deadline (timeoutMs less the finish reserve).
-    const silentTimeoutMs = 12_000;
+    const silentTimeoutMs = 13_500;
     const [read, unanswered] = await Promise.all([run(tlsPort, 30_000), run(silentPort, silentTimeoutMs)]);
 
     expect(read.outcome.status, read.outcome.errorMessage ?? '').toBe('PASSED');
