@@ -134,7 +134,18 @@ export class DeliveryWorker {
   #started = false;
   #stopped = false;
 
+  /**
+   * @throws Error when `leaseMs` does not outlast a send (`sendTimeoutMs` plus a second): a lease
+   * that ran out mid-send would let another worker send the same notification at once.
+   */
   constructor(db: Kysely<Database>, options: DeliveryWorkerOptions) {
+    const leaseMs = options.leaseMs ?? 60_000;
+    const sendTimeoutMs = options.sendTimeoutMs ?? 15_000;
+    if (leaseMs <= sendTimeoutMs + SEND_GRACE_MS) {
+      throw new Error(
+        `leaseMs (${leaseMs}) must be longer than sendTimeoutMs (${sendTimeoutMs}) plus ${SEND_GRACE_MS} ms`,
+      );
+    }
     this.#db = db;
     this.#store = new DeliveryStore(db);
     this.#log = options.log;
@@ -144,8 +155,8 @@ export class DeliveryWorker {
       options.accountVariables ??
       (async (accountId) =>
         Object.fromEntries((await storedVariables(db, accountId)).map((v) => [v.key, v.value])));
-    this.#leaseMs = options.leaseMs ?? 60_000;
-    this.#sendTimeoutMs = options.sendTimeoutMs ?? 15_000;
+    this.#leaseMs = leaseMs;
+    this.#sendTimeoutMs = sendTimeoutMs;
     this.#maxAttempts = options.maxAttempts ?? 10;
     this.#baseDelayMs = options.baseDelayMs ?? 1000;
     this.#maxDelayMs = options.maxDelayMs ?? 600_000;

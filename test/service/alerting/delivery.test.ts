@@ -5,7 +5,7 @@ import type { Kysely } from 'kysely';
 import { pino } from 'pino';
 import { request } from 'undici';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { senders } from '../../../src/service/alerting/channels/index.js';
+import { closeSenders, senders } from '../../../src/service/alerting/channels/index.js';
 import {
   backoffMs,
   DeliveryWorker,
@@ -98,6 +98,9 @@ afterEach(async () => {
   await receiver.close();
   await db.destroy();
 });
+
+// The senders keep an HTTP connection pool between notifications.
+afterAll(closeSenders);
 
 /** A delivery worker on the test store with a fake clock (sends are real), stopped after the test. */
 function worker(options: Partial<DeliveryWorkerOptions> = {}): DeliveryWorker {
@@ -493,6 +496,10 @@ describe('DeliveryWorker', () => {
     );
     expect(claims.filter((c) => c !== null)).toHaveLength(1);
     expect((await row(id)).attempts).toBe(1);
+  });
+
+  it('refuses a lease that does not outlast a send', () => {
+    expect(() => worker({ leaseMs: 10_000, sendTimeoutMs: 15_000 })).toThrow(/leaseMs/);
   });
 
   it('backs off exponentially with jitter between half and all of the step, capped', () => {
