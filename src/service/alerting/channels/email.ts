@@ -108,9 +108,11 @@ export const sendEmail: ChannelSender = (notification, channel, providers, signa
       messageId: messageIdOf(notification.idempotencyKey),
       headers: { 'X-Outpost-Alert-Type': v.ALERT_TYPE, 'X-Outpost-Check-Id': v.CHECK_ID.slice(0, 200) },
     });
+    let onAbort = () => {};
     const aborted = new Promise<'aborted'>((resolve) => {
-      if (signal.aborted) resolve('aborted');
-      signal.addEventListener('abort', () => resolve('aborted'), { once: true });
+      onAbort = () => resolve('aborted');
+      if (signal.aborted) onAbort();
+      else signal.addEventListener('abort', onAbort, { once: true });
     });
     try {
       const info = await Promise.race([send, aborted]);
@@ -136,6 +138,8 @@ export const sendEmail: ChannelSender = (notification, channel, providers, signa
         };
       }
       return noAnswer('RETRY', `the SMTP server could not be reached: ${message}`);
+    } finally {
+      signal.removeEventListener('abort', onAbort);
     }
   });
 

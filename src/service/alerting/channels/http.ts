@@ -125,6 +125,9 @@ async function readBounded(body: Dispatcher.ResponseData['body']): Promise<strin
  */
 export async function sendRequest(req: ProviderRequest): Promise<DeliveryResult> {
   const scrubber = new Scrubber(req.secrets);
+  if (!URL.canParse(req.url) || !/^https?:$/.test(new URL(req.url).protocol)) {
+    return noAnswer('FAILED', `the URL of ${req.provider} is not a valid http(s) URL`);
+  }
   const link = linkSignal([req.signal], REQUEST_TIMEOUT_MS);
   try {
     const response = await request(req.url, {

@@ -31,12 +31,16 @@ export function kindOf(type: AlertType | 'ALERT_TEST'): Kind {
   }
 }
 
-/** `text` cut to `max` characters (by code point, so no emoji is split), with `…` when cut. */
+/**
+ * `text` cut to `max` UTF-16 units with `…` when cut, never splitting a surrogate pair (an emoji).
+ * Works on the first `max` units only, so a huge text costs little.
+ */
 export function truncate(text: string, max: number): string {
   if (text.length <= max) return text;
-  const points = Array.from(text);
-  if (points.length <= max) return text;
-  return `${points.slice(0, max - 1).join('')}…`;
+  let cut = text.slice(0, Math.max(0, max - 1));
+  const last = cut.charCodeAt(cut.length - 1);
+  if (last >= 0xd800 && last <= 0xdbff) cut = cut.slice(0, -1);
+  return `${cut}…`;
 }
 
 /** The error of the run in words: its message, else its HTTP status; null when there is none. */

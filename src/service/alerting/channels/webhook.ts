@@ -62,20 +62,6 @@ function defaultBody(v: NotificationDoc): string {
   return JSON.stringify(v);
 }
 
-/** Content type of a rendered template: JSON when it parses as JSON, else text. */
-function contentTypeOf(body: string): string {
-  const first = body.trimStart()[0];
-  if (first === '{' || first === '[') {
-    try {
-      JSON.parse(body);
-      return 'application/json';
-    } catch {
-      // Not JSON after all: sent as text.
-    }
-  }
-  return 'text/plain; charset=utf-8';
-}
-
 /**
  * WEBHOOK sender: `method` (default POST) to `url` with `queryParameters` appended and `headers`
  * added; the body is the Handlebars `template` rendered with the notification's and the account's
@@ -119,7 +105,7 @@ export const sendWebhook: ChannelSender = (notification, channel, _providers, si
       const rendered = await renderOffThread(template, templateVariables(notification), signal);
       if ('error' in rendered) return noAnswer('FAILED', scrub.cut(rendered.error, MAX_ANSWER_CHARS));
       body = rendered.body;
-      contentType = contentTypeOf(body);
+      contentType = rendered.json ? 'application/json' : 'text/plain; charset=utf-8';
     } else {
       body = defaultBody(notification.variables);
     }
