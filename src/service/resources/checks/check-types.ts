@@ -10,6 +10,7 @@ import {
   SUITE_BODY_LIMIT_BYTES,
   playwrightProjectRules,
 } from './browser-check-schema.js';
+import { CreateHeartbeatCheckBody, heartbeatExpectation } from './heartbeat-check-schema.js';
 import {
   API_RESPONSE_TIME_LIMIT_MS,
   ApiRequestBodySchema,
@@ -248,6 +249,26 @@ export const CHECK_TYPE_REGISTRY: readonly CheckTypeEntry[] = [
     rules: playwrightProjectRules,
     bodyLimitBytes: SUITE_BODY_LIMIT_BYTES,
     job: SUITE_JOB,
+  },
+  {
+    // Passive (docs/heartbeats.md): pinged by the user's job, never scheduled, claimed or triggered
+    // (a trigger by checkId skips it); its results are stored by the service's heartbeat monitor.
+    checkType: 'HEARTBEAT',
+    path: 'heartbeat',
+    createBody: CreateHeartbeatCheckBody,
+    updateRequest: null,
+    // Not used: stored as given so a generic update body passes.
+    frequencies: MINUTE_FREQUENCIES,
+    responseTimeLimitMs: null,
+    runTimeoutMs: 30_000,
+    timeoutSeconds: false,
+    needsMultiStepRuntime: false,
+    rules: (doc) => {
+      heartbeatExpectation(doc.heartbeat, Date.now());
+    },
+    bodyLimitBytes: null,
+    runnable: false,
+    job: AS_STORED,
   },
 ];
 

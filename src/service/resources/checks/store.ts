@@ -6,6 +6,7 @@ import type { Database } from '../../store/database.js';
 import { readDoc, writeDoc } from '../../store/schema.js';
 import { secretBoxOf } from '../../store/secret-box.js';
 import { CHECK_SECRETS, sealSecrets } from '../../store/secret-fields.js';
+import { checkTypeEntry } from './check-types.js';
 import { type CheckDoc, openCheckSecrets } from './checks.js';
 
 /** Row columns derived from a check document (plaintext): its secrets are sealed in `doc`. */
@@ -18,7 +19,8 @@ function columns(db: Kysely<Database>, doc: CheckDoc, nowMs: number) {
     frequency: doc.frequency,
     frequency_offset: doc.frequencyOffset ?? null,
     doc: writeDoc(sealSecrets(secretBoxOf(db), doc, CHECK_SECRETS, 'checks', doc.id)),
-    next_run_at: doc.activated ? firstRunAt(nowMs) : null,
+    // A type no agent runs (HEARTBEAT) is never scheduled.
+    next_run_at: doc.activated && checkTypeEntry(doc.checkType).runnable ? firstRunAt(nowMs) : null,
   };
 }
 
@@ -119,7 +121,7 @@ export class CheckStore {
       .execute();
   }
 
-  /** Deletes a check with its error groups. @returns true when a check was deleted. */
+  /** Deletes a check with its error groups and heartbeat pings. @returns true when a check was deleted. */
   async delete(accountId: string, id: string): Promise<boolean> {
     return this.#db.transaction().execute(async (tx) => {
       const res = await tx
@@ -130,6 +132,16 @@ export class CheckStore {
       if (res.numDeletedRows === 0n) return false;
       await tx
         .deleteFrom('error_groups')
+        .where('account_id', '=', accountId)
+        .where('check_id', '=', id)
+        .execute();
+      await tx
+        .deleteFrom('heartbeat_pings')
+        .where('account_id', '=', accountId)
+        .where('check_id', '=', id)
+        .execute();
+      await tx
+        .deleteFrom('heartbeats')
         .where('account_id', '=', accountId)
         .where('check_id', '=', id)
         .execute();
