@@ -89,10 +89,16 @@ export function compileTemplate(template: string): (variables: Record<string, un
   let compiled: Handlebars.TemplateDelegate;
   try {
     compiled = env.compile(template, { noEscape: false, strict: false });
-    // compile() is lazy: parse now so a syntax error is the compile error, not a render error.
-    env.precompile(template, { noEscape: false, strict: false });
+    // compile() is lazy: one run without data compiles now, so a syntax error is the compile
+    // error (and the work is not done twice, as a separate precompile would).
+    renderCompiled(compiled, {});
   } catch (err) {
-    throw new TemplateError(`the template does not compile: ${messageOf(err)}`);
+    if (err instanceof TemplateError && !err.message.startsWith('the template does not render: ')) throw err;
+    const message =
+      err instanceof TemplateError
+        ? err.message.slice('the template does not render: '.length)
+        : messageOf(err);
+    throw new TemplateError(`the template does not compile: ${message}`);
   }
   return (variables) => renderCompiled(compiled, variables);
 }
