@@ -98,6 +98,8 @@ describe('retention', () => {
       sessions: 0,
       agentEvents: 0,
       agents: 0,
+      alerts: 0,
+      notifications: 0,
     });
   });
 
@@ -145,6 +147,82 @@ describe('retention', () => {
     expect(
       (await db.selectFrom('check_sessions').select('id').orderBy('id').execute()).map((r) => r.id),
     ).toEqual(['new', 'running']);
+  });
+
+  it('prunes alerts and finished notifications (with their attempts) past the result retention, never one still owed', async () => {
+    svc = await testService();
+    await svc.retention?.stop();
+    const db = svc.context.db;
+    const account = svc.accountA.id;
+    const alert = (id: string, ageDays: number) => ({
+      id,
+      account_id: account,
+      check_id: 'c1',
+      alert_type: 'ALERT_FAILURE',
+      episode_id: id,
+      sequence: 0,
+      notified: 1,
+      result_id: null,
+      doc: '{}',
+      created_at: NOW - ageDays * DAY,
+    });
+    await db
+      .insertInto('check_alerts')
+      .values([alert('old', 91), alert('new', 1)])
+      .execute();
+    const notification = (key: string, ageDays: number, state: string) => ({
+      account_id: account,
+      alert_id: null,
+      channel_id: 1,
+      check_id: 'c1',
+      alert_type: 'ALERT_FAILURE',
+      idempotency_key: key,
+      order_key: '1:c1',
+      state,
+      next_attempt_at: NOW,
+      doc: '{}',
+      created_at: NOW - ageDays * DAY,
+      delivered_at: null,
+    });
+    await db
+      .insertInto('alert_notifications')
+      .values([
+        notification('old-delivered', 91, 'DELIVERED'),
+        notification('old-failed', 91, 'FAILED'),
+        notification('old-pending', 91, 'PENDING'),
+        notification('new-delivered', 1, 'DELIVERED'),
+      ])
+      .execute();
+    const ids = await db.selectFrom('alert_notifications').select(['id', 'idempotency_key']).execute();
+    await db
+      .insertInto('alert_attempts')
+      .values(
+        ids.map((n) => ({
+          notification_id: n.id,
+          account_id: account,
+          started_at: NOW,
+          latency_ms: 1,
+          outcome: 'DELIVERED',
+          status_code: 200,
+          answer: null,
+          error: null,
+        })),
+      )
+      .execute();
+    expect(await worker().runOnce(NOW)).toMatchObject({ alerts: 1, notifications: 2 });
+    expect((await db.selectFrom('check_alerts').select('id').execute()).map((r) => r.id)).toEqual(['new']);
+    const left = await db
+      .selectFrom('alert_notifications')
+      .select(['id', 'idempotency_key'])
+      .orderBy('id')
+      .execute();
+    expect(left.map((n) => n.idempotency_key)).toEqual(['old-pending', 'new-delivered']);
+    const attempts = await db
+      .selectFrom('alert_attempts')
+      .select('notification_id')
+      .orderBy('notification_id')
+      .execute();
+    expect(attempts.map((a) => a.notification_id)).toEqual(left.map((n) => n.id));
   });
 
   it('deletes in small batches and gives the event loop back between them', async () => {

@@ -35,12 +35,16 @@ export type RetentionOutcome = {
   sessions: number;
   agentEvents: number;
   agents: number;
+  /** Alerts, and delivered or failed notifications with their attempts, older than the results. */
+  alerts: number;
+  notifications: number;
 };
 
 /**
  * Deletes what is older than its retention: results (`created_at`), ended check sessions
  * (`started_at`), artifact files on disk (results keep their row, `has_artifacts` cleared),
- * agent error reports and agents not seen for `agentDays`. Works in batches of `batchSize`
+ * alerts and delivered or failed alert notifications with their attempts (as old as results;
+ * a notification still owed is kept), agent error reports and agents not seen for `agentDays`. Works in batches of `batchSize`
  * rows by index (`check_results_created`, `check_results_artifacts_created`,
  * `check_sessions_started`, `agent_events_created`, `agents_seen`), each batch its own short
  * statement, yielding to the event loop between batches, so a pass never holds it long.
@@ -94,7 +98,15 @@ export class RetentionWorker {
   /** One full pass at `nowMs` (epoch ms). */
   async runOnce(nowMs: number): Promise<RetentionOutcome> {
     const { resultDays, artifactDays, agentDays } = this.#options;
-    const outcome: RetentionOutcome = { results: 0, artifacts: 0, sessions: 0, agentEvents: 0, agents: 0 };
+    const outcome: RetentionOutcome = {
+      results: 0,
+      artifacts: 0,
+      sessions: 0,
+      agentEvents: 0,
+      agents: 0,
+      alerts: 0,
+      notifications: 0,
+    };
     // Artifact files first, so results deleted below leave no files behind.
     const artifactCutoff = nowMs - Math.min(artifactDays, resultDays) * DAY_MS;
     outcome.artifacts = await this.#batches(async (limit) => {
@@ -143,6 +155,31 @@ export class RetentionWorker {
           .execute(),
       ),
     );
+    // Alerts and finished notifications live as long as results; a notification still owed is kept.
+    outcome.alerts = await this.#batches(async (limit) =>
+      this.#deleteIds(
+        'check_alerts',
+        await this.#db
+          .selectFrom('check_alerts')
+          .select('id')
+          .where('created_at', '<', resultCutoff)
+          .limit(limit)
+          .execute(),
+      ),
+    );
+    outcome.notifications = await this.#batches(async (limit) => {
+      const rows = await this.#db
+        .selectFrom('alert_notifications')
+        .select('id')
+        .where('created_at', '<', resultCutoff)
+        .where('state', 'in', ['DELIVERED', 'FAILED'])
+        .limit(limit)
+        .execute();
+      if (rows.length === 0) return 0;
+      const ids = rows.map((r) => r.id);
+      await this.#db.deleteFrom('alert_attempts').where('notification_id', 'in', ids).execute();
+      return this.#deleteIds('alert_notifications', rows);
+    });
     const agentCutoff = nowMs - agentDays * DAY_MS;
     outcome.agentEvents = await this.#batches(async (limit) =>
       this.#deleteIds(
@@ -164,7 +201,7 @@ export class RetentionWorker {
 
   /** Deletes the rows of `table` with the ids selected (one batch); returns how many. */
   async #deleteIds(
-    table: 'check_results' | 'check_sessions' | 'agent_events',
+    table: 'check_results' | 'check_sessions' | 'agent_events' | 'check_alerts' | 'alert_notifications',
     rows: readonly { id: string | number }[],
   ): Promise<number> {
     if (rows.length === 0) return 0;

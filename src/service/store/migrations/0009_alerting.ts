@@ -53,6 +53,7 @@ export const alerting: Migration = {
       .on('check_alerts')
       .columns(['account_id', 'check_id', 'created_at'])
       .execute();
+    await db.schema.createIndex('check_alerts_created').on('check_alerts').column('created_at').execute();
     await db.schema
       .createIndex('check_alerts_account')
       .on('check_alerts')
@@ -89,6 +90,11 @@ export const alerting: Migration = {
       .createIndex('alert_notifications_order')
       .on('alert_notifications')
       .columns(['order_key', 'state', 'id'])
+      .execute();
+    await db.schema
+      .createIndex('alert_notifications_created')
+      .on('alert_notifications')
+      .column('created_at')
       .execute();
     await db.schema
       .createIndex('alert_notifications_account')
