@@ -28,7 +28,7 @@ function base(env: NodeJS.ProcessEnv, name: string, fallback: string): string {
 }
 
 /**
- * The alert providers from the environment (docs/configuration.md): SMTP when both
+ * The alert providers from the environment: SMTP when both
  * `OUTPOST_SMTP_URL` (e.g. `smtp://user:pass@mail.example.com:587`) and `OUTPOST_SMTP_FROM` are
  * set; PagerDuty, Opsgenie (US and EU) and Twilio bases with their public defaults; Twilio
  * credentials when `OUTPOST_TWILIO_ACCOUNT_SID`, `OUTPOST_TWILIO_AUTH_TOKEN` and

@@ -91,19 +91,23 @@ export function compileTemplate(template: string): (variables: Record<string, un
     compiled = env.compile(template, { noEscape: false, strict: false });
     // compile() is lazy: one run without data compiles now, so a syntax error is the compile
     // error (and the work is not done twice, as a separate precompile would).
-    renderCompiled(compiled, {});
+    runCompiled(compiled, {});
   } catch (err) {
-    if (err instanceof TemplateError && !err.message.startsWith('the template does not render: ')) throw err;
-    const message =
-      err instanceof TemplateError
-        ? err.message.slice('the template does not render: '.length)
-        : messageOf(err);
-    throw new TemplateError(`the template does not compile: ${message}`);
+    if (err instanceof TemplateError) throw err;
+    throw new TemplateError(`the template does not compile: ${messageOf(err)}`);
   }
-  return (variables) => renderCompiled(compiled, variables);
+  return (variables) => {
+    try {
+      return runCompiled(compiled, variables);
+    } catch (err) {
+      if (err instanceof TemplateError) throw err;
+      throw new TemplateError(`the template does not render: ${messageOf(err)}`);
+    }
+  };
 }
 
-function renderCompiled(compiled: Handlebars.TemplateDelegate, variables: Record<string, unknown>): string {
+/** Runs a compiled template within a fresh budget. @throws TemplateError past a bound; Handlebars' errors as they are. */
+function runCompiled(compiled: Handlebars.TemplateDelegate, variables: Record<string, unknown>): string {
   budget = { iterations: 0, outputChars: 0, readChars: 0 };
   try {
     const out = compiled(metered(variables), {
@@ -114,9 +118,6 @@ function renderCompiled(compiled: Handlebars.TemplateDelegate, variables: Record
       throw new TemplateError(`the template renders more than ${MAX_BODY_BYTES} bytes`);
     }
     return out;
-  } catch (err) {
-    if (err instanceof TemplateError) throw err;
-    throw new TemplateError(`the template does not render: ${messageOf(err)}`);
   } finally {
     budget = null;
   }

@@ -32,7 +32,7 @@ export function templateVariables(n: OutgoingNotification): Record<string, unkno
 }
 
 /**
- * The signature headers of a webhook body (docs/alerting.md): `x-checkly-signature` (hex
+ * The signature headers of a webhook body: `x-checkly-signature` (hex
  * HMAC-SHA256 of the body with the secret's UTF-8 bytes) with `x-checkly-timestamp`, and Standard
  * Webhooks' `webhook-signature` (`v1,` + base64 HMAC-SHA256 of `{id}.{timestamp}.{body}`, keyed by
  * the base64-decoded rest of a `whsec_` secret, else its UTF-8 bytes). `webhook-id` and
@@ -95,7 +95,7 @@ export const sendWebhook: ChannelSender = (notification, channel, _providers, si
     if (url.protocol !== 'http:' && url.protocol !== 'https:') {
       return noAnswer('FAILED', `the webhook URL must be http or https, not ${url.protocol.slice(0, 20)}`);
     }
-    if (url.password) scrub.add(decodeURIComponent(url.password));
+    for (const part of [url.username, url.password]) if (part) scrub.add(safeDecode(part));
     for (const { key, value } of query) url.searchParams.append(key, value);
 
     let body = '';
@@ -140,3 +140,12 @@ export const sendWebhook: ChannelSender = (notification, channel, _providers, si
     };
     return sendRequest(request);
   });
+
+/** `decodeURIComponent`, or the text itself when it is not valid percent-encoding. */
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
