@@ -108,7 +108,9 @@ describe('alert delivery across a crash of the service', () => {
       // Requests the dead process had fully written are read from the socket buffers meanwhile.
       await new Promise((r) => setTimeout(r, 100));
       const beforeRestart = rx.received.length;
-      const cutByKill = rx.received.filter((w) => w.answeredAtMs === null).length;
+      // Received but never answered: the dead process cannot have recorded them as delivered.
+      const cutIds = new Set(rx.received.filter((w) => w.answeredAtMs === null).map(idOf));
+      const cutByKill = cutIds.size;
       stamp(`SIGKILL after ${beforeRestart} webhooks (${cutByKill} received and not answered)`);
       // The kill must have caught sends mid-way, else the crash path was not exercised.
       expect(cutByKill).toBeGreaterThan(0);
@@ -143,9 +145,11 @@ describe('alert delivery across a crash of the service', () => {
 
       await start();
       stamp(`restarted (${sendingAtKill} notifications were SENDING at the kill)`);
+      // Seen after the restart: each notification not seen before, and each cut send again.
       await until('every notification received', 20_000 + LEASE_WAIT_MS, () => {
         const seen = new Set(rx.received.map(idOf));
-        return [...expectedIds].every((id) => seen.has(id));
+        const again = new Set(rx.received.slice(beforeRestart).map(idOf));
+        return [...expectedIds].every((id) => seen.has(id)) && [...cutIds].every((id) => again.has(id));
       });
       stamp(`all ${CHECKS} received (${rx.received.length} webhooks)`);
 
@@ -165,6 +169,8 @@ describe('alert delivery across a crash of the service', () => {
         expect(at[0]!, id).toBeLessThan(beforeRestart);
         expect(failures[at[1]!]!.body, id).toBe(failures[at[0]!]!.body);
       }
+      // A send whose answer the dead process never read is not known to have arrived: it is sent again.
+      for (const id of cutIds) expect(times.get(id), id).toHaveLength(2);
       for (const w of failures) {
         expect(signatureProblems(w, SECRET), idOf(w)).toEqual([]);
         const doc = JSON.parse(w.body) as { ALERT_TYPE: string; CHECK_ID: string };
@@ -172,7 +178,7 @@ describe('alert delivery across a crash of the service', () => {
         expect(expected.find((n) => n.idempotency_key === idOf(w))?.check_id).toBe(doc.CHECK_ID);
       }
       // The worker records each delivery after the answer: wait for the last ones to be written.
-      await until('every notification DELIVERED', 10_000, async () => {
+      await until('every notification DELIVERED', 10_000 + LEASE_WAIT_MS, async () => {
         const all = await allNotifications(target);
         return all.length === CHECKS && all.every((n) => n.state === 'DELIVERED');
       });
