@@ -373,12 +373,17 @@ export class HeartbeatMonitor {
       const now = this.#now();
       const count = await this.#context.db.transaction().execute(async (tx) => {
         const rows = await new HeartbeatStore(tx).due(now, SWEEP_BATCH);
+        if (rows.length === 0) return 0;
+        await tx
+          .updateTable('heartbeats')
+          .set({ status: 'LATE', due_at: null, started_at: null, updated_at: now })
+          .where(
+            'check_id',
+            'in',
+            rows.map((r) => r.check_id),
+          )
+          .execute();
         for (const row of rows) {
-          await tx
-            .updateTable('heartbeats')
-            .set({ status: 'LATE', due_at: null, started_at: null, updated_at: now })
-            .where('check_id', '=', row.check_id)
-            .execute();
           const lastPing =
             row.last_ping_at === null ? 'never' : new Date(Number(row.last_ping_at)).toISOString();
           const started =

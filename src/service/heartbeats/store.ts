@@ -84,21 +84,20 @@ export class HeartbeatStore {
         received_at: p.receivedAtMs,
       })
       .execute();
-    const oldestKept = await this.#db
-      .selectFrom('heartbeat_pings')
-      .select('id')
+    // One statement: the ids below the newest PINGS_KEPT (none while fewer are kept).
+    await this.#db
+      .deleteFrom('heartbeat_pings')
       .where('check_id', '=', p.checkId)
-      .orderBy('id', 'desc')
-      .limit(1)
-      .offset(PINGS_KEPT - 1)
-      .executeTakeFirst();
-    if (oldestKept) {
-      await this.#db
-        .deleteFrom('heartbeat_pings')
-        .where('check_id', '=', p.checkId)
-        .where('id', '<', oldestKept.id)
-        .execute();
-    }
+      .where('id', '<=', (eb) =>
+        eb
+          .selectFrom('heartbeat_pings')
+          .select('id')
+          .where('check_id', '=', p.checkId)
+          .orderBy('id', 'desc')
+          .limit(1)
+          .offset(PINGS_KEPT),
+      )
+      .execute();
   }
 
   /** The check's kept pings, newest first. */
