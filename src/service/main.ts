@@ -85,6 +85,8 @@ export async function startService(
     // An in-memory store keeps its artifacts in a temp folder too (build's default).
     ...(config.databaseFile === ':memory:' ? {} : { artifactsDir: join(config.dataDir, 'artifacts') }),
     ...(options.resultHooks ? { resultHooks: options.resultHooks } : {}),
+    // The embedded SQLite store belongs to this one process: sends a crash cut short go again at once.
+    alerting: { delivery: { releaseLeasesAtStart: true } },
   });
   const scheduler = new Scheduler(db, service.queue, { log: options.log.child({ component: 'scheduler' }) });
   let address: string;

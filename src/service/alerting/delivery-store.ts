@@ -154,6 +154,22 @@ export class DeliveryStore {
     return failed;
   }
 
+  /**
+   * Ends every lease at `nowMs`: the notifications being sent (SENDING) become claimable at once,
+   * attempts kept. Only for a worker that knows no other process delivers from this store (see
+   * DeliveryWorkerOptions.releaseLeasesAtStart).
+   * @returns how many leases were ended.
+   */
+  async releaseLeases(nowMs: number): Promise<number> {
+    const result = await this.#db
+      .updateTable('alert_notifications')
+      .set({ lease_expires_at: nowMs })
+      .where('state', '=', 'SENDING')
+      .where('lease_expires_at', '>', nowMs)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows);
+  }
+
   /** The channel a notification goes to, read fresh (secrets sealed); undefined when it was deleted. */
   channel(accountId: string, channelId: number): Promise<ChannelRow | undefined> {
     return new ChannelQueries(this.#db).get(accountId, channelId);

@@ -61,6 +61,13 @@ export type DeliveryWorkerOptions = {
   workerId?: string;
   /** Source of randomness for the back-off's jitter, in [0, 1); default Math.random. */
   random?: () => number;
+  /**
+   * At start, end the leases left by a previous run of this store's only delivering process, so
+   * the sends a crash cut short are sent again at once rather than after `leaseMs` (same
+   * idempotency keys). Only where no other process delivers from the store: the embedded SQLite
+   * store, which one service process owns. Default false (several processes may share one store).
+   */
+  releaseLeasesAtStart?: boolean;
 };
 
 /** The worker started on each store, for the routes' wake-up (see deliveryWorkerOf). */
@@ -121,6 +128,7 @@ export class DeliveryWorker {
   readonly #concurrency: number;
   readonly #now: () => number;
   readonly #random: () => number;
+  readonly #releaseLeasesAtStart: boolean;
   /** This worker's name in leases. */
   readonly workerId: string;
   /** Sends in flight by notification id, and the order keys they hold. */
@@ -165,16 +173,27 @@ export class DeliveryWorker {
     this.#now = options.now ?? Date.now;
     this.#random = options.random ?? Math.random;
     this.workerId = options.workerId ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+    this.#releaseLeasesAtStart = options.releaseLeasesAtStart ?? false;
   }
 
-  /** Starts polling for due notifications (timer unref'ed) and registers for deliveryWorkerOf. */
+  /**
+   * Starts polling for due notifications (timer unref'ed) and registers for deliveryWorkerOf;
+   * with `releaseLeasesAtStart`, first ends the leases a previous run left.
+   */
   start(): void {
     if (this.#timer || this.#stopped) return;
     this.#started = true;
     running.set(this.#db, this);
     this.#timer = setInterval(() => this.kick(), this.#pollMs);
     this.#timer.unref();
-    this.kick();
+    if (!this.#releaseLeasesAtStart) return this.kick();
+    this.#store
+      .releaseLeases(this.#now())
+      .then((released) => {
+        if (released > 0) this.#log.info({ released }, 'sends cut short by the last stop are sent again');
+      })
+      .catch((err: unknown) => this.#log.error({ err }, 'leases of the last run could not be ended'))
+      .finally(() => this.kick());
   }
 
   /**
