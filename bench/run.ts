@@ -3,13 +3,15 @@
  * (fping, dig, curl, autocannon), printing ratios (design.md §5). Build first
  * (`npm run build`); ICMP needs root or ping_group_range. With no names, all run.
  *
- * Names: icmp, dns, tcp, url, api, sandbox, agent-rss, analytics, service-http, queue, trace-scrub, browser.
+ * Names: icmp, dns, tcp, url, api, sandbox, agent-rss, analytics, service-http, queue, trace-scrub, browser, alerting, heartbeats.
  */
 import { benchAgentIdleRss } from './agent-rss.js';
+import { benchAlerting } from './alerting.js';
 import { benchApi } from './api.js';
 import { benchBrowser } from './browser.js';
 import { benchAnalytics } from './analytics.js';
 import { benchDns } from './dns.js';
+import { benchHeartbeats } from './heartbeats.js';
 import { benchQueue } from './queue.js';
 import { runIcmpBench } from './icmp.js';
 import { benchSandbox } from './sandbox.js';
@@ -44,6 +46,8 @@ const BENCHES: Record<string, () => Promise<unknown>> = {
   queue: () => benchQueue(),
   'trace-scrub': () => benchTraceScrub(),
   browser: () => benchBrowser(),
+  alerting: () => benchAlerting(),
+  heartbeats: () => benchHeartbeats(),
 };
 
 const asked = process.argv.slice(2);
