@@ -246,10 +246,20 @@ describe('heartbeat checks', () => {
     expect(pings.at(-2)).toMatchObject({ method: 'HEAD' });
     expect(pings.find((p: { exitCode: number | null }) => p.exitCode === 3)).toMatchObject({ kind: 'fail' });
 
-    // Results API and error groups see them.
+    // The results API shows them; failed ones form error groups, as any failed result does
+    // (through the result outbox).
     const api = await hb.api('GET', `/v1/check-results/${check.id}?limit=100`);
     expect(api.status).toBe(200);
     expect(api.json).toHaveLength(8);
+    let groups: { status: number; json: any } = { status: 0, json: [] };
+    for (let i = 0; i < 60 && (groups.json?.length ?? 0) === 0; i++) {
+      groups = await hb.api('GET', `/v1/error-groups/checks/${check.id}`);
+      if ((groups.json?.length ?? 0) === 0) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(groups.status).toBe(200);
+    expect(groups.json.map((g: { rawErrorMessage: string }) => g.rawErrorMessage)).toContain(
+      'Ping reported failure',
+    );
   });
 
   it('keeps the last 100 pings and rate-limits each token at 60 a minute with 429 and Retry-After', async () => {
