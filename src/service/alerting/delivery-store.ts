@@ -1,4 +1,4 @@
-import type { Kysely, Selectable } from 'kysely';
+import type { ExpressionBuilder, Kysely, Selectable } from 'kysely';
 import type { ChannelRow } from '../resources/alert-channels/store.js';
 import { ChannelQueries } from '../resources/alert-channels/store.js';
 import type { Database } from '../store/database.js';
@@ -46,35 +46,42 @@ export class DeliveryStore {
    * stays in order per (channel, check), and a FAILED one does not hold back those after it.
    */
   async claimable(nowMs: number, maxAttempts: number, limit: number): Promise<NotificationRow[]> {
-    return this.#db
+    // Two queries, each walking its index in order and stopping after `limit` rows (one OR'ed query
+    // sorted every due row on each pass: 1.4 ms with 1,000 queued, paid once per send).
+    const firstOfItsKey = (eb: ExpressionBuilder<Database & { n: Database['alert_notifications'] }, 'n'>) =>
+      eb.not(
+        eb.exists(
+          eb
+            .selectFrom('alert_notifications as o')
+            .select('o.id')
+            .whereRef('o.order_key', '=', 'n.order_key')
+            .where('o.state', 'in', ['PENDING', 'SENDING'])
+            .whereRef('o.id', '<', 'n.id'),
+        ),
+      );
+    const pending = await this.#db
       .selectFrom('alert_notifications as n')
       .selectAll('n')
-      .where((eb) =>
-        eb.or([
-          eb.and([eb('n.state', '=', 'PENDING'), eb('n.next_attempt_at', '<=', nowMs)]),
-          eb.and([
-            eb('n.state', '=', 'SENDING'),
-            eb('n.lease_expires_at', '<=', nowMs),
-            eb('n.attempts', '<', maxAttempts),
-          ]),
-        ]),
-      )
-      .where((eb) =>
-        eb.not(
-          eb.exists(
-            eb
-              .selectFrom('alert_notifications as o')
-              .select('o.id')
-              .whereRef('o.order_key', '=', 'n.order_key')
-              .where('o.state', 'in', ['PENDING', 'SENDING'])
-              .whereRef('o.id', '<', 'n.id'),
-          ),
-        ),
-      )
+      .where('n.state', '=', 'PENDING')
+      .where('n.next_attempt_at', '<=', nowMs)
+      .where(firstOfItsKey)
       .orderBy('n.next_attempt_at')
       .orderBy('n.id')
       .limit(limit)
       .execute();
+    const abandoned = await this.#db
+      .selectFrom('alert_notifications as n')
+      .selectAll('n')
+      .where('n.state', '=', 'SENDING')
+      .where('n.lease_expires_at', '<=', nowMs)
+      .where('n.attempts', '<', maxAttempts)
+      .where(firstOfItsKey)
+      .orderBy('n.id')
+      .limit(limit)
+      .execute();
+    return [...abandoned, ...pending]
+      .sort((a, b) => Number(a.next_attempt_at) - Number(b.next_attempt_at) || a.id - b.id)
+      .slice(0, limit);
   }
 
   /**

@@ -109,11 +109,17 @@ export async function recordResult(
 
   const run = await runOf(store, stored, check);
   if (!run) return queued;
-  const accountSettings = await store.accountAlertSettings(stored.accountId);
+  // The account's settings are read only for checks that use them.
+  const owner = group ?? check;
+  const accountSettings =
+    owner.useGlobalAlertSettings === false ? null : await store.accountAlertSettings(stored.accountId);
   const settings = resolveAlertSettings(accountSettings, group, check);
   const previous = await store.alertState<AlertState>(stored.checkId);
   const { state, alerts } = evaluate(previous, run, settings, stored.nowMs);
-  await store.saveAlertState(stored.accountId, stored.checkId, state, stored.nowMs);
+  // A passing run of a passing check changes nothing: no write (most results are these).
+  const unchanged =
+    previous === null ? state.episode === null : JSON.stringify(state) === JSON.stringify(previous);
+  if (!unchanged) await store.saveAlertState(stored.accountId, stored.checkId, state, stored.nowMs);
   for (const alert of alerts) queued += await recordAlert(context, alert);
   return queued;
 }
@@ -134,7 +140,8 @@ type AlertContext = {
  */
 async function runOf(store: AlertStore, stored: StoredResultRef, check: CheckDoc): Promise<AlertRun | null> {
   let results: CheckResult[] = [stored.result];
-  if (stored.roundId !== null) {
+  // A round of one location (a check that does not run in parallel) is complete with its result.
+  if (stored.roundId !== null && check.runParallel === true) {
     if (await store.roundHasJobs(stored.roundId)) return null;
     const round = await store.roundResults(stored.roundId);
     if (round.length > 0) results = round;
@@ -356,11 +363,7 @@ async function recordCertificates(context: AlertContext): Promise<number> {
       result_id: stored.resultId,
       seen_at: stored.nowMs,
     });
-    const settings = resolveAlertSettings(
-      await store.accountAlertSettings(stored.accountId),
-      context.group,
-      check,
-    );
+    const muted = check.muted === true || context.group?.muted === true;
     const daysRemaining = Math.floor((validTo - stored.nowMs) / 86_400_000);
     const episodeId = `ssl:${domain}:${certificate.fingerprint256}`;
     for (const channel of await subscribedChannels(context)) {
@@ -381,12 +384,12 @@ async function recordCertificates(context: AlertContext): Promise<number> {
         alert_type: 'ALERT_SSL',
         episode_id: episodeId,
         sequence: milestone,
-        notified: settings.muted ? 0 : 1,
+        notified: muted ? 0 : 1,
         result_id: stored.resultId,
         doc: JSON.stringify(variables),
         created_at: stored.nowMs,
       });
-      if (settings.muted) continue;
+      if (muted) continue;
       queued += await queueNotifications(
         context,
         alertId,
