@@ -236,6 +236,22 @@ describe('responses conform to /openapi.json', () => {
       type: 'EMAIL',
       config: { address: 'oncall@example.test' },
     });
+    // Alerting: the account's settings, the alert the failed ICMP run above raised, a channel test
+    // (EMAIL without SMTP configured: its attempt fails with the reason), the notifications.
+    await call('GET', '/v1/alert-settings');
+    await call('PUT', '/v1/alert-settings', { reminders: { amount: 1, interval: 5 } });
+    const alerts = await call('GET', `/v1/check-alerts?checkId=${icmp.id}`);
+    expect(alerts.map((a: { alertType: string }) => a.alertType)).toEqual(['ALERT_FAILURE']);
+    await call('GET', `/v1/check-alerts/${icmp.id}`);
+    const tested = await call('POST', `/v1/alert-channels/${channel.id}/test`);
+    await call('GET', '/v1/alert-notifications');
+    await call('GET', `/v1/alert-notifications/${tested.id}`);
+    // A heartbeat monitor and its pings (none yet).
+    const heartbeat = await call('POST', '/v1/checks/heartbeat', {
+      name: 'nightly backup',
+      heartbeat: { period: 1, periodUnit: 'days', grace: 30, graceUnit: 'minutes' },
+    });
+    await call('GET', `/v1/checks/${heartbeat.id}/heartbeat-pings`);
     const snippet = await call('POST', '/v1/snippets', { name: 's', script: 'console.log(1)' });
     await call('GET', '/v1/snippets');
     await call('GET', `/v1/snippets/${snippet.id}`);
@@ -312,6 +328,7 @@ describe('responses conform to /openapi.json', () => {
     await call('DELETE', `/v1/snippets/${snippet.id}`);
     await call('DELETE', `/v1/alert-channels/${channel.id}`);
     await call('DELETE', `/v1/check-groups/${group.id}`);
+    await call('DELETE', `/v1/checks/${heartbeat.id}`);
     await call('DELETE', `/v1/checks/${icmp.id}`);
 
     const all = templates.map((t) => `${t.method} ${t.path}`).filter((op) => op !== 'GET /openapi.json');
