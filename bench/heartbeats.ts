@@ -3,8 +3,10 @@
  * thread, a SQLite file store in a temp directory):
  * - ping throughput: `GET /ping/{token}` with autocannon over 1,000 heartbeats (round robin, so
  *   the per-token rate limit of 60 a minute is never what stops it); goal ≥ 2,000 pings/s, p99 < 20 ms;
- * - lateness detection: 10,000 heartbeats whose deadlines fall within 3 s; goal: 99.9 % marked
- *   LATE (their FAILED result stored) within 1 s of the deadline.
+ * - lateness detection: 10,000 heartbeats going late; goal: 99.9 % marked LATE (their FAILED
+ *   result stored, with its alerting) within 1 s of the deadline. Twice: deadlines spread over a
+ *   minute (10,000 heartbeats with a one-minute period, the usual case) and over 3 s (a stress:
+ *   about 3,300 late results a second).
  * Prints the figures and their ratio to the goals; returns them.
  * Run: `npm run build && node dist/bench/heartbeats.js`.
  */
@@ -36,7 +38,7 @@ export type HeartbeatBenchReport = {
     p99Ms: number;
     failed: number;
   };
-  lateness: {
+  lateness: Array<{
     heartbeats: number;
     spreadMs: number;
     detected: number;
@@ -44,14 +46,14 @@ export type HeartbeatBenchReport = {
     p50DelayMs: number;
     p99DelayMs: number;
     maxDelayMs: number;
-  };
+  }>;
 };
 
 /** The service side: makes heartbeats, moves deadlines, measures when they were found late. */
 type Side = {
   port: number;
   setup(count: number): Promise<string[]>;
-  lateness(count: number, spreadMs: number): Promise<HeartbeatBenchReport['lateness']>;
+  lateness(count: number, spreadMs: number): Promise<HeartbeatBenchReport['lateness'][number]>;
   close(): Promise<void>;
 };
 
@@ -201,7 +203,7 @@ async function serveInWorker(): Promise<void> {
  * Runs both scenarios and prints the figures with their ratio to the goals.
  * @param options.heartbeats - heartbeats pinged (default 1,000); `connections` (default 20);
  *   `durationSeconds` of the ping scenario (default 5); `late` heartbeats (default 10,000) whose
- *   deadlines fall within `spreadMs` (default 3,000).
+ *   deadlines fall within `spreadMs` (default: once within 60 000, then within 3 000).
  */
 export async function benchHeartbeats(
   options: {
@@ -227,7 +229,10 @@ export async function benchHeartbeats(
         },
       ],
     });
-    const lateness = await side.lateness(options.late ?? 10_000, options.spreadMs ?? 3000);
+    const lateness = [];
+    for (const spreadMs of options.spreadMs === undefined ? [60_000, 3000] : [options.spreadMs]) {
+      lateness.push(await side.lateness(options.late ?? 10_000, spreadMs));
+    }
     const report: HeartbeatBenchReport = {
       serviceInWorker: side.inWorker,
       pings: {
@@ -250,18 +255,19 @@ export async function benchHeartbeats(
 function print(r: HeartbeatBenchReport): void {
   const where = r.serviceInWorker ? 'service in a worker thread' : "service in the load generator's process";
   const p = r.pings;
-  const l = r.lateness;
   console.log(`heartbeats, ${where}`);
   console.log(
     `pings: ${p.perSecond}/s over ${p.heartbeats} heartbeats (goal ≥ 2000/s: ×${(p.perSecond / 2000).toFixed(2)}), ` +
       `p50 ${p.p50Ms} ms, p99 ${p.p99Ms} ms (goal < 20 ms: ×${(20 / Math.max(p.p99Ms, 0.001)).toFixed(2)}), ` +
       `${p.requests} requests, ${p.failed} failed`,
   );
-  console.log(
-    `lateness: ${l.detected}/${l.heartbeats} late within ${l.spreadMs} ms of deadlines; ${l.withinOneSecondPercent.toFixed(2)} % ` +
-      `within 1 s (goal ≥ 99.9 %: ×${(l.withinOneSecondPercent / 99.9).toFixed(3)}); delay p50 ${l.p50DelayMs} ms, ` +
-      `p99 ${l.p99DelayMs} ms, max ${l.maxDelayMs} ms`,
-  );
+  for (const l of r.lateness) {
+    console.log(
+      `lateness: ${l.detected}/${l.heartbeats} late, deadlines over ${l.spreadMs} ms; ${l.withinOneSecondPercent.toFixed(2)} % ` +
+        `within 1 s (goal ≥ 99.9 %: ×${(l.withinOneSecondPercent / 99.9).toFixed(3)}); delay p50 ${l.p50DelayMs} ms, ` +
+        `p99 ${l.p99DelayMs} ms, max ${l.maxDelayMs} ms`,
+    );
+  }
 }
 
 if (!isMainThread && (workerData as { outpostHeartbeatBench?: boolean } | null)?.outpostHeartbeatBench) {

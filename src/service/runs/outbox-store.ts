@@ -59,6 +59,15 @@ export class OutboxStore {
     await this.#db.deleteFrom('result_outbox').where('id', '=', id).execute();
   }
 
+  /** Deletes rows by id, in one statement (a pass's finished rows). */
+  async deleteMany(ids: readonly number[]): Promise<void> {
+    if (ids.length === 0) return;
+    await this.#db
+      .deleteFrom('result_outbox')
+      .where('id', 'in', [...ids])
+      .execute();
+  }
+
   /** Records a failed attempt: the attempts so far, when to try again (epoch ms) and the error. */
   async retryLater(id: number, attempts: number, nextAttemptAtMs: number, lastError: string): Promise<void> {
     await this.#db
