@@ -186,7 +186,10 @@ export class DeliveryWorker {
     running.set(this.#db, this);
     this.#timer = setInterval(() => this.kick(), this.#pollMs);
     this.#timer.unref();
-    if (!this.#releaseLeasesAtStart) return this.kick();
+    if (!this.#releaseLeasesAtStart) {
+      this.kick();
+      return;
+    }
     this.#store
       .releaseLeases(this.#now())
       .then((released) => {
