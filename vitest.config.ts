@@ -1,13 +1,41 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * Tests that run in one process each with an in-memory (or temp-dir) store and ports chosen by the
+ * kernel: nothing shared, so two run at once.
+ */
+const IN_PROCESS = [
+  'test/service/**/*.test.ts',
+  'test/common/**/*.test.ts',
+  'test/protocol/**/*.test.ts',
+  'test/docs/**/*.test.ts',
+  'test/deploy/**/*.test.ts',
+  'test/layering.test.ts',
+];
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    // Network-namespace and end-to-end tests share kernel state (netns names,
-    // nft tables, ports); files run one at a time so they never interfere.
-    fileParallelism: false,
     testTimeout: 60_000,
     hookTimeout: 60_000,
     reporters: ['default'],
+    projects: [
+      {
+        extends: true,
+        test: { name: 'in-process', include: IN_PROCESS, maxWorkers: 2, sequence: { groupOrder: 0 } },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'system',
+          include: ['test/**/*.test.ts'],
+          exclude: IN_PROCESS,
+          // Network-namespace, browser and end-to-end tests share kernel state (netns names, nft
+          // tables, uids, processes) and time their work: their files run one at a time, after
+          // the in-process ones.
+          fileParallelism: false,
+          sequence: { groupOrder: 1 },
+        },
+      },
+    ],
   },
 });
