@@ -203,7 +203,8 @@ export class BrowserExecutor implements Executor {
     let run: BrowserRunOutcome | null = null;
     let artifacts: Awaited<ReturnType<BrowserExecutor['prepareArtifacts']>> | null = null;
     // A browser that died before this check began (the pool has not noticed yet) is not the check's
-    // failure: its runner cannot connect, nothing of the script ran; the check takes a fresh lease once.
+    // failure: its runner cannot connect, or connects to a host whose browser is gone and cannot open
+    // a context; nothing of the script ran, and the check takes a fresh lease once.
     for (let attempt = 1; run === null; attempt++) {
       let lease: BrowserLease;
       try {
@@ -231,7 +232,7 @@ export class BrowserExecutor implements Executor {
         if (
           attempt === 1 &&
           attemptRun.report === null &&
-          /^could not connect to the browser/.test(attemptRun.failure ?? '')
+          /^could not (connect to the browser|prepare the browser context)/.test(attemptRun.failure ?? '')
         ) {
           context.log.warn({ failure: attemptRun.failure }, 'the leased browser was gone; taking another');
           continue;

@@ -4,6 +4,7 @@ import type { ServiceContext } from '../context.js';
 import { notFound } from '../http/errors.js';
 import { iso, offsetOf, PageQuery } from '../http/pagination.js';
 import {
+  Defaulted,
   IntegerIdParams,
   Nullable,
   NullableTimestamp,
@@ -26,6 +27,14 @@ const tags = ['alert notifications'];
 
 /** How long `POST /v1/alert-channels/{id}/test` waits for the first attempt, ms. */
 export const TEST_WAIT_MS = 10_000;
+
+/** `maxWaitSeconds` of the channel test: 1–30 s, default TEST_WAIT_MS (as the session completion wait). */
+const TestQuery = Type.Object(
+  {
+    maxWaitSeconds: Defaulted(Type.Integer({ minimum: 1, maximum: 30, default: TEST_WAIT_MS / 1000 })),
+  },
+  strict,
+);
 /** How often the test endpoint looks at the store while it waits for an attempt another process makes, ms. */
 const TEST_POLL_MS = 200;
 
@@ -207,10 +216,11 @@ export const alertingRoutes: RoutePlugin = async (app, ctx: ServiceContext) => {
         tags: ['alert channels'],
         summary: 'Send a test notification through an alert channel',
         description:
-          'Queues a notification of type ALERT_TEST and waits up to 10 s for its first delivery attempt: ' +
+          'Queues a notification of type ALERT_TEST and waits up to `maxWaitSeconds` (1–30, default 10) for its first delivery attempt: ' +
           '200 with the notification and the attempt (delivered or not), 202 when none finished yet ' +
           '(read it later with GET /v1/alert-notifications/{id}).',
         params: IntegerIdParams,
+        querystring: TestQuery,
         response: { 200: AlertNotificationSchema, 202: AlertNotificationSchema },
       },
     },
@@ -230,7 +240,7 @@ export const alertingRoutes: RoutePlugin = async (app, ctx: ServiceContext) => {
       ctx.log.info({ alertChannelId: channelId, notificationId: id, accountId }, 'alert channel test queued');
       const worker = deliveryWorkerOf(ctx.db);
       worker?.kick();
-      const deadline = nowMs + TEST_WAIT_MS;
+      const deadline = nowMs + request.query.maxWaitSeconds * 1000;
       for (;;) {
         const row = await store.get(accountId, id);
         if (!row) throw notFound('alert notification', id);

@@ -8,7 +8,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BrowserPool } from '../../../src/browser/pool.js';
 import { BrowserRunner } from '../../../src/browser/runner-process.js';
-import { BrowserExecutor, FINISH_RESERVE_MS } from '../../../src/checks/browser/index.js';
+import { BrowserExecutor } from '../../../src/checks/browser/index.js';
 import type { Job, RunOutcome } from '../../../src/protocol/index.js';
 import { type Loopback, serve } from '../../browser/runner-harness.js';
 import { processesUnder } from '../../helpers/processes.js';
@@ -150,11 +150,12 @@ describe.skipIf(skip !== null)('browser executor: sslCheckDomain', () => {
     rmSync(root, { recursive: true, force: true });
   }, 30_000);
 
-  it('reports the domain’s certificate; a probe that never finishes is a log line within the run limit', async () => {
+  it('reports the domain’s certificate; a probe that fails is a log line, not a failure of the check', async () => {
     const [tlsPort, silentPort] = await Promise.all([listen(tlsServer), listen(silent)]);
-    // The silent target's probe is bounded by the run's deadline (timeoutMs less the finish reserve).
-    const silentTimeoutMs = 13_500;
-    const [read, unanswered] = await Promise.all([run(tlsPort, 30_000), run(silentPort, silentTimeoutMs)]);
+    // A port nobody listens on: the probe fails at once (the bound of a probe that never
+    // finishes is tested on the probe itself, test/net/tls-probe.test.ts).
+    await new Promise((resolve) => silent.close(resolve));
+    const [read, refused] = await Promise.all([run(tlsPort, 30_000), run(silentPort, 30_000)]);
 
     expect(read.outcome.status, read.outcome.errorMessage ?? '').toBe('PASSED');
     const certificate = read.outcome.browserCheckResult?.sslCertificate;
@@ -162,14 +163,14 @@ describe.skipIf(skip !== null)('browser executor: sslCheckDomain', () => {
     expect([1, 2]).toContain(certificate?.daysRemaining);
     expect(read.outcome.logs.filter((l) => l.msg.includes('SSL certificate'))).toEqual([]);
 
-    expect(unanswered.outcome.status, unanswered.outcome.errorMessage ?? '').toBe('PASSED');
-    expect(unanswered.outcome.browserCheckResult?.sslCertificate).toBeNull();
-    const probeMs = silentTimeoutMs - FINISH_RESERVE_MS;
-    expect(unanswered.outcome.logs).toContainEqual({
+    expect(refused.outcome.status, refused.outcome.errorMessage ?? '').toBe('PASSED');
+    expect(refused.outcome.browserCheckResult?.sslCertificate).toBeNull();
+    expect(refused.outcome.logs).toContainEqual({
       time: expect.any(String),
       level: 'WARN',
-      msg: `the SSL certificate of ${DOMAIN} could not be read: no TLS handshake with ${DOMAIN}:${silentPort} within ${probeMs} ms`,
+      msg: expect.stringMatching(
+        new RegExp(`^the SSL certificate of ${DOMAIN} could not be read: .*ECONNREFUSED`),
+      ),
     });
-    expect(unanswered.elapsedMs).toBeLessThan(silentTimeoutMs);
   }, 60_000);
 });
