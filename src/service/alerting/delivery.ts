@@ -1,3 +1,4 @@
+import { CoalescedPasses } from '../../common/coalesced-passes.js';
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { performance } from 'node:perf_hooks';
@@ -137,8 +138,7 @@ export class DeliveryWorker {
   /** Callers waiting for an attempt of a notification to be recorded (see attempted). */
   readonly #waiters = new Map<number, Set<() => void>>();
   #timer: NodeJS.Timeout | undefined;
-  #running: Promise<void> | undefined;
-  #again = false;
+  readonly #passes: CoalescedPasses;
   #started = false;
   #stopped = false;
 
@@ -174,6 +174,10 @@ export class DeliveryWorker {
     this.#random = options.random ?? Math.random;
     this.workerId = options.workerId ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
     this.#releaseLeasesAtStart = options.releaseLeasesAtStart ?? false;
+    this.#passes = new CoalescedPasses(
+      () => this.#pass(),
+      (err) => this.#log.error({ err }, 'notification delivery pass failed'),
+    );
   }
 
   /**
@@ -204,21 +208,7 @@ export class DeliveryWorker {
    * A pass in progress runs again after. Nothing before `start` or after `stop`.
    */
   kick(): void {
-    if (!this.#started || this.#stopped) return;
-    if (this.#running) {
-      this.#again = true;
-      return;
-    }
-    this.#running = (async () => {
-      do {
-        this.#again = false;
-        await this.#pass();
-      } while (this.#again && !this.#stopped);
-    })()
-      .catch((err: unknown) => this.#log.error({ err }, 'notification delivery pass failed'))
-      .finally(() => {
-        this.#running = undefined;
-      });
+    if (this.#started) this.#passes.kick();
   }
 
   /**
@@ -230,7 +220,7 @@ export class DeliveryWorker {
     clearInterval(this.#timer);
     this.#timer = undefined;
     if (running.get(this.#db) === this) running.delete(this.#db);
-    await this.#running;
+    await this.#passes.stop();
     await Promise.allSettled([...this.#inFlight.values()]);
   }
 

@@ -1,4 +1,5 @@
 import type { Kysely, Transaction } from 'kysely';
+import { CoalescedPasses } from '../../common/coalesced-passes.js';
 import type { Logger } from '../../common/logger.js';
 import type { ResultHook } from '../context.js';
 import type { Database } from '../store/database.js';
@@ -58,8 +59,7 @@ export class ResultOutbox {
   readonly #batchSize: number;
   readonly #now: () => number;
   #timer: NodeJS.Timeout | undefined;
-  #running: Promise<void> | undefined;
-  #again = false;
+  readonly #passes: CoalescedPasses;
   #started = false;
   #stopped = false;
 
@@ -73,6 +73,10 @@ export class ResultOutbox {
     this.#pollMs = options.pollMs ?? 1000;
     this.#batchSize = options.batchSize ?? 50;
     this.#now = options.now ?? Date.now;
+    this.#passes = new CoalescedPasses(
+      () => this.runDue(),
+      (err) => this.#log.error({ err }, 'result outbox pass failed'),
+    );
   }
 
   /** Hook names, in order: what the queue writes one row per. */
@@ -94,21 +98,7 @@ export class ResultOutbox {
    * Nothing before `start` or after `stop`.
    */
   kick(): void {
-    if (!this.#started || this.#stopped) return;
-    if (this.#running) {
-      this.#again = true;
-      return;
-    }
-    this.#running = (async () => {
-      do {
-        this.#again = false;
-        await this.runDue();
-      } while (this.#again && !this.#stopped);
-    })()
-      .catch((err: unknown) => this.#log.error({ err }, 'result outbox pass failed'))
-      .finally(() => {
-        this.#running = undefined;
-      });
+    if (this.#started) this.#passes.kick();
   }
 
   /** Stops the worker and waits for a pass in progress. Idempotent. */
@@ -116,7 +106,7 @@ export class ResultOutbox {
     this.#stopped = true;
     clearInterval(this.#timer);
     this.#timer = undefined;
-    await this.#running;
+    await this.#passes.stop();
   }
 
   /**
