@@ -81,15 +81,16 @@ const ServiceRef = Type.Object({ id: ResourceId }, strict);
 
 /**
  * A card in a request: `name`, `services` (ids of the account's status-page
- * services); `id` keeps an existing card of the page (otherwise a new card is
- * made); `statusPageId`, when given on update, must be the page's id.
+ * services; optional, none when left out: a card may start empty); `id` keeps an
+ * existing card of the page (otherwise a new card is made); `statusPageId`, when
+ * given on update, must be the page's id.
  */
 const CardBodySchema = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 255 }),
     id: Type.Optional(ResourceId),
     statusPageId: Type.Optional(ResourceId),
-    services: Type.Array(ServiceRef, { maxItems: 100 }),
+    services: Type.Optional(Type.Array(ServiceRef, { maxItems: 100 })),
   },
   strict,
 );

@@ -215,7 +215,7 @@ export class StatusPageStore {
     const known = await servicesById(
       db,
       accountId,
-      bodies.flatMap((c) => c.services.map((s) => s.id)),
+      bodies.flatMap((c) => (c.services ?? []).map((s) => s.id)),
     );
     const kept = new Set<string>();
     return bodies.map((body, i) => {
@@ -223,7 +223,7 @@ export class StatusPageStore {
         throw badField(`cards[${i}].statusPageId`, `must be the id of this status page (${pageId})`, 'const');
       }
       const serviceIds: string[] = [];
-      body.services.forEach((ref, j) => {
+      (body.services ?? []).forEach((ref, j) => {
         const field = `cards[${i}].services[${j}].id`;
         if (!known.has(ref.id))
           throw badField(field, `is not a status-page service of this account: ${ref.id}`, 'exists');
