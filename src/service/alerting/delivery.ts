@@ -119,7 +119,7 @@ export class DeliveryWorker {
   readonly #log: Logger;
   readonly #senders: Record<string, ChannelSender>;
   readonly #providers: ProviderConfig;
-  readonly #accountVariables: (accountId: string) => Promise<Record<string, string>>;
+  readonly #accountVariables: ((accountId: string) => Promise<Record<string, string>>) | undefined;
   readonly #leaseMs: number;
   readonly #sendTimeoutMs: number;
   readonly #maxAttempts: number;
@@ -159,10 +159,7 @@ export class DeliveryWorker {
     this.#log = options.log;
     this.#senders = options.senders;
     this.#providers = options.providers;
-    this.#accountVariables =
-      options.accountVariables ??
-      (async (accountId) =>
-        Object.fromEntries((await storedVariables(db, accountId)).map((v) => [v.key, v.value])));
+    this.#accountVariables = options.accountVariables;
     this.#leaseMs = leaseMs;
     this.#sendTimeoutMs = sendTimeoutMs;
     this.#maxAttempts = options.maxAttempts ?? 10;
@@ -364,7 +361,9 @@ export class DeliveryWorker {
       scrubber.add(secret);
     }
     for (const secret of providerSecrets(this.#providers)) scrubber.add(secret);
-    for (const variable of await storedVariables(this.#db, row.account_id)) {
+    // Read once: their secret values are scrubbed, and (unless injected) they are the template's variables.
+    const stored = await storedVariables(this.#db, row.account_id);
+    for (const variable of stored) {
       if (variable.secret) scrubber.add(variable.value);
     }
     const sender = this.#senders[doc.type];
@@ -372,7 +371,9 @@ export class DeliveryWorker {
     const notification: OutgoingNotification = {
       idempotencyKey: row.idempotency_key,
       variables: JSON.parse(row.doc) as NotificationDoc,
-      accountVariables: await this.#accountVariables(row.account_id),
+      accountVariables: this.#accountVariables
+        ? await this.#accountVariables(row.account_id)
+        : Object.fromEntries(stored.map((v) => [v.key, v.value])),
     };
     const target: ChannelTarget = { id: Number(channelRow.id), type: doc.type, config: doc.config };
     return this.#bounded(sender, notification, target);

@@ -4,7 +4,6 @@ import type { Certificate } from '../../protocol/http-result.js';
 import type { CheckResult } from '../../protocol/index.js';
 import type { ResultRecorder, StoredResultRef } from '../runs/queue.js';
 import type { ChannelDoc } from '../resources/alert-channels/alert-channels.js';
-import { channelIdsForCheck } from '../resources/alert-channels/alert-channels.js';
 import type { GroupDoc } from '../resources/check-groups/check-groups.js';
 import type { CheckDoc } from '../resources/checks/checks.js';
 import type { Database } from '../store/database.js';
@@ -234,9 +233,7 @@ async function queueNotifications(
 
 /** The channels subscribed to the check (its own, its group's; docs/alerting.md, "Who is told"). */
 async function subscribedChannels(context: AlertContext) {
-  const { tx, store, check, stored } = context;
-  const ids = await channelIdsForCheck(tx as Kysely<Database>, stored.accountId, check);
-  return store.channels(stored.accountId, ids);
+  return context.store.subscribedChannels(context.stored.accountId, context.check);
 }
 
 /** The variables of a notification about `check` and the stored result (docs/alerting.md, "Webhook variables"). */

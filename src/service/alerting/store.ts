@@ -1,6 +1,10 @@
 import type { Insertable, Kysely, Transaction } from 'kysely';
 import type { ChannelDoc } from '../resources/alert-channels/alert-channels.js';
-import { openChannelDoc } from '../resources/alert-channels/alert-channels.js';
+import {
+  openChannelDoc,
+  type SubscriberCheck,
+  subscribesTo,
+} from '../resources/alert-channels/alert-channels.js';
 import type { GroupDoc } from '../resources/check-groups/check-groups.js';
 import type { CheckDoc } from '../resources/checks/checks.js';
 import type { CheckResult } from '../../protocol/index.js';
@@ -121,20 +125,23 @@ export class AlertStore {
     await this.#db.updateTable('check_alerts').set({ doc }).where('id', '=', id).execute();
   }
 
-  /** The account's channels among `ids`, with secrets in clear. */
-  async channels(accountId: string, ids: readonly number[]): Promise<{ id: number; doc: ChannelDoc }[]> {
-    if (ids.length === 0) return [];
+  /**
+   * The account's channels that alert for `check` (subscribesTo), by id, with secrets in clear:
+   * one read of the account's channels; only the subscribed ones are opened.
+   */
+  async subscribedChannels(
+    accountId: string,
+    check: SubscriberCheck,
+  ): Promise<{ id: number; doc: ChannelDoc }[]> {
     const rows = await this.#db
       .selectFrom('alert_channels')
       .selectAll()
       .where('account_id', '=', accountId)
-      .where('id', 'in', [...ids])
       .orderBy('id')
       .execute();
-    return rows.map((row) => ({
-      id: Number(row.id),
-      doc: openChannelDoc(this.#db as Kysely<Database>, row),
-    }));
+    return rows
+      .filter((row) => subscribesTo(Number(row.id), readDoc(row.doc), check))
+      .map((row) => ({ id: Number(row.id), doc: openChannelDoc(this.#db as Kysely<Database>, row) }));
   }
 
   /**

@@ -245,32 +245,40 @@ export async function alertChannelsForNewCheck(
     .map((r) => ({ alertChannelId: Number(r.id), activated: true }));
 }
 
+/** What decides whether a channel alerts for a check (see subscribesTo). */
+export type SubscriberCheck = {
+  id: string;
+  groupId?: number | null;
+  alertChannelSubscriptions?: { alertChannelId: number; activated: boolean }[];
+};
+
 /**
- * Ids of the channels that alert for a check (docs/api.md, "Events" 1): those in the
- * check's own `alertChannelSubscriptions` with `activated` true, plus channels
- * whose `subscriptions` name the check or its group with `activated` true.
- * For the alerting engine.
+ * Whether channel `channelId` (document `doc`) alerts for `check` (docs/api.md, "Events" 1): it is
+ * in the check's own `alertChannelSubscriptions` with `activated` true, or its `subscriptions` name
+ * the check or its group with `activated` true.
  */
+export function subscribesTo(
+  channelId: number,
+  doc: Pick<ChannelDoc, 'subscriptions'>,
+  check: SubscriberCheck,
+): boolean {
+  if ((check.alertChannelSubscriptions ?? []).some((s) => s.activated && s.alertChannelId === channelId))
+    return true;
+  return doc.subscriptions.some(
+    (s) =>
+      s.activated && (s.checkId === check.id || (s.groupId !== undefined && s.groupId === check.groupId)),
+  );
+}
+
+/** Ids of the channels that alert for a check (see subscribesTo), by id. */
 export async function channelIdsForCheck(
   db: Kysely<Database>,
   accountId: string,
-  check: {
-    id: string;
-    groupId?: number | null;
-    alertChannelSubscriptions?: { alertChannelId: number; activated: boolean }[];
-  },
+  check: SubscriberCheck,
 ): Promise<number[]> {
-  const own = new Set(
-    (check.alertChannelSubscriptions ?? []).filter((s) => s.activated).map((s) => s.alertChannelId),
-  );
   const ids: number[] = [];
   for (const row of await new AlertChannelStore(db).list(accountId)) {
-    const doc = readDoc(row.doc);
-    const named = doc.subscriptions.some(
-      (s) =>
-        s.activated && (s.checkId === check.id || (s.groupId !== undefined && s.groupId === check.groupId)),
-    );
-    if (named || own.has(Number(row.id))) ids.push(Number(row.id));
+    if (subscribesTo(Number(row.id), readDoc(row.doc), check)) ids.push(Number(row.id));
   }
   return ids;
 }
