@@ -8,6 +8,7 @@ import { queueBounds } from './0006_queue_bounds.js';
 import { agentStatus } from './0008_agent_status.js';
 import { alerting } from './0009_alerting.js';
 import { heartbeats } from './0010_heartbeats.js';
+import { webApp } from './0011_web_app.js';
 
 /**
  * Migrations in code, one file each (`NNNN_<name>.ts`), applied in name order. The names
@@ -26,6 +27,7 @@ const migrations: Record<string, Migration> = {
   '0008_agent_status': agentStatus,
   '0009_alerting': alerting,
   '0010_heartbeats': heartbeats,
+  '0011_web_app': webApp,
 };
 
 class InCodeProvider implements MigrationProvider {

@@ -1,0 +1,125 @@
+import { useEffect, useState } from 'preact/hooks';
+import { ErrorBoundary, LocationProvider, Route, Router, lazy, useLocation } from 'preact-iso';
+import { type SessionInfo, fetchSession, onSignedOut, setCsrfToken, signOut } from './api.js';
+import { Layout } from './components/layout.js';
+import { ErrorNotice, Loading } from './components/page.js';
+import SignIn from './pages/sign-in.js';
+
+// Every page is its own chunk: the first page loads the shell and itself only.
+const ChecksList = lazy(() => import('./pages/checks-list.js'));
+const CheckDetail = lazy(() => import('./pages/check-detail.js'));
+const CheckForm = lazy(() => import('./pages/check-form.js'));
+const ResultDetail = lazy(() => import('./pages/result-detail.js'));
+const CheckSessionPage = lazy(() => import('./pages/check-session.js'));
+const PrivateLocations = lazy(() => import('./pages/private-locations.js'));
+const AgentDetail = lazy(() => import('./pages/agent-detail.js'));
+const AlertChannels = lazy(() => import('./pages/alert-channels.js'));
+const CheckGroups = lazy(() => import('./pages/check-groups.js'));
+const Incidents = lazy(() => import('./pages/incidents.js'));
+const StatusPages = lazy(() => import('./pages/status-pages.js'));
+
+/** `/` goes to the checks. */
+function Home() {
+  const { route } = useLocation();
+  useEffect(() => route('/checks', true), [route]);
+  return null;
+}
+
+function NotFound() {
+  return (
+    <section>
+      <h1>Page not found</h1>
+      <p>
+        No page of the app has this address. <a href="/checks">Go to the checks</a>.
+      </p>
+    </section>
+  );
+}
+
+/**
+ * The app's routes. Every page has an address of its own (shareable, reloadable); the service answers the
+ * app's index.html for each of these paths (src/service/web/static.ts lists the same prefixes). Session
+ * links (`checkSessionLink`) and alert links (`/checks/{checkId}/results/{resultId}`) resolve here.
+ */
+function Routes() {
+  return (
+    <Router>
+      <Route path="/" component={Home} />
+      <Route path="/checks" component={ChecksList} />
+      <Route path="/checks/new" component={CheckForm} />
+      <Route path="/checks/:checkId" component={CheckDetail} />
+      <Route path="/checks/:checkId/edit" component={CheckForm} />
+      <Route path="/checks/:checkId/results/:resultId" component={ResultDetail} />
+      <Route
+        path="/accounts/:accountId/checks/:checkId/check-sessions/:sessionId"
+        component={CheckSessionPage}
+      />
+      <Route path="/private-locations" component={PrivateLocations} />
+      <Route path="/private-locations/:locationId" component={PrivateLocations} />
+      <Route path="/agents/:agentId" component={AgentDetail} />
+      <Route path="/alert-channels" component={AlertChannels} />
+      <Route path="/alert-channels/:channelId" component={AlertChannels} />
+      <Route path="/check-groups" component={CheckGroups} />
+      <Route path="/check-groups/:groupId" component={CheckGroups} />
+      <Route path="/incidents" component={Incidents} />
+      <Route path="/incidents/:incidentId" component={Incidents} />
+      <Route path="/status-pages" component={StatusPages} />
+      <Route default component={NotFound} />
+    </Router>
+  );
+}
+
+/**
+ * The app: asks the service whether this browser is signed in; signed out, every address shows the sign-in
+ * form (and nothing of the account), and the address is kept so the page opens after signing in.
+ */
+export function App() {
+  const [session, setSession] = useState<SessionInfo | null | undefined>(undefined);
+  const [error, setError] = useState<Error | null>(null);
+
+  useEffect(() => {
+    fetchSession().then(
+      (s) => {
+        setCsrfToken(s?.csrfToken ?? null);
+        setSession(s);
+      },
+      (err: unknown) => setError(err instanceof Error ? err : new Error(String(err))),
+    );
+    return onSignedOut(() => {
+      setCsrfToken(null);
+      setSession(null);
+    });
+  }, []);
+
+  if (error) return <ErrorNotice error={error} title="The service could not be reached" />;
+  if (session === undefined) return <Loading />;
+  if (session === null) {
+    return (
+      <SignIn
+        onSignedIn={(s) => {
+          setCsrfToken(s.csrfToken);
+          setSession(s);
+        }}
+      />
+    );
+  }
+  return (
+    <LocationProvider>
+      <Layout
+        session={session}
+        onSignOut={() => {
+          signOut()
+            .catch(() => undefined)
+            .finally(() => {
+              setCsrfToken(null);
+              setSession(null);
+            });
+        }}
+      >
+        <ErrorBoundary>
+          <Routes />
+        </ErrorBoundary>
+      </Layout>
+    </LocationProvider>
+  );
+}
