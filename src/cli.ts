@@ -149,6 +149,7 @@ async function runService(mode: 'service' | 'up'): Promise<number> {
   const print = (line = '') => process.stdout.write(`${line}\n`);
   print(`Outpost ${VERSION} ${mode === 'up' ? 'is up' : 'service is listening'}: ${running.url}`);
   print(`  account id: ${running.accountId}`);
+  print(`  web app:    ${config.appUrl.replace(/\/+$/, '')}/ (sign in with an API key of the account)`);
   if (running.createdApiKey) {
     print(`  API key:    ${running.createdApiKey}`);
     print('  (shown once; it is stored hashed. Keep it, or set OUTPOST_API_KEY before the first start.)');
