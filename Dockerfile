@@ -17,6 +17,8 @@ RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY bench ./bench
+# The web app (served by `outpost service`; built into dist/app by npm run build).
+COPY app ./app
 RUN npm run build && npm prune --omit=dev
 
 FROM node:24-bookworm-slim
