@@ -5,6 +5,7 @@ import type { Logger } from '../common/logger.js';
 import { bodyAjv, queryAjv } from './http/validation.js';
 import { AnalyticsWorkers } from './analytics/workers.js';
 import { alertRecorder } from './alerting/outbox.js';
+import { checkStatusRecorder } from './resources/check-statuses/recorder.js';
 import { closeSenders, providersFromEnv, senders } from './alerting/channels/index.js';
 import { DeliveryWorker, type DeliveryWorkerOptions } from './alerting/delivery.js';
 import type { ProviderConfig } from './alerting/types.js';
@@ -126,6 +127,7 @@ export async function build(options: BuildOptions): Promise<Service> {
     // Alerting runs in each result's transaction (docs/alerting.md, "Exactly once").
     resultRecorders: [
       alertRecorder({ appUrl: options.appUrl ?? 'http://localhost:3000', onQueued: () => delivery.kick() }),
+      checkStatusRecorder(),
     ],
     ...(options.maxClaims === undefined ? {} : { maxClaims: options.maxClaims }),
   });

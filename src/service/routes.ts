@@ -6,6 +6,7 @@ import { agentsRoutes } from './resources/agents/routes.js';
 import { artifactRoutes } from './runs/artifact-routes.js';
 import { analyticsRoutes } from './analytics/routes.js';
 import { checkResultRoutes } from './resources/check-results/routes.js';
+import { checkStatusRoutes } from './resources/check-statuses/routes.js';
 import { checkSessionRoutes } from './runs/session-routes.js';
 import { checkRoutes } from './resources/checks/routes.js';
 import { alertChannelRoutes } from './resources/alert-channels/routes.js';
@@ -37,6 +38,7 @@ export const ROUTES: readonly RoutePlugin[] = [
   privateLocationRoutes,
   analyticsRoutes,
   checkResultRoutes,
+  checkStatusRoutes,
   agentsRoutes,
   alertRoutes,
   alertingRoutes,
