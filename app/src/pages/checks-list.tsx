@@ -1,4 +1,522 @@
-/** Placeholder until the page lands. */
-export default function Page() {
-  return <p>checks-list</p>;
+import { Component } from 'preact';
+import { useMemo } from 'preact/hooks';
+import { useLocation } from 'preact-iso';
+import { api, getAllPages } from '../api.js';
+import {
+  CHECK_TYPE_LABELS,
+  type CheckGroupSummary,
+  frequencyText,
+  NEW_CHECK_CHOICES,
+  relativeTime,
+  STATUS_ORDER,
+  STATUS_WORDS,
+} from '../components/checks-shared.js';
+import { Empty, ErrorNotice, Loading, PageHeader } from '../components/page.js';
+import { Sparkline } from '../components/sparkline.js';
+import { displayStatusOf, StatusBadge } from '../components/status.js';
+import { formatMs, formatPercent } from '../format.js';
+import { useLoad, useTitle } from '../hooks.js';
+import type { Check, CheckDisplayStatus, CheckStatus, CheckType } from '../types.js';
+import './checks-list.css';
+
+/** The filters of the page, all kept in the address (`?q=&type=&status=&tag=&group=&sort=`). */
+type Filters = { q: string; type: string; status: string; tag: string; group: string; sort: string };
+
+/** Sortable columns; `status` (failing first, then by name) is the default. */
+type SortKey = 'status' | 'name' | 'lastRun' | 'availability';
+const SORT_KEYS: readonly SortKey[] = ['status', 'name', 'lastRun', 'availability'];
+
+/** `group` filter value for checks in no group. */
+const NO_GROUP = 'none';
+
+/** One row of the table: a check, its status entry and what is derived once from them. */
+type Row = {
+  check: Check;
+  status: CheckStatus | undefined;
+  display: CheckDisplayStatus;
+  groupName: string | null;
+  /** Lower-case name, for the search. */
+  search: string;
+  lastRunMs: number | null;
+};
+
+/** Reads the sort parameter: `name` ascending, `-name` descending; unknown values mean the default. */
+function parseSort(value: string): { key: SortKey; desc: boolean } {
+  const desc = value.startsWith('-');
+  const key = (desc ? value.slice(1) : value) as SortKey;
+  return SORT_KEYS.includes(key) ? { key, desc } : { key: 'status', desc: false };
+}
+
+const statusRank = new Map(STATUS_ORDER.map((s, i) => [s, i]));
+const byName = (a: Row, b: Row) =>
+  a.check.name.localeCompare(b.check.name, undefined, { sensitivity: 'base', numeric: true });
+
+/** Compares rows by a column; rows without a value (never run, no availability) go last either way. */
+function comparator(key: SortKey, desc: boolean): (a: Row, b: Row) => number {
+  const dir = desc ? -1 : 1;
+  const nullsLast = (x: number | null, y: number | null, a: Row, b: Row) => {
+    if (x === null && y === null) return byName(a, b);
+    if (x === null) return 1;
+    if (y === null) return -1;
+    return (x - y) * dir || byName(a, b);
+  };
+  switch (key) {
+    case 'name':
+      return (a, b) => byName(a, b) * dir;
+    case 'lastRun':
+      return (a, b) => nullsLast(a.lastRunMs, b.lastRunMs, a, b);
+    case 'availability':
+      return (a, b) => nullsLast(a.status?.availability24h ?? null, b.status?.availability24h ?? null, a, b);
+    default:
+      return (a, b) =>
+        ((statusRank.get(a.display) ?? 9) - (statusRank.get(b.display) ?? 9)) * dir || byName(a, b);
+  }
+}
+
+/**
+ * The checks page (`/checks`): every check of the account in one table with its status, last result,
+ * 24-hour availability and response-time sparkline, refreshed live (`GET /v1/check-statuses` every 10 s,
+ * the checks every 60 s) without losing focus or scroll; filters and sort in the address, so a view is
+ * shareable. Built for a thousand checks: one request per list, filtering memoised, rows memoised on
+ * what they show, sparklines as plain SVG.
+ */
+export default function ChecksList() {
+  useTitle('Checks');
+  const { query, path, route } = useLocation();
+  const filters: Filters = {
+    q: query.q ?? '',
+    type: query.type ?? '',
+    status: query.status ?? '',
+    tag: query.tag ?? '',
+    group: query.group ?? '',
+    sort: query.sort ?? '',
+  };
+
+  const checks = useLoad((signal) => api.get<Check[]>('/v1/checks', undefined, signal), [], 60_000);
+  const statuses = useLoad(
+    (signal) => api.get<CheckStatus[]>('/v1/check-statuses', undefined, signal),
+    [],
+    10_000,
+  );
+  const groups = useLoad(
+    (signal) => getAllPages<CheckGroupSummary>('/v1/check-groups', {}, signal),
+    [],
+    60_000,
+  );
+
+  const groupNames = useMemo(() => new Map((groups.data ?? []).map((g) => [g.id, g.name])), [groups.data]);
+
+  const rows = useMemo<Row[]>(() => {
+    const byCheck = new Map((statuses.data ?? []).map((s) => [s.checkId, s]));
+    return (checks.data ?? []).map((check) => {
+      const status = byCheck.get(check.id);
+      const lastRunMs = status?.lastRunAt ? Date.parse(status.lastRunAt) : null;
+      return {
+        check,
+        status,
+        display: displayStatusOf(check, status),
+        groupName:
+          check.groupId === null ? null : (groupNames.get(check.groupId) ?? `Group ${check.groupId}`),
+        search: check.name.toLowerCase(),
+        lastRunMs: lastRunMs === null || Number.isNaN(lastRunMs) ? null : lastRunMs,
+      };
+    });
+  }, [checks.data, statuses.data, groupNames]);
+
+  const counts = useMemo(() => {
+    const c = new Map<CheckDisplayStatus, number>();
+    for (const r of rows) c.set(r.display, (c.get(r.display) ?? 0) + 1);
+    return c;
+  }, [rows]);
+
+  const options = useMemo(() => {
+    const types = new Set<CheckType>();
+    const tags = new Set<string>();
+    for (const r of rows) {
+      types.add(r.check.checkType);
+      for (const t of r.check.tags) tags.add(t);
+    }
+    const sortText = (a: string, b: string) => a.localeCompare(b, undefined, { sensitivity: 'base' });
+    return {
+      types: [...types].sort(sortText),
+      tags: [...tags].sort(sortText),
+      groups: [...(groups.data ?? [])].sort((a, b) => sortText(a.name, b.name)),
+    };
+  }, [rows, groups.data]);
+
+  const sort = parseSort(filters.sort);
+  const visible = useMemo(() => {
+    const q = filters.q.trim().toLowerCase();
+    const groupId = filters.group && filters.group !== NO_GROUP ? Number(filters.group) : null;
+    const out = rows.filter(
+      (r) =>
+        (!q || r.search.includes(q)) &&
+        (!filters.type || r.check.checkType === filters.type) &&
+        (!filters.status || r.display === filters.status) &&
+        (!filters.tag || r.check.tags.includes(filters.tag)) &&
+        (!filters.group ||
+          (filters.group === NO_GROUP ? r.check.groupId === null : r.check.groupId === groupId)),
+    );
+    return out.sort(comparator(sort.key, sort.desc));
+  }, [rows, filters.q, filters.type, filters.status, filters.tag, filters.group, sort.key, sort.desc]);
+
+  /** Replaces one filter in the address (no new history entry: the view is the same page). */
+  const setFilter = (name: keyof Filters, value: string) => {
+    const params = new URLSearchParams();
+    for (const [k, v] of Object.entries({ ...filters, [name]: value })) if (v) params.set(k, v);
+    const text = params.toString();
+    route(text ? `${path}?${text}` : path, true);
+  };
+  const hrefWith = (name: keyof Filters, value: string) => {
+    const params = new URLSearchParams();
+    for (const [k, v] of Object.entries({ ...filters, [name]: value })) if (v) params.set(k, v);
+    const text = params.toString();
+    return text ? `/checks?${text}` : '/checks';
+  };
+  const filtered = Boolean(filters.q || filters.type || filters.status || filters.tag || filters.group);
+  const now = statuses.data ? Date.now() : 0;
+
+  const error = checks.error ?? statuses.error;
+  const header = (
+    <PageHeader title="Checks">
+      <NewCheckMenu />
+    </PageHeader>
+  );
+
+  if (!checks.data) {
+    return (
+      <section class="checks-page">
+        {header}
+        {checks.error ? (
+          <ErrorNotice error={checks.error} title="The checks could not be loaded" />
+        ) : (
+          <Loading what="Loading checks" />
+        )}
+      </section>
+    );
+  }
+
+  if (checks.data.length === 0) {
+    return (
+      <section class="checks-page">
+        {header}
+        <Empty>
+          <h2>No checks yet</h2>
+          <p>
+            A check watches one thing (an API, a site, a port, a DNS record, a host, a scheduled job) from
+            your run locations, on a schedule, and alerts your alert channels when it fails. Create the first
+            one:
+          </p>
+          <ul class="checks-empty-choices">
+            {NEW_CHECK_CHOICES.map((c) => (
+              <li key={c.type}>
+                <a href={`/checks/new?type=${c.type}`}>{c.label}</a> <span class="muted">— {c.hint}</span>
+              </li>
+            ))}
+          </ul>
+          <p>
+            Checks run on an agent: the service runs one itself, and you can add your own on your network from{' '}
+            <a href="/private-locations">Private locations</a>.
+          </p>
+        </Empty>
+      </section>
+    );
+  }
+
+  return (
+    <section class="checks-page">
+      {header}
+      {error ? (
+        <ErrorNotice error={error} title="The latest refresh failed; the figures below may be stale" />
+      ) : null}
+      <h2 class="visually-hidden">Summary</h2>
+      <ul class="checks-summary" aria-label="Checks by status">
+        {STATUS_ORDER.filter((s) => counts.get(s)).map((s) => (
+          <li key={s}>
+            <a
+              href={hrefWith('status', filters.status === s ? '' : s)}
+              class={`checks-summary-item checks-summary-${s}`}
+              aria-current={filters.status === s ? 'true' : undefined}
+            >
+              <span class="checks-summary-count">
+                {counts.get(s)} {STATUS_WORDS[s]}
+              </span>
+            </a>
+          </li>
+        ))}
+      </ul>
+
+      <fieldset class="checks-filters">
+        <legend class="visually-hidden">Filter checks</legend>
+        <div class="field">
+          <label for="checks-q">Search by name</label>
+          <input
+            id="checks-q"
+            type="search"
+            value={filters.q}
+            autocomplete="off"
+            onInput={(e) => setFilter('q', e.currentTarget.value)}
+          />
+        </div>
+        <FilterSelect
+          id="checks-type"
+          label="Type"
+          value={filters.type}
+          onChange={(v) => setFilter('type', v)}
+          options={options.types.map((t) => [t, CHECK_TYPE_LABELS[t] ?? t])}
+        />
+        <FilterSelect
+          id="checks-status"
+          label="Status"
+          value={filters.status}
+          onChange={(v) => setFilter('status', v)}
+          options={STATUS_ORDER.map((s) => [s, STATUS_WORDS[s].replace(/^./, (c) => c.toUpperCase())])}
+        />
+        <FilterSelect
+          id="checks-tag"
+          label="Tag"
+          value={filters.tag}
+          onChange={(v) => setFilter('tag', v)}
+          options={options.tags.map((t) => [t, t])}
+        />
+        <FilterSelect
+          id="checks-group"
+          label="Group"
+          value={filters.group}
+          onChange={(v) => setFilter('group', v)}
+          options={[
+            [NO_GROUP, 'No group'],
+            ...options.groups.map((g): [string, string] => [String(g.id), g.name]),
+          ]}
+        />
+        {filtered ? (
+          <button type="button" class="button-secondary checks-clear" onClick={() => route(path, true)}>
+            Clear filters
+          </button>
+        ) : null}
+      </fieldset>
+
+      <p class="checks-count" role="status">
+        {visible.length} of {rows.length} checks
+      </p>
+
+      {visible.length === 0 ? (
+        <Empty>
+          No check matches these filters. <a href="/checks">Show every check</a>.
+        </Empty>
+      ) : (
+        <div class="table-wrap">
+          <table class="checks-table">
+            <caption class="visually-hidden">
+              Checks, sorted by {SORT_LABELS[sort.key]} {sort.desc ? 'descending' : 'ascending'}
+            </caption>
+            <thead>
+              <tr>
+                <SortHeader label="Name" column="name" sort={sort} onSort={(v) => setFilter('sort', v)} />
+                <th scope="col">Type</th>
+                <SortHeader label="Status" column="status" sort={sort} onSort={(v) => setFilter('sort', v)} />
+                <SortHeader
+                  label="Last result"
+                  column="lastRun"
+                  sort={sort}
+                  onSort={(v) => setFilter('sort', v)}
+                />
+                <SortHeader
+                  label="Availability (24 h)"
+                  column="availability"
+                  sort={sort}
+                  onSort={(v) => setFilter('sort', v)}
+                  numeric
+                />
+                <th scope="col">Response time (24 h)</th>
+                <th scope="col">Tags</th>
+                <th scope="col">Group</th>
+                <th scope="col">Frequency</th>
+              </tr>
+            </thead>
+            <tbody>
+              {visible.map((r) => (
+                <CheckRow
+                  key={r.check.id}
+                  check={r.check}
+                  status={r.status}
+                  display={r.display}
+                  groupName={r.groupName}
+                  lastRun={r.lastRunMs === null ? null : relativeTime(r.lastRunMs, now)}
+                />
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
+}
+
+const SORT_LABELS: Record<SortKey, string> = {
+  status: 'status',
+  name: 'name',
+  lastRun: 'last result',
+  availability: 'availability',
+};
+
+/** A column header that sorts the table: a button inside, the order in `aria-sort` on the cell. */
+function SortHeader({
+  label,
+  column,
+  sort,
+  onSort,
+  numeric = false,
+}: {
+  label: string;
+  column: SortKey;
+  sort: { key: SortKey; desc: boolean };
+  onSort: (value: string) => void;
+  numeric?: boolean;
+}) {
+  const active = sort.key === column;
+  // The first press sorts the most useful way: names A→Z, the latest run and the lowest availability first.
+  const firstDesc = column === 'lastRun';
+  const nextDesc = active ? !sort.desc : firstDesc;
+  const value = column === 'status' && !nextDesc ? '' : `${nextDesc ? '-' : ''}${column}`;
+  return (
+    <th
+      scope="col"
+      class={numeric ? 'num' : undefined}
+      aria-sort={active ? (sort.desc ? 'descending' : 'ascending') : undefined}
+    >
+      <button type="button" class="checks-sort" onClick={() => onSort(value)}>
+        {label}
+        <span aria-hidden="true" class="checks-sort-arrow">
+          {active ? (sort.desc ? '▼' : '▲') : '↕'}
+        </span>
+      </button>
+    </th>
+  );
+}
+
+/** A labelled select of one filter, "All" first. */
+function FilterSelect({
+  id,
+  label,
+  value,
+  options,
+  onChange,
+}: {
+  id: string;
+  label: string;
+  value: string;
+  options: readonly (readonly [string, string])[];
+  onChange: (value: string) => void;
+}) {
+  // A value from the address that no check has any more is kept selectable, so the view explains itself.
+  const all = value && !options.some(([v]) => v === value) ? [...options, [value, value] as const] : options;
+  return (
+    <div class="field">
+      <label for={id}>{label}</label>
+      <select id={id} value={value} onChange={(e) => onChange(e.currentTarget.value)}>
+        <option value="">All</option>
+        {all.map(([v, text]) => (
+          <option key={v} value={v}>
+            {text}
+          </option>
+        ))}
+      </select>
+    </div>
+  );
+}
+
+/** The "New check" menu: a disclosure of links to the form of each type. */
+function NewCheckMenu() {
+  return (
+    <details class="checks-new-menu">
+      <summary class="button">New check</summary>
+      <ul>
+        {NEW_CHECK_CHOICES.map((c) => (
+          <li key={c.type}>
+            <a href={`/checks/new?type=${c.type}`}>
+              <span class="checks-new-label">{c.label}</span>
+              <span class="checks-new-hint">{c.hint}</span>
+            </a>
+          </li>
+        ))}
+      </ul>
+    </details>
+  );
+}
+
+type RowProps = {
+  check: Check;
+  status: CheckStatus | undefined;
+  display: CheckDisplayStatus;
+  groupName: string | null;
+  lastRun: string | null;
+};
+
+/** What a row shows of its status entry: a row re-renders only when one of these changed. */
+function statusKey(s: CheckStatus | undefined): string {
+  if (!s) return '';
+  return `${s.lastResultId}|${s.longestRun}|${s.availability24h}|${s.responseTimes24h.join(',')}`;
+}
+
+/**
+ * One check. Re-renders only when what it shows changed (a refresh brings new objects for every check:
+ * comparing them by identity would re-render all thousand rows every 10 s).
+ */
+class CheckRow extends Component<RowProps> {
+  override shouldComponentUpdate(next: RowProps): boolean {
+    const a = this.props;
+    return !(
+      a.check === next.check &&
+      a.display === next.display &&
+      a.groupName === next.groupName &&
+      a.lastRun === next.lastRun &&
+      statusKey(a.status) === statusKey(next.status)
+    );
+  }
+
+  override render() {
+    const { check, status, display, groupName, lastRun } = this.props;
+    const href = `/checks/${encodeURIComponent(check.id)}`;
+    return (
+      <tr>
+        <th scope="row" class="checks-name">
+          <a href={href}>{check.name}</a>
+        </th>
+        <td>{CHECK_TYPE_LABELS[check.checkType] ?? check.checkType}</td>
+        <td>
+          <StatusBadge status={display} />
+        </td>
+        <td class="checks-last">
+          {status?.lastResultId && status.lastRunAt ? (
+            <>
+              <a href={`${href}/results/${encodeURIComponent(status.lastResultId)}`}>
+                <time dateTime={status.lastRunAt}>{lastRun}</time>
+              </a>
+              <span class="muted"> · {formatMs(status.longestRun)}</span>
+            </>
+          ) : (
+            <span class="muted">never</span>
+          )}
+        </td>
+        <td class="num">{formatPercent(status?.availability24h)}</td>
+        <td>
+          <Sparkline values={status?.responseTimes24h ?? []} />
+        </td>
+        <td>
+          {check.tags.length ? (
+            <ul class="checks-tags">
+              {check.tags.map((t) => (
+                <li key={t} class="tag">
+                  {t}
+                </li>
+              ))}
+            </ul>
+          ) : null}
+        </td>
+        <td>{groupName ?? <span class="muted">—</span>}</td>
+        <td class="checks-frequency">{frequencyText(check)}</td>
+      </tr>
+    );
+  }
 }
