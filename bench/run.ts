@@ -3,7 +3,7 @@
  * (fping, dig, curl, autocannon), printing ratios (design.md §5). Build first
  * (`npm run build`); ICMP needs root or ping_group_range. With no names, all run.
  *
- * Names: icmp, dns, tcp, url, api, sandbox, agent-rss, analytics, service-http, queue, trace-scrub, browser, alerting, heartbeats.
+ * Names: icmp, dns, tcp, url, api, sandbox, agent-rss, analytics, service-http, queue, trace-scrub, browser, alerting, heartbeats, web-app.
  */
 import { benchAgentIdleRss } from './agent-rss.js';
 import { benchAlerting } from './alerting.js';
@@ -19,6 +19,7 @@ import { benchServiceHttp } from './service-http.js';
 import { benchTcp } from './tcp.js';
 import { benchTraceScrub } from './trace-scrub.js';
 import { benchUrl } from './url.js';
+import { benchWebApp } from './web-app.js';
 
 const BENCHES: Record<string, () => Promise<unknown>> = {
   icmp: () => runIcmpBench(),
@@ -48,6 +49,7 @@ const BENCHES: Record<string, () => Promise<unknown>> = {
   browser: () => benchBrowser(),
   alerting: () => benchAlerting(),
   heartbeats: () => benchHeartbeats(),
+  'web-app': () => benchWebApp(),
 };
 
 const asked = process.argv.slice(2);
