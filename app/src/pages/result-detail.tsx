@@ -1,4 +1,130 @@
-/** Placeholder until the page lands. */
-export default function Page() {
-  return <p>result-detail</p>;
+import { api, fetchSession } from '../api.js';
+import { ErrorNotice, Loading, PageHeader } from '../components/page.js';
+import type { Artifact } from '../components/result-artifacts.js';
+import { type ResultData, ResultView, checkTypeText } from '../components/result-view.js';
+import { RunStatusBadge } from '../components/status.js';
+import { formatDateTime } from '../format.js';
+import { useLoad, useTitle } from '../hooks.js';
+import type { CheckType } from '../types.js';
+import { Breadcrumbs } from '../components/result-text.js';
+import './result-detail.css';
+
+/**
+ * A result as `GET /v1/check-results/{checkId}/{resultId}` answers it: the result's fields and its
+ * type's part, the check's `name` and `checkType`, the run's ids, and each artifact's `downloadPath`.
+ */
+export type CheckResultResponse = ResultData & {
+  id: string;
+  checkId: string;
+  checkType: CheckType;
+  /** Name of the check. */
+  name: string;
+  checkRunId: string;
+  sequenceId: string;
+  /** The check session the run belongs to; null for a scheduled run. */
+  checkSessionId: string | null;
+  created_at: string;
+  artifacts: (Artifact & { downloadPath?: string })[];
+};
+
+/** The result and, for a run of a check session, the path of that session's page. */
+type Loaded = { result: CheckResultResponse; sessionPath: string | null };
+
+/**
+ * Reads one result, and when it belongs to a check session the signed-in account's id, which the
+ * session page's address holds. The result names its check (`name`, `checkType`), so the check itself
+ * is not read.
+ * @throws ApiError 404 when the check or the result is not in the account.
+ */
+async function loadResult(checkId: string, resultId: string, signal: AbortSignal): Promise<Loaded> {
+  const result = await api.get<CheckResultResponse>(
+    `/v1/check-results/${encodeURIComponent(checkId)}/${encodeURIComponent(resultId)}`,
+    undefined,
+    signal,
+  );
+  let sessionPath: string | null = null;
+  if (result.checkSessionId) {
+    // A link is a nicety: without the account (a failed request), the page shows the result alone.
+    const session = await fetchSession().catch(() => null);
+    if (session) {
+      sessionPath = `/accounts/${encodeURIComponent(session.accountId)}/checks/${encodeURIComponent(
+        checkId,
+      )}/check-sessions/${encodeURIComponent(result.checkSessionId)}`;
+    }
+  }
+  return { result, sessionPath };
+}
+
+/**
+ * The result page (`/checks/:checkId/results/:resultId`), where alert notifications link: the result's
+ * status, times and location, its error, assertions, the check type's part, logs and artifacts.
+ */
+export default function ResultDetail({
+  checkId = '',
+  resultId = '',
+}: {
+  checkId?: string;
+  resultId?: string;
+}) {
+  const { data, error, loading } = useLoad(
+    (signal) => loadResult(checkId, resultId, signal),
+    [checkId, resultId],
+  );
+  const result = data?.result;
+  useTitle(result ? `Result of ${result.name}` : 'Result');
+
+  if (!data) {
+    return (
+      <section class="result-page">
+        <Crumbs checkId={checkId} checkName={null} />
+        {error ? <ErrorNotice error={error} title="The result could not be loaded" /> : null}
+        {loading || !error ? <Loading what="Loading the result" /> : null}
+      </section>
+    );
+  }
+  const r = data.result;
+  return (
+    <section class="result-page">
+      <Crumbs checkId={checkId} checkName={r.name} />
+      <PageHeader
+        title={
+          <>
+            <span class="rv-title-name">{r.name}</span>
+            <span class="visually-hidden">: </span>
+            <span class="rv-title-badge">
+              <RunStatusBadge status={r.status} />
+            </span>
+          </>
+        }
+      >
+        <a class="button button-secondary" href={`/checks/${encodeURIComponent(checkId)}`}>
+          View check
+        </a>
+        {data.sessionPath ? (
+          <a class="button button-secondary" href={data.sessionPath}>
+            View check session
+          </a>
+        ) : null}
+      </PageHeader>
+      <p class="rv-subtitle muted">
+        Run at <time dateTime={r.startedAt}>{formatDateTime(r.startedAt)}</time> from{' '}
+        <span class="rv-mono">{r.runLocation}</span> · {checkTypeText(r.checkType)}
+      </p>
+      {error ? <ErrorNotice error={error} title="The result could not be refreshed" /> : null}
+      <ResultView result={r} checkId={checkId} resultId={r.id} level={2} />
+    </section>
+  );
+}
+
+/** Checks › check name › Result. */
+function Crumbs({ checkId, checkName }: { checkId: string; checkName: string | null }) {
+  return (
+    <Breadcrumbs
+      trail={[
+        { label: 'Checks', href: '/checks' },
+        { label: checkName ?? 'Check', href: `/checks/${encodeURIComponent(checkId)}` },
+        { label: 'Result' },
+      ]}
+    />
+  );
 }
