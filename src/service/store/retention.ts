@@ -3,8 +3,10 @@ import type { Kysely } from 'kysely';
 import type { Logger } from '../../common/logger.js';
 import type { ArtifactStore } from '../runs/artifacts.js';
 import type { Database } from './database.js';
+import { SESSION_IDLE_MS } from '../web/sessions.js';
 
 const DAY_MS = 86_400_000;
+const HOUR_MS = 3_600_000;
 
 /** How long stored data is kept, in days (OUTPOST_*_RETENTION_DAYS, see config.ts). */
 export type RetentionPolicy = {
@@ -44,7 +46,9 @@ export type RetentionOutcome = {
  * Deletes what is older than its retention: results (`created_at`), ended check sessions
  * (`started_at`), artifact files on disk (results keep their row, `has_artifacts` cleared),
  * alerts and delivered or failed alert notifications with their attempts (as old as results;
- * a notification still owed is kept), agent error reports and agents not seen for `agentDays`. Works in batches of `batchSize`
+ * a notification still owed is kept), the hourly check-status rollups of hours older than
+ * results, agent error reports and agents not seen for `agentDays`, and ended web-app sessions
+ * (past `expires_at`, idle for 7 days, or their API key deleted). Works in batches of `batchSize`
  * rows by index (`check_results_created`, `check_results_artifacts_created`,
  * `check_sessions_started`, `agent_events_created`, `agents_seen`), each batch its own short
  * statement, yielding to the event loop between batches, so a pass never holds it long.
@@ -180,6 +184,8 @@ export class RetentionWorker {
       await this.#db.deleteFrom('alert_attempts').where('notification_id', 'in', ids).execute();
       return this.#deleteIds('alert_notifications', rows);
     });
+    // Hourly check-status rollups live as long as results (not counted in the outcome).
+    await this.#pruneHourlyStats(resultCutoff);
     const agentCutoff = nowMs - agentDays * DAY_MS;
     outcome.agentEvents = await this.#batches(async (limit) =>
       this.#deleteIds(
@@ -196,7 +202,70 @@ export class RetentionWorker {
       (await this.#db.deleteFrom('agents').where('last_seen_at', '<', agentCutoff).executeTakeFirst())
         .numDeletedRows,
     );
+    // Web-app sessions end on their own at their next use; these are the ones never used again.
+    await this.#pruneWebSessions(nowMs);
     return outcome;
+  }
+
+  /**
+   * Deletes the `web_sessions` rows that ended by `nowMs` (epoch ms): past `expires_at`, unused for
+   * SESSION_IDLE_MS, or whose API key was deleted; in batches (not counted in the outcome).
+   */
+  async #pruneWebSessions(nowMs: number): Promise<void> {
+    const idleCutoff = nowMs - SESSION_IDLE_MS;
+    await this.#batches(async (limit) => {
+      const rows = await this.#db
+        .selectFrom('web_sessions')
+        .select('id_hash')
+        .where((eb) =>
+          eb.or([
+            eb('expires_at', '<=', nowMs),
+            eb('last_seen_at', '<=', idleCutoff),
+            eb('api_key_id', 'not in', eb.selectFrom('api_keys').select('id')),
+          ]),
+        )
+        .limit(limit)
+        .execute();
+      if (rows.length === 0) return 0;
+      await this.#db
+        .deleteFrom('web_sessions')
+        .where(
+          'id_hash',
+          'in',
+          rows.map((r) => r.id_hash),
+        )
+        .execute();
+      return rows.length;
+    });
+  }
+
+  /**
+   * Deletes the `check_stats_hourly` rows of hours that ended by `cutoffMs` (epoch ms): one
+   * statement per (account, hour), a row per check and run location, found by the
+   * (account_id, hour_start) index, yielding between statements.
+   */
+  async #pruneHourlyStats(cutoffMs: number): Promise<void> {
+    const lastHourStart = cutoffMs - HOUR_MS;
+    const accounts = await this.#db.selectFrom('accounts').select('id').execute();
+    for (const { id } of accounts) {
+      for (;;) {
+        const oldest = await this.#db
+          .selectFrom('check_stats_hourly')
+          .select('hour_start')
+          .where('account_id', '=', id)
+          .where('hour_start', '<=', lastHourStart)
+          .orderBy('hour_start')
+          .limit(1)
+          .executeTakeFirst();
+        if (!oldest || this.#stopped) break;
+        await this.#db
+          .deleteFrom('check_stats_hourly')
+          .where('account_id', '=', id)
+          .where('hour_start', '=', oldest.hour_start)
+          .execute();
+        await yieldToLoop();
+      }
+    }
   }
 
   /** Deletes the rows of `table` with the ids selected (one batch); returns how many. */

@@ -1,4 +1,4 @@
-import type { Kysely, Migration } from 'kysely';
+import { type Kysely, type Migration, sql } from 'kysely';
 
 /**
  * `0011_web_app`: what the web app needs (docs/web-app.md).
@@ -71,5 +71,144 @@ export const webApp: Migration = {
       .on('check_stats_hourly')
       .columns(['account_id', 'hour_start'])
       .execute();
+
+    await backfillCheckStatuses(db);
   },
 };
+
+/** The columns the backfill reads and writes, as of this migration (frozen here with it). */
+type BackfillTables = {
+  checks: { id: string };
+  check_results: {
+    id: string;
+    account_id: string;
+    check_id: string;
+    check_session_id: string | null;
+    run_location: string;
+    status: string;
+    result_type: string;
+    has_failures: number;
+    has_errors: number;
+    is_degraded: number;
+    response_time: number;
+    started_at: number;
+    stopped_at: number;
+  };
+  check_last_results: Omit<BackfillTables['check_results'], 'id' | 'result_type'> & { result_id: string };
+  check_stats_hourly: {
+    check_id: string;
+    hour_start: number;
+    run_location: string;
+    account_id: string;
+    runs: number;
+    failures: number;
+    degraded: number;
+    response_time_sum: number;
+    response_time_max: number;
+  };
+};
+
+/**
+ * Fills `check_last_results` and `check_stats_hourly` from the FINAL results already stored, of the
+ * checks that still exist, as the result recorder (resources/check-statuses/recorder.ts) would
+ * have: two `INSERT … SELECT` statements in SQL that SQLite and PostgreSQL both run (the hour is
+ * `started_at - started_at % 3600000`; the latest result of a check is found by a correlated
+ * subquery over the index on (check_id, started_at)). Expects both tables empty.
+ */
+export async function backfillCheckStatuses(untyped: Kysely<unknown>): Promise<void> {
+  const db = untyped.withTables<BackfillTables>();
+  const hour = sql<number>`started_at - started_at % 3600000`;
+  await db
+    .insertInto('check_stats_hourly')
+    .columns([
+      'check_id',
+      'hour_start',
+      'run_location',
+      'account_id',
+      'runs',
+      'failures',
+      'degraded',
+      'response_time_sum',
+      'response_time_max',
+    ])
+    .expression(
+      db
+        .selectFrom('check_results')
+        .select((eb) => [
+          'check_id',
+          hour.as('hour_start'),
+          'run_location',
+          'account_id',
+          eb.fn.countAll<number>().as('runs'),
+          eb.fn
+            .sum<number>(
+              eb
+                .case()
+                .when(eb.or([eb('has_failures', '=', 1), eb('has_errors', '=', 1)]))
+                .then(1)
+                .else(0)
+                .end(),
+            )
+            .as('failures'),
+          eb.fn.sum<number>('is_degraded').as('degraded'),
+          eb.fn.sum<number>('response_time').as('response_time_sum'),
+          eb.fn.max('response_time').as('response_time_max'),
+        ])
+        .where('result_type', '=', 'FINAL')
+        .where('check_id', 'in', (eb) => eb.selectFrom('checks').select('id'))
+        .groupBy(['check_id', hour, 'run_location', 'account_id']),
+    )
+    .execute();
+
+  await db
+    .insertInto('check_last_results')
+    .columns([
+      'check_id',
+      'account_id',
+      'result_id',
+      'check_session_id',
+      'run_location',
+      'status',
+      'has_failures',
+      'has_errors',
+      'is_degraded',
+      'response_time',
+      'started_at',
+      'stopped_at',
+    ])
+    .expression(
+      db
+        .selectFrom('checks as c')
+        .innerJoin('check_results as r', (join) =>
+          join.on((eb) =>
+            eb(
+              'r.id',
+              '=',
+              eb
+                .selectFrom('check_results as latest')
+                .select('latest.id')
+                .whereRef('latest.check_id', '=', 'c.id')
+                .where('latest.result_type', '=', 'FINAL')
+                .orderBy('latest.started_at', 'desc')
+                .orderBy('latest.id', 'desc')
+                .limit(1),
+            ),
+          ),
+        )
+        .select([
+          'r.check_id',
+          'r.account_id',
+          'r.id',
+          'r.check_session_id',
+          'r.run_location',
+          'r.status',
+          'r.has_failures',
+          'r.has_errors',
+          'r.is_degraded',
+          'r.response_time',
+          'r.started_at',
+          'r.stopped_at',
+        ]),
+    )
+    .execute();
+}
