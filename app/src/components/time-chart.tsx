@@ -19,6 +19,8 @@ export type TimeChartProps = {
   series: readonly ChartSeries[];
   /** `lines` (default): one line per series; `stacked-bars`: the series stacked into one bar per time. */
   kind?: ChartKind;
+  /** The time axis' span, epoch ms (the whole window, even where it has no data); default the data's. */
+  range?: readonly [number, number];
   /** Height of the plot, CSS pixels; default 240. */
   height?: number;
   /** Formats a value for the axis, the legend and the table; default {@link formatMs}. */
@@ -77,15 +79,6 @@ function plotData(
   return { data: [xs, ...order.map((i) => cumulative[i] ?? [])], order };
 }
 
-/** Largest value the y axis must show: the highest line, or the highest stack. */
-function maxOf(data: uPlot.AlignedData): number {
-  let max = 0;
-  for (let s = 1; s < data.length; s++) {
-    for (const v of data[s] ?? []) if (typeof v === 'number' && v > max) max = v;
-  }
-  return max;
-}
-
 /**
  * A time-series chart drawn by uPlot, with what a chart must have to be read by everyone: a caption, a
  * legend naming each series with its min / avg / max as text, and the same data as a table under a
@@ -100,6 +93,7 @@ export function TimeChart({
   times,
   series,
   kind = 'lines',
+  range,
   height = 240,
   format = formatMs,
   emptyText = 'No runs in this window.',
@@ -113,6 +107,8 @@ export function TimeChart({
 
   const { data, order } = useMemo(() => plotData(times, series, kind), [times, series, kind]);
   const structure = `${kind}|${series.map((s) => s.label).join('\u0000')}|${height}`;
+  const rangeRef = useRef(range);
+  rangeRef.current = range;
   const rawRef = useRef({ series, order, times });
   rawRef.current = { series, order, times };
   const empty = times.length === 0;
@@ -139,7 +135,14 @@ export function TimeChart({
       legend: { show: false },
       cursor: { drag: { x: false, y: false }, points: { size: 6 } },
       scales: {
-        x: { time: true },
+        x: {
+          time: true,
+          // Read at each setData, so a new window moves the axis without re-creating the chart.
+          range: (_u, min, max) => {
+            const r = rangeRef.current;
+            return r ? [r[0] / 1000, r[1] / 1000] : [min, max];
+          },
+        },
         y: { range: (_u, _min, max) => [0, max > 0 ? max * 1.08 : 1] },
       },
       axes: [
