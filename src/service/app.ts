@@ -10,7 +10,7 @@ import { closeSenders, providersFromEnv, senders } from './alerting/channels/ind
 import { DeliveryWorker, type DeliveryWorkerOptions } from './alerting/delivery.js';
 import type { ProviderConfig } from './alerting/types.js';
 import { ArtifactStore } from './runs/artifacts.js';
-import { authHook } from './http/auth.js';
+import { AuthFailureLimiter, authHook } from './http/auth.js';
 import type { ServiceContext } from './context.js';
 import { errorGroupsHook } from './resources/error-groups/error-groups.js';
 import { HeartbeatMonitor, type HeartbeatMonitorOptions } from './heartbeats/monitor.js';
@@ -23,6 +23,7 @@ import { PUBLIC_ROUTES } from './public/routes.js';
 import { ROUTES } from './routes.js';
 import { CheckSessions } from './runs/sessions.js';
 import type { Database } from './store/database.js';
+import { registerWebApp } from './web/plugin.js';
 
 /** Options of `build`. Times in milliseconds. */
 export type BuildOptions = {
@@ -53,6 +54,11 @@ export type BuildOptions = {
    * 30 of agent reports. `false`: no retention worker (tests that keep old rows).
    */
   retention?: RetentionPolicy | false;
+  /**
+   * Folder of the built web app served at `/` (docs/web-app.md, "Serving"); default `dist/app` under the
+   * package root.
+   */
+  appDir?: string;
   /** Claims per job before a lost lease ends it; default 3. */
   maxClaims?: number;
   /**
@@ -172,6 +178,15 @@ export async function build(options: BuildOptions): Promise<Service> {
   );
   installErrorHandling(app);
   await registerOpenApi(app);
+  // The web app (docs/web-app.md): session cookies for every scope, /auth/session, the app and the trace
+  // viewer. Failed sign-ins and wrong keys on /v1 count in the same limiter.
+  const authFailures = new AuthFailureLimiter();
+  const webSessions = await registerWebApp(app, {
+    db: options.db,
+    appUrl: options.appUrl ?? 'http://localhost:3000',
+    limiter: authFailures,
+    ...(options.appDir === undefined ? {} : { appDir: options.appDir }),
+  });
 
   await app.register(async (scope) => {
     const open = scope.withTypeProvider<TypeBoxTypeProvider>();
@@ -180,7 +195,10 @@ export async function build(options: BuildOptions): Promise<Service> {
   await app.register(async (scope) => {
     // Types only: request parts typed from the route schemas; the compilers above still validate.
     const v1 = scope.withTypeProvider<TypeBoxTypeProvider>();
-    v1.addHook('onRequest', authHook(options.db));
+    v1.addHook(
+      'onRequest',
+      authHook(options.db, undefined, { limiter: authFailures, sessions: webSessions }),
+    );
     for (const routes of ROUTES) await routes(v1, context);
   });
 

@@ -7,6 +7,7 @@ import { sendError } from './errors.js';
 import type { Database } from '../store/database.js';
 import { AccountQueries } from '../store/accounts.js';
 import { LocationQueries } from '../resources/private-locations/store.js';
+import type { WebSessions } from '../web/sessions.js';
 
 /** API keys are `op_` + 32 random bytes in hex; only their SHA-256 is stored. */
 export function generateApiKey(): string {
@@ -182,10 +183,11 @@ export class AuthFailureLimiter {
 }
 
 /**
- * Answers a failed authentication: 401 with `message`, or 429 with `retry-after` (seconds) once
- * the caller passed a failure limit. Both carry the spec's error body.
+ * Answers a failed authentication and counts it in `limiter`: 401 with `message`, or 429 with
+ * `retry-after` (seconds) once the caller passed a failure limit. Both carry the spec's error body.
+ * `key` is the presented key, used only for its kind (`op_`, `pl_`, other); it is never logged.
  */
-async function refuse(
+export async function refuseAuthentication(
   limiter: AuthFailureLimiter,
   request: FastifyRequest,
   reply: FastifyReply,
@@ -208,8 +210,71 @@ async function refuse(
   );
 }
 
+/** Options of {@link authHook}. */
+export type AuthHookOptions = {
+  /**
+   * Where failures are counted; default a new limiter with the hook's `limits`. The service shares one
+   * with the web app's sign-in (POST /auth/session), so both count against the same limits.
+   */
+  limiter?: AuthFailureLimiter;
+  /** The web app's sessions: without them, the session cookie is ignored (the API key alone works). */
+  sessions?: WebSessions;
+};
+
 /**
- * Fastify onRequest hook: `Authorization: Bearer <key>` is required; an
+ * Authenticates a request by the web app's session cookie (docs/web-app.md, "Security"): never on
+ * `/v1/agent/*`; an ended, unknown or tampered-with session is a failed authentication (401, counted,
+ * cookie cleared); a state-changing request also needs the session's `x-csrf-token` and no foreign
+ * `Origin` (403 OUTPOST_ERR_CSRF). Answers marked `cache-control: no-store` and `x-content-type-options:
+ * nosniff`.
+ * @returns true when it answered (refused), false when the request is authenticated.
+ */
+async function authenticateBySession(
+  sessions: WebSessions,
+  limiter: AuthFailureLimiter,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  id: string | null,
+): Promise<boolean> {
+  if (request.routeOptions.url?.startsWith(AGENT_ROUTE_PREFIX)) {
+    sendError(
+      reply,
+      'OUTPOST_ERR_UNAUTHORIZED',
+      'the web session cookie is not valid on /v1/agent/ routes; agents authenticate with an API key',
+    );
+    return true;
+  }
+  const session = id === null ? null : await sessions.find(id);
+  if (!session) {
+    sessions.clearCookie(request, reply);
+    await refuseAuthentication(
+      limiter,
+      request,
+      reply,
+      undefined,
+      'the web session has ended (signed out, expired, or its API key was deleted) or its cookie is invalid; sign in again',
+    );
+    return true;
+  }
+  const accountHeader = request.headers['x-service-account'];
+  if (typeof accountHeader === 'string' && accountHeader !== '' && accountHeader !== session.accountId) {
+    await refuseAuthentication(limiter, request, reply, undefined, 'invalid API key or account');
+    return true;
+  }
+  const refusal = sessions.crossSiteRefusal(request, id!);
+  if (refusal) {
+    sendError(reply, 'OUTPOST_ERR_CSRF', refusal.message, { field: refusal.field, in: 'headers' });
+    return true;
+  }
+  reply.header('cache-control', 'no-store').header('x-content-type-options', 'nosniff');
+  request.accountId = session.accountId;
+  request.privateLocation = null;
+  return false;
+}
+
+/**
+ * Fastify onRequest hook: `Authorization: Bearer <key>` is required, unless the request carries none and
+ * a web session cookie instead (with `options.sessions`; see authenticateBySession). An
  * `x-service-account` header, when sent, must name the key's account.
  * A private-location key (`pl_…`) authenticates as its location's account and
  * sets `request.privateLocation`, on `/v1/agent/*` routes only.
@@ -217,13 +282,26 @@ async function refuse(
  * with `retry-after` once the client passed a limit of `limits` (failures only are counted; a
  * valid key is always let through, so a client sharing an address with a guesser keeps working).
  */
-export function authHook(db: Kysely<Database>, limits: AuthFailureLimits = DEFAULT_AUTH_FAILURE_LIMITS) {
-  const limiter = new AuthFailureLimiter(limits);
+export function authHook(
+  db: Kysely<Database>,
+  limits: AuthFailureLimits = DEFAULT_AUTH_FAILURE_LIMITS,
+  options: AuthHookOptions = {},
+) {
+  const limiter = options.limiter ?? new AuthFailureLimiter(limits);
+  const sessions = options.sessions;
   return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     const header = request.headers.authorization;
+    // The header wins when sent; the cookie is used only without it.
+    if (header === undefined && sessions) {
+      const cookie = sessions.cookieOf(request);
+      if (cookie.present) {
+        if (await authenticateBySession(sessions, limiter, request, reply, cookie.id)) return reply;
+        return;
+      }
+    }
     const match = typeof header === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
     if (!match) {
-      await refuse(
+      await refuseAuthentication(
         limiter,
         request,
         reply,
@@ -238,7 +316,7 @@ export function authHook(db: Kysely<Database>, limits: AuthFailureLimits = DEFAU
       !found ||
       (typeof accountHeader === 'string' && accountHeader !== '' && accountHeader !== found.accountId)
     ) {
-      await refuse(limiter, request, reply, match[1], 'invalid API key or account');
+      await refuseAuthentication(limiter, request, reply, match[1], 'invalid API key or account');
       return reply;
     }
     // The matched route pattern, not the raw URL, so no path trick reaches another route.

@@ -23,7 +23,11 @@ export const SERVICE_ERROR_CODES = {
   },
   OUTPOST_ERR_UNAUTHORIZED: {
     status: 401,
-    when: 'A missing or wrong API key, an x-service-account of another account, or a private-location key outside /v1/agent/.',
+    when: 'A missing or wrong API key or web session, an x-service-account of another account, a private-location key outside /v1/agent/, or a session cookie on /v1/agent/.',
+  },
+  OUTPOST_ERR_CSRF: {
+    status: 403,
+    when: 'A state-changing request authenticated by the web app’s session cookie without the session’s x-csrf-token, or from another origin (Origin header); a sign-in from another origin.',
   },
   OUTPOST_ERR_NOT_FOUND: {
     status: 404,

@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 import {
   closeSync,
   fchmodSync,
@@ -115,6 +115,18 @@ export class SecretBox {
   /** Seals `value` unless it is sealed already (so sealing the store at start-up is idempotent). */
   sealOnce(value: string, aad: string): string {
     return SecretBox.isSealed(value) ? value : this.seal(value, aad);
+  }
+
+  /**
+   * A 32-byte key for one purpose, derived from this box's key with HKDF-SHA256 (RFC 5869; empty salt, the
+   * box key being random already; `info` = `purpose`). The same box key and purpose always give the same
+   * key, so what it signs survives restarts; another purpose gives an unrelated key, and the box key cannot
+   * be recovered from it. Purposes in use: `web-session-cookie`, `web-csrf` (src/service/web/sessions.ts).
+   * @throws RangeError when `purpose` is empty.
+   */
+  deriveKey(purpose: string): Buffer {
+    if (purpose === '') throw new RangeError('deriveKey needs a purpose');
+    return Buffer.from(hkdfSync('sha256', this.#key, Buffer.alloc(0), purpose, SECRET_KEY_BYTES));
   }
 }
 
