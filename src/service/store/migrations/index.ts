@@ -9,6 +9,7 @@ import { agentStatus } from './0008_agent_status.js';
 import { alerting } from './0009_alerting.js';
 import { heartbeats } from './0010_heartbeats.js';
 import { webApp } from './0011_web_app.js';
+import { publicStatusPages } from './0012_public_status_pages.js';
 
 /**
  * Migrations in code, one file each (`NNNN_<name>.ts`), applied in name order. The names
@@ -28,6 +29,7 @@ const migrations: Record<string, Migration> = {
   '0009_alerting': alerting,
   '0010_heartbeats': heartbeats,
   '0011_web_app': webApp,
+  '0012_public_status_pages': publicStatusPages,
 };
 
 class InCodeProvider implements MigrationProvider {
