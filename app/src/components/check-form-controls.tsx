@@ -209,6 +209,7 @@ export function TextArea({
   rows = 6,
   nullable = false,
   required = false,
+  aliases = [],
 }: {
   fx: FormApi;
   path: string;
@@ -217,9 +218,11 @@ export function TextArea({
   rows?: number;
   nullable?: boolean;
   required?: boolean;
+  /** Other fields whose errors this control shows. */
+  aliases?: string[];
 }) {
   return (
-    <Field label={label} hint={hint} error={fx.error(path)}>
+    <Field label={label} hint={hint} error={fx.error(path, ...aliases)}>
       {({ id, describedBy, invalid }) => (
         <textarea
           id={id}
@@ -368,7 +371,7 @@ function RowInput({
   const error = fx.error(path);
   return (
     <div class="row-cell">
-      <label class="visually-hidden" for={id}>
+      <label class="row-label" for={id}>
         {label}
       </label>
       <input
@@ -405,7 +408,7 @@ function RowSelect({
   const current = text(fx.get(path));
   return (
     <div class="row-cell">
-      <label class="visually-hidden" for={id}>
+      <label class="row-label" for={id}>
         {label}
       </label>
       <select
@@ -674,7 +677,7 @@ function RegexInput({ fx, path, label }: { fx: FormApi; path: string; label: str
   const error = fx.error(path);
   return (
     <>
-      <label class="visually-hidden" for={id}>
+      <label class="row-label" for={id}>
         {label}
       </label>
       <input

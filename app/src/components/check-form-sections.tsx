@@ -522,7 +522,7 @@ export function ApiSection({ fx, refs }: { fx: FormApi; refs: References }) {
     <>
       <fieldset>
         <legend>Request</legend>
-        <div class="field-pair field-pair-url">
+        <div class="field-pair field-pair-lead">
           <SelectInput fx={fx} path="request.method" label="Method" options={options(API_METHODS)} />
           <TextInput
             fx={fx}
@@ -586,10 +586,7 @@ export function ApiSection({ fx, refs }: { fx: FormApi; refs: References }) {
         </div>
         {ipFamily(fx)}
       </fieldset>
-      <fieldset>
-        <legend>Assertions</legend>
-        <Assertions fx={fx} />
-      </fieldset>
+      <Assertions fx={fx} />
       <fieldset>
         <legend>Setup and teardown</legend>
         <p class="field-hint">
@@ -620,14 +617,11 @@ export function ApiSection({ fx, refs }: { fx: FormApi; refs: References }) {
         <TextArea fx={fx} path="localTearDownScript" label="Teardown script" rows={6} nullable />
         <RuntimeSelect fx={fx} refs={refs} />
       </fieldset>
-      <fieldset>
-        <legend>Variables</legend>
-        <VariableRows
-          fx={fx}
-          path="environmentVariables"
-          hint="Used as {{NAME}} in the URL, headers, query parameters, body and basic auth; the check's win over its group's and the account's. A secret's value is never shown again."
-        />
-      </fieldset>
+      <VariableRows
+        fx={fx}
+        path="environmentVariables"
+        hint="Used as {{NAME}} in the URL, headers, query parameters, body and basic auth; the check's win over its group's and the account's. A secret's value is never shown again."
+      />
     </>
   );
 }
@@ -658,10 +652,7 @@ export function UrlSection({ fx }: { fx: FormApi }) {
         </div>
         {ipFamily(fx)}
       </fieldset>
-      <fieldset>
-        <legend>Assertions</legend>
-        <Assertions fx={fx} />
-      </fieldset>
+      <Assertions fx={fx} />
     </>
   );
 }
@@ -672,7 +663,7 @@ export function TcpSection({ fx }: { fx: FormApi }) {
     <>
       <fieldset>
         <legend>Connection</legend>
-        <div class="field-pair field-pair-url">
+        <div class="field-pair field-pair-trail">
           <TextInput
             fx={fx}
             path="request.hostname"
@@ -693,10 +684,7 @@ export function TcpSection({ fx }: { fx: FormApi }) {
         />
         {ipFamily(fx)}
       </fieldset>
-      <fieldset>
-        <legend>Assertions</legend>
-        <Assertions fx={fx} />
-      </fieldset>
+      <Assertions fx={fx} />
     </>
   );
 }
@@ -707,7 +695,7 @@ export function DnsSection({ fx }: { fx: FormApi }) {
     <>
       <fieldset>
         <legend>Query</legend>
-        <div class="field-pair field-pair-url">
+        <div class="field-pair field-pair-trail">
           <TextInput
             fx={fx}
             path="request.query"
@@ -736,10 +724,7 @@ export function DnsSection({ fx }: { fx: FormApi }) {
           <SelectInput fx={fx} path="request.protocol" label="Protocol" options={options(DNS_PROTOCOLS)} />
         </div>
       </fieldset>
-      <fieldset>
-        <legend>Assertions</legend>
-        <Assertions fx={fx} />
-      </fieldset>
+      <Assertions fx={fx} />
     </>
   );
 }
@@ -750,7 +735,7 @@ export function IcmpSection({ fx }: { fx: FormApi }) {
     <>
       <fieldset>
         <legend>Ping</legend>
-        <div class="field-pair field-pair-url">
+        <div class="field-pair field-pair-trail">
           <TextInput
             fx={fx}
             path="request.hostname"
@@ -792,10 +777,7 @@ export function IcmpSection({ fx }: { fx: FormApi }) {
           />
         </div>
       </fieldset>
-      <fieldset>
-        <legend>Assertions</legend>
-        <Assertions fx={fx} />
-      </fieldset>
+      <Assertions fx={fx} />
     </>
   );
 }
@@ -821,14 +803,11 @@ export function ScriptSection({ fx, refs }: { fx: FormApi; refs: References }) {
         />
         <ScriptRunSettings fx={fx} refs={refs} limit={limit} />
       </fieldset>
-      <fieldset>
-        <legend>Variables</legend>
-        <VariableRows
-          fx={fx}
-          path="environmentVariables"
-          hint="In process.env of the script; the check's win over its group's and the account's."
-        />
-      </fieldset>
+      <VariableRows
+        fx={fx}
+        path="environmentVariables"
+        hint="In process.env of the script; the check's win over its group's and the account's."
+      />
     </>
   );
 }
@@ -926,23 +905,21 @@ export function PlaywrightSection({ fx, refs }: { fx: FormApi; refs: References 
               fx={fx}
               path="scriptPath"
               label="Spec file"
+              aliases={['script']}
               options={paths.map((p) => ({ value: p, label: p }))}
               parse={(value) => (value === '' ? null : value)}
             />
           ) : (
-            <TextArea fx={fx} path="script" label="Inline spec" rows={14} required />
+            <TextArea fx={fx} path="script" label="Inline spec" rows={14} required aliases={['scriptPath']} />
           )}
         </fieldset>
         <ScriptRunSettings fx={fx} refs={refs} limit={timeoutLimitOf(fx.type)} />
       </fieldset>
-      <fieldset>
-        <legend>Variables</legend>
-        <VariableRows
-          fx={fx}
-          path="environmentVariables"
-          hint="In process.env of the tests; the check's win over its group's and the account's."
-        />
-      </fieldset>
+      <VariableRows
+        fx={fx}
+        path="environmentVariables"
+        hint="In process.env of the tests; the check's win over its group's and the account's."
+      />
     </>
   );
 }
