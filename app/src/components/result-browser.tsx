@@ -1,7 +1,7 @@
 import { formatMs } from '../format.js';
 import type { CheckResult } from '../types.js';
 import { CertificateFacts } from './result-http.js';
-import { Facts, Heading, type HeadingLevel, LongText, PassMark, below } from './result-text.js';
+import { Facts, Heading, type HeadingLevel, LongText, PassMark, below, formatOffset } from './result-text.js';
 
 /** The browser part of a browser, multi-step or Playwright check suite result (docs/checks.md). */
 export type BrowserPart = NonNullable<CheckResult['browserCheckResult']>;
@@ -110,7 +110,7 @@ function StepsTable({ steps }: { steps: readonly BrowserStep[] }) {
                   {step.status.charAt(0) + step.status.slice(1).toLowerCase()}
                 </span>
               </td>
-              <td class="num">{formatMs(step.startMs)}</td>
+              <td class="num">{formatOffset(step.startMs)}</td>
               <td class="num">{formatMs(step.durationMs)}</td>
               <td class="rv-waterfall-track" aria-hidden="true">
                 <span

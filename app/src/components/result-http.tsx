@@ -1,6 +1,15 @@
 import { formatDateTime, formatMs } from '../format.js';
 import type { CheckResult } from '../types.js';
-import { Facts, Heading, HeaderTable, type HeadingLevel, LongText, PassMark, below } from './result-text.js';
+import {
+  Facts,
+  Heading,
+  HeaderTable,
+  type HeadingLevel,
+  LongText,
+  PassMark,
+  below,
+  formatOffset,
+} from './result-text.js';
 
 /** The HTTP part of a URL monitor's or an API check's result (docs/checks.md, "HTTP timing"). */
 export type HttpPart = NonNullable<CheckResult['httpCheckResult']>;
@@ -88,7 +97,7 @@ export function Waterfall({ phases }: { phases: HttpPhases }) {
           {rows.map((row) => (
             <tr key={row.key}>
               <th scope="row">{row.label}</th>
-              <td class="num">{row.durationMs === null ? '—' : formatMs(row.startMs)}</td>
+              <td class="num">{row.durationMs === null ? '—' : formatOffset(row.startMs)}</td>
               <td class="num">{row.durationMs === null ? row.missing : formatMs(row.durationMs)}</td>
               <td class="rv-waterfall-track" aria-hidden="true">
                 {row.durationMs !== null ? (
@@ -107,7 +116,7 @@ export function Waterfall({ phases }: { phases: HttpPhases }) {
         <tfoot>
           <tr>
             <th scope="row">Total</th>
-            <td class="num">{formatMs(0)}</td>
+            <td class="num">{formatOffset(0)}</td>
             <td class="num">{formatMs(phases.total)}</td>
             <td class="rv-waterfall-track" aria-hidden="true">
               <span

@@ -1,5 +1,6 @@
 import type { ComponentChildren } from 'preact';
 import { useMemo, useState } from 'preact/hooks';
+import { formatMs } from '../format.js';
 
 /**
  * Small pieces shared by the parts of a result view: headings at a given level, long texts cut to a
@@ -30,7 +31,7 @@ export function below(level: HeadingLevel): HeadingLevel {
 }
 
 /** How many characters of a long text show before "Show all". */
-export const PREVIEW_CHARS = 8000;
+export const PREVIEW_CHARS = 4000;
 
 /**
  * Pretty-printed JSON of `text` when it is a JSON object or array that is not already indented, else
@@ -168,6 +169,11 @@ export function PassMark({
       {ok ? okText : badText}
     </span>
   );
+}
+
+/** An offset from a start, ms: `0 ms` for the start itself (rather than `0 µs`), else as formatMs. */
+export function formatOffset(ms: number): string {
+  return ms === 0 ? '0 ms' : formatMs(ms);
 }
 
 /** Yes or no as text. */

@@ -64,7 +64,7 @@ export function checkTypeText(type: CheckType): string {
 }
 
 /** How many log lines show before "Show all". */
-const LOG_PREVIEW_LINES = 200;
+const LOG_PREVIEW_LINES = 100;
 
 const COMPARISON_WORDS: Record<string, string> = {
   EQUALS: 'equals',
@@ -304,7 +304,13 @@ export function ResultView({
         </div>
       ) : null}
 
-      {result.assertions !== undefined ? (
+      {result.assertions !== undefined &&
+      // Only the types that take assertions (API, URL, TCP, DNS, ICMP) say when they have none.
+      (result.assertions.length > 0 ||
+        result.httpCheckResult ||
+        result.tcpCheckResult ||
+        result.dnsCheckResult ||
+        result.icmpCheckResult) ? (
         <section class="rv-part">
           <Heading level={level}>Assertions</Heading>
           {result.assertions.length > 0 ? (

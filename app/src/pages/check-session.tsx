@@ -69,6 +69,17 @@ export function progressText(session: CheckSession): string {
   return `Finished: the check session ${words[session.status] ?? session.status.toLowerCase()}.`;
 }
 
+/** An elapsed time in whole seconds and minutes: `42 s`, `3 min 05 s`; sub-second times as formatMs. */
+export function formatElapsed(ms: number | null): string {
+  if (ms === null || !Number.isFinite(ms)) return '—';
+  if (ms < 1000) return formatMs(ms);
+  const seconds = Math.floor(ms / 1000);
+  if (seconds < 60) return `${seconds} s`;
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 60) return `${minutes} min ${String(seconds % 60).padStart(2, '0')} s`;
+  return `${Math.floor(minutes / 60)} h ${String(minutes % 60).padStart(2, '0')} min`;
+}
+
 /** Waits `ms`, or less when `signal` aborts. */
 function pause(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
@@ -203,6 +214,7 @@ export default function CheckSessionPage({
     return (
       <section class="session-page">
         {crumbs}
+        <PageHeader title="Check session" />
         {error ? (
           <ErrorNotice error={error} title="The check session could not be loaded" />
         ) : (
@@ -281,7 +293,7 @@ export default function CheckSessionPage({
               'still running'
             ),
           },
-          { term: running ? 'Elapsed so far' : 'Elapsed', value: formatMs(elapsed) },
+          { term: running ? 'Elapsed so far' : 'Elapsed', value: formatElapsed(elapsed) },
           {
             term: 'Run locations',
             value: session.runLocations.length ? (
@@ -296,62 +308,157 @@ export default function CheckSessionPage({
       {groups.length === 0 ? (
         <p class="muted">This check session has no run location.</p>
       ) : (
-        groups.map((group) => (
-          <section
-            key={group.location}
-            class="session-location"
-            aria-labelledby={`loc-${idOf(group.location)}`}
-          >
-            <h2 id={`loc-${idOf(group.location)}`} class="session-location-title">
-              <span class="rv-mono">{group.location}</span>
-              {group.final ? (
-                <RunStatusBadge status={group.final.status} />
-              ) : running ? (
-                <RunStatusBadge status="PROGRESS" />
-              ) : (
-                <span class="badge badge-pending">
-                  <span aria-hidden="true" class="badge-glyph">
-                    –
-                  </span>
-                  No result
-                </span>
-              )}
-            </h2>
-            {group.final ? (
-              <>
-                <p>
-                  <a
-                    href={`/checks/${encodeURIComponent(resultCheckId)}/results/${encodeURIComponent(group.final.id)}`}
-                  >
-                    Open this result on its own page
-                  </a>{' '}
-                  <span class="muted">(with its assertions)</span>
-                </p>
-                <ResultView
-                  result={group.final}
-                  checkId={resultCheckId}
-                  resultId={group.final.id}
-                  level={3}
-                />
-              </>
-            ) : (
-              <p class="muted">
-                {running ? 'Waiting for this location’s result.' : 'This location reported no final result.'}
-              </p>
-            )}
-            {group.attempts.length > 0 ? (
-              <AttemptsTable attempts={group.attempts} checkId={resultCheckId} />
-            ) : null}
-          </section>
-        ))
+        <>
+          {groups.length > 1 ? (
+            <LocationsSummary groups={groups} running={running} checkId={resultCheckId} />
+          ) : null}
+          {groups.map((group, index) => (
+            <LocationSection
+              key={group.location}
+              group={group}
+              index={index}
+              running={running}
+              checkId={resultCheckId}
+              // With several locations, the results that passed start folded: the others draw the eye.
+              folded={groups.length > 1 && group.final?.status === 'PASSED'}
+            />
+          ))}
+        </>
       )}
     </section>
   );
 }
 
-/** A run location as a fragment of an element id (letters, digits, `-`). */
-function idOf(location: string): string {
-  return location.replace(/[^A-Za-z0-9-]/g, '-');
+/** The path of a result's page. */
+function resultPath(checkId: string, resultId: string): string {
+  return `/checks/${encodeURIComponent(checkId)}/results/${encodeURIComponent(resultId)}`;
+}
+
+/** A location's status: its final result's, running while the session runs, else "No result". */
+function LocationStatus({ group, running }: { group: LocationResults; running: boolean }) {
+  if (group.final) return <RunStatusBadge status={group.final.status} />;
+  if (running) return <RunStatusBadge status="PROGRESS" />;
+  return (
+    <span class="badge badge-pending">
+      <span aria-hidden="true" class="badge-glyph">
+        –
+      </span>
+      No result
+    </span>
+  );
+}
+
+/** One row per run location: its status, response time and attempts, linking to its section below. */
+function LocationsSummary({
+  groups,
+  running,
+  checkId,
+}: {
+  groups: readonly LocationResults[];
+  running: boolean;
+  checkId: string;
+}) {
+  return (
+    <>
+      <h2>Results by run location</h2>
+      <div class="table-wrap">
+        <table>
+          <caption class="visually-hidden">The final result of each run location</caption>
+          <thead>
+            <tr>
+              <th scope="col">Run location</th>
+              <th scope="col">Status</th>
+              <th scope="col" class="num">
+                Response time
+              </th>
+              <th scope="col" class="num">
+                Attempts
+              </th>
+              <th scope="col">Error</th>
+              <th scope="col">
+                <span class="visually-hidden">Result page</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {groups.map((g, index) => (
+              <tr key={g.location}>
+                <th scope="row">
+                  <a href={`#location-${index}`} class="rv-mono">
+                    {g.location}
+                  </a>
+                </th>
+                <td>
+                  <LocationStatus group={g} running={running} />
+                </td>
+                <td class="num">{g.final ? formatMs(g.final.responseTime) : '—'}</td>
+                <td class="num">{g.final ? g.final.attempts : g.attempts.length || '—'}</td>
+                <td class="rv-break">{g.final?.errorMessage ?? '—'}</td>
+                <td>
+                  {g.final ? (
+                    <a href={resultPath(checkId, g.final.id)}>
+                      Open result<span class="visually-hidden"> of {g.location}</span>
+                    </a>
+                  ) : null}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </>
+  );
+}
+
+/**
+ * One run location: its heading and status, its final result (the whole result view, folded in a
+ * disclosure when `folded`), and the attempts retried before it.
+ */
+function LocationSection({
+  group,
+  index,
+  running,
+  checkId,
+  folded,
+}: {
+  group: LocationResults;
+  index: number;
+  running: boolean;
+  checkId: string;
+  folded: boolean;
+}) {
+  const headingId = `location-${index}`;
+  const final = group.final;
+  const view = final ? <ResultView result={final} checkId={checkId} resultId={final.id} level={3} /> : null;
+  return (
+    <section class="session-location" aria-labelledby={headingId}>
+      <h2 id={headingId} class="session-location-title" tabIndex={-1}>
+        <span class="rv-mono">{group.location}</span>
+        <LocationStatus group={group} running={running} />
+      </h2>
+      {final ? (
+        <>
+          <p>
+            <a href={resultPath(checkId, final.id)}>Open this result on its own page</a>{' '}
+            <span class="muted">(with its assertions)</span>
+          </p>
+          {folded ? (
+            <details class="rv-details">
+              <summary>Details of the result from {group.location}</summary>
+              {view}
+            </details>
+          ) : (
+            view
+          )}
+        </>
+      ) : (
+        <p class="muted">
+          {running ? 'Waiting for this location’s result.' : 'This location reported no final result.'}
+        </p>
+      )}
+      {group.attempts.length > 0 ? <AttemptsTable attempts={group.attempts} checkId={checkId} /> : null}
+    </section>
+  );
 }
 
 /** The retried attempts of one location, each linking to its result page. */
@@ -377,9 +484,7 @@ function AttemptsTable({ attempts, checkId }: { attempts: readonly SessionResult
             {attempts.map((a) => (
               <tr key={a.id}>
                 <th scope="row">
-                  <a href={`/checks/${encodeURIComponent(checkId)}/results/${encodeURIComponent(a.id)}`}>
-                    Attempt {a.attempts}
-                  </a>
+                  <a href={resultPath(checkId, a.id)}>Attempt {a.attempts}</a>
                   <span class="visually-hidden">, {resultTypeText(a.resultType, a.attempts)}</span>
                 </th>
                 <td>

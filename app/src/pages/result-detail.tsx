@@ -77,6 +77,7 @@ export default function ResultDetail({
     return (
       <section class="result-page">
         <Crumbs checkId={checkId} checkName={null} />
+        <PageHeader title="Result" />
         {error ? <ErrorNotice error={error} title="The result could not be loaded" /> : null}
         {loading || !error ? <Loading what="Loading the result" /> : null}
       </section>
