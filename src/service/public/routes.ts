@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import { statusPageRoutes } from './status-page/routes.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { HttpError, notFound } from '../http/errors.js';
 import type { RoutePlugin } from '../http/service-app.js';
@@ -131,4 +132,4 @@ const heartbeatPings: RoutePlugin = async (app, ctx) => {
  * carries (a ping's check token, a page's slug) it must check itself, and it must never answer
  * account data beyond what that token opens.
  */
-export const PUBLIC_ROUTES: readonly RoutePlugin[] = [openApiDocument, heartbeatPings];
+export const PUBLIC_ROUTES: readonly RoutePlugin[] = [openApiDocument, heartbeatPings, statusPageRoutes];
