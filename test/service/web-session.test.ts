@@ -10,7 +10,16 @@ import { type Database, openSqliteDatabase } from '../../src/service/store/datab
 import { RetentionWorker } from '../../src/service/store/retention.js';
 import { SecretBox, secretBoxOf } from '../../src/service/store/secret-box.js';
 import { expectNoSecret } from '../helpers/secrets.js';
-import { icmpBody, type TestService, testService } from '../helpers/service.js';
+import {
+  apiBody,
+  claimJobs,
+  createCheck,
+  icmpBody,
+  resultFor,
+  type TestService,
+  testService,
+  triggerCheck,
+} from '../helpers/service.js';
 
 // Issue 13, part A: web-app sessions (POST/GET/DELETE /auth/session), the session cookie on /v1 with its
 // CSRF token and Origin check, and what ends a session.
@@ -466,6 +475,46 @@ describe('the session cookie on /v1', () => {
     expect((await withCookie(svc, 'GET', '/v1/checks', 'outpost_session=garbage')).statusCode).toBe(429);
     // The real cookie still works: only failures are limited.
     expect((await withCookie(svc, 'GET', '/v1/checks', cookie)).statusCode).toBe(200);
+  });
+});
+
+describe('the trace viewer’s download', () => {
+  it('GET and HEAD of a result’s trace.zip work with the session cookie (no CSRF token for reads)', async () => {
+    svc = await testService();
+    const checkId = await createCheck(svc, 'api', apiBody({ doubleCheck: false }));
+    const checkSessionId = await triggerCheck(svc, checkId);
+    const agent = '5b8f2c1e-3d4a-4e6b-9c7d-1a2b3c4d5e6f';
+    const [job] = await claimJobs(svc, agent);
+    const bytes = randomBytes(4096);
+    const upload = await svc.app.inject({
+      method: 'PUT',
+      url: `/v1/agent/jobs/${job!.jobId}/artifacts/trace.zip`,
+      headers: { ...svc.auth(), 'x-agent-id': agent, 'content-type': 'application/octet-stream' },
+      payload: bytes,
+    });
+    expect(upload.statusCode, upload.body).toBe(201);
+    const posted = await svc.app.inject({
+      method: 'POST',
+      url: `/v1/agent/jobs/${job!.jobId}/result`,
+      headers: { ...svc.auth(), 'x-agent-id': agent },
+      payload: resultFor(job!, 'PASSED', { artifacts: [{ name: 'trace.zip', sizeBytes: bytes.length }] }),
+    });
+    expect(posted.statusCode).toBe(200);
+    const resultId = (await svc.request('GET', `/v1/check-sessions/${checkSessionId}`)).json().results[0].id;
+    const url = `/v1/check-results/${checkId}/${resultId}/artifacts/trace.zip`;
+
+    const { cookie } = await signedIn(svc);
+    const download = await withCookie(svc, 'GET', url, cookie);
+    expect(download.statusCode).toBe(200);
+    expect(download.rawPayload.equals(bytes)).toBe(true);
+    expect(download.headers['cache-control']).toBe('no-store');
+    const head = await withCookie(svc, 'HEAD', url, cookie);
+    expect(head.statusCode).toBe(200);
+    expect(Number(head.headers['content-length'])).toBe(bytes.length);
+    expect(head.rawPayload.length).toBe(0);
+    // Another account's session finds nothing.
+    const other = await signIn(svc, svc.accountB.key);
+    expect((await withCookie(svc, 'GET', url, cookieHeader(other))).statusCode).toBe(404);
   });
 });
 

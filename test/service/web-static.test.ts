@@ -1,11 +1,14 @@
 import { createHash } from 'node:crypto';
-import { request } from 'node:http';
+import { createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Kysely } from 'kysely';
 import { pino } from 'pino';
+import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PROTOCOL_VERSION } from '../../src/protocol/index.js';
 import { build, type Service } from '../../src/service/app.js';
 import { createAccount, createApiKey } from '../../src/service/http/auth.js';
 import { type Database, openSqliteDatabase } from '../../src/service/store/database.js';
@@ -15,6 +18,7 @@ import {
   inlineScriptHashes,
   traceViewerCsp,
 } from '../../src/service/web/static.js';
+import { CHROMIUM_PATH, chromiumRequirement, missingRequirement } from '../helpers/requirements.js';
 
 // Issue 13, part A: the service serves the built web app at `/` (SPA fallback on the app's paths only),
 // its hashed assets as immutable, a 503 page while it is not built, and playwright-core's trace viewer.
@@ -299,4 +303,170 @@ describe('the trace viewer', () => {
     }
     expect((await get(built, '/trace-viewer/nope.js')).statusCode).toBe(404);
   });
+});
+
+/** Sends a JSON request with the API key to `base`; answers the parsed body. @throws Error on a status of 300 or more. */
+async function api(
+  base: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+) {
+  const res = await fetch(base + path, {
+    method,
+    headers: {
+      authorization: `Bearer ${apiKey}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      ...headers,
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${text}`);
+  return text ? JSON.parse(text) : undefined;
+}
+
+describe.skipIf(missingRequirement([chromiumRequirement()]))('the trace viewer in Chromium', () => {
+  it('opens a result’s trace.zip with the session cookie and fetches nothing from another origin', async () => {
+    // Another origin, counting what it is asked for.
+    let hits: string[] = [];
+    const other = createServer((req, res) => {
+      hits.push(req.url ?? '');
+      res.writeHead(req.url === '/style.css' ? 200 : 404, { 'content-type': 'text/css' });
+      res.end('h1 { color: rebeccapurple }');
+    });
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+    const otherBase = `http://127.0.0.1:${(other.address() as AddressInfo).port}`;
+    const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: ['--no-sandbox'] });
+    const traceDir = mkdtempSync(join(tmpdir(), 'outpost-trace-'));
+    try {
+      // A real trace of a page that loads a style sheet from the other origin.
+      const recording = await browser.newContext();
+      await recording.tracing.start({ screenshots: true, snapshots: true });
+      const traced = await recording.newPage();
+      await traced.setContent(
+        `<link rel="stylesheet" href="${otherBase}/style.css"><h1>Hello from the trace</h1><button>Go</button>`,
+      );
+      await traced.click('button');
+      await recording.tracing.stop({ path: join(traceDir, 'trace.zip') });
+      await recording.close();
+      expect(hits).toContain('/style.css');
+      hits = [];
+
+      // The trace as a result's artifact, uploaded as an agent does.
+      const address = built.app.server.address() as AddressInfo;
+      const base = `http://127.0.0.1:${address.port}`;
+      const check = await api(base, 'POST', '/v1/checks/api', {
+        name: 'api',
+        activated: false,
+        doubleCheck: false,
+        request: { url: 'https://api.example.test/health' },
+      });
+      const trigger = await api(base, 'POST', '/v1/check-sessions/trigger', {
+        target: { checkId: [check.id] },
+      });
+      const agent = '7d3f1c2b-4a5e-4f60-8b7c-9d0e1f2a3b4c';
+      const claim = await api(
+        base,
+        'POST',
+        '/v1/agent/jobs/claim',
+        {
+          agentVersion: '0.0.0-test',
+          protocolVersion: PROTOCOL_VERSION,
+          checkTypes: ['API'],
+          runtimes: ['2026.04'],
+          freeSlots: { uptime: 1, main: 1 },
+          waitSeconds: 0,
+        },
+        { 'x-agent-id': agent },
+      );
+      const job = claim.jobs[0];
+      const zip = readFileSync(join(traceDir, 'trace.zip'));
+      const upload = await fetch(`${base}/v1/agent/jobs/${job.jobId}/artifacts/trace.zip`, {
+        method: 'PUT',
+        headers: {
+          authorization: `Bearer ${apiKey}`,
+          'x-agent-id': agent,
+          'content-type': 'application/octet-stream',
+        },
+        body: zip,
+      });
+      expect(upload.status).toBe(201);
+      const now = new Date().toISOString();
+      await api(
+        base,
+        'POST',
+        `/v1/agent/jobs/${job.jobId}/result`,
+        {
+          status: 'PASSED',
+          hasFailures: false,
+          hasErrors: false,
+          isDegraded: false,
+          overMaxResponseTime: false,
+          responseTime: 1,
+          startedAt: now,
+          stoppedAt: now,
+          errorMessage: null,
+          assertions: [],
+          logs: [],
+          runLocation: job.runLocation,
+          attempts: job.attempt,
+          resultType: 'FINAL',
+          artifacts: [{ name: 'trace.zip', sizeBytes: zip.length }],
+        },
+        { 'x-agent-id': agent },
+      );
+      const session = await api(base, 'GET', `/v1/check-sessions/${trigger.sessions[0].checkSessionId}`);
+      const traceUrl = `/v1/check-results/${check.id}/${session.results[0].id}/artifacts/trace.zip`;
+
+      // A browser signs in (the cookie only: no key in the page) and opens the viewer.
+      const context = await browser.newContext();
+      const page = await context.newPage();
+      const violations: string[] = [];
+      page.on('console', (m) => {
+        if (/Content Security Policy/i.test(m.text())) violations.push(m.text());
+      });
+      await page.goto(`${base}/sign-in`);
+      const status = await page.evaluate(async (key) => {
+        const res = await fetch('/auth/session', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ apiKey: key }),
+        });
+        return res.status;
+      }, apiKey);
+      expect(status).toBe(200);
+      await page.goto(`${base}/trace-viewer/index.html?trace=${encodeURIComponent(traceUrl)}`);
+      // The DOM snapshot of the click, rendered from the trace in the viewer's iframe.
+      await expect
+        .poll(
+          async () => {
+            for (const frame of page.frames()) {
+              const text = await frame.evaluate(() => document.body?.innerText ?? '').catch(() => '');
+              if (text.includes('Hello from the trace')) return true;
+            }
+            return false;
+          },
+          { timeout: 20_000 },
+        )
+        .toBe(true);
+      // The action list shows the recorded click.
+      expect(await page.getByText("locator('button')").count()).toBeGreaterThan(0);
+      expect(violations).toEqual([]);
+      // The style sheet came out of the trace, not from its origin.
+      expect(hits).toEqual([]);
+
+      // A trace URL of another origin: the viewer's CSP stops its service worker.
+      await page.goto(`${base}/trace-viewer/index.html?trace=${encodeURIComponent(`${otherBase}/evil.zip`)}`);
+      await expect.poll(() => violations.length, { timeout: 10_000 }).toBeGreaterThan(0);
+      expect(violations.join('\n')).toContain("connect-src 'self'");
+      expect(hits).toEqual([]);
+      await context.close();
+    } finally {
+      await browser.close();
+      other.close();
+      rmSync(traceDir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
