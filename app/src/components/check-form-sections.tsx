@@ -871,7 +871,7 @@ export function PlaywrightSection({ fx, refs }: { fx: FormApi; refs: References 
         <FileRows
           fx={fx}
           path="dependencies"
-          hint="At the root: a package.json (a JSON object), a playwright.config.ts (or .js, .mjs, .cjs), at most one lock file. At most 100 files, 128 KiB each, 5 MiB in all; paths relative, no .. segments."
+          hint="At the root: a package.json (a JSON object), a playwright.config.ts (or .js, .mjs, .cjs), at most one lock file. At most 100 files, 128 KiB each, 5 MiB in all; paths relative, no .. segments. Only Chromium projects run, with the runtime's packages (nothing is installed on the agent)."
         />
         <fieldset class="nested" aria-describedby="playwright-entry-hint">
           <legend>Test entry</legend>
