@@ -443,7 +443,10 @@ describe.skipIf(missingRequirement([chromiumRequirement()]))('the trace viewer i
         .poll(
           async () => {
             for (const frame of page.frames()) {
-              const text = await frame.evaluate(() => document.body?.innerText ?? '').catch(() => '');
+              const text = await frame
+                .locator('body')
+                .innerText({ timeout: 1000 })
+                .catch(() => '');
               if (text.includes('Hello from the trace')) return true;
             }
             return false;
