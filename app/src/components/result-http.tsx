@@ -114,7 +114,7 @@ export function Waterfall({ phases }: { phases: HttpPhases }) {
           ))}
         </tbody>
         <tfoot>
-          <tr>
+          <tr class="rv-waterfall-total">
             <th scope="row">Total</th>
             <td class="num">{formatOffset(0)}</td>
             <td class="num">{formatMs(phases.total)}</td>
@@ -286,7 +286,11 @@ export function HttpPartView({ part, level }: { part: HttpPart; level: HeadingLe
             <summary>Response headers ({Object.keys(response.headers ?? {}).length})</summary>
             <HeaderTable headers={response.headers ?? {}} caption="Response headers" />
           </details>
-          {response.body !== undefined ? (
+          {response.body === undefined ? (
+            <p class="muted">
+              The response body is not stored for this check type (URL monitors never store it).
+            </p>
+          ) : (
             <>
               <p class="rv-label">Response body</p>
               {response.body === null ? (
@@ -300,7 +304,7 @@ export function HttpPartView({ part, level }: { part: HttpPart; level: HeadingLe
                 </>
               )}
             </>
-          ) : null}
+          )}
         </>
       ) : (
         <p class="muted">No response arrived.</p>

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { ApiError, api } from '../api.js';
+import { ApiError, api, fetchSession } from '../api.js';
 import { ErrorNotice, Loading, PageHeader } from '../components/page.js';
 import { ResultView, checkTypeText, resultTypeText } from '../components/result-view.js';
 import { Breadcrumbs, Facts } from '../components/result-text.js';
@@ -167,6 +167,30 @@ function useSession(sessionId: string): { seen: Seen | null; error: Error | null
   return { seen, error, waitError };
 }
 
+/**
+ * When the session answered 404 and the address names an account other than the signed-in one (a link
+ * made for another account), the signed-in account's name; else null.
+ */
+function useOtherAccount(accountId: string, error: Error | null): string | null {
+  const [other, setOther] = useState<string | null>(null);
+  const notFound = error instanceof ApiError && error.status === 404;
+  useEffect(() => {
+    setOther(null);
+    if (!notFound || !accountId) return;
+    let live = true;
+    fetchSession().then(
+      (s) => {
+        if (live && s && s.accountId !== accountId) setOther(s.accountName);
+      },
+      () => undefined,
+    );
+    return () => {
+      live = false;
+    };
+  }, [notFound, accountId]);
+  return other;
+}
+
 /** The elapsed time of a running session, ticking every second; the service's figure once final. */
 function useElapsed(seen: Seen | null): number | null {
   const [now, setNow] = useState(() => Date.now());
@@ -187,6 +211,7 @@ function useElapsed(seen: Seen | null): number | null {
  * a 404 from the API and shows as not found.
  */
 export default function CheckSessionPage({
+  accountId = '',
   checkId = '',
   sessionId = '',
 }: {
@@ -195,6 +220,7 @@ export default function CheckSessionPage({
   sessionId?: string;
 }) {
   const { seen, error, waitError } = useSession(sessionId);
+  const otherAccount = useOtherAccount(accountId, error);
   const elapsed = useElapsed(seen);
   const session = seen?.session;
   useTitle(session ? `Check session of ${session.name}` : 'Check session');
@@ -204,7 +230,8 @@ export default function CheckSessionPage({
     <Breadcrumbs
       trail={[
         { label: 'Checks', href: '/checks' },
-        { label: session?.name ?? 'Check', href: checkPath },
+        // The check is named once the session is read; a session not found links to no check.
+        ...(session || !error ? [{ label: session?.name ?? 'Check', href: checkPath }] : []),
         { label: 'Check session' },
       ]}
     />
@@ -215,7 +242,15 @@ export default function CheckSessionPage({
       <section class="session-page">
         {crumbs}
         <PageHeader title="Check session" />
-        {error ? (
+        {otherAccount ? (
+          <div class="notice notice-error" role="alert">
+            <strong>This check session belongs to another account</strong>
+            <p>
+              You are signed in to {otherAccount}. Sign out and sign in with an API key of the account the
+              link was made for to see it.
+            </p>
+          </div>
+        ) : error ? (
           <ErrorNotice error={error} title="The check session could not be loaded" />
         ) : (
           <Loading what="Loading the check session" />

@@ -76,7 +76,7 @@ export default function ResultDetail({
   if (!data) {
     return (
       <section class="result-page">
-        <Crumbs checkId={checkId} checkName={null} />
+        <Crumbs checkId={error ? null : checkId} checkName={null} />
         <PageHeader title="Result" />
         {error ? <ErrorNotice error={error} title="The result could not be loaded" /> : null}
         {loading || !error ? <Loading what="Loading the result" /> : null}
@@ -117,13 +117,16 @@ export default function ResultDetail({
   );
 }
 
-/** Checks › check name › Result. */
-function Crumbs({ checkId, checkName }: { checkId: string; checkName: string | null }) {
+/** Checks › check name › Result; without the check when `checkId` is null. */
+function Crumbs({ checkId, checkName }: { checkId: string | null; checkName: string | null }) {
   return (
     <Breadcrumbs
       trail={[
         { label: 'Checks', href: '/checks' },
-        { label: checkName ?? 'Check', href: `/checks/${encodeURIComponent(checkId)}` },
+        // A result that could not be read links to no check (it may not exist).
+        ...(checkId === null
+          ? []
+          : [{ label: checkName ?? 'Check', href: `/checks/${encodeURIComponent(checkId)}` }]),
         { label: 'Result' },
       ]}
     />
