@@ -76,7 +76,7 @@ export function AgentsTable({
 }) {
   return (
     <div class="table-wrap">
-      <table>
+      <table class="misc-table">
         <caption class="visually-hidden">{caption}</caption>
         <thead>
           <tr>

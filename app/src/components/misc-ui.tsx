@@ -71,6 +71,7 @@ export function ConfirmButton({
   question,
   confirmLabel,
   onConfirm,
+  describeError = messageOf,
   small = false,
 }: {
   /** The text of the button that opens the question, e.g. "Delete location". */
@@ -81,6 +82,8 @@ export function ConfirmButton({
   confirmLabel: string;
   /** The action; its rejection is shown and the question stays open. */
   onConfirm: () => Promise<void>;
+  /** Words for a rejection (e.g. a 409 naming what still uses the thing); default: the error's message. */
+  describeError?: (error: unknown) => ComponentChildren;
   small?: boolean;
 }) {
   const [open, setOpen] = useState(false);
@@ -136,7 +139,7 @@ export function ConfirmButton({
       {error ? (
         <p class="misc-confirm-error" role="alert">
           <span aria-hidden="true">✕ </span>
-          {messageOf(error)}
+          {describeError(error)}
         </p>
       ) : null}
       <div class="misc-buttons">

@@ -6,6 +6,7 @@ import { Breadcrumbs } from '../components/misc-ui.js';
 import { Empty, ErrorNotice, Loading, PageHeader } from '../components/page.js';
 import { formatDateTime } from '../format.js';
 import { useLoad, useTitle } from '../hooks.js';
+import type { Check } from '../types.js';
 import './agent-detail.css';
 
 /** How often the page looks again at the agent (connected, slots, running jobs), ms. */
@@ -24,6 +25,9 @@ export default function AgentDetail({ agentId }: { agentId?: string }) {
     [id],
     POLL_MS,
   );
+  // Names for the checks of running jobs (a job names its check by id).
+  const checks = useLoad((signal) => api.get<Check[]>('/v1/checks', undefined, signal), []);
+  const checkName = new Map((checks.data ?? []).map((c) => [c.id, c.name]));
   const data = agent.data;
   useTitle(data ? `Agent ${shortId(data.id)}` : 'Agent');
   const crumbs = [{ href: '/private-locations', label: 'Private locations' }];
@@ -134,7 +138,7 @@ export default function AgentDetail({ agentId }: { agentId?: string }) {
           </Empty>
         ) : (
           <div class="table-wrap">
-            <table>
+            <table class="misc-table">
               <caption class="visually-hidden">Jobs running on the agent</caption>
               <thead>
                 <tr>
@@ -150,7 +154,7 @@ export default function AgentDetail({ agentId }: { agentId?: string }) {
                   <tr key={job.jobId}>
                     <th scope="row">
                       <a href={`/checks/${encodeURIComponent(job.checkId)}`}>
-                        <code>{shortId(job.checkId)}</code>
+                        {checkName.get(job.checkId) ?? <code>{shortId(job.checkId)}</code>}
                       </a>
                     </th>
                     <td>{job.checkType}</td>

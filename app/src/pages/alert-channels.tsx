@@ -151,7 +151,7 @@ function ChannelList() {
       ) : null}
       {channels.data && channels.data.length > 0 ? (
         <div class="table-wrap">
-          <table>
+          <table class="misc-table">
             <caption class="visually-hidden">Alert channels</caption>
             <thead>
               <tr>
@@ -785,7 +785,7 @@ function OutcomeBadge({ outcome }: { outcome: NotificationAttempt['outcome'] }) 
 function AttemptsTable({ attempts, caption }: { attempts: NotificationAttempt[]; caption: string }) {
   return (
     <div class="table-wrap">
-      <table class="ac-attempts">
+      <table class="misc-table ac-attempts">
         <caption class="visually-hidden">{caption}</caption>
         <thead>
           <tr>
@@ -822,6 +822,27 @@ function AttemptsTable({ attempts, caption }: { attempts: NotificationAttempt[];
   );
 }
 
+/** The words of each config field (docs/api.md, "Alert channel"). */
+const CONFIG_LABELS: Record<string, string> = {
+  address: 'Email address',
+  url: 'URL',
+  channel: 'Channel',
+  name: 'Name',
+  method: 'Method',
+  headers: 'Headers',
+  queryParameters: 'Query parameters',
+  template: 'Body template',
+  webhookSecret: 'Signing secret',
+  webhookType: 'Webhook type',
+  number: 'Phone number',
+  serviceKey: 'Integration key',
+  account: 'Account',
+  serviceName: 'Service name',
+  apiKey: 'API key',
+  region: 'Region',
+  priority: 'Priority',
+};
+
 /** What the configuration of a channel says, as the API answers it (secrets read `*****`). */
 function ConfigList({ channel }: { channel: AlertChannel }) {
   const entries = Object.entries(channel.config as Record<string, unknown>);
@@ -848,7 +869,7 @@ function ConfigList({ channel }: { channel: AlertChannel }) {
     <dl class="misc-dl">
       {entries.map(([name, value]) => (
         <Fragment key={name}>
-          <dt>{name}</dt>
+          <dt>{CONFIG_LABELS[name] ?? name}</dt>
           <dd>{show(value)}</dd>
         </Fragment>
       ))}
@@ -1197,7 +1218,7 @@ function NotificationLog({ channelId, version }: { channelId: number; version: n
       ) : null}
       {list && list.length > 0 ? (
         <div class="table-wrap">
-          <table>
+          <table class="misc-table">
             <caption class="visually-hidden">Notifications sent through the channel, newest first</caption>
             <thead>
               <tr>

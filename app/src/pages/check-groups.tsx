@@ -89,7 +89,7 @@ function GroupList() {
       ) : null}
       {loaded.data && loaded.data.groups.length > 0 ? (
         <div class="table-wrap">
-          <table>
+          <table class="misc-table">
             <caption class="visually-hidden">Check groups</caption>
             <thead>
               <tr>
@@ -462,7 +462,7 @@ function GroupDetail({ id }: { id: string }) {
         ) : null}
         {members.length > 0 ? (
           <div class="table-wrap">
-            <table>
+            <table class="misc-table">
               <caption class="visually-hidden">Checks of {data.name}</caption>
               <thead>
                 <tr>

@@ -127,7 +127,7 @@ function IncidentList() {
 function IncidentTable({ incidents, caption }: { incidents: IncidentView[]; caption: string }) {
   return (
     <div class="table-wrap">
-      <table>
+      <table class="misc-table">
         <caption class="visually-hidden">{caption}</caption>
         <thead>
           <tr>

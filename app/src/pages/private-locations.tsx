@@ -108,7 +108,7 @@ function LocationList() {
         ) : null}
         {locations.data && locations.data.length > 0 ? (
           <div class="table-wrap">
-            <table>
+            <table class="misc-table">
               <caption class="visually-hidden">Private locations</caption>
               <thead>
                 <tr>
@@ -394,7 +394,7 @@ function LocationDetail({ id }: { id: string }) {
           </Empty>
         ) : (
           <div class="table-wrap">
-            <table>
+            <table class="misc-table">
               <caption class="visually-hidden">Keys of {data.name}</caption>
               <thead>
                 <tr>

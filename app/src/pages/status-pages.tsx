@@ -1,9 +1,16 @@
 import { useState } from 'preact/hooks';
-import { api, getAllEntries } from '../api.js';
+import { ApiError, api, getAllEntries } from '../api.js';
 import { Field, FormError } from '../components/forms.js';
 import { loadServices, ServicePicker } from '../components/misc-services.js';
 import type { ServiceView, StatusPage } from '../components/misc-types.js';
-import { Checkbox, ConfirmButton, errorOf, formLevelError, OneTimeSecret } from '../components/misc-ui.js';
+import {
+  Checkbox,
+  ConfirmButton,
+  errorOf,
+  formLevelError,
+  messageOf,
+  OneTimeSecret,
+} from '../components/misc-ui.js';
 import { Empty, ErrorNotice, Loading, PageHeader } from '../components/page.js';
 import { useLoad, useTitle } from '../hooks.js';
 import './status-pages.css';
@@ -178,14 +185,14 @@ function PageCard({
         {page.isPrivate ? (
           <span class="badge badge-paused">
             <span aria-hidden="true" class="badge-glyph">
-              🔒
+              ○
             </span>
             Private
           </span>
         ) : (
           <span class="badge badge-passing">
             <span aria-hidden="true" class="badge-glyph">
-              ◉
+              ●
             </span>
             Public
           </span>
@@ -476,6 +483,7 @@ function Services({
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const shownOn = new Map<string, string[]>();
+  const pageNames = new Map(pages.map((p) => [p.id, p.name]));
   for (const page of pages) {
     for (const card of page.cards) {
       for (const s of card.services) {
@@ -535,7 +543,7 @@ function Services({
       ) : null}
       {services.data && services.data.length > 0 ? (
         <div class="table-wrap">
-          <table>
+          <table class="misc-table">
             <caption class="visually-hidden">Status-page services</caption>
             <thead>
               <tr>
@@ -552,6 +560,7 @@ function Services({
                   key={service.id}
                   service={service}
                   shownOn={shownOn.get(service.id) ?? []}
+                  pageNames={pageNames}
                   onChanged={onChanged}
                 />
               ))}
@@ -566,12 +575,23 @@ function Services({
 function ServiceRow({
   service,
   shownOn,
+  pageNames,
   onChanged,
 }: {
   service: ServiceView;
   shownOn: string[];
+  pageNames: ReadonlyMap<string, string>;
   onChanged: () => void;
 }) {
+  /** The 409 of a service a card still shows, naming the pages (the API names them by id). */
+  const describeError = (err: unknown) => {
+    const ids = err instanceof ApiError ? err.body?.attributes?.statusPageIds : undefined;
+    if (err instanceof ApiError && err.status === 409 && Array.isArray(ids)) {
+      const names = ids.map((id) => pageNames.get(String(id)) ?? String(id));
+      return `It cannot be deleted: a card of ${names.length === 1 ? 'the status page' : 'the status pages'} ${names.join(', ')} shows it. Remove it from their cards first.`;
+    }
+    return messageOf(err);
+  };
   const [renaming, setRenaming] = useState(false);
   const [name, setName] = useState(service.name);
   const [busy, setBusy] = useState(false);
@@ -656,6 +676,7 @@ function ServiceRow({
               </>
             }
             confirmLabel="Delete service"
+            describeError={describeError}
             onConfirm={async () => {
               await api.delete(path);
               onChanged();
