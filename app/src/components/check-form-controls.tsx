@@ -336,6 +336,7 @@ export function CheckboxGroup({
               type="checkbox"
               checked={chosen.includes(o.value)}
               aria-invalid={error && i === 0 ? 'true' : undefined}
+              aria-describedby={error && i === 0 ? `${id}-error` : undefined}
               onChange={(e) => {
                 const next = e.currentTarget.checked
                   ? [...chosen, o.value]

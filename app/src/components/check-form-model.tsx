@@ -32,49 +32,69 @@ export const CREATABLE_TYPES = [
 export type CreatableType = (typeof CREATABLE_TYPES)[number];
 
 /** What the type picker and the page title say about each type. */
-export const TYPE_INFO: Record<CreatableType, { label: string; path: string; summary: string }> = {
+export const TYPE_INFO: Record<
+  CreatableType,
+  {
+    /** As a heading of its own: `API check`, `Browser check`. */
+    label: string;
+    /** Within a sentence or title: `API check`, `browser check`. */
+    noun: string;
+    /** Last segment of `POST /v1/checks/{path}`. */
+    path: string;
+    summary: string;
+  }
+> = {
   API: {
     label: 'API check',
+    noun: 'API check',
     path: 'api',
     summary: 'Any HTTP request, with headers, a body, scripts and assertions on the answer.',
   },
   URL: {
     label: 'URL monitor',
+    noun: 'URL monitor',
     path: 'url',
     summary: 'A plain GET of one page: is it up, how fast, what status.',
   },
   TCP: {
     label: 'TCP monitor',
+    noun: 'TCP monitor',
     path: 'tcp',
     summary: 'Opens a TCP connection, optionally sends data and reads the reply.',
   },
   DNS: {
     label: 'DNS monitor',
+    noun: 'DNS monitor',
     path: 'dns',
     summary: 'Sends one query to a name server and checks its answer.',
   },
   ICMP: {
     label: 'ICMP monitor',
+    noun: 'ICMP monitor',
     path: 'icmp',
     summary: 'Pings a host and measures packet loss and latency.',
   },
   BROWSER: {
     label: 'Browser check',
+    noun: 'browser check',
     path: 'browser',
     summary: 'A Playwright script driving Chromium through your pages.',
   },
   MULTI_STEP: {
     label: 'Multi-step check',
+    noun: 'multi-step check',
     path: 'multistep',
     summary: 'A Playwright spec chaining API requests in timed steps.',
   },
   PLAYWRIGHT: {
     label: 'Playwright check suite',
+    noun: 'Playwright check suite',
     path: 'playwright',
     summary: 'A whole Playwright project (config, specs, helpers) run with playwright test.',
   },
   HEARTBEAT: {
     label: 'Heartbeat monitor',
+    noun: 'heartbeat monitor',
     path: 'heartbeat',
     summary: 'Your cron job or service pings a URL; an alert when a ping is late.',
   },

@@ -1047,10 +1047,21 @@ export function PingUrl({ url }: { url: string }) {
           type="button"
           class="button-secondary"
           onClick={() => {
+            const select = () => {
+              const input = document.getElementById('ping-url') as HTMLInputElement | null;
+              input?.focus();
+              input?.select();
+            };
+            // The Clipboard API exists only in secure contexts (https, localhost); elsewhere the URL is selected.
+            if (!navigator.clipboard) {
+              select();
+              setCopied('no');
+              return;
+            }
             navigator.clipboard.writeText(url).then(
               () => setCopied('yes'),
               () => {
-                (document.getElementById('ping-url') as HTMLInputElement | null)?.select();
+                select();
                 setCopied('no');
               },
             );

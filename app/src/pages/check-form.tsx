@@ -141,7 +141,7 @@ function TypePicker({ unknown }: { unknown?: string }) {
 
 /** `/checks/new?type=…`: a new check of `type`, its fields at the service's defaults. */
 function NewCheck({ type }: { type: CreatableType }) {
-  const label = TYPE_INFO[type].label;
+  const label = TYPE_INFO[type].noun;
   useTitle(`New ${label}`);
   const refs = useLoad((signal) => loadReferences(type, signal), [type]);
   if (!refs.data) {
