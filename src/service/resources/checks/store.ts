@@ -6,6 +6,7 @@ import type { Database } from '../../store/database.js';
 import { readDoc, writeDoc } from '../../store/schema.js';
 import { secretBoxOf } from '../../store/secret-box.js';
 import { CHECK_SECRETS, sealSecrets } from '../../store/secret-fields.js';
+import { deleteCheckStatuses } from '../check-statuses/store.js';
 import { checkTypeEntry } from './check-types.js';
 import { type CheckDoc, openCheckSecrets } from './checks.js';
 
@@ -145,6 +146,8 @@ export class CheckStore {
         .where('account_id', '=', accountId)
         .where('check_id', '=', id)
         .execute();
+      // Its latest result and hourly figures (the checks page's rollups) go with it.
+      await deleteCheckStatuses(tx, accountId, id);
       return true;
     });
   }
