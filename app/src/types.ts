@@ -36,6 +36,8 @@ export type Check = {
   maxResponseTime?: number;
   created_at: string;
   updated_at: string | null;
+  /** Heartbeat checks: the URL their job pings (docs/heartbeats.md). */
+  pingUrl?: string;
   [field: string]: unknown;
 };
 
