@@ -143,6 +143,14 @@ describe('signing in', () => {
       .executeTakeFirstOrThrow();
     expect(rows[0]!.api_key_id).toBe(key.id);
     expect(JSON.stringify(rows)).not.toContain(id);
+    // A client's x-forwarded-proto is not believed (no trusted proxy is configured).
+    const forwarded = await signIn(svc, svc.accountA.key, { 'x-forwarded-proto': 'https' });
+    expect(forwarded.statusCode).toBe(200);
+    expect(
+      sessionSetCookie(forwarded)
+        .split(';')
+        .map((a) => a.trim()),
+    ).not.toContain('Secure');
   });
 
   it('GET /auth/session answers the same session for the cookie, 401 without one', async () => {
@@ -160,7 +168,7 @@ describe('signing in', () => {
     });
   });
 
-  it('sets Secure over HTTPS (x-forwarded-proto is not trusted; an https app URL is)', async () => {
+  it('sets Secure when the app URL is https (proxy headers are not trusted) and accepts its origin', async () => {
     const db = await openSqliteDatabase(':memory:');
     const account = await createAccount(db, 'Secure');
     const key = await createApiKey(db, account);
