@@ -1,5 +1,5 @@
 import type { ComponentChildren } from 'preact';
-import { useEffect, useId, useRef, useState } from 'preact/hooks';
+import { useEffect, useId, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { ApiError } from '../api.js';
 import './misc-ui.css';
 
@@ -93,7 +93,8 @@ export function ConfirmButton({
   const cancelRef = useRef<HTMLButtonElement>(null);
   const wasOpen = useRef(false);
 
-  useEffect(() => {
+  // A layout effect: focus moves in the same task as the click, before a key press can land on <body>.
+  useLayoutEffect(() => {
     if (open) cancelRef.current?.focus();
     else if (wasOpen.current) triggerRef.current?.focus();
     wasOpen.current = open;
