@@ -1,5 +1,5 @@
 import { formatBytes } from '../format.js';
-import { Heading, type HeadingLevel } from './result-text.js';
+import { Heading, type HeadingLevel, ScrollRegion } from './result-text.js';
 
 /** An artifact of a result as the API lists it: its file name and size (bytes). */
 export type Artifact = { name: string; sizeBytes: number };
@@ -135,7 +135,7 @@ export function ArtifactsTable({
 }) {
   const traces = artifacts.filter((a) => artifactKind(a.name) === 'trace').length;
   return (
-    <div class="table-wrap">
+    <ScrollRegion label="Artifacts of this result">
       <table>
         <caption class="visually-hidden">Artifacts of this result</caption>
         <thead>
@@ -171,6 +171,6 @@ export function ArtifactsTable({
           })}
         </tbody>
       </table>
-    </div>
+    </ScrollRegion>
   );
 }

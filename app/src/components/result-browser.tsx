@@ -1,7 +1,16 @@
 import { formatMs } from '../format.js';
 import type { CheckResult } from '../types.js';
 import { CertificateFacts } from './result-http.js';
-import { Facts, Heading, type HeadingLevel, LongText, PassMark, below, formatOffset } from './result-text.js';
+import {
+  Facts,
+  Heading,
+  type HeadingLevel,
+  LongText,
+  PassMark,
+  below,
+  formatOffset,
+  ScrollRegion,
+} from './result-text.js';
 
 /** The browser part of a browser, multi-step or Playwright check suite result (docs/checks.md). */
 export type BrowserPart = NonNullable<CheckResult['browserCheckResult']>;
@@ -73,7 +82,7 @@ const STEP_GLYPHS: Record<BrowserStep['status'], string> = { PASSED: '✓', FAIL
 function StepsTable({ steps }: { steps: readonly BrowserStep[] }) {
   const end = Math.max(1, ...steps.map((s) => s.startMs + s.durationMs));
   return (
-    <div class="table-wrap">
+    <ScrollRegion label="Steps of the run">
       <table class="rv-steps">
         <caption class="visually-hidden">Steps of the run</caption>
         <thead>
@@ -125,7 +134,7 @@ function StepsTable({ steps }: { steps: readonly BrowserStep[] }) {
           ))}
         </tbody>
       </table>
-    </div>
+    </ScrollRegion>
   );
 }
 
@@ -227,7 +236,7 @@ export function BrowserPartView({ part, level }: { part: BrowserPart; level: Hea
       {pages.length > 0 ? (
         <>
           <Heading level={sub}>Web vitals</Heading>
-          <div class="table-wrap">
+          <ScrollRegion label="Web vitals of each page the script visited">
             <table class="rv-vitals">
               <caption class="visually-hidden">Web vitals of each page the script visited</caption>
               <thead>
@@ -256,7 +265,7 @@ export function BrowserPartView({ part, level }: { part: BrowserPart; level: Hea
                 ))}
               </tbody>
             </table>
-          </div>
+          </ScrollRegion>
           <p class="muted rv-small">
             Ratings follow web.dev's thresholds: good, needs improvement, poor. CLS has no unit.
           </p>

@@ -1,6 +1,6 @@
 import { formatMs } from '../format.js';
 import type { CheckResult } from '../types.js';
-import { Facts, Heading, type HeadingLevel, LongText, PassMark, below } from './result-text.js';
+import { Facts, Heading, type HeadingLevel, LongText, PassMark, below, ScrollRegion } from './result-text.js';
 
 /** The DNS part of a result (docs/checks.md, "DNS"). */
 export type DnsPart = NonNullable<CheckResult['dnsCheckResult']>;
@@ -73,7 +73,7 @@ export function formatTtl(seconds: number): string {
 
 function RecordTable({ records, caption }: { records: readonly DnsRecord[]; caption: string }) {
   return (
-    <div class="table-wrap">
+    <ScrollRegion label={caption}>
       <table>
         <caption class="visually-hidden">{caption}</caption>
         <thead>
@@ -98,7 +98,7 @@ function RecordTable({ records, caption }: { records: readonly DnsRecord[]; capt
           ))}
         </tbody>
       </table>
-    </div>
+    </ScrollRegion>
   );
 }
 

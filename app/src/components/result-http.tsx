@@ -9,6 +9,7 @@ import {
   PassMark,
   below,
   formatOffset,
+  ScrollRegion,
 } from './result-text.js';
 
 /** The HTTP part of a URL monitor's or an API check's result (docs/checks.md, "HTTP timing"). */
@@ -76,7 +77,7 @@ function percent(value: number, scale: number): number {
 export function Waterfall({ phases }: { phases: HttpPhases }) {
   const { rows, scaleMs } = waterfallOf(phases);
   return (
-    <div class="table-wrap">
+    <ScrollRegion label="Timing of the final request, by phase">
       <table class="rv-waterfall">
         <caption class="visually-hidden">Timing of the final request, by phase</caption>
         <thead>
@@ -127,7 +128,7 @@ export function Waterfall({ phases }: { phases: HttpPhases }) {
           </tr>
         </tfoot>
       </table>
-    </div>
+    </ScrollRegion>
   );
 }
 

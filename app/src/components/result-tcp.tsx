@@ -1,6 +1,6 @@
 import { formatMs } from '../format.js';
 import type { CheckResult } from '../types.js';
-import { Facts, Heading, type HeadingLevel, LongText, PassMark, below } from './result-text.js';
+import { Facts, Heading, type HeadingLevel, LongText, PassMark, below, ScrollRegion } from './result-text.js';
 
 /** The TCP part of a result (docs/checks.md, "TCP"). */
 export type TcpPart = NonNullable<CheckResult['tcpCheckResult']>;
@@ -45,7 +45,7 @@ export function TcpPartView({ part, level }: { part: TcpPart; level: HeadingLeve
       {timings ? (
         <>
           <Heading level={sub}>Timing</Heading>
-          <div class="table-wrap">
+          <ScrollRegion label="Timing of the TCP run, by phase">
             <table class="rv-narrow">
               <caption class="visually-hidden">Timing of the TCP run, by phase</caption>
               <thead>
@@ -75,7 +75,7 @@ export function TcpPartView({ part, level }: { part: TcpPart; level: HeadingLeve
                 </tr>
               </tbody>
             </table>
-          </div>
+          </ScrollRegion>
         </>
       ) : null}
       <Heading level={sub}>Reply</Heading>

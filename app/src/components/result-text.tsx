@@ -1,5 +1,5 @@
 import type { ComponentChildren } from 'preact';
-import { useMemo, useState } from 'preact/hooks';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { formatMs } from '../format.js';
 
 /**
@@ -111,7 +111,7 @@ export function HeaderTable({ headers, caption }: { headers: Record<string, stri
   const entries = Object.entries(headers);
   if (entries.length === 0) return <p class="muted">No headers.</p>;
   return (
-    <div class="table-wrap">
+    <ScrollRegion label={caption}>
       <table class="rv-headers">
         <caption class="visually-hidden">{caption}</caption>
         <thead>
@@ -131,7 +131,7 @@ export function HeaderTable({ headers, caption }: { headers: Record<string, stri
           ))}
         </tbody>
       </table>
-    </div>
+    </ScrollRegion>
   );
 }
 
@@ -210,5 +210,35 @@ export function Breadcrumbs({ trail }: { trail: readonly Crumb[] }) {
         ))}
       </ol>
     </nav>
+  );
+}
+
+/**
+ * A wide table's scrolling box (`.table-wrap`). Once its content is wider than the box (a narrow
+ * screen), it becomes a named region a keyboard can focus and scroll; when everything fits it is a plain
+ * box and no tab stop.
+ */
+export function ScrollRegion({ label, children }: { label: string; children: ComponentChildren }) {
+  const ref = useRef<HTMLDivElement>(null);
+  const [scrolls, setScrolls] = useState(false);
+  useEffect(() => {
+    const box = ref.current;
+    if (!box) return;
+    const measure = () => setScrolls(box.scrollWidth > box.clientWidth + 1);
+    measure();
+    if (typeof ResizeObserver === 'undefined') return;
+    const observer = new ResizeObserver(measure);
+    observer.observe(box);
+    if (box.firstElementChild) observer.observe(box.firstElementChild);
+    return () => observer.disconnect();
+  }, []);
+  // One element throughout (the table inside keeps its state): a named group, which takes a tab stop
+  // while it scrolls (WCAG 2.1.1); a group, not a region, so the same table in several results does not
+  // repeat a landmark.
+  return (
+    // biome-ignore lint/a11y/useSemanticElements: a fieldset groups form controls; this box holds a table
+    <div ref={ref} class="table-wrap" role="group" aria-label={label} tabIndex={scrolls ? 0 : undefined}>
+      {children}
+    </div>
   );
 }

@@ -8,7 +8,7 @@ import { type DnsPart, DnsPartView } from './result-dns.js';
 import { type HttpPart, HttpPartView } from './result-http.js';
 import { IcmpPartView } from './result-icmp.js';
 import { type TcpPart, TcpPartView } from './result-tcp.js';
-import { Facts, Heading, type HeadingLevel, PassMark, formatClock } from './result-text.js';
+import { Facts, Heading, type HeadingLevel, PassMark, formatClock, ScrollRegion } from './result-text.js';
 import { RunStatusBadge } from './status.js';
 
 /** One evaluated assertion: source, property, comparison, target, the `actual` value and the `error`. */
@@ -109,7 +109,7 @@ export function AssertionsTable({ assertions }: { assertions: readonly Assertion
           <PassMark ok={false} badText={`${failed} of ${assertions.length} assertions failed.`} />
         )}
       </p>
-      <div class="table-wrap">
+      <ScrollRegion label="Assertions and their outcome">
         <table class="rv-assertions">
           <caption class="visually-hidden">Assertions and their outcome</caption>
           <thead>
@@ -151,7 +151,7 @@ export function AssertionsTable({ assertions }: { assertions: readonly Assertion
             })}
           </tbody>
         </table>
-      </div>
+      </ScrollRegion>
     </>
   );
 }
@@ -169,7 +169,7 @@ export function LogsTable({ logs }: { logs: readonly RunLog[] }) {
   const shown = all ? logs : logs.slice(0, LOG_PREVIEW_LINES);
   return (
     <>
-      <div class="table-wrap">
+      <ScrollRegion label="Log lines of the run">
         <table class="rv-logs">
           <caption class="visually-hidden">Log lines of the run</caption>
           <thead>
@@ -192,7 +192,7 @@ export function LogsTable({ logs }: { logs: readonly RunLog[] }) {
             ))}
           </tbody>
         </table>
-      </div>
+      </ScrollRegion>
       {logs.length > LOG_PREVIEW_LINES ? (
         <div class="rv-text-actions">
           <span class="muted">

@@ -2,7 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { ApiError, api, fetchSession } from '../api.js';
 import { ErrorNotice, Loading, PageHeader } from '../components/page.js';
 import { ResultView, checkTypeText, resultTypeText } from '../components/result-view.js';
-import { Breadcrumbs, Facts } from '../components/result-text.js';
+import { Breadcrumbs, Facts, ScrollRegion } from '../components/result-text.js';
 import { RunStatusBadge } from '../components/status.js';
 import { formatDateTime, formatMs } from '../format.js';
 import { useTitle } from '../hooks.js';
@@ -169,7 +169,8 @@ function useSession(sessionId: string): { seen: Seen | null; error: Error | null
 
 /**
  * When the session answered 404 and the address names an account other than the signed-in one (a link
- * made for another account), the signed-in account's name; else null.
+ * made for another account), the signed-in account's name; else null. Only the address is compared: the
+ * API never says whether another account holds the session.
  */
 function useOtherAccount(accountId: string, error: Error | null): string | null {
   const [other, setOther] = useState<string | null>(null);
@@ -244,10 +245,10 @@ export default function CheckSessionPage({
         <PageHeader title="Check session" />
         {otherAccount ? (
           <div class="notice notice-error" role="alert">
-            <strong>This check session belongs to another account</strong>
+            <strong>This link was made for another account</strong>
             <p>
-              You are signed in to {otherAccount}. Sign out and sign in with an API key of the account the
-              link was made for to see it.
+              No such check session exists in {otherAccount}, the account you are signed in to. To see it,
+              sign out and sign in with an API key of the account the link names.
             </p>
           </div>
         ) : error ? (
@@ -396,7 +397,7 @@ function LocationsSummary({
   return (
     <>
       <h2>Results by run location</h2>
-      <div class="table-wrap">
+      <ScrollRegion label="The final result of each run location">
         <table>
           <caption class="visually-hidden">The final result of each run location</caption>
           <thead>
@@ -440,7 +441,7 @@ function LocationsSummary({
             ))}
           </tbody>
         </table>
-      </div>
+      </ScrollRegion>
     </>
   );
 }
@@ -501,7 +502,7 @@ function AttemptsTable({ attempts, checkId }: { attempts: readonly SessionResult
   return (
     <>
       <h3>Retried attempts</h3>
-      <div class="table-wrap">
+      <ScrollRegion label="Attempts that failed and were retried">
         <table>
           <caption class="visually-hidden">Attempts that failed and were retried</caption>
           <thead>
@@ -534,7 +535,7 @@ function AttemptsTable({ attempts, checkId }: { attempts: readonly SessionResult
             ))}
           </tbody>
         </table>
-      </div>
+      </ScrollRegion>
     </>
   );
 }
