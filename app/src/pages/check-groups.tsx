@@ -59,7 +59,7 @@ function GroupList() {
   const [creating, setCreating] = useState(false);
   const counts = new Map<number, number>();
   for (const check of loaded.data?.checks ?? []) {
-    if (check.groupId !== null) counts.set(check.groupId, (counts.get(check.groupId) ?? 0) + 1);
+    if (typeof check.groupId === 'number') counts.set(check.groupId, (counts.get(check.groupId) ?? 0) + 1);
   }
 
   return (

@@ -75,7 +75,7 @@ export default function StatusPagesPage() {
 
       {creating ? (
         <PageForm
-          services={services.data ?? []}
+          services={services.data}
           onSaved={(page) => {
             setCreating(false);
             const key = page.keys.find((k) => k.key)?.key;
@@ -103,7 +103,7 @@ export default function StatusPagesPage() {
                 <li key={page.id}>
                   <PageForm
                     page={page}
-                    services={services.data ?? []}
+                    services={services.data}
                     onSaved={(saved) => {
                       setEditingId(null);
                       const key = saved.keys.find((k) => k.key)?.key;
@@ -253,7 +253,8 @@ function PageForm({
   onCancel,
 }: {
   page?: StatusPage;
-  services: readonly ServiceView[];
+  /** The services cards may show; undefined while they load. */
+  services: readonly ServiceView[] | undefined;
   onSaved: (page: StatusPage) => void;
   onCancel: () => void;
 }) {
@@ -405,14 +406,18 @@ function PageForm({
                   />
                 )}
               </Field>
-              <ServicePicker
-                legend={`Services of card ${i + 1}`}
-                services={services}
-                selected={card.services}
-                onChange={(selected) => setCard(card.key, { services: selected })}
-                error={errorOf(error, `cards[${i}].services`)}
-                empty="No service yet: add services under Services below first."
-              />
+              {services ? (
+                <ServicePicker
+                  legend={`Services of card ${i + 1}`}
+                  services={services}
+                  selected={card.services}
+                  onChange={(selected) => setCard(card.key, { services: selected })}
+                  error={errorOf(error, `cards[${i}].services`)}
+                  empty="No service yet: add services under Services below first."
+                />
+              ) : (
+                <Loading what="Loading services" />
+              )}
               <div class="misc-buttons">
                 <button
                   type="button"
