@@ -70,10 +70,14 @@ export default function ResultDetail({
     (signal) => loadResult(checkId, resultId, signal),
     [checkId, resultId],
   );
-  const result = data?.result;
+  // After moving to another result, the previous one stays in `data` until the new one arrives: not shown.
+  const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
+  const shown =
+    data && same(data.result.id, resultId) && same(data.result.checkId, checkId) ? data : undefined;
+  const result = shown?.result;
   useTitle(result ? `Result of ${result.name}` : 'Result');
 
-  if (!data) {
+  if (!shown) {
     return (
       <section class="result-page">
         <Crumbs checkId={error ? null : checkId} checkName={null} />
@@ -83,7 +87,7 @@ export default function ResultDetail({
       </section>
     );
   }
-  const r = data.result;
+  const r = shown.result;
   return (
     <section class="result-page">
       <Crumbs checkId={checkId} checkName={r.name} />
@@ -101,8 +105,8 @@ export default function ResultDetail({
         <a class="button button-secondary" href={`/checks/${encodeURIComponent(checkId)}`}>
           View check
         </a>
-        {data.sessionPath ? (
-          <a class="button button-secondary" href={data.sessionPath}>
+        {shown.sessionPath ? (
+          <a class="button button-secondary" href={shown.sessionPath}>
             View check session
           </a>
         ) : null}
