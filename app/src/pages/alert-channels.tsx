@@ -1060,11 +1060,16 @@ function Subscriptions({
     event.preventDefault();
     setBusy(true);
     setError(null);
-    const subscriptions = [...checked].map((k) =>
-      k.startsWith('c:')
-        ? { checkId: k.slice(2), activated: true }
-        : { groupId: Number(k.slice(2)), activated: true },
-    );
+    // Checked: subscribed and activated. A deactivated subscription left unchecked stays as it was.
+    const kept = channel.subscriptions.filter((s) => !s.activated && !checked.has(keyOf(s)));
+    const subscriptions = [
+      ...[...checked].map((k) =>
+        k.startsWith('c:')
+          ? { checkId: k.slice(2), activated: true }
+          : { groupId: Number(k.slice(2)), activated: true },
+      ),
+      ...kept,
+    ];
     try {
       await api.put(path, { subscriptions });
       setEditing(false);
@@ -1095,33 +1100,39 @@ function Subscriptions({
       </div>
       {targets.error ? <ErrorNotice error={targets.error} /> : null}
       {!editing ? (
-        active.length === 0 ? (
-          <Empty>
-            No check or check group is subscribed{channel.autoSubscribe ? ' yet (new checks will be)' : ''}.
-            Use <strong>Change subscriptions</strong> to pick the checks and groups that alert here.
-          </Empty>
-        ) : (
-          <ul class="ac-plain-list">
-            {active.map((s) =>
-              s.checkId !== undefined ? (
+        <>
+          {active.length === 0 ? (
+            <Empty>
+              No check or check group is subscribed{channel.autoSubscribe ? ' yet (new checks will be)' : ''}.
+              Use <strong>Change subscriptions</strong> to pick the checks and groups that alert here.
+            </Empty>
+          ) : null}
+          {channel.subscriptions.length > 0 ? (
+            <ul class="ac-plain-list">
+              {channel.subscriptions.map((s) => (
                 <li key={keyOf(s)}>
-                  Check{' '}
-                  <a href={`/checks/${encodeURIComponent(s.checkId)}`}>
-                    {checkName.get(s.checkId) ?? s.checkId}
-                  </a>
+                  {s.checkId !== undefined ? (
+                    <>
+                      Check{' '}
+                      <a href={`/checks/${encodeURIComponent(s.checkId)}`}>
+                        {checkName.get(s.checkId) ?? s.checkId}
+                      </a>
+                    </>
+                  ) : (
+                    <>
+                      Check group{' '}
+                      <a href={`/check-groups/${s.groupId}`}>
+                        {groupName.get(s.groupId ?? 0) ?? `#${s.groupId}`}
+                      </a>{' '}
+                      (all its checks)
+                    </>
+                  )}
+                  {s.activated ? null : <span class="muted"> (deactivated: it alerts nobody here)</span>}
                 </li>
-              ) : (
-                <li key={keyOf(s)}>
-                  Check group{' '}
-                  <a href={`/check-groups/${s.groupId}`}>
-                    {groupName.get(s.groupId ?? 0) ?? `#${s.groupId}`}
-                  </a>{' '}
-                  (all its checks)
-                </li>
-              ),
-            )}
-          </ul>
-        )
+              ))}
+            </ul>
+          ) : null}
+        </>
       ) : (
         <form class="card misc-form" onSubmit={save} noValidate aria-labelledby="ac-subs-edit">
           <h3 id="ac-subs-edit">Checks and groups that alert here</h3>
