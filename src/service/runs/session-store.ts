@@ -45,6 +45,7 @@ export class SessionStore {
         'started_at',
         'stopped_at',
         'doc',
+        'has_artifacts',
       ])
       .where('check_session_id', '=', sessionId)
       .orderBy('started_at')

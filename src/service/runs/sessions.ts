@@ -159,9 +159,12 @@ export class CheckSessions {
           attempts: doc.attempts,
           // A stored result that lacks these fields is answered with null and empty lists.
           errorMessage: doc.errorMessage ?? null,
-          // Names and sizes as the agent posted them; download one from /v1/check-results/….
-          artifacts: doc.artifacts ?? [],
+          // Names and sizes as the agent posted them; download one from /v1/check-results/…. None once
+          // retention deleted the files (as the result route answers).
+          artifacts: r.has_artifacts !== 0 ? (doc.artifacts ?? []) : [],
           logs: doc.logs ?? [],
+          assertions: doc.assertions ?? [],
+          ...(doc.truncated && { truncated: doc.truncated }),
           // The check-type part the run holds.
           ...(doc.icmpCheckResult && { icmpCheckResult: doc.icmpCheckResult }),
           ...(doc.dnsCheckResult && { dnsCheckResult: doc.dnsCheckResult }),

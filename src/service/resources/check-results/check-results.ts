@@ -106,6 +106,7 @@ export function presentCheckResult(
       downloadPath: artifactDownloadPath(row.check_id, row.id, a.name),
     })),
     ...(full ? { logs: Array.isArray(doc.logs) ? doc.logs : [] } : {}),
+    ...(doc.truncated ? { truncated: doc.truncated } : {}),
     icmpCheckResult: doc.icmpCheckResult ?? null,
     dnsCheckResult: doc.dnsCheckResult ?? null,
     tcpCheckResult: doc.tcpCheckResult ?? null,

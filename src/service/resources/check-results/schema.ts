@@ -111,6 +111,17 @@ export const CheckResultResponseSchema = Type.Object(
     apiCheckResult: part('API checks: the HTTP exchange (the field’s name for it)'),
     browserCheckResult: part('Browser checks and Playwright check suites, as stored'),
     multiStepCheckResult: part('Multi-step checks, as stored'),
+    /** Present when the agent cut the result to fit the service's limit (docs/protocol.md). */
+    truncated: Type.Optional(
+      Type.Object(
+        {
+          reason: Type.String(),
+          originalSizeBytes: Type.Integer({ description: 'bytes' }),
+          fields: Type.Array(Type.String(), { description: 'JSON paths of what was cut' }),
+        },
+        { 'x-outpost-not-in-spec': true },
+      ),
+    ),
   },
   strict,
 );
