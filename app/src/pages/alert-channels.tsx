@@ -3,6 +3,7 @@ import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { api, getAllPages } from '../api.js';
 import { Field, FormError } from '../components/forms.js';
+import { ScrollRegion } from '../components/result-text.js';
 import type {
   AlertChannel,
   AlertChannelType,
@@ -784,10 +785,8 @@ function OutcomeBadge({ outcome }: { outcome: NotificationAttempt['outcome'] }) 
 /** The attempts of a notification, oldest first: time, outcome, status code, latency, the answer or error. */
 function AttemptsTable({ attempts, caption }: { attempts: NotificationAttempt[]; caption: string }) {
   return (
-    // A focusable region: on a narrow screen the table scrolls sideways and holds nothing focusable, so the
-    // keyboard needs the region itself to scroll it (WCAG 2.1.1; axe scrollable-region-focusable).
-    // biome-ignore lint/a11y/noNoninteractiveTabindex: the scrollable region must take focus, see above.
-    <section class="table-wrap" tabIndex={0} aria-label={caption}>
+    // Named and focusable while it scrolls sideways (a narrow screen): the keyboard can reach what it hides.
+    <ScrollRegion label={caption}>
       <table class="misc-table ac-attempts">
         <caption class="visually-hidden">{caption}</caption>
         <thead>
@@ -821,7 +820,7 @@ function AttemptsTable({ attempts, caption }: { attempts: NotificationAttempt[];
           ))}
         </tbody>
       </table>
-    </section>
+    </ScrollRegion>
   );
 }
 
