@@ -48,7 +48,7 @@ export function sparklinePolylines(
     const x = values.length > 1 ? i * step : width / 2;
     // A flat series sits in the middle; otherwise max at the top, min at the bottom.
     const y = stats.max === stats.min ? height / 2 : PAD + (1 - (v - stats.min) / span) * (height - 2 * PAD);
-    current.push(`${x.toFixed(1)},${y.toFixed(1)}`);
+    current.push(`${Math.round(x * 10) / 10},${Math.round(y * 10) / 10}`);
   });
   if (current.length) lines.push(current.join(' '));
   return lines;
@@ -85,7 +85,6 @@ export function Sparkline({
       viewBox={`0 0 ${WIDTH} ${HEIGHT}`}
       preserveAspectRatio="none"
     >
-      <title>{name}</title>
       {lines.map((points) => {
         if (!points.includes(' ')) {
           const [x, y] = points.split(',');
