@@ -170,6 +170,7 @@ export type BrowserGlobals = {
     getElementById(id: string): BrowserElement | null;
   };
   scrollTo(x: number, y: number): void;
+  matchMedia(query: string): { matches: boolean };
   localStorage: BrowserStorage;
   sessionStorage: BrowserStorage;
   [name: string]: unknown;

@@ -400,6 +400,34 @@ describe.skipIf(missing !== null)('web app in Chromium against outpost up', () =
     }
   }, 120_000);
 
+  it('the dark colour scheme passes the audit too (its own tokens: contrast is checked again)', async () => {
+    await page.emulateMedia({ colorScheme: 'dark' });
+    try {
+      const dark: [name: string, path: string | undefined][] = [
+        ['dark-checks', '/checks'],
+        ['dark-check-detail', `/checks/${made.checkId}`],
+        ['dark-result-url', made.resultPath],
+        ['dark-check-session', made.sessionPath],
+        ['dark-check-form-edit-url', `/checks/${made.checkId}/edit`],
+        ['dark-alert-channels', '/alert-channels'],
+      ];
+      for (const [name, path] of dark) {
+        expect(path, `${name}: the page of an earlier test`).toBeDefined();
+        await show(path!);
+        expect(
+          await page.evaluate(
+            () =>
+              (globalThis as unknown as BrowserGlobals).matchMedia('(prefers-color-scheme: dark)').matches,
+          ),
+        ).toBe(true);
+        const violations = await audit(page, name);
+        expect.soft(violations, describeViolations(name, violations)).toEqual([]);
+      }
+    } finally {
+      await page.emulateMedia({ colorScheme: 'light' });
+    }
+  }, 60_000);
+
   it('refuses a form posted from another site or origin, and creates nothing', async () => {
     // text/plain smuggles a JSON-looking body: `{"name":"…","request":{…},"pad":"="}`.
     const form = (action: string) =>
