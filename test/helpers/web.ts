@@ -165,6 +165,7 @@ export type BrowserGlobals = {
   document: {
     activeElement: BrowserElement | null;
     body: BrowserElement;
+    documentElement: { scrollWidth: number; clientWidth: number };
     cookie: string;
     createElement(tag: string): BrowserElement & { id: string };
     getElementById(id: string): BrowserElement | null;

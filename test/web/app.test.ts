@@ -428,6 +428,33 @@ describe.skipIf(missing !== null)('web app in Chromium against outpost up', () =
     }
   }, 60_000);
 
+  it('reflows at 320 CSS pixels wide: no page scrolls sideways (WCAG 1.4.10; wide tables scroll in their own box)', async () => {
+    await page.setViewportSize({ width: 320, height: 640 });
+    try {
+      const narrow: [name: string, path: string | undefined][] = [
+        ['narrow-checks', '/checks'],
+        ['narrow-check-detail', `/checks/${made.checkId}`],
+        ['narrow-result-url', made.resultPath],
+        ['narrow-check-form-edit-url', `/checks/${made.checkId}/edit`],
+        ['narrow-private-locations', '/private-locations'],
+      ];
+      for (const [name, path] of narrow) {
+        expect(path, `${name}: the page of an earlier test`).toBeDefined();
+        await show(path!);
+        await page.screenshot({ path: join(SCREENSHOT_DIR, `${name}.png`), fullPage: true });
+        const overflow = await page.evaluate(() => {
+          const { document } = globalThis as unknown as BrowserGlobals;
+          return document.documentElement.scrollWidth - document.documentElement.clientWidth;
+        });
+        expect
+          .soft(overflow, `${name}: the page is ${overflow} px wider than the window`)
+          .toBeLessThanOrEqual(1);
+      }
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 900 });
+    }
+  });
+
   it('refuses a form posted from another site or origin, and creates nothing', async () => {
     // text/plain smuggles a JSON-looking body: `{"name":"…","request":{…},"pad":"="}`.
     const form = (action: string) =>
