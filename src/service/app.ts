@@ -20,6 +20,7 @@ import { type NamedResultHook, ResultOutbox, type ResultOutboxOptions } from './
 import { DEFAULT_RETENTION, type RetentionPolicy, RetentionWorker } from './store/retention.js';
 import { registerOpenApi } from './http/openapi.js';
 import { PUBLIC_ROUTES } from './public/routes.js';
+import { backfillCustomDomains } from './resources/status-pages/store.js';
 import { ROUTES } from './routes.js';
 import { CheckSessions } from './runs/sessions.js';
 import type { Database } from './store/database.js';
@@ -161,6 +162,8 @@ export async function build(options: BuildOptions): Promise<Service> {
     log: options.log.child({ component: 'heartbeats' }),
   });
 
+  // Status pages written before migration 0012 get their custom_domain column (idempotent).
+  await backfillCustomDomains(options.db);
   const app: FastifyInstance = Fastify({
     loggerInstance: options.log.child({ component: 'http' }) as FastifyBaseLogger,
     // Agents long-poll constantly; one log line per request would drown the rest.

@@ -27,7 +27,7 @@ export async function statusPageRoutes(app: ServiceApp, ctx: ServiceContext): Pr
         tags,
         summary: 'Create a status page',
         description:
-          'Cards list status-page services by id. A private page gets an access key, shown in clear only in this answer (`keys[0].key`). 409 when `url` is taken in the account.',
+          'Cards list status-page services by id. A private page gets an access key, shown in clear only in this answer (`keys[0].key`). 409 when another status page (of any account) uses `url` or `customDomain`.',
         body: statusPageBody(true),
         response: { 201: StatusPageSchema, 409: ErrorBodySchema },
       },
@@ -152,7 +152,7 @@ export async function statusPageRoutes(app: ServiceApp, ctx: ServiceContext): Pr
         tags,
         summary: 'Update a status page',
         description:
-          '`name`, `url` and `cards` are replaced; omitted optional fields keep their stored values. Cards sent with the `id` of one of the page’s cards keep it; others are new.',
+          '`name`, `url` and `cards` are replaced; omitted optional fields keep their stored values. Cards sent with the `id` of one of the page’s cards keep it; others are new. 409 when another status page (of any account) uses `url` or `customDomain`.',
         params: IdParams,
         body: statusPageBody(false),
         response: { 200: StatusPageSchema, 409: ErrorBodySchema },

@@ -54,7 +54,8 @@ export type ThemeColors = Static<typeof ThemeColorsSchema>;
 
 /**
  * Page url: the page's subdomain, a DNS label (RFC 1035 §2.3.1, lower case):
- * 1–63 of a–z, 0–9 and `-`, not starting or ending with `-`. Unique per account.
+ * 1–63 of a–z, 0–9 and `-`, not starting or ending with `-`. Unique across the service: the page is
+ * public at `/status/{url}`.
  */
 const SlugSchema = Type.String({
   minLength: 1,

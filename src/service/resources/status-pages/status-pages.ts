@@ -85,9 +85,20 @@ function isUniqueViolation(err: unknown): boolean {
 const urlTaken = (url: string) =>
   new HttpError(
     'OUTPOST_ERR_URL_TAKEN',
-    `body.url ${url} is already used by another status page of this account`,
+    `body.url ${url} is already used by another status page (a url is unique across the service: it is the page's public path /status/${url})`,
     {
       field: 'url',
+      in: 'body',
+      rule: 'unique',
+    },
+  );
+
+const customDomainTaken = (domain: string) =>
+  new HttpError(
+    'OUTPOST_ERR_URL_TAKEN',
+    `body.customDomain ${domain} is already the custom domain of another status page`,
+    {
+      field: 'customDomain',
       in: 'body',
       rule: 'unique',
     },
@@ -96,7 +107,7 @@ const urlTaken = (url: string) =>
 /**
  * Status pages with cards of services, the incidents of those services and
  * access keys for private pages (docs/api.md, "Status page"), scoped to one account.
- * `url` is unique per account (409). Listed by `(created_at, id)` with an opaque cursor.
+ * `url` and `customDomain` are unique across the service (409): they are how visitors find a page. Listed by `(created_at, id)` with an opaque cursor.
  */
 export class StatusPageStore {
   readonly #db: Kysely<Database>;
@@ -108,7 +119,7 @@ export class StatusPageStore {
 
   /**
    * Creates a page; a private one gets an access key, shown in clear (`keys[0].key`) only in this answer.
-   * @throws HttpError 400 for an unknown card service; 409 when `url` is taken.
+   * @throws HttpError 400 for an unknown card service; 409 when `url` or `customDomain` is taken.
    */
   async create(accountId: string, body: StatusPageBody, now: Date): Promise<StatusPageView> {
     const nowIso = now.toISOString();
@@ -117,7 +128,7 @@ export class StatusPageStore {
     const row = await this.#write(body.url, async (trx) => {
       const id = randomUUID();
       const cards = await this.#cards(trx, accountId, cardBodies, [], undefined, nowIso);
-      await assertUrlFree(new PageQueries(trx), accountId, body.url);
+      await assertAddressFree(new PageQueries(trx), body.url, fields.customDomain ?? null);
       const themeColors = fields.themeColors ?? DEFAULT_THEME_COLORS;
       // The create schema's defaults (statusPageBody(true)) have filled every optional field.
       const doc = { ...fields, themeColors, id, cards, keys: made ? [made.doc] : [] } as StatusPageDoc;
@@ -128,7 +139,7 @@ export class StatusPageStore {
         created_at: now.getTime(),
         updated_at: null,
       };
-      await new PageQueries(trx).insert(row, body.url);
+      await new PageQueries(trx).insert(row, body.url, doc.customDomain);
       return row;
     });
     return withClearKey((await this.#present(accountId, [row], now.getTime()))[0]!, made);
@@ -156,7 +167,7 @@ export class StatusPageStore {
    * Replaces name, url and cards; other fields keep their stored values when
    * omitted. Cards named by `id` keep their id and created_at. Turning a page
    * private makes a key (shown in clear once); turning it public drops its keys.
-   * @throws HttpError 404, 400 (cards), 409 (url taken).
+   * @throws HttpError 404, 400 (cards), 409 (`url` or `customDomain` taken).
    */
   async update(accountId: string, id: string, body: StatusPageBody, now: Date): Promise<StatusPageView> {
     const nowIso = now.toISOString();
@@ -167,12 +178,12 @@ export class StatusPageStore {
       const row = await this.#row(rows, accountId, id);
       const stored = readDoc(row.doc);
       const cards = await this.#cards(trx, accountId, cardBodies, stored.cards, id, nowIso);
-      await assertUrlFree(rows, accountId, body.url, id);
       const doc: StatusPageDoc = { ...stored, ...fields, cards };
+      await assertAddressFree(rows, body.url, doc.customDomain, id);
       made = doc.isPrivate && !stored.isPrivate ? newKey(nowIso) : undefined;
       doc.keys = doc.isPrivate ? [...stored.keys, ...(made ? [made.doc] : [])] : [];
       const updated: PageRow = { ...row, doc: writeDoc(doc), updated_at: now.getTime() };
-      await rows.update(accountId, id, updated.doc, body.url, now.getTime());
+      await rows.update(accountId, id, updated.doc, body.url, doc.customDomain, now.getTime());
       return updated;
     });
     return withClearKey((await this.#present(accountId, [updated], now.getTime()))[0]!, made);
@@ -192,7 +203,7 @@ export class StatusPageStore {
 
   /**
    * Runs `work` in a transaction, answering 409 when it breaks the unique
-   * index on (account, url): the check in {@link assertUrlFree} can race.
+   * index on (account, url): the check in {@link assertAddressFree} can race.
    */
   async #write<T>(url: string, work: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
     try {
@@ -271,14 +282,20 @@ export class StatusPageStore {
   }
 }
 
-/** @throws HttpError 409 when another page of the account (not `selfId`) uses `url`. */
-async function assertUrlFree(
+/**
+ * @throws HttpError 409 when another page (not `selfId`) of any account uses `url`, or has `customDomain`:
+ *   both are how a visitor finds the page (`/status/{url}`, the Host header).
+ */
+async function assertAddressFree(
   rows: PageQueries,
-  accountId: string,
   url: string,
+  customDomain: string | null,
   selfId?: string,
 ): Promise<void> {
-  if (await rows.urlTaken(accountId, url, selfId)) throw urlTaken(url);
+  if (await rows.urlTakenAnywhere(url, selfId)) throw urlTaken(url);
+  if (customDomain && (await rows.customDomainTaken(customDomain, selfId))) {
+    throw customDomainTaken(customDomain);
+  }
 }
 
 function withClearKey(view: StatusPageView, made: { doc: KeyDoc; key: string } | undefined): StatusPageView {

@@ -2,7 +2,7 @@ import { type Kysely, type Selectable, sql } from 'kysely';
 import { inKeysetOrder, keysetPage } from '../../http/cursor.js';
 import type { StatusPageDoc } from './status-pages.js';
 import type { Database } from '../../store/database.js';
-import type { StoredJson } from '../../store/schema.js';
+import { readDoc, type StoredJson } from '../../store/schema.js';
 
 /** A status page row: its document as JSON text (cards, hashed keys); times in epoch ms. */
 export type PageRow = {
@@ -21,18 +21,22 @@ type CursorPage = { limit: number; nextId?: string | undefined };
 
 const PAGE_COLUMNS = ['id', 'account_id', 'doc', 'created_at', 'updated_at'] as const;
 
-/** The `status_pages` table's queries, every one scoped to one account. */
+/** The `status_pages` table's queries, scoped to one account (but the service-wide `…Anywhere`/`…Taken` checks). */
 export class PageQueries {
   readonly #db: Kysely<Database>;
   constructor(db: Kysely<Database>) {
     this.#db = db;
   }
 
-  /** Inserts a page. @throws the driver's unique-constraint error when `url` is taken in the account. */
-  async insert(row: PageRow, url: string): Promise<void> {
+  /**
+   * Inserts a page with its `url` and `custom_domain` columns (the domain lower-cased, see
+   * {@link customDomainColumn}).
+   * @throws the driver's unique-constraint error when `url` is taken in the account.
+   */
+  async insert(row: PageRow, url: string, customDomain: string | null): Promise<void> {
     await this.#db
       .insertInto('status_pages')
-      .values({ ...row, url })
+      .values({ ...row, url, custom_domain: customDomainColumn(customDomain) })
       .execute();
   }
 
@@ -65,6 +69,26 @@ export class PageQueries {
     return (await q.executeTakeFirst()) !== undefined;
   }
 
+  /**
+   * Whether another page of any account (not `selfId`) uses `url`: `/status/{url}` is one path for the
+   * whole service, so a url is unique across accounts.
+   */
+  async urlTakenAnywhere(url: string, selfId?: string): Promise<boolean> {
+    let q = this.#db.selectFrom('status_pages').select('id').where('url', '=', url);
+    if (selfId !== undefined) q = q.where('id', '!=', selfId);
+    return (await q.executeTakeFirst()) !== undefined;
+  }
+
+  /** Whether another page of any account (not `selfId`) has `customDomain` (compared without case). */
+  async customDomainTaken(customDomain: string, selfId?: string): Promise<boolean> {
+    let q = this.#db
+      .selectFrom('status_pages')
+      .select('id')
+      .where('custom_domain', '=', customDomainColumn(customDomain));
+    if (selfId !== undefined) q = q.where('id', '!=', selfId);
+    return (await q.executeTakeFirst()) !== undefined;
+  }
+
   /** Pages of the account whose document mentions `text` (a narrowing LIKE; callers parse to be sure). */
   mentioning(accountId: string, text: string): Promise<Pick<PageRow, 'id' | 'doc'>[]> {
     return this.#db
@@ -75,17 +99,21 @@ export class PageQueries {
       .execute();
   }
 
-  /** Replaces the page's document and `url`. @throws the driver's unique-constraint error when `url` is taken. */
+  /**
+   * Replaces the page's document, `url` and `custom_domain`.
+   * @throws the driver's unique-constraint error when `url` is taken in the account.
+   */
   async update(
     accountId: string,
     id: string,
     doc: StoredJson<StatusPageDoc>,
     url: string,
+    customDomain: string | null,
     nowMs: number,
   ): Promise<void> {
     await this.#db
       .updateTable('status_pages')
-      .set({ doc, url, updated_at: nowMs })
+      .set({ doc, url, custom_domain: customDomainColumn(customDomain), updated_at: nowMs })
       .where('account_id', '=', accountId)
       .where('id', '=', id)
       .execute();
@@ -100,6 +128,42 @@ export class PageQueries {
       .executeTakeFirst();
     return res.numDeletedRows > 0n;
   }
+}
+
+/**
+ * The `custom_domain` column of a page whose document has `customDomain`: the host name lower-cased (host
+ * names compare without case, RFC 4343), so a request's Host finds it with one indexed equality; null
+ * without a domain.
+ */
+export function customDomainColumn(customDomain: string | null | undefined): string | null {
+  return customDomain ? customDomain.toLowerCase() : null;
+}
+
+/**
+ * Fills `status_pages.custom_domain` from the documents for rows written before the column existed
+ * (migration 0012): every row whose column is null is read and, when its document has a `customDomain`,
+ * updated by id. Idempotent, and portable (documents are read in code, no JSON SQL).
+ * @returns how many rows were filled.
+ */
+export async function backfillCustomDomains(db: Kysely<Database>): Promise<number> {
+  const rows = await db
+    .selectFrom('status_pages')
+    .select(['id', 'doc'])
+    .where('custom_domain', 'is', null)
+    .execute();
+  let filled = 0;
+  for (const row of rows) {
+    const domain = customDomainColumn(readDoc(row.doc).customDomain);
+    if (domain === null) continue;
+    await db
+      .updateTable('status_pages')
+      .set({ custom_domain: domain })
+      .where('id', '=', row.id)
+      .where('custom_domain', 'is', null)
+      .execute();
+    filled++;
+  }
+  return filled;
 }
 
 /** The `status_page_services` table's queries, every one scoped to one account. */
