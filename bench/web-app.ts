@@ -65,6 +65,8 @@ export type WebAppBenchReport = {
   api: {
     path: string;
     callsPerLoad: number;
+    /** Size of one answer's body, bytes (the service sends its JSON uncompressed). */
+    bytes: number;
     p50Ms: number;
     p95Ms: number;
     maxMs: number;
@@ -370,6 +372,7 @@ export async function benchWebApp(
     try {
       for (const [path, urls] of byPath) {
         const samples: number[] = [];
+        let bytes = 0;
         for (let i = 0; i < calls; i++) {
           // A page-numbered list is called once per page: each replay walks the URLs the page asked for.
           const url = urls[i % urls.length]!;
@@ -378,7 +381,7 @@ export async function benchWebApp(
             headers: { authorization: `Bearer ${API_KEY}` },
             dispatcher,
           });
-          await res.body.arrayBuffer();
+          bytes = (await res.body.arrayBuffer()).byteLength;
           samples.push(performance.now() - started);
           if (res.statusCode !== 200) throw new Error(`GET ${url} answered ${res.statusCode}`);
         }
@@ -386,6 +389,7 @@ export async function benchWebApp(
         api.push({
           path,
           callsPerLoad: urls.length,
+          bytes,
           p50Ms: quantile(sorted, 0.5),
           p95Ms: quantile(sorted, 0.95),
           maxMs: sorted[sorted.length - 1]!,
@@ -477,7 +481,9 @@ function print(r: WebAppBenchReport): void {
         ratio(a.goalP95Ms, a.p95Ms),
       ),
     );
-    console.log(`${`  p50 / max`.padEnd(52)}|${ms(a.p50Ms).padStart(12)} / ${ms(a.maxMs)}`);
+    console.log(
+      `${'  p50 / max; answer size'.padEnd(52)}|${ms(a.p50Ms).padStart(12)} / ${ms(a.maxMs)}; ${(a.bytes / 1024).toFixed(0)} KB`,
+    );
   }
   console.log(`${'warm loads'.padEnd(52)}| ${r.interactive.warmMs.map((n) => n.toFixed(0)).join(', ')} ms`);
 }
