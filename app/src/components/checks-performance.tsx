@@ -12,10 +12,10 @@ import { type ChartSeries, TimeChart } from './time-chart.js';
 
 /** A window of the check page (`?window=`), its length and the analytics bucket that gives it ~60–200 buckets. */
 export const WINDOWS = {
-  '1h': { label: '1 hour', ms: 3_600_000, intervalMinutes: 1 },
-  '24h': { label: '24 hours', ms: 86_400_000, intervalMinutes: 10 },
-  '7d': { label: '7 days', ms: 7 * 86_400_000, intervalMinutes: 60 },
-  '30d': { label: '30 days', ms: 30 * 86_400_000, intervalMinutes: 240 },
+  '1h': { label: '1 hour', short: '1 h', ms: 3_600_000, intervalMinutes: 1 },
+  '24h': { label: '24 hours', short: '24 h', ms: 86_400_000, intervalMinutes: 10 },
+  '7d': { label: '7 days', short: '7 d', ms: 7 * 86_400_000, intervalMinutes: 60 },
+  '30d': { label: '30 days', short: '30 d', ms: 30 * 86_400_000, intervalMinutes: 240 },
 } as const;
 /** A key of {@link WINDOWS}. */
 export type WindowKey = keyof typeof WINDOWS;
@@ -137,7 +137,10 @@ async function fromAnalytics(
   const sum = num(total?.responseTime_sum);
   const availability = num(total?.availability);
   const runs = avg && sum !== null ? Math.round(sum / avg) : 0;
-  const phaseData = phases.series[0]?.data ?? [];
+  // Buckets where no run reached any phase (every run failed before a socket) have nothing to stack.
+  const phaseData = (phases.series[0]?.data ?? []).filter((d) =>
+    PHASES.some((p) => num(d[p.metric]) !== null),
+  );
   return {
     fromMs,
     toMs,
@@ -266,7 +269,7 @@ export function CheckPerformance({
     [check.id, windowKey, http, reloadKey],
   );
   const p = perf.data;
-  const format = useMemo(() => formatMs, []);
+  const format = useMemo(() => (ms: number) => (ms === 0 ? '0 ms' : formatMs(ms)), []);
 
   if (perf.error && !p) return <ErrorNotice error={perf.error} title="The figures could not be loaded" />;
   if (!p) return <Loading what="Loading figures" />;
@@ -317,12 +320,13 @@ export function CheckPerformance({
       )}
       {p.phases ? (
         <TimeChart
-          caption={`HTTP phases, stacked, last ${win.label} (mean per ${bucketText(win.intervalMinutes)}; TLS is not among the phases analytics keep)`}
+          caption={`HTTP phases, stacked, last ${win.label} (mean per ${bucketText(win.intervalMinutes)}; the TLS handshake is not included)`}
           times={p.phases.times}
           series={p.phases.series}
           kind="stacked-bars"
           range={[p.fromMs, p.toMs]}
           format={format}
+          emptyText="No run in this window recorded HTTP phases."
         />
       ) : null}
     </div>

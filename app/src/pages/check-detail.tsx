@@ -247,10 +247,10 @@ export default function CheckDetail({ checkId }: { checkId: string }) {
                 key={key}
                 class="button-secondary"
                 aria-pressed={key === windowKey ? 'true' : 'false'}
-                aria-label={`Last ${WINDOWS[key].label}`}
                 onClick={() => setWindow(key)}
               >
-                {key}
+                <span class="visually-hidden">Last </span>
+                {WINDOWS[key].short}
               </button>
             ))}
           </fieldset>
