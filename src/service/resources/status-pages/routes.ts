@@ -8,6 +8,7 @@ import { ServiceSchema } from '../incidents/schema.js';
 import { ServiceBodySchema, ServiceListQuery, StatusPageSchema, statusPageBody } from './schema.js';
 import { ServiceStore } from './status-page-services.js';
 import { StatusPageStore } from './status-pages.js';
+import { subscriberRoutes } from './subscribers-routes.js';
 
 const tags = ['status pages'];
 
@@ -173,4 +174,6 @@ export async function statusPageRoutes(app: ServiceApp, ctx: ServiceContext): Pr
       return reply.code(204).send();
     },
   );
+
+  await subscriberRoutes(app, ctx);
 }
