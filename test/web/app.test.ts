@@ -301,6 +301,10 @@ describe.skipIf(missing !== null)('web app in Chromium against outpost up', () =
     await url.fill(bad);
     await page.getByRole('button', { name: /^(Save|Update)/ }).click();
     await expect.poll(() => url.getAttribute('aria-invalid'), { timeout: PAGE_TIMEOUT }).toBe('true');
+    // The invalid control has the focus, so a keyboard or screen-reader user lands on it.
+    expect(
+      await url.evaluate((el) => el === (globalThis as unknown as BrowserGlobals).document.activeElement),
+    ).toBe(true);
     const field = url.locator(
       'xpath=ancestor::*[contains(concat(" ", normalize-space(@class), " "), " field ")][1]',
     );
