@@ -3,7 +3,7 @@
  * (fping, dig, curl, autocannon), printing ratios (design.md §5). Build first
  * (`npm run build`); ICMP needs root or ping_group_range. With no names, all run.
  *
- * Names: icmp, dns, tcp, url, api, sandbox, agent-rss, analytics, service-http, queue, trace-scrub, browser, alerting, heartbeats, web-app.
+ * Names: icmp, dns, tcp, url, api, sandbox, agent-rss, analytics, service-http, queue, trace-scrub, browser, alerting, heartbeats, web-app, status-pages.
  */
 import { benchAgentIdleRss } from './agent-rss.js';
 import { benchAlerting } from './alerting.js';
@@ -16,6 +16,7 @@ import { benchQueue } from './queue.js';
 import { runIcmpBench } from './icmp.js';
 import { benchSandbox } from './sandbox.js';
 import { benchServiceHttp } from './service-http.js';
+import { benchStatusPages } from './status-pages.js';
 import { benchTcp } from './tcp.js';
 import { benchTraceScrub } from './trace-scrub.js';
 import { benchUrl } from './url.js';
@@ -50,6 +51,7 @@ const BENCHES: Record<string, () => Promise<unknown>> = {
   alerting: () => benchAlerting(),
   heartbeats: () => benchHeartbeats(),
   'web-app': () => benchWebApp(),
+  'status-pages': () => benchStatusPages(),
 };
 
 const asked = process.argv.slice(2);
