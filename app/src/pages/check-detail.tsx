@@ -523,7 +523,7 @@ function AlertHistory({ checkId, loaded }: { checkId: string; loaded: Loaded<Che
                 <time dateTime={a.created_at}>{formatDateTime(a.created_at)}</time>
               </th>
               <td>{ALERT_TYPE_TEXT[a.alertType] ?? a.alertType}</td>
-              <td>{a.notified ? 'Sent' : 'Not sent (muted)'}</td>
+              <td>{a.notified ? 'Yes' : 'No: muted'}</td>
               <td>{a.runLocation ?? <span class="muted">—</span>}</td>
               <td class="check-error-text">
                 {a.alertType === 'ALERT_SSL' && a.sslDaysRemaining !== null
