@@ -4,7 +4,10 @@ import { ChannelQueries } from '../resources/alert-channels/store.js';
 import type { Database } from '../store/database.js';
 import type { DeliveryResult } from './types.js';
 
-/** A row of `alert_notifications`: one notification of one alert (or a channel test) to one channel. */
+/**
+ * A row of `alert_notifications`: one notification of one alert (or a channel test) to one channel, or
+ * one mail to a status-page subscriber (`subscriber_id` set, `channel_id` 0).
+ */
 export type NotificationRow = Selectable<Database['alert_notifications']>;
 /** A row of `alert_attempts`: one delivery attempt of a notification. */
 export type AttemptRow = Selectable<Database['alert_attempts']>;
@@ -266,21 +269,32 @@ export class DeliveryStore {
     return Number(id);
   }
 
-  /** One page of the account's notifications, newest first. */
+  /**
+   * One page of the account's notifications to alert channels, newest first. Mails to status-page
+   * subscribers (`subscriber_id` set) are not alert notifications: left out.
+   */
   list(accountId: string, filter: NotificationFilter): Promise<NotificationRow[]> {
-    let query = this.#db.selectFrom('alert_notifications').selectAll().where('account_id', '=', accountId);
+    let query = this.#db
+      .selectFrom('alert_notifications')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .where('subscriber_id', 'is', null);
     if (filter.checkId !== undefined) query = query.where('check_id', '=', filter.checkId);
     if (filter.alertChannelId !== undefined) query = query.where('channel_id', '=', filter.alertChannelId);
     if (filter.state !== undefined) query = query.where('state', '=', filter.state);
     return query.orderBy('id', 'desc').limit(filter.limit).offset(filter.offset).execute();
   }
 
-  /** The account's notification `id`; undefined when it is not in the account. */
+  /**
+   * The account's notification `id` to an alert channel; undefined when it is not in the account or is
+   * a mail to a status-page subscriber.
+   */
   get(accountId: string, id: number): Promise<NotificationRow | undefined> {
     return this.#db
       .selectFrom('alert_notifications')
       .selectAll()
       .where('account_id', '=', accountId)
+      .where('subscriber_id', 'is', null)
       .where('id', '=', id)
       .executeTakeFirst();
   }

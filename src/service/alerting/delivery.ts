@@ -10,6 +10,7 @@ import { accountVariables as storedVariables } from '../resources/variables/vari
 import type { Database } from '../store/database.js';
 import { mapSecrets } from '../store/secret-fields.js';
 import { DeliveryStore, type Lease, type NotificationRow } from './delivery-store.js';
+import { closeSubscriberTransporters, sendSubscriberMail } from './subscriber-sender.js';
 import type {
   ChannelSender,
   ChannelTarget,
@@ -33,6 +34,11 @@ export type DeliveryWorkerOptions = {
   senders: Record<string, ChannelSender>;
   /** Where providers are reached (SMTP, PagerDuty, …), passed to every sender. */
   providers: ProviderConfig;
+  /**
+   * The service's public URL, the start of the status-page links in subscriber mail. Default
+   * `OUTPOST_APP_URL`, else `http://localhost:{PORT}` (as the service's configuration defaults it).
+   */
+  appUrl?: string;
   /**
    * The account's variables (`{{VAR}}` in webhook templates), secrets in clear. Default: the
    * account's stored environment variables. Secret ones are scrubbed from attempts either way.
@@ -119,6 +125,7 @@ export class DeliveryWorker {
   readonly #log: Logger;
   readonly #senders: Record<string, ChannelSender>;
   readonly #providers: ProviderConfig;
+  readonly #appUrl: string;
   readonly #accountVariables: ((accountId: string) => Promise<Record<string, string>>) | undefined;
   readonly #leaseMs: number;
   readonly #sendTimeoutMs: number;
@@ -159,6 +166,7 @@ export class DeliveryWorker {
     this.#log = options.log;
     this.#senders = options.senders;
     this.#providers = options.providers;
+    this.#appUrl = options.appUrl ?? defaultAppUrl();
     this.#accountVariables = options.accountVariables;
     this.#leaseMs = leaseMs;
     this.#sendTimeoutMs = sendTimeoutMs;
@@ -219,6 +227,7 @@ export class DeliveryWorker {
     if (running.get(this.#db) === this) running.delete(this.#db);
     await this.#passes.stop();
     await Promise.allSettled([...this.#inFlight.values()]);
+    closeSubscriberTransporters();
   }
 
   /**
@@ -354,6 +363,7 @@ export class DeliveryWorker {
    * Never throws for what a provider does; throws when the store cannot be read.
    */
   async #send(row: NotificationRow, scrubber: Scrubber): Promise<DeliveryResult> {
+    if (row.subscriber_id !== null) return this.#sendToSubscriber(row, scrubber);
     const channelRow = await this.#store.channel(row.account_id, row.channel_id);
     if (!channelRow) return failure('FAILED', 'channel deleted');
     const doc = openChannelDoc(this.#db, channelRow);
@@ -377,6 +387,33 @@ export class DeliveryWorker {
     };
     const target: ChannelTarget = { id: Number(channelRow.id), type: doc.type, config: doc.config };
     return this.#bounded(sender, notification, target);
+  }
+
+  /**
+   * Sends a status-page subscriber's mail (`subscriber_id` set, `channel_id` 0) through
+   * subscriber-sender.ts under the same timeout as a channel's send; the SMTP credentials and the
+   * links' tokens are scrubbed from the attempt.
+   */
+  async #sendToSubscriber(row: NotificationRow, scrubber: Scrubber): Promise<DeliveryResult> {
+    for (const secret of providerSecrets(this.#providers)) scrubber.add(secret);
+    const options = {
+      db: this.#db,
+      providers: this.#providers,
+      appUrl: this.#appUrl,
+      nowMs: this.#now(),
+      scrubber,
+    };
+    const notification: OutgoingNotification = {
+      idempotencyKey: row.idempotency_key,
+      variables: {} as NotificationDoc,
+      accountVariables: {},
+    };
+    const target: ChannelTarget = { id: 0, type: 'STATUS_PAGE_SUBSCRIBER', config: {} };
+    return this.#bounded(
+      (_n, _t, _p, signal) => sendSubscriberMail(row, options, signal),
+      notification,
+      target,
+    );
   }
 
   /**
@@ -452,6 +489,13 @@ export function channelSecretValues(type: string, doc: Record<string, unknown>):
   const config = doc.config as Record<string, unknown> | undefined;
   if (type === 'SLACK' && typeof config?.url === 'string') values.push(config.url);
   return values;
+}
+
+/** `OUTPOST_APP_URL`, else `http://localhost:{PORT}` (PORT default 3000), as config.ts defaults the app URL. */
+function defaultAppUrl(): string {
+  const configured = process.env.OUTPOST_APP_URL?.trim();
+  if (configured) return configured;
+  return `http://localhost:${process.env.PORT?.trim() || '3000'}`;
 }
 
 /** Credentials of the providers: the Twilio auth token and the password of the SMTP URL. */

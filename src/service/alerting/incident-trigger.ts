@@ -3,6 +3,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { IncidentDoc, UpdateDoc } from '../resources/incidents/incident-views.js';
 import type { Impact } from '../resources/incidents/schema.js';
 import { IncidentQueries } from '../resources/incidents/store.js';
+import { queueUpdateMails } from '../resources/status-pages/subscribers.js';
 import type { CheckDoc } from '../resources/checks/checks.js';
 import type { Database } from '../store/database.js';
 import { readDoc, writeDoc } from '../store/schema.js';
@@ -33,8 +34,10 @@ export function impactOf(severity: TriggerIncident['severity']): Impact {
  *   trigger's name, impact and description as its first (INVESTIGATING) update;
  * - the episode's ALERT_RECOVERY posts a RESOLVED update on that incident and stops it.
  * Once per episode: the incident's id is kept in the opening alert's document (`INCIDENT_ID`), and
- * an episode that has one opens no other. `notifySubscribers` is carried on both updates for
- * status-page subscriptions. A trigger naming a service that no longer exists opens nothing.
+ * an episode that has one opens no other. `notifySubscribers` is carried on both updates; with it,
+ * each update queues a mail to the confirmed subscribers of the status pages showing the service, in
+ * the same transaction (status-pages/subscribers.ts; the delivery worker's poll, or the kick after the
+ * result's commit, sends them). A trigger naming a service that no longer exists opens nothing.
  * @returns the id of the incident opened or resolved, or null.
  */
 export async function incidentForAlert(
@@ -68,12 +71,15 @@ export async function incidentForAlert(
     };
     await incidents.insert(input.accountId, doc, input.nowMs);
     await incidents.link(input.accountId, doc.id, [service.id]);
-    await incidents.insertUpdate(
-      input.accountId,
-      doc.id,
-      update('INVESTIGATING', trigger.description, trigger, iso),
-      input.nowMs,
-    );
+    const opened = update('INVESTIGATING', trigger.description, trigger, iso);
+    await incidents.insertUpdate(input.accountId, doc.id, opened, input.nowMs);
+    await queueUpdateMails(tx, {
+      accountId: input.accountId,
+      incident: doc,
+      serviceIds: [service.id],
+      update: opened,
+      nowMs: input.nowMs,
+    });
     return doc.id;
   }
 
@@ -83,14 +89,23 @@ export async function incidentForAlert(
   const doc = readDoc(row.doc);
   if (doc.stoppedAt !== null) return null;
   const description = `${input.check.name} has recovered.`;
-  await incidents.insertUpdate(
-    input.accountId,
-    doc.id,
-    update('RESOLVED', description, trigger, iso),
-    input.nowMs,
-  );
+  const resolved = update('RESOLVED', description, trigger, iso);
+  await incidents.insertUpdate(input.accountId, doc.id, resolved, input.nowMs);
   doc.stoppedAt = iso;
   await incidents.setDoc(input.accountId, doc.id, writeDoc(doc), input.nowMs);
+  const linked = await tx
+    .selectFrom('incident_services')
+    .select('service_id')
+    .where('account_id', '=', input.accountId)
+    .where('incident_id', '=', doc.id)
+    .execute();
+  await queueUpdateMails(tx, {
+    accountId: input.accountId,
+    incident: doc,
+    serviceIds: linked.map((l) => l.service_id),
+    update: resolved,
+    nowMs: input.nowMs,
+  });
   return doc.id;
 }
 

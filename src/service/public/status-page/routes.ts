@@ -1,4 +1,6 @@
 import type { RoutePlugin } from '../../http/service-app.js';
+import { statusPageAccessRoutes } from './access-routes.js';
+import { subscriptionRoutes } from './subscriptions.js';
 
 /**
  * The routes of public status pages (docs/status-pages.md), registered without an API key: each plugin
@@ -7,7 +9,7 @@ import type { RoutePlugin } from '../../http/service-app.js';
  * the page and its HTML views, feeds and the Statuspage-compatible JSON, the key form of private pages,
  * email subscriptions.
  */
-const STATUS_PAGE_PLUGINS: RoutePlugin[] = [];
+const STATUS_PAGE_PLUGINS: RoutePlugin[] = [subscriptionRoutes, statusPageAccessRoutes];
 
 /** Registers every status-page plugin (listed in PUBLIC_ROUTES, src/service/public/routes.ts). */
 export const statusPageRoutes: RoutePlugin = async (app, ctx) => {

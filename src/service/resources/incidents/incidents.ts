@@ -10,6 +10,8 @@ import type {
   UpdateIncidentBody,
 } from './schema.js';
 import { resolveServices } from '../status-pages/status-page-services.js';
+import { queueUpdateMails } from '../status-pages/subscribers.js';
+import { deliveryWorkerOf } from '../../alerting/delivery.js';
 import type { Database } from '../../store/database.js';
 import { readDoc, writeDoc } from '../../store/schema.js';
 import { IncidentQueries, type IncidentRow } from './store.js';
@@ -40,7 +42,9 @@ export class IncidentStore {
 
   /**
    * Creates an incident with its first updates (oldest first in the body).
-   * A RESOLVED first update stops it as {@link addUpdate} does.
+   * A RESOLVED first update stops it as {@link addUpdate} does. Updates with `notifySubscribers` queue
+   * a mail to each confirmed subscriber of the status pages showing the incident's services, in the same
+   * transaction (docs/status-pages.md, "Subscriptions").
    * @throws HttpError 400 for unknown services or stoppedAt before startedAt.
    */
   async create(accountId: string, body: CreateIncidentBody, now: Date): Promise<IncidentView> {
@@ -53,20 +57,22 @@ export class IncidentStore {
       stoppedAt: body.stoppedAt ?? null,
     };
     checkTimes(doc);
-    await this.#db.transaction().execute(async (trx) => {
+    const mails = await this.#db.transaction().execute(async (trx) => {
       const services = await resolveServices(trx, accountId, body.services ?? [], 'services');
+      const serviceIds = services.map((s) => s.id);
       const rows = new IncidentQueries(trx);
       await rows.insert(accountId, doc, nowMs);
-      await rows.link(
-        accountId,
-        doc.id,
-        services.map((s) => s.id),
-      );
-      for (const update of body.incidentUpdates ?? [])
-        await insertUpdate(rows, accountId, doc, update, nowMs);
+      await rows.link(accountId, doc.id, serviceIds);
+      let queued = 0;
+      for (const update of body.incidentUpdates ?? []) {
+        const view = await insertUpdate(rows, accountId, doc, update, nowMs);
+        queued += await queueUpdateMails(trx, { accountId, incident: doc, serviceIds, update: view, nowMs });
+      }
       // A RESOLVED first update may have set stoppedAt.
       await rows.setDoc(accountId, doc.id, writeDoc(doc));
+      return queued;
     });
+    if (mails > 0) deliveryWorkerOf(this.#db)?.kick();
     return this.get(accountId, doc.id, true);
   }
 
@@ -145,7 +151,8 @@ export class IncidentStore {
 
   /**
    * Adds an update. A RESOLVED update sets `stoppedAt` (to now, or to
-   * startedAt when that is later) when it is null; the incident's updated_at moves.
+   * startedAt when that is later) when it is null; the incident's updated_at moves. With
+   * `notifySubscribers` it queues the subscribers' mails in the same transaction (see {@link create}).
    * @throws HttpError 404 when the incident is not in the account.
    */
   async addUpdate(
@@ -154,14 +161,28 @@ export class IncidentStore {
     body: IncidentUpdateBody,
     now: Date,
   ): Promise<IncidentUpdateView> {
-    return this.#db.transaction().execute(async (trx) => {
+    const nowMs = now.getTime();
+    const { view, mails } = await this.#db.transaction().execute(async (trx) => {
       const rows = new IncidentQueries(trx);
       const row = await this.#row(rows, accountId, incidentId);
       const doc = readDoc(row.doc);
-      const view = await insertUpdate(rows, accountId, doc, body, now.getTime());
-      await rows.setDoc(accountId, incidentId, writeDoc(doc), now.getTime());
-      return view;
+      const view = await insertUpdate(rows, accountId, doc, body, nowMs);
+      await rows.setDoc(accountId, incidentId, writeDoc(doc), nowMs);
+      let mails = 0;
+      if (view.notifySubscribers) {
+        const linked = await trx
+          .selectFrom('incident_services')
+          .select('service_id')
+          .where('account_id', '=', accountId)
+          .where('incident_id', '=', incidentId)
+          .execute();
+        const serviceIds = linked.map((l) => l.service_id);
+        mails = await queueUpdateMails(trx, { accountId, incident: doc, serviceIds, update: view, nowMs });
+      }
+      return { view, mails };
     });
+    if (mails > 0) deliveryWorkerOf(this.#db)?.kick();
+    return view;
   }
 
   /** @throws HttpError 404 when the incident is not in the account. */
