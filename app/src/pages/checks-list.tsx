@@ -1,5 +1,5 @@
 import { Component } from 'preact';
-import { useMemo } from 'preact/hooks';
+import { useMemo, useRef } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { api, getAllPages } from '../api.js';
 import {
@@ -462,8 +462,19 @@ function FilterSelect({
 
 /** The "New check" menu: a disclosure of links to the form of each type. */
 function NewCheckMenu() {
+  const ref = useRef<HTMLDetailsElement>(null);
   return (
-    <details class="checks-new-menu">
+    <details
+      class="checks-new-menu"
+      ref={ref}
+      onKeyDown={(e) => {
+        // Escape closes the menu and gives the focus back to its button.
+        if (e.key === 'Escape' && ref.current?.open) {
+          ref.current.open = false;
+          ref.current.querySelector('summary')?.focus();
+        }
+      }}
+    >
       <summary class="button">New check</summary>
       <ul>
         {NEW_CHECK_CHOICES.map((c) => (
@@ -502,8 +513,13 @@ function statusKey(s: CheckStatus | undefined): string {
 class CheckRow extends Component<RowProps> {
   override shouldComponentUpdate(next: RowProps): boolean {
     const a = this.props;
+    // A check is the same when its `updated_at` is: every change of a check moves it, and the list is read
+    // again every minute into new objects.
+    const sameCheck =
+      a.check === next.check ||
+      (a.check.id === next.check.id && a.check.updated_at === next.check.updated_at);
     return !(
-      a.check === next.check &&
+      sameCheck &&
       a.display === next.display &&
       a.statusKnown === next.statusKnown &&
       a.groupName === next.groupName &&
