@@ -20,6 +20,7 @@ import { type NamedResultHook, ResultOutbox, type ResultOutboxOptions } from './
 import { DEFAULT_RETENTION, type RetentionPolicy, RetentionWorker } from './store/retention.js';
 import { registerOpenApi } from './http/openapi.js';
 import { PUBLIC_ROUTES } from './public/routes.js';
+import { CustomDomains } from './public/status-page/access.js';
 import { backfillCustomDomains } from './resources/status-pages/store.js';
 import { ROUTES } from './routes.js';
 import { CheckSessions } from './runs/sessions.js';
@@ -162,8 +163,14 @@ export async function build(options: BuildOptions): Promise<Service> {
     log: options.log.child({ component: 'heartbeats' }),
   });
 
-  // Status pages written before migration 0012 get their custom_domain column (idempotent).
+  // Status pages written before migration 0012 get their custom_domain column (idempotent); a page's
+  // custom domain serves it at the domain's root (rewriteUrl below).
   await backfillCustomDomains(options.db);
+  const customDomains = new CustomDomains(options.db, {
+    appUrl: options.appUrl ?? 'http://localhost:3000',
+    log: options.log.child({ component: 'custom-domains' }),
+  });
+  await customDomains.start();
   const app: FastifyInstance = Fastify({
     loggerInstance: options.log.child({ component: 'http' }) as FastifyBaseLogger,
     // Agents long-poll constantly; one log line per request would drown the rest.
@@ -175,6 +182,7 @@ export async function build(options: BuildOptions): Promise<Service> {
     // A URL that does not decode or a path parameter over the limit: the spec's body too.
     frameworkErrors: answerFrameworkError,
     forceCloseConnections: 'idle',
+    rewriteUrl: (req) => customDomains.rewrite(req),
   });
   app.setValidatorCompiler(({ schema, httpPart }) =>
     httpPart === 'body' ? bodyAjv.compile(schema) : queryAjv.compile(schema),
@@ -221,6 +229,7 @@ export async function build(options: BuildOptions): Promise<Service> {
     close() {
       closing ??= (async () => {
         shutdown.abort();
+        customDomains.stop();
         await app.close();
         await heartbeats.stop();
         await outbox.stop();

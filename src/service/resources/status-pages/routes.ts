@@ -6,6 +6,7 @@ import { notFound } from '../../http/errors.js';
 import { ErrorBodySchema, IdParams, NoContent } from '../../http/schema-helpers.js';
 import { ServiceSchema } from '../incidents/schema.js';
 import { ServiceBodySchema, ServiceListQuery, StatusPageSchema, statusPageBody } from './schema.js';
+import { statusPageKeyRoutes } from './keys-routes.js';
 import { ServiceStore } from './status-page-services.js';
 import { StatusPageStore } from './status-pages.js';
 import { subscriberRoutes } from './subscribers-routes.js';
@@ -13,13 +14,15 @@ import { subscriberRoutes } from './subscribers-routes.js';
 const tags = ['status pages'];
 
 /**
- * Status pages and their services (docs/api.md, "Status pages and services").
+ * Status pages, their services and the access keys of private pages (keys-routes.ts; docs/api.md,
+ * "Status pages and services").
  * `/v1/status-pages/services` is a static route, so `/v1/status-pages/:id`
  * never captures it.
  */
 export async function statusPageRoutes(app: ServiceApp, ctx: ServiceContext): Promise<void> {
   const pages = new StatusPageStore(ctx.db);
   const services = new ServiceStore(ctx.db);
+  await statusPageKeyRoutes(app, ctx);
 
   app.post(
     '/v1/status-pages',

@@ -144,7 +144,7 @@ const CardSchema = Type.Object({
  * An access key of a private page: only its mask is shown; `key` (the key in
  * clear) appears once, in the response of the request that made it.
  */
-const StatusPageKeySchema = Type.Object({
+export const StatusPageKeySchema = Type.Object({
   id: Type.String(),
   maskedKey: Type.String(),
   key: Type.Optional(Type.String()),

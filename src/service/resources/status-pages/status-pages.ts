@@ -9,7 +9,7 @@ import type { CardBody, StatusPageBody, StatusPageSchema, ThemeColors } from './
 import { servicesById } from './status-page-services.js';
 import type { Database } from '../../store/database.js';
 import { readDoc, writeDoc } from '../../store/schema.js';
-import { PageQueries, type PageRow } from './store.js';
+import { PageQueries, type PageRow, statusPagesChanged } from './store.js';
 
 /** A status page as every operation answers it (see StatusPageSchema). */
 export type StatusPageView = Static<typeof StatusPageSchema>;
@@ -22,8 +22,8 @@ type CardDoc = {
   created_at: string;
   updated_at: string | null;
 };
-/** An access key of a private page: only its SHA-256 and its mask are kept. */
-type KeyDoc = {
+/** An access key of a private page: only its SHA-256 (hex, `hashApiKey`) and its mask are kept. */
+export type KeyDoc = {
   id: string;
   keyHash: string;
   maskedKey: string;
@@ -36,6 +36,9 @@ export type StatusPageDoc = Required<Omit<StatusPageBody, 'cards'>> & {
   cards: CardDoc[];
   keys: KeyDoc[];
 };
+
+/** At most this many access keys a private page holds at once (409 beyond). */
+export const MAX_PAGE_KEYS = 50;
 
 /** At most this many incidents, newest first, are shown per page. */
 export const MAX_PAGE_INCIDENTS = 100;
@@ -142,6 +145,7 @@ export class StatusPageStore {
       await new PageQueries(trx).insert(row, body.url, doc.customDomain);
       return row;
     });
+    await statusPagesChanged(this.#db);
     return withClearKey((await this.#present(accountId, [row], now.getTime()))[0]!, made);
   }
 
@@ -186,12 +190,62 @@ export class StatusPageStore {
       await rows.update(accountId, id, updated.doc, body.url, doc.customDomain, now.getTime());
       return updated;
     });
+    await statusPagesChanged(this.#db);
     return withClearKey((await this.#present(accountId, [updated], now.getTime()))[0]!, made);
   }
 
   /** @returns false when the page is not in the account. */
   async delete(accountId: string, id: string): Promise<boolean> {
-    return this.#rows.delete(accountId, id);
+    const deleted = await this.#rows.delete(accountId, id);
+    if (deleted) await statusPagesChanged(this.#db);
+    return deleted;
+  }
+
+  /**
+   * Adds an access key to a private page.
+   * @returns the key as the API shows it, with `key` in clear: the only time it is seen.
+   * @throws HttpError 404 when the page is not in the account; 400 (`isPrivate`) when the page is public
+   *   (keys open private pages only); 409 OUTPOST_ERR_TOO_MANY_KEYS when it holds MAX_PAGE_KEYS keys.
+   */
+  async addKey(accountId: string, id: string, now: Date): Promise<StatusPageView['keys'][number]> {
+    return this.#db.transaction().execute(async (trx) => {
+      const rows = new PageQueries(trx);
+      const doc = readDoc((await this.#row(rows, accountId, id)).doc);
+      if (!doc.isPrivate) {
+        throw new HttpError(
+          'OUTPOST_ERR_VALIDATION',
+          `status page ${id} is public: access keys open private pages only (set isPrivate first)`,
+          { field: 'id', in: 'params', rule: 'isPrivate' },
+        );
+      }
+      if (doc.keys.length >= MAX_PAGE_KEYS) {
+        throw new HttpError(
+          'OUTPOST_ERR_TOO_MANY_KEYS',
+          `status page ${id} already has ${MAX_PAGE_KEYS} access keys; delete one first`,
+          { id },
+        );
+      }
+      const made = newKey(now.toISOString());
+      doc.keys = [...doc.keys, made.doc];
+      await rows.replaceDoc(accountId, id, writeDoc(doc));
+      const { keyHash: _hash, ...shown } = made.doc;
+      return { ...shown, key: made.key };
+    });
+  }
+
+  /**
+   * Deletes an access key of a page: visitors it let in (their cookies, its feed tokens) lose access at
+   * their next request.
+   * @throws HttpError 404 when the page is not in the account or has no such key.
+   */
+  async deleteKey(accountId: string, id: string, keyId: string): Promise<void> {
+    await this.#db.transaction().execute(async (trx) => {
+      const rows = new PageQueries(trx);
+      const doc = readDoc((await this.#row(rows, accountId, id)).doc);
+      const kept = doc.keys.filter((k) => k.id !== keyId);
+      if (kept.length === doc.keys.length) throw notFound('status page key', keyId);
+      await rows.replaceDoc(accountId, id, writeDoc({ ...doc, keys: kept }));
+    });
   }
 
   /** @throws HttpError 404 when the page is not in the account. */

@@ -119,6 +119,16 @@ export class PageQueries {
       .execute();
   }
 
+  /** Replaces the page's document only (its keys changed; nothing a visitor sees). */
+  async replaceDoc(accountId: string, id: string, doc: StoredJson<StatusPageDoc>): Promise<void> {
+    await this.#db
+      .updateTable('status_pages')
+      .set({ doc })
+      .where('account_id', '=', accountId)
+      .where('id', '=', id)
+      .execute();
+  }
+
   /** Deletes the page; false when it is not in the account. */
   async delete(accountId: string, id: string): Promise<boolean> {
     const res = await this.#db
@@ -128,6 +138,36 @@ export class PageQueries {
       .executeTakeFirst();
     return res.numDeletedRows > 0n;
   }
+}
+
+/** Something to run after status pages were created, changed or deleted in a store. */
+export type StatusPagesListener = () => void | Promise<void>;
+
+const listeners = new WeakMap<object, Set<StatusPagesListener>>();
+
+/**
+ * Runs `listener` after each create, update or delete of a status page made through `db` (the store handle
+ * the service was built with), before the API answers: the custom-domain map of the public pages
+ * (src/service/public/status-page/access.ts) reloads so the next request sees the change.
+ * @returns a function that removes the listener.
+ */
+export function onStatusPagesChanged(db: Kysely<Database>, listener: StatusPagesListener): () => void {
+  const set = listeners.get(db) ?? new Set<StatusPagesListener>();
+  listeners.set(db, set);
+  set.add(listener);
+  return () => {
+    set.delete(listener);
+  };
+}
+
+/**
+ * Tells the listeners of `db` that status pages changed and waits for them. A listener that fails is
+ * ignored here (it has its own safety net), so the change that was made is still answered.
+ */
+export async function statusPagesChanged(db: Kysely<Database>): Promise<void> {
+  const set = listeners.get(db);
+  if (!set || set.size === 0) return;
+  await Promise.allSettled([...set].map(async (listener) => listener()));
 }
 
 /**
