@@ -134,9 +134,12 @@ export default function CheckDetail({ checkId }: { checkId: string }) {
         <span aria-current="page">{c.name}</span>
       </nav>
       <PageHeader title={c.name}>
-        <button type="button" onClick={run.start} disabled={run.busy}>
-          {run.busy ? 'Running…' : 'Run now'}
-        </button>
+        {/* A heartbeat monitor is not run: it waits for pings. */}
+        {c.checkType === 'HEARTBEAT' ? null : (
+          <button type="button" onClick={run.start} disabled={run.busy}>
+            {run.busy ? 'Running…' : 'Run now'}
+          </button>
+        )}
         <CheckToggles
           check={c}
           onDone={(text, error) => {
