@@ -6,6 +6,7 @@
 import type { IncomingMessage } from 'node:http';
 import fastifyCookie from '@fastify/cookie';
 import Fastify, { type FastifyRequest, type LightMyRequestResponse } from 'fastify';
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   answerPageNotFound,
@@ -19,7 +20,10 @@ import {
 } from '../../src/service/public/status-page/access.js';
 import { findPageByHost, findPageByUrl } from '../../src/service/public/status-page/lookup.js';
 import type { PageAccess } from '../../src/service/public/status-page/types.js';
+import { build } from '../../src/service/app.js';
+import { createAccount, createApiKey } from '../../src/service/http/auth.js';
 import { backfillCustomDomains } from '../../src/service/resources/status-pages/store.js';
+import { openSqliteDatabase } from '../../src/service/store/database.js';
 import { expectNoSecret } from '../helpers/secrets.js';
 import { type TestService, testService } from '../helpers/service.js';
 
@@ -359,6 +363,38 @@ describe('the key form', () => {
     expect(await resolve(fakeRequest(), { url })).toBeNull();
   });
 
+  it('makes the cookie Secure when the service is served over https', async () => {
+    const db = await openSqliteDatabase(':memory:');
+    const service = await build({
+      db,
+      log: pino({ level: 'silent' }),
+      appUrl: 'https://status.example.test',
+      retention: false,
+      alerting: { delivery: { start: false } },
+    });
+    try {
+      const key = await createApiKey(db, await createAccount(db, 'S'));
+      const made = await service.app.inject({
+        method: 'POST',
+        url: '/v1/status-pages',
+        headers: { authorization: `Bearer ${key}` },
+        payload: { name: 'S', url: 'secure-page', cards: [], isPrivate: true },
+      });
+      expect(made.statusCode).toBe(201);
+      const ok = await service.app.inject({
+        method: 'POST',
+        url: '/status/secure-page/access',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload: `key=${made.json().keys[0].key}`,
+      });
+      expect(ok.statusCode).toBe(303);
+      expect(cookieOf(ok)).toMatchObject({ secure: true, httpOnly: true, path: '/status/secure-page' });
+    } finally {
+      await service.close();
+      await db.destroy();
+    }
+  });
+
   it('does not take a cookie made for another page, expired or tampered with', async () => {
     const a = await makePage({ isPrivate: true });
     const b = await makePage({ isPrivate: true });
@@ -509,6 +545,7 @@ describe('custom domains', () => {
     }
     expect(domains.rewrite(raw('/versions', domain))).toBe(`/status/${url}/versions`);
     expect(domains.rewrite(raw('/', 'localhost:3000'))).toBe('/');
+    expect(domains.isServiceHost('LOCALHOST')).toBe(true);
     expect(domains.rewrite(raw('/', `x.${domain}`))).toBe('/');
 
     // The resolver sees a rewritten request at base path ''.
@@ -574,8 +611,9 @@ describe('custom domains', () => {
     } finally {
       domains.stop();
     }
-    // Never started: the service's own instance is still the one in use.
+    // Never started: the service's own instance (its host is localhost) is still the one in use, and for it
+    // the domain is a page's.
     expect(CustomDomains.of(svc.context.db)).not.toBe(domains);
-    expect(url).toBeTruthy();
+    expect(CustomDomains.of(svc.context.db)!.urlOfHost('localhost.example')).toBe(url);
   });
 });

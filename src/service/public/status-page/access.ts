@@ -133,7 +133,7 @@ function tokenOf(request: FastifyRequest): string | undefined {
  * private page only with one of its keys still in place, presented as a valid `?token=` ({@link
  * feedToken}; `via: 'token'`) or as the key form's cookie (`via: 'cookie'`, for this page, not expired).
  * `basePath` is `/status/{url}`, or `''` when the request came through the page's custom domain (looked up
- * by `{ host }`, or rewritten from it by {@link CustomDomains}).
+ * by `{ host }`, or rewritten from it by {@link CustomDomains}); the service's own host is never one.
  * @returns null when the page is unknown, or private and not opened: the caller then answers
  *   {@link answerPageNotFound}, the same 404 for both. The function throws only when the store does.
  */
@@ -168,6 +168,7 @@ export function pageAccessResolver(
   };
 
   return async (request, where) => {
+    if ('host' in where && CustomDomains.of(ctx.db)?.isServiceHost(where.host)) return null;
     const page =
       'host' in where ? await findPageByHost(ctx.db, where.host) : await findPageByUrl(ctx.db, where.url);
     if (!page) return null;
@@ -312,9 +313,14 @@ export class CustomDomains {
     }
   }
 
+  /** Whether `host` (lower-case, without port) is the service's own host, which is never a custom domain. */
+  isServiceHost(host: string): boolean {
+    return host.toLowerCase().replace(/\.$/, '') === this.#appHost;
+  }
+
   /** The page url a host shows (lower-case host without port); undefined when it is no page's domain. */
   urlOfHost(host: string): string | undefined {
-    return host === this.#appHost ? undefined : this.#map.get(host);
+    return this.isServiceHost(host) ? undefined : this.#map.get(host);
   }
 
   /**
