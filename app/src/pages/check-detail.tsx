@@ -197,10 +197,10 @@ export default function CheckDetail({ checkId }: { checkId: string }) {
         <div>
           <dt>Locations</dt>
           <dd>
-            {locations.length
-              ? locations.join(', ')
-              : c.checkType === 'HEARTBEAT'
-                ? 'none (pinged)'
+            {c.checkType === 'HEARTBEAT'
+              ? 'none: the monitored job pings it'
+              : locations.length
+                ? locations.join(', ')
                 : 'us-east-1'}
           </dd>
         </div>
@@ -263,7 +263,7 @@ export default function CheckDetail({ checkId }: { checkId: string }) {
 
       <section aria-labelledby="check-results-heading">
         <h2 id="check-results-heading">Recent results</h2>
-        <RecentResults checkId={checkId} loaded={results} />
+        <RecentResults checkId={checkId} loaded={results} heartbeat={c.checkType === 'HEARTBEAT'} />
       </section>
 
       <section aria-labelledby="check-errors-heading">
@@ -405,12 +405,27 @@ function DeleteCheck({ check, onDeleted }: { check: Check; onDeleted: () => void
 }
 
 /** The last results, newest first, each linking to its page. */
-function RecentResults({ checkId, loaded }: { checkId: string; loaded: Loaded<ResultItem[]> }) {
+function RecentResults({
+  checkId,
+  loaded,
+  heartbeat,
+}: {
+  checkId: string;
+  loaded: Loaded<ResultItem[]>;
+  heartbeat: boolean;
+}) {
   if (loaded.error && !loaded.data)
     return <ErrorNotice error={loaded.error} title="The results could not be loaded" />;
   if (!loaded.data) return <Loading what="Loading results" />;
-  if (loaded.data.length === 0)
-    return <Empty>No results yet: the check has not run. Press Run now to run it.</Empty>;
+  if (loaded.data.length === 0) {
+    return (
+      <Empty>
+        {heartbeat
+          ? 'No results yet: one is recorded when a ping comes in, or when one is late.'
+          : 'No results yet: the check has not run. Press Run now to run it.'}
+      </Empty>
+    );
+  }
   const now = Date.now();
   return (
     <div class="table-wrap">
