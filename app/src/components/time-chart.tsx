@@ -42,15 +42,19 @@ function lookOf(index: number): { token: string; dash: number[] | undefined } {
   };
 }
 
-/** Reads the colours of the current scheme from the CSS tokens (so dark mode draws in dark-mode colours). */
+/**
+ * Reads the colours of the current scheme from the CSS tokens (so dark mode draws in dark-mode colours); a
+ * token that is missing falls back to the text colour.
+ */
 function readColours(el: Element): { series: string[]; axis: string; grid: string; bg: string } {
   const style = getComputedStyle(el);
-  const get = (name: string, fallback: string) => style.getPropertyValue(name).trim() || fallback;
+  const text = style.color;
+  const get = (name: string) => style.getPropertyValue(name).trim() || text;
   return {
-    series: SERIES_TOKENS.map((t) => get(t, '#0a58ca')),
-    axis: get('--fg-muted', '#57606a'),
-    grid: get('--border', '#d0d7de'),
-    bg: get('--bg', '#ffffff'),
+    series: SERIES_TOKENS.map((t) => get(t)),
+    axis: get('--fg-muted'),
+    grid: get('--border'),
+    bg: get('--bg'),
   };
 }
 
@@ -177,7 +181,7 @@ export function TimeChart({
                 stroke: colour,
                 width: 2,
                 spanGaps: true,
-                points: { show: true, size: 4, fill: colours.bg },
+                points: { size: 5, fill: colours.bg },
                 ...(look.dash ? { dash: look.dash } : {}),
               };
         }),
