@@ -1,6 +1,8 @@
 import type { RoutePlugin } from '../../http/service-app.js';
 import { statusPageAccessRoutes } from './access-routes.js';
 import { subscriptionRoutes } from './subscriptions.js';
+import { statusPageViewRoutes } from './page-routes.js';
+import { machineRoutes } from './machine-routes.js';
 
 /**
  * The routes of public status pages (docs/status-pages.md), registered without an API key: each plugin
@@ -9,7 +11,12 @@ import { subscriptionRoutes } from './subscriptions.js';
  * the page and its HTML views, feeds and the Statuspage-compatible JSON, the key form of private pages,
  * email subscriptions.
  */
-const STATUS_PAGE_PLUGINS: RoutePlugin[] = [subscriptionRoutes, statusPageAccessRoutes];
+const STATUS_PAGE_PLUGINS: RoutePlugin[] = [
+  statusPageViewRoutes,
+  subscriptionRoutes,
+  statusPageAccessRoutes,
+  machineRoutes,
+];
 
 /** Registers every status-page plugin (listed in PUBLIC_ROUTES, src/service/public/routes.ts). */
 export const statusPageRoutes: RoutePlugin = async (app, ctx) => {
