@@ -223,13 +223,29 @@ describe('finding a page', () => {
     const url = freshUrl('legacy');
     const a = await req('POST', '/v1/status-pages', { name: 'older', url, cards: [] }, 'A');
     const b = await req('POST', '/v1/status-pages', { name: 'newer', url: freshUrl(), cards: [] }, 'B');
-    // Written before urls were unique across accounts: straight into the store.
+    // Written before urls were unique across accounts: straight into the store, column and document.
+    const row = await svc.context.db
+      .selectFrom('status_pages')
+      .select('doc')
+      .where('id', '=', b.json().id)
+      .executeTakeFirstOrThrow();
     await svc.context.db
       .updateTable('status_pages')
-      .set({ url, created_at: Date.now() + 60_000 })
+      .set({ url, doc: JSON.stringify({ ...JSON.parse(row.doc), url }), created_at: Date.now() + 60_000 })
       .where('id', '=', b.json().id)
       .execute();
     expect((await findPageByUrl(svc.context.db, url))?.id).toBe(a.json().id);
+    // The newer page stays editable while it keeps its url; moving another page onto the url is refused.
+    const keep = await req(
+      'PUT',
+      `/v1/status-pages/${b.json().id}`,
+      { name: 'renamed', url, cards: [] },
+      'B',
+    );
+    expect(keep.statusCode).toBe(200);
+    const c = await req('POST', '/v1/status-pages', { name: 'c', url: freshUrl(), cards: [] }, 'B');
+    const onto = await req('PUT', `/v1/status-pages/${c.json().id}`, { name: 'c', url, cards: [] }, 'B');
+    expect(onto.statusCode).toBe(409);
   });
 });
 

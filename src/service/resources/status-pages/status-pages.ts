@@ -9,7 +9,7 @@ import type { CardBody, StatusPageBody, StatusPageSchema, ThemeColors } from './
 import { servicesById } from './status-page-services.js';
 import type { Database } from '../../store/database.js';
 import { readDoc, writeDoc } from '../../store/schema.js';
-import { PageQueries, type PageRow, statusPagesChanged } from './store.js';
+import { customDomainColumn, PageQueries, type PageRow, statusPagesChanged } from './store.js';
 
 /** A status page as every operation answers it (see StatusPageSchema). */
 export type StatusPageView = Static<typeof StatusPageSchema>;
@@ -183,7 +183,16 @@ export class StatusPageStore {
       const stored = readDoc(row.doc);
       const cards = await this.#cards(trx, accountId, cardBodies, stored.cards, id, nowIso);
       const doc: StatusPageDoc = { ...stored, ...fields, cards };
-      await assertAddressFree(rows, body.url, doc.customDomain, id);
+      // Checked when they change only: a page that shares its url with an older page of another account
+      // (written when urls were unique per account) stays editable.
+      await assertAddressFree(
+        rows,
+        doc.url === stored.url ? null : doc.url,
+        customDomainColumn(doc.customDomain) === customDomainColumn(stored.customDomain)
+          ? null
+          : doc.customDomain,
+        id,
+      );
       made = doc.isPrivate && !stored.isPrivate ? newKey(nowIso) : undefined;
       doc.keys = doc.isPrivate ? [...stored.keys, ...(made ? [made.doc] : [])] : [];
       const updated: PageRow = { ...row, doc: writeDoc(doc), updated_at: now.getTime() };
@@ -338,15 +347,15 @@ export class StatusPageStore {
 
 /**
  * @throws HttpError 409 when another page (not `selfId`) of any account uses `url`, or has `customDomain`:
- *   both are how a visitor finds the page (`/status/{url}`, the Host header).
+ *   both are how a visitor finds the page (`/status/{url}`, the Host header). Null: not checked.
  */
 async function assertAddressFree(
   rows: PageQueries,
-  url: string,
+  url: string | null,
   customDomain: string | null,
   selfId?: string,
 ): Promise<void> {
-  if (await rows.urlTakenAnywhere(url, selfId)) throw urlTaken(url);
+  if (url !== null && (await rows.urlTakenAnywhere(url, selfId))) throw urlTaken(url);
   if (customDomain && (await rows.customDomainTaken(customDomain, selfId))) {
     throw customDomainTaken(customDomain);
   }
