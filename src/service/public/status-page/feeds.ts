@@ -93,9 +93,12 @@ export function itemTitle(incident: PublicIncident, nowMs: number): string {
   return `${incident.name} — ${statusWords(incident, nowMs)}`;
 }
 
-/** When an incident last changed as its item shows it: its latest update or edit, epoch ms. */
+/**
+ * An item's date: the time its latest update is shown as made (`publicIncidentUpdateDate`, so a backdated
+ * update keeps its date), or the incident's start without updates; epoch ms.
+ */
 function itemUpdatedAt(incident: PublicIncident): number {
-  return Math.max(incident.updatedAtMs, incident.updates[0]?.atMs ?? 0);
+  return incident.updates[0]?.atMs ?? incident.startedAtMs;
 }
 
 /**
