@@ -46,9 +46,16 @@ export class DeliveryStore {
    * Notifications a worker may claim at `nowMs` (epoch ms), due first, at most `limit`: PENDING
    * ones whose `next_attempt_at` has come, and SENDING ones whose lease expired (their worker
    * died mid-send) with attempts left (fewer than `maxAttempts`), that are the oldest undelivered notification of their `order_key` — delivery
-   * stays in order per (channel, check), and a FAILED one does not hold back those after it.
+   * stays in order per (channel, check), and a FAILED one does not hold back those after it. `kind`:
+   * only notifications to alert channels, or only mails to status-page subscribers (each has its own
+   * slots in the worker); both when omitted.
    */
-  async claimable(nowMs: number, maxAttempts: number, limit: number): Promise<NotificationRow[]> {
+  async claimable(
+    nowMs: number,
+    maxAttempts: number,
+    limit: number,
+    kind?: 'channel' | 'subscriber',
+  ): Promise<NotificationRow[]> {
     // Two queries, each walking its index in order and stopping after `limit` rows (one OR'ed query
     // sorted every due row on each pass: 1.4 ms with 1,000 queued, paid once per send).
     const firstOfItsKey = (eb: ExpressionBuilder<Database & { n: Database['alert_notifications'] }, 'n'>) =>
@@ -62,10 +69,15 @@ export class DeliveryStore {
             .whereRef('o.id', '<', 'n.id'),
         ),
       );
+    const ofKind = (eb: ExpressionBuilder<Database & { n: Database['alert_notifications'] }, 'n'>) =>
+      kind === undefined
+        ? eb.lit(true)
+        : eb('n.subscriber_id', kind === 'subscriber' ? 'is not' : 'is', null);
     const pending = await this.#db
       .selectFrom('alert_notifications as n')
       .selectAll('n')
       .where('n.state', '=', 'PENDING')
+      .where(ofKind)
       .where('n.next_attempt_at', '<=', nowMs)
       .where(firstOfItsKey)
       .orderBy('n.next_attempt_at')
@@ -78,6 +90,7 @@ export class DeliveryStore {
       .where('n.state', '=', 'SENDING')
       .where('n.lease_expires_at', '<=', nowMs)
       .where('n.attempts', '<', maxAttempts)
+      .where(ofKind)
       .where(firstOfItsKey)
       .orderBy('n.id')
       .limit(limit)

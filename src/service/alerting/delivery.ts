@@ -10,7 +10,11 @@ import { accountVariables as storedVariables } from '../resources/variables/vari
 import type { Database } from '../store/database.js';
 import { mapSecrets } from '../store/secret-fields.js';
 import { DeliveryStore, type Lease, type NotificationRow } from './delivery-store.js';
-import { closeSubscriberTransporters, sendSubscriberMail } from './subscriber-sender.js';
+import {
+  closeSubscriberTransporters,
+  SUBSCRIBER_SMTP_CONNECTIONS,
+  sendSubscriberMail,
+} from './subscriber-sender.js';
 import type {
   ChannelSender,
   ChannelTarget,
@@ -62,6 +66,12 @@ export type DeliveryWorkerOptions = {
   pollMs?: number;
   /** Sends in flight at once, default 8 (never two of one channel and check). */
   concurrency?: number;
+  /**
+   * Status-page subscriber mails in flight at once, in slots of their own besides `concurrency`
+   * (a burst of them never holds back an alert), default 16: the SMTP connections the subscriber
+   * sender pools.
+   */
+  subscriberConcurrency?: number;
   /** Clock, epoch ms; tests inject one. Default Date.now. */
   now?: () => number;
   /** Name of this worker in leases, default `${hostname}:${pid}:${random}`. */
@@ -134,6 +144,7 @@ export class DeliveryWorker {
   readonly #maxDelayMs: number;
   readonly #pollMs: number;
   readonly #concurrency: number;
+  readonly #subscriberConcurrency: number;
   readonly #now: () => number;
   readonly #random: () => number;
   readonly #releaseLeasesAtStart: boolean;
@@ -142,6 +153,8 @@ export class DeliveryWorker {
   /** Sends in flight by notification id, and the order keys they hold. */
   readonly #inFlight = new Map<number, Promise<void>>();
   readonly #inFlightKeys = new Set<string>();
+  /** The ids of #inFlight that are subscriber mails (their own slots). */
+  readonly #subscriberSends = new Set<number>();
   /** Callers waiting for an attempt of a notification to be recorded (see attempted). */
   readonly #waiters = new Map<number, Set<() => void>>();
   #timer: NodeJS.Timeout | undefined;
@@ -175,6 +188,7 @@ export class DeliveryWorker {
     this.#maxDelayMs = options.maxDelayMs ?? 600_000;
     this.#pollMs = options.pollMs ?? 1000;
     this.#concurrency = Math.max(1, options.concurrency ?? 8);
+    this.#subscriberConcurrency = Math.max(1, options.subscriberConcurrency ?? SUBSCRIBER_SMTP_CONNECTIONS);
     this.#now = options.now ?? Date.now;
     this.#random = options.random ?? Math.random;
     this.workerId = options.workerId ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
@@ -274,38 +288,46 @@ export class DeliveryWorker {
         'notification failed',
       );
     }
-    let free = this.#concurrency - this.#inFlight.size;
-    if (free <= 0) return [];
-    // Rows of this worker's own sends can come back (a lease that expired mid-send): ask for
-    // enough to fill the free slots anyway.
-    const rows = await this.#store.claimable(nowMs, this.#maxAttempts, free + this.#inFlight.size);
     const sends: Promise<void>[] = [];
-    for (const row of rows) {
-      if (free <= 0 || this.#stopped) break;
-      if (this.#inFlight.has(row.id) || this.#inFlightKeys.has(row.order_key)) continue;
-      const lease = await this.#store.claim(row.id, {
-        owner: this.workerId,
-        nowMs,
-        leaseMs: this.#leaseMs,
-        maxAttempts: this.#maxAttempts,
-      });
-      if (!lease) continue;
-      free -= 1;
-      this.#inFlightKeys.add(row.order_key);
-      const send = this.#deliver(row, lease)
-        .catch((err: unknown) =>
-          // The store failed: the lease expires and the notification is claimed again then.
-          this.#log.error({ err, notificationId: row.id }, 'notification delivery could not be recorded'),
-        )
-        .finally(() => {
-          this.#inFlight.delete(row.id);
-          this.#inFlightKeys.delete(row.order_key);
-          for (const wake of [...(this.#waiters.get(row.id) ?? [])]) wake();
-          // A slot is free, and the next notification of this order key may be due.
-          this.kick();
+    // Alert notifications and subscriber mail have slots of their own: a burst of status-page mail
+    // never holds back an alert.
+    for (const kind of ['channel', 'subscriber'] as const) {
+      const busy =
+        kind === 'subscriber' ? this.#subscriberSends.size : this.#inFlight.size - this.#subscriberSends.size;
+      let free = (kind === 'subscriber' ? this.#subscriberConcurrency : this.#concurrency) - busy;
+      if (free <= 0 || this.#stopped) continue;
+      // Rows of this worker's own sends can come back (a lease that expired mid-send): ask for
+      // enough to fill the free slots anyway.
+      const rows = await this.#store.claimable(nowMs, this.#maxAttempts, free + busy, kind);
+      for (const row of rows) {
+        if (free <= 0 || this.#stopped) break;
+        if (this.#inFlight.has(row.id) || this.#inFlightKeys.has(row.order_key)) continue;
+        const lease = await this.#store.claim(row.id, {
+          owner: this.workerId,
+          nowMs,
+          leaseMs: this.#leaseMs,
+          maxAttempts: this.#maxAttempts,
         });
-      this.#inFlight.set(row.id, send);
-      sends.push(send);
+        if (!lease) continue;
+        free -= 1;
+        this.#inFlightKeys.add(row.order_key);
+        if (kind === 'subscriber') this.#subscriberSends.add(row.id);
+        const send = this.#deliver(row, lease)
+          .catch((err: unknown) =>
+            // The store failed: the lease expires and the notification is claimed again then.
+            this.#log.error({ err, notificationId: row.id }, 'notification delivery could not be recorded'),
+          )
+          .finally(() => {
+            this.#inFlight.delete(row.id);
+            this.#subscriberSends.delete(row.id);
+            this.#inFlightKeys.delete(row.order_key);
+            for (const wake of [...(this.#waiters.get(row.id) ?? [])]) wake();
+            // A slot is free, and the next notification of this order key may be due.
+            this.kick();
+          });
+        this.#inFlight.set(row.id, send);
+        sends.push(send);
+      }
     }
     return sends;
   }

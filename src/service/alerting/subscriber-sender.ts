@@ -96,22 +96,20 @@ export async function sendSubscriberMail(
   signal: AbortSignal,
 ): Promise<DeliveryResult> {
   const { db, providers, scrubber } = options;
+  // The subscriber with its page, in one read (a page deleted meanwhile leaves a null doc).
   const subscriber = await db
-    .selectFrom('status_page_subscribers')
-    .selectAll()
-    .where('id', '=', row.subscriber_id ?? '')
+    .selectFrom('status_page_subscribers as s')
+    .leftJoin('status_pages as p', 'p.id', 's.status_page_id')
+    .select(['s.id', 's.email', 's.confirmed_at', 's.status_page_id', 'p.doc as page_doc'])
+    .where('s.id', '=', row.subscriber_id ?? '')
     .executeTakeFirst();
   if (!subscriber) return noAnswer('FAILED', 'unsubscribed');
   const doc = JSON.parse(row.doc) as SubscriberMailDoc;
   if (doc.kind === 'update' && subscriber.confirmed_at === null) {
     return noAnswer('FAILED', 'the subscriber has not confirmed the subscription');
   }
-  const page = await db
-    .selectFrom('status_pages')
-    .select(['id', 'doc'])
-    .where('id', '=', subscriber.status_page_id)
-    .executeTakeFirst();
-  if (!page) return noAnswer('FAILED', 'status page deleted');
+  if (subscriber.page_doc === null) return noAnswer('FAILED', 'status page deleted');
+  const page = { id: subscriber.status_page_id, doc: subscriber.page_doc };
   const smtp = providers.smtp;
   if (!smtp) return noAnswer('FAILED', `subscriber mail needs ${SMTP_VARIABLES.join(' and ')}`);
 

@@ -47,11 +47,13 @@ function oneLine(text: string, max = 250): string {
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
 
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+
 /** `24 Nov 2026, 08:15 UTC`. */
 function when(iso: string): string {
   const d = new Date(iso);
   if (Number.isNaN(d.getTime())) return iso;
-  const month = d.toLocaleString('en-GB', { month: 'short', timeZone: 'UTC' });
+  const month = MONTHS[d.getUTCMonth()];
   const hh = String(d.getUTCHours()).padStart(2, '0');
   const mm = String(d.getUTCMinutes()).padStart(2, '0');
   return `${d.getUTCDate()} ${month} ${d.getUTCFullYear()}, ${hh}:${mm} UTC`;

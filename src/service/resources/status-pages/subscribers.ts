@@ -86,9 +86,18 @@ export function isSaneEmail(email: string): boolean {
   return labels.every((l) => /^[\p{L}\p{N}](?:[\p{L}\p{N}-]{0,61}[\p{L}\p{N}])?$/u.test(l));
 }
 
+/** Signing keys of subscription tokens by secret box (derived once: a burst of mail signs a token each). */
+const tokenKeys = new WeakMap<object, Buffer>();
+
 /** The signing key of subscription tokens (HKDF from the store's secret box). */
 function tokenKey(db: object): Buffer {
-  return secretBoxOf(db).deriveKey(TOKEN_KEY_PURPOSE);
+  const box = secretBoxOf(db);
+  let key = tokenKeys.get(box);
+  if (key === undefined) {
+    key = box.deriveKey(TOKEN_KEY_PURPOSE);
+    tokenKeys.set(box, key);
+  }
+  return key;
 }
 
 function mac(key: Buffer, purpose: TokenPurpose, pageId: string, subscriberId: string, expiresSec: number) {
