@@ -11,8 +11,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { feedToken } from '../../src/service/public/status-page/access.js';
 import { BADGE_LABEL_COLOR, BADGE_STATES } from '../../src/service/public/status-page/badge.js';
 import { findPageByUrl } from '../../src/service/public/status-page/lookup.js';
-import { API_DOCUMENTS } from '../../src/service/public/status-page/statuspage-api.js';
+import { renderFeed } from '../../src/service/public/status-page/feeds.js';
+import { buildPageModel } from '../../src/service/public/status-page/model.js';
+import {
+  API_DOCUMENTS,
+  incidentsShownBy,
+  readIncidentFacts,
+  statuspageDocument,
+} from '../../src/service/public/status-page/statuspage-api.js';
 import { type TestService, testService } from '../helpers/service.js';
+import { seedStatusPage } from '../helpers/status-pages.js';
 
 let svc: TestService;
 beforeAll(async () => {
@@ -650,5 +658,54 @@ describe('caching, HEAD and custom domains', () => {
     // The same page under the app URL links there.
     const viaApp = (await get(`${ctx.base}/api/v2/summary.json`)).json() as Json;
     expect(viaApp.page.url).toBe(`${APP_URL}${ctx.base}`);
+  });
+});
+
+describe('a large page', () => {
+  it('renders the feeds and every JSON document of 50 services × 90 days quickly and validly', async () => {
+    const api = async (method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown) => {
+      const res = await svc.request(method, path, body);
+      return { status: res.statusCode, json: res.body ? res.json() : null };
+    };
+    const seeded = await seedStatusPage(api, { url: freshUrl('large'), db: svc.context.db });
+    const page = (await findPageByUrl(svc.context.db, seeded.url))!;
+    const model = await buildPageModel(svc.context.db, page, Date.now());
+    expect(model.incidents.length).toBeGreaterThan(20);
+    const links = { origin: APP_URL, basePath: `/status/${seeded.url}`, feedQuery: '' };
+    const times: number[] = [];
+    const sizes: Record<string, number> = {};
+    for (let round = 0; round < 5; round++) {
+      const t0 = performance.now();
+      for (const format of ['rss', 'atom'] as const) sizes[format] = renderFeed(model, format, links).length;
+      for (const document of API_DOCUMENTS) {
+        const ids = incidentsShownBy(model, document).map((i) => i.id);
+        const facts = await readIncidentFacts(svc.context.db, page.accountId, ids);
+        const json = JSON.stringify(
+          statuspageDocument(model, document, { pageUrl: `${APP_URL}${links.basePath}` }, facts),
+        );
+        sizes[document] = json.length;
+      }
+      times.push(performance.now() - t0);
+    }
+    times.sort((a, b) => a - b);
+    const median = times[2]!;
+    console.log(
+      `feeds and JSON of ${model.incidents.length} incidents, 50 services: all 10 documents in ${median.toFixed(1)} ms (median of 5); sizes ${JSON.stringify(sizes)}`,
+    );
+    expect(median).toBeLessThan(250);
+
+    const rss = await get(`/status/${seeded.url}/feed.rss`);
+    expect(XMLValidator.validate(rss.body)).toBe(true);
+    expect(parseFeed(rss.body).items).toHaveLength(model.incidents.length);
+    const summary = (await get(`/status/${seeded.url}/api/v2/summary.json`)).json() as Json;
+    expect(summary.components).toHaveLength(55);
+    for (const c of summary.components) expectComponent(c, page.id);
+    for (const i of summary.incidents) expectIncident(i, page.id);
+    for (const m of summary.scheduled_maintenances) expectIncident(m, page.id, true);
+    const all = (await get(`/status/${seeded.url}/api/v2/incidents.json`)).json() as Json;
+    expect(all.incidents.length).toBe(
+      Math.min(50, model.incidents.filter((i) => i.impact !== 'MAINTENANCE').length),
+    );
+    for (const i of all.incidents) expectIncident(i, page.id);
   });
 });
