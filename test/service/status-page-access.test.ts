@@ -291,6 +291,64 @@ describe('the one 404', () => {
   });
 });
 
+describe('through the page routes', () => {
+  it('answers the one 404 for every view of an unknown or a hidden private page, and leaks nothing', async () => {
+    const domain = `hidden-${++seq}.example.com`;
+    const { url, secrets } = await makePage({ isPrivate: true, customDomain: domain });
+    const nobody = freshUrl('nobody');
+    const answers: LightMyRequestResponse[] = [];
+    for (const path of [
+      '',
+      '/history',
+      '/incidents/x',
+      '/no-such-view',
+      '/feed.rss',
+      '/api/v2/summary.json',
+    ]) {
+      const unknown = await svc.app.inject({ url: `/status/${nobody}${path}` });
+      const hidden = await svc.app.inject({ url: `/status/${url}${path}` });
+      const onDomain = await svc.app.inject({ url: path || '/', headers: { host: domain } });
+      expect(hidden.statusCode, path).toBe(404);
+      expect(wire(hidden), path).toEqual(wire(unknown));
+      expect(wire(onDomain), path).toEqual(wire(unknown));
+      answers.push(hidden, onDomain);
+    }
+    for (const res of answers) {
+      const text = JSON.stringify(res.headers) + res.body;
+      for (const secret of [...secrets, url]) expectNoSecret(text, secret);
+    }
+  });
+
+  it('shows the page to the key form’s cookie, and the 404 again once its key is deleted', async () => {
+    const { page, url, secrets } = await makePage({ isPrivate: true });
+    const ok = await postKey(`/status/${url}/access`, page.keys[0]!.key!);
+    const cookies = { [PAGE_SESSION_COOKIE]: cookieOf(ok)!.value };
+    const seen = await svc.app.inject({ url: `/status/${url}`, cookies });
+    expect(seen.statusCode).toBe(200);
+    expect(seen.body).toContain(secrets[0]);
+    expect(seen.headers['cache-control']).toMatch(/no-store/);
+
+    await req('POST', `/v1/status-pages/${page.id}/keys`);
+    expect((await req('DELETE', `/v1/status-pages/${page.id}/keys/${page.keys[0]!.id}`)).statusCode).toBe(
+      204,
+    );
+    const after = await svc.app.inject({ url: `/status/${url}`, cookies });
+    const unknown = await svc.app.inject({ url: `/status/${freshUrl('nobody')}`, cookies });
+    expect(after.statusCode).toBe(404);
+    expect(wire(after)).toEqual(wire(unknown));
+  });
+
+  it('serves a public page at the root of its custom domain', async () => {
+    const domain = `root-${++seq}.example.com`;
+    const { url, secrets } = await makePage({ customDomain: domain });
+    const home = await svc.app.inject({ url: '/', headers: { host: domain } });
+    expect(home.statusCode).toBe(200);
+    expect(home.body).toContain(secrets[0]);
+    expect(home.body).toContain('href="/history"');
+    expect(home.body).not.toContain(`/status/${url}`);
+  });
+});
+
 describe('the key form', () => {
   it('answers the same bytes for any url: unknown, public or private', async () => {
     const priv = await makePage({ isPrivate: true });

@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AuthFailureLimiter } from '../../http/auth.js';
 import type { RoutePlugin } from '../../http/service-app.js';
 import {
+  answerPageNotFound,
   CustomDomains,
   hostOf,
   matchPageKey,
@@ -118,6 +119,8 @@ function keyFieldOf(body: unknown): string | undefined {
  *   page) answers 403 with the form and "This key does not open the page.", the same for every url, and
  *   counts as a failed authentication of the client's address (AuthFailureLimiter, as the API's keys):
  *   past the limit 429 with `Retry-After`. A post from another site (`Origin`) answers 403 with the form.
+ * - Any other path under `/status/{url}/` that no status-page route serves: the shared 404
+ *   (`answerPageNotFound`), so an unknown path tells nothing either, on a custom domain too.
  */
 export const statusPageAccessRoutes: RoutePlugin = async (app, ctx) => {
   const limiter = new AuthFailureLimiter();
@@ -130,6 +133,10 @@ export const statusPageAccessRoutes: RoutePlugin = async (app, ctx) => {
       },
     );
     const options = { schema: { hide: true } } as const;
+
+    // Any other path under a page: the shared 404, not the router's, whose message names the path (on a
+    // custom domain, the rewritten one with the page's url). Every route of a page is more specific.
+    scope.all('/status/:url/*', options, async (_request, reply) => answerPageNotFound(reply));
 
     scope.get<{ Params: { url: string } }>('/status/:url/access', options, async (_request, reply) =>
       sendForm(reply, 200, null),
