@@ -155,6 +155,7 @@ export async function build(options: BuildOptions): Promise<Service> {
     shutdown: shutdown.signal,
     analyticsWorkers: AnalyticsWorkers.for(options.databaseFile),
     artifacts,
+    appUrl: (options.appUrl ?? 'http://localhost:3000').replace(/\/+$/, ''),
   };
   // Before the routes: ping routes and check routes find it through the context.
   const heartbeats = new HeartbeatMonitor(context, {

@@ -19,6 +19,11 @@ export type ServiceContext = {
   analyticsWorkers: AnalyticsWorkers | null;
   /** Files agents upload for their runs (traces, screenshots, …). */
   artifacts: ArtifactStore;
+  /**
+   * Where people open the service (`OUTPOST_APP_URL`), without a trailing slash: the base of links the
+   * service writes (check sessions, alerts, ping URLs, status-page feeds and mail).
+   */
+  appUrl: string;
 };
 
 /** A stored result, as result hooks see it. */
