@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { gzipSync } from 'node:zlib';
 
 /**
  * A bounded least-recently-used map: reading an entry makes it the newest; setting one past `maxEntries`
@@ -97,29 +98,53 @@ export class VersionedCache<T> {
   }
 }
 
-/** A rendered page as it is served: its bytes and strong ETag. */
+/** A rendered page as it is served: its bytes, gzipped once, and a strong ETag for each. */
 export type RenderedPage = {
   body: Buffer;
-  /** A strong ETag (quoted): a hash of the view's key, the data's version and the bytes. */
+  /** `body` gzipped (served to clients that accept gzip; the service has no compression of its own). */
+  gzip: Buffer;
+  /** A strong ETag (quoted) of `body`: a hash of the view's key, the data's version and the bytes. */
   etag: string;
+  /** The strong ETag of `gzip` (another representation: `etag` with `-gz` inside the quotes). */
+  gzipEtag: string;
 };
 
 /**
- * The bytes and strong ETag of a rendering: the ETag hashes the view, the version and the bytes, so it
+ * The bytes and strong ETags of a rendering: the ETag hashes the view, the version and the bytes, so it
  * changes whenever the bytes do (also when only the clock moved them, e.g. today's uptime).
  */
 export function renderedPage(view: string, version: string, html: string): RenderedPage {
   const body = Buffer.from(html, 'utf8');
-  const etag = `"${createHash('sha256').update(`${view}\n${version}\n`).update(body).digest('base64url').slice(0, 27)}"`;
-  return { body, etag };
+  const tag = createHash('sha256')
+    .update(`${view}\n${version}\n`)
+    .update(body)
+    .digest('base64url')
+    .slice(0, 27);
+  return { body, gzip: gzipSync(body, { level: 6 }), etag: `"${tag}"`, gzipEtag: `"${tag}-gz"` };
+}
+
+/** Whether an `Accept-Encoding` header accepts gzip (listed, or `*`, without `q=0`). */
+export function acceptsGzip(acceptEncoding: string | undefined): boolean {
+  if (!acceptEncoding) return false;
+  let gzip: boolean | undefined;
+  let any = false;
+  for (const part of acceptEncoding.toLowerCase().split(',')) {
+    const [coding, ...params] = part.trim().split(';');
+    const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
+    const accepted = q === undefined || Number(q.slice(2)) > 0;
+    if (coding === 'gzip' || coding === 'x-gzip') gzip = accepted;
+    else if (coding === '*') any = accepted;
+  }
+  return gzip ?? any;
 }
 
 /**
- * Whether an `If-None-Match` header matches `etag` (RFC 9110 §13.1.2: `*`, or any listed tag compared
- * weakly, so `W/"x"` matches `"x"`).
+ * Whether an `If-None-Match` header matches one of `etags` (RFC 9110 §13.1.2: `*`, or any listed tag
+ * compared weakly, so `W/"x"` matches `"x"`): a client holding either encoding of the same bytes is
+ * up to date.
  */
-export function etagMatches(ifNoneMatch: string | undefined, etag: string): boolean {
+export function etagMatches(ifNoneMatch: string | undefined, ...etags: string[]): boolean {
   if (!ifNoneMatch) return false;
   if (ifNoneMatch.trim() === '*') return true;
-  return ifNoneMatch.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag);
+  return ifNoneMatch.split(',').some((tag) => etags.includes(tag.trim().replace(/^W\//, '')));
 }

@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely';
 import type { RoutePlugin } from '../../http/service-app.js';
 import type { Database } from '../../store/database.js';
 import { answerPageNotFound, feedQueryFor, pageAccessResolver } from './access.js';
-import { etagMatches, type RenderedPage, renderedPage, VersionedCache } from './cache.js';
+import { acceptsGzip, etagMatches, type RenderedPage, renderedPage, VersionedCache } from './cache.js';
 import { buildPageModel, modelFreshUntil, pageVersion } from './model.js';
 import { type RenderLinks, renderHistory, renderIncident, renderStatusPage } from './render.js';
 import type { PageAccess, PublicPage, StatusPageModel } from './types.js';
@@ -75,17 +75,23 @@ export async function renderView(
   return cached.value;
 }
 
-/** Sends a rendering with its headers, or 304 when the request already holds it. */
+/**
+ * Sends a rendering with its headers (gzipped when the client accepts it), or 304 when the request
+ * already holds it.
+ */
 function send(request: FastifyRequest, reply: FastifyReply, access: PageAccess, page: RenderedPage) {
+  const gzip = acceptsGzip(request.headers['accept-encoding']);
   reply
-    .header('etag', page.etag)
+    .header('etag', gzip ? page.gzipEtag : page.etag)
     .header('cache-control', access.page.doc.isPrivate ? PRIVATE_CACHE_CONTROL : PUBLIC_CACHE_CONTROL)
     .header('content-security-policy', PAGE_CSP)
     .header('x-content-type-options', 'nosniff')
     .header('referrer-policy', 'no-referrer')
-    .header('vary', 'Cookie');
-  if (etagMatches(request.headers['if-none-match'], page.etag)) return reply.code(304).send();
-  return reply.type('text/html; charset=utf-8').send(page.body);
+    .header('vary', 'Accept-Encoding, Cookie');
+  if (etagMatches(request.headers['if-none-match'], page.etag, page.gzipEtag)) return reply.code(304).send();
+  reply.type('text/html; charset=utf-8');
+  if (gzip) return reply.header('content-encoding', 'gzip').send(page.gzip);
+  return reply.send(page.body);
 }
 
 type UrlParams = { Params: { url: string } };

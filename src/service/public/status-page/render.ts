@@ -117,7 +117,10 @@ function percent(value: number): string {
   return `${value === 100 ? '100' : value.toFixed(2)} %`;
 }
 
-/** The text of one strip day: `Nov 12: 99.31 % uptime, 1 incident`. */
+/**
+ * The text of one strip day, its worst impact in words (the bar's colour says it too):
+ * `Nov 12: 99.31 % uptime, 1 incident (major outage)`, `Nov 13: 100 % uptime, no incidents`.
+ */
 export function dayText(day: UptimeDay): string {
   const incidents =
     day.incidentCount === 0
@@ -128,7 +131,8 @@ export function dayText(day: UptimeDay): string {
       ? `${shortDate(day.date)}: maintenance all day, ${incidents}`
       : `${shortDate(day.date)}: no data`;
   }
-  return `${shortDate(day.date)}: ${percent(day.uptimePercent)} uptime, ${incidents}`;
+  const worst = day.worstImpact === null ? '' : ` (${IMPACT_WORDS[day.worstImpact].toLowerCase()})`;
+  return `${shortDate(day.date)}: ${percent(day.uptimePercent)} uptime, ${incidents}${worst}`;
 }
 
 /** The class of a strip day's bar: its worst impact, or no data. */
@@ -250,13 +254,11 @@ h3{font-size:1rem;margin:0}
 .svc{padding:.75rem 0;border-top:1px solid var(--border)}
 .svc:first-child{border-top:0;padding-top:0}
 .svc-head{display:flex;flex-wrap:wrap;justify-content:space-between;gap:.25rem 1rem;align-items:baseline}
-.strip{display:flex;gap:1px;list-style:none;margin:.5rem 0 .25rem;padding:0;height:2rem}
-.strip li{flex:1 1 0;min-width:0;position:relative;border-radius:1px;background:#15803D}
+.strip{display:flex;gap:1px;list-style:none;margin:.5rem 0 .25rem;padding:0;height:2rem;position:relative}
+.strip li{flex:1 1 0;min-width:0;border-radius:1px;background:#15803D}
 .strip .n{background:#94A3B8}.strip .m{background:#1D4ED8}.strip .p{background:#EA580C;height:75%;align-self:flex-end}.strip .x{background:#B91C1C;height:50%;align-self:flex-end}
 .strip li>span{position:absolute;width:1px;height:1px;overflow:hidden;clip-path:inset(50%);white-space:nowrap}
-.strip li:hover>span,.strip li:focus>span{clip-path:none;width:auto;height:auto;overflow:visible;bottom:calc(100% + .4rem);left:50%;transform:translateX(-50%);background:#111827;color:#fff;padding:.3rem .5rem;border-radius:.25rem;font-size:.8rem;z-index:1}
-.strip li:nth-child(-n+30):hover>span,.strip li:nth-child(-n+30):focus>span{left:0;transform:none}
-.strip li:nth-last-child(-n+30):hover>span,.strip li:nth-last-child(-n+30):focus>span{left:auto;right:0;transform:none}
+.strip li:hover>span,.strip li:focus>span{clip-path:none;width:auto;height:auto;max-width:100%;overflow:visible;white-space:normal;top:calc(100% + .3rem);left:0;background:#111827;color:#fff;padding:.3rem .5rem;border-radius:.25rem;font-size:.8rem;z-index:1}
 .legend{display:flex;justify-content:space-between;gap:.5rem;font-size:.8rem;color:var(--muted)}
 .l30{display:none}
 @media (max-width:479.98px){.strip li:nth-child(-n+${STRIP_DAYS - 30}){display:none}.l90{display:none}.l30{display:inline}}
