@@ -398,6 +398,63 @@ describe('history and incident pages', () => {
   });
 });
 
+describe('private pages and custom domains', () => {
+  it("a key holder (the key form's cookie) sees a private page, not cached by others; feed links carry the token", async () => {
+    // The key in clear is shown once, in the answer of the create.
+    const made = await svc.request('POST', '/v1/status-pages', {
+      name: 'Private one',
+      url: freshUrl(),
+      cards: [{ name: 'Core', services: [{ id: await service('Vault') }] }],
+      isPrivate: true,
+    });
+    expect(made.statusCode, made.body).toBe(201);
+    const privateUrl = made.json().url as string;
+    const key = (made.json().keys as { key?: string }[]).find((k) => typeof k.key === 'string')?.key;
+    expect(key).toBeDefined();
+    const form = await svc.app.inject({
+      method: 'POST',
+      url: `/status/${privateUrl}/access`,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: new URLSearchParams({ key: key! }).toString(),
+    });
+    expect(form.statusCode, form.body).toBe(303);
+    const cookie = String(form.headers['set-cookie']).split(';')[0]!;
+    const seen = await get(`/status/${privateUrl}`, { cookie });
+    expect(seen.statusCode).toBe(200);
+    expect(seen.headers['cache-control']).toBe('private, no-store');
+    expect(seen.body).toContain('<h1>Private one</h1>');
+    expect(seen.body).toMatch(new RegExp(`href="/status/${privateUrl}/feed\\.atom\\?token=[^"]+"`));
+    const history = await get(`/status/${privateUrl}/history`, { cookie });
+    expect(history.statusCode).toBe(200);
+    expect(history.headers['cache-control']).toBe('private, no-store');
+    // Without the cookie: the shared 404, even right after a key holder's request filled the cache.
+    const unknown = await get(`/status/${freshUrl()}`);
+    const without = await get(`/status/${privateUrl}`);
+    expect(without.statusCode).toBe(404);
+    expect(without.body).toBe(unknown.body);
+  });
+
+  it("on its custom domain the page's links have no /status/{url} prefix", async () => {
+    const s = await service('Edge');
+    const { url } = await page([{ name: 'Core', services: [s] }], {
+      customDomain: 'status.render-test.example',
+    });
+    const id = await incident({ name: 'Edge hiccup', services: [{ id: s }] });
+    const host = { host: 'status.render-test.example' };
+    const res = await get('/', host);
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.body).toContain('<a href="/history"');
+    expect(res.body).toContain(`<a href="/incidents/${id}">Edge hiccup</a>`);
+    expect(res.body).toContain('href="/feed.atom"');
+    expect(res.body).not.toContain(`/status/${url}`);
+    const detail = await get(`/incidents/${id}`, host);
+    expect(detail.statusCode).toBe(200);
+    expect(detail.body).toContain('<a href="/">← Acme status</a>');
+    // The same page at /status/{url} keeps the prefix, and its rendering is cached apart.
+    expect((await get(`/status/${url}`)).body).toContain(`<a href="/status/${url}/history"`);
+  });
+});
+
 describe('escaping', () => {
   it('user text appears escaped in every view', async () => {
     const evil = '<script>alert(1)</script>';
