@@ -335,15 +335,35 @@ describe.skipIf(missing !== null)('web app in Chromium against outpost up', () =
     expect(await row.innerText()).toMatch(/Passing/);
     await auditShown('checks');
 
+    const resultLink = row.locator(`a[href^="/checks/${checkId}/results/"]`);
+    const before = await resultLink.getAttribute('href');
     await page.evaluate(() => {
       (globalThis as unknown as BrowserGlobals).outpostNoReload = true;
     });
     const started = await up.api('POST', '/v1/check-sessions/trigger', { target: { checkId: [checkId] } });
     expect(started.status).toBe(201);
-    await awaitSession(up.api, started.json.sessions[0].checkSessionId);
-    const [latest] = (await up.api('GET', `/v1/check-results/${checkId}?limit=1`)).json;
-    expect(latest?.id).toBeDefined();
-    await row.locator(`a[href="/checks/${checkId}/results/${latest.id}"]`).waitFor({ timeout: 20_000 });
+    const session = await awaitSession(up.api, started.json.sessions[0].checkSessionId);
+    expect(session.status).toBe('PASSED');
+    // The row's last result moves on to the newest final result the API knows (this run, or a scheduled
+    // run that came after it) without a reload: the statuses are polled every 10 s.
+    let shown: string | null = null;
+    let newest: string | undefined;
+    await expect
+      .poll(
+        async () => {
+          shown = await resultLink.getAttribute('href');
+          newest = (await up.api('GET', `/v1/check-statuses/${checkId}`)).json?.lastResultId;
+          return shown !== before && shown === `/checks/${checkId}/results/${newest}`;
+        },
+        { timeout: 20_000, interval: 500 },
+      )
+      .toBe(true)
+      .catch(async (err: Error) => {
+        throw new Error(
+          `the row still shows ${shown} (before the run: ${before}; the API's last result: ${newest}); ` +
+            `row: ${JSON.stringify(await row.innerText())}: ${err.message}`,
+        );
+      });
     expect(await page.evaluate(() => (globalThis as unknown as BrowserGlobals).outpostNoReload)).toBe(true);
   }, 60_000);
 
