@@ -207,6 +207,12 @@ describe('responses conform to /openapi.json', () => {
     const results = await call('GET', `/v1/check-results/${icmp.id}?resultType=ALL&hasFailures=true&limit=5`);
     expect(results.map((r: { id: string }) => r.id)).toEqual([session.results[0].id]);
     await call('GET', `/v1/check-results/${icmp.id}/${session.results[0].id}`);
+    // The checks page's figures: every check's latest final result and last 24 hours, and one check's.
+    const statuses = await call('GET', '/v1/check-statuses');
+    expect(statuses.find((x: { checkId: string }) => x.checkId === icmp.id)).toMatchObject({
+      hasFailures: true,
+    });
+    await call('GET', `/v1/check-statuses/${icmp.id}`);
     await call('GET', `/v1/check-sessions/${sessionId}/completion?maxWaitSeconds=1`);
     // Error groups are built by the result outbox's worker, shortly after the result.
     await expect
@@ -278,6 +284,26 @@ describe('responses conform to /openapi.json', () => {
     await call('GET', '/v1/status-pages');
     await call('GET', `/v1/status-pages/${page.id}`);
     await call('PUT', `/v1/status-pages/${page.id}`, { name: 'Status 2', url: 'conf-status', cards: [] });
+    // A private page's access keys: a second one for rotation, then the first deleted.
+    const privatePage = await call('POST', '/v1/status-pages', {
+      name: 'Private',
+      url: 'conf-private',
+      cards: [],
+      isPrivate: true,
+    });
+    const pageKey = await call('POST', `/v1/status-pages/${privatePage.id}/keys`);
+    await call('DELETE', `/v1/status-pages/${privatePage.id}/keys/${pageKey.id}`);
+    // A subscriber (through the public form), listed and removed.
+    const subscribed = await svc.app.inject({
+      method: 'POST',
+      url: '/status/conf-status/subscribe',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: 'email=reader%40example.test&all=1',
+    });
+    expect(subscribed.statusCode, subscribed.body).toBeLessThan(300);
+    const subscribers = await call('GET', `/v1/status-pages/${page.id}/subscribers`);
+    expect(subscribers).toHaveLength(1);
+    await call('DELETE', `/v1/status-pages/${page.id}/subscribers/${subscribers[0].id}`);
     const incident = await call('POST', '/v1/incidents', {
       name: 'Outage',
       impact: 'MAJOR',
@@ -323,6 +349,7 @@ describe('responses conform to /openapi.json', () => {
     await call('DELETE', '/v1/variables/BASE_URL');
     await call('DELETE', `/v1/incidents/${incident.id}`);
     await call('DELETE', `/v1/status-pages/${page.id}`);
+    await call('DELETE', `/v1/status-pages/${privatePage.id}`);
     await call('DELETE', `/v1/status-pages/services/${service.id}`);
     await call('DELETE', `/v1/private-locations/${location.id}`);
     await call('DELETE', `/v1/snippets/${snippet.id}`);

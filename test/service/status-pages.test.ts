@@ -347,7 +347,7 @@ describe('POST /v1/status-pages', () => {
     expect(res.statusCode).toBe(201);
   });
 
-  it('answers 409 for a url the account already uses; another account may use it', async () => {
+  it('answers 409 for a url any account already uses (/status/{url} names one page)', async () => {
     const url = freshUrl();
     expect((await req('POST', '/v1/status-pages', { name: 'one', url, cards: [] })).statusCode).toBe(201);
     const before = await count('status_pages');
@@ -355,7 +355,9 @@ describe('POST /v1/status-pages', () => {
     expect(dup.statusCode).toBe(409);
     expect(dup.json()).toMatchObject({ statusCode: 409, error: 'Conflict', attributes: { field: 'url' } });
     expect(await count('status_pages')).toBe(before);
-    expect((await req('POST', '/v1/status-pages', { name: 'b', url, cards: [] }, 'B')).statusCode).toBe(201);
+    const other = await req('POST', '/v1/status-pages', { name: 'b', url, cards: [] }, 'B');
+    expect(other.statusCode).toBe(409);
+    expect(other.json()).toMatchObject({ attributes: { field: 'url' } });
   });
 });
 

@@ -63,7 +63,7 @@ export const SERVICE_ERROR_CODES = {
   },
   OUTPOST_ERR_URL_TAKEN: {
     status: 409,
-    when: 'A status-page url the account already uses.',
+    when: 'A status-page url or customDomain another page (of any account) uses.',
   },
   OUTPOST_ERR_VARIABLE_EXISTS: {
     status: 409,
@@ -71,7 +71,7 @@ export const SERVICE_ERROR_CODES = {
   },
   OUTPOST_ERR_TOO_MANY_KEYS: {
     status: 409,
-    when: 'A third key for a private location (two at once are allowed, for rotation).',
+    when: 'A third key for a private location (two at once are allowed, for rotation), or a 51st access key on a status page.',
   },
   OUTPOST_ERR_LENGTH_REQUIRED: {
     status: 411,
