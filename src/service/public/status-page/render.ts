@@ -387,7 +387,8 @@ export function renderStatusPage(model: StatusPageModel, links: RenderLinks): st
     main += '</section>';
   });
   main += `<p class="muted">Updated ${time(model.generatedAtMs)}. <a href="${e(`${links.basePath}/history`)}">Incident history</a></p>`;
-  return frame(model, links, 'page', `${doc.name} status`, main);
+  const title = /\bstatus\b/i.test(doc.name) ? doc.name : `${doc.name} status`;
+  return frame(model, links, 'page', title, main);
 }
 
 /**
