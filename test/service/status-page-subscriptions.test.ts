@@ -10,6 +10,9 @@ import type { LightMyRequestResponse } from 'fastify';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { messageIdOf } from '../../src/service/alerting/channels/email.js';
+import { incidentForAlert } from '../../src/service/alerting/incident-trigger.js';
+import type { EngineAlert } from '../../src/service/alerting/types.js';
+import type { CheckDoc } from '../../src/service/resources/checks/checks.js';
 import { build, type Service } from '../../src/service/app.js';
 import { createAccount, createApiKey } from '../../src/service/http/auth.js';
 import { subscriberToken } from '../../src/service/resources/status-pages/subscribers.js';
@@ -560,6 +563,84 @@ describe('status page subscriptions', () => {
     const entries: any[] = Array.isArray(listed) ? listed : (listed.entries ?? listed.data ?? []);
     expect(entries.length).toBe(0);
     expect((await api('GET', `/v1/alert-notifications/${id}`)).statusCode).toBe(404);
+  });
+
+  it('an incident a check’s triggerIncident opens and resolves mails the subscribers when notifySubscribers, in the result’s transaction', async () => {
+    const page = await createPage('Trigger');
+    await subscribeConfirmed(page, 'trigger-a@example.com', [page.serviceA]);
+    await subscribeConfirmed(page, 'trigger-b@example.com', [page.serviceB]);
+    await settled();
+    const accountId = (await ok(api('GET', `/v1/status-pages/${page.pageId}`))).accountId;
+    const check = (notifySubscribers: boolean) =>
+      ({
+        id: randomUUID(),
+        name: 'Checkout API',
+        triggerIncident: {
+          serviceId: page.serviceA,
+          severity: 'CRITICAL',
+          name: 'Checkout failing',
+          description: 'Checkout answers 500.',
+          notifySubscribers,
+        },
+      }) as unknown as CheckDoc;
+    const alert = (alertType: EngineAlert['alertType'], episodeId: string): EngineAlert => ({
+      alertType,
+      episodeId,
+      sequence: 0,
+      isReminder: false,
+      reminderSequence: 0,
+      notify: true,
+      resultId: randomUUID(),
+    });
+    // As the outbox does: the incident in the result's transaction, its id kept in the opening alert.
+    const run = async (doc: CheckDoc, type: EngineAlert['alertType'], episodeId: string) =>
+      db.transaction().execute(async (trx) => {
+        const incidentId = await incidentForAlert(trx, {
+          accountId,
+          check: doc,
+          alert: alert(type, episodeId),
+          nowMs: Date.now(),
+        });
+        if (type === 'ALERT_FAILURE') {
+          await trx
+            .insertInto('check_alerts')
+            .values({
+              id: randomUUID(),
+              account_id: accountId,
+              check_id: doc.id,
+              alert_type: type,
+              episode_id: episodeId,
+              sequence: 0,
+              notified: 1,
+              result_id: randomUUID(),
+              doc: JSON.stringify({ INCIDENT_ID: incidentId }),
+              created_at: Date.now(),
+            })
+            .execute();
+        }
+        return incidentId;
+      });
+
+    const quiet = check(false);
+    expect(await run(quiet, 'ALERT_FAILURE', 'quiet-episode')).not.toBeNull();
+    expect(await run(quiet, 'ALERT_RECOVERY', 'quiet-episode')).not.toBeNull();
+    await settled();
+    expect(mailsTo('trigger-a@example.com')).toHaveLength(1);
+
+    const loud = check(true);
+    const opened = await run(loud, 'ALERT_FAILURE', 'loud-episode');
+    await until('opening mail', () => mailsTo('trigger-a@example.com')[1]);
+    expect(mailsTo('trigger-a@example.com')[1]!.subject).toBe(
+      '[Trigger <Status> & "Co"] Investigating: Checkout failing',
+    );
+    expect(await run(loud, 'ALERT_RECOVERY', 'loud-episode')).toBe(opened);
+    await until('resolving mail', () => mailsTo('trigger-a@example.com')[2]);
+    const resolved = mailsTo('trigger-a@example.com')[2]!;
+    expect(resolved.subject).toBe('[Trigger <Status> & "Co"] Resolved: Checkout failing');
+    expect(resolved.text).toContain('Checkout API has recovered.');
+    await settled();
+    expect(mailsTo('trigger-a@example.com')).toHaveLength(3);
+    expect(mailsTo('trigger-b@example.com')).toHaveLength(1);
   });
 
   it('delivers an update to 1,000 confirmed subscribers within 10 s', async () => {
