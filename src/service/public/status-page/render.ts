@@ -324,10 +324,10 @@ function affected(model: StatusPageModel, incident: PublicIncident): string[] {
   return names;
 }
 
-/** The one-line summary of an incident: impact, times, services. */
-function incidentMeta(model: StatusPageModel, incident: PublicIncident): string {
+/** The one-line summary of an incident: impact, times, services (only the times unless `full`). */
+function incidentMeta(model: StatusPageModel, incident: PublicIncident, full = true): string {
   const now = model.generatedAtMs;
-  const parts = [`<span class="impact">${IMPACT_WORDS[incident.impact]}</span>`];
+  const parts = full ? [`<span class="impact">${IMPACT_WORDS[incident.impact]}</span>`] : [];
   if (incident.startedAtMs > now) parts.push(`scheduled for ${time(incident.startedAtMs)}`);
   else if (incident.resolvedAtMs === null)
     parts.push(`since ${time(incident.startedAtMs)} (${duration(now - incident.startedAtMs)})`);
@@ -335,7 +335,7 @@ function incidentMeta(model: StatusPageModel, incident: PublicIncident): string 
     parts.push(
       `${time(incident.startedAtMs)} to ${time(incident.resolvedAtMs)} (${duration(incident.resolvedAtMs - incident.startedAtMs)})`,
     );
-  const names = affected(model, incident);
+  const names = full ? affected(model, incident) : [];
   if (names.length > 0) parts.push(`affects ${names.map(e).join(', ')}`);
   return `<p class="muted">${parts.join(' · ')}</p>`;
 }
@@ -452,7 +452,7 @@ export function renderIncident(
       : 'Resolved';
   const names = affected(model, incident);
   let main = `<p><a href="${e(links.basePath === '' ? '/' : links.basePath)}">← ${e(doc.name)}</a></p><h1>${e(incident.name)}</h1>`;
-  main += `<p><strong>${state}</strong> · ${IMPACT_WORDS[incident.impact]}</p>${incidentMeta(model, incident)}`;
+  main += `<p><strong>${state}</strong> · ${IMPACT_WORDS[incident.impact]}</p>${incidentMeta(model, incident, false)}`;
   main += `<section class="box" aria-labelledby="affected"><h2 id="affected">Affected services</h2>${
     names.length === 0
       ? '<p class="muted">None on this page.</p>'
