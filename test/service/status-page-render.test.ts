@@ -4,7 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CheckResult, Job } from '../../src/protocol/index.js';
 import { AlertStore } from '../../src/service/alerting/store.js';
 import { findPageByUrl } from '../../src/service/public/status-page/lookup.js';
+import { LruMap, VersionedCache } from '../../src/service/public/status-page/cache.js';
 import { buildPageModel, DAY_MS, utcDayStart } from '../../src/service/public/status-page/model.js';
+import { renderView } from '../../src/service/public/status-page/page-routes.js';
 import { escapeHtml, renderStatusPage } from '../../src/service/public/status-page/render.js';
 import type { PublicPage, StatusPageModel } from '../../src/service/public/status-page/types.js';
 import { THEME_COLOR_FIELDS } from '../../src/service/resources/status-pages/schema.js';
@@ -564,6 +566,66 @@ describe('headers, ETag and the cache', () => {
     // Renaming a service changes the page too.
     await svc.request('PUT', `/v1/status-pages/services/${s}`, { name: 'Renamed' });
     expect((await get(`/status/${url}`)).body).toContain('<h3>Renamed</h3>');
+  });
+
+  it('renders once per version: the next requests are served from the cache until an incident update', async () => {
+    const s = await service('Counted');
+    const { url } = await page([{ name: 'Core', services: [s] }]);
+    const id = await incident({
+      name: 'Blip',
+      services: [{ id: s }],
+      startedAt: iso(Date.now() - DAY_MS),
+      stoppedAt: iso(Date.now() - DAY_MS + HOUR),
+    });
+    const found = (await findPageByUrl(svc.context.db, url))!;
+    let renders = 0;
+    const render = (model: StatusPageModel) => {
+      renders++;
+      return `<p>${model.incidents.map((i) => i.updates.length).join(',')}</p>`;
+    };
+    const links = { basePath: `/status/${url}`, feedQuery: '' };
+    const view = async () => (await renderView(svc.context.db, found, 'counted', links, Date.now(), render))!;
+    const a = await view();
+    const b = await view();
+    expect(renders).toBe(1);
+    expect(b.body).toBe(a.body);
+    expect(b.etag).toBe(a.etag);
+    await svc.request('POST', `/v1/incidents/${id}/updates`, { status: 'RESOLVED', description: 'Done.' });
+    const c = await view();
+    expect(renders).toBe(2);
+    expect(c.body.toString()).toBe('<p>1</p>');
+    expect(c.etag).not.toBe(a.etag);
+    // Another base path (a custom domain) is another rendering.
+    await renderView(svc.context.db, found, 'counted', { ...links, basePath: '' }, Date.now(), render);
+    expect(renders).toBe(3);
+  });
+
+  it('the caches are bounded (least recently used out) and make a value once for concurrent requests', async () => {
+    const lru = new LruMap<number, number>(200);
+    for (let i = 0; i < 250; i++) lru.set(i, i);
+    expect(lru.size).toBe(200);
+    expect(lru.get(0)).toBeUndefined();
+    expect(lru.get(50)).toBe(50);
+    lru.set(999, 999);
+    expect(lru.get(50)).toBe(50);
+    expect(lru.get(51)).toBeUndefined();
+
+    const cache = new VersionedCache<string>(2);
+    let made = 0;
+    const make = async () => {
+      made++;
+      await new Promise((r) => setTimeout(r, 5));
+      return { value: `v${made}`, freshUntilMs: 1_000 };
+    };
+    const [x, y] = await Promise.all([cache.get('k', 'v1', 0, make), cache.get('k', 'v1', 0, make)]);
+    expect(made).toBe(1);
+    expect(x.value).toBe(y.value);
+    expect((await cache.get('k', 'v1', 999, make)).value).toBe('v1');
+    expect((await cache.get('k', 'v1', 1_000, make)).value).toBe('v2');
+    expect((await cache.get('k', 'v2', 0, make)).value).toBe('v3');
+    await cache.get('a', 'v', 0, make);
+    await cache.get('b', 'v', 0, make);
+    expect(cache.size).toBe(2);
   });
 
   it('themes: LIGHT, DARK and AUTO produce their CSS; owner colours are used as set', async () => {
