@@ -81,13 +81,15 @@ export async function renderView(
  */
 function send(request: FastifyRequest, reply: FastifyReply, access: PageAccess, page: RenderedPage) {
   const gzip = acceptsGzip(request.headers['accept-encoding']);
+  const isPrivate = access.page.doc.isPrivate;
   reply
     .header('etag', gzip ? page.gzipEtag : page.etag)
-    .header('cache-control', access.page.doc.isPrivate ? PRIVATE_CACHE_CONTROL : PUBLIC_CACHE_CONTROL)
+    .header('cache-control', isPrivate ? PRIVATE_CACHE_CONTROL : PUBLIC_CACHE_CONTROL)
     .header('content-security-policy', PAGE_CSP)
     .header('x-content-type-options', 'nosniff')
     .header('referrer-policy', 'no-referrer')
-    .header('vary', 'Accept-Encoding, Cookie');
+    // A public page is the same for every visitor (a shared cache need not keep one copy per cookie).
+    .header('vary', isPrivate ? 'Accept-Encoding, Cookie' : 'Accept-Encoding');
   if (etagMatches(request.headers['if-none-match'], page.etag, page.gzipEtag)) return reply.code(304).send();
   reply.type('text/html; charset=utf-8');
   if (gzip) return reply.header('content-encoding', 'gzip').send(page.gzip);
