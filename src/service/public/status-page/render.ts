@@ -386,7 +386,7 @@ export function renderStatusPage(model: StatusPageModel, links: RenderLinks): st
     }
     main += '</section>';
   });
-  main += `<p class="muted">Updated ${time(model.generatedAtMs)}. <a href="${e(`${links.basePath}/history`)}">Incident history</a></p>`;
+  main += `<p><a href="${e(`${links.basePath}/history`)}">Incident history</a></p>`;
   const title = /\bstatus\b/i.test(doc.name) ? doc.name : `${doc.name} status`;
   return frame(model, links, 'page', title, main);
 }
