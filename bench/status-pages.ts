@@ -3,14 +3,14 @@
  * made through the /v1 API, the services backdated in the store), served by `outpost service` in its own
  * process on a SQLite file store (the built CLI, dist/src/cli.js; src/cli.ts through tsx when this file runs
  * as TypeScript):
- * - TTFB of the cached page: 500 sequential GETs of `/status/{url}` on one keep-alive connection after one
- *   warm-up, from the request's start to its response headers; goal p95 < 20 ms;
+ * - TTFB of the cached page: 500 sequential GETs of `/status/{url}` (accepting gzip, as browsers do) on one
+ *   keep-alive connection after one warm-up, from the request's start to its response headers; goal p95 < 20 ms;
  * - TTFB of a fresh render: 30 GETs, each after an incident update was posted (the page's version moves, so
  *   the cache misses; only the GET is timed); goal < 100 ms (median and p95 printed, p95 compared);
  * - the page loaded in Chromium (Debian's, through playwright-core) with an empty cache: the requests it made
- *   (goal ≤ 3: HTML, logo, favicon) and the bytes transferred (the encoded size of every response body;
- *   when the service sent a body uncompressed, zlib.gzipSync of it stands for what a compressing proxy would
- *   send, and the report says so); goal ≤ 30 KB;
+ *   (goal ≤ 3: HTML, logo, favicon) and the bytes transferred (the sum of every response body's encoded
+ *   size, as sent: the page gzipped, the badge as it is); goal ≤ 30 KB; also what it would be with every
+ *   body gzipped (zlib.gzipSync of those sent uncompressed, when smaller);
  * - 1,000 confirmed subscribers mailed for one incident update: a real SMTP peer (smtp-server, in this
  *   process) as OUTPOST_SMTP_URL; the subscribers are inserted confirmed directly in the store before the
  *   measured service starts (the double opt-in skipped); the update is POSTed with `notifySubscribers`, and
@@ -25,7 +25,7 @@ import { type AddressInfo, createServer as createTcpServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { gzipSync } from 'node:zlib';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { chromium } from 'playwright-core';
 import { Agent, request } from 'undici';
 import { PACKAGE_ROOT } from '../src/common/paths.js';
@@ -56,18 +56,26 @@ export type StatusPagesBenchReport = {
   services: number;
   incidents: number;
   /** Cached page: TTFB of the sequential GETs; the HTML's size, bytes. */
-  cached: Timing & { htmlBytes: number; goalP95Ms: number };
+  cached: Timing & {
+    /** The HTML's size, decoded, and as sent to a client accepting gzip, bytes. */
+    htmlBytes: number;
+    sentBytes: number;
+    /** Whether the service answered gzip. */
+    gzipped: boolean;
+    goalP95Ms: number;
+  };
   /** Fresh renders: TTFB of each GET after an update. */
   fresh: Timing & { goalMs: number };
   /** The page in Chromium: requests, bytes transferred (KB), and whether the service compressed the HTML. */
   browser: {
     requests: number;
     urls: string[];
+    /** The bodies' bytes as the service sent them (Chromium's encoded sizes), KB: the figure of the goal. */
     transferKb: number;
-    /** The body bytes as the service sent them (uncompressed ones at their full size), KB. */
-    wireKb: number;
-    /** Bodies the service sent uncompressed, counted at their gzip size. */
-    gzippedHere: number;
+    /** The same with every body the service sent uncompressed counted at its gzip size when smaller, KB. */
+    allGzippedKb: number;
+    /** Bodies the service sent uncompressed. */
+    uncompressed: number;
     htmlContentEncoding: string | null;
     goalKb: number;
     goalRequests: number;
@@ -243,17 +251,22 @@ export async function benchStatusPages(
     const setupMs = performance.now() - setupStarted;
     const pagePath = `/status/${seeded.url}`;
 
-    /** GETs `path`; resolves with the time to the response headers (ms), the status and the body. */
+    /**
+     * GETs `path` as a browser would (accepting gzip); resolves with the time to the response headers (ms),
+     * the status, the body (decoded) and its size as sent.
+     */
     const timedGet = async (path: string) => {
       const started = performance.now();
       const res = await request(new URL(path, base), {
         method: 'GET',
-        headers: { accept: 'text/html' },
+        headers: { accept: 'text/html', 'accept-encoding': 'gzip' },
         dispatcher,
       });
       const ttfb = performance.now() - started;
-      const body = await res.body.text();
-      return { ttfb, status: res.statusCode, body };
+      const sent = Buffer.from(await res.body.arrayBuffer());
+      const gzipped = res.headers['content-encoding'] === 'gzip';
+      const body = (gzipped ? gunzipSync(sent) : sent).toString('utf8');
+      return { ttfb, status: res.statusCode, body, sentBytes: sent.length, gzipped };
     };
     const api = async (method: 'POST', path: string, body: unknown) => {
       const res = await request(new URL(path, base), {
@@ -305,8 +318,10 @@ export async function benchStatusPages(
           const sizes = await req.sizes();
           const encoding = response ? ((await response.allHeaders())['content-encoding'] ?? null) : null;
           const body = response ? await response.body().catch(() => Buffer.alloc(0)) : Buffer.alloc(0);
-          // A body sent uncompressed is counted at its gzip size (what a compressing proxy would send).
-          const gzipped = encoding ? sizes.responseBodySize : gzipSync(body).length;
+          // What a body sent uncompressed would weigh gzipped (when that is smaller).
+          const gzipped = encoding
+            ? sizes.responseBodySize
+            : Math.min(sizes.responseBodySize, gzipSync(body).length);
           return { url: req.url(), encoded: sizes.responseBodySize, gzipped, encoding };
         })(),
       );
@@ -318,8 +333,8 @@ export async function benchStatusPages(
     await context.close();
     const all = [...loaded.map((l) => l.url), ...failed];
     const htmlEncoding = loaded.find((l) => l.url === `${base}${pagePath}`)?.encoding ?? null;
-    const transferBytes = loaded.reduce((sum, l) => sum + l.gzipped, 0);
-    const wireBytes = loaded.reduce((sum, l) => sum + l.encoded, 0);
+    const transferBytes = loaded.reduce((sum, l) => sum + l.encoded, 0);
+    const allGzippedBytes = loaded.reduce((sum, l) => sum + l.gzipped, 0);
 
     // Subscriber mail: one update with notifySubscribers; until the last mail is accepted.
     const mailStarted = performance.now();
@@ -342,14 +357,20 @@ export async function benchStatusPages(
     const report: StatusPagesBenchReport = {
       services: seeded.services.length,
       incidents: seeded.incidents.length,
-      cached: { ...timing(cachedMs), htmlBytes: Buffer.byteLength(warm.body), goalP95Ms: GOALS.cachedP95Ms },
+      cached: {
+        ...timing(cachedMs),
+        htmlBytes: Buffer.byteLength(warm.body),
+        sentBytes: warm.sentBytes,
+        gzipped: warm.gzipped,
+        goalP95Ms: GOALS.cachedP95Ms,
+      },
       fresh: { ...timing(freshMs), goalMs: GOALS.freshMs },
       browser: {
         requests: all.length,
         urls: all,
         transferKb: Math.round((transferBytes / 1024) * 10) / 10,
-        wireKb: Math.round((wireBytes / 1024) * 10) / 10,
-        gzippedHere: loaded.filter((l) => l.encoding === null).length,
+        allGzippedKb: Math.round((allGzippedBytes / 1024) * 10) / 10,
+        uncompressed: loaded.filter((l) => l.encoding === null).length,
         htmlContentEncoding: htmlEncoding,
         goalKb: GOALS.transferKb,
         goalRequests: GOALS.requests,
@@ -388,7 +409,8 @@ function print(r: StatusPagesBenchReport): void {
   const ms = (n: number) => `${n.toFixed(2)} ms`;
   console.log(
     `status-pages: outpost service process (SQLite file store), a page of ${r.services} services × 90 days with ` +
-      `${r.incidents} incidents; setup ${r.setupMs} ms; HTML ${(r.cached.htmlBytes / 1024).toFixed(1)} KB raw`,
+      `${r.incidents} incidents; setup ${r.setupMs} ms; HTML ${(r.cached.htmlBytes / 1024).toFixed(1)} KB, ` +
+      `sent as ${(r.cached.sentBytes / 1024).toFixed(1)} KB (${r.cached.gzipped ? 'gzip' : 'uncompressed'}) to a client accepting gzip`,
   );
   console.log(row('scenario', 'figure', 'goal', ' ratio'));
   console.log(
@@ -428,7 +450,7 @@ function print(r: StatusPagesBenchReport): void {
     ),
   );
   console.log(
-    `${'  HTML content-encoding'.padEnd(52)}| ${r.browser.htmlContentEncoding ?? 'none (uncompressed: counted at its gzip size)'}; ${r.browser.gzippedHere} of ${r.browser.requests} bodies gzipped here; ${r.browser.wireKb.toFixed(1)} KB as sent`,
+    `${'  HTML content-encoding'.padEnd(52)}| ${r.browser.htmlContentEncoding ?? 'none'}; ${r.browser.uncompressed} of ${r.browser.requests} bodies sent uncompressed; ${r.browser.allGzippedKb.toFixed(1)} KB were every body gzipped`,
   );
   for (const url of r.browser.urls) console.log(`${''.padEnd(52)}| ${url}`);
   const s = r.subscribers;
