@@ -116,6 +116,7 @@ export async function build(options: BuildOptions): Promise<Service> {
     log: options.log.child({ component: 'alert-delivery' }),
     senders,
     providers: options.alerting?.providers ?? providersFromEnv(process.env),
+    appUrl: deliveryOptions.appUrl ?? options.appUrl ?? 'http://localhost:3000',
   });
   // Hooks are named for their outbox rows: a row written before a restart finds its hook after.
   const hooks: NamedResultHook[] = [

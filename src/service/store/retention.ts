@@ -4,6 +4,7 @@ import type { Logger } from '../../common/logger.js';
 import type { ArtifactStore } from '../runs/artifacts.js';
 import type { Database } from './database.js';
 import { SESSION_IDLE_MS } from '../web/sessions.js';
+import { CONFIRMATION_TTL_MS, SubscriberStore } from '../resources/status-pages/subscribers.js';
 
 const DAY_MS = 86_400_000;
 const HOUR_MS = 3_600_000;
@@ -204,6 +205,8 @@ export class RetentionWorker {
     );
     // Web-app sessions end on their own at their next use; these are the ones never used again.
     await this.#pruneWebSessions(nowMs);
+    // Status-page subscribers who never confirmed: their confirmation link has expired.
+    await new SubscriberStore(this.#db).deleteUnconfirmed(nowMs - CONFIRMATION_TTL_MS);
     return outcome;
   }
 

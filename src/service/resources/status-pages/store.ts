@@ -131,12 +131,21 @@ export class PageQueries {
 
   /** Deletes the page; false when it is not in the account. */
   async delete(accountId: string, id: string): Promise<boolean> {
-    const res = await this.#db
-      .deleteFrom('status_pages')
-      .where('account_id', '=', accountId)
-      .where('id', '=', id)
-      .executeTakeFirst();
-    return res.numDeletedRows > 0n;
+    return this.#db.transaction().execute(async (trx) => {
+      const res = await trx
+        .deleteFrom('status_pages')
+        .where('account_id', '=', accountId)
+        .where('id', '=', id)
+        .executeTakeFirst();
+      if (res.numDeletedRows === 0n) return false;
+      // Its subscribers go with it (mail still queued for them then fails as "unsubscribed").
+      await trx
+        .deleteFrom('status_page_subscribers')
+        .where('account_id', '=', accountId)
+        .where('status_page_id', '=', id)
+        .execute();
+      return true;
+    });
   }
 }
 

@@ -187,8 +187,8 @@ export class SubscriberStore {
   /**
    * Subscribes `email` (lower-cased by this method) to a page, in one transaction: a new address is
    * stored unconfirmed and sent a confirmation; an unconfirmed one gets its services replaced and a new
-   * confirmation unless one was queued less than 10 minutes ago; a confirmed one gets its services
-   * replaced and no mail. `serviceIds` null: the whole page.
+   * confirmation unless one was queued less than 10 minutes ago; a confirmed one is left unchanged and
+   * gets no mail. `serviceIds` null: the whole page.
    */
   async subscribe(
     page: { id: string; accountId: string; name: string },
@@ -223,11 +223,16 @@ export class SubscriberStore {
         row.confirmed_at === null &&
         (row.confirmation_sent_at === null ||
           nowMs - Number(row.confirmation_sent_at) >= CONFIRMATION_RESEND_MS);
-      await trx
-        .updateTable('status_page_subscribers')
-        .set({ service_ids: services, ...(resend ? { confirmation_sent_at: nowMs } : {}) })
-        .where('id', '=', row.id)
-        .execute();
+      // A confirmed subscription is left as it is: anybody who knows an address could otherwise narrow
+      // its subscription without the mailbox agreeing (to change it, unsubscribe and subscribe again). An
+      // unconfirmed one takes the latest choice, which its confirmation then approves.
+      if (row.confirmed_at === null) {
+        await trx
+          .updateTable('status_page_subscribers')
+          .set({ service_ids: services, ...(resend ? { confirmation_sent_at: nowMs } : {}) })
+          .where('id', '=', row.id)
+          .execute();
+      }
       if (!resend) return { subscriberId: row.id, confirmationQueued: false, notificationId: null };
       const doc: SubscriberMailDoc = { kind: 'confirmation', pageId: page.id, pageName: page.name };
       const inserted = await trx
