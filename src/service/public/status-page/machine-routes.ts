@@ -6,7 +6,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { ServiceContext } from '../../context.js';
-import { HeartbeatMonitor } from '../../heartbeats/monitor.js';
 import type { RoutePlugin } from '../../http/service-app.js';
 import type { Database } from '../../store/database.js';
 import { answerPageNotFound, feedQueryFor, pageAccessResolver } from './access.js';
@@ -47,15 +46,6 @@ function cachesOf(db: Kysely<Database>): Caches {
     cachesByDb.set(db, caches);
   }
   return caches;
-}
-
-/**
- * The service's public URL (OUTPOST_APP_URL), no trailing slash: the base heartbeat ping URLs are made
- * from (`{appUrl}/ping/{token}`), so every public link of the service starts the same way.
- */
-function appUrlOf(ctx: ServiceContext): string {
-  const pingBase = HeartbeatMonitor.of(ctx).pingUrl('');
-  return pingBase.slice(0, pingBase.length - '/ping/'.length).replace(/\/+$/, '');
 }
 
 /** The origin of a page's absolute links: `https://{customDomain}` on its custom domain, else the app URL. */
@@ -133,7 +123,7 @@ type UrlParams = { Params: { url: string } };
  */
 export const machineRoutes: RoutePlugin = async (app, ctx) => {
   const resolve = pageAccessResolver(ctx);
-  const appUrl = appUrlOf(ctx);
+  const appUrl = ctx.appUrl;
   const options = { schema: { hide: true } } as const;
 
   const serve = async (request: FastifyRequest<UrlParams>, reply: FastifyReply, view: MachineView) => {
