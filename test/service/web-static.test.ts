@@ -155,7 +155,6 @@ describe('the web app', () => {
       '/v1/nope',
       '/nope',
       '/checksx',
-      '/status/some-page',
       '/status',
       '/index.html',
       '/assets',
@@ -168,6 +167,11 @@ describe('the web app', () => {
         attributes: { code: 'OUTPOST_ERR_NOT_FOUND' },
       });
     }
+    // /status/{url} belongs to public status pages: an unknown one answers their 404 page, not the app.
+    const statusPage = await get(built, '/status/some-page');
+    expect(statusPage.statusCode).toBe(404);
+    expect(statusPage.headers['content-type']).toMatch(/^text\/html/);
+    expect(statusPage.body).not.toContain('<div id="app">');
     const unauthenticated = await get(built, '/v1/checks');
     expect(unauthenticated.statusCode).toBe(401);
     const api = await built.app.inject({
