@@ -129,6 +129,8 @@ describe.skipIf(missing !== null)('public status pages in Chromium', () => {
   async function newContext(options: Parameters<Browser['newContext']>[0] = {}): Promise<BrowserContext> {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, ...options });
     context.on('request', (r) => requested.push(r.url()));
+    // A step that cannot happen fails with its own message, before the test's timeout.
+    context.setDefaultTimeout(PAGE_TIMEOUT);
     return context;
   }
 
@@ -510,6 +512,30 @@ describe.skipIf(missing !== null)('public status pages in Chromium', () => {
     expect(firstStrip.days.length).toBe(90);
     for (const day of firstStrip.days)
       expect.soft(labels, 'a strip day of the first service').toContain(day.label);
+    // A focused strip day shows its text (not only to screen readers): the widest element holding exactly
+    // the day's text is wider than a visually hidden one.
+    const firstDay = firstStrip.days[0]!.label;
+    const textWidth = await page.evaluate((label) => {
+      const { document } = globalThis as any;
+      const clean = (el: any) => (el.textContent ?? '').trim().replace(/\s+/g, ' ');
+      const day = [...document.querySelectorAll('[data-tab-order]')].find(
+        (el: any) => (el.getAttribute('aria-label') ?? clean(el)) === label,
+      );
+      const width = () =>
+        Math.max(
+          0,
+          ...[day, ...day.querySelectorAll('*')]
+            .filter((el: any) => clean(el) === label)
+            .map((el: any) => el.getBoundingClientRect().width as number),
+        );
+      const before = width();
+      day.focus();
+      return { before, focused: width() };
+    }, firstDay);
+    expect(
+      textWidth.focused,
+      `the focused day "${firstDay}" shows its text (${JSON.stringify(textWidth)})`,
+    ).toBeGreaterThan(40);
     expect(
       labels.some((l) => /subscribe/i.test(l)),
       'the subscribe control',
@@ -548,6 +574,56 @@ describe.skipIf(missing !== null)('public status pages in Chromium', () => {
     expect(mine.filter((u) => u.endsWith('/badge.svg')).length).toBeGreaterThan(0);
   });
 
+  it('subscribes through the form, with and without JavaScript, from the keyboard: an address the service refuses is named next to the field, then "Check your inbox"', async () => {
+    const service = seeded.cards[1]!.services[2]!;
+    const emails: string[] = [];
+    // Without JavaScript first; axe needs it, so the audits are of the second round.
+    for (const javaScriptEnabled of [false, true]) {
+      const context = await newContext({ javaScriptEnabled });
+      const page = await context.newPage();
+      const round = javaScriptEnabled ? 'js' : 'nojs';
+      await open(page, `/status/${seeded.url}/subscribe`);
+      const email = `Visitor.${round}.${Date.now()}@Example.test`;
+      emails.push(email.toLowerCase());
+      // An address the service refuses (the browser's own type=email check lets it through): the error is
+      // tied to the field.
+      await page.getByLabel('Email address').fill('visitor@localhost');
+      await page.getByLabel('Email address').press('Enter');
+      await page.waitForLoadState();
+      const field = page.getByLabel('Email address');
+      expect(await field.getAttribute('aria-invalid'), `${round}: the field is marked invalid`).toBe('true');
+      const describedBy = ((await field.getAttribute('aria-describedby')) ?? '').split(' ')[0] ?? '';
+      expect(describedBy, `${round}: the field names its error`).not.toBe('');
+      expect((await page.locator(`[id="${describedBy}"]`).innerText()).trim()).not.toBe('');
+      if (javaScriptEnabled) await auditPage(page, 'axe-subscribe-error');
+
+      await page.getByLabel('Only the services chosen below').check();
+      await page.getByLabel(service.name, { exact: true }).check();
+      await page.getByLabel('Email address').fill(email);
+      await page.getByLabel('Email address').press('Enter');
+      await page.waitForLoadState();
+      expect(await page.locator('h1').innerText()).toMatch(/check your inbox/i);
+      expect(await page.locator('body').innerText()).toContain(email.toLowerCase());
+      if (javaScriptEnabled) await auditPage(page, 'axe-subscribe-done');
+      await context.close();
+    }
+    // The service holds both addresses, unconfirmed, for the chosen service only.
+    const list = await api('GET', `/v1/status-pages/${seeded.pageId}/subscribers?limit=100`);
+    expect(list.status, JSON.stringify(list.json)).toBe(200);
+    const entries = (Array.isArray(list.json) ? list.json : (list.json.entries ?? [])) as {
+      email: string;
+      services: string[] | null;
+      confirmed: boolean;
+    }[];
+    for (const email of emails) {
+      const row = entries.find((e) => e.email === email);
+      expect(row, `${email} in ${JSON.stringify(list.json)}`).toMatchObject({
+        services: [service.id],
+        confirmed: false,
+      });
+    }
+  });
+
   it('a private page: a browser without a key gets the 404 and nothing of the page; the key form opens it; deleting the key closes it', async () => {
     const plainGet = async (path: string) => {
       const res = await fetch(new URL(path, origin));
@@ -570,7 +646,7 @@ describe.skipIf(missing !== null)('public status pages in Chromium', () => {
       }
     };
     await check404();
-    await screenshot(page, 'private-404');
+    await auditPage(page, 'axe-private-404');
 
     // A wrong key first, then the right one.
     await open(page, `/status/${PRIVATE.url}/access`);
