@@ -570,6 +570,7 @@ export async function buildPageModel(
   const perService = new Map<string, { impact: Impact; span: Span | null }[]>();
   const states = new Map<string, ServiceState>();
   const shown: PublicIncident[] = [];
+  const older: PublicIncident[] = [];
   for (const incident of stored) {
     const span = spanOf(incident, nowMs);
     const view = toPublicIncident(incident, pageIds, nowMs);
@@ -582,7 +583,7 @@ export async function buildPageModel(
         states.set(id, worseState(states.get(id) ?? 'operational', stateOfImpact(view.impact)));
     }
     const recent = open || (view.resolvedAtMs ?? 0) >= windowStart || view.startedAtMs >= windowStart;
-    if (recent && view.serviceIds.length > 0) shown.push(view);
+    if (view.serviceIds.length > 0) (recent ? shown : older).push(view);
   }
   for (const check of checks) {
     const state = stateOfAlert(check, alertStates.get(check.checkId) ?? null);
@@ -614,12 +615,14 @@ export async function buildPageModel(
   const newestFirst = (a: PublicIncident, b: PublicIncident) =>
     b.startedAtMs - a.startedAtMs || (a.id < b.id ? 1 : -1);
   shown.sort(newestFirst);
+  older.sort(newestFirst);
   return {
     page,
     cards,
     overall,
     activeIncidents: shown.filter((i) => i.resolvedAtMs === null),
     incidents: shown,
+    olderIncidents: older,
     generatedAtMs: nowMs,
     version,
   };

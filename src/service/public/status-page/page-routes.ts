@@ -147,7 +147,7 @@ export const statusPageViewRoutes: RoutePlugin = async (app, ctx) => {
       url,
       `incident:${id}`,
       (model, links) => renderIncident(model, id, links),
-      (model) => model.incidents.some((i) => i.id === id),
+      (model) => model.incidents.some((i) => i.id === id) || model.olderIncidents.some((i) => i.id === id),
     );
   });
 };

@@ -232,6 +232,8 @@ a{color:var(--link)}
 :focus-visible{outline:3px solid var(--fg);outline-offset:2px}
 .skip{position:absolute;left:-9999px;top:0;background:var(--card);color:var(--fg);padding:.5rem 1rem}
 .skip:focus{left:.5rem;top:.5rem;z-index:2}
+.skip-strip{position:absolute;left:-9999px}
+.skip-strip:focus{position:static;display:inline-block;margin:.25rem 0}
 .vh{position:absolute;width:1px;height:1px;overflow:hidden;clip-path:inset(50%);white-space:nowrap}
 .wrap{max-width:52rem;margin:0 auto;padding:0 1rem}
 header.top{background:var(--hbg);color:var(--hfg);border-bottom:1px solid var(--border)}
@@ -379,12 +381,14 @@ export function renderStatusPage(model: StatusPageModel, links: RenderLinks): st
     if (card.services.length === 0) main += '<p class="muted">No services on this card.</p>';
     else {
       main += '<ul class="services">';
-      for (const service of card.services) {
-        main += `<li class="svc"><div class="svc-head"><h3>${e(service.name)}</h3>${stateBadge(service.state)}</div>${strip(service)}</li>`;
-      }
+      card.services.forEach((service, j) => {
+        // 90 tab stops a strip: a keyboard user may step over one (the link shows when focused).
+        const next = j + 1 < card.services.length ? `svc-${i}-${j + 1}` : `card-${i}-end`;
+        main += `<li class="svc" id="svc-${i}-${j}"><div class="svc-head"><h3>${e(service.name)}</h3>${stateBadge(service.state)}</div><a class="skip-strip" href="#${next}">Skip the 90 days of ${e(service.name)}</a>${strip(service)}</li>`;
+      });
       main += '</ul>';
     }
-    main += '</section>';
+    main += `<span id="card-${i}-end" tabindex="-1"></span></section>`;
   });
   main += `<p><a href="${e(`${links.basePath}/history`)}">Incident history</a></p>`;
   const title = /\bstatus\b/i.test(doc.name) ? doc.name : `${doc.name} status`;
@@ -441,7 +445,8 @@ export function renderIncident(
   incidentId: string,
   links: RenderLinks,
 ): string | null {
-  const incident = model.incidents.find((i) => i.id === incidentId);
+  const incident =
+    model.incidents.find((i) => i.id === incidentId) ?? model.olderIncidents.find((i) => i.id === incidentId);
   if (!incident) return null;
   const { doc } = model.page;
   const state =

@@ -111,6 +111,11 @@ export type StatusPageModel = {
   activeIncidents: PublicIncident[];
   /** Incidents of the last 90 days (active ones included), newest first. */
   incidents: PublicIncident[];
+  /**
+   * Incidents resolved before the 90 days, newest first: no longer listed, but their pages stay (feed items
+   * and subscriber mail link to them).
+   */
+  olderIncidents: PublicIncident[];
   /** When the model was built. */
   generatedAtMs: number;
   /**
