@@ -442,7 +442,7 @@ function print(r: WebAppBenchReport): void {
   console.log(row('measure', 'figure', 'goal', ' ratio'));
   console.log(
     row(
-      `first page JavaScript, gzipped (${r.firstPage.scripts} scripts, ${r.firstPage.rawKb.toFixed(0)} KB raw)`,
+      `first page JS, gzipped (${r.firstPage.scripts} scripts, ${r.firstPage.rawKb.toFixed(0)} KB raw)`,
       `${r.firstPage.gzipKb.toFixed(1)} KB`,
       `< ${r.firstPage.goalKb} KB`,
       ratio(r.firstPage.goalKb, r.firstPage.gzipKb),
