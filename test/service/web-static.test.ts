@@ -151,14 +151,7 @@ describe('the web app', () => {
   });
 
   it('leaves every other path to the API: JSON 404s, /v1, /openapi.json, /ping, /status', async () => {
-    for (const path of [
-      '/v1/nope',
-      '/nope',
-      '/checksx',
-      '/status',
-      '/index.html',
-      '/assets',
-    ]) {
+    for (const path of ['/v1/nope', '/nope', '/checksx', '/status', '/index.html', '/assets']) {
       const res = await get(built, path);
       expect(res.statusCode, path).toBe(404);
       expect(res.headers['content-type'], path).toMatch(/^application\/json/);
