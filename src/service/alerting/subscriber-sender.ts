@@ -12,7 +12,7 @@ import type { StatusPageDoc } from '../resources/status-pages/status-pages.js';
 import type { Database } from '../store/database.js';
 import { readDoc } from '../store/schema.js';
 import { MAX_ANSWER_CHARS, noAnswer } from './channels/http.js';
-import { messageIdOf } from './channels/email.js';
+import { messageIdOf, smtpFailure } from './channels/email.js';
 import { SMTP_VARIABLES } from './channels/providers.js';
 import type { NotificationRow } from './delivery-store.js';
 import type { DeliveryResult, ProviderConfig } from './types.js';
@@ -50,12 +50,6 @@ function poolFor(url: string): Transporter {
 export function closeSubscriberTransporters(): void {
   for (const t of pools.values()) t.close();
   pools.clear();
-}
-
-/** SMTP reply code of a nodemailer error, or null. */
-function replyCode(err: unknown): number | null {
-  const code = (err as { responseCode?: unknown } | null)?.responseCode;
-  return typeof code === 'number' && code >= 200 && code < 600 ? code : null;
 }
 
 /**
@@ -174,20 +168,7 @@ export async function sendSubscriberMail(
       retryAfterMs: null,
     };
   } catch (err) {
-    const code = replyCode(err);
-    const message = scrubber.cut(err instanceof Error ? err.message : String(err), MAX_ANSWER_CHARS);
-    const answer = scrubber.cut(String((err as { response?: unknown }).response ?? ''), MAX_ANSWER_CHARS);
-    if (code !== null) {
-      const temporary = code < 500;
-      return {
-        outcome: temporary ? 'RETRY' : 'FAILED',
-        statusCode: code,
-        answer: answer === '' ? null : answer,
-        error: `the SMTP server answered ${code} (${temporary ? 'temporary' : 'permanent'}): ${message}`,
-        retryAfterMs: null,
-      };
-    }
-    return noAnswer('RETRY', `the SMTP server could not be reached: ${message}`);
+    return smtpFailure(err, scrubber);
   } finally {
     signal.removeEventListener('abort', onAbort);
   }

@@ -68,6 +68,28 @@ function replyCode(err: unknown): number | null {
   return typeof code === 'number' && code >= 200 && code < 600 ? code : null;
 }
 
+/**
+ * The delivery result of a failed nodemailer send: an SMTP 4xx reply is RETRY and a 5xx FAILED (the reply
+ * code and text kept, cut to MAX_ANSWER_CHARS and scrubbed); no reply at all (refused, timed out) is RETRY.
+ * Shared by alert email and status-page subscriber mail.
+ */
+export function smtpFailure(err: unknown, scrub: Pick<Scrubber, 'cut'>): DeliveryResult {
+  const code = replyCode(err);
+  const message = scrub.cut(err instanceof Error ? err.message : String(err), MAX_ANSWER_CHARS);
+  const answer = scrub.cut(String((err as { response?: unknown }).response ?? ''), MAX_ANSWER_CHARS);
+  if (code !== null) {
+    const temporary = code < 500;
+    return {
+      outcome: temporary ? 'RETRY' : 'FAILED',
+      statusCode: code,
+      answer: answer === '' ? null : answer,
+      error: `the SMTP server answered ${code} (${temporary ? 'temporary' : 'permanent'}): ${message}`,
+      retryAfterMs: null,
+    };
+  }
+  return noAnswer('RETRY', `the SMTP server could not be reached: ${message}`);
+}
+
 /** Secrets of an SMTP URL: its password (and user, which is often a key too). */
 function smtpSecrets(url: string): string[] {
   try {
@@ -124,20 +146,7 @@ export const sendEmail: ChannelSender = (notification, channel, providers, signa
       const code = Number(/^\d{3}/.exec(response)?.[0] ?? 250);
       return delivered(code, scrub.cut(response, MAX_ANSWER_CHARS));
     } catch (err) {
-      const code = replyCode(err);
-      const message = scrub.cut(err instanceof Error ? err.message : String(err), MAX_ANSWER_CHARS);
-      const answer = scrub.cut(String((err as { response?: unknown }).response ?? ''), MAX_ANSWER_CHARS);
-      if (code !== null) {
-        const temporary = code < 500;
-        return {
-          outcome: temporary ? 'RETRY' : 'FAILED',
-          statusCode: code,
-          answer: answer === '' ? null : answer,
-          error: `the SMTP server answered ${code} (${temporary ? 'temporary' : 'permanent'}): ${message}`,
-          retryAfterMs: null,
-        };
-      }
-      return noAnswer('RETRY', `the SMTP server could not be reached: ${message}`);
+      return smtpFailure(err, scrub);
     } finally {
       signal.removeEventListener('abort', onAbort);
     }
