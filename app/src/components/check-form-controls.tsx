@@ -8,7 +8,7 @@
 import type { ComponentChildren } from 'preact';
 import { useId } from 'preact/hooks';
 import type { CheckType } from '../types.js';
-import { Field } from './forms.js';
+import { SelectField, TextAreaField, TextField } from './forms.js';
 import { ASSERTION_COMPARISONS } from '../../../src/protocol/enums.js';
 import type { Json } from './check-form-model.js';
 
@@ -66,29 +66,21 @@ export function TextInput({
   list?: string;
 }) {
   return (
-    <Field label={label} hint={hint} error={fx.error(path)}>
-      {({ id, describedBy, invalid }) => (
-        <input
-          id={id}
-          // One of text, url, password (preact types each input type apart).
-          type={type as 'text'}
-          class={mono ? 'mono' : undefined}
-          value={text(fx.get(path))}
-          required={required}
-          aria-required={required ? 'true' : undefined}
-          aria-describedby={describedBy}
-          aria-invalid={invalid ? 'true' : undefined}
-          autoComplete={autoComplete}
-          spellcheck={false}
-          {...(inputMode ? { inputMode } : {})}
-          {...(list ? { list } : {})}
-          onInput={(e) => {
-            const value = e.currentTarget.value;
-            fx.set(path, nullable && value === '' ? null : value);
-          }}
-        />
-      )}
-    </Field>
+    <TextField
+      label={label}
+      hint={hint}
+      error={fx.error(path)}
+      type={type}
+      class={mono ? 'mono' : undefined}
+      value={text(fx.get(path))}
+      required={required}
+      aria-required={required ? 'true' : undefined}
+      autoComplete={autoComplete}
+      spellcheck={false}
+      {...(inputMode ? { inputMode } : {})}
+      {...(list ? { list } : {})}
+      onValue={(value) => fx.set(path, nullable && value === '' ? null : value)}
+    />
   );
 }
 
@@ -120,32 +112,27 @@ export function NumberInput({
   aliases?: string[];
 }) {
   return (
-    <Field label={label} hint={hint} error={fx.error(path, ...aliases)}>
-      {({ id, describedBy, invalid }) => (
-        <input
-          id={id}
-          type="number"
-          class="input-number"
-          value={text(fx.get(path))}
-          required={required}
-          aria-required={required ? 'true' : undefined}
-          aria-describedby={describedBy}
-          aria-invalid={invalid ? 'true' : undefined}
-          {...(min === undefined ? {} : { min })}
-          {...(max === undefined ? {} : { max })}
-          {...(step === undefined ? {} : { step })}
-          onInput={(e) => {
-            const raw = e.currentTarget.value;
-            if (raw.trim() === '') {
-              fx.set(path, nullable ? null : undefined);
-              return;
-            }
-            const value = Number(raw);
-            if (Number.isFinite(value)) fx.set(path, value);
-          }}
-        />
-      )}
-    </Field>
+    <TextField
+      label={label}
+      hint={hint}
+      error={fx.error(path, ...aliases)}
+      type="number"
+      class="input-number"
+      value={text(fx.get(path))}
+      required={required}
+      aria-required={required ? 'true' : undefined}
+      {...(min === undefined ? {} : { min })}
+      {...(max === undefined ? {} : { max })}
+      {...(step === undefined ? {} : { step })}
+      onValue={(raw) => {
+        if (raw.trim() === '') {
+          fx.set(path, nullable ? null : undefined);
+          return;
+        }
+        const value = Number(raw);
+        if (Number.isFinite(value)) fx.set(path, value);
+      }}
+    />
   );
 }
 
@@ -175,28 +162,18 @@ export function SelectInput({
   const current = format(fx.get(path));
   const known = options.some((o) => o.value === current);
   return (
-    <Field label={label} hint={hint} error={fx.error(path, ...aliases)}>
-      {({ id, describedBy, invalid }) => (
-        <select
-          id={id}
-          value={current}
-          aria-describedby={describedBy}
-          aria-invalid={invalid ? 'true' : undefined}
-          onChange={(e) => {
-            const value = e.currentTarget.value;
-            if (onChoose) onChoose(value);
-            else fx.set(path, parse(value));
-          }}
-        >
-          {known ? null : <option value={current}>{current || '(not set)'}</option>}
-          {options.map((o) => (
-            <option key={o.value} value={o.value}>
-              {o.label}
-            </option>
-          ))}
-        </select>
-      )}
-    </Field>
+    <SelectField
+      label={label}
+      hint={hint}
+      error={fx.error(path, ...aliases)}
+      value={current}
+      // A stored value the form does not offer stays shown (and selected) as it is.
+      options={known ? options : [{ value: current, label: current || '(not set)' }, ...options]}
+      onValue={(value) => {
+        if (onChoose) onChoose(value);
+        else fx.set(path, parse(value));
+      }}
+    />
   );
 }
 
@@ -222,26 +199,19 @@ export function TextArea({
   aliases?: string[];
 }) {
   return (
-    <Field label={label} hint={hint} error={fx.error(path, ...aliases)}>
-      {({ id, describedBy, invalid }) => (
-        <textarea
-          id={id}
-          rows={rows}
-          class="code"
-          value={text(fx.get(path))}
-          required={required}
-          aria-required={required ? 'true' : undefined}
-          aria-describedby={describedBy}
-          aria-invalid={invalid ? 'true' : undefined}
-          spellcheck={false}
-          autoComplete="off"
-          onInput={(e) => {
-            const value = e.currentTarget.value;
-            fx.set(path, nullable && value === '' ? null : value);
-          }}
-        />
-      )}
-    </Field>
+    <TextAreaField
+      label={label}
+      hint={hint}
+      error={fx.error(path, ...aliases)}
+      rows={rows}
+      class="code"
+      value={text(fx.get(path))}
+      required={required}
+      aria-required={required ? 'true' : undefined}
+      spellcheck={false}
+      autoComplete="off"
+      onValue={(value) => fx.set(path, nullable && value === '' ? null : value)}
+    />
   );
 }
 

@@ -5,7 +5,7 @@
  * its field's path so the API's errors land next to it.
  */
 import { useState } from 'preact/hooks';
-import { Field } from './forms.js';
+import { TextField } from './forms.js';
 import {
   API_BODY_TYPES,
   API_METHODS,
@@ -133,7 +133,7 @@ export function GeneralSection({
 function TagsInput({ fx, text, onText }: { fx: FormApi; text: string; onText: (t: string) => void }) {
   const error = fx.error('tags');
   return (
-    <Field
+    <TextField
       label="Tags"
       error={error}
       hint={
@@ -141,18 +141,10 @@ function TagsInput({ fx, text, onText }: { fx: FormApi; text: string; onText: (t
           Comma-separated, e.g. <code>production, api</code>: for filtering and for running checks by tag.
         </>
       }
-    >
-      {({ id, describedBy, invalid }) => (
-        <input
-          id={id}
-          value={text}
-          autoComplete="off"
-          aria-describedby={describedBy}
-          aria-invalid={invalid ? 'true' : undefined}
-          onInput={(e) => onText(e.currentTarget.value)}
-        />
-      )}
-    </Field>
+      value={text}
+      autoComplete="off"
+      onValue={onText}
+    />
   );
 }
 

@@ -2,7 +2,7 @@ import { Fragment } from 'preact';
 import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { api, getAllPages } from '../api.js';
-import { Field, FormError } from '../components/forms.js';
+import { FormError, SelectField, TextAreaField, TextField } from '../components/forms.js';
 import { ScrollRegion } from '../components/result-text.js';
 import type {
   AlertChannel,
@@ -42,6 +42,9 @@ const TYPES: readonly { type: AlertChannelType; label: string }[] = [
   { type: 'SMS', label: 'SMS' },
   { type: 'CALL', label: 'Phone call' },
 ];
+
+/** The channel types as the options of the form's Type select. */
+const TYPE_OPTIONS = TYPES.map((t) => ({ value: t.type, label: t.label }));
 
 /** The name of a channel type ("Email", "Phone call"). */
 function typeLabel(type: string): string {
@@ -284,37 +287,17 @@ function ConfigInput({
   autoComplete?: string;
 }) {
   return (
-    <Field
+    <TextField
       label={required ? label : `${label} (optional)`}
       hint={hint}
       error={errorOf(error, `config.${name}`)}
-    >
-      {({ id, describedBy, invalid }) => {
-        const props = {
-          id,
-          required,
-          value: config[name] ?? '',
-          spellcheck: false,
-          autoComplete: autoComplete ?? 'off',
-          'aria-describedby': describedBy,
-          'aria-invalid': invalid || undefined,
-          onInput: (e: Event) => onChange(name, (e.currentTarget as HTMLInputElement).value),
-        };
-        // One element per type: the typings of <input> are a union told apart by a literal `type`.
-        switch (type) {
-          case 'password':
-            return <input type="password" {...props} />;
-          case 'email':
-            return <input type="email" {...props} />;
-          case 'url':
-            return <input type="url" {...props} />;
-          case 'tel':
-            return <input type="tel" {...props} />;
-          default:
-            return <input type="text" {...props} />;
-        }
-      }}
-    </Field>
+      type={type}
+      required={required}
+      value={config[name] ?? ''}
+      spellcheck={false}
+      autoComplete={autoComplete ?? 'off'}
+      onValue={(value) => onChange(name, value)}
+    />
   );
 }
 
@@ -337,23 +320,13 @@ function ConfigSelect({
   onChange: (name: string, value: string) => void;
 }) {
   return (
-    <Field label={label} error={errorOf(error, `config.${name}`)}>
-      {({ id, describedBy, invalid }) => (
-        <select
-          id={id}
-          value={config[name] || fallback}
-          aria-describedby={describedBy}
-          aria-invalid={invalid || undefined}
-          onChange={(e) => onChange(name, e.currentTarget.value)}
-        >
-          {choices.map((c) => (
-            <option key={c.value} value={c.value}>
-              {c.label}
-            </option>
-          ))}
-        </select>
-      )}
-    </Field>
+    <SelectField
+      label={label}
+      error={errorOf(error, `config.${name}`)}
+      value={config[name] || fallback}
+      onValue={(value) => onChange(name, value)}
+      options={choices}
+    />
   );
 }
 
@@ -505,22 +478,14 @@ function ConfigFields({
             onChange={onQueryParameters}
             error={error}
           />
-          <Field
+          <TextAreaField
             label="Body template (optional)"
             hint="Handlebars template of the body, e.g. {{ALERT_TITLE}}; empty: the default JSON body (docs/alerting.md)."
             error={errorOf(error, 'config.template')}
-          >
-            {({ id, describedBy, invalid }) => (
-              <textarea
-                id={id}
-                value={config.template ?? ''}
-                spellcheck={false}
-                aria-describedby={describedBy}
-                aria-invalid={invalid || undefined}
-                onInput={(e) => onConfig('template', e.currentTarget.value)}
-              />
-            )}
-          </Field>
+            value={config.template ?? ''}
+            spellcheck={false}
+            onValue={(value) => onConfig('template', value)}
+          />
           <ConfigInput
             {...common}
             name="webhookSecret"
@@ -662,27 +627,14 @@ function ChannelForm({
   return (
     <form class="card misc-form" onSubmit={submit} noValidate aria-labelledby={headingId}>
       <h2 id={headingId}>{editing ? 'Edit the channel' : 'New alert channel'}</h2>
-      <Field
+      <SelectField
         label="Type"
         error={errorOf(error, 'type')}
         hint={editing ? 'Changing the type needs the new type’s settings.' : undefined}
-      >
-        {({ id, describedBy, invalid }) => (
-          <select
-            id={id}
-            value={type}
-            aria-describedby={describedBy}
-            aria-invalid={invalid || undefined}
-            onChange={(e) => setType(e.currentTarget.value as AlertChannelType)}
-          >
-            {TYPES.map((t) => (
-              <option key={t.type} value={t.type}>
-                {t.label}
-              </option>
-            ))}
-          </select>
-        )}
-      </Field>
+        value={type}
+        onValue={setType}
+        options={TYPE_OPTIONS}
+      />
       <fieldset>
         <legend>{typeLabel(type)} settings</legend>
         <ConfigFields
@@ -709,21 +661,17 @@ function ChannelForm({
         />
         <Checkbox label="SSL certificates about to expire" checked={sslExpiry} onChange={setSslExpiry} />
         {sslExpiry ? (
-          <Field label="Days before expiry" hint="1 to 30 days." error={errorOf(error, 'sslExpiryThreshold')}>
-            {({ id, describedBy, invalid }) => (
-              <input
-                id={id}
-                type="number"
-                min={1}
-                max={30}
-                class="misc-narrow"
-                value={threshold}
-                aria-describedby={describedBy}
-                aria-invalid={invalid || undefined}
-                onInput={(e) => setThreshold(e.currentTarget.value)}
-              />
-            )}
-          </Field>
+          <TextField
+            label="Days before expiry"
+            hint="1 to 30 days."
+            error={errorOf(error, 'sslExpiryThreshold')}
+            type="number"
+            min={1}
+            max={30}
+            class="misc-narrow"
+            value={threshold}
+            onValue={setThreshold}
+          />
         ) : null}
       </fieldset>
       <Checkbox

@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { LOCATIONS } from '../../../src/protocol/enums.js';
 import { api, getAllPages } from '../api.js';
-import { Field, FormError } from '../components/forms.js';
+import { FormError, TextField } from '../components/forms.js';
 import type { CheckGroup, PrivateLocation } from '../components/misc-types.js';
 import {
   Breadcrumbs,
@@ -204,36 +204,21 @@ function GroupForm({
   return (
     <form class="card misc-form" onSubmit={submit} noValidate aria-labelledby={headingId}>
       <h2 id={headingId}>{group ? 'Edit the group' : 'New check group'}</h2>
-      <Field label="Name" error={errorOf(error, 'name')}>
-        {({ id, describedBy, invalid }) => (
-          <input
-            id={id}
-            type="text"
-            required
-            maxLength={255}
-            value={name}
-            aria-describedby={describedBy}
-            aria-invalid={invalid || undefined}
-            onInput={(e) => setName(e.currentTarget.value)}
-          />
-        )}
-      </Field>
-      <Field
+      <TextField
+        label="Name"
+        error={errorOf(error, 'name')}
+        required
+        maxLength={255}
+        value={name}
+        onValue={setName}
+      />
+      <TextField
         label="Tags (optional)"
         hint="Separated by commas; the group's checks carry them too."
         error={errorOf(error, 'tags')}
-      >
-        {({ id, describedBy, invalid }) => (
-          <input
-            id={id}
-            type="text"
-            value={tags}
-            aria-describedby={describedBy}
-            aria-invalid={invalid || undefined}
-            onInput={(e) => setTags(e.currentTarget.value)}
-          />
-        )}
-      </Field>
+        value={tags}
+        onValue={setTags}
+      />
       <fieldset aria-describedby="cg-locations-hint">
         <legend>Locations</legend>
         <p class="field-hint" id="cg-locations-hint">
@@ -291,25 +276,17 @@ function GroupForm({
           </p>
         ) : null}
       </fieldset>
-      <Field
+      <TextField
         label="Concurrency"
         hint="How many of its checks may run at once when the group is started as a whole (at least 1)."
         error={errorOf(error, 'concurrency')}
-      >
-        {({ id, describedBy, invalid }) => (
-          <input
-            id={id}
-            type="number"
-            min={1}
-            max={1000}
-            class="misc-narrow"
-            value={concurrency}
-            aria-describedby={describedBy}
-            aria-invalid={invalid || undefined}
-            onInput={(e) => setConcurrency(e.currentTarget.value)}
-          />
-        )}
-      </Field>
+        type="number"
+        min={1}
+        max={1000}
+        class="misc-narrow"
+        value={concurrency}
+        onValue={setConcurrency}
+      />
       <Checkbox
         label="Activated"
         checked={activated}

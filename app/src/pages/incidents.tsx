@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { api, getAllPages } from '../api.js';
-import { Field, FormError } from '../components/forms.js';
+import { FormError, SelectField, TextAreaField, TextField } from '../components/forms.js';
 import { loadServices, ServicePicker } from '../components/misc-services.js';
 import type { Impact, IncidentUpdateView, IncidentView, UpdateStatus } from '../components/misc-types.js';
 import { Breadcrumbs, Checkbox, ConfirmButton, errorOf, formLevelError } from '../components/misc-ui.js';
@@ -28,6 +28,13 @@ const STATUSES: Record<UpdateStatus, { label: string; cls: string; glyph: string
   RESOLVED: { label: 'Resolved', cls: 'passing', glyph: '✓' },
   MAINTENANCE: { label: 'Maintenance', cls: 'paused', glyph: '⚙' },
 };
+
+/** The impacts and the update statuses as the options of the form's selects. */
+const IMPACT_OPTIONS = (Object.keys(IMPACTS) as Impact[]).map((i) => ({ value: i, label: IMPACTS[i].label }));
+const STATUS_OPTIONS = (Object.keys(STATUSES) as UpdateStatus[]).map((s) => ({
+  value: s,
+  label: STATUSES[s].label,
+}));
 
 function ImpactBadge({ impact }: { impact: Impact }) {
   const { label, cls, glyph } = IMPACTS[impact];
@@ -200,41 +207,23 @@ function UpdateFields({
 }) {
   return (
     <>
-      <Field label="Status" error={errorOf(error, `${prefix}status`)}>
-        {({ id, describedBy, invalid }) => (
-          <select
-            id={id}
-            value={status}
-            aria-describedby={describedBy}
-            aria-invalid={invalid || undefined}
-            onChange={(e) => onStatus(e.currentTarget.value as UpdateStatus)}
-          >
-            {(Object.keys(STATUSES) as UpdateStatus[]).map((s) => (
-              <option key={s} value={s}>
-                {STATUSES[s].label}
-              </option>
-            ))}
-          </select>
-        )}
-      </Field>
-      <Field
+      <SelectField
+        label="Status"
+        error={errorOf(error, `${prefix}status`)}
+        value={status}
+        onValue={onStatus}
+        options={STATUS_OPTIONS}
+      />
+      <TextAreaField
         label="Description"
         hint="What the visitors of your status pages read. Resolved ends the incident."
         error={errorOf(error, `${prefix}description`)}
-      >
-        {({ id, describedBy, invalid }) => (
-          <textarea
-            id={id}
-            class="inc-text"
-            required
-            maxLength={10_000}
-            value={description}
-            aria-describedby={describedBy}
-            aria-invalid={invalid || undefined}
-            onInput={(e) => onDescription(e.currentTarget.value)}
-          />
-        )}
-      </Field>
+        class="inc-text"
+        required
+        maxLength={10_000}
+        value={description}
+        onValue={onDescription}
+      />
       <Checkbox
         label="Notify subscribers"
         checked={notify}
@@ -295,37 +284,22 @@ function IncidentForm({
   return (
     <form class="card misc-form" onSubmit={submit} noValidate aria-labelledby={headingId}>
       <h2 id={headingId}>{incident ? 'Edit the incident' : 'New incident'}</h2>
-      <Field label="Name" hint="A short title, e.g. “Checkout API errors”." error={errorOf(error, 'name')}>
-        {({ id, describedBy, invalid }) => (
-          <input
-            id={id}
-            type="text"
-            required
-            maxLength={255}
-            value={name}
-            aria-describedby={describedBy}
-            aria-invalid={invalid || undefined}
-            onInput={(e) => setName(e.currentTarget.value)}
-          />
-        )}
-      </Field>
-      <Field label="Impact" error={errorOf(error, 'impact')}>
-        {({ id, describedBy, invalid }) => (
-          <select
-            id={id}
-            value={impact}
-            aria-describedby={describedBy}
-            aria-invalid={invalid || undefined}
-            onChange={(e) => setImpact(e.currentTarget.value as Impact)}
-          >
-            {(Object.keys(IMPACTS) as Impact[]).map((i) => (
-              <option key={i} value={i}>
-                {IMPACTS[i].label}
-              </option>
-            ))}
-          </select>
-        )}
-      </Field>
+      <TextField
+        label="Name"
+        hint="A short title, e.g. “Checkout API errors”."
+        error={errorOf(error, 'name')}
+        required
+        maxLength={255}
+        value={name}
+        onValue={setName}
+      />
+      <SelectField
+        label="Impact"
+        error={errorOf(error, 'impact')}
+        value={impact}
+        onValue={setImpact}
+        options={IMPACT_OPTIONS}
+      />
       {services.error ? <ErrorNotice error={services.error} /> : null}
       {services.data ? (
         <ServicePicker

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { api } from '../api.js';
-import { Field, FormError } from '../components/forms.js';
+import { FormError, TextField } from '../components/forms.js';
 import { AgentsTable, When } from '../components/misc-agents.js';
 import type { Agent, PrivateLocation, PrivateLocationKey } from '../components/misc-types.js';
 import { Breadcrumbs, ConfirmButton, errorOf, formLevelError, OneTimeSecret } from '../components/misc-ui.js';
@@ -168,6 +168,30 @@ function LocationList() {
   );
 }
 
+/** The icon field of the create and rename forms. */
+function IconField({
+  value,
+  onValue,
+  error,
+}: {
+  value: string;
+  onValue: (value: string) => void;
+  error: string | undefined;
+}) {
+  return (
+    <TextField
+      label="Icon"
+      hint="An icon name: lower-case letters, digits and hyphens."
+      error={error}
+      class="misc-narrow"
+      maxLength={64}
+      spellcheck={false}
+      value={value}
+      onValue={onValue}
+    />
+  );
+}
+
 function CreateLocationForm({
   onCreated,
   onCancel,
@@ -203,65 +227,31 @@ function CreateLocationForm({
   return (
     <form class="card misc-form" onSubmit={submit} noValidate aria-labelledby="pl-new">
       <h2 id="pl-new">New private location</h2>
-      <Field label="Name" error={errorOf(error, 'name')}>
-        {({ id, describedBy, invalid }) => (
-          <input
-            id={id}
-            type="text"
-            required
-            maxLength={255}
-            value={name}
-            aria-describedby={describedBy}
-            aria-invalid={invalid || undefined}
-            onInput={(e) => {
-              const value = e.currentTarget.value;
-              setName(value);
-              if (!slugEdited) setSlug(slugOf(value));
-            }}
-          />
-        )}
-      </Field>
-      <Field
+      <TextField
+        label="Name"
+        error={errorOf(error, 'name')}
+        required
+        maxLength={255}
+        value={name}
+        onValue={(value) => {
+          setName(value);
+          if (!slugEdited) setSlug(slugOf(value));
+        }}
+      />
+      <TextField
         label="Slug"
         hint="Checks name the location by it in privateLocations: lower-case letters, digits and hyphens, unique in the account. It cannot change later."
         error={errorOf(error, 'slugName')}
-      >
-        {({ id, describedBy, invalid }) => (
-          <input
-            id={id}
-            type="text"
-            required
-            maxLength={63}
-            spellcheck={false}
-            value={slug}
-            aria-describedby={describedBy}
-            aria-invalid={invalid || undefined}
-            onInput={(e) => {
-              setSlug(e.currentTarget.value);
-              setSlugEdited(true);
-            }}
-          />
-        )}
-      </Field>
-      <Field
-        label="Icon"
-        hint="An icon name: lower-case letters, digits and hyphens."
-        error={errorOf(error, 'icon')}
-      >
-        {({ id, describedBy, invalid }) => (
-          <input
-            id={id}
-            type="text"
-            class="misc-narrow"
-            maxLength={64}
-            spellcheck={false}
-            value={icon}
-            aria-describedby={describedBy}
-            aria-invalid={invalid || undefined}
-            onInput={(e) => setIcon(e.currentTarget.value)}
-          />
-        )}
-      </Field>
+        required
+        maxLength={63}
+        spellcheck={false}
+        value={slug}
+        onValue={(value) => {
+          setSlug(value);
+          setSlugEdited(true);
+        }}
+      />
+      <IconField value={icon} onValue={setIcon} error={errorOf(error, 'icon')} />
       <FormError error={formLevelError(error, ['name', 'slugName', 'icon'])} />
       <div class="misc-buttons">
         <button type="submit" disabled={busy}>
@@ -496,39 +486,15 @@ function RenameForm({
   return (
     <form class="card misc-form pl-rename" onSubmit={submit} noValidate aria-labelledby="pl-rename">
       <h2 id="pl-rename">Name and icon</h2>
-      <Field label="Name" error={errorOf(error, 'name')}>
-        {({ id, describedBy, invalid }) => (
-          <input
-            id={id}
-            type="text"
-            required
-            maxLength={255}
-            value={name}
-            aria-describedby={describedBy}
-            aria-invalid={invalid || undefined}
-            onInput={(e) => setName(e.currentTarget.value)}
-          />
-        )}
-      </Field>
-      <Field
-        label="Icon"
-        hint="An icon name: lower-case letters, digits and hyphens."
-        error={errorOf(error, 'icon')}
-      >
-        {({ id, describedBy, invalid }) => (
-          <input
-            id={id}
-            type="text"
-            class="misc-narrow"
-            maxLength={64}
-            spellcheck={false}
-            value={icon}
-            aria-describedby={describedBy}
-            aria-invalid={invalid || undefined}
-            onInput={(e) => setIcon(e.currentTarget.value)}
-          />
-        )}
-      </Field>
+      <TextField
+        label="Name"
+        error={errorOf(error, 'name')}
+        required
+        maxLength={255}
+        value={name}
+        onValue={setName}
+      />
+      <IconField value={icon} onValue={setIcon} error={errorOf(error, 'icon')} />
       <FormError error={formLevelError(error, ['name', 'icon'])} />
       <div class="misc-buttons">
         <button type="submit" disabled={busy}>

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { ApiError, api, getAllEntries } from '../api.js';
-import { Field, FormError } from '../components/forms.js';
+import { FormError, TextAreaField, TextField } from '../components/forms.js';
 import { loadServices, ServicePicker } from '../components/misc-services.js';
 import type { ServiceView, StatusPage } from '../components/misc-types.js';
 import {
@@ -317,25 +317,18 @@ function PageForm({
   return (
     <form class="card misc-form sp-form" onSubmit={submit} noValidate aria-labelledby={headingId}>
       <Heading id={headingId}>{page ? `Edit ${page.name}` : 'New status page'}</Heading>
-      <Field label="Name" error={errorOf(error, 'name')}>
-        {({ id, describedBy, invalid }) => (
-          <input
-            id={id}
-            type="text"
-            required
-            maxLength={255}
-            value={name}
-            aria-describedby={describedBy}
-            aria-invalid={invalid || undefined}
-            onInput={(e) => {
-              const value = e.currentTarget.value;
-              setName(value);
-              if (!urlEdited) setUrl(slugOf(value));
-            }}
-          />
-        )}
-      </Field>
-      <Field
+      <TextField
+        label="Name"
+        error={errorOf(error, 'name')}
+        required
+        maxLength={255}
+        value={name}
+        onValue={(value) => {
+          setName(value);
+          if (!urlEdited) setUrl(slugOf(value));
+        }}
+      />
+      <TextField
         label="Address"
         hint={
           <>
@@ -344,41 +337,24 @@ function PageForm({
           </>
         }
         error={errorOf(error, 'url')}
-      >
-        {({ id, describedBy, invalid }) => (
-          <input
-            id={id}
-            type="text"
-            required
-            maxLength={63}
-            spellcheck={false}
-            value={url}
-            aria-describedby={describedBy}
-            aria-invalid={invalid || undefined}
-            onInput={(e) => {
-              setUrl(e.currentTarget.value);
-              setUrlEdited(true);
-            }}
-          />
-        )}
-      </Field>
-      <Field
+        required
+        maxLength={63}
+        spellcheck={false}
+        value={url}
+        onValue={(value) => {
+          setUrl(value);
+          setUrlEdited(true);
+        }}
+      />
+      <TextAreaField
         label="Description (optional)"
         hint="At most 500 characters, shown under the page's name."
         error={errorOf(error, 'description')}
-      >
-        {({ id, describedBy, invalid }) => (
-          <textarea
-            id={id}
-            class="sp-text"
-            maxLength={500}
-            value={description}
-            aria-describedby={describedBy}
-            aria-invalid={invalid || undefined}
-            onInput={(e) => setDescription(e.currentTarget.value)}
-          />
-        )}
-      </Field>
+        class="sp-text"
+        maxLength={500}
+        value={description}
+        onValue={setDescription}
+      />
       <Checkbox
         label="Private"
         checked={isPrivate}
@@ -392,20 +368,14 @@ function PageForm({
         <ol class="sp-card-drafts">
           {cards.map((card, i) => (
             <li key={card.key} class="sp-card-draft">
-              <Field label={`Name of card ${i + 1}`} error={errorOf(error, `cards[${i}].name`)}>
-                {({ id, describedBy, invalid }) => (
-                  <input
-                    id={id}
-                    type="text"
-                    required
-                    maxLength={255}
-                    value={card.name}
-                    aria-describedby={describedBy}
-                    aria-invalid={invalid || undefined}
-                    onInput={(e) => setCard(card.key, { name: e.currentTarget.value })}
-                  />
-                )}
-              </Field>
+              <TextField
+                label={`Name of card ${i + 1}`}
+                error={errorOf(error, `cards[${i}].name`)}
+                required
+                maxLength={255}
+                value={card.name}
+                onValue={(value) => setCard(card.key, { name: value })}
+              />
               {services ? (
                 <ServicePicker
                   legend={`Services of card ${i + 1}`}
@@ -522,20 +492,14 @@ function Services({
         concern them.
       </p>
       <form class="sp-add-service" onSubmit={add} noValidate aria-label="Add a service">
-        <Field label="New service" error={errorOf(error, 'name')}>
-          {({ id, describedBy, invalid }) => (
-            <input
-              id={id}
-              type="text"
-              required
-              maxLength={255}
-              value={name}
-              aria-describedby={describedBy}
-              aria-invalid={invalid || undefined}
-              onInput={(e) => setName(e.currentTarget.value)}
-            />
-          )}
-        </Field>
+        <TextField
+          label="New service"
+          error={errorOf(error, 'name')}
+          required
+          maxLength={255}
+          value={name}
+          onValue={setName}
+        />
         <button type="submit" disabled={busy}>
           {busy ? 'Adding…' : 'Add service'}
         </button>
@@ -623,20 +587,14 @@ function ServiceRow({
       <th scope="row">
         {renaming ? (
           <form class="sp-rename" onSubmit={rename} noValidate aria-label={`Rename ${service.name}`}>
-            <Field label={`New name of ${service.name}`} error={errorOf(error, 'name')}>
-              {({ id, describedBy, invalid }) => (
-                <input
-                  id={id}
-                  type="text"
-                  required
-                  maxLength={255}
-                  value={name}
-                  aria-describedby={describedBy}
-                  aria-invalid={invalid || undefined}
-                  onInput={(e) => setName(e.currentTarget.value)}
-                />
-              )}
-            </Field>
+            <TextField
+              label={`New name of ${service.name}`}
+              error={errorOf(error, 'name')}
+              required
+              maxLength={255}
+              value={name}
+              onValue={setName}
+            />
             <FormError error={formLevelError(error, ['name'])} />
             <div class="misc-buttons">
               <button type="submit" class="misc-small" disabled={busy}>
