@@ -13,6 +13,15 @@ const IN_PROCESS = [
   'test/layering.test.ts',
 ];
 
+/**
+ * Globs of test files left out of this run, comma-separated (`OUTPOST_TEST_EXCLUDE`); `.ci/run` uses it for
+ * its second-runtime pass (see there). Empty: every test runs.
+ */
+const EXCLUDED = (process.env.OUTPOST_TEST_EXCLUDE ?? '')
+  .split(',')
+  .map((glob) => glob.trim())
+  .filter(Boolean);
+
 export default defineConfig({
   test: {
     testTimeout: 60_000,
@@ -21,14 +30,20 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'in-process', include: IN_PROCESS, maxWorkers: 2, sequence: { groupOrder: 0 } },
+        test: {
+          name: 'in-process',
+          include: IN_PROCESS,
+          exclude: EXCLUDED,
+          maxWorkers: 2,
+          sequence: { groupOrder: 0 },
+        },
       },
       {
         extends: true,
         test: {
           name: 'system',
           include: ['test/**/*.test.ts'],
-          exclude: IN_PROCESS,
+          exclude: [...IN_PROCESS, ...EXCLUDED],
           // Network-namespace, browser and end-to-end tests share kernel state (netns names, nft
           // tables, uids, processes) and time their work: their files run one at a time, after
           // the in-process ones.

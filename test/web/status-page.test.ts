@@ -91,6 +91,16 @@ describe.skipIf(missing !== null)('public status pages in Chromium', () => {
       });
       expect(res.status, JSON.stringify(res.json)).toBe(201);
     }
+    // The keyboard walk: one card of the seeded page (10 services, 900 strip days), the same views around it.
+    // The markup of a service does not change with their number; 4,500 Tab presses would take half a minute.
+    const keyboardPage = await api('POST', '/v1/status-pages', {
+      name: 'Acme keyboard status',
+      url: 'acme-keyboard',
+      cards: seeded.cards
+        .slice(0, 1)
+        .map((c) => ({ name: c.name, services: c.services.map((s) => ({ id: s.id })) })),
+    });
+    expect(keyboardPage.status, JSON.stringify(keyboardPage.json)).toBe(201);
     lightUrl = `${origin}/status/acme-light`;
     darkUrl = `${origin}/status/acme-dark`;
     // The private page, with planted names.
@@ -442,7 +452,7 @@ describe.skipIf(missing !== null)('public status pages in Chromium', () => {
   it('is usable from the keyboard: Tab visits every link, strip day and control in document order, with a visible focus', async () => {
     const context = await newContext();
     const page = await context.newPage();
-    await open(page, `/status/${seeded.url}`);
+    await open(page, '/status/acme-keyboard');
     // Number the tabbable elements in document order and log every focus (with whether it shows).
     const tabbable = await page.evaluate(() => {
       const { document, getComputedStyle } = globalThis as any;
@@ -479,7 +489,7 @@ describe.skipIf(missing !== null)('public status pages in Chromium', () => {
       marker.focus();
       return out;
     });
-    expect(tabbable.length).toBeGreaterThan(50 * 90);
+    expect(tabbable.length).toBeGreaterThan(10 * 90);
     for (let i = 0; i < tabbable.length; i++) await page.keyboard.press('Tab');
     const log = (await page.evaluate(() => (globalThis as any).__focusLog)) as {
       order: string | null;
@@ -506,7 +516,7 @@ describe.skipIf(missing !== null)('public status pages in Chromium', () => {
     const first = seeded.cards[0]!.services[0]!;
     const shown = await readServices(
       page,
-      seeded.services.map((s) => s.name),
+      seeded.cards[0]!.services.map((s) => s.name),
     );
     const firstStrip = shown.find((s) => s.name === first.name)!;
     expect(firstStrip.days.length).toBe(90);
