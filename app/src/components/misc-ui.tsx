@@ -1,12 +1,15 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useId, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { ApiError } from '../api.js';
+import type { Loaded } from '../hooks.js';
+import { Empty, ErrorNotice, Loading } from './page.js';
 import './misc-ui.css';
 
 /**
  * Pieces shared by the account pages (private locations, agents, alert channels, check groups, incidents,
- * status pages): breadcrumbs, a confirmed destructive action, a secret shown once, yes/no badges, and the
- * mapping of an API error to the field of a form it belongs to.
+ * status pages): breadcrumbs, a confirmed destructive action, a secret shown once, yes/no badges, a form's
+ * button row, what a list shows before its rows, and the mapping of an API error to the field of a form it
+ * belongs to.
  */
 
 /** A trail of links above a detail page's heading; the last item is the page itself (not a link). */
@@ -293,4 +296,78 @@ export function Checkbox({
       ) : null}
     </div>
   );
+}
+
+/**
+ * A form's button row: the submit button (disabled and saying `busyLabel` while `busy`), then Cancel when
+ * there is `onCancel`, then a polite status when there is `status` (e.g. "Saved." after a save; an empty
+ * string keeps the live region in place so the next message is read out).
+ */
+export function FormButtons({
+  label,
+  busy,
+  busyLabel = 'Saving…',
+  onCancel,
+  status,
+  small = false,
+}: {
+  /** The submit button's text, e.g. "Save" or "Create private location". */
+  label: string;
+  /** True while the form is being sent. */
+  busy: boolean;
+  /** The submit button's text while `busy`; default "Saving…". */
+  busyLabel?: string;
+  /** Closes the form without sending it; none: no Cancel button. */
+  onCancel?: () => void;
+  /** The text of the status after the buttons; undefined: none. */
+  status?: string;
+  /** The small buttons of a table row. */
+  small?: boolean;
+}) {
+  return (
+    <div class="misc-buttons">
+      <button type="submit" class={small ? 'misc-small' : undefined} disabled={busy}>
+        {busy ? busyLabel : label}
+      </button>
+      {onCancel ? (
+        <button
+          type="button"
+          class={small ? 'button-secondary misc-small' : 'button-secondary'}
+          onClick={onCancel}
+        >
+          Cancel
+        </button>
+      ) : null}
+      {status === undefined ? null : (
+        <span role="status" class="muted">
+          {status}
+        </span>
+      )}
+    </div>
+  );
+}
+
+/**
+ * What a list shows before (or instead of) its rows, from its {@link Loaded} state: the error of a first
+ * load that failed (a failed poll keeps the rows and says nothing here), `loading` while the first load
+ * runs, and `children` (what to say about an empty list) once loaded when `isEmpty`. Renders nothing once
+ * there are rows to show.
+ */
+export function ListStatus({
+  load,
+  loading,
+  isEmpty,
+  children,
+}: {
+  load: Pick<Loaded<unknown>, 'data' | 'error'>;
+  /** The loading message without its ellipsis, e.g. "Loading agents". */
+  loading: string;
+  /** Whether the loaded list has nothing to show (read only once `load.data` is there). */
+  isEmpty: boolean;
+  /** What to say about an empty list, with what to do about it. */
+  children: ComponentChildren;
+}) {
+  if (load.error && !load.data) return <ErrorNotice error={load.error} />;
+  if (!load.data) return <Loading what={loading} />;
+  return isEmpty ? <Empty>{children}</Empty> : null;
 }

@@ -16,7 +16,9 @@ import {
   Checkbox,
   ConfirmButton,
   errorOf,
+  FormButtons,
   formLevelError,
+  ListStatus,
   YesNo,
 } from '../components/misc-ui.js';
 import { Empty, ErrorNotice, Loading, PageHeader } from '../components/page.js';
@@ -145,14 +147,10 @@ function ChannelList() {
           onCancel={() => setCreating(false)}
         />
       ) : null}
-      {channels.error && !channels.data ? <ErrorNotice error={channels.error} /> : null}
-      {!channels.data && !channels.error ? <Loading what="Loading alert channels" /> : null}
-      {channels.data && channels.data.length === 0 ? (
-        <Empty>
-          No alert channel yet: alerts are recorded but nobody is told. Create one with{' '}
-          <strong>New alert channel</strong>, then send it a test notification.
-        </Empty>
-      ) : null}
+      <ListStatus load={channels} loading="Loading alert channels" isEmpty={channels.data?.length === 0}>
+        No alert channel yet: alerts are recorded but nobody is told. Create one with{' '}
+        <strong>New alert channel</strong>, then send it a test notification.
+      </ListStatus>
       {channels.data && channels.data.length > 0 ? (
         <div class="table-wrap">
           <table class="misc-table">
@@ -681,14 +679,7 @@ function ChannelForm({
         hint="Checks created later alert here without being subscribed one by one."
       />
       <FormError error={formLevelError(error, ['type', 'config', 'sslExpiryThreshold'])} />
-      <div class="misc-buttons">
-        <button type="submit" disabled={busy}>
-          {busy ? 'Saving…' : editing ? 'Save' : 'Create alert channel'}
-        </button>
-        <button type="button" class="button-secondary" onClick={onCancel}>
-          Cancel
-        </button>
-      </div>
+      <FormButtons label={editing ? 'Save' : 'Create alert channel'} busy={busy} onCancel={onCancel} />
     </form>
   );
 }
@@ -1108,14 +1099,7 @@ function Subscriptions({
             ))}
           </fieldset>
           <FormError error={error} />
-          <div class="misc-buttons">
-            <button type="submit" disabled={busy}>
-              {busy ? 'Saving…' : 'Save subscriptions'}
-            </button>
-            <button type="button" class="button-secondary" onClick={() => setEditing(false)}>
-              Cancel
-            </button>
-          </div>
+          <FormButtons label="Save subscriptions" busy={busy} onCancel={() => setEditing(false)} />
         </form>
       )}
     </section>

@@ -9,11 +9,13 @@ import {
   Checkbox,
   ConfirmButton,
   errorOf,
+  FormButtons,
   formLevelError,
+  ListStatus,
   parseList,
   YesNo,
 } from '../components/misc-ui.js';
-import { Empty, ErrorNotice, Loading, PageHeader } from '../components/page.js';
+import { ErrorNotice, Loading, PageHeader } from '../components/page.js';
 import { displayStatusOf, StatusBadge } from '../components/status.js';
 import { formatFrequency } from '../format.js';
 import { useLoad, useTitle } from '../hooks.js';
@@ -79,14 +81,10 @@ function GroupList() {
           onCancel={() => setCreating(false)}
         />
       ) : null}
-      {loaded.error && !loaded.data ? <ErrorNotice error={loaded.error} /> : null}
-      {!loaded.data && !loaded.error ? <Loading what="Loading check groups" /> : null}
-      {loaded.data && loaded.data.groups.length === 0 ? (
-        <Empty>
-          No check group yet. Create one with <strong>New check group</strong>, then choose it in the settings
-          of the checks that belong together.
-        </Empty>
-      ) : null}
+      <ListStatus load={loaded} loading="Loading check groups" isEmpty={loaded.data?.groups.length === 0}>
+        No check group yet. Create one with <strong>New check group</strong>, then choose it in the settings
+        of the checks that belong together.
+      </ListStatus>
       {loaded.data && loaded.data.groups.length > 0 ? (
         <div class="table-wrap">
           <table class="misc-table">
@@ -302,14 +300,7 @@ function GroupForm({
       <FormError
         error={formLevelError(error, ['name', 'tags', 'locations', 'privateLocations', 'concurrency'])}
       />
-      <div class="misc-buttons">
-        <button type="submit" disabled={busy}>
-          {busy ? 'Saving…' : group ? 'Save' : 'Create check group'}
-        </button>
-        <button type="button" class="button-secondary" onClick={onCancel}>
-          Cancel
-        </button>
-      </div>
+      <FormButtons label={group ? 'Save' : 'Create check group'} busy={busy} onCancel={onCancel} />
     </form>
   );
 }
@@ -429,14 +420,10 @@ function GroupDetail({ id }: { id: string }) {
 
       <section aria-labelledby="cg-checks">
         <h2 id="cg-checks">Checks{checks.data ? ` (${members.length})` : ''}</h2>
-        {checks.error && !checks.data ? <ErrorNotice error={checks.error} /> : null}
-        {!checks.data && !checks.error ? <Loading what="Loading checks" /> : null}
-        {checks.data && members.length === 0 ? (
-          <Empty>
-            No check belongs to this group. Choose the group in a check's settings, or{' '}
-            <a href="/checks/new">create a check</a> in it.
-          </Empty>
-        ) : null}
+        <ListStatus load={checks} loading="Loading checks" isEmpty={members.length === 0}>
+          No check belongs to this group. Choose the group in a check's settings, or{' '}
+          <a href="/checks/new">create a check</a> in it.
+        </ListStatus>
         {members.length > 0 ? (
           <div class="table-wrap">
             <table class="misc-table">

@@ -4,7 +4,15 @@ import { api, getAllPages } from '../api.js';
 import { FormError, SelectField, TextAreaField, TextField } from '../components/forms.js';
 import { loadServices, ServicePicker } from '../components/misc-services.js';
 import type { Impact, IncidentUpdateView, IncidentView, UpdateStatus } from '../components/misc-types.js';
-import { Breadcrumbs, Checkbox, ConfirmButton, errorOf, formLevelError } from '../components/misc-ui.js';
+import {
+  Breadcrumbs,
+  Checkbox,
+  ConfirmButton,
+  errorOf,
+  FormButtons,
+  formLevelError,
+  ListStatus,
+} from '../components/misc-ui.js';
 import { Empty, ErrorNotice, Loading, PageHeader } from '../components/page.js';
 import { formatDateTime, formatRelative } from '../format.js';
 import { useLoad, useTitle } from '../hooks.js';
@@ -99,14 +107,10 @@ function IncidentList() {
           onCancel={() => setCreating(false)}
         />
       ) : null}
-      {incidents.error && !incidents.data ? <ErrorNotice error={incidents.error} /> : null}
-      {!incidents.data && !incidents.error ? <Loading what="Loading incidents" /> : null}
-      {incidents.data && incidents.data.length === 0 ? (
-        <Empty>
-          No incident yet. When something goes wrong, open one with <strong>New incident</strong> and post
-          updates as you learn more.
-        </Empty>
-      ) : null}
+      <ListStatus load={incidents} loading="Loading incidents" isEmpty={incidents.data?.length === 0}>
+        No incident yet. When something goes wrong, open one with <strong>New incident</strong> and post
+        updates as you learn more.
+      </ListStatus>
       {incidents.data && incidents.data.length > 0 ? (
         <>
           <section aria-labelledby="inc-open">
@@ -334,14 +338,7 @@ function IncidentForm({
         </fieldset>
       )}
       <FormError error={formLevelError(error, ['name', 'impact', 'services', 'incidentUpdates'])} />
-      <div class="misc-buttons">
-        <button type="submit" disabled={busy}>
-          {busy ? 'Saving…' : incident ? 'Save' : 'Open incident'}
-        </button>
-        <button type="button" class="button-secondary" onClick={onCancel}>
-          Cancel
-        </button>
-      </div>
+      <FormButtons label={incident ? 'Save' : 'Open incident'} busy={busy} onCancel={onCancel} />
     </form>
   );
 }
@@ -553,14 +550,12 @@ function PostUpdate({
         prefix=""
       />
       <FormError error={formLevelError(error, ['status', 'description'])} />
-      <div class="misc-buttons">
-        <button type="submit" disabled={busy}>
-          {busy ? 'Posting…' : 'Post update'}
-        </button>
-        <span role="status" class="muted">
-          {posted ? 'Update posted.' : ''}
-        </span>
-      </div>
+      <FormButtons
+        label="Post update"
+        busyLabel="Posting…"
+        busy={busy}
+        status={posted ? 'Update posted.' : ''}
+      />
     </form>
   );
 }

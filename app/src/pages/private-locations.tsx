@@ -4,7 +4,15 @@ import { api } from '../api.js';
 import { FormError, TextField } from '../components/forms.js';
 import { AgentsTable, When } from '../components/misc-agents.js';
 import type { Agent, PrivateLocation, PrivateLocationKey } from '../components/misc-types.js';
-import { Breadcrumbs, ConfirmButton, errorOf, formLevelError, OneTimeSecret } from '../components/misc-ui.js';
+import {
+  Breadcrumbs,
+  ConfirmButton,
+  errorOf,
+  FormButtons,
+  formLevelError,
+  ListStatus,
+  OneTimeSecret,
+} from '../components/misc-ui.js';
 import { Empty, ErrorNotice, Loading, PageHeader } from '../components/page.js';
 import { formatDateTime } from '../format.js';
 import { useLoad, useTitle } from '../hooks.js';
@@ -98,14 +106,14 @@ function LocationList() {
 
       <section aria-labelledby="pl-locations">
         <h2 id="pl-locations">Locations</h2>
-        {locations.error && !locations.data ? <ErrorNotice error={locations.error} /> : null}
-        {!locations.data && !locations.error ? <Loading what="Loading private locations" /> : null}
-        {locations.data && locations.data.length === 0 ? (
-          <Empty>
-            No private location yet. Create one with <strong>New private location</strong>, then start an
-            agent on your network with the key it shows.
-          </Empty>
-        ) : null}
+        <ListStatus
+          load={locations}
+          loading="Loading private locations"
+          isEmpty={locations.data?.length === 0}
+        >
+          No private location yet. Create one with <strong>New private location</strong>, then start an agent
+          on your network with the key it shows.
+        </ListStatus>
         {locations.data && locations.data.length > 0 ? (
           <div class="table-wrap">
             <table class="misc-table">
@@ -151,15 +159,11 @@ function LocationList() {
           service serves every location of the account; agents started with a private location's key serve
           that location.
         </p>
-        {agents.error && !agents.data ? <ErrorNotice error={agents.error} /> : null}
-        {!agents.data && !agents.error ? <Loading what="Loading agents" /> : null}
-        {agents.data && agents.data.length === 0 ? (
-          <Empty>
-            No agent has claimed jobs yet. <code>outpost up</code> starts one with the service; on another
-            machine, run <code>outpost agent</code> with <code>API_KEY</code> (a private location's key) and{' '}
-            <code>SERVICE_URL</code>.
-          </Empty>
-        ) : null}
+        <ListStatus load={agents} loading="Loading agents" isEmpty={agents.data?.length === 0}>
+          No agent has claimed jobs yet. <code>outpost up</code> starts one with the service; on another
+          machine, run <code>outpost agent</code> with <code>API_KEY</code> (a private location's key) and{' '}
+          <code>SERVICE_URL</code>.
+        </ListStatus>
         {agents.data && agents.data.length > 0 ? (
           <AgentsTable agents={agents.data} caption="Agents of the account" showScope />
         ) : null}
@@ -253,14 +257,7 @@ function CreateLocationForm({
       />
       <IconField value={icon} onValue={setIcon} error={errorOf(error, 'icon')} />
       <FormError error={formLevelError(error, ['name', 'slugName', 'icon'])} />
-      <div class="misc-buttons">
-        <button type="submit" disabled={busy}>
-          {busy ? 'Creating…' : 'Create private location'}
-        </button>
-        <button type="button" class="button-secondary" onClick={onCancel}>
-          Cancel
-        </button>
-      </div>
+      <FormButtons label="Create private location" busyLabel="Creating…" busy={busy} onCancel={onCancel} />
     </form>
   );
 }
@@ -433,17 +430,13 @@ function LocationDetail({ id }: { id: string }) {
 
       <section aria-labelledby="pl-served">
         <h2 id="pl-served">Agents serving it</h2>
-        {agents.error && !agents.data ? <ErrorNotice error={agents.error} /> : null}
-        {!agents.data && !agents.error ? <Loading what="Loading agents" /> : null}
-        {agents.data && served.length === 0 ? (
-          <Empty>
-            No agent has served this location yet. On a machine of your network, run{' '}
-            <code>
-              API_KEY=&lt;a key of this location&gt; SERVICE_URL={window.location.origin} npx outpost agent
-            </code>
-            .
-          </Empty>
-        ) : null}
+        <ListStatus load={agents} loading="Loading agents" isEmpty={served.length === 0}>
+          No agent has served this location yet. On a machine of your network, run{' '}
+          <code>
+            API_KEY=&lt;a key of this location&gt; SERVICE_URL={window.location.origin} npx outpost agent
+          </code>
+          .
+        </ListStatus>
         {served.length > 0 ? <AgentsTable agents={served} caption={`Agents serving ${data.name}`} /> : null}
       </section>
 
@@ -496,14 +489,7 @@ function RenameForm({
       />
       <IconField value={icon} onValue={setIcon} error={errorOf(error, 'icon')} />
       <FormError error={formLevelError(error, ['name', 'icon'])} />
-      <div class="misc-buttons">
-        <button type="submit" disabled={busy}>
-          {busy ? 'Saving…' : 'Save'}
-        </button>
-        <span role="status" class="muted">
-          {saved ? 'Saved.' : ''}
-        </span>
-      </div>
+      <FormButtons label="Save" busy={busy} status={saved ? 'Saved.' : ''} />
     </form>
   );
 }

@@ -7,11 +7,13 @@ import {
   Checkbox,
   ConfirmButton,
   errorOf,
+  FormButtons,
   formLevelError,
+  ListStatus,
   messageOf,
   OneTimeSecret,
 } from '../components/misc-ui.js';
-import { Empty, ErrorNotice, Loading, PageHeader } from '../components/page.js';
+import { Loading, PageHeader } from '../components/page.js';
 import { useLoad, useTitle } from '../hooks.js';
 import './status-pages.css';
 
@@ -88,14 +90,10 @@ export default function StatusPagesPage() {
 
       <section aria-labelledby="sp-pages">
         <h2 id="sp-pages">Pages</h2>
-        {pages.error && !pages.data ? <ErrorNotice error={pages.error} /> : null}
-        {!pages.data && !pages.error ? <Loading what="Loading status pages" /> : null}
-        {pages.data && pages.data.length === 0 ? (
-          <Empty>
-            No status page yet. Add the services you want to show under <strong>Services</strong> below, then
-            create a page with <strong>New status page</strong>.
-          </Empty>
-        ) : null}
+        <ListStatus load={pages} loading="Loading status pages" isEmpty={pages.data?.length === 0}>
+          No status page yet. Add the services you want to show under <strong>Services</strong> below, then
+          create a page with <strong>New status page</strong>.
+        </ListStatus>
         {pages.data && pages.data.length > 0 ? (
           <ul class="sp-pages">
             {pages.data.map((page) =>
@@ -432,14 +430,7 @@ function PageForm({
           ...cards.flatMap((_, i) => [`cards[${i}].name`, `cards[${i}].services`]),
         ])}
       />
-      <div class="misc-buttons">
-        <button type="submit" disabled={busy}>
-          {busy ? 'Saving…' : page ? 'Save' : 'Create status page'}
-        </button>
-        <button type="button" class="button-secondary" onClick={onCancel}>
-          Cancel
-        </button>
-      </div>
+      <FormButtons label={page ? 'Save' : 'Create status page'} busy={busy} onCancel={onCancel} />
     </form>
   );
 }
@@ -505,11 +496,9 @@ function Services({
         </button>
       </form>
       <FormError error={formLevelError(error, ['name'])} />
-      {services.error && !services.data ? <ErrorNotice error={services.error} /> : null}
-      {!services.data && !services.error ? <Loading what="Loading services" /> : null}
-      {services.data && services.data.length === 0 ? (
-        <Empty>No service yet. Add the first one above, e.g. “Website” or “Public API”.</Empty>
-      ) : null}
+      <ListStatus load={services} loading="Loading services" isEmpty={services.data?.length === 0}>
+        No service yet. Add the first one above, e.g. “Website” or “Public API”.
+      </ListStatus>
       {services.data && services.data.length > 0 ? (
         <div class="table-wrap">
           <table class="misc-table">
@@ -596,22 +585,16 @@ function ServiceRow({
               onValue={setName}
             />
             <FormError error={formLevelError(error, ['name'])} />
-            <div class="misc-buttons">
-              <button type="submit" class="misc-small" disabled={busy}>
-                {busy ? 'Saving…' : 'Save'}
-              </button>
-              <button
-                type="button"
-                class="button-secondary misc-small"
-                onClick={() => {
-                  setRenaming(false);
-                  setName(service.name);
-                  setError(null);
-                }}
-              >
-                Cancel
-              </button>
-            </div>
+            <FormButtons
+              small
+              label="Save"
+              busy={busy}
+              onCancel={() => {
+                setRenaming(false);
+                setName(service.name);
+                setError(null);
+              }}
+            />
           </form>
         ) : (
           service.name
