@@ -51,6 +51,22 @@ export function formLevelError(error: unknown, fields: readonly string[]): unkno
   return fields.some((f) => isErrorOf(error, f)) ? null : error;
 }
 
+/**
+ * A slug suggested from a name (a private location's slug, a status page's url): a DNS label of at most 63
+ * characters: lower case, accents dropped, runs of other characters as one hyphen, none at either end
+ * (`"Berlin Office (2)"` → `"berlin-office-2"`).
+ */
+export function slugOf(name: string): string {
+  return name
+    .toLowerCase()
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 63)
+    .replace(/-+$/, '');
+}
+
 /** Comma-separated text as a list: items trimmed, empty ones left out (`"a, b,,c"` → `["a","b","c"]`). */
 export function parseList(text: string): string[] {
   return text

@@ -12,6 +12,7 @@ import {
   formLevelError,
   ListStatus,
   OneTimeSecret,
+  slugOf,
 } from '../components/misc-ui.js';
 import { Empty, ErrorNotice, Loading, PageHeader } from '../components/page.js';
 import { formatDateTime } from '../format.js';
@@ -27,18 +28,6 @@ const POLL_MS = 15_000;
  */
 export default function PrivateLocationsPage({ locationId }: { locationId?: string }) {
   return locationId ? <LocationDetail id={locationId} /> : <LocationList />;
-}
-
-/** A slug suggested from a name: lower case, runs of other characters as one hyphen, at most 63. */
-function slugOf(name: string): string {
-  return name
-    .toLowerCase()
-    .normalize('NFKD')
-    .replace(/[\u0300-\u036f]/g, '')
-    .replace(/[^a-z0-9]+/g, '-')
-    .replace(/^-+|-+$/g, '')
-    .slice(0, 63)
-    .replace(/-+$/, '');
 }
 
 /** The command that starts an agent for a location, with the key in it. */

@@ -12,6 +12,7 @@ import {
   ListStatus,
   messageOf,
   OneTimeSecret,
+  slugOf,
 } from '../components/misc-ui.js';
 import { Loading, PageHeader } from '../components/page.js';
 import { useLoad, useTitle } from '../hooks.js';
@@ -21,18 +22,6 @@ import './status-pages.css';
 type CardDraft = { key: number; id?: string; name: string; services: Set<string> };
 
 let nextCardKey = 1;
-
-/** A status page's url slug suggested from its name: a DNS label (lower case, digits, inner hyphens). */
-function slugOf(name: string): string {
-  return name
-    .toLowerCase()
-    .normalize('NFKD')
-    .replace(/[\u0300-\u036f]/g, '')
-    .replace(/[^a-z0-9]+/g, '-')
-    .replace(/^-+|-+$/g, '')
-    .slice(0, 63)
-    .replace(/-+$/, '');
-}
 
 /**
  * Status pages (`/status-pages`): the account's pages (name, url, public or private, cards and the services
