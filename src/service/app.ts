@@ -19,8 +19,10 @@ import { JobQueue } from './runs/queue.js';
 import { type NamedResultHook, ResultOutbox, type ResultOutboxOptions } from './runs/outbox.js';
 import { DEFAULT_RETENTION, type RetentionPolicy, RetentionWorker } from './store/retention.js';
 import { registerOpenApi } from './http/openapi.js';
+import { OutboundPolicy, type OutboundPolicyOptions } from './http/outbound-policy.js';
 import { PUBLIC_ROUTES } from './public/routes.js';
 import { CustomDomains } from './public/status-page/access.js';
+import { CustomDomainPolicy } from './resources/status-pages/custom-domains.js';
 import { backfillCustomDomains } from './resources/status-pages/store.js';
 import { ROUTES } from './routes.js';
 import { CheckSessions } from './runs/sessions.js';
@@ -76,14 +78,36 @@ export type BuildOptions = {
    */
   heartbeats?: HeartbeatMonitorOptions;
   /**
+   * The outbound address policy of the URLs users give (docs/alerting.md, "Where alerts may go"): the
+   * allow-list (OUTPOST_OUTBOUND_ALLOW; default none), whether private addresses are allowed
+   * (OUTPOST_OUTBOUND_PRIVATE; default `allow`) and, for tests, the name resolution. The service's own port,
+   * once it listens, is refused on every address of the machine.
+   */
+  outbound?: Pick<OutboundPolicyOptions, 'allow' | 'privateNetworks' | 'lookup'>;
+  /**
    * Alert delivery (docs/alerting.md): where providers are reached (default: from the
    * environment, OUTPOST_SMTP_URL, OUTPOST_PAGERDUTY_URL, …; see providersFromEnv), the delivery
    * worker's timings, and whether build starts it (default true; false leaves notifications
    * queued, as a crash would).
    */
   alerting?: {
+    /** The providers; their `outbound` is replaced by the policy built from `outbound` below. */
     providers?: ProviderConfig;
     delivery?: Omit<DeliveryWorkerOptions, 'log' | 'senders' | 'providers'> & { start?: boolean };
+  };
+  /**
+   * Status-page custom domains (docs/status-pages.md, "Custom domains"): the operator's allow-list of domains
+   * active without a TXT record (OUTPOST_STATUS_PAGE_DOMAINS; default none), the DNS servers the TXT check
+   * asks (OUTPOST_DNS_SERVERS; default the system's), the longest a lookup may take (default 10 000 ms),
+   * how often the refresh reloads the domains (default 30 000 ms) and checks a pending domain again
+   * (default 300 000 ms).
+   */
+  customDomains?: {
+    allowList?: readonly string[];
+    dnsServers?: readonly string[];
+    lookupTimeoutMs?: number;
+    refreshMs?: number;
+    recheckMs?: number;
   };
 };
 
@@ -111,11 +135,20 @@ export type Service = {
 export async function build(options: BuildOptions): Promise<Service> {
   const shutdown = new AbortController();
   const { start: startDelivery = true, ...deliveryOptions } = options.alerting?.delivery ?? {};
+  // The app's server, once built: the outbound policy refuses the service's own port.
+  let server: FastifyInstance['server'] | undefined;
+  const outbound = new OutboundPolicy({
+    ...options.outbound,
+    ownPort: () => {
+      const address = server?.address();
+      return address !== null && typeof address === 'object' ? address.port : null;
+    },
+  });
   const delivery = new DeliveryWorker(options.db, {
     ...deliveryOptions,
     log: options.log.child({ component: 'alert-delivery' }),
     senders,
-    providers: options.alerting?.providers ?? providersFromEnv(process.env),
+    providers: { ...(options.alerting?.providers ?? providersFromEnv(process.env)), outbound },
     appUrl: deliveryOptions.appUrl ?? options.appUrl ?? 'http://localhost:3000',
   });
   // Hooks are named for their outbox rows: a row written before a restart finds its hook after.
@@ -141,6 +174,14 @@ export async function build(options: BuildOptions): Promise<Service> {
     ...(options.maxClaims === undefined ? {} : { maxClaims: options.maxClaims }),
   });
   const artifacts = new ArtifactStore(options.artifactsDir);
+  const domainPolicy = new CustomDomainPolicy({
+    appUrl: options.appUrl ?? 'http://localhost:3000',
+    ...(options.customDomains?.allowList ? { allowList: options.customDomains.allowList } : {}),
+    ...(options.customDomains?.dnsServers ? { dnsServers: options.customDomains.dnsServers } : {}),
+    ...(options.customDomains?.lookupTimeoutMs === undefined
+      ? {}
+      : { lookupTimeoutMs: options.customDomains.lookupTimeoutMs }),
+  });
   const retention =
     options.retention === false
       ? null
@@ -157,6 +198,8 @@ export async function build(options: BuildOptions): Promise<Service> {
     analyticsWorkers: AnalyticsWorkers.for(options.databaseFile),
     artifacts,
     appUrl: (options.appUrl ?? 'http://localhost:3000').replace(/\/+$/, ''),
+    customDomains: domainPolicy,
+    outbound,
   };
   // Before the routes: ping routes and check routes find it through the context.
   const heartbeats = new HeartbeatMonitor(context, {
@@ -166,10 +209,13 @@ export async function build(options: BuildOptions): Promise<Service> {
   });
 
   // Status pages written before migration 0012 get their custom_domain column (idempotent); a page's
-  // custom domain serves it at the domain's root (rewriteUrl below).
+  // verified custom domain serves it at the domain's root (rewriteUrl below).
   await backfillCustomDomains(options.db);
   const customDomains = new CustomDomains(options.db, {
     appUrl: options.appUrl ?? 'http://localhost:3000',
+    policy: domainPolicy,
+    ...(options.customDomains?.refreshMs === undefined ? {} : { refreshMs: options.customDomains.refreshMs }),
+    ...(options.customDomains?.recheckMs === undefined ? {} : { recheckMs: options.customDomains.recheckMs }),
     log: options.log.child({ component: 'custom-domains' }),
   });
   await customDomains.start();
@@ -186,6 +232,7 @@ export async function build(options: BuildOptions): Promise<Service> {
     forceCloseConnections: 'idle',
     rewriteUrl: (req) => customDomains.rewrite(req),
   });
+  server = app.server;
   app.setValidatorCompiler(({ schema, httpPart }) =>
     httpPart === 'body' ? bodyAjv.compile(schema) : queryAjv.compile(schema),
   );

@@ -1,9 +1,11 @@
+import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { FormatRegistry, type Static, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { literals } from '../common/literals.js';
 import { OutpostError } from '../common/errors.js';
 import { LOG_LEVELS, type LogLevelName } from '../common/logger.js';
+import { parseOutboundAllow } from './http/outbound-policy.js';
 import { parseSecretKey } from './store/secret-box.js';
 
 /** Service configuration, parsed once from the environment and frozen. Times in ms. */
@@ -30,6 +32,23 @@ export type ServiceConfig = Readonly<{
    * `<dataDir>/encryption.key` (created with mode 0600 on first start) is used.
    */
   encryptionKey: Buffer | undefined;
+  /**
+   * Status-page custom domains that need no DNS verification (OUTPOST_STATUS_PAGE_DOMAINS), lower-case:
+   * `.status.example.com` covers every name under it, `status.example.org` that name only. Default none.
+   */
+  statusPageDomains: readonly string[];
+  /**
+   * DNS servers the custom-domain TXT check asks (OUTPOST_DNS_SERVERS): `address` or `address:port`
+   * (`[v6]:port`); undefined: the system's resolvers.
+   */
+  dnsServers: readonly string[] | undefined;
+  /**
+   * Outbound allow-list (OUTPOST_OUTBOUND_ALLOW): CIDR ranges, addresses and host names the URLs users give
+   * (alert channels) may reach although the outbound policy would refuse them. Default none.
+   */
+  outboundAllow: readonly string[];
+  /** Whether those URLs may reach private addresses (OUTPOST_OUTBOUND_PRIVATE); default `allow`. */
+  outboundPrivate: 'allow' | 'deny';
 }>;
 
 const URL_FORMAT = 'outpost-url';
@@ -37,6 +56,66 @@ if (!FormatRegistry.Has(URL_FORMAT)) FormatRegistry.Set(URL_FORMAT, (value) => U
 const SECRET_KEY_FORMAT = 'outpost-secret-key';
 if (!FormatRegistry.Has(SECRET_KEY_FORMAT)) {
   FormatRegistry.Set(SECRET_KEY_FORMAT, (value) => parseSecretKey(value) !== null);
+}
+
+const OUTBOUND_ALLOW_FORMAT = 'outpost-outbound-allow';
+if (!FormatRegistry.Has(OUTBOUND_ALLOW_FORMAT)) {
+  FormatRegistry.Set(OUTBOUND_ALLOW_FORMAT, (value) => parseOutboundAllow(value) !== null);
+}
+
+const DOMAIN_LIST_FORMAT = 'outpost-domain-list';
+if (!FormatRegistry.Has(DOMAIN_LIST_FORMAT)) {
+  FormatRegistry.Set(DOMAIN_LIST_FORMAT, (value) => parseDomainAllowList(value) !== null);
+}
+const DNS_SERVERS_FORMAT = 'outpost-dns-servers';
+if (!FormatRegistry.Has(DNS_SERVERS_FORMAT)) {
+  FormatRegistry.Set(DNS_SERVERS_FORMAT, (value) => parseDnsServers(value) !== null);
+}
+
+/** One DNS label (RFC 1123): letters, digits and hyphens, 1–63, no hyphen at either end. */
+const LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+
+/**
+ * Parses OUTPOST_STATUS_PAGE_DOMAINS: comma-separated entries, each a host name (that name only) or a host
+ * name after a dot (`.status.example.com`: every name under it, not the name itself). Spaces around entries
+ * and empty entries are ignored; compared without case, so the result is lower-case.
+ * @returns the entries, or null when one is not a host name (at most 253 characters).
+ */
+export function parseDomainAllowList(text: string): string[] | null {
+  const entries = text
+    .split(',')
+    .map((entry) => entry.trim().toLowerCase())
+    .map((entry) => (entry.length > 1 ? entry.replace(/\.$/, '') : entry))
+    .filter((entry) => entry !== '');
+  for (const entry of entries) {
+    const name = entry.startsWith('.') ? entry.slice(1) : entry;
+    if (name === '' || name.length > 253 || !name.split('.').every((label) => LABEL.test(label))) return null;
+  }
+  return entries;
+}
+
+/**
+ * Parses OUTPOST_DNS_SERVERS: comma-separated IP addresses, each optionally with a port (`192.0.2.53`,
+ * `192.0.2.53:5353`, `2001:db8::53`, `[2001:db8::53]:5353`), in the form node:dns `setServers` takes.
+ * @returns the servers, or null when one is not an address (or a port is not 1–65535) or none is given.
+ */
+export function parseDnsServers(text: string): string[] | null {
+  const servers = text
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
+  const portOk = (port: string) => /^\d{1,5}$/.test(port) && Number(port) >= 1 && Number(port) <= 65_535;
+  for (const server of servers) {
+    const bracketed = /^\[([^\]]+)\](?::(\d+))?$/.exec(server);
+    if (bracketed) {
+      if (isIP(bracketed[1]!) !== 6 || (bracketed[2] !== undefined && !portOk(bracketed[2]))) return null;
+      continue;
+    }
+    if (isIP(server) !== 0) continue;
+    const colon = server.lastIndexOf(':');
+    if (colon < 0 || isIP(server.slice(0, colon)) !== 4 || !portOk(server.slice(colon + 1))) return null;
+  }
+  return servers.length > 0 ? servers : null;
 }
 
 const Integer = (minimum: number, maximum: number) => Type.Integer({ minimum, maximum });
@@ -62,6 +141,10 @@ const ServiceEnvSchema = Type.Object({
   OUTPOST_ENCRYPTION_KEY: Type.Optional(Type.String({ format: SECRET_KEY_FORMAT })),
   /** Unset: `http://localhost:<PORT>`, filled in once PORT is known to be valid. */
   OUTPOST_APP_URL: Type.Optional(Type.String({ format: URL_FORMAT })),
+  OUTPOST_STATUS_PAGE_DOMAINS: Type.Optional(Type.String({ format: DOMAIN_LIST_FORMAT })),
+  OUTPOST_DNS_SERVERS: Type.Optional(Type.String({ format: DNS_SERVERS_FORMAT })),
+  OUTPOST_OUTBOUND_ALLOW: Type.Optional(Type.String({ format: OUTBOUND_ALLOW_FORMAT })),
+  OUTPOST_OUTBOUND_PRIVATE: literals(['allow', 'deny'] as const),
 });
 type ServiceEnv = Static<typeof ServiceEnvSchema>;
 type VariableName = keyof ServiceEnv;
@@ -82,6 +165,13 @@ const REQUIREMENTS: Record<VariableName, string> = {
   OUTPOST_ENCRYPTION_KEY:
     'a 32-byte key as base64 (44 characters) or hex (64 characters) (make one with: openssl rand -base64 32)',
   OUTPOST_APP_URL: 'a URL (default http://localhost:<PORT>)',
+  OUTPOST_STATUS_PAGE_DOMAINS:
+    'comma-separated host names, each a name or a suffix starting with "." (.status.example.com)',
+  OUTPOST_DNS_SERVERS:
+    'comma-separated IP addresses, each optionally with a port (192.0.2.53:5353, [::1]:53)',
+  OUTPOST_OUTBOUND_ALLOW:
+    'comma-separated CIDR ranges, addresses and host names (10.0.0.0/8,127.0.0.1,hooks.internal)',
+  OUTPOST_OUTBOUND_PRIVATE: 'allow or deny (default allow)',
 };
 
 const DEFAULTS: Partial<Record<VariableName, string>> = {
@@ -94,6 +184,7 @@ const DEFAULTS: Partial<Record<VariableName, string>> = {
   OUTPOST_ARTIFACT_RETENTION_DAYS: '30',
   OUTPOST_AGENT_RETENTION_DAYS: '30',
   LOG_LEVEL: 'INFO',
+  OUTPOST_OUTBOUND_PRIVATE: 'allow',
 };
 
 const INTEGER_VARIABLES = new Set<VariableName>([
@@ -112,6 +203,7 @@ function convert(name: VariableName, value: string): string | number {
     const n = Number(value);
     return Number.isInteger(n) ? n : value;
   }
+  if (name === 'OUTPOST_OUTBOUND_PRIVATE') return value.trim().toLowerCase();
   return name === 'LOG_LEVEL' ? value.toUpperCase() : value;
 }
 
@@ -169,5 +261,21 @@ export function parseServiceConfig(env: NodeJS.ProcessEnv): ServiceConfig {
       parsed.OUTPOST_ENCRYPTION_KEY === undefined
         ? undefined
         : (parseSecretKey(parsed.OUTPOST_ENCRYPTION_KEY) ?? undefined),
+    statusPageDomains: Object.freeze(
+      parsed.OUTPOST_STATUS_PAGE_DOMAINS === undefined
+        ? []
+        : (parseDomainAllowList(parsed.OUTPOST_STATUS_PAGE_DOMAINS) ?? []),
+    ),
+    dnsServers:
+      parsed.OUTPOST_DNS_SERVERS === undefined
+        ? undefined
+        : Object.freeze(parseDnsServers(parsed.OUTPOST_DNS_SERVERS) ?? []),
+    outboundAllow: Object.freeze(
+      (parsed.OUTPOST_OUTBOUND_ALLOW ?? '')
+        .split(',')
+        .map((entry) => entry.trim())
+        .filter((entry) => entry !== ''),
+    ),
+    outboundPrivate: parsed.OUTPOST_OUTBOUND_PRIVATE,
   });
 }

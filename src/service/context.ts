@@ -2,6 +2,8 @@ import type { Kysely } from 'kysely';
 import type { CheckResult } from '../protocol/index.js';
 import type { Logger } from '../common/logger.js';
 import type { AnalyticsWorkers } from './analytics/workers.js';
+import type { OutboundPolicy } from './http/outbound-policy.js';
+import type { CustomDomainPolicy } from './resources/status-pages/custom-domains.js';
 import type { ArtifactStore } from './runs/artifacts.js';
 import type { JobQueue } from './runs/queue.js';
 import type { CheckSessions } from './runs/sessions.js';
@@ -24,6 +26,16 @@ export type ServiceContext = {
    * service writes (check sessions, alerts, ping URLs, status-page feeds and mail).
    */
   appUrl: string;
+  /**
+   * Which addresses the URLs users give (alert channels) may reach (OUTPOST_OUTBOUND_ALLOW,
+   * OUTPOST_OUTBOUND_PRIVATE; docs/alerting.md, "Where alerts may go").
+   */
+  outbound: OutboundPolicy;
+  /**
+   * Status-page custom domains (docs/status-pages.md, "Custom domains"): the service's own host names, the
+   * operator's allow-list (OUTPOST_STATUS_PAGE_DOMAINS) and the TXT lookup (OUTPOST_DNS_SERVERS).
+   */
+  customDomains: CustomDomainPolicy;
 };
 
 /** A stored result, as result hooks see it. */

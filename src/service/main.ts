@@ -82,6 +82,11 @@ export async function startService(
       agentDays: config.agentRetentionDays,
     },
     appUrl: config.appUrl,
+    outbound: { allow: config.outboundAllow, privateNetworks: config.outboundPrivate },
+    customDomains: {
+      allowList: config.statusPageDomains,
+      ...(config.dnsServers === undefined ? {} : { dnsServers: config.dnsServers }),
+    },
     // An in-memory store keeps its artifacts in a temp folder too (build's default).
     ...(config.databaseFile === ':memory:' ? {} : { artifactsDir: join(config.dataDir, 'artifacts') }),
     ...(options.resultHooks ? { resultHooks: options.resultHooks } : {}),

@@ -75,6 +75,8 @@ describe('alert delivery across a crash of the service', () => {
         OUTPOST_DATA_DIR: dataDir!,
         OUTPOST_API_KEY: API_KEY,
         LOG_LEVEL: 'WARN',
+        // The receiver listens on loopback, which the outbound policy refuses unless allowed.
+        OUTPOST_OUTBOUND_ALLOW: '127.0.0.1/32',
       });
       service = p;
       await p.waitFor(/service is listening/, 20_000);

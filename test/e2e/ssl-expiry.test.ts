@@ -42,7 +42,8 @@ describe.skipIf(missing !== null)('SSL certificate expiry (service + agent proce
     await new Promise<void>((resolve) => tls.listen(0, '127.0.0.1', resolve));
     tlsPort = (tls.address() as { port: number }).port;
     receiver = await startHttpPeer();
-    serviceProcess = await startServiceProcess(apiKey);
+    // The receiver listens on loopback, which the outbound policy refuses unless allowed.
+    serviceProcess = await startServiceProcess(apiKey, { OUTPOST_OUTBOUND_ALLOW: '127.0.0.1/32' });
     api = serviceProcess.api;
     const healthPort = await freePort();
     agent = spawnCli(['agent'], {

@@ -5,7 +5,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { pino } from 'pino';
 import { expect } from 'vitest';
 import { type CheckResult, type Job, PROTOCOL_VERSION } from '../../src/protocol/index.js';
-import { build, type Service } from '../../src/service/app.js';
+import { type BuildOptions, build, type Service } from '../../src/service/app.js';
 import { createAccount, createApiKey } from '../../src/service/http/auth.js';
 import { openSqliteDatabase } from '../../src/service/store/database.js';
 
@@ -29,7 +29,7 @@ export type TestService = Service & {
  * removed at close) with two accounts.
  */
 export async function testService(
-  options: { leaseMs?: number; queueExpiryMs?: number } = {},
+  options: Pick<BuildOptions, 'leaseMs' | 'queueExpiryMs' | 'customDomains' | 'outbound'> = {},
 ): Promise<TestService> {
   const db = await openSqliteDatabase(':memory:');
   const a = await createAccount(db, 'A');

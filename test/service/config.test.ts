@@ -31,6 +31,10 @@ describe('parseServiceConfig', () => {
       accountId: undefined,
       apiKey: undefined,
       encryptionKey: undefined,
+      statusPageDomains: [],
+      dnsServers: undefined,
+      outboundAllow: [],
+      outboundPrivate: 'allow',
     };
     const config = parseServiceConfig({});
     expect(config).toEqual(expected);
@@ -53,6 +57,8 @@ describe('parseServiceConfig', () => {
         OUTPOST_ACCOUNT_ID: 'acct_1',
         OUTPOST_API_KEY: 'k'.repeat(20),
         OUTPOST_ENCRYPTION_KEY: key.toString('hex'),
+        OUTPOST_STATUS_PAGE_DOMAINS: ' .Status.Example.com, status.example.org., ,',
+        OUTPOST_DNS_SERVERS: '192.0.2.53, 192.0.2.54:5353,2001:db8::53,[2001:db8::54]:53',
       }),
     ).toMatchObject({
       port: 8080,
@@ -65,6 +71,8 @@ describe('parseServiceConfig', () => {
       accountId: 'acct_1',
       apiKey: 'k'.repeat(20),
       encryptionKey: key,
+      statusPageDomains: ['.status.example.com', 'status.example.org'],
+      dnsServers: ['192.0.2.53', '192.0.2.54:5353', '2001:db8::53', '[2001:db8::54]:53'],
     });
   });
 
@@ -75,6 +83,8 @@ describe('parseServiceConfig', () => {
       LOG_LEVEL: 'LOUD',
       OUTPOST_API_KEY: 'secret key',
       OUTPOST_APP_URL: 'not a url',
+      OUTPOST_STATUS_PAGE_DOMAINS: '.example.com,https://status.example.org',
+      OUTPOST_DNS_SERVERS: 'dns.example.com',
     });
     expect(err.code).toBe('OUTPOST_ERR_CONFIG');
     const lines = err.message.split('\n').filter((l) => l.startsWith('- '));
@@ -84,6 +94,8 @@ describe('parseServiceConfig', () => {
       'LOG_LEVEL',
       'OUTPOST_API_KEY',
       'OUTPOST_APP_URL',
+      'OUTPOST_STATUS_PAGE_DOMAINS',
+      'OUTPOST_DNS_SERVERS',
     ]);
     expect(err.message).toContain('PORT must be an integer from 0 to 65535');
     expect(err.message).toContain('it was "LOUD"');

@@ -59,7 +59,8 @@ describe.skipIf(missing !== null)('web app in Chromium against outpost up', () =
         '<!doctype html><html lang="en"><title>Web e2e target</title><h1>Target</h1><p>hello</p></html>',
       );
     });
-    up = await startUp(API_KEY);
+    // The page's webhook channel points at the loopback site: the outbound policy must allow it.
+    up = await startUp(API_KEY, { OUTPOST_OUTBOUND_ALLOW: '127.0.0.1/32' });
     if (!runtimeMissing) {
       browserRun = runBrowserCheck();
       // Awaited by its test; a rejection is reported there.

@@ -42,7 +42,10 @@ export type NotificationAttempt = {
   outcome: 'DELIVERED' | 'RETRY' | 'FAILED';
   /** HTTP status or SMTP reply code; null when no answer came. */
   statusCode: number | null;
-  /** The provider's answer, at most 2 000 characters, secrets masked. */
+  /**
+   * The status of the provider's answer in short, never its body: `HTTP 404 Not Found`, or the SMTP reply line;
+   * null when no answer came.
+   */
   answer: string | null;
   /** Why the attempt did not deliver, secrets masked. */
   error: string | null;

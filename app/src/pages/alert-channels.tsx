@@ -721,7 +721,10 @@ function OutcomeBadge({ outcome }: { outcome: NotificationAttempt['outcome'] }) 
   );
 }
 
-/** The attempts of a notification, oldest first: time, outcome, status code, latency, the answer or error. */
+/**
+ * The attempts of a notification, oldest first: time, outcome, status (the short status text, `HTTP 404 Not
+ * Found`, or the code), latency and error. The body of a provider's answer is never kept, so none is shown.
+ */
 function AttemptsTable({ attempts, caption }: { attempts: NotificationAttempt[]; caption: string }) {
   return (
     // Named and focusable while it scrolls sideways (a narrow screen): the keyboard can reach what it hides.
@@ -736,7 +739,7 @@ function AttemptsTable({ attempts, caption }: { attempts: NotificationAttempt[];
             <th scope="col" class="num">
               Latency
             </th>
-            <th scope="col">Response or error</th>
+            <th scope="col">Error</th>
           </tr>
         </thead>
         <tbody>
@@ -748,13 +751,9 @@ function AttemptsTable({ attempts, caption }: { attempts: NotificationAttempt[];
               <td>
                 <OutcomeBadge outcome={a.outcome} />
               </td>
-              <td>{a.statusCode ?? <span class="muted">no answer</span>}</td>
+              <td>{a.answer ?? a.statusCode ?? <span class="muted">no answer</span>}</td>
               <td class="num">{formatMs(a.latencyMs)}</td>
-              <td>
-                {a.error ? <p class="ac-excerpt ac-error">{a.error}</p> : null}
-                {a.answer ? <pre class="ac-excerpt">{a.answer}</pre> : null}
-                {!a.error && !a.answer ? <span class="muted">—</span> : null}
-              </td>
+              <td>{a.error ? <p class="ac-excerpt ac-error">{a.error}</p> : <span class="muted">—</span>}</td>
             </tr>
           ))}
         </tbody>

@@ -24,7 +24,7 @@ import type {
   ProviderConfig,
 } from './types.js';
 
-/** Longest provider answer or error kept in an attempt, characters. */
+/** Longest provider answer (a status text) or error kept in an attempt, characters. */
 export const MAX_ATTEMPT_TEXT_CHARS = 2000;
 /** Longest wait a provider's Retry-After may impose, ms (1 h): a broken header cannot park a notification for days. */
 export const MAX_RETRY_AFTER_MS = 3_600_000;
@@ -125,7 +125,8 @@ export function backoffMs(
  * retried holds back the ones after it; a FAILED one does not. A notification whose lease expired
  * (its worker died mid-send) is sent again with the same idempotency key, for the receiver to
  * dedupe. Rows are durable: a restart loses nothing and never sends a DELIVERED one again.
- * Provider answers and errors are cut to 2 000 characters and scrubbed of the channel's secrets
+ * Provider answers (a short status text, never a body: see DeliveryResult.answer) and errors are cut to
+ * 2 000 characters and scrubbed of the channel's secrets
  * (integration secrets, webhook credential headers, the account's secret variables). Its SQL is
  * in DeliveryStore (delivery-store.ts).
  */

@@ -48,7 +48,11 @@ export const NotificationAttemptSchema = Type.Object(
       Type.Integer({ description: 'HTTP status or SMTP reply code; null when no answer came.' }),
     ),
     answer: Nullable(
-      Type.String({ description: "The provider's answer, at most 2 000 characters, secrets masked." }),
+      Type.String({
+        description:
+          "The status of the provider's answer in short, never its body: `HTTP 404 Not Found`, or the SMTP " +
+          'reply line (`SMTP 250 2.0.0 Ok: queued`); null when no answer came.',
+      }),
     ),
     error: Nullable(Type.String({ description: 'Why the attempt did not deliver, secrets masked.' })),
   },
@@ -91,6 +95,17 @@ const NotificationsQuery = Type.Object(
   strict,
 );
 
+/** The forms an attempt's `answer` is stored in: an HTTP status text or an SMTP reply line. */
+const SHORT_ANSWER = /^(?:HTTP|SMTP) \d{3}(?: [^\r\n]{0,200})?$/;
+
+/**
+ * A stored answer as the API shows it: the short status text it is now stored as, or null for anything
+ * else (an attempt recorded by an older version, which kept up to 2 000 characters of the answer's body).
+ */
+function shortAnswer(answer: string | null): string | null {
+  return answer !== null && SHORT_ANSWER.test(answer) ? answer : null;
+}
+
 /** A notification row and its attempts in the API's shape. */
 function present(row: NotificationRow, attempts: AttemptRow[]): AlertNotification {
   return {
@@ -106,7 +121,7 @@ function present(row: NotificationRow, attempts: AttemptRow[]): AlertNotificatio
       latencyMs: Number(a.latency_ms),
       outcome: a.outcome as AlertNotification['attempts'][number]['outcome'],
       statusCode: a.status_code === null ? null : Number(a.status_code),
-      answer: a.answer,
+      answer: shortAnswer(a.answer),
       error: a.error,
     })),
     createdAt: iso(row.created_at),

@@ -11,8 +11,8 @@ import {
 import type { StatusPageDoc } from '../resources/status-pages/status-pages.js';
 import type { Database } from '../store/database.js';
 import { readDoc } from '../store/schema.js';
-import { MAX_ANSWER_CHARS, noAnswer } from './channels/http.js';
-import { messageIdOf, smtpFailure } from './channels/email.js';
+import { noAnswer } from './channels/http.js';
+import { messageIdOf, smtpAnswer, smtpFailure } from './channels/email.js';
 import { SMTP_VARIABLES } from './channels/providers.js';
 import type { NotificationRow } from './delivery-store.js';
 import type { DeliveryResult, ProviderConfig } from './types.js';
@@ -159,11 +159,10 @@ export async function sendSubscriberMail(
     }
     const response = typeof info.response === 'string' ? info.response : '';
     const code = Number(/^\d{3}/.exec(response)?.[0] ?? 250);
-    const answer = scrubber.cut(response, MAX_ANSWER_CHARS);
     return {
       outcome: 'DELIVERED',
       statusCode: code,
-      answer: answer === '' ? null : answer,
+      answer: smtpAnswer(response, scrubber),
       error: null,
       retryAfterMs: null,
     };

@@ -1,3 +1,5 @@
+import type { OutboundPolicy } from '../http/outbound-policy.js';
+
 /**
  * The contracts of alerting (docs/alerting.md): what the alert engine takes and returns, what a
  * notification carries, and what a channel sender answers. The engine (engine.ts) is pure; the
@@ -155,7 +157,12 @@ export type ProviderConfig = {
   opsgenieUrl: { US: string; EU: string };
   /** Twilio-compatible API: base (default https://api.twilio.com), account SID, auth token, sender. */
   twilio?: { url: string; accountSid: string; authToken: string; from: string };
-  /** Slack incoming webhooks go to the channel's `url`; tests point that at loopback. */
+  /**
+   * The outbound address policy for the URLs users give (WEBHOOK and SLACK `url`; docs/alerting.md,
+   * "Where alerts may go"); default defaultOutboundPolicy() (no allow-list). The endpoints above are the
+   * operator's own and are not subject to it.
+   */
+  outbound?: OutboundPolicy;
 };
 
 /**
@@ -167,7 +174,10 @@ export type DeliveryResult = {
   outcome: 'DELIVERED' | 'RETRY' | 'FAILED';
   /** HTTP status, or SMTP reply code; null when no answer came. */
   statusCode: number | null;
-  /** The provider's answer, at most 2 000 characters, for the attempts log (scrubbed by the caller). */
+  /**
+   * A short status text of the provider's answer, never its body: `HTTP 404 Not Found` for HTTP, the SMTP
+   * reply line (`SMTP 250 2.0.0 Ok: queued`) for mail; null when no answer came. Scrubbed by the caller.
+   */
   answer: string | null;
   /** Why it did not succeed, in words; null when delivered. */
   error: string | null;

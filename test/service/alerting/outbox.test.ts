@@ -16,7 +16,8 @@ import {
 const AGENT = randomUUID();
 let svc: TestService;
 beforeEach(async () => {
-  svc = await testService();
+  // The channels point at loopback (port 9, nothing delivered): the outbound policy must allow it.
+  svc = await testService({ outbound: { allow: ['127.0.0.1/32'] } });
 });
 afterEach(async () => svc.close());
 

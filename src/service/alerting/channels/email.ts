@@ -62,6 +62,19 @@ export function messageIdOf(idempotencyKey: string): string {
   return `<${left}@outpost>`;
 }
 
+/** Most characters of the SMTP reply line kept as an attempt's `answer`. */
+const MAX_SMTP_REPLY_CHARS = 200;
+
+/**
+ * The short answer of an SMTP reply: `SMTP ` and its first line (`SMTP 250 2.0.0 Ok: queued as 4F2B1`), cut
+ * to 200 characters and scrubbed; null for an empty reply. The SMTP server is the operator's own
+ * (OUTPOST_SMTP_URL), and only its status line is kept, as for HTTP.
+ */
+export function smtpAnswer(reply: string, scrub: Pick<Scrubber, 'cut'>): string | null {
+  const line = reply.split(/\r?\n/, 1)[0]?.trim() ?? '';
+  return line === '' ? null : scrub.cut(`SMTP ${line}`, MAX_SMTP_REPLY_CHARS);
+}
+
 /** SMTP reply code of a nodemailer error, or null. */
 function replyCode(err: unknown): number | null {
   const code = (err as { responseCode?: unknown } | null)?.responseCode;
@@ -70,19 +83,19 @@ function replyCode(err: unknown): number | null {
 
 /**
  * The delivery result of a failed nodemailer send: an SMTP 4xx reply is RETRY and a 5xx FAILED (the reply
- * code and text kept, cut to MAX_ANSWER_CHARS and scrubbed); no reply at all (refused, timed out) is RETRY.
+ * code kept, its first line as the answer: smtpAnswer); no reply at all (refused, timed out) is RETRY.
  * Shared by alert email and status-page subscriber mail.
  */
 export function smtpFailure(err: unknown, scrub: Pick<Scrubber, 'cut'>): DeliveryResult {
   const code = replyCode(err);
   const message = scrub.cut(err instanceof Error ? err.message : String(err), MAX_ANSWER_CHARS);
-  const answer = scrub.cut(String((err as { response?: unknown }).response ?? ''), MAX_ANSWER_CHARS);
+  const answer = smtpAnswer(String((err as { response?: unknown }).response ?? ''), scrub);
   if (code !== null) {
     const temporary = code < 500;
     return {
       outcome: temporary ? 'RETRY' : 'FAILED',
       statusCode: code,
-      answer: answer === '' ? null : answer,
+      answer,
       error: `the SMTP server answered ${code} (${temporary ? 'temporary' : 'permanent'}): ${message}`,
       retryAfterMs: null,
     };
@@ -144,7 +157,7 @@ export const sendEmail: ChannelSender = (notification, channel, providers, signa
       }
       const response = typeof info.response === 'string' ? info.response : '';
       const code = Number(/^\d{3}/.exec(response)?.[0] ?? 250);
-      return delivered(code, scrub.cut(response, MAX_ANSWER_CHARS));
+      return delivered(code, smtpAnswer(response, scrub));
     } catch (err) {
       return smtpFailure(err, scrub);
     } finally {
@@ -152,11 +165,11 @@ export const sendEmail: ChannelSender = (notification, channel, providers, signa
     }
   });
 
-function delivered(code: number, answer: string): DeliveryResult {
+function delivered(code: number, answer: string | null): DeliveryResult {
   return {
     outcome: 'DELIVERED',
     statusCode: code,
-    answer: answer === '' ? null : answer,
+    answer,
     error: null,
     retryAfterMs: null,
   };

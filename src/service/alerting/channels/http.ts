@@ -1,40 +1,55 @@
+import { STATUS_CODES } from 'node:http';
 import { Agent, type Dispatcher, request } from 'undici';
 import { linkSignal } from '../../../common/linked-signal.js';
 import { Scrubber } from '../../../common/scrub.js';
+import { OutboundRefusedError, type OutboundPolicy, pinnedConnector } from '../../http/outbound-policy.js';
 import type { DeliveryResult } from '../types.js';
 
 /** Time allowed to connect (TCP and TLS) to a provider, ms. */
 export const CONNECT_TIMEOUT_MS = 10_000;
 /** Time allowed for one whole request (connect, headers and the bounded body read), ms. */
 export const REQUEST_TIMEOUT_MS = 10_000;
-/** Most bytes of a provider's answer read; the rest is dropped with the connection. */
+/**
+ * Most bytes of a provider's answer drained (and dropped unread) so its connection can be kept alive;
+ * a longer answer closes the connection instead.
+ */
 export const MAX_ANSWER_READ_BYTES = 64 * 1024;
-/** Most characters of a provider's answer kept in `DeliveryResult.answer`. */
+/** Most characters of an error or an SMTP reply kept in a `DeliveryResult`. */
 export const MAX_ANSWER_CHARS = 2_000;
 /** Longest wait a `Retry-After` may ask for, ms (one day): a larger value is capped, not trusted. */
 export const MAX_RETRY_AFTER_MS = 24 * 60 * 60 * 1000;
 
-let agent: Agent | null = null;
+/** The dispatchers of channel requests: one per outbound policy (and one for the operator's endpoints). */
+const agents = new Map<OutboundPolicy | null, Agent>();
 
 /**
- * The undici dispatcher of every channel request: one per process, so connections to a provider
- * are kept alive between notifications. Redirects are never followed (no redirect interceptor).
+ * The undici dispatcher of channel requests under `policy`: one per policy and process, so connections
+ * to a provider are kept alive between notifications. With a policy, every new connection is resolved,
+ * checked and pinned to the checked address (pinnedConnector); null (the operator's own provider
+ * endpoints) connects as is. Redirects are never followed (no redirect interceptor).
  */
-function dispatcher(): Dispatcher {
-  agent ??= new Agent({
-    connect: { timeout: CONNECT_TIMEOUT_MS },
-    headersTimeout: REQUEST_TIMEOUT_MS,
-    bodyTimeout: REQUEST_TIMEOUT_MS,
-    connections: 16,
-  });
+function dispatcher(policy: OutboundPolicy | null): Dispatcher {
+  let agent = agents.get(policy);
+  if (agent === undefined) {
+    agent = new Agent({
+      connect:
+        policy === null
+          ? { timeout: CONNECT_TIMEOUT_MS }
+          : pinnedConnector(policy, { timeout: CONNECT_TIMEOUT_MS }),
+      headersTimeout: REQUEST_TIMEOUT_MS,
+      bodyTimeout: REQUEST_TIMEOUT_MS,
+      connections: 16,
+    });
+    agents.set(policy, agent);
+  }
   return agent;
 }
 
-/** Closes the shared dispatcher (open keep-alive connections); the next request opens a new one. */
+/** Closes the shared dispatchers (open keep-alive connections); the next request opens new ones. */
 export async function closeHttp(): Promise<void> {
-  const current = agent;
-  agent = null;
-  if (current) await current.destroy().catch(() => undefined);
+  const current = [...agents.values()];
+  agents.clear();
+  await Promise.all(current.map((a) => a.destroy().catch(() => undefined)));
 }
 
 /** One request to a provider. */
@@ -56,6 +71,13 @@ export type ProviderRequest = {
   idempotent: boolean;
   /** Who answers, in words, for errors: `the webhook`, `PagerDuty`. */
   provider: string;
+  /**
+   * The outbound policy for a URL a user gave (a webhook, a Slack incoming webhook): every connection is
+   * checked and pinned (see OutboundPolicy); a refusal is FAILED with its reason. Null for the operator's
+   * own provider endpoints (OUTPOST_PAGERDUTY_URL, OUTPOST_OPSGENIE_URL, OUTPOST_TWILIO_URL), which are
+   * configured by the same operator as the policy and connected to as they are.
+   */
+  policy: OutboundPolicy | null;
 };
 
 /** Error codes of a connection that failed before any byte of the request was sent. */
@@ -99,29 +121,44 @@ export function noAnswer(outcome: DeliveryResult['outcome'], error: string): Del
   return { outcome, statusCode: null, answer: null, error, retryAfterMs: null };
 }
 
-/** Reads at most MAX_ANSWER_READ_BYTES of a body and drops the rest (and the connection with it). */
-async function readBounded(body: Dispatcher.ResponseData['body']): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    const buf = chunk as Buffer;
-    const room = MAX_ANSWER_READ_BYTES - size;
-    chunks.push(buf.length > room ? buf.subarray(0, room) : buf);
-    size += Math.min(buf.length, room);
-    if (size >= MAX_ANSWER_READ_BYTES) {
-      body.destroy();
-      break;
-    }
+/**
+ * Drains at most MAX_ANSWER_READ_BYTES of a body without keeping a byte of it (so a kept-alive connection
+ * can carry the next request), and drops the connection when the body is longer or fails.
+ */
+async function discard(body: Dispatcher.ResponseData['body']): Promise<void> {
+  try {
+    await body.dump({ limit: MAX_ANSWER_READ_BYTES });
+  } catch {
+    body.destroy();
   }
-  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** The short status text of an HTTP answer, the only part of it that is kept: `HTTP 404 Not Found`. */
+export function statusText(status: number): string {
+  const phrase = STATUS_CODES[status];
+  return phrase === undefined ? `HTTP ${status}` : `HTTP ${status} ${phrase}`;
+}
+
+/** The OutboundRefusedError in an error's cause chain, or null. */
+function refusalOf(err: unknown): OutboundRefusedError | null {
+  let current: unknown = err;
+  for (let depth = 0; depth < 5 && current instanceof Error; depth++) {
+    if (current instanceof OutboundRefusedError) return current;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return null;
 }
 
 /**
  * Sends one request to a provider and classifies the answer: 2xx DELIVERED; 408, 429 and 5xx
  * RETRY (after `Retry-After` when given); other 4xx FAILED; 3xx FAILED (redirects are not
  * followed: a provider's endpoint does not move, and following one would send the payload and its
- * signature somewhere the channel's owner did not name). A connection error or timeout is RETRY.
- * For a request that is not `idempotent` see {@link ProviderRequest.idempotent}. Never throws.
+ * signature somewhere the channel's owner did not name, or to an address the outbound policy refuses).
+ * Only the status is kept (`answer` is its short text, `HTTP 404 Not Found`): the body of the answer is
+ * never read into the result, so a channel cannot be used to read what an address answers. A connection
+ * the outbound policy refuses (`policy`) is FAILED with the reason, never retried. A connection error or
+ * timeout is RETRY. For a request that is not `idempotent` see {@link ProviderRequest.idempotent}.
+ * Never throws.
  */
 export async function sendRequest(req: ProviderRequest): Promise<DeliveryResult> {
   const scrubber = new Scrubber(req.secrets);
@@ -135,17 +172,13 @@ export async function sendRequest(req: ProviderRequest): Promise<DeliveryResult>
       headers: req.headers,
       ...(req.body !== null ? { body: req.body } : {}),
       signal: link.signal,
-      dispatcher: dispatcher(),
+      dispatcher: dispatcher(req.policy),
     });
-    let text: string;
-    try {
-      text = await readBounded(response.body);
-    } catch {
-      // The status is known; an answer cut short by a timeout or reset does not change what it means.
-      text = '';
-    }
-    return classify(req, response.statusCode, response.headers, text, scrubber);
+    await discard(response.body);
+    return classify(req, response.statusCode, response.headers, scrubber);
   } catch (err) {
+    const refused = refusalOf(err);
+    if (refused !== null) return noAnswer('FAILED', scrubber.cut(refused.message, MAX_ANSWER_CHARS));
     const code = errorCode(err);
     const aborted = link.signal.aborted;
     const why = aborted
@@ -166,22 +199,23 @@ function classify(
   req: ProviderRequest,
   status: number,
   headers: Record<string, string | string[] | undefined>,
-  text: string,
   scrubber: Scrubber,
 ): DeliveryResult {
-  const answer = text === '' ? null : scrubber.cut(text, MAX_ANSWER_CHARS);
   const result = (outcome: DeliveryResult['outcome'], error: string | null, retryAfterMs: number | null) => ({
     outcome,
     statusCode: status,
-    answer,
+    answer: statusText(status),
     error: error === null ? null : scrubber.cut(error, MAX_ANSWER_CHARS),
     retryAfterMs,
   });
   if (status >= 200 && status < 300) return result('DELIVERED', null, null);
   if (status >= 300 && status < 400) {
-    const location = headers.location;
-    const to = typeof location === 'string' ? ` to ${location.slice(0, 500)}` : '';
-    return result('FAILED', `${req.provider} answered ${status}${to}: redirects are not followed`, null);
+    // Where it points is not repeated: the answer of a user-given URL is not for reading.
+    return result(
+      'FAILED',
+      `${req.provider} answered ${status} (a redirect): redirects are not followed; use the final URL`,
+      null,
+    );
   }
   const retryAfterMs = parseRetryAfter(headers['retry-after']);
   if (status === 429) {

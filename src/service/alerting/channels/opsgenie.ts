@@ -77,5 +77,7 @@ export const sendOpsgenie: ChannelSender = (notification, channel, providers, si
       secrets: [apiKey],
       idempotent: true,
       provider: 'Opsgenie',
+      // The operator's endpoint (OUTPOST_OPSGENIE_URL / _EU_URL), not a user's URL.
+      policy: null,
     });
   });

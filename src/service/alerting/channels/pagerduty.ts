@@ -82,5 +82,7 @@ export const sendPagerduty: ChannelSender = (notification, channel, providers, s
       secrets: [routingKey],
       idempotent: true,
       provider: 'PagerDuty',
+      // The operator's endpoint (OUTPOST_PAGERDUTY_URL), not a user's URL.
+      policy: null,
     });
   });

@@ -1,3 +1,4 @@
+import { defaultOutboundPolicy } from '../../http/outbound-policy.js';
 import type { ChannelSender } from '../types.js';
 import { guarded, optionalString, requiredString } from './config.js';
 import { noAnswer, sendRequest } from './http.js';
@@ -7,9 +8,10 @@ import { slackMessage } from './message.js';
  * SLACK sender: POSTs `{ text, blocks, channel? }` as JSON to the channel's incoming-webhook `url`.
  * 200 is DELIVERED; 429 RETRY after its Retry-After; 404 `no_service` and 410 `channel_is_archived`
  * (like every other 4xx) FAILED. The webhook URL is itself the credential: it is kept out of
- * answers and errors. Never throws.
+ * answers and errors. The URL is the user's: its address is checked by the outbound policy
+ * (`providers.outbound`, by default defaultOutboundPolicy) and a refused one is FAILED. Never throws.
  */
-export const sendSlack: ChannelSender = (notification, channel, _providers, signal) =>
+export const sendSlack: ChannelSender = (notification, channel, providers, signal) =>
   guarded(async () => {
     const url = requiredString(channel, 'url');
     let parsed: URL;
@@ -37,5 +39,6 @@ export const sendSlack: ChannelSender = (notification, channel, _providers, sign
       secrets,
       idempotent: true,
       provider: 'Slack',
+      policy: providers.outbound ?? defaultOutboundPolicy(),
     });
   });

@@ -49,6 +49,8 @@ async function sendTwilio(
     secrets: [twilio.authToken, basic],
     idempotent: false,
     provider: kind === 'SMS' ? 'Twilio (SMS)' : 'Twilio (call)',
+    // The operator's endpoint (OUTPOST_TWILIO_URL), not a user's URL.
+    policy: null,
   });
 }
 

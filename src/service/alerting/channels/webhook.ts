@@ -3,6 +3,7 @@ import { isCredentialHeader } from '../../../common/credential-headers.js';
 import { Scrubber } from '../../../common/scrub.js';
 import type { ChannelSender, NotificationDoc, OutgoingNotification } from '../types.js';
 import { ConfigError, guarded, keyValues, optionalString, requiredString } from './config.js';
+import { defaultOutboundPolicy } from '../../http/outbound-policy.js';
 import { MAX_ANSWER_CHARS, noAnswer, type ProviderRequest, sendRequest } from './http.js';
 import { renderOffThread } from './render.js';
 
@@ -67,9 +68,10 @@ function defaultBody(v: NotificationDoc): string {
  * added; the body is the Handlebars `template` rendered with the notification's and the account's
  * variables (bounded, see template.ts), or the notification as JSON; signed when `webhookSecret` is
  * set. A template that does not compile or render, a header with CR/LF or an invalid name, and a URL
- * that is not http(s) are FAILED. Never throws.
+ * that is not http(s) are FAILED; so is a URL whose address the outbound policy (`providers.outbound`, by
+ * default defaultOutboundPolicy) refuses. Never throws.
  */
-export const sendWebhook: ChannelSender = (notification, channel, _providers, signal) =>
+export const sendWebhook: ChannelSender = (notification, channel, providers, signal) =>
   guarded(async () => {
     const secret = optionalString(channel, 'webhookSecret');
     const headers = keyValues(channel, 'headers');
@@ -137,6 +139,7 @@ export const sendWebhook: ChannelSender = (notification, channel, _providers, si
       secrets: scrub.secrets(),
       idempotent: true,
       provider: 'the webhook',
+      policy: providers.outbound ?? defaultOutboundPolicy(),
     };
     return sendRequest(request);
   });

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import { validateBodyPart } from '../../http/validation.js';
 import { badField, notFound } from '../../http/errors.js';
+import type { OutboundPolicy } from '../../http/outbound-policy.js';
 import { iso } from '../../http/pagination.js';
 import {
   type AlertChannel,
@@ -77,6 +78,26 @@ export function validateConfig(
     channelSecrets(type),
   );
   return kept.config;
+}
+
+/** Channel types whose config holds a user-given `url` the service connects to. */
+const URL_CHANNEL_TYPES: ReadonlySet<string> = new Set(['WEBHOOK', 'SLACK']);
+
+/**
+ * Checks the `url` of a WEBHOOK or SLACK config against the outbound policy as far as it can be without
+ * DNS (docs/alerting.md, "Where alerts may go"): an IP address in any spelling (`http://127.0.0.1/`,
+ * `http://[::1]/`, `http://2130706433/`, `http://0177.0.0.1/`) and `localhost` are judged now; other host
+ * names when a notification is sent. Other types pass.
+ * @throws HttpError 400 OUTPOST_ERR_VALIDATION naming `config.url` (rule `outbound`) with the reason.
+ */
+export function assertOutboundUrl(
+  type: string,
+  config: Record<string, unknown>,
+  policy: OutboundPolicy,
+): void {
+  if (!URL_CHANNEL_TYPES.has(type) || typeof config.url !== 'string') return;
+  const refused = policy.refusalOfUrl(config.url);
+  if (refused !== null) throw badField('config.url', `is ${refused}`, 'outbound');
 }
 
 /**

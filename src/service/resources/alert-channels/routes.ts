@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { ServiceApp } from '../../http/service-app.js';
 import {
   AlertChannelStore,
+  assertOutboundUrl,
   assertSubscriptions,
   type ChannelDoc,
   newChannelDoc,
@@ -20,7 +21,8 @@ const tags = ['alert channels'];
  * Alert channels (docs/api.md, "Alert channel"; `POST /v1/alert-channels`,
  * `GET /v1/alert-channels/{id}`): create (201), list (`limit` 1–100, default
  * 10; `page`), read, partial update, delete (204). `config` is validated per
- * `type`; integration secrets are answered masked and kept when sent back masked.
+ * `type`; integration secrets are answered masked and kept when sent back masked. A WEBHOOK or SLACK `url`
+ * naming an address the outbound policy refuses (`ctx.outbound`) is a 400 on `config.url`.
  */
 export async function alertChannelRoutes(app: ServiceApp, ctx: ServiceContext): Promise<void> {
   const channels = new AlertChannelStore(ctx.db);
@@ -38,6 +40,7 @@ export async function alertChannelRoutes(app: ServiceApp, ctx: ServiceContext): 
     async (request, reply) => {
       const body = request.body;
       const config = validateConfig(body.type, body.config);
+      assertOutboundUrl(body.type, config, ctx.outbound);
       await assertSubscriptions(ctx.db, request.accountId, body.subscriptions ?? []);
       const row = await channels.insert(request.accountId, newChannelDoc(body, config), Date.now());
       ctx.log.info(
@@ -113,6 +116,7 @@ export async function alertChannelRoutes(app: ServiceApp, ctx: ServiceContext): 
         );
       }
       const config = body.config === undefined ? stored.config : validateConfig(type, body.config, stored);
+      if (body.config !== undefined) assertOutboundUrl(type, config, ctx.outbound);
       if (body.subscriptions) await assertSubscriptions(ctx.db, request.accountId, body.subscriptions);
       const doc: ChannelDoc = { ...stored, ...body, type, config };
       const row = await channels.update(request.accountId, before, doc, Date.now());
