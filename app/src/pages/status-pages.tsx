@@ -102,7 +102,12 @@ export default function StatusPagesPage() {
                 </li>
               ) : (
                 <li key={page.id}>
-                  <PageCard page={page} onEdit={() => setEditingId(page.id)} onDeleted={reloadAll} />
+                  <PageCard
+                    page={page}
+                    onEdit={() => setEditingId(page.id)}
+                    onDeleted={reloadAll}
+                    onChanged={pages.reload}
+                  />
                 </li>
               ),
             )}
@@ -122,15 +127,21 @@ export default function StatusPagesPage() {
   );
 }
 
-/** One status page: its link, visibility, description, cards with their services, and open incidents. */
+/**
+ * One status page: its link, visibility, custom domain (and, while pending, the TXT record that verifies it),
+ * description, cards with their services, and open incidents.
+ */
 function PageCard({
   page,
   onEdit,
   onDeleted,
+  onChanged,
 }: {
   page: StatusPage;
   onEdit: () => void;
   onDeleted: () => void;
+  /** The page changed on the service (its custom domain was checked). */
+  onChanged: () => void;
 }) {
   const headingId = `sp-page-${page.id}`;
   const open = page.incidents.filter((i) => i.lastUpdateStatus !== 'RESOLVED');
@@ -190,8 +201,31 @@ function PageCard({
             · {page.keys.length === 1 ? '1 access key' : `${page.keys.length} access keys`}
           </span>
         ) : null}
-        {page.customDomain ? <span class="muted"> · {page.customDomain}</span> : null}
+        {page.customDomain ? (
+          <span class="muted">
+            {' '}
+            · {page.customDomain}{' '}
+            {page.customDomainStatus === 'VERIFIED' ? (
+              <span class="badge badge-passing">
+                <span aria-hidden="true" class="badge-glyph">
+                  ●
+                </span>
+                Domain verified
+              </span>
+            ) : (
+              <span class="badge badge-pending">
+                <span aria-hidden="true" class="badge-glyph">
+                  ○
+                </span>
+                Domain pending
+              </span>
+            )}
+          </span>
+        ) : null}
       </p>
+      {page.customDomain && page.customDomainStatus === 'PENDING' && page.customDomainVerification ? (
+        <DomainVerification page={page} onChecked={onChanged} />
+      ) : null}
       {page.description ? <p class="sp-description">{page.description}</p> : null}
       {page.cards.length === 0 ? (
         <p class="muted">No card: the page shows no service yet. Edit it to add cards.</p>
@@ -229,6 +263,70 @@ function PageCard({
         )}
       </p>
     </article>
+  );
+}
+
+/**
+ * A pending custom domain (docs/status-pages.md, "Custom domains"): the TXT record to add at the domain's DNS
+ * host, why the last check did not verify it, and a button that checks it now.
+ */
+function DomainVerification({ page, onChecked }: { page: StatusPage; onChecked: () => void }) {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const record = page.customDomainVerification!;
+  const headingId = `sp-domain-${page.id}`;
+
+  async function check() {
+    setBusy(true);
+    setError(null);
+    try {
+      await api.post<StatusPage>(`/v1/status-pages/${encodeURIComponent(page.id)}/custom-domain/verify`);
+      onChecked();
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  return (
+    <section class="sp-domain" aria-labelledby={headingId}>
+      <h4 id={headingId}>Verify {page.customDomain}</h4>
+      <p>
+        The page is not served at <strong>{page.customDomain}</strong> until the domain is verified. Add this
+        DNS record at the domain’s DNS host, then check it (the service also checks every few minutes):
+      </p>
+      <table class="sp-domain-record">
+        <thead>
+          <tr>
+            <th scope="col">Name</th>
+            <th scope="col">Type</th>
+            <th scope="col">Text</th>
+          </tr>
+        </thead>
+        <tbody>
+          <tr>
+            <td>
+              <code>{record.name}</code>
+            </td>
+            <td>{record.type}</td>
+            <td>
+              <code>{record.value}</code>
+            </td>
+          </tr>
+        </tbody>
+      </table>
+      {page.customDomainProblem ? <p class="muted">Last check: {page.customDomainProblem}.</p> : null}
+      <button type="button" class="button-secondary misc-small" disabled={busy} onClick={check}>
+        {busy ? 'Checking…' : 'Check now'}
+        <span class="visually-hidden"> {page.customDomain}</span>
+      </button>
+      {error ? (
+        <p class="field-error" role="alert">
+          {messageOf(error)}
+        </p>
+      ) : null}
+    </section>
   );
 }
 

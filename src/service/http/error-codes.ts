@@ -63,7 +63,7 @@ export const SERVICE_ERROR_CODES = {
   },
   OUTPOST_ERR_URL_TAKEN: {
     status: 409,
-    when: 'A status-page url or customDomain another page (of any account) uses.',
+    when: 'A status-page url another page (of any account) uses.',
   },
   OUTPOST_ERR_VARIABLE_EXISTS: {
     status: 409,

@@ -1,4 +1,13 @@
-import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join } from 'node:path';
 import { SQLite, type SQLiteDatabase } from './sqlite.js';
 import { Kysely, SqliteDialect } from 'kysely';
@@ -73,6 +82,27 @@ function cachingHandle(sqlite: SQLiteDatabase) {
   };
 }
 
+/** Mode of the data directory: its owner only (docs/configuration.md, "The data directory"). */
+export const DATA_DIR_MODE = 0o700;
+/** Mode of the store's files (`outpost.db`, `-wal`, `-shm`): read and written by their owner only. */
+export const STORE_FILE_MODE = 0o600;
+
+/**
+ * Takes from `path` every permission `mode` does not grant (group and others, for 0700 and 0600) when it
+ * exists and belongs to this process's user; a path of another user, a failure (read-only mount) or a
+ * platform without uids leaves it as it is: opening the store then says what is wrong, if anything.
+ */
+function tighten(path: string, mode: number): void {
+  try {
+    const st = statSync(path);
+    const uid = process.getuid?.();
+    if (uid === undefined || st.uid !== uid || (st.mode & 0o777 & ~mode) === 0) return;
+    chmodSync(path, st.mode & 0o777 & mode);
+  } catch {
+    // Missing, another user's or a read-only mount: nothing to do here.
+  }
+}
+
 /** The system or SQLite code of an error (`SQLITE_FULL`, `ENOSPC`…); null when it has none. */
 function codeOf(err: unknown): string | null {
   const code = (err as { code?: unknown } | null)?.code;
@@ -141,7 +171,9 @@ function storeError(dir: string, file: string, first: unknown, last: unknown): O
  * mode and migrates it. The returned Kysely instance is the only handle the
  * rest of the service uses, so a PostgresDialect can replace SqliteDialect.
  *
- * The folder of `file` is created when missing (parents too).
+ * The folder of `file` is created when missing (parents too) with mode 0700, and the store's files with
+ * 0600 whatever the umask; a folder or files made earlier with wider modes, and owned by this process's user,
+ * are narrowed to those modes.
  *
  * @throws OutpostError `OUTPOST_ERR_STARTUP` with one line naming the folder (or file), what
  *   is wrong — cannot be created, read-only, full, damaged store — what to do, and the first
@@ -154,13 +186,19 @@ export async function openSqliteDatabase(file: string): Promise<Kysely<Database>
   }
   const dir = dirname(file);
   try {
-    mkdirSync(dir, { recursive: true });
+    mkdirSync(dir, { recursive: true, mode: DATA_DIR_MODE });
   } catch (err) {
     throw storeError(dir, file, err, err);
   }
+  // mkdir's mode is reduced by the umask, and a folder made earlier keeps its mode: made exact here.
+  tighten(dir, DATA_DIR_MODE);
   let sqlite: SQLiteDatabase | undefined;
   let first: unknown;
   try {
+    // Made with 0600 before SQLite opens it (an empty file is an empty store): SQLite gives the -wal and -shm
+    // files it makes the mode of the database file. Files an older version made 0644 are narrowed.
+    closeSync(openSync(file, 'a', STORE_FILE_MODE));
+    for (const path of [file, `${file}-wal`, `${file}-shm`]) tighten(path, STORE_FILE_MODE);
     sqlite = new SQLite(file);
     const opened = sqlite;
     // Migrated through a recording handle, so the first failing statement is known.

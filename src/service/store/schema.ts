@@ -57,7 +57,14 @@ export type Database = {
   check_groups: DocRow<number, GroupDoc> & { name: string };
   alert_channels: DocRow<number, ChannelDoc> & { type: string };
   snippets: DocRow<number, SnippetDoc> & { name: string };
-  status_pages: DocRow<string, StatusPageDoc> & { url: string | null; custom_domain: string | null };
+  status_pages: DocRow<string, StatusPageDoc> & {
+    url: string | null;
+    custom_domain: string | null;
+    custom_domain_verified_at: number | null;
+    custom_domain_verified_by: 'TXT' | 'ALLOW_LIST' | null;
+    custom_domain_checked_at: number | null;
+    custom_domain_problem: string | null;
+  };
   status_page_services: Scoped<string> & { name: string };
   incidents: DocRow<string, IncidentDoc>;
   incident_updates: DocRow<string, UpdateDoc> & { incident_id: string; seq: number | null };

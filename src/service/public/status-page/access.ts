@@ -5,6 +5,11 @@ import type { Kysely } from 'kysely';
 import type { Logger } from '../../../common/logger.js';
 import type { ServiceContext } from '../../context.js';
 import { hashApiKey } from '../../http/auth.js';
+import {
+  CustomDomainPolicy,
+  reconcileCustomDomains,
+  recheckPendingDomains,
+} from '../../resources/status-pages/custom-domains.js';
 import type { KeyDoc } from '../../resources/status-pages/status-pages.js';
 import { onStatusPagesChanged } from '../../resources/status-pages/store.js';
 import type { Database } from '../../store/database.js';
@@ -133,7 +138,8 @@ function tokenOf(request: FastifyRequest): string | undefined {
  * private page only with one of its keys still in place, presented as a valid `?token=` ({@link
  * feedToken}; `via: 'token'`) or as the key form's cookie (`via: 'cookie'`, for this page, not expired).
  * `basePath` is `/status/{url}`, or `''` when the request came through the page's custom domain (looked up
- * by `{ host }`, or rewritten from it by {@link CustomDomains}); the service's own host is never one.
+ * by `{ host }`, or rewritten from it by {@link CustomDomains}); only a verified domain finds its page, and the
+ * service's own host names never do.
  * @returns null when the page is unknown, or private and not opened: the caller then answers
  *   {@link answerPageNotFound}, the same 404 for both. The function throws only when the store does.
  */
@@ -234,23 +240,32 @@ const NOT_REWRITTEN = ['/v1', '/auth', '/ping', '/openapi.json', '/assets', '/tr
 export type CustomDomainsOptions = {
   /** The service's public URL (OUTPOST_APP_URL): its host is never a custom domain. */
   appUrl: string;
-  /** The safety-net reload period, ms; default 30 000. */
+  /**
+   * The service's host names, allow-list and TXT lookup; default: a policy of `appUrl` alone (no allow-list,
+   * the system's DNS servers).
+   */
+  policy?: CustomDomainPolicy;
+  /** The refresh period (reload, and check pending domains that are due), ms; default 30 000. */
   refreshMs?: number;
+  /** A pending domain is checked again by the refresh once its last check is this old, ms; default 300 000. */
+  recheckMs?: number;
   log?: Logger;
 };
 
 const instances = new WeakMap<object, CustomDomains>();
 
 /**
- * Serves each status page with a `customDomain` at the root of that domain (docs/status-pages.md, "Custom
- * domains"). Fastify's `rewriteUrl` is synchronous, so the map host → page url is kept in memory: loaded by
- * {@link start}, reloaded after each status page change made through the API (before the API answers) and
- * every `refreshMs` as a safety net (changes made by another process).
+ * Serves each status page with a verified `customDomain` at the root of that domain (docs/status-pages.md,
+ * "Custom domains"). Fastify's `rewriteUrl` is synchronous, so the map host → page url is kept in memory:
+ * loaded by {@link start}, reloaded after each status page change made through the API (before the API
+ * answers) and every `refreshMs` as a safety net (changes made by another process); each refresh also checks
+ * the pending domains that are due again (their TXT records).
  */
 export class CustomDomains {
   readonly #db: Kysely<Database>;
-  readonly #appHost: string;
+  readonly #policy: CustomDomainPolicy;
   readonly #refreshMs: number;
+  readonly #recheckMs: number;
   readonly #log: Logger | undefined;
   /** Whether the service's public URL is https (its cookies are then `Secure`). */
   readonly appUrlSecure: boolean;
@@ -259,14 +274,16 @@ export class CustomDomains {
   #applied = 0;
   #timer: NodeJS.Timeout | undefined;
   #unsubscribe: (() => void) | undefined;
+  #refreshing: Promise<void> | undefined;
 
   /** @throws TypeError when `options.appUrl` is not a URL. */
   constructor(db: Kysely<Database>, options: CustomDomainsOptions) {
     const appUrl = new URL(options.appUrl);
     this.#db = db;
-    this.#appHost = appUrl.hostname.toLowerCase().replace(/\.$/, '');
+    this.#policy = options.policy ?? new CustomDomainPolicy({ appUrl: options.appUrl });
     this.appUrlSecure = appUrl.protocol === 'https:';
     this.#refreshMs = options.refreshMs ?? 30_000;
+    this.#recheckMs = options.recheckMs ?? 300_000;
     this.#log = options.log;
   }
 
@@ -276,19 +293,40 @@ export class CustomDomains {
   }
 
   /**
-   * Loads the map and starts following changes; {@link CustomDomains.of} answers this instance from then on.
+   * Brings the stored verifications in line with this process's settings (the service's host names, the
+   * allow-list: `reconcileCustomDomains`), loads the map and starts following changes;
+   * {@link CustomDomains.of} answers this instance from then on.
    * @throws what the store throws on the first load.
    */
   async start(): Promise<void> {
+    await reconcileCustomDomains(this.#db, this.#policy, Date.now());
     await this.reload();
     instances.set(this.#db, this);
     this.#unsubscribe = onStatusPagesChanged(this.#db, () => this.reload());
     this.#timer = setInterval(() => {
-      this.reload().catch((err: unknown) =>
-        this.#log?.warn({ err }, 'custom domains of status pages could not be reloaded'),
+      this.refresh().catch((err: unknown) =>
+        this.#log?.warn({ err }, 'custom domains of status pages could not be refreshed'),
       );
     }, this.#refreshMs);
     this.#timer.unref();
+  }
+
+  /**
+   * One refresh: checks the pending domains whose last check is at least `recheckMs` old (before `nowMs`;
+   * `recheckPendingDomains`: at most 20, the DNS lookups 4 at once), then reloads the map. A refresh asked for
+   * while one runs waits for that one instead of starting another.
+   * @throws what the store throws.
+   */
+  refresh(nowMs = Date.now()): Promise<void> {
+    this.#refreshing ??= (async () => {
+      try {
+        await recheckPendingDomains(this.#db, this.#policy, { nowMs, recheckMs: this.#recheckMs });
+        await this.reload();
+      } finally {
+        this.#refreshing = undefined;
+      }
+    })();
+    return this.#refreshing;
   }
 
   /** Stops following changes. Idempotent. */
@@ -306,16 +344,19 @@ export class CustomDomains {
   async reload(): Promise<void> {
     const generation = ++this.#started;
     const map = await customDomainUrls(this.#db);
-    map.delete(this.#appHost);
+    for (const host of map.keys()) if (this.#policy.isServiceHost(host)) map.delete(host);
     if (generation > this.#applied) {
       this.#applied = generation;
       this.#map = map;
     }
   }
 
-  /** Whether `host` (lower-case, without port) is the service's own host, which is never a custom domain. */
+  /**
+   * Whether `host` (without port) is one of the service's own host names (its public URL's host,
+   * `localhost`), which are never a custom domain.
+   */
   isServiceHost(host: string): boolean {
-    return host.toLowerCase().replace(/\.$/, '') === this.#appHost;
+    return this.#policy.isServiceHost(host);
   }
 
   /** The page url a host shows (lower-case host without port); undefined when it is no page's domain. */

@@ -41,9 +41,10 @@ export async function findPageByUrl(db: Kysely<Database>, url: string): Promise<
 }
 
 /**
- * The status page whose `customDomain` is `host` (a request's Host header without its port; compared
- * without case), of any account; the oldest one where older rows share a domain.
- * @returns null when no page has it.
+ * The status page that holds `host` (a request's Host header without its port; compared without case) as
+ * its verified `customDomain`, of any account: at most one page does (a unique index). A page whose domain
+ * is pending is never found by it (docs/status-pages.md, "Custom domains").
+ * @returns null when no page holds it verified.
  */
 export async function findPageByHost(db: Kysely<Database>, host: string): Promise<PublicPage | null> {
   const domain = customDomainColumn(host);
@@ -52,29 +53,26 @@ export async function findPageByHost(db: Kysely<Database>, host: string): Promis
     .selectFrom('status_pages')
     .select([...COLUMNS, 'url'])
     .where('custom_domain', '=', domain)
-    .orderBy('created_at')
-    .orderBy('id')
+    .where('custom_domain_verified_at', 'is not', null)
     .limit(1)
     .executeTakeFirst();
   return row ? toPublicPage(row) : null;
 }
 
 /**
- * Every custom domain in use, lower-cased, with the `url` of the page it shows (the oldest page where
- * older rows share a domain): what the synchronous custom-domain URL rewrite (`CustomDomains`, access.ts)
- * keeps in memory.
+ * Every verified custom domain, lower-cased, with the `url` of the page that holds it (one page at most per
+ * domain): what the synchronous custom-domain URL rewrite (`CustomDomains`, access.ts) keeps in memory.
+ * Pending domains are left out: a request to one gets the service (the web app), not a page.
  */
 export async function customDomainUrls(db: Kysely<Database>): Promise<Map<string, string>> {
   const rows = await db
     .selectFrom('status_pages')
     .select(['custom_domain', 'url'])
     .where('custom_domain', 'is not', null)
+    .where('custom_domain_verified_at', 'is not', null)
     .where('url', 'is not', null)
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
     .execute();
   const map = new Map<string, string>();
-  // Newest first, so the oldest page of a shared domain is set last and wins.
   for (const row of rows) map.set(row.custom_domain!, row.url!);
   return map;
 }

@@ -5,7 +5,6 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
-import type { ServiceContext } from '../../context.js';
 import type { RoutePlugin } from '../../http/service-app.js';
 import type { Database } from '../../store/database.js';
 import { answerPageNotFound, feedQueryFor, pageAccessResolver } from './access.js';

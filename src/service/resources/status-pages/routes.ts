@@ -20,7 +20,7 @@ const tags = ['status pages'];
  * never captures it.
  */
 export async function statusPageRoutes(app: ServiceApp, ctx: ServiceContext): Promise<void> {
-  const pages = new StatusPageStore(ctx.db);
+  const pages = new StatusPageStore(ctx.db, ctx.customDomains);
   const services = new ServiceStore(ctx.db);
   await statusPageKeyRoutes(app, ctx);
 
@@ -31,9 +31,9 @@ export async function statusPageRoutes(app: ServiceApp, ctx: ServiceContext): Pr
         tags,
         summary: 'Create a status page',
         description:
-          'Cards list status-page services by id. A private page gets an access key, shown in clear only in this answer (`keys[0].key`). 409 when another status page (of any account) uses `url` or `customDomain`.',
+          'Cards list status-page services by id. A private page gets an access key, shown in clear only in this answer (`keys[0].key`). A `customDomain` starts `PENDING` until it is verified (`customDomainVerification`: the TXT record to add; then `POST /v1/status-pages/{id}/custom-domain/verify`), unless the operator’s allow-list covers it. 400 when `customDomain` is one of the service’s own host names; 409 when another status page (of any account) uses `url`.',
         body: statusPageBody(true),
-        response: { 201: StatusPageSchema, 409: ErrorBodySchema },
+        response: { 201: StatusPageSchema, 400: ErrorBodySchema, 409: ErrorBodySchema },
       },
     },
     async (request, reply) => {
@@ -156,15 +156,38 @@ export async function statusPageRoutes(app: ServiceApp, ctx: ServiceContext): Pr
         tags,
         summary: 'Update a status page',
         description:
-          '`name`, `url` and `cards` are replaced; omitted optional fields keep their stored values. Cards sent with the `id` of one of the page’s cards keep it; others are new. 409 when another status page (of any account) uses `url` or `customDomain`.',
+          '`name`, `url` and `cards` are replaced; omitted optional fields keep their stored values. Cards sent with the `id` of one of the page’s cards keep it; others are new. A changed `customDomain` is `PENDING` again until verified; an unchanged one keeps its state. 400 when a new `customDomain` is one of the service’s own host names; 409 when another status page (of any account) uses `url`.',
         params: IdParams,
         body: statusPageBody(false),
-        response: { 200: StatusPageSchema, 409: ErrorBodySchema },
+        response: { 200: StatusPageSchema, 400: ErrorBodySchema, 409: ErrorBodySchema },
       },
     },
     async (request) => {
       const { id } = request.params;
       return pages.update(request.accountId, id, request.body, monotonicDate());
+    },
+  );
+
+  app.post(
+    '/v1/status-pages/:id/custom-domain/verify',
+    {
+      schema: {
+        tags,
+        summary: 'Verify the custom domain of a status page',
+        description:
+          'Checks the page’s `customDomain` now: `VERIFIED` when its TXT record `_outpost-challenge.{customDomain}` holds `customDomainVerification.value` (or the operator’s allow-list covers the domain) and no other status page holds the domain verified; the page is then served at the domain’s root. Otherwise it stays `PENDING`, with the reason in `customDomainProblem`. 400 when the page has no `customDomain`.',
+        params: IdParams,
+        response: { 200: StatusPageSchema, 400: ErrorBodySchema },
+      },
+    },
+    async (request) => {
+      const { id } = request.params;
+      const page = await pages.verifyDomain(request.accountId, id, monotonicDate());
+      ctx.log.info(
+        { statusPageId: id, accountId: request.accountId, status: page.customDomainStatus },
+        'status page custom domain checked',
+      );
+      return page;
     },
   );
 

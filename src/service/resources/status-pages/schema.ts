@@ -152,7 +152,20 @@ export const StatusPageKeySchema = Type.Object({
   updated_at: NullableTimestamp,
 });
 
-/** A status page as every status-page operation answers it (create, list entries, get, update). */
+/**
+ * The TXT record that proves control of a page's custom domain (docs/status-pages.md, "Custom domains"):
+ * `_outpost-challenge.{customDomain}` with the text `outpost-verify={token}`.
+ */
+const DomainVerificationSchema = Type.Object({
+  type: Type.Literal('TXT'),
+  name: Type.String(),
+  value: Type.String(),
+});
+
+/**
+ * A status page as every status-page operation answers it (create, list entries, get, update, verify the
+ * custom domain). The `customDomain…` fields are null for a page without a custom domain.
+ */
 export const StatusPageSchema = Type.Object({
   id: Type.String(),
   name: Type.String(),
@@ -172,4 +185,10 @@ export const StatusPageSchema = Type.Object({
   cards: Type.Array(CardSchema),
   incidents: Type.Array(StatusPageIncidentSchema),
   keys: Type.Array(StatusPageKeySchema),
+  customDomainStatus: Nullable(StringEnum(['PENDING', 'VERIFIED'] as const)),
+  customDomainVerification: Nullable(DomainVerificationSchema),
+  customDomainVerifiedAt: NullableTimestamp,
+  customDomainVerifiedBy: Nullable(StringEnum(['TXT', 'ALLOW_LIST'] as const)),
+  customDomainCheckedAt: NullableTimestamp,
+  customDomainProblem: Nullable(Type.String()),
 });

@@ -9,7 +9,19 @@ import type { CardBody, StatusPageBody, StatusPageSchema, ThemeColors } from './
 import { servicesById } from './status-page-services.js';
 import type { Database } from '../../store/database.js';
 import { readDoc, writeDoc } from '../../store/schema.js';
-import { customDomainColumn, PageQueries, type PageRow, statusPagesChanged } from './store.js';
+import {
+  type CustomDomainPolicy,
+  serviceHostProblem,
+  verificationRecord,
+  verifyCustomDomain,
+} from './custom-domains.js';
+import {
+  customDomainColumn,
+  PageQueries,
+  type PageRow,
+  type PageRowWithDomain,
+  statusPagesChanged,
+} from './store.js';
 
 /** A status page as every operation answers it (see StatusPageSchema). */
 export type StatusPageView = Static<typeof StatusPageSchema>;
@@ -96,42 +108,39 @@ const urlTaken = (url: string) =>
     },
   );
 
-const customDomainTaken = (domain: string) =>
-  new HttpError(
-    'OUTPOST_ERR_URL_TAKEN',
-    `body.customDomain ${domain} is already the custom domain of another status page`,
-    {
-      field: 'customDomain',
-      in: 'body',
-      rule: 'unique',
-    },
-  );
-
 /**
  * Status pages with cards of services, the incidents of those services and
  * access keys for private pages (docs/api.md, "Status page"), scoped to one account.
- * `url` and `customDomain` are unique across the service (409): they are how visitors find a page. Listed by `(created_at, id)` with an opaque cursor.
+ * `url` is unique across the service (409): it is how visitors find a page. A `customDomain` may be set by
+ * several pages, but serves only the one page that holds it verified (docs/status-pages.md, "Custom
+ * domains"). Listed by `(created_at, id)` with an opaque cursor.
  */
 export class StatusPageStore {
   readonly #db: Kysely<Database>;
   readonly #rows: PageQueries;
-  constructor(db: Kysely<Database>) {
+  readonly #domains: CustomDomainPolicy;
+  constructor(db: Kysely<Database>, domains: CustomDomainPolicy) {
     this.#db = db;
     this.#rows = new PageQueries(db);
+    this.#domains = domains;
   }
 
   /**
    * Creates a page; a private one gets an access key, shown in clear (`keys[0].key`) only in this answer.
-   * @throws HttpError 400 for an unknown card service; 409 when `url` or `customDomain` is taken.
+   * A `customDomain` starts pending, or verified at once when the allow-list covers it and no other page
+   * holds it.
+   * @throws HttpError 400 for an unknown card service or a `customDomain` that is one of the service's own
+   *   host names; 409 when `url` is taken.
    */
   async create(accountId: string, body: StatusPageBody, now: Date): Promise<StatusPageView> {
     const nowIso = now.toISOString();
     const { cards: cardBodies, ...fields } = body;
     const made = fields.isPrivate ? newKey(nowIso) : undefined;
+    this.#assertDomainAllowed(fields.customDomain ?? null);
     const row = await this.#write(body.url, async (trx) => {
       const id = randomUUID();
       const cards = await this.#cards(trx, accountId, cardBodies, [], undefined, nowIso);
-      await assertAddressFree(new PageQueries(trx), body.url, fields.customDomain ?? null);
+      await assertUrlFree(new PageQueries(trx), body.url);
       const themeColors = fields.themeColors ?? DEFAULT_THEME_COLORS;
       // The create schema's defaults (statusPageBody(true)) have filled every optional field.
       const doc = { ...fields, themeColors, id, cards, keys: made ? [made.doc] : [] } as StatusPageDoc;
@@ -145,8 +154,10 @@ export class StatusPageStore {
       await new PageQueries(trx).insert(row, body.url, doc.customDomain);
       return row;
     });
+    await this.#activateAllowListed(accountId, row.id, now.getTime());
     await statusPagesChanged(this.#db);
-    return withClearKey((await this.#present(accountId, [row], now.getTime()))[0]!, made);
+    const stored = await this.#row(this.#rows, accountId, row.id);
+    return withClearKey((await this.#present(accountId, [stored], now.getTime()))[0]!, made);
   }
 
   /** @throws HttpError 404 when the page is not in the account. */
@@ -170,37 +181,86 @@ export class StatusPageStore {
   /**
    * Replaces name, url and cards; other fields keep their stored values when
    * omitted. Cards named by `id` keep their id and created_at. Turning a page
-   * private makes a key (shown in clear once); turning it public drops its keys.
-   * @throws HttpError 404, 400 (cards), 409 (`url` or `customDomain` taken).
+   * private makes a key (shown in clear once); turning it public drops its keys. A changed `customDomain`
+   * starts pending again (or verified by the allow-list); an unchanged one keeps its verification.
+   * @throws HttpError 404, 400 (cards; a new `customDomain` that is one of the service's own host names),
+   *   409 (`url` taken).
    */
   async update(accountId: string, id: string, body: StatusPageBody, now: Date): Promise<StatusPageView> {
     const nowIso = now.toISOString();
     const { cards: cardBodies, ...fields } = body;
     let made: { doc: KeyDoc; key: string } | undefined;
-    const updated = await this.#write(body.url, async (trx) => {
+    let domainChanged = false;
+    await this.#write(body.url, async (trx) => {
       const rows = new PageQueries(trx);
       const row = await this.#row(rows, accountId, id);
       const stored = readDoc(row.doc);
       const cards = await this.#cards(trx, accountId, cardBodies, stored.cards, id, nowIso);
       const doc: StatusPageDoc = { ...stored, ...fields, cards };
       // Checked when they change only: a page that shares its url with an older page of another account
-      // (written when urls were unique per account) stays editable.
-      await assertAddressFree(
-        rows,
-        doc.url === stored.url ? null : doc.url,
-        customDomainColumn(doc.customDomain) === customDomainColumn(stored.customDomain)
-          ? null
-          : doc.customDomain,
-        id,
-      );
+      // (written when urls were unique per account) stays editable, and so does a page whose domain was
+      // stored before the service's own host names were refused (it never serves).
+      domainChanged = customDomainColumn(doc.customDomain) !== customDomainColumn(stored.customDomain);
+      if (domainChanged) this.#assertDomainAllowed(doc.customDomain);
+      if (doc.url !== stored.url) await assertUrlFree(rows, doc.url, id);
       made = doc.isPrivate && !stored.isPrivate ? newKey(nowIso) : undefined;
       doc.keys = doc.isPrivate ? [...stored.keys, ...(made ? [made.doc] : [])] : [];
-      const updated: PageRow = { ...row, doc: writeDoc(doc), updated_at: now.getTime() };
-      await rows.update(accountId, id, updated.doc, body.url, doc.customDomain, now.getTime());
-      return updated;
+      await rows.update(
+        accountId,
+        id,
+        writeDoc(doc),
+        body.url,
+        doc.customDomain,
+        now.getTime(),
+        domainChanged,
+      );
     });
+    if (domainChanged) await this.#activateAllowListed(accountId, id, now.getTime());
     await statusPagesChanged(this.#db);
+    const updated = await this.#row(this.#rows, accountId, id);
     return withClearKey((await this.#present(accountId, [updated], now.getTime()))[0]!, made);
+  }
+
+  /**
+   * Checks the page's custom domain now (docs/api.md, "Status pages and services"): verified when the
+   * allow-list covers it or its TXT record `_outpost-challenge.{domain}` holds the page's
+   * `customDomainVerification.value`, unless another page holds the domain verified. A verified domain
+   * serves the page before this answers. The DNS lookup takes at most the policy's lookup timeout (10 s by
+   * default).
+   * @returns the page, with `customDomainStatus` and, while pending, `customDomainProblem`.
+   * @throws HttpError 404 when the page is not in the account; 400 (`id`, rule `customDomain`) when the
+   *   page has no custom domain.
+   */
+  async verifyDomain(accountId: string, id: string, now: Date): Promise<StatusPageView> {
+    const row = await this.#row(this.#rows, accountId, id);
+    if (row.custom_domain === null) {
+      throw new HttpError(
+        'OUTPOST_ERR_VALIDATION',
+        `status page ${id} has no customDomain to verify (set one with PUT /v1/status-pages/${id} first)`,
+        { field: 'id', in: 'params', rule: 'customDomain' },
+      );
+    }
+    await verifyCustomDomain(this.#db, this.#domains, row, now.getTime());
+    const checked = await this.#row(this.#rows, accountId, id);
+    return (await this.#present(accountId, [checked], now.getTime()))[0]!;
+  }
+
+  /**
+   * @throws HttpError 400 naming `customDomain` when `domain` is one of the service's own host names (its
+   *   public URL's host, `localhost`): those answer with the web app and the API, never with a page.
+   */
+  #assertDomainAllowed(domain: string | null | undefined): void {
+    if (domain && this.#domains.isServiceHost(domain)) {
+      throw badField('customDomain', serviceHostProblem(domain), 'serviceHost');
+    }
+  }
+
+  /** Verifies the page's new custom domain at once when the operator's allow-list covers it. */
+  async #activateAllowListed(accountId: string, id: string, nowMs: number): Promise<void> {
+    const row = await this.#rows.get(accountId, id);
+    if (row?.custom_domain && this.#domains.isAllowListed(row.custom_domain)) {
+      await verifyCustomDomain(this.#db, this.#domains, row, nowMs);
+    }
   }
 
   /** @returns false when the page is not in the account. */
@@ -258,7 +318,7 @@ export class StatusPageStore {
   }
 
   /** @throws HttpError 404 when the page is not in the account. */
-  async #row(rows: PageQueries, accountId: string, id: string): Promise<PageRow> {
+  async #row(rows: PageQueries, accountId: string, id: string): Promise<PageRowWithDomain> {
     const row = await rows.get(accountId, id);
     if (!row) throw notFound('status page', id);
     return row;
@@ -316,8 +376,15 @@ export class StatusPageStore {
     });
   }
 
-  /** Rows → views: cards with their services, the incidents of those services, masked keys. */
-  async #present(accountId: string, rows: readonly PageRow[], nowMs: number): Promise<StatusPageView[]> {
+  /**
+   * Rows → views: cards with their services, the incidents of those services, masked keys, and the custom
+   * domain's verification.
+   */
+  async #present(
+    accountId: string,
+    rows: readonly PageRowWithDomain[],
+    nowMs: number,
+  ): Promise<StatusPageView[]> {
     const docs = rows.map((r) => readDoc(r.doc));
     const serviceIds = docs.flatMap((d) => d.cards.flatMap((c) => c.serviceIds));
     const services = await servicesById(this.#db, accountId, serviceIds);
@@ -340,25 +407,32 @@ export class StatusPageStore {
           .slice(0, MAX_PAGE_INCIDENTS)
           .map((x) => x.incident),
         keys: keys.map(({ keyHash: _hash, ...key }) => key),
+        ...this.#domainFields(row),
       };
     });
+  }
+
+  /** The custom-domain fields of a page's view (docs/api.md, "Status page"). */
+  #domainFields(row: PageRowWithDomain) {
+    const domain = row.custom_domain;
+    return {
+      customDomainStatus:
+        domain === null ? null : row.custom_domain_verified_at === null ? 'PENDING' : 'VERIFIED',
+      customDomainVerification: domain === null ? null : verificationRecord(this.#db, row.account_id, domain),
+      customDomainVerifiedAt: iso(row.custom_domain_verified_at),
+      customDomainVerifiedBy: row.custom_domain_verified_by,
+      customDomainCheckedAt: iso(row.custom_domain_checked_at),
+      customDomainProblem: row.custom_domain_problem,
+    } as const;
   }
 }
 
 /**
- * @throws HttpError 409 when another page (not `selfId`) of any account uses `url`, or has `customDomain`:
- *   both are how a visitor finds the page (`/status/{url}`, the Host header). Null: not checked.
+ * @throws HttpError 409 when another page (not `selfId`) of any account uses `url`: it is how a visitor finds
+ *   the page (`/status/{url}`).
  */
-async function assertAddressFree(
-  rows: PageQueries,
-  url: string | null,
-  customDomain: string | null,
-  selfId?: string,
-): Promise<void> {
-  if (url !== null && (await rows.urlTakenAnywhere(url, selfId))) throw urlTaken(url);
-  if (customDomain && (await rows.customDomainTaken(customDomain, selfId))) {
-    throw customDomainTaken(customDomain);
-  }
+async function assertUrlFree(rows: PageQueries, url: string, selfId?: string): Promise<void> {
+  if (await rows.urlTakenAnywhere(url, selfId)) throw urlTaken(url);
 }
 
 function withClearKey(view: StatusPageView, made: { doc: KeyDoc; key: string } | undefined): StatusPageView {

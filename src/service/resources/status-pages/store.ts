@@ -13,13 +13,62 @@ export type PageRow = {
   updated_at: number | null;
 };
 
+/**
+ * The custom-domain columns of a page row: the domain (lower-case; null without one) and its verification
+ * (migration 0013): when and how it was verified (null while pending), when it was last checked and why that
+ * check did not verify it.
+ */
+export type DomainState = Pick<
+  Selectable<Database['status_pages']>,
+  | 'custom_domain'
+  | 'custom_domain_verified_at'
+  | 'custom_domain_verified_by'
+  | 'custom_domain_checked_at'
+  | 'custom_domain_problem'
+>;
+
+/** A page row as the API reads it: with its custom-domain columns. */
+export type PageRowWithDomain = PageRow & DomainState;
+
+/** A page's custom domain and its verification, for the checks (custom-domains.ts). */
+export type DomainRow = DomainState & { id: string; account_id: string };
+
 /** A status-page service row. */
 export type ServiceRow = Selectable<Database['status_page_services']>;
 
 /** A cursor page query: `limit` rows from the opaque cursor `nextId` on (see http/cursor.ts). */
 type CursorPage = { limit: number; nextId?: string | undefined };
 
-const PAGE_COLUMNS = ['id', 'account_id', 'doc', 'created_at', 'updated_at'] as const;
+const PAGE_COLUMNS = [
+  'id',
+  'account_id',
+  'doc',
+  'created_at',
+  'updated_at',
+  'custom_domain',
+  'custom_domain_verified_at',
+  'custom_domain_verified_by',
+  'custom_domain_checked_at',
+  'custom_domain_problem',
+] as const;
+
+const DOMAIN_COLUMNS = [
+  'id',
+  'account_id',
+  'custom_domain',
+  'custom_domain_verified_at',
+  'custom_domain_verified_by',
+  'custom_domain_checked_at',
+  'custom_domain_problem',
+] as const;
+
+/** The columns of a domain that is not verified (yet): a new or changed domain starts so. */
+const PENDING = {
+  custom_domain_verified_at: null,
+  custom_domain_verified_by: null,
+  custom_domain_checked_at: null,
+  custom_domain_problem: null,
+} as const;
 
 /** The `status_pages` table's queries, scoped to one account (but the service-wide `…Anywhere`/`…Taken` checks). */
 export class PageQueries {
@@ -30,7 +79,7 @@ export class PageQueries {
 
   /**
    * Inserts a page with its `url` and `custom_domain` columns (the domain lower-cased, see
-   * {@link customDomainColumn}).
+   * {@link customDomainColumn}); the domain starts pending.
    * @throws the driver's unique-constraint error when `url` is taken in the account.
    */
   async insert(row: PageRow, url: string, customDomain: string | null): Promise<void> {
@@ -41,7 +90,7 @@ export class PageQueries {
   }
 
   /** The page's row; undefined when it is not in the account. */
-  get(accountId: string, id: string): Promise<PageRow | undefined> {
+  get(accountId: string, id: string): Promise<PageRowWithDomain | undefined> {
     return this.#db
       .selectFrom('status_pages')
       .select(PAGE_COLUMNS)
@@ -51,7 +100,7 @@ export class PageQueries {
   }
 
   /** One page of the account's status pages in `(created_at, id)` order from the cursor on. */
-  page(accountId: string, query: CursorPage): Promise<{ rows: PageRow[]; nextId: string | null }> {
+  page(accountId: string, query: CursorPage): Promise<{ rows: PageRowWithDomain[]; nextId: string | null }> {
     return keysetPage(
       this.#db.selectFrom('status_pages').select(PAGE_COLUMNS).where('account_id', '=', accountId),
       query,
@@ -79,16 +128,6 @@ export class PageQueries {
     return (await q.executeTakeFirst()) !== undefined;
   }
 
-  /** Whether another page of any account (not `selfId`) has `customDomain` (compared without case). */
-  async customDomainTaken(customDomain: string, selfId?: string): Promise<boolean> {
-    let q = this.#db
-      .selectFrom('status_pages')
-      .select('id')
-      .where('custom_domain', '=', customDomainColumn(customDomain));
-    if (selfId !== undefined) q = q.where('id', '!=', selfId);
-    return (await q.executeTakeFirst()) !== undefined;
-  }
-
   /** Pages of the account whose document mentions `text` (a narrowing LIKE; callers parse to be sure). */
   mentioning(accountId: string, text: string): Promise<Pick<PageRow, 'id' | 'doc'>[]> {
     return this.#db
@@ -100,7 +139,8 @@ export class PageQueries {
   }
 
   /**
-   * Replaces the page's document, `url` and `custom_domain`.
+   * Replaces the page's document, `url` and `custom_domain`; a domain that changed (`domainChanged`) starts
+   * pending, one that did not keeps its verification.
    * @throws the driver's unique-constraint error when `url` is taken in the account.
    */
   async update(
@@ -110,10 +150,17 @@ export class PageQueries {
     url: string,
     customDomain: string | null,
     nowMs: number,
+    domainChanged: boolean,
   ): Promise<void> {
     await this.#db
       .updateTable('status_pages')
-      .set({ doc, url, custom_domain: customDomainColumn(customDomain), updated_at: nowMs })
+      .set({
+        doc,
+        url,
+        custom_domain: customDomainColumn(customDomain),
+        updated_at: nowMs,
+        ...(domainChanged ? PENDING : {}),
+      })
       .where('account_id', '=', accountId)
       .where('id', '=', id)
       .execute();
@@ -149,14 +196,130 @@ export class PageQueries {
   }
 }
 
+/**
+ * The custom-domain verification columns of `status_pages` (docs/status-pages.md, "Custom domains"), across
+ * every account: one page at most holds a domain verified (a partial unique index). Every write names the
+ * domain it expects, so a check that ends after the page's domain changed writes nothing.
+ */
+export class DomainQueries {
+  readonly #db: Kysely<Database>;
+  constructor(db: Kysely<Database>) {
+    this.#db = db;
+  }
+
+  /** Whether a page other than `selfId`, of any account, holds `domain` (lower-case) verified. */
+  async heldElsewhere(domain: string, selfId: string): Promise<boolean> {
+    const row = await this.#db
+      .selectFrom('status_pages')
+      .select('id')
+      .where('custom_domain', '=', domain)
+      .where('custom_domain_verified_at', 'is not', null)
+      .where('id', '!=', selfId)
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
+  /**
+   * Marks the page's pending `domain` verified `by` at `nowMs`.
+   * @returns false when the page no longer has that domain pending, or another page got the domain verified
+   *   first (the unique index refused it).
+   */
+  async markVerified(id: string, domain: string, by: 'TXT' | 'ALLOW_LIST', nowMs: number): Promise<boolean> {
+    try {
+      const res = await this.#db
+        .updateTable('status_pages')
+        .set({
+          custom_domain_verified_at: nowMs,
+          custom_domain_verified_by: by,
+          custom_domain_checked_at: nowMs,
+          custom_domain_problem: null,
+        })
+        .where('id', '=', id)
+        .where('custom_domain', '=', domain)
+        .where('custom_domain_verified_at', 'is', null)
+        .executeTakeFirst();
+      return res.numUpdatedRows > 0n;
+    } catch (err) {
+      const code = (err as { code?: unknown }).code;
+      if (code === 'SQLITE_CONSTRAINT_UNIQUE' || code === '23505') return false;
+      throw err;
+    }
+  }
+
+  /** Records a check of the page's `domain` at `nowMs` that did not verify it, and why (`problem`). */
+  async recordCheck(id: string, domain: string, problem: string, nowMs: number): Promise<void> {
+    await this.#db
+      .updateTable('status_pages')
+      .set({ custom_domain_checked_at: nowMs, custom_domain_problem: problem })
+      .where('id', '=', id)
+      .where('custom_domain', '=', domain)
+      .execute();
+  }
+
+  /** Puts the page's verified `domain` back to pending, saying why. */
+  async unverify(id: string, domain: string, problem: string, nowMs: number): Promise<void> {
+    await this.#db
+      .updateTable('status_pages')
+      .set({ ...PENDING, custom_domain_checked_at: nowMs, custom_domain_problem: problem })
+      .where('id', '=', id)
+      .where('custom_domain', '=', domain)
+      .execute();
+  }
+
+  /**
+   * Pending domains last checked at or before `checkedBeforeMs` (or never), the longest unchecked first, at
+   * most `limit`.
+   */
+  pendingDue(checkedBeforeMs: number, limit: number): Promise<DomainRow[]> {
+    return this.#db
+      .selectFrom('status_pages')
+      .select(DOMAIN_COLUMNS)
+      .where('custom_domain', 'is not', null)
+      .where('custom_domain_verified_at', 'is', null)
+      .where((eb) =>
+        eb.or([
+          eb('custom_domain_checked_at', 'is', null),
+          eb('custom_domain_checked_at', '<=', checkedBeforeMs),
+        ]),
+      )
+      .orderBy(sql`coalesce(custom_domain_checked_at, 0)`)
+      .orderBy('id')
+      .limit(limit)
+      .execute();
+  }
+
+  /** Every page with a pending domain. */
+  pending(): Promise<DomainRow[]> {
+    return this.#db
+      .selectFrom('status_pages')
+      .select(DOMAIN_COLUMNS)
+      .where('custom_domain', 'is not', null)
+      .where('custom_domain_verified_at', 'is', null)
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
+  }
+
+  /** Every page with a verified domain. */
+  verified(): Promise<DomainRow[]> {
+    return this.#db
+      .selectFrom('status_pages')
+      .select(DOMAIN_COLUMNS)
+      .where('custom_domain', 'is not', null)
+      .where('custom_domain_verified_at', 'is not', null)
+      .execute();
+  }
+}
+
 /** Something to run after status pages were created, changed or deleted in a store. */
 export type StatusPagesListener = () => void | Promise<void>;
 
 const listeners = new WeakMap<object, Set<StatusPagesListener>>();
 
 /**
- * Runs `listener` after each create, update or delete of a status page made through `db` (the store handle
- * the service was built with), before the API answers: the custom-domain map of the public pages
+ * Runs `listener` after each create, update or delete of a status page, and each change of a custom domain's
+ * verification, made through `db` (the store handle the service was built with), before the API answers
+ * (custom-domains.ts): the custom-domain map of the public pages
  * (src/service/public/status-page/access.ts) reloads so the next request sees the change.
  * @returns a function that removes the listener.
  */

@@ -10,6 +10,7 @@ import { alerting } from './0009_alerting.js';
 import { heartbeats } from './0010_heartbeats.js';
 import { webApp } from './0011_web_app.js';
 import { publicStatusPages } from './0012_public_status_pages.js';
+import { customDomainVerification } from './0013_custom_domain_verification.js';
 
 /**
  * Migrations in code, one file each (`NNNN_<name>.ts`), applied in name order. The names
@@ -30,6 +31,7 @@ const migrations: Record<string, Migration> = {
   '0010_heartbeats': heartbeats,
   '0011_web_app': webApp,
   '0012_public_status_pages': publicStatusPages,
+  '0013_custom_domain_verification': customDomainVerification,
 };
 
 class InCodeProvider implements MigrationProvider {
