@@ -12,6 +12,7 @@ import {
   type HealthServer,
   type HealthSnapshot,
   startHealthServer,
+  type UserCodeStatus,
 } from './health-server.js';
 import { AgentMetrics } from './metrics.js';
 import { runPoller } from './poller.js';
@@ -39,6 +40,8 @@ export type AgentOptions = {
   resultRetryMs?: number;
   /** The browser pool of an agent that runs browser and multi-step checks (src/browser/pool.ts). */
   browsers?: AgentBrowsers;
+  /** Whether user code runs apart from the agent (the `userCode` part of `GET /health`); absent: not said. */
+  userCode?: UserCodeStatus;
 };
 
 /** What the agent asks of its browser pool besides lending browsers to the executors. */
@@ -175,6 +178,7 @@ export class Agent {
       lastSuccessfulPollAt: this.#lastSuccessfulPollAt,
       startedAt: this.#startedAt,
       ...(this.#options.browsers ? { browsers: this.#options.browsers.status() } : {}),
+      ...(this.#options.userCode ? { userCode: this.#options.userCode } : {}),
     };
   }
 

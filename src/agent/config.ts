@@ -1,3 +1,4 @@
+import { closeSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { type Static, Type } from '@sinclair/typebox';
 import { FormatRegistry } from '@sinclair/typebox';
@@ -159,6 +160,40 @@ export type AgentConfig = Readonly<{
   chromiumPath: string;
 }>;
 
+/**
+ * `env` with `API_KEY` read from the file `API_KEY_FILE` names, when that is set: a mounted
+ * Kubernetes Secret, or `/dev/fd/<n>`, a descriptor the image's entrypoint hands the key over in
+ * (read once, then closed, so no child inherits it).
+ *
+ * @throws OutpostError OUTPOST_ERR_CONFIG when both are set, or the file cannot be read.
+ */
+function withKeyFromFile(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const file = env.API_KEY_FILE?.trim();
+  if (file === undefined || file === '') return env;
+  if ((env.API_KEY?.trim() ?? '') !== '') {
+    throw new OutpostError(
+      'OUTPOST_ERR_CONFIG',
+      'invalid agent configuration:\n- API_KEY and API_KEY_FILE are both set: set one of them',
+    );
+  }
+  const fd = /^\/(?:dev|proc\/self)\/fd\/([0-9]{1,4})$/.exec(file)?.[1];
+  let key: string;
+  try {
+    if (fd === undefined) {
+      key = readFileSync(file, 'utf8');
+    } else {
+      key = readFileSync(Number(fd), 'utf8');
+      closeSync(Number(fd));
+    }
+  } catch (err) {
+    throw new OutpostError(
+      'OUTPOST_ERR_CONFIG',
+      `invalid agent configuration:\n- API_KEY_FILE must name a readable file holding the key; ${file}: ${(err as Error).message}`,
+    );
+  }
+  return { ...env, API_KEY: key.trim() };
+}
+
 function rawValue(env: NodeJS.ProcessEnv, name: VariableName): string | undefined {
   const value = env[name] ?? (LOWER_CASE_ALIASES.has(name) ? env[name.toLowerCase()] : undefined);
   const trimmed = value?.trim();
@@ -190,7 +225,8 @@ function describe(name: VariableName, value: string | undefined): string {
  * @throws OutpostError `OUTPOST_ERR_CONFIG` naming every bad variable, what it must be
  *   and what it was (the value of `API_KEY` is never included).
  */
-export function parseAgentConfig(env: NodeJS.ProcessEnv): AgentConfig {
+export function parseAgentConfig(environment: NodeJS.ProcessEnv): AgentConfig {
+  const env = withKeyFromFile(environment);
   const given: Partial<Record<VariableName, string>> = {};
   const candidate: Record<string, string | number> = {};
   for (const name of Object.keys(REQUIREMENTS) as VariableName[]) {

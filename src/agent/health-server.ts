@@ -23,7 +23,19 @@ export type HealthSnapshot = {
    * a browser.
    */
   browsers?: unknown;
+  /**
+   * Whether user code (API scripts, browser and multi-step scripts, check suites) runs apart from
+   * the agent, as run users (docs/security.md): `isolated` with the `mode` (`root`, or
+   * `capabilities` for a non-root agent holding CAP_SETUID and the rest), or not, with the reason
+   * such checks are refused. Absent on the uptime profile, which runs no user code.
+   */
+  userCode?: UserCodeStatus;
 };
+
+/** The `userCode` part of `GET /health`. */
+export type UserCodeStatus =
+  | { isolated: true; mode: 'root' | 'capabilities' }
+  | { isolated: false; reason: string };
 
 /** Options of {@link startHealthServer}. */
 export type HealthServerOptions = {

@@ -5,12 +5,14 @@ import type { Executor } from '../checks/executor.js';
 import type { CheckType } from '../protocol/index.js';
 import { hasCode } from '../common/errors.js';
 import { PACKAGE_ROOT } from '../common/paths.js';
+import { userCodeIsolation } from '../common/run-users.js';
 import { createLogger, type Logger } from '../common/logger.js';
 import { registeredExecutors } from '../checks/registry.js';
 import { guardInspectorSignal } from '../sandbox/inspector-guard.js';
 import type { BrowserPool } from '../browser/pool.js';
 import type { BrowserRunner } from '../browser/runner-process.js';
 import { Agent, type AgentBrowsers } from './agent.js';
+import type { UserCodeStatus } from './health-server.js';
 import { listenError } from '../common/ports.js';
 import { type AgentConfig, parseAgentConfig, profileRuns, redactAgentConfig } from './config.js';
 
@@ -65,6 +67,9 @@ export async function runAgent(env: NodeJS.ProcessEnv, options: RunAgentOptions 
   let config: AgentConfig;
   try {
     config = parseAgentConfig(env);
+    // Nothing the agent starts inherits the key (its children get explicit environments; this is the net).
+    delete env.API_KEY;
+    delete env.API_KEY_FILE;
   } catch (err) {
     if (!hasCode(err, 'OUTPOST_ERR_CONFIG')) throw err;
     (options.stderr ?? process.stderr).write(`outpost agent: ${err.message}\n`);
@@ -78,17 +83,23 @@ export async function runAgent(env: NodeJS.ProcessEnv, options: RunAgentOptions 
   });
   logger.info({ config: redactAgentConfig(config) }, 'agent configuration');
 
-  const browsers = options.executors === undefined ? await startBrowserPool(config, logger) : undefined;
+  const userCode = config.profile === 'full' ? userCodeStatus(logger) : undefined;
+  const browsers =
+    options.executors === undefined && userCode?.isolated === true
+      ? await startBrowserPool(config, logger)
+      : undefined;
   const browserPool = browsers?.pool;
   const executors =
     options.executors ??
     registeredExecutors(
-      // Browser and multi-step checks only on an agent with a browser (full profile, Chromium installed).
+      // Browser and multi-step checks only on an agent with a browser (full profile, user code kept
+      // apart, Chromium installed).
       (t) => profileRuns(config.profile, t) && (browserPool !== undefined || !BROWSER_TYPES.has(t)),
       {
         logger,
         useOsDnsResolver: config.useOsDnsResolver,
         ...(browserPool ? { browserPool } : {}),
+        ...(userCode?.isolated === false ? { userCodeRefusal: userCode.reason } : {}),
       },
     );
 
@@ -98,6 +109,7 @@ export async function runAgent(env: NodeJS.ProcessEnv, options: RunAgentOptions 
     logger,
     runtimes: config.profile === 'full' ? installedRuntimes() : [],
     ...(browsers ? { browsers: browsers.agent } : {}),
+    ...(userCode ? { userCode } : {}),
     ...(options.healthHost !== undefined ? { healthHost: options.healthHost } : {}),
   });
   const removeHandlers =
@@ -124,6 +136,24 @@ export async function runAgent(env: NodeJS.ProcessEnv, options: RunAgentOptions 
     removeHandlers();
     logger.flush();
   }
+}
+
+/**
+ * Whether this agent can run user code apart from itself (src/common/run-users.ts), said once in
+ * the log: where it cannot, browser and multi-step checks and check suites are not claimed and an
+ * API check's setup or teardown script fails its run with the reason; nothing runs as the agent.
+ */
+function userCodeStatus(logger: Logger): UserCodeStatus {
+  const isolation = userCodeIsolation();
+  if (isolation.available) {
+    logger.info({ mode: isolation.mode }, 'user code runs as run users of its own, apart from the agent');
+    return { isolated: true, mode: isolation.mode };
+  }
+  logger.error(
+    { reason: isolation.reason },
+    'user code is refused: API scripts, browser and multi-step checks and check suites do not run on this agent',
+  );
+  return { isolated: false, reason: isolation.reason };
 }
 
 /** Check types whose executors need the browser pool. */

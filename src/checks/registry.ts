@@ -14,6 +14,11 @@ export type ExecutorDependencies = {
    * absent on an agent without a browser (their jobs then fail with a reason).
    */
   browserPool?: BrowserPoolPort;
+  /**
+   * Why this agent runs no user code (it cannot run it apart from itself: src/common/run-users.ts);
+   * absent when it can. Browser checks and suites then fail with this reason.
+   */
+  userCodeRefusal?: string;
 };
 
 /** One check type the agent runs. */
@@ -66,17 +71,17 @@ export const CHECK_TYPE_REGISTRY = {
     networkDiagnostics: true,
   },
   BROWSER: {
-    load: async ({ browserPool }) => loadBrowserExecutor('BROWSER', browserPool),
+    load: async (dependencies) => loadBrowserExecutor('BROWSER', dependencies),
     networkDiagnostics: false,
   },
   MULTI_STEP: {
-    load: async ({ browserPool }) => loadBrowserExecutor('MULTI_STEP', browserPool),
+    load: async (dependencies) => loadBrowserExecutor('MULTI_STEP', dependencies),
     networkDiagnostics: false,
   },
   PLAYWRIGHT: {
-    load: async ({ browserPool }) => {
+    load: async ({ browserPool, userCodeRefusal }) => {
       if (browserPool === undefined)
-        throw new Error('this agent has no browser: it runs no Playwright check suites');
+        throw new Error(userCodeRefusal ?? 'this agent has no browser: it runs no Playwright check suites');
       return new (await import('./browser/suite-executor.js')).SuiteExecutor({ pool: browserPool });
     },
     networkDiagnostics: false,
@@ -89,9 +94,10 @@ export const CHECK_TYPE_REGISTRY = {
  */
 async function loadBrowserExecutor(
   checkType: 'BROWSER' | 'MULTI_STEP',
-  browserPool: BrowserPoolPort | undefined,
+  { browserPool, userCodeRefusal }: ExecutorDependencies,
 ): Promise<Executor> {
-  if (browserPool === undefined) throw new Error('this agent has no browser: it runs no browser checks');
+  if (browserPool === undefined)
+    throw new Error(userCodeRefusal ?? 'this agent has no browser: it runs no browser checks');
   return (await import('./browser/index.js')).createBrowserExecutor({ checkType, pool: browserPool });
 }
 

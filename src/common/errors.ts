@@ -20,6 +20,8 @@ export const ERROR_CODES = {
     'The key for secrets at rest is invalid, its key file is unsafe, or it does not open the stored secrets.',
   OUTPOST_ERR_STARTUP:
     'The process could not start: a port is taken, or the data directory cannot be created, is read-only or full.',
+  OUTPOST_ERR_ISOLATION:
+    'User code cannot run apart from the agent here (no root, no CAP_SETUID/CAP_SETGID, or no setpriv); it is refused.',
 } as const;
 export type ErrorCode = keyof typeof ERROR_CODES;
 

@@ -4,9 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { OutpostError } from '../common/errors.js';
 import { PACKAGE_ROOT } from '../common/paths.js';
+import { RunUserPool } from '../common/run-users.js';
 import { childBootstrapPath } from './bootstrap.js';
 import { guardInspectorSignal } from './inspector-guard.js';
-import { type ScriptIdentity, ScriptProcess } from './script-process.js';
+import { ScriptProcess } from './script-process.js';
 import { ScriptRun } from './script-run.js';
 import type { ScriptRunner, ScriptRunRequest, ScriptRunResult } from './types.js';
 
@@ -34,11 +35,12 @@ export type ScriptSandboxOptions = {
   /** Folder under which each script process gets its private temp dir. Default `os.tmpdir()`. */
   tmpRoot?: string;
   /**
-   * When the agent runs as root, each script process runs as a uid (and the same gid) of its own
-   * from `first` to `first + count - 1`, never shared by two live processes, so the kernel
-   * refuses its signals to the agent and to other scripts (EPERM). Default
-   * {@link DEFAULT_SCRIPT_UIDS}; ignored when the agent is not root (the process then keeps the
-   * agent's uid). Needs no user on the host: ids are numbers only.
+   * Each script process runs as a run user (src/common/run-users.ts): a uid (and the same gid) of
+   * its own from `first` to `first + count - 1`, never shared by two live processes and never the
+   * agent's, so the kernel refuses its signals and ptrace to the agent and to other scripts
+   * (EPERM); when it ends, every process and temp file of its uid is removed. Default
+   * {@link DEFAULT_SCRIPT_UIDS}. Needs no user on the host: ids are numbers only. Where the agent
+   * can switch to no other uid (not root, no CAP_SETUID), scripts are refused with the reason.
    */
   scriptUids?: { first: number; count: number };
 };
@@ -97,11 +99,8 @@ export class ScriptSandbox implements ScriptRunner {
   readonly #heapLimitMb: number;
   readonly #maxOutputBytes: number;
   readonly #tmpRoot: string;
-  /** Null when the agent is not root: scripts keep its uid. */
-  readonly #scriptUids: { first: number; count: number } | null;
-  /** Uids of live script processes. */
-  readonly #uidsInUse = new Set<number>();
-  #nextUid = 0;
+  /** The run users script processes run as. */
+  readonly #runUsers: RunUserPool;
   readonly #idle = new Map<string, ScriptProcess[]>();
   /** Processes starting for the pool; a run finding no idle process claims the oldest. */
   readonly #spawning = new Map<string, Set<{ started: Promise<ScriptProcess>; claimed: boolean }>>();
@@ -131,7 +130,10 @@ export class ScriptSandbox implements ScriptRunner {
     const uids = options.scriptUids ?? DEFAULT_SCRIPT_UIDS;
     integerOption('scriptUids.first', uids.first, 0, 1, 4_294_967_294 - uids.count);
     integerOption('scriptUids.count', uids.count, 0, 1, 65_536);
-    this.#scriptUids = process.getuid?.() === 0 ? { first: uids.first, count: uids.count } : null;
+    this.#runUsers = new RunUserPool(
+      { first: uids.first, count: uids.count },
+      { what: 'script', extraDirs: [this.#tmpRoot] },
+    );
     guardInspectorSignal();
     if (!existsSync(this.#tmpRoot)) {
       throw new OutpostError(
@@ -205,6 +207,8 @@ export class ScriptSandbox implements ScriptRunner {
       this.#idle.clear();
       await Promise.all(idle.map((p) => p.dispose()));
       await Promise.allSettled([...this.#active].map(({ done }) => done));
+      // Every run user reaped: no process or temp file of a script outlives the sandbox.
+      await this.#runUsers.settled();
     })();
     return this.#closing;
   }
@@ -236,7 +240,7 @@ export class ScriptSandbox implements ScriptRunner {
   async #spawn(runtimeId: string): Promise<ScriptProcess> {
     const bootstrap = await childBootstrapPath();
     const dataLimitMb = await this.#dataLimitMb();
-    const runAs = this.#takeIdentity();
+    const runAs = this.#runUsers.take();
     let proc: ScriptProcess;
     try {
       proc = await ScriptProcess.spawn({
@@ -249,31 +253,12 @@ export class ScriptSandbox implements ScriptRunner {
         runAs,
       });
     } catch (err) {
-      if (runAs !== null) this.#uidsInUse.delete(runAs.uid);
+      void this.#runUsers.release(runAs);
       throw err;
     }
-    if (runAs !== null) void proc.closed.then(() => this.#uidsInUse.delete(runAs.uid));
+    // The run ends with its process: whatever it started and left in the temp folders goes too.
+    void proc.closed.then(() => this.#runUsers.release(runAs));
     return proc;
-  }
-
-  /**
-   * A uid no live script process has, as uid and gid; null when the agent is not root.
-   * @throws OutpostError OUTPOST_ERR_CONFIG when every uid of `scriptUids` is in use.
-   */
-  #takeIdentity(): ScriptIdentity | null {
-    if (this.#scriptUids === null) return null;
-    const { first, count } = this.#scriptUids;
-    for (let n = 0; n < count; n++) {
-      const uid = first + ((this.#nextUid + n) % count);
-      if (this.#uidsInUse.has(uid)) continue;
-      this.#nextUid = (this.#nextUid + n + 1) % count;
-      this.#uidsInUse.add(uid);
-      return { uid, gid: uid };
-    }
-    throw new OutpostError(
-      'OUTPOST_ERR_CONFIG',
-      `all ${count} script uids from ${first} are in use: raise ScriptSandbox option scriptUids.count`,
-    );
   }
 
   /**

@@ -1,16 +1,9 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { chown, mkdtemp, realpath } from 'node:fs/promises';
+import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { readLineChannel } from '../common/line-channel.js';
-import {
-  killGroup,
-  type ProcessExit,
-  removeTree,
-  trackGroup,
-  whenGroupEnds,
-} from '../common/process-tree.js';
+import { type RunUser, spawnUserProcess } from '../common/run-users.js';
+import { killGroup, type ProcessExit, removeTree, whenGroupEnds } from '../common/process-tree.js';
 import { type ChildMessage, parseChildMessage, type ScriptPayload } from './messages.js';
 
 /**
@@ -49,9 +42,6 @@ const DONE_PREFIX = Buffer.from('{"t":"done"');
 /** How long `dispose` waits for a SIGKILLed process to be reaped before giving up on it, ms. */
 const REAP_TIMEOUT_MS = 5_000;
 
-/** The shell that applies resource limits before exec-ing node; absent in distroless images. */
-const SHELL = '/bin/sh';
-
 /** How one script process is started. */
 export type ScriptProcessOptions = {
   /** The child bootstrap (child.cjs). */
@@ -66,15 +56,15 @@ export type ScriptProcessOptions = {
   /** RLIMIT_DATA of the process (heap, Buffers, native memory), MiB. */
   dataLimitMb: number;
   /**
-   * The unprivileged user and group the process runs as (spawn's uid/gid; needs root), or null
-   * to run as the agent's own user. Its temp dir is given to that user; the bootstrap, the
+   * The run user the process runs as (src/common/run-users.ts: setpriv switches to it, with no
+   * capabilities and no_new_privs). Its temp dir is given to that user; the bootstrap, the
    * runtime's node_modules and the folders above them must be readable by it (mode o+rx).
    */
-  runAs: ScriptIdentity | null;
+  runAs: ScriptIdentity;
 };
 
 /** A uid and gid a script process runs as. */
-export type ScriptIdentity = { uid: number; gid: number };
+export type ScriptIdentity = RunUser;
 
 /** How a process ended (see process-tree.ts). */
 export type { ProcessExit } from '../common/process-tree.js';
@@ -160,34 +150,19 @@ export class ScriptProcess {
 
   /** Creates the temp dir and spawns the process; never throws for a spawn failure (see `ready`). */
   static async spawn(options: ScriptProcessOptions): Promise<ScriptProcess> {
-    const tmpDir = await realpath(await mkdtemp(join(options.tmpRoot, 'outpost-script-')));
-    if (options.runAs !== null) {
-      try {
-        await chown(tmpDir, options.runAs.uid, options.runAs.gid);
-      } catch (err) {
-        await removeTree(tmpDir);
-        throw err;
-      }
-    }
-    const node = [...nodeFlags(options, tmpDir), options.bootstrap, options.runtimeDir, options.runtimeId];
-    const limits = `ulimit -d ${options.dataLimitMb * 1024} 2>/dev/null; ulimit -c 0 2>/dev/null; exec "$0" "$@"`;
-    const [command, args] = existsSync(SHELL)
-      ? [SHELL, ['-c', limits, process.execPath, ...node]]
-      : [process.execPath, node];
-    let child: ChildProcess;
-    try {
-      child = spawn(command, args, {
-        cwd: tmpDir,
-        env: { HOME: tmpDir, TMPDIR: tmpDir },
-        stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
-        detached: true,
-        ...(options.runAs === null ? {} : { uid: options.runAs.uid, gid: options.runAs.gid }),
-      });
-    } catch (err) {
-      await removeTree(tmpDir);
-      throw err;
-    }
-    if (child.pid !== undefined) trackGroup(child.pid);
+    const { child, tmpDir } = await spawnUserProcess({
+      runAs: options.runAs,
+      tmpRoot: options.tmpRoot,
+      tmpPrefix: 'outpost-script-',
+      nodeArgs: (dir) => [
+        ...nodeFlags(options, dir),
+        options.bootstrap,
+        options.runtimeDir,
+        options.runtimeId,
+      ],
+      env: (dir) => ({ HOME: dir, TMPDIR: dir }),
+      limits: `ulimit -d ${options.dataLimitMb * 1024} 2>/dev/null`,
+    });
     return new ScriptProcess(child, tmpDir);
   }
 
