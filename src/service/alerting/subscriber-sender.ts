@@ -53,11 +53,16 @@ export function closeSubscriberTransporters(): void {
 }
 
 /**
- * The public address of a status page's links: `https://{customDomain}` for a page with a custom
- * domain, else `{appUrl}/status/{url}`; no trailing slash.
+ * The public address of a status page's links: `https://{customDomain}` for a page whose custom
+ * domain is verified (`domainVerified`), else `{appUrl}/status/{url}` (a pending domain does not
+ * serve the page yet); no trailing slash.
  */
-export function publicPageUrl(appUrl: string, doc: Pick<StatusPageDoc, 'url' | 'customDomain'>): string {
-  if (doc.customDomain) return `https://${doc.customDomain}`;
+export function publicPageUrl(
+  appUrl: string,
+  doc: Pick<StatusPageDoc, 'url' | 'customDomain'>,
+  domainVerified: boolean,
+): string {
+  if (doc.customDomain && domainVerified) return `https://${doc.customDomain}`;
   return `${appUrl.replace(/\/+$/, '')}/status/${encodeURIComponent(doc.url)}`;
 }
 
@@ -94,7 +99,14 @@ export async function sendSubscriberMail(
   const subscriber = await db
     .selectFrom('status_page_subscribers as s')
     .leftJoin('status_pages as p', 'p.id', 's.status_page_id')
-    .select(['s.id', 's.email', 's.confirmed_at', 's.status_page_id', 'p.doc as page_doc'])
+    .select([
+      's.id',
+      's.email',
+      's.confirmed_at',
+      's.status_page_id',
+      'p.doc as page_doc',
+      'p.custom_domain_verified_at',
+    ])
     .where('s.id', '=', row.subscriber_id ?? '')
     .executeTakeFirst();
   if (!subscriber) return noAnswer('FAILED', 'unsubscribed');
@@ -108,7 +120,7 @@ export async function sendSubscriberMail(
   if (!smtp) return noAnswer('FAILED', `subscriber mail needs ${SMTP_VARIABLES.join(' and ')}`);
 
   const pageDoc = readDoc(page.doc) as StatusPageDoc;
-  const base = publicPageUrl(options.appUrl, pageDoc);
+  const base = publicPageUrl(options.appUrl, pageDoc, subscriber.custom_domain_verified_at !== null);
   const unsubscribeToken = subscriberToken(
     db,
     'unsubscribe',
