@@ -723,7 +723,7 @@ export async function benchBrowser(options: BrowserBenchOptions = {}): Promise<B
         runtimeDir: RUNTIME_DIR,
         runtimeId: RUNTIME_ID,
         tmpRoot,
-        runAs: process.getuid?.() === 0 ? { uid: REFERENCE_UID, gid: REFERENCE_UID } : null,
+        runAs: { uid: REFERENCE_UID, gid: REFERENCE_UID },
       });
       const ready = await runner.ready;
       if (ready) boots.push(performance.now() - t0);

@@ -1,9 +1,8 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { chown, mkdtemp, readdir, realpath, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import type { ChildProcess } from 'node:child_process';
+import { readdir, stat } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { compiledChildPath } from '../common/compiled-child.js';
+import { spawnUserProcess } from '../common/run-users.js';
 import { readLineChannel } from '../common/line-channel.js';
 import { killGroup, removeTree, trackGroup, untrackGroup } from '../common/process-tree.js';
 import type { BrowserIdentity } from './identities.js';
@@ -59,7 +58,7 @@ export type BrowserHostOptions = {
    * the agent's own. The temp dir is given to that user; the bootstrap, the runtime's
    * node_modules and CHROMIUM_PATH must be readable and executable by it.
    */
-  runAs: BrowserIdentity | null;
+  runAs: BrowserIdentity;
   /** Chromium's executable; default env CHROMIUM_PATH, else `/usr/bin/chromium`. */
   chromiumPath?: string;
   /** Longest start (Node, Playwright, Chromium, first connection), ms. Default 45 000. */
@@ -83,8 +82,6 @@ const MAX_MESSAGE_BYTES = 8192;
 const GRACEFUL_CLOSE_MS = 3_000;
 /** How long `close` waits for a SIGKILLed host to be reaped, ms. */
 const REAP_TIMEOUT_MS = 5_000;
-/** The shell that turns core files off before exec-ing node; absent in distroless images. */
-const SHELL = '/bin/sh';
 /** PATH of the host: Debian's chromium is a shell script that needs the basic tools. */
 const HOST_PATH = '/usr/local/bin:/usr/bin:/bin';
 
@@ -119,7 +116,7 @@ export class BrowserHost {
   /** Null when videos can be recorded, else why not. */
   readonly videoNote: string | null;
   /** The uid the host runs as; null for the agent's own. */
-  readonly runAs: BrowserIdentity | null;
+  readonly runAs: BrowserIdentity;
   /** When the host became ready, `performance.now()` milliseconds. */
   readonly startedAt: number;
   /** Settles once the host child ended and was reaped. */
@@ -186,35 +183,16 @@ export class BrowserHost {
    */
   static async start(options: BrowserHostOptions): Promise<BrowserHost> {
     const bootstrap = await compiledChildPath(import.meta.url, 'host-child');
-    const tmpDir = await realpath(await mkdtemp(join(options.tmpRoot, 'outpost-browser-host-')));
-    if (options.runAs !== null) {
-      try {
-        await chown(tmpDir, options.runAs.uid, options.runAs.gid);
-      } catch (err) {
-        await removeTree(tmpDir);
-        throw err;
-      }
-    }
     const chromiumPath = options.chromiumPath ?? process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-    const node = [bootstrap, options.runtimeDir];
-    const [command, args] = existsSync(SHELL)
-      ? [SHELL, ['-c', 'ulimit -c 0 2>/dev/null; exec "$0" "$@"', process.execPath, ...node]]
-      : [process.execPath, node];
-    let child: ChildProcess;
-    try {
-      child = spawn(command, args, {
-        cwd: tmpDir,
-        env: { HOME: tmpDir, TMPDIR: tmpDir, PATH: HOST_PATH, CHROMIUM_PATH: chromiumPath },
-        stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
-        detached: true,
-        ...(options.runAs === null ? {} : { uid: options.runAs.uid, gid: options.runAs.gid }),
-      });
-    } catch (err) {
-      await removeTree(tmpDir);
-      throw err;
-    }
+    const { child, tmpDir } = await spawnUserProcess({
+      runAs: options.runAs,
+      tmpRoot: options.tmpRoot,
+      tmpPrefix: 'outpost-browser-host-',
+      nodeArgs: () => [bootstrap, options.runtimeDir],
+      env: (dir) => ({ HOME: dir, TMPDIR: dir, PATH: HOST_PATH, CHROMIUM_PATH: chromiumPath }),
+    });
     const pid = child.pid;
-    if (pid !== undefined) trackGroup(pid);
+
     let browserPid: number | null = null;
     const exited = new Promise<HostExit>((resolve) => {
       let settled = false;

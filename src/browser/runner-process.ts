@@ -1,17 +1,10 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { chown, mkdtemp, realpath } from 'node:fs/promises';
+import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { compiledChildPath } from '../common/compiled-child.js';
+import { type RunUser, spawnUserProcess } from '../common/run-users.js';
 import { readLineChannel } from '../common/line-channel.js';
-import {
-  killGroup,
-  type ProcessExit,
-  removeTree,
-  trackGroup,
-  whenGroupEnds,
-} from '../common/process-tree.js';
+import { killGroup, type ProcessExit, removeTree, whenGroupEnds } from '../common/process-tree.js';
 import type {
   BrowserRunReport,
   BrowserStep,
@@ -44,9 +37,6 @@ const EXIT_GRACE_MS = 2_000;
 const DEFAULT_KILL_AFTER_MS = 2_000;
 /** Default V8 old-space limit of a runner, MiB. */
 const DEFAULT_HEAP_LIMIT_MB = 512;
-/** The shell that applies resource limits before exec-ing node; absent in distroless images. */
-const SHELL = '/bin/sh';
-
 /** How one browser runner process is started. */
 export type BrowserRunnerOptions = {
   /** runtimes/<id>: its node_modules holds playwright-core, @playwright/test and what scripts import. */
@@ -55,11 +45,11 @@ export type BrowserRunnerOptions = {
   /** Where the runner's private temp dir is created. */
   tmpRoot: string;
   /**
-   * The unprivileged user and group the runner runs as (needs root), or null for the agent's own
-   * user. The temp dir is given to it; the bootstrap, the runtime's node_modules and the folders
-   * above them must be readable by it (mode o+rx).
+   * The run user the runner runs as (src/common/run-users.ts). The temp dir is given to it; the
+   * bootstrap, the runtime's node_modules and the folders above them must be readable by it
+   * (mode o+rx).
    */
-  runAs: { uid: number; gid: number } | null;
+  runAs: RunUser;
   /** V8 old-space limit, MiB; default 512. */
   heapLimitMb?: number;
   /** Time past the payload's `timeoutMs` before the process group is SIGKILLed, ms; default 2000. */
@@ -215,34 +205,18 @@ export class BrowserRunner {
    */
   static async spawn(options: BrowserRunnerOptions): Promise<BrowserRunner> {
     const bootstrap = await compiledChildPath(import.meta.url, 'runner-child');
-    const tmpDir = await realpath(await mkdtemp(join(options.tmpRoot, 'outpost-runner-')));
-    if (options.runAs !== null) {
-      try {
-        await chown(tmpDir, options.runAs.uid, options.runAs.gid);
-      } catch (err) {
-        await removeTree(tmpDir);
-        throw err;
-      }
-    }
-    const node = [...nodeFlags(bootstrap, options, tmpDir), bootstrap, options.runtimeDir, options.runtimeId];
-    const limits = 'ulimit -c 0 2>/dev/null; exec "$0" "$@"';
-    const [command, args] = existsSync(SHELL)
-      ? [SHELL, ['-c', limits, process.execPath, ...node]]
-      : [process.execPath, node];
-    let child: ChildProcess;
-    try {
-      child = spawn(command, args, {
-        cwd: tmpDir,
-        env: { HOME: tmpDir, TMPDIR: tmpDir },
-        stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
-        detached: true,
-        ...(options.runAs === null ? {} : { uid: options.runAs.uid, gid: options.runAs.gid }),
-      });
-    } catch (err) {
-      await removeTree(tmpDir);
-      throw err;
-    }
-    if (child.pid !== undefined) trackGroup(child.pid);
+    const { child, tmpDir } = await spawnUserProcess({
+      runAs: options.runAs,
+      tmpRoot: options.tmpRoot,
+      tmpPrefix: 'outpost-runner-',
+      nodeArgs: (dir) => [
+        ...nodeFlags(bootstrap, options, dir),
+        bootstrap,
+        options.runtimeDir,
+        options.runtimeId,
+      ],
+      env: (dir) => ({ HOME: dir, TMPDIR: dir }),
+    });
     return new BrowserRunner(child, tmpDir, options.killAfterMs ?? DEFAULT_KILL_AFTER_MS);
   }
 

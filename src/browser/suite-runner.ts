@@ -18,6 +18,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { Worker } from 'node:worker_threads';
 import { compiledChildPath } from '../common/compiled-child.js';
 import { killGroup, removeTree, trackGroup, untrackGroup } from '../common/process-tree.js';
+import { killRunUser, runAsRunUser } from '../common/run-users.js';
 import type { RunLog } from '../protocol/index.js';
 import type { BrowserRunError, BrowserRunReport } from './messages.js';
 import { USER_CONFIG_NAMES, WRAPPER_CONFIG_NAME, wrapperConfigSource } from './suite-config.js';
@@ -62,11 +63,11 @@ export type SuiteRunOptions = {
   /** Where the run's private dir is created. */
   tmpRoot: string;
   /**
-   * The user and group the suite runs as (needs root), or null to keep the agent's. The uid must be
-   * this run's own: when the run ends every process of that uid is killed. The runtime's
-   * node_modules and the folders above `tmpRoot` must be readable by it.
+   * The run user the suite runs as (src/common/run-users.ts). The uid must be this run's own: when
+   * the run ends every process of that uid is killed. The runtime's node_modules and the folders
+   * above `tmpRoot` must be readable by it.
    */
-  runAs: SuiteIdentity | null;
+  runAs: SuiteIdentity;
   /** Aborting kills the suite; the outcome reports it as cancelled. */
   signal?: AbortSignal;
   /** Most bytes of stdout and stderr kept together (default 1 MiB); the rest are dropped and counted. */
@@ -203,13 +204,11 @@ function declaredPackages(manifest: unknown): string[] {
  * not an exception.
  *
  * @returns the outcome; its `dir` stays until `dispose` is called.
- * @throws Error when the agent is root and `runAs` is null, when the private dir cannot be created
+ * @throws Error when the private dir cannot be created
  *   or given to `runAs`, or when the process cannot be spawned (the agent's problems, not the
  *   check's); the dir is removed first.
  */
 export async function runSuite(options: SuiteRunOptions): Promise<SuiteRunOutcome> {
-  if (options.runAs === null && process.getuid?.() === 0)
-    throw new Error('a suite never runs as root: give runAs, an unprivileged uid and gid of its own');
   const dir = await realpath(await mkdtemp(join(options.tmpRoot, 'outpost-suite-')));
   let disposed: Promise<void> | null = null;
   const dispose = () => {
@@ -251,12 +250,12 @@ async function runIn(
     errorFile: join(dir, 'report', 'config-error.txt'),
   };
   const own = async (path: string) => {
-    if (options.runAs !== null) await chown(path, options.runAs.uid, options.runAs.gid);
+    await chown(path, options.runAs.uid, options.runAs.gid);
   };
   // The run's dir stays the agent's, searchable but not writable by the suite's uid: the suite owns
   // the folders inside it but cannot swap one for a link before the agent reads its report and
   // artifacts back.
-  if (options.runAs !== null) await chmod(dir, 0o711);
+  await chmod(dir, 0o711);
   for (const sub of [
     layout.project,
     layout.home,
@@ -559,15 +558,19 @@ async function runPlaywright(
 ): Promise<PlaywrightExit> {
   const cli = join(options.runtimeDir, 'node_modules', '@playwright', 'test', 'cli.js');
   const args = [cli, 'test', '--config', WRAPPER_CONFIG_NAME];
-  const [command, argv] = existsSync('/bin/sh')
-    ? ['/bin/sh', ['-c', 'ulimit -c 0 2>/dev/null; exec "$0" "$@"', process.execPath, ...args]]
-    : [process.execPath, args];
+  const { command, args: argv } = existsSync('/bin/sh')
+    ? runAsRunUser(options.runAs, '/bin/sh', [
+        '-c',
+        'ulimit -c 0 2>/dev/null; exec "$0" "$@"',
+        process.execPath,
+        ...args,
+      ])
+    : runAsRunUser(options.runAs, process.execPath, args);
   const child: ChildProcess = spawn(command, argv, {
     cwd: layout.project,
     env: suiteEnv(options, layout),
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
-    ...(options.runAs === null ? {} : { uid: options.runAs.uid, gid: options.runAs.gid }),
   });
   const pid = child.pid;
   if (pid === undefined) {
@@ -603,7 +606,8 @@ async function runPlaywright(
   // Whatever the leader left in its group (workers, a webServer) dies with it.
   kill();
   untrackGroup(pid);
-  if (options.runAs !== null) await killUid(options.runAs.uid);
+  // A process of the suite that left its group (setsid, a double fork) dies with the run too.
+  await killRunUser(options.runAs);
   // A process that left the group (setsid) may hold the pipes: wait a little, then stop reading.
   let timer: NodeJS.Timeout | undefined;
   await Promise.race([closed, new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_WAIT_MS)))]);
@@ -611,36 +615,6 @@ async function runPlaywright(
   child.stdout?.destroy();
   child.stderr?.destroy();
   return { ...exited, killedAtDeadline: killedAtDeadline && !cancelled, cancelled };
-}
-
-/**
- * SIGKILLs every process of `uid` (the run's own uid): a process of the suite that left its group
- * (setsid) must not outlive the run. Never the agent's uid or root's.
- */
-async function killUid(uid: number): Promise<void> {
-  if (uid === 0 || uid === process.getuid?.()) return;
-  let pids: string[];
-  try {
-    pids = (await readdir('/proc')).filter((name) => /^\d+$/.test(name));
-  } catch {
-    return;
-  }
-  for (const pid of pids) {
-    let status: string;
-    try {
-      status = await readFile(`/proc/${pid}/status`, 'latin1');
-    } catch {
-      continue;
-    }
-    const real = /^Uid:\s+(\d+)/m.exec(status)?.[1];
-    if (real !== undefined && Number(real) === uid) {
-      try {
-        process.kill(Number(pid), 'SIGKILL');
-      } catch {
-        // Gone already.
-      }
-    }
-  }
 }
 
 /**

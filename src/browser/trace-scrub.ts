@@ -71,6 +71,11 @@ export type ScrubArtifactsOptions = {
   secrets: string[];
   /** Where the scrubbed files are written (created when missing); may be `dir` itself. */
   outDir: string;
+  /**
+   * The uid of the run that wrote the artifacts (its run user): a file another uid owns is refused.
+   * Absent: any owner.
+   */
+  ownerUid?: number;
   /** Stops the scrub: the outcome is then `leaked: true` (nothing may be uploaded unscrubbed). */
   signal?: AbortSignal;
   /** Time the whole scrub may take, ms (default {@link SCRUB_TIMEOUT_MS}). */
@@ -203,14 +208,26 @@ export function isPlainName(name: string): boolean {
 export type ZipEntry = { name: string; data: Buffer; mtime: Date; compressed: boolean };
 
 /**
- * Reads a regular file of at most `maxBytes` without following a link at its last component.
- * @throws Error when it is a link, not a regular file, or larger.
+ * Reads a regular file of at most `maxBytes` without following a link at its last component. It is
+ * opened non-blocking: a FIFO or device a surviving process of the run swapped in is refused by the
+ * `fstat` after the open, instead of blocking a libuv thread forever on the open or the read.
+ *
+ * @param ownerUid when given, the file must be owned by that uid (the run user that wrote it).
+ * @throws Error when it is a link, not a regular file, has another owner, or is larger than
+ *   `maxBytes`.
  */
-export async function readArtifactFile(path: string, maxBytes = MAX_ARTIFACT_BYTES): Promise<Buffer> {
-  const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+export async function readArtifactFile(
+  path: string,
+  maxBytes = MAX_ARTIFACT_BYTES,
+  ownerUid?: number,
+): Promise<Buffer> {
+  const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   try {
     const stat = await handle.stat();
     if (!stat.isFile()) throw new Error('not a regular file');
+    // A file of the agent's or of another run, linked or swapped in, has another owner.
+    if (ownerUid !== undefined && stat.uid !== ownerUid)
+      throw new Error(`owned by uid ${stat.uid}, not the run's ${ownerUid}`);
     if (stat.size > maxBytes) throw new Error(`${stat.size} bytes, more than the ${maxBytes} read`);
     const data = Buffer.allocUnsafe(stat.size);
     let at = 0;
@@ -677,7 +694,7 @@ export async function scrubArtifactsHere(
     for (const file of task.files) {
       let data: Buffer;
       try {
-        data = await readArtifactFile(join(task.dir, file.name));
+        data = await readArtifactFile(join(task.dir, file.name), MAX_ARTIFACT_BYTES, task.ownerUid);
       } catch (err) {
         return fail(`artifact ${file.name} could not be read: ${(err as Error).message}`);
       }

@@ -100,7 +100,7 @@ describe.skipIf(skip)('browser host of runtime 2026.04', () => {
   const runtimeRequire = createRequire(join(RUNTIME_DIR, 'package.json'));
   let chromium: PlaywrightCore.BrowserType;
   let tmpRoot: string;
-  const identities = new IdentityPool(isRoot ? DEFAULT_BROWSER_UIDS : null);
+  const identities = new IdentityPool(DEFAULT_BROWSER_UIDS);
 
   beforeAll(() => {
     chromium = (runtimeRequire('playwright-core') as typeof PlaywrightCore).chromium;

@@ -23,7 +23,7 @@ export const RUNTIME_DIR = join(PACKAGE_ROOT, 'runtimes', RUNTIME_ID);
  * Chromium runs with `--no-sandbox` (it refuses its sandbox as root).
  */
 export const AS_ROOT = process.getuid?.() === 0;
-export const RUN_AS = AS_ROOT ? { uid: 62_500, gid: 62_500 } : null;
+export const RUN_AS = { uid: 62_500, gid: 62_500 };
 
 /** A warm browser on loopback, like the browser host's. */
 export type WarmBrowser = { wsEndpoint: string; close: () => Promise<void> };

@@ -43,7 +43,7 @@ const IS_ROOT = process.getuid?.() === 0;
 /** Chromium refuses root with its sandbox on; the browser host starts it unprivileged instead. */
 const LAUNCH_ARGS = IS_ROOT ? ['--no-sandbox'] : [];
 /** A uid of the sandbox's range, not used by its tests at the same time. */
-const RUN_AS = IS_ROOT ? { uid: 61_990, gid: 61_990 } : null;
+const RUN_AS = { uid: 61_990, gid: 61_990 };
 /** A variable of the agent's own environment that no suite may see. */
 const PLANTED = 'OUTPOST_TEST_PLANTED_SECRET';
 

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import {
   createWriteStream,
@@ -364,6 +365,35 @@ describe.skipIf(skip)('scrubbing Playwright traces of runtime 2026.04', () => {
       outDir,
     });
     expect(outside).toMatchObject({ leaked: true, files: [] });
+  });
+
+  it('fails closed at once on an artifact swapped for a FIFO, and on a file the run user does not own', async () => {
+    // A FIFO nobody writes to: a blocking open would hold a libuv thread (and the scrub) forever.
+    await rm(join(dir, 'fifo.png'), { force: true });
+    execFileSync('mkfifo', [join(dir, 'fifo.png')]);
+    const outDir = join(dir, 'out');
+    const started = performance.now();
+    const fifo = await scrubArtifacts({
+      dir,
+      files: [{ name: 'fifo.png', kind: 'SCREENSHOT' }],
+      secrets: [SECRET],
+      outDir,
+    });
+    expect(performance.now() - started).toBeLessThan(5_000);
+    expect(fifo).toMatchObject({ leaked: true, files: [] });
+    expect(fifo.reason).toContain('not a regular file');
+
+    await writeFile(join(dir, 'mine.png'), Buffer.from('89504e470d0a1a0a', 'hex'));
+    const owner = (process.getuid?.() ?? 0) + 1;
+    const foreign = await scrubArtifacts({
+      dir,
+      files: [{ name: 'mine.png', kind: 'SCREENSHOT' }],
+      secrets: [SECRET],
+      outDir,
+      ownerUid: owner,
+    });
+    expect(foreign).toMatchObject({ leaked: true, files: [] });
+    expect(foreign.reason).toContain(`not the run's ${owner}`);
   });
 
   it('fails closed on a secret in an entry name, without naming it in the reason', async () => {
