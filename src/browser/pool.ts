@@ -30,7 +30,7 @@ export type RunnerSpawnOptions = {
   /** Where the runner's private temp dir is created. */
   tmpRoot: string;
   /** The uid and gid it runs as; null for the agent's own (the agent is not root). */
-  runAs: BrowserIdentity | null;
+  runAs: BrowserIdentity;
 };
 
 /** Starts one runner process; rejects when it cannot be spawned at all. */
@@ -82,6 +82,15 @@ export type BrowserPoolOptions<R extends PooledRunner> = {
   /** Longest compatibility check of a runtime, after its host started, ms. Default 20 000. */
   compatibilityTimeoutMs?: number;
   /**
+   * Browser hosts alive at once, all runtimes and accounts together (draining ones not counted).
+   * Each account has a host of its own; when this many are up and another account needs one, the
+   * least recently used idle host is closed first, or, when every host runs checks, the check waits
+   * until one is idle. Default 4 (each idle host keeps ~150 MiB).
+   */
+  maxHosts?: number;
+  /** An account's host that ran no check for this long is closed, ms. Default 60 000. */
+  hostIdleMs?: number;
+  /**
    * The uids hosts and runners run as when the agent is root, one per live process. Default
    * {@link DEFAULT_BROWSER_UIDS}; ignored when the agent is not root (they keep its uid).
    */
@@ -109,6 +118,13 @@ export type BrowserLease<R extends PooledRunner> = {
 /** One host of the pool as /health shows it. */
 export type BrowserHostStatus = {
   pid: number | null;
+  /** Chromium's browser process; null while starting. */
+  browserPid: number | null;
+  /**
+   * The account whose checks it serves; null for a host that served none yet (the runtime's
+   * compatibility check started it; the first account that needs a host gets it).
+   */
+  accountId: string | null;
   state: 'starting' | 'ready' | 'draining';
   /** Why it is being replaced, while draining. */
   reason: string | null;
@@ -141,6 +157,9 @@ export type BrowserRuntimeStatus = {
 /** The pool as /health shows it. */
 export type BrowserPoolStatus = {
   concurrency: number;
+  /** Hosts up or starting (not draining), all runtimes and accounts, and their bound (`maxHosts`). */
+  liveHosts: number;
+  maxHosts: number;
   running: number;
   waiting: number;
   /** Waiting checks held back by memory rather than by concurrency. */
@@ -169,7 +188,7 @@ const ATTEMPTS = 3;
 
 type HostSlot = {
   runtimeId: string;
-  identity: BrowserIdentity | null;
+  identity: BrowserIdentity;
   starting: Promise<BrowserHost>;
   host: BrowserHost | null;
   /** Checks holding a lease on it. */
@@ -178,17 +197,44 @@ type HostSlot = {
   retired: string | null;
   closing: Promise<void> | null;
   pssBytes: number | null;
+  /** The account whose checks it serves; null until one is given it (the compatibility check's host). */
+  accountId: string | null;
+  /** Checks waiting for it to start (not idle meanwhile: it is not closed to make room). */
+  waiting: number;
+  /** `performance.now()` when a check last took or left it. */
+  lastUsedAt: number;
+  /** Closes it once it has been idle for `hostIdleMs`. */
+  idleTimer: NodeJS.Timeout | undefined;
 };
 
-type Spare<R> = Promise<{ runner: R; identity: BrowserIdentity | null }>;
+/**
+ * A spare runner: started before a job came, and prepared (connected to a host, a context open)
+ * for the account whose check made it start, once it is ready. A prepared spare is handed only to a
+ * check on the host it was prepared for: it never serves another account, since it held a
+ * connection to that account's browser.
+ */
+type SpareEntry<R> = {
+  started: Spare<R>;
+  /** The account to prepare it for once ready; null: not prepared (any account may take it). */
+  account: string | null;
+  /** The host it was prepared for; null while it is not. */
+  preparedFor: HostSlot | null;
+  /** Taken by a check: no longer prepared. */
+  taken: boolean;
+};
+
+type Spare<R> = Promise<{ runner: R; identity: BrowserIdentity }>;
 
 type RuntimeState<R> = {
   id: string;
   dir: string;
-  current: HostSlot | null;
+  /** Each account's host in service, by account id. */
+  current: Map<string, HostSlot>;
+  /** The compatibility check's host, until an account is given it. */
+  unassigned: HostSlot | null;
   hosts: Set<HostSlot>;
   /** Runners started and waiting (oldest first). */
-  spares: Spare<R>[];
+  spares: SpareEntry<R>[];
   unavailable: string | null;
   lastError: string | null;
   browserVersion: string | null;
@@ -216,8 +262,10 @@ function integerOption(name: string, value: number | undefined, fallback: number
 
 /**
  * The agent's browsers (docs/architecture.md, "Browser checks"): one warm Chromium host per
- * runtime in use, started on first use, and `spareRunners` started runners per runtime kept spare,
- * so a check neither waits for Chromium nor for Node to boot.
+ * account and runtime in use, started on its first check (each host its own uid: the browser of one
+ * account can read nothing of another's), and `spareRunners` started runners per runtime kept
+ * spare, so a check neither waits for Node to boot nor, once its account ran one, for Chromium.
+ * At most `maxHosts` hosts are up at once; an account's host idle for `hostIdleMs` is closed.
  *
  * {@link acquire} admits a check when fewer than `browserConcurrency` run AND the memory
  * headroom covers `memoryPerCheckMiB` (plus the checks started moments ago, plus a reserve);
@@ -245,6 +293,8 @@ export class BrowserPool<R extends PooledRunner> {
   readonly #healthTimeoutMs: number;
   readonly #hostStartTimeoutMs: number;
   readonly #compatibilityTimeoutMs: number;
+  readonly #maxHosts: number;
+  readonly #hostIdleMs: number;
   readonly #identities: IdentityPool;
   readonly #logger: Logger | undefined;
   readonly #runtimes = new Map<string, RuntimeState<R>>();
@@ -260,6 +310,8 @@ export class BrowserPool<R extends PooledRunner> {
   #waitingForMemory = false;
   #pssTimer: NodeJS.Timeout | undefined;
   #closing: Promise<void> | null = null;
+  /** Checks waiting for a host to be closed or to become idle (all `maxHosts` busy). */
+  readonly #hostRoomWaiters = new Set<() => void>();
   /** Runners of leases not yet released, killed by `close`. */
   readonly #leasedRunners = new Set<R>();
 
@@ -303,8 +355,10 @@ export class BrowserPool<R extends PooledRunner> {
       1_000,
       600_000,
     );
+    this.#maxHosts = integerOption('maxHosts', options.maxHosts, 4, 1, 256);
+    this.#hostIdleMs = integerOption('hostIdleMs', options.hostIdleMs, 60_000, 10, 86_400_000);
     const uids = options.browserUids ?? DEFAULT_BROWSER_UIDS;
-    this.#identities = new IdentityPool(process.getuid?.() === 0 ? uids : null);
+    this.#identities = new IdentityPool(uids);
     this.#logger = options.logger;
     if (!existsSync(this.#tmpRoot)) {
       throw new OutpostError(
@@ -315,27 +369,36 @@ export class BrowserPool<R extends PooledRunner> {
   }
 
   /**
-   * Waits for a slot and memory, then leases a browser of `runtimeId` and a started runner.
+   * Waits for a slot and memory, then leases the browser of `runtimeId` that serves
+   * `options.accountId` (its host is started when the account has none: a few seconds; when
+   * `maxHosts` are up, the least recently used idle one is closed first, or the check waits until
+   * one is idle) and a started runner, one prepared for that host when there is one.
    *
+   * @param options.accountId the account whose check runs: checks of one account share a host,
+   *   checks of different accounts never do. Checks acquired without one share a host of their own.
    * @throws OutpostError OUTPOST_ERR_ABORTED when `signal` aborts first or the pool closes.
    * @throws OutpostError OUTPOST_ERR_CONFIG when `runtimeId` is not an installed runtime.
    * @throws Error when the runtime is unavailable (its compatibility check failed), or its
    *   host or a runner could not start; the message says why.
    */
-  async acquire(runtimeId: string, options: { signal?: AbortSignal } = {}): Promise<BrowserLease<R>> {
+  async acquire(
+    runtimeId: string,
+    options: { signal?: AbortSignal; accountId?: string } = {},
+  ): Promise<BrowserLease<R>> {
     const { signal } = options;
+    const account = options.accountId ?? '';
     if (this.#closing !== null) throw abortedError(signal, 'the browser pool is closed');
     if (signal?.aborted) throw abortedError(signal, 'acquiring a browser was aborted');
     const state = this.#runtime(runtimeId);
     if (state.unavailable !== null) {
       throw new Error(`runtime ${runtimeId} is unavailable: ${state.unavailable}`);
     }
-    this.#ensureSpare(state);
+    this.#ensureSpare(state, account);
     await this.#admit(state, signal);
     let slot: HostSlot | null = null;
     try {
-      slot = await this.#hostFor(state, signal);
-      const { runner, identity } = await this.#takeRunner(state, signal);
+      slot = await this.#hostFor(state, account, signal);
+      const { runner, identity } = await this.#takeRunner(state, slot, signal);
       const host = slot.host as BrowserHost;
       const leased = slot;
       let released: Promise<void> | null = null;
@@ -390,15 +453,22 @@ export class BrowserPool<R extends PooledRunner> {
       return result((err as Error).message, null);
     }
     if (this.#closing !== null) return result('the browser pool is closed', null);
-    let slot: HostSlot | null = state.current;
+    // A host not yet given to an account, else any of the runtime's, else a new one (which the
+    // first account needing a host gets: it served no other).
+    let slot: HostSlot | null =
+      state.unassigned ?? [...state.current.values()].find((s) => s.retired === null) ?? null;
     let host: BrowserHost | null = null;
     try {
-      if (slot === null || slot.retired !== null) slot = this.#startHost(state);
+      if (slot === null || slot.retired !== null) {
+        this.#makeRoomNow();
+        slot = this.#startHost(state, null);
+      }
       host = await slot.starting;
       await host.selfTest(this.#compatibilityTimeoutMs);
       state.unavailable = null;
+      if (slot.active === 0) this.#armIdle(state, slot);
       // The runtime's first check should not wait for Node to boot either.
-      this.#ensureSpare(state);
+      this.#ensureSpare(state, null);
       return result(null, host);
     } catch (err) {
       const reason = (err as Error).message;
@@ -447,6 +517,8 @@ export class BrowserPool<R extends PooledRunner> {
       const hosts = [...state.hosts].map(
         (slot): BrowserHostStatus => ({
           pid: slot.host?.pid ?? null,
+          browserPid: slot.host?.browserPid ?? null,
+          accountId: slot.accountId,
           state: slot.retired !== null ? 'draining' : slot.host === null ? 'starting' : 'ready',
           reason: slot.retired,
           checksRun: slot.host?.checksRun ?? 0,
@@ -470,6 +542,8 @@ export class BrowserPool<R extends PooledRunner> {
     }
     return {
       concurrency: this.#concurrency,
+      liveHosts: this.#liveHosts(),
+      maxHosts: this.#maxHosts,
       running: this.#running,
       waiting: this.#waiters.length,
       waitingForMemory: this.#waitingForMemory,
@@ -490,14 +564,20 @@ export class BrowserPool<R extends PooledRunner> {
       for (const waiter of this.#waiters.splice(0)) {
         waiter.reject(abortedError(undefined, 'the browser pool closed while a check waited for a browser'));
       }
+      this.#notifyHostRoom();
       const work: Promise<unknown>[] = [...this.#leasedRunners].map((runner) =>
         runner.dispose().catch(() => {}),
       );
       for (const state of this.#runtimes.values()) {
-        for (const spare of state.spares.splice(0)) work.push(this.#disposeSpare(spare));
-        for (const slot of state.hosts) work.push(this.#closeSlot(state, slot));
+        for (const spare of state.spares.splice(0)) work.push(this.#disposeSpare(spare.started));
+        for (const slot of state.hosts) {
+          clearTimeout(slot.idleTimer);
+          work.push(this.#closeSlot(state, slot));
+        }
       }
       await Promise.allSettled(work);
+      // Every run user reaped: no process or temp file of a browser check outlives the pool.
+      await this.#identities.settled();
     })();
     return this.#closing;
   }
@@ -519,7 +599,8 @@ export class BrowserPool<R extends PooledRunner> {
     state = {
       id: runtimeId,
       dir,
-      current: null,
+      current: new Map(),
+      unassigned: null,
       hosts: new Set(),
       spares: [],
       unavailable: null,
@@ -620,19 +701,34 @@ export class BrowserPool<R extends PooledRunner> {
     this.#pump();
   }
 
-  /** A healthy, started host of the runtime with one more check counted on it. */
-  async #hostFor(state: RuntimeState<R>, signal: AbortSignal | undefined): Promise<HostSlot> {
+  /** A healthy, started host serving `account` with one more check counted on it. */
+  async #hostFor(
+    state: RuntimeState<R>,
+    account: string,
+    signal: AbortSignal | undefined,
+  ): Promise<HostSlot> {
     let lastFailure = '';
     for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
       if (this.#closing !== null) throw abortedError(signal, 'the browser pool is closed');
-      let slot = state.current;
-      if (slot === null || slot.retired !== null) slot = this.#startHost(state);
-      const host = await raceAbort(slot.starting, signal, 'acquiring a browser was aborted');
+      let slot = state.current.get(account) ?? null;
+      if (slot === null || slot.retired !== null) {
+        slot =
+          this.#claimUnassigned(state, account) ?? (await this.#startHostWithRoom(state, account, signal));
+      }
+      slot.waiting++;
+      let host: BrowserHost;
+      try {
+        host = await raceAbort(slot.starting, signal, 'acquiring a browser was aborted');
+      } finally {
+        slot.waiting--;
+      }
       if (slot.retired !== null || !host.healthy) {
         lastFailure = slot.retired ?? host.failure ?? 'unhealthy';
         continue;
       }
       slot.active++;
+      slot.lastUsedAt = performance.now();
+      clearTimeout(slot.idleTimer);
       host.checksRun++;
       if (host.checksRun >= this.#maxChecksPerHost) {
         this.#retire(state, slot, `it ran ${host.checksRun} checks`);
@@ -642,8 +738,112 @@ export class BrowserPool<R extends PooledRunner> {
     throw new Error(`no healthy browser host for runtime ${state.id}: ${lastFailure}`);
   }
 
-  /** Starts a host that becomes the runtime's current one. */
-  #startHost(state: RuntimeState<R>): HostSlot {
+  /** Gives the runtime's host that served no account yet to `account`; null when there is none. */
+  #claimUnassigned(state: RuntimeState<R>, account: string): HostSlot | null {
+    const slot = state.unassigned;
+    if (slot === null || slot.retired !== null) return null;
+    state.unassigned = null;
+    slot.accountId = account;
+    clearTimeout(slot.idleTimer);
+    state.current.set(account, slot);
+    return slot;
+  }
+
+  /** Hosts up or starting and not draining, all runtimes and accounts. */
+  #liveHosts(): number {
+    let live = 0;
+    for (const state of this.#runtimes.values()) {
+      for (const slot of state.hosts) if (slot.retired === null) live++;
+    }
+    return live;
+  }
+
+  /** Closes the least recently used idle host (started, no check on it or waiting for it); false when none is idle. */
+  #closeLeastRecentlyUsedIdle(): boolean {
+    let oldest: { state: RuntimeState<R>; slot: HostSlot } | null = null;
+    for (const state of this.#runtimes.values()) {
+      for (const slot of state.hosts) {
+        if (slot.retired !== null || slot.host === null || slot.active > 0 || slot.waiting > 0) continue;
+        if (oldest === null || slot.lastUsedAt < oldest.slot.lastUsedAt) oldest = { state, slot };
+      }
+    }
+    if (oldest === null) return false;
+    this.#retire(
+      oldest.state,
+      oldest.slot,
+      `another account needed a browser and ${this.#maxHosts} hosts were up`,
+      false,
+    );
+    return true;
+  }
+
+  /** Closes idle hosts until fewer than `maxHosts` are up, as far as idle ones allow. */
+  #makeRoomNow(): void {
+    while (this.#liveHosts() >= this.#maxHosts && this.#closeLeastRecentlyUsedIdle()) {
+      // Each round retired one idle host.
+    }
+  }
+
+  /**
+   * Starts a host for `account` once fewer than `maxHosts` are up: closes the least recently used
+   * idle host when needed, else waits until a host is closed or idle. Another check of the same
+   * account that started one meanwhile shares it.
+   */
+  async #startHostWithRoom(
+    state: RuntimeState<R>,
+    account: string,
+    signal: AbortSignal | undefined,
+  ): Promise<HostSlot> {
+    for (;;) {
+      if (this.#closing !== null) throw abortedError(signal, 'the browser pool is closed');
+      const existing = state.current.get(account);
+      if (existing !== undefined && existing.retired === null) return existing;
+      this.#makeRoomNow();
+      if (this.#liveHosts() < this.#maxHosts) return this.#startHost(state, account);
+      await this.#hostRoom(signal);
+    }
+  }
+
+  /** Resolves when a host was closed, failed, or became idle; rejects when `signal` aborts. */
+  #hostRoom(signal: AbortSignal | undefined): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const onAbort = () => {
+        this.#hostRoomWaiters.delete(wake);
+        reject(abortedError(signal, 'acquiring a browser was aborted'));
+      };
+      const wake = () => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      };
+      if (signal?.aborted) return onAbort();
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.#hostRoomWaiters.add(wake);
+    });
+  }
+
+  /** Wakes the checks waiting for a host. */
+  #notifyHostRoom(): void {
+    const waiters = [...this.#hostRoomWaiters];
+    this.#hostRoomWaiters.clear();
+    for (const wake of waiters) wake();
+  }
+
+  /** Closes `slot` once it has been idle for `hostIdleMs`. */
+  #armIdle(state: RuntimeState<R>, slot: HostSlot): void {
+    clearTimeout(slot.idleTimer);
+    slot.idleTimer = setTimeout(() => {
+      if (slot.retired === null && slot.active === 0 && slot.waiting === 0 && this.#closing === null) {
+        this.#retire(state, slot, `it ran no check for ${this.#hostIdleMs} ms`, false);
+      }
+    }, this.#hostIdleMs);
+    slot.idleTimer.unref();
+  }
+
+  /**
+   * Starts a host that becomes `account`'s current one (null: a host for the compatibility check,
+   * which the first account needing one gets).
+   */
+  #startHost(state: RuntimeState<R>, account: string | null): HostSlot {
     const identity = this.#identities.take();
     const slot: HostSlot = {
       runtimeId: state.id,
@@ -654,6 +854,10 @@ export class BrowserPool<R extends PooledRunner> {
       retired: null,
       closing: null,
       pssBytes: null,
+      accountId: account,
+      waiting: 0,
+      lastUsedAt: performance.now(),
+      idleTimer: undefined,
     };
     slot.starting = BrowserHost.start({
       runtimeDir: state.dir,
@@ -668,10 +872,17 @@ export class BrowserPool<R extends PooledRunner> {
         this.#logger?.warn({ runtimeId: state.id, reason }, 'browser host failed; replacing it');
         const lived = slot.host === null ? 0 : performance.now() - slot.host.startedAt;
         this.#retire(state, slot, reason);
-        // A host that ran a while is replaced at once; one failing right after it started is
-        // replaced when the next check asks, so a broken Chromium does not restart in a loop.
-        if (lived >= EAGER_REPLACE_AFTER_MS && this.#closing === null && state.current === null) {
-          this.#startHost(state).starting.catch(() => {});
+        // A host that ran a while is replaced at once (when there is room); one failing right after
+        // it started is replaced when the next check asks, so a broken Chromium does not restart in a loop.
+        const owner = slot.accountId;
+        if (
+          lived >= EAGER_REPLACE_AFTER_MS &&
+          this.#closing === null &&
+          owner !== null &&
+          !state.current.has(owner) &&
+          this.#liveHosts() < this.#maxHosts
+        ) {
+          this.#startHost(state, owner).starting.catch(() => {});
         }
       },
     }).then(
@@ -686,48 +897,83 @@ export class BrowserPool<R extends PooledRunner> {
       (err: Error) => {
         this.#identities.release(identity);
         state.hosts.delete(slot);
-        if (state.current === slot) state.current = null;
+        this.#forget(state, slot);
         state.lastError = err.message;
         this.#logger?.error({ runtimeId: state.id, err }, 'browser host could not start');
+        this.#notifyHostRoom();
         throw err;
       },
     );
     // Whoever waits on it sees the failure; nobody waiting is no unhandled rejection.
     slot.starting.catch(() => {});
-    state.current = slot;
+    if (account === null) state.unassigned = slot;
+    else state.current.set(account, slot);
     state.hosts.add(slot);
     return slot;
   }
 
-  /** Takes a host out of service: no new checks; closed once its running checks finished. */
-  #retire(state: RuntimeState<R>, slot: HostSlot, reason: string): void {
-    if (slot.retired !== null) return;
-    slot.retired = reason;
-    if (state.current === slot) state.current = null;
-    state.replacements++;
-    this.#logger?.info({ runtimeId: state.id, reason, running: slot.active }, 'browser host replaced');
-    if (slot.active === 0 || slot.host?.exited === undefined) void this.#closeSlot(state, slot);
-    else void slot.host.exited.then(() => this.#closeSlot(state, slot));
+  /** `slot` is no longer the host in service of its account (or the unassigned one). */
+  #forget(state: RuntimeState<R>, slot: HostSlot): void {
+    if (slot.accountId !== null && state.current.get(slot.accountId) === slot)
+      state.current.delete(slot.accountId);
+    if (state.unassigned === slot) state.unassigned = null;
   }
 
-  /** A check left `slot`: close it when it is retired and was the last; probe it when the check saw it fail. */
+  /**
+   * Takes a host out of service: no new checks; closed once its running checks finished. Spares
+   * prepared for it are disposed of. `replaced`: it failed or wore out (counted, logged as a
+   * replacement); else it was idle.
+   */
+  #retire(state: RuntimeState<R>, slot: HostSlot, reason: string, replaced = true): void {
+    if (slot.retired !== null) return;
+    slot.retired = reason;
+    clearTimeout(slot.idleTimer);
+    this.#forget(state, slot);
+    if (replaced) {
+      state.replacements++;
+      this.#logger?.info({ runtimeId: state.id, reason, running: slot.active }, 'browser host replaced');
+    } else {
+      this.#logger?.info({ runtimeId: state.id, reason }, 'browser host closed');
+    }
+    const prepared = state.spares.filter((spare) => spare.preparedFor === slot);
+    if (prepared.length > 0) {
+      state.spares = state.spares.filter((spare) => spare.preparedFor !== slot);
+      for (const spare of prepared) void this.#disposeSpare(spare.started);
+      this.#ensureSpare(state, null);
+    }
+    if (slot.active === 0 || slot.host?.exited === undefined) void this.#closeSlot(state, slot);
+    else void slot.host.exited.then(() => this.#closeSlot(state, slot));
+    this.#notifyHostRoom();
+  }
+
+  /**
+   * A check left `slot`: close it when it is retired and was the last; probe it when the check saw
+   * it fail; start its idle time when it was the last.
+   */
   #leaveHost(state: RuntimeState<R>, slot: HostSlot, browserFailed: boolean): void {
     slot.active--;
+    slot.lastUsedAt = performance.now();
     if (slot.retired !== null) {
       if (slot.active === 0) void this.#closeSlot(state, slot);
-    } else if (browserFailed) {
-      void slot.host?.checkHealth();
+      return;
+    }
+    if (browserFailed) void slot.host?.checkHealth();
+    if (slot.active === 0) {
+      this.#armIdle(state, slot);
+      this.#notifyHostRoom();
     }
   }
 
   /** Closes a host (once), then forgets it and gives its uid back. */
   #closeSlot(state: RuntimeState<R>, slot: HostSlot): Promise<void> {
     slot.closing ??= (async () => {
-      if (state.current === slot) state.current = null;
+      clearTimeout(slot.idleTimer);
+      this.#forget(state, slot);
       const host = await slot.starting.catch(() => null);
       if (host !== null) await host.close();
       state.hosts.delete(slot);
       if (host !== null) this.#identities.release(slot.identity);
+      this.#notifyHostRoom();
     })();
     return slot.closing;
   }
@@ -762,14 +1008,27 @@ export class BrowserPool<R extends PooledRunner> {
     }
   }
 
-  /** Starts spare runners for the runtime until `spareRunners` are waiting or starting. */
-  #ensureSpare(state: RuntimeState<R>): void {
+  /**
+   * Starts spare runners for the runtime until `spareRunners` are waiting or starting; each is
+   * prepared for `account`'s host once ready (null: not prepared).
+   */
+  #ensureSpare(state: RuntimeState<R>, account: string | null): void {
     if (this.#closing !== null) return;
-    while (state.spares.length < this.#spareRunners) state.spares.push(this.#spawnRunner(state));
+    while (state.spares.length < this.#spareRunners) {
+      // Set right below: the runner, once ready, is prepared through its entry.
+      const entry: SpareEntry<R> = {
+        started: undefined as unknown as Spare<R>,
+        account,
+        preparedFor: null,
+        taken: false,
+      };
+      entry.started = this.#spawnRunner(state, entry);
+      state.spares.push(entry);
+    }
   }
 
-  #spawnRunner(state: RuntimeState<R>): Spare<R> {
-    let identity: BrowserIdentity | null;
+  #spawnRunner(state: RuntimeState<R>, entry: SpareEntry<R> | null): Spare<R> {
+    let identity: BrowserIdentity;
     try {
       identity = this.#identities.take();
     } catch (err) {
@@ -785,7 +1044,7 @@ export class BrowserPool<R extends PooledRunner> {
       runAs: identity,
     }).then(
       (runner) => {
-        void this.#prepareSpare(state, runner);
+        if (entry !== null) void this.#prepareSpare(state, entry, runner);
         return { runner, identity };
       },
       (err: Error) => {
@@ -799,16 +1058,22 @@ export class BrowserPool<R extends PooledRunner> {
   }
 
   /**
-   * Once a spare runner is ready, names the runtime's current browser to it, so its connection and
-   * context are made before a job comes. A host replaced meanwhile only costs the runner a connect
-   * at run time. Never throws.
+   * Once a spare runner is ready, names its account's current browser to it, so its connection
+   * and context are made before a job comes; from then on only a check on that host takes it. Left
+   * unprepared when it has no account, the account has no host up, it was taken meanwhile, or all
+   * spares but one are prepared already (one stays for an account that has none). Never throws.
    */
-  async #prepareSpare(state: RuntimeState<R>, runner: R): Promise<void> {
+  async #prepareSpare(state: RuntimeState<R>, entry: SpareEntry<R>, runner: R): Promise<void> {
     if (typeof runner.prepare !== 'function' || !(await runner.ready.catch(() => false))) return;
-    const slot = state.current;
-    if (slot === null || slot.retired !== null) return;
+    if (entry.taken || entry.account === null) return;
+    const slot = state.current.get(entry.account);
+    if (slot === undefined || slot.retired !== null) return;
     const host = await slot.starting.catch(() => null);
-    if (host === null || slot.retired !== null || !runner.alive) return;
+    if (host === null || slot.retired !== null || !runner.alive || entry.taken) return;
+    const prepared = state.spares.filter((spare) => spare.preparedFor !== null).length;
+    if (this.#spareRunners > 1 && prepared >= this.#spareRunners - 1) return;
+    if (!state.spares.includes(entry)) return;
+    entry.preparedFor = slot;
     runner.prepare(host.wsEndpoint);
   }
 
@@ -819,18 +1084,26 @@ export class BrowserPool<R extends PooledRunner> {
     this.#identities.release(started.identity);
   }
 
-  /** The spare runner (or a new one), ready; a new spare starts at once in the background. */
+  /**
+   * A spare runner for a check on `slot`, ready: one prepared for that host first, else the oldest
+   * unprepared one (never one prepared for another host), else a new one; a new spare starts at
+   * once in the background.
+   */
   async #takeRunner(
     state: RuntimeState<R>,
+    slot: HostSlot,
     signal: AbortSignal | undefined,
-  ): Promise<{ runner: R; identity: BrowserIdentity | null }> {
+  ): Promise<{ runner: R; identity: BrowserIdentity }> {
     let lastFailure = 'it ended before it was ready';
     for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
       if (this.#closing !== null) throw abortedError(signal, 'the browser pool is closed');
-      // The oldest spare is the likeliest to be ready.
-      const pending = state.spares.shift() ?? this.#spawnRunner(state);
-      this.#ensureSpare(state);
-      let started: { runner: R; identity: BrowserIdentity | null };
+      const mine = state.spares.findIndex((spare) => spare.preparedFor === slot);
+      const at = mine !== -1 ? mine : state.spares.findIndex((spare) => spare.preparedFor === null);
+      const entry = at === -1 ? null : (state.spares.splice(at, 1)[0] ?? null);
+      if (entry !== null) entry.taken = true;
+      const pending = entry?.started ?? this.#spawnRunner(state, null);
+      this.#ensureSpare(state, slot.accountId);
+      let started: { runner: R; identity: BrowserIdentity };
       try {
         started = await raceAbort(pending, signal, 'acquiring a browser was aborted');
       } catch (err) {

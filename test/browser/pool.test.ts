@@ -83,19 +83,21 @@ class SleepRunner implements PooledRunner {
 }
 
 describe('browser identities', () => {
-  it('hands out each uid of the range once until it is released, then fails clearly', () => {
-    const ids = new IdentityPool({ first: 63_900, count: 3 });
-    const taken = [ids.take(), ids.take(), ids.take()];
-    expect(taken.map((id) => id?.uid).sort()).toEqual([63_900, 63_901, 63_902]);
-    expect(taken.every((id) => id?.gid === id?.uid)).toBe(true);
-    expect(() => ids.take()).toThrow(/all 3 browser uids from 63900 are in use/);
-    ids.release(taken.find((id) => id?.uid === 63_901) ?? null);
-    expect(ids.take()?.uid).toBe(63_901);
-    expect(ids.inUse).toBe(3);
-    // Not root: no uid is handed out, processes keep the agent's.
-    expect(new IdentityPool(null).take()).toBeNull();
-    expect(() => new IdentityPool({ first: 0, count: 1 })).toThrow(/positive integers/);
-  });
+  it.skipIf(process.getuid?.() !== 0)(
+    'hands out each uid of the range once until it is released and reaped, then fails clearly',
+    async () => {
+      const ids = new IdentityPool({ first: 63_900, count: 3 });
+      const taken = [ids.take(), ids.take(), ids.take()];
+      expect(taken.map((id) => id?.uid).sort()).toEqual([63_900, 63_901, 63_902]);
+      expect(taken.every((id) => id?.gid === id?.uid)).toBe(true);
+      expect(() => ids.take()).toThrow(/all 3 browser uids from 63900 are in use/);
+      await ids.release(taken.find((id) => id?.uid === 63_901) ?? null);
+      expect(ids.take()?.uid).toBe(63_901);
+      expect(ids.inUse).toBe(3);
+      // Never root's, the agent's or a system account's uid.
+      expect(() => new IdentityPool({ first: 0, count: 1 })).toThrow(/integers from 1000/);
+    },
+  );
 
   it.skipIf(process.getuid?.() !== 0)(
     'skips a uid that a live process of someone else has (another pool)',
@@ -340,6 +342,61 @@ describe.skipIf(skip)('browser pool', () => {
     expect(second.runner).not.toBe(first.runner);
     expect(await second.runner.ready).toBe(true);
     await Promise.all([first.release({ browserFailed: false }), second.release({ browserFailed: false })]);
+  });
+
+  it('gives each account a host of its own, keeps at most maxHosts up and closes one idle for hostIdleMs', async () => {
+    const p = newPool({ browserConcurrency: 4, maxHosts: 2, hostIdleMs: 1_500 });
+    const a = await p.acquire(RUNTIME_ID, { accountId: 'a' });
+    const b = await p.acquire(RUNTIME_ID, { accountId: 'b' });
+    const b2 = await p.acquire(RUNTIME_ID, { accountId: 'b' });
+    expect(b2.wsEndpoint).toBe(b.wsEndpoint);
+    expect(a.wsEndpoint).not.toBe(b.wsEndpoint);
+    // Both hosts run checks and the bound is reached: a third account waits for one to be idle.
+    const c = p.acquire(RUNTIME_ID, { accountId: 'c' });
+    expect(await stateAfter(c, 500)).toBe('pending');
+    expect(p.status()).toMatchObject({ liveHosts: 2, maxHosts: 2 });
+    await a.release({ browserFailed: false });
+    // a's host, idle now and the least recently used, is closed to make room.
+    const leaseC = await c;
+    const serving = () =>
+      (p.status().runtimes[0]?.hosts ?? [])
+        .filter((h) => h.state !== 'draining')
+        .map((h) => h.accountId)
+        .sort();
+    expect(serving()).toEqual(['b', 'c']);
+    await expect(chromium.connect(a.wsEndpoint, { timeout: 2_000 })).rejects.toThrow();
+    await Promise.all([b, b2, leaseC].map((lease) => lease.release({ browserFailed: false })));
+    // Closed once idle for hostIdleMs; not counted as replacements.
+    await until('idle hosts are closed', () => p.status().runtimes[0]?.hosts.length === 0, 10_000);
+    expect(p.status().runtimes[0]?.replacements).toBe(0);
+    // The next check of an account starts a host again.
+    const again = await p.acquire(RUNTIME_ID, { accountId: 'a' });
+    expect(await pageWorks(again.wsEndpoint)).toBe(true);
+    await again.release({ browserFailed: false });
+  });
+
+  it('prepares a spare runner for its account only, and never hands it to another account', async () => {
+    const prepared = new Map<PooledRunner, string>();
+    const p = newPool({
+      spareRunners: 2,
+      createRunner: async (o) => {
+        const runner = new SleepRunner(o) as SleepRunner & { prepare(ws: string): void };
+        runner.prepare = (ws) => prepared.set(runner, ws);
+        return runner;
+      },
+    });
+    const a = await p.acquire(RUNTIME_ID, { accountId: 'a' });
+    await a.release({ browserFailed: false });
+    await until(
+      'a spare is prepared for account a',
+      () => [...prepared.values()].includes(a.wsEndpoint),
+      5_000,
+    );
+    const b = await p.acquire(RUNTIME_ID, { accountId: 'b' });
+    expect(prepared.get(b.runner)).toBeUndefined();
+    const a2 = await p.acquire(RUNTIME_ID, { accountId: 'a' });
+    expect(prepared.get(a2.runner)).toBe(a.wsEndpoint);
+    await Promise.all([b, a2].map((lease) => lease.release({ browserFailed: false })));
   });
 
   it('100 acquire/release cycles with host recycling leave no process behind', async () => {

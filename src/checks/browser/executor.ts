@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Value } from '@sinclair/typebox/value';
@@ -41,10 +41,11 @@ export type BrowserLease = {
 /** What the executor needs of the agent's browser pool (src/browser/pool.ts). */
 export type BrowserPoolPort = {
   /**
-   * Waits for a browser slot and memory headroom, then lends a warm browser and a runner.
+   * Waits for a browser slot and memory headroom, then lends a warm browser of the job's account
+   * (`accountId`: checks of different accounts never share a browser) and a runner.
    * @throws when the runtime is unavailable (no browser, failed compatibility check) or on abort.
    */
-  acquire(runtimeId: string, options: { signal: AbortSignal }): Promise<BrowserLease>;
+  acquire(runtimeId: string, options: { signal: AbortSignal; accountId: string }): Promise<BrowserLease>;
 };
 
 /** Options of {@link createBrowserExecutor}. */
@@ -208,7 +209,10 @@ export class BrowserExecutor implements Executor {
     for (let attempt = 1; run === null; attempt++) {
       let lease: BrowserLease;
       try {
-        lease = await this.#options.pool.acquire(runtimeId, { signal: context.signal });
+        lease = await this.#options.pool.acquire(runtimeId, {
+          signal: context.signal,
+          accountId: job.accountId,
+        });
         browserVersion = lease.browserVersion ?? '';
       } catch (err) {
         return failure(`no browser for runtime ${runtimeId}: ${(err as Error).message}`, startedAt, t0);
@@ -305,6 +309,8 @@ export class BrowserExecutor implements Executor {
         files: run.artifacts.map((a) => ({ name: a.name, kind: a.kind })),
         secrets,
         outDir,
+        // The runner's folder was given to its run user, which cannot give it away: only its files are read.
+        ownerUid: (await stat(runnerDir)).uid,
         signal,
       });
     } catch (err) {

@@ -61,7 +61,7 @@ export type SuiteExecutorOptions = {
 export class SuiteExecutor implements Executor {
   readonly checkType = 'PLAYWRIGHT' as const;
   readonly #options: SuiteExecutorOptions;
-  readonly #identities = new IdentityPool(process.getuid?.() === 0 ? SUITE_UIDS : null);
+  readonly #identities = new IdentityPool(SUITE_UIDS);
 
   constructor(options: SuiteExecutorOptions) {
     this.#options = options;
@@ -107,11 +107,52 @@ export class SuiteExecutor implements Executor {
     const secrets = jobSecrets(job);
     let lease: Awaited<ReturnType<BrowserPoolPort['acquire']>>;
     try {
-      lease = await this.#options.pool.acquire(runtimeId, { signal: context.signal });
+      lease = await this.#options.pool.acquire(runtimeId, {
+        signal: context.signal,
+        accountId: job.accountId,
+      });
     } catch (err) {
       return failure(`no browser for runtime ${runtimeId}: ${(err as Error).message}`, startedAt, t0);
     }
-    const identity = this.#identities.take();
+    let identity: ReturnType<IdentityPool['take']>;
+    try {
+      identity = this.#identities.take();
+    } catch (err) {
+      await lease.release({ browserFailed: false });
+      return failure(`the suite could not run: ${(err as Error).message}`, startedAt, t0);
+    }
+    try {
+      return await this.#runAs(
+        job,
+        suite,
+        context,
+        ssl,
+        { lease, identity, runtimeId, secrets },
+        startedAt,
+        t0,
+      );
+    } finally {
+      // After its files were scrubbed out of the run's folder: every process and file of its uid goes.
+      await this.#identities.release(identity);
+    }
+  }
+
+  /** The run once it has a browser (`lease`) and a run user (`identity`). */
+  async #runAs(
+    job: Job,
+    suite: SuiteRequest,
+    context: ExecutorContext,
+    ssl: SslProbe,
+    run: {
+      lease: Awaited<ReturnType<BrowserPoolPort['acquire']>>;
+      identity: ReturnType<IdentityPool['take']>;
+      runtimeId: string;
+      secrets: ReturnType<typeof jobSecrets>;
+    },
+    startedAt: Date,
+    t0: number,
+  ): Promise<RunOutcome> {
+    const { lease, identity, runtimeId, secrets } = run;
     let outcome: SuiteRunOutcome | null = null;
     let browserFailed = false;
     try {
@@ -141,7 +182,6 @@ export class SuiteExecutor implements Executor {
     } catch (err) {
       return failure(`the suite could not run: ${(err as Error).message}`, startedAt, t0);
     } finally {
-      this.#identities.release(identity);
       await lease.release({ browserFailed });
     }
     return this.#finish(job, outcome, runtimeId, secrets, startedAt, t0, context, ssl);
