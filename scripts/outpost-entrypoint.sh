@@ -12,8 +12,8 @@
 # All six are in Docker's default set and allowed by the Kubernetes "baseline" Pod Security Standard.
 # Every other capability leaves the bounding set, and user code gets none (no_new_privs, no ambient
 # or inheritable capabilities). Started as root (the image has no USER line), it:
-#   1. gives /tmp the sticky bit (a Kubernetes emptyDir is 0777 without it), so runs cannot remove or
-#      rename each other's temp folders;
+#   1. gives a world-writable /tmp the sticky bit (a Kubernetes emptyDir is 0777 without it), so runs
+#      cannot remove or rename each other's temp folders;
 #   2. moves API_KEY out of the environment into a pipe the agent reads once and closes
 #      (API_KEY_FILE=/dev/fd/3): no process's environment holds the key;
 #   3. execs the command as OUTPOST_AGENT_USER (a user name, default `node`, uid 1000; or a bare uid,
@@ -30,9 +30,8 @@ user="${OUTPOST_AGENT_USER:-node}"
 caps='setuid,setgid,kill,chown,dac_override,fowner'
 plus=$(printf '%s' "$caps" | sed 's/\([a-z_]*\)/+\1/g')
 
-if [ -d /tmp ]; then
-  chmod 1777 /tmp 2>/dev/null || true
-fi
+# Only a world-writable /tmp without the sticky bit is changed (a host's /tmp already has it).
+find /tmp -maxdepth 0 -perm -0002 ! -perm -1000 -exec chmod +t {} + 2>/dev/null || true
 
 if [ -n "${API_KEY:-}" ]; then
   # A here-document is a pipe in dash: the key never touches a file and leaves the environment.

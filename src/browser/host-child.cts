@@ -4,7 +4,7 @@
  * connect to.
  *
  * BrowserHost starts it as `node host-child.cjs <runtimeDir>` in a private temp dir (HOME,
- * TMPDIR), as an unprivileged uid when the agent is root. It loads the runtime's own
+ * TMPDIR), as a run user of its own (never the agent's uid). It loads the runtime's own
  * playwright-core, launches Chromium (CHROMIUM_PATH) behind `launchServer` on 127.0.0.1 with an
  * unguessable path, says `ready` on fd 3 (newline-delimited JSON, HostMessage of host.ts) and
  * then answers `ping` commands read from stdin with a real probe of the browser. Chromium

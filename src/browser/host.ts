@@ -92,7 +92,7 @@ function ms(value: number | undefined, fallback: number): number {
 
 /**
  * One warm Chromium for one runtime, in a child process of its own (host-child.cts): spawned
- * detached (its own process group), as an unprivileged uid when the agent is root, in a private
+ * detached (its own process group), as a run user of its own (src/common/run-users.ts), in a private
  * temp dir (HOME, TMPDIR) with an environment of nothing but that, PATH and CHROMIUM_PATH.
  * Runners of browser checks connect to {@link wsEndpoint}.
  *

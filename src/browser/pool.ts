@@ -91,8 +91,8 @@ export type BrowserPoolOptions<R extends PooledRunner> = {
   /** An account's host that ran no check for this long is closed, ms. Default 60 000. */
   hostIdleMs?: number;
   /**
-   * The uids hosts and runners run as when the agent is root, one per live process. Default
-   * {@link DEFAULT_BROWSER_UIDS}; ignored when the agent is not root (they keep its uid).
+   * The uids (run users) hosts and runners run as, one per live process. Default
+   * {@link DEFAULT_BROWSER_UIDS}. An agent that can switch to no other uid runs no browser check.
    */
   browserUids?: { first: number; count: number };
   /** Where host replacements and failures are logged. */

@@ -29,8 +29,8 @@ export type { SuiteReportRequest, SuiteReportResult };
 /**
  * Playwright check suites (docs/checks.md, "Browser, multi-step and Playwright check suites"): a
  * whole project run with the pinned runtime's own `playwright test`, its tests connected to the
- * runtime's warm Chromium, in a child process group of its own, as an unprivileged user when the
- * agent is root. The project's code (its config, specs, helpers) only ever runs in that child.
+ * runtime's warm Chromium, in a child process group of its own, as a run user of its own (never the
+ * agent's uid). The project's code (its config, specs, helpers) only ever runs in that child.
  */
 
 /** A project file of a suite: a relative path inside the project and its UTF-8 text. */

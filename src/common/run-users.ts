@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomInt } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { chown, mkdtemp, realpath } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -286,7 +286,9 @@ function asRunUser(user: RunUser, script: string, args: readonly string[]): Prom
 }
 
 /**
- * The uids of the processes alive now (owners of /proc/<pid>); empty where /proc cannot be read.
+ * The real uids of every process now (zombies included), read from /proc/<pid>/status: an
+ * undumpable process shows root as the owner of /proc/<pid>, not its uid. Empty where /proc cannot
+ * be read.
  */
 export function uidsOfLiveProcesses(): Set<number> {
   const uids = new Set<number>();
@@ -297,9 +299,10 @@ export function uidsOfLiveProcesses(): Set<number> {
     return uids;
   }
   for (const name of names) {
-    if (!/^\d+$/.test(name)) continue;
+    if (name.charCodeAt(0) < 48 || name.charCodeAt(0) > 57) continue;
     try {
-      uids.add(statSync(`/proc/${name}`).uid);
+      const real = /^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${name}/status`, 'latin1'))?.[1];
+      if (real !== undefined) uids.add(Number(real));
     } catch {
       // Exited meanwhile.
     }

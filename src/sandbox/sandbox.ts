@@ -46,7 +46,7 @@ export type ScriptSandboxOptions = {
 };
 
 /**
- * The uids (and gids) script processes of a root agent run as: 61 000 to 61 255, below the
+ * The uids (and gids) script processes run as (run users): 61 000 to 61 255, below the
  * 65 534 of `nobody` and inside the 65 536 ids a user-namespaced container maps.
  */
 export const DEFAULT_SCRIPT_UIDS = { first: 61_000, count: 256 } as const;

@@ -13,6 +13,7 @@ import {
 import { createCheckConnector, scrubHeaders } from '../../net/http/index.js';
 import { SECRET_HEADERS } from '../../common/credential-headers.js';
 import { credentialTokens, Scrubber } from '../../common/scrub.js';
+import { userCodeIsolation } from '../../common/run-users.js';
 import type { ScriptRunner } from '../../sandbox/types.js';
 import { abortedError } from '../../common/abort.js';
 import { interpolate } from '../../common/interpolate.js';
@@ -179,6 +180,9 @@ export class ApiExecutor implements Executor {
     if (scripts.some((s) => s !== null) && this.#scripts === undefined) {
       return fail('this agent has no script sandbox: setup and teardown scripts cannot run');
     }
+    // The agent's problem, not the target's: an error (hasErrors), never a failure of the API it checks.
+    const isolation = userCodeIsolation();
+    if (scripts.some((s) => s !== null) && !isolation.available) return fail(isolation.reason);
 
     // Variables: the check's (merged by the service), then the runtime's, which cannot be overridden.
     const env: Record<string, string> = {};

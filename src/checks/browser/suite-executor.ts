@@ -32,7 +32,7 @@ import {
 } from './executor.js';
 
 /**
- * The uids Playwright check suites of a root agent run as: 62 400 to 62 463, apart from the browser
+ * The uids (run users) Playwright check suites run as: 62 400 to 62 463, apart from the browser
  * hosts' and runners' 62 000 – 62 255 and the script sandbox's 61 000 – 61 255. Each run has its
  * own: when it ends every process of its uid is killed.
  */
