@@ -240,16 +240,17 @@ export async function killRunUser(user: RunUser): Promise<boolean> {
 }
 
 /**
- * The pids of the live processes (zombies excluded) whose real uid is `uid`, read from
- * /proc/<pid>/status (readable for every process, undumpable ones too).
+ * Every process now: its pid, real uid and whether it is alive (not a zombie), read from
+ * /proc/<pid>/status, which is readable for every process (an undumpable one shows root as the
+ * owner of /proc/<pid>, not its uid). Empty where /proc cannot be read.
  */
-export function livePidsOf(uid: number): number[] {
-  const pids: number[] = [];
+function processTable(): { pid: number; uid: number; alive: boolean }[] {
+  const table: { pid: number; uid: number; alive: boolean }[] = [];
   let names: string[];
   try {
     names = readdirSync('/proc');
   } catch {
-    return pids;
+    return table;
   }
   for (const name of names) {
     if (name.charCodeAt(0) < 48 || name.charCodeAt(0) > 57) continue;
@@ -260,11 +261,18 @@ export function livePidsOf(uid: number): number[] {
       continue; // Exited meanwhile.
     }
     const real = /^Uid:\s+(\d+)/m.exec(status)?.[1];
-    if (real === undefined || Number(real) !== uid) continue;
+    if (real === undefined) continue;
     const state = /^State:\s+(\S)/m.exec(status)?.[1];
-    if (state !== 'Z' && state !== 'X') pids.push(Number(name));
+    table.push({ pid: Number(name), uid: Number(real), alive: state !== 'Z' && state !== 'X' });
   }
-  return pids;
+  return table;
+}
+
+/** The pids of the live processes (zombies excluded) whose real uid is `uid`. */
+export function livePidsOf(uid: number): number[] {
+  return processTable()
+    .filter((p) => p.uid === uid && p.alive)
+    .map((p) => p.pid);
 }
 
 /** Runs `/bin/sh -c script reap args…` as `user`; true when it exited 0 within {@link REAP_TIMEOUT_MS}. */
@@ -285,29 +293,9 @@ function asRunUser(user: RunUser, script: string, args: readonly string[]): Prom
   });
 }
 
-/**
- * The real uids of every process now (zombies included), read from /proc/<pid>/status: an
- * undumpable process shows root as the owner of /proc/<pid>, not its uid. Empty where /proc cannot
- * be read.
- */
+/** The real uids of every process now, zombies included. */
 export function uidsOfLiveProcesses(): Set<number> {
-  const uids = new Set<number>();
-  let names: string[];
-  try {
-    names = readdirSync('/proc');
-  } catch {
-    return uids;
-  }
-  for (const name of names) {
-    if (name.charCodeAt(0) < 48 || name.charCodeAt(0) > 57) continue;
-    try {
-      const real = /^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${name}/status`, 'latin1'))?.[1];
-      if (real !== undefined) uids.add(Number(real));
-    } catch {
-      // Exited meanwhile.
-    }
-  }
-  return uids;
+  return new Set(processTable().map((p) => p.uid));
 }
 
 /**

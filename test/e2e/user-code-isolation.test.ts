@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import {
   chmodSync,
@@ -23,6 +23,7 @@ import {
   type CliProcess,
   freePort,
   type ServiceProcess,
+  spawnCollected,
   startServiceProcess,
   stopCli,
 } from '../helpers/cli.js';
@@ -370,50 +371,6 @@ async function startProbeServer(): Promise<{ url: string; hits: string[]; close(
   };
 }
 
-/** Spawns `command args` with exactly `env`, in `cwd`, its output collected (as spawnCli does). */
-function spawnAgentProcess(
-  command: string,
-  args: string[],
-  env: Record<string, string>,
-  cwd: string,
-): CliProcess {
-  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run npm run build first`);
-  const child: ChildProcess = spawn(command, args, { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  const listeners = new Set<() => void>();
-  const onData = (chunk: Buffer) => {
-    out += chunk.toString('utf8');
-    for (const l of listeners) l();
-  };
-  child.stdout!.on('data', onData);
-  child.stderr!.on('data', onData);
-  const exited = new Promise<number | string>((resolve) =>
-    child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')),
-  );
-  return {
-    child,
-    output: () => out,
-    exited,
-    waitFor(pattern, timeoutMs = 30_000) {
-      return new Promise((resolve, reject) => {
-        const check = () => {
-          const line = out.split('\n').find((l) => pattern.test(l));
-          if (line === undefined) return;
-          listeners.delete(check);
-          clearTimeout(timer);
-          resolve(line);
-        };
-        const timer = setTimeout(() => {
-          listeners.delete(check);
-          reject(new Error(`no line matching ${pattern} within ${timeoutMs} ms; output:\n${out}`));
-        }, timeoutMs);
-        listeners.add(check);
-        check();
-      });
-    },
-  };
-}
-
 // ---------------------------------------------------------------------------------------------
 // Deployments
 
@@ -478,10 +435,10 @@ async function startDeployment(kind: DeploymentKind): Promise<Deployment> {
   const node = [process.execPath, CLI, 'agent'];
   const agent =
     kind === 'root'
-      ? spawnAgentProcess(process.execPath, [CLI, 'agent'], env, dirs.cwd)
+      ? spawnCollected(process.execPath, [CLI, 'agent'], env, dirs.cwd)
       : kind === 'entrypoint'
-        ? spawnAgentProcess(ENTRYPOINT, node, { ...env, OUTPOST_AGENT_USER: String(agentUid) }, dirs.cwd)
-        : spawnAgentProcess(
+        ? spawnCollected(ENTRYPOINT, node, { ...env, OUTPOST_AGENT_USER: String(agentUid) }, dirs.cwd)
+        : spawnCollected(
             SETPRIV,
             [
               `--reuid=${agentUid}`,

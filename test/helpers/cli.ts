@@ -32,9 +32,28 @@ export type CliProcess = {
 
 /** Spawns `outpost <args>` from the built CLI with `env` on top of a minimal environment. */
 export function spawnCli(args: string[], env: Record<string, string>): CliProcess {
+  return spawnCollected(process.execPath, [CLI, ...args], {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    HOME: process.env.HOME ?? '/root',
+    ...env,
+  });
+}
+
+/**
+ * Spawns `command args` (the built CLI behind a wrapper such as `setpriv` or the image's entrypoint)
+ * with exactly `env`, in `cwd`, its stdout and stderr collected.
+ * @throws Error when the CLI is not built.
+ */
+export function spawnCollected(
+  command: string,
+  args: string[],
+  env: Record<string, string>,
+  cwd?: string,
+): CliProcess {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run npm run build first`);
-  const child = spawn(process.execPath, [CLI, ...args], {
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/root', ...env },
+  const child = spawn(command, args, {
+    env,
+    ...(cwd === undefined ? {} : { cwd }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

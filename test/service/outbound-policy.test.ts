@@ -72,6 +72,11 @@ describe('classifyAddress', () => {
     ['::ffff:0.0.0.0', 'unspecified', '0.0.0.0'],
     ['::ffff:10.0.0.1', 'private', '10.0.0.1'],
     ['::ffff:8.8.8.8', 'public', '8.8.8.8'],
+    // Cloud metadata services outside link-local space (AWS over IPv6, Alibaba Cloud).
+    ['fd00:ec2::254', 'metadata'],
+    ['fd00:ec2:0:0:0:0:0:254', 'metadata'],
+    ['100.100.100.200', 'metadata'],
+    ['::ffff:100.100.100.200', 'metadata', '100.100.100.200'],
   ];
   it.each(cases)('%s is %s', (address, kind, ipv4) => {
     expect(classifyAddress(address)).toEqual(ipv4 === undefined ? { kind } : { kind, ipv4 });

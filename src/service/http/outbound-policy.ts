@@ -22,7 +22,8 @@ export type AddressKind =
   | 'unspecified'
   | 'multicast'
   | 'broadcast'
-  | 'reserved';
+  | 'reserved'
+  | 'metadata';
 
 /** What an address is: its kind and, for an IPv6 form that carries an IPv4 address, that address. */
 export type AddressClass = {
@@ -39,7 +40,16 @@ const REFUSED_KINDS = new Set<AddressKind>([
   'multicast',
   'broadcast',
   'reserved',
+  'metadata',
 ]);
+
+/**
+ * Cloud metadata services outside link-local space, refused like it: AWS's IPv6 endpoint (in the
+ * unique-local range private networks use) and Alibaba Cloud's (in the shared address space,
+ * 100.64.0.0/10). The link-local ones (169.254.169.254 of AWS, GCP, Azure; fe80::a9fe:a9fe) are
+ * refused as link-local; Oracle's 192.0.0.192 as reserved.
+ */
+const METADATA = ['fd00:ec2::254', '100.100.100.200'].map((a) => ipaddr.parse(a).toNormalizedString());
 
 /** ipaddr.js range names of IPv4 → kinds; a name not listed is `reserved` (special-purpose). */
 const IPV4_KINDS: Record<string, AddressKind> = {
@@ -97,13 +107,19 @@ export function classifyAddress(address: string): AddressClass {
   if (isIP(address) === 0)
     throw new TypeError(`${JSON.stringify(address.slice(0, 100))} is not an IP address`);
   const parsed = ipaddr.parse(address);
+  if (METADATA.includes(parsed.toNormalizedString())) return { kind: 'metadata' };
   if (parsed.kind() === 'ipv4') {
     return { kind: IPV4_KINDS[(parsed as ipaddr.IPv4).range()] ?? 'reserved' };
   }
   const v6 = parsed as ipaddr.IPv6;
   const range = v6.range();
   const v4 = embeddedIpv4(v6, range);
-  if (v4 !== null) return { kind: IPV4_KINDS[v4.range()] ?? 'reserved', ipv4: v4.toString() };
+  if (v4 !== null) {
+    const kind = METADATA.includes(v4.toNormalizedString())
+      ? 'metadata'
+      : (IPV4_KINDS[v4.range()] ?? 'reserved');
+    return { kind, ipv4: v4.toString() };
+  }
   if (range === 'rfc6052') return { kind: 'private' };
   return { kind: IPV6_KINDS[range] ?? 'reserved' };
 }
@@ -118,6 +134,7 @@ const KIND_WORDS: Record<AddressKind, string> = {
   multicast: 'a multicast address',
   broadcast: 'a broadcast address',
   reserved: 'a reserved (special-purpose) address',
+  metadata: 'a cloud metadata service address',
 };
 
 /** One DNS label (RFC 1123, underscores tolerated): letters, digits, hyphens and underscores, 1–63. */
