@@ -18,7 +18,35 @@ Usage:
   outpost agent     the private-location agent: polls SERVICE_URL with API_KEY
   outpost --version
 
-Configuration is read from the environment; see docs/configuration.md.`;
+Configuration is read from the environment; see docs/configuration.md.
+\`outpost <command> --help\` says what a command does.`;
+
+/** What `outpost <command> --help` prints. */
+const COMMAND_HELP = {
+  up: `outpost up: the service and one agent in one process tree, on the embedded SQLite store
+
+Starts the HTTP API and the web app on HOST:PORT (default 127.0.0.1:3000), stores everything under
+OUTPOST_DATA_DIR (default ./data), prints an API key once and seeds demo checks on an empty store,
+then starts an agent that serves every location of the first account and prints one line per result.
+Ctrl-C stops it: the agent finishes its running checks first.
+
+Variables: those of \`outpost service\` (docs/configuration.md, "outpost service").`,
+  service: `outpost service: the control plane alone
+
+Serves the HTTP API (/v1), the web app and the public status pages on HOST:PORT (default
+127.0.0.1:3000), schedules runs, queues jobs for agents, stores results under OUTPOST_DATA_DIR
+(default ./data) and sends alerts. Run agents with \`outpost agent\`.
+
+Variables: docs/configuration.md, "outpost service".`,
+  agent: `outpost agent: the private-location agent
+
+Polls SERVICE_URL for jobs with API_KEY (or API_KEY_FILE), runs them, and posts their results. Its
+health server answers on AGENT_HEALTH_PORT (default 8081): /-/readiness, /-/liveness, /health, /metrics.
+Scripts, browser checks and check suites run as uids of their own; that needs root or six
+capabilities (docs/security.md), else the agent refuses them and says why.
+
+Variables: docs/configuration.md, "outpost agent".`,
+} as const;
 
 /** One line a person reads for each stored result in `outpost up`. */
 function describeResult(checkName: string, result: CheckResult): string {
@@ -237,6 +265,20 @@ function killGroup(child: ReturnType<typeof spawn> | undefined, signal: NodeJS.S
 
 async function main(argv: string[]): Promise<number> {
   const command = argv[0];
+  if (command === 'up' || command === 'service' || command === 'agent') {
+    const rest = argv.slice(1);
+    if (rest.some((arg) => arg === '--help' || arg === '-h' || arg === 'help')) {
+      process.stdout.write(`${COMMAND_HELP[command]}\n`);
+      return 0;
+    }
+    // An argument no command takes starts nothing: the configuration is the environment's.
+    if (rest.length > 0) {
+      process.stderr.write(
+        `outpost ${command} takes no argument, got ${JSON.stringify(rest[0])}; configuration is read from the environment\n\n${COMMAND_HELP[command]}\n`,
+      );
+      return 2;
+    }
+  }
   switch (command) {
     case 'up':
     case 'service':

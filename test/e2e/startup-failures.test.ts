@@ -210,3 +210,39 @@ describe('start-up failures explain themselves in one line (issue 9 item 2.10)',
     });
   });
 });
+
+describe('outpost <command> --help', () => {
+  it.each(['up', 'service', 'agent'])(
+    '%s --help prints what it does and exits 0, starting nothing and creating no data folder',
+    async (command) => {
+      const cwd = mkdtempSync(join(tmpdir(), 'outpost-help-'));
+      try {
+        const port = await freePort();
+        const held = await listenOn(port, '127.0.0.1');
+        try {
+          // Were the command started, it would fail on the taken port (and up/service would create ./data).
+          const env = {
+            PORT: String(port),
+            AGENT_HEALTH_PORT: String(port),
+            OUTPOST_DATA_DIR: join(cwd, 'data'),
+          };
+          for (const flag of ['--help', '-h']) {
+            const { code, stdout, stderr } = await run([command, flag], env, 10_000);
+            expect(code).toBe(0);
+            expect(stdout).toMatch(new RegExp(`^outpost ${command}: `));
+            expect(stdout).toContain('docs/configuration.md');
+            expect(stderr).toBe('');
+          }
+          const bad = await run([command, '--port=4000'], env, 10_000);
+          expect(bad.code).toBe(2);
+          expect(bad.stderr).toContain(`outpost ${command} takes no argument, got "--port=4000"`);
+          expect(existsSync(join(cwd, 'data'))).toBe(false);
+        } finally {
+          held.close();
+        }
+      } finally {
+        rmSync(cwd, { recursive: true, force: true });
+      }
+    },
+  );
+});
