@@ -128,6 +128,25 @@ class UpLog {
   }
 }
 
+/**
+ * Writes a line on stdout, unless its reader is gone (`outpost up | head -1`): a closed pipe ends the
+ * printing, not the process, which keeps serving and still stops on SIGTERM.
+ */
+function stdoutWriter(onClosed: () => void): (line: string) => void {
+  let closed = false;
+  const onError = (err: NodeJS.ErrnoException) => {
+    if (closed) return;
+    closed = true;
+    if (err.code === 'EPIPE' || err.code === 'ERR_STREAM_DESTROYED') onClosed();
+  };
+  process.stdout.on('error', onError);
+  // stderr carries one line per warning in `up`: a closed one must not end the process either.
+  process.stderr.on('error', () => {});
+  return (line) => {
+    if (!closed) process.stdout.write(`${line}\n`);
+  };
+}
+
 async function runService(mode: 'service' | 'up'): Promise<number> {
   const { parseServiceConfig } = await import('./service/config.js');
   const { startService } = await import('./service/main.js');
@@ -150,6 +169,9 @@ async function runService(mode: 'service' | 'up'): Promise<number> {
       await assertPortFree('AGENT_HEALTH_PORT', healthPort);
     }
   }
+  const writeLine = stdoutWriter(() =>
+    log.warn('stdout was closed: results and messages are no longer printed (the log file keeps warnings)'),
+  );
   const running = await startService(config, {
     log,
     embeddedAgent: mode === 'up',
@@ -166,7 +188,7 @@ async function runService(mode: 'service' | 'up'): Promise<number> {
                   .where('id', '=', checkId)
                   .where('account_id', '=', accountId)
                   .executeTakeFirst();
-                process.stdout.write(`${describeResult(row?.name ?? checkId, result)}\n`);
+                writeLine(describeResult(row?.name ?? checkId, result));
               },
             },
           ],
@@ -174,7 +196,7 @@ async function runService(mode: 'service' | 'up'): Promise<number> {
       : {}),
   });
 
-  const print = (line = '') => process.stdout.write(`${line}\n`);
+  const print = (line = '') => writeLine(line);
   print(`Outpost ${VERSION} ${mode === 'up' ? 'is up' : 'service is listening'}: ${running.url}`);
   print(`  account id: ${running.accountId}`);
   print(`  web app:    ${config.appUrl.replace(/\/+$/, '')}/ (sign in with an API key of the account)`);
@@ -226,8 +248,8 @@ async function runService(mode: 'service' | 'up'): Promise<number> {
       }
       log.info({ signal }, 'shutting down');
       if (mode === 'up' && agent?.exitCode === null) {
-        process.stdout.write(
-          'stopping: the agent finishes its running checks and posts their results (Ctrl-C again to exit at once)\n',
+        writeLine(
+          'stopping: the agent finishes its running checks and posts their results (Ctrl-C again to exit at once)',
         );
       }
       const agentExit =

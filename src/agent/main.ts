@@ -300,9 +300,15 @@ function installProcessHandlers(agent: Agent, logger: Logger): () => void {
     logger.warn('parent process gone; stopping and aborting running jobs');
     void agent.abort();
   };
-  if (process.channel) {
-    process.channel.unref();
-    process.once('disconnect', onParentGone);
+  // process.send exists when the agent was started with a channel, closed or not: a parent gone before
+  // this handler was installed (while the agent loaded) must stop it too.
+  if (typeof process.send === 'function') {
+    if (process.connected) {
+      process.channel?.unref();
+      process.once('disconnect', onParentGone);
+    } else {
+      queueMicrotask(onParentGone);
+    }
   }
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);

@@ -186,4 +186,29 @@ describe('outpost up: Ctrl-C drains, the agent never outlives up (issue 9 item 2
     const tookMs = await within(5000, 'agent exit after up died', () => !alive(agentPid!));
     console.log(`agent exited ${tookMs} ms after outpost up was SIGKILLed`);
   }, 60_000);
+
+  it('a closed stdout (outpost up | head -1) ends the printing, not up: SIGTERM still stops it and its agent', async () => {
+    up = await startUp(apiKey);
+    // The reader goes away after the first line, as `head -1` does: every later write meets EPIPE.
+    up.child.stdout!.destroy();
+    await within(15_000, 'the embedded agent', () => childrenOf(up!.child.pid!).length > 0);
+    [agentPid] = childrenOf(up.child.pid!);
+    await new Promise((r) => setTimeout(r, 2_000));
+    expect(alive(up.child.pid!), up.output()).toBe(true);
+    expect(up.output()).toMatch(/stdout was closed: results and messages are no longer printed/);
+
+    process.kill(up.child.pid!, 'SIGTERM');
+    expect(await up.exited).toBe(0);
+    await within(5000, 'agent exit', () => !alive(agentPid!));
+  }, 60_000);
+
+  it('SIGKILL of up while its agent is still loading: the agent notices the closed channel all the same', async () => {
+    up = await startUp(apiKey);
+    await within(15_000, 'the embedded agent', () => childrenOf(up!.child.pid!).length > 0);
+    [agentPid] = childrenOf(up.child.pid!);
+    // At once: the agent has not installed its handlers yet when its channel closes.
+    process.kill(up.child.pid!, 'SIGKILL');
+    await up.exited;
+    await within(10_000, 'agent exit after up died during its start', () => !alive(agentPid!));
+  }, 60_000);
 });
