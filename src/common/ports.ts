@@ -3,7 +3,8 @@ import { OutpostError } from './errors.js';
 
 /**
  * The one-line OUTPOST_ERR_STARTUP error for a port that could not be bound: names the
- * variable, the port and address, what to do, and the system code.
+ * variable, the port and address, what to do, and the system code; a host name that does not
+ * resolve names HOST instead.
  */
 export function listenError(
   variable: string,
@@ -12,6 +13,14 @@ export function listenError(
   err: unknown,
 ): OutpostError {
   const code = (err as { code?: unknown }).code;
+  // A host name that does not resolve is HOST's problem, not the port's.
+  if ((code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EAI_NONAME') && host !== undefined) {
+    return new OutpostError(
+      'OUTPOST_ERR_STARTUP',
+      `HOST=${host}: the name does not resolve to an address: set HOST to an address of this machine (127.0.0.1, or 0.0.0.0 for every interface) (${code})`,
+      { cause: err },
+    );
+  }
   const where = `${host ?? 'all interfaces'} port ${port}`;
   const todo =
     code === 'EADDRINUSE'

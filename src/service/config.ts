@@ -75,6 +75,34 @@ if (!FormatRegistry.Has(DNS_SERVERS_FORMAT)) {
 /** One DNS label (RFC 1123): letters, digits and hyphens, 1–63, no hyphen at either end. */
 const LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 
+/** An address to listen on: an IP address, or a host name of RFC 1123 labels (`localhost`). */
+const LISTEN_HOST_FORMAT = 'outpost-listen-host';
+if (!FormatRegistry.Has(LISTEN_HOST_FORMAT)) {
+  FormatRegistry.Set(LISTEN_HOST_FORMAT, (value) => {
+    const host = value.trim().replace(/^\[(.*)\]$/, '$1');
+    if (isIP(host) !== 0) return true;
+    const labels = host.toLowerCase().replace(/\.$/, '').split('.');
+    return host.length <= 253 && labels.every((label) => LABEL.test(label));
+  });
+}
+/** A URL with one of the given protocols and a host. */
+const urlWith = (protocols: readonly string[]) => (value: string) => {
+  if (!URL.canParse(value)) return false;
+  const url = new URL(value);
+  return protocols.includes(url.protocol) && url.hostname !== '';
+};
+const SMTP_URL_FORMAT = 'outpost-smtp-url';
+if (!FormatRegistry.Has(SMTP_URL_FORMAT)) FormatRegistry.Set(SMTP_URL_FORMAT, urlWith(['smtp:', 'smtps:']));
+const HTTP_URL_FORMAT = 'outpost-http-url';
+if (!FormatRegistry.Has(HTTP_URL_FORMAT)) FormatRegistry.Set(HTTP_URL_FORMAT, urlWith(['http:', 'https:']));
+/** A sender: `alerts@example.com` or `Outpost <alerts@example.com>`. */
+const MAIL_FROM_FORMAT = 'outpost-mail-from';
+if (!FormatRegistry.Has(MAIL_FROM_FORMAT)) {
+  FormatRegistry.Set(MAIL_FROM_FORMAT, (value) =>
+    /^(?:[^<>]*<[^\s<>@]+@[^\s<>@]+>|[^\s<>@]+@[^\s<>@]+)$/.test(value.trim()),
+  );
+}
+
 /**
  * Parses OUTPOST_STATUS_PAGE_DOMAINS: comma-separated entries, each a host name (that name only) or a host
  * name after a dot (`.status.example.com`: every name under it, not the name itself). Spaces around entries
@@ -128,7 +156,7 @@ const Days = Integer(1, 36_500);
  */
 const ServiceEnvSchema = Type.Object({
   PORT: Integer(0, 65_535),
-  HOST: Type.String(),
+  HOST: Type.String({ format: LISTEN_HOST_FORMAT }),
   OUTPOST_DATA_DIR: Type.String(),
   OUTPOST_LEASE_SECONDS: Integer(1, 86_400),
   OUTPOST_QUEUE_EXPIRY_SECONDS: Integer(1, 86_400),
@@ -145,6 +173,14 @@ const ServiceEnvSchema = Type.Object({
   OUTPOST_DNS_SERVERS: Type.Optional(Type.String({ format: DNS_SERVERS_FORMAT })),
   OUTPOST_OUTBOUND_ALLOW: Type.Optional(Type.String({ format: OUTBOUND_ALLOW_FORMAT })),
   OUTPOST_OUTBOUND_PRIVATE: literals(['allow', 'deny'] as const),
+  // Read by the alert providers (src/service/alerting/channels/providers.ts); checked here so that a
+  // typo stops the start instead of failing every notification later.
+  OUTPOST_SMTP_URL: Type.Optional(Type.String({ format: SMTP_URL_FORMAT })),
+  OUTPOST_SMTP_FROM: Type.Optional(Type.String({ format: MAIL_FROM_FORMAT })),
+  OUTPOST_PAGERDUTY_URL: Type.Optional(Type.String({ format: HTTP_URL_FORMAT })),
+  OUTPOST_OPSGENIE_URL: Type.Optional(Type.String({ format: HTTP_URL_FORMAT })),
+  OUTPOST_OPSGENIE_EU_URL: Type.Optional(Type.String({ format: HTTP_URL_FORMAT })),
+  OUTPOST_TWILIO_URL: Type.Optional(Type.String({ format: HTTP_URL_FORMAT })),
 });
 type ServiceEnv = Static<typeof ServiceEnvSchema>;
 type VariableName = keyof ServiceEnv;
@@ -152,7 +188,7 @@ type VariableName = keyof ServiceEnv;
 /** What each variable must be, for error messages; keyed like the schema. */
 const REQUIREMENTS: Record<VariableName, string> = {
   PORT: 'an integer from 0 to 65535, 0 for an ephemeral port (default 3000)',
-  HOST: 'the address to listen on (default 127.0.0.1)',
+  HOST: 'an IP address or a host name to listen on (default 127.0.0.1)',
   OUTPOST_DATA_DIR: 'the folder of the store, or :memory: (default ./data)',
   OUTPOST_LEASE_SECONDS: 'an integer from 1 to 86400 (default 300)',
   OUTPOST_QUEUE_EXPIRY_SECONDS: 'an integer from 1 to 86400 (default 360)',
@@ -172,7 +208,19 @@ const REQUIREMENTS: Record<VariableName, string> = {
   OUTPOST_OUTBOUND_ALLOW:
     'comma-separated CIDR ranges, addresses and host names (10.0.0.0/8,127.0.0.1,hooks.internal)',
   OUTPOST_OUTBOUND_PRIVATE: 'allow or deny (default allow)',
+  OUTPOST_SMTP_URL: 'an smtp:// or smtps:// URL with a host (smtp://user:pass@mail.example.com:587)',
+  OUTPOST_SMTP_FROM: 'a sender address (alerts@example.com or Outpost <alerts@example.com>)',
+  OUTPOST_PAGERDUTY_URL: 'an http:// or https:// URL',
+  OUTPOST_OPSGENIE_URL: 'an http:// or https:// URL',
+  OUTPOST_OPSGENIE_EU_URL: 'an http:// or https:// URL',
+  OUTPOST_TWILIO_URL: 'an http:// or https:// URL',
 };
+
+/** Variables a provider needs together (docs/configuration.md, alert providers). */
+const PROVIDER_GROUPS: readonly (readonly string[])[] = [
+  ['OUTPOST_SMTP_URL', 'OUTPOST_SMTP_FROM'],
+  ['OUTPOST_TWILIO_ACCOUNT_SID', 'OUTPOST_TWILIO_AUTH_TOKEN', 'OUTPOST_TWILIO_FROM'],
+];
 
 const DEFAULTS: Partial<Record<VariableName, string>> = {
   PORT: '3000',
@@ -196,7 +244,12 @@ const INTEGER_VARIABLES = new Set<VariableName>([
   'OUTPOST_AGENT_RETENTION_DAYS',
 ]);
 /** Keys: their values are never echoed, only their length. */
-const SECRET_VARIABLES = new Set<VariableName>(['OUTPOST_API_KEY', 'OUTPOST_ENCRYPTION_KEY']);
+const SECRET_VARIABLES = new Set<VariableName>([
+  'OUTPOST_API_KEY',
+  'OUTPOST_ENCRYPTION_KEY',
+  // It may carry a password (smtp://user:pass@host).
+  'OUTPOST_SMTP_URL',
+]);
 
 function convert(name: VariableName, value: string): string | number {
   if (INTEGER_VARIABLES.has(name)) {
@@ -234,10 +287,20 @@ export function parseServiceConfig(env: NodeJS.ProcessEnv): ServiceConfig {
     const name = error.path.split('/')[1] as VariableName | undefined;
     if (name !== undefined && name in REQUIREMENTS) bad.add(name);
   }
-  if (bad.size > 0) {
-    const lines = [...bad].map(
-      (name) => `- ${name} must be ${REQUIREMENTS[name]}; ${describe(name, given[name] ?? '')}`,
-    );
+  const lines = [...bad].map(
+    (name) => `- ${name} must be ${REQUIREMENTS[name]}; ${describe(name, given[name] ?? '')}`,
+  );
+  // A provider needs all of its variables: one of them alone would silently leave its channels failing.
+  for (const group of PROVIDER_GROUPS) {
+    const set = group.filter((name) => (env[name] ?? '') !== '');
+    if (set.length > 0 && set.length < group.length) {
+      const missing = group.filter((name) => !set.includes(name));
+      lines.push(
+        `- ${missing.join(' and ')} must be set with ${set.join(' and ')}; ${missing.length > 1 ? 'they are' : 'it is'} not set`,
+      );
+    }
+  }
+  if (lines.length > 0) {
     throw new OutpostError('OUTPOST_ERR_CONFIG', `invalid service configuration:\n${lines.join('\n')}`);
   }
 

@@ -118,6 +118,17 @@ describe('start-up failures explain themselves in one line (issue 9 item 2.10)',
     60_000,
   );
 
+  it('service: a HOST that does not resolve is named as HOST, not as a PORT problem', async () => {
+    const res = await run(['service'], {
+      HOST: 'outpost-no-such-host.invalid',
+      PORT: String(await freePort()),
+      OUTPOST_DATA_DIR: join(base, 'host'),
+    });
+    expect(res.code).toBe(1);
+    expectOneLine(res.stderr, 'HOST=outpost-no-such-host.invalid', /does not resolve/);
+    expect(res.stderr).not.toMatch(/PORT=/);
+  });
+
   it('up: a taken AGENT_HEALTH_PORT is found before the API key is printed', async () => {
     const healthPort = await freePort();
     const taken = await listenOn(healthPort);

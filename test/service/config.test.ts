@@ -102,4 +102,40 @@ describe('parseServiceConfig', () => {
     expect(err.message).toContain('OUTPOST_API_KEY must be 20 to 200 characters');
     expect(err.message).not.toContain('secret key');
   });
+
+  it('checks HOST and the alert providers at start: a typo stops the start, naming the variable', () => {
+    const err = configError({
+      HOST: 'not a host!',
+      OUTPOST_SMTP_URL: 'smpt://user:hunter2@mail.example.com:587',
+      OUTPOST_SMTP_FROM: 'alerts at example.com',
+      OUTPOST_PAGERDUTY_URL: 'events.pagerduty.example',
+      OUTPOST_TWILIO_ACCOUNT_SID: 'AC123',
+    });
+    const lines = err.message.split('\n').filter((l) => l.startsWith('- '));
+    expect(lines.map((l) => l.split(' ')[1])).toEqual([
+      'HOST',
+      'OUTPOST_SMTP_URL',
+      'OUTPOST_SMTP_FROM',
+      'OUTPOST_PAGERDUTY_URL',
+      'OUTPOST_TWILIO_AUTH_TOKEN',
+    ]);
+    expect(err.message).toContain(
+      'OUTPOST_TWILIO_AUTH_TOKEN and OUTPOST_TWILIO_FROM must be set with OUTPOST_TWILIO_ACCOUNT_SID',
+    );
+    // The SMTP URL may carry a password: never echoed.
+    expect(err.message).not.toContain('hunter2');
+
+    const half = configError({ OUTPOST_SMTP_URL: 'smtp://mail.example.com:587' });
+    expect(half.message).toContain('OUTPOST_SMTP_FROM must be set with OUTPOST_SMTP_URL');
+
+    for (const host of ['0.0.0.0', '::', '[::1]', 'localhost', 'outpost.internal']) {
+      expect(parseServiceConfig({ HOST: host }).host).toBe(host);
+    }
+    expect(
+      parseServiceConfig({
+        OUTPOST_SMTP_URL: 'smtps://user:pass@mail.example.com',
+        OUTPOST_SMTP_FROM: 'Outpost <alerts@example.com>',
+      }).port,
+    ).toBe(3000);
+  });
 });
