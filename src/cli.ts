@@ -30,14 +30,14 @@ OUTPOST_DATA_DIR (default ./data), prints an API key once and seeds demo checks 
 then starts an agent that serves every location of the first account and prints one line per result.
 Ctrl-C stops it: the agent finishes its running checks first.
 
-Variables: those of \`outpost service\` (docs/configuration.md, "outpost service").`,
+Variables: those of \`outpost service\`, in docs/configuration.md (its section \`outpost service\`).`,
   service: `outpost service: the control plane alone
 
 Serves the HTTP API (/v1), the web app and the public status pages on HOST:PORT (default
 127.0.0.1:3000), schedules runs, queues jobs for agents, stores results under OUTPOST_DATA_DIR
 (default ./data) and sends alerts. Run agents with \`outpost agent\`.
 
-Variables: docs/configuration.md, "outpost service".`,
+Variables: docs/configuration.md (its section \`outpost service\`).`,
   agent: `outpost agent: the private-location agent
 
 Polls SERVICE_URL for jobs with API_KEY (or API_KEY_FILE), runs them, and posts their results. Its
@@ -45,7 +45,7 @@ health server answers on AGENT_HEALTH_PORT (default 8081): /-/readiness, /-/live
 Scripts, browser checks and check suites run as uids of their own; that needs root or six
 capabilities (docs/security.md), else the agent refuses them and says why.
 
-Variables: docs/configuration.md, "outpost agent".`,
+Variables: docs/configuration.md (its section \`outpost agent\`).`,
 } as const;
 
 /** One line a person reads for each stored result in `outpost up`. */
