@@ -2,7 +2,12 @@ import type { RunLog } from '../protocol/index.js';
 import type { Scrubber } from '../common/scrub.js';
 import type { Logger } from '../common/logger.js';
 
-const PINO_METHODS = { DEBUG: 'debug', INFO: 'info', WARN: 'warn', ERROR: 'error' } as const;
+/**
+ * The agent-log level of each run-log level. A run's lines are data about the target (a failed
+ * assertion, a script's console.error), not trouble of the agent: at most INFO in the agent's own log,
+ * the run's level kept in the `runLevel` field. The result's `logs[]` keep their own levels.
+ */
+const PINO_METHODS = { DEBUG: 'debug', INFO: 'info', WARN: 'info', ERROR: 'info' } as const;
 
 /** Options of {@link RunLogRecorder}. */
 export type RunLogOptions = {
@@ -49,7 +54,7 @@ export class RunLogRecorder {
     const msg = this.#scrubber ? this.#scrubber.text(line.msg) : line.msg;
     this.lines.push({ time: line.time, level: line.level, msg });
     if (this.#held !== null) this.#held.push({ level: line.level, msg, fields });
-    else this.#log[PINO_METHODS[line.level]](fields, msg);
+    else this.#log[PINO_METHODS[line.level]]({ ...fields, runLevel: line.level }, msg);
   }
 
   /**
@@ -70,7 +75,7 @@ export class RunLogRecorder {
     }
     for (const { level, msg, fields } of this.#held.splice(0)) {
       this.#log[PINO_METHODS[level]](
-        scrubber ? scrubber.value(fields) : fields,
+        { ...(scrubber ? scrubber.value(fields) : fields), runLevel: level },
         scrubber ? scrubber.text(msg) : msg,
       );
     }
