@@ -301,6 +301,13 @@ function refusal(call: string, why: string): Error {
   return new Error(`${call} is not available: ${why}`);
 }
 
+/** Replaces `cls.prototype[method]` with one that always rejects with {@link refusal}(`call`, `why`). */
+function refuse(cls: Patchable, method: string, call: string, why: string): void {
+  patch(cls, method, () => async () => {
+    throw refusal(call, why);
+  });
+}
+
 /**
  * Keeps each connection to this browser to its own contexts and away from the host's files.
  * Playwright's server isolates the contexts of one connection from another's, but hands out
@@ -323,16 +330,10 @@ function keepConnectionsApart(playwrightDir: string): void {
     'dispatchers/browserDispatcher.js',
     'BrowserDispatcher',
   );
-  patch(BrowserDispatcher, 'newBrowserCDPSession', () => async () => {
-    throw refusal('browser.newBrowserCDPSession()', shared);
-  });
+  refuse(BrowserDispatcher, 'newBrowserCDPSession', 'browser.newBrowserCDPSession()', shared);
   // A context kept for reuse outlives its connection: the next check would find the last one's.
-  patch(BrowserDispatcher, 'newContextForReuse', () => async () => {
-    throw refusal('reusing browser contexts', shared);
-  });
-  patch(BrowserDispatcher, 'startTracing', () => async () => {
-    throw refusal('browser.startTracing()', `${shared}; use context.tracing`);
-  });
+  refuse(BrowserDispatcher, 'newContextForReuse', 'reusing browser contexts', shared);
+  refuse(BrowserDispatcher, 'startTracing', 'browser.startTracing()', `${shared}; use context.tracing`);
   const CDPSessionDispatcher = serverExport(
     playwrightDir,
     'dispatchers/cdpSessionDispatcher.js',
@@ -356,18 +357,18 @@ function keepConnectionsApart(playwrightDir: string): void {
     'dispatchers/artifactDispatcher.js',
     'ArtifactDispatcher',
   );
-  patch(ArtifactDispatcher, 'pathAfterFinished', () => async () => {
-    throw refusal(
-      'Artifact.pathAfterFinished (download.path(), video.path())',
-      'use saveAs() or createReadStream()',
-    );
-  });
-  patch(ArtifactDispatcher, 'saveAs', () => async () => {
-    throw refusal(
-      "Artifact.saveAs to a path of the browser's machine",
-      'a remote client saves through saveAsStream',
-    );
-  });
+  refuse(
+    ArtifactDispatcher,
+    'pathAfterFinished',
+    'Artifact.pathAfterFinished (download.path(), video.path())',
+    'use saveAs() or createReadStream()',
+  );
+  refuse(
+    ArtifactDispatcher,
+    'saveAs',
+    "Artifact.saveAs to a path of the browser's machine",
+    'a remote client saves through saveAsStream',
+  );
   const noLocalFiles = (call: string) => (setInputFiles: DispatcherMethod) =>
     async function (this: Any, params: Any, progress: unknown) {
       if (params?.localPaths !== undefined || params?.localDirectory !== undefined) {
@@ -424,12 +425,12 @@ function keepConnectionsApart(playwrightDir: string): void {
         return createTempFiles.call(this, params, progress);
       },
   );
-  patch(BrowserContextDispatcher, 'enableRecorder', () => async () => {
-    throw refusal(
-      'the recorder (BrowserContext.enableRecorder)',
-      "it writes to a path of the browser's machine",
-    );
-  });
+  refuse(
+    BrowserContextDispatcher,
+    'enableRecorder',
+    'the recorder (BrowserContext.enableRecorder)',
+    "it writes to a path of the browser's machine",
+  );
   const TracingDispatcher = serverExport(
     playwrightDir,
     'dispatchers/tracingDispatcher.js',
@@ -451,9 +452,12 @@ function keepConnectionsApart(playwrightDir: string): void {
   );
   const PageDispatcher = serverExport(playwrightDir, 'dispatchers/pageDispatcher.js', 'PageDispatcher');
   if (typeof PageDispatcher.prototype.agent === 'function') {
-    patch(PageDispatcher, 'agent', () => async () => {
-      throw refusal('page agents', "they read and write cache files at paths of the browser's machine");
-    });
+    refuse(
+      PageDispatcher,
+      'agent',
+      'page agents',
+      "they read and write cache files at paths of the browser's machine",
+    );
   }
   // Not exposed to remote connections (`utils` is absent from a server's Playwright object); refused
   // all the same, in case a version exposes it: each takes a path of this machine.
@@ -463,18 +467,14 @@ function keepConnectionsApart(playwrightDir: string): void {
     'LocalUtilsDispatcher',
   );
   for (const method of ['zip', 'harOpen', 'harUnzip', 'tracingStarted']) {
-    patch(LocalUtilsDispatcher, method, () => async () => {
-      throw refusal(`LocalUtils.${method}`, "it takes a path of the browser's machine");
-    });
+    refuse(LocalUtilsDispatcher, method, `LocalUtils.${method}`, "it takes a path of the browser's machine");
   }
   const AndroidDispatcher = serverExport(
     playwrightDir,
     'dispatchers/androidDispatcher.js',
     'AndroidDispatcher',
   );
-  patch(AndroidDispatcher, 'devices', () => async () => {
-    throw refusal('Android devices', 'an agent has none');
-  });
+  refuse(AndroidDispatcher, 'devices', 'Android devices', 'an agent has none');
   // Initializers the server sends with every new object: an artifact's (a download's, a trace's)
   // carries its server path, a context's the server folder its videos are recorded in.
   const DispatcherConnection = serverExport(

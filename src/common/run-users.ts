@@ -231,9 +231,12 @@ export async function killRunUser(user: RunUser): Promise<boolean> {
   for (let round = 0; round < KILL_ROUNDS; round++) {
     if (livePidsOf(user.uid).length === 0) return true;
     await asRunUser(user, 'kill -9 -1 2>/dev/null; exit 0', []);
+    // Each look reads every /proc/<pid>/status synchronously (a few ms on a busy agent): the pauses
+    // between looks double (5 ms up to 100 ms), so a slow death does not hold the event loop.
     const deadline = performance.now() + KILL_WAIT_MS;
-    while (livePidsOf(user.uid).length > 0 && performance.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 5));
+    for (let pauseMs = 5; livePidsOf(user.uid).length > 0 && performance.now() < deadline; ) {
+      await new Promise((resolve) => setTimeout(resolve, pauseMs));
+      pauseMs = Math.min(pauseMs * 2, 100);
     }
   }
   return livePidsOf(user.uid).length === 0;

@@ -271,11 +271,7 @@ export class DomainQueries {
    * most `limit`.
    */
   pendingDue(checkedBeforeMs: number, limit: number): Promise<DomainRow[]> {
-    return this.#db
-      .selectFrom('status_pages')
-      .select(DOMAIN_COLUMNS)
-      .where('custom_domain', 'is not', null)
-      .where('custom_domain_verified_at', 'is', null)
+    return this.#withDomain('pending')
       .where((eb) =>
         eb.or([
           eb('custom_domain_checked_at', 'is', null),
@@ -290,24 +286,21 @@ export class DomainQueries {
 
   /** Every page with a pending domain. */
   pending(): Promise<DomainRow[]> {
-    return this.#db
-      .selectFrom('status_pages')
-      .select(DOMAIN_COLUMNS)
-      .where('custom_domain', 'is not', null)
-      .where('custom_domain_verified_at', 'is', null)
-      .orderBy('created_at')
-      .orderBy('id')
-      .execute();
+    return this.#withDomain('pending').orderBy('created_at').orderBy('id').execute();
   }
 
   /** Every page with a verified domain. */
   verified(): Promise<DomainRow[]> {
+    return this.#withDomain('verified').execute();
+  }
+
+  /** The domain columns of the pages whose custom domain is `state`. */
+  #withDomain(state: 'pending' | 'verified') {
     return this.#db
       .selectFrom('status_pages')
       .select(DOMAIN_COLUMNS)
       .where('custom_domain', 'is not', null)
-      .where('custom_domain_verified_at', 'is not', null)
-      .execute();
+      .where('custom_domain_verified_at', state === 'pending' ? 'is' : 'is not', null);
   }
 }
 
