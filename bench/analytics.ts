@@ -14,12 +14,12 @@ import { apiCheckAnalytics, parseMetrics } from '../src/service/analytics/api-ch
 import { AnalyticsWorkers } from '../src/service/analytics/workers.js';
 import { explainAggregate } from '../src/service/analytics/query.js';
 import { quickRangeWindow } from '../src/service/analytics/time-range.js';
-import { createAccount } from '../src/service/http/auth.js';
-import { newCheckDoc } from '../src/service/resources/checks/checks.js';
-import { CheckStore } from '../src/service/resources/checks/store.js';
+import { createAccount } from '../src/service/platform/http/auth.js';
+import { newCheckDoc } from '../src/service/checks/checks.js';
+import { CheckStore } from '../src/service/checks/store.js';
 import type { AnalyticsQuery } from '../src/service/analytics/schema.js';
-import { type Database, openSqliteDatabase } from '../src/service/store/database.js';
-import type { CheckResultTable } from '../src/service/store/schema.js';
+import { type Database, openSqliteDatabase } from '../src/service/platform/store/database.js';
+import type { CheckResultTable } from '../src/service/platform/store/schema.js';
 
 /** Timing of one query: wall-clock and process CPU (user + system) per run, ms. */
 export type AnalyticsBenchQuery = {

@@ -21,11 +21,11 @@ import autocannon from 'autocannon';
 import { pino } from 'pino';
 import { build, type Service } from '../src/service/app.js';
 import { newPingToken } from '../src/service/heartbeats/monitor.js';
-import { createAccount } from '../src/service/http/auth.js';
-import { newCheckDoc } from '../src/service/resources/checks/checks.js';
-import { CheckStore } from '../src/service/resources/checks/store.js';
-import { heartbeatExpectation } from '../src/service/resources/checks/heartbeat-check-schema.js';
-import { openSqliteDatabase } from '../src/service/store/database.js';
+import { createAccount } from '../src/service/platform/http/auth.js';
+import { newCheckDoc } from '../src/service/checks/checks.js';
+import { CheckStore } from '../src/service/checks/store.js';
+import { heartbeatExpectation } from '../src/service/checks/types/heartbeat.js';
+import { openSqliteDatabase } from '../src/service/platform/store/database.js';
 
 /** What benchHeartbeats measured. Latencies and delays in ms. */
 export type HeartbeatBenchReport = {

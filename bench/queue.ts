@@ -2,11 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SQLite } from '../src/service/store/sqlite.js';
+import { SQLite } from '../src/service/platform/store/sqlite.js';
 import { Kysely, SqliteDialect } from 'kysely';
-import { JobQueue } from '../src/service/runs/queue.js';
-import { migrateToLatest } from '../src/service/store/migrations/index.js';
-import type { Database } from '../src/service/store/schema.js';
+import { JobQueue } from '../src/service/runs/queue/queue.js';
+import { migrateToLatest } from '../src/service/platform/store/migrations/index.js';
+import type { Database } from '../src/service/platform/store/schema.js';
 
 /** Latencies of one store size, ms. */
 export type QueueBenchRow = {

@@ -20,8 +20,8 @@ import autocannon from 'autocannon';
 import { pino } from 'pino';
 import { type CheckResult, type Job, PROTOCOL_VERSION } from '../src/protocol/index.js';
 import { build } from '../src/service/app.js';
-import { createAccount, createApiKey } from '../src/service/http/auth.js';
-import { openSqliteDatabase } from '../src/service/store/database.js';
+import { createAccount, createApiKey } from '../src/service/platform/http/auth.js';
+import { openSqliteDatabase } from '../src/service/platform/store/database.js';
 
 /** Figures of one scenario. Latencies in ms. */
 export type HttpBenchScenario = {

@@ -4,7 +4,7 @@
 # Node 24 comes from the npm registry (package node-linux-<arch>@24: the official binary), so
 # nothing but the registry is needed. No native addon is rebuilt: our ICMP addon is Node-API
 # (ABI-stable across Node versions) and on Node ≥ 22 the store loads better-sqlite3 13, whose
-# Node-API binary ships inside its npm package (src/service/store/sqlite.ts says why Node 20
+# Node-API binary ships inside its npm package (src/service/platform/store/sqlite.ts says why Node 20
 # loads 12.x instead). Run after `npm ci`.
 #
 # Usage: bash scripts/test-node24.sh [vitest arguments…]   (e.g. test/sandbox to run a part)

@@ -166,7 +166,7 @@ describe('layering of src/', () => {
     ['src/sandbox/sandbox.ts', '../net/resolve.js', 'src/net/resolve.js'],
     ['src/common/logger.ts', '../protocol/index.js', 'src/protocol/index.js'],
     ['src/checks/url/executor.ts', '../../agent/execute.js', 'src/agent/execute.js'],
-    ['src/service/runs/jobs.ts', '../../checks/api/executor.js', 'src/checks/api/executor.js'],
+    ['src/service/runs/queue/jobs.ts', '../../checks/api/executor.js', 'src/checks/api/executor.js'],
     ['src/service/app.ts', '../agent/main.js', 'src/agent/main.js'],
     ['src/agent/main.ts', '../service/main.js', 'src/service/main.js'],
     ['src/cli.ts', './checks/registry.js', 'src/checks/registry.js'],
@@ -179,7 +179,7 @@ describe('layering of src/', () => {
     ['src/agent/main.ts', '../checks/registry.js', 'src/checks/registry.js'],
     ['src/checks/api/executor.ts', '../../sandbox/types.js', 'src/sandbox/types.js'],
     ['src/net/pcap/scrub.ts', '../../common/scrub.js', 'src/common/scrub.js'],
-    ['src/service/runs/jobs.ts', '../../protocol/index.js', 'src/protocol/index.js'],
+    ['src/service/runs/queue/jobs.ts', '../../protocol/index.js', 'src/protocol/index.js'],
     ['src/cli.ts', './service/main.js', 'src/service/main.js'],
   ])('allows %s importing %s', (file, specifier, target) => {
     expect(violations([{ file, specifier, target }])).toEqual([]);

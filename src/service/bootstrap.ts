@@ -1,14 +1,14 @@
 import { networkInterfaces } from 'node:os';
 import type { Kysely } from 'kysely';
 import type { CheckType } from '../protocol/index.js';
-import { bodyAjv } from './http/validation.js';
-import { createAccount, createApiKey, generateApiKey, hashApiKey } from './http/auth.js';
-import { type CheckDoc, newCheckDoc, presentCheck } from './resources/checks/checks.js';
-import { CheckStore } from './resources/checks/store.js';
-import { checkTypeEntry } from './resources/checks/check-types.js';
-import { CheckResponseSchema } from './http/responses.js';
-import type { Database } from './store/database.js';
-import { AccountQueries } from './store/accounts.js';
+import { bodyAjv } from './platform/http/validation.js';
+import { createAccount, createApiKey, generateApiKey, hashApiKey } from './platform/http/auth.js';
+import { type CheckDoc, newCheckDoc, presentCheck } from './checks/checks.js';
+import { CheckStore } from './checks/store.js';
+import { checkTypeEntry } from './checks/types/registry.js';
+import { CheckResponseSchema } from './platform/http/responses.js';
+import type { Database } from './platform/store/database.js';
+import { AccountQueries } from './platform/store/accounts.js';
 
 /** What bootstrapping found or made. `apiKey` is set only when it was created now (shown once). */
 export type Bootstrap = { accountId: string; createdApiKey: string | null };

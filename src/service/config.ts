@@ -5,8 +5,8 @@ import { Value } from '@sinclair/typebox/value';
 import { literals } from '../common/literals.js';
 import { OutpostError } from '../common/errors.js';
 import { LOG_LEVELS, type LogLevelName } from '../common/logger.js';
-import { parseOutboundAllow } from './http/outbound-policy.js';
-import { parseSecretKey } from './store/secret-box.js';
+import { parseOutboundAllow } from './platform/http/outbound-policy.js';
+import { parseSecretKey } from './platform/store/secret-box.js';
 
 /** Service configuration, parsed once from the environment and frozen. Times in ms. */
 export type ServiceConfig = Readonly<{

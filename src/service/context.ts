@@ -2,12 +2,12 @@ import type { Kysely } from 'kysely';
 import type { CheckResult } from '../protocol/index.js';
 import type { Logger } from '../common/logger.js';
 import type { AnalyticsWorkers } from './analytics/workers.js';
-import type { OutboundPolicy } from './http/outbound-policy.js';
-import type { CustomDomainPolicy } from './resources/status-pages/custom-domains.js';
-import type { ArtifactStore } from './runs/artifacts.js';
-import type { JobQueue } from './runs/queue.js';
-import type { CheckSessions } from './runs/sessions.js';
-import type { Database } from './store/database.js';
+import type { OutboundPolicy } from './platform/http/outbound-policy.js';
+import type { CustomDomainPolicy } from './status-pages/admin/custom-domains.js';
+import type { ArtifactStore } from './runs/artifacts/artifacts.js';
+import type { JobQueue } from './runs/queue/queue.js';
+import type { CheckSessions } from './runs/sessions/sessions.js';
+import type { Database } from './platform/store/database.js';
 
 /** What routes share: the store, the queue, sessions, artifacts, the log and the shutdown signal. */
 export type ServiceContext = {

@@ -1,15 +1,15 @@
 import { join } from 'node:path';
 import { assertPortFree, listenError } from '../common/ports.js';
 import { OutpostError } from '../common/errors.js';
-import type { NamedResultHook } from './runs/outbox.js';
+import type { NamedResultHook } from './runs/results/outbox.js';
 import type { Logger } from '../common/logger.js';
 import { build, type Service } from './app.js';
 import { ensureAccount, rotateEmbeddedAgentKey, seedDemoChecks } from './bootstrap.js';
 import type { ServiceConfig } from './config.js';
-import { Scheduler } from './runs/scheduler.js';
-import { sealStoredSecrets } from './store/secrets-at-rest.js';
-import { openSqliteDatabase } from './store/database.js';
-import { attachSecretBox, openSecretBox } from './store/secret-box.js';
+import { Scheduler } from './runs/scheduler/scheduler.js';
+import { sealStoredSecrets } from './platform/store/secrets-at-rest.js';
+import { openSqliteDatabase } from './platform/store/database.js';
+import { attachSecretBox, openSecretBox } from './platform/store/secret-box.js';
 
 /** A running service. */
 export type RunningService = {

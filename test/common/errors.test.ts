@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ERROR_CODES } from '../../src/common/errors.js';
 import { PACKAGE_ROOT } from '../../src/common/paths.js';
-import { SERVICE_ERROR_CODES } from '../../src/service/http/error-codes.js';
+import { SERVICE_ERROR_CODES } from '../../src/service/platform/http/error-codes.js';
 
 const doc = readFileSync(join(PACKAGE_ROOT, 'docs/errors.md'), 'utf8');
 const SERVICE_HEADING = '## HTTP errors of the service';

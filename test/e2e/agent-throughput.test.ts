@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
-import { SQLite } from '../../src/service/store/sqlite.js';
+import { SQLite } from '../../src/service/platform/store/sqlite.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type CliProcess,

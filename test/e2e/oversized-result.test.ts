@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
-import { SQLite } from '../../src/service/store/sqlite.js';
+import { SQLite } from '../../src/service/platform/store/sqlite.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_RESULT_SIZE_BYTES } from '../../src/protocol/index.js';
 import {

@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { SMTPServer } from 'smtp-server';
 import { afterEach, describe, expect, it } from 'vitest';
 import { messageIdOf } from '../../src/service/alerting/channels/email.js';
-import { SQLite } from '../../src/service/store/sqlite.js';
+import { SQLite } from '../../src/service/platform/store/sqlite.js';
 import { apiClient, type CliProcess, freePort, spawnCli, stopCli } from '../helpers/cli.js';
 
 const API_KEY = 'status_page_subscriptions_crash_key_0123456789';

@@ -3,7 +3,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SQLite } from '../../src/service/store/sqlite.js';
+import { SQLite } from '../../src/service/platform/store/sqlite.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { apiClient, CLI, freePort } from '../helpers/cli.js';
 

@@ -9,7 +9,7 @@
  * `nowMs`). No vitest import: the benchmark uses it too.
  */
 import type { Kysely } from 'kysely';
-import type { Database } from '../../src/service/store/database.js';
+import type { Database } from '../../src/service/platform/store/database.js';
 
 /** One `/v1` call as the seeding account: resolves with the status and the parsed JSON body (null if empty). */
 export type ApiCall = (

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROTOCOL_VERSION } from '../../src/protocol/index.js';
-import { bodyAjv } from '../../src/service/http/validation.js';
+import { bodyAjv } from '../../src/service/platform/http/validation.js';
 import { AgentErrorReportSchema, AgentResponseSchema } from '../../src/service/resources/agents/schema.js';
 import { createCheck, icmpBody, type TestService, testService, triggerCheck } from '../helpers/service.js';
 

@@ -3,7 +3,7 @@ import {
   alertChannelsForNewCheck,
   channelIdsForCheck,
   openChannelDoc,
-} from '../../src/service/resources/alert-channels/alert-channels.js';
+} from '../../src/service/alerting/alert-channels/alert-channels.js';
 import { expectBadField, icmpBody, testService, type TestService } from '../helpers/service.js';
 
 let svc: TestService;

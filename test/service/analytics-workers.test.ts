@@ -6,10 +6,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiCheckAnalytics } from '../../src/service/analytics/api-checks.js';
 import { splitWindow } from '../../src/service/analytics/query.js';
 import { AnalyticsWorkers } from '../../src/service/analytics/workers.js';
-import { createAccount } from '../../src/service/http/auth.js';
-import { newCheckDoc } from '../../src/service/resources/checks/checks.js';
-import { CheckStore } from '../../src/service/resources/checks/store.js';
-import { type Database, openSqliteDatabase } from '../../src/service/store/database.js';
+import { createAccount } from '../../src/service/platform/http/auth.js';
+import { newCheckDoc } from '../../src/service/checks/checks.js';
+import { CheckStore } from '../../src/service/checks/store.js';
+import { type Database, openSqliteDatabase } from '../../src/service/platform/store/database.js';
 import type { AnalyticsQuery } from '../../src/service/analytics/schema.js';
 import { dbRow, ROWS, T0 } from '../helpers/analytics-data.js';
 

@@ -7,8 +7,8 @@ import { analyticsColumnsOf } from '../../src/service/analytics/columns.js';
 import { METRIC_NAMES } from '../../src/service/analytics/metrics.js';
 import { explainAggregate } from '../../src/service/analytics/query.js';
 import { quickRangeWindow } from '../../src/service/analytics/time-range.js';
-import { newCheckDoc } from '../../src/service/resources/checks/checks.js';
-import { CheckStore } from '../../src/service/resources/checks/store.js';
+import { newCheckDoc } from '../../src/service/checks/checks.js';
+import { CheckStore } from '../../src/service/checks/store.js';
 import type { AnalyticsQuery } from '../../src/service/analytics/schema.js';
 import {
   dbRow,

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectBadField, type TestService, testService } from '../helpers/service.js';
-import { apiRequest } from '../checks/api/jobs.js';
+import { apiRequest } from '../helpers/api-request.js';
 
 let svc: TestService;
 beforeAll(async () => {

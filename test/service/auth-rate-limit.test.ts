@@ -8,10 +8,10 @@ import {
   createAccount,
   createApiKey,
   generateApiKey,
-} from '../../src/service/http/auth.js';
-import { installErrorHandling } from '../../src/service/http/errors.js';
-import type { Database } from '../../src/service/store/database.js';
-import { openSqliteDatabase } from '../../src/service/store/database.js';
+} from '../../src/service/platform/http/auth.js';
+import { installErrorHandling } from '../../src/service/platform/http/errors.js';
+import type { Database } from '../../src/service/platform/store/database.js';
+import { openSqliteDatabase } from '../../src/service/platform/store/database.js';
 import { type TestService, testService } from '../helpers/service.js';
 
 /** A wrong key of the account-key shape: never stored, so never valid. */

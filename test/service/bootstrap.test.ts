@@ -3,12 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bodyAjv } from '../../src/service/http/validation.js';
-import { generateApiKey } from '../../src/service/http/auth.js';
+import { bodyAjv } from '../../src/service/platform/http/validation.js';
+import { generateApiKey } from '../../src/service/platform/http/auth.js';
 import { seededCheckDoc } from '../../src/service/bootstrap.js';
 import { parseServiceConfig } from '../../src/service/config.js';
 import { type RunningService, startService } from '../../src/service/main.js';
-import { CheckResponseSchema } from '../../src/service/http/responses.js';
+import { CheckResponseSchema } from '../../src/service/platform/http/responses.js';
 import { icmpBody, type TestService, testService } from '../helpers/service.js';
 
 const validCheck = bodyAjv.compile(CheckResponseSchema);

@@ -2,9 +2,9 @@ import { CompiledQuery } from 'kysely';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CheckResult, Job } from '../../src/protocol/index.js';
-import { bodyAjv } from '../../src/service/http/validation.js';
+import { bodyAjv } from '../../src/service/platform/http/validation.js';
 import { CheckResultResponseSchema } from '../../src/service/resources/check-results/schema.js';
-import { Scheduler } from '../../src/service/runs/scheduler.js';
+import { Scheduler } from '../../src/service/runs/scheduler/scheduler.js';
 import {
   apiBody,
   claimJobs,

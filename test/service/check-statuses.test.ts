@@ -4,20 +4,20 @@ import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { CheckResult, Job } from '../../src/protocol/index.js';
 import { HEARTBEAT_RUN_LOCATION } from '../../src/service/heartbeats/monitor.js';
-import { core } from '../../src/service/store/migrations/0001_core.js';
-import { resources } from '../../src/service/store/migrations/0002_resources.js';
-import { analytics } from '../../src/service/store/migrations/0003_analytics.js';
-import { statusPages } from '../../src/service/store/migrations/0004_status_pages.js';
-import { privateLocations } from '../../src/service/store/migrations/0005_private_locations.js';
-import { queueBounds } from '../../src/service/store/migrations/0006_queue_bounds.js';
-import { agentStatus } from '../../src/service/store/migrations/0008_agent_status.js';
-import { alerting } from '../../src/service/store/migrations/0009_alerting.js';
-import { heartbeats } from '../../src/service/store/migrations/0010_heartbeats.js';
-import { webApp } from '../../src/service/store/migrations/0011_web_app.js';
-import { RetentionWorker } from '../../src/service/store/retention.js';
-import type { Database } from '../../src/service/store/schema.js';
-import { SQLite } from '../../src/service/store/sqlite.js';
-import { ArtifactStore } from '../../src/service/runs/artifacts.js';
+import { core } from '../../src/service/platform/store/migrations/0001_core.js';
+import { resources } from '../../src/service/platform/store/migrations/0002_resources.js';
+import { analytics } from '../../src/service/platform/store/migrations/0003_analytics.js';
+import { statusPages } from '../../src/service/platform/store/migrations/0004_status_pages.js';
+import { privateLocations } from '../../src/service/platform/store/migrations/0005_private_locations.js';
+import { queueBounds } from '../../src/service/platform/store/migrations/0006_queue_bounds.js';
+import { agentStatus } from '../../src/service/platform/store/migrations/0008_agent_status.js';
+import { alerting } from '../../src/service/platform/store/migrations/0009_alerting.js';
+import { heartbeats } from '../../src/service/platform/store/migrations/0010_heartbeats.js';
+import { webApp } from '../../src/service/platform/store/migrations/0011_web_app.js';
+import { RetentionWorker } from '../../src/service/platform/store/retention.js';
+import type { Database } from '../../src/service/platform/store/schema.js';
+import { SQLite } from '../../src/service/platform/store/sqlite.js';
+import { ArtifactStore } from '../../src/service/runs/artifacts/artifacts.js';
 import {
   claimJobs,
   createCheck,

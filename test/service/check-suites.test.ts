@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type CheckDoc, assertRuntimeFits } from '../../src/service/resources/checks/checks.js';
-import { jobTimeoutMs } from '../../src/service/resources/checks/check-types.js';
+import { type CheckDoc, assertRuntimeFits } from '../../src/service/checks/checks.js';
+import { jobTimeoutMs } from '../../src/service/checks/types/registry.js';
 import {
   claimJobs,
   expectBadField,

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHECK_TYPE_REGISTRY } from '../../src/service/resources/checks/check-types.js';
+import { CHECK_TYPE_REGISTRY } from '../../src/service/checks/types/registry.js';
 import { icmpBody, type TestService, testService } from '../helpers/service.js';
 
 let svc: TestService;

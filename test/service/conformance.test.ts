@@ -3,7 +3,7 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROTOCOL_VERSION } from '../../src/protocol/index.js';
-import { SERVICE_ERROR_CODES } from '../../src/service/http/error-codes.js';
+import { SERVICE_ERROR_CODES } from '../../src/service/platform/http/error-codes.js';
 import { createTestCa } from '../helpers/test-ca.js';
 import { icmpBody, type TestService, testService } from '../helpers/service.js';
 

@@ -2,8 +2,8 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { build, type Service } from '../../src/service/app.js';
 import { deadlineAfterMs } from '../../src/service/heartbeats/expectation.js';
-import { createAccount, createApiKey } from '../../src/service/http/auth.js';
-import { openSqliteDatabase } from '../../src/service/store/database.js';
+import { createAccount, createApiKey } from '../../src/service/platform/http/auth.js';
+import { openSqliteDatabase } from '../../src/service/platform/store/database.js';
 
 /**
  * Cron heartbeats across both DST changes: deadlines are the next occurrence in the schedule's

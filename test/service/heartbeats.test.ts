@@ -7,9 +7,9 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CheckResultSchema } from '../../src/protocol/index.js';
 import { build, type Service } from '../../src/service/app.js';
-import { createAccount, createApiKey } from '../../src/service/http/auth.js';
-import { openSqliteDatabase } from '../../src/service/store/database.js';
-import { readDoc } from '../../src/service/store/schema.js';
+import { createAccount, createApiKey } from '../../src/service/platform/http/auth.js';
+import { openSqliteDatabase } from '../../src/service/platform/store/database.js';
+import { readDoc } from '../../src/service/platform/store/schema.js';
 
 /** A real service listening on loopback, with a clock the test moves (`offsetMs`). */
 type Hb = {

@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { AgentScope, ClaimSpec } from '../../src/service/runs/queue.js';
-import { Scheduler } from '../../src/service/runs/scheduler.js';
+import type { AgentScope, ClaimSpec } from '../../src/service/runs/queue/queue.js';
+import { Scheduler } from '../../src/service/runs/scheduler/scheduler.js';
 import {
   apiBody,
   createCheck,

@@ -14,7 +14,7 @@ import {
   parseOutboundAllow,
   pinnedConnector,
   type ResolvedAddress,
-} from '../../src/service/http/outbound-policy.js';
+} from '../../src/service/platform/http/outbound-policy.js';
 import { createTestCa, type TestCa } from '../helpers/test-ca.js';
 
 /** A lookup answering from `table` (name → addresses), counting its calls; unknown names are ENOTFOUND. */

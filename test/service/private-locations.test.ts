@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Job, PROTOCOL_VERSION } from '../../src/protocol/index.js';
-import { hashApiKey } from '../../src/service/http/auth.js';
+import { hashApiKey } from '../../src/service/platform/http/auth.js';
 import { expectBadField, icmpBody, testService, type TestService, resultFor } from '../helpers/service.js';
 
 let svc: TestService;

@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { SQLite, type SQLiteDatabase } from '../../src/service/store/sqlite.js';
+import { SQLite, type SQLiteDatabase } from '../../src/service/platform/store/sqlite.js';
 import { Kysely, SqliteDialect } from 'kysely';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ArtifactStore } from '../../src/service/runs/artifacts.js';
-import { RetentionWorker } from '../../src/service/store/retention.js';
+import { ArtifactStore } from '../../src/service/runs/artifacts/artifacts.js';
+import { RetentionWorker } from '../../src/service/platform/store/retention.js';
 import { build, type Service } from '../../src/service/app.js';
-import { createAccount, createApiKey } from '../../src/service/http/auth.js';
-import { migrateToLatest } from '../../src/service/store/migrations/index.js';
-import type { Database } from '../../src/service/store/schema.js';
+import { createAccount, createApiKey } from '../../src/service/platform/http/auth.js';
+import { migrateToLatest } from '../../src/service/platform/store/migrations/index.js';
+import type { Database } from '../../src/service/platform/store/schema.js';
 import { claimJobs, icmpBody, resultFor } from '../helpers/service.js';
 
 // Issue 9, 2.3: every hot query of the queue (claim, renew, submit, expire, session settle,

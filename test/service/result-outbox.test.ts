@@ -7,9 +7,9 @@ import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Job, PROTOCOL_VERSION } from '../../src/protocol/index.js';
 import { build, type BuildOptions, type Service } from '../../src/service/app.js';
-import { createAccount, createApiKey } from '../../src/service/http/auth.js';
+import { createAccount, createApiKey } from '../../src/service/platform/http/auth.js';
 import type { StoredResult } from '../../src/service/context.js';
-import { type Database, openSqliteDatabase } from '../../src/service/store/database.js';
+import { type Database, openSqliteDatabase } from '../../src/service/platform/store/database.js';
 import { icmpBody, resultFor } from '../helpers/service.js';
 
 // Issue 9, 2.13: work that follows a stored result is written with the result (an outbox row

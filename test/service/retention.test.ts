@@ -6,8 +6,8 @@ import type { Insertable } from 'kysely';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseServiceConfig } from '../../src/service/config.js';
-import { RetentionWorker } from '../../src/service/store/retention.js';
-import type { CheckSessionTable, SessionStatus } from '../../src/service/store/schema.js';
+import { RetentionWorker } from '../../src/service/platform/store/retention.js';
+import type { CheckSessionTable, SessionStatus } from '../../src/service/platform/store/schema.js';
 import { type TestService, testService } from '../helpers/service.js';
 
 // Issue 9, 2.3: results, sessions, artifact files, agent reports and agents are deleted after

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { pino } from 'pino';
-import { nextRunAfter, periodMs, phaseMs } from '../../src/service/runs/schedule.js';
-import { Scheduler } from '../../src/service/runs/scheduler.js';
+import { nextRunAfter, periodMs, phaseMs } from '../../src/service/runs/scheduler/schedule.js';
+import { Scheduler } from '../../src/service/runs/scheduler/scheduler.js';
 import { icmpBody, type TestService, testService } from '../helpers/service.js';
 
 describe('schedule rules', () => {

@@ -257,7 +257,7 @@ describe('credential values in groups, alert channels and variables', () => {
     expect(check.json().alertChannels.webhook[0].queryParameters).toEqual([
       { key: 'access_token', value: '*****', locked: false },
     ]);
-    const { openChannelDoc } = await import('../../src/service/resources/alert-channels/alert-channels.js');
+    const { openChannelDoc } = await import('../../src/service/alerting/alert-channels/alert-channels.js');
     const row = await svc.context.db
       .selectFrom('alert_channels')
       .select(['id', 'type', 'doc', 'created_at', 'updated_at'])

@@ -3,15 +3,15 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SQLite } from '../../src/service/store/sqlite.js';
+import { SQLite } from '../../src/service/platform/store/sqlite.js';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Job } from '../../src/protocol/index.js';
 import { PROTOCOL_VERSION } from '../../src/protocol/index.js';
-import { generateApiKey } from '../../src/service/http/auth.js';
+import { generateApiKey } from '../../src/service/platform/http/auth.js';
 import { parseServiceConfig } from '../../src/service/config.js';
 import { type RunningService, startService } from '../../src/service/main.js';
-import { KEY_FILE_NAME } from '../../src/service/store/secret-box.js';
+import { KEY_FILE_NAME } from '../../src/service/platform/store/secret-box.js';
 import { hasCode } from '../../src/common/errors.js';
 import { CLI } from '../helpers/cli.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { CheckDoc } from '../../src/service/resources/checks/checks.js';
-import { matchesTarget } from '../../src/service/runs/sessions.js';
+import type { CheckDoc } from '../../src/service/checks/checks.js';
+import { matchesTarget } from '../../src/service/runs/sessions/sessions.js';
 
 const check = (over: Partial<CheckDoc> & Record<string, unknown>): CheckDoc =>
   ({ id: 'c1', checkType: 'ICMP', tags: [], groupId: null, ...over }) as unknown as CheckDoc;

@@ -19,13 +19,13 @@ import {
   PAGE_SESSION_MS,
   pageAccessResolver,
   pageSessionValue,
-} from '../../src/service/public/status-page/access.js';
-import { findPageByHost, findPageByUrl } from '../../src/service/public/status-page/lookup.js';
-import type { PageAccess } from '../../src/service/public/status-page/types.js';
+} from '../../src/service/status-pages/public/access.js';
+import { findPageByHost, findPageByUrl } from '../../src/service/status-pages/public/lookup.js';
+import type { PageAccess } from '../../src/service/status-pages/public/types.js';
 import { build } from '../../src/service/app.js';
-import { createAccount, createApiKey } from '../../src/service/http/auth.js';
-import { backfillCustomDomains } from '../../src/service/resources/status-pages/store.js';
-import { openSqliteDatabase } from '../../src/service/store/database.js';
+import { createAccount, createApiKey } from '../../src/service/platform/http/auth.js';
+import { backfillCustomDomains } from '../../src/service/status-pages/admin/store.js';
+import { openSqliteDatabase } from '../../src/service/platform/store/database.js';
 import { expectNoSecret } from '../helpers/secrets.js';
 import { type TestService, testService } from '../helpers/service.js';
 

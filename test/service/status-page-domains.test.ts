@@ -13,13 +13,13 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { build, type BuildOptions, type Service } from '../../src/service/app.js';
 import { parseDnsServers, parseDomainAllowList } from '../../src/service/config.js';
-import { createAccount, createApiKey } from '../../src/service/http/auth.js';
-import { CustomDomains } from '../../src/service/public/status-page/access.js';
+import { createAccount, createApiKey } from '../../src/service/platform/http/auth.js';
+import { CustomDomains } from '../../src/service/status-pages/public/access.js';
 import {
   CustomDomainPolicy,
   reconcileCustomDomains,
-} from '../../src/service/resources/status-pages/custom-domains.js';
-import { type Database, openSqliteDatabase } from '../../src/service/store/database.js';
+} from '../../src/service/status-pages/admin/custom-domains.js';
+import { type Database, openSqliteDatabase } from '../../src/service/platform/store/database.js';
 import { type ScriptedDnsServer, startScriptedDnsServer } from '../helpers/dns-servers.js';
 
 const APP_URL = 'https://outpost.example.net';

@@ -8,17 +8,17 @@ import { parseFeed } from '@rowanmanning/feed-parser';
 import type { LightMyRequestResponse } from 'fastify';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { feedToken } from '../../src/service/public/status-page/access.js';
-import { BADGE_LABEL_COLOR, BADGE_STATES } from '../../src/service/public/status-page/badge.js';
-import { findPageByUrl } from '../../src/service/public/status-page/lookup.js';
-import { renderFeed } from '../../src/service/public/status-page/feeds.js';
-import { buildPageModel } from '../../src/service/public/status-page/model.js';
+import { feedToken } from '../../src/service/status-pages/public/access.js';
+import { BADGE_LABEL_COLOR, BADGE_STATES } from '../../src/service/status-pages/public/badge.js';
+import { findPageByUrl } from '../../src/service/status-pages/public/lookup.js';
+import { renderFeed } from '../../src/service/status-pages/public/feeds.js';
+import { buildPageModel } from '../../src/service/status-pages/public/page-model.js';
 import {
   API_DOCUMENTS,
   incidentsShownBy,
   readIncidentFacts,
   statuspageDocument,
-} from '../../src/service/public/status-page/statuspage-api.js';
+} from '../../src/service/status-pages/public/statuspage-api.js';
 import { type TestService, testService } from '../helpers/service.js';
 import { seedStatusPage } from '../helpers/status-pages.js';
 

@@ -3,13 +3,13 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CheckResult, Job } from '../../src/protocol/index.js';
 import { AlertStore } from '../../src/service/alerting/store.js';
-import { findPageByUrl } from '../../src/service/public/status-page/lookup.js';
-import { LruMap, VersionedCache } from '../../src/service/public/status-page/cache.js';
-import { buildPageModel, DAY_MS, utcDayStart } from '../../src/service/public/status-page/model.js';
-import { renderView } from '../../src/service/public/status-page/page-routes.js';
-import { escapeHtml, renderStatusPage } from '../../src/service/public/status-page/render.js';
-import type { PublicPage, StatusPageModel } from '../../src/service/public/status-page/types.js';
-import { THEME_COLOR_FIELDS } from '../../src/service/resources/status-pages/schema.js';
+import { findPageByUrl } from '../../src/service/status-pages/public/lookup.js';
+import { LruMap, VersionedCache } from '../../src/service/status-pages/public/cache.js';
+import { buildPageModel, DAY_MS, utcDayStart } from '../../src/service/status-pages/public/page-model.js';
+import { renderView } from '../../src/service/status-pages/public/page-routes.js';
+import { escapeHtml, renderStatusPage } from '../../src/service/status-pages/public/render.js';
+import type { PublicPage, StatusPageModel } from '../../src/service/status-pages/public/types.js';
+import { THEME_COLOR_FIELDS } from '../../src/service/status-pages/admin/schema.js';
 import {
   claimJobs,
   createCheck,

@@ -10,13 +10,13 @@ import type { LightMyRequestResponse } from 'fastify';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { messageIdOf } from '../../src/service/alerting/channels/email.js';
-import { incidentForAlert } from '../../src/service/alerting/incident-trigger.js';
+import { incidentForAlert } from '../../src/service/status-pages/incidents/trigger.js';
 import type { EngineAlert } from '../../src/service/alerting/types.js';
-import type { CheckDoc } from '../../src/service/resources/checks/checks.js';
+import type { CheckDoc } from '../../src/service/checks/checks.js';
 import { build, type Service } from '../../src/service/app.js';
-import { createAccount, createApiKey } from '../../src/service/http/auth.js';
-import { subscriberToken } from '../../src/service/resources/status-pages/subscribers.js';
-import { openSqliteDatabase } from '../../src/service/store/database.js';
+import { createAccount, createApiKey } from '../../src/service/platform/http/auth.js';
+import { subscriberToken } from '../../src/service/status-pages/admin/subscribers.js';
+import { openSqliteDatabase } from '../../src/service/platform/store/database.js';
 import { type ReceivedMail, type SmtpPeer, startSmtpPeer } from '../helpers/alert-peers.js';
 
 const APP_URL = 'https://outpost.example.test';

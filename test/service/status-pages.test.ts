@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { THEME_COLOR_FIELDS } from '../../src/service/resources/status-pages/schema.js';
-import { DEFAULT_THEME_COLORS } from '../../src/service/resources/status-pages/status-pages.js';
+import { THEME_COLOR_FIELDS } from '../../src/service/status-pages/admin/schema.js';
+import { DEFAULT_THEME_COLORS } from '../../src/service/status-pages/admin/status-pages.js';
 import { type TestService, testService } from '../helpers/service.js';
 
 let svc: TestService;

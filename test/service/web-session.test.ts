@@ -5,10 +5,10 @@ import { type Kysely, sql } from 'kysely';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { build, type Service } from '../../src/service/app.js';
-import { createAccount, createApiKey, generateApiKey } from '../../src/service/http/auth.js';
-import { type Database, openSqliteDatabase } from '../../src/service/store/database.js';
-import { RetentionWorker } from '../../src/service/store/retention.js';
-import { SecretBox, secretBoxOf } from '../../src/service/store/secret-box.js';
+import { createAccount, createApiKey, generateApiKey } from '../../src/service/platform/http/auth.js';
+import { type Database, openSqliteDatabase } from '../../src/service/platform/store/database.js';
+import { RetentionWorker } from '../../src/service/platform/store/retention.js';
+import { SecretBox, secretBoxOf } from '../../src/service/platform/store/secret-box.js';
 import { expectNoSecret } from '../helpers/secrets.js';
 import {
   apiBody,

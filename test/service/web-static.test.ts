@@ -10,14 +10,14 @@ import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROTOCOL_VERSION } from '../../src/protocol/index.js';
 import { build, type Service } from '../../src/service/app.js';
-import { createAccount, createApiKey } from '../../src/service/http/auth.js';
-import { type Database, openSqliteDatabase } from '../../src/service/store/database.js';
+import { createAccount, createApiKey } from '../../src/service/platform/http/auth.js';
+import { type Database, openSqliteDatabase } from '../../src/service/platform/store/database.js';
 import {
   APP_CSP,
   defaultTraceViewerDir,
   inlineScriptHashes,
   traceViewerCsp,
-} from '../../src/service/web/static.js';
+} from '../../src/service/platform/web/static.js';
 import { CHROMIUM_PATH, chromiumRequirement, missingRequirement } from '../helpers/requirements.js';
 
 // Issue 13, part A: the service serves the built web app at `/` (SPA fallback on the app's paths only),

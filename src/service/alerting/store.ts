@@ -1,15 +1,15 @@
 import type { Insertable, Kysely, Transaction } from 'kysely';
-import type { ChannelDoc } from '../resources/alert-channels/alert-channels.js';
+import type { ChannelDoc } from './alert-channels/alert-channels.js';
 import {
   openChannelDoc,
   type SubscriberCheck,
   subscribesTo,
-} from '../resources/alert-channels/alert-channels.js';
+} from './alert-channels/alert-channels.js';
 import type { GroupDoc } from '../resources/check-groups/check-groups.js';
-import type { CheckDoc } from '../resources/checks/checks.js';
+import type { CheckDoc } from '../checks/checks.js';
 import type { CheckResult } from '../../protocol/index.js';
-import type { Database } from '../store/database.js';
-import { readDoc } from '../store/schema.js';
+import type { Database } from '../platform/store/database.js';
+import { readDoc } from '../platform/store/schema.js';
 import type { AlertSettingsDoc } from './settings.js';
 
 type Tx = Kysely<Database> | Transaction<Database>;

@@ -1,4 +1,4 @@
-import type { OutboundPolicy } from '../http/outbound-policy.js';
+import type { OutboundPolicy } from '../platform/http/outbound-policy.js';
 
 /**
  * The contracts of alerting (docs/alerting.md): what the alert engine takes and returns, what a

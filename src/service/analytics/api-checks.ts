@@ -4,12 +4,12 @@
  */
 import type { Kysely } from 'kysely';
 import type { CheckType } from '../../protocol/index.js';
-import { CheckStore } from '../resources/checks/store.js';
-import { badField, HttpError } from '../http/errors.js';
-import { iso, offsetOf } from '../http/pagination.js';
+import { CheckStore } from '../checks/store.js';
+import { badField, HttpError } from '../platform/http/errors.js';
+import { iso, offsetOf } from '../platform/http/pagination.js';
 import type { AnalyticsQuery, AnalyticsResponse } from './schema.js';
 import type { AnalyticsWorkers } from './workers.js';
-import type { Database } from '../store/database.js';
+import type { Database } from '../platform/store/database.js';
 import { type MetricMetadata, type MetricSpec, metadataOf, metricSpec } from './metrics.js';
 import {
   type AggregatedSeries,

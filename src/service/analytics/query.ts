@@ -9,7 +9,7 @@
  * per bucket becomes a LATERAL join.
  */
 import { type Kysely, type RawBuilder, sql } from 'kysely';
-import type { Database } from '../store/database.js';
+import type { Database } from '../platform/store/database.js';
 import { type MetricSpec, percentileFraction } from './metrics.js';
 import { bucketCount, bucketStartOf, type TimeWindow } from './time-range.js';
 import type { AnalyticsWorkers } from './workers.js';

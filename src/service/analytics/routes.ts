@@ -1,8 +1,8 @@
-import type { ServiceApp } from '../http/service-app.js';
+import type { ServiceApp } from '../platform/http/service-app.js';
 import { apiCheckAnalytics } from './api-checks.js';
 import type { ServiceContext } from '../context.js';
 import { AnalyticsQuerySchema, AnalyticsResponseSchema } from './schema.js';
-import { IdParams } from '../http/schema-helpers.js';
+import { IdParams } from '../platform/http/schema-helpers.js';
 
 const tags = ['analytics'];
 

@@ -3,8 +3,8 @@ import { CHECK_TYPES } from '../../protocol/index.js';
 import { AGGREGATIONS, METRIC_NAMES } from './metrics.js';
 import { GROUP_COLUMNS } from './query.js';
 import { QUICK_RANGES } from './time-range.js';
-import { PageQuery } from '../http/pagination.js';
-import { Nullable, StringEnum, strict, Timestamp } from '../http/schema-helpers.js';
+import { PageQuery } from '../platform/http/pagination.js';
+import { Nullable, StringEnum, strict, Timestamp } from '../platform/http/schema-helpers.js';
 
 /** A list parameter: comma-separated (`a,b`), repeated (`x=a&x=b`) or both. */
 const ListParam = (description: string) =>

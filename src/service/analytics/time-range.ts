@@ -3,7 +3,7 @@
  * `to`, `quickRange`, `aggregationInterval`). Times are epoch milliseconds; every window is
  * half-open, `[from, to)`.
  */
-import { badField } from '../http/errors.js';
+import { badField } from '../platform/http/errors.js';
 
 /** `quickRange` values; default `last24Hours`. */
 export const QUICK_RANGES = [

@@ -1,5 +1,5 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import { SQLite } from '../store/sqlite.js';
+import { SQLite } from '../platform/store/sqlite.js';
 
 /**
  * An analytics reader thread: its own read-only connection to the store file

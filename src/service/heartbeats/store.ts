@@ -1,5 +1,5 @@
 import type { Kysely, Transaction } from 'kysely';
-import type { Database } from '../store/database.js';
+import type { Database } from '../platform/store/database.js';
 import type { Expectation } from './expectation.js';
 
 /** A store handle or a transaction of it. */

@@ -1,8 +1,8 @@
 import type { Kysely } from 'kysely';
-import { badField } from '../http/errors.js';
-import type { Database } from '../store/database.js';
-import { ChannelQueries } from './alert-channels/store.js';
-import { CheckStore } from './checks/store.js';
+import { badField } from '../platform/http/errors.js';
+import type { Database } from '../platform/store/database.js';
+import { ChannelQueries } from '../alerting/alert-channels/store.js';
+import { CheckStore } from '../checks/store.js';
 import { GroupQueries } from './check-groups/store.js';
 import { LocationQueries } from './private-locations/store.js';
 import { SnippetQueries } from './snippets/store.js';

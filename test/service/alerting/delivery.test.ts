@@ -10,18 +10,18 @@ import {
   backoffMs,
   DeliveryWorker,
   type DeliveryWorkerOptions,
-} from '../../../src/service/alerting/delivery.js';
-import { DeliveryStore } from '../../../src/service/alerting/delivery-store.js';
-import { alertingRoutes } from '../../../src/service/alerting/routes.js';
+} from '../../../src/service/alerting/delivery/worker.js';
+import { DeliveryStore } from '../../../src/service/alerting/delivery/store.js';
+import { alertingRoutes } from '../../../src/service/alerting/notification-routes.js';
 import type { ChannelSender, DeliveryResult, ProviderConfig } from '../../../src/service/alerting/types.js';
-import { authHook, createAccount } from '../../../src/service/http/auth.js';
-import { OutboundPolicy } from '../../../src/service/http/outbound-policy.js';
+import { authHook, createAccount } from '../../../src/service/platform/http/auth.js';
+import { OutboundPolicy } from '../../../src/service/platform/http/outbound-policy.js';
 import {
   AlertChannelStore,
   type ChannelDoc,
-} from '../../../src/service/resources/alert-channels/alert-channels.js';
+} from '../../../src/service/alerting/alert-channels/alert-channels.js';
 import { VariableStore } from '../../../src/service/resources/variables/variables.js';
-import { type Database, openSqliteDatabase } from '../../../src/service/store/database.js';
+import { type Database, openSqliteDatabase } from '../../../src/service/platform/store/database.js';
 import { type TestService, testService } from '../../helpers/service.js';
 
 /** What the receiver got: the method, the notification's idempotency key (webhook-id) and the time. */

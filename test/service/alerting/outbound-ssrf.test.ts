@@ -13,13 +13,13 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { build, type Service } from '../../../src/service/app.js';
 import { parseServiceConfig } from '../../../src/service/config.js';
-import { createAccount, createApiKey } from '../../../src/service/http/auth.js';
-import type { ResolvedAddress } from '../../../src/service/http/outbound-policy.js';
+import { createAccount, createApiKey } from '../../../src/service/platform/http/auth.js';
+import type { ResolvedAddress } from '../../../src/service/platform/http/outbound-policy.js';
 import {
   AlertChannelStore,
   type ChannelDoc,
-} from '../../../src/service/resources/alert-channels/alert-channels.js';
-import { type Database, openSqliteDatabase } from '../../../src/service/store/database.js';
+} from '../../../src/service/alerting/alert-channels/alert-channels.js';
+import { type Database, openSqliteDatabase } from '../../../src/service/platform/store/database.js';
 
 /**
  * Alert channels as a server-side request forgery (docs/alerting.md, "Where alerts may go"): a channel

@@ -11,8 +11,8 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseServiceConfig } from '../../../src/service/config.js';
 import { startService } from '../../../src/service/main.js';
-import { openSqliteDatabase } from '../../../src/service/store/database.js';
-import { SQLite } from '../../../src/service/store/sqlite.js';
+import { openSqliteDatabase } from '../../../src/service/platform/store/database.js';
+import { SQLite } from '../../../src/service/platform/store/sqlite.js';
 
 const modeOf = (path: string) => statSync(path).mode & 0o777;
 

@@ -8,7 +8,7 @@ import {
   loadOrCreateKeyFile,
   parseSecretKey,
   SecretBox,
-} from '../../../src/service/store/secret-box.js';
+} from '../../../src/service/platform/store/secret-box.js';
 
 function thrown(fn: () => unknown): unknown {
   try {

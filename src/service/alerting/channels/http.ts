@@ -2,7 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import { Agent, type Dispatcher, request } from 'undici';
 import { linkSignal } from '../../../common/linked-signal.js';
 import { Scrubber } from '../../../common/scrub.js';
-import { OutboundRefusedError, type OutboundPolicy, pinnedConnector } from '../../http/outbound-policy.js';
+import { OutboundRefusedError, type OutboundPolicy, pinnedConnector } from '../../platform/http/outbound-policy.js';
 import type { DeliveryResult } from '../types.js';
 
 /** Time allowed to connect (TCP and TLS) to a provider, ms. */

@@ -1,4 +1,4 @@
-import type { AlertChannelType } from '../../resources/alert-channels/schema.js';
+import type { AlertChannelType } from '../alert-channels/schema.js';
 import type { ChannelSender } from '../types.js';
 import { closeTransporters, sendEmail } from './email.js';
 import { closeHttp } from './http.js';

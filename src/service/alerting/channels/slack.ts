@@ -1,4 +1,4 @@
-import { defaultOutboundPolicy } from '../../http/outbound-policy.js';
+import { defaultOutboundPolicy } from '../../platform/http/outbound-policy.js';
 import type { ChannelSender } from '../types.js';
 import { guarded, optionalString, requiredString } from './config.js';
 import { noAnswer, sendRequest } from './http.js';

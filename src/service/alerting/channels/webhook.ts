@@ -3,7 +3,7 @@ import { isCredentialHeader } from '../../../common/credential-headers.js';
 import { Scrubber } from '../../../common/scrub.js';
 import type { ChannelSender, NotificationDoc, OutgoingNotification } from '../types.js';
 import { ConfigError, guarded, keyValues, optionalString, requiredString } from './config.js';
-import { defaultOutboundPolicy } from '../../http/outbound-policy.js';
+import { defaultOutboundPolicy } from '../../platform/http/outbound-policy.js';
 import { MAX_ANSWER_CHARS, noAnswer, type ProviderRequest, sendRequest } from './http.js';
 import { renderOffThread } from './render.js';
 

@@ -8,10 +8,10 @@ import {
   type JobClass,
   jobClassOf,
 } from '../../../protocol/index.js';
-import { notFound } from '../../http/errors.js';
-import { iso, offsetOf } from '../../http/pagination.js';
-import type { Database } from '../../store/database.js';
-import { readDoc, writeDoc } from '../../store/schema.js';
+import { notFound } from '../../platform/http/errors.js';
+import { iso, offsetOf } from '../../platform/http/pagination.js';
+import type { Database } from '../../platform/store/database.js';
+import { readDoc, writeDoc } from '../../platform/store/schema.js';
 import { LocationQueries } from '../private-locations/store.js';
 import type { AgentErrorReportSchema, AgentResponseSchema } from './schema.js';
 import { type AgentRow, AgentQueries } from './store.js';

@@ -1,9 +1,9 @@
-import type { ServiceApp } from '../../http/service-app.js';
+import type { ServiceApp } from '../../platform/http/service-app.js';
 import { Type } from '@sinclair/typebox';
 import { Agents } from './agents.js';
 import type { ServiceContext } from '../../context.js';
 import { AgentErrorReportSchema, AgentErrorReportsQuery, AgentResponseSchema } from './schema.js';
-import { IdParams, strict } from '../../http/schema-helpers.js';
+import { IdParams, strict } from '../../platform/http/schema-helpers.js';
 
 /**
  * The agents of an account, for people (not in the spec): `GET /v1/agents`, `GET /v1/agents/{id}`

@@ -1,8 +1,8 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { AgentEvent } from '../../../protocol/messages.js';
 import type { ClaimReport } from './agents.js';
-import type { Database } from '../../store/database.js';
-import type { StoredJson } from '../../store/schema.js';
+import type { Database } from '../../platform/store/database.js';
+import type { StoredJson } from '../../platform/store/schema.js';
 
 /** An agent row as stored (see AgentTable). */
 export type AgentRow = Selectable<Database['agents']>;

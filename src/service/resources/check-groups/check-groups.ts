@@ -1,8 +1,8 @@
 import type { Kysely } from 'kysely';
-import type { CheckDoc } from '../checks/checks.js';
-import { CheckStore } from '../checks/store.js';
-import { HttpError, notFound } from '../../http/errors.js';
-import { iso } from '../../http/pagination.js';
+import type { CheckDoc } from '../../checks/checks.js';
+import { CheckStore } from '../../checks/store.js';
+import { HttpError, notFound } from '../../platform/http/errors.js';
+import { iso } from '../../platform/http/pagination.js';
 import { assertAlertChannelsExist, assertPrivateLocationsExist, assertSnippetExists } from '../references.js';
 import type { CheckGroup, CreateCheckGroup, UpdateCheckGroup } from './schema.js';
 import {
@@ -11,10 +11,10 @@ import {
   maskSecrets,
   openSecrets,
   sealSecrets,
-} from '../../store/secret-fields.js';
-import type { Database } from '../../store/database.js';
-import { readDoc, type StoredJson, writeDoc } from '../../store/schema.js';
-import { secretBoxOf } from '../../store/secret-box.js';
+} from '../../platform/store/secret-fields.js';
+import type { Database } from '../../platform/store/database.js';
+import { readDoc, type StoredJson, writeDoc } from '../../platform/store/schema.js';
+import { secretBoxOf } from '../../platform/store/secret-box.js';
 import { type GroupRow, GroupQueries } from './store.js';
 
 /** Re-exported for check create/update: asserts a `groupId` names a group of the account (see references.ts). */

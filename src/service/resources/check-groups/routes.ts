@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import type { ServiceApp } from '../../http/service-app.js';
+import type { ServiceApp } from '../../platform/http/service-app.js';
 import {
   assertGroupReferences,
   CheckGroupStore,
@@ -8,9 +8,9 @@ import {
   presentGroup,
 } from './check-groups.js';
 import type { ServiceContext } from '../../context.js';
-import { offsetOf, PageQuery } from '../../http/pagination.js';
+import { offsetOf, PageQuery } from '../../platform/http/pagination.js';
 import { CheckGroupSchema, CreateCheckGroupBody, UpdateCheckGroupBody } from './schema.js';
-import { ErrorBodySchema, NoContent, IntegerIdParams } from '../../http/schema-helpers.js';
+import { ErrorBodySchema, NoContent, IntegerIdParams } from '../../platform/http/schema-helpers.js';
 
 const tags = ['check groups'];
 

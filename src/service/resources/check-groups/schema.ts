@@ -11,8 +11,8 @@ import {
   BasicAuthSchema,
   EnvironmentVariableSchema,
   RetryStrategySchema,
-} from '../checks/schema.js';
-import { Nullable, StringEnum, strict, NullableTimestamp, Timestamp } from '../../http/schema-helpers.js';
+} from '../../checks/types/schema.js';
+import { Nullable, StringEnum, strict, NullableTimestamp, Timestamp } from '../../platform/http/schema-helpers.js';
 
 const KeyValueSchema = ApiKeyValueSchema;
 type BasicAuth = Static<typeof BasicAuthSchema>;

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { GroupDoc } from './check-groups.js';
-import type { Database } from '../../store/database.js';
-import type { StoredJson } from '../../store/schema.js';
+import type { Database } from '../../platform/store/database.js';
+import type { StoredJson } from '../../platform/store/schema.js';
 
 /** A check group row: its document as JSON text (secrets sealed); times in epoch ms. */
 export type GroupRow = {

@@ -1,9 +1,9 @@
-import type { ServiceApp } from '../../http/service-app.js';
+import type { ServiceApp } from '../../platform/http/service-app.js';
 import { Type } from '@sinclair/typebox';
 import { CheckResults } from './check-results.js';
 import type { ServiceContext } from '../../context.js';
 import { CheckResultParams, CheckResultResponseSchema, CheckResultsQuery } from './schema.js';
-import { CheckIdParams } from '../../http/schema-helpers.js';
+import { CheckIdParams } from '../../platform/http/schema-helpers.js';
 
 /**
  * Check results of scheduled and triggered runs alike (not in the spec; the field's

@@ -1,5 +1,5 @@
 import type { Kysely, Selectable } from 'kysely';
-import type { Database } from '../../store/database.js';
+import type { Database } from '../../platform/store/database.js';
 
 /** A stored result row (see CheckResultTable): its columns and the whole result as JSON text. */
 export type ResultRow = Selectable<Database['check_results']>;

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { ServiceContext } from '../../context.js';
-import { badField, notFound } from '../../http/errors.js';
-import type { ServiceApp } from '../../http/service-app.js';
+import { badField, notFound } from '../../platform/http/errors.js';
+import type { ServiceApp } from '../../platform/http/service-app.js';
 import { CheckStatusesQuery, CheckStatusParams, CheckStatusSchema, MAX_STATUS_CHECK_IDS } from './schema.js';
 import { readCheckStatuses } from './store.js';
 

@@ -1,8 +1,8 @@
 import type { Static } from '@sinclair/typebox';
 import type { Kysely, Selectable } from 'kysely';
-import { iso } from '../../http/pagination.js';
-import type { Tx } from '../../runs/queue-store.js';
-import type { Database } from '../../store/database.js';
+import { iso } from '../../platform/http/pagination.js';
+import type { Tx } from '../../runs/queue/store.js';
+import type { Database } from '../../platform/store/database.js';
 import type { CheckStatusSchema } from './schema.js';
 
 /** One hour in ms: the width of a `check_stats_hourly` bucket. */

@@ -1,13 +1,13 @@
 import { createPrivateKey, type KeyObject, randomUUID, X509Certificate } from 'node:crypto';
 import { isIP } from 'node:net';
 import type { Kysely } from 'kysely';
-import { badField, notFound } from '../../http/errors.js';
-import { iso } from '../../http/pagination.js';
+import { badField, notFound } from '../../platform/http/errors.js';
+import { iso } from '../../platform/http/pagination.js';
 import type { ClientCertificate, CreateClientCertificate } from './schema.js';
-import { openSecrets, type SecretLayout, sealSecrets } from '../../store/secret-fields.js';
-import type { Database } from '../../store/database.js';
-import { secretBoxOf } from '../../store/secret-box.js';
-import { readDoc, writeDoc } from '../../store/schema.js';
+import { openSecrets, type SecretLayout, sealSecrets } from '../../platform/store/secret-fields.js';
+import type { Database } from '../../platform/store/database.js';
+import { secretBoxOf } from '../../platform/store/secret-box.js';
+import { readDoc, writeDoc } from '../../platform/store/schema.js';
 import { type CertificateRow, CertificateQueries } from './store.js';
 
 /** Fields of a certificate's `doc` sealed at rest: the private key and its passphrase. */

@@ -1,11 +1,11 @@
 import { Type } from '@sinclair/typebox';
-import type { ServiceApp } from '../../http/service-app.js';
+import type { ServiceApp } from '../../platform/http/service-app.js';
 import { ClientCertificateStore, presentClientCertificate } from './client-certificates.js';
 import type { ServiceContext } from '../../context.js';
-import { notFound } from '../../http/errors.js';
-import { offsetOf, PageQuery } from '../../http/pagination.js';
+import { notFound } from '../../platform/http/errors.js';
+import { offsetOf, PageQuery } from '../../platform/http/pagination.js';
 import { ClientCertificateSchema, CreateClientCertificateBody } from './schema.js';
-import { IdParams, NoContent } from '../../http/schema-helpers.js';
+import { IdParams, NoContent } from '../../platform/http/schema-helpers.js';
 
 const tags = ['client certificates'];
 

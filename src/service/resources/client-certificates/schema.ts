@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { Nullable, strict, Timestamp } from '../../http/schema-helpers.js';
+import { Nullable, strict, Timestamp } from '../../platform/http/schema-helpers.js';
 
 const LABEL = '[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?';
 

@@ -1,5 +1,5 @@
 import type { Kysely, Selectable } from 'kysely';
-import type { Database } from '../../store/database.js';
+import type { Database } from '../../platform/store/database.js';
 
 /** A client certificate row: its host (lower case) and its document as JSON text (secrets sealed). */
 export type CertificateRow = Selectable<Database['client_certificates']>;

@@ -2,12 +2,12 @@ import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { CheckResult } from '../../../protocol/index.js';
 import type { ResultHook, StoredResult } from '../../context.js';
-import { badField, notFound } from '../../http/errors.js';
-import { iso } from '../../http/pagination.js';
+import { badField, notFound } from '../../platform/http/errors.js';
+import { iso } from '../../platform/http/pagination.js';
 import type { ErrorGroup, PatchErrorGroup } from './schema.js';
-import type { Database } from '../../store/database.js';
+import type { Database } from '../../platform/store/database.js';
 import { ErrorGroupQueries, type ErrorGroupRow } from './store.js';
-import { CheckStore } from '../checks/store.js';
+import { CheckStore } from '../../checks/store.js';
 
 /** Messages are cut to this many characters before cleaning and storing (bounds regex work and rows). */
 export const MAX_ERROR_MESSAGE_CHARS = 4096;

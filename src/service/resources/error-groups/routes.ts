@@ -1,9 +1,9 @@
 import { Type } from '@sinclair/typebox';
-import type { ServiceApp } from '../../http/service-app.js';
+import type { ServiceApp } from '../../platform/http/service-app.js';
 import type { ServiceContext } from '../../context.js';
 import { ErrorGroupStore, presentErrorGroup } from './error-groups.js';
-import { offsetOf, PageQuery } from '../../http/pagination.js';
-import { IdParams, CheckIdParams } from '../../http/schema-helpers.js';
+import { offsetOf, PageQuery } from '../../platform/http/pagination.js';
+import { IdParams, CheckIdParams } from '../../platform/http/schema-helpers.js';
 import { ErrorGroupSchema, PatchErrorGroupBody } from './schema.js';
 
 const tags = ['error groups'];

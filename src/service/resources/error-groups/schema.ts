@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { Nullable, strict, Timestamp } from '../../http/schema-helpers.js';
+import { Nullable, strict, Timestamp } from '../../platform/http/schema-helpers.js';
 
 /**
  * Body of `PATCH /v1/error-groups/{id}` (docs/api.md, "Error groups"): `archiveForEver`

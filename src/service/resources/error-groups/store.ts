@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type Kysely, type Selectable, sql } from 'kysely';
-import type { Database } from '../../store/database.js';
+import type { Database } from '../../platform/store/database.js';
 
 /** An error group row (see the `error_groups` table): times in epoch ms, flags 0 or 1. */
 export type ErrorGroupRow = Selectable<Database['error_groups']>;

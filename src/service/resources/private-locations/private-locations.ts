@@ -1,17 +1,17 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { LOCATIONS } from '../../../protocol/index.js';
-import { hashApiKey } from '../../http/auth.js';
-import { badField, HttpError, notFound } from '../../http/errors.js';
-import { iso } from '../../http/pagination.js';
+import { hashApiKey } from '../../platform/http/auth.js';
+import { badField, HttpError, notFound } from '../../platform/http/errors.js';
+import { iso } from '../../platform/http/pagination.js';
 import type {
   CreatePrivateLocation,
   PrivateLocation,
   PrivateLocationKey,
   UpdatePrivateLocation,
 } from './schema.js';
-import type { Database } from '../../store/database.js';
-import { readDoc, writeDoc } from '../../store/schema.js';
+import type { Database } from '../../platform/store/database.js';
+import { readDoc, writeDoc } from '../../platform/store/schema.js';
 import { AgentQueries } from '../agents/store.js';
 import { type KeyRow, type LocationRow, LocationQueries } from './store.js';
 

@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox';
-import type { ServiceApp } from '../../http/service-app.js';
+import type { ServiceApp } from '../../platform/http/service-app.js';
 import type { ServiceContext } from '../../context.js';
 import { PrivateLocationStore } from './private-locations.js';
-import { ErrorBodySchema, NoContent, strict, IdParams } from '../../http/schema-helpers.js';
+import { ErrorBodySchema, NoContent, strict, IdParams } from '../../platform/http/schema-helpers.js';
 import {
   CreatePrivateLocationBody,
   LocationKeyParams,

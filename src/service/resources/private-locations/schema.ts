@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { strict, NullableTimestamp, Timestamp, ResourceId } from '../../http/schema-helpers.js';
+import { strict, NullableTimestamp, Timestamp, ResourceId } from '../../platform/http/schema-helpers.js';
 
 /** Path parameters of one key of a private location. */
 export const LocationKeyParams = Type.Object({ id: ResourceId, keyId: ResourceId }, strict);

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { LocationDoc } from './private-locations.js';
-import type { Database } from '../../store/database.js';
-import type { StoredJson } from '../../store/schema.js';
+import type { Database } from '../../platform/store/database.js';
+import type { StoredJson } from '../../platform/store/schema.js';
 
 /** A private location row: its slug and its document as JSON text; times in epoch ms. */
 export type LocationRow = {

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
-import type { ServiceApp } from '../../http/service-app.js';
+import type { ServiceApp } from '../../platform/http/service-app.js';
 import type { ServiceContext } from '../../context.js';
-import { notFound } from '../../http/errors.js';
+import { notFound } from '../../platform/http/errors.js';
 import { loadRuntimes } from './runtimes.js';
 import { RuntimeParams, RuntimeSchema } from './schema.js';
 

@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import type { RuntimeId } from '../../../protocol/index.js';
 import { OutpostError } from '../../../common/errors.js';
 import { PACKAGE_ROOT } from '../../../common/paths.js';
-import { bodyAjv } from '../../http/validation.js';
-import { describeAjvError, fieldOf } from '../../http/errors.js';
+import { bodyAjv } from '../../platform/http/validation.js';
+import { describeAjvError, fieldOf } from '../../platform/http/errors.js';
 import { type Runtime, RuntimeSchema } from './schema.js';
 
 /**

@@ -1,6 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { RUNTIME_IDS } from '../../../protocol/index.js';
-import { StringEnum, strict } from '../../http/schema-helpers.js';
+import { StringEnum, strict } from '../../platform/http/schema-helpers.js';
 
 /** Runtime stages (docs/api.md, "Runtime"). */
 const RUNTIME_STAGES = ['ALPHA', 'BETA', 'CURRENT', 'DEPRECATED', 'REMOVED', 'STABLE'] as const;

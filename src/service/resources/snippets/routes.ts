@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox';
-import type { ServiceApp } from '../../http/service-app.js';
+import type { ServiceApp } from '../../platform/http/service-app.js';
 import type { ServiceContext } from '../../context.js';
-import { offsetOf, PageQuery } from '../../http/pagination.js';
-import { ErrorBodySchema, NoContent, IntegerIdParams } from '../../http/schema-helpers.js';
+import { offsetOf, PageQuery } from '../../platform/http/pagination.js';
+import { ErrorBodySchema, NoContent, IntegerIdParams } from '../../platform/http/schema-helpers.js';
 import { CreateSnippetBody, SnippetSchema, UpdateSnippetBody } from './schema.js';
 import { assertScriptSize, presentSnippet, SnippetStore } from './snippets.js';
 

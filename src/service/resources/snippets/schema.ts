@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { strict, NullableTimestamp, Timestamp } from '../../http/schema-helpers.js';
+import { strict, NullableTimestamp, Timestamp } from '../../platform/http/schema-helpers.js';
 
 /** Most bytes of UTF-8 a snippet's `script` may hold: 128 KiB. */
 export const SNIPPET_SCRIPT_MAX_BYTES = 131_072;

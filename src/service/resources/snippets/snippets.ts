@@ -1,10 +1,10 @@
 import type { Kysely } from 'kysely';
-import { CheckStore } from '../checks/store.js';
-import { badField, HttpError, notFound } from '../../http/errors.js';
-import { iso } from '../../http/pagination.js';
+import { CheckStore } from '../../checks/store.js';
+import { badField, HttpError, notFound } from '../../platform/http/errors.js';
+import { iso } from '../../platform/http/pagination.js';
 import { SNIPPET_SCRIPT_MAX_BYTES, type Snippet } from './schema.js';
-import type { Database } from '../../store/database.js';
-import { readDoc } from '../../store/schema.js';
+import type { Database } from '../../platform/store/database.js';
+import { readDoc } from '../../platform/store/schema.js';
 import { GroupQueries } from '../check-groups/store.js';
 import { type SnippetRow, SnippetQueries } from './store.js';
 

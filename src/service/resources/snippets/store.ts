@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { SnippetDoc } from './snippets.js';
-import type { Database } from '../../store/database.js';
-import { type StoredJson, writeDoc } from '../../store/schema.js';
+import type { Database } from '../../platform/store/database.js';
+import { type StoredJson, writeDoc } from '../../platform/store/schema.js';
 
 /** A snippet row: its document `{ name, script }` as JSON text; times in epoch ms. */
 export type SnippetRow = {

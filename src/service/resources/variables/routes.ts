@@ -1,9 +1,9 @@
 import { Type } from '@sinclair/typebox';
-import type { ServiceApp } from '../../http/service-app.js';
+import type { ServiceApp } from '../../platform/http/service-app.js';
 import type { ServiceContext } from '../../context.js';
-import { notFound } from '../../http/errors.js';
-import { offsetOf, PageQuery } from '../../http/pagination.js';
-import { ErrorBodySchema, NoContent } from '../../http/schema-helpers.js';
+import { notFound } from '../../platform/http/errors.js';
+import { offsetOf, PageQuery } from '../../platform/http/pagination.js';
+import { ErrorBodySchema, NoContent } from '../../platform/http/schema-helpers.js';
 import { CreateVariableBody, UpdateVariableBody, VariableKeyParams, VariableSchema } from './schema.js';
 import { presentVariable, VariableStore } from './variables.js';
 

@@ -1,6 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { EnvironmentVariableSchema } from '../checks/schema.js';
-import { strict, NullableTimestamp, Timestamp } from '../../http/schema-helpers.js';
+import { EnvironmentVariableSchema } from '../../checks/types/schema.js';
+import { strict, NullableTimestamp, Timestamp } from '../../platform/http/schema-helpers.js';
 
 const { key, value } = EnvironmentVariableSchema.properties;
 

@@ -1,5 +1,5 @@
 import type { Kysely, Selectable } from 'kysely';
-import type { Database } from '../../store/database.js';
+import type { Database } from '../../platform/store/database.js';
 
 /** A variable row as stored: a secret variable's value sealed; times in epoch ms. */
 export type VariableRow = Selectable<Database['variables']>;

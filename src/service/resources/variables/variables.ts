@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { REDACTED } from '../../../common/redaction.js';
-import { badField, HttpError, notFound } from '../../http/errors.js';
-import { iso } from '../../http/pagination.js';
+import { badField, HttpError, notFound } from '../../platform/http/errors.js';
+import { iso } from '../../platform/http/pagination.js';
 import type { CreateVariable, UpdateVariable, Variable } from './schema.js';
-import type { Database } from '../../store/database.js';
-import { SecretBox, secretBoxOf } from '../../store/secret-box.js';
+import type { Database } from '../../platform/store/database.js';
+import { SecretBox, secretBoxOf } from '../../platform/store/secret-box.js';
 import { VariableQueries, type VariableRow } from './store.js';
 
 /** A variable with its real value, for the job builder only: never send this to an API client. */

@@ -5,7 +5,7 @@ import type {
   NotificationDoc,
   ProviderConfig,
 } from '../../../../src/service/alerting/types.js';
-import { OutboundPolicy } from '../../../../src/service/http/outbound-policy.js';
+import { OutboundPolicy } from '../../../../src/service/platform/http/outbound-policy.js';
 import {
   type HttpPeer,
   type PeerHandler,

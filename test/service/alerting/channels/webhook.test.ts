@@ -2,7 +2,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeSenders, providersFromEnv, senders } from '../../../../src/service/alerting/channels/index.js';
 import type { NotificationDoc } from '../../../../src/service/alerting/types.js';
-import { OutboundPolicy } from '../../../../src/service/http/outbound-policy.js';
+import { OutboundPolicy } from '../../../../src/service/platform/http/outbound-policy.js';
 import { type HttpPeer, type PeerHandler, startHttpPeer } from '../../../helpers/alert-peers.js';
 import { LIMIT_MS, worstLoopGap } from '../../../helpers/event-loop.js';
 import { channel, doc, expectNoSecret, never, notification } from './fixtures.js';

@@ -1,0 +1,193 @@
+import { type Static, Type } from '@sinclair/typebox';
+import type { ServiceContext } from '../context.js';
+import { iso, offsetOf } from '../platform/http/pagination.js';
+import {
+  CheckIdParams,
+  Defaulted,
+  Nullable,
+  ResourceId,
+  StringEnum,
+  strict,
+} from '../platform/http/schema-helpers.js';
+import type { ServiceApp } from '../platform/http/service-app.js';
+import { AlertSettingsSchema } from '../checks/types/schema.js';
+import { type AlertSettingsDoc, DEFAULT_ALERT_SETTINGS_DOC } from './settings.js';
+import { AlertStore } from './store.js';
+import { ALERT_TYPES, type NotificationDoc } from './types.js';
+
+const tags = ['alerting'];
+
+/** An alert as `GET /v1/check-alerts` answers it (docs/alerting.md, "Alerts"). */
+export const CheckAlertSchema = Type.Object({
+  id: Type.String(),
+  checkId: Type.String(),
+  name: Type.String({ description: 'The check’s name when the alert was raised' }),
+  checkType: Type.String(),
+  alertType: StringEnum(ALERT_TYPES),
+  title: Type.String(),
+  episodeId: Type.String({ description: 'The episode (failing or degraded stretch) the alert belongs to' }),
+  notified: Type.Boolean({
+    description: 'false: raised while muted (or a follow-up of an alert nobody was sent)',
+  }),
+  isReminder: Type.Boolean(),
+  reminderSequence: Type.Integer(),
+  checkResultId: Nullable(Type.String()),
+  runLocation: Nullable(Type.String()),
+  responseTime: Nullable(Type.Number()),
+  statusCode: Nullable(Type.Integer()),
+  error: Nullable(Type.String()),
+  sslDaysRemaining: Nullable(Type.Integer()),
+  sslCheckDomain: Nullable(Type.String()),
+  incidentId: Nullable(Type.String()),
+  startedAt: Type.String(),
+  created_at: Type.String(),
+});
+export type CheckAlertView = Static<typeof CheckAlertSchema>;
+
+const AlertListQuery = Type.Object(
+  {
+    limit: Defaulted(Type.Integer({ minimum: 1, maximum: 100, default: 10 })),
+    page: Defaulted(Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1 })),
+    checkId: Type.Optional(ResourceId),
+    from: Type.Optional(Type.Integer({ minimum: 0, description: 'Epoch seconds, inclusive' })),
+    to: Type.Optional(Type.Integer({ minimum: 0, description: 'Epoch seconds, exclusive' })),
+  },
+  strict,
+);
+
+type AlertSettingsView = Static<typeof AlertSettingsSchema>;
+
+/** The account's alert settings with the field's defaults under them. */
+function withDefaults(stored: AlertSettingsDoc | null): AlertSettingsView {
+  const defaults = DEFAULT_ALERT_SETTINGS_DOC as AlertSettingsDoc;
+  const s = stored ?? {};
+  return {
+    escalationType: s.escalationType ?? defaults.escalationType,
+    runBasedEscalation: { ...defaults.runBasedEscalation, ...s.runBasedEscalation },
+    timeBasedEscalation: { ...defaults.timeBasedEscalation, ...s.timeBasedEscalation },
+    reminders: { ...defaults.reminders, ...s.reminders },
+    parallelRunFailureThreshold: {
+      ...defaults.parallelRunFailureThreshold,
+      ...s.parallelRunFailureThreshold,
+    },
+  } as AlertSettingsView;
+}
+
+/**
+ * Alerts and the account's alert settings (docs/alerting.md): `GET /v1/check-alerts` (every
+ * alert raised, newest first, by check and time), `GET /v1/check-alerts/{checkId}`, and
+ * `GET|PUT /v1/alert-settings` (what checks with `useGlobalAlertSettings` use).
+ */
+export async function alertRoutes(app: ServiceApp, ctx: ServiceContext): Promise<void> {
+  const list = async (accountId: string, query: Static<typeof AlertListQuery>, checkId?: string) => {
+    let q = ctx.db
+      .selectFrom('check_alerts')
+      .innerJoin('checks', 'checks.id', 'check_alerts.check_id')
+      .select([
+        'check_alerts.id',
+        'check_alerts.check_id',
+        'check_alerts.alert_type',
+        'check_alerts.episode_id',
+        'check_alerts.notified',
+        'check_alerts.result_id',
+        'check_alerts.doc',
+        'check_alerts.created_at',
+      ])
+      .where('check_alerts.account_id', '=', accountId)
+      .orderBy('check_alerts.created_at', 'desc')
+      .orderBy('check_alerts.id', 'desc')
+      .limit(query.limit)
+      .offset(offsetOf(query));
+    const id = checkId ?? query.checkId;
+    if (id) q = q.where('check_alerts.check_id', '=', id);
+    if (query.from !== undefined) q = q.where('check_alerts.created_at', '>=', query.from * 1000);
+    if (query.to !== undefined) q = q.where('check_alerts.created_at', '<', query.to * 1000);
+    const rows = await q.execute();
+    return rows.map((row): CheckAlertView => {
+      const doc = JSON.parse(row.doc) as NotificationDoc & { INCIDENT_ID?: string };
+      return {
+        id: row.id,
+        checkId: row.check_id,
+        name: doc.CHECK_NAME,
+        checkType: doc.CHECK_TYPE,
+        alertType: row.alert_type as CheckAlertView['alertType'],
+        title: doc.ALERT_TITLE,
+        episodeId: row.episode_id,
+        notified: row.notified === 1,
+        isReminder: doc.IS_REMINDER,
+        reminderSequence: doc.REMINDER_SEQUENCE,
+        checkResultId: row.result_id,
+        runLocation: doc.RUN_LOCATION,
+        responseTime: doc.RESPONSE_TIME,
+        statusCode: doc.API_CHECK_RESPONSE_STATUS_CODE,
+        error: doc.CHECK_ERROR_MESSAGE,
+        sslDaysRemaining: doc.SSL_DAYS_REMAINING,
+        sslCheckDomain: doc.SSL_CHECK_DOMAIN,
+        incidentId: doc.INCIDENT_ID ?? null,
+        startedAt: doc.STARTED_AT,
+        created_at: iso(Number(row.created_at)),
+      };
+    });
+  };
+
+  app.get(
+    '/v1/check-alerts',
+    {
+      schema: {
+        tags,
+        summary: 'List alerts, newest first (filter by check and time)',
+        querystring: AlertListQuery,
+        response: { 200: Type.Array(CheckAlertSchema) },
+      },
+    },
+    async (request) => list(request.accountId, request.query),
+  );
+
+  app.get(
+    '/v1/check-alerts/:checkId',
+    {
+      schema: {
+        tags,
+        summary: 'List the alerts of one check, newest first',
+        params: CheckIdParams,
+        querystring: Type.Omit(AlertListQuery, ['checkId']),
+        response: { 200: Type.Array(CheckAlertSchema) },
+      },
+    },
+    async (request) => list(request.accountId, request.query, request.params.checkId),
+  );
+
+  app.get(
+    '/v1/alert-settings',
+    {
+      schema: {
+        tags,
+        summary: 'Get the account’s alert settings (used by checks with useGlobalAlertSettings)',
+        response: { 200: AlertSettingsSchema },
+      },
+    },
+    async (request) => withDefaults(await new AlertStore(ctx.db).accountAlertSettings(request.accountId)),
+  );
+
+  app.put(
+    '/v1/alert-settings',
+    {
+      schema: {
+        tags,
+        summary: 'Replace the account’s alert settings; omitted fields take the defaults',
+        body: AlertSettingsSchema,
+        response: { 200: AlertSettingsSchema },
+      },
+    },
+    async (request) => {
+      const settings = withDefaults(request.body as AlertSettingsDoc);
+      // Stored whole, defaults included: a later change of the defaults does not move an account's settings.
+      await new AlertStore(ctx.db).setAccountAlertSettings(
+        request.accountId,
+        settings as AlertSettingsDoc,
+        Date.now(),
+      );
+      return settings;
+    },
+  );
+}

@@ -1,0 +1,409 @@
+import { createHash } from 'node:crypto';
+import type { Kysely, Transaction } from 'kysely';
+import type { Certificate } from '../../protocol/http-result.js';
+import type { CheckResult } from '../../protocol/index.js';
+import type { ResultRecorder, StoredResultRef } from '../runs/queue/queue.js';
+import type { ChannelDoc } from './alert-channels/alert-channels.js';
+import type { GroupDoc } from '../resources/check-groups/check-groups.js';
+import type { CheckDoc } from '../checks/checks.js';
+import type { Database } from '../platform/store/database.js';
+import { type AlertState, evaluate } from './engine.js';
+import { incidentForAlert } from '../status-pages/incidents/trigger.js';
+import { type AlertSettingsDoc, resolveAlertSettings } from './settings.js';
+import { AlertStore } from './store.js';
+import type { AlertRun, AlertType, EngineAlert, LocationOutcome, NotificationDoc } from './types.js';
+
+type Tx = Kysely<Database> | Transaction<Database>;
+
+/** Options of the alert recorder. */
+export type AlertRecorderOptions = {
+  /** Base of RESULT_LINK (the web app), e.g. http://localhost:3000. */
+  appUrl: string;
+  /** Called after the transaction that queued notifications committed (the delivery worker's wake-up). */
+  onQueued?: () => void;
+};
+
+/**
+ * Which channel flag lets an alert type through (docs/alerting.md, "Which channel gets what"):
+ * failures and escalations `sendFailure`; degradations `sendDegraded`; recoveries `sendRecovery`;
+ * a failure that eased to degraded goes to channels that take degradations or recoveries (it is
+ * news to both); a degraded recovery to channels taking both (they heard of the degradation);
+ * ALERT_SSL `sslExpiry` (decided per milestone, see recordCertificate).
+ */
+export function channelWants(
+  channel: Pick<ChannelDoc, 'sendFailure' | 'sendDegraded' | 'sendRecovery' | 'sslExpiry'>,
+  type: AlertType,
+): boolean {
+  switch (type) {
+    case 'ALERT_FAILURE':
+    case 'ALERT_FAILURE_REMAIN':
+    case 'ALERT_DEGRADED_FAILURE':
+      return channel.sendFailure !== false;
+    case 'ALERT_DEGRADED':
+    case 'ALERT_DEGRADED_REMAIN':
+      return channel.sendDegraded === true;
+    case 'ALERT_FAILURE_DEGRADED':
+      return channel.sendDegraded === true || channel.sendRecovery !== false;
+    case 'ALERT_RECOVERY':
+      return channel.sendRecovery !== false;
+    case 'ALERT_DEGRADED_RECOVERY':
+      return channel.sendRecovery !== false && channel.sendDegraded === true;
+    case 'ALERT_SSL':
+      return channel.sslExpiry === true;
+  }
+}
+
+const TITLES: Record<AlertType, string> = {
+  ALERT_FAILURE: 'is failing',
+  ALERT_FAILURE_REMAIN: 'is still failing',
+  ALERT_FAILURE_DEGRADED: 'is degraded (was failing)',
+  ALERT_DEGRADED: 'is degraded',
+  ALERT_DEGRADED_REMAIN: 'is still degraded',
+  ALERT_DEGRADED_FAILURE: 'is failing (was degraded)',
+  ALERT_RECOVERY: 'has recovered',
+  ALERT_DEGRADED_RECOVERY: 'is no longer degraded',
+  ALERT_SSL: 'has an expiring SSL certificate',
+};
+
+/** "checkout API is failing" — the title of an alert. */
+export function alertTitle(checkName: string, type: AlertType, sslDaysRemaining?: number | null): string {
+  if (type === 'ALERT_SSL' && sslDaysRemaining !== undefined && sslDaysRemaining !== null) {
+    return sslDaysRemaining < 0
+      ? `${checkName}: the SSL certificate has expired`
+      : `${checkName}: the SSL certificate expires in ${sslDaysRemaining} day${sslDaysRemaining === 1 ? '' : 's'}`;
+  }
+  return `${checkName} ${TITLES[type]}`;
+}
+
+/**
+ * The result recorder of alerting (QueueOptions.resultRecorders): runs in the transaction that
+ * stores each result, so the alert state, the alerts and one notification per subscribed channel
+ * commit with the result or not at all (docs/alerting.md, "Exactly once"). ATTEMPT results are
+ * skipped; a FINAL result is judged once its run is complete (every location of a parallel round
+ * has its FINAL result). Certificates the result carries are recorded for SSL expiry alerts.
+ */
+export function alertRecorder(options: AlertRecorderOptions): ResultRecorder {
+  return async (tx, stored) => {
+    const queued = await recordResult(tx, stored, options);
+    if (queued > 0) options.onQueued?.();
+  };
+}
+
+/**
+ * Everything alerting writes for one stored result (see alertRecorder).
+ * @returns how many notifications were queued.
+ */
+export async function recordResult(
+  tx: Tx,
+  stored: StoredResultRef,
+  options: AlertRecorderOptions,
+): Promise<number> {
+  if (stored.result.resultType !== 'FINAL') return 0;
+  const store = new AlertStore(tx);
+  const check = await store.check(stored.accountId, stored.checkId);
+  if (!check) return 0;
+  const group = check.groupId === null ? null : await store.group(stored.accountId, check.groupId);
+  const context: AlertContext = { tx, store, check, group, stored, options };
+  let queued = await recordCertificates(context);
+
+  const run = await runOf(store, stored, check);
+  if (!run) return queued;
+  // The account's settings are read only for checks that use them.
+  const owner = group ?? check;
+  const accountSettings =
+    owner.useGlobalAlertSettings === false ? null : await store.accountAlertSettings(stored.accountId);
+  const settings = resolveAlertSettings(accountSettings, group, check);
+  const previous = await store.alertState<AlertState>(stored.checkId);
+  const { state, alerts } = evaluate(previous, run, settings, stored.nowMs);
+  // A passing run of a passing check changes nothing: no write (most results are these).
+  const unchanged =
+    previous === null ? state.episode === null : JSON.stringify(state) === JSON.stringify(previous);
+  if (!unchanged) await store.saveAlertState(stored.accountId, stored.checkId, state, stored.nowMs);
+  for (const alert of alerts) queued += await recordAlert(context, alert);
+  return queued;
+}
+
+type AlertContext = {
+  tx: Tx;
+  store: AlertStore;
+  check: CheckDoc;
+  group: GroupDoc | null;
+  stored: StoredResultRef;
+  options: AlertRecorderOptions;
+};
+
+/**
+ * The run the stored result completes, or null while other locations of its round are still
+ * running. A round's locations are its FINAL results; a location whose job expired without a
+ * result is not in it.
+ */
+async function runOf(store: AlertStore, stored: StoredResultRef, check: CheckDoc): Promise<AlertRun | null> {
+  let results: CheckResult[] = [stored.result];
+  // A round of one location (a check that does not run in parallel) is complete with its result.
+  if (stored.roundId !== null && check.runParallel === true) {
+    if (await store.roundHasJobs(stored.roundId)) return null;
+    const round = await store.roundResults(stored.roundId);
+    if (round.length > 0) results = round;
+  }
+  const locations: LocationOutcome[] = results.map((r) => ({
+    location: r.runLocation,
+    failed: r.hasFailures || r.hasErrors,
+    degraded: r.isDegraded,
+  }));
+  const started = results.map((r) => Date.parse(r.startedAt)).filter(Number.isFinite);
+  return {
+    resultId: stored.resultId,
+    resultType: 'FINAL',
+    parallel: check.runParallel === true && results.length > 0,
+    locations,
+    startedAtMs: started.length > 0 ? Math.min(...started) : stored.nowMs,
+  };
+}
+
+/** Records one alert, its notifications (when it notifies) and the incident it opens or resolves. */
+async function recordAlert(context: AlertContext, alert: EngineAlert): Promise<number> {
+  const { store, check, stored } = context;
+  const alertId = stableId(check.id, alert.episodeId, alert.alertType, String(alert.sequence));
+  const variables = notificationVariables(context, alert.alertType, {
+    episodeId: alert.episodeId,
+    isReminder: alert.isReminder,
+    reminderSequence: alert.reminderSequence,
+  });
+  const inserted = await store.insertAlert({
+    id: alertId,
+    account_id: stored.accountId,
+    check_id: check.id,
+    alert_type: alert.alertType,
+    episode_id: alert.episodeId,
+    sequence: alert.sequence,
+    notified: alert.notify ? 1 : 0,
+    result_id: alert.resultId,
+    doc: JSON.stringify(variables),
+    created_at: stored.nowMs,
+  });
+  if (!inserted) return 0;
+  const incident = await incidentForAlert(context.tx, {
+    accountId: stored.accountId,
+    check,
+    alert,
+    nowMs: stored.nowMs,
+  });
+  if (incident) await store.setAlertDoc(alertId, JSON.stringify({ ...variables, INCIDENT_ID: incident }));
+  if (!alert.notify) return 0;
+  const channels = (await subscribedChannels(context)).filter((c) => channelWants(c.doc, alert.alertType));
+  return queueNotifications(
+    context,
+    alertId,
+    alert.alertType,
+    variables,
+    (channelId) => [check.id, alert.episodeId, alert.alertType, alert.sequence, channelId].join(':'),
+    channels,
+  );
+}
+
+/** Queues one notification per channel of `channels`; keys already queued are skipped. */
+async function queueNotifications(
+  context: AlertContext,
+  alertId: string,
+  type: AlertType,
+  variables: NotificationDoc,
+  keyFor: (channelId: number) => string,
+  channels: readonly { id: number }[],
+): Promise<number> {
+  const { store, check, stored } = context;
+  let queued = 0;
+  for (const channel of channels) {
+    const inserted = await store.insertNotification({
+      account_id: stored.accountId,
+      alert_id: alertId,
+      channel_id: channel.id,
+      check_id: check.id,
+      alert_type: type,
+      idempotency_key: keyFor(channel.id),
+      order_key: `${channel.id}:${check.id}`,
+      state: 'PENDING',
+      next_attempt_at: stored.nowMs,
+      doc: JSON.stringify(variables),
+      created_at: stored.nowMs,
+    });
+    if (inserted) queued += 1;
+  }
+  return queued;
+}
+
+/** The channels subscribed to the check (its own, its group's; docs/alerting.md, "Who is told"). */
+async function subscribedChannels(context: AlertContext) {
+  return context.store.subscribedChannels(context.stored.accountId, context.check);
+}
+
+/** The variables of a notification about `check` and the stored result (docs/alerting.md, "Webhook variables"). */
+function notificationVariables(
+  context: AlertContext,
+  type: AlertType,
+  extra: {
+    episodeId: string;
+    isReminder: boolean;
+    reminderSequence: number;
+    ssl?: { domain: string; daysRemaining: number };
+  },
+): NotificationDoc {
+  const { check, group, stored, options } = context;
+  const result = stored.result;
+  const http = result.httpCheckResult;
+  return {
+    ALERT_TITLE: alertTitle(check.name, type, extra.ssl?.daysRemaining),
+    ALERT_TYPE: type,
+    CHECK_NAME: check.name,
+    CHECK_ID: check.id,
+    CHECK_TYPE: check.checkType,
+    CHECK_DESCRIPTION: check.description ?? null,
+    CHECK_RESULT_ID: stored.resultId,
+    CHECK_ERROR_MESSAGE: result.errorMessage ?? firstFailedAssertion(result),
+    RESPONSE_TIME: Number.isFinite(result.responseTime) ? result.responseTime : null,
+    API_CHECK_RESPONSE_STATUS_CODE: http?.response?.statusCode ?? null,
+    API_CHECK_RESPONSE_STATUS_TEXT: http?.response?.statusText ?? null,
+    RUN_LOCATION: result.runLocation,
+    REGION: result.runLocation,
+    RESULT_LINK: `${options.appUrl.replace(/\/+$/, '')}/checks/${check.id}/results/${stored.resultId}`,
+    STARTED_AT: result.startedAt,
+    TAGS: [...check.tags],
+    GROUP_NAME: group ? String((group as { name?: unknown }).name ?? '') || null : null,
+    SSL_DAYS_REMAINING: extra.ssl?.daysRemaining ?? null,
+    SSL_CHECK_DOMAIN: extra.ssl?.domain ?? null,
+    IS_REMINDER: extra.isReminder,
+    REMINDER_SEQUENCE: extra.reminderSequence,
+    EPISODE_ID: extra.episodeId,
+  };
+}
+
+/** "expected 200 … got 503" of the first failed assertion, when the result has no error message. */
+function firstFailedAssertion(result: CheckResult): string | null {
+  const failed = result.assertions.find((a) => !(a as { passed?: boolean }).passed);
+  if (!failed || !result.hasFailures) return null;
+  const a = failed as {
+    source?: string;
+    property?: string;
+    comparison?: string;
+    target?: string;
+    actual?: unknown;
+  };
+  const what = [a.source, a.property].filter(Boolean).join(' ');
+  return `assertion failed: ${what} ${a.comparison ?? ''} ${a.target ?? ''} (actual ${JSON.stringify(a.actual ?? null)})`
+    .replace(/\s+/g, ' ')
+    .slice(0, 1000);
+}
+
+/** Days-remaining milestones after a channel's own threshold (docs/alerting.md, "SSL certificate expiry"). */
+export const SSL_MILESTONES = [7, 3, 1, 0] as const;
+
+/**
+ * The milestone a certificate with `daysRemaining` has reached for a channel alerting from
+ * `thresholdDays`: the smallest of (threshold, 7, 3, 1, 0) that is ≥ the days remaining (so a
+ * certificate first seen 2 days before expiry is alerted once, at milestone 3, not for every
+ * milestone it skipped); null while above the threshold. Expired certificates are milestone 0.
+ */
+export function sslMilestone(daysRemaining: number, thresholdDays: number): number | null {
+  if (daysRemaining > thresholdDays) return null;
+  const candidates = [thresholdDays, ...SSL_MILESTONES].filter(
+    (m) => m <= thresholdDays && m >= Math.max(0, daysRemaining),
+  );
+  return candidates.length === 0 ? 0 : Math.min(...candidates);
+}
+
+/** The certificates a result carries, by domain: URL/API targets over https and a browser check's sslCheckDomain. */
+function certificatesOf(
+  result: CheckResult,
+  check: CheckDoc,
+): { domain: string; certificate: Certificate }[] {
+  const found: { domain: string; certificate: Certificate }[] = [];
+  const http = result.httpCheckResult;
+  if (http?.certificate) {
+    const host = hostOf(http.request.url);
+    if (host) found.push({ domain: host, certificate: http.certificate });
+  }
+  const browser = result.browserCheckResult as { sslCertificate?: Certificate | null } | undefined;
+  const domain = typeof check.sslCheckDomain === 'string' ? check.sslCheckDomain : null;
+  if (browser?.sslCertificate && domain)
+    found.push({ domain: domain.toLowerCase(), certificate: browser.sslCertificate });
+  return found;
+}
+
+function hostOf(url: string | undefined): string | null {
+  if (!url) return null;
+  try {
+    const parsed = new URL(url);
+    return parsed.protocol === 'https:' ? parsed.hostname.toLowerCase() : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Keeps the latest certificate per (account, domain) and queues ALERT_SSL to each channel with
+ * `sslExpiry` subscribed to the check, once per (domain, certificate fingerprint, channel,
+ * milestone): the notification's idempotency key is that tuple, so a renewed certificate (a new
+ * fingerprint) starts over and a repeat is never queued.
+ * @returns how many notifications were queued.
+ */
+async function recordCertificates(context: AlertContext): Promise<number> {
+  const { store, check, stored } = context;
+  let queued = 0;
+  for (const { domain, certificate } of certificatesOf(stored.result, check)) {
+    const validTo = Date.parse(certificate.validTo);
+    if (!Number.isFinite(validTo)) continue;
+    await store.saveCertificate({
+      account_id: stored.accountId,
+      domain,
+      fingerprint: certificate.fingerprint256,
+      valid_to: validTo,
+      check_id: check.id,
+      result_id: stored.resultId,
+      seen_at: stored.nowMs,
+    });
+    const muted = check.muted === true || context.group?.muted === true;
+    const daysRemaining = Math.floor((validTo - stored.nowMs) / 86_400_000);
+    const episodeId = `ssl:${domain}:${certificate.fingerprint256}`;
+    for (const channel of await subscribedChannels(context)) {
+      if (channel.doc.sslExpiry !== true) continue;
+      const milestone = sslMilestone(daysRemaining, channel.doc.sslExpiryThreshold ?? 30);
+      if (milestone === null) continue;
+      const alertId = stableId(stored.accountId, episodeId, 'ALERT_SSL', String(milestone));
+      const variables = notificationVariables(context, 'ALERT_SSL', {
+        episodeId,
+        isReminder: false,
+        reminderSequence: 0,
+        ssl: { domain, daysRemaining },
+      });
+      await store.insertAlert({
+        id: alertId,
+        account_id: stored.accountId,
+        check_id: check.id,
+        alert_type: 'ALERT_SSL',
+        episode_id: episodeId,
+        sequence: milestone,
+        notified: muted ? 0 : 1,
+        result_id: stored.resultId,
+        doc: JSON.stringify(variables),
+        created_at: stored.nowMs,
+      });
+      if (muted) continue;
+      queued += await queueNotifications(
+        context,
+        alertId,
+        'ALERT_SSL',
+        variables,
+        (channelId) =>
+          `ssl:${stored.accountId}:${domain}:${certificate.fingerprint256}:${channelId}:${milestone}`,
+        [channel],
+      );
+    }
+  }
+  return queued;
+}
+
+/** A short id stable for its parts (alerts are keyed by what they are, so a replay finds the same row). */
+export function stableId(...parts: string[]): string {
+  return createHash('sha256').update(parts.join('\u0000')).digest('hex').slice(0, 32);
+}
+
+export type { AlertSettingsDoc };

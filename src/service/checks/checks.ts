@@ -1,0 +1,330 @@
+import { randomUUID } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { CheckType, Location } from '../../protocol/index.js';
+import { validateBodyPart } from '../platform/http/validation.js';
+import { badField } from '../platform/http/errors.js';
+import { checkTypeEntry } from './types/registry.js';
+import { ChannelQueries } from '../alerting/alert-channels/store.js';
+import { GroupQueries } from '../resources/check-groups/store.js';
+import { DEFAULT_RUNTIME_ID } from '../resources/runtimes/runtimes.js';
+import { readDoc } from '../platform/store/schema.js';
+import type { CheckResponse } from '../platform/http/responses.js';
+import type { Database } from '../platform/store/database.js';
+import {
+  assertAlertChannelsExist,
+  assertGroupExists,
+  assertPrivateLocationsExist,
+  assertSnippetExists,
+} from '../resources/references.js';
+import { CHECK_SECRETS, keepMaskedSecrets, maskSecrets, openSecrets } from '../platform/store/secret-fields.js';
+import { REDACTED } from '../../common/redaction.js';
+import { isCredentialHeader } from '../../common/credential-headers.js';
+import { secretBoxOf } from '../platform/store/secret-box.js';
+
+/**
+ * A check as stored and as the API shows it (minus masking and the `alertChannels` view): the
+ * fields every type has (CheckResponseSchema; defaults filled at creation), typed, and the
+ * type's own fields (`request`, thresholds, `script`, …) by name.
+ */
+export type CheckDoc = Record<string, unknown> & {
+  id: string;
+  checkType: CheckType;
+  name: string;
+  activated: boolean;
+  muted: boolean;
+  doubleCheck: boolean;
+  shouldFail: boolean;
+  groupId: number | null;
+  groupOrder: number | null;
+  runtimeId: string | null;
+  description: string | null;
+  frequency: number;
+  frequencyOffset: number | null;
+  locations: Location[] | null;
+  privateLocations: string[] | null;
+  runParallel: boolean;
+  tags: string[];
+  alertChannelSubscriptions: { alertChannelId: number; activated: boolean }[];
+  request: Record<string, unknown>;
+  environmentVariables: { key: string; value: string; locked?: boolean; secret?: boolean }[] | null;
+  created_at: string;
+  updated_at: string | null;
+};
+
+/** Location used when a check names neither `locations` nor `privateLocations`. */
+export const DEFAULT_LOCATION: Location = 'us-east-1';
+
+const DEFAULT_ALERT_SETTINGS = {
+  escalationType: 'RUN_BASED',
+  runBasedEscalation: { failedRunThreshold: 1 },
+  reminders: { amount: 0, interval: 5 },
+  parallelRunFailureThreshold: { enabled: false, percentage: 10 },
+};
+
+const EMPTY_ALERT_CHANNELS = { email: [], webhook: [], slack: [], sms: [] };
+
+/**
+ * Rules JSON Schema cannot express (docs/api.md, "Check" and "Limits"), with the limits of the
+ * check's type from its registry entry (check-types.ts):
+ * - `frequency` in the set of the check's type;
+ * - `frequencyOffset`: frequency 0 → 10, 20 or 30 (required); 1–60 → 1..floor(frequency×10);
+ *   above 60 → 1..ceil(frequency/60);
+ * - `maxPacketLossThreshold` at least `degradedPacketLossThreshold`;
+ * - `degradedResponseTime` and `maxResponseTime` at most the type's cap, if any (API: 30 000 ms, its run limit);
+ * - `timeoutSeconds` only on types that have it, at most their runTimeoutMs / 1000;
+ * - the type's own rules (CheckTypeEntry.rules), e.g. a Playwright check suite's project.
+ * @throws HttpError 400 naming the field.
+ */
+export function checkCrossFieldRules(doc: Record<string, unknown>, checkType: CheckType): void {
+  const entry = checkTypeEntry(checkType);
+  const { frequencies: allowed, responseTimeLimitMs: limit } = entry;
+  const frequency = doc.frequency as number;
+  if (!allowed.includes(frequency)) {
+    throw badField('frequency', `must be one of ${allowed.join(', ')} for ${checkType} checks`, 'enum');
+  }
+  const offset = doc.frequencyOffset as number | null | undefined;
+  if (frequency === 0) {
+    if (offset !== 10 && offset !== 20 && offset !== 30) {
+      throw badField('frequencyOffset', 'must be 10, 20 or 30 when frequency is 0', 'frequencyOffset');
+    }
+  } else if (offset != null) {
+    const max = frequency <= 60 ? Math.floor(frequency * 10) : Math.ceil(frequency / 60);
+    if (offset > max) {
+      throw badField(
+        'frequencyOffset',
+        `must be between 1 and ${max} when frequency is ${frequency}`,
+        'frequencyOffset',
+      );
+    }
+  }
+  const degradedLoss = doc.degradedPacketLossThreshold as number | null | undefined;
+  const maxLoss = doc.maxPacketLossThreshold as number | null | undefined;
+  if (degradedLoss != null && maxLoss != null && maxLoss < degradedLoss) {
+    throw badField('maxPacketLossThreshold', 'must be at least degradedPacketLossThreshold', 'packetLoss');
+  }
+  if (limit !== null) {
+    for (const field of ['degradedResponseTime', 'maxResponseTime'] as const) {
+      const value = doc[field] as number | null | undefined;
+      if (value != null && value > limit) {
+        throw badField(field, `must be <= ${limit} for ${checkType} checks`, 'maximum');
+      }
+    }
+  }
+  if (doc.timeoutSeconds != null) {
+    if (!entry.timeoutSeconds) {
+      throw badField('timeoutSeconds', `is not a field of ${checkType} checks`, 'additionalProperties');
+    }
+    const max = entry.runTimeoutMs / 1000;
+    if ((doc.timeoutSeconds as number) > max) {
+      throw badField('timeoutSeconds', `must be <= ${max} for ${checkType} checks`, 'maximum');
+    }
+  }
+  entry.rules?.(doc);
+}
+
+/**
+ * A multi-step check's runtime must support multi-step scripts (docs/checks.md, "Browser,
+ * multi-step and Playwright check suites"): the check's `runtimeId`, else its group's, else
+ * DEFAULT_RUNTIME_ID must be among `multiStepRuntimes` (runtimes whose runtime.json says
+ * `multiStepSupport: true`). Other types pass.
+ * @throws HttpError 400 naming `runtimeId`.
+ */
+export async function assertRuntimeFits(
+  db: Kysely<Database>,
+  accountId: string,
+  doc: CheckDoc,
+  multiStepRuntimes: ReadonlySet<string>,
+): Promise<void> {
+  if (!checkTypeEntry(doc.checkType).needsMultiStepRuntime) return;
+  const group = doc.groupId == null ? undefined : await new GroupQueries(db).get(accountId, doc.groupId);
+  const groupRuntime = group ? (readDoc(group.doc).runtimeId as string | null | undefined) : null;
+  const runtimeId = doc.runtimeId ?? groupRuntime ?? DEFAULT_RUNTIME_ID;
+  if (!multiStepRuntimes.has(runtimeId)) {
+    const whose = doc.runtimeId ? '' : groupRuntime ? " (the group's)" : ' (the default)';
+    throw badField(
+      'runtimeId',
+      `runtime ${runtimeId}${whose} has no multiStepSupport: ${doc.checkType} checks need one that has`,
+      'multiStepSupport',
+    );
+  }
+}
+
+/** Builds the stored document of a new check from a validated create body. */
+export function newCheckDoc(checkType: CheckType, body: Record<string, unknown>, now: Date): CheckDoc {
+  const doc = {
+    alertSettings: DEFAULT_ALERT_SETTINGS,
+    alertChannelSubscriptions: [],
+    tags: [],
+    locations: null,
+    privateLocations: null,
+    groupId: null,
+    groupOrder: null,
+    runtimeId: null,
+    retryStrategy: null,
+    triggerIncident: null,
+    description: null,
+    frequencyOffset: null,
+    scriptPath: null,
+    sslCheckDomain: null,
+    environmentVariables: null,
+    setupSnippetId: null,
+    tearDownSnippetId: null,
+    localSetupScript: null,
+    localTearDownScript: null,
+    frequency: 10,
+    ...body,
+    id: randomUUID(),
+    checkType,
+    created_at: now.toISOString(),
+    updated_at: null,
+  } as unknown as CheckDoc;
+  if (
+    (!doc.locations || doc.locations.length === 0) &&
+    (!doc.privateLocations || doc.privateLocations.length === 0)
+  ) {
+    doc.locations = [DEFAULT_LOCATION];
+  }
+  checkCrossFieldRules(doc, checkType);
+  return doc;
+}
+
+/**
+ * Applies a validated update body to a stored check: provided fields replace
+ * stored ones, `request` is validated against the check's type. Secrets sent back
+ * masked (`*****`) keep their stored values (see keepMaskedSecrets: credential headers
+ * by name, the basic-auth password, secret variables by key).
+ * @param stored the stored check with its secrets in clear (CheckStore.get).
+ * @throws HttpError 400 when `checkType` differs, a merged rule breaks, or a mask
+ *   stands for a secret that is not stored.
+ */
+export function mergeCheckUpdate(stored: CheckDoc, incoming: Record<string, unknown>, now: Date): CheckDoc {
+  if (incoming.checkType !== undefined && incoming.checkType !== stored.checkType) {
+    throw badField('checkType', `must be ${stored.checkType}: a check cannot change type`, 'const');
+  }
+  const body = keepMaskedSecrets(incoming, stored, CHECK_SECRETS);
+  const merged = {
+    ...stored,
+    ...body,
+    id: stored.id,
+    checkType: stored.checkType,
+    updated_at: now.toISOString(),
+  };
+  if (body.request !== undefined) {
+    const schema = checkTypeEntry(stored.checkType).updateRequest;
+    merged.request = (
+      schema ? validateBodyPart(schema, body.request, 'request') : structuredClone(body.request)
+    ) as Record<string, unknown>;
+  }
+  if (body.frequency === undefined) merged.frequency = stored.frequency;
+  checkCrossFieldRules(merged, stored.checkType);
+  return merged as CheckDoc;
+}
+
+/** The response-only `alertChannels` view: subscribed, activated channels grouped by kind (docs/api.md, "Check"). */
+export type AlertChannelsView = {
+  email: { address: string }[];
+  webhook: { url: string; name: string; method: string; headers: unknown[]; queryParameters: unknown[] }[];
+  slack: { url: string }[];
+  sms: { number: string; name: string }[];
+};
+
+/**
+ * The API view of a check: values of `secret` variables (once set, never readable again: docs/api.md,
+ * "Environment variable"), the basic-auth password and credential header values (Authorization,
+ * Cookie, x-api-key, … see isCredentialHeader) become `*****`; a header value or password that is
+ * only a `{{VARIABLE}}` reference stays visible. Adds the `alertChannels` view.
+ */
+export function presentCheck(
+  doc: CheckDoc,
+  alertChannels: AlertChannelsView = EMPTY_ALERT_CHANNELS,
+): CheckResponse {
+  return { ...maskSecrets(doc, CHECK_SECRETS), alertChannels };
+}
+
+/**
+ * Builds the `alertChannels` view of a check from its activated subscriptions.
+ * Channels deleted since are left out.
+ */
+export async function alertChannelsView(
+  db: Kysely<Database>,
+  accountId: string,
+  subscriptions: readonly { alertChannelId: number; activated: boolean }[] | undefined,
+): Promise<AlertChannelsView> {
+  const ids = (subscriptions ?? []).filter((s) => s.activated).map((s) => s.alertChannelId);
+  const view: AlertChannelsView = { email: [], webhook: [], slack: [], sms: [] };
+  if (ids.length === 0) return view;
+  const wanted = new Set(ids);
+  const rows = (await new ChannelQueries(db).list(accountId)).filter((row) => wanted.has(row.id));
+  for (const row of rows) {
+    const { config } = readDoc(row.doc);
+    if (row.type === 'EMAIL') view.email.push({ address: String(config.address) });
+    else if (row.type === 'SLACK') view.slack.push({ url: String(config.url) });
+    else if (row.type === 'SMS') view.sms.push({ number: String(config.number), name: String(config.name) });
+    else if (row.type === 'WEBHOOK') {
+      view.webhook.push({
+        url: String(config.url),
+        name: String(config.name),
+        method: String(config.method ?? 'POST'),
+        headers: ((config.headers as { key: string; value: string }[] | undefined) ?? []).map((h) =>
+          isCredentialHeader(h.key) ? { ...h, value: REDACTED } : h,
+        ),
+        queryParameters: ((config.queryParameters as { key: string; value: string }[] | undefined) ?? []).map(
+          (q) => (isCredentialHeader(q.key) ? { ...q, value: REDACTED } : q),
+        ),
+      });
+    }
+  }
+  return view;
+}
+
+/**
+ * Checks that everything a check body refers to exists in the account: its
+ * group, setup and teardown snippets, alert channels and private locations.
+ * @throws HttpError 400 naming the field (rule `exists`).
+ */
+export async function assertCheckReferences(
+  db: Kysely<Database>,
+  accountId: string,
+  body: Record<string, unknown>,
+): Promise<void> {
+  await assertGroupExists(db, accountId, body.groupId as number | null | undefined);
+  await assertSnippetExists(
+    db,
+    accountId,
+    body.setupSnippetId as number | null | undefined,
+    'setupSnippetId',
+  );
+  await assertSnippetExists(
+    db,
+    accountId,
+    body.tearDownSnippetId as number | null | undefined,
+    'tearDownSnippetId',
+  );
+  await assertAlertChannelsExist(
+    db,
+    accountId,
+    body.alertChannelSubscriptions as { alertChannelId: number }[] | undefined,
+  );
+  await assertPrivateLocationsExist(db, accountId, body.privateLocations as string[] | null | undefined);
+}
+
+/**
+ * A stored check document with its secrets opened (values stored before sealing pass through).
+ * @throws OutpostError OUTPOST_ERR_ENCRYPTION_KEY when a sealed value does not open with the store's key.
+ */
+export function openCheckSecrets(db: Kysely<Database>, stored: CheckDoc): CheckDoc {
+  // A document opened already (CheckStore hands out opened ones) is not opened twice: a clear value that
+  // happens to start with `v1:` must not be taken for a sealed one.
+  if (openedChecks.has(stored)) return stored;
+  const opened = openSecrets(secretBoxOf(db), stored, CHECK_SECRETS, 'checks', stored.id);
+  openedChecks.add(opened);
+  return opened;
+}
+
+/** Check documents whose secrets are in clear (see openCheckSecrets). */
+const openedChecks = new WeakSet<object>();
+
+/** Every location a check runs in: public `locations` then `privateLocations`. */
+export function runLocationsOf(doc: CheckDoc): string[] {
+  return [...(doc.locations ?? []), ...(doc.privateLocations ?? [])];
+}

@@ -1,0 +1,232 @@
+import {
+  chmodSync,
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { dirname, join } from 'node:path';
+import { SQLite, type SQLiteDatabase } from './sqlite.js';
+import { Kysely, SqliteDialect } from 'kysely';
+import { OutpostError } from '../../../common/errors.js';
+import { migrateToLatest } from './migrations/index.js';
+import type { Database } from './schema.js';
+
+export type { Database };
+
+/** Statement methods whose errors are recorded while the store opens. */
+const STATEMENT_CALLS = new Set(['all', 'get', 'run', 'iterate']);
+
+/**
+ * A better-sqlite3 handle for Kysely that records the first error any statement threw:
+ * when a write fails (SQLITE_FULL), SQLite ends the transaction itself and the ROLLBACK
+ * that follows fails with `cannot rollback - no transaction is active`, which is what
+ * reaches the caller. `close` is a no-op: the handle outlives this Kysely instance.
+ */
+function recordingHandle(sqlite: SQLiteDatabase, onError: (err: unknown) => void) {
+  const record = <T>(call: () => T): T => {
+    try {
+      return call();
+    } catch (err) {
+      onError(err);
+      throw err;
+    }
+  };
+  return {
+    close() {},
+    prepare(sql: string) {
+      const statement = record(() => sqlite.prepare(sql));
+      return new Proxy(statement, {
+        get(target, prop) {
+          const value = Reflect.get(target, prop, target) as unknown;
+          if (typeof value !== 'function') return value;
+          if (!STATEMENT_CALLS.has(String(prop))) return value.bind(target);
+          return (...args: unknown[]) =>
+            record(() => (value as (...a: unknown[]) => unknown).apply(target, args));
+        },
+      });
+    },
+  };
+}
+
+/** Statements kept prepared per store (see cachingHandle); the service's queries are a few hundred shapes. */
+const STATEMENT_CACHE_SIZE = 2000;
+
+/**
+ * A better-sqlite3 handle for Kysely that keeps prepared statements by SQL text: Kysely prepares
+ * every query it runs, which costs as much as running a small one (a fifth of the CPU of storing a
+ * result). Safe because Kysely runs each statement to completion synchronously (`all`/`run`); the
+ * service never streams (`iterate`), which would keep a statement busy. Past
+ * STATEMENT_CACHE_SIZE shapes (only queries built with varying `in` lists grow it) the cache
+ * starts over.
+ */
+function cachingHandle(sqlite: SQLiteDatabase) {
+  const statements = new Map<string, ReturnType<SQLiteDatabase['prepare']>>();
+  return {
+    close() {
+      statements.clear();
+      sqlite.close();
+    },
+    prepare(sql: string) {
+      let statement = statements.get(sql);
+      if (!statement) {
+        if (statements.size >= STATEMENT_CACHE_SIZE) statements.clear();
+        statement = sqlite.prepare(sql);
+        statements.set(sql, statement);
+      }
+      return statement;
+    },
+  };
+}
+
+/** Mode of the data directory: its owner only (docs/configuration.md, "The data directory"). */
+export const DATA_DIR_MODE = 0o700;
+/** Mode of the store's files (`outpost.db`, `-wal`, `-shm`): read and written by their owner only. */
+export const STORE_FILE_MODE = 0o600;
+
+/**
+ * Takes from `path` every permission `mode` does not grant (group and others, for 0700 and 0600) when it
+ * exists and belongs to this process's user; a path of another user, a failure (read-only mount) or a
+ * platform without uids leaves it as it is: opening the store then says what is wrong, if anything.
+ */
+function tighten(path: string, mode: number): void {
+  try {
+    const st = statSync(path);
+    const uid = process.getuid?.();
+    if (uid === undefined || st.uid !== uid || (st.mode & 0o777 & ~mode) === 0) return;
+    chmodSync(path, st.mode & 0o777 & mode);
+  } catch {
+    // Missing, another user's or a read-only mount: nothing to do here.
+  }
+}
+
+/** The system or SQLite code of an error (`SQLITE_FULL`, `ENOSPC`…); null when it has none. */
+function codeOf(err: unknown): string | null {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : null;
+}
+
+/** What a code means for the data directory, and what to do; null for a code this does not know. */
+function explain(code: string, dir: string, file: string): string | null {
+  if (code === 'SQLITE_FULL' || code === 'ENOSPC' || code === 'EDQUOT' || code === 'SQLITE_IOERR_WRITE') {
+    return `${dir} is full: free space on its disk, or point it to a folder on a disk with room`;
+  }
+  if (code.startsWith('SQLITE_READONLY') || code === 'EROFS' || code === 'EACCES' || code === 'EPERM') {
+    return `${dir} is read-only or not writable by this user: make it writable, or point it to a writable folder`;
+  }
+  if (code === 'ENOTDIR' || code === 'EEXIST') {
+    return `${dir} cannot be created: a file is in the way of it or of a parent folder; move the file, or point it to a folder`;
+  }
+  if (code.startsWith('SQLITE_CORRUPT') || code === 'SQLITE_NOTADB') {
+    return `the store ${file} is damaged: restore it from a backup, or move it (and its -wal and -shm files) away to start empty`;
+  }
+  return null;
+}
+
+/**
+ * The real reason the folder cannot hold the store, found by writing a small file in it:
+ * SQLite reports a read-only mount or a full disk as SQLITE_CANTOPEN or SQLITE_IOERR.
+ * Null when the write works.
+ */
+function probeWrite(dir: string): unknown {
+  // A folder that was not made (mkdir can fail silently on a read-only mount): its nearest parent.
+  let at = dir;
+  while (!existsSync(at) && dirname(at) !== at) at = dirname(at);
+  const probe = join(at, `.outpost-write-probe-${process.pid}`);
+  try {
+    writeFileSync(probe, Buffer.alloc(64 * 1024));
+    return null;
+  } catch (err) {
+    return err;
+  } finally {
+    rmSync(probe, { force: true });
+  }
+}
+
+/**
+ * The one-line OUTPOST_ERR_STARTUP error for a store that could not be opened: names the
+ * folder and what to do, and quotes the first real error (`first`), not a later one it caused.
+ */
+function storeError(dir: string, file: string, first: unknown, last: unknown): OutpostError {
+  let cause = first ?? last;
+  let code = codeOf(cause);
+  if (code === null || explain(code, dir, file) === null) {
+    const probed = probeWrite(dir);
+    if (probed !== null) {
+      cause = probed;
+      code = codeOf(probed);
+    }
+  }
+  const message = (cause instanceof Error ? cause.message : String(cause)).split('\n')[0] ?? '';
+  const what = (code !== null ? explain(code, dir, file) : null) ?? `the store ${file} cannot be opened`;
+  const quoted = code !== null && !message.startsWith(code) ? `${code}: ${message}` : message;
+  return new OutpostError('OUTPOST_ERR_STARTUP', `${what} (${quoted})`, { cause });
+}
+
+/**
+ * Opens the embedded SQLite store at `file` (":memory:" for tests) in WAL
+ * mode and migrates it. The returned Kysely instance is the only handle the
+ * rest of the service uses, so a PostgresDialect can replace SqliteDialect.
+ *
+ * The folder of `file` is created when missing (parents too) with mode 0700, and the store's files with
+ * 0600 whatever the umask; a folder or files made earlier with wider modes, and owned by this process's user,
+ * are narrowed to those modes.
+ *
+ * @throws OutpostError `OUTPOST_ERR_STARTUP` with one line naming the folder (or file), what
+ *   is wrong — cannot be created, read-only, full, damaged store — what to do, and the first
+ *   real error (SQLITE_FULL, SQLITE_READONLY, SQLITE_CANTOPEN, ENOSPC, EROFS…).
+ */
+export async function openSqliteDatabase(file: string): Promise<Kysely<Database>> {
+  if (file === ':memory:') {
+    const memory = new SQLite(file);
+    return open(memory, cachingHandle(memory));
+  }
+  const dir = dirname(file);
+  try {
+    mkdirSync(dir, { recursive: true, mode: DATA_DIR_MODE });
+  } catch (err) {
+    throw storeError(dir, file, err, err);
+  }
+  // mkdir's mode is reduced by the umask, and a folder made earlier keeps its mode: made exact here.
+  tighten(dir, DATA_DIR_MODE);
+  let sqlite: SQLiteDatabase | undefined;
+  let first: unknown;
+  try {
+    // Made with 0600 before SQLite opens it (an empty file is an empty store): SQLite gives the -wal and -shm
+    // files it makes the mode of the database file. Files an older version made 0644 are narrowed.
+    closeSync(openSync(file, 'a', STORE_FILE_MODE));
+    for (const path of [file, `${file}-wal`, `${file}-shm`]) tighten(path, STORE_FILE_MODE);
+    sqlite = new SQLite(file);
+    const opened = sqlite;
+    // Migrated through a recording handle, so the first failing statement is known.
+    const migrating = await open(
+      opened,
+      recordingHandle(opened, (err) => (first ??= err)),
+    );
+    await migrating.destroy();
+    return new Kysely<Database>({ dialect: new SqliteDialect({ database: cachingHandle(opened) }) });
+  } catch (err) {
+    try {
+      sqlite?.close();
+    } catch {
+      // Already unusable; the error below says why.
+    }
+    throw storeError(dir, file, first, err);
+  }
+}
+
+async function open(
+  sqlite: SQLiteDatabase,
+  handle: ReturnType<typeof recordingHandle> | ReturnType<typeof cachingHandle> | SQLiteDatabase = sqlite,
+): Promise<Kysely<Database>> {
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma('synchronous = NORMAL');
+  sqlite.pragma('foreign_keys = ON');
+  sqlite.pragma('busy_timeout = 5000');
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: handle }) });
+  await migrateToLatest(db as Kysely<unknown>);
+  return db;
+}

@@ -1,0 +1,83 @@
+import { type Kysely, sql } from 'kysely';
+import { channelSecrets } from '../../alerting/alert-channels/alert-channels.js';
+import { CHECK_SECRETS, GROUP_SECRETS, mapSecrets, type SecretLayout } from './secret-fields.js';
+import type { Database } from './database.js';
+import { SecretBox, secretBoxOf } from './secret-box.js';
+
+/** What `sealStoredSecrets` did: values sealed now (stored in clear before) and sealed values verified. */
+export type SealReport = { sealed: number; verified: number };
+
+const VARIABLE_REFERENCE = /^\{\{\s*[A-Za-z_][A-Za-z0-9_]*\s*\}\}$/;
+
+/**
+ * Seals every secret still stored in clear (stores written before secrets were sealed) and opens every
+ * sealed one once, so a wrong key stops the start instead of failing later requests. Idempotent: a
+ * second run seals nothing. Runs at start-up, one transaction per table.
+ * @throws OutpostError OUTPOST_ERR_ENCRYPTION_KEY naming the first value that does not open with the
+ *   store's key (another OUTPOST_ENCRYPTION_KEY or key file than the store was written with).
+ */
+export async function sealStoredSecrets(db: Kysely<Database>): Promise<SealReport> {
+  const box = secretBoxOf(db);
+  const report: SealReport = { sealed: 0, verified: 0 };
+  // SQLite keeps a rewritten row's old bytes in the page's free space (and freed pages) unless told to
+  // overwrite them: without this, a value sealed here would stay readable in clear in the file.
+  await sql`PRAGMA secure_delete = ON`.execute(db);
+  const reseal = (value: string, aad: string): string => {
+    if (SecretBox.isSealed(value)) {
+      box.open(value, aad);
+      report.verified += 1;
+      return value;
+    }
+    report.sealed += 1;
+    return box.seal(value, aad);
+  };
+  const resealDoc = (text: string, layout: SecretLayout, table: string, id: string | number) => {
+    const doc = JSON.parse(text) as Record<string, unknown>;
+    const before = report.sealed;
+    const after = mapSecrets(doc, layout, (value, place) =>
+      (place.kind === 'pair' || place.kind === 'password') && VARIABLE_REFERENCE.test(value.trim())
+        ? value
+        : reseal(value, `${table}:${id}:${place.path}`),
+    );
+    return report.sealed > before ? JSON.stringify(after) : null;
+  };
+
+  await db.transaction().execute(async (tx) => {
+    const rows = await tx.selectFrom('variables').select(['id', 'value']).where('secret', '=', 1).execute();
+    for (const row of rows) {
+      const before = report.sealed;
+      const value = reseal(row.value, `variables:${row.id}:value`);
+      if (report.sealed > before)
+        await tx.updateTable('variables').set({ value }).where('id', '=', row.id).execute();
+    }
+  });
+  const docTables = [
+    ['checks', () => CHECK_SECRETS],
+    ['check_groups', () => GROUP_SECRETS],
+    ['client_certificates', () => ({ strings: ['key', 'passphrase'] })],
+    ['alert_channels', (doc: string) => channelSecrets((JSON.parse(doc) as { type: string }).type)],
+  ] as const;
+  for (const [table, layoutOf] of docTables) {
+    await db.transaction().execute(async (tx) => {
+      const rows = (await tx.selectFrom(table).select(['id', 'doc']).execute()) as {
+        id: string | number;
+        doc: string;
+      }[];
+      for (const row of rows) {
+        const text = resealDoc(row.doc, layoutOf(row.doc), table, row.id);
+        if (text !== null) {
+          await tx
+            .updateTable(table)
+            .set({ doc: text })
+            .where('id', '=', row.id as never)
+            .execute();
+        }
+      }
+    });
+  }
+  if (report.sealed > 0) {
+    // The WAL may still hold frames of the pages as they were in clear: fold it in and truncate it.
+    await sql`PRAGMA wal_checkpoint(TRUNCATE)`.execute(db);
+  }
+  return report;
+}

@@ -1,0 +1,185 @@
+import type { FastifyRequest } from 'fastify';
+import type { ServiceApp } from '../../platform/http/service-app.js';
+import { Type } from '@sinclair/typebox';
+import {
+  AGENT_ID_HEADER,
+  AgentEventSchema,
+  CheckResultSchema,
+  ClaimRequestSchema,
+  ClaimResponseSchema,
+  LeaseResponseSchema,
+  PROTOCOL_VERSION,
+} from '../../../protocol/index.js';
+import { HttpError } from '../../platform/http/errors.js';
+import { linkSignal } from '../../../common/linked-signal.js';
+import type { AgentScope } from './queue.js';
+import { recordClaimReport } from '../../resources/agents/agents.js';
+import { AgentQueries } from '../../resources/agents/store.js';
+import type { ServiceContext } from '../../context.js';
+import { writeDoc } from '../../platform/store/schema.js';
+import { ResourceId } from '../../platform/http/schema-helpers.js';
+
+const JobParams = Type.Object({ jobId: ResourceId }, { additionalProperties: false });
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * The agent behind a request: its `x-agent-id` (a UUID) and what its key lets it serve. An
+ * agent is known by (account, agent id), and is bound to the private location of the key it
+ * first registered with (none for an account API key): the same id with another location's key
+ * is refused, so a key of location a cannot act as an agent of location b. With `version`
+ * (claims) the agent's version, last-seen time and location are recorded.
+ * @throws HttpError 400 OUTPOST_ERR_VALIDATION naming the header when the agent id is missing or not a UUID;
+ *   409 OUTPOST_ERR_AGENT_KEY_MISMATCH when the id is bound to another location's key.
+ */
+export async function agentScopeOf(
+  ctx: ServiceContext,
+  request: FastifyRequest,
+  version?: string,
+): Promise<AgentScope> {
+  const agentId = request.headers[AGENT_ID_HEADER];
+  if (typeof agentId !== 'string' || !UUID.test(agentId)) {
+    throw new HttpError('OUTPOST_ERR_VALIDATION', `header ${AGENT_ID_HEADER} must be a UUID`, {
+      field: AGENT_ID_HEADER,
+      in: 'headers',
+    });
+  }
+  const now = Date.now();
+  const location = request.privateLocation;
+  const locationId = location?.id ?? null;
+  const agents = new AgentQueries(ctx.db);
+  const known = await agents.get(request.accountId, agentId);
+  if (known && known.location_id !== locationId) {
+    throw new HttpError(
+      'OUTPOST_ERR_AGENT_KEY_MISMATCH',
+      `agent ${agentId} is registered with another key's location`,
+      {
+        field: AGENT_ID_HEADER,
+        in: 'headers',
+      },
+    );
+  }
+  if (version !== undefined) await agents.recordSeen(request.accountId, agentId, version, locationId, now);
+  // A private-location key serves its own location only; an account key every location.
+  return { accountId: request.accountId, agentId, locations: location ? [location.slug] : null };
+}
+
+/**
+ * The agent protocol (docs/protocol.md, docs/protocol.md). An agent authenticating
+ * with an account API key serves every location of the account; one with a
+ * private-location key (`pl_…`) serves that location only (`AgentScope.locations`
+ * = its slug) and is recorded against it in `agents.location_id`.
+ * Artifact uploads are in runs/artifact-routes.ts.
+ */
+export async function agentRoutes(app: ServiceApp, ctx: ServiceContext): Promise<void> {
+  const scopeOf = (request: FastifyRequest, version?: string) => agentScopeOf(ctx, request, version);
+
+  app.post(
+    '/v1/agent/jobs/claim',
+    {
+      schema: {
+        summary: 'Claim jobs (long poll up to waitSeconds)',
+        body: ClaimRequestSchema,
+        response: { 200: ClaimResponseSchema },
+      },
+    },
+    async (request) => {
+      const body = request.body;
+      if (body.protocolVersion !== PROTOCOL_VERSION) {
+        throw new HttpError(
+          'OUTPOST_ERR_PROTOCOL',
+          `protocolVersion ${body.protocolVersion} is not supported; this service speaks ${PROTOCOL_VERSION}`,
+          { field: 'protocolVersion', in: 'body' },
+        );
+      }
+      const scope = await scopeOf(request, body.agentVersion);
+      const wait = linkSignal([ctx.shutdown]);
+      request.raw.once('close', () => wait.abort());
+      const jobs = await ctx.queue
+        .claimWait(
+          scope,
+          { checkTypes: body.checkTypes, freeSlots: body.freeSlots, runtimes: body.runtimes },
+          body.waitSeconds * 1000,
+          wait.signal,
+        )
+        .finally(() => wait.dispose());
+      if (jobs.length > 0) request.log.debug({ jobs: jobs.map((j) => j.jobId) }, 'jobs claimed');
+      // What the claim reported (free slots less the jobs handed out), for GET /v1/agents.
+      try {
+        const handedOut = jobs.map((j) => j.check.checkType);
+        await recordClaimReport(ctx.db, scope.accountId, scope.agentId, body, handedOut, Date.now());
+      } catch (err) {
+        request.log.warn({ err, agentId: scope.agentId }, 'could not record the claim report of an agent');
+      }
+      return { jobs };
+    },
+  );
+
+  app.post(
+    '/v1/agent/jobs/:jobId/lease',
+    {
+      schema: {
+        summary: 'Renew the lease of a running job',
+        params: JobParams,
+        response: { 200: LeaseResponseSchema },
+      },
+    },
+    async (request) => {
+      const { jobId } = request.params;
+      const leaseExpiresAt = await ctx.queue.renewLease(await scopeOf(request), jobId, Date.now());
+      return { leaseExpiresAt: new Date(leaseExpiresAt).toISOString(), leaseMs: ctx.queue.leaseMs };
+    },
+  );
+
+  app.post(
+    '/v1/agent/jobs/:jobId/result',
+    {
+      schema: {
+        summary: 'Post the result of a job (idempotent); the service decides FINAL or ATTEMPT',
+        params: JobParams,
+        body: CheckResultSchema,
+        response: {
+          200: Type.Object({
+            stored: Type.Boolean(),
+            duplicate: Type.Boolean(),
+            /** As stored: ATTEMPT when the job's retry strategy queued another attempt. */
+            resultType: Type.Union([Type.Literal('FINAL'), Type.Literal('ATTEMPT')]),
+          }),
+        },
+      },
+      bodyLimit: 8 * 1024 * 1024,
+    },
+    async (request) => {
+      const { jobId } = request.params;
+      // Result hooks run from the outbox the result was stored with (outbox.ts), not here.
+      const { checkSessionId, duplicate, result } = await ctx.queue.submitResult(
+        await scopeOf(request),
+        jobId,
+        request.body,
+        Date.now(),
+      );
+      if (checkSessionId) ctx.queue.emitSession(checkSessionId);
+      return { stored: true, duplicate, resultType: result.resultType };
+    },
+  );
+
+  app.post(
+    '/v1/agent/events',
+    {
+      schema: {
+        summary: 'Report an agent error (opt-out)',
+        body: AgentEventSchema,
+        response: { 202: Type.Object({ accepted: Type.Boolean() }) },
+      },
+    },
+    async (request, reply) => {
+      const scope = await scopeOf(request);
+      await new AgentQueries(ctx.db).recordEvent(
+        scope.accountId,
+        scope.agentId,
+        writeDoc(request.body),
+        Date.now(),
+      );
+      return reply.code(202).send({ accepted: true });
+    },
+  );
+}

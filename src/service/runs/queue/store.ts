@@ -1,0 +1,328 @@
+import type { Insertable, Kysely, Selectable, Transaction } from 'kysely';
+import { sql } from 'kysely';
+import type { CheckResult, CheckType, JobClass } from '../../../protocol/index.js';
+import { analyticsColumnsOf } from '../../analytics/columns.js';
+import type { Database } from '../../platform/store/database.js';
+import { type SessionStatus, type StoredJson, writeDoc } from '../../platform/store/schema.js';
+import type { CheckDoc } from '../../checks/checks.js';
+
+/** The store, or a transaction open on it. */
+export type Tx = Kysely<Database> | Transaction<Database>;
+
+/** A row of `jobs` as stored. */
+export type JobRow = Selectable<Database['jobs']>;
+
+/** What a stored result takes from its job: ids of the job, account, check, session and run. */
+export type ResultOwner = Pick<JobRow, 'id' | 'account_id' | 'check_id' | 'check_session_id' | 'round_id'>;
+
+/**
+ * Which jobs of one account and class a claim may take (see {@link QueueStore.claimable}).
+ * Times are epoch ms.
+ */
+export type ClaimableFilter = {
+  accountId: string;
+  jobClass: JobClass;
+  nowMs: number;
+  checkTypes: readonly CheckType[];
+  /** Runtime ids the agent holds; a job needing another runtime is left. */
+  runtimes: readonly string[];
+  /** The claiming agent: jobs whose lease it lost are never handed to it again. */
+  agentId: string;
+  /** Locations the agent serves; null: every location of the account. */
+  locations: string[] | null;
+  limit: number;
+};
+
+/** A job of the agent's scope, named by id: the account and, when not null, the locations it serves. */
+export type JobScope = { accountId: string; locations: string[] | null };
+
+/**
+ * Every statement the job queue (JobQueue in queue.ts) runs against the store: jobs, the results it
+ * writes, and the check-session columns it settles. One instance per store handle or transaction
+ * (`new QueueStore(tx)`); the queue keeps the transactions and the order of statements in them.
+ *
+ * This is where a PostgreSQL dialect meets the queue: the claim's lost-agents test uses SQLite's
+ * `instr` (PostgreSQL: `strpos`), and a claim on PostgreSQL would add `FOR UPDATE SKIP LOCKED` to
+ * {@link claimable} (SQLite serialises writers, so it needs none).
+ */
+export class QueueStore {
+  /** The handle this store runs on, for collaborators that take one (the job builder, secrets, the outbox). */
+  readonly db: Tx;
+
+  constructor(db: Tx) {
+    this.db = db;
+  }
+
+  /** Inserts a job row. */
+  async insertJob(row: Insertable<Database['jobs']>): Promise<void> {
+    await this.db.insertInto('jobs').values(row).execute();
+  }
+
+  /**
+   * Queued jobs a claim may take, oldest `enqueued_at` first (index `jobs_claimable`): due
+   * (`enqueued_at` ≤ now), unexpired, of the filter's check types and locations, needing no
+   * runtime or one the agent holds, never lost by this agent.
+   */
+  async claimable(filter: ClaimableFilter) {
+    const runtimes = [...filter.runtimes];
+    let query = this.db
+      .selectFrom('jobs')
+      .select(['id', 'payload', 'check_id', 'check_session_id'])
+      .where('account_id', '=', filter.accountId)
+      .where('state', '=', 'queued')
+      .where('job_class', '=', filter.jobClass)
+      .where('enqueued_at', '<=', filter.nowMs)
+      .where('expires_at', '>', filter.nowMs)
+      .where('check_type', 'in', [...filter.checkTypes])
+      .where((eb) =>
+        runtimes.length > 0
+          ? eb.or([eb('runtime_id', 'is', null), eb('runtime_id', 'in', runtimes)])
+          : eb('runtime_id', 'is', null),
+      )
+      .where(sql<number>`instr(',' || lost_agents || ',', ${`,${filter.agentId},`})`, '=', 0)
+      .orderBy('enqueued_at')
+      .limit(filter.limit);
+    if (filter.locations) query = query.where('location', 'in', filter.locations);
+    return query.execute();
+  }
+
+  /** Whether the check still exists (in any account: the job's own account holds it). */
+  async checkExists(checkId: string): Promise<boolean> {
+    const check = await this.db
+      .selectFrom('checks')
+      .select('id')
+      .where('id', '=', checkId)
+      .executeTakeFirst();
+    return check !== undefined;
+  }
+
+  /** The stored document of a check of the account (JSON text), or undefined when it is gone. */
+  async checkDoc(accountId: string, checkId: string): Promise<StoredJson<CheckDoc> | undefined> {
+    const row = await this.db
+      .selectFrom('checks')
+      .select('doc')
+      .where('account_id', '=', accountId)
+      .where('id', '=', checkId)
+      .executeTakeFirst();
+    return row?.doc;
+  }
+
+  /** Deletes a job (payload included). */
+  async deleteJob(jobId: string): Promise<void> {
+    await this.db.deleteFrom('jobs').where('id', '=', jobId).execute();
+  }
+
+  /** Leases a queued job to an agent until `leaseExpiresAtMs` and counts the claim. */
+  async lease(jobId: string, agentId: string, leaseExpiresAtMs: number): Promise<void> {
+    await this.db
+      .updateTable('jobs')
+      .set((eb) => ({
+        state: 'leased',
+        agent_id: agentId,
+        lease_expires_at: leaseExpiresAtMs,
+        claims: eb('claims', '+', 1),
+      }))
+      .where('id', '=', jobId)
+      .where('state', '=', 'queued')
+      .execute();
+  }
+
+  /**
+   * Moves the lease end of a job to `leaseExpiresAtMs`, in one conditional UPDATE: only while it is
+   * leased, to `agentId`, in the scope, and the lease has not lapsed by `nowMs`.
+   * @returns whether the lease was renewed.
+   */
+  async renewLease(
+    scope: JobScope & { agentId: string },
+    jobId: string,
+    nowMs: number,
+    leaseExpiresAtMs: number,
+  ): Promise<boolean> {
+    let update = this.db
+      .updateTable('jobs')
+      .set({ lease_expires_at: leaseExpiresAtMs })
+      .where('id', '=', jobId)
+      .where('account_id', '=', scope.accountId)
+      .where('state', '=', 'leased')
+      .where('agent_id', '=', scope.agentId)
+      // A lease that lapsed is lost, whether or not the job went to another agent yet.
+      .where('lease_expires_at', '>', nowMs);
+    if (scope.locations) update = update.where('location', 'in', scope.locations);
+    const res = await update.executeTakeFirst();
+    return res.numUpdatedRows > 0n;
+  }
+
+  /** Whether the job exists in the scope, in any state. */
+  async jobInScope(scope: JobScope, jobId: string): Promise<boolean> {
+    let job = this.db
+      .selectFrom('jobs')
+      .select('id')
+      .where('id', '=', jobId)
+      .where('account_id', '=', scope.accountId);
+    if (scope.locations) job = job.where('location', 'in', scope.locations);
+    return (await job.executeTakeFirst()) !== undefined;
+  }
+
+  /** Whether `agentId` holds the job's lease in the scope, unlapsed at `nowMs`. */
+  async isHeldBy(scope: JobScope & { agentId: string }, jobId: string, nowMs: number): Promise<boolean> {
+    let query = this.db
+      .selectFrom('jobs')
+      .select('id')
+      .where('id', '=', jobId)
+      .where('account_id', '=', scope.accountId)
+      .where('state', '=', 'leased')
+      .where('agent_id', '=', scope.agentId)
+      .where('lease_expires_at', '>', nowMs);
+    if (scope.locations) query = query.where('location', 'in', scope.locations);
+    return (await query.executeTakeFirst()) !== undefined;
+  }
+
+  /** The job row in the scope, or undefined. */
+  async job(scope: JobScope, jobId: string): Promise<JobRow | undefined> {
+    let query = this.db
+      .selectFrom('jobs')
+      .selectAll()
+      .where('id', '=', jobId)
+      .where('account_id', '=', scope.accountId);
+    if (scope.locations) query = query.where('location', 'in', scope.locations);
+    return query.executeTakeFirst();
+  }
+
+  /** The result stored for a job of the scope (one per job: each attempt is its own job), or undefined. */
+  async resultOf(scope: JobScope, jobId: string) {
+    let query = this.db
+      .selectFrom('check_results')
+      .select(['doc', 'agent_id', 'result_hash', 'check_id', 'check_session_id'])
+      .where('job_id', '=', jobId)
+      .where('account_id', '=', scope.accountId);
+    if (scope.locations) query = query.where('run_location', 'in', scope.locations);
+    return query.executeTakeFirst();
+  }
+
+  /**
+   * Inserts the result `stored` of `job` as row `resultId`, with its analytics columns.
+   * `by.agentId` null: a result the service wrote; `by.hash` the SHA-256 of the posted body.
+   */
+  async insertResult(
+    resultId: string,
+    job: ResultOwner,
+    stored: CheckResult,
+    by: { agentId: string | null; hash: string | null; nowMs: number },
+  ): Promise<void> {
+    await this.db
+      .insertInto('check_results')
+      .values({
+        id: resultId,
+        account_id: job.account_id,
+        check_id: job.check_id,
+        job_id: job.id,
+        check_session_id: job.check_session_id,
+        round_id: job.round_id,
+        run_location: stored.runLocation,
+        status: stored.status,
+        has_failures: stored.hasFailures ? 1 : 0,
+        has_errors: stored.hasErrors ? 1 : 0,
+        is_degraded: stored.isDegraded ? 1 : 0,
+        response_time: stored.responseTime,
+        result_type: stored.resultType,
+        started_at: Date.parse(stored.startedAt) || by.nowMs,
+        stopped_at: Date.parse(stored.stoppedAt) || by.nowMs,
+        doc: writeDoc(stored),
+        ...analyticsColumnsOf(stored),
+        created_at: by.nowMs,
+        agent_id: by.agentId,
+        result_hash: by.hash,
+        has_artifacts: stored.artifacts.length > 0 ? 1 : 0,
+      })
+      .execute();
+  }
+
+  /** Queued jobs whose `expires_at` passed by `nowMs` (index `jobs_queue_expiry`), at most `limit`. */
+  async expiredQueued(nowMs: number, limit: number) {
+    return this.db
+      .selectFrom('jobs')
+      .select(['id', 'check_session_id'])
+      .where('state', '=', 'queued')
+      .where('expires_at', '<=', nowMs)
+      .limit(limit)
+      .execute();
+  }
+
+  /**
+   * Leased jobs whose lease lapsed by `nowMs` (index `jobs_lease_expiry`), of one account when
+   * `accountId` is given, at most `limit`.
+   */
+  async lapsedLeases(nowMs: number, limit: number, accountId?: string): Promise<JobRow[]> {
+    let query = this.db
+      .selectFrom('jobs')
+      .selectAll()
+      .where('state', '=', 'leased')
+      .where('lease_expires_at', '<=', nowMs);
+    if (accountId !== undefined) query = query.where('account_id', '=', accountId);
+    return query.limit(limit).execute();
+  }
+
+  /** Queues a leased job again, with `lostAgents` (comma-separated) never to get it back. */
+  async requeue(jobId: string, lostAgents: string): Promise<void> {
+    await this.db
+      .updateTable('jobs')
+      .set({ state: 'queued', agent_id: null, lease_expires_at: null, lost_agents: lostAgents })
+      .where('id', '=', jobId)
+      .where('state', '=', 'leased')
+      .execute();
+  }
+
+  /** Counts one run of the session that ended without a result. */
+  async countTimedOutRun(sessionId: string): Promise<void> {
+    await this.db
+      .updateTable('check_sessions')
+      .set((eb) => ({ timed_out_runs: eb('timed_out_runs', '+', 1) }))
+      .where('id', '=', sessionId)
+      .execute();
+  }
+
+  /** Whether the session still has a job (queued or leased). */
+  async sessionHasJobs(sessionId: string): Promise<boolean> {
+    const pending = await this.db
+      .selectFrom('jobs')
+      .select('id')
+      .where('check_session_id', '=', sessionId)
+      .limit(1)
+      .executeTakeFirst();
+    return pending !== undefined;
+  }
+
+  /** The session's status and runs ended without a result, or undefined when it is gone. */
+  async sessionState(sessionId: string) {
+    return this.db
+      .selectFrom('check_sessions')
+      .select(['timed_out_runs', 'status'])
+      .where('id', '=', sessionId)
+      .executeTakeFirst();
+  }
+
+  /** Statuses of the session's FINAL results. */
+  async finalStatuses(sessionId: string): Promise<string[]> {
+    const results = await this.db
+      .selectFrom('check_results')
+      .select('status')
+      .where('check_session_id', '=', sessionId)
+      .where('result_type', '=', 'FINAL')
+      .execute();
+    return results.map((r) => r.status);
+  }
+
+  /**
+   * Ends a session still in PROGRESS with `status` at `nowMs`.
+   * @returns whether this call ended it.
+   */
+  async endSession(sessionId: string, status: SessionStatus, nowMs: number): Promise<boolean> {
+    const res = await this.db
+      .updateTable('check_sessions')
+      .set({ status, stopped_at: nowMs })
+      .where('id', '=', sessionId)
+      .where('status', '=', 'PROGRESS')
+      .executeTakeFirst();
+    return res.numUpdatedRows > 0n;
+  }
+}

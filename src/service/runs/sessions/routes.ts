@@ -1,0 +1,109 @@
+import { Type } from '@sinclair/typebox';
+import type { ServiceApp } from '../../platform/http/service-app.js';
+import { CHECK_TYPES, TRIGGER_SOURCES } from '../../../protocol/index.js';
+import { sendError } from '../../platform/http/errors.js';
+import { ErrorBodySchema, StringEnum, strict, ResourceId, Defaulted } from '../../platform/http/schema-helpers.js';
+import { CheckSessionSchema } from '../../platform/http/responses.js';
+import { linkSignal } from '../../../common/linked-signal.js';
+import type { ServiceContext } from '../../context.js';
+
+const TriggerBody = Type.Object(
+  {
+    target: Type.Optional(
+      Type.Object(
+        {
+          checkId: Type.Optional(Type.Array(ResourceId, { maxItems: 1000 })),
+          tags: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 128 }), { maxItems: 100 })),
+          groupId: Type.Optional(Type.Array(Type.Integer({ minimum: 1 }), { maxItems: 100 })),
+          checkType: Type.Optional(Type.Array(StringEnum(CHECK_TYPES), { maxItems: CHECK_TYPES.length })),
+          matchTags: Type.Optional(
+            Type.Array(Type.Array(Type.String({ minLength: 1, maxLength: 129 }), { maxItems: 100 }), {
+              maxItems: 100,
+            }),
+          ),
+        },
+        strict,
+      ),
+    ),
+    triggerSource: Type.Optional(StringEnum(TRIGGER_SOURCES, { default: 'TRIGGER_API' })),
+  },
+  strict,
+);
+
+const SessionParams = Type.Object({ checkSessionId: ResourceId }, strict);
+
+/** Check sessions: start, read, await completion (docs/api.md, "Check sessions"). */
+export async function checkSessionRoutes(app: ServiceApp, ctx: ServiceContext): Promise<void> {
+  app.post(
+    '/v1/check-sessions/trigger',
+    {
+      schema: {
+        tags: ['check sessions'],
+        summary: 'Start check sessions for the checks matching the target filters',
+        body: Type.Optional(TriggerBody),
+        response: { 201: Type.Object({ sessions: Type.Array(CheckSessionSchema) }) },
+      },
+    },
+    async (request, reply) => {
+      // The body may be left out: every activated check, triggered by the API.
+      const sessions = await ctx.sessions.start(
+        request.accountId,
+        request.body?.target ?? {},
+        request.body?.triggerSource ?? 'TRIGGER_API',
+      );
+      return reply.code(201).send({ sessions });
+    },
+  );
+
+  app.get(
+    '/v1/check-sessions/:checkSessionId',
+    {
+      schema: {
+        tags: ['check sessions'],
+        summary: 'Get a check session',
+        params: SessionParams,
+        response: { 200: CheckSessionSchema },
+      },
+    },
+    async (request) => {
+      const { checkSessionId } = request.params;
+      return ctx.sessions.get(request.accountId, checkSessionId);
+    },
+  );
+
+  app.get(
+    '/v1/check-sessions/:checkSessionId/completion',
+    {
+      schema: {
+        tags: ['check sessions'],
+        summary: 'Wait until a check session is final (408 with the error body while it still runs)',
+        params: SessionParams,
+        response: { 200: CheckSessionSchema, 408: ErrorBodySchema },
+        querystring: Type.Object(
+          { maxWaitSeconds: Defaulted(Type.Integer({ minimum: 1, maximum: 30, default: 30 })) },
+          strict,
+        ),
+      },
+    },
+    async (request, reply) => {
+      const { checkSessionId } = request.params;
+      const { maxWaitSeconds } = request.query;
+      // Stop waiting when the client goes away or the service closes.
+      const wait = linkSignal([ctx.shutdown]);
+      request.raw.once('close', () => wait.abort());
+      const session = await ctx.sessions
+        .waitForCompletion(request.accountId, checkSessionId, maxWaitSeconds * 1000, wait.signal)
+        .finally(() => wait.dispose());
+      if (session) return session;
+      return sendError(
+        reply,
+        'OUTPOST_ERR_COMPLETION_TIMEOUT',
+        `check session ${checkSessionId} is still running after ${maxWaitSeconds} s; call again`,
+        {
+          checkSessionId,
+          retryable: true,
+        },
+      );
+    },
+  );
+}

@@ -1,0 +1,210 @@
+import { randomUUID } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { TriggerSource } from '../../../protocol/index.js';
+import type { CheckSession } from '../../platform/http/responses.js';
+import { type CheckDoc, runLocationsOf } from '../../checks/checks.js';
+import { CheckStore } from '../../checks/store.js';
+import { RUNNABLE_CHECK_TYPES } from '../../checks/types/registry.js';
+import { notFound } from '../../platform/http/errors.js';
+import type { JobQueue, RunRequest } from '../queue/queue.js';
+import { ScheduleStore } from '../scheduler/store.js';
+import { SessionStore } from './store.js';
+import type { Database } from '../../platform/store/database.js';
+import { readDoc, writeDoc } from '../../platform/store/schema.js';
+
+/**
+ * Target filters of a session start (the shape the market leader's
+ * `POST /v1/check-sessions/trigger` uses): `checkId` (any of), `tags` (all of),
+ * `matchTags` (groups of tags: a check matches when it has every tag of any
+ * group; a tag written `!tag` must be absent), `groupId` (checks of any of these
+ * groups), `checkType` (any of these types). Filters combine with AND.
+ * No filter: every activated check.
+ */
+export type SessionTarget = {
+  checkId?: string[];
+  tags?: string[];
+  matchTags?: string[][];
+  groupId?: number[];
+  checkType?: string[];
+};
+
+/** Whether a check's tags satisfy one group of `matchTags`. */
+function matchesTagGroup(tags: string[], group: string[]): boolean {
+  return group.every((t) => (t.startsWith('!') ? !tags.includes(t.slice(1)) : tags.includes(t)));
+}
+
+/** Whether a check is selected by the target filters. */
+export function matchesTarget(check: CheckDoc, target: SessionTarget): boolean {
+  if (target.checkId && target.checkId.length > 0 && !target.checkId.includes(check.id)) return false;
+  if (target.checkType && target.checkType.length > 0 && !target.checkType.includes(check.checkType))
+    return false;
+  if (
+    target.groupId &&
+    target.groupId.length > 0 &&
+    (check.groupId === null || !target.groupId.includes(check.groupId))
+  ) {
+    return false;
+  }
+  if (target.tags && target.tags.length > 0 && !matchesTagGroup(check.tags ?? [], target.tags)) return false;
+  if (
+    target.matchTags &&
+    target.matchTags.length > 0 &&
+    !target.matchTags.some((g) => matchesTagGroup(check.tags ?? [], g))
+  ) {
+    return false;
+  }
+  return true;
+}
+
+/** Check sessions: start, read, await completion. Their SQL is in SessionStore (session-store.ts). */
+export class CheckSessions {
+  readonly #db: Kysely<Database>;
+  readonly #store: SessionStore;
+  readonly #queue: JobQueue;
+  readonly #checks: CheckStore;
+  readonly #appUrl: string;
+
+  constructor(db: Kysely<Database>, queue: JobQueue, appUrl: string) {
+    this.#db = db;
+    this.#store = new SessionStore(db);
+    this.#queue = queue;
+    this.#checks = new CheckStore(db);
+    this.#appUrl = appUrl.replace(/\/+$/, '');
+  }
+
+  /**
+   * Starts one session per matching check: one run per location when
+   * `runParallel`, else one run in the check's next round-robin location.
+   * Checks named in `checkId` that do not exist give 404.
+   */
+  async start(accountId: string, target: SessionTarget, source: TriggerSource): Promise<CheckSession[]> {
+    const all = await this.#checks.list(accountId);
+    for (const id of target.checkId ?? []) {
+      if (!all.some((c) => c.id === id)) throw notFound('check', id);
+    }
+    const explicit = (target.checkId?.length ?? 0) > 0;
+    const selected = all.filter(
+      (c) => RUNNABLE_CHECK_TYPES.has(c.checkType) && (explicit || c.activated) && matchesTarget(c, target),
+    );
+    const now = Date.now();
+    const ids = await this.#db.transaction().execute(async (tx) => {
+      const created: string[] = [];
+      for (const check of selected) {
+        const locations = check.runParallel
+          ? runLocationsOf(check)
+          : [await nextLocation(tx, accountId, check)];
+        const id = randomUUID();
+        await new SessionStore(tx).insert({
+          id,
+          account_id: accountId,
+          check_id: check.id,
+          check_type: check.checkType,
+          name: check.name,
+          trigger_source: source,
+          status: 'PROGRESS',
+          run_locations: writeDoc(locations),
+          started_at: now,
+          stopped_at: null,
+        });
+        const runs: RunRequest[] = locations.map((location) => ({
+          check,
+          location,
+          runSource: source,
+          checkSessionId: id,
+        }));
+        await this.#queue.enqueue(tx, accountId, runs, now);
+        created.push(id);
+      }
+      return created;
+    });
+    if (ids.length > 0) this.#queue.notify(accountId);
+    return Promise.all(ids.map((id) => this.get(accountId, id)));
+  }
+
+  /**
+   * The session as the API shows it. While runs are pending `status` is
+   * PROGRESS and `stoppedAt` null; `results` holds the stored results so far.
+   * @throws HttpError 404 when the session is not in the account.
+   */
+  async get(accountId: string, id: string): Promise<CheckSession> {
+    const s = await this.#store.row(accountId, id);
+    if (!s) throw notFound('check session', id);
+    const results = await this.#store.results(id);
+    const stoppedAt = s.stopped_at;
+    return {
+      checkSessionId: s.id,
+      checkSessionLink: `${this.#appUrl}/accounts/${accountId}/checks/${s.check_id}/check-sessions/${s.id}`,
+      checkId: s.check_id,
+      checkType: s.check_type,
+      name: s.name,
+      status: s.status,
+      triggerSource: s.trigger_source,
+      startedAt: new Date(Number(s.started_at)).toISOString(),
+      stoppedAt: stoppedAt === null ? null : new Date(Number(stoppedAt)).toISOString(),
+      timeElapsed: (stoppedAt === null ? Date.now() : Number(stoppedAt)) - Number(s.started_at),
+      runLocations: readDoc(s.run_locations),
+      results: results.map((r) => {
+        const doc = readDoc(r.doc);
+        return {
+          id: r.id,
+          runLocation: r.run_location,
+          resultType: r.result_type,
+          status: r.status,
+          hasFailures: r.has_failures === 1,
+          hasErrors: r.has_errors === 1,
+          isDegraded: r.is_degraded === 1,
+          responseTime: r.response_time,
+          startedAt: new Date(Number(r.started_at)).toISOString(),
+          stoppedAt: new Date(Number(r.stopped_at)).toISOString(),
+          attempts: doc.attempts,
+          // A stored result that lacks these fields is answered with null and empty lists.
+          errorMessage: doc.errorMessage ?? null,
+          // Names and sizes as the agent posted them; download one from /v1/check-results/…. None once
+          // retention deleted the files (as the result route answers).
+          artifacts: r.has_artifacts !== 0 ? (doc.artifacts ?? []) : [],
+          logs: doc.logs ?? [],
+          assertions: doc.assertions ?? [],
+          ...(doc.truncated && { truncated: doc.truncated }),
+          // The check-type part the run holds.
+          ...(doc.icmpCheckResult && { icmpCheckResult: doc.icmpCheckResult }),
+          ...(doc.dnsCheckResult && { dnsCheckResult: doc.dnsCheckResult }),
+          ...(doc.tcpCheckResult && { tcpCheckResult: doc.tcpCheckResult }),
+          ...(doc.httpCheckResult && { httpCheckResult: doc.httpCheckResult }),
+          ...(doc.browserCheckResult && { browserCheckResult: doc.browserCheckResult }),
+        };
+      }),
+    };
+  }
+
+  /**
+   * Waits until the session is final or `maxWaitMs` passes.
+   * @returns the session, or null when it still runs at the deadline.
+   */
+  async waitForCompletion(
+    accountId: string,
+    id: string,
+    maxWaitMs: number,
+    signal: AbortSignal,
+  ): Promise<CheckSession | null> {
+    const deadline = Date.now() + maxWaitMs;
+    for (;;) {
+      const session = await this.get(accountId, id);
+      if (session.status !== 'PROGRESS') return session;
+      const left = deadline - Date.now();
+      if (left <= 0 || signal.aborted) return null;
+      // Woken by the result that ends the session; re-read at least every second.
+      await this.#queue.waitForSession(id, Math.min(left, 1000), signal);
+    }
+  }
+}
+
+/** Picks the check's next location round-robin and advances its cursor. */
+export async function nextLocation(
+  tx: Kysely<Database>,
+  accountId: string,
+  check: CheckDoc,
+): Promise<string> {
+  const locations = runLocationsOf(check);
+  const cursor = await new ScheduleStore(tx).takeLocationTurn(accountId, check.id);
+  return locations[cursor % locations.length]!;
+}

@@ -1,0 +1,194 @@
+import { type Static, Type } from '@sinclair/typebox';
+import { CursorQuery } from '../../platform/http/cursor.js';
+import {
+  Nullable,
+  StringEnum,
+  strict,
+  NullableTimestamp,
+  Timestamp,
+  ResourceId,
+  Defaulted,
+} from '../../platform/http/schema-helpers.js';
+import { ServiceSchema, StatusPageIncidentSchema } from '../incidents/schema.js';
+
+/** Themes a visitor sees first (docs/api.md, "Status page": LIGHT, DARK, AUTO; default AUTO). */
+const DEFAULT_THEMES = ['LIGHT', 'DARK', 'AUTO'] as const;
+
+/** The 12 colour fields of each theme (docs/api.md, "Status page", `themeColors`). */
+export const THEME_COLOR_FIELDS = [
+  'bodyBackgroundColor',
+  'headerBackgroundColor',
+  'headerFontColor',
+  'titleFontColor',
+  'bodyFontColor',
+  'bodyFontColorMuted',
+  'navigationFontColor',
+  'linkFontColor',
+  'cardBackgroundColor',
+  'borderColor',
+  'primaryButtonBackgroundColor',
+  'primaryButtonFontColor',
+] as const;
+
+/**
+ * A colour value. The spec does not show the format; we accept CSS hex
+ * colours `#rgb`, `#rrggbb` and `#rrggbbaa` (what the market leader's UI writes).
+ */
+const ColorSchema = Type.String({
+  pattern: '^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})$',
+  description: 'CSS hex colour: #rgb, #rrggbb or #rrggbbaa',
+});
+
+/** One theme: all 12 colour fields, each required. */
+const ThemeSchema = Type.Object(
+  Object.fromEntries(THEME_COLOR_FIELDS.map((f) => [f, ColorSchema])) as Record<
+    (typeof THEME_COLOR_FIELDS)[number],
+    typeof ColorSchema
+  >,
+  strict,
+);
+
+/** `themeColors`: a `light` and a `dark` theme. */
+const ThemeColorsSchema = Type.Object({ light: ThemeSchema, dark: ThemeSchema }, strict);
+export type ThemeColors = Static<typeof ThemeColorsSchema>;
+
+/**
+ * Page url: the page's subdomain, a DNS label (RFC 1035 §2.3.1, lower case):
+ * 1–63 of a–z, 0–9 and `-`, not starting or ending with `-`. Unique across the service: the page is
+ * public at `/status/{url}`.
+ */
+const SlugSchema = Type.String({
+  minLength: 1,
+  maxLength: 63,
+  pattern: '^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$',
+  description: 'subdomain of the page: lower-case letters, digits and hyphens',
+});
+
+/**
+ * A host name of at least two labels (RFC 1123), for `customDomain`, without
+ * scheme, port or path: `status.example.com`.
+ */
+const HOST_NAME_OPTIONS = {
+  maxLength: 253,
+  pattern:
+    '^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+[A-Za-z](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$',
+  description: 'host name such as status.example.com',
+} as const;
+
+/** An absolute http(s) URL (logo, redirectTo, favicon), at most 2048 characters. */
+const HTTP_URL_OPTIONS = { maxLength: 2048, format: 'uri', pattern: '^https?://' } as const;
+
+const ServiceRef = Type.Object({ id: ResourceId }, strict);
+
+/**
+ * A card in a request: `name`, `services` (ids of the account's status-page
+ * services; optional, none when left out: a card may start empty); `id` keeps an
+ * existing card of the page (otherwise a new card is made); `statusPageId`, when
+ * given on update, must be the page's id.
+ */
+const CardBodySchema = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 255 }),
+    id: Type.Optional(ResourceId),
+    statusPageId: Type.Optional(ResourceId),
+    services: Type.Optional(Type.Array(ServiceRef, { maxItems: 100 })),
+  },
+  strict,
+);
+export type CardBody = Static<typeof CardBodySchema>;
+
+/**
+ * Body of POST (with defaults) and PUT (without: omitted optional fields keep
+ * their stored values) `/v1/status-pages`; `name`, `url` and `cards` required.
+ */
+export function statusPageBody(withDefaults: boolean) {
+  const d = <T>(value: T) => (withDefaults ? { default: value } : {});
+  return Type.Object(
+    {
+      name: Type.String({ minLength: 1, maxLength: 255 }),
+      url: SlugSchema,
+      cards: Type.Array(CardBodySchema, { maxItems: 50 }),
+      description: Type.Optional(Nullable(Type.String({ maxLength: 500, ...d(null) }))),
+      customDomain: Type.Optional(Nullable(Type.String({ ...HOST_NAME_OPTIONS, ...d(null) }))),
+      themeColors: Type.Optional(ThemeColorsSchema),
+      logo: Type.Optional(Nullable(Type.String({ ...HTTP_URL_OPTIONS, ...d(null) }))),
+      redirectTo: Type.Optional(Nullable(Type.String({ ...HTTP_URL_OPTIONS, ...d(null) }))),
+      favicon: Type.Optional(Nullable(Type.String({ ...HTTP_URL_OPTIONS, ...d(null) }))),
+      defaultTheme: Type.Optional(StringEnum(DEFAULT_THEMES, d('AUTO'))),
+      isPrivate: Type.Optional(Type.Boolean(d(false))),
+    },
+    strict,
+  );
+}
+export type StatusPageBody = Static<ReturnType<typeof statusPageBody>>;
+
+/** Body of POST and PUT `/v1/status-pages/services`. */
+export const ServiceBodySchema = Type.Object({ name: Type.String({ minLength: 1, maxLength: 255 }) }, strict);
+
+/** Query of `GET /v1/status-pages/services`: `paginated` false answers all services at once. */
+export const ServiceListQuery = Type.Object(
+  { ...CursorQuery.properties, paginated: Defaulted(Type.Boolean({ default: true })) },
+  strict,
+);
+
+/** A card as the API shows it. */
+const CardSchema = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  created_at: Timestamp,
+  updated_at: NullableTimestamp,
+  services: Type.Array(ServiceSchema),
+});
+
+/**
+ * An access key of a private page: only its mask is shown; `key` (the key in
+ * clear) appears once, in the response of the request that made it.
+ */
+export const StatusPageKeySchema = Type.Object({
+  id: Type.String(),
+  maskedKey: Type.String(),
+  key: Type.Optional(Type.String()),
+  created_at: Timestamp,
+  updated_at: NullableTimestamp,
+});
+
+/**
+ * The TXT record that proves control of a page's custom domain (docs/status-pages.md, "Custom domains"):
+ * `_outpost-challenge.{customDomain}` with the text `outpost-verify={token}`.
+ */
+const DomainVerificationSchema = Type.Object({
+  type: Type.Literal('TXT'),
+  name: Type.String(),
+  value: Type.String(),
+});
+
+/**
+ * A status page as every status-page operation answers it (create, list entries, get, update, verify the
+ * custom domain). The `customDomain…` fields are null for a page without a custom domain.
+ */
+export const StatusPageSchema = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  url: Type.String(),
+  description: Nullable(Type.String()),
+  customDomain: Nullable(Type.String()),
+  themeColors: ThemeColorsSchema,
+  logo: Nullable(Type.String()),
+  redirectTo: Nullable(Type.String()),
+  favicon: Nullable(Type.String()),
+  defaultTheme: StringEnum(DEFAULT_THEMES),
+  isPrivate: Type.Boolean(),
+  whiteLabel: Type.Boolean(),
+  accountId: Type.String(),
+  created_at: Timestamp,
+  updated_at: NullableTimestamp,
+  cards: Type.Array(CardSchema),
+  incidents: Type.Array(StatusPageIncidentSchema),
+  keys: Type.Array(StatusPageKeySchema),
+  customDomainStatus: Nullable(StringEnum(['PENDING', 'VERIFIED'] as const)),
+  customDomainVerification: Nullable(DomainVerificationSchema),
+  customDomainVerifiedAt: NullableTimestamp,
+  customDomainVerifiedBy: Nullable(StringEnum(['TXT', 'ALLOW_LIST'] as const)),
+  customDomainCheckedAt: NullableTimestamp,
+  customDomainProblem: Nullable(Type.String()),
+});

@@ -1,0 +1,161 @@
+import { type Static, Type } from '@sinclair/typebox';
+import {
+  Nullable,
+  StringEnum,
+  strict,
+  NullableTimestamp,
+  Timestamp,
+  ResourceId,
+  Defaulted,
+} from '../../platform/http/schema-helpers.js';
+
+/** Incident impacts (docs/api.md, "Incident"); default MINOR. Shown as `severity` on status pages. */
+const IMPACTS = ['MAINTENANCE', 'MAJOR', 'MINOR'] as const;
+export type Impact = (typeof IMPACTS)[number];
+
+/** Incident update statuses (docs/api.md, "Incident update"). RESOLVED stops the incident. */
+const UPDATE_STATUSES = ['INVESTIGATING', 'IDENTIFIED', 'MONITORING', 'RESOLVED', 'MAINTENANCE'] as const;
+export type UpdateStatus = (typeof UPDATE_STATUSES)[number];
+
+const ServiceRefs = Type.Array(Type.Object({ id: ResourceId }, strict), {
+  maxItems: 100,
+});
+
+/**
+ * A status-page service as the API shows it (docs/api.md, "Status page"). Defined
+ * here because incidents and status pages both show services.
+ */
+export const ServiceSchema = Type.Object({
+  name: Type.String(),
+  id: Type.String(),
+  accountId: Type.String(),
+  created_at: Timestamp,
+  updated_at: NullableTimestamp,
+});
+export type ServiceView = Static<typeof ServiceSchema>;
+
+/**
+ * Body of `POST /v1/incidents/{incidentId}/updates` and of each item of a
+ * create body's `incidentUpdates`: `status` and `description` required;
+ * `notifySubscribers` default false; `publicIncidentUpdateDate` (the time the
+ * page shows) defaults to the time the update is stored.
+ */
+export const IncidentUpdateBodySchema = Type.Object(
+  {
+    status: StringEnum(UPDATE_STATUSES),
+    description: Type.String({ minLength: 1, maxLength: 10_000 }),
+    notifySubscribers: Type.Optional(Type.Boolean({ default: false })),
+    publicIncidentUpdateDate: Type.Optional(Timestamp),
+  },
+  strict,
+);
+export type IncidentUpdateBody = Static<typeof IncidentUpdateBodySchema>;
+
+/**
+ * Body of `POST /v1/incidents`: `name` required; `impact` default MINOR;
+ * `startedAt` default now (null: not started yet); `stoppedAt` default null;
+ * `services`: ids of status-page services the incident affects (its pages show
+ * it); `incidentUpdates`: the first updates, oldest first (the market leader's
+ * form: an array, usually of one).
+ */
+export const CreateIncidentBody = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 255 }),
+    impact: Type.Optional(StringEnum(IMPACTS, { default: 'MINOR' })),
+    startedAt: Type.Optional(NullableTimestamp),
+    stoppedAt: Type.Optional(NullableTimestamp),
+    services: Type.Optional(ServiceRefs),
+    incidentUpdates: Type.Optional(Type.Array(IncidentUpdateBodySchema, { maxItems: 20 })),
+  },
+  strict,
+);
+export type CreateIncidentBody = Static<typeof CreateIncidentBody>;
+
+/**
+ * Body of `PUT /v1/incidents/{id}`: `name` and `impact` required (docs/api.md);
+ * `startedAt`, `stoppedAt` and `services` keep their stored values when omitted.
+ */
+export const UpdateIncidentBody = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 255 }),
+    impact: StringEnum(IMPACTS),
+    startedAt: Type.Optional(NullableTimestamp),
+    stoppedAt: Type.Optional(NullableTimestamp),
+    services: Type.Optional(ServiceRefs),
+  },
+  strict,
+);
+export type UpdateIncidentBody = Static<typeof UpdateIncidentBody>;
+
+/** Path of the update operations: `incidentId`. */
+export const IncidentIdParams = Type.Object({ incidentId: ResourceId }, strict);
+
+/** Query of the incident detail: `includeAllIncidentUpdates` (default false: only the latest update). */
+export const IncidentDetailQuery = Type.Object(
+  { includeAllIncidentUpdates: Defaulted(Type.Boolean({ default: false })) },
+  strict,
+);
+
+/** Query of `PUT /v1/incidents/{id}`: `probe` true validates and answers without storing (a dry run). */
+export const IncidentPutQuery = Type.Object({ probe: Defaulted(Type.Boolean({ default: false })) }, strict);
+
+/** An incident update as the API shows it (docs/api.md, "Incident update" and detail items). */
+export const IncidentUpdateSchema = Type.Object({
+  id: Type.String(),
+  status: StringEnum(UPDATE_STATUSES),
+  description: Type.String(),
+  incidentId: Type.String(),
+  notifySubscribers: Type.Boolean(),
+  publicIncidentUpdateDate: Timestamp,
+  created_at: Timestamp,
+  updated_at: NullableTimestamp,
+});
+export type IncidentUpdateView = Static<typeof IncidentUpdateSchema>;
+
+const incidentFields = {
+  id: Type.String(),
+  name: Type.String(),
+  impact: StringEnum(IMPACTS),
+  startedAt: NullableTimestamp,
+  stoppedAt: NullableTimestamp,
+  dashboardId: Type.Integer(),
+  services: Type.Array(ServiceSchema),
+  created_at: Timestamp,
+  updated_at: NullableTimestamp,
+};
+
+/** An incident with its updates, newest first (create, detail, list). */
+export const IncidentSchema = Type.Object({
+  ...incidentFields,
+  incidentUpdates: Type.Array(IncidentUpdateSchema),
+});
+export type IncidentView = Static<typeof IncidentSchema>;
+
+/** The incident in the PUT response: `incidentUpdates` is the latest update's description, or null (docs/api.md). */
+export const IncidentPutResponseSchema = Type.Object({
+  ...incidentFields,
+  incidentUpdates: Nullable(Type.String()),
+});
+
+/** An incident inside a status page (docs/api.md, "Status page"): `severity` is the impact, `duration` in ms. */
+export const StatusPageIncidentSchema = Type.Object({
+  name: Type.String(),
+  severity: StringEnum(IMPACTS),
+  id: Type.String(),
+  services: Type.Array(ServiceSchema),
+  lastUpdateStatus: Nullable(StringEnum(UPDATE_STATUSES)),
+  created_at: Timestamp,
+  updated_at: NullableTimestamp,
+  duration: Type.Number(),
+  incidentUpdates: Type.Array(
+    Type.Object({
+      description: Type.String(),
+      id: Type.String(),
+      created_at: Timestamp,
+      status: StringEnum(UPDATE_STATUSES),
+      publicIncidentUpdateDate: Timestamp,
+      notifySubscribers: Type.Boolean(),
+    }),
+  ),
+});
+export type StatusPageIncidentView = Static<typeof StatusPageIncidentSchema>;
