@@ -11,7 +11,8 @@ import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { scrubArtifacts, writeZip, type ZipEntry } from '../src/browser/trace-scrub.js';
+import { scrubArtifacts } from '../src/browser/trace-scrub.js';
+import { writeZip, type ZipEntry } from '../src/browser/trace-scrub/zip.js';
 
 /** What benchTraceScrub measured; rates in MiB/s, times in ms. */
 export type TraceScrubBenchReport = {

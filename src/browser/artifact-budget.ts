@@ -1,16 +1,9 @@
 import { rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { MAX_ARTIFACT_SIZE_BYTES } from '../protocol/messages.js';
-import {
-  type ArtifactKind,
-  type ScrubbedArtifact,
-  type ShrinkLevel,
-  readArtifactFile,
-  readZip,
-  runArtifactTask,
-  type ZipEntry,
-  writeZip,
-} from './trace-scrub.js';
+import { runArtifactTask } from './trace-scrub.js';
+import type { ArtifactKind, ScrubbedArtifact, ShrinkLevel } from './trace-scrub/types.js';
+import { readArtifactFile, readZip, type ZipEntry, writeZip } from './trace-scrub/zip.js';
 
 /**
  * Fitting a browser run's artifacts into the upload budget (docs/architecture.md, "Browser

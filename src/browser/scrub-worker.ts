@@ -1,5 +1,6 @@
 import { shrinkTraceHere, type ShrinkOutcome } from './artifact-budget.js';
-import { type ArtifactTask, type ScrubOutcome, scrubArtifactsHere } from './trace-scrub.js';
+import { scrubArtifactsHere } from './trace-scrub/scrub-here.js';
+import type { ArtifactTask, ScrubOutcome } from './trace-scrub/types.js';
 
 /**
  * Entry of the artifact worker thread (trace-scrub.ts runs it in a piscina pool): scrubs a run's

@@ -15,13 +15,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type * as PlaywrightCore from '../../runtimes/2026.04/node_modules/playwright-core/index.js';
-import {
-  INLINE_SPEC_PATH,
-  parseSuiteReport,
-  runSuite,
-  type SuiteFile,
-  type SuiteRunOptions,
-} from '../../src/browser/suite-runner.js';
+import { runSuite, type SuiteFile, type SuiteRunOptions } from '../../src/browser/suite-runner.js';
+import { INLINE_SPEC_PATH } from '../../src/browser/suites/project.js';
+import { parseSuiteReport } from '../../src/browser/suites/report.js';
 import { PACKAGE_ROOT } from '../../src/common/paths.js';
 import {
   CHROMIUM_PATH,

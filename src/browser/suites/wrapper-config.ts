@@ -54,41 +54,21 @@ export type WrapperSettings = {
   deadlineEpochMs: number;
 };
 
-/**
- * The text of `outpost.config.mjs` for one run. Settings are embedded as one JSON literal, so no
- * value (a path, the ws endpoint) can break out of it into code.
- *
- * What the wrapper does, in the suite's process:
- * - loads the user's config (import or require, as Playwright itself would: Playwright's loader
- *   hooks are installed before it loads the wrapper, so a TypeScript config is transpiled);
- * - refuses a project (or a config without projects) whose `use.browserName`, else
- *   `use.defaultBrowserType`, is not chromium, writing the reason to `errorFile` and throwing;
- * - refuses a check's spec outside every project's `testDir` (it would silently not run);
- * - sets, at the top level and in every project: `use.connectOptions = { wsEndpoint }`,
- *   `use.trace = 'on'`, `use.screenshot = 'only-on-failure'`, `outputDir`, and `timeout` as the
- *   user's (default 30 s; 0, none) bounded by the time left until `deadlineEpochMs`;
- * - sets `reporter` to the JSON report and the line reporter, `workers` to the user's capped at
- *   {@link MAX_SUITE_WORKERS} (default 1), `globalTimeout` to the time left until
- *   `deadlineEpochMs` (at least 1 s); keeps `retries` and the rest.
- *
- * @param settings absolute paths and limits of the run.
- * @returns the module's source text.
- */
-export function wrapperConfigSource(settings: WrapperSettings): string {
-  const embedded = JSON.stringify({
-    ...settings,
-    maxWorkers: MAX_SUITE_WORKERS,
-    defaultTestTimeoutMs: DEFAULT_TEST_TIMEOUT_MS,
-  });
-  return `// Written by the Outpost agent for this run: the project's own Playwright config with the agent's overrides.
+/** The wrapper's first lines: its imports. */
+const WRAPPER_IMPORTS = `// Written by the Outpost agent for this run: the project's own Playwright config with the agent's overrides.
 import { writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
 import { dirname, relative, resolve, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
-const settings = ${embedded};
-// At least a second, so a run that started late still gets a report rather than none.
+`;
+
+/**
+ * The wrapper after its settings: the time left, loading the user's config, refusing projects of
+ * other browsers.
+ */
+const WRAPPER_LOAD = `// At least a second, so a run that started late still gets a report rather than none.
 const globalTimeoutMs = Math.max(1000, Math.floor(settings.deadlineEpochMs - Date.now()));
 
 function refuse(message) {
@@ -126,7 +106,10 @@ if (projects) {
   refuse('the configuration uses ' + String(topBrowser) + ': only Chromium projects run on Outpost');
 }
 
-const rootDir = dirname(settings.userConfigPath);
+`;
+
+/** The wrapper's refusal of a check's spec outside every project's `testDir`. */
+const WRAPPER_SPEC_CHECK = `const rootDir = dirname(settings.userConfigPath);
 {
   const testDirs = (projects ?? [{}]).map((project) => resolve(rootDir, project.testDir ?? user.testDir ?? '.'));
   const inside = (dir) => {
@@ -138,7 +121,10 @@ const rootDir = dirname(settings.userConfigPath);
   }
 }
 
-const bounded = (timeout) => {
+`;
+
+/** The wrapper's overrides and its exported config. */
+const WRAPPER_OVERRIDES = `const bounded = (timeout) => {
   const wanted = typeof timeout === 'number' && timeout >= 0 ? timeout : settings.defaultTestTimeoutMs;
   return wanted === 0 ? globalTimeoutMs : Math.min(wanted, globalTimeoutMs);
 };
@@ -176,4 +162,33 @@ export default {
   reportSlowTests: null,
 };
 `;
+
+/**
+ * The text of `outpost.config.mjs` for one run. Settings are embedded as one JSON literal, so no
+ * value (a path, the ws endpoint) can break out of it into code.
+ *
+ * What the wrapper does, in the suite's process:
+ * - loads the user's config (import or require, as Playwright itself would: Playwright's loader
+ *   hooks are installed before it loads the wrapper, so a TypeScript config is transpiled);
+ * - refuses a project (or a config without projects) whose `use.browserName`, else
+ *   `use.defaultBrowserType`, is not chromium, writing the reason to `errorFile` and throwing;
+ * - refuses a check's spec outside every project's `testDir` (it would silently not run);
+ * - sets, at the top level and in every project: `use.connectOptions = { wsEndpoint }`,
+ *   `use.trace = 'on'`, `use.screenshot = 'only-on-failure'`, `outputDir`, and `timeout` as the
+ *   user's (default 30 s; 0, none) bounded by the time left until `deadlineEpochMs`;
+ * - sets `reporter` to the JSON report and the line reporter, `workers` to the user's capped at
+ *   {@link MAX_SUITE_WORKERS} (default 1), `globalTimeout` to the time left until
+ *   `deadlineEpochMs` (at least 1 s); keeps `retries` and the rest.
+ *
+ * @param settings absolute paths and limits of the run.
+ * @returns the module's source text.
+ */
+export function wrapperConfigSource(settings: WrapperSettings): string {
+  const embedded = JSON.stringify({
+    ...settings,
+    maxWorkers: MAX_SUITE_WORKERS,
+    defaultTestTimeoutMs: DEFAULT_TEST_TIMEOUT_MS,
+  });
+  return `${WRAPPER_IMPORTS}const settings = ${embedded};
+${WRAPPER_LOAD}${WRAPPER_SPEC_CHECK}${WRAPPER_OVERRIDES}`;
 }
