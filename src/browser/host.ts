@@ -1,9 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { readdir, stat } from 'node:fs/promises';
-import type { Readable } from 'node:stream';
 import { compiledChildPath } from '../common/compiled-child.js';
-import { spawnUserProcess } from '../common/run-users.js';
-import { readLineChannel } from '../common/line-channel.js';
+import { appendCapped, launchProcess } from '../common/process-launcher.js';
 import { killGroup, removeTree, trackGroup, untrackGroup } from '../common/process-tree.js';
 import type { BrowserIdentity } from './identities.js';
 import { parseProcStat, readBounded, treePss } from './memory.js';
@@ -91,7 +89,8 @@ function ms(value: number | undefined, fallback: number): number {
 }
 
 /**
- * One warm Chromium for one runtime, in a child process of its own (host-child.cts): spawned
+ * One warm Chromium for one runtime, in a child process of its own (host/main.ts, launched by
+ * src/common/process-launcher.ts): spawned
  * detached (its own process group), as a run user of its own (src/common/run-users.ts), in a private
  * temp dir (HOME, TMPDIR) with an environment of nothing but that, PATH and CHROMIUM_PATH.
  * Runners of browser checks connect to {@link wsEndpoint}.
@@ -184,58 +183,33 @@ export class BrowserHost {
   static async start(options: BrowserHostOptions): Promise<BrowserHost> {
     const bootstrap = await compiledChildPath(import.meta.url, 'host-child');
     const chromiumPath = options.chromiumPath ?? process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-    const { child, tmpDir } = await spawnUserProcess({
+    let browserPid: number | null = null;
+    let output = '';
+    let handler: (message: HostMessage) => void = () => {};
+    let pid: number | undefined;
+    const launched = await launchProcess<HostMessage | null>({
       runAs: options.runAs,
       tmpRoot: options.tmpRoot,
       tmpPrefix: 'outpost-browser-host-',
       nodeArgs: () => [bootstrap, options.runtimeDir],
       env: (dir) => ({ HOME: dir, TMPDIR: dir, PATH: HOST_PATH, CHROMIUM_PATH: chromiumPath }),
-    });
-    const pid = child.pid;
-
-    let browserPid: number | null = null;
-    const exited = new Promise<HostExit>((resolve) => {
-      let settled = false;
-      const done = (exit: HostExit) => {
-        if (settled) return;
-        settled = true;
-        if (pid !== undefined) {
-          // Anything left in the group once its leader is gone dies with it, and Chromium's group too.
-          killGroup(pid);
-          untrackGroup(pid);
-        }
+      // Something left holding the host's pipes would delay 'close': Chromium's group dies at 'exit'
+      // (the host's own group is killed by the launcher then).
+      onExit: () => {
+        if (browserPid !== null) killGroup(browserPid);
+      },
+      // Anything left in the group once its leader is gone dies with it, and Chromium's group too.
+      onEnd: () => {
+        if (pid !== undefined) killGroup(pid);
         if (browserPid !== null) {
           killGroup(browserPid);
           untrackGroup(browserPid);
         }
-        resolve(exit);
-      };
-      child.once('close', (code, signal) => done({ code, signal }));
-      // Something left holding the host's pipes would delay 'close': its groups die at 'exit'.
-      child.once('exit', () => {
-        if (pid !== undefined) killGroup(pid);
-        if (browserPid !== null) killGroup(browserPid);
-      });
-      child.on('error', () => {
-        if (child.pid === undefined) done({ code: null, signal: null });
-      });
-    });
-    for (const stream of child.stdio) stream?.on('error', () => {});
-    let output = '';
-    for (const name of ['stdout', 'stderr'] as const) {
-      child[name]?.setEncoding('utf8');
-      child[name]?.on('data', (text: string) => {
-        if (output.length < MAX_OUTPUT_BYTES) output += text.slice(0, MAX_OUTPUT_BYTES - output.length);
-      });
-    }
-    let handler: (message: HostMessage) => void = () => {};
-    const first = new Promise<HostMessage | null>((resolve) => {
-      handler = resolve;
-      void exited.then(() => resolve(null));
-    });
-    const channel = child.stdio[3] as Readable | null | undefined;
-    if (channel) {
-      readLineChannel<HostMessage | null>(channel, {
+      },
+      onOutput: (_name, text) => {
+        output = appendCapped(output, text, MAX_OUTPUT_BYTES);
+      },
+      channel: {
         // The host is our own code, but its channel is still read within bounds.
         limits: () => ({
           maxLineBytes: MAX_MESSAGE_BYTES,
@@ -253,8 +227,15 @@ export class BrowserHost {
         onOverflow: () => {
           if (pid !== undefined) killGroup(pid);
         },
-      });
-    }
+      },
+    });
+    const { child, tmpDir } = launched;
+    pid = launched.pid;
+    const exited: Promise<HostExit> = launched.closed;
+    const first = new Promise<HostMessage | null>((resolve) => {
+      handler = resolve;
+      void exited.then(() => resolve(null));
+    });
     const startTimeoutMs = ms(options.startTimeoutMs, 45_000);
     let timer: NodeJS.Timeout | undefined;
     const message = await Promise.race([

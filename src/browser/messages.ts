@@ -1,5 +1,5 @@
 /**
- * The wire between the agent and one browser runner process (runner-child.cts), and what a
+ * The wire between the agent and one browser runner process (runner/main.ts), and what a
  * browser run reports (docs/architecture.md, "Browser checks").
  *
  * Agent → runner: one JSON {@link RunnerPayload} on the runner's stdin, then end of file. The

@@ -1,10 +1,12 @@
-import type { ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
-import type { Readable } from 'node:stream';
 import { compiledChildPath } from '../common/compiled-child.js';
-import { type RunUser, spawnUserProcess } from '../common/run-users.js';
-import { readLineChannel } from '../common/line-channel.js';
-import { killGroup, type ProcessExit, removeTree, whenGroupEnds } from '../common/process-tree.js';
+import {
+  appendCapped,
+  type LaunchedProcess,
+  launchProcess,
+  permissionNodeFlags,
+} from '../common/process-launcher.js';
+import type { ProcessExit } from '../common/process-tree.js';
+import type { RunUser } from '../common/run-users.js';
 import type {
   BrowserRunReport,
   BrowserStep,
@@ -27,10 +29,8 @@ const MAX_MALFORMED_LINES = 100;
 const MAX_ENTRIES = 10_000;
 /** Most stdout/stderr text kept (Node's own fatal errors), characters. */
 const MAX_OUTPUT_CHARS = 16_384;
-/** How a `done` line starts (runner-child.cts writes it so); a forged one is held to the same cap. */
+/** How a `done` line starts (runner/capture.ts writes it so); a forged one is held to the same cap. */
 const DONE_PREFIX = Buffer.from('{"t":"done"');
-/** How long `dispose` waits for a SIGKILLed process to be reaped, ms. */
-const REAP_TIMEOUT_MS = 5_000;
 /** How long a runner that said `done` or `error` may take to exit before it is killed, ms. */
 const EXIT_GRACE_MS = 2_000;
 /** Default time past the run's `timeoutMs` before the process group is killed, ms. */
@@ -89,42 +89,30 @@ export type BrowserRunOutcome = {
   output: string;
 };
 
-function nodeVersionAtLeast(major: number, minor: number): boolean {
-  const [maj = 0, min = 0] = process.versions.node.split('.').map(Number);
-  return maj > major || (maj === major && min >= minor);
-}
-
 /**
- * Node flags of a runner: the permission model (`--permission` from Node 22.13,
- * `--experimental-permission` before) allowing reads of the bootstrap, the runtime's
- * node_modules and the temp dir and writes of the temp dir only; no child processes, workers,
- * addons or WASI. Playwright's client needs nothing more: it loads from the runtime's
- * node_modules, connects over a WebSocket (network, granted with `--allow-net` where Node ≥ 25
- * guards it), writes traces and screenshots where it is told (the temp dir), and makes the
- * stack file of a trace under `os.tmpdir()`: with TMPDIR elsewhere `tracing.start` fails with
+ * Node flags of a runner (process-launcher.ts): the permission model allowing reads of the
+ * bootstrap, the runtime's node_modules and the temp dir and writes of the temp dir only; no child
+ * processes, workers, addons or WASI. Playwright's client needs nothing more: it loads from the
+ * runtime's node_modules, connects over a WebSocket (network, granted with `--allow-net` where
+ * Node ≥ 25 guards it), writes traces and screenshots where it is told (the temp dir), and makes
+ * the stack file of a trace under `os.tmpdir()`: with TMPDIR elsewhere `tracing.start` fails with
  * "Access to this API has been restricted", so the runner pins `os.tmpdir()` to the temp dir.
  * It never launches a browser or ffmpeg (videos are recorded by the browser host's side).
  * `--experimental-vm-modules` runs TEST scripts as ES modules.
  */
 function nodeFlags(bootstrap: string, options: BrowserRunnerOptions, tmpDir: string): string[] {
-  const known = process.allowedNodeEnvironmentFlags;
-  const flags = [
-    known.has('--permission') || nodeVersionAtLeast(22, 13) ? '--permission' : '--experimental-permission',
-    `--allow-fs-read=${bootstrap}`,
-    `--allow-fs-read=${join(options.runtimeDir, 'node_modules')}`,
-    `--allow-fs-read=${tmpDir}`,
-    `--allow-fs-write=${tmpDir}`,
-  ];
-  if (known.has('--allow-net') || nodeVersionAtLeast(25, 0)) flags.push('--allow-net');
-  flags.push('--experimental-vm-modules');
-  if (known.has('--disable-warning')) flags.push('--disable-warning=ExperimentalWarning');
-  else flags.push('--no-warnings');
-  flags.push(`--max-old-space-size=${options.heapLimitMb ?? DEFAULT_HEAP_LIMIT_MB}`);
-  return flags;
+  return permissionNodeFlags({
+    bootstrap,
+    runtimeDir: options.runtimeDir,
+    tmpDir,
+    heapLimitMb: options.heapLimitMb ?? DEFAULT_HEAP_LIMIT_MB,
+    noWarningsFallback: true,
+  });
 }
 
 /**
- * One pre-started runner process for one browser or multi-step check (runner-child.cts): spawned
+ * One pre-started runner process for one browser or multi-step check (runner/main.ts), launched
+ * by src/common/process-launcher.ts: spawned
  * detached (its own process group), in a private temp dir (mode 0700, given to `runAs`) that is
  * also its HOME and TMPDIR, with an environment of nothing else, core dumps off (`ulimit -c 0`).
  * It loads Playwright, says `ready`, and waits for its payload ({@link BrowserRunner.run}).
@@ -139,40 +127,53 @@ export class BrowserRunner {
   readonly closed: Promise<RunnerExit>;
   /** The Playwright version the runner loaded (its `ready`), or null before. */
   playwrightVersion: string | null = null;
-  readonly #child: ChildProcess;
+  readonly #launched: LaunchedProcess;
   readonly #killAfterMs: number;
-  #exited = false;
   #started = false;
   #prepared = false;
-  #disposed: Promise<void> | null = null;
   #output = '';
   #onMessage: (message: RunnerMessage) => void = () => {};
   #onOverflow: (what: string) => void = () => {};
   #overflow: string | null = null;
 
-  private constructor(child: ChildProcess, tmpDir: string, killAfterMs: number) {
-    this.#child = child;
-    this.pid = child.pid;
-    this.tmpDir = tmpDir;
+  private constructor(launched: LaunchedProcess, ready: Promise<boolean>, killAfterMs: number) {
+    this.#launched = launched;
+    this.pid = launched.pid;
+    this.tmpDir = launched.tmpDir;
     this.#killAfterMs = killAfterMs;
+    this.ready = ready;
+    this.closed = launched.closed;
+  }
+
+  /**
+   * Creates the runner's temp dir and spawns it (process-launcher.ts). Never throws for a failed
+   * spawn (then `ready` is false); rejects when the temp dir cannot be made or given to `runAs`,
+   * or the bootstrap cannot be compiled.
+   */
+  static async spawn(options: BrowserRunnerOptions): Promise<BrowserRunner> {
+    const bootstrap = await compiledChildPath(import.meta.url, 'runner-child');
     let markReady: (ready: boolean) => void = () => {};
-    this.ready = new Promise((resolve) => {
+    const ready = new Promise<boolean>((resolve) => {
       markReady = resolve;
     });
-    this.closed = whenGroupEnds(child, () => {
-      this.#exited = true;
-      markReady(false);
-    });
-    for (const name of ['stdout', 'stderr'] as const) {
-      child[name]?.setEncoding('utf8');
-      child[name]?.on('data', (text: string) => {
-        if (this.#output.length < MAX_OUTPUT_CHARS)
-          this.#output += text.slice(0, MAX_OUTPUT_CHARS - this.#output.length);
-      });
-    }
-    const channel = child.stdio[3] as Readable | null | undefined;
-    if (channel) {
-      readLineChannel<RunnerMessage>(channel, {
+    // Set right after the launch, before any of the child's events can be delivered.
+    let self: BrowserRunner | null = null;
+    const launched = await launchProcess<RunnerMessage>({
+      runAs: options.runAs,
+      tmpRoot: options.tmpRoot,
+      tmpPrefix: 'outpost-runner-',
+      nodeArgs: (dir) => [
+        ...nodeFlags(bootstrap, options, dir),
+        bootstrap,
+        options.runtimeDir,
+        options.runtimeId,
+      ],
+      env: (dir) => ({ HOME: dir, TMPDIR: dir }),
+      onEnd: () => markReady(false),
+      onOutput: (_name, text) => {
+        if (self !== null) self.#output = appendCapped(self.#output, text, MAX_OUTPUT_CHARS);
+      },
+      channel: {
         limits: () => ({
           maxLineBytes: MAX_LINE_BYTES,
           maxBigLineBytes: MAX_DONE_BYTES,
@@ -184,40 +185,22 @@ export class BrowserRunner {
         maxMalformedLines: MAX_MALFORMED_LINES,
         receiver: 'the agent',
         onMessage: (message) => {
-          if (message.t === 'ready' && this.playwrightVersion === null) {
-            this.playwrightVersion = message.playwright;
+          if (self === null) return;
+          if (message.t === 'ready' && self.playwrightVersion === null) {
+            self.playwrightVersion = message.playwright;
             markReady(true);
-          } else this.#onMessage(message);
+          } else self.#onMessage(message);
         },
         onOverflow: (what) => {
-          this.#overflow = what;
-          this.kill();
-          this.#onOverflow(what);
+          if (self === null) return;
+          self.#overflow = what;
+          self.kill();
+          self.#onOverflow(what);
         },
-      });
-    }
-  }
-
-  /**
-   * Creates the runner's temp dir and spawns it. Never throws for a failed spawn (then `ready`
-   * is false); rejects when the temp dir cannot be made or given to `runAs`, or the bootstrap
-   * cannot be compiled.
-   */
-  static async spawn(options: BrowserRunnerOptions): Promise<BrowserRunner> {
-    const bootstrap = await compiledChildPath(import.meta.url, 'runner-child');
-    const { child, tmpDir } = await spawnUserProcess({
-      runAs: options.runAs,
-      tmpRoot: options.tmpRoot,
-      tmpPrefix: 'outpost-runner-',
-      nodeArgs: (dir) => [
-        ...nodeFlags(bootstrap, options, dir),
-        bootstrap,
-        options.runtimeDir,
-        options.runtimeId,
-      ],
-      env: (dir) => ({ HOME: dir, TMPDIR: dir }),
+      },
     });
-    return new BrowserRunner(child, tmpDir, options.killAfterMs ?? DEFAULT_KILL_AFTER_MS);
+    self = new BrowserRunner(launched, ready, options.killAfterMs ?? DEFAULT_KILL_AFTER_MS);
+    return self;
   }
 
   /** Text the process wrote to stdout/stderr outside the channel (Node's start-up and fatal errors), at most 16 KiB. */
@@ -227,7 +210,7 @@ export class BrowserRunner {
 
   /** False once the process ended. */
   get alive(): boolean {
-    return !this.#exited;
+    return !this.#launched.exited;
   }
 
   /**
@@ -304,7 +287,7 @@ export class BrowserRunner {
     };
     if (options.signal?.aborted) abort();
     options.signal?.addEventListener('abort', abort, { once: true });
-    this.#child.stdin?.end(JSON.stringify(payload));
+    this.#launched.child.stdin?.end(JSON.stringify(payload));
     const exit = await this.closed;
     clearTimeout(deadline);
     clearTimeout(graceTimer);
@@ -339,7 +322,6 @@ export class BrowserRunner {
     };
   }
 
-  /** SIGKILLs the whole process group. Safe to call at any time, repeatedly. */
   /**
    * Names the warm browser before the payload comes: the runner connects and prepares its traced
    * context (and first page) while it waits, so the run starts at once. Only before `run`; a runner
@@ -348,13 +330,14 @@ export class BrowserRunner {
    * @param wsEndpoint the browser host's `ws://127.0.0.1:<port>/<path>`.
    */
   prepare(wsEndpoint: string): void {
-    if (this.#started || this.#prepared || this.#exited) return;
+    if (this.#started || this.#prepared || this.#launched.exited) return;
     this.#prepared = true;
-    this.#child.stdin?.write(`${JSON.stringify({ t: 'prepare', wsEndpoint })}\n`);
+    this.#launched.child.stdin?.write(`${JSON.stringify({ t: 'prepare', wsEndpoint })}\n`);
   }
 
+  /** SIGKILLs the whole process group. Safe to call at any time, repeatedly. */
   kill(): void {
-    if (this.pid !== undefined && !this.#exited) killGroup(this.pid);
+    this.#launched.kill();
   }
 
   /**
@@ -362,19 +345,6 @@ export class BrowserRunner {
    * its artifacts (read them before). Idempotent.
    */
   dispose(): Promise<void> {
-    this.#disposed ??= (async () => {
-      this.kill();
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([
-        this.closed,
-        new Promise((resolve) => {
-          timer = setTimeout(resolve, REAP_TIMEOUT_MS);
-          timer.unref();
-        }),
-      ]);
-      clearTimeout(timer);
-      await removeTree(this.tmpDir);
-    })();
-    return this.#disposed;
+    return this.#launched.dispose();
   }
 }

@@ -1,5 +1,5 @@
 /**
- * The wire between the sandbox (parent) and one script process (child.cts).
+ * The wire between the sandbox (parent) and one script process (child/main.ts).
  *
  * Parent → child: one JSON `ScriptPayload` on the child's stdin, then end of file.
  * Child → parent: newline-delimited JSON `ChildMessage`s on file descriptor 3, written with

@@ -34,7 +34,7 @@ const STDERR_TAIL_BYTES = 65_536;
  * The caps of what the agent reads from one script process (ChannelLimits), from the run's
  * output limit and the size of the payload it sent:
  * - a line other than `done` holds at most one log message of `maxOutputBytes` characters
- *   (child.cts cuts longer ones), JSON-escaped at most 6 bytes a character, plus its frame: 6 × + 4 KiB;
+ *   (child/report.ts cuts longer ones), JSON-escaped at most 6 bytes a character, plus its frame: 6 × + 4 KiB;
  * - a `done` line holds the context the script was given as it left it: twice the payload
  *   sent plus 1 MiB (a teardown may grow a body; it cannot make the agent hold more than that);
  * - the channel in all: one `done` line plus 8 × `maxOutputBytes` of framed log lines.

@@ -14,7 +14,7 @@ import {
 } from './runner-harness.js';
 
 /**
- * The browser runner (runner-child.cts under BrowserRunner) against a warm Chromium on loopback:
+ * The browser runner (runner/main.ts under BrowserRunner) against a warm Chromium on loopback:
  * both script shapes passing and failing, errors with their place in the script, steps, web
  * vitals, logs, and the deadline (a stuck page, a server that never answers, a script blocking
  * the runner itself). Each run is a fresh runner process, disposed after.
