@@ -2,7 +2,7 @@ import { Value } from '@sinclair/typebox/value';
 import { pino } from 'pino';
 import { createApiExecutor } from '../src/checks/api/index.js';
 import type { ScriptRunner } from '../src/sandbox/types.js';
-import { ApiRequestBodySchema } from '../src/service/checks/types/schema.js';
+import { ApiRequestBodySchema } from '../src/service/checks/types/api.js';
 import {
   type BenchMeasurement,
   type BenchOptions,

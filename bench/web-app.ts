@@ -14,7 +14,7 @@
  * The data: 1,000 URL checks in 10 groups (950 activated every 10 minutes: the scheduler runs as usual,
  * no agent claims), created through the API, and 24 hours of results per check (2 an hour: 48,000; the
  * rollups hold one row per check, hour and location at any rate), stored before the measured service
- * starts through the service's own queue (`JobQueue.storeServiceResult`, a service run in this process on
+ * starts through the service's own queue (`ResultIngest.storeServiceResult`, a service run in this process on
  * the same data folder), so the result recorders fill the rollups (`check_last_results`,
  * `check_stats_hourly`) exactly as they do for agents' results.
  * Run: `npm run bench -- web-app` (or `npx tsx bench/web-app.ts` after `npm run build`).
@@ -211,7 +211,7 @@ export async function seedChecksPageData(
               resultType: 'FINAL',
               artifacts: [],
             };
-            await queue.storeServiceResult(
+            await queue.results.storeServiceResult(
               { accountId: running.accountId, checkId, result, nowMs: startedAtMs + 1000 },
               tx,
             );

@@ -15,6 +15,9 @@ import { describe, expect, it } from 'vitest';
  * service, and common and protocol. Every import counts: static (types too), dynamic `import()`,
  * `export … from`, `import x = require()` and `require()`. The one import outside src/: the browser layer
  * may import from a pinned runtime's node_modules (runtimes/<id>/node_modules), whose Playwright it drives.
+ *
+ * Inside the service (docs/architecture.md, "Modules"): the platform imports nothing above it, and a module
+ * imports the platform, the contract and other modules' `index.ts` only (brokenServiceRule).
  */
 const LAYER_RANK = { common: 0, protocol: 1, net: 2, sandbox: 2, browser: 2, checks: 3, agent: 4 } as const;
 type AgentLayer = keyof typeof LAYER_RANK;
@@ -57,6 +60,50 @@ function brokenRule(from: Layer, to: Layer | null): string | null {
   return null;
 }
 
+/**
+ * Where a path under src/service/ sits (docs/architecture.md, "Modules"): the platform (`platform/…`), the
+ * wiring at the root (`app.ts`, `context.ts`, `modules.ts`, `module.ts`, …) or a module (its folder's name).
+ */
+type ServicePart =
+  | { kind: 'platform' }
+  | { kind: 'root'; file: string }
+  | { kind: 'module'; name: string; rest: string };
+
+function servicePartOf(path: string): ServicePart | null {
+  const parts = path.split('/');
+  if (parts[0] !== 'src' || parts[1] !== 'service') return null;
+  if (parts.length === 3) return { kind: 'root', file: (parts[2] ?? '').replace(/\.[cm]?[jt]s$/, '') };
+  if (parts[2] === 'platform') return { kind: 'platform' };
+  return { kind: 'module', name: parts[2] ?? '', rest: parts.slice(3).join('/') };
+}
+
+/** The contract and the context: what a module may import from the service's root. */
+const ROOT_FILES_FOR_MODULES = ['module', 'context'];
+
+/**
+ * The rule an import inside the service breaks, or null: the platform imports nothing of the service above
+ * it; a module imports the platform, itself, the contract (module.ts, context.ts) and other modules only
+ * through their `index.ts`; the root wires everything.
+ */
+function brokenServiceRule(file: string, target: string): string | null {
+  const from = servicePartOf(file);
+  const to = servicePartOf(target);
+  if (from === null || to === null || from.kind === 'root') return null;
+  if (from.kind === 'platform') {
+    return to.kind === 'platform' ? null : 'the service platform imports nothing of the service above it';
+  }
+  if (to.kind === 'platform') return null;
+  if (to.kind === 'root') {
+    return ROOT_FILES_FOR_MODULES.includes(to.file)
+      ? null
+      : `a module imports only ${ROOT_FILES_FOR_MODULES.map((f) => `${f}.ts`).join(' and ')} of the service's root`;
+  }
+  if (to.name === from.name) return null;
+  return /^index\.[cm]?[jt]s$/.test(to.rest)
+    ? null
+    : `a module imports another module only through its index.ts`;
+}
+
 /** The violations among `imports`, one line each: file, import, rule. */
 function violations(imports: readonly SourceImport[]): string[] {
   const found: string[] = [];
@@ -65,7 +112,8 @@ function violations(imports: readonly SourceImport[]): string[] {
     if (from === null) continue;
     // The browser layer drives the pinned runtime's Playwright: its bootstraps import the runtime's types.
     if (from === 'browser' && /^runtimes\/[^/]+\/node_modules\//.test(target)) continue;
-    const rule = brokenRule(from, layerOf(target));
+    const rule =
+      brokenRule(from, layerOf(target)) ?? (from === 'service' ? brokenServiceRule(file, target) : null);
     if (rule !== null) found.push(`${file}: import '${specifier}' (→ ${target}) breaks "${rule}"`);
   }
   return found;
@@ -171,6 +219,10 @@ describe('layering of src/', () => {
     ['src/agent/main.ts', '../service/main.js', 'src/service/main.js'],
     ['src/cli.ts', './checks/registry.js', 'src/checks/registry.js'],
     ['src/agent/main.ts', '../../bench/run.js', 'bench/run.js'],
+    ['src/service/platform/store/schema.ts', '../../checks/checks.js', 'src/service/checks/checks.js'],
+    ['src/service/platform/http/auth.ts', '../../context.js', 'src/service/context.js'],
+    ['src/service/alerting/recorder.ts', '../checks/store.js', 'src/service/checks/store.js'],
+    ['src/service/checks/routes.ts', '../app.js', 'src/service/app.js'],
   ])('refuses %s importing %s', (file, specifier, target) => {
     expect(violations([{ file, specifier, target }])).toHaveLength(1);
   });
@@ -181,6 +233,14 @@ describe('layering of src/', () => {
     ['src/net/pcap/scrub.ts', '../../common/scrub.js', 'src/common/scrub.js'],
     ['src/service/runs/queue/jobs.ts', '../../protocol/index.js', 'src/protocol/index.js'],
     ['src/cli.ts', './service/main.js', 'src/service/main.js'],
+    ['src/service/alerting/recorder.ts', '../checks/index.js', 'src/service/checks/index.js'],
+    [
+      'src/service/alerting/recorder.ts',
+      '../platform/store/schema.js',
+      'src/service/platform/store/schema.js',
+    ],
+    ['src/service/checks/routes.ts', '../module.js', 'src/service/module.js'],
+    ['src/service/app.ts', './checks/store.js', 'src/service/checks/store.js'],
   ])('allows %s importing %s', (file, specifier, target) => {
     expect(violations([{ file, specifier, target }])).toEqual([]);
   });

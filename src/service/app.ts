@@ -2,32 +2,22 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Logger } from '../common/logger.js';
-import { bodyAjv, queryAjv } from './platform/http/validation.js';
-import { AnalyticsWorkers } from './analytics/workers.js';
-import { alertRecorder } from './alerting/recorder.js';
-import { checkStatusRecorder } from './resources/check-statuses/recorder.js';
-import { closeSenders, providersFromEnv, senders } from './alerting/channels/index.js';
-import { DeliveryWorker, type DeliveryWorkerOptions } from './alerting/delivery/worker.js';
+import type { DeliveryWorker, DeliveryWorkerOptions } from './alerting/delivery/worker.js';
 import type { ProviderConfig } from './alerting/types.js';
-import { ArtifactStore } from './runs/artifacts/artifacts.js';
+import { closeContextResources, createContext, type ServiceContext } from './context.js';
+import type { HeartbeatMonitor, HeartbeatMonitorOptions } from './heartbeats/monitor.js';
+import { MODULES } from './modules.js';
 import { AuthFailureLimiter, authHook } from './platform/http/auth.js';
-import type { ServiceContext } from './context.js';
-import { errorGroupsHook } from './resources/error-groups/error-groups.js';
-import { HeartbeatMonitor, type HeartbeatMonitorOptions } from './heartbeats/monitor.js';
 import { answerFrameworkError, installErrorHandling } from './platform/http/errors.js';
-import { JobQueue } from './runs/queue/queue.js';
-import { type NamedResultHook, ResultOutbox, type ResultOutboxOptions } from './runs/results/outbox.js';
-import { DEFAULT_RETENTION, type RetentionPolicy, RetentionWorker } from './platform/store/retention.js';
 import { registerOpenApi } from './platform/http/openapi.js';
-import { OutboundPolicy, type OutboundPolicyOptions } from './platform/http/outbound-policy.js';
-import { PUBLIC_ROUTES } from './heartbeats/ping-routes.js';
-import { CustomDomains } from './status-pages/public/access.js';
-import { CustomDomainPolicy } from './status-pages/admin/custom-domains.js';
-import { backfillCustomDomains } from './status-pages/admin/store.js';
-import { ROUTES } from './routes.js';
-import { CheckSessions } from './runs/sessions/sessions.js';
+import type { OutboundPolicyOptions } from './platform/http/outbound-policy.js';
+import { bodyAjv, queryAjv } from './platform/http/validation.js';
 import type { Database } from './platform/store/database.js';
+import type { RetentionPolicy, RetentionWorker } from './platform/store/retention.js';
 import { registerWebApp } from './platform/web/plugin.js';
+import type { JobQueue } from './runs/queue/queue.js';
+import type { NamedResultHook, ResultOutbox, ResultOutboxOptions } from './runs/results/outbox.js';
+import { backfillCustomDomains } from './status-pages/admin/store.js';
 
 /** Options of `build`. Times in milliseconds. */
 export type BuildOptions = {
@@ -129,96 +119,90 @@ export type Service = {
 };
 
 /**
- * Builds the service without listening, so tests use `app.inject` or
- * `app.listen({ port: 0 })` (docs/architecture.md, "The service").
+ * Builds the service without listening, so tests use `app.inject` or `app.listen({ port: 0 })`
+ * (docs/architecture.md, "The service"): the context with every worker (context.ts), then the platform
+ * (errors, OpenAPI, the web app's sessions), then each module's keyless and `/v1` routes (modules.ts),
+ * then the workers start.
  */
 export async function build(options: BuildOptions): Promise<Service> {
   const shutdown = new AbortController();
-  const { start: startDelivery = true, ...deliveryOptions } = options.alerting?.delivery ?? {};
+  const { start: startDelivery = true, ...delivery } = options.alerting?.delivery ?? {};
+  const { start: startOutbox = true, ...resultOutbox } = options.resultOutbox ?? {};
   // The app's server, once built: the outbound policy refuses the service's own port.
   let server: FastifyInstance['server'] | undefined;
-  const outbound = new OutboundPolicy({
-    ...options.outbound,
-    ownPort: () => {
-      const address = server?.address();
-      return address !== null && typeof address === 'object' ? address.port : null;
-    },
-  });
-  const delivery = new DeliveryWorker(options.db, {
-    ...deliveryOptions,
-    log: options.log.child({ component: 'alert-delivery' }),
-    senders,
-    providers: { ...(options.alerting?.providers ?? providersFromEnv(process.env)), outbound },
-    appUrl: deliveryOptions.appUrl ?? options.appUrl ?? 'http://localhost:3000',
-  });
-  // Hooks are named for their outbox rows: a row written before a restart finds its hook after.
-  const hooks: NamedResultHook[] = [
-    { name: 'error-groups', run: errorGroupsHook(options.db) },
-    ...(options.resultHooks ?? []),
-  ];
-  const { start: startOutbox = true, ...outboxOptions } = options.resultOutbox ?? {};
-  const outbox = new ResultOutbox(options.db, hooks, {
-    ...outboxOptions,
-    log: options.log.child({ component: 'result-outbox' }),
-  });
-  const queue = new JobQueue(options.db, {
-    leaseMs: options.leaseMs ?? 300_000,
-    queueExpiryMs: options.queueExpiryMs ?? 360_000,
-    resultHookNames: outbox.hookNames,
-    onResultStored: () => outbox.kick(),
-    // Alerting runs in each result's transaction (docs/alerting.md, "Exactly once").
-    resultRecorders: [
-      alertRecorder({ appUrl: options.appUrl ?? 'http://localhost:3000', onQueued: () => delivery.kick() }),
-      checkStatusRecorder(),
-    ],
-    ...(options.maxClaims === undefined ? {} : { maxClaims: options.maxClaims }),
-  });
-  const artifacts = new ArtifactStore(options.artifactsDir);
-  const domainPolicy = new CustomDomainPolicy({
-    appUrl: options.appUrl ?? 'http://localhost:3000',
-    ...(options.customDomains?.allowList ? { allowList: options.customDomains.allowList } : {}),
-    ...(options.customDomains?.dnsServers ? { dnsServers: options.customDomains.dnsServers } : {}),
-    ...(options.customDomains?.lookupTimeoutMs === undefined
-      ? {}
-      : { lookupTimeoutMs: options.customDomains.lookupTimeoutMs }),
-  });
-  const retention =
-    options.retention === false
-      ? null
-      : new RetentionWorker(options.db, artifacts, {
-          ...(options.retention ?? DEFAULT_RETENTION),
-          log: options.log.child({ component: 'retention' }),
-        });
-  const context: ServiceContext = {
-    db: options.db,
-    queue,
-    sessions: new CheckSessions(options.db, queue, options.appUrl ?? 'http://localhost:3000'),
-    log: options.log,
+  const context = createContext({
+    ...options,
     shutdown: shutdown.signal,
-    analyticsWorkers: AnalyticsWorkers.for(options.databaseFile),
-    artifacts,
-    appUrl: (options.appUrl ?? 'http://localhost:3000').replace(/\/+$/, ''),
-    customDomains: domainPolicy,
-    outbound,
-  };
-  // Before the routes: ping routes and check routes find it through the context.
-  const heartbeats = new HeartbeatMonitor(context, {
-    ...options.heartbeats,
-    appUrl: options.appUrl ?? 'http://localhost:3000',
-    log: options.log.child({ component: 'heartbeats' }),
+    resultOutbox,
+    outbound: {
+      ...options.outbound,
+      ownPort: () => {
+        const address = server?.address();
+        return address !== null && typeof address === 'object' ? address.port : null;
+      },
+    },
+    alerting: { ...options.alerting, delivery },
   });
-
   // Status pages written before migration 0012 get their custom_domain column (idempotent); a page's
   // verified custom domain serves it at the domain's root (rewriteUrl below).
   await backfillCustomDomains(options.db);
-  const customDomains = new CustomDomains(options.db, {
+  await context.statusPageDomains.start();
+  const app = await platformApp(options, context);
+  server = app.server;
+  // The web app (docs/web-app.md): session cookies for every scope, /auth/session, the app and the trace
+  // viewer. Failed sign-ins and wrong keys on /v1 count in the same limiter.
+  const authFailures = new AuthFailureLimiter();
+  const webSessions = await registerWebApp(app, {
+    db: options.db,
     appUrl: options.appUrl ?? 'http://localhost:3000',
-    policy: domainPolicy,
-    ...(options.customDomains?.refreshMs === undefined ? {} : { refreshMs: options.customDomains.refreshMs }),
-    ...(options.customDomains?.recheckMs === undefined ? {} : { recheckMs: options.customDomains.recheckMs }),
-    log: options.log.child({ component: 'custom-domains' }),
+    limiter: authFailures,
+    ...(options.appDir === undefined ? {} : { appDir: options.appDir }),
   });
-  await customDomains.start();
+  await app.register(async (scope) => {
+    const open = scope.withTypeProvider<TypeBoxTypeProvider>();
+    for (const module of MODULES) await module.publicRoutes?.(open, context);
+  });
+  await app.register(async (scope) => {
+    // Types only: request parts typed from the route schemas; the compilers above still validate.
+    const v1 = scope.withTypeProvider<TypeBoxTypeProvider>();
+    v1.addHook(
+      'onRequest',
+      authHook(options.db, undefined, { limiter: authFailures, sessions: webSessions }),
+    );
+    for (const module of MODULES) await module.routes?.(v1, context);
+  });
+
+  if (startOutbox) context.outbox.start();
+  context.retention?.start();
+  await context.heartbeats.start();
+  if (startDelivery) context.delivery.start();
+  let closing: Promise<void> | undefined;
+  return {
+    app,
+    queue: context.queue,
+    context,
+    outbox: context.outbox,
+    retention: context.retention,
+    heartbeats: context.heartbeats,
+    delivery: context.delivery,
+    close() {
+      closing ??= (async () => {
+        shutdown.abort();
+        context.statusPageDomains.stop();
+        await app.close();
+        await context.heartbeats.stop();
+        await context.outbox.stop();
+        await context.delivery.stop();
+        await context.retention?.stop();
+        await closeContextResources(context);
+      })();
+      return closing;
+    },
+  };
+}
+
+/** The fastify app with the platform's parts: limits, validators, error bodies and the OpenAPI document. */
+async function platformApp(options: BuildOptions, context: ServiceContext): Promise<FastifyInstance> {
   const app: FastifyInstance = Fastify({
     loggerInstance: options.log.child({ component: 'http' }) as FastifyBaseLogger,
     // Agents long-poll constantly; one log line per request would drown the rest.
@@ -230,64 +214,12 @@ export async function build(options: BuildOptions): Promise<Service> {
     // A URL that does not decode or a path parameter over the limit: the spec's body too.
     frameworkErrors: answerFrameworkError,
     forceCloseConnections: 'idle',
-    rewriteUrl: (req) => customDomains.rewrite(req),
+    rewriteUrl: (req) => context.statusPageDomains.rewrite(req),
   });
-  server = app.server;
   app.setValidatorCompiler(({ schema, httpPart }) =>
     httpPart === 'body' ? bodyAjv.compile(schema) : queryAjv.compile(schema),
   );
   installErrorHandling(app);
   await registerOpenApi(app);
-  // The web app (docs/web-app.md): session cookies for every scope, /auth/session, the app and the trace
-  // viewer. Failed sign-ins and wrong keys on /v1 count in the same limiter.
-  const authFailures = new AuthFailureLimiter();
-  const webSessions = await registerWebApp(app, {
-    db: options.db,
-    appUrl: options.appUrl ?? 'http://localhost:3000',
-    limiter: authFailures,
-    ...(options.appDir === undefined ? {} : { appDir: options.appDir }),
-  });
-
-  await app.register(async (scope) => {
-    const open = scope.withTypeProvider<TypeBoxTypeProvider>();
-    for (const routes of PUBLIC_ROUTES) await routes(open, context);
-  });
-  await app.register(async (scope) => {
-    // Types only: request parts typed from the route schemas; the compilers above still validate.
-    const v1 = scope.withTypeProvider<TypeBoxTypeProvider>();
-    v1.addHook(
-      'onRequest',
-      authHook(options.db, undefined, { limiter: authFailures, sessions: webSessions }),
-    );
-    for (const routes of ROUTES) await routes(v1, context);
-  });
-
-  if (startOutbox) outbox.start();
-  retention?.start();
-  await heartbeats.start();
-  if (startDelivery) delivery.start();
-  let closing: Promise<void> | undefined;
-  return {
-    app,
-    queue,
-    context,
-    outbox,
-    retention,
-    heartbeats,
-    delivery,
-    close() {
-      closing ??= (async () => {
-        shutdown.abort();
-        customDomains.stop();
-        await app.close();
-        await heartbeats.stop();
-        await outbox.stop();
-        await delivery.stop();
-        await closeSenders();
-        await retention?.stop();
-        await context.analyticsWorkers?.close();
-      })();
-      return closing;
-    },
-  };
+  return app;
 }

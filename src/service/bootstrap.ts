@@ -6,7 +6,7 @@ import { createAccount, createApiKey, generateApiKey, hashApiKey } from './platf
 import { type CheckDoc, newCheckDoc, presentCheck } from './checks/checks.js';
 import { CheckStore } from './checks/store.js';
 import { checkTypeEntry } from './checks/types/registry.js';
-import { CheckResponseSchema } from './platform/http/responses.js';
+import { CheckResponseSchema } from './checks/responses.js';
 import type { Database } from './platform/store/database.js';
 import { AccountQueries } from './platform/store/accounts.js';
 

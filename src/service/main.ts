@@ -8,6 +8,7 @@ import { ensureAccount, rotateEmbeddedAgentKey, seedDemoChecks } from './bootstr
 import type { ServiceConfig } from './config.js';
 import { Scheduler } from './runs/scheduler/scheduler.js';
 import { sealStoredSecrets } from './platform/store/secrets-at-rest.js';
+import { SECRET_DOC_TABLES } from './modules.js';
 import { openSqliteDatabase } from './platform/store/database.js';
 import { attachSecretBox, openSecretBox } from './platform/store/secret-box.js';
 
@@ -61,7 +62,7 @@ export async function startService(
         inMemory: config.databaseFile === ':memory:',
       }),
     );
-    await sealStoredSecrets(db);
+    await sealStoredSecrets(db, SECRET_DOC_TABLES);
   } catch (err) {
     await db.destroy();
     throw err;

@@ -8,7 +8,7 @@ import { generateApiKey } from '../../src/service/platform/http/auth.js';
 import { seededCheckDoc } from '../../src/service/bootstrap.js';
 import { parseServiceConfig } from '../../src/service/config.js';
 import { type RunningService, startService } from '../../src/service/main.js';
-import { CheckResponseSchema } from '../../src/service/platform/http/responses.js';
+import { CheckResponseSchema } from '../../src/service/checks/responses.js';
 import { icmpBody, type TestService, testService } from '../helpers/service.js';
 
 const validCheck = bodyAjv.compile(CheckResponseSchema);

@@ -14,6 +14,7 @@ import { agentStatus } from '../../src/service/platform/store/migrations/0008_ag
 import { alerting } from '../../src/service/platform/store/migrations/0009_alerting.js';
 import { heartbeats } from '../../src/service/platform/store/migrations/0010_heartbeats.js';
 import { webApp } from '../../src/service/platform/store/migrations/0011_web_app.js';
+import { retentionTasks } from '../../src/service/modules.js';
 import { RetentionWorker } from '../../src/service/platform/store/retention.js';
 import type { Database } from '../../src/service/platform/store/schema.js';
 import { SQLite } from '../../src/service/platform/store/sqlite.js';
@@ -137,7 +138,7 @@ async function storeFinal(
   over: Partial<CheckResult> = {},
 ): Promise<string> {
   const job = { runLocation: 'eu-west-1', attempt: 1 } as Job;
-  return svc.queue.storeServiceResult({
+  return svc.queue.results.storeServiceResult({
     accountId: svc.accountA.id,
     checkId,
     nowMs: Date.now(),
@@ -529,7 +530,7 @@ describe('the rollups', () => {
         row(hourStart(now), svc.accountA.id),
       ])
       .execute();
-    await new RetentionWorker(svc.context.db, new ArtifactStore(), {
+    await new RetentionWorker(svc.context.db, retentionTasks({ artifacts: new ArtifactStore() }), {
       resultDays: 90,
       artifactDays: 30,
       agentDays: 30,

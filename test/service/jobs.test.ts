@@ -2,13 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { Value } from '@sinclair/typebox/value';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ApiRequestSchema, type Job, JobSchema } from '../../src/protocol/index.js';
-import { applyApiCheckDefaults } from '../../src/service/checks/types/api-defaults.js';
+import { applyApiCheckDefaults } from '../../src/service/checks/types/api.js';
 import { mergeVariables } from '../../src/service/runs/queue/jobs.js';
-import {
-  DOUBLE_CHECK_RETRY_STRATEGY,
-  resolveRetryStrategy,
-  retryLocation,
-} from '../../src/service/runs/results/retries.js';
+import { DOUBLE_CHECK_RETRY_STRATEGY, resolveRetryStrategy } from '../../src/service/runs/results/retries.js';
+import { retryLocation } from '../../src/service/runs/scheduler/locations.js';
 import { createTestCa, type TestCa } from '../helpers/test-ca.js';
 import {
   apiBody,

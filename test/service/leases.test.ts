@@ -56,7 +56,7 @@ describe('a lease that lapses', () => {
     });
     await expect(svc.queue.assertHeldBy(scopeOf(a), jobId)).rejects.toMatchObject({ statusCode: 409 });
     await expect(
-      svc.queue.submitResult(scopeOf(a), jobId, resultFor(job!), t0 + LEASE_MS + 3),
+      svc.queue.results.submitResult(scopeOf(a), jobId, resultFor(job!), t0 + LEASE_MS + 3),
     ).rejects.toMatchObject({ statusCode: 409 });
     expect(await svc.queue.claim(scopeOf(a), spec, t0 + LEASE_MS + 4)).toEqual([]);
     const [again] = await svc.queue.claim(scopeOf(b), spec, t0 + LEASE_MS + 5);
@@ -74,7 +74,9 @@ describe('a lease that lapses', () => {
     const late = t0 + LEASE_MS;
     await expect(svc.queue.renewLease(scopeOf(a), jobId, late)).rejects.toMatchObject({ statusCode: 409 });
     await expect(svc.queue.assertHeldBy(scopeOf(a), jobId, late)).rejects.toMatchObject({ statusCode: 409 });
-    await expect(svc.queue.submitResult(scopeOf(a), jobId, resultFor(job!), late)).rejects.toMatchObject({
+    await expect(
+      svc.queue.results.submitResult(scopeOf(a), jobId, resultFor(job!), late),
+    ).rejects.toMatchObject({
       statusCode: 409,
     });
     expect(await svc.context.db.selectFrom('check_results').select('id').execute()).toEqual([]);
@@ -85,7 +87,12 @@ describe('a lease that lapses', () => {
     expect(await svc.queue.renewLease(scopeOf(a), again.jobId, again.t0 + LEASE_MS - 1)).toBe(
       again.t0 + 2 * LEASE_MS - 1,
     );
-    await svc.queue.submitResult(scopeOf(a), fresh!.jobId, resultFor(fresh!), again.t0 + 2 * LEASE_MS - 2);
+    await svc.queue.results.submitResult(
+      scopeOf(a),
+      fresh!.jobId,
+      resultFor(fresh!),
+      again.t0 + 2 * LEASE_MS - 2,
+    );
   });
 
   it('is taken back by a claim of another agent even before the expiry pass runs', async () => {
@@ -188,7 +195,7 @@ describe('lease renewal', () => {
     const { jobId, t0 } = await lapsedSetup();
     const a = randomUUID();
     const [job] = await svc.queue.claim(scopeOf(a), spec, t0);
-    await svc.queue.submitResult(scopeOf(a), jobId, resultFor(job!), t0 + 5);
+    await svc.queue.results.submitResult(scopeOf(a), jobId, resultFor(job!), t0 + 5);
     await expect(svc.queue.renewLease(scopeOf(a), jobId, t0 + 6)).rejects.toMatchObject({ statusCode: 409 });
     await expect(svc.queue.renewLease(scopeOf(a), randomUUID(), t0 + 6)).rejects.toMatchObject({
       statusCode: 404,

@@ -4,6 +4,7 @@ import { Kysely, SqliteDialect } from 'kysely';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ArtifactStore } from '../../src/service/runs/artifacts/artifacts.js';
+import { retentionTasks } from '../../src/service/modules.js';
 import { RetentionWorker } from '../../src/service/platform/store/retention.js';
 import { build, type Service } from '../../src/service/app.js';
 import { createAccount, createApiKey } from '../../src/service/platform/http/auth.js';
@@ -126,7 +127,7 @@ describe('query plans of the queue', () => {
       Date.now() + 400_000,
     );
     await svc.outbox.runDue();
-    await new RetentionWorker(db, new ArtifactStore(), {
+    await new RetentionWorker(db, retentionTasks({ artifacts: new ArtifactStore() }), {
       resultDays: 90,
       artifactDays: 30,
       agentDays: 30,

@@ -6,6 +6,7 @@ import type { Insertable } from 'kysely';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseServiceConfig } from '../../src/service/config.js';
+import { retentionTasks } from '../../src/service/modules.js';
 import { RetentionWorker } from '../../src/service/platform/store/retention.js';
 import type { CheckSessionTable, SessionStatus } from '../../src/service/platform/store/schema.js';
 import { type TestService, testService } from '../helpers/service.js';
@@ -63,7 +64,7 @@ async function seedResult(ageDays: number, withArtifact: boolean): Promise<{ id:
 
 const artifactOf = (jobId: string) => join(svc.context.artifacts.dir, svc.accountA.id, jobId, 'trace.zip');
 const worker = (batchSize = 500) =>
-  new RetentionWorker(svc.context.db, svc.context.artifacts, {
+  new RetentionWorker(svc.context.db, retentionTasks({ artifacts: svc.context.artifacts }), {
     resultDays: 90,
     artifactDays: 30,
     agentDays: 30,

@@ -20,7 +20,7 @@ import {
   pageAccessResolver,
   pageSessionValue,
 } from '../../src/service/status-pages/public/access.js';
-import { findPageByHost, findPageByUrl } from '../../src/service/status-pages/public/lookup.js';
+import { findPageByHost, findPageByUrl } from '../../src/service/status-pages/public/page-queries.js';
 import type { PageAccess } from '../../src/service/status-pages/public/types.js';
 import { build } from '../../src/service/app.js';
 import { createAccount, createApiKey } from '../../src/service/platform/http/auth.js';
@@ -605,7 +605,7 @@ describe('custom domains', () => {
   it('serves a page at the root of its domain, not the API, nor on the service host', async () => {
     const domain = `rewrite-${++seq}.example.com`;
     const { url } = await makePage({ customDomain: domain });
-    const domains = CustomDomains.of(svc.context.db)!;
+    const domains = svc.context.statusPageDomains;
     const raw = (path: string, host: string) =>
       ({ url: path, headers: { host } }) as unknown as IncomingMessage;
 
@@ -694,7 +694,7 @@ describe('custom domains', () => {
     }
     // Never started: the service's own instance (its host is localhost) is still the one in use, and for it
     // the domain is a page's.
-    expect(CustomDomains.of(svc.context.db)).not.toBe(domains);
-    expect(CustomDomains.of(svc.context.db)!.urlOfHost('localhost.example')).toBe(url);
+    expect(svc.context.statusPageDomains).not.toBe(domains);
+    expect(svc.context.statusPageDomains.urlOfHost('localhost.example')).toBe(url);
   });
 });

@@ -14,7 +14,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { build, type BuildOptions, type Service } from '../../src/service/app.js';
 import { parseDnsServers, parseDomainAllowList } from '../../src/service/config.js';
 import { createAccount, createApiKey } from '../../src/service/platform/http/auth.js';
-import { CustomDomains } from '../../src/service/status-pages/public/access.js';
 import {
   CustomDomainPolicy,
   reconcileCustomDomains,
@@ -257,7 +256,7 @@ describe('verification by a DNS TXT record', () => {
     expect(refused.json()).toMatchObject({ customDomainStatus: 'PENDING', customDomainVerifiedAt: null });
     expect(refused.json().customDomainProblem).toMatch(/another status page serves status\.acme-two\.test/);
     // Nor with the owner's record (its token is the owner's account's), nor through a refresh.
-    await CustomDomains.of(svc.db)!.refresh(Date.now() + 3_600_000);
+    await svc.service.context.statusPageDomains.refresh(Date.now() + 3_600_000);
     const home = await svc.onHost(domain);
     expect(home.body).toContain('Acme Two Status');
     expect(home.body).not.toContain('Squatter Status');
@@ -344,7 +343,7 @@ describe('verification by a DNS TXT record', () => {
   it('the periodic refresh checks pending domains again once they are due', async () => {
     const page = await createPage(svc, 'Refreshed Status', 'status.acme-refresh.test');
     const { name, value } = page.customDomainVerification!;
-    const domains = CustomDomains.of(svc.db)!;
+    const domains = svc.service.context.statusPageDomains;
     const now = Date.now();
     await domains.refresh(now);
     expect(queriesFor(name)).toBe(1);

@@ -10,13 +10,13 @@ import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { feedToken } from '../../src/service/status-pages/public/access.js';
 import { BADGE_LABEL_COLOR, BADGE_STATES } from '../../src/service/status-pages/public/badge.js';
-import { findPageByUrl } from '../../src/service/status-pages/public/lookup.js';
+import { findPageByUrl } from '../../src/service/status-pages/public/page-queries.js';
 import { renderFeed } from '../../src/service/status-pages/public/feeds.js';
-import { buildPageModel } from '../../src/service/status-pages/public/page-model.js';
+import { readIncidentFacts } from '../../src/service/status-pages/public/page-queries.js';
+import { buildPageModel } from '../../src/service/status-pages/public/page-reader.js';
 import {
   API_DOCUMENTS,
   incidentsShownBy,
-  readIncidentFacts,
   statuspageDocument,
 } from '../../src/service/status-pages/public/statuspage-api.js';
 import { type TestService, testService } from '../helpers/service.js';

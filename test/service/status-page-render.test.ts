@@ -3,11 +3,13 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CheckResult, Job } from '../../src/protocol/index.js';
 import { AlertStore } from '../../src/service/alerting/store.js';
-import { findPageByUrl } from '../../src/service/status-pages/public/lookup.js';
+import { findPageByUrl } from '../../src/service/status-pages/public/page-queries.js';
 import { LruMap, VersionedCache } from '../../src/service/status-pages/public/cache.js';
-import { buildPageModel, DAY_MS, utcDayStart } from '../../src/service/status-pages/public/page-model.js';
-import { renderView } from '../../src/service/status-pages/public/page-routes.js';
-import { escapeHtml, renderStatusPage } from '../../src/service/status-pages/public/render.js';
+import { buildPageModel, PageReader } from '../../src/service/status-pages/public/page-reader.js';
+import { DAY_MS, utcDayStart } from '../../src/service/status-pages/public/uptime.js';
+import { pageViewCaches, renderView } from '../../src/service/status-pages/public/page-routes.js';
+import { escapeHtml } from '../../src/common/html.js';
+import { renderStatusPage } from '../../src/service/status-pages/public/render.js';
 import type { PublicPage, StatusPageModel } from '../../src/service/status-pages/public/types.js';
 import { THEME_COLOR_FIELDS } from '../../src/service/status-pages/admin/schema.js';
 import {
@@ -587,7 +589,8 @@ describe('headers, ETag and the cache', () => {
       return `<p>${model.incidents.map((i) => i.updates.length).join(',')}</p>`;
     };
     const links = { basePath: `/status/${url}`, feedQuery: '' };
-    const view = async () => (await renderView(svc.context.db, found, 'counted', links, Date.now(), render))!;
+    const caches = pageViewCaches(new PageReader(svc.context.db));
+    const view = async () => (await renderView(caches, found, 'counted', links, Date.now(), render))!;
     const a = await view();
     const b = await view();
     expect(renders).toBe(1);
@@ -599,7 +602,7 @@ describe('headers, ETag and the cache', () => {
     expect(c.body.toString()).toBe('<p>1</p>');
     expect(c.etag).not.toBe(a.etag);
     // Another base path (a custom domain) is another rendering.
-    await renderView(svc.context.db, found, 'counted', { ...links, basePath: '' }, Date.now(), render);
+    await renderView(caches, found, 'counted', { ...links, basePath: '' }, Date.now(), render);
     expect(renders).toBe(3);
   });
 

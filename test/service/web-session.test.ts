@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { build, type Service } from '../../src/service/app.js';
 import { createAccount, createApiKey, generateApiKey } from '../../src/service/platform/http/auth.js';
 import { type Database, openSqliteDatabase } from '../../src/service/platform/store/database.js';
+import { retentionTasks } from '../../src/service/modules.js';
 import { RetentionWorker } from '../../src/service/platform/store/retention.js';
 import { SecretBox, secretBoxOf } from '../../src/service/platform/store/secret-box.js';
 import { expectNoSecret } from '../helpers/secrets.js';
@@ -632,7 +633,7 @@ describe('the end of a session', () => {
         session('orphan', { api_key_id: 'deleted-key' }),
       ])
       .execute();
-    await new RetentionWorker(db, svc.context.artifacts, {
+    await new RetentionWorker(db, retentionTasks({ artifacts: svc.context.artifacts }), {
       resultDays: 90,
       artifactDays: 30,
       agentDays: 30,

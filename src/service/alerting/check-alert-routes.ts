@@ -1,48 +1,15 @@
 import { type Static, Type } from '@sinclair/typebox';
 import type { ServiceContext } from '../context.js';
 import { iso, offsetOf } from '../platform/http/pagination.js';
-import {
-  CheckIdParams,
-  Defaulted,
-  Nullable,
-  ResourceId,
-  StringEnum,
-  strict,
-} from '../platform/http/schema-helpers.js';
+import { CheckIdParams, Defaulted, ResourceId, strict } from '../platform/http/schema-helpers.js';
 import type { ServiceApp } from '../platform/http/service-app.js';
-import { AlertSettingsSchema } from '../checks/types/schema.js';
+import { AlertSettingsSchema } from '../checks/index.js';
+import { CheckAlertSchema, type CheckAlertView } from './schema.js';
 import { type AlertSettingsDoc, DEFAULT_ALERT_SETTINGS_DOC } from './settings.js';
 import { AlertStore } from './store.js';
-import { ALERT_TYPES, type NotificationDoc } from './types.js';
+import type { NotificationDoc } from './types.js';
 
 const tags = ['alerting'];
-
-/** An alert as `GET /v1/check-alerts` answers it (docs/alerting.md, "Alerts"). */
-export const CheckAlertSchema = Type.Object({
-  id: Type.String(),
-  checkId: Type.String(),
-  name: Type.String({ description: 'The check’s name when the alert was raised' }),
-  checkType: Type.String(),
-  alertType: StringEnum(ALERT_TYPES),
-  title: Type.String(),
-  episodeId: Type.String({ description: 'The episode (failing or degraded stretch) the alert belongs to' }),
-  notified: Type.Boolean({
-    description: 'false: raised while muted (or a follow-up of an alert nobody was sent)',
-  }),
-  isReminder: Type.Boolean(),
-  reminderSequence: Type.Integer(),
-  checkResultId: Nullable(Type.String()),
-  runLocation: Nullable(Type.String()),
-  responseTime: Nullable(Type.Number()),
-  statusCode: Nullable(Type.Integer()),
-  error: Nullable(Type.String()),
-  sslDaysRemaining: Nullable(Type.Integer()),
-  sslCheckDomain: Nullable(Type.String()),
-  incidentId: Nullable(Type.String()),
-  startedAt: Type.String(),
-  created_at: Type.String(),
-});
-export type CheckAlertView = Static<typeof CheckAlertSchema>;
 
 const AlertListQuery = Type.Object(
   {
@@ -73,63 +40,65 @@ function withDefaults(stored: AlertSettingsDoc | null): AlertSettingsView {
   } as AlertSettingsView;
 }
 
-/**
- * Alerts and the account's alert settings (docs/alerting.md): `GET /v1/check-alerts` (every
- * alert raised, newest first, by check and time), `GET /v1/check-alerts/{checkId}`, and
- * `GET|PUT /v1/alert-settings` (what checks with `useGlobalAlertSettings` use).
- */
-export async function alertRoutes(app: ServiceApp, ctx: ServiceContext): Promise<void> {
-  const list = async (accountId: string, query: Static<typeof AlertListQuery>, checkId?: string) => {
-    let q = ctx.db
-      .selectFrom('check_alerts')
-      .innerJoin('checks', 'checks.id', 'check_alerts.check_id')
-      .select([
-        'check_alerts.id',
-        'check_alerts.check_id',
-        'check_alerts.alert_type',
-        'check_alerts.episode_id',
-        'check_alerts.notified',
-        'check_alerts.result_id',
-        'check_alerts.doc',
-        'check_alerts.created_at',
-      ])
-      .where('check_alerts.account_id', '=', accountId)
-      .orderBy('check_alerts.created_at', 'desc')
-      .orderBy('check_alerts.id', 'desc')
-      .limit(query.limit)
-      .offset(offsetOf(query));
-    const id = checkId ?? query.checkId;
-    if (id) q = q.where('check_alerts.check_id', '=', id);
-    if (query.from !== undefined) q = q.where('check_alerts.created_at', '>=', query.from * 1000);
-    if (query.to !== undefined) q = q.where('check_alerts.created_at', '<', query.to * 1000);
-    const rows = await q.execute();
-    return rows.map((row): CheckAlertView => {
-      const doc = JSON.parse(row.doc) as NotificationDoc & { INCIDENT_ID?: string };
-      return {
-        id: row.id,
-        checkId: row.check_id,
-        name: doc.CHECK_NAME,
-        checkType: doc.CHECK_TYPE,
-        alertType: row.alert_type as CheckAlertView['alertType'],
-        title: doc.ALERT_TITLE,
-        episodeId: row.episode_id,
-        notified: row.notified === 1,
-        isReminder: doc.IS_REMINDER,
-        reminderSequence: doc.REMINDER_SEQUENCE,
-        checkResultId: row.result_id,
-        runLocation: doc.RUN_LOCATION,
-        responseTime: doc.RESPONSE_TIME,
-        statusCode: doc.API_CHECK_RESPONSE_STATUS_CODE,
-        error: doc.CHECK_ERROR_MESSAGE,
-        sslDaysRemaining: doc.SSL_DAYS_REMAINING,
-        sslCheckDomain: doc.SSL_CHECK_DOMAIN,
-        incidentId: doc.INCIDENT_ID ?? null,
-        startedAt: doc.STARTED_AT,
-        created_at: iso(Number(row.created_at)),
-      };
-    });
-  };
+/** The page of the account's alerts `query` asks for, newest first; only `checkId`'s when given. */
+async function listAlerts(
+  ctx: ServiceContext,
+  accountId: string,
+  query: Static<typeof AlertListQuery>,
+  checkId?: string,
+): Promise<CheckAlertView[]> {
+  let q = ctx.db
+    .selectFrom('check_alerts')
+    .innerJoin('checks', 'checks.id', 'check_alerts.check_id')
+    .select([
+      'check_alerts.id',
+      'check_alerts.check_id',
+      'check_alerts.alert_type',
+      'check_alerts.episode_id',
+      'check_alerts.notified',
+      'check_alerts.result_id',
+      'check_alerts.doc',
+      'check_alerts.created_at',
+    ])
+    .where('check_alerts.account_id', '=', accountId)
+    .orderBy('check_alerts.created_at', 'desc')
+    .orderBy('check_alerts.id', 'desc')
+    .limit(query.limit)
+    .offset(offsetOf(query));
+  const id = checkId ?? query.checkId;
+  if (id) q = q.where('check_alerts.check_id', '=', id);
+  if (query.from !== undefined) q = q.where('check_alerts.created_at', '>=', query.from * 1000);
+  if (query.to !== undefined) q = q.where('check_alerts.created_at', '<', query.to * 1000);
+  const rows = await q.execute();
+  return rows.map((row): CheckAlertView => {
+    const doc = JSON.parse(row.doc) as NotificationDoc & { INCIDENT_ID?: string };
+    return {
+      id: row.id,
+      checkId: row.check_id,
+      name: doc.CHECK_NAME,
+      checkType: doc.CHECK_TYPE,
+      alertType: row.alert_type as CheckAlertView['alertType'],
+      title: doc.ALERT_TITLE,
+      episodeId: row.episode_id,
+      notified: row.notified === 1,
+      isReminder: doc.IS_REMINDER,
+      reminderSequence: doc.REMINDER_SEQUENCE,
+      checkResultId: row.result_id,
+      runLocation: doc.RUN_LOCATION,
+      responseTime: doc.RESPONSE_TIME,
+      statusCode: doc.API_CHECK_RESPONSE_STATUS_CODE,
+      error: doc.CHECK_ERROR_MESSAGE,
+      sslDaysRemaining: doc.SSL_DAYS_REMAINING,
+      sslCheckDomain: doc.SSL_CHECK_DOMAIN,
+      incidentId: doc.INCIDENT_ID ?? null,
+      startedAt: doc.STARTED_AT,
+      created_at: iso(Number(row.created_at)),
+    };
+  });
+}
 
+/** `GET /v1/check-alerts` and `GET /v1/check-alerts/{checkId}`: alerts, newest first (listAlerts). */
+function checkAlertsRoutes(app: ServiceApp, ctx: ServiceContext): void {
   app.get(
     '/v1/check-alerts',
     {
@@ -140,7 +109,7 @@ export async function alertRoutes(app: ServiceApp, ctx: ServiceContext): Promise
         response: { 200: Type.Array(CheckAlertSchema) },
       },
     },
-    async (request) => list(request.accountId, request.query),
+    async (request) => listAlerts(ctx, request.accountId, request.query),
   );
 
   app.get(
@@ -154,9 +123,15 @@ export async function alertRoutes(app: ServiceApp, ctx: ServiceContext): Promise
         response: { 200: Type.Array(CheckAlertSchema) },
       },
     },
-    async (request) => list(request.accountId, request.query, request.params.checkId),
+    async (request) => listAlerts(ctx, request.accountId, request.query, request.params.checkId),
   );
+}
 
+/**
+ * `GET|PUT /v1/alert-settings`: the account's alert settings, defaults under them; a PUT stores them whole,
+ * defaults included (a later change of the defaults does not move an account's settings).
+ */
+function alertSettingsRoutes(app: ServiceApp, ctx: ServiceContext): void {
   app.get(
     '/v1/alert-settings',
     {
@@ -190,4 +165,14 @@ export async function alertRoutes(app: ServiceApp, ctx: ServiceContext): Promise
       return settings;
     },
   );
+}
+
+/**
+ * Alerts and the account's alert settings (docs/alerting.md): `GET /v1/check-alerts` (every
+ * alert raised, newest first, by check and time), `GET /v1/check-alerts/{checkId}`, and
+ * `GET|PUT /v1/alert-settings` (what checks with `useGlobalAlertSettings` use).
+ */
+export async function alertRoutes(app: ServiceApp, ctx: ServiceContext): Promise<void> {
+  checkAlertsRoutes(app, ctx);
+  alertSettingsRoutes(app, ctx);
 }

@@ -1,26 +1,24 @@
 import { randomUUID } from 'node:crypto';
-import { type Static, Type } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
 import type { ServiceContext } from '../context.js';
+import type { RoutePlugin } from '../module.js';
 import { notFound } from '../platform/http/errors.js';
 import { iso, offsetOf, PageQuery } from '../platform/http/pagination.js';
 import {
   Defaulted,
   IntegerIdParams,
-  Nullable,
-  NullableTimestamp,
   ResourceId,
   StringEnum,
   strict,
-  Timestamp,
 } from '../platform/http/schema-helpers.js';
-import type { RoutePlugin } from '../platform/http/service-app.js';
-import { deliveryWorkerOf } from './delivery/worker.js';
+import type { ServiceApp } from '../platform/http/service-app.js';
 import {
   type AttemptRow,
   DeliveryStore,
   NOTIFICATION_STATES,
   type NotificationRow,
 } from './delivery/store.js';
+import { type AlertNotification, AlertNotificationSchema } from './schema.js';
 import type { NotificationDoc } from './types.js';
 
 const tags = ['alert notifications'];
@@ -37,52 +35,6 @@ const TestQuery = Type.Object(
 );
 /** How often the test endpoint looks at the store while it waits for an attempt another process makes, ms. */
 const TEST_POLL_MS = 200;
-
-/** One delivery attempt as the API answers it. */
-export const NotificationAttemptSchema = Type.Object(
-  {
-    startedAt: Timestamp,
-    latencyMs: Type.Number({ description: 'From the start of the send to its outcome, ms.' }),
-    outcome: StringEnum(['DELIVERED', 'RETRY', 'FAILED'] as const),
-    statusCode: Nullable(
-      Type.Integer({ description: 'HTTP status or SMTP reply code; null when no answer came.' }),
-    ),
-    answer: Nullable(
-      Type.String({
-        description:
-          "The status of the provider's answer in short, never its body: `HTTP 404 Not Found`, or the SMTP " +
-          'reply line (`SMTP 250 2.0.0 Ok: queued`); null when no answer came.',
-      }),
-    ),
-    error: Nullable(Type.String({ description: 'Why the attempt did not deliver, secrets masked.' })),
-  },
-  strict,
-);
-
-/** A notification (one alert to one channel, or a channel test) as the API answers it. */
-export const AlertNotificationSchema = Type.Object(
-  {
-    id: Type.Integer(),
-    alertChannelId: Type.Integer(),
-    checkId: Nullable(Type.String()),
-    alertId: Nullable(Type.String({ description: 'Null for a channel test.' })),
-    alertType: Type.String({ description: 'An alert type, or ALERT_TEST for a channel test.' }),
-    state: StringEnum(NOTIFICATION_STATES),
-    idempotencyKey: Type.String({
-      description: 'What receivers see (webhook-id, Message-ID, dedup keys): the same on every attempt.',
-    }),
-    attempts: Type.Array(NotificationAttemptSchema),
-    createdAt: Timestamp,
-    deliveredAt: NullableTimestamp,
-    lastError: Nullable(Type.String()),
-    nextAttemptAt: Nullable(
-      Type.String({ format: 'date-time', description: 'When a PENDING notification is tried next.' }),
-    ),
-  },
-  strict,
-);
-/** A notification as answered. */
-export type AlertNotification = Static<typeof AlertNotificationSchema>;
 
 /** Query of `GET /v1/alert-notifications`: filters, `limit` (1–100, default 10) and `page`. */
 const NotificationsQuery = Type.Object(
@@ -159,31 +111,27 @@ export function testNotificationDoc(episodeId: string, nowMs: number): Notificat
   };
 }
 
-/**
- * Alert notifications and their delivery attempts (not in the spec):
- * `GET /v1/alert-notifications` (newest first, filtered by check, channel and state; `limit`
- * 1–100, default 10; `page`), `GET /v1/alert-notifications/{id}`, and
- * `POST /v1/alert-channels/{id}/test`, which queues a test notification, wakes the delivery
- * worker and waits up to 10 s for its first attempt: 200 with the notification and its attempt,
- * or 202 while none finished. Everything is scoped to the caller's account.
- */
-export const alertingRoutes: RoutePlugin = async (app, ctx: ServiceContext) => {
-  const store = new DeliveryStore(ctx.db);
-
-  async function withAttempts(accountId: string, rows: NotificationRow[]): Promise<AlertNotification[]> {
-    const attempts = await store.attempts(
-      accountId,
-      rows.map((r) => Number(r.id)),
-    );
-    const byId = new Map<number, AttemptRow[]>();
-    for (const a of attempts) {
-      const list = byId.get(Number(a.notification_id)) ?? [];
-      list.push(a);
-      byId.set(Number(a.notification_id), list);
-    }
-    return rows.map((r) => present(r, byId.get(Number(r.id)) ?? []));
+/** The rows with their attempts, in the API's shape (one query for the attempts of all of them). */
+async function withAttempts(
+  store: DeliveryStore,
+  accountId: string,
+  rows: NotificationRow[],
+): Promise<AlertNotification[]> {
+  const attempts = await store.attempts(
+    accountId,
+    rows.map((r) => Number(r.id)),
+  );
+  const byId = new Map<number, AttemptRow[]>();
+  for (const a of attempts) {
+    const list = byId.get(Number(a.notification_id)) ?? [];
+    list.push(a);
+    byId.set(Number(a.notification_id), list);
   }
+  return rows.map((r) => present(r, byId.get(Number(r.id)) ?? []));
+}
 
+/** `GET /v1/alert-notifications`: the account's notifications, newest first, filtered and paged. */
+function listNotificationsRoute(app: ServiceApp, store: DeliveryStore): void {
   app.get(
     '/v1/alert-notifications',
     {
@@ -203,10 +151,13 @@ export const alertingRoutes: RoutePlugin = async (app, ctx: ServiceContext) => {
         limit: query.limit,
         offset: offsetOf(query),
       });
-      return withAttempts(request.accountId, rows);
+      return withAttempts(store, request.accountId, rows);
     },
   );
+}
 
+/** `GET /v1/alert-notifications/{id}`. @throws HttpError 404 when it is not the account's. */
+function getNotificationRoute(app: ServiceApp, store: DeliveryStore): void {
   app.get(
     '/v1/alert-notifications/:id',
     {
@@ -220,10 +171,17 @@ export const alertingRoutes: RoutePlugin = async (app, ctx: ServiceContext) => {
     async (request) => {
       const row = await store.get(request.accountId, request.params.id);
       if (!row) throw notFound('alert notification', request.params.id);
-      return (await withAttempts(request.accountId, [row]))[0]!;
+      return (await withAttempts(store, request.accountId, [row]))[0]!;
     },
   );
+}
 
+/**
+ * `POST /v1/alert-channels/{id}/test`: queues a test notification, wakes the delivery worker and waits up
+ * to `maxWaitSeconds` for its first attempt: 200 with the notification and its attempt, or 202 while none
+ * finished. @throws HttpError 404 when the channel is not the account's.
+ */
+function testChannelRoute(app: ServiceApp, ctx: ServiceContext, store: DeliveryStore): void {
   app.post(
     '/v1/alert-channels/:id/test',
     {
@@ -253,13 +211,14 @@ export const alertingRoutes: RoutePlugin = async (app, ctx: ServiceContext) => {
         nowMs,
       });
       ctx.log.info({ alertChannelId: channelId, notificationId: id, accountId }, 'alert channel test queued');
-      const worker = deliveryWorkerOf(ctx.db);
-      worker?.kick();
+      ctx.delivery.kick();
+      // Another process's worker (several service processes on one store) is seen by looking again.
+      const worker = ctx.delivery.running ? ctx.delivery : undefined;
       const deadline = nowMs + request.query.maxWaitSeconds * 1000;
       for (;;) {
         const row = await store.get(accountId, id);
         if (!row) throw notFound('alert notification', id);
-        const [notification] = await withAttempts(accountId, [row]);
+        const [notification] = await withAttempts(store, accountId, [row]);
         if (notification!.attempts.length > 0) return reply.code(200).send(notification!);
         const left = deadline - Date.now();
         if (left <= 0 || ctx.shutdown.aborted) return reply.code(202).send(notification!);
@@ -271,4 +230,19 @@ export const alertingRoutes: RoutePlugin = async (app, ctx: ServiceContext) => {
       }
     },
   );
+}
+
+/**
+ * Alert notifications and their delivery attempts (not in the spec):
+ * `GET /v1/alert-notifications` (newest first, filtered by check, channel and state; `limit`
+ * 1–100, default 10; `page`), `GET /v1/alert-notifications/{id}`, and
+ * `POST /v1/alert-channels/{id}/test`, which queues a test notification, wakes the delivery
+ * worker and waits up to 10 s for its first attempt: 200 with the notification and its attempt,
+ * or 202 while none finished. Everything is scoped to the caller's account.
+ */
+export const alertingRoutes: RoutePlugin = async (app, ctx: ServiceContext) => {
+  const store = new DeliveryStore(ctx.db);
+  listNotificationsRoute(app, store);
+  getNotificationRoute(app, store);
+  testChannelRoute(app, ctx, store);
 };

@@ -1,16 +1,17 @@
-import { createHash } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
-import type { Certificate } from '../../protocol/http-result.js';
 import type { CheckResult } from '../../protocol/index.js';
-import type { ResultRecorder, StoredResultRef } from '../runs/queue/queue.js';
-import type { ChannelDoc } from './alert-channels/alert-channels.js';
-import type { GroupDoc } from '../resources/check-groups/check-groups.js';
-import type { CheckDoc } from '../checks/checks.js';
+import type { ResultRecorder, StoredResultRef } from '../runs/index.js';
+import type { GroupDoc } from '../resources/index.js';
+import type { CheckDoc } from '../checks/index.js';
 import type { Database } from '../platform/store/database.js';
 import { type AlertState, evaluate } from './engine.js';
-import { incidentForAlert } from '../status-pages/incidents/trigger.js';
+import { incidentForAlert } from '../status-pages/index.js';
 import { type AlertSettingsDoc, resolveAlertSettings } from './settings.js';
 import { AlertStore } from './store.js';
+import { channelWants } from './channel-filter.js';
+import { certificatesOf, sslMilestone } from './ssl-milestones.js';
+import { stableId } from './stable-id.js';
+import { alertTitle } from './titles.js';
 import type { AlertRun, AlertType, EngineAlert, LocationOutcome, NotificationDoc } from './types.js';
 
 type Tx = Kysely<Database> | Transaction<Database>;
@@ -24,59 +25,7 @@ export type AlertRecorderOptions = {
 };
 
 /**
- * Which channel flag lets an alert type through (docs/alerting.md, "Which channel gets what"):
- * failures and escalations `sendFailure`; degradations `sendDegraded`; recoveries `sendRecovery`;
- * a failure that eased to degraded goes to channels that take degradations or recoveries (it is
- * news to both); a degraded recovery to channels taking both (they heard of the degradation);
- * ALERT_SSL `sslExpiry` (decided per milestone, see recordCertificate).
- */
-export function channelWants(
-  channel: Pick<ChannelDoc, 'sendFailure' | 'sendDegraded' | 'sendRecovery' | 'sslExpiry'>,
-  type: AlertType,
-): boolean {
-  switch (type) {
-    case 'ALERT_FAILURE':
-    case 'ALERT_FAILURE_REMAIN':
-    case 'ALERT_DEGRADED_FAILURE':
-      return channel.sendFailure !== false;
-    case 'ALERT_DEGRADED':
-    case 'ALERT_DEGRADED_REMAIN':
-      return channel.sendDegraded === true;
-    case 'ALERT_FAILURE_DEGRADED':
-      return channel.sendDegraded === true || channel.sendRecovery !== false;
-    case 'ALERT_RECOVERY':
-      return channel.sendRecovery !== false;
-    case 'ALERT_DEGRADED_RECOVERY':
-      return channel.sendRecovery !== false && channel.sendDegraded === true;
-    case 'ALERT_SSL':
-      return channel.sslExpiry === true;
-  }
-}
-
-const TITLES: Record<AlertType, string> = {
-  ALERT_FAILURE: 'is failing',
-  ALERT_FAILURE_REMAIN: 'is still failing',
-  ALERT_FAILURE_DEGRADED: 'is degraded (was failing)',
-  ALERT_DEGRADED: 'is degraded',
-  ALERT_DEGRADED_REMAIN: 'is still degraded',
-  ALERT_DEGRADED_FAILURE: 'is failing (was degraded)',
-  ALERT_RECOVERY: 'has recovered',
-  ALERT_DEGRADED_RECOVERY: 'is no longer degraded',
-  ALERT_SSL: 'has an expiring SSL certificate',
-};
-
-/** "checkout API is failing" — the title of an alert. */
-export function alertTitle(checkName: string, type: AlertType, sslDaysRemaining?: number | null): string {
-  if (type === 'ALERT_SSL' && sslDaysRemaining !== undefined && sslDaysRemaining !== null) {
-    return sslDaysRemaining < 0
-      ? `${checkName}: the SSL certificate has expired`
-      : `${checkName}: the SSL certificate expires in ${sslDaysRemaining} day${sslDaysRemaining === 1 ? '' : 's'}`;
-  }
-  return `${checkName} ${TITLES[type]}`;
-}
-
-/**
- * The result recorder of alerting (QueueOptions.resultRecorders): runs in the transaction that
+ * The result recorder of alerting (ServiceModule.recorders, module.ts): runs in the transaction that
  * stores each result, so the alert state, the alerts and one notification per subscribed channel
  * commit with the result or not at all (docs/alerting.md, "Exactly once"). ATTEMPT results are
  * skipped; a FINAL result is judged once its run is complete (every location of a parallel round
@@ -293,51 +242,6 @@ function firstFailedAssertion(result: CheckResult): string | null {
     .slice(0, 1000);
 }
 
-/** Days-remaining milestones after a channel's own threshold (docs/alerting.md, "SSL certificate expiry"). */
-export const SSL_MILESTONES = [7, 3, 1, 0] as const;
-
-/**
- * The milestone a certificate with `daysRemaining` has reached for a channel alerting from
- * `thresholdDays`: the smallest of (threshold, 7, 3, 1, 0) that is ≥ the days remaining (so a
- * certificate first seen 2 days before expiry is alerted once, at milestone 3, not for every
- * milestone it skipped); null while above the threshold. Expired certificates are milestone 0.
- */
-export function sslMilestone(daysRemaining: number, thresholdDays: number): number | null {
-  if (daysRemaining > thresholdDays) return null;
-  const candidates = [thresholdDays, ...SSL_MILESTONES].filter(
-    (m) => m <= thresholdDays && m >= Math.max(0, daysRemaining),
-  );
-  return candidates.length === 0 ? 0 : Math.min(...candidates);
-}
-
-/** The certificates a result carries, by domain: URL/API targets over https and a browser check's sslCheckDomain. */
-function certificatesOf(
-  result: CheckResult,
-  check: CheckDoc,
-): { domain: string; certificate: Certificate }[] {
-  const found: { domain: string; certificate: Certificate }[] = [];
-  const http = result.httpCheckResult;
-  if (http?.certificate) {
-    const host = hostOf(http.request.url);
-    if (host) found.push({ domain: host, certificate: http.certificate });
-  }
-  const browser = result.browserCheckResult as { sslCertificate?: Certificate | null } | undefined;
-  const domain = typeof check.sslCheckDomain === 'string' ? check.sslCheckDomain : null;
-  if (browser?.sslCertificate && domain)
-    found.push({ domain: domain.toLowerCase(), certificate: browser.sslCertificate });
-  return found;
-}
-
-function hostOf(url: string | undefined): string | null {
-  if (!url) return null;
-  try {
-    const parsed = new URL(url);
-    return parsed.protocol === 'https:' ? parsed.hostname.toLowerCase() : null;
-  } catch {
-    return null;
-  }
-}
-
 /**
  * Keeps the latest certificate per (account, domain) and queues ALERT_SSL to each channel with
  * `sslExpiry` subscribed to the check, once per (domain, certificate fingerprint, channel,
@@ -399,11 +303,6 @@ async function recordCertificates(context: AlertContext): Promise<number> {
     }
   }
   return queued;
-}
-
-/** A short id stable for its parts (alerts are keyed by what they are, so a replay finds the same row). */
-export function stableId(...parts: string[]): string {
-  return createHash('sha256').update(parts.join('\u0000')).digest('hex').slice(0, 32);
 }
 
 export type { AlertSettingsDoc };

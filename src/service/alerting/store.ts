@@ -1,12 +1,8 @@
 import type { Insertable, Kysely, Transaction } from 'kysely';
 import type { ChannelDoc } from './alert-channels/alert-channels.js';
-import {
-  openChannelDoc,
-  type SubscriberCheck,
-  subscribesTo,
-} from './alert-channels/alert-channels.js';
-import type { GroupDoc } from '../resources/check-groups/check-groups.js';
-import type { CheckDoc } from '../checks/checks.js';
+import { openChannelDoc, type SubscriberCheck, subscribesTo } from './alert-channels/alert-channels.js';
+import type { GroupDoc } from '../resources/index.js';
+import type { CheckDoc } from '../checks/index.js';
 import type { CheckResult } from '../../protocol/index.js';
 import type { Database } from '../platform/store/database.js';
 import { readDoc } from '../platform/store/schema.js';
@@ -15,7 +11,7 @@ import type { AlertSettingsDoc } from './settings.js';
 type Tx = Kysely<Database> | Transaction<Database>;
 
 /**
- * Every statement alerting runs in a result's transaction (outbox.ts) and the account settings
+ * Every statement alerting runs in a result's transaction (recorder.ts) and the account settings
  * API: portable kysely only. Inserts that must happen once (alerts, notifications) are
  * `ON CONFLICT DO NOTHING` on their key, which SQLite and PostgreSQL read alike.
  */

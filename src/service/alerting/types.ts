@@ -3,7 +3,7 @@ import type { OutboundPolicy } from '../platform/http/outbound-policy.js';
 /**
  * The contracts of alerting (docs/alerting.md): what the alert engine takes and returns, what a
  * notification carries, and what a channel sender answers. The engine (engine.ts) is pure; the
- * outbox (outbox.ts) runs it in the result's transaction; the delivery worker (delivery.ts) hands
+ * recorder (recorder.ts) runs it in the result's transaction; the delivery worker (delivery/worker.ts) hands
  * each notification to the sender of its channel type (channels/).
  */
 

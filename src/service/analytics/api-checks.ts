@@ -4,7 +4,7 @@
  */
 import type { Kysely } from 'kysely';
 import type { CheckType } from '../../protocol/index.js';
-import { CheckStore } from '../checks/store.js';
+import { CheckStore } from '../checks/index.js';
 import { badField, HttpError } from '../platform/http/errors.js';
 import { iso, offsetOf } from '../platform/http/pagination.js';
 import type { AnalyticsQuery, AnalyticsResponse } from './schema.js';

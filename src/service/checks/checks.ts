@@ -1,32 +1,39 @@
 import { randomUUID } from 'node:crypto';
+import type { Static } from '@sinclair/typebox';
 import type { Kysely } from 'kysely';
 import type { CheckType, Location } from '../../protocol/index.js';
 import { validateBodyPart } from '../platform/http/validation.js';
 import { badField } from '../platform/http/errors.js';
 import { checkTypeEntry } from './types/registry.js';
-import { ChannelQueries } from '../alerting/alert-channels/store.js';
-import { GroupQueries } from '../resources/check-groups/store.js';
-import { DEFAULT_RUNTIME_ID } from '../resources/runtimes/runtimes.js';
+import type { SharedCheckFields } from './types/common.js';
+import type { UpdateAnyCheckBody } from './types/update.js';
+import { ChannelQueries } from '../alerting/index.js';
+import { GroupQueries } from '../resources/index.js';
+import { DEFAULT_RUNTIME_ID } from '../resources/index.js';
 import { readDoc } from '../platform/store/schema.js';
-import type { CheckResponse } from '../platform/http/responses.js';
+import type { CheckResponse } from './responses.js';
 import type { Database } from '../platform/store/database.js';
 import {
   assertAlertChannelsExist,
   assertGroupExists,
   assertPrivateLocationsExist,
   assertSnippetExists,
-} from '../resources/references.js';
-import { CHECK_SECRETS, keepMaskedSecrets, maskSecrets, openSecrets } from '../platform/store/secret-fields.js';
+} from '../resources/index.js';
+import {
+  CHECK_SECRETS,
+  keepMaskedSecrets,
+  maskSecrets,
+  openSecrets,
+} from '../platform/store/secret-fields.js';
 import { REDACTED } from '../../common/redaction.js';
 import { isCredentialHeader } from '../../common/credential-headers.js';
 import { secretBoxOf } from '../platform/store/secret-box.js';
 
 /**
- * A check as stored and as the API shows it (minus masking and the `alertChannels` view): the
- * fields every type has (CheckResponseSchema; defaults filled at creation), typed, and the
- * type's own fields (`request`, thresholds, `script`, …) by name.
+ * The fields every check has, always present (CheckResponseSchema; defaults filled at creation by
+ * newCheckDoc).
  */
-export type CheckDoc = Record<string, unknown> & {
+type CheckCore = {
   id: string;
   checkType: CheckType;
   name: string;
@@ -51,6 +58,29 @@ export type CheckDoc = Record<string, unknown> & {
   updated_at: string | null;
 };
 
+/**
+ * The other fields a check may hold, each optional (a type has only its own: thresholds, `script`,
+ * `timeoutSeconds`, …), typed as `PUT /v1/checks/{id}` validates them (UpdateAnyCheckBody). A create body
+ * is stricter per type; a stored value always passed one or the other.
+ */
+type CheckFields = Partial<Omit<Static<typeof UpdateAnyCheckBody>, keyof CheckCore>>;
+
+/**
+ * A check as stored and as the API shows it (minus masking and the `alertChannels` view): the
+ * fields every type has (CheckCore), the fields of the types by name (CheckFields), and any other
+ * field as `unknown`.
+ */
+export type CheckDoc = Record<string, unknown> & CheckFields & CheckCore;
+
+/** A validated body of `PUT /v1/checks/{id}` (UpdateAnyCheckBody). */
+export type CheckUpdateBody = Static<typeof UpdateAnyCheckBody>;
+
+/** The ids a check body names in other resources (assertCheckReferences), each optional. */
+export type CheckReferences = Pick<
+  SharedCheckFields,
+  'groupId' | 'setupSnippetId' | 'tearDownSnippetId' | 'alertChannelSubscriptions' | 'privateLocations'
+>;
+
 /** Location used when a check names neither `locations` nor `privateLocations`. */
 export const DEFAULT_LOCATION: Location = 'us-east-1';
 
@@ -65,7 +95,7 @@ const EMPTY_ALERT_CHANNELS = { email: [], webhook: [], slack: [], sms: [] };
 
 /**
  * Rules JSON Schema cannot express (docs/api.md, "Check" and "Limits"), with the limits of the
- * check's type from its registry entry (check-types.ts):
+ * check's type from its registry entry (types/registry.ts):
  * - `frequency` in the set of the check's type;
  * - `frequencyOffset`: frequency 0 → 10, 20 or 30 (required); 1–60 → 1..floor(frequency×10);
  *   above 60 → 1..ceil(frequency/60);
@@ -75,14 +105,13 @@ const EMPTY_ALERT_CHANNELS = { email: [], webhook: [], slack: [], sms: [] };
  * - the type's own rules (CheckTypeEntry.rules), e.g. a Playwright check suite's project.
  * @throws HttpError 400 naming the field.
  */
-export function checkCrossFieldRules(doc: Record<string, unknown>, checkType: CheckType): void {
+export function checkCrossFieldRules(doc: CheckDoc, checkType: CheckType): void {
   const entry = checkTypeEntry(checkType);
   const { frequencies: allowed, responseTimeLimitMs: limit } = entry;
-  const frequency = doc.frequency as number;
+  const { frequency, frequencyOffset: offset } = doc;
   if (!allowed.includes(frequency)) {
     throw badField('frequency', `must be one of ${allowed.join(', ')} for ${checkType} checks`, 'enum');
   }
-  const offset = doc.frequencyOffset as number | null | undefined;
   if (frequency === 0) {
     if (offset !== 10 && offset !== 20 && offset !== 30) {
       throw badField('frequencyOffset', 'must be 10, 20 or 30 when frequency is 0', 'frequencyOffset');
@@ -97,25 +126,25 @@ export function checkCrossFieldRules(doc: Record<string, unknown>, checkType: Ch
       );
     }
   }
-  const degradedLoss = doc.degradedPacketLossThreshold as number | null | undefined;
-  const maxLoss = doc.maxPacketLossThreshold as number | null | undefined;
+  const { degradedPacketLossThreshold: degradedLoss, maxPacketLossThreshold: maxLoss } = doc;
   if (degradedLoss != null && maxLoss != null && maxLoss < degradedLoss) {
     throw badField('maxPacketLossThreshold', 'must be at least degradedPacketLossThreshold', 'packetLoss');
   }
   if (limit !== null) {
     for (const field of ['degradedResponseTime', 'maxResponseTime'] as const) {
-      const value = doc[field] as number | null | undefined;
+      const value = doc[field];
       if (value != null && value > limit) {
         throw badField(field, `must be <= ${limit} for ${checkType} checks`, 'maximum');
       }
     }
   }
-  if (doc.timeoutSeconds != null) {
+  const { timeoutSeconds } = doc;
+  if (timeoutSeconds != null) {
     if (!entry.timeoutSeconds) {
       throw badField('timeoutSeconds', `is not a field of ${checkType} checks`, 'additionalProperties');
     }
     const max = entry.runTimeoutMs / 1000;
-    if ((doc.timeoutSeconds as number) > max) {
+    if (timeoutSeconds > max) {
       throw badField('timeoutSeconds', `must be <= ${max} for ${checkType} checks`, 'maximum');
     }
   }
@@ -137,7 +166,7 @@ export async function assertRuntimeFits(
 ): Promise<void> {
   if (!checkTypeEntry(doc.checkType).needsMultiStepRuntime) return;
   const group = doc.groupId == null ? undefined : await new GroupQueries(db).get(accountId, doc.groupId);
-  const groupRuntime = group ? (readDoc(group.doc).runtimeId as string | null | undefined) : null;
+  const groupRuntime = group ? readDoc(group.doc).runtimeId : null;
   const runtimeId = doc.runtimeId ?? groupRuntime ?? DEFAULT_RUNTIME_ID;
   if (!multiStepRuntimes.has(runtimeId)) {
     const whose = doc.runtimeId ? '' : groupRuntime ? " (the group's)" : ' (the default)';
@@ -197,7 +226,7 @@ export function newCheckDoc(checkType: CheckType, body: Record<string, unknown>,
  * @throws HttpError 400 when `checkType` differs, a merged rule breaks, or a mask
  *   stands for a secret that is not stored.
  */
-export function mergeCheckUpdate(stored: CheckDoc, incoming: Record<string, unknown>, now: Date): CheckDoc {
+export function mergeCheckUpdate(stored: CheckDoc, incoming: CheckUpdateBody, now: Date): CheckDoc {
   if (incoming.checkType !== undefined && incoming.checkType !== stored.checkType) {
     throw badField('checkType', `must be ${stored.checkType}: a check cannot change type`, 'const');
   }
@@ -217,7 +246,7 @@ export function mergeCheckUpdate(stored: CheckDoc, incoming: Record<string, unkn
   }
   if (body.frequency === undefined) merged.frequency = stored.frequency;
   checkCrossFieldRules(merged, stored.checkType);
-  return merged as CheckDoc;
+  return merged;
 }
 
 /** The response-only `alertChannels` view: subscribed, activated channels grouped by kind (docs/api.md, "Check"). */
@@ -285,27 +314,13 @@ export async function alertChannelsView(
 export async function assertCheckReferences(
   db: Kysely<Database>,
   accountId: string,
-  body: Record<string, unknown>,
+  body: CheckReferences,
 ): Promise<void> {
-  await assertGroupExists(db, accountId, body.groupId as number | null | undefined);
-  await assertSnippetExists(
-    db,
-    accountId,
-    body.setupSnippetId as number | null | undefined,
-    'setupSnippetId',
-  );
-  await assertSnippetExists(
-    db,
-    accountId,
-    body.tearDownSnippetId as number | null | undefined,
-    'tearDownSnippetId',
-  );
-  await assertAlertChannelsExist(
-    db,
-    accountId,
-    body.alertChannelSubscriptions as { alertChannelId: number }[] | undefined,
-  );
-  await assertPrivateLocationsExist(db, accountId, body.privateLocations as string[] | null | undefined);
+  await assertGroupExists(db, accountId, body.groupId);
+  await assertSnippetExists(db, accountId, body.setupSnippetId, 'setupSnippetId');
+  await assertSnippetExists(db, accountId, body.tearDownSnippetId, 'tearDownSnippetId');
+  await assertAlertChannelsExist(db, accountId, body.alertChannelSubscriptions);
+  await assertPrivateLocationsExist(db, accountId, body.privateLocations);
 }
 
 /**
@@ -327,4 +342,11 @@ const openedChecks = new WeakSet<object>();
 /** Every location a check runs in: public `locations` then `privateLocations`. */
 export function runLocationsOf(doc: CheckDoc): string[] {
   return [...(doc.locations ?? []), ...(doc.privateLocations ?? [])];
+}
+
+declare module '../platform/store/schema.js' {
+  /** The documents of this module's tables (see StoredDocuments). */
+  interface StoredDocuments {
+    checks: CheckDoc;
+  }
 }

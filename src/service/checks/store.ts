@@ -1,12 +1,12 @@
 import type { Kysely } from 'kysely';
 import type { CheckType } from '../../protocol/index.js';
 import { notFound } from '../platform/http/errors.js';
-import { firstRunAt } from '../runs/scheduler/schedule.js';
+import { firstRunAt } from '../runs/index.js';
 import type { Database } from '../platform/store/database.js';
 import { readDoc, writeDoc } from '../platform/store/schema.js';
 import { secretBoxOf } from '../platform/store/secret-box.js';
 import { CHECK_SECRETS, sealSecrets } from '../platform/store/secret-fields.js';
-import { deleteCheckStatuses } from '../resources/check-statuses/store.js';
+import { deleteCheckStatuses } from '../resources/index.js';
 import { checkTypeEntry } from './types/registry.js';
 import { type CheckDoc, openCheckSecrets } from './checks.js';
 
@@ -122,30 +122,26 @@ export class CheckStore {
       .execute();
   }
 
-  /** Deletes a check with its error groups and heartbeat pings. @returns true when a check was deleted. */
+  /**
+   * Deletes a check with its error groups, latest status and hourly figures, and what its type keeps beside
+   * it (the type's `onDelete` hook: a HEARTBEAT check's heartbeat and pings), in one transaction.
+   * @returns true when a check was deleted.
+   */
   async delete(accountId: string, id: string): Promise<boolean> {
     return this.#db.transaction().execute(async (tx) => {
-      const res = await tx
+      const deleted = await tx
         .deleteFrom('checks')
         .where('account_id', '=', accountId)
         .where('id', '=', id)
+        .returning('check_type')
         .executeTakeFirst();
-      if (res.numDeletedRows === 0n) return false;
+      if (!deleted) return false;
       await tx
         .deleteFrom('error_groups')
         .where('account_id', '=', accountId)
         .where('check_id', '=', id)
         .execute();
-      await tx
-        .deleteFrom('heartbeat_pings')
-        .where('account_id', '=', accountId)
-        .where('check_id', '=', id)
-        .execute();
-      await tx
-        .deleteFrom('heartbeats')
-        .where('account_id', '=', accountId)
-        .where('check_id', '=', id)
-        .execute();
+      await checkTypeEntry(deleted.check_type).onDelete?.(tx, accountId, id);
       // Its latest result and hourly figures (the checks page's rollups) go with it.
       await deleteCheckStatuses(tx, accountId, id);
       return true;

@@ -50,8 +50,6 @@ export const HEARTBEAT_RUN_LOCATION = 'heartbeat';
 const PING_BATCH = 48;
 const SWEEP_BATCH = 48;
 
-const monitors = new WeakMap<ServiceContext, HeartbeatMonitor>();
-
 /** A new ping token: 128 random bits, base64url (22 characters). */
 export function newPingToken(): string {
   return randomBytes(16).toString('base64url');
@@ -63,7 +61,7 @@ type Pending = { input: PingInput; resolve(answer: PingAnswer): void; reject(err
  * Heartbeat monitors (docs/heartbeats.md): stores pings (batched, a few dozen per transaction),
  * moves deadlines, and sweeps the ones that passed: a timer set to the earliest `due_at`, re-armed
  * when a ping or an edit moves one earlier, and a safety poll every `pollMs`. Every state change
- * commits with the result it causes (`JobQueue.storeServiceResult` in the same transaction).
+ * commits with the result it causes (`ResultIngest.storeServiceResult` in the same transaction).
  */
 export class HeartbeatMonitor {
   readonly #context: ServiceContext;
@@ -88,17 +86,6 @@ export class HeartbeatMonitor {
     this.#sweepEnabled = options.sweep ?? true;
     this.#appUrl = options.appUrl.replace(/\/+$/, '');
     this.#limiter = new RateLimiterMemory({ points: options.pingsPerMinute ?? 60, duration: 60 });
-    monitors.set(context, this);
-  }
-
-  /**
-   * The monitor of a service's context (built with it by `build`).
-   * @throws Error when the context has none (a context not made by `build`).
-   */
-  static of(context: ServiceContext): HeartbeatMonitor {
-    const monitor = monitors.get(context);
-    if (!monitor) throw new Error('the service context has no heartbeat monitor');
-    return monitor;
   }
 
   /** The monitor's clock, epoch ms. */
@@ -329,7 +316,7 @@ export class HeartbeatMonitor {
       .where('check_id', '=', row.check_id)
       .execute();
     const result = pingResult(input, startedAt, now);
-    await this.#context.queue.storeServiceResult(
+    await this.#context.queue.results.storeServiceResult(
       { accountId: row.account_id, checkId: row.check_id, result, nowMs: now },
       tx,
     );
@@ -398,7 +385,7 @@ export class HeartbeatMonitor {
             errorMessage: `No ping received within period + grace (last ping ${lastPing})${started}`,
             logs: [],
           });
-          await this.#context.queue.storeServiceResult(
+          await this.#context.queue.results.storeServiceResult(
             { accountId: row.account_id, checkId: row.check_id, result, nowMs: now },
             tx,
           );

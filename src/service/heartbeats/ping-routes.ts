@@ -1,17 +1,8 @@
 import type { IncomingMessage } from 'node:http';
-import { statusPageRoutes } from '../status-pages/public/routes.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { HttpError, notFound } from '../platform/http/errors.js';
-import type { RoutePlugin } from '../platform/http/service-app.js';
-import { HeartbeatMonitor, PING_BODY_LIMIT_BYTES, type PingInput } from './monitor.js';
-
-/**
- * `GET /openapi.json`: the OpenAPI 3 document of the API (built by http/openapi.ts from every
- * route's schemas), for clients and code generators that have no key yet.
- */
-const openApiDocument: RoutePlugin = async (app) => {
-  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
-};
+import type { RoutePlugin } from '../module.js';
+import { PING_BODY_LIMIT_BYTES, type PingInput } from './monitor.js';
 
 /** A ping body: its first PING_BODY_LIMIT_BYTES (+1, to know it was cut) and its full size. */
 type PingBody = { kept: Buffer; sizeBytes: number };
@@ -49,8 +40,8 @@ function readPingBody(_request: FastifyRequest, payload: IncomingMessage): Promi
  * `Ping-Body-Limit: 10000`; 404 for an unknown token; 429 (text, `Retry-After` in seconds) past
  * the per-token rate limit; 400 naming `exitCode` for a last segment that is none of these.
  */
-const heartbeatPings: RoutePlugin = async (app, ctx) => {
-  const monitor = HeartbeatMonitor.of(ctx);
+export const heartbeatPings: RoutePlugin = async (app, ctx) => {
+  const monitor = ctx.heartbeats;
   // A scope of its own: its any-type body parser reaches no other route.
   await app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
@@ -124,12 +115,3 @@ const heartbeatPings: RoutePlugin = async (app, ctx) => {
     });
   });
 };
-
-/**
- * Route plugins anyone may call, without an API key: registered by app.ts in a scope of their own,
- * outside the `/v1` auth hook: the OpenAPI document and heartbeat pings; public status pages
- * register here. A public route authenticates nothing for the caller: whatever token its URL
- * carries (a ping's check token, a page's slug) it must check itself, and it must never answer
- * account data beyond what that token opens.
- */
-export const PUBLIC_ROUTES: readonly RoutePlugin[] = [openApiDocument, heartbeatPings, statusPageRoutes];

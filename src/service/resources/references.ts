@@ -1,8 +1,7 @@
 import type { Kysely } from 'kysely';
 import { badField } from '../platform/http/errors.js';
 import type { Database } from '../platform/store/database.js';
-import { ChannelQueries } from '../alerting/alert-channels/store.js';
-import { CheckStore } from '../checks/store.js';
+import { ChannelQueries } from '../alerting/index.js';
 import { GroupQueries } from './check-groups/store.js';
 import { LocationQueries } from './private-locations/store.js';
 import { SnippetQueries } from './snippets/store.js';
@@ -94,19 +93,4 @@ export async function assertPrivateLocationsExist(
       );
     }
   });
-}
-
-/**
- * Asserts that `checkId` is a check of the account.
- * @throws HttpError 400 naming `field`, rule `exists`.
- */
-export async function assertCheckExists(
-  db: Kysely<Database>,
-  accountId: string,
-  checkId: string,
-  field: string,
-): Promise<void> {
-  if (!(await new CheckStore(db).exists(accountId, checkId))) {
-    throw badField(field, `must be the id of a check of this account; ${checkId} is not`, 'exists');
-  }
 }

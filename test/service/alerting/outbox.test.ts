@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { CheckResult, Job } from '../../../src/protocol/index.js';
 import type { Certificate } from '../../../src/protocol/http-result.js';
-import { sslMilestone } from '../../../src/service/alerting/recorder.js';
+import { sslMilestone } from '../../../src/service/alerting/ssl-milestones.js';
 import {
   claimJobs,
   createCheck,

@@ -20,8 +20,8 @@ import {
 import type { Database } from '../../platform/store/database.js';
 import { readDoc, type StoredJson, writeDoc } from '../../platform/store/schema.js';
 import { secretBoxOf } from '../../platform/store/secret-box.js';
-import { GroupQueries } from '../../resources/check-groups/store.js';
-import { CheckStore } from '../../checks/store.js';
+import { GroupQueries } from '../../resources/index.js';
+import { CheckStore } from '../../checks/index.js';
 import { type ChannelRow, ChannelQueries } from './store.js';
 
 /**
@@ -302,4 +302,11 @@ export async function channelIdsForCheck(
     if (subscribesTo(Number(row.id), readDoc(row.doc), check)) ids.push(Number(row.id));
   }
   return ids;
+}
+
+declare module '../../platform/store/schema.js' {
+  /** The documents of this module's tables (see StoredDocuments). */
+  interface StoredDocuments {
+    alert_channels: ChannelDoc;
+  }
 }

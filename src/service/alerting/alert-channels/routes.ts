@@ -17,16 +17,8 @@ import { AlertChannelSchema, CreateAlertChannelBody, UpdateAlertChannelBody } fr
 
 const tags = ['alert channels'];
 
-/**
- * Alert channels (docs/api.md, "Alert channel"; `POST /v1/alert-channels`,
- * `GET /v1/alert-channels/{id}`): create (201), list (`limit` 1–100, default
- * 10; `page`), read, partial update, delete (204). `config` is validated per
- * `type`; integration secrets are answered masked and kept when sent back masked. A WEBHOOK or SLACK `url`
- * naming an address the outbound policy refuses (`ctx.outbound`) is a 400 on `config.url`.
- */
-export async function alertChannelRoutes(app: ServiceApp, ctx: ServiceContext): Promise<void> {
-  const channels = new AlertChannelStore(ctx.db);
-
+/** `POST /v1/alert-channels`: 201 with the channel. @throws HttpError 400 for a config, url or subscription refused. */
+function createChannelRoute(app: ServiceApp, ctx: ServiceContext, channels: AlertChannelStore): void {
   app.post(
     '/v1/alert-channels',
     {
@@ -50,7 +42,10 @@ export async function alertChannelRoutes(app: ServiceApp, ctx: ServiceContext): 
       return reply.code(201).send(presentChannel(row, await channels.targets(request.accountId)));
     },
   );
+}
 
+/** `GET /v1/alert-channels` (a page, oldest first) and `GET /v1/alert-channels/{id}` (404 when not the account's). */
+function readChannelRoutes(app: ServiceApp, channels: AlertChannelStore): void {
   app.get(
     '/v1/alert-channels',
     {
@@ -87,7 +82,13 @@ export async function alertChannelRoutes(app: ServiceApp, ctx: ServiceContext): 
       );
     },
   );
+}
 
+/**
+ * `PUT /v1/alert-channels/{id}`: given fields replace stored ones; a changed `type` needs a `config`.
+ * @throws HttpError 404 when not the account's; 400 for a config, url or subscription refused.
+ */
+function updateChannelRoute(app: ServiceApp, ctx: ServiceContext, channels: AlertChannelStore): void {
   app.put(
     '/v1/alert-channels/:id',
     {
@@ -123,7 +124,10 @@ export async function alertChannelRoutes(app: ServiceApp, ctx: ServiceContext): 
       return presentChannel(row, await channels.targets(request.accountId));
     },
   );
+}
 
+/** `DELETE /v1/alert-channels/{id}`: 204. @throws HttpError 404 when not the account's. */
+function deleteChannelRoute(app: ServiceApp, channels: AlertChannelStore): void {
   app.delete(
     '/v1/alert-channels/:id',
     {
@@ -140,4 +144,19 @@ export async function alertChannelRoutes(app: ServiceApp, ctx: ServiceContext): 
       return reply.code(204).send();
     },
   );
+}
+
+/**
+ * Alert channels (docs/api.md, "Alert channel"; `POST /v1/alert-channels`,
+ * `GET /v1/alert-channels/{id}`): create (201), list (`limit` 1–100, default
+ * 10; `page`), read, partial update, delete (204). `config` is validated per
+ * `type`; integration secrets are answered masked and kept when sent back masked. A WEBHOOK or SLACK `url`
+ * naming an address the outbound policy refuses (`ctx.outbound`) is a 400 on `config.url`.
+ */
+export async function alertChannelRoutes(app: ServiceApp, ctx: ServiceContext): Promise<void> {
+  const channels = new AlertChannelStore(ctx.db);
+  createChannelRoute(app, ctx, channels);
+  readChannelRoutes(app, channels);
+  updateChannelRoute(app, ctx, channels);
+  deleteChannelRoute(app, channels);
 }

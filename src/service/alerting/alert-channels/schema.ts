@@ -1,102 +1,31 @@
 import { type Static, type TObject, Type } from '@sinclair/typebox';
 import {
-  Nullable,
   StringEnum,
   strict,
   NullableTimestamp,
   Timestamp,
   ResourceId,
 } from '../../platform/http/schema-helpers.js';
+import { type AlertChannelType, CHANNEL_MODULES, type ChannelModuleOf } from '../channels/modules.js';
 
-/** Alert channel types (docs/api.md, "Alert channel"). */
-export const ALERT_CHANNEL_TYPES = [
-  'EMAIL',
-  'SLACK',
-  'WEBHOOK',
-  'SMS',
-  'PAGERDUTY',
-  'OPSGENIE',
-  'CALL',
-] as const;
-/** One of `ALERT_CHANNEL_TYPES`. */
-export type AlertChannelType = (typeof ALERT_CHANNEL_TYPES)[number];
+export type { AlertChannelType } from '../channels/modules.js';
 
-/** HTTP methods a webhook channel may use. */
-const WEBHOOK_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'HEAD', 'DELETE'] as const;
-
-const name = Type.String({ minLength: 1, maxLength: 255 });
-/** E.164: a plus sign and up to 15 digits, the first not 0. */
-const phoneNumber = Type.String({ pattern: '^\\+[1-9][0-9]{1,14}$' });
-const keyValue = Type.Object(
-  {
-    key: Type.String({ minLength: 1, maxLength: 1024 }),
-    value: Type.String({ maxLength: 8192 }),
-    locked: Type.Optional(Type.Boolean({ default: false })),
-  },
-  strict,
-);
-const secret = Type.String({ minLength: 1, maxLength: 1024 });
+/** Alert channel types (docs/api.md, "Alert channel"), in the order of the API's `type` enum: CHANNEL_MODULES'. */
+export const ALERT_CHANNEL_TYPES: readonly AlertChannelType[] = CHANNEL_MODULES.map((m) => m.type);
 
 /**
- * `config` per channel type. The spec leaves the structure "not shown"; these
- * are the fields the market leader's API uses. Secrets (`webhookSecret`,
- * `serviceKey`, `apiKey`) are answered masked (see alert-channels.ts).
+ * `config` per channel type, each channel module's `configSchema` (channels/<type>.ts). The spec leaves the
+ * structure "not shown"; these are the fields the market leader's API uses. Secrets (SECRET_CONFIG_FIELDS)
+ * are answered masked (see alert-channels.ts).
  */
-export const CHANNEL_CONFIG_SCHEMAS = {
-  EMAIL: Type.Object({ address: Type.String({ format: 'email', maxLength: 254 }) }, strict),
-  SLACK: Type.Object(
-    {
-      url: Type.String({ maxLength: 2048, pattern: '^[Hh][Tt][Tt][Pp][Ss]://[^\\s/]+[^\\s]*$' }),
-      channel: Type.Optional(Nullable(Type.String({ maxLength: 255 }))),
-    },
-    strict,
-  ),
-  WEBHOOK: Type.Object(
-    {
-      name,
-      url: Type.String({ maxLength: 2048, pattern: '^[Hh][Tt][Tt][Pp][Ss]?://[^\\s/]+[^\\s]*$' }),
-      method: Type.Optional(StringEnum(WEBHOOK_METHODS, { default: 'POST' })),
-      headers: Type.Optional(Type.Array(keyValue, { maxItems: 50, default: [] })),
-      queryParameters: Type.Optional(Type.Array(keyValue, { maxItems: 50, default: [] })),
-      template: Type.Optional(Nullable(Type.String({ maxLength: 65_536 }))),
-      webhookSecret: Type.Optional(Nullable(secret)),
-      webhookType: Type.Optional(
-        Nullable(Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Z0-9_]+$' })),
-      ),
-    },
-    strict,
-  ),
-  SMS: Type.Object({ name, number: phoneNumber }, strict),
-  CALL: Type.Object({ name, number: phoneNumber }, strict),
-  PAGERDUTY: Type.Object(
-    {
-      serviceKey: secret,
-      account: Type.Optional(Nullable(Type.String({ maxLength: 255 }))),
-      serviceName: Type.Optional(Nullable(Type.String({ maxLength: 255 }))),
-    },
-    strict,
-  ),
-  OPSGENIE: Type.Object(
-    {
-      name,
-      apiKey: secret,
-      region: StringEnum(['US', 'EU'] as const),
-      priority: StringEnum(['P1', 'P2', 'P3', 'P4', 'P5'] as const),
-    },
-    strict,
-  ),
-} as const satisfies Record<AlertChannelType, TObject>;
+export const CHANNEL_CONFIG_SCHEMAS = Object.fromEntries(
+  CHANNEL_MODULES.map((m) => [m.type, m.configSchema]),
+) as { readonly [T in AlertChannelType]: ChannelModuleOf<T>['configSchema'] };
 
-/** Config fields holding integration secrets, per type: never answered in clear. */
-export const SECRET_CONFIG_FIELDS: Record<AlertChannelType, readonly string[]> = {
-  EMAIL: [],
-  SLACK: [],
-  WEBHOOK: ['webhookSecret'],
-  SMS: [],
-  CALL: [],
-  PAGERDUTY: ['serviceKey'],
-  OPSGENIE: ['apiKey'],
-};
+/** Config fields holding integration secrets, per type (each module's `secretFields`): never answered in clear. */
+export const SECRET_CONFIG_FIELDS: Readonly<Record<AlertChannelType, readonly string[]>> = Object.fromEntries(
+  CHANNEL_MODULES.map((m) => [m.type, m.secretFields]),
+) as Record<AlertChannelType, readonly string[]>;
 
 /**
  * A subscription of a check (`checkId`) or a check group (`groupId`) to the
@@ -157,12 +86,26 @@ export const UpdateAlertChannelBody = Type.Object(
 /** Response form of a config schema: same fields, nothing required beyond what is always stored. */
 const responseConfig = (schema: TObject) => Type.Object(schema.properties, strict);
 
+/**
+ * The response forms of the config schemas, in type order except that types with the same config (SMS and
+ * CALL) stand side by side: the order the OpenAPI document has always listed them in.
+ */
+function responseConfigs(): TObject[] {
+  const bySchema = new Map<string, TObject[]>();
+  for (const m of CHANNEL_MODULES) {
+    const schema = responseConfig(m.configSchema);
+    const same = JSON.stringify(schema);
+    bySchema.set(same, [...(bySchema.get(same) ?? []), schema]);
+  }
+  return [...bySchema.values()].flat();
+}
+
 /** An alert channel as the API answers it; secrets in `config` masked. */
 export const AlertChannelSchema = Type.Object(
   {
     id: Type.Integer(),
     type: StringEnum(ALERT_CHANNEL_TYPES),
-    config: Type.Union(Object.values(CHANNEL_CONFIG_SCHEMAS).map(responseConfig)),
+    config: Type.Union(responseConfigs()),
     subscriptions: Type.Array(SubscriptionSchema),
     sendRecovery: Type.Boolean(),
     sendFailure: Type.Boolean(),

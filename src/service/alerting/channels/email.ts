@@ -1,11 +1,13 @@
 import { createHash } from 'node:crypto';
+import { Type } from '@sinclair/typebox';
 import nodemailer from 'nodemailer';
 import { Scrubber } from '../../../common/scrub.js';
-import type { ChannelSender, DeliveryResult } from '../types.js';
+import { strict } from '../../platform/http/schema-helpers.js';
+import type { ChannelSender, DeliveryResult, ProviderConfig } from '../types.js';
+import { channelModule, envValue, notConfigured } from './channel.js';
 import { guarded, requiredString } from './config.js';
 import { MAX_ANSWER_CHARS, noAnswer } from './http.js';
 import { htmlMessage, textMessage, truncate } from './message.js';
-import { notConfigured, SMTP_VARIABLES } from './providers.js';
 
 /** Time allowed to connect, for the greeting, and between socket reads, ms. */
 const SMTP_TIMEOUT_MS = 10_000;
@@ -14,31 +16,71 @@ const MAX_SUBJECT = 250;
 /** Longest left part of a Message-ID built from an idempotency key. */
 const MAX_ID_LEFT = 200;
 
-type Transporter = ReturnType<typeof nodemailer.createTransport>;
+/** The variables EMAIL channels need, in the words of a delivery error. */
+export const SMTP_VARIABLES = ['OUTPOST_SMTP_URL', 'OUTPOST_SMTP_FROM'] as const;
 
-/** One transporter per SMTP URL, reused (each message opens its own connection: no pool needed). */
-const transporters = new Map<string, Transporter>();
-
-function transporterFor(url: string): Transporter {
-  let t = transporters.get(url);
-  if (t === undefined) {
-    t = nodemailer.createTransport({
-      url,
-      connectionTimeout: SMTP_TIMEOUT_MS,
-      greetingTimeout: SMTP_TIMEOUT_MS,
-      socketTimeout: SMTP_TIMEOUT_MS,
-      // Nodemailer would log to nowhere by default; keep it so (logs could hold addresses).
-      logger: false,
-    } as Parameters<typeof nodemailer.createTransport>[0]);
-    transporters.set(url, t);
-  }
-  return t;
+/**
+ * The SMTP provider from the environment: `smtp` when both `OUTPOST_SMTP_URL` (e.g.
+ * `smtp://user:pass@mail.example.com:587`) and `OUTPOST_SMTP_FROM` are set (empty counts as unset), else
+ * nothing (EMAIL notifications then fail naming SMTP_VARIABLES).
+ */
+export function smtpFromEnv(env: NodeJS.ProcessEnv): Pick<ProviderConfig, 'smtp'> {
+  const url = envValue(env, 'OUTPOST_SMTP_URL');
+  const from = envValue(env, 'OUTPOST_SMTP_FROM');
+  return url && from ? { smtp: { url, from } } : {};
 }
 
-/** Closes every SMTP transporter (the next email opens a new one). */
+/** A nodemailer transporter: sends through one SMTP server. */
+export type SmtpTransport = ReturnType<typeof nodemailer.createTransport>;
+
+/** A pooled transporter's limits: connections kept open per server, messages sent per connection. */
+export type SmtpPool = { maxConnections: number; maxMessages: number };
+
+/** Transporters by SMTP URL, made on first use (see smtpTransports). */
+export type SmtpTransports = {
+  /** The transporter of `url`, made on the first call and reused after. */
+  get(url: string): SmtpTransport;
+  /** Closes every transporter made so far (the next `get` makes a new one). Never throws. */
+  close(): void;
+};
+
+/**
+ * A cache of SMTP transporters, one per URL, each with 10 s connect, greeting and socket timeouts and
+ * nodemailer's logging off (logs could hold addresses). Without `pool` each message opens its own
+ * connection (alert email: a few messages, far apart); with it connections are pooled and kept (status-page
+ * subscriber mail goes out in bursts). Each caller keeps a cache of its own and closes it on its own.
+ */
+export function smtpTransports(pool?: SmtpPool): SmtpTransports {
+  const transports = new Map<string, SmtpTransport>();
+  return {
+    get(url) {
+      let t = transports.get(url);
+      if (t === undefined) {
+        t = nodemailer.createTransport({
+          url,
+          ...(pool ? { pool: true, maxConnections: pool.maxConnections, maxMessages: pool.maxMessages } : {}),
+          connectionTimeout: SMTP_TIMEOUT_MS,
+          greetingTimeout: SMTP_TIMEOUT_MS,
+          socketTimeout: SMTP_TIMEOUT_MS,
+          logger: false,
+        } as Parameters<typeof nodemailer.createTransport>[0]);
+        transports.set(url, t);
+      }
+      return t;
+    },
+    close() {
+      for (const t of transports.values()) t.close();
+      transports.clear();
+    },
+  };
+}
+
+/** The transporters of alert email: one per SMTP URL, unpooled. */
+const transporters = smtpTransports();
+
+/** Closes every SMTP transporter of alert email (the next email opens a new one). */
 export function closeTransporters(): void {
-  for (const t of transporters.values()) t.close();
-  transporters.clear();
+  transporters.close();
 }
 
 /** Characters of an RFC 5322 dot-atom (`id-left` of a Message-ID), dot excepted. */
@@ -126,7 +168,7 @@ function smtpSecrets(url: string): string[] {
  * the idempotency key. SMTP 4xx and connection errors (and an abort) are RETRY, SMTP 5xx FAILED;
  * without OUTPOST_SMTP_URL and OUTPOST_SMTP_FROM it is FAILED saying so. Never throws.
  */
-export const sendEmail: ChannelSender = (notification, channel, providers, signal) =>
+const sendEmail: ChannelSender = (notification, channel, providers, signal) =>
   guarded(async () => {
     const smtp = providers.smtp;
     if (!smtp) return noAnswer('FAILED', notConfigured('EMAIL', SMTP_VARIABLES));
@@ -134,7 +176,7 @@ export const sendEmail: ChannelSender = (notification, channel, providers, signa
     const scrub = new Scrubber(smtpSecrets(smtp.url));
     const v = notification.variables;
     const prefix = v.ALERT_TYPE === 'ALERT_TEST' ? '[Test] ' : '';
-    const send = transporterFor(smtp.url).sendMail({
+    const send = transporters.get(smtp.url).sendMail({
       from: smtp.from,
       to,
       subject: truncate(`${prefix}${v.ALERT_TITLE}`.replace(/[\r\n]+/g, ' '), MAX_SUBJECT),
@@ -174,3 +216,12 @@ function delivered(code: number, answer: string | null): DeliveryResult {
     retryAfterMs: null,
   };
 }
+
+/** EMAIL: one message to `config.address` through the operator's SMTP server (OUTPOST_SMTP_URL). */
+export const emailChannel = channelModule({
+  type: 'EMAIL',
+  configSchema: Type.Object({ address: Type.String({ format: 'email', maxLength: 254 }) }, strict),
+  secretFields: [],
+  send: sendEmail,
+  providerEnv: smtpFromEnv,
+});

@@ -2,7 +2,11 @@ import { STATUS_CODES } from 'node:http';
 import { Agent, type Dispatcher, request } from 'undici';
 import { linkSignal } from '../../../common/linked-signal.js';
 import { Scrubber } from '../../../common/scrub.js';
-import { OutboundRefusedError, type OutboundPolicy, pinnedConnector } from '../../platform/http/outbound-policy.js';
+import {
+  OutboundRefusedError,
+  type OutboundPolicy,
+  pinnedConnector,
+} from '../../platform/http/outbound-policy.js';
 import type { DeliveryResult } from '../types.js';
 
 /** Time allowed to connect (TCP and TLS) to a provider, ms. */
@@ -16,8 +20,12 @@ export const REQUEST_TIMEOUT_MS = 10_000;
 export const MAX_ANSWER_READ_BYTES = 64 * 1024;
 /** Most characters of an error or an SMTP reply kept in a `DeliveryResult`. */
 export const MAX_ANSWER_CHARS = 2_000;
-/** Longest wait a `Retry-After` may ask for, ms (one day): a larger value is capped, not trusted. */
-export const MAX_RETRY_AFTER_MS = 24 * 60 * 60 * 1000;
+/**
+ * Most a `Retry-After` is read as, ms (one day): parseRetryAfter caps a larger value (a broken header stays
+ * a finite number). Not the wait a notification gets: the delivery worker caps that lower, at
+ * MAX_RETRY_AFTER_WAIT_MS (1 h, delivery/worker.ts), and its cap is the one that rules.
+ */
+export const MAX_PARSED_RETRY_AFTER_MS = 24 * 60 * 60 * 1000;
 
 /** The dispatchers of channel requests: one per outbound policy (and one for the operator's endpoints). */
 const agents = new Map<OutboundPolicy | null, Agent>();
@@ -104,16 +112,16 @@ function errorCode(err: unknown): string | null {
 }
 
 /**
- * `Retry-After` (delay-seconds or an HTTP-date) as ms from `nowMs`, capped at MAX_RETRY_AFTER_MS;
+ * `Retry-After` (delay-seconds or an HTTP-date) as ms from `nowMs`, capped at MAX_PARSED_RETRY_AFTER_MS;
  * null when absent or not understood.
  */
 export function parseRetryAfter(value: string | string[] | undefined, nowMs = Date.now()): number | null {
   const text = (Array.isArray(value) ? value[0] : value)?.trim();
   if (!text) return null;
-  if (/^\d{1,10}$/.test(text)) return Math.min(Number(text) * 1000, MAX_RETRY_AFTER_MS);
+  if (/^\d{1,10}$/.test(text)) return Math.min(Number(text) * 1000, MAX_PARSED_RETRY_AFTER_MS);
   const at = Date.parse(text);
   if (Number.isNaN(at)) return null;
-  return Math.min(Math.max(0, at - nowMs), MAX_RETRY_AFTER_MS);
+  return Math.min(Math.max(0, at - nowMs), MAX_PARSED_RETRY_AFTER_MS);
 }
 
 /** A result without an answer: the request did not get one. */

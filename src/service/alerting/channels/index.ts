@@ -1,26 +1,16 @@
-import type { AlertChannelType } from '../alert-channels/schema.js';
 import type { ChannelSender } from '../types.js';
-import { closeTransporters, sendEmail } from './email.js';
+import { closeTransporters } from './email.js';
 import { closeHttp } from './http.js';
+import { type AlertChannelType, CHANNEL_MODULES } from './modules.js';
 import { closeTemplateWorkers } from './render.js';
-import { sendOpsgenie } from './opsgenie.js';
-import { sendPagerduty } from './pagerduty.js';
-import { sendSlack } from './slack.js';
-import { sendCall, sendSms } from './twilio.js';
-import { sendWebhook } from './webhook.js';
 
 export { providersFromEnv } from './providers.js';
 
-/** The sender of each alert channel type. Each never throws and finishes by its signal. */
-export const senders: Record<AlertChannelType, ChannelSender> = {
-  EMAIL: sendEmail,
-  SLACK: sendSlack,
-  WEBHOOK: sendWebhook,
-  SMS: sendSms,
-  CALL: sendCall,
-  PAGERDUTY: sendPagerduty,
-  OPSGENIE: sendOpsgenie,
-};
+/** The sender of each alert channel type (from CHANNEL_MODULES). Each never throws and finishes by its signal. */
+export const senders = Object.fromEntries(CHANNEL_MODULES.map((m) => [m.type, m.send])) as Record<
+  AlertChannelType,
+  ChannelSender
+>;
 
 /**
  * Closes what the senders keep open between notifications: SMTP transporters, the HTTP

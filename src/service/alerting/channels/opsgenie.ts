@@ -1,8 +1,29 @@
-import type { ChannelSender, NotificationDoc } from '../types.js';
+import { Type } from '@sinclair/typebox';
+import { StringEnum, strict } from '../../platform/http/schema-helpers.js';
+import type { ChannelSender, NotificationDoc, ProviderConfig } from '../types.js';
+import { ChannelName, channelModule, envBase, SecretString } from './channel.js';
 import { guarded, requiredString } from './config.js';
 import { sendRequest } from './http.js';
 import { headline, kindOf, plainHeadline, textMessage, truncate } from './message.js';
 import { episodeKey } from './pagerduty.js';
+
+/** Opsgenie API base (US region) used when OUTPOST_OPSGENIE_URL is not set. */
+export const DEFAULT_OPSGENIE_URL = 'https://api.opsgenie.com';
+/** Opsgenie API base (EU region) used when OUTPOST_OPSGENIE_EU_URL is not set. */
+export const DEFAULT_OPSGENIE_EU_URL = 'https://api.eu.opsgenie.com';
+
+/**
+ * The Opsgenie bases per region from the environment: `OUTPOST_OPSGENIE_URL` (US) and
+ * `OUTPOST_OPSGENIE_EU_URL`, else DEFAULT_OPSGENIE_URL and DEFAULT_OPSGENIE_EU_URL.
+ */
+export function opsgenieFromEnv(env: NodeJS.ProcessEnv): Pick<ProviderConfig, 'opsgenieUrl'> {
+  return {
+    opsgenieUrl: {
+      US: envBase(env, 'OUTPOST_OPSGENIE_URL', DEFAULT_OPSGENIE_URL),
+      EU: envBase(env, 'OUTPOST_OPSGENIE_EU_URL', DEFAULT_OPSGENIE_EU_URL),
+    },
+  };
+}
 
 /** Opsgenie's limits: message 130, alias 512, description 15 000 characters; 20 tags of 50. */
 const MAX_MESSAGE = 130;
@@ -50,7 +71,7 @@ export function opsgenieAlert(v: NotificationDoc, priority: string): Record<stri
  * (`region` US or EU). `Authorization: GenieKey {apiKey}`; the key is kept out of answers and
  * errors. 202 DELIVERED. Never throws.
  */
-export const sendOpsgenie: ChannelSender = (notification, channel, providers, signal) =>
+const sendOpsgenie: ChannelSender = (notification, channel, providers, signal) =>
   guarded(async () => {
     const apiKey = requiredString(channel, 'apiKey');
     const base = channel.config.region === 'EU' ? providers.opsgenieUrl.EU : providers.opsgenieUrl.US;
@@ -81,3 +102,20 @@ export const sendOpsgenie: ChannelSender = (notification, channel, providers, si
       policy: null,
     });
   });
+
+/** OPSGENIE: alerts created and closed through the Alert API of `region` with the integration's `apiKey`. */
+export const opsgenieChannel = channelModule({
+  type: 'OPSGENIE',
+  configSchema: Type.Object(
+    {
+      name: ChannelName,
+      apiKey: SecretString,
+      region: StringEnum(['US', 'EU'] as const),
+      priority: StringEnum(['P1', 'P2', 'P3', 'P4', 'P5'] as const),
+    },
+    strict,
+  ),
+  secretFields: ['apiKey'],
+  send: sendOpsgenie,
+  providerEnv: opsgenieFromEnv,
+});

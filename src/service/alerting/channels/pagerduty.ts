@@ -1,8 +1,19 @@
 import { createHash } from 'node:crypto';
-import type { ChannelSender, NotificationDoc } from '../types.js';
+import { Type } from '@sinclair/typebox';
+import { Nullable, strict } from '../../platform/http/schema-helpers.js';
+import type { ChannelSender, NotificationDoc, ProviderConfig } from '../types.js';
+import { channelModule, envBase, SecretString } from './channel.js';
 import { guarded, requiredString } from './config.js';
 import { sendRequest } from './http.js';
 import { headline, kindOf, truncate } from './message.js';
+
+/** PagerDuty Events API v2 base used when OUTPOST_PAGERDUTY_URL is not set. */
+export const DEFAULT_PAGERDUTY_URL = 'https://events.pagerduty.com';
+
+/** The PagerDuty base from the environment: `OUTPOST_PAGERDUTY_URL`, else DEFAULT_PAGERDUTY_URL. */
+export function pagerdutyFromEnv(env: NodeJS.ProcessEnv): Pick<ProviderConfig, 'pagerdutyUrl'> {
+  return { pagerdutyUrl: envBase(env, 'OUTPOST_PAGERDUTY_URL', DEFAULT_PAGERDUTY_URL) };
+}
 
 /** PagerDuty's limits: `dedup_key` 255 characters, `summary` 1 024. */
 const MAX_DEDUP_KEY = 255;
@@ -70,7 +81,7 @@ export function pagerdutyEvent(v: NotificationDoc, routingKey: string): Record<s
  * certificate); recoveries resolve. Events of an episode share `dedup_key`. 202 DELIVERED; 400
  * FAILED; 429 and 5xx RETRY. The routing key (`serviceKey`) is kept out of answers and errors. Never throws.
  */
-export const sendPagerduty: ChannelSender = (notification, channel, providers, signal) =>
+const sendPagerduty: ChannelSender = (notification, channel, providers, signal) =>
   guarded(async () => {
     const routingKey = requiredString(channel, 'serviceKey');
     return sendRequest({
@@ -86,3 +97,19 @@ export const sendPagerduty: ChannelSender = (notification, channel, providers, s
       policy: null,
     });
   });
+
+/** PAGERDUTY: events to the Events API v2 with the service's integration (routing) key, `serviceKey`. */
+export const pagerdutyChannel = channelModule({
+  type: 'PAGERDUTY',
+  configSchema: Type.Object(
+    {
+      serviceKey: SecretString,
+      account: Type.Optional(Nullable(Type.String({ maxLength: 255 }))),
+      serviceName: Type.Optional(Nullable(Type.String({ maxLength: 255 }))),
+    },
+    strict,
+  ),
+  secretFields: ['serviceKey'],
+  send: sendPagerduty,
+  providerEnv: pagerdutyFromEnv,
+});

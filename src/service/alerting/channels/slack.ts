@@ -1,5 +1,8 @@
+import { Type } from '@sinclair/typebox';
 import { defaultOutboundPolicy } from '../../platform/http/outbound-policy.js';
+import { Nullable, strict } from '../../platform/http/schema-helpers.js';
 import type { ChannelSender } from '../types.js';
+import { channelModule } from './channel.js';
 import { guarded, optionalString, requiredString } from './config.js';
 import { noAnswer, sendRequest } from './http.js';
 import { slackMessage } from './message.js';
@@ -11,7 +14,7 @@ import { slackMessage } from './message.js';
  * answers and errors. The URL is the user's: its address is checked by the outbound policy
  * (`providers.outbound`, by default defaultOutboundPolicy) and a refused one is FAILED. Never throws.
  */
-export const sendSlack: ChannelSender = (notification, channel, providers, signal) =>
+const sendSlack: ChannelSender = (notification, channel, providers, signal) =>
   guarded(async () => {
     const url = requiredString(channel, 'url');
     let parsed: URL;
@@ -42,3 +45,20 @@ export const sendSlack: ChannelSender = (notification, channel, providers, signa
       policy: providers.outbound ?? defaultOutboundPolicy(),
     });
   });
+
+/**
+ * SLACK: a post to the channel's incoming webhook `url` (https only), optionally to another `channel`. The
+ * URL is itself the credential: scrubbed from attempts (DeliveryWorker), though not a secret field.
+ */
+export const slackChannel = channelModule({
+  type: 'SLACK',
+  configSchema: Type.Object(
+    {
+      url: Type.String({ maxLength: 2048, pattern: '^[Hh][Tt][Tt][Pp][Ss]://[^\\s/]+[^\\s]*$' }),
+      channel: Type.Optional(Nullable(Type.String({ maxLength: 255 }))),
+    },
+    strict,
+  ),
+  secretFields: [],
+  send: sendSlack,
+});

@@ -1,3 +1,5 @@
+import { Type } from '@sinclair/typebox';
+import { strict } from '../../platform/http/schema-helpers.js';
 import type {
   ChannelSender,
   ChannelTarget,
@@ -5,10 +7,40 @@ import type {
   OutgoingNotification,
   ProviderConfig,
 } from '../types.js';
+import { ChannelName, channelModule, envBase, envValue, notConfigured } from './channel.js';
 import { guarded, requiredString } from './config.js';
 import { noAnswer, sendRequest } from './http.js';
 import { callTwiml, smsMessage } from './message.js';
-import { notConfigured, TWILIO_VARIABLES } from './providers.js';
+
+/** Twilio API base used when OUTPOST_TWILIO_URL is not set. */
+export const DEFAULT_TWILIO_URL = 'https://api.twilio.com';
+/** The variables SMS and CALL channels need. */
+export const TWILIO_VARIABLES = [
+  'OUTPOST_TWILIO_ACCOUNT_SID',
+  'OUTPOST_TWILIO_AUTH_TOKEN',
+  'OUTPOST_TWILIO_FROM',
+] as const;
+
+/**
+ * The Twilio provider from the environment: `twilio` when `OUTPOST_TWILIO_ACCOUNT_SID`,
+ * `OUTPOST_TWILIO_AUTH_TOKEN` and `OUTPOST_TWILIO_FROM` are all set (empty counts as unset), its base
+ * `OUTPOST_TWILIO_URL` (default DEFAULT_TWILIO_URL); else nothing (SMS and CALL notifications then fail
+ * naming TWILIO_VARIABLES).
+ */
+export function twilioFromEnv(env: NodeJS.ProcessEnv): Pick<ProviderConfig, 'twilio'> {
+  const sid = envValue(env, 'OUTPOST_TWILIO_ACCOUNT_SID');
+  const token = envValue(env, 'OUTPOST_TWILIO_AUTH_TOKEN');
+  const from = envValue(env, 'OUTPOST_TWILIO_FROM');
+  if (!sid || !token || !from) return {};
+  return {
+    twilio: {
+      url: envBase(env, 'OUTPOST_TWILIO_URL', DEFAULT_TWILIO_URL),
+      accountSid: sid,
+      authToken: token,
+      from,
+    },
+  };
+}
 
 type Kind = 'SMS' | 'CALL';
 
@@ -55,9 +87,30 @@ async function sendTwilio(
 }
 
 /** SMS sender: a text of at most 160 characters to `config.number` (see sendTwilio). Never throws. */
-export const sendSms: ChannelSender = (n, channel, providers, signal) =>
+const sendSms: ChannelSender = (n, channel, providers, signal) =>
   guarded(() => sendTwilio('SMS', n, channel, providers, signal));
 
 /** CALL sender: a call to `config.number` that reads the alert out (TwiML `<Say>`). Never throws. */
-export const sendCall: ChannelSender = (n, channel, providers, signal) =>
+const sendCall: ChannelSender = (n, channel, providers, signal) =>
   guarded(() => sendTwilio('CALL', n, channel, providers, signal));
+
+/** E.164: a plus sign and up to 15 digits, the first not 0. */
+const PhoneNumber = Type.String({ pattern: '^\\+[1-9][0-9]{1,14}$' });
+
+/** SMS: a text message to `config.number` through the operator's Twilio account. */
+export const smsChannel = channelModule({
+  type: 'SMS',
+  configSchema: Type.Object({ name: ChannelName, number: PhoneNumber }, strict),
+  secretFields: [],
+  send: sendSms,
+  providerEnv: twilioFromEnv,
+});
+
+/** CALL: a phone call to `config.number` through the operator's Twilio account, reading the alert out. */
+export const callChannel = channelModule({
+  type: 'CALL',
+  configSchema: Type.Object({ name: ChannelName, number: PhoneNumber }, strict),
+  secretFields: [],
+  send: sendCall,
+  providerEnv: twilioFromEnv,
+});

@@ -1,14 +1,18 @@
 import { createHmac } from 'node:crypto';
+import { Type } from '@sinclair/typebox';
 import { isCredentialHeader } from '../../../common/credential-headers.js';
 import { Scrubber } from '../../../common/scrub.js';
-import type { ChannelSender, NotificationDoc, OutgoingNotification } from '../types.js';
-import { ConfigError, guarded, keyValues, optionalString, requiredString } from './config.js';
 import { defaultOutboundPolicy } from '../../platform/http/outbound-policy.js';
+import { Nullable, StringEnum, strict } from '../../platform/http/schema-helpers.js';
+import type { ChannelSender, NotificationDoc, OutgoingNotification } from '../types.js';
+import { ChannelName, channelModule, SecretString } from './channel.js';
+import { ConfigError, guarded, keyValues, optionalString, requiredString } from './config.js';
 import { MAX_ANSWER_CHARS, noAnswer, type ProviderRequest, sendRequest } from './http.js';
 import { renderOffThread } from './render.js';
 
 /** Methods a webhook may use; GET, HEAD and DELETE send no body. */
-const METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'HEAD', 'DELETE']);
+const WEBHOOK_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'HEAD', 'DELETE'] as const;
+const METHODS: ReadonlySet<string> = new Set(WEBHOOK_METHODS);
 const BODYLESS = new Set(['GET', 'HEAD', 'DELETE']);
 /** An HTTP header name (RFC 9110 token). */
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
@@ -71,7 +75,7 @@ function defaultBody(v: NotificationDoc): string {
  * that is not http(s) are FAILED; so is a URL whose address the outbound policy (`providers.outbound`, by
  * default defaultOutboundPolicy) refuses. Never throws.
  */
-export const sendWebhook: ChannelSender = (notification, channel, providers, signal) =>
+const sendWebhook: ChannelSender = (notification, channel, providers, signal) =>
   guarded(async () => {
     const secret = optionalString(channel, 'webhookSecret');
     const headers = keyValues(channel, 'headers');
@@ -152,3 +156,39 @@ function safeDecode(text: string): string {
     return text;
   }
 }
+
+/** A configured header or query parameter; `locked` is for the web app (not sent). */
+const KeyValue = Type.Object(
+  {
+    key: Type.String({ minLength: 1, maxLength: 1024 }),
+    value: Type.String({ maxLength: 8192 }),
+    locked: Type.Optional(Type.Boolean({ default: false })),
+  },
+  strict,
+);
+
+/**
+ * WEBHOOK: a request to the channel's `url` (http or https), its body the notification as JSON or the
+ * Handlebars `template`, signed with `webhookSecret`. Credential-named `headers` and `queryParameters`
+ * are secrets too (alert-channels.ts, channelSecrets).
+ */
+export const webhookChannel = channelModule({
+  type: 'WEBHOOK',
+  configSchema: Type.Object(
+    {
+      name: ChannelName,
+      url: Type.String({ maxLength: 2048, pattern: '^[Hh][Tt][Tt][Pp][Ss]?://[^\\s/]+[^\\s]*$' }),
+      method: Type.Optional(StringEnum(WEBHOOK_METHODS, { default: 'POST' })),
+      headers: Type.Optional(Type.Array(KeyValue, { maxItems: 50, default: [] })),
+      queryParameters: Type.Optional(Type.Array(KeyValue, { maxItems: 50, default: [] })),
+      template: Type.Optional(Nullable(Type.String({ maxLength: 65_536 }))),
+      webhookSecret: Type.Optional(Nullable(SecretString)),
+      webhookType: Type.Optional(
+        Nullable(Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Z0-9_]+$' })),
+      ),
+    },
+    strict,
+  ),
+  secretFields: ['webhookSecret'],
+  send: sendWebhook,
+});

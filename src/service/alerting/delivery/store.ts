@@ -30,7 +30,7 @@ export type NotificationFilter = {
 };
 
 /**
- * Every statement of the delivery worker (delivery.ts) and the notifications API (routes.ts)
+ * Every statement of the delivery worker (worker.ts) and the notifications API (notification-routes.ts)
  * against `alert_notifications` and `alert_attempts`. Portable kysely only (SQLite now,
  * PostgreSQL later): claims are conditional UPDATEs whose affected row count says who won, so
  * two workers — in one process or two — never send one notification at once.

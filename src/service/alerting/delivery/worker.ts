@@ -4,17 +4,18 @@ import { hostname } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import type { Kysely } from 'kysely';
 import type { Logger } from '../../../common/logger.js';
-import { credentialTokens, Scrubber } from '../../../common/scrub.js';
-import { channelSecrets, openChannelDoc } from '../alert-channels/alert-channels.js';
-import { accountVariables as storedVariables } from '../../resources/variables/variables.js';
+import { Scrubber } from '../../../common/scrub.js';
+import { openChannelDoc } from '../alert-channels/alert-channels.js';
+import { accountVariables as storedVariables } from '../../resources/index.js';
 import type { Database } from '../../platform/store/database.js';
-import { mapSecrets } from '../../platform/store/secret-fields.js';
+import { failure, normalise } from './results.js';
+import { channelSecretValues, providerSecrets } from './secrets.js';
 import { DeliveryStore, type Lease, type NotificationRow } from './store.js';
 import {
   closeSubscriberTransporters,
   SUBSCRIBER_SMTP_CONNECTIONS,
   sendSubscriberMail,
-} from '../../status-pages/mail/sender.js';
+} from '../../status-pages/index.js';
 import type {
   ChannelSender,
   ChannelTarget,
@@ -26,8 +27,12 @@ import type {
 
 /** Longest provider answer (a status text) or error kept in an attempt, characters. */
 export const MAX_ATTEMPT_TEXT_CHARS = 2000;
-/** Longest wait a provider's Retry-After may impose, ms (1 h): a broken header cannot park a notification for days. */
-export const MAX_RETRY_AFTER_MS = 3_600_000;
+/**
+ * Longest wait a provider's Retry-After may impose on a notification before its next attempt, ms (1 h): a
+ * broken header cannot park a notification for days. This cap rules: the senders read a Retry-After up to
+ * MAX_PARSED_RETRY_AFTER_MS (1 day, channels/http.ts), and the worker cuts that down to this.
+ */
+export const MAX_RETRY_AFTER_WAIT_MS = 3_600_000;
 /** Time a sender gets past `sendTimeoutMs` to settle after its signal aborted, ms, before the worker stops waiting. */
 const SEND_GRACE_MS = 1000;
 
@@ -87,17 +92,6 @@ export type DeliveryWorkerOptions = {
   releaseLeasesAtStart?: boolean;
 };
 
-/** The worker started on each store, for the routes' wake-up (see deliveryWorkerOf). */
-const running = new WeakMap<object, DeliveryWorker>();
-
-/**
- * The DeliveryWorker started on `db` in this process, if any: the notifications API kicks it
- * after queueing a channel test. Without one (another process delivers), its poll finds the row.
- */
-export function deliveryWorkerOf(db: Kysely<Database>): DeliveryWorker | undefined {
-  return running.get(db);
-}
-
 /**
  * Back-off before attempt `attempts + 1`, ms: a random wait between half and all of
  * `baseDelayMs · 2^(attempts−1)` (jitter spreads the retries of many notifications that failed
@@ -128,7 +122,7 @@ export function backoffMs(
  * Provider answers (a short status text, never a body: see DeliveryResult.answer) and errors are cut to
  * 2 000 characters and scrubbed of the channel's secrets
  * (integration secrets, webhook credential headers, the account's secret variables). Its SQL is
- * in DeliveryStore (delivery-store.ts).
+ * in DeliveryStore (store.ts).
  */
 export class DeliveryWorker {
   readonly #db: Kysely<Database>;
@@ -201,13 +195,12 @@ export class DeliveryWorker {
   }
 
   /**
-   * Starts polling for due notifications (timer unref'ed) and registers for deliveryWorkerOf;
+   * Starts polling for due notifications (timer unref'ed);
    * with `releaseLeasesAtStart`, first ends the leases a previous run left.
    */
   start(): void {
     if (this.#timer || this.#stopped) return;
     this.#started = true;
-    running.set(this.#db, this);
     this.#timer = setInterval(() => this.kick(), this.#pollMs);
     this.#timer.unref();
     if (!this.#releaseLeasesAtStart) {
@@ -231,6 +224,11 @@ export class DeliveryWorker {
     if (this.#started) this.#passes.kick();
   }
 
+  /** Whether this worker delivers (started and not stopped): routes then wait on {@link attempted}. */
+  get running(): boolean {
+    return this.#started && !this.#stopped;
+  }
+
   /**
    * Stops claiming and waits for sends in flight (each ends by its timeout); their outcome is
    * recorded. Idempotent.
@@ -239,7 +237,6 @@ export class DeliveryWorker {
     this.#stopped = true;
     clearInterval(this.#timer);
     this.#timer = undefined;
-    if (running.get(this.#db) === this) running.delete(this.#db);
     await this.#passes.stop();
     await Promise.allSettled([...this.#inFlight.values()]);
     closeSubscriberTransporters();
@@ -364,7 +361,7 @@ export class DeliveryWorker {
       kept = await this.#store.finish(lease, attempt, { state: 'DELIVERED', atMs: this.#now() });
     } else if (result.outcome === 'RETRY' && lease.attempts < this.#maxAttempts) {
       const backoff = backoffMs(lease.attempts, this.#baseDelayMs, this.#maxDelayMs, this.#random);
-      const asked = result.retryAfterMs === null ? 0 : Math.min(result.retryAfterMs, MAX_RETRY_AFTER_MS);
+      const asked = result.retryAfterMs === null ? 0 : Math.min(result.retryAfterMs, MAX_RETRY_AFTER_WAIT_MS);
       const retryAtMs = this.#now() + Math.max(asked, backoff);
       kept = await this.#store.finish(lease, attempt, { state: 'PENDING', retryAtMs, lastError: error });
       if (kept)
@@ -414,7 +411,7 @@ export class DeliveryWorker {
 
   /**
    * Sends a status-page subscriber's mail (`subscriber_id` set, `channel_id` 0) through
-   * subscriber-sender.ts under the same timeout as a channel's send; the SMTP credentials and the
+   * status-pages/mail/sender.ts under the same timeout as a channel's send; the SMTP credentials and the
    * links' tokens are scrubbed from the attempt.
    */
   async #sendToSubscriber(row: NotificationRow, scrubber: Scrubber): Promise<DeliveryResult> {
@@ -468,70 +465,9 @@ export class DeliveryWorker {
   }
 }
 
-/** A result without an answer. */
-function failure(outcome: 'RETRY' | 'FAILED', error: string): DeliveryResult {
-  return { outcome, statusCode: null, answer: null, error, retryAfterMs: null };
-}
-
-/** A sender's result with its fields checked (a buggy sender must not break the worker). */
-function normalise(result: DeliveryResult, signal: AbortSignal, timeoutMs: number): DeliveryResult {
-  if (!result || !['DELIVERED', 'RETRY', 'FAILED'].includes(result.outcome)) {
-    return failure('RETRY', 'the sender answered no outcome');
-  }
-  const retryAfterMs =
-    typeof result.retryAfterMs === 'number' && Number.isFinite(result.retryAfterMs) && result.retryAfterMs > 0
-      ? result.retryAfterMs
-      : null;
-  const statusCode = Number.isInteger(result.statusCode) ? result.statusCode : null;
-  const error =
-    result.outcome !== 'DELIVERED' && result.error === null && signal.aborted
-      ? `no answer within ${timeoutMs} ms`
-      : typeof result.error === 'string'
-        ? result.error
-        : null;
-  return {
-    outcome: result.outcome,
-    statusCode,
-    answer: typeof result.answer === 'string' ? result.answer : null,
-    error,
-    retryAfterMs,
-  };
-}
-
-/**
- * The secret values of a channel document (with secrets in clear): its integration secrets, the
- * values of webhook credential headers and query parameters with their tokens (`Bearer x` → x),
- * and a Slack webhook URL (the URL is the credential).
- */
-export function channelSecretValues(type: string, doc: Record<string, unknown>): string[] {
-  const values: string[] = [];
-  mapSecrets(doc, channelSecrets(type), (value, place) => {
-    values.push(...(place.kind === 'pair' ? credentialTokens(value) : [value]));
-    return value;
-  });
-  const config = doc.config as Record<string, unknown> | undefined;
-  if (type === 'SLACK' && typeof config?.url === 'string') values.push(config.url);
-  return values;
-}
-
 /** `OUTPOST_APP_URL`, else `http://localhost:{PORT}` (PORT default 3000), as config.ts defaults the app URL. */
 function defaultAppUrl(): string {
   const configured = process.env.OUTPOST_APP_URL?.trim();
   if (configured) return configured;
   return `http://localhost:${process.env.PORT?.trim() || '3000'}`;
-}
-
-/** Credentials of the providers: the Twilio auth token and the password of the SMTP URL. */
-function providerSecrets(providers: ProviderConfig): string[] {
-  const values: string[] = [];
-  if (providers.twilio?.authToken) values.push(providers.twilio.authToken);
-  if (providers.smtp?.url) {
-    try {
-      const password = decodeURIComponent(new URL(providers.smtp.url).password);
-      if (password) values.push(password);
-    } catch {
-      // Not a URL the sender could use either; nothing to scrub.
-    }
-  }
-  return values;
 }

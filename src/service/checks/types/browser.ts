@@ -1,10 +1,22 @@
 import { Type } from '@sinclair/typebox';
-import { BROWSER_TIMEOUT_SECONDS, SUITE_TIMEOUT_SECONDS, sharedCheckFields } from './schema.js';
+import { sharedCheckFields } from './common.js';
 import { IntegerEnum, Nullable } from '../../platform/http/schema-helpers.js';
 import { badField } from '../../platform/http/errors.js';
 import { validateBodyPart } from '../../platform/http/validation.js';
 
 const strict = { additionalProperties: false } as const;
+
+/**
+ * Longest run of a browser or multi-step check, seconds, and its default: 240 s, the field's
+ * figure, configurable per check up to it (docs/checks.md, "Browser, multi-step and Playwright check suites").
+ */
+export const BROWSER_TIMEOUT_SECONDS = 240;
+
+/**
+ * Longest run of a Playwright check suite, seconds, and its default: 30 minutes (docs/checks.md,
+ * "Browser, multi-step and Playwright check suites"); the longest `timeoutSeconds` of any type.
+ */
+export const SUITE_TIMEOUT_SECONDS = 1800;
 
 /** Minutes between runs of a browser check (docs/api.md, "Check": frequency, browser set; no sub-minute runs). */
 export const BROWSER_FREQUENCIES = [1, 2, 5, 10, 15, 30, 60, 120, 180, 360, 720, 1440] as const;

@@ -9,8 +9,8 @@ import {
   MAX_SPAN_MS,
   MIN_PERIOD_MS,
   spanMs,
-} from '../../heartbeats/expectation.js';
-import { sharedCheckFields } from './schema.js';
+} from '../../heartbeats/index.js';
+import { sharedCheckFields } from './common.js';
 
 const strict = { additionalProperties: false } as const;
 

@@ -1,34 +1,31 @@
 import type { TSchema } from '@sinclair/typebox';
 import { type CheckType, ICMP_FREQUENCIES } from '../../../protocol/index.js';
-import type { GroupDoc } from '../../resources/check-groups/check-groups.js';
-import { applyApiCheckDefaults, groupBaseUrlVariables } from './api-defaults.js';
+import { HEARTBEAT_CHECK_HOOKS } from '../../heartbeats/index.js';
+import type { GroupDoc } from '../../resources/index.js';
+import {
+  API_RESPONSE_TIME_LIMIT_MS,
+  ApiRequestBodySchema,
+  applyApiCheckDefaults,
+  CreateApiCheckBody,
+  groupBaseUrlVariables,
+} from './api.js';
 import {
   BROWSER_FREQUENCIES,
+  BROWSER_TIMEOUT_SECONDS,
   CreateBrowserCheckBody,
   CreateMultiStepCheckBody,
   CreatePlaywrightCheckBody,
   SUITE_BODY_LIMIT_BYTES,
+  SUITE_TIMEOUT_SECONDS,
   playwrightProjectRules,
 } from './browser.js';
+import { MINUTE_FREQUENCIES, type SharedCheckFields, TCP_FREQUENCIES } from './common.js';
+import { CreateDnsCheckBody, DnsRequestBodySchema } from './dns.js';
 import { CreateHeartbeatCheckBody, heartbeatExpectation } from './heartbeat.js';
-import {
-  API_RESPONSE_TIME_LIMIT_MS,
-  ApiRequestBodySchema,
-  BROWSER_TIMEOUT_SECONDS,
-  CreateApiCheckBody,
-  CreateDnsCheckBody,
-  CreateIcmpCheckBody,
-  CreateTcpCheckBody,
-  CreateUrlCheckBody,
-  DnsRequestBodySchema,
-  IcmpRequestBodySchema,
-  MINUTE_FREQUENCIES,
-  SUITE_TIMEOUT_SECONDS,
-  type SharedCheckFields,
-  TCP_FREQUENCIES,
-  TcpRequestBodySchema,
-  UrlRequestBodySchema,
-} from './schema.js';
+import type { CheckTypeHooks } from './hooks.js';
+import { CreateIcmpCheckBody, IcmpHeartbeatSchema, IcmpRequestBodySchema } from './icmp.js';
+import { CreateTcpCheckBody, TcpRequestBodySchema } from './tcp.js';
+import { CreateUrlCheckBody, UrlRequestBodySchema } from './url.js';
 
 /**
  * How the job of a run is built from a stored check of one type (runs/jobs.ts, JobBuilder.build;
@@ -69,8 +66,10 @@ const API_JOB: JobRecipe = {
 };
 
 /**
- * One check type as the service knows it: how it is created, validated, limited and run.
- * Adding a check type is one entry here plus its create schema (and, with a request, its request schema).
+ * One check type as the service knows it: how it is created, validated, limited and run, and what it
+ * does beyond its document (its lifecycle hooks, CheckTypeHooks; none for the types agents run).
+ * Adding a check type is one entry here plus its schemas in a file of its own in this folder (its create
+ * schema and, with a request, its request schema), and its hooks if it keeps more than its document.
  */
 export type CheckTypeEntry = {
   checkType: CheckType;
@@ -87,6 +86,13 @@ export type CheckTypeEntry = {
    * UpdateCheckBody); null: none to validate (browser checks run a script and have no request).
    */
   updateRequest: TSchema | null;
+  /**
+   * Schema `heartbeat` of `PUT /v1/checks/{id}` must also pass, before the update merges (the update
+   * body, UpdateAnyCheckBody, takes the fields of every type's `heartbeat`): ICMP heartbeat settings for
+   * every type an agent runs, as the public API's update body has them; null: none beyond the body's (a
+   * HEARTBEAT check's `heartbeat` is checked by its rules after the merge).
+   */
+  updateHeartbeat: TSchema | null;
   /**
    * Minutes between runs the type accepts, checked again after an update merges (the update body
    * takes any integer). 0 is the sub-minute schedule (every 10, 20 or 30 s, `frequencyOffset`),
@@ -123,9 +129,14 @@ export type CheckTypeEntry = {
   bodyLimitBytes: number | null;
   /** An agent can run it today: check sessions (trigger, test) start only for these types. */
   runnable: boolean;
+  /**
+   * Its job always runs a script, so it is claimed only by an agent holding the check's runtime
+   * (`jobs.runtime_id`, runs/queue/payload.ts requiredRuntimeOf): browser, multi-step, suites.
+   */
+  runsScript: boolean;
   /** How a run's job is built from the stored check. */
   job: JobRecipe;
-};
+} & CheckTypeHooks;
 
 /** The check's stored `request` object (an empty one for a check stored without). */
 function storedRequest(check: Record<string, unknown>): Record<string, unknown> {
@@ -161,6 +172,7 @@ const SUITE_JOB: JobRecipe = {
 
 /** What the uptime types and API checks share: 30 s runs, no own time limit or extra rules, run by agents. */
 const PROTOCOL_CHECK = {
+  updateHeartbeat: IcmpHeartbeatSchema,
   responseTimeLimitMs: null,
   runTimeoutMs: 30_000,
   timeoutSeconds: false,
@@ -168,6 +180,7 @@ const PROTOCOL_CHECK = {
   rules: null,
   bodyLimitBytes: null,
   runnable: true,
+  runsScript: false,
   job: AS_STORED,
 } as const satisfies Partial<CheckTypeEntry>;
 
@@ -177,6 +190,7 @@ const PROTOCOL_CHECK = {
  */
 const SCRIPTED_CHECK = {
   updateRequest: null,
+  updateHeartbeat: IcmpHeartbeatSchema,
   frequencies: BROWSER_FREQUENCIES,
   responseTimeLimitMs: null,
   runTimeoutMs: BROWSER_TIMEOUT_SECONDS * 1000,
@@ -185,6 +199,7 @@ const SCRIPTED_CHECK = {
   rules: null,
   bodyLimitBytes: null,
   runnable: true,
+  runsScript: true,
   job: SCRIPT_JOB,
 } as const satisfies Partial<CheckTypeEntry>;
 
@@ -257,6 +272,7 @@ export const CHECK_TYPE_REGISTRY: readonly CheckTypeEntry[] = [
     path: 'heartbeat',
     createBody: CreateHeartbeatCheckBody,
     updateRequest: null,
+    updateHeartbeat: null,
     // Not used: stored as given so a generic update body passes.
     frequencies: MINUTE_FREQUENCIES,
     responseTimeLimitMs: null,
@@ -268,7 +284,10 @@ export const CHECK_TYPE_REGISTRY: readonly CheckTypeEntry[] = [
     },
     bodyLimitBytes: null,
     runnable: false,
+    runsScript: false,
     job: AS_STORED,
+    // Its heartbeat row, pings, view fields and pings route (heartbeats/check-type.ts).
+    ...HEARTBEAT_CHECK_HOOKS,
   },
 ];
 

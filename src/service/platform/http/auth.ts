@@ -6,7 +6,6 @@ import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { sendError } from './errors.js';
 import type { Database } from '../store/database.js';
 import { AccountQueries } from '../store/accounts.js';
-import { LocationQueries } from '../../resources/private-locations/store.js';
 import type { WebSessions } from '../web/sessions.js';
 
 /** API keys are `op_` + 32 random bytes in hex; only their SHA-256 is stored. */
@@ -78,7 +77,7 @@ async function lookUpKey(
 ): Promise<{ accountId: string; privateLocation: PrivateLocationRef | null } | null> {
   const keyHash = hashApiKey(key);
   if (key.startsWith(PRIVATE_LOCATION_KEY_PREFIX)) {
-    const row = await new LocationQueries(db).keyOwner(keyHash);
+    const row = await new AccountQueries(db).privateLocationOfKey(keyHash);
     return row ? { accountId: row.account_id, privateLocation: { id: row.id, slug: row.slug } } : null;
   }
   const accountId = await new AccountQueries(db).accountOfKey(keyHash);

@@ -38,7 +38,7 @@ const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
 /**
  * Registers @fastify/swagger so the OpenAPI 3.1 document is generated from the
  * same TypeBox schemas that validate requests; `app.swagger()` answers it, served at
- * `GET /openapi.json` by public/routes.ts (no authentication: it holds no account data).
+ * `GET /openapi.json` (no authentication: it holds no account data).
  */
 export async function registerOpenApi(app: FastifyInstance): Promise<void> {
   await app.register(swagger, {
@@ -91,4 +91,6 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
       return openapiObject as never;
     },
   });
+  // `GET /openapi.json`: the document, for clients and code generators that have no key yet.
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 }

@@ -6,7 +6,6 @@ import type {
   RawRequestDefaultExpression,
   RawServerDefault,
 } from 'fastify';
-import type { ServiceContext } from '../../context.js';
 
 /**
  * The fastify instance every `/v1` route plugin registers on: the TypeBox type provider
@@ -22,6 +21,3 @@ export type ServiceApp = FastifyInstance<
   FastifyBaseLogger,
   TypeBoxTypeProvider
 >;
-
-/** A route plugin: registers the routes of one resource under the authenticated `/v1` scope. */
-export type RoutePlugin = (app: ServiceApp, ctx: ServiceContext) => Promise<void>;

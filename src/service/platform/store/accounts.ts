@@ -3,7 +3,7 @@ import type { ApiKeyTable, Database } from './schema.js';
 
 /**
  * The `accounts` and `api_keys` tables' queries: creating the first account and its keys, and
- * finding the account a key authenticates. Keys are found by their SHA-256 (`keyHash`, hex); the
+ * finding the account a key authenticates (an account key, or a private location's `pl_` key). Keys are found by their SHA-256 (`keyHash`, hex); the
  * key itself is never stored.
  */
 export class AccountQueries {
@@ -39,6 +39,21 @@ export class AccountQueries {
   }
 
   /** Deletes the account's API keys labelled `label` (the embedded agent's, rotated at each start). */
+  /**
+   * The private location a `pl_` key (its SHA-256, hex) belongs to, with its account; undefined when no
+   * location holds the key. Keys are credentials, checked here with the account keys (docs/security.md).
+   */
+  privateLocationOfKey(
+    keyHash: string,
+  ): Promise<{ account_id: string; id: string; slug: string } | undefined> {
+    return this.#db
+      .selectFrom('private_location_keys as k')
+      .innerJoin('private_locations as l', 'l.id', 'k.location_id')
+      .select(['l.account_id', 'l.id', 'l.slug'])
+      .where('k.key_hash', '=', keyHash)
+      .executeTakeFirst();
+  }
+
   async deleteKeysLabelled(accountId: string, label: string): Promise<void> {
     await this.#db
       .deleteFrom('api_keys')

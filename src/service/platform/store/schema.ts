@@ -2,17 +2,20 @@ import type { ColumnType, Generated } from 'kysely';
 import type { CHECK_SESSION_STATUSES, CheckType, RunStatus, TriggerSource } from '../../../protocol/enums.js';
 import type { AgentEvent } from '../../../protocol/messages.js';
 import type { CheckResult } from '../../../protocol/result.js';
-import type { ClaimReport } from '../../resources/agents/agents.js';
-import type { ChannelDoc } from '../../alerting/alert-channels/alert-channels.js';
-import type { GroupDoc } from '../../resources/check-groups/check-groups.js';
-import type { CheckDoc } from '../../checks/checks.js';
-import type { CertificateDoc } from '../../resources/client-certificates/client-certificates.js';
-import type { IncidentDoc, UpdateDoc } from '../../status-pages/incidents/incident-views.js';
-import type { LocationDoc } from '../../resources/private-locations/private-locations.js';
-import type { SnippetDoc } from '../../resources/snippets/snippets.js';
-import type { StatusPageDoc } from '../../status-pages/admin/status-pages.js';
 
 declare const documentType: unique symbol;
+
+/**
+ * The document type of each JSON `doc` column, declared by the module that owns the table, beside the
+ * document's type, through interface merging:
+ * `declare module '<path>/platform/store/schema.js' { interface StoredDocuments { checks: CheckDoc } }`.
+ * So the store, the service's bottom layer, imports no module, and a read still needs no cast.
+ */
+// biome-ignore lint/suspicious/noEmptyInterface: filled by the modules' declarations (interface merging)
+export interface StoredDocuments {}
+
+/** The document type `StoredDocuments` declares under `key` (`never` until a module declares it). */
+type Doc<K extends string> = K extends keyof StoredDocuments ? StoredDocuments[K] : never;
 
 /**
  * JSON text of a stored document of type `T`: a string that remembers what it holds, so a row
@@ -54,10 +57,10 @@ export type Database = {
   agents: AgentTable;
   agent_events: AgentEventTable;
   result_outbox: ResultOutboxTable;
-  check_groups: DocRow<number, GroupDoc> & { name: string };
-  alert_channels: DocRow<number, ChannelDoc> & { type: string };
-  snippets: DocRow<number, SnippetDoc> & { name: string };
-  status_pages: DocRow<string, StatusPageDoc> & {
+  check_groups: DocRow<number, Doc<'check_groups'>> & { name: string };
+  alert_channels: DocRow<number, Doc<'alert_channels'>> & { type: string };
+  snippets: DocRow<number, Doc<'snippets'>> & { name: string };
+  status_pages: DocRow<string, Doc<'status_pages'>> & {
     url: string | null;
     custom_domain: string | null;
     custom_domain_verified_at: number | null;
@@ -66,11 +69,11 @@ export type Database = {
     custom_domain_problem: string | null;
   };
   status_page_services: Scoped<string> & { name: string };
-  incidents: DocRow<string, IncidentDoc>;
-  incident_updates: DocRow<string, UpdateDoc> & { incident_id: string; seq: number | null };
+  incidents: DocRow<string, Doc<'incidents'>>;
+  incident_updates: DocRow<string, Doc<'incident_updates'>> & { incident_id: string; seq: number | null };
   incident_services: IncidentServiceTable;
   variables: Scoped<string> & { key: string; value: string; locked: number; secret: number };
-  client_certificates: DocRow<string, CertificateDoc> & { host: string };
+  client_certificates: DocRow<string, Doc<'client_certificates'>> & { host: string };
   error_groups: Scoped<string> & {
     check_id: string;
     error_hash: string;
@@ -81,7 +84,7 @@ export type Database = {
     archived_until_next_event: number;
     archived_forever: number;
   };
-  private_locations: DocRow<string, LocationDoc> & { slug: string };
+  private_locations: DocRow<string, Doc<'private_locations'>> & { slug: string };
   private_location_keys: Scoped<string> & { location_id: string; key_hash: string; masked_key: string };
   account_settings: AccountSettingsTable;
   alert_states: AlertStateTable;
@@ -133,7 +136,7 @@ export type CheckTable = {
   frequency: number;
   frequency_offset: number | null;
   /** The whole check as the API shows it, JSON. */
-  doc: JsonColumn<CheckDoc>;
+  doc: JsonColumn<Doc<'checks'>>;
   /** Epoch ms of the next scheduled run; null when not activated. */
   next_run_at: number | null;
   /** Round-robin cursor over the check's locations. */
@@ -241,7 +244,11 @@ export type AgentTable = {
   /** Epoch ms of the agent's first successful claim; null until then (migration 0008_agent_status). */
   first_seen_at: ColumnType<number | null, number | null | undefined, number | null>;
   /** What its last claim reported, JSON `{ freeSlots, checkTypes, runtimes }`; null until then (0008_agent_status). */
-  claim_report: ColumnType<StoredJson<Partial<ClaimReport>> | null, string | null | undefined, string | null>;
+  claim_report: ColumnType<
+    StoredJson<Partial<Doc<'agents.claim_report'>>> | null,
+    string | null | undefined,
+    string | null
+  >;
 };
 
 export type AgentEventTable = {

@@ -1,11 +1,20 @@
 import { type Kysely, sql } from 'kysely';
-import { channelSecrets } from '../../alerting/alert-channels/alert-channels.js';
-import { CHECK_SECRETS, GROUP_SECRETS, mapSecrets, type SecretLayout } from './secret-fields.js';
+import { mapSecrets, type SecretLayout } from './secret-fields.js';
 import type { Database } from './database.js';
 import { SecretBox, secretBoxOf } from './secret-box.js';
 
 /** What `sealStoredSecrets` did: values sealed now (stored in clear before) and sealed values verified. */
 export type SealReport = { sealed: number; verified: number };
+
+/**
+ * A table whose `doc` column holds secrets, and where in a row's document they are (given the document's
+ * JSON text: an alert channel's secret fields depend on its type). The modules owning the tables say so
+ * (main.ts lists them).
+ */
+export type SecretDocTable = {
+  table: 'checks' | 'check_groups' | 'client_certificates' | 'alert_channels';
+  layoutOf(docText: string): SecretLayout;
+};
 
 const VARIABLE_REFERENCE = /^\{\{\s*[A-Za-z_][A-Za-z0-9_]*\s*\}\}$/;
 
@@ -16,7 +25,10 @@ const VARIABLE_REFERENCE = /^\{\{\s*[A-Za-z_][A-Za-z0-9_]*\s*\}\}$/;
  * @throws OutpostError OUTPOST_ERR_ENCRYPTION_KEY naming the first value that does not open with the
  *   store's key (another OUTPOST_ENCRYPTION_KEY or key file than the store was written with).
  */
-export async function sealStoredSecrets(db: Kysely<Database>): Promise<SealReport> {
+export async function sealStoredSecrets(
+  db: Kysely<Database>,
+  docTables: readonly SecretDocTable[],
+): Promise<SealReport> {
   const box = secretBoxOf(db);
   const report: SealReport = { sealed: 0, verified: 0 };
   // SQLite keeps a rewritten row's old bytes in the page's free space (and freed pages) unless told to
@@ -51,13 +63,7 @@ export async function sealStoredSecrets(db: Kysely<Database>): Promise<SealRepor
         await tx.updateTable('variables').set({ value }).where('id', '=', row.id).execute();
     }
   });
-  const docTables = [
-    ['checks', () => CHECK_SECRETS],
-    ['check_groups', () => GROUP_SECRETS],
-    ['client_certificates', () => ({ strings: ['key', 'passphrase'] })],
-    ['alert_channels', (doc: string) => channelSecrets((JSON.parse(doc) as { type: string }).type)],
-  ] as const;
-  for (const [table, layoutOf] of docTables) {
+  for (const { table, layoutOf } of docTables) {
     await db.transaction().execute(async (tx) => {
       const rows = (await tx.selectFrom(table).select(['id', 'doc']).execute()) as {
         id: string | number;

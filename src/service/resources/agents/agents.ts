@@ -183,3 +183,10 @@ export class Agents {
     });
   }
 }
+
+declare module '../../platform/store/schema.js' {
+  /** The documents of this module's tables (see StoredDocuments). */
+  interface StoredDocuments {
+    'agents.claim_report': ClaimReport;
+  }
+}

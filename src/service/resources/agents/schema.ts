@@ -1,7 +1,13 @@
 import { Type } from '@sinclair/typebox';
 import { CHECK_TYPES } from '../../../protocol/index.js';
 import { PageQuery } from '../../platform/http/pagination.js';
-import { Nullable, StringEnum, strict, NullableTimestamp, Timestamp } from '../../platform/http/schema-helpers.js';
+import {
+  Nullable,
+  StringEnum,
+  strict,
+  NullableTimestamp,
+  Timestamp,
+} from '../../platform/http/schema-helpers.js';
 
 /** What an agent's key lets it serve: every location of the account (an account API key, as the agent `outpost up` starts), or one private location. */
 const AGENT_SCOPES = ['ACCOUNT', 'PRIVATE_LOCATION'] as const;

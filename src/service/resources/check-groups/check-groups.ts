@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
-import type { CheckDoc } from '../../checks/checks.js';
-import { CheckStore } from '../../checks/store.js';
+import type { CheckDoc } from '../../checks/index.js';
+import { CheckStore } from '../../checks/index.js';
 import { HttpError, notFound } from '../../platform/http/errors.js';
 import { iso } from '../../platform/http/pagination.js';
 import { assertAlertChannelsExist, assertPrivateLocationsExist, assertSnippetExists } from '../references.js';
@@ -175,5 +175,12 @@ export class CheckGroupStore {
       );
     }
     await this.#rows.delete(accountId, id);
+  }
+}
+
+declare module '../../platform/store/schema.js' {
+  /** The documents of this module's tables (see StoredDocuments). */
+  interface StoredDocuments {
+    check_groups: GroupDoc;
   }
 }

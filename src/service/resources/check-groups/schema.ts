@@ -5,14 +5,15 @@ import {
   LOCATIONS,
   RUNTIME_IDS,
 } from '../../../protocol/index.js';
+import { ApiKeyValueSchema, BasicAuthSchema } from '../../checks/index.js';
+import { AlertSettingsSchema, EnvironmentVariableSchema, RetryStrategySchema } from '../../checks/index.js';
 import {
-  AlertSettingsSchema,
-  ApiKeyValueSchema,
-  BasicAuthSchema,
-  EnvironmentVariableSchema,
-  RetryStrategySchema,
-} from '../../checks/types/schema.js';
-import { Nullable, StringEnum, strict, NullableTimestamp, Timestamp } from '../../platform/http/schema-helpers.js';
+  Nullable,
+  StringEnum,
+  strict,
+  NullableTimestamp,
+  Timestamp,
+} from '../../platform/http/schema-helpers.js';
 
 const KeyValueSchema = ApiKeyValueSchema;
 type BasicAuth = Static<typeof BasicAuthSchema>;

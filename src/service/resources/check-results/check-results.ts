@@ -1,14 +1,14 @@
 import type { Static } from '@sinclair/typebox';
 import type { Kysely } from 'kysely';
 import type { CheckResult, CheckType, HttpCheckResult } from '../../../protocol/index.js';
-import { parseInstant } from '../../analytics/time-range.js';
+import { parseInstant } from '../../analytics/index.js';
 import { badField, notFound } from '../../platform/http/errors.js';
 import { offsetOf } from '../../platform/http/pagination.js';
 import type { CheckResultResponseSchema, RESULT_TYPE_FILTERS } from './schema.js';
 import type { Database } from '../../platform/store/database.js';
 import { readDoc } from '../../platform/store/schema.js';
 import { ResultQueries, type ResultRow } from './store.js';
-import { CheckStore } from '../../checks/store.js';
+import { CheckStore } from '../../checks/index.js';
 
 /** Query of a check's results list, as validated by `CheckResultsQuery` (defaults applied). */
 export type CheckResultsQuery = {

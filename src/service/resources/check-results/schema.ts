@@ -1,7 +1,14 @@
 import { Type } from '@sinclair/typebox';
 import { CHECK_TYPES } from '../../../protocol/index.js';
 import { PageQuery } from '../../platform/http/pagination.js';
-import { Nullable, StringEnum, strict, Timestamp, ResourceId, Defaulted } from '../../platform/http/schema-helpers.js';
+import {
+  Nullable,
+  StringEnum,
+  strict,
+  Timestamp,
+  ResourceId,
+  Defaulted,
+} from '../../platform/http/schema-helpers.js';
 
 /** Which results `GET /v1/check-results/{checkId}` lists: final results of runs, retried attempts, or both. */
 export const RESULT_TYPE_FILTERS = ['FINAL', 'ATTEMPT', 'ALL'] as const;

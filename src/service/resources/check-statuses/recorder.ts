@@ -1,4 +1,4 @@
-import type { ResultRecorder } from '../../runs/queue/queue.js';
+import type { ResultRecorder } from '../../runs/index.js';
 import { recordFinalResult } from './store.js';
 
 /**

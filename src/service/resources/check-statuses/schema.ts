@@ -1,5 +1,11 @@
 import { Type } from '@sinclair/typebox';
-import { Nullable, NullableTimestamp, ResourceId, strict, Timestamp } from '../../platform/http/schema-helpers.js';
+import {
+  Nullable,
+  NullableTimestamp,
+  ResourceId,
+  strict,
+  Timestamp,
+} from '../../platform/http/schema-helpers.js';
 
 /** Marks a field the compatible API does not have (the OpenAPI document shows it). */
 const outpost = { 'x-outpost-not-in-spec': true } as const;

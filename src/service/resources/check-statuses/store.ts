@@ -1,7 +1,7 @@
 import type { Static } from '@sinclair/typebox';
 import type { Kysely, Selectable } from 'kysely';
 import { iso } from '../../platform/http/pagination.js';
-import type { Tx } from '../../runs/queue/store.js';
+import type { Tx } from '../../runs/index.js';
 import type { Database } from '../../platform/store/database.js';
 import type { CheckStatusSchema } from './schema.js';
 

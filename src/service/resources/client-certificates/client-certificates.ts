@@ -11,7 +11,7 @@ import { readDoc, writeDoc } from '../../platform/store/schema.js';
 import { type CertificateRow, CertificateQueries } from './store.js';
 
 /** Fields of a certificate's `doc` sealed at rest: the private key and its passphrase. */
-const CERTIFICATE_SECRETS: SecretLayout = { strings: ['key', 'passphrase'] };
+export const CERTIFICATE_SECRETS: SecretLayout = { strings: ['key', 'passphrase'] };
 
 /** What the `doc` column of a client certificate holds (JSON). */
 export type CertificateDoc = { cert: string; key: string; passphrase: string | null; ca: string | null };
@@ -180,4 +180,11 @@ export async function clientCertificateForHost(
     }
   }
   return null;
+}
+
+declare module '../../platform/store/schema.js' {
+  /** The documents of this module's tables (see StoredDocuments). */
+  interface StoredDocuments {
+    client_certificates: CertificateDoc;
+  }
 }

@@ -7,7 +7,7 @@ import { iso } from '../../platform/http/pagination.js';
 import type { ErrorGroup, PatchErrorGroup } from './schema.js';
 import type { Database } from '../../platform/store/database.js';
 import { ErrorGroupQueries, type ErrorGroupRow } from './store.js';
-import { CheckStore } from '../../checks/store.js';
+import { CheckStore } from '../../checks/index.js';
 
 /** Messages are cut to this many characters before cleaning and storing (bounds regex work and rows). */
 export const MAX_ERROR_MESSAGE_CHARS = 4096;

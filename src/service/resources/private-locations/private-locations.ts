@@ -233,3 +233,10 @@ async function insertKey(
   await rows.insertKey(accountId, row, hashApiKey(rawKey));
   return { row, rawKey };
 }
+
+declare module '../../platform/store/schema.js' {
+  /** The documents of this module's tables (see StoredDocuments). */
+  interface StoredDocuments {
+    private_locations: LocationDoc;
+  }
+}

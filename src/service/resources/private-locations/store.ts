@@ -129,16 +129,6 @@ export class LocationQueries {
       .execute();
   }
 
-  /** The location (and its account) a key with SHA-256 `keyHash` (hex) belongs to; undefined when none. */
-  keyOwner(keyHash: string): Promise<{ account_id: string; id: string; slug: string } | undefined> {
-    return this.#db
-      .selectFrom('private_location_keys as k')
-      .innerJoin('private_locations as l', 'l.id', 'k.location_id')
-      .select(['l.account_id', 'l.id', 'l.slug'])
-      .where('k.key_hash', '=', keyHash)
-      .executeTakeFirst();
-  }
-
   /** Stores a key: its SHA-256 (`keyHash`, hex) and its masked form. */
   async insertKey(accountId: string, row: KeyRow, keyHash: string): Promise<void> {
     await this.#db

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { CheckStore } from '../../checks/store.js';
+import { CheckStore } from '../../checks/index.js';
 import { badField, HttpError, notFound } from '../../platform/http/errors.js';
 import { iso } from '../../platform/http/pagination.js';
 import { SNIPPET_SCRIPT_MAX_BYTES, type Snippet } from './schema.js';
@@ -100,5 +100,12 @@ export class SnippetStore {
       );
     }
     await this.#rows.delete(accountId, id);
+  }
+}
+
+declare module '../../platform/store/schema.js' {
+  /** The documents of this module's tables (see StoredDocuments). */
+  interface StoredDocuments {
+    snippets: SnippetDoc;
   }
 }

@@ -10,7 +10,7 @@ import { notFound, sendError } from '../../platform/http/errors.js';
 import type { ServiceErrorCode } from '../../platform/http/error-codes.js';
 import { ErrorBodySchema, strict, ResourceId } from '../../platform/http/schema-helpers.js';
 import { agentScopeOf } from '../queue/agent-routes.js';
-import { ResultQueries } from '../../resources/check-results/store.js';
+import { ResultQueries } from '../../resources/index.js';
 
 const OCTET_STREAM = 'application/octet-stream';
 const binary = { content: { [OCTET_STREAM]: { schema: { type: 'string', format: 'binary' } } } };

@@ -13,8 +13,8 @@ import {
 import { HttpError } from '../../platform/http/errors.js';
 import { linkSignal } from '../../../common/linked-signal.js';
 import type { AgentScope } from './queue.js';
-import { recordClaimReport } from '../../resources/agents/agents.js';
-import { AgentQueries } from '../../resources/agents/store.js';
+import { recordClaimReport } from '../../resources/index.js';
+import { AgentQueries } from '../../resources/index.js';
 import type { ServiceContext } from '../../context.js';
 import { writeDoc } from '../../platform/store/schema.js';
 import { ResourceId } from '../../platform/http/schema-helpers.js';
@@ -64,55 +64,16 @@ export async function agentScopeOf(
 }
 
 /**
- * The agent protocol (docs/protocol.md, docs/protocol.md). An agent authenticating
+ * The agent protocol (docs/protocol.md). An agent authenticating
  * with an account API key serves every location of the account; one with a
  * private-location key (`pl_…`) serves that location only (`AgentScope.locations`
  * = its slug) and is recorded against it in `agents.location_id`.
- * Artifact uploads are in runs/artifact-routes.ts.
+ * Artifact uploads are in runs/artifacts/routes.ts; results are stored by runs/results/ingest.ts.
  */
 export async function agentRoutes(app: ServiceApp, ctx: ServiceContext): Promise<void> {
   const scopeOf = (request: FastifyRequest, version?: string) => agentScopeOf(ctx, request, version);
 
-  app.post(
-    '/v1/agent/jobs/claim',
-    {
-      schema: {
-        summary: 'Claim jobs (long poll up to waitSeconds)',
-        body: ClaimRequestSchema,
-        response: { 200: ClaimResponseSchema },
-      },
-    },
-    async (request) => {
-      const body = request.body;
-      if (body.protocolVersion !== PROTOCOL_VERSION) {
-        throw new HttpError(
-          'OUTPOST_ERR_PROTOCOL',
-          `protocolVersion ${body.protocolVersion} is not supported; this service speaks ${PROTOCOL_VERSION}`,
-          { field: 'protocolVersion', in: 'body' },
-        );
-      }
-      const scope = await scopeOf(request, body.agentVersion);
-      const wait = linkSignal([ctx.shutdown]);
-      request.raw.once('close', () => wait.abort());
-      const jobs = await ctx.queue
-        .claimWait(
-          scope,
-          { checkTypes: body.checkTypes, freeSlots: body.freeSlots, runtimes: body.runtimes },
-          body.waitSeconds * 1000,
-          wait.signal,
-        )
-        .finally(() => wait.dispose());
-      if (jobs.length > 0) request.log.debug({ jobs: jobs.map((j) => j.jobId) }, 'jobs claimed');
-      // What the claim reported (free slots less the jobs handed out), for GET /v1/agents.
-      try {
-        const handedOut = jobs.map((j) => j.check.checkType);
-        await recordClaimReport(ctx.db, scope.accountId, scope.agentId, body, handedOut, Date.now());
-      } catch (err) {
-        request.log.warn({ err, agentId: scope.agentId }, 'could not record the claim report of an agent');
-      }
-      return { jobs };
-    },
-  );
+  claimRoute(app, ctx);
 
   app.post(
     '/v1/agent/jobs/:jobId/lease',
@@ -150,14 +111,14 @@ export async function agentRoutes(app: ServiceApp, ctx: ServiceContext): Promise
     },
     async (request) => {
       const { jobId } = request.params;
-      // Result hooks run from the outbox the result was stored with (outbox.ts), not here.
-      const { checkSessionId, duplicate, result } = await ctx.queue.submitResult(
+      // Result hooks run from the outbox the result was stored with (outbox.ts), not here; the
+      // ingest wakes the session's waiters and, for a queued retry, the long polls.
+      const { duplicate, result } = await ctx.queue.results.submitResult(
         await scopeOf(request),
         jobId,
         request.body,
         Date.now(),
       );
-      if (checkSessionId) ctx.queue.emitSession(checkSessionId);
       return { stored: true, duplicate, resultType: result.resultType };
     },
   );
@@ -180,6 +141,54 @@ export async function agentRoutes(app: ServiceApp, ctx: ServiceContext): Promise
         Date.now(),
       );
       return reply.code(202).send({ accepted: true });
+    },
+  );
+}
+
+/**
+ * `POST /v1/agent/jobs/claim`: the agent's long poll (JobQueue.claimWait), answered with the jobs it
+ * may run now; what the claim reported is recorded for `GET /v1/agents`.
+ * @throws HttpError 400 OUTPOST_ERR_PROTOCOL for another protocol version (and see agentScopeOf).
+ */
+function claimRoute(app: ServiceApp, ctx: ServiceContext): void {
+  app.post(
+    '/v1/agent/jobs/claim',
+    {
+      schema: {
+        summary: 'Claim jobs (long poll up to waitSeconds)',
+        body: ClaimRequestSchema,
+        response: { 200: ClaimResponseSchema },
+      },
+    },
+    async (request) => {
+      const body = request.body;
+      if (body.protocolVersion !== PROTOCOL_VERSION) {
+        throw new HttpError(
+          'OUTPOST_ERR_PROTOCOL',
+          `protocolVersion ${body.protocolVersion} is not supported; this service speaks ${PROTOCOL_VERSION}`,
+          { field: 'protocolVersion', in: 'body' },
+        );
+      }
+      const scope = await agentScopeOf(ctx, request, body.agentVersion);
+      const wait = linkSignal([ctx.shutdown]);
+      request.raw.once('close', () => wait.abort());
+      const jobs = await ctx.queue
+        .claimWait(
+          scope,
+          { checkTypes: body.checkTypes, freeSlots: body.freeSlots, runtimes: body.runtimes },
+          body.waitSeconds * 1000,
+          wait.signal,
+        )
+        .finally(() => wait.dispose());
+      if (jobs.length > 0) request.log.debug({ jobs: jobs.map((j) => j.jobId) }, 'jobs claimed');
+      // What the claim reported (free slots less the jobs handed out), for GET /v1/agents.
+      try {
+        const handedOut = jobs.map((j) => j.check.checkType);
+        await recordClaimReport(ctx.db, scope.accountId, scope.agentId, body, handedOut, Date.now());
+      } catch (err) {
+        request.log.warn({ err, agentId: scope.agentId }, 'could not record the claim report of an agent');
+      }
+      return { jobs };
     },
   );
 }

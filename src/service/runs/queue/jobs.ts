@@ -8,17 +8,17 @@ import {
   type TriggerSource,
 } from '../../../protocol/index.js';
 import { interpolate } from '../../../common/interpolate.js';
-import { type CheckDoc, openCheckSecrets } from '../../checks/checks.js';
-import { checkTypeEntry, jobTimeoutMs } from '../../checks/types/registry.js';
-import { type GroupDoc, openGroupSecrets } from '../../resources/check-groups/check-groups.js';
-import { GroupQueries } from '../../resources/check-groups/store.js';
-import { SnippetQueries } from '../../resources/snippets/store.js';
+import { type CheckDoc, openCheckSecrets } from '../../checks/index.js';
+import { checkTypeEntry, jobTimeoutMs } from '../../checks/index.js';
+import { type GroupDoc, openGroupSecrets } from '../../resources/index.js';
+import { GroupQueries } from '../../resources/index.js';
+import { SnippetQueries } from '../../resources/index.js';
 import { readDoc } from '../../platform/store/schema.js';
-import { clientCertificateForHost } from '../../resources/client-certificates/client-certificates.js';
+import { clientCertificateForHost } from '../../resources/index.js';
 import { resolveRetryStrategy } from '../results/retries.js';
-import { DEFAULT_RUNTIME_ID } from '../../resources/runtimes/runtimes.js';
+import { DEFAULT_RUNTIME_ID } from '../../resources/index.js';
 import type { Database } from '../../platform/store/database.js';
-import { accountVariables } from '../../resources/variables/variables.js';
+import { accountVariables } from '../../resources/index.js';
 
 /** One run to enqueue: a check, where, why, and the check session it belongs to (null: scheduled). */
 export type RunRequest = {

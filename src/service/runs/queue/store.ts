@@ -1,19 +1,19 @@
 import type { Insertable, Kysely, Selectable, Transaction } from 'kysely';
 import { sql } from 'kysely';
-import type { CheckResult, CheckType, JobClass } from '../../../protocol/index.js';
-import { analyticsColumnsOf } from '../../analytics/columns.js';
+import type { CheckType, JobClass } from '../../../protocol/index.js';
 import type { Database } from '../../platform/store/database.js';
-import { type SessionStatus, type StoredJson, writeDoc } from '../../platform/store/schema.js';
-import type { CheckDoc } from '../../checks/checks.js';
+import type { StoredJson } from '../../platform/store/schema.js';
+import type { CheckDoc } from '../../checks/index.js';
 
 /** The store, or a transaction open on it. */
 export type Tx = Kysely<Database> | Transaction<Database>;
 
-/** A row of `jobs` as stored. */
+/**
+ * A row of `jobs` as stored. `round_id` is the run the job belongs to: the protocol and the API call
+ * it `checkRunId`, the docs a "run" (one id for a parallel check's locations and every retry
+ * attempt; the first job's id). The column keeps its first name; there is no migration for it.
+ */
 export type JobRow = Selectable<Database['jobs']>;
-
-/** What a stored result takes from its job: ids of the job, account, check, session and run. */
-export type ResultOwner = Pick<JobRow, 'id' | 'account_id' | 'check_id' | 'check_session_id' | 'round_id'>;
 
 /**
  * Which jobs of one account and class a claim may take (see {@link QueueStore.claimable}).
@@ -37,9 +37,10 @@ export type ClaimableFilter = {
 export type JobScope = { accountId: string; locations: string[] | null };
 
 /**
- * Every statement the job queue (JobQueue in queue.ts) runs against the store: jobs, the results it
- * writes, and the check-session columns it settles. One instance per store handle or transaction
- * (`new QueueStore(tx)`); the queue keeps the transactions and the order of statements in them.
+ * Every statement of the job queue (JobQueue in queue.ts) against `jobs`, and the reads of checks and
+ * results it answers claims and refusals with. Results are written by ResultStore (runs/results/store.ts),
+ * sessions settled by SessionStore (runs/sessions/store.ts). One instance per store handle or
+ * transaction (`new QueueStore(tx)`); the callers keep the transactions and the order of statements.
  *
  * This is where a PostgreSQL dialect meets the queue: the claim's lost-agents test uses SQLite's
  * `instr` (PostgreSQL: `strpos`), and a claim on PostgreSQL would add `FOR UPDATE SKIP LOCKED` to
@@ -199,44 +200,6 @@ export class QueueStore {
     return query.executeTakeFirst();
   }
 
-  /**
-   * Inserts the result `stored` of `job` as row `resultId`, with its analytics columns.
-   * `by.agentId` null: a result the service wrote; `by.hash` the SHA-256 of the posted body.
-   */
-  async insertResult(
-    resultId: string,
-    job: ResultOwner,
-    stored: CheckResult,
-    by: { agentId: string | null; hash: string | null; nowMs: number },
-  ): Promise<void> {
-    await this.db
-      .insertInto('check_results')
-      .values({
-        id: resultId,
-        account_id: job.account_id,
-        check_id: job.check_id,
-        job_id: job.id,
-        check_session_id: job.check_session_id,
-        round_id: job.round_id,
-        run_location: stored.runLocation,
-        status: stored.status,
-        has_failures: stored.hasFailures ? 1 : 0,
-        has_errors: stored.hasErrors ? 1 : 0,
-        is_degraded: stored.isDegraded ? 1 : 0,
-        response_time: stored.responseTime,
-        result_type: stored.resultType,
-        started_at: Date.parse(stored.startedAt) || by.nowMs,
-        stopped_at: Date.parse(stored.stoppedAt) || by.nowMs,
-        doc: writeDoc(stored),
-        ...analyticsColumnsOf(stored),
-        created_at: by.nowMs,
-        agent_id: by.agentId,
-        result_hash: by.hash,
-        has_artifacts: stored.artifacts.length > 0 ? 1 : 0,
-      })
-      .execute();
-  }
-
   /** Queued jobs whose `expires_at` passed by `nowMs` (index `jobs_queue_expiry`), at most `limit`. */
   async expiredQueued(nowMs: number, limit: number) {
     return this.db
@@ -270,59 +233,5 @@ export class QueueStore {
       .where('id', '=', jobId)
       .where('state', '=', 'leased')
       .execute();
-  }
-
-  /** Counts one run of the session that ended without a result. */
-  async countTimedOutRun(sessionId: string): Promise<void> {
-    await this.db
-      .updateTable('check_sessions')
-      .set((eb) => ({ timed_out_runs: eb('timed_out_runs', '+', 1) }))
-      .where('id', '=', sessionId)
-      .execute();
-  }
-
-  /** Whether the session still has a job (queued or leased). */
-  async sessionHasJobs(sessionId: string): Promise<boolean> {
-    const pending = await this.db
-      .selectFrom('jobs')
-      .select('id')
-      .where('check_session_id', '=', sessionId)
-      .limit(1)
-      .executeTakeFirst();
-    return pending !== undefined;
-  }
-
-  /** The session's status and runs ended without a result, or undefined when it is gone. */
-  async sessionState(sessionId: string) {
-    return this.db
-      .selectFrom('check_sessions')
-      .select(['timed_out_runs', 'status'])
-      .where('id', '=', sessionId)
-      .executeTakeFirst();
-  }
-
-  /** Statuses of the session's FINAL results. */
-  async finalStatuses(sessionId: string): Promise<string[]> {
-    const results = await this.db
-      .selectFrom('check_results')
-      .select('status')
-      .where('check_session_id', '=', sessionId)
-      .where('result_type', '=', 'FINAL')
-      .execute();
-    return results.map((r) => r.status);
-  }
-
-  /**
-   * Ends a session still in PROGRESS with `status` at `nowMs`.
-   * @returns whether this call ended it.
-   */
-  async endSession(sessionId: string, status: SessionStatus, nowMs: number): Promise<boolean> {
-    const res = await this.db
-      .updateTable('check_sessions')
-      .set({ status, stopped_at: nowMs })
-      .where('id', '=', sessionId)
-      .where('status', '=', 'PROGRESS')
-      .executeTakeFirst();
-    return res.numUpdatedRows > 0n;
   }
 }

@@ -64,21 +64,3 @@ export function resolveRetryStrategy(
   }
   return null;
 }
-
-/**
- * Where the next attempt runs: `current` when `sameRegion`; otherwise the location after
- * `current` in `locations` (round robin, wrapping), so it differs whenever there are two or
- * more; `current` when it is the only one or no longer listed and nothing else is.
- */
-export function retryLocation(locations: readonly string[], current: string, sameRegion: boolean): string {
-  if (sameRegion) return current;
-  const others = locations.filter((l) => l !== current);
-  if (others.length === 0) return current;
-  const index = locations.indexOf(current);
-  if (index < 0) return others[0]!;
-  for (let step = 1; step <= locations.length; step++) {
-    const next = locations[(index + step) % locations.length]!;
-    if (next !== current) return next;
-  }
-  return current;
-}

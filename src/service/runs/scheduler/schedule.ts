@@ -41,7 +41,13 @@ export function nextRunAfter(
   return k * period + phase;
 }
 
-/** A newly created or re-activated check runs at once, so its first result comes in seconds. */
+/**
+ * When a newly created or re-activated check first runs (its `next_run_at`, epoch ms): at once, so
+ * its first result comes in seconds; later runs follow nextRunAfter. Today that is `nowMs` itself;
+ * the function stays as the one home of the rule because it may change (e.g. to the check's phase,
+ * or spread out so a bulk import does not fire every check in the same second) without touching
+ * the check store that calls it (checks/store.ts).
+ */
 export function firstRunAt(nowMs: number): number {
   return nowMs;
 }

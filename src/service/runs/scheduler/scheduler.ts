@@ -1,10 +1,11 @@
 import type { Kysely } from 'kysely';
 import type { Logger } from '../../../common/logger.js';
-import { type CheckDoc, runLocationsOf } from '../../checks/checks.js';
-import type { JobQueue, RunRequest } from '../queue/queue.js';
+import { type CheckDoc, runLocationsOf } from '../../checks/index.js';
+import type { JobQueue } from '../queue/queue.js';
+import type { RunRequest } from '../queue/jobs.js';
 import { nextRunAfter } from './schedule.js';
 import { ScheduleStore } from './store.js';
-import { nextLocation } from '../sessions/sessions.js';
+import { nextLocation } from './locations.js';
 import type { Database } from '../../platform/store/database.js';
 import { readDoc } from '../../platform/store/schema.js';
 

@@ -3,7 +3,7 @@ import type { Database } from '../../platform/store/database.js';
 
 /**
  * The statements of the scheduler (scheduler.ts) and of location turns (nextLocation in
- * sessions.ts) against the store: the two columns of `checks` that runs keep, `next_run_at`
+ * locations.ts) against the store: the two columns of `checks` that runs keep, `next_run_at`
  * (epoch ms) and `location_cursor`. Portable SQL only.
  */
 export class ScheduleStore {

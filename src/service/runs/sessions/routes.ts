@@ -2,7 +2,13 @@ import { Type } from '@sinclair/typebox';
 import type { ServiceApp } from '../../platform/http/service-app.js';
 import { CHECK_TYPES, TRIGGER_SOURCES } from '../../../protocol/index.js';
 import { sendError } from '../../platform/http/errors.js';
-import { ErrorBodySchema, StringEnum, strict, ResourceId, Defaulted } from '../../platform/http/schema-helpers.js';
+import {
+  ErrorBodySchema,
+  StringEnum,
+  strict,
+  ResourceId,
+  Defaulted,
+} from '../../platform/http/schema-helpers.js';
 import { CheckSessionSchema } from '../../platform/http/responses.js';
 import { linkSignal } from '../../../common/linked-signal.js';
 import type { ServiceContext } from '../../context.js';

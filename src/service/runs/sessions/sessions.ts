@@ -2,15 +2,17 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { TriggerSource } from '../../../protocol/index.js';
 import type { CheckSession } from '../../platform/http/responses.js';
-import { type CheckDoc, runLocationsOf } from '../../checks/checks.js';
-import { CheckStore } from '../../checks/store.js';
-import { RUNNABLE_CHECK_TYPES } from '../../checks/types/registry.js';
+import { type CheckDoc, runLocationsOf } from '../../checks/index.js';
+import { CheckStore } from '../../checks/index.js';
+import { RUNNABLE_CHECK_TYPES } from '../../checks/index.js';
 import { notFound } from '../../platform/http/errors.js';
-import type { JobQueue, RunRequest } from '../queue/queue.js';
-import { ScheduleStore } from '../scheduler/store.js';
+import type { JobQueue } from '../queue/queue.js';
+import type { RunRequest } from '../queue/jobs.js';
+import type { Tx } from '../queue/store.js';
+import { nextLocation } from '../scheduler/locations.js';
 import { SessionStore } from './store.js';
 import type { Database } from '../../platform/store/database.js';
-import { readDoc, writeDoc } from '../../platform/store/schema.js';
+import { readDoc, type SessionStatus, writeDoc } from '../../platform/store/schema.js';
 
 /**
  * Target filters of a session start (the shape the market leader's
@@ -198,13 +200,35 @@ export class CheckSessions {
   }
 }
 
-/** Picks the check's next location round-robin and advances its cursor. */
-export async function nextLocation(
-  tx: Kysely<Database>,
-  accountId: string,
-  check: CheckDoc,
-): Promise<string> {
-  const locations = runLocationsOf(check);
-  const cursor = await new ScheduleStore(tx).takeLocationTurn(accountId, check.id);
-  return locations[cursor % locations.length]!;
+/**
+ * Ends a check session once it has no job left (queued, leased, or a retry's next attempt waiting
+ * its back-off): TIMED_OUT when a run ended without a result (`timed_out_runs`), else the worst
+ * status of its FINAL results (FAILED > DEGRADED > PASSED). Runs in the transaction that ended the
+ * run (a stored result, a queue expiry, a lapsed lease), so a reader after its commit sees the end.
+ * @returns true when the session ended now (the caller wakes its waiters after the commit).
+ */
+export async function settleSession(tx: Tx, sessionId: string, nowMs: number): Promise<boolean> {
+  const store = new SessionStore(tx);
+  if (await store.sessionHasJobs(sessionId)) return false;
+  const session = await store.sessionState(sessionId);
+  if (session?.status !== 'PROGRESS') return false;
+  let status: SessionStatus = 'PASSED';
+  if (session.timed_out_runs > 0) {
+    status = 'TIMED_OUT';
+  } else {
+    const statuses = await store.finalStatuses(sessionId);
+    if (statuses.includes('FAILED')) status = 'FAILED';
+    else if (statuses.includes('DEGRADED')) status = 'DEGRADED';
+  }
+  return store.endSession(sessionId, status, nowMs);
+}
+
+/**
+ * Counts a run of the session that ended without a result (its job expired unclaimed, or its check
+ * was deleted), then settles the session (see settleSession), in the caller's transaction.
+ * @returns true when the session ended now.
+ */
+export async function endRunWithoutResult(tx: Tx, sessionId: string, nowMs: number): Promise<boolean> {
+  await new SessionStore(tx).countTimedOutRun(sessionId);
+  return settleSession(tx, sessionId, nowMs);
 }

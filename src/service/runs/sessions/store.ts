@@ -1,10 +1,11 @@
 import type { Insertable, Kysely, Transaction } from 'kysely';
 import type { Database } from '../../platform/store/database.js';
+import type { SessionStatus } from '../../platform/store/schema.js';
 
 /**
  * Every statement of check sessions (sessions.ts) against the store: a session's row, written in
- * the transaction that queues its runs, and what reading one needs. Sessions end in the queue's
- * transactions (QueueStore in queue-store.ts). Portable SQL only.
+ * the transaction that queues its runs, what reading one needs, and what settling one needs (in the
+ * transaction that ends its last run: a result, a queue expiry; see settleSession). Portable SQL only.
  */
 export class SessionStore {
   readonly #db: Kysely<Database> | Transaction<Database>;
@@ -50,5 +51,59 @@ export class SessionStore {
       .where('check_session_id', '=', sessionId)
       .orderBy('started_at')
       .execute();
+  }
+
+  /** Counts one run of the session that ended without a result. */
+  async countTimedOutRun(sessionId: string): Promise<void> {
+    await this.#db
+      .updateTable('check_sessions')
+      .set((eb) => ({ timed_out_runs: eb('timed_out_runs', '+', 1) }))
+      .where('id', '=', sessionId)
+      .execute();
+  }
+
+  /** Whether the session still has a job (queued or leased). */
+  async sessionHasJobs(sessionId: string): Promise<boolean> {
+    const pending = await this.#db
+      .selectFrom('jobs')
+      .select('id')
+      .where('check_session_id', '=', sessionId)
+      .limit(1)
+      .executeTakeFirst();
+    return pending !== undefined;
+  }
+
+  /** The session's status and runs ended without a result, or undefined when it is gone. */
+  async sessionState(sessionId: string) {
+    return this.#db
+      .selectFrom('check_sessions')
+      .select(['timed_out_runs', 'status'])
+      .where('id', '=', sessionId)
+      .executeTakeFirst();
+  }
+
+  /** Statuses of the session's FINAL results. */
+  async finalStatuses(sessionId: string): Promise<string[]> {
+    const results = await this.#db
+      .selectFrom('check_results')
+      .select('status')
+      .where('check_session_id', '=', sessionId)
+      .where('result_type', '=', 'FINAL')
+      .execute();
+    return results.map((r) => r.status);
+  }
+
+  /**
+   * Ends a session still in PROGRESS with `status` at `nowMs`.
+   * @returns whether this call ended it.
+   */
+  async endSession(sessionId: string, status: SessionStatus, nowMs: number): Promise<boolean> {
+    const res = await this.#db
+      .updateTable('check_sessions')
+      .set({ status, stopped_at: nowMs })
+      .where('id', '=', sessionId)
+      .where('status', '=', 'PROGRESS')
+      .executeTakeFirst();
+    return res.numUpdatedRows > 0n;
   }
 }

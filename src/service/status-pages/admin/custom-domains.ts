@@ -3,7 +3,7 @@ import { Resolver } from 'node:dns/promises';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../platform/store/database.js';
 import { secretBoxOf } from '../../platform/store/secret-box.js';
-import { type DomainRow, DomainQueries, statusPagesChanged } from './store.js';
+import { type DomainRow, DomainQueries } from './store.js';
 
 /**
  * Custom domains of status pages (docs/status-pages.md, "Custom domains"): a page's `customDomain` serves the
@@ -18,6 +18,16 @@ export const CHALLENGE_LABEL = '_outpost-challenge';
 export const CHALLENGE_PREFIX = 'outpost-verify=';
 /** `SecretBox.deriveKey` purpose of the verification tokens. */
 const TOKEN_PURPOSE = 'status-page-custom-domain';
+
+/**
+ * Told after a change of status pages that the served custom domains may show (a domain verified or put back
+ * to pending; a page created, updated or deleted), and awaited before the change is answered: the service's
+ * `CustomDomains.pagesChanged` (public/access.ts), so the next request sees the change.
+ */
+export type PagesChanged = () => Promise<void>;
+
+/** A {@link PagesChanged} that tells nobody. */
+const NOBODY: PagesChanged = async () => {};
 
 /** How a page's custom domain was verified. */
 export type DomainVerifiedBy = 'TXT' | 'ALLOW_LIST';
@@ -143,7 +153,8 @@ function heldProblem(domain: string): string {
  * Checks a page's custom domain now and records the outcome: verified (by the allow-list when it covers the
  * domain, else by its TXT record), or still pending with the reason. Never verified: one of the service's own
  * host names, or a domain another page holds verified (the partial unique index settles a race). A page
- * that got verified tells the custom-domain map (`statusPagesChanged`), so the domain serves it at once.
+ * that got verified (or put back to pending) is told to `changed` before this returns, so the domain serves
+ * it at once.
  * @param page the page's id, account and `custom_domain` column (lower-case) as read before the check: the
  *   outcome is written only while the page still has that domain.
  * @returns whether the domain is verified now. Throws only when the store does.
@@ -153,6 +164,7 @@ export async function verifyCustomDomain(
   policy: CustomDomainPolicy,
   page: Pick<DomainRow, 'id' | 'account_id' | 'custom_domain' | 'custom_domain_verified_at'>,
   nowMs: number,
+  changed: PagesChanged,
 ): Promise<boolean> {
   const domain = page.custom_domain;
   if (domain === null) return false;
@@ -162,7 +174,7 @@ export async function verifyCustomDomain(
       await rows.recordCheck(page.id, domain, serviceHostProblem(domain), nowMs);
     } else {
       await rows.unverify(page.id, domain, serviceHostProblem(domain), nowMs);
-      await statusPagesChanged(db);
+      await changed();
     }
     return false;
   }
@@ -185,7 +197,7 @@ export async function verifyCustomDomain(
     await rows.recordCheck(page.id, domain, heldProblem(domain), nowMs);
     return false;
   }
-  await statusPagesChanged(db);
+  await changed();
   return true;
 }
 
@@ -197,6 +209,8 @@ export type RecheckOptions = {
   /** At most this many domains per pass (default 20), this many at once (default 4). */
   limit?: number;
   concurrency?: number;
+  /** Told when a check verified a domain; default nobody. */
+  changed?: PagesChanged;
 };
 
 /**
@@ -215,7 +229,7 @@ export async function recheckPendingDomains(
   const worker = async () => {
     while (next < due.length) {
       const page = due[next++]!;
-      if (await verifyCustomDomain(db, policy, page, options.nowMs)) verified++;
+      if (await verifyCustomDomain(db, policy, page, options.nowMs, options.changed ?? NOBODY)) verified++;
     }
   };
   await Promise.all(Array.from({ length: Math.min(options.concurrency ?? 4, due.length) }, worker));
@@ -226,32 +240,34 @@ export async function recheckPendingDomains(
  * Brings the stored verifications in line with this process's settings, at start-up: a verified domain that
  * is now one of the service's own host names, or that the allow-list verified but no longer covers, goes back
  * to pending (the next check may verify it by its TXT record); a pending domain the allow-list covers is
- * verified (unless another page holds it).
+ * verified (unless another page holds it). `changed` is told after each verification and once more at the
+ * end when any page changed (default nobody: at start-up the served domains are loaded after this).
  * @returns how many pages changed. Throws only when the store does.
  */
 export async function reconcileCustomDomains(
   db: Kysely<Database>,
   policy: CustomDomainPolicy,
   nowMs: number,
+  changed: PagesChanged = NOBODY,
 ): Promise<number> {
   const rows = new DomainQueries(db);
-  let changed = 0;
+  let count = 0;
   for (const page of await rows.verified()) {
     const domain = page.custom_domain!;
     if (policy.isServiceHost(domain)) {
       await rows.unverify(page.id, domain, serviceHostProblem(domain), nowMs);
-      changed++;
+      count++;
     } else if (page.custom_domain_verified_by === 'ALLOW_LIST' && !policy.isAllowListed(domain)) {
       await rows.unverify(page.id, domain, 'no longer covered by the allow-list: add the TXT record', nowMs);
-      changed++;
+      count++;
     }
   }
   if (policy.allowList.length > 0) {
     for (const page of await rows.pending()) {
       if (!policy.isAllowListed(page.custom_domain!)) continue;
-      if (await verifyCustomDomain(db, policy, page, nowMs)) changed++;
+      if (await verifyCustomDomain(db, policy, page, nowMs, changed)) count++;
     }
   }
-  if (changed > 0) await statusPagesChanged(db);
-  return changed;
+  if (count > 0) await changed();
+  return count;
 }

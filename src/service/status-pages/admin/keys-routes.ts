@@ -17,7 +17,7 @@ const PageIdParams = Type.Object({ id: ResourceId }, strict);
  * `DELETE /v1/status-pages/{id}/keys/{keyId}` revokes one at once (every visitor it let in loses access).
  */
 export async function statusPageKeyRoutes(app: ServiceApp, ctx: ServiceContext): Promise<void> {
-  const pages = new StatusPageStore(ctx.db, ctx.customDomains);
+  const pages = new StatusPageStore(ctx.db, ctx.customDomains, () => ctx.statusPageDomains.pagesChanged());
 
   app.post(
     '/v1/status-pages/:id/keys',

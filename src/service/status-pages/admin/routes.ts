@@ -20,10 +20,17 @@ const tags = ['status pages'];
  * never captures it.
  */
 export async function statusPageRoutes(app: ServiceApp, ctx: ServiceContext): Promise<void> {
-  const pages = new StatusPageStore(ctx.db, ctx.customDomains);
-  const services = new ServiceStore(ctx.db);
+  // Every change of a page reloads the served custom domains before it is answered.
+  const pages = new StatusPageStore(ctx.db, ctx.customDomains, () => ctx.statusPageDomains.pagesChanged());
   await statusPageKeyRoutes(app, ctx);
+  pageCreateAndListRoutes(app, ctx, pages);
+  serviceRoutes(app, new ServiceStore(ctx.db));
+  pageItemRoutes(app, ctx, pages);
+  await subscriberRoutes(app, ctx);
+}
 
+/** `POST /v1/status-pages` and `GET /v1/status-pages`. */
+function pageCreateAndListRoutes(app: ServiceApp, ctx: ServiceContext, pages: StatusPageStore): void {
   app.post(
     '/v1/status-pages',
     {
@@ -60,7 +67,10 @@ export async function statusPageRoutes(app: ServiceApp, ctx: ServiceContext): Pr
       return { length: entries.length, entries, nextId };
     },
   );
+}
 
+/** The status-page services: `GET|POST /v1/status-pages/services`, `GET|PUT|DELETE /v1/status-pages/services/{id}`. */
+function serviceRoutes(app: ServiceApp, services: ServiceStore): void {
   app.get(
     '/v1/status-pages/services',
     {
@@ -142,7 +152,10 @@ export async function statusPageRoutes(app: ServiceApp, ctx: ServiceContext): Pr
       return reply.code(204).send();
     },
   );
+}
 
+/** `GET|PUT|DELETE /v1/status-pages/{id}` and `POST /v1/status-pages/{id}/custom-domain/verify`. */
+function pageItemRoutes(app: ServiceApp, ctx: ServiceContext, pages: StatusPageStore): void {
   app.get(
     '/v1/status-pages/:id',
     { schema: { tags, summary: 'Get a status page', params: IdParams, response: { 200: StatusPageSchema } } },
@@ -200,6 +213,4 @@ export async function statusPageRoutes(app: ServiceApp, ctx: ServiceContext): Pr
       return reply.code(204).send();
     },
   );
-
-  await subscriberRoutes(app, ctx);
 }

@@ -50,6 +50,7 @@ const ThemeSchema = Type.Object(
 
 /** `themeColors`: a `light` and a `dark` theme. */
 const ThemeColorsSchema = Type.Object({ light: ThemeSchema, dark: ThemeSchema }, strict);
+/** A page's `themeColors` as the API takes and answers them. */
 export type ThemeColors = Static<typeof ThemeColorsSchema>;
 
 /**
@@ -95,6 +96,7 @@ const CardBodySchema = Type.Object(
   },
   strict,
 );
+/** A card as the API takes it (services by id; `id` to keep an existing card). */
 export type CardBody = Static<typeof CardBodySchema>;
 
 /**
@@ -120,6 +122,7 @@ export function statusPageBody(withDefaults: boolean) {
     strict,
   );
 }
+/** The body of a status page's create or update (see {@link statusPageBody}). */
 export type StatusPageBody = Static<ReturnType<typeof statusPageBody>>;
 
 /** Body of POST and PUT `/v1/status-pages/services`. */

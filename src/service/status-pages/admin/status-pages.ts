@@ -11,17 +11,12 @@ import type { Database } from '../../platform/store/database.js';
 import { readDoc, writeDoc } from '../../platform/store/schema.js';
 import {
   type CustomDomainPolicy,
+  type PagesChanged,
   serviceHostProblem,
   verificationRecord,
   verifyCustomDomain,
 } from './custom-domains.js';
-import {
-  customDomainColumn,
-  PageQueries,
-  type PageRow,
-  type PageRowWithDomain,
-  statusPagesChanged,
-} from './store.js';
+import { customDomainColumn, PageQueries, type PageRow, type PageRowWithDomain } from './store.js';
 
 /** A status page as every operation answers it (see StatusPageSchema). */
 export type StatusPageView = Static<typeof StatusPageSchema>;
@@ -119,10 +114,17 @@ export class StatusPageStore {
   readonly #db: Kysely<Database>;
   readonly #rows: PageQueries;
   readonly #domains: CustomDomainPolicy;
-  constructor(db: Kysely<Database>, domains: CustomDomainPolicy) {
+  readonly #changed: PagesChanged;
+  /**
+   * @param changed awaited after each create, update and delete of a page and each change of a custom
+   *   domain's verification, before the operation returns (the routes pass the service's
+   *   `CustomDomains.pagesChanged`, so the served domains follow at once).
+   */
+  constructor(db: Kysely<Database>, domains: CustomDomainPolicy, changed: PagesChanged) {
     this.#db = db;
     this.#rows = new PageQueries(db);
     this.#domains = domains;
+    this.#changed = changed;
   }
 
   /**
@@ -155,7 +157,7 @@ export class StatusPageStore {
       return row;
     });
     await this.#activateAllowListed(accountId, row.id, now.getTime());
-    await statusPagesChanged(this.#db);
+    await this.#changed();
     const stored = await this.#row(this.#rows, accountId, row.id);
     return withClearKey((await this.#present(accountId, [stored], now.getTime()))[0]!, made);
   }
@@ -216,7 +218,7 @@ export class StatusPageStore {
       );
     });
     if (domainChanged) await this.#activateAllowListed(accountId, id, now.getTime());
-    await statusPagesChanged(this.#db);
+    await this.#changed();
     const updated = await this.#row(this.#rows, accountId, id);
     return withClearKey((await this.#present(accountId, [updated], now.getTime()))[0]!, made);
   }
@@ -240,7 +242,7 @@ export class StatusPageStore {
         { field: 'id', in: 'params', rule: 'customDomain' },
       );
     }
-    await verifyCustomDomain(this.#db, this.#domains, row, now.getTime());
+    await verifyCustomDomain(this.#db, this.#domains, row, now.getTime(), this.#changed);
     const checked = await this.#row(this.#rows, accountId, id);
     return (await this.#present(accountId, [checked], now.getTime()))[0]!;
   }
@@ -259,14 +261,14 @@ export class StatusPageStore {
   async #activateAllowListed(accountId: string, id: string, nowMs: number): Promise<void> {
     const row = await this.#rows.get(accountId, id);
     if (row?.custom_domain && this.#domains.isAllowListed(row.custom_domain)) {
-      await verifyCustomDomain(this.#db, this.#domains, row, nowMs);
+      await verifyCustomDomain(this.#db, this.#domains, row, nowMs, this.#changed);
     }
   }
 
   /** @returns false when the page is not in the account. */
   async delete(accountId: string, id: string): Promise<boolean> {
     const deleted = await this.#rows.delete(accountId, id);
-    if (deleted) await statusPagesChanged(this.#db);
+    if (deleted) await this.#changed();
     return deleted;
   }
 
@@ -438,4 +440,11 @@ async function assertUrlFree(rows: PageQueries, url: string, selfId?: string): P
 function withClearKey(view: StatusPageView, made: { doc: KeyDoc; key: string } | undefined): StatusPageView {
   if (!made) return view;
   return { ...view, keys: view.keys.map((k) => (k.id === made.doc.id ? { ...k, key: made.key } : k)) };
+}
+
+declare module '../../platform/store/schema.js' {
+  /** The documents of this module's tables (see StoredDocuments). */
+  interface StoredDocuments {
+    status_pages: StatusPageDoc;
+  }
 }

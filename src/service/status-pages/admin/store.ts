@@ -304,37 +304,6 @@ export class DomainQueries {
   }
 }
 
-/** Something to run after status pages were created, changed or deleted in a store. */
-export type StatusPagesListener = () => void | Promise<void>;
-
-const listeners = new WeakMap<object, Set<StatusPagesListener>>();
-
-/**
- * Runs `listener` after each create, update or delete of a status page, and each change of a custom domain's
- * verification, made through `db` (the store handle the service was built with), before the API answers
- * (custom-domains.ts): the custom-domain map of the public pages
- * (src/service/status-pages/public/access.ts) reloads so the next request sees the change.
- * @returns a function that removes the listener.
- */
-export function onStatusPagesChanged(db: Kysely<Database>, listener: StatusPagesListener): () => void {
-  const set = listeners.get(db) ?? new Set<StatusPagesListener>();
-  listeners.set(db, set);
-  set.add(listener);
-  return () => {
-    set.delete(listener);
-  };
-}
-
-/**
- * Tells the listeners of `db` that status pages changed and waits for them. A listener that fails is
- * ignored here (it has its own safety net), so the change that was made is still answered.
- */
-export async function statusPagesChanged(db: Kysely<Database>): Promise<void> {
-  const set = listeners.get(db);
-  if (!set || set.size === 0) return;
-  await Promise.allSettled([...set].map(async (listener) => listener()));
-}
-
 /**
  * The `custom_domain` column of a page whose document has `customDomain`: the host name lower-cased (host
  * names compare without case, RFC 4343), so a request's Host finds it with one indexed equality; null

@@ -3,7 +3,14 @@ import type { ServiceApp } from '../../platform/http/service-app.js';
 import type { ServiceContext } from '../../context.js';
 import { notFound } from '../../platform/http/errors.js';
 import { offsetOf, PageQuery } from '../../platform/http/pagination.js';
-import { IdParams, NoContent, Nullable, ResourceId, strict, Timestamp } from '../../platform/http/schema-helpers.js';
+import {
+  IdParams,
+  NoContent,
+  Nullable,
+  ResourceId,
+  strict,
+  Timestamp,
+} from '../../platform/http/schema-helpers.js';
 import { PageQueries } from './store.js';
 import { SubscriberStore } from './subscribers.js';
 

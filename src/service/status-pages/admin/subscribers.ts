@@ -268,6 +268,28 @@ export class SubscriberStore {
       .executeTakeFirst();
   }
 
+  /**
+   * The subscriber `id` (of any page) with its page, in one read, for its mail: the page's document
+   * (`page_doc`, null when the page was deleted meanwhile) and when its custom domain was verified (epoch ms;
+   * null while pending or without one).
+   * @returns undefined when the subscriber is gone.
+   */
+  withPage(id: string) {
+    return this.#db
+      .selectFrom('status_page_subscribers as s')
+      .leftJoin('status_pages as p', 'p.id', 's.status_page_id')
+      .select([
+        's.id',
+        's.email',
+        's.confirmed_at',
+        's.status_page_id',
+        'p.doc as page_doc',
+        'p.custom_domain_verified_at',
+      ])
+      .where('s.id', '=', id)
+      .executeTakeFirst();
+  }
+
   /** Confirms a subscriber (idempotent: a confirmed one keeps its first time). @returns false when it is gone. */
   async confirm(pageId: string, id: string, nowMs: number): Promise<boolean> {
     await this.#db

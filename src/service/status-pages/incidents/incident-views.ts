@@ -137,3 +137,11 @@ export async function incidentsForServices(
     };
   });
 }
+
+declare module '../../platform/store/schema.js' {
+  /** The documents of this module's tables (see StoredDocuments). */
+  interface StoredDocuments {
+    incidents: IncidentDoc;
+    incident_updates: UpdateDoc;
+  }
+}

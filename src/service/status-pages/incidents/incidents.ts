@@ -11,7 +11,6 @@ import type {
 } from './schema.js';
 import { resolveServices } from '../admin/status-page-services.js';
 import { queueUpdateMails } from '../admin/subscribers.js';
-import { deliveryWorkerOf } from '../../alerting/delivery/worker.js';
 import type { Database } from '../../platform/store/database.js';
 import { readDoc, writeDoc } from '../../platform/store/schema.js';
 import { IncidentQueries, type IncidentRow } from './store.js';
@@ -35,9 +34,16 @@ function checkTimes(doc: IncidentDoc): void {
 export class IncidentStore {
   readonly #db: Kysely<Database>;
   readonly #rows: IncidentQueries;
-  constructor(db: Kysely<Database>) {
+  readonly #mailQueued: () => void;
+
+  /**
+   * @param mailQueued called after updates queued subscriber mail (the service wakes its delivery worker);
+   *   default nothing (the worker's poll finds the mail).
+   */
+  constructor(db: Kysely<Database>, mailQueued: () => void = () => {}) {
     this.#db = db;
     this.#rows = new IncidentQueries(db);
+    this.#mailQueued = mailQueued;
   }
 
   /**
@@ -72,7 +78,7 @@ export class IncidentStore {
       await rows.setDoc(accountId, doc.id, writeDoc(doc));
       return queued;
     });
-    if (mails > 0) deliveryWorkerOf(this.#db)?.kick();
+    if (mails > 0) this.#mailQueued();
     return this.get(accountId, doc.id, true);
   }
 
@@ -170,18 +176,12 @@ export class IncidentStore {
       await rows.setDoc(accountId, incidentId, writeDoc(doc), nowMs);
       let mails = 0;
       if (view.notifySubscribers) {
-        const linked = await trx
-          .selectFrom('incident_services')
-          .select('service_id')
-          .where('account_id', '=', accountId)
-          .where('incident_id', '=', incidentId)
-          .execute();
-        const serviceIds = linked.map((l) => l.service_id);
+        const serviceIds = await rows.linkedServiceIds(accountId, incidentId);
         mails = await queueUpdateMails(trx, { accountId, incident: doc, serviceIds, update: view, nowMs });
       }
       return { view, mails };
     });
-    if (mails > 0) deliveryWorkerOf(this.#db)?.kick();
+    if (mails > 0) this.#mailQueued();
     return view;
   }
 

@@ -25,8 +25,13 @@ const tags = ['incidents'];
  * whose path the spec does not show, is `GET /v1/incidents/{id}`.
  */
 export async function incidentRoutes(app: ServiceApp, ctx: ServiceContext): Promise<void> {
-  const incidents = new IncidentStore(ctx.db);
+  const incidents = new IncidentStore(ctx.db, () => ctx.delivery.kick());
+  incidentCreateAndReadRoutes(app, ctx, incidents);
+  incidentChangeRoutes(app, incidents);
+}
 
+/** `POST /v1/incidents`, `GET /v1/incidents` and `GET /v1/incidents/{id}`. */
+function incidentCreateAndReadRoutes(app: ServiceApp, ctx: ServiceContext, incidents: IncidentStore): void {
   app.post(
     '/v1/incidents',
     {
@@ -82,7 +87,10 @@ export async function incidentRoutes(app: ServiceApp, ctx: ServiceContext): Prom
       return incidents.get(request.accountId, id, includeAllIncidentUpdates);
     },
   );
+}
 
+/** `PUT` and `DELETE /v1/incidents/{id}`, `POST /v1/incidents/{incidentId}/updates`. */
+function incidentChangeRoutes(app: ServiceApp, incidents: IncidentStore): void {
   app.put(
     '/v1/incidents/:id',
     {

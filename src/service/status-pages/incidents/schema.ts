@@ -11,10 +11,12 @@ import {
 
 /** Incident impacts (docs/api.md, "Incident"); default MINOR. Shown as `severity` on status pages. */
 const IMPACTS = ['MAINTENANCE', 'MAJOR', 'MINOR'] as const;
+/** An incident's impact: MAINTENANCE, MAJOR or MINOR. */
 export type Impact = (typeof IMPACTS)[number];
 
 /** Incident update statuses (docs/api.md, "Incident update"). RESOLVED stops the incident. */
 const UPDATE_STATUSES = ['INVESTIGATING', 'IDENTIFIED', 'MONITORING', 'RESOLVED', 'MAINTENANCE'] as const;
+/** An incident update's status. */
 export type UpdateStatus = (typeof UPDATE_STATUSES)[number];
 
 const ServiceRefs = Type.Array(Type.Object({ id: ResourceId }, strict), {
@@ -32,6 +34,7 @@ export const ServiceSchema = Type.Object({
   created_at: Timestamp,
   updated_at: NullableTimestamp,
 });
+/** A status-page service as the API answers it. */
 export type ServiceView = Static<typeof ServiceSchema>;
 
 /**
@@ -49,6 +52,7 @@ export const IncidentUpdateBodySchema = Type.Object(
   },
   strict,
 );
+/** The body of a new incident update. */
 export type IncidentUpdateBody = Static<typeof IncidentUpdateBodySchema>;
 
 /**
@@ -69,6 +73,7 @@ export const CreateIncidentBody = Type.Object(
   },
   strict,
 );
+/** The body of `POST /v1/incidents`. */
 export type CreateIncidentBody = Static<typeof CreateIncidentBody>;
 
 /**
@@ -85,6 +90,7 @@ export const UpdateIncidentBody = Type.Object(
   },
   strict,
 );
+/** The body of `PUT /v1/incidents/{id}`. */
 export type UpdateIncidentBody = Static<typeof UpdateIncidentBody>;
 
 /** Path of the update operations: `incidentId`. */
@@ -110,6 +116,7 @@ export const IncidentUpdateSchema = Type.Object({
   created_at: Timestamp,
   updated_at: NullableTimestamp,
 });
+/** An incident update as the API answers it. */
 export type IncidentUpdateView = Static<typeof IncidentUpdateSchema>;
 
 const incidentFields = {
@@ -129,6 +136,7 @@ export const IncidentSchema = Type.Object({
   ...incidentFields,
   incidentUpdates: Type.Array(IncidentUpdateSchema),
 });
+/** An incident as the API answers it. */
 export type IncidentView = Static<typeof IncidentSchema>;
 
 /** The incident in the PUT response: `incidentUpdates` is the latest update's description, or null (docs/api.md). */
@@ -158,4 +166,5 @@ export const StatusPageIncidentSchema = Type.Object({
     }),
   ),
 });
+/** An incident inside a status page as the API answers it (`severity`, `duration` in ms). */
 export type StatusPageIncidentView = Static<typeof StatusPageIncidentSchema>;

@@ -107,6 +107,17 @@ export class IncidentQueries {
       .execute();
   }
 
+  /** The ids of the services the incident is linked to (any order). */
+  async linkedServiceIds(accountId: string, incidentId: string): Promise<string[]> {
+    const rows = await this.#db
+      .selectFrom('incident_services')
+      .select('service_id')
+      .where('account_id', '=', accountId)
+      .where('incident_id', '=', incidentId)
+      .execute();
+    return rows.map((l) => l.service_id);
+  }
+
   /** Links the incident to `serviceIds`. */
   async link(accountId: string, incidentId: string, serviceIds: readonly string[]): Promise<void> {
     if (serviceIds.length === 0) return;

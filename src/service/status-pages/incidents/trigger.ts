@@ -3,12 +3,13 @@ import type { Kysely, Transaction } from 'kysely';
 import type { IncidentDoc, UpdateDoc } from './incident-views.js';
 import type { Impact } from './schema.js';
 import { IncidentQueries } from './store.js';
+import { ServiceQueries } from '../admin/store.js';
 import { queueUpdateMails } from '../admin/subscribers.js';
-import type { CheckDoc } from '../../checks/checks.js';
+import type { CheckDoc } from '../../checks/index.js';
 import type { Database } from '../../platform/store/database.js';
 import { readDoc, writeDoc } from '../../platform/store/schema.js';
-import { AlertStore } from '../../alerting/store.js';
-import type { EngineAlert } from '../../alerting/types.js';
+import { AlertStore } from '../../alerting/index.js';
+import type { EngineAlert } from '../../alerting/index.js';
 
 type Tx = Kysely<Database> | Transaction<Database>;
 
@@ -55,12 +56,7 @@ export async function incidentForAlert(
 
   if (opening) {
     if (existing) return null;
-    const service = await tx
-      .selectFrom('status_page_services')
-      .select('id')
-      .where('account_id', '=', input.accountId)
-      .where('id', '=', trigger.serviceId)
-      .executeTakeFirst();
+    const service = await new ServiceQueries(tx as Kysely<Database>).get(input.accountId, trigger.serviceId);
     if (!service) return null;
     const doc: IncidentDoc = {
       id: randomUUID(),
@@ -93,16 +89,10 @@ export async function incidentForAlert(
   await incidents.insertUpdate(input.accountId, doc.id, resolved, input.nowMs);
   doc.stoppedAt = iso;
   await incidents.setDoc(input.accountId, doc.id, writeDoc(doc), input.nowMs);
-  const linked = await tx
-    .selectFrom('incident_services')
-    .select('service_id')
-    .where('account_id', '=', input.accountId)
-    .where('incident_id', '=', doc.id)
-    .execute();
   await queueUpdateMails(tx, {
     accountId: input.accountId,
     incident: doc,
-    serviceIds: linked.map((l) => l.service_id),
+    serviceIds: await incidents.linkedServiceIds(input.accountId, doc.id),
     update: resolved,
     nowMs: input.nowMs,
   });

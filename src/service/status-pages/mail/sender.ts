@@ -1,55 +1,36 @@
-import nodemailer from 'nodemailer';
 import type { Kysely } from 'kysely';
 import type { Scrubber } from '../../../common/scrub.js';
 import { subscriberMail } from './subscriber-mail.js';
 import {
   CONFIRMATION_TTL_MS,
   type SubscriberMailDoc,
+  SubscriberStore,
   subscriberToken,
   UNSUBSCRIBE_TTL_MS,
 } from '../admin/subscribers.js';
 import type { StatusPageDoc } from '../admin/status-pages.js';
 import type { Database } from '../../platform/store/database.js';
 import { readDoc } from '../../platform/store/schema.js';
-import { noAnswer } from '../../alerting/channels/http.js';
-import { messageIdOf, smtpAnswer, smtpFailure } from '../../alerting/channels/email.js';
-import { SMTP_VARIABLES } from '../../alerting/channels/providers.js';
-import type { NotificationRow } from '../../alerting/delivery/store.js';
-import type { DeliveryResult, ProviderConfig } from '../../alerting/types.js';
+import { noAnswer } from '../../alerting/index.js';
+import {
+  messageIdOf,
+  SMTP_VARIABLES,
+  smtpAnswer,
+  smtpFailure,
+  smtpTransports,
+} from '../../alerting/index.js';
+import type { NotificationRow } from '../../alerting/index.js';
+import type { DeliveryResult, ProviderConfig } from '../../alerting/index.js';
 
-/** Time allowed to connect, for the greeting, and between socket reads, ms. */
-const SMTP_TIMEOUT_MS = 10_000;
 /** SMTP connections kept open per server: subscriber mail goes out in bursts (one per subscriber). */
 export const SUBSCRIBER_SMTP_CONNECTIONS = 16;
 
-type Transporter = ReturnType<typeof nodemailer.createTransport>;
-
-/** One pooled transporter per SMTP URL: a burst of subscriber mails reuses its connections. */
-const pools = new Map<string, Transporter>();
-
-function poolFor(url: string): Transporter {
-  let t = pools.get(url);
-  if (t === undefined) {
-    t = nodemailer.createTransport({
-      url,
-      pool: true,
-      maxConnections: SUBSCRIBER_SMTP_CONNECTIONS,
-      maxMessages: 1000,
-      connectionTimeout: SMTP_TIMEOUT_MS,
-      greetingTimeout: SMTP_TIMEOUT_MS,
-      socketTimeout: SMTP_TIMEOUT_MS,
-      // Logs could hold addresses: none.
-      logger: false,
-    } as Parameters<typeof nodemailer.createTransport>[0]);
-    pools.set(url, t);
-  }
-  return t;
-}
+/** The pooled SMTP transporters of subscriber mail, one per SMTP URL: a burst of mails reuses their connections. */
+const pools = smtpTransports({ maxConnections: SUBSCRIBER_SMTP_CONNECTIONS, maxMessages: 1000 });
 
 /** Closes the pooled SMTP connections of subscriber mail (the next mail opens new ones). */
 export function closeSubscriberTransporters(): void {
-  for (const t of pools.values()) t.close();
-  pools.clear();
+  pools.close();
 }
 
 /**
@@ -96,19 +77,7 @@ export async function sendSubscriberMail(
 ): Promise<DeliveryResult> {
   const { db, providers, scrubber } = options;
   // The subscriber with its page, in one read (a page deleted meanwhile leaves a null doc).
-  const subscriber = await db
-    .selectFrom('status_page_subscribers as s')
-    .leftJoin('status_pages as p', 'p.id', 's.status_page_id')
-    .select([
-      's.id',
-      's.email',
-      's.confirmed_at',
-      's.status_page_id',
-      'p.doc as page_doc',
-      'p.custom_domain_verified_at',
-    ])
-    .where('s.id', '=', row.subscriber_id ?? '')
-    .executeTakeFirst();
+  const subscriber = await new SubscriberStore(db).withPage(row.subscriber_id ?? '');
   if (!subscriber) return noAnswer('FAILED', 'unsubscribed');
   const doc = JSON.parse(row.doc) as SubscriberMailDoc;
   if (doc.kind === 'update' && subscriber.confirmed_at === null) {
@@ -148,7 +117,7 @@ export async function sendSubscriberMail(
   }
   const mail = subscriberMail({ ...doc, pageName: pageDoc.name || doc.pageName }, links);
 
-  const send = poolFor(smtp.url).sendMail({
+  const send = pools.get(smtp.url).sendMail({
     from: smtp.from,
     to: subscriber.email,
     subject: mail.subject,

@@ -1,10 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AuthFailureLimiter } from '../../platform/http/auth.js';
-import type { RoutePlugin } from '../../platform/http/service-app.js';
+import type { RoutePlugin } from '../../module.js';
 import {
   answerPageNotFound,
-  CustomDomains,
   hostOf,
   matchPageKey,
   PAGE_SESSION_COOKIE,
@@ -12,7 +11,7 @@ import {
   pageSessionValue,
   rewrittenUrlOf,
 } from './access.js';
-import { findPageByUrl } from './lookup.js';
+import { findPageByUrl } from './page-queries.js';
 
 /** The longest key the form reads (keys are 52 characters); a longer value is simply wrong. */
 const MAX_KEY_LENGTH = 256;
@@ -159,7 +158,7 @@ export const statusPageAccessRoutes: RoutePlugin = async (app, ctx) => {
         return sendForm(reply, 403, MESSAGES.wrongKey);
       }
       const basePath = rewrittenUrlOf(request.raw) === url ? '' : `/status/${url}`;
-      const secure = request.protocol === 'https' || (CustomDomains.of(ctx.db)?.appUrlSecure ?? false);
+      const secure = request.protocol === 'https' || ctx.statusPageDomains.appUrlSecure;
       const value = pageSessionValue(ctx, page.id, key.id, Date.now() + PAGE_SESSION_MS);
       reply.setCookie(PAGE_SESSION_COOKIE, value, {
         httpOnly: true,

@@ -11,10 +11,9 @@ import {
   recheckPendingDomains,
 } from '../admin/custom-domains.js';
 import type { KeyDoc } from '../admin/status-pages.js';
-import { onStatusPagesChanged } from '../admin/store.js';
 import type { Database } from '../../platform/store/database.js';
 import { secretBoxOf } from '../../platform/store/secret-box.js';
-import { customDomainUrls, findPageByHost, findPageByUrl } from './lookup.js';
+import { customDomainUrls, findPageByHost, findPageByUrl } from './page-queries.js';
 import type { PageAccess, PublicPage } from './types.js';
 
 /** Where a request looks for a page: the `{url}` of `/status/{url}`, or a custom domain (its Host). */
@@ -174,7 +173,7 @@ export function pageAccessResolver(
   };
 
   return async (request, where) => {
-    if ('host' in where && CustomDomains.of(ctx.db)?.isServiceHost(where.host)) return null;
+    if ('host' in where && ctx.statusPageDomains.isServiceHost(where.host)) return null;
     const page =
       'host' in where ? await findPageByHost(ctx.db, where.host) : await findPageByUrl(ctx.db, where.url);
     if (!page) return null;
@@ -252,8 +251,6 @@ export type CustomDomainsOptions = {
   log?: Logger;
 };
 
-const instances = new WeakMap<object, CustomDomains>();
-
 /**
  * Serves each status page with a verified `customDomain` at the root of that domain (docs/status-pages.md,
  * "Custom domains"). Fastify's `rewriteUrl` is synchronous, so the map host → page url is kept in memory:
@@ -273,7 +270,8 @@ export class CustomDomains {
   #started = 0;
   #applied = 0;
   #timer: NodeJS.Timeout | undefined;
-  #unsubscribe: (() => void) | undefined;
+  /** Whether the map follows the changes made through the service (between {@link start} and {@link stop}). */
+  #following = false;
   #refreshing: Promise<void> | undefined;
 
   /** @throws TypeError when `options.appUrl` is not a URL. */
@@ -287,22 +285,15 @@ export class CustomDomains {
     this.#log = options.log;
   }
 
-  /** The started instance of the store `db` (the service's); null when none was started. */
-  static of(db: Kysely<Database>): CustomDomains | null {
-    return instances.get(db) ?? null;
-  }
-
   /**
    * Brings the stored verifications in line with this process's settings (the service's host names, the
-   * allow-list: `reconcileCustomDomains`), loads the map and starts following changes;
-   * {@link CustomDomains.of} answers this instance from then on.
+   * allow-list: `reconcileCustomDomains`), loads the map and starts following changes.
    * @throws what the store throws on the first load.
    */
   async start(): Promise<void> {
     await reconcileCustomDomains(this.#db, this.#policy, Date.now());
     await this.reload();
-    instances.set(this.#db, this);
-    this.#unsubscribe = onStatusPagesChanged(this.#db, () => this.reload());
+    this.#following = true;
     this.#timer = setInterval(() => {
       this.refresh().catch((err: unknown) =>
         this.#log?.warn({ err }, 'custom domains of status pages could not be refreshed'),
@@ -320,7 +311,11 @@ export class CustomDomains {
   refresh(nowMs = Date.now()): Promise<void> {
     this.#refreshing ??= (async () => {
       try {
-        await recheckPendingDomains(this.#db, this.#policy, { nowMs, recheckMs: this.#recheckMs });
+        await recheckPendingDomains(this.#db, this.#policy, {
+          nowMs,
+          recheckMs: this.#recheckMs,
+          changed: () => this.pagesChanged(),
+        });
         await this.reload();
       } finally {
         this.#refreshing = undefined;
@@ -331,10 +326,19 @@ export class CustomDomains {
 
   /** Stops following changes. Idempotent. */
   stop(): void {
-    if (instances.get(this.#db) === this) instances.delete(this.#db);
     clearInterval(this.#timer);
-    this.#unsubscribe?.();
-    this.#unsubscribe = undefined;
+    this.#following = false;
+  }
+
+  /**
+   * Reloads the map after status pages changed through this service (a page created, updated or deleted; a
+   * custom domain verified or put back to pending): the admin routes await it before they answer, so the
+   * next request sees the change. Only between {@link start} and {@link stop}. A reload that fails is
+   * ignored here (the change itself was made; the periodic refresh is the safety net).
+   */
+  async pagesChanged(): Promise<void> {
+    if (!this.#following) return;
+    await this.reload().catch(() => undefined);
   }
 
   /**

@@ -2,11 +2,11 @@
  * The status badge of a page (docs/status-pages.md, "Feeds and JSON"): a shields-style SVG "status |
  * operational" to embed in a README or a site. The state is written in words, never told by colour alone;
  * the SVG carries a `<title>` and `role="img"` with an `aria-label` for screen readers; white text on every
- * background has a contrast of at least 4.5:1. Every text is escaped ({@link escapeHtml}, render.ts, after
+ * background has a contrast of at least 4.5:1. Every text is escaped (`escapeHtml`, src/common/html.ts, after
  * dropping characters XML forbids).
  */
 import { xmlChars } from './feeds.js';
-import { escapeHtml } from './render.js';
+import { escapeHtml } from '../../../common/html.js';
 import type { ServiceState } from './types.js';
 
 /** The badge's left part. */

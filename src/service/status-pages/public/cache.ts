@@ -42,7 +42,7 @@ export class LruMap<K, V> {
 
 /** A rendering kept by {@link VersionedCache}. */
 export type CachedValue<T> = {
-  /** The version of the data it was made from (`pageVersion`). */
+  /** The version of the data it was made from (`PageReader.version`, page-reader.ts). */
   version: string;
   /** Until when (epoch ms) the clock alone leaves it right (`modelFreshUntil`). */
   freshUntilMs: number;

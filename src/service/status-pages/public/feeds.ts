@@ -4,12 +4,13 @@
  *
  * Escaping: the library puts item titles and contents in CDATA sections and element texts through
  * xml-js. Item titles and contents are HTML (Atom `type="html"`, RSS descriptions), so every user text in
- * them goes through {@link escapeHtml} (render.ts), which also leaves no `]]>` for a CDATA section to end
+ * them goes through `escapeHtml` (src/common/html.ts), which also leaves no `]]>` for a CDATA section to end
  * at. Texts the library writes as element content ({@link xmlJsText}) are handed over in the form xml-js
  * expects. Characters XML 1.0 forbids are dropped from every user text first.
  */
 import { Feed, type Item } from 'feed';
-import { escapeHtml, IMPACT_WORDS } from './render.js';
+import { escapeHtml } from '../../../common/html.js';
+import { IMPACT_WORDS } from './render.js';
 import {
   incidentStatus,
   isMaintenance,

@@ -1,10 +1,9 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Kysely } from 'kysely';
-import type { RoutePlugin } from '../../platform/http/service-app.js';
-import type { Database } from '../../platform/store/database.js';
+import type { RoutePlugin } from '../../module.js';
 import { answerPageNotFound, feedQueryFor, pageAccessResolver } from './access.js';
 import { acceptsGzip, etagMatches, type RenderedPage, renderedPage, VersionedCache } from './cache.js';
-import { buildPageModel, modelFreshUntil, pageVersion } from './page-model.js';
+import { modelFreshUntil } from './page-model.js';
+import type { PageReader } from './page-reader.js';
 import { type RenderLinks, renderHistory, renderIncident, renderStatusPage } from './render.js';
 import type { PageAccess, PublicPage, StatusPageModel } from './types.js';
 
@@ -17,29 +16,34 @@ export const PUBLIC_CACHE_CONTROL = 'public, max-age=30, stale-while-revalidate=
 /** `Cache-Control` of a private page's views (served to key holders only). */
 export const PRIVATE_CACHE_CONTROL = 'private, no-store';
 
-/** Models and renderings of one service's status pages. */
-type Caches = {
+/** Models and renderings of one service's status pages, made by {@link pageViewCaches}. */
+export type PageViewCaches = {
+  /** Reads the pages' versions and models. */
+  reader: PageReader;
   models: VersionedCache<StatusPageModel>;
   pages: VersionedCache<RenderedPage | null>;
 };
 
-/** The caches of each store: one per service instance, bounded (200 renderings, 100 models). */
-const cachesByDb = new WeakMap<Kysely<Database>, Caches>();
-
-function cachesOf(db: Kysely<Database>): Caches {
-  let caches = cachesByDb.get(db);
-  if (!caches) {
-    caches = { models: new VersionedCache(100), pages: new VersionedCache(200) };
-    cachesByDb.set(db, caches);
-  }
-  return caches;
+/** The caches of the HTML views of one service, bounded (100 models, 200 renderings), reading with `reader`. */
+export function pageViewCaches(reader: PageReader): PageViewCaches {
+  return { reader, models: new VersionedCache(100), pages: new VersionedCache(200) };
 }
 
-/** The model of `page` at `nowMs`, from the cache while its version and the clock leave it right. */
-async function modelOf(db: Kysely<Database>, page: PublicPage, version: string, nowMs: number) {
+/**
+ * The model of `page` at `nowMs` from `models` while its `version` and the clock leave it right; built by
+ * `reader` otherwise (once for concurrent requests).
+ * @throws only when the store does.
+ */
+export async function cachedModel(
+  reader: PageReader,
+  models: VersionedCache<StatusPageModel>,
+  page: PublicPage,
+  version: string,
+  nowMs: number,
+): Promise<StatusPageModel> {
   return (
-    await cachesOf(db).models.get(page.id, version, nowMs, async () => {
-      const model = await buildPageModel(db, page, nowMs);
+    await models.get(page.id, version, nowMs, async () => {
+      const model = await reader.model(page, nowMs);
       return { value: model, freshUntilMs: modelFreshUntil(model) };
     })
   ).value;
@@ -50,10 +54,11 @@ async function modelOf(db: Kysely<Database>, page: PublicPage, version: string, 
  * aggregate queries) and serves the cached bytes while it and the clock leave them right; renders
  * otherwise (once for concurrent requests). `shows` is asked first, on the (cached) model: a view it
  * refuses (an incident not on the page) is neither rendered nor cached.
- * @returns null when `shows` refuses the view or `render` has nothing to show.
+ * @returns null when `shows` refuses the view or `render` has nothing to show. Throws only when the store
+ *   or `render` does.
  */
 export async function renderView(
-  db: Kysely<Database>,
+  caches: PageViewCaches,
   page: PublicPage,
   view: string,
   links: RenderLinks,
@@ -61,11 +66,11 @@ export async function renderView(
   render: (model: StatusPageModel, links: RenderLinks) => string | null,
   shows: (model: StatusPageModel) => boolean = () => true,
 ): Promise<RenderedPage | null> {
-  const version = await pageVersion(db, page, nowMs);
-  const model = await modelOf(db, page, version, nowMs);
+  const version = await caches.reader.version(page, nowMs);
+  const model = await cachedModel(caches.reader, caches.models, page, version, nowMs);
   if (!shows(model)) return null;
   const key = [page.id, view, links.basePath, links.feedQuery].join('\n');
-  const cached = await cachesOf(db).pages.get(key, version, nowMs, async () => {
+  const cached = await caches.pages.get(key, version, nowMs, async () => {
     const html = render(model, links);
     return {
       value: html === null ? null : renderedPage(view, version, html),
@@ -110,44 +115,46 @@ const MAX_ID_LENGTH = 64;
  * An unknown page, a private page the request may not see and an incident not on the page all answer
  * the shared 404 (`answerPageNotFound`). Answers carry a strong `ETag` (`If-None-Match` → 304), the CSP
  * {@link PAGE_CSP}, `nosniff`, `no-referrer`, and `Cache-Control` {@link PUBLIC_CACHE_CONTROL} or, for a
- * private page, {@link PRIVATE_CACHE_CONTROL}.
+ * private page, {@link PRIVATE_CACHE_CONTROL}. Renderings are kept in `caches` (one set per service).
  */
-export const statusPageViewRoutes: RoutePlugin = async (app, ctx) => {
-  const resolve = pageAccessResolver(ctx);
-  const options = { schema: { hide: true } } as const;
+export function statusPageViewRoutes(caches: PageViewCaches): RoutePlugin {
+  return async (app, ctx) => {
+    const resolve = pageAccessResolver(ctx);
+    const options = { schema: { hide: true } } as const;
 
-  const serve = async (
-    request: FastifyRequest,
-    reply: FastifyReply,
-    url: string,
-    view: string,
-    render: (model: StatusPageModel, links: RenderLinks) => string | null,
-    shows?: (model: StatusPageModel) => boolean,
-  ) => {
-    const access = await resolve(request, { url });
-    if (!access) return answerPageNotFound(reply);
-    const links: RenderLinks = { basePath: access.basePath, feedQuery: feedQueryFor(access) };
-    const page = await renderView(ctx.db, access.page, view, links, Date.now(), render, shows);
-    if (!page) return answerPageNotFound(reply);
-    return send(request, reply, access, page);
-  };
+    const serve = async (
+      request: FastifyRequest,
+      reply: FastifyReply,
+      url: string,
+      view: string,
+      render: (model: StatusPageModel, links: RenderLinks) => string | null,
+      shows?: (model: StatusPageModel) => boolean,
+    ) => {
+      const access = await resolve(request, { url });
+      if (!access) return answerPageNotFound(reply);
+      const links: RenderLinks = { basePath: access.basePath, feedQuery: feedQueryFor(access) };
+      const page = await renderView(caches, access.page, view, links, Date.now(), render, shows);
+      if (!page) return answerPageNotFound(reply);
+      return send(request, reply, access, page);
+    };
 
-  app.get<UrlParams>('/status/:url', options, (request, reply) =>
-    serve(request, reply, request.params.url, 'page', renderStatusPage),
-  );
-  app.get<UrlParams>('/status/:url/history', options, (request, reply) =>
-    serve(request, reply, request.params.url, 'history', renderHistory),
-  );
-  app.get<IncidentParams>('/status/:url/incidents/:id', options, (request, reply) => {
-    const { url, id } = request.params;
-    if (id.length > MAX_ID_LENGTH) return answerPageNotFound(reply);
-    return serve(
-      request,
-      reply,
-      url,
-      `incident:${id}`,
-      (model, links) => renderIncident(model, id, links),
-      (model) => model.incidents.some((i) => i.id === id) || model.olderIncidents.some((i) => i.id === id),
+    app.get<UrlParams>('/status/:url', options, (request, reply) =>
+      serve(request, reply, request.params.url, 'page', renderStatusPage),
     );
-  });
-};
+    app.get<UrlParams>('/status/:url/history', options, (request, reply) =>
+      serve(request, reply, request.params.url, 'history', renderHistory),
+    );
+    app.get<IncidentParams>('/status/:url/incidents/:id', options, (request, reply) => {
+      const { url, id } = request.params;
+      if (id.length > MAX_ID_LENGTH) return answerPageNotFound(reply);
+      return serve(
+        request,
+        reply,
+        url,
+        `incident:${id}`,
+        (model, links) => renderIncident(model, id, links),
+        (model) => model.incidents.some((i) => i.id === id) || model.olderIncidents.some((i) => i.id === id),
+      );
+    });
+  };
+}

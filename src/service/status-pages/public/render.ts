@@ -2,12 +2,12 @@
  * The HTML of a status page (docs/status-pages.md): the page itself, its incident history and one
  * incident's page. Server-rendered, complete without JavaScript, one inline `<style>`, no request to any
  * other site (the logo and favicon are the page owner's own URLs). Everything shown is user data and goes
- * through {@link escapeHtml}.
+ * through `escapeHtml` (src/common/html.ts).
  */
+import { escapeHtml } from '../../../common/html.js';
 import { THEME_COLOR_FIELDS, type ThemeColors } from '../admin/schema.js';
 import { DEFAULT_THEME_COLORS } from '../admin/status-pages.js';
 import type { Impact, UpdateStatus } from '../incidents/schema.js';
-import { DAY_MS, STRIP_DAYS, utcDayStart } from './page-model.js';
 import {
   type PublicIncident,
   type PublicService,
@@ -16,6 +16,7 @@ import {
   UPTIME_RULE,
   type UptimeDay,
 } from './types.js';
+import { DAY_MS, STRIP_DAYS, utcDayStart } from './uptime.js';
 
 /** How the page's links are made for this request. */
 export type RenderLinks = {
@@ -24,22 +25,6 @@ export type RenderLinks = {
   /** Appended to the feed links: `''`, or `?token=…` for a private page opened with a key. */
   feedQuery: string;
 };
-
-const HTML_ESCAPES: Record<string, string> = {
-  '&': '&amp;',
-  '<': '&lt;',
-  '>': '&gt;',
-  '"': '&quot;',
-  "'": '&#39;',
-};
-
-/**
- * Escapes text for HTML element content and quoted attribute values: `& < > " '`. The one escaping
- * function of the status pages' HTML: every user-set text (names, descriptions, URLs) goes through it.
- */
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]!);
-}
 
 const e = escapeHtml;
 

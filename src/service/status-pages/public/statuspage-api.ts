@@ -7,12 +7,9 @@
  * Dates are ISO 8601 in UTC with milliseconds (`2026-11-24T08:00:00.000Z`), as Statuspage writes them for
  * a page in `Etc/UTC`.
  */
-import type { Kysely } from 'kysely';
-import type { IncidentDoc, UpdateDoc } from '../incidents/incident-views.js';
 import type { Impact, UpdateStatus } from '../incidents/schema.js';
-import type { Database } from '../../platform/store/database.js';
-import { readDoc } from '../../platform/store/schema.js';
 import { stateOfImpact, worseState } from './page-model.js';
+import type { IncidentFacts } from './page-queries.js';
 import type { PublicIncident, PublicService, ServiceState, StatusPageModel } from './types.js';
 
 /** Statuspage's overall indicator (`status.indicator`). */
@@ -107,62 +104,6 @@ export type SpIncident = {
   scheduled_for?: string | null;
   scheduled_until?: string | null;
 };
-
-/** What the store holds of an incident beyond the model: creation time, the planned window, updates' facts. */
-export type IncidentFacts = {
-  createdAtMs: number;
-  /** The incident's `startedAt`; null when it has not started (a maintenance not yet begun). */
-  startedAtMs: number | null;
-  /** The incident's `stoppedAt`, also when still ahead (a maintenance window's planned end). */
-  stoppedAtMs: number | null;
-  updates: Map<string, { createdAtMs: number; updatedAtMs: number; notifySubscribers: boolean }>;
-};
-
-/**
- * The store's facts of incidents `ids` of the account (one query for the incidents, one for their updates).
- * @returns by incident id; incidents not found are absent. Throws only when the store does.
- */
-export async function readIncidentFacts(
-  db: Kysely<Database>,
-  accountId: string,
-  ids: readonly string[],
-): Promise<Map<string, IncidentFacts>> {
-  const facts = new Map<string, IncidentFacts>();
-  if (ids.length === 0) return facts;
-  const [rows, updates] = await Promise.all([
-    db
-      .selectFrom('incidents')
-      .select(['id', 'doc', 'created_at'])
-      .where('account_id', '=', accountId)
-      .where('id', 'in', [...ids])
-      .execute(),
-    db
-      .selectFrom('incident_updates')
-      .select(['incident_id', 'doc', 'created_at', 'updated_at'])
-      .where('account_id', '=', accountId)
-      .where('incident_id', 'in', [...ids])
-      .execute(),
-  ]);
-  const parse = (iso: string | null) => (iso === null ? null : Date.parse(iso));
-  for (const row of rows) {
-    const doc = readDoc(row.doc) as IncidentDoc;
-    facts.set(row.id, {
-      createdAtMs: Number(row.created_at),
-      startedAtMs: parse(doc.startedAt),
-      stoppedAtMs: parse(doc.stoppedAt),
-      updates: new Map(),
-    });
-  }
-  for (const u of updates) {
-    const doc = readDoc(u.doc) as UpdateDoc;
-    facts.get(u.incident_id)?.updates.set(doc.id, {
-      createdAtMs: Number(u.created_at),
-      updatedAtMs: Number(u.updated_at ?? u.created_at),
-      notifySubscribers: doc.notifySubscribers === true,
-    });
-  }
-  return facts;
-}
 
 /** How a document's links are made: the absolute page URL (`{origin}{basePath}`, no trailing slash). */
 export type ApiLinks = { pageUrl: string };
@@ -426,6 +367,7 @@ export const API_DOCUMENTS = [
   'scheduled-maintenances/upcoming.json',
   'scheduled-maintenances/active.json',
 ] as const;
+/** One of the Statuspage v2 documents served (the path after `/api/v2/`). */
 export type ApiDocument = (typeof API_DOCUMENTS)[number];
 
 /**

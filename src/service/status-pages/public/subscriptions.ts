@@ -2,8 +2,10 @@ import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import Handlebars from 'handlebars';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
-import { deliveryWorkerOf } from '../../alerting/delivery/worker.js';
-import type { RoutePlugin } from '../../platform/http/service-app.js';
+import type { Kysely } from 'kysely';
+import type { ServiceContext } from '../../context.js';
+import type { RoutePlugin } from '../../module.js';
+import type { Database } from '../../platform/store/database.js';
 import {
   CONFIRMATION_TTL_MS,
   isSaneEmail,
@@ -14,7 +16,7 @@ import {
   verifySubscriberToken,
 } from '../admin/subscribers.js';
 import { answerPageNotFound, pageAccessResolver, rewrittenUrlOf } from './access.js';
-import { findPageByUrl } from './lookup.js';
+import { findPageByUrl, pageServices } from './page-queries.js';
 import type { PublicPage } from './types.js';
 
 /** Subscribe requests a client address may make per minute. */
@@ -177,6 +179,242 @@ function buttonForm(action: string, label: string, hidden: Record<string, string
   return `<form method="post" action="${escapeHtml(action)}">${fields}<p><button type="submit">${escapeHtml(label)}</button></p></form>`;
 }
 
+/** A link back to the status page (its root on a custom domain). */
+function homeLink(basePath: string): string {
+  return `<p><a href="${escapeHtml(basePath === '' ? '/' : basePath)}">Back to the status page</a></p>`;
+}
+
+/** The answer to a token link whose subscriber no longer exists (404). */
+function sendGone(reply: FastifyReply, page: PublicPage, basePath: string): FastifyReply {
+  return sendHtml(
+    reply,
+    404,
+    htmlPage(
+      page,
+      basePath,
+      'This subscription no longer exists',
+      `<p>It was cancelled, or it was never confirmed within 7 days. <a href="${escapeHtml(`${basePath}/subscribe`)}">Subscribe again</a>.</p>`,
+      { error: true },
+    ),
+  );
+}
+
+/** The answer of an unsubscribe (also when the subscriber was already gone). */
+function sendUnsubscribed(reply: FastifyReply, page: PublicPage, basePath: string): FastifyReply {
+  return sendHtml(
+    reply,
+    200,
+    htmlPage(
+      page,
+      basePath,
+      'You are unsubscribed',
+      `<div class="panel" role="status"><p>No more incident updates of ${escapeHtml(page.doc.name)} will be sent to this address.</p></div>
+<p><a href="${escapeHtml(`${basePath}/subscribe`)}">Subscribe again</a></p>`,
+    ),
+  );
+}
+
+/** The answer to a token link that does not verify, on a page the request may see (400). */
+function sendBadLink(reply: FastifyReply, page: PublicPage, basePath: string): FastifyReply {
+  return sendHtml(
+    reply,
+    400,
+    htmlPage(
+      page,
+      basePath,
+      'This link does not work',
+      `<p>The link is incomplete, was changed, or has expired (confirmation links hold for ${CONFIRMATION_TTL_MS / 86_400_000} days).</p>
+<p><a href="${escapeHtml(`${basePath}/subscribe`)}">Subscribe again</a> to get a new confirmation link.</p>`,
+      { error: true },
+    ),
+  );
+}
+
+/** The 429 of a client address past {@link SUBSCRIBES_PER_MINUTE}. */
+function sendTooMany(reply: FastifyReply, limited: RateLimiterRes): FastifyReply {
+  return reply
+    .code(429)
+    .header('retry-after', String(Math.max(1, Math.ceil(limited.msBeforeNext / 1000))))
+    .header('cache-control', 'no-store')
+    .type('text/plain; charset=utf-8')
+    .send('Too many subscribe requests from this address; try again in a minute.');
+}
+
+/** The services of a page by card, names read fresh; services that no longer exist are left out. */
+async function choicesOf(db: Kysely<Database>, page: PublicPage): Promise<Choice[]> {
+  const names = new Map<string, string>();
+  for (const r of await pageServices(db, page.accountId, pageServiceIds(page.doc))) names.set(r.id, r.name);
+  return page.doc.cards.map((c) => ({
+    card: c.name,
+    services: c.serviceIds.flatMap((id) => {
+      const name = names.get(id);
+      return name === undefined ? [] : [{ id, name }];
+    }),
+  }));
+}
+
+/**
+ * The subscribe form's answer read from `form`: the address (trimmed), all services or the chosen ones
+ * (those the page offers), with the errors to show.
+ */
+function readSubscribeForm(form: Form, choices: Choice[]): FormState & { chosen: string[] } {
+  const email = (first(form, 'email') ?? '').trim();
+  const all = first(form, 'all') !== '0' && (first(form, 'all') === '1' || form.services === undefined);
+  const offered = new Set(choices.flatMap((c) => c.services.map((s) => s.id)));
+  const chosen = [...new Set(form.services ?? [])].filter((id) => offered.has(id));
+  const state: FormState & { chosen: string[] } = { email, all, services: new Set(chosen), chosen };
+  if (email === '') state.emailError = 'Enter your email address.';
+  else if (email.length > MAX_EMAIL_CHARS)
+    state.emailError = `Enter an email address of at most ${MAX_EMAIL_CHARS} characters.`;
+  else if (!isSaneEmail(email)) state.emailError = 'Enter an email address in the form name@example.com.';
+  if (!all && chosen.length === 0) state.servicesError = 'Choose at least one service, or All services.';
+  return state;
+}
+
+/** What the handlers share: the context, the page resolver, the subscribers' store and the rate limiter. */
+type Deps = {
+  ctx: ServiceContext;
+  resolve: ReturnType<typeof pageAccessResolver>;
+  store: SubscriberStore;
+  limiter: RateLimiterMemory;
+};
+
+type UrlRoute = { Params: { url: string } };
+type FormRoute = { Params: { url: string }; Body: Form | undefined };
+type TokenRoute = { Params: { url: string }; Querystring: { token?: string }; Body: Form | undefined };
+
+/** The token of a token link: in the query string, else in the form (the button's POST). */
+const tokenOf = (request: FastifyRequest<TokenRoute>) =>
+  request.query.token ?? first(request.body ?? undefined, 'token');
+
+/**
+ * The page of a token link and the subscriber the token names: through the resolver when the request
+ * may see the page, else by the token alone (a mail's link to a private page works without a key).
+ * Sends the answer itself (404, or 400 for a bad link on a page the request may see) when it returns null.
+ */
+async function tokenPage(
+  deps: Deps,
+  request: FastifyRequest<TokenRoute>,
+  reply: FastifyReply,
+  purpose: TokenPurpose,
+): Promise<{ page: PublicPage; basePath: string; subscriberId: string } | null> {
+  const { url } = request.params;
+  const token = tokenOf(request);
+  const access = await deps.resolve(request, { url });
+  const db = deps.ctx.db;
+  const page = access?.page ?? (await findPageByUrl(db, url));
+  const subscriberId =
+    page && token !== undefined ? verifySubscriberToken(db, token, purpose, page.id, Date.now()) : null;
+  if (!page || (!access && subscriberId === null)) {
+    answerPageNotFound(reply);
+    return null;
+  }
+  const basePath = access?.basePath ?? (rewrittenUrlOf(request.raw) === url ? '' : `/status/${url}`);
+  if (subscriberId === null) {
+    sendBadLink(reply, page, basePath);
+    return null;
+  }
+  return { page, basePath, subscriberId };
+}
+
+/** `GET /status/{url}/subscribe`: the empty form. */
+async function showSubscribeForm(deps: Deps, request: FastifyRequest<UrlRoute>, reply: FastifyReply) {
+  const access = await deps.resolve(request, { url: request.params.url });
+  if (!access) return answerPageNotFound(reply);
+  const choices = await choicesOf(deps.ctx.db, access.page);
+  const form = subscribeForm(access.page, access.basePath, choices, {
+    email: '',
+    all: true,
+    services: new Set(),
+  });
+  return sendHtml(reply, 200, htmlPage(access.page, access.basePath, 'Subscribe to updates', form));
+}
+
+/**
+ * `POST /status/{url}/subscribe`: 429 past the client address's rate; the form again (400) with its
+ * errors; else subscribes (the store queues the confirmation mail) and answers "Check your inbox".
+ */
+async function subscribe(deps: Deps, request: FastifyRequest<FormRoute>, reply: FastifyReply) {
+  try {
+    await deps.limiter.consume(request.ip ?? 'unknown');
+  } catch (err) {
+    if (!(err instanceof RateLimiterRes)) throw err;
+    return sendTooMany(reply, err);
+  }
+  const access = await deps.resolve(request, { url: request.params.url });
+  if (!access) return answerPageNotFound(reply);
+  const { page, basePath } = access;
+  const choices = await choicesOf(deps.ctx.db, page);
+  const state = readSubscribeForm(request.body ?? {}, choices);
+  if (state.emailError || state.servicesError) {
+    const body = subscribeForm(page, basePath, choices, state);
+    return sendHtml(reply, 400, htmlPage(page, basePath, 'Subscribe to updates', body, { error: true }));
+  }
+  const outcome = await deps.store.subscribe(
+    { id: page.id, accountId: page.accountId, name: page.doc.name },
+    state.email,
+    state.all ? null : state.chosen,
+    Date.now(),
+  );
+  if (outcome.confirmationQueued) deps.ctx.delivery.kick();
+  // The same answer whatever the address's state: nobody learns who is subscribed.
+  const body = `<div class="panel" role="status"><p>If <strong>${escapeHtml(state.email.toLowerCase())}</strong> can receive mail, a message with a confirmation link is on its way. Open it to start getting updates; the link holds for 7 days.</p></div>
+${homeLink(basePath)}`;
+  return sendHtml(reply, 200, htmlPage(page, basePath, 'Check your inbox', body));
+}
+
+/** `GET /status/{url}/subscribe/confirm?token=`: the "Confirm subscription" button (or "already confirmed"). */
+async function showConfirm(deps: Deps, request: FastifyRequest<TokenRoute>, reply: FastifyReply) {
+  const found = await tokenPage(deps, request, reply, 'confirm');
+  if (!found) return reply;
+  const { page, basePath, subscriberId } = found;
+  const subscriber = await deps.store.get(page.id, subscriberId);
+  if (!subscriber) return sendGone(reply, page, basePath);
+  const action = `${basePath}/subscribe/confirm?token=${encodeURIComponent(tokenOf(request) ?? '')}`;
+  const body =
+    subscriber.confirmed_at !== null
+      ? `<p>${escapeHtml(subscriber.email)} already gets the updates of ${escapeHtml(page.doc.name)}.</p>`
+      : `<p>Confirm that <strong>${escapeHtml(subscriber.email)}</strong> should get an email when an incident on ${escapeHtml(page.doc.name)} is opened, updated or resolved.</p>
+${buttonForm(action, 'Confirm subscription')}`;
+  return sendHtml(reply, 200, htmlPage(page, basePath, 'Confirm your subscription', body));
+}
+
+/** `POST /status/{url}/subscribe/confirm?token=`: confirms the subscriber (the double opt-in). */
+async function confirm(deps: Deps, request: FastifyRequest<TokenRoute>, reply: FastifyReply) {
+  const found = await tokenPage(deps, request, reply, 'confirm');
+  if (!found) return reply;
+  const { page, basePath, subscriberId } = found;
+  if (!(await deps.store.confirm(page.id, subscriberId, Date.now()))) return sendGone(reply, page, basePath);
+  deps.ctx.log.info({ statusPageId: page.id, subscriberId }, 'status page subscription confirmed');
+  const body = `<div class="panel" role="status"><p>You will get an email when an incident on ${escapeHtml(page.doc.name)} is opened, updated or resolved. Every email has a link to unsubscribe.</p></div>
+${homeLink(basePath)}`;
+  return sendHtml(reply, 200, htmlPage(page, basePath, 'Subscription confirmed', body));
+}
+
+/** `GET /status/{url}/unsubscribe?token=`: the "Unsubscribe" button. */
+async function showUnsubscribe(deps: Deps, request: FastifyRequest<TokenRoute>, reply: FastifyReply) {
+  const found = await tokenPage(deps, request, reply, 'unsubscribe');
+  if (!found) return reply;
+  const { page, basePath, subscriberId } = found;
+  const subscriber = await deps.store.get(page.id, subscriberId);
+  if (!subscriber) return sendUnsubscribed(reply, page, basePath);
+  const action = `${basePath}/unsubscribe?token=${encodeURIComponent(tokenOf(request) ?? '')}`;
+  const body = `<p>Stop sending incident updates of ${escapeHtml(page.doc.name)} to <strong>${escapeHtml(subscriber.email)}</strong>?</p>
+${buttonForm(action, 'Unsubscribe', { 'List-Unsubscribe': 'One-Click' })}`;
+  return sendHtml(reply, 200, htmlPage(page, basePath, 'Unsubscribe', body));
+}
+
+/** `POST /status/{url}/unsubscribe?token=` (also RFC 8058's one-click POST): deletes the subscriber. */
+async function unsubscribe(deps: Deps, request: FastifyRequest<TokenRoute>, reply: FastifyReply) {
+  const found = await tokenPage(deps, request, reply, 'unsubscribe');
+  if (!found) return reply;
+  const { page, basePath, subscriberId } = found;
+  if (await deps.store.delete(page.id, subscriberId)) {
+    deps.ctx.log.info({ statusPageId: page.id, subscriberId }, 'status page subscriber unsubscribed');
+  }
+  return sendUnsubscribed(reply, page, basePath);
+}
+
 /**
  * Email subscriptions of public status pages (docs/status-pages.md, "Subscriptions"), keyless:
  * - `GET|POST /status/{url}/subscribe`: the form (email; all services or chosen ones) and its answer,
@@ -191,71 +429,12 @@ function buttonForm(action: string, label: string, hidden: Record<string, string
  * may not see, anything but a valid token gets the shared 404, so nothing leaks.
  */
 export const subscriptionRoutes: RoutePlugin = async (app, ctx) => {
-  const resolve = pageAccessResolver(ctx);
-  const store = new SubscriberStore(ctx.db);
-  const limiter = new RateLimiterMemory({ points: SUBSCRIBES_PER_MINUTE, duration: 60 });
-
-  /** The services of a page by card, names read fresh. */
-  const choicesOf = async (page: PublicPage): Promise<Choice[]> => {
-    const ids = pageServiceIds(page.doc);
-    const names = new Map<string, string>();
-    if (ids.length > 0) {
-      const rows = await ctx.db
-        .selectFrom('status_page_services')
-        .select(['id', 'name'])
-        .where('account_id', '=', page.accountId)
-        .where('id', 'in', ids)
-        .execute();
-      for (const r of rows) names.set(r.id, r.name);
-    }
-    return page.doc.cards.map((c) => ({
-      card: c.name,
-      services: c.serviceIds.flatMap((id) => {
-        const name = names.get(id);
-        return name === undefined ? [] : [{ id, name }];
-      }),
-    }));
+  const deps: Deps = {
+    ctx,
+    resolve: pageAccessResolver(ctx),
+    store: new SubscriberStore(ctx.db),
+    limiter: new RateLimiterMemory({ points: SUBSCRIBES_PER_MINUTE, duration: 60 }),
   };
-
-  /**
-   * The page of a token link and the subscriber the token names: through the resolver when the request
-   * may see the page, else by the token alone (a mail's link to a private page works without a key).
-   * Sends the answer itself (404, or 400 for a bad link on a page the request may see) when it returns null.
-   */
-  const tokenPage = async (
-    request: FastifyRequest,
-    reply: FastifyReply,
-    url: string,
-    token: string | undefined,
-    purpose: TokenPurpose,
-  ): Promise<{ page: PublicPage; basePath: string; subscriberId: string } | null> => {
-    const access = await resolve(request, { url });
-    const page = access?.page ?? (await findPageByUrl(ctx.db, url));
-    const subscriberId =
-      page && token !== undefined ? verifySubscriberToken(ctx.db, token, purpose, page.id, Date.now()) : null;
-    if (!page || (!access && subscriberId === null)) {
-      answerPageNotFound(reply);
-      return null;
-    }
-    const basePath = access?.basePath ?? (rewrittenUrlOf(request.raw) === url ? '' : `/status/${url}`);
-    if (subscriberId === null) {
-      sendHtml(
-        reply,
-        400,
-        htmlPage(
-          page,
-          basePath,
-          'This link does not work',
-          `<p>The link is incomplete, was changed, or has expired (confirmation links hold for ${CONFIRMATION_TTL_MS / 86_400_000} days).</p>
-<p><a href="${escapeHtml(`${basePath}/subscribe`)}">Subscribe again</a> to get a new confirmation link.</p>`,
-          { error: true },
-        ),
-      );
-      return null;
-    }
-    return { page, basePath, subscriberId };
-  };
-
   await app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser(
@@ -268,175 +447,15 @@ export const subscriptionRoutes: RoutePlugin = async (app, ctx) => {
       done(null, {}),
     );
     const hide = { schema: { hide: true } } as const;
-
-    scope.get<{ Params: { url: string } }>('/status/:url/subscribe', hide, async (request, reply) => {
-      const access = await resolve(request, { url: request.params.url });
-      if (!access) return answerPageNotFound(reply);
-      const choices = await choicesOf(access.page);
-      const form = subscribeForm(access.page, access.basePath, choices, {
-        email: '',
-        all: true,
-        services: new Set(),
-      });
-      return sendHtml(reply, 200, htmlPage(access.page, access.basePath, 'Subscribe to updates', form));
-    });
-
-    scope.post<{ Params: { url: string }; Body: Form | undefined }>(
-      '/status/:url/subscribe',
-      hide,
-      async (request, reply) => {
-        try {
-          await limiter.consume(request.ip ?? 'unknown');
-        } catch (err) {
-          if (!(err instanceof RateLimiterRes)) throw err;
-          return reply
-            .code(429)
-            .header('retry-after', String(Math.max(1, Math.ceil(err.msBeforeNext / 1000))))
-            .header('cache-control', 'no-store')
-            .type('text/plain; charset=utf-8')
-            .send('Too many subscribe requests from this address; try again in a minute.');
-        }
-        const access = await resolve(request, { url: request.params.url });
-        if (!access) return answerPageNotFound(reply);
-        const { page, basePath } = access;
-        const form = request.body ?? {};
-        const email = (first(form, 'email') ?? '').trim();
-        const all = first(form, 'all') !== '0' && (first(form, 'all') === '1' || form.services === undefined);
-        const choices = await choicesOf(page);
-        const offered = new Set(choices.flatMap((c) => c.services.map((s) => s.id)));
-        const chosen = [...new Set(form.services ?? [])].filter((id) => offered.has(id));
-        const state: FormState = { email, all, services: new Set(chosen) };
-        if (email === '') state.emailError = 'Enter your email address.';
-        else if (email.length > MAX_EMAIL_CHARS)
-          state.emailError = `Enter an email address of at most ${MAX_EMAIL_CHARS} characters.`;
-        else if (!isSaneEmail(email))
-          state.emailError = 'Enter an email address in the form name@example.com.';
-        if (!all && chosen.length === 0)
-          state.servicesError = 'Choose at least one service, or All services.';
-        if (state.emailError || state.servicesError) {
-          const body = subscribeForm(page, basePath, choices, state);
-          return sendHtml(
-            reply,
-            400,
-            htmlPage(page, basePath, 'Subscribe to updates', body, { error: true }),
-          );
-        }
-        const outcome = await store.subscribe(
-          { id: page.id, accountId: page.accountId, name: page.doc.name },
-          email,
-          all ? null : chosen,
-          Date.now(),
-        );
-        if (outcome.confirmationQueued) deliveryWorkerOf(ctx.db)?.kick();
-        // The same answer whatever the address's state: nobody learns who is subscribed.
-        return sendHtml(
-          reply,
-          200,
-          htmlPage(
-            page,
-            basePath,
-            'Check your inbox',
-            `<div class="panel" role="status"><p>If <strong>${escapeHtml(email.toLowerCase())}</strong> can receive mail, a message with a confirmation link is on its way. Open it to start getting updates; the link holds for 7 days.</p></div>
-<p><a href="${escapeHtml(basePath === '' ? '/' : basePath)}">Back to the status page</a></p>`,
-          ),
-        );
-      },
+    scope.get<UrlRoute>('/status/:url/subscribe', hide, (req, reply) => showSubscribeForm(deps, req, reply));
+    scope.post<FormRoute>('/status/:url/subscribe', hide, (req, reply) => subscribe(deps, req, reply));
+    scope.get<TokenRoute>('/status/:url/subscribe/confirm', hide, (req, reply) =>
+      showConfirm(deps, req, reply),
     );
-
-    type TokenRoute = { Params: { url: string }; Querystring: { token?: string }; Body: Form | undefined };
-    const tokenOf = (request: FastifyRequest<TokenRoute>) =>
-      request.query.token ?? first(request.body ?? undefined, 'token');
-
-    scope.get<TokenRoute>('/status/:url/subscribe/confirm', hide, async (request, reply) => {
-      const found = await tokenPage(request, reply, request.params.url, tokenOf(request), 'confirm');
-      if (!found) return reply;
-      const { page, basePath, subscriberId } = found;
-      const subscriber = await store.get(page.id, subscriberId);
-      if (!subscriber) return sendGone(reply, page, basePath);
-      const action = `${basePath}/subscribe/confirm?token=${encodeURIComponent(tokenOf(request) ?? '')}`;
-      const body =
-        subscriber.confirmed_at !== null
-          ? `<p>${escapeHtml(subscriber.email)} already gets the updates of ${escapeHtml(page.doc.name)}.</p>`
-          : `<p>Confirm that <strong>${escapeHtml(subscriber.email)}</strong> should get an email when an incident on ${escapeHtml(page.doc.name)} is opened, updated or resolved.</p>
-${buttonForm(action, 'Confirm subscription')}`;
-      return sendHtml(reply, 200, htmlPage(page, basePath, 'Confirm your subscription', body));
-    });
-
-    scope.post<TokenRoute>('/status/:url/subscribe/confirm', hide, async (request, reply) => {
-      const found = await tokenPage(request, reply, request.params.url, tokenOf(request), 'confirm');
-      if (!found) return reply;
-      const { page, basePath, subscriberId } = found;
-      if (!(await store.confirm(page.id, subscriberId, Date.now()))) return sendGone(reply, page, basePath);
-      ctx.log.info({ statusPageId: page.id, subscriberId }, 'status page subscription confirmed');
-      return sendHtml(
-        reply,
-        200,
-        htmlPage(
-          page,
-          basePath,
-          'Subscription confirmed',
-          `<div class="panel" role="status"><p>You will get an email when an incident on ${escapeHtml(page.doc.name)} is opened, updated or resolved. Every email has a link to unsubscribe.</p></div>
-<p><a href="${escapeHtml(basePath === '' ? '/' : basePath)}">Back to the status page</a></p>`,
-        ),
-      );
-    });
-
-    scope.get<TokenRoute>('/status/:url/unsubscribe', hide, async (request, reply) => {
-      const found = await tokenPage(request, reply, request.params.url, tokenOf(request), 'unsubscribe');
-      if (!found) return reply;
-      const { page, basePath, subscriberId } = found;
-      const subscriber = await store.get(page.id, subscriberId);
-      if (!subscriber) return sendUnsubscribed(reply, page, basePath);
-      const action = `${basePath}/unsubscribe?token=${encodeURIComponent(tokenOf(request) ?? '')}`;
-      return sendHtml(
-        reply,
-        200,
-        htmlPage(
-          page,
-          basePath,
-          'Unsubscribe',
-          `<p>Stop sending incident updates of ${escapeHtml(page.doc.name)} to <strong>${escapeHtml(subscriber.email)}</strong>?</p>
-${buttonForm(action, 'Unsubscribe', { 'List-Unsubscribe': 'One-Click' })}`,
-        ),
-      );
-    });
-
-    scope.post<TokenRoute>('/status/:url/unsubscribe', hide, async (request, reply) => {
-      const found = await tokenPage(request, reply, request.params.url, tokenOf(request), 'unsubscribe');
-      if (!found) return reply;
-      const { page, basePath, subscriberId } = found;
-      if (await store.delete(page.id, subscriberId)) {
-        ctx.log.info({ statusPageId: page.id, subscriberId }, 'status page subscriber unsubscribed');
-      }
-      return sendUnsubscribed(reply, page, basePath);
-    });
+    scope.post<TokenRoute>('/status/:url/subscribe/confirm', hide, (req, reply) => confirm(deps, req, reply));
+    scope.get<TokenRoute>('/status/:url/unsubscribe', hide, (req, reply) =>
+      showUnsubscribe(deps, req, reply),
+    );
+    scope.post<TokenRoute>('/status/:url/unsubscribe', hide, (req, reply) => unsubscribe(deps, req, reply));
   });
-
-  function sendGone(reply: FastifyReply, page: PublicPage, basePath: string): FastifyReply {
-    return sendHtml(
-      reply,
-      404,
-      htmlPage(
-        page,
-        basePath,
-        'This subscription no longer exists',
-        `<p>It was cancelled, or it was never confirmed within 7 days. <a href="${escapeHtml(`${basePath}/subscribe`)}">Subscribe again</a>.</p>`,
-        { error: true },
-      ),
-    );
-  }
-
-  function sendUnsubscribed(reply: FastifyReply, page: PublicPage, basePath: string): FastifyReply {
-    return sendHtml(
-      reply,
-      200,
-      htmlPage(
-        page,
-        basePath,
-        'You are unsubscribed',
-        `<div class="panel" role="status"><p>No more incident updates of ${escapeHtml(page.doc.name)} will be sent to this address.</p></div>
-<p><a href="${escapeHtml(`${basePath}/subscribe`)}">Subscribe again</a></p>`,
-      ),
-    );
-  }
 };

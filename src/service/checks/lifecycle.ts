@@ -1,0 +1,87 @@
+import type { ServiceContext } from '../context.js';
+import { alertChannelsView, type CheckDoc, presentCheck } from './checks.js';
+import type { CheckResponse } from './responses.js';
+import { CheckStore } from './store.js';
+import type { CheckTypeWrite } from './types/hooks.js';
+import { checkTypeEntry } from './types/registry.js';
+
+/**
+ * Writes a check's own row (`store`) and what its type writes beside it in one transaction, then runs the
+ * type's after-commit step; a type that writes nothing beside it has its row written alone, as one
+ * statement.
+ */
+async function storeWithType(
+  ctx: ServiceContext,
+  typeWrite: CheckTypeWrite | undefined,
+  store: (checks: CheckStore) => Promise<void>,
+): Promise<void> {
+  if (!typeWrite) {
+    await store(new CheckStore(ctx.db));
+    return;
+  }
+  await ctx.db.transaction().execute(async (tx) => {
+    await store(new CheckStore(tx));
+    await typeWrite.write(tx);
+  });
+  typeWrite.afterCommit();
+}
+
+/**
+ * Stores a new, validated check: its type's `onCreate` completes `doc` in place first (CheckTypeHooks), then
+ * the check's row and the type's rows commit in one transaction.
+ * @param nowMs the creation time, epoch ms (the row's `created_at` and first run).
+ * @throws HttpError 400 naming the field when the type's onCreate refuses the check (nothing stored).
+ */
+export async function createCheck(
+  ctx: ServiceContext,
+  accountId: string,
+  doc: CheckDoc,
+  nowMs: number,
+): Promise<void> {
+  const typeWrite = checkTypeEntry(doc.checkType).onCreate?.(ctx, accountId, doc);
+  await storeWithType(ctx, typeWrite, (checks) => checks.insert(accountId, doc, nowMs));
+}
+
+/**
+ * Stores a merged, validated update of a check: its type's `onUpdate` completes `doc` in place first, then
+ * the check's row and the type's rows commit in one transaction.
+ * @param before the stored check (secrets in clear), as CheckStore.update takes it.
+ * @param nowMs the update time, epoch ms.
+ * @throws HttpError 400 naming the field when the type's onUpdate refuses the check (nothing stored).
+ */
+export async function updateCheck(
+  ctx: ServiceContext,
+  accountId: string,
+  before: CheckDoc,
+  doc: CheckDoc,
+  nowMs: number,
+): Promise<void> {
+  const typeWrite = checkTypeEntry(doc.checkType).onUpdate?.(ctx, accountId, before, doc);
+  await storeWithType(ctx, typeWrite, (checks) => checks.update(accountId, before, doc, nowMs));
+}
+
+/**
+ * The API view of checks of one account, in order: each masked with its `alertChannels` view
+ * (presentCheck), then the fields its type's `view` hook adds (a HEARTBEAT check's `pingUrl` and
+ * `heartbeatState`), one `view` call per type present.
+ */
+export async function presentChecks(
+  ctx: ServiceContext,
+  accountId: string,
+  docs: readonly CheckDoc[],
+): Promise<CheckResponse[]> {
+  const added = new Map<CheckDoc, Record<string, unknown>>();
+  for (const checkType of new Set(docs.map((d) => d.checkType))) {
+    const view = checkTypeEntry(checkType).view;
+    if (!view) continue;
+    const ofType = docs.filter((d) => d.checkType === checkType);
+    const fields = await view(ctx, accountId, ofType);
+    for (const [i, doc] of ofType.entries()) added.set(doc, fields[i] ?? {});
+  }
+  return Promise.all(
+    docs.map(async (doc) => ({
+      ...presentCheck(doc, await alertChannelsView(ctx.db, accountId, doc.alertChannelSubscriptions)),
+      ...added.get(doc),
+    })),
+  );
+}

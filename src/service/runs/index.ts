@@ -1,0 +1,6 @@
+// What other modules may use of this one (docs/architecture.md, "Modules"): they import it from here
+// only. Leaf files only (schemas, types, queries): a module's routes are registered through its
+// ServiceModule (service-module.ts), so importing this file never loads them.
+export type { Tx } from './queue/store.js';
+export type { ResultRecorder, StoredResultRef } from './results/recorders.js';
+export { firstRunAt } from './scheduler/schedule.js';

@@ -1,0 +1,313 @@
+import { createHash, randomUUID } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { CheckResult, Job } from '../../../protocol/index.js';
+import { planRetry } from '../../../protocol/retry.js';
+import { runLocationsOf } from '../../checks/index.js';
+import { notFound } from '../../platform/http/errors.js';
+import type { Database } from '../../platform/store/database.js';
+import { readDoc } from '../../platform/store/schema.js';
+import { nextAttemptJob } from '../queue/jobs.js';
+import { insertQueuedJob, openPayload } from '../queue/payload.js';
+import type { AgentScope } from '../queue/queue.js';
+import { leaseLost } from '../queue/refusals.js';
+import { type JobRow, QueueStore, type Tx } from '../queue/store.js';
+import { retryLocation } from '../scheduler/locations.js';
+import { settleSession } from '../sessions/sessions.js';
+import { type ResultRecorder, type ResultRecording, recordResult } from './recorders.js';
+import type { ResultAuthor, ResultOwner } from './store.js';
+
+/** Options of the result ingest. Times in ms. */
+export type ResultIngestOptions = {
+  /** How long the next attempt of a retried run waits for a claim once due (QueueOptions.queueExpiryMs). */
+  queueExpiryMs: number;
+  /**
+   * Names of the result hooks: each new result gets one `result_outbox` row per name, written in
+   * the result's transaction (see ResultOutbox in outbox.ts). Default none.
+   */
+  resultHookNames?: readonly string[];
+  /** Called after a transaction that wrote outbox rows committed (the outbox worker's wake-up). */
+  onResultStored?: () => void;
+  /** Run in the transaction of each result, after its row is written (see ResultRecorder). Default none. */
+  resultRecorders?: readonly ResultRecorder[];
+};
+
+/** The wake-ups of the job queue the ingest calls after a commit (JobQueue has both). */
+export type QueueWakeups = {
+  /** Wakes the account's long polls (a retry's next attempt was queued). */
+  notify(accountId: string): void;
+  /** Wakes waiters on a check session. */
+  emitSession(sessionId: string): void;
+};
+
+/** What `submitResult` did with a result. */
+export type SubmitOutcome = {
+  duplicate: boolean;
+  checkSessionId: string | null;
+  checkId: string;
+  /** The result as stored: `resultType` set by the service (ATTEMPT when a retry follows). */
+  result: CheckResult;
+  /** The job of the next attempt, when one was enqueued. */
+  retryJobId: string | null;
+};
+
+/** What happened after a commit, for the wake-ups (see ResultIngest.announce). */
+export type Ended = {
+  /** Check sessions to wake: ended now, or with a new result. */
+  sessions?: Iterable<string>;
+  /** Accounts whose long polls to wake: a retry's next attempt was queued. */
+  accounts?: Iterable<string>;
+  /** Results were stored: wake the outbox worker. */
+  resultsStored: boolean;
+};
+
+/**
+ * Where results are stored: an agent's result of a job (submitResult), with retry planning and
+ * the next attempt; the error result of a run that ended without its agent's (endRunWithError, for
+ * the queue's lease expiry); and results the service itself observed (storeServiceResult,
+ * heartbeats). Every result is written by recordResult (recorders.ts): its row, one outbox row per
+ * result hook and the recorders, in one transaction. After the commit, `announce` is the one place
+ * that wakes session waiters, long polls (a queued retry) and the outbox worker.
+ */
+export class ResultIngest {
+  readonly #db: Kysely<Database>;
+  readonly #wakeups: QueueWakeups;
+  readonly #recording: ResultRecording;
+  readonly #queueExpiryMs: number;
+  readonly #onResultStored: (() => void) | undefined;
+
+  constructor(db: Kysely<Database>, wakeups: QueueWakeups, options: ResultIngestOptions) {
+    this.#db = db;
+    this.#wakeups = wakeups;
+    this.#recording = { hookNames: options.resultHookNames ?? [], recorders: options.resultRecorders ?? [] };
+    this.#queueExpiryMs = options.queueExpiryMs;
+    this.#onResultStored = options.onResultStored;
+  }
+
+  /**
+   * Stores the result of a job, exactly once, and deletes the job (payload included). A repeat
+   * of the accepted result from the same agent is acknowledged as a duplicate. In the same
+   * transaction: the check session is settled when this was its last job (so a waiter reading
+   * the session right after sees it ended; settleSession in runs/sessions), and one
+   * `result_outbox` row per result hook is written (hooks run later, in the ResultOutbox worker).
+   * After the commit the session's waiters are woken (duplicates too), and the long polls when a
+   * retry was queued.
+   *
+   * Retries: when the job's `retryStrategy` calls for another attempt (planRetry of
+   * src/protocol/retry.ts, from the stored job's attempt and `runStartedAt` and this result),
+   * the result is stored as `resultType` ATTEMPT and, in the same transaction, the next
+   * attempt is queued: same check, session, run source, `checkRunId` and `runStartedAt`,
+   * `attempt + 1`, claimable from now + the back-off, in the same location when `sameRegion`
+   * and else the check's next one (retryLocation in runs/scheduler/locations.ts). Otherwise the
+   * result is FINAL. The agent's own `resultType` is overridden either way, and so is
+   * `runLocation` (the job's). `nowMs` is epoch ms.
+   * @throws HttpError 404 unknown job (or one outside the scope); 409 OUTPOST_ERR_LEASE_LOST
+   *   when the agent does not hold the job (another agent holds or finished it, it was queued
+   *   again after this agent's lease lapsed, or it ended).
+   */
+  async submitResult(
+    scope: AgentScope,
+    jobId: string,
+    result: CheckResult,
+    nowMs: number,
+  ): Promise<SubmitOutcome> {
+    const hash = createHash('sha256').update(JSON.stringify(result)).digest('hex');
+    const outcome = await this.#db.transaction().execute(async (tx): Promise<SubmitOutcome> => {
+      const job = await new QueueStore(tx).job(scope, jobId);
+      if (!job) return priorOutcome(new QueueStore(tx), scope, jobId, hash);
+      if (job.state !== 'leased' || job.agent_id !== scope.agentId || Number(job.lease_expires_at) <= nowMs) {
+        throw leaseLost(jobId, 'its result is not stored');
+      }
+      return this.#storeAgentResult(tx, job, result, { agentId: scope.agentId, hash, nowMs });
+    });
+    this.announce({
+      sessions: outcome.checkSessionId ? [outcome.checkSessionId] : [],
+      accounts: outcome.retryJobId ? [scope.accountId] : [],
+      resultsStored: !outcome.duplicate,
+    });
+    return outcome;
+  }
+
+  /** The part of submitResult in its transaction once the agent is known to hold `job`. */
+  async #storeAgentResult(
+    tx: Tx,
+    job: JobRow,
+    result: CheckResult,
+    by: ResultAuthor,
+  ): Promise<SubmitOutcome> {
+    const store = new QueueStore(tx);
+    const payload = openPayload(store, job.id, job.payload);
+    const plan = planRetry({
+      strategy: payload.retryStrategy ?? null,
+      attempt: job.attempt,
+      runStartedAtMs: Date.parse(payload.runStartedAt ?? '') || Number(job.enqueued_at),
+      nowMs: by.nowMs,
+      outcome: result,
+    });
+    const stored: CheckResult = {
+      ...result,
+      runLocation: job.location,
+      resultType: plan.retry ? 'ATTEMPT' : 'FINAL',
+    };
+    await this.#storeJobResult(tx, job, stored, by);
+    const retryJobId = plan.retry
+      ? await this.#queueNextAttempt(store, job, payload, by.nowMs + plan.delayMs)
+      : null;
+    // A queued retry keeps the session in PROGRESS: settleSession waits for every job.
+    if (job.check_session_id) await settleSession(tx, job.check_session_id, by.nowMs);
+    return {
+      checkSessionId: job.check_session_id,
+      checkId: job.check_id,
+      duplicate: false,
+      result: stored,
+      retryJobId,
+    };
+  }
+
+  /**
+   * Queues the next attempt of `job`'s run, claimable from `readyAtMs` (epoch ms), in the same run
+   * (`round_id`) and the location retryLocation picks.
+   * @returns the new job's id.
+   */
+  async #queueNextAttempt(store: QueueStore, job: JobRow, payload: Job, readyAtMs: number): Promise<string> {
+    const location = retryLocation(
+      await runLocations(store, job.account_id, job.check_id),
+      job.location,
+      payload.retryStrategy?.sameRegion ?? true,
+    );
+    const retryJobId = randomUUID();
+    await insertQueuedJob(store, {
+      job: nextAttemptJob(payload, retryJobId, location),
+      checkType: job.check_type,
+      readyAtMs,
+      queueExpiryMs: this.#queueExpiryMs,
+      // `round_id` is the run: `checkRunId` in the protocol and API, "run" in the docs (see JobRow).
+      roundId: job.round_id ?? job.id,
+    });
+    return retryJobId;
+  }
+
+  /**
+   * Ends a run that ended without its agent's result (its lease lapsed past the run's usefulness,
+   * or its claims are used up), in the caller's transaction: stores the FINAL error result
+   * (FAILED, `hasErrors`, `reason` as its error message) and deletes the job, then settles its
+   * session. The caller calls `announce` after the commit. `nowMs` is epoch ms.
+   * @returns true when the job's check session ended now.
+   */
+  async endRunWithError(tx: Tx, job: JobRow, reason: string, nowMs: number): Promise<boolean> {
+    await this.#storeJobResult(tx, job, errorResultOf(job, reason, nowMs), {
+      agentId: null,
+      hash: null,
+      nowMs,
+    });
+    return job.check_session_id ? settleSession(tx, job.check_session_id, nowMs) : false;
+  }
+
+  /** Stores a result of `job` and deletes the job (see recordResult). */
+  async #storeJobResult(tx: Tx, job: JobRow, result: CheckResult, by: ResultAuthor): Promise<void> {
+    await new QueueStore(tx).deleteJob(job.id);
+    await recordResult(tx, this.#recording, { resultId: randomUUID(), owner: job, result, by });
+  }
+
+  /**
+   * Stores a FINAL result the service itself observed, for a check no agent runs (a heartbeat
+   * that was pinged, or became late): a run of its own (`job_id` = `round_id` = a new id), with
+   * the result hooks and recorders of any result, in `tx` when given (so the caller's state
+   * change commits with it) or in a transaction of its own. `input.nowMs` is epoch ms.
+   * @returns the new result's id.
+   * @throws what the store or a recorder throws (the transaction rolls back).
+   */
+  async storeServiceResult(
+    input: { accountId: string; checkId: string; result: CheckResult; nowMs: number },
+    tx?: Tx,
+  ): Promise<string> {
+    const resultId = randomUUID();
+    const runId = randomUUID();
+    const owner: ResultOwner = {
+      id: runId,
+      account_id: input.accountId,
+      check_id: input.checkId,
+      check_session_id: null,
+      round_id: runId,
+    };
+    const record = (on: Tx) =>
+      recordResult(on, this.#recording, {
+        resultId,
+        owner,
+        result: input.result,
+        by: { agentId: null, hash: null, nowMs: input.nowMs },
+      });
+    if (tx) await record(tx);
+    else await this.#db.transaction().execute(record);
+    // With a caller's transaction the hooks' rows are only seen after its commit; the outbox
+    // worker also polls, so an early wake-up costs nothing.
+    this.announce({ resultsStored: true });
+    return resultId;
+  }
+
+  /**
+   * The wake-ups after a commit that stored results or ended runs, in one place: the accounts'
+   * long polls (a retry's next attempt was queued), the sessions' waiters, and the outbox worker
+   * when results were stored. Called by this ingest, and by the queue after its expiry passes.
+   */
+  announce(ended: Ended): void {
+    for (const account of ended.accounts ?? []) this.#wakeups.notify(account);
+    for (const session of ended.sessions ?? []) this.#wakeups.emitSession(session);
+    if (ended.resultsStored) this.#onResultStored?.();
+  }
+}
+
+/**
+ * The answer for a result of a job that is not in the queue: a duplicate when the same agent
+ * posted the same body before, else refused.
+ * @throws HttpError 409 OUTPOST_ERR_LEASE_LOST when another result is stored; 404 when none is.
+ */
+async function priorOutcome(
+  store: QueueStore,
+  scope: AgentScope,
+  jobId: string,
+  hash: string,
+): Promise<SubmitOutcome> {
+  const prior = await store.resultOf(scope, jobId);
+  if (prior && prior.agent_id === scope.agentId && prior.result_hash === hash) {
+    return {
+      checkSessionId: prior.check_session_id,
+      checkId: prior.check_id,
+      duplicate: true,
+      result: readDoc(prior.doc),
+      retryJobId: null,
+    };
+  }
+  if (prior) throw leaseLost(jobId, 'its result is not stored');
+  throw notFound('job', jobId);
+}
+
+/** The check's run locations as stored now; [] when the check is gone. */
+async function runLocations(store: QueueStore, accountId: string, checkId: string): Promise<string[]> {
+  const doc = await store.checkDoc(accountId, checkId);
+  return doc !== undefined ? runLocationsOf(readDoc(doc)) : [];
+}
+
+/**
+ * The result the service stores for a run that ended without its agent's result: FAILED with
+ * `hasErrors` (the check could not be run) and `reason` as its error message.
+ */
+function errorResultOf(job: JobRow, reason: string, nowMs: number): CheckResult {
+  const at = new Date(nowMs).toISOString();
+  return {
+    status: 'FAILED',
+    hasFailures: false,
+    hasErrors: true,
+    isDegraded: false,
+    overMaxResponseTime: false,
+    responseTime: 0,
+    startedAt: at,
+    stoppedAt: at,
+    errorMessage: reason,
+    assertions: [],
+    logs: [],
+    runLocation: job.location,
+    attempts: job.attempt,
+    resultType: 'FINAL',
+    artifacts: [],
+  };
+}

@@ -1,0 +1,67 @@
+import type { Kysely, Transaction } from 'kysely';
+import type { CheckResult } from '../../../protocol/index.js';
+import { analyticsColumnsOf } from '../../analytics/index.js';
+import type { Database } from '../../platform/store/database.js';
+import { writeDoc } from '../../platform/store/schema.js';
+import type { JobRow } from '../queue/store.js';
+
+/**
+ * What a stored result takes from its job: ids of the job, account, check, session and run.
+ * `round_id` is the run (`checkRunId` in the protocol and API, "run" in the docs; see JobRow).
+ */
+export type ResultOwner = Pick<JobRow, 'id' | 'account_id' | 'check_id' | 'check_session_id' | 'round_id'>;
+
+/**
+ * Who wrote a result and when: `agentId` null for a result the service wrote (a run ended without
+ * its agent's result, a heartbeat); `hash` the SHA-256 (hex) of the posted body, null then too;
+ * `nowMs` epoch ms, the row's `created_at` and the fallback of unreadable start and stop times.
+ */
+export type ResultAuthor = { agentId: string | null; hash: string | null; nowMs: number };
+
+/**
+ * The statement that writes a result row (`check_results`), for the result ingest (ingest.ts). One
+ * instance per store handle or transaction; the caller keeps the transaction. Portable SQL only.
+ */
+export class ResultStore {
+  readonly #db: Kysely<Database> | Transaction<Database>;
+
+  /** `db`: the store, or the transaction the result commits with. */
+  constructor(db: Kysely<Database> | Transaction<Database>) {
+    this.#db = db;
+  }
+
+  /** Inserts the result `stored` of `job` as row `resultId`, with its analytics columns. */
+  async insertResult(
+    resultId: string,
+    job: ResultOwner,
+    stored: CheckResult,
+    by: ResultAuthor,
+  ): Promise<void> {
+    await this.#db
+      .insertInto('check_results')
+      .values({
+        id: resultId,
+        account_id: job.account_id,
+        check_id: job.check_id,
+        job_id: job.id,
+        check_session_id: job.check_session_id,
+        round_id: job.round_id,
+        run_location: stored.runLocation,
+        status: stored.status,
+        has_failures: stored.hasFailures ? 1 : 0,
+        has_errors: stored.hasErrors ? 1 : 0,
+        is_degraded: stored.isDegraded ? 1 : 0,
+        response_time: stored.responseTime,
+        result_type: stored.resultType,
+        started_at: Date.parse(stored.startedAt) || by.nowMs,
+        stopped_at: Date.parse(stored.stoppedAt) || by.nowMs,
+        doc: writeDoc(stored),
+        ...analyticsColumnsOf(stored),
+        created_at: by.nowMs,
+        agent_id: by.agentId,
+        result_hash: by.hash,
+        has_artifacts: stored.artifacts.length > 0 ? 1 : 0,
+      })
+      .execute();
+  }
+}
