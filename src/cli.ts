@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import type { CheckResult } from './protocol/index.js';
 import { OutpostError } from './common/errors.js';
-import { createLogger } from './common/logger.js';
+import { createLogger, type Logger } from './common/logger.js';
 import { VERSION } from './common/paths.js';
 
 const USAGE = `outpost ${VERSION}: self-hosted synthetic monitoring
@@ -147,6 +147,11 @@ function stdoutWriter(onClosed: () => void): (line: string) => void {
   };
 }
 
+/**
+ * `outpost service` or `outpost up`: starts the service (and for `up` the embedded agent, printing
+ * one line per result), prints where it listens, and resolves with the exit code once it stopped.
+ * @throws what the configuration or the start throws (a bad variable, a taken port).
+ */
 async function runService(mode: 'service' | 'up'): Promise<number> {
   const { parseServiceConfig } = await import('./service/config.js');
   const { startService } = await import('./service/main.js');
@@ -197,46 +202,93 @@ async function runService(mode: 'service' | 'up'): Promise<number> {
   });
 
   const print = (line = '') => writeLine(line);
-  print(`Outpost ${VERSION} ${mode === 'up' ? 'is up' : 'service is listening'}: ${running.url}`);
-  print(`  account id: ${running.accountId}`);
-  print(`  web app:    ${config.appUrl.replace(/\/+$/, '')}/ (sign in with an API key of the account)`);
-  if (running.createdApiKey) {
-    print(`  API key:    ${running.createdApiKey}`);
-    print('  (shown once; it is stored hashed. Keep it, or set OUTPOST_API_KEY before the first start.)');
-  }
-  if (running.seededChecks.length > 0)
-    print(`  demo checks: ${running.seededChecks.join(', ')} (every minute)`);
+  printBanner(print, mode, running, config.appUrl);
   // The data directory exists now (the store is open in it); an in-memory store has none.
   if (upLog && config.databaseFile !== ':memory:') {
     const logFile = join(config.dataDir, 'outpost-up.log');
     upLog.openFile(logFile);
     print(`  logs:       ${logFile} (warnings and errors also on stderr, one line each)`);
   }
-
-  let agent: ReturnType<typeof spawn> | undefined;
+  let agent: ChildProcess | undefined;
   if (upLog) {
     print('  results:');
-    // Its own process group (detached): a terminal's Ctrl-C reaches `up` only, which forwards exactly
-    // one SIGTERM, so the agent drains instead of seeing two signals and exiting at once. The IPC
-    // channel is how the agent notices `up` is gone (even SIGKILLed): it closes, and the agent stops.
-    agent = spawn(process.execPath, [fileURLToPath(import.meta.url), 'agent'], {
-      detached: true,
-      // Its JSON log records (stdout) go through upLog, never between the result lines.
-      stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
-      env: {
-        ...process.env,
-        LOG_LEVEL: process.env.LOG_LEVEL ?? 'WARN',
-        API_KEY: running.embeddedAgentKey!,
-        SERVICE_URL: running.url,
-        // Never let a proxy meant for the outside world carry loopback traffic.
-        NO_PROXY: [process.env.NO_PROXY, '127.0.0.1', 'localhost', '::1'].filter(Boolean).join(','),
-      },
-    });
-    createInterface({ input: agent.stdout!, crlfDelay: Number.POSITIVE_INFINITY }).on('line', (line) =>
-      upLog.write(line),
-    );
+    agent = startEmbeddedAgent(running, upLog);
   }
+  return untilShutdown({ mode, log, running, agent, upLog, writeLine });
+}
 
+/** What the CLI uses of a started service (src/service/main.ts, `RunningService`). */
+type StartedService = {
+  url: string;
+  accountId: string;
+  createdApiKey: string | null;
+  embeddedAgentKey: string | null;
+  seededChecks: string[];
+  stop(): Promise<void>;
+};
+
+/** Prints where the service listens, its account, the web app, the API key when created, the demo checks. */
+function printBanner(
+  print: (line?: string) => void,
+  mode: 'service' | 'up',
+  running: StartedService,
+  appUrl: string,
+): void {
+  print(`Outpost ${VERSION} ${mode === 'up' ? 'is up' : 'service is listening'}: ${running.url}`);
+  print(`  account id: ${running.accountId}`);
+  print(`  web app:    ${appUrl.replace(/\/+$/, '')}/ (sign in with an API key of the account)`);
+  if (running.createdApiKey) {
+    print(`  API key:    ${running.createdApiKey}`);
+    print('  (shown once; it is stored hashed. Keep it, or set OUTPOST_API_KEY before the first start.)');
+  }
+  if (running.seededChecks.length > 0)
+    print(`  demo checks: ${running.seededChecks.join(', ')} (every minute)`);
+}
+
+/**
+ * Starts the agent of `outpost up` (`outpost agent` in a child process) against the service, its
+ * JSON log records passed through `upLog`.
+ */
+function startEmbeddedAgent(running: StartedService, upLog: UpLog): ChildProcess {
+  // Its own process group (detached): a terminal's Ctrl-C reaches `up` only, which forwards exactly
+  // one SIGTERM, so the agent drains instead of seeing two signals and exiting at once. The IPC
+  // channel is how the agent notices `up` is gone (even SIGKILLed): it closes, and the agent stops.
+  const agent = spawn(process.execPath, [fileURLToPath(import.meta.url), 'agent'], {
+    detached: true,
+    // Its JSON log records (stdout) go through upLog, never between the result lines.
+    stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
+    env: {
+      ...process.env,
+      LOG_LEVEL: process.env.LOG_LEVEL ?? 'WARN',
+      API_KEY: running.embeddedAgentKey!,
+      SERVICE_URL: running.url,
+      // Never let a proxy meant for the outside world carry loopback traffic.
+      NO_PROXY: [process.env.NO_PROXY, '127.0.0.1', 'localhost', '::1'].filter(Boolean).join(','),
+    },
+  });
+  createInterface({ input: agent.stdout!, crlfDelay: Number.POSITIVE_INFINITY }).on('line', (line) =>
+    upLog.write(line),
+  );
+  return agent;
+}
+
+/** What {@link untilShutdown} stops: the service, the embedded agent of `up`, and their output. */
+type Running = {
+  mode: 'service' | 'up';
+  log: Logger;
+  running: StartedService;
+  agent: ChildProcess | undefined;
+  upLog: UpLog | undefined;
+  writeLine: (line: string) => void;
+};
+
+/**
+ * Resolves with the exit code once the service stopped: on SIGTERM or SIGINT the agent drains
+ * first, then the service stops (0); a second signal kills the agent's group and exits at once
+ * (130 for SIGINT, 143 for SIGTERM); an embedded agent that exits on its own stops the service
+ * (its exit code, 1 when it was killed).
+ */
+function untilShutdown({ mode, log, running, agent, upLog, writeLine }: Running): Promise<number> {
   return new Promise<number>((resolve) => {
     let signals = 0;
     const shutdown = (signal: NodeJS.Signals) => {

@@ -16,7 +16,7 @@ import { executeJob } from './execute.js';
 import { renewLeaseUntilStopped } from './lease.js';
 import { linkSignal } from '../common/linked-signal.js';
 import type { AgentMetrics, JobOutcomeLabel } from './metrics.js';
-import { rejectedJobResult, toCheckResult } from './outcomes.js';
+import { rejectedJobResult, toCheckResult } from './check-result.js';
 import { postResultWithRetry } from './result-poster.js';
 import type { RejectedJob, ServiceClient } from './service-client.js';
 

@@ -3,7 +3,7 @@ import type { Executor, ExecutorContext } from '../checks/executor.js';
 import { type Job, type RunOutcome, RunOutcomeSchema } from '../protocol/index.js';
 import { OutpostError } from '../common/errors.js';
 import type { Logger } from '../common/logger.js';
-import { errorOutcome } from './outcomes.js';
+import { errorOutcome } from './check-result.js';
 
 /** How long an executor may take to settle once its signal aborted, milliseconds. */
 export const ABANDON_AFTER_ABORT_MS = 5_000;

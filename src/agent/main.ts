@@ -36,7 +36,7 @@ const FATAL_REPORT_WAIT_MS = 2000;
 /** Options of {@link runAgent}. */
 export type RunAgentOptions = {
   /**
-   * Executors by check type; default those of the check-type registry (src/checks/registry.ts) that
+   * Executors by check type; default those of the executor registry (src/checks/registry.ts) that
    * the profile runs, each loaded on its first job.
    */
   executors?: ReadonlyMap<CheckType, Executor>;

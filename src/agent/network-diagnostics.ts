@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { CheckResult, HttpCheckResult, HttpConnection, Job, RunOutcome } from '../protocol/index.js';
 import { Scrubber } from '../common/scrub.js';
-import { checkTypeEntry } from '../checks/registry.js';
+import { executorEntry } from '../checks/registry.js';
 import type { RouteTrace } from '../net/traceroute/index.js';
 import type { Logger } from '../common/logger.js';
 import type { ServiceClient } from './service-client.js';
@@ -56,7 +56,7 @@ export type DiagnosticTarget = { address: string; port: number; family: 4 | 6 };
  * diagnosed only when it made a single request (its URL's port, its resolved address).
  */
 export function diagnosticTargetOf(job: Pick<Job, 'check'>, outcome: RunOutcome): DiagnosticTarget | null {
-  if (!checkTypeEntry(job.check.checkType)?.networkDiagnostics) return null;
+  if (!executorEntry(job.check.checkType)?.networkDiagnostics) return null;
   const http = outcome.httpCheckResult;
   if (outcome.status !== 'FAILED' || !http) return null;
   if (http.errorCode === null || !DIAGNOSED_ERROR_CODES.has(http.errorCode)) return null;
@@ -269,111 +269,153 @@ export function createNetworkDiagnostics(
     }
     running += 1;
     try {
-      return await diagnose(job, target, signal, log);
+      tools ??= loadTools();
+      return await diagnose({ job, target, signal, log, options }, await tools);
     } finally {
       running -= 1;
     }
   };
+}
 
-  async function diagnose(
-    job: Job,
-    target: DiagnosticTarget,
-    signal: AbortSignal,
-    log: Logger,
-  ): Promise<CheckResult['artifacts']> {
-    tools ??= loadTools();
-    const { trace: traceroute, pcap } = await tools;
-    const scrubber = new Scrubber(job.environmentVariables.filter((v) => v.secret).map((v) => v.value));
-    if (scrubber.overflowed) {
-      // Its artifacts could not be promised scrubbed: none are recorded.
-      log.warn(`network diagnostics withheld: the job has ${scrubber.overflowReason}`);
-      return [];
-    }
-    const dir = await mkdtemp(join(options.tmpRoot ?? tmpdir(), 'outpost-diag-'));
-    const artifacts: CheckResult['artifacts'] = [];
+/** One run's diagnosis: the job, the connection to diagnose, the job's signal and log, the options. */
+type Diagnosis = {
+  job: Job;
+  target: DiagnosticTarget;
+  signal: AbortSignal;
+  log: Logger;
+  options: NetworkDiagnosticsOptions;
+};
+
+/**
+ * Records the route trace and the packet capture at the same time in a fresh working directory,
+ * uploads what was recorded, and returns those artifacts; nothing when the job's secrets could not
+ * all be scrubbed (the scrubber overflowed). The directory is removed at the end.
+ */
+async function diagnose(
+  run: Diagnosis,
+  { trace: traceroute, pcap }: Tools,
+): Promise<CheckResult['artifacts']> {
+  const { job, target, log, options } = run;
+  const scrubber = new Scrubber(job.environmentVariables.filter((v) => v.secret).map((v) => v.value));
+  if (scrubber.overflowed) {
+    // Its artifacts could not be promised scrubbed: none are recorded.
+    log.warn(`network diagnostics withheld: the job has ${scrubber.overflowReason}`);
+    return [];
+  }
+  const dir = await mkdtemp(join(options.tmpRoot ?? tmpdir(), 'outpost-diag-'));
+  try {
+    const routeTrace = recordRouteTrace(traceroute, run, scrubber, join(dir, ROUTE_TRACE_ARTIFACT));
+    const capture = recordCapture(pcap, run, scrubber, join(dir, PACKET_CAPTURE_ARTIFACT));
+    const artifacts = await uploadArtifacts(run, await Promise.allSettled([routeTrace, capture]));
+    if (artifacts.length > 0) log.info({ artifacts, target }, 'network diagnostics attached');
+    return artifacts;
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Traces the route to the target, over ICMP first (ping or raw sockets), then UDP (no privilege
+ * needed) when ICMP is not allowed; writes the trace, scrubbed, as JSON (`text` as traceroute
+ * prints it, and `trace`) to `path`, and returns `path`.
+ * @throws what the UDP trace throws, or the ICMP one's error when `signal` aborted.
+ */
+async function recordRouteTrace(
+  traceroute: Tools['trace'],
+  { target, signal, log, options }: Diagnosis,
+  scrubber: Scrubber,
+  path: string,
+): Promise<string> {
+  const traceTimeoutMs = options.traceTimeoutMs ?? 10_000;
+  let trace: RouteTrace | undefined;
+  for (const protocol of ['icmp', 'udp'] as const) {
     try {
-      const tracePath = join(dir, ROUTE_TRACE_ARTIFACT);
-      const pcapPath = join(dir, PACKET_CAPTURE_ARTIFACT);
-      const traceTimeoutMs = options.traceTimeoutMs ?? 10_000;
-      const routeTrace = (async () => {
-        // ICMP first (ping or raw sockets); UDP probes need no privilege when ICMP is not allowed.
-        let trace: RouteTrace | undefined;
-        for (const protocol of ['icmp', 'udp'] as const) {
-          try {
-            trace = await traceroute.traceRoute(target.address, {
-              signal,
-              totalTimeoutMs: traceTimeoutMs,
-              protocol,
-            });
-            break;
-          } catch (err) {
-            if (signal.aborted || protocol === 'udp') throw err;
-            log.info({ err: (err as Error).message }, 'ICMP route trace failed; trying UDP');
-          }
-        }
-        const text = traceroute.formatRouteTrace(trace as RouteTrace);
-        await writeFile(tracePath, scrubber.text(JSON.stringify({ text, trace }, null, 2)));
-        return tracePath;
-      })();
-      const capture = (async () => {
-        const connectTimeoutMs = options.connectTimeoutMs ?? 3000;
-        const local = await reserveLocalEndpoint(target);
-        let result: Awaited<ReturnType<typeof pcap.capturePackets>>;
-        try {
-          result = await pcap.capturePackets({
-            host: target.address,
-            port: target.port,
-            local,
-            file: pcapPath,
-            // One connection attempt without payload: a few KB. The bound keeps the synchronous
-            // filtering and scrubbing of the file short.
-            maxBytes: CAPTURE_MAX_BYTES,
-            // Headers and quoted ICMP packets fit; tcpdump's ring (one slot per snaplen) then holds
-            // hundreds of packets, where whole 256 KB slots fit 7 and a busy agent lost the rest.
-            snaplenBytes: CAPTURE_SNAPLEN_BYTES,
-            signal,
-            during: async () => {
-              local.release();
-              const answer = await connectOnce(target, local, connectTimeoutMs, signal);
-              log.debug({ answer, local }, 'repeated connection attempt for the packet capture');
-            },
-          });
-        } finally {
-          local.release();
-        }
-        if (result.packets === 0) log.info('the packet capture saw no packets');
-        // Defence in depth behind the filter: any record not of the probe's own connection goes.
-        const own = pcap.keepConnection(await readFile(pcapPath), local, target);
-        if (own.dropped > 0)
-          log.warn({ dropped: own.dropped }, 'packets of other flows dropped from the capture');
-        await writeFile(pcapPath, pcap.scrubPcap(own.file, scrubber));
-        return pcapPath;
-      })();
-      const settled = await Promise.allSettled([routeTrace, capture]);
-      for (const [index, result] of settled.entries()) {
-        const what = index === 0 ? 'route trace' : 'packet capture';
-        if (result.status === 'rejected') {
-          log.warn(
-            { err: (result.reason as Error)?.message ?? String(result.reason) },
-            `${what} not recorded`,
-          );
-          continue;
-        }
-        const name = index === 0 ? ROUTE_TRACE_ARTIFACT : PACKET_CAPTURE_ARTIFACT;
-        try {
-          const sizeBytes = await options.client.uploadArtifact(job.jobId, name, result.value, signal);
-          artifacts.push({ name, sizeBytes });
-        } catch (err) {
-          log.warn(
-            { err: (err as Error).message, name, sizeBytes: (await stat(result.value)).size },
-            `${what} not uploaded`,
-          );
-        }
-      }
-      if (artifacts.length > 0) log.info({ artifacts, target }, 'network diagnostics attached');
-      return artifacts;
-    } finally {
-      await rm(dir, { recursive: true, force: true });
+      trace = await traceroute.traceRoute(target.address, {
+        signal,
+        totalTimeoutMs: traceTimeoutMs,
+        protocol,
+      });
+      break;
+    } catch (err) {
+      if (signal.aborted || protocol === 'udp') throw err;
+      log.info({ err: (err as Error).message }, 'ICMP route trace failed; trying UDP');
     }
   }
+  const text = traceroute.formatRouteTrace(trace as RouteTrace);
+  await writeFile(path, scrubber.text(JSON.stringify({ text, trace }, null, 2)));
+  return path;
+}
+
+/**
+ * Captures one repeated connection attempt to the target from a reserved local end (so the
+ * capture holds that one connection only), keeps only that connection's records, writes the file
+ * scrubbed to `path`, and returns `path`.
+ * @throws what the capture throws (tcpdump missing or not permitted, the local end not bound…).
+ */
+async function recordCapture(
+  pcap: Tools['pcap'],
+  { target, signal, log, options }: Diagnosis,
+  scrubber: Scrubber,
+  path: string,
+): Promise<string> {
+  const connectTimeoutMs = options.connectTimeoutMs ?? 3000;
+  const local = await reserveLocalEndpoint(target);
+  let result: Awaited<ReturnType<typeof pcap.capturePackets>>;
+  try {
+    result = await pcap.capturePackets({
+      host: target.address,
+      port: target.port,
+      local,
+      file: path,
+      // One connection attempt without payload: a few KB. The bound keeps the synchronous
+      // filtering and scrubbing of the file short.
+      maxBytes: CAPTURE_MAX_BYTES,
+      // Headers and quoted ICMP packets fit; tcpdump's ring (one slot per snaplen) then holds
+      // hundreds of packets, where whole 256 KB slots fit 7 and a busy agent lost the rest.
+      snaplenBytes: CAPTURE_SNAPLEN_BYTES,
+      signal,
+      during: async () => {
+        local.release();
+        const answer = await connectOnce(target, local, connectTimeoutMs, signal);
+        log.debug({ answer, local }, 'repeated connection attempt for the packet capture');
+      },
+    });
+  } finally {
+    local.release();
+  }
+  if (result.packets === 0) log.info('the packet capture saw no packets');
+  // Defence in depth behind the filter: any record not of the probe's own connection goes.
+  const own = pcap.keepConnection(await readFile(path), local, target);
+  if (own.dropped > 0) log.warn({ dropped: own.dropped }, 'packets of other flows dropped from the capture');
+  await writeFile(path, pcap.scrubPcap(own.file, scrubber));
+  return path;
+}
+
+/**
+ * Uploads the route trace and the packet capture that were recorded (`settled`, in that order),
+ * each as its artifact of the job; what was not recorded or not uploaded is logged and left out.
+ */
+async function uploadArtifacts(
+  { job, signal, log, options }: Diagnosis,
+  settled: PromiseSettledResult<string>[],
+): Promise<CheckResult['artifacts']> {
+  const artifacts: CheckResult['artifacts'] = [];
+  for (const [index, result] of settled.entries()) {
+    const what = index === 0 ? 'route trace' : 'packet capture';
+    if (result.status === 'rejected') {
+      log.warn({ err: (result.reason as Error)?.message ?? String(result.reason) }, `${what} not recorded`);
+      continue;
+    }
+    const name = index === 0 ? ROUTE_TRACE_ARTIFACT : PACKET_CAPTURE_ARTIFACT;
+    try {
+      const sizeBytes = await options.client.uploadArtifact(job.jobId, name, result.value, signal);
+      artifacts.push({ name, sizeBytes });
+    } catch (err) {
+      log.warn(
+        { err: (err as Error).message, name, sizeBytes: (await stat(result.value)).size },
+        `${what} not uploaded`,
+      );
+    }
+  }
+  return artifacts;
 }

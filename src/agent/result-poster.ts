@@ -3,7 +3,7 @@ import { backoffMs, sleep } from '../common/abort.js';
 import { hasCode } from '../common/errors.js';
 import type { Logger } from '../common/logger.js';
 import type { AgentMetrics } from './metrics.js';
-import { fitResult } from './outcomes.js';
+import { fitResult } from './result-size.js';
 import { isTransient, type ServiceClient } from './service-client.js';
 
 /** Options of {@link postResultWithRetry}. */

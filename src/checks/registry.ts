@@ -21,8 +21,8 @@ export type ExecutorDependencies = {
   userCodeRefusal?: string;
 };
 
-/** One check type the agent runs. */
-export type CheckTypeEntry = {
+/** One check type the agent runs: how its executor is built, and whether its failures are diagnosed. */
+export type ExecutorEntry = {
   /** Imports the executor's module and builds the executor; called on the first job of the type. */
   load: (dependencies: ExecutorDependencies) => Promise<Executor>;
   /**
@@ -33,13 +33,14 @@ export type CheckTypeEntry = {
 };
 
 /**
- * The agent's check-type registry (docs/architecture.md, "Adding a check type"): each check type
+ * The agent's executor registry, its check-type registry (docs/architecture.md, "Adding a check type"),
+ * not to be confused with the service's (src/service, create routes and job recipes): each check type
  * the agent runs, in the order it advertises them, and how its executor is built. Which job class
  * queues a type, and so which agent profile claims it, is the protocol's (`jobClassOf`: ICMP, DNS,
  * TCP and URL are uptime jobs, every other type a main job). Adding a check type is one entry here
  * (and its executor under src/checks/<type>/).
  */
-export const CHECK_TYPE_REGISTRY = {
+export const EXECUTOR_REGISTRY = {
   ICMP: {
     load: async ({ logger }) =>
       (await import('./icmp/index.js')).createIcmpExecutor({ log: logger.child({ component: 'icmp' }) }),
@@ -86,7 +87,7 @@ export const CHECK_TYPE_REGISTRY = {
     },
     networkDiagnostics: false,
   },
-} as const satisfies Partial<Record<CheckType, CheckTypeEntry>>;
+} as const satisfies Partial<Record<CheckType, ExecutorEntry>>;
 
 /**
  * The executor of browser or multi-step checks, on the agent's browser pool.
@@ -102,12 +103,12 @@ async function loadBrowserExecutor(
 }
 
 /** A check type the agent has an executor for. */
-export type AgentCheckType = keyof typeof CHECK_TYPE_REGISTRY;
+export type AgentCheckType = keyof typeof EXECUTOR_REGISTRY;
 
 /** The registry's entry of `checkType`, or undefined for a type the agent does not run. */
-export function checkTypeEntry(checkType: string): CheckTypeEntry | undefined {
-  return Object.hasOwn(CHECK_TYPE_REGISTRY, checkType)
-    ? CHECK_TYPE_REGISTRY[checkType as AgentCheckType]
+export function executorEntry(checkType: string): ExecutorEntry | undefined {
+  return Object.hasOwn(EXECUTOR_REGISTRY, checkType)
+    ? EXECUTOR_REGISTRY[checkType as AgentCheckType]
     : undefined;
 }
 
@@ -119,9 +120,9 @@ export function registeredExecutors(
   include: (checkType: AgentCheckType) => boolean,
   dependencies: ExecutorDependencies,
 ): Map<CheckType, Executor> {
-  const types = (Object.keys(CHECK_TYPE_REGISTRY) as AgentCheckType[]).filter(include);
+  const types = (Object.keys(EXECUTOR_REGISTRY) as AgentCheckType[]).filter(include);
   return new Map(
-    types.map((t) => [t, lazyExecutor(t, () => CHECK_TYPE_REGISTRY[t].load(dependencies))] as const),
+    types.map((t) => [t, lazyExecutor(t, () => EXECUTOR_REGISTRY[t].load(dependencies))] as const),
   );
 }
 

@@ -1,7 +1,4 @@
-import type { Job } from '../protocol/index.js';
-
-/** Runtime of a job without `runtimeId` (the service sets one on every main job; older jobs may lack it). */
-export const DEFAULT_RUNTIME_ID = '2026.04';
+import { DEFAULT_RUNTIME_ID, type Job } from '../protocol/index.js';
 
 /**
  * The runtime variables every script sees next to the check's own variables: setup and teardown

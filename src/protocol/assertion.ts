@@ -15,6 +15,7 @@ export const AssertionSchema = Type.Object(
   },
   { additionalProperties: false },
 );
+/** An assertion of a check as the wire carries it (see {@link AssertionSchema}): `target` a string, `property` and `regex` optional. */
 export type Assertion = Static<typeof AssertionSchema>;
 
 /** One evaluated assertion in a result: the assertion plus what was found and why it failed. */
@@ -29,4 +30,5 @@ export const AssertionResultSchema = Type.Object({
   /** Why the assertion failed; null when it held. */
   error: Type.Union([Type.String(), Type.Null()]),
 });
+/** One evaluated assertion of a result (see {@link AssertionResultSchema}): the assertion, `actual` found (null when nothing was), `error` (null when it held). */
 export type AssertionResult = Static<typeof AssertionResultSchema>;

@@ -1,8 +1,7 @@
 import { type Static, Type } from '@sinclair/typebox';
+import { Nullable } from './schema.js';
 import { literals } from '../common/literals.js';
 import { CertificateSchema } from './http-result.js';
-
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
 
 /** A place in a check's script, 1-based. */
 export const ScriptLocationSchema = Type.Object({ line: Type.Integer(), column: Type.Integer() });
@@ -80,4 +79,5 @@ export const BrowserCheckResultSchema = Type.Object({
    */
   sslCertificate: Type.Optional(Nullable(CertificateSchema)),
 });
+/** The browser part of a result (see {@link BrowserCheckResultSchema}); times in milliseconds. */
 export type BrowserCheckResult = Static<typeof BrowserCheckResultSchema>;

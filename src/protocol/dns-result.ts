@@ -39,6 +39,7 @@ export const DnsJsonAnswerSchema = Type.Object({
   Answer: Type.Array(DnsJsonRecordSchema),
   Authority: Type.Optional(Type.Array(DnsJsonRecordSchema)),
 });
+/** A DNS answer as DoH-style JSON (see {@link DnsJsonAnswerSchema}): `Status` the numeric return code, `TTL`s in seconds. */
 export type DnsJsonAnswer = Static<typeof DnsJsonAnswerSchema>;
 
 /**
@@ -63,4 +64,5 @@ export const DnsCheckResultSchema = Type.Object({
   /** The UDP answer had the TC bit and the query was repeated over TCP (RFC 7766 §5). */
   truncatedRetriedOverTcp: Type.Boolean(),
 });
+/** The DNS part of a result (see {@link DnsCheckResultSchema}); `responseTime` in milliseconds, null without an answer. */
 export type DnsCheckResult = Static<typeof DnsCheckResultSchema>;

@@ -16,6 +16,7 @@ export const CHECK_TYPES = [
   'URL',
   'DNS',
 ] as const;
+/** One of {@link CHECK_TYPES}: `API`, `BROWSER`, `ICMP`, … */
 export type CheckType = (typeof CHECK_TYPES)[number];
 
 /** Check types an agent runs in the `uptime` job class (docs/protocol.md). */
@@ -23,6 +24,7 @@ const UPTIME_CHECK_TYPES = ['ICMP', 'DNS', 'TCP', 'URL'] as const satisfies read
 
 /** Job classes: a location has one queue per class (docs/protocol.md). */
 export const JOB_CLASSES = ['uptime', 'main'] as const;
+/** One of {@link JOB_CLASSES}: `uptime` (ICMP, DNS, TCP, URL jobs) or `main` (every other type; see {@link jobClassOf}). */
 export type JobClass = (typeof JOB_CLASSES)[number];
 
 /** The job class a check type is queued in. */
@@ -55,6 +57,7 @@ export const LOCATIONS = [
   'ap-south-1',
   'af-south-1',
 ] as const;
+/** One of {@link LOCATIONS}: a data-center location name such as `eu-west-1`. */
 export type Location = (typeof LOCATIONS)[number];
 
 /** Runtime ids a check may pin with `runtimeId`. */
@@ -67,7 +70,15 @@ export const RUNTIME_IDS = [
   '2023.02',
   '2022.10',
 ] as const;
+/** One of {@link RUNTIME_IDS}: a runtime named by year and month, such as `2026.04`. */
 export type RuntimeId = (typeof RUNTIME_IDS)[number];
+
+/**
+ * Runtime of a job or check that names none (`runtimeId` null): the newest of {@link RUNTIME_IDS}, the one
+ * the agent image ships (docs/api.md, "Versioning" 3). The service sets a runtime on every main job it
+ * builds; an agent falls back to this one for older jobs that carry none.
+ */
+export const DEFAULT_RUNTIME_ID = '2026.04' satisfies RuntimeId;
 
 /** Trigger sources of a check session (docs/api.md, "Check session"). */
 export const TRIGGER_SOURCES = [
@@ -85,6 +96,7 @@ export const TRIGGER_SOURCES = [
   'TRIGGER_RECORD',
   'TRIGGER_API',
 ] as const;
+/** One of {@link TRIGGER_SOURCES}: what started a check session (`SCHEDULER`, `TRIGGER_API`, …). */
 export type TriggerSource = (typeof TRIGGER_SOURCES)[number];
 
 /** Final statuses of a check session. */
@@ -92,10 +104,12 @@ export const CHECK_SESSION_STATUSES = ['FAILED', 'PASSED', 'DEGRADED', 'TIMED_OU
 
 /** Status of one run (docs/checks.md, "Status of a run"). */
 export const RUN_STATUSES = ['PASSED', 'FAILED', 'DEGRADED'] as const;
+/** One of {@link RUN_STATUSES}: `PASSED`, `FAILED` or `DEGRADED`. */
 export type RunStatus = (typeof RUN_STATUSES)[number];
 
 /** IP families a check may ask for. */
 export const IP_FAMILIES = ['IPv4', 'IPv6'] as const;
+/** One of {@link IP_FAMILIES}: `IPv4` or `IPv6`. */
 export type IpFamily = (typeof IP_FAMILIES)[number];
 
 /** ICMP check frequencies in minutes (docs/api.md, Check `frequency`). */
@@ -118,6 +132,7 @@ export const ASSERTION_COMPARISONS = [
   'IS_NULL',
   'NOT_NULL',
 ] as const;
+/** One of {@link ASSERTION_COMPARISONS}: how an assertion compares what it found with its `target`. */
 export type AssertionComparison = (typeof ASSERTION_COMPARISONS)[number];
 
 /** Assertion sources known to any check type; each executor accepts its own subset. */
@@ -134,6 +149,7 @@ export const ASSERTION_SOURCES = [
   'HEADERS',
   'TEXT_BODY',
 ] as const;
+/** One of {@link ASSERTION_SOURCES}: what an assertion reads (`STATUS_CODE`, `JSON_BODY`, …). */
 export type AssertionSource = (typeof ASSERTION_SOURCES)[number];
 
 /** Assertion sources an ICMP check accepts. */
@@ -167,11 +183,14 @@ export const DNS_ASSERTION_SOURCES = [
   'TEXT_ANSWER',
   'JSON_ANSWER',
 ] as const satisfies readonly AssertionSource[];
+/** Assertion sources a TCP check accepts (docs/checks.md, "TCP"). */
 export const TCP_ASSERTION_SOURCES = [
   'RESPONSE_DATA',
   'RESPONSE_TIME',
 ] as const satisfies readonly AssertionSource[];
+/** Assertion sources a URL monitor accepts: the status code only (docs/checks.md, "URL"). */
 export const URL_ASSERTION_SOURCES = ['STATUS_CODE'] as const satisfies readonly AssertionSource[];
+/** Assertion sources an API check accepts (docs/checks.md, "API"). */
 export const API_ASSERTION_SOURCES = [
   'STATUS_CODE',
   'JSON_BODY',
@@ -185,10 +204,12 @@ export const API_METHODS = ['GET', 'POST', 'PUT', 'HEAD', 'DELETE', 'PATCH', 'OP
 
 /** How an API check's `body` is sent (docs/checks.md, "API"). */
 export const API_BODY_TYPES = ['JSON', 'FORM', 'RAW', 'GRAPHQL', 'NONE'] as const;
+/** One of {@link API_BODY_TYPES}: how an API check's `body` is sent. */
 export type ApiBodyType = (typeof API_BODY_TYPES)[number];
 
 /** Retry strategy types (docs/api.md, "Retry strategy": FIXED is used; the rest from the field). */
 export const RETRY_STRATEGY_TYPES = ['FIXED', 'LINEAR', 'EXPONENTIAL', 'SINGLE_RETRY', 'NO_RETRIES'] as const;
+/** One of {@link RETRY_STRATEGY_TYPES}: the kind of a retry strategy. */
 export type RetryStrategyType = (typeof RETRY_STRATEGY_TYPES)[number];
 
 /**

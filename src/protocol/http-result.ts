@@ -1,7 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
+import { Nullable } from './schema.js';
 import { ResolverKindSchema } from './tcp-result.js';
-
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
 
 /**
  * Cumulative times of the final request, milliseconds from its start (docs/checks.md,
@@ -17,6 +16,7 @@ export const HttpTimingsSchema = Type.Object({
   response: Nullable(Type.Number()),
   end: Nullable(Type.Number()),
 });
+/** Cumulative times of the final request, milliseconds from its start, null for a phase not reached (see {@link HttpTimingsSchema}). */
 export type HttpTimings = Static<typeof HttpTimingsSchema>;
 
 /**
@@ -33,6 +33,7 @@ export const HttpTimingPhasesSchema = Type.Object({
   download: Nullable(Type.Number()),
   total: Type.Number(),
 });
+/** Phase durations of the final request, milliseconds, null for a phase not reached (see {@link HttpTimingPhasesSchema}). */
 export type HttpTimingPhases = Static<typeof HttpTimingPhasesSchema>;
 
 /** A distinguished name, reduced to what alerts show. */
@@ -61,6 +62,7 @@ export const CertificateSchema = Type.Object({
   /** OpenSSL's or Node's code of the verification failure (CERT_HAS_EXPIRED, ERR_TLS_CERT_ALTNAME_INVALID, …). */
   authorizationError: Nullable(Type.String()),
 });
+/** A server certificate as results carry it (see {@link CertificateSchema}): dates ISO 8601, `daysRemaining` whole days. */
 export type Certificate = Static<typeof CertificateSchema>;
 
 /** The response of the final request. Header values of credentials are replaced by `*****`. */
@@ -83,10 +85,12 @@ export const HttpResponseSchema = Type.Object({
   body: Type.Optional(Nullable(Type.String())),
   bodyStoredTruncated: Type.Optional(Type.Boolean()),
 });
+/** The response of the final request (see {@link HttpResponseSchema}); `bodySizeBytes` in bytes. */
 export type HttpResponse = Static<typeof HttpResponseSchema>;
 
 /** One redirect followed: the URL that answered and its 3xx status. */
 export const HttpRedirectSchema = Type.Object({ url: Type.String(), statusCode: Type.Integer() });
+/** One redirect followed: the URL that answered and its 3xx status (see {@link HttpRedirectSchema}). */
 export type HttpRedirect = Static<typeof HttpRedirectSchema>;
 
 /**
@@ -100,6 +104,7 @@ export const HttpConnectionSchema = Type.Object({
   remoteAddress: Type.String(),
   remotePort: Type.Integer({ minimum: 1, maximum: 65535 }),
 });
+/** The TCP connection of the final request (see {@link HttpConnectionSchema}): family 4 or 6, remote address and port. */
 export type HttpConnection = Static<typeof HttpConnectionSchema>;
 
 /**
@@ -129,4 +134,5 @@ export const HttpCheckResultSchema = Type.Object({
   /** Code of the failure (ECONNREFUSED, CERT_HAS_EXPIRED, UND_ERR_HEADERS_TIMEOUT, …); null without one. */
   errorCode: Nullable(Type.String()),
 });
+/** The HTTP part of a result of a URL monitor or an API check (see {@link HttpCheckResultSchema}). */
 export type HttpCheckResult = Static<typeof HttpCheckResultSchema>;

@@ -19,6 +19,7 @@ export const IcmpRequestSchema = Type.Object({
   pingCount: Type.Integer({ minimum: 1, maximum: 50 }),
   assertions: Type.Array(AssertionSchema),
 });
+/** The ICMP request of a job (see {@link IcmpRequestSchema}): `pingCount` 1–50. */
 export type IcmpRequest = Static<typeof IcmpRequestSchema>;
 
 /** A variable as a job carries it: already merged (check over group over account). */
@@ -27,6 +28,7 @@ export const JobVariableSchema = Type.Object({
   value: Type.String(),
   secret: Type.Boolean(),
 });
+/** A variable as a job carries it, already merged (see {@link JobVariableSchema}); `secret` ones are scrubbed from every output. */
 export type JobVariable = Static<typeof JobVariableSchema>;
 
 /**
@@ -46,6 +48,7 @@ export const JobCheckSchema = Type.Object({
   maxPacketLossThreshold: Type.Union([Type.Number(), Type.Null()]),
   runtimeId: Type.Union([Type.String(), Type.Null()]),
 });
+/** What the executor needs of the check (see {@link JobCheckSchema}); thresholds in milliseconds and percent, null for none. */
 export type JobCheck = Static<typeof JobCheckSchema>;
 
 /** A header or query parameter of an API request. `{{VAR}}` in `key`/`value` is interpolated at run time. */
@@ -53,6 +56,7 @@ export const KeyValueSchema = Type.Object({
   key: Type.String({ maxLength: 1024 }),
   value: Type.String({ maxLength: 131_072 }),
 });
+/** A header or query parameter of an API request (see {@link KeyValueSchema}); `{{VAR}}` interpolated at run time. */
 export type KeyValue = Static<typeof KeyValueSchema>;
 
 /**
@@ -73,6 +77,7 @@ export const ApiRequestSchema = Type.Object({
   ipFamily: literals(IP_FAMILIES),
   assertions: Type.Array(AssertionSchema),
 });
+/** The API request of a job, group defaults applied (see {@link ApiRequestSchema}). */
 export type ApiRequest = Static<typeof ApiRequestSchema>;
 
 /**
@@ -87,6 +92,7 @@ export const JobRetryStrategySchema = Type.Object({
   sameRegion: Type.Boolean(),
   onlyOn: Type.Array(Type.Literal('NETWORK_ERROR')),
 });
+/** The retry strategy a job runs under (see {@link JobRetryStrategySchema}); durations in seconds. */
 export type JobRetryStrategy = Static<typeof JobRetryStrategySchema>;
 
 /** A setup or teardown script of an API check: inline (`LOCAL`) or a snippet's code. */
@@ -98,6 +104,7 @@ export const JobScriptSchema = Type.Object({
   name: Type.String(),
   code: Type.String({ maxLength: 131_072 }),
 });
+/** A setup or teardown script of an API job (see {@link JobScriptSchema}); `code` at most 131072 characters. */
 export type JobScript = Static<typeof JobScriptSchema>;
 
 /** The client certificate (mTLS) stored for the request's host; PEM strings. Never in results. */
@@ -109,6 +116,7 @@ export const JobClientCertificateSchema = Type.Object({
   ca: Type.Union([Type.String(), Type.Null()]),
   passphrase: Type.Union([Type.String(), Type.Null()]),
 });
+/** The client certificate (mTLS) of a job's host (see {@link JobClientCertificateSchema}); PEM strings, never in results. */
 export type JobClientCertificate = Static<typeof JobClientCertificateSchema>;
 
 /**
@@ -143,6 +151,7 @@ export const JobSchema = Type.Object({
   leaseMs: Type.Integer({ minimum: 1 }),
   ...JobRunExtrasSchema.properties,
 });
+/** A job as `POST /v1/agent/jobs/claim` hands it out (see {@link JobSchema}); `timeoutMs` and `leaseMs` in milliseconds. */
 export type Job = Static<typeof JobSchema>;
 
 /** The DNS request of a check (docs/checks.md, "DNS"). `nameServer` null: the system resolver's first. */
@@ -154,6 +163,7 @@ export const DnsRequestSchema = Type.Object({
   protocol: literals(DNS_PROTOCOLS),
   assertions: Type.Array(AssertionSchema),
 });
+/** The DNS request of a job (see {@link DnsRequestSchema}); `nameServer` null for the system resolver's first. */
 export type DnsRequest = Static<typeof DnsRequestSchema>;
 
 /** The TCP request of a check: `hostname` without scheme or port; optional `data` sent after connect. */
@@ -164,6 +174,7 @@ export const TcpRequestSchema = Type.Object({
   ipFamily: literals(IP_FAMILIES),
   assertions: Type.Array(AssertionSchema),
 });
+/** The TCP request of a job (see {@link TcpRequestSchema}): host, port 1–65535, optional `data` sent after connecting. */
 export type TcpRequest = Static<typeof TcpRequestSchema>;
 
 /** The URL request of a monitor: GET only (docs/checks.md, "URL"). */
@@ -190,6 +201,7 @@ export const BrowserRequestSchema = Type.Object({
   dependencies: Type.Array(JobDependencySchema, { maxItems: 100 }),
   sslCheckDomain: Type.Union([Type.String(), Type.Null()]),
 });
+/** The request of a BROWSER or MULTI_STEP job (see {@link BrowserRequestSchema}): script, dependency files, `sslCheckDomain`. */
 export type BrowserRequest = Static<typeof BrowserRequestSchema>;
 
 /**
@@ -202,4 +214,5 @@ export const SuiteRequestSchema = Type.Object({
   dependencies: Type.Array(JobDependencySchema, { maxItems: 100 }),
   sslCheckDomain: Type.Union([Type.String(), Type.Null()]),
 });
+/** The request of a PLAYWRIGHT job (see {@link SuiteRequestSchema}): its spec inline (`script`) or by path (`scriptPath`). */
 export type SuiteRequest = Static<typeof SuiteRequestSchema>;

@@ -14,7 +14,7 @@ export const MAX_ARTIFACT_SIZE_BYTES = 157_286_400;
 /**
  * Largest result body the service accepts on `POST /v1/agent/jobs/{jobId}/result`, bytes of
  * JSON: 8 MiB (answered 413 above it). The agent trims a larger result to fit
- * (src/agent/outcomes.ts `fitResultToLimit`) rather than dropping it.
+ * (src/agent/result-size.ts `fitResult`) rather than dropping it.
  */
 export const MAX_RESULT_SIZE_BYTES = 8 * 1024 * 1024;
 
@@ -43,6 +43,7 @@ export const ClaimRequestSchema = Type.Object(
   },
   { additionalProperties: false },
 );
+/** The body of `POST /v1/agent/jobs/claim` (see {@link ClaimRequestSchema}); `waitSeconds` 0–20. */
 export type ClaimRequest = Static<typeof ClaimRequestSchema>;
 
 /** Answer of `POST /v1/agent/jobs/claim`. */
@@ -56,6 +57,7 @@ export const LeaseResponseSchema = Type.Object({
   leaseExpiresAt: Type.String(),
   leaseMs: Type.Integer(),
 });
+/** The answer of `POST /v1/agent/jobs/{jobId}/lease` (see {@link LeaseResponseSchema}): the new end (ISO 8601) and length (milliseconds) of the lease. */
 export type LeaseResponse = Static<typeof LeaseResponseSchema>;
 
 /** Body of `POST /v1/agent/events`: an error report, nothing else (docs/api.md, "Events" 7). */
@@ -69,4 +71,5 @@ export const AgentEventSchema = Type.Object(
   },
   { additionalProperties: false },
 );
+/** The body of `POST /v1/agent/events`, an agent's error report (see {@link AgentEventSchema}). */
 export type AgentEvent = Static<typeof AgentEventSchema>;

@@ -1,4 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
+import { Nullable } from './schema.js';
 import { AssertionResultSchema } from './assertion.js';
 import { BrowserCheckResultSchema } from './browser-result.js';
 import { DnsCheckResultSchema } from './dns-result.js';
@@ -6,8 +7,6 @@ import { RUN_STATUSES } from './enums.js';
 import { HttpCheckResultSchema } from './http-result.js';
 import { TcpCheckResultSchema } from './tcp-result.js';
 import { literals } from '../common/literals.js';
-
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
 
 /** One echo request of an ICMP run. `rtt` in milliseconds; `ttl` as received. */
 export const PingResultSchema = Type.Object({
@@ -24,6 +23,7 @@ export const LatencySchema = Type.Object({
   max: Nullable(Type.Number()),
   stdDev: Nullable(Type.Number()),
 });
+/** Latency summary over an ICMP run's replies, milliseconds, null without a reply (see {@link LatencySchema}). */
 export type Latency = Static<typeof LatencySchema>;
 
 /** ICMP part of a result (docs/checks.md, "ICMP": result part). */
@@ -45,6 +45,7 @@ export const IcmpCheckResultSchema = Type.Object({
   socketType: Nullable(literals(['datagram', 'raw'] as const)),
   pingResults: Type.Array(PingResultSchema),
 });
+/** The ICMP part of a result (see {@link IcmpCheckResultSchema}); `packetLoss` in percent, times in milliseconds. */
 export type IcmpCheckResult = Static<typeof IcmpCheckResultSchema>;
 
 /** One log line of a run. */
@@ -53,6 +54,7 @@ export const RunLogSchema = Type.Object({
   level: literals(['DEBUG', 'INFO', 'WARN', 'ERROR'] as const),
   msg: Type.String(),
 });
+/** One log line of a run (see {@link RunLogSchema}): ISO 8601 `time`, `level`, `msg`. */
 export type RunLog = Static<typeof RunLogSchema>;
 
 /**
@@ -81,6 +83,7 @@ export const RunOutcomeSchema = Type.Object({
   httpCheckResult: Type.Optional(HttpCheckResultSchema),
   browserCheckResult: Type.Optional(BrowserCheckResultSchema),
 });
+/** The outcome an executor produces for one attempt (see {@link RunOutcomeSchema}); `responseTime` in milliseconds. */
 export type RunOutcome = Static<typeof RunOutcomeSchema>;
 
 /** The body of `POST /v1/agent/jobs/{jobId}/result` (docs/protocol.md). */
@@ -105,4 +108,5 @@ export const CheckResultSchema = Type.Composite([
     ),
   }),
 ]);
+/** The body of `POST /v1/agent/jobs/{jobId}/result` (see {@link CheckResultSchema}): at most MAX_RESULT_SIZE_BYTES of JSON. */
 export type CheckResult = Static<typeof CheckResultSchema>;

@@ -1,6 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
+import { Nullable } from './schema.js';
 
 /** Which resolver found the address: `dns` (c-ares, querying the name server) or `os` (getaddrinfo). */
 export const ResolverKindSchema = Type.Union([Type.Literal('dns'), Type.Literal('os')]);
@@ -43,4 +42,5 @@ export const TcpCheckResultSchema = Type.Object({
   /** The reply was longer than what `responseData` keeps. */
   responseTruncated: Type.Boolean(),
 });
+/** The TCP part of a result (see {@link TcpCheckResultSchema}); timings in milliseconds, byte counts in bytes. */
 export type TcpCheckResult = Static<typeof TcpCheckResultSchema>;

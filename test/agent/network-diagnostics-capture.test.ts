@@ -11,8 +11,8 @@ import { createNetworkDiagnostics } from '../../src/agent/network-diagnostics.js
 import { createApiExecutor } from '../../src/checks/api/index.js';
 import { createUrlExecutor } from '../../src/checks/url/index.js';
 import type { Job, RunOutcome } from '../../src/protocol/index.js';
-import { apiRequest } from '../checks/api/jobs.js';
-import { contextOf, jobOf } from '../checks/tcp/jobs.js';
+import { apiRequest } from '../helpers/api-request.js';
+import { contextOf, jobOf } from '../helpers/jobs.js';
 import { refusedPort } from '../helpers/http-servers.js';
 import { commandWorks, ipv6Missing, missingRequirement } from '../helpers/requirements.js';
 

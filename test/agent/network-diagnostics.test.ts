@@ -8,7 +8,7 @@ import { createNetworkDiagnostics, diagnosticTargetOf } from '../../src/agent/ne
 import type { HttpCheckResult, HttpConnection, RunOutcome } from '../../src/protocol/index.js';
 import { refusedPort } from '../helpers/http-servers.js';
 import { commandWorks, missingRequirement } from '../helpers/requirements.js';
-import { jobOf } from '../checks/tcp/jobs.js';
+import { jobOf } from '../helpers/jobs.js';
 
 /** A failed run whose final request dialled `connection` (null: it never opened one). */
 const failedOn = (

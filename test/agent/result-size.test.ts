@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { fitResultToLimit, jsonSizeBytes } from '../../src/agent/outcomes.js';
+import { jsonSizeBytes } from '../../src/agent/json-size.js';
+import { fitResultToLimit } from '../../src/agent/result-size.js';
 import { postResultWithRetry } from '../../src/agent/result-poster.js';
 import { ServiceClient } from '../../src/agent/service-client.js';
 import { type CheckResult, CheckResultSchema, MAX_RESULT_SIZE_BYTES } from '../../src/protocol/index.js';

@@ -2,7 +2,9 @@ import { createHash } from 'node:crypto';
 import type { buildConnector } from 'undici';
 import {
   API_ASSERTION_SOURCES,
+  type ApiRequest,
   ApiRequestSchema,
+  DEFAULT_RUNTIME_ID,
   type HttpCheckResult,
   type IpFamily,
   type Job,
@@ -17,12 +19,14 @@ import { userCodeIsolation } from '../../common/run-users.js';
 import type { ScriptRunner } from '../../sandbox/types.js';
 import { abortedError } from '../../common/abort.js';
 import { interpolate } from '../../common/interpolate.js';
-import { evaluateHttpBody, INLINE_BODY_CHARS } from '../assertions/off-thread.js';
+import { lenientDecode } from '../../common/uri.js';
+import { evaluateHttpBody } from '../assertions/off-thread.js';
 import { roundMs } from '../../common/clock.js';
 import type { Executor, ExecutorContext } from '../executor.js';
 import {
   checkCountOptions,
   HttpClient,
+  type HttpExchange,
   type HttpExecutorOptions,
   headerText,
   parseHttpUrl,
@@ -30,9 +34,18 @@ import {
 import { displayUrl, httpCheckResultOf, statusFailures } from '../http/result.js';
 import { errorRunOutcome, judgeRun, releaseOutcome, validateRequest } from '../outcome.js';
 import { RunLogRecorder } from '../run-log.js';
-import { DEFAULT_RUNTIME_ID, runtimeVariables } from '../runtime-variables.js';
+import { runtimeVariables } from '../runtime-variables.js';
 import { runBudgetMs } from '../time-budget.js';
-import { encodeBody, isTextual, readScriptRequest, type ScriptRequest, toScriptRequest } from './request.js';
+import { encodeBody, readScriptRequest, type ScriptRequest, toScriptRequest } from './request.js';
+import {
+  type BasicAuth,
+  type Outgoing,
+  type Prepared,
+  type ResponseRead,
+  type RunState,
+  readResponse,
+  type Sent,
+} from './run-phases.js';
 
 /** Body bytes an API check reads at most: 25 MB (docs/checks.md, "API"). */
 export const API_MAX_BODY_BYTES = 25 * 1024 * 1024;
@@ -55,39 +68,6 @@ export type ApiExecutorOptions = HttpExecutorOptions & {
   scripts?: ScriptRunner;
   /** Limit per script, ms. Default 10 000. */
   scriptTimeoutMs?: number;
-};
-
-/**
- * `text` percent-decoded where it can be: valid `%XX` UTF-8 sequences decoded, a lone or
- * malformed `%` (`%`, `%zz`, `%E0%A4%A`) kept as written. Never throws.
- */
-export function lenientDecode(text: string): string {
-  try {
-    return decodeURIComponent(text);
-  } catch {
-    return text.replace(/(?:%[0-9a-fA-F]{2})+/g, (run) => {
-      try {
-        return decodeURIComponent(run);
-      } catch {
-        return run;
-      }
-    });
-  }
-}
-
-/** What one run carries through its steps: the job, its clock and budget, its log and its scrubber. */
-type RunState = {
-  job: Job;
-  context: ExecutorContext;
-  startedAt: Date;
-  /** performance.now() at the start of the run. */
-  t0: number;
-  /** performance.now() by which the run must end. */
-  deadline: number;
-  logs: RunLogRecorder;
-  scrubber: Scrubber;
-  /** The scripts' environment: the check's variables and the runtime variables. */
-  env: Record<string, string>;
 };
 
 /**
@@ -163,7 +143,35 @@ export class ApiExecutor implements Executor {
     }
   }
 
+  /** The run's phases in order: prepare, setup script, request, teardown script, assertions. */
   async #run(job: Job, context: ExecutorContext, logs: RunLogRecorder): Promise<RunOutcome> {
+    const prepared = this.#prepare(job, context, logs);
+    if (!('state' in prepared)) return prepared;
+    const { state, checkRequest, basicAuth } = prepared;
+    let request = prepared.request;
+    const setup = job.setupScript ?? null;
+    if (setup !== null) {
+      const changed = await this.#runSetup(state, setup, request);
+      if (typeof changed === 'string') return this.#scriptFailed(state, changed);
+      request = changed;
+    }
+    const outgoing = this.#outgoing(state, checkRequest, request, basicAuth, setup !== null);
+    if (typeof outgoing === 'string') return this.#scriptFailed(state, outgoing);
+    const sent = await this.#send(state, checkRequest, request, outgoing);
+    const tearDown = job.tearDownScript ?? null;
+    const response = readResponse(sent.exchange.last, tearDown !== null);
+    if (tearDown !== null) {
+      const failed = await this.#runTearDown(state, tearDown, sent.exchange, response);
+      if (failed !== null) return this.#scriptFailed(state, failed);
+    }
+    return this.#judge(state, checkRequest, request, outgoing, sent, response);
+  }
+
+  /**
+   * Checks the job (type, request, scripts and their sandbox) and builds the run's state and the
+   * request with its `{{VAR}}` filled in; a job that cannot run gives its error outcome (`hasErrors`).
+   */
+  #prepare(job: Job, context: ExecutorContext, logs: RunLogRecorder): Prepared | RunOutcome {
     const startedAt = new Date();
     const t0 = performance.now();
     const deadline = t0 + runBudgetMs(job.timeoutMs);
@@ -197,7 +205,7 @@ export class ApiExecutor implements Executor {
       scrubber.add(basicAuth.password);
       scrubber.add(`${basicAuth.username}:${basicAuth.password}`);
     }
-    let request: ScriptRequest = toScriptRequest({
+    const request: ScriptRequest = toScriptRequest({
       method: checkRequest.method,
       url: fill(checkRequest.url),
       body: fill(checkRequest.body),
@@ -205,19 +213,35 @@ export class ApiExecutor implements Executor {
       queryParameters: checkRequest.queryParameters.map((q) => ({ key: fill(q.key), value: fill(q.value) })),
     });
     for (const name of missing) logs.add('WARN', `variable {{${name}}} is not defined; left as written`);
+    return { state, checkRequest, basicAuth, request };
+  }
 
-    const setup = job.setupScript ?? null;
-    if (setup !== null) {
-      const ran = await this.#runScript(state, setup, 'setup', { request });
-      if (typeof ran === 'string') return this.#scriptFailed(state, ran);
-      const changed = readScriptRequest(ran.request, setup.name);
-      if (typeof changed === 'string') return this.#scriptFailed(state, changed);
-      request = changed;
-    }
+  /** Runs the setup script on `request`: the request it leaves, or why it failed. */
+  async #runSetup(
+    state: RunState,
+    setup: JobScript,
+    request: ScriptRequest,
+  ): Promise<ScriptRequest | string> {
+    const ran = await this.#runScript(state, setup, 'setup', { request });
+    if (typeof ran === 'string') return ran;
+    return readScriptRequest(ran.request, setup.name);
+  }
 
-    // The URL, query parameters and headers as sent.
+  /**
+   * The request as sent: its URL with the query parameters, its headers (basic auth added, the
+   * hop-by-hop ones dropped), its encoded body and the connector of the job's client certificate;
+   * every credential it carries added to the scrubber. Returns the reason when the URL is not
+   * HTTP(S) or the client certificate cannot be loaded.
+   */
+  #outgoing(
+    { job, logs, scrubber }: RunState,
+    checkRequest: ApiRequest,
+    request: ScriptRequest,
+    basicAuth: BasicAuth | null,
+    hadSetup: boolean,
+  ): Outgoing | string {
     const url = parseHttpUrl(request.url);
-    if (typeof url === 'string') return this.#scriptFailed(state, url);
+    if (typeof url === 'string') return url;
     for (const [key, value] of Object.entries(request.queryParameters)) url.searchParams.append(key, value);
     // As written and decoded: a malformed escape (a lone `%`) is a failure of the target, not of the agent.
     for (const part of [url.password, url.username]) {
@@ -246,9 +270,7 @@ export class ApiExecutor implements Executor {
     }
     // A body a setup script wrote is sent even when the check itself has none (bodyType NONE).
     const bodyType =
-      checkRequest.bodyType === 'NONE' && setup !== null && request.body !== ''
-        ? 'RAW'
-        : checkRequest.bodyType;
+      checkRequest.bodyType === 'NONE' && hadSetup && request.body !== '' ? 'RAW' : checkRequest.bodyType;
     const encoded = encodeBody(request.method, bodyType, request.body);
     if (encoded.contentType !== null && headers['content-type'] === undefined) {
       headers['content-type'] = encoded.contentType;
@@ -261,14 +283,22 @@ export class ApiExecutor implements Executor {
         connector = this.#mtlsConnector(certificate);
         logs.add('INFO', `presenting the client certificate stored for ${certificate.host}`);
       } catch (err) {
-        return this.#scriptFailed(
-          state,
-          `client certificate for ${certificate.host} could not be loaded: ${(err as Error).message}`,
-        );
+        return `client certificate for ${certificate.host} could not be loaded: ${(err as Error).message}`;
       }
     }
+    return { url, headers, body: encoded.body, connector };
+  }
 
-    // The request, following redirects when asked.
+  /**
+   * Sends the request, following redirects when asked, and given up at `maxResponseTime` (it would
+   * fail the check from then on anyway); the credentials of the response's headers are scrubbed.
+   */
+  async #send(
+    { job, context, deadline, logs, scrubber }: RunState,
+    checkRequest: ApiRequest,
+    request: ScriptRequest,
+    { url, headers, body, connector }: Outgoing,
+  ): Promise<Sent> {
     const ipFamily: IpFamily = checkRequest.ipFamily === 'IPv6' ? 'IPv6' : 'IPv4';
     const requestStart = performance.now();
     // A response after maxResponseTime fails the check anyway: stop waiting for it there.
@@ -280,7 +310,7 @@ export class ApiExecutor implements Executor {
       {
         method: request.method,
         headers,
-        ...(encoded.body === undefined ? {} : { body: encoded.body }),
+        ...(body === undefined ? {} : { body }),
         followRedirects: checkRequest.followRedirects,
         skipSSL: checkRequest.skipSSL,
         ipFamily,
@@ -291,60 +321,70 @@ export class ApiExecutor implements Executor {
       },
       logs,
     );
-    const { last, failure, timings, timingPhases } = exchange;
-    const responseTimeMs = exchange.endAt - exchange.startAt;
     for (const name of SECRET_HEADERS) {
-      const value = headerText(last.headers, name);
+      const value = headerText(exchange.last.headers, name);
       if (value !== undefined) for (const form of credentialTokens(value)) scrubber.add(form);
     }
+    return { exchange, requestDeadline };
+  }
 
-    const rawBody = last.body ?? Buffer.alloc(0);
-    const contentType = headerText(last.headers, 'content-type');
-    const tearDown = job.tearDownScript ?? null;
-    // A large body is decoded in the body worker (decoding 25 MB here would hold the event
-    // loop ~100 ms), unless a teardown script needs it as text first.
-    const decodeHere = rawBody.length <= INLINE_BODY_CHARS || (tearDown !== null && last.statusCode !== null);
-    const textualHere = decodeHere ? isTextual(contentType, rawBody) : null;
-    let bodyText = decodeHere ? rawBody.toString(textualHere ? 'utf8' : 'latin1') : null;
-    const responseHeaders: Record<string, string> = {};
-    for (const [name, value] of Object.entries(last.headers)) {
-      if (value !== undefined)
-        responseHeaders[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
+  /**
+   * Runs the teardown script on the response (skipped when there was none); the body it leaves
+   * replaces `response.bodyText`. Returns why the script failed, or null.
+   */
+  async #runTearDown(
+    state: RunState,
+    tearDown: JobScript,
+    { last, timings, timingPhases }: HttpExchange,
+    response: ResponseRead,
+  ): Promise<string | null> {
+    if (last.statusCode === null) {
+      state.logs.add('INFO', `${tearDown.name} skipped: no response to tear down`);
+      return null;
     }
+    const scriptResponse = {
+      statusCode: last.statusCode,
+      statusText: last.statusText,
+      body: response.bodyText ?? '',
+      headers: response.headers,
+      timings,
+      timingPhases,
+    };
+    const ran = await this.#runScript(state, tearDown, 'teardown', { response: scriptResponse });
+    if (typeof ran === 'string') return ran;
+    const after = ran.response as { body?: unknown } | undefined;
+    if (after && typeof after.body === 'string') response.bodyText = after.body;
+    else if (after && after.body !== undefined && after.body !== null)
+      response.bodyText = JSON.stringify(after.body) ?? '';
+    return null;
+  }
 
-    if (tearDown !== null) {
-      if (last.statusCode === null) {
-        logs.add('INFO', `${tearDown.name} skipped: no response to tear down`);
-      } else {
-        const response = {
-          statusCode: last.statusCode,
-          statusText: last.statusText,
-          body: bodyText ?? '',
-          headers: responseHeaders,
-          timings,
-          timingPhases,
-        };
-        const ran = await this.#runScript(state, tearDown, 'teardown', { response });
-        if (typeof ran === 'string') return this.#scriptFailed(state, ran);
-        const after = ran.response as { body?: unknown } | undefined;
-        if (after && typeof after.body === 'string') bodyText = after.body;
-        else if (after && after.body !== undefined && after.body !== null)
-          bodyText = JSON.stringify(after.body) ?? '';
-      }
-    }
-
-    const status = last.statusCode;
+  /**
+   * The outcome: the assertions judged (off the event loop when they read the body), the status
+   * rule applied, the HTTP part of the result built, everything scrubbed.
+   */
+  async #judge(
+    { job, startedAt, deadline, logs, scrubber }: RunState,
+    checkRequest: ApiRequest,
+    request: ScriptRequest,
+    { url, headers, body }: Outgoing,
+    { exchange, requestDeadline }: Sent,
+    response: ResponseRead,
+  ): Promise<RunOutcome> {
+    const { failure } = exchange;
+    const responseTimeMs = exchange.endAt - exchange.startAt;
+    const status = exchange.last.statusCode;
     // Off the event loop when it reads the body (a worker with a deadline): see evaluateHttpBody.
     const bodyWork = await evaluateHttpBody(
       {
         assertions: checkRequest.assertions,
         status,
         responseTimeMs: roundMs(responseTimeMs),
-        headers: responseHeaders,
+        headers: response.headers,
         body:
-          bodyText === null
-            ? { bytes: rawBody, contentType }
-            : { text: bodyText, textual: textualHere === true },
+          response.bodyText === null
+            ? { bytes: response.rawBody, contentType: response.contentType }
+            : { text: response.bodyText, textual: response.textual === true },
         storedBodyMaxBytes: status !== null ? this.#maxStoredBodyBytes : null,
       },
       scrubber,
@@ -366,7 +406,7 @@ export class ApiExecutor implements Executor {
       method: request.method,
       url: displayUrl(url),
       headers: scrubHeaders(headers),
-      ...(encoded.body === undefined ? {} : { body: encoded.body }),
+      ...(body === undefined ? {} : { body }),
     };
     // The body is set after the scrubbing walk below: the worker scrubbed and cut it.
     const part = httpCheckResultOf(exchange, sent, this.#http.resolverKind, {

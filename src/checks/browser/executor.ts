@@ -15,13 +15,14 @@ import {
   BrowserRequestSchema,
   type Certificate,
   type CheckType,
+  DEFAULT_RUNTIME_ID,
   type Job,
   type RunLog,
   type RunOutcome,
 } from '../../protocol/index.js';
 import type { Executor, ExecutorContext, RunArtifactFile } from '../executor.js';
 import { failedOutcome, releaseOutcome } from '../outcome.js';
-import { DEFAULT_RUNTIME_ID, runtimeVariables } from '../runtime-variables.js';
+import { runtimeVariables } from '../runtime-variables.js';
 
 /** A browser the pool lent one run: the warm browser's endpoint and a pre-started runner. */
 export type BrowserLease = {

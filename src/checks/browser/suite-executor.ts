@@ -11,6 +11,7 @@ import { PACKAGE_ROOT } from '../../common/paths.js';
 import { Scrubber } from '../../common/scrub.js';
 import {
   type BrowserCheckResult,
+  DEFAULT_RUNTIME_ID,
   type Job,
   type RunOutcome,
   type SuiteRequest,
@@ -18,7 +19,7 @@ import {
 } from '../../protocol/index.js';
 import type { Executor, ExecutorContext, RunArtifactFile } from '../executor.js';
 import { releaseOutcome } from '../outcome.js';
-import { DEFAULT_RUNTIME_ID, runtimeVariables } from '../runtime-variables.js';
+import { runtimeVariables } from '../runtime-variables.js';
 import {
   type BrowserPoolPort,
   FINISH_RESERVE_MS,
@@ -67,6 +68,10 @@ export class SuiteExecutor implements Executor {
     this.#options = options;
   }
 
+  /**
+   * Runs one Playwright check suite: a malformed request, no browser for its runtime, or a suite
+   * that could not run is a FAILED outcome with the reason.
+   */
   async run(job: Job, context: ExecutorContext): Promise<RunOutcome> {
     const startedAt = new Date();
     const t0 = performance.now();
@@ -187,6 +192,10 @@ export class SuiteExecutor implements Executor {
     return this.#finish(job, outcome, runtimeId, secrets, startedAt, t0, context, ssl);
   }
 
+  /**
+   * The outcome of a suite that ran: its artifacts scrubbed and handed on (see {@link #artifacts}),
+   * its report as the browser check result, `shouldFail` applied, everything scrubbed.
+   */
   async #finish(
     job: Job,
     run: SuiteRunOutcome,
@@ -197,6 +206,67 @@ export class SuiteExecutor implements Executor {
     context: ExecutorContext,
     ssl: SslProbe,
   ): Promise<RunOutcome> {
+    const { scrub, trimmed } = await this.#artifacts(job, run, secrets, t0, context);
+    const report = run.report;
+    const stoppedAt = new Date().toISOString();
+    // Usually settled long before; at most it waits until the run's own deadline.
+    const reading: SslReading | null = await ssl.reading;
+    let passed = report.status === 'PASSED';
+    if (job.check.shouldFail) passed = !passed;
+    const logs = run.logs.map((l) => ({ time: l.time, level: l.level, msg: l.msg }));
+    if (scrub.leaked) {
+      logs.push({
+        time: new Date().toISOString(),
+        level: 'WARN',
+        msg: `artifacts withheld: ${scrub.reason ?? 'a secret could not be scrubbed'}`,
+      });
+    }
+    if (reading?.log) logs.push(reading.log);
+    const browserCheckResult: BrowserCheckResult = {
+      scriptShape: 'TEST',
+      runtimeId,
+      playwrightVersion: report.versions.playwright,
+      browserVersion: report.versions.browser,
+      steps: report.steps,
+      pages: report.pages,
+      errors: report.errors,
+      droppedErrors: report.droppedErrors,
+      timedOut: report.timedOut,
+      startupMs: roundMs(report.startupMs),
+      scrubbing: { ...scrub.counts, artifactsWithheld: scrub.leaked },
+      trimmed,
+      ...sslCertificateField(reading),
+    };
+    const outcome: RunOutcome = {
+      status: passed ? 'PASSED' : 'FAILED',
+      hasFailures: !passed,
+      hasErrors: false,
+      isDegraded: false,
+      overMaxResponseTime: false,
+      responseTime: roundMs(report.durationMs),
+      startedAt: startedAt.toISOString(),
+      stoppedAt,
+      errorMessage: passed ? null : (report.errorMessage ?? 'the suite passed but should fail'),
+      assertions: [],
+      logs,
+      browserCheckResult,
+    };
+    return releaseOutcome(outcome, new Scrubber(secrets));
+  }
+
+  /**
+   * Scrubs the suite's artifacts (by the run's deadline, plus the finish reserve) and plans their
+   * upload within the budget; hands the files to `context.attachArtifacts` (which disposes of the
+   * run's folder after the upload), or disposes of the folder at once. Returns the scrubbing's
+   * outcome (`leaked`: the artifacts are withheld) and a line per file left out.
+   */
+  async #artifacts(
+    job: Job,
+    run: SuiteRunOutcome,
+    secrets: string[],
+    t0: number,
+    context: ExecutorContext,
+  ): Promise<{ scrub: ScrubOutcome; trimmed: string[] }> {
     const empty: ScrubOutcome = {
       files: [],
       counts: { secretValues: 0, credentialHeaders: 0, shortSecretsNotScrubbed: 0 },
@@ -249,53 +319,10 @@ export class SuiteExecutor implements Executor {
       if (context.attachArtifacts && files.length > 0) context.attachArtifacts(files, run.dispose);
       else await run.dispose();
     }
-    const report = run.report;
-    const stoppedAt = new Date().toISOString();
-    // Usually settled long before; at most it waits until the run's own deadline.
-    const reading: SslReading | null = await ssl.reading;
-    let passed = report.status === 'PASSED';
-    if (job.check.shouldFail) passed = !passed;
-    const logs = run.logs.map((l) => ({ time: l.time, level: l.level, msg: l.msg }));
-    if (scrub.leaked) {
-      logs.push({
-        time: new Date().toISOString(),
-        level: 'WARN',
-        msg: `artifacts withheld: ${scrub.reason ?? 'a secret could not be scrubbed'}`,
-      });
-    }
-    if (reading?.log) logs.push(reading.log);
-    const browserCheckResult: BrowserCheckResult = {
-      scriptShape: 'TEST',
-      runtimeId,
-      playwrightVersion: report.versions.playwright,
-      browserVersion: report.versions.browser,
-      steps: report.steps,
-      pages: report.pages,
-      errors: report.errors,
-      droppedErrors: report.droppedErrors,
-      timedOut: report.timedOut,
-      startupMs: roundMs(report.startupMs),
-      scrubbing: { ...scrub.counts, artifactsWithheld: scrub.leaked },
-      trimmed,
-      ...sslCertificateField(reading),
-    };
-    const outcome: RunOutcome = {
-      status: passed ? 'PASSED' : 'FAILED',
-      hasFailures: !passed,
-      hasErrors: false,
-      isDegraded: false,
-      overMaxResponseTime: false,
-      responseTime: roundMs(report.durationMs),
-      startedAt: startedAt.toISOString(),
-      stoppedAt,
-      errorMessage: passed ? null : (report.errorMessage ?? 'the suite passed but should fail'),
-      assertions: [],
-      logs,
-      browserCheckResult,
-    };
-    return releaseOutcome(outcome, new Scrubber(secrets));
+    return { scrub, trimmed };
   }
 
+  /** Nothing to close: the pool (owned by the agent) holds the browsers. */
   async close(): Promise<void> {
     // The pool (owned by the agent) holds the browsers.
   }

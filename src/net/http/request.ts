@@ -68,9 +68,61 @@ function timeoutOf(
  */
 const REQUEST_ENDED = Object.assign(new Error('request ended'), { code: 'UND_ERR_DESTROYED' });
 
+/** The code of an error (`ECONNREFUSED`, `UND_ERR_SOCKET`), else its name. */
 function codeOf(err: Error): string {
   const code = (err as { code?: unknown }).code;
   return typeof code === 'string' ? code : err.name;
+}
+
+/** A request's failure: its code and message. */
+type RequestError = { code: string; message: string };
+
+/**
+ * The handler of one request's dispatch: the final (non-1xx) response's status and headers into
+ * `result`, its body counted (and kept in `chunks` when collected) up to `maxBodyBytes`, where
+ * reading stops (`bodyTruncated`); the request settles (`finish`) when the body ends or fails.
+ */
+function responseHandler(
+  result: RequestOnceResult,
+  chunks: Buffer[] | null,
+  maxBodyBytes: number,
+  request: { settled: () => boolean; finish: (error?: RequestError) => void },
+): Dispatcher.DispatchHandler {
+  const { trace } = result;
+  const { finish } = request;
+  return {
+    onRequestStart() {},
+    onResponseStarted() {
+      trace.responseAt ??= performance.now();
+    },
+    onResponseStart(_controller, statusCode, headers, statusMessage) {
+      if (statusCode < 200) return;
+      result.statusCode = statusCode;
+      result.statusText = statusMessage ?? '';
+      result.headers = headers;
+    },
+    onResponseData(controller, chunk) {
+      if (request.settled()) return;
+      result.bodySizeBytes += chunk.length;
+      if (chunks !== null) chunks.push(chunk);
+      if (result.bodySizeBytes > maxBodyBytes) {
+        // Enough: the rest of the body is neither read nor counted.
+        trace.endAt = performance.now();
+        result.bodyTruncated = true;
+        result.bodySizeBytes = maxBodyBytes;
+        // Settle first: aborting reports an error synchronously, which must not count.
+        finish();
+        controller.abort(new Error('body cap reached'));
+      }
+    },
+    onResponseEnd() {
+      trace.endAt = performance.now();
+      finish();
+    },
+    onResponseError(_controller, err) {
+      finish({ code: codeOf(err), message: err.message });
+    },
+  };
 }
 
 /**
@@ -102,7 +154,7 @@ export function requestOnce(url: URL, options: RequestOnceOptions): Promise<Requ
   const chunks: Buffer[] | null = options.collectBody ? [] : null;
   return new Promise<RequestOnceResult>((resolve) => {
     let settled = false;
-    const finish = (error?: { code: string; message: string }) => {
+    const finish = (error?: RequestError) => {
       if (settled) return;
       settled = true;
       trace.closed = true;
@@ -138,39 +190,7 @@ export function requestOnce(url: URL, options: RequestOnceOptions): Promise<Requ
     if (options.signal.aborted) return onAbort();
     options.signal.addEventListener('abort', onAbort, { once: true });
 
-    const handler: Dispatcher.DispatchHandler = {
-      onRequestStart() {},
-      onResponseStarted() {
-        trace.responseAt ??= performance.now();
-      },
-      onResponseStart(_controller, statusCode, headers, statusMessage) {
-        if (statusCode < 200) return;
-        result.statusCode = statusCode;
-        result.statusText = statusMessage ?? '';
-        result.headers = headers;
-      },
-      onResponseData(controller, chunk) {
-        if (settled) return;
-        result.bodySizeBytes += chunk.length;
-        if (chunks !== null) chunks.push(chunk);
-        if (result.bodySizeBytes > options.maxBodyBytes) {
-          // Enough: the rest of the body is neither read nor counted.
-          trace.endAt = performance.now();
-          result.bodyTruncated = true;
-          result.bodySizeBytes = options.maxBodyBytes;
-          // Settle first: aborting reports an error synchronously, which must not count.
-          finish();
-          controller.abort(new Error('body cap reached'));
-        }
-      },
-      onResponseEnd() {
-        trace.endAt = performance.now();
-        finish();
-      },
-      onResponseError(_controller, err) {
-        finish({ code: codeOf(err), message: err.message });
-      },
-    };
+    const handler = responseHandler(result, chunks, options.maxBodyBytes, { settled: () => settled, finish });
     const path = `${url.pathname}${url.search}`;
     client.dispatch(
       {

@@ -1,14 +1,14 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createSocket, type Socket } from 'node:dgram';
 import { closeSync, openSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { abortedError, raceAbort, sleep } from '../../common/abort.js';
 import { OutpostError } from '../../common/errors.js';
-import { linkSignal } from '../../common/linked-signal.js';
+import { type LinkedSignal, linkSignal } from '../../common/linked-signal.js';
 import { captureFilter, connectionFilter, type Endpoint } from './filter.js';
 import { PcapStreamSplitter } from './format.js';
+import { Marker } from './marker.js';
 
 /** Options of {@link capturePackets}. */
 export type CaptureOptions = {
@@ -191,74 +191,6 @@ class Tcpdump {
 }
 
 /**
- * A UDP datagram from 127.0.0.1:P to itself carrying a random token, sent once the capture is
- * otherwise done: tcpdump reads packets in the order they reached its socket, so once the
- * marker is in its output so is every packet before it, and stopping tcpdump (which discards
- * what it has not read) loses none of them under load. Its filter names its port at both ends;
- * the marker record is never written to the file.
- */
-class Marker {
-  readonly #socket: Socket;
-  readonly #token = randomBytes(16);
-  readonly #port: number;
-  #seen: (() => void) | null = null;
-  #wasSeen = false;
-
-  private constructor(socket: Socket, port: number) {
-    this.#socket = socket;
-    this.#port = port;
-  }
-
-  static async open(): Promise<Marker> {
-    const socket = createSocket('udp4');
-    socket.on('message', () => {});
-    await new Promise<void>((resolve, reject) => {
-      socket.once('error', reject);
-      socket.bind(0, '127.0.0.1', () => resolve());
-    });
-    socket.unref();
-    return new Marker(socket, socket.address().port);
-  }
-
-  get filter(): string {
-    return `udp and src host 127.0.0.1 and src port ${this.#port} and dst host 127.0.0.1 and dst port ${this.#port}`;
-  }
-
-  /** True for the marker's record; notes that tcpdump has read it. */
-  isMarker(record: Buffer): boolean {
-    if (!record.includes(this.#token)) return false;
-    this.#wasSeen = true;
-    this.#seen?.();
-    return true;
-  }
-
-  /** Sends the marker and resolves once tcpdump wrote it, or after `timeoutMs` (never rejects). */
-  passThrough(timeoutMs: number): Promise<void> {
-    return new Promise<void>((resolve) => {
-      const timer = setTimeout(done, timeoutMs);
-      timer.unref();
-      function done() {
-        clearTimeout(timer);
-        resolve();
-      }
-      if (this.#wasSeen) return done();
-      this.#seen = done;
-      this.#socket.send(this.#token, this.#port, '127.0.0.1', (err) => {
-        if (err) done();
-      });
-    });
-  }
-
-  close(): void {
-    try {
-      this.#socket.close();
-    } catch {
-      // already closed
-    }
-  }
-}
-
-/**
  * Captures the packets exchanged with `host` (and `port`) while `during` runs, with
  * `tcpdump -i <interface> -p -n -U --immediate-mode -s <snaplen> -w - <filter>`. tcpdump
  * writes to a pipe, not to the file: we write whole records only, so the file stays valid
@@ -273,6 +205,86 @@ class Marker {
  *   OUTPOST_ERR_ABORTED when `signal` aborts; whatever `during` rejects with.
  */
 export async function capturePackets(options: CaptureOptions): Promise<PacketCapture> {
+  const settings = captureSettings(options);
+  const signal = options.signal;
+  if (signal?.aborted) throw abortedError(signal, CAPTURE_ABORTED);
+  // On loopback-capturing interfaces a marker datagram ends the capture (see Marker).
+  const device = settings.device;
+  const marker = device === 'any' || device === 'lo' ? await Marker.open() : null;
+  const filter = marker === null ? settings.baseFilter : `(${settings.baseFilter}) or (${marker.filter})`;
+
+  const file = options.file ?? join(tmpdir(), `outpost-capture-${randomBytes(8).toString('hex')}.pcap`);
+  // Exclusive create: never follows a link someone planted in a shared temporary directory.
+  let fd: number;
+  try {
+    fd = openSync(file, 'wx', 0o600);
+  } catch (err) {
+    marker?.close();
+    throw err;
+  }
+  const started = performance.now();
+  const tcpdump = new Tcpdump(
+    options.tcpdumpPath ?? 'tcpdump',
+    ['-i', device, '-p', '-n', '-U', '--immediate-mode', '-s', String(settings.snaplen), '-w', '-', filter],
+    settings.startTimeoutMs,
+  );
+  const duringSignal = linkSignal(signal ? [signal] : []);
+  const writer = new CaptureWriter(fd, file, { settings, marker, tcpdump, duringSignal });
+  tcpdump.child.stdout!.on('data', (chunk: Buffer) => writer.write(chunk));
+
+  try {
+    await captureDuring(options.during, signal, { settings, marker, tcpdump, duringSignal }, writer);
+  } catch (err) {
+    tcpdump.kill();
+    writer.discard();
+    throw err;
+  } finally {
+    duringSignal.dispose();
+    marker?.close();
+  }
+  writer.close();
+  const durationMs = performance.now() - started;
+  const header = writer.splitter.header;
+  const { streamError } = writer;
+  if (streamError !== null || header === null) {
+    rmSync(file, { force: true });
+    throw unavailable(
+      streamError !== null
+        ? `tcpdump wrote no valid pcap stream: ${(streamError as Error).message}`
+        : `tcpdump wrote no pcap header before it exited: ${tcpdump.stderr}`,
+      streamError ?? undefined,
+    );
+  }
+  const { sizeBytes, packets, truncated } = writer;
+  return {
+    file,
+    sizeBytes,
+    packets,
+    durationMs,
+    truncated,
+    linkType: header.linkType,
+    filter,
+    interface: device,
+  };
+}
+
+/** The options of a capture, checked, with their defaults; `baseFilter` the BPF filter without the marker's. */
+type CaptureSettings = {
+  port: number | undefined;
+  snaplen: number;
+  maxBytes: number;
+  drainMs: number;
+  startTimeoutMs: number;
+  stopTimeoutMs: number;
+  device: string;
+  baseFilter: string;
+};
+
+/**
+ * {@link capturePackets}'s options checked, in order, with their defaults.
+ * @throws RangeError naming the first bad option.
+ */
+function captureSettings(options: CaptureOptions): CaptureSettings {
   const port = options.port === undefined ? undefined : checkInteger('port', options.port, 1, 65_535);
   const snaplen = checkInteger('snaplenBytes', options.snaplenBytes ?? 262_144, 68, 262_144);
   const maxBytes = checkInteger('maxBytes', options.maxBytes ?? 10 * 1024 * 1024, 1024, 100 * 1024 * 1024);
@@ -293,122 +305,118 @@ export async function capturePackets(options: CaptureOptions): Promise<PacketCap
     options.local === undefined
       ? captureFilter(options.host, port)
       : connectionFilter(options.local, { address: options.host, port: port as number });
-  const signal = options.signal;
-  if (signal?.aborted) throw abortedError(signal, CAPTURE_ABORTED);
-  // On loopback-capturing interfaces a marker datagram ends the capture (see Marker).
-  const marker = device === 'any' || device === 'lo' ? await Marker.open() : null;
-  const filter = marker === null ? baseFilter : `(${baseFilter}) or (${marker.filter})`;
+  return { port, snaplen, maxBytes, drainMs, startTimeoutMs, stopTimeoutMs, device, baseFilter };
+}
 
-  const file = options.file ?? join(tmpdir(), `outpost-capture-${randomBytes(8).toString('hex')}.pcap`);
-  // Exclusive create: never follows a link someone planted in a shared temporary directory.
-  let fd: number;
-  try {
-    fd = openSync(file, 'wx', 0o600);
-  } catch (err) {
-    marker?.close();
-    throw err;
+/** What a running capture is made of: its settings, its marker, its tcpdump, and the signal `during` gets. */
+type CaptureParts = {
+  settings: CaptureSettings;
+  marker: Marker | null;
+  tcpdump: Tcpdump;
+  /** Aborts when the capture reaches `maxBytes` or the caller's signal aborts. */
+  duringSignal: LinkedSignal;
+};
+
+/**
+ * The pcap file written from tcpdump's stream: whole records only (so the file stays valid when
+ * `maxBytes` stops it early), the marker's record left out, the packets counted.
+ */
+class CaptureWriter {
+  readonly splitter = new PcapStreamSplitter();
+  sizeBytes = 0;
+  packets = 0;
+  /** The capture reached `maxBytes`: later packets are not in the file. */
+  truncated = false;
+  /** Why tcpdump's stream could not be split into records, when it could not. */
+  streamError: unknown = null;
+  readonly #fd: number;
+  readonly #file: string;
+  readonly #parts: CaptureParts;
+  #fileOpen = true;
+
+  constructor(fd: number, file: string, parts: CaptureParts) {
+    this.#fd = fd;
+    this.#file = file;
+    this.#parts = parts;
   }
-  const started = performance.now();
-  const tcpdump = new Tcpdump(
-    options.tcpdumpPath ?? 'tcpdump',
-    ['-i', device, '-p', '-n', '-U', '--immediate-mode', '-s', String(snaplen), '-w', '-', filter],
-    startTimeoutMs,
-  );
 
-  const duringSignal = linkSignal(signal ? [signal] : []);
-  const splitter = new PcapStreamSplitter();
-  let sizeBytes = 0;
-  let packets = 0;
-  let truncated = false;
-  let fileOpen = true;
-  let streamError: unknown = null;
-  tcpdump.child.stdout!.on('data', (chunk: Buffer) => {
-    if (!fileOpen || truncated || streamError !== null) return;
+  /** Writes the whole records of `chunk`; at `maxBytes`, aborts `during` and stops tcpdump instead. */
+  write(chunk: Buffer): void {
+    if (!this.#fileOpen || this.truncated || this.streamError !== null) return;
+    const { settings, marker, tcpdump, duringSignal } = this.#parts;
     let pieces: Buffer[];
     try {
-      pieces = splitter.push(chunk);
+      pieces = this.splitter.push(chunk);
     } catch (err) {
-      streamError = err;
+      this.streamError = err;
       tcpdump.kill();
       return;
     }
     for (const piece of pieces) {
       // The marker is ours, never the file's.
-      if (sizeBytes > 0 && marker?.isMarker(piece)) continue;
-      if (sizeBytes + piece.length > maxBytes) {
-        truncated = true;
-        duringSignal.abort(new Error(`the capture reached maxBytes (${maxBytes})`));
-        void tcpdump.stop(stopTimeoutMs);
+      if (this.sizeBytes > 0 && marker?.isMarker(piece)) continue;
+      if (this.sizeBytes + piece.length > settings.maxBytes) {
+        this.truncated = true;
+        duringSignal.abort(new Error(`the capture reached maxBytes (${settings.maxBytes})`));
+        void tcpdump.stop(settings.stopTimeoutMs);
         return;
       }
-      writeSync(fd, piece);
+      writeSync(this.#fd, piece);
       // The first piece is the file header; every other one a packet.
-      if (sizeBytes > 0) packets++;
-      sizeBytes += piece.length;
+      if (this.sizeBytes > 0) this.packets++;
+      this.sizeBytes += piece.length;
     }
-  });
+  }
 
-  const discard = () => {
-    if (fileOpen) closeSync(fd);
-    fileOpen = false;
-    rmSync(file, { force: true });
-  };
+  /** Closes the file (once). */
+  close(): void {
+    if (this.#fileOpen) closeSync(this.#fd);
+    this.#fileOpen = false;
+  }
 
+  /** Closes and removes the file. */
+  discard(): void {
+    this.close();
+    rmSync(this.#file, { force: true });
+  }
+}
+
+/**
+ * Runs `during` once tcpdump listens, then drains for `drainMs`, waits for the marker to pass
+ * through, and stops tcpdump. A rejection of `during` stops tcpdump, removes the file and is
+ * passed on.
+ * @throws OUTPOST_ERR_ABORTED when `signal` aborts; what tcpdump's start or `during` rejects with.
+ */
+async function captureDuring(
+  during: CaptureOptions['during'],
+  signal: AbortSignal | undefined,
+  { settings, marker, tcpdump, duringSignal }: CaptureParts,
+  writer: CaptureWriter,
+): Promise<void> {
+  const { drainMs, stopTimeoutMs } = settings;
+  await raceAbort(tcpdump.ready, signal, CAPTURE_ABORTED);
+  let duringFailed = false;
+  let duringError: unknown;
   try {
-    await raceAbort(tcpdump.ready, signal, CAPTURE_ABORTED);
-    let duringFailed = false;
-    let duringError: unknown;
-    try {
-      const running = options.during(duringSignal.signal);
-      // Abort wins the race, so `during` may still settle later: never unhandled.
-      running.catch(() => {});
-      await raceAbort(running, signal, CAPTURE_ABORTED);
-    } catch (err) {
-      if (signal?.aborted) throw err;
-      duringFailed = true;
-      duringError = err;
-    }
-    if (duringFailed) {
-      await tcpdump.stop(stopTimeoutMs);
-      discard();
-      throw duringError;
-    }
-    if (!truncated && drainMs > 0) await sleep(drainMs, signal);
-    // tcpdump drops what it has not read yet when it is stopped: first see it read the marker.
-    if (marker !== null && !truncated)
-      await raceAbort(marker.passThrough(stopTimeoutMs), signal, CAPTURE_ABORTED);
-    await raceAbort(tcpdump.stop(stopTimeoutMs), signal, CAPTURE_ABORTED);
+    const running = during(duringSignal.signal);
+    // Abort wins the race, so `during` may still settle later: never unhandled.
+    running.catch(() => {});
+    await raceAbort(running, signal, CAPTURE_ABORTED);
   } catch (err) {
-    tcpdump.kill();
-    discard();
-    throw err;
-  } finally {
-    duringSignal.dispose();
-    marker?.close();
+    if (signal?.aborted) throw err;
+    duringFailed = true;
+    duringError = err;
   }
-  closeSync(fd);
-  fileOpen = false;
-  const durationMs = performance.now() - started;
-  const header = splitter.header;
-  if (streamError !== null || header === null) {
-    rmSync(file, { force: true });
-    throw unavailable(
-      streamError !== null
-        ? `tcpdump wrote no valid pcap stream: ${(streamError as Error).message}`
-        : `tcpdump wrote no pcap header before it exited: ${tcpdump.stderr}`,
-      streamError ?? undefined,
-    );
+  if (duringFailed) {
+    await tcpdump.stop(stopTimeoutMs);
+    writer.discard();
+    throw duringError;
   }
-  return {
-    file,
-    sizeBytes,
-    packets,
-    durationMs,
-    truncated,
-    linkType: header.linkType,
-    filter,
-    interface: device,
-  };
+  if (!writer.truncated && drainMs > 0) await sleep(drainMs, signal);
+  // tcpdump drops what it has not read yet when it is stopped: first see it read the marker.
+  if (marker !== null && !writer.truncated)
+    await raceAbort(marker.passThrough(stopTimeoutMs), signal, CAPTURE_ABORTED);
+  await raceAbort(tcpdump.stop(stopTimeoutMs), signal, CAPTURE_ABORTED);
 }
 
 const availability = new Map<string, Promise<boolean>>();

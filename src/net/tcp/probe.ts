@@ -57,16 +57,24 @@ export type TcpProbeResult = {
  * target is a result with its system code. The socket is always destroyed before it settles.
  */
 export function probeTcp(options: TcpProbeOptions): Promise<TcpProbeResult> {
-  const started = performance.now();
-  const maxKept = options.maxKeptBytes ?? DEFAULT_MAX_KEPT_BYTES;
-  // setTimeout fires at once beyond 2^31 − 1 ms: a huge idle wait means "until close or deadline".
-  const idleMs = Math.min(options.replyIdleMs ?? DEFAULT_REPLY_IDLE_MS, 2 ** 31 - 1);
-  const target = options.address.includes(':')
-    ? `[${options.address}]:${options.port}`
-    : `${options.address}:${options.port}`;
-  const chunks: Buffer[] = [];
-  let kept = 0;
-  const result: TcpProbeResult = {
+  return new Promise<TcpProbeResult>((resolve) => new TcpProbe(options, resolve).start());
+}
+
+/** A failure of a probe: its system code and one line saying what failed and where. */
+type ProbeFailure = { code: string; message: string };
+
+/** One probe under way: its socket, its timers, the reply so far, and the result it settles with. */
+class TcpProbe {
+  readonly #options: TcpProbeOptions;
+  readonly #resolve: (result: TcpProbeResult) => void;
+  readonly #started = performance.now();
+  readonly #maxKept: number;
+  readonly #idleMs: number;
+  /** `address:port`, an IPv6 address in brackets, for messages. */
+  readonly #target: string;
+  readonly #chunks: Buffer[] = [];
+  #kept = 0;
+  readonly #result: TcpProbeResult = {
     connected: false,
     errorCode: null,
     errorMessage: null,
@@ -79,100 +87,134 @@ export function probeTcp(options: TcpProbeOptions): Promise<TcpProbeResult> {
     truncated: false,
     aborted: false,
   };
-  let lastByteAt = started;
-
-  return new Promise<TcpProbeResult>((resolve) => {
-    let settled = false;
-    let idleTimer: NodeJS.Timeout | undefined;
-    const socket: Socket = connect({ host: options.address, port: options.port, noDelay: true });
-
-    const finish = (endAt: number, failure?: { code: string; message: string }) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(deadlineTimer);
-      clearTimeout(idleTimer);
-      options.signal.removeEventListener('abort', onAbort);
-      socket.destroy();
-      if (failure) {
-        result.errorCode = failure.code;
-        result.errorMessage = failure.message;
-      }
-      if (!result.connected) result.connectMs = endAt - started;
-      result.endMs = endAt - started;
-      result.reply = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, kept);
-      resolve(result);
-    };
-
-    const onAbort = () => {
-      result.aborted = true;
-      finish(performance.now(), { code: 'ABORT_ERR', message: `aborted while talking to ${target}` });
-    };
-
-    const deadlineTimer = setTimeout(
-      () => {
-        const waitedMs = Math.round(performance.now() - started);
-        if (!result.connected) {
-          finish(performance.now(), {
-            code: 'ETIMEDOUT',
-            message: `connect ETIMEDOUT ${target}: no answer within ${waitedMs} ms`,
-          });
-        } else if (result.bytesReceived === 0) {
-          finish(performance.now(), {
-            code: 'ETIMEDOUT',
-            message: `no reply from ${target} within ${waitedMs} ms`,
-          });
-        } else {
-          // A reply that keeps coming until the deadline: judge what arrived.
-          finish(performance.now());
-        }
-      },
-      Math.max(0, options.deadline - started),
-    );
-
-    if (options.signal.aborted) return onAbort();
-    options.signal.addEventListener('abort', onAbort, { once: true });
-
-    socket.once('connect', () => {
-      const now = performance.now();
-      result.connected = true;
-      result.connectMs = now - started;
-      if (options.data !== null && options.data.length > 0) {
-        socket.write(options.data);
-        result.bytesSent = options.data.length;
-      }
-      if (!options.readReply) finish(now);
+  #lastByteAt: number;
+  #settled = false;
+  #idleTimer: NodeJS.Timeout | undefined;
+  #deadlineTimer: NodeJS.Timeout | undefined;
+  readonly #socket: Socket;
+  readonly #onAbort = () => {
+    this.#result.aborted = true;
+    this.#finish(performance.now(), {
+      code: 'ABORT_ERR',
+      message: `aborted while talking to ${this.#target}`,
     });
+  };
 
-    socket.on('data', (chunk: Buffer) => {
-      const now = performance.now();
-      result.firstByteMs ??= now - started;
-      lastByteAt = now;
-      result.bytesReceived += chunk.length;
-      if (kept < maxKept) {
-        const piece = kept + chunk.length > maxKept ? chunk.subarray(0, maxKept - kept) : chunk;
-        chunks.push(piece);
-        kept += piece.length;
-      }
-      if (result.bytesReceived > maxKept) {
-        result.truncated = true;
-        return finish(now);
-      }
-      if (idleTimer === undefined) idleTimer = setTimeout(() => finish(lastByteAt), idleMs);
-      else idleTimer.refresh();
-    });
+  /** Starts connecting (the socket is created here). */
+  constructor(options: TcpProbeOptions, resolve: (result: TcpProbeResult) => void) {
+    this.#options = options;
+    this.#resolve = resolve;
+    this.#maxKept = options.maxKeptBytes ?? DEFAULT_MAX_KEPT_BYTES;
+    // setTimeout fires at once beyond 2^31 − 1 ms: a huge idle wait means "until close or deadline".
+    this.#idleMs = Math.min(options.replyIdleMs ?? DEFAULT_REPLY_IDLE_MS, 2 ** 31 - 1);
+    this.#target = options.address.includes(':')
+      ? `[${options.address}]:${options.port}`
+      : `${options.address}:${options.port}`;
+    this.#lastByteAt = this.#started;
+    this.#socket = connect({ host: options.address, port: options.port, noDelay: true });
+  }
 
+  /** Arms the deadline, listens for an abort, and follows the socket's events until the probe settles. */
+  start(): void {
+    const { signal, deadline } = this.#options;
+    this.#deadlineTimer = setTimeout(() => this.#onDeadline(), Math.max(0, deadline - this.#started));
+    if (signal.aborted) {
+      this.#onAbort();
+      return;
+    }
+    signal.addEventListener('abort', this.#onAbort, { once: true });
+    const socket = this.#socket;
+    const result = this.#result;
+    socket.once('connect', () => this.#onConnect());
+    socket.on('data', (chunk: Buffer) => this.#onData(chunk));
     // The peer closed its side: the reply is complete.
-    socket.once('end', () => finish(result.bytesReceived > 0 ? lastByteAt : performance.now()));
+    socket.once('end', () => this.#finish(result.bytesReceived > 0 ? this.#lastByteAt : performance.now()));
+    socket.on('error', (err: NodeJS.ErrnoException) => this.#onError(err));
+    socket.once('close', () => this.#finish(result.bytesReceived > 0 ? this.#lastByteAt : performance.now()));
+  }
 
-    socket.on('error', (err: NodeJS.ErrnoException) => {
-      const code = err.code ?? 'EUNKNOWN';
-      // A reset after a reply usually means the peer closed with our data unread: the reply stands.
-      if (code === 'ECONNRESET' && result.bytesReceived > 0) return finish(lastByteAt);
-      const message = result.connected
-        ? `${code} from ${target} after connecting`
-        : `connect ${code} ${target}`;
-      finish(performance.now(), { code, message });
-    });
-    socket.once('close', () => finish(result.bytesReceived > 0 ? lastByteAt : performance.now()));
-  });
+  /** Settles the probe (once): timers cleared, socket destroyed, the reply joined. */
+  #finish(endAt: number, failure?: ProbeFailure): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    clearTimeout(this.#deadlineTimer);
+    clearTimeout(this.#idleTimer);
+    this.#options.signal.removeEventListener('abort', this.#onAbort);
+    this.#socket.destroy();
+    const result = this.#result;
+    if (failure) {
+      result.errorCode = failure.code;
+      result.errorMessage = failure.message;
+    }
+    if (!result.connected) result.connectMs = endAt - this.#started;
+    result.endMs = endAt - this.#started;
+    const chunks = this.#chunks;
+    result.reply = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, this.#kept);
+    this.#resolve(result);
+  }
+
+  #onDeadline(): void {
+    const waitedMs = Math.round(performance.now() - this.#started);
+    if (!this.#result.connected) {
+      this.#finish(performance.now(), {
+        code: 'ETIMEDOUT',
+        message: `connect ETIMEDOUT ${this.#target}: no answer within ${waitedMs} ms`,
+      });
+    } else if (this.#result.bytesReceived === 0) {
+      this.#finish(performance.now(), {
+        code: 'ETIMEDOUT',
+        message: `no reply from ${this.#target} within ${waitedMs} ms`,
+      });
+    } else {
+      // A reply that keeps coming until the deadline: judge what arrived.
+      this.#finish(performance.now());
+    }
+  }
+
+  #onConnect(): void {
+    const now = performance.now();
+    const { data, readReply } = this.#options;
+    this.#result.connected = true;
+    this.#result.connectMs = now - this.#started;
+    if (data !== null && data.length > 0) {
+      this.#socket.write(data);
+      this.#result.bytesSent = data.length;
+    }
+    if (!readReply) this.#finish(now);
+  }
+
+  #onData(chunk: Buffer): void {
+    const now = performance.now();
+    const result = this.#result;
+    const maxKept = this.#maxKept;
+    result.firstByteMs ??= now - this.#started;
+    this.#lastByteAt = now;
+    result.bytesReceived += chunk.length;
+    if (this.#kept < maxKept) {
+      const piece = this.#kept + chunk.length > maxKept ? chunk.subarray(0, maxKept - this.#kept) : chunk;
+      this.#chunks.push(piece);
+      this.#kept += piece.length;
+    }
+    if (result.bytesReceived > maxKept) {
+      result.truncated = true;
+      this.#finish(now);
+      return;
+    }
+    if (this.#idleTimer === undefined) {
+      this.#idleTimer = setTimeout(() => this.#finish(this.#lastByteAt), this.#idleMs);
+    } else this.#idleTimer.refresh();
+  }
+
+  #onError(err: NodeJS.ErrnoException): void {
+    const code = err.code ?? 'EUNKNOWN';
+    // A reset after a reply usually means the peer closed with our data unread: the reply stands.
+    if (code === 'ECONNRESET' && this.#result.bytesReceived > 0) {
+      this.#finish(this.#lastByteAt);
+      return;
+    }
+    const message = this.#result.connected
+      ? `${code} from ${this.#target} after connecting`
+      : `connect ${code} ${this.#target}`;
+    this.#finish(performance.now(), { code, message });
+  }
 }

@@ -211,11 +211,39 @@ export async function traceRoute(target: string, options: TraceRouteOptions = {}
   const parsed = parseOptions(options);
   const signal = options.signal;
   if (signal?.aborted) throw abortError(signal);
+  const resolved = await resolveTarget(target, options, parsed.totalTimeoutMs);
+  const family = resolved.family;
+  const address = canonicalAddress(resolved.address, family);
+  const socket = openSocket(options.addon, family, parsed);
+  const remainingMs = Math.max(0, parsed.totalTimeoutMs - (performance.now() - started));
+  const trace: TraceSetup = {
+    target,
+    address,
+    targetAddress: address.split('%')[0] ?? address,
+    family,
+    socket,
+    parsed,
+    signal,
+    started,
+    remainingMs,
+  };
+  return new Promise<RouteTrace>((resolve, reject) => new TraceRun(trace, resolve, reject).start());
+}
 
-  const resolution = linkSignal(signal ? [signal] : [], parsed.totalTimeoutMs);
-  let resolved: { address: string; family: 4 | 6 };
+/**
+ * The address of `target` in the family asked for, resolved within `budgetMs`.
+ * @throws OUTPOST_ERR_ABORTED when `options.signal` aborts; ResolveError (code ETIMEOUT when the
+ *   budget ran out first).
+ */
+async function resolveTarget(
+  target: string,
+  options: TraceRouteOptions,
+  budgetMs: number,
+): Promise<{ address: string; family: 4 | 6 }> {
+  const signal = options.signal;
+  const resolution = linkSignal(signal ? [signal] : [], budgetMs);
   try {
-    resolved = await resolveHost(target, {
+    return await resolveHost(target, {
       ipFamily: options.ipFamily ?? 'IPv4',
       useOsDnsResolver: options.useOsDnsResolver ?? false,
       signal: resolution.signal,
@@ -229,13 +257,15 @@ export async function traceRoute(target: string, options: TraceRouteOptions = {}
   } finally {
     resolution.dispose();
   }
-  const family = resolved.family;
-  const address = canonicalAddress(resolved.address, family);
-  const targetAddress = address.split('%')[0] ?? address;
+}
 
-  let socket: ProbeSocket;
+/**
+ * The trace's own probe socket.
+ * @throws OutpostError OUTPOST_ERR_ICMP_SOCKET when none can be opened (naming what to grant).
+ */
+function openSocket(addon: IcmpAddon | undefined, family: 4 | 6, parsed: Options): ProbeSocket {
   try {
-    socket = new ProbeSocket(options.addon ?? loadIcmpAddon(), family, parsed.protocol, parsed.preference);
+    return new ProbeSocket(addon ?? loadIcmpAddon(), family, parsed.protocol, parsed.preference);
   } catch (err) {
     if (err instanceof OutpostError) throw err;
     const what = parsed.protocol === 'udp' ? 'UDP' : 'ICMP';
@@ -243,153 +273,207 @@ export async function traceRoute(target: string, options: TraceRouteOptions = {}
       cause: err,
     });
   }
+}
 
-  const { maxHops, probesPerHop, probeTimeoutMs, simultaneousHops } = parsed;
-  const remainingMs = Math.max(0, parsed.totalTimeoutMs - (performance.now() - started));
+/** A trace ready to send its probes: the target resolved, the socket open, the time left. */
+type TraceSetup = {
+  /** The target as given. */
+  target: string;
+  /** The address probed, canonical, with its IPv6 scope (`%eth0`) when it has one. */
+  address: string;
+  /** `address` without its scope, as answers name their source. */
+  targetAddress: string;
+  family: 4 | 6;
+  socket: ProbeSocket;
+  parsed: Options;
+  signal: AbortSignal | undefined;
+  /** performance.now() when the trace started (resolution included). */
+  started: number;
+  /** What is left of `totalTimeoutMs` for the probes, ms. */
+  remainingMs: number;
+};
 
-  return new Promise<RouteTrace>((resolve, reject) => {
-    /** Per TTL (index ttl - 1): the answers so far (undefined while pending) and the probes left. */
-    const hops: HopState[] = [];
-    let nextTtl = 1;
-    /** Lowest TTL whose probes are not all settled. */
-    let firstOpen = 1;
-    /** Lowest TTL at which the target answered. */
-    let targetTtl = Number.POSITIVE_INFINITY;
-    let sendError: string | null = null;
-    let finished = false;
-    let probeIndex = 0;
-    /** The next call of `pump`, when one is due. */
-    let pumpScheduled: NodeJS.Immediate | undefined;
+/** How a trace ends: at a hop (the trace so far), or with an error. */
+type TraceEnd = { lastTtl: number; timedOut: boolean } | { error: unknown };
 
-    const isTarget = (answer: ProbeAnswer | null | undefined) =>
-      answer != null && answer.kind !== 'time-exceeded' && answer.address === targetAddress;
+/**
+ * One running trace: the hops probed so far (per TTL, index ttl - 1: the answers so far,
+ * undefined while pending, and the probes left), and the rules that end it (see {@link traceRoute}).
+ */
+class TraceRun {
+  readonly #t: TraceSetup;
+  readonly #resolve: (trace: RouteTrace) => void;
+  readonly #reject: (err: unknown) => void;
+  readonly #hops: HopState[] = [];
+  #nextTtl = 1;
+  /** Lowest TTL whose probes are not all settled. */
+  #firstOpen = 1;
+  /** Lowest TTL at which the target answered. */
+  #targetTtl = Number.POSITIVE_INFINITY;
+  #sendError: string | null = null;
+  #finished = false;
+  #probeIndex = 0;
+  /** The next call of `pump`, when one is due. */
+  #pumpScheduled: NodeJS.Immediate | undefined;
+  #deadline: NodeJS.Timeout | undefined;
+  readonly #onAbort = () => this.#finish({ error: abortError(this.#t.signal) });
 
-    const finish = (how: { lastTtl: number; timedOut: boolean } | { error: unknown }) => {
-      if (finished) return;
-      finished = true;
-      clearTimeout(deadline);
-      clearImmediate(pumpScheduled);
-      signal?.removeEventListener('abort', onAbort);
-      socket.close();
-      if ('error' in how) {
-        reject(how.error);
-        return;
-      }
-      const lastTtl = Math.min(how.lastTtl, hops.length);
-      resolve({
-        target,
-        resolvedIp: address,
-        protocol: parsed.protocol,
-        socketType: socket.kind,
-        reached: targetTtl <= lastTtl,
-        hops: hops.slice(0, lastTtl).map((hop, i) => ({
-          ttl: i + 1,
-          probes: hop.answers.map((answer) => ({
-            address: answer?.address ?? null,
-            rttMs: answer?.rttMs ?? null,
-            annotation: answer ? markOf(family, answer, answer.address === targetAddress) : null,
-          })),
-        })),
-        maxHops,
-        timedOut: how.timedOut,
-        sendError,
-        durationMs: performance.now() - started,
-      });
-    };
+  constructor(setup: TraceSetup, resolve: (trace: RouteTrace) => void, reject: (err: unknown) => void) {
+    this.#t = setup;
+    this.#resolve = resolve;
+    this.#reject = reject;
+  }
 
-    /** Ends the trace once every hop up to a final one has settled. */
-    const advance = () => {
-      while (!finished && firstOpen <= hops.length && hops[firstOpen - 1]!.open === 0) {
-        const answers = hops[firstOpen - 1]!.answers;
-        const answered = answers.filter((a) => a != null);
-        const allUnreachable = answered.length > 0 && answered.every((a) => a.kind === 'unreachable');
-        if (firstOpen >= targetTtl || allUnreachable || firstOpen === maxHops) {
-          finish({ lastTtl: firstOpen, timedOut: false });
-          return;
-        }
-        firstOpen++;
-      }
-      if (!finished && pumpScheduled === undefined) pump();
-    };
-
-    const onSettled = (ttl: number, index: number, answer: ProbeAnswer | null) => {
-      if (finished) return;
-      const hop = hops[ttl - 1]!;
-      hop.answers[index] = answer;
-      hop.open--;
-      if (isTarget(answer) && ttl < targetTtl) {
-        targetTtl = ttl;
-        // Probes beyond the target only reach it again: stop waiting for them.
-        for (const later of hops.slice(ttl)) {
-          for (const key of later.keys) socket.cancel(key);
-          later.open = 0;
-        }
-      }
-      advance();
-    };
-
-    const sendHop = (ttl: number) => {
-      const hop: HopState = { answers: new Array(probesPerHop).fill(undefined), open: 0, keys: [] };
-      hops.push(hop);
-      for (let index = 0; index < probesPerHop && !finished; index++) {
-        const port = parsed.port + probeIndex++;
-        try {
-          hop.open++;
-          const key = socket.send(
-            address,
-            ttl,
-            probeTimeoutMs,
-            (answer) => onSettled(ttl, index, answer),
-            port,
-          );
-          hop.keys.push(key);
-        } catch (err) {
-          hop.open--;
-          const code = (err as { code?: unknown }).code;
-          if (typeof code !== 'string' || code.startsWith('OUTPOST_ERR')) {
-            finish({ error: err });
-            return;
-          }
-          hop.answers[index] = null;
-          if (!TRANSIENT_SEND_ERRORS.has(code)) {
-            // The next probes would fail the same way: stop here with what we have.
-            sendError = code;
-            finish({ lastTtl: ttl, timedOut: false });
-            return;
-          }
-        }
-      }
-    };
-
-    /**
-     * Sends the next hop's probes, and the one after on the next turn of the event loop: the
-     * poll phase runs in between, so a near target's answer (loopback, LAN: well under a
-     * millisecond) stops the sending before a whole window of needless probes reaches it and
-     * spends its ICMP rate limit. A far path still has all its hops in flight within ~1 ms.
-     */
-    const pump = () => {
-      pumpScheduled = undefined;
-      if (finished || nextTtl > maxHops || nextTtl > targetTtl || nextTtl >= firstOpen + simultaneousHops) {
-        return;
-      }
-      sendHop(nextTtl++);
-      // A hop whose probes all failed to send is settled already.
-      if (!finished && hops[firstOpen - 1]?.open === 0) {
-        advance();
-        return;
-      }
-      if (!finished) pumpScheduled ??= setImmediate(pump);
-    };
-
-    const onAbort = () => finish({ error: abortError(signal) });
-    const deadline = setTimeout(() => {
+  /** Starts the clock of `totalTimeoutMs`, listens for an abort, and sends the first hop's probes. */
+  start(): void {
+    const { socket, signal, remainingMs } = this.#t;
+    this.#deadline = setTimeout(() => {
       // Answers that came in time may still be queued: deliver them first.
       socket.flush();
-      const lastTtl = Number.isFinite(targetTtl) ? targetTtl : hops.length;
-      finish({ lastTtl, timedOut: true });
+      const lastTtl = Number.isFinite(this.#targetTtl) ? this.#targetTtl : this.#hops.length;
+      this.#finish({ lastTtl, timedOut: true });
     }, remainingMs);
+    signal?.addEventListener('abort', this.#onAbort, { once: true });
+    this.#pump();
+  }
 
-    signal?.addEventListener('abort', onAbort, { once: true });
-    pump();
-  });
+  #isTarget(answer: ProbeAnswer | null | undefined): boolean {
+    return answer != null && answer.kind !== 'time-exceeded' && answer.address === this.#t.targetAddress;
+  }
+
+  #finish(how: TraceEnd): void {
+    if (this.#finished) return;
+    this.#finished = true;
+    clearTimeout(this.#deadline);
+    clearImmediate(this.#pumpScheduled);
+    this.#t.signal?.removeEventListener('abort', this.#onAbort);
+    this.#t.socket.close();
+    if ('error' in how) {
+      this.#reject(how.error);
+      return;
+    }
+    this.#resolve(this.#trace(how.lastTtl, how.timedOut));
+  }
+
+  /** The trace up to `lastTtl` (at most the hops probed). */
+  #trace(until: number, timedOut: boolean): RouteTrace {
+    const { target, address, targetAddress, family, socket, parsed, started } = this.#t;
+    const lastTtl = Math.min(until, this.#hops.length);
+    return {
+      target,
+      resolvedIp: address,
+      protocol: parsed.protocol,
+      socketType: socket.kind,
+      reached: this.#targetTtl <= lastTtl,
+      hops: this.#hops.slice(0, lastTtl).map((hop, i) => ({
+        ttl: i + 1,
+        probes: hop.answers.map((answer) => ({
+          address: answer?.address ?? null,
+          rttMs: answer?.rttMs ?? null,
+          annotation: answer ? markOf(family, answer, answer.address === targetAddress) : null,
+        })),
+      })),
+      maxHops: parsed.maxHops,
+      timedOut,
+      sendError: this.#sendError,
+      durationMs: performance.now() - started,
+    };
+  }
+
+  /** Ends the trace once every hop up to a final one has settled. */
+  #advance(): void {
+    const hops = this.#hops;
+    while (!this.#finished && this.#firstOpen <= hops.length && hops[this.#firstOpen - 1]!.open === 0) {
+      const answers = hops[this.#firstOpen - 1]!.answers;
+      const answered = answers.filter((a) => a != null);
+      const allUnreachable = answered.length > 0 && answered.every((a) => a.kind === 'unreachable');
+      if (
+        this.#firstOpen >= this.#targetTtl ||
+        allUnreachable ||
+        this.#firstOpen === this.#t.parsed.maxHops
+      ) {
+        this.#finish({ lastTtl: this.#firstOpen, timedOut: false });
+        return;
+      }
+      this.#firstOpen++;
+    }
+    if (!this.#finished && this.#pumpScheduled === undefined) this.#pump();
+  }
+
+  #onSettled(ttl: number, index: number, answer: ProbeAnswer | null): void {
+    if (this.#finished) return;
+    const hop = this.#hops[ttl - 1]!;
+    hop.answers[index] = answer;
+    hop.open--;
+    if (this.#isTarget(answer) && ttl < this.#targetTtl) {
+      this.#targetTtl = ttl;
+      // Probes beyond the target only reach it again: stop waiting for them.
+      for (const later of this.#hops.slice(ttl)) {
+        for (const key of later.keys) this.#t.socket.cancel(key);
+        later.open = 0;
+      }
+    }
+    this.#advance();
+  }
+
+  #sendHop(ttl: number): void {
+    const { socket, address, parsed } = this.#t;
+    const { probesPerHop, probeTimeoutMs } = parsed;
+    const hop: HopState = { answers: new Array(probesPerHop).fill(undefined), open: 0, keys: [] };
+    this.#hops.push(hop);
+    for (let index = 0; index < probesPerHop && !this.#finished; index++) {
+      const port = parsed.port + this.#probeIndex++;
+      try {
+        hop.open++;
+        const key = socket.send(
+          address,
+          ttl,
+          probeTimeoutMs,
+          (answer) => this.#onSettled(ttl, index, answer),
+          port,
+        );
+        hop.keys.push(key);
+      } catch (err) {
+        hop.open--;
+        const code = (err as { code?: unknown }).code;
+        if (typeof code !== 'string' || code.startsWith('OUTPOST_ERR')) {
+          this.#finish({ error: err });
+          return;
+        }
+        hop.answers[index] = null;
+        if (!TRANSIENT_SEND_ERRORS.has(code)) {
+          // The next probes would fail the same way: stop here with what we have.
+          this.#sendError = code;
+          this.#finish({ lastTtl: ttl, timedOut: false });
+          return;
+        }
+      }
+    }
+  }
+
+  /**
+   * Sends the next hop's probes, and the one after on the next turn of the event loop: the
+   * poll phase runs in between, so a near target's answer (loopback, LAN: well under a
+   * millisecond) stops the sending before a whole window of needless probes reaches it and
+   * spends its ICMP rate limit. A far path still has all its hops in flight within ~1 ms.
+   */
+  #pump(): void {
+    this.#pumpScheduled = undefined;
+    const { maxHops, simultaneousHops } = this.#t.parsed;
+    if (
+      this.#finished ||
+      this.#nextTtl > maxHops ||
+      this.#nextTtl > this.#targetTtl ||
+      this.#nextTtl >= this.#firstOpen + simultaneousHops
+    ) {
+      return;
+    }
+    this.#sendHop(this.#nextTtl++);
+    // A hop whose probes all failed to send is settled already.
+    if (!this.#finished && this.#hops[this.#firstOpen - 1]?.open === 0) {
+      this.#advance();
+      return;
+    }
+    if (!this.#finished) this.#pumpScheduled ??= setImmediate(() => this.#pump());
+  }
 }

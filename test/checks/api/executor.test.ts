@@ -4,12 +4,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiExecutor } from '../../../src/checks/api/index.js';
 import type { ExecutorContext } from '../../../src/checks/executor.js';
 import type { Assertion, AssertionComparison, Job } from '../../../src/protocol/index.js';
-import { apiRequest } from './jobs.js';
+import { apiRequest } from '../../helpers/api-request.js';
 import { startApiServer, type TestApiServer } from '../../helpers/api-server.js';
 import { refusedPort } from '../../helpers/http-servers.js';
 import { commandWorks, missingRequirement } from '../../helpers/requirements.js';
 import { createTestCa, type TestCa } from '../../helpers/test-ca.js';
-import { contextOf, jobOf } from '../tcp/jobs.js';
+import { contextOf, jobOf } from '../../helpers/jobs.js';
 
 const assertion = (
   source: Assertion['source'],

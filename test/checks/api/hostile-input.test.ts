@@ -4,8 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LIMIT_MS, overloaded, worstLoopGap } from '../../helpers/event-loop.js';
 import { createApiExecutor } from '../../../src/checks/api/index.js';
 import type { Assertion, RunOutcome } from '../../../src/protocol/index.js';
-import { contextOf, jobOf } from '../tcp/jobs.js';
-import { apiRequest } from './jobs.js';
+import { contextOf, jobOf } from '../../helpers/jobs.js';
+import { apiRequest } from '../../helpers/api-request.js';
 
 // Rule (issue 9, 1.3): no user-controlled pattern, path or payload holds the agent's event loop
 // for more than 50 ms. Each hostile input runs through the real executor against a loopback

@@ -7,8 +7,8 @@ import type { Job, JobScript } from '../../../src/protocol/index.js';
 import { ScriptSandbox } from '../../../src/sandbox/sandbox.js';
 import { PACKAGE_ROOT } from '../../../src/common/paths.js';
 import { startApiServer, type TestApiServer } from '../../helpers/api-server.js';
-import { contextOf, jobOf } from '../tcp/jobs.js';
-import { apiRequest } from './jobs.js';
+import { contextOf, jobOf } from '../../helpers/jobs.js';
+import { apiRequest } from '../../helpers/api-request.js';
 
 // Setup and teardown scripts of API checks, run in the real sandbox (child processes).
 

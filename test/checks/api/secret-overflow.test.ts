@@ -10,8 +10,8 @@ import type { Job, JobScript, RunOutcome } from '../../../src/protocol/index.js'
 import { ScriptSandbox } from '../../../src/sandbox/sandbox.js';
 import { MAX_SECRET_LENGTH, MAX_SECRETS } from '../../../src/common/scrub.js';
 import { expectNoSecret } from '../../helpers/secrets.js';
-import { jobOf } from '../tcp/jobs.js';
-import { apiRequest } from './jobs.js';
+import { jobOf } from '../../helpers/jobs.js';
+import { apiRequest } from '../../helpers/api-request.js';
 
 // A run with more secrets than the scrubber holds, or one too long for it, withholds its output
 // (src/checks/outcome.ts releaseOutcome): nothing of any secret leaves, and the result says why.

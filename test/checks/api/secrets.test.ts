@@ -10,8 +10,8 @@ import type { Assertion, Job, JobScript } from '../../../src/protocol/index.js';
 import { ScriptSandbox } from '../../../src/sandbox/sandbox.js';
 import { base64Fragments, expectNoSecret } from '../../helpers/secrets.js';
 import { refusedPort } from '../../helpers/http-servers.js';
-import { jobOf } from '../tcp/jobs.js';
-import { apiRequest } from './jobs.js';
+import { jobOf } from '../../helpers/jobs.js';
+import { apiRequest } from '../../helpers/api-request.js';
 
 const assertion = (
   source: Assertion['source'],

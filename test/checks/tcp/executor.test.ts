@@ -4,8 +4,8 @@ import { createTcpExecutor } from '../../../src/checks/tcp/index.js';
 import { RunOutcomeSchema } from '../../../src/protocol/index.js';
 import { refusedPort, startTcpServer, type TestTcpServer } from '../../helpers/http-servers.js';
 import { ipv6Missing } from '../../helpers/requirements.js';
-import { type DnsStub, startDnsStub } from './dns-stub.js';
-import { contextOf, jobOf } from './jobs.js';
+import { type DnsStub, startDnsStub } from '../../helpers/dns-stub.js';
+import { contextOf, jobOf } from '../../helpers/jobs.js';
 
 const tcp = (request: Record<string, unknown>) => ({
   hostname: '127.0.0.1',

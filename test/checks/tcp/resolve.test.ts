@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDnsResolver, ResolveError, resolveHost } from '../../../src/net/resolve.js';
 import { missingRequirement } from '../../helpers/requirements.js';
-import { type DnsStub, startDnsStub } from './dns-stub.js';
+import { type DnsStub, startDnsStub } from '../../helpers/dns-stub.js';
 
 // Tests of src/net/resolve.ts (the first consumer is the TCP executor). Every DNS query goes
 // to a stub on 127.0.0.1; the OS resolver is only asked for names /etc/hosts holds.

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUrlExecutor } from '../../../src/checks/url/index.js';
 import { createTestHost, type TestHost } from '../../helpers/netns.js';
 import { missingRequirement, netnsWorks } from '../../helpers/requirements.js';
-import { contextOf, jobOf } from '../tcp/jobs.js';
+import { contextOf, jobOf } from '../../helpers/jobs.js';
 
 // A test host in a network namespace (veth pair, private /30 that exists only on that link)
 // whose nftables input chain drops or rejects our SYNs: nothing leaves this machine.

@@ -8,7 +8,7 @@ import type { HttpTimings } from '../../../src/protocol/http-result.js';
 import { type ChildHttpServer, spawnHttpServer } from '../../helpers/http-servers.js';
 import { commandWorks, missingRequirement } from '../../helpers/requirements.js';
 import { createTestCa, type TestCa } from '../../helpers/test-ca.js';
-import { contextOf, jobOf } from '../tcp/jobs.js';
+import { contextOf, jobOf } from '../../helpers/jobs.js';
 
 // Our timings must agree with curl -w on the same request (reference/check-types.md, "HTTP
 // timing"). The server, in its own process, waits a known delay before its first byte; each

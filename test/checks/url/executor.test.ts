@@ -6,8 +6,8 @@ import { createUrlExecutor } from '../../../src/checks/url/index.js';
 import { RunOutcomeSchema } from '../../../src/protocol/index.js';
 import { refusedPort, startHttpServer, type TestHttpServer } from '../../helpers/http-servers.js';
 import { ipv6Missing } from '../../helpers/requirements.js';
-import { type DnsStub, startDnsStub } from '../tcp/dns-stub.js';
-import { contextOf, jobOf } from '../tcp/jobs.js';
+import { type DnsStub, startDnsStub } from '../../helpers/dns-stub.js';
+import { contextOf, jobOf } from '../../helpers/jobs.js';
 
 const urlRequest = (url: string, request: Record<string, unknown> = {}) => ({
   url,

@@ -6,7 +6,7 @@ import { RunOutcomeSchema } from '../../../src/protocol/index.js';
 import { startHttpServer, type TestHttpServer } from '../../helpers/http-servers.js';
 import { commandWorks, missingRequirement } from '../../helpers/requirements.js';
 import { createTestCa, type KeyPair, type TestCa } from '../../helpers/test-ca.js';
-import { contextOf, jobOf } from '../tcp/jobs.js';
+import { contextOf, jobOf } from '../../helpers/jobs.js';
 
 const DAY_MS = 86_400_000;
 const missing = missingRequirement([

@@ -1,6 +1,6 @@
 import { pino } from 'pino';
-import type { ExecutorContext } from '../../../src/checks/executor.js';
-import type { CheckType, Job, JobCheck } from '../../../src/protocol/index.js';
+import type { ExecutorContext } from '../../src/checks/executor.js';
+import type { CheckType, Job, JobCheck } from '../../src/protocol/index.js';
 
 /** A job of `checkType` carrying `request`, with the check fields overridable. Timeout 5 s by default. */
 export function jobOf(
