@@ -51,6 +51,20 @@ export default defineConfig({
           sequence: { groupOrder: 1 },
         },
       },
+      {
+        extends: true,
+        // The web app's components in jsdom (test/web/**/*.test.tsx), with the app's own JSX transform;
+        // their API calls go to a real HTTP server on loopback (test/web/dom.ts).
+        oxc: { jsx: { runtime: 'automatic', importSource: 'preact' } },
+        test: {
+          name: 'web-dom',
+          include: ['test/web/**/*.test.tsx'],
+          exclude: EXCLUDED,
+          environment: 'jsdom',
+          maxWorkers: 2,
+          sequence: { groupOrder: 0 },
+        },
+      },
     ],
   },
 });

@@ -1,22 +1,23 @@
 import { useEffect, useState } from 'preact/hooks';
 import { ErrorBoundary, LocationProvider, Route, Router, lazy, useLocation } from 'preact-iso';
-import { type SessionInfo, fetchSession, onSignedOut, setCsrfToken, signOut } from './api.js';
-import { Layout } from './components/layout.js';
-import { ErrorNotice, Loading } from './components/page.js';
-import SignIn from './pages/sign-in.js';
+import { onSignedOut, setCsrfToken } from './api/client.js';
+import { type SessionInfo, fetchSession, signOut } from './api/session.js';
+import { Layout } from './ui/layout.js';
+import { ErrorNotice, Loading } from './ui/page.js';
+import SignIn from './sign-in/page.js';
 
 // Every page is its own chunk: the first page loads the shell and itself only.
-const ChecksList = lazy(() => import('./pages/checks-list.js'));
-const CheckDetail = lazy(() => import('./pages/check-detail.js'));
-const CheckForm = lazy(() => import('./pages/check-form.js'));
-const ResultDetail = lazy(() => import('./pages/result-detail.js'));
-const CheckSessionPage = lazy(() => import('./pages/check-session.js'));
-const PrivateLocations = lazy(() => import('./pages/private-locations.js'));
-const AgentDetail = lazy(() => import('./pages/agent-detail.js'));
-const AlertChannels = lazy(() => import('./pages/alert-channels.js'));
-const CheckGroups = lazy(() => import('./pages/check-groups.js'));
-const Incidents = lazy(() => import('./pages/incidents.js'));
-const StatusPages = lazy(() => import('./pages/status-pages.js'));
+const ChecksList = lazy(() => import('./checks/list/page.js'));
+const CheckDetail = lazy(() => import('./checks/detail/page.js'));
+const CheckForm = lazy(() => import('./checks/form/page.js'));
+const ResultDetail = lazy(() => import('./results/page.js'));
+const CheckSessionPage = lazy(() => import('./checks/session/page.js'));
+const PrivateLocations = lazy(() => import('./locations/page.js'));
+const AgentDetail = lazy(() => import('./locations/agent/page.js'));
+const AlertChannels = lazy(() => import('./alerting/channels/page.js'));
+const CheckGroups = lazy(() => import('./check-groups/page.js'));
+const Incidents = lazy(() => import('./incidents/page.js'));
+const StatusPages = lazy(() => import('./status-pages/page.js'));
 
 /** `/` goes to the checks. */
 function Home() {
@@ -38,7 +39,7 @@ function NotFound() {
 
 /**
  * The app's routes. Every page has an address of its own (shareable, reloadable); the service answers the
- * app's index.html for each of these paths (src/service/web/static.ts lists the same prefixes). Session
+ * app's index.html for each of these paths (src/service/platform/web/static.ts lists the same prefixes). Session
  * links (`checkSessionLink`) and alert links (`/checks/{checkId}/results/{resultId}`) resolve here.
  */
 function Routes() {

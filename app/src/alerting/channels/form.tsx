@@ -1,0 +1,198 @@
+/**
+ * Creating and changing an alert channel: its type, config fields (a saved secret stays masked unless
+ * replaced) and switches.
+ */
+import { useState } from 'preact/hooks';
+import { createAlertChannel, updateAlertChannel } from '../../api/alerting.js';
+import { FormError, SelectField, TextField } from '../../ui/forms.js';
+import type { AlertChannel, AlertChannelType } from '../../api/schemas.js';
+import { Checkbox, errorOf, FormButtons, formLevelError } from '../../ui/widgets.js';
+import { type ConfigState, type KeyValue, TYPE_OPTIONS, typeLabel } from './describe.js';
+import { ConfigFields } from './config-fields.js';
+
+/** The form's config state of a channel (edit) or of a new channel of `type`. */
+function initialConfig(channel: AlertChannel | undefined): {
+  config: ConfigState;
+  headers: KeyValue[];
+  queryParameters: KeyValue[];
+} {
+  const c = (channel?.config ?? {}) as Record<string, unknown>;
+  const config: Record<string, string> = {};
+  for (const [name, value] of Object.entries(c)) {
+    if (typeof value === 'string') config[name] = value;
+  }
+  const rows = (v: unknown): KeyValue[] =>
+    Array.isArray(v) ? (v as KeyValue[]).map((r) => ({ ...r, value: String(r.value ?? '') })) : [];
+  return {
+    config: config as ConfigState,
+    headers: rows(c.headers),
+    queryParameters: rows(c.queryParameters),
+  };
+}
+
+/** The `config` body of `type` from the form's state: empty optional fields left out (or null). */
+function configBody(
+  type: AlertChannelType,
+  c: ConfigState,
+  headers: KeyValue[],
+  queryParameters: KeyValue[],
+): Record<string, unknown> {
+  const v = (name: string) => (c[name] ?? '').trim();
+  const optional = (name: string) => (v(name) ? v(name) : null);
+  const rows = (list: KeyValue[]) =>
+    list
+      .filter((r) => r.key.trim() || r.value)
+      .map((r) => ({
+        key: r.key.trim(),
+        value: r.value,
+        ...(r.locked !== undefined ? { locked: r.locked } : {}),
+      }));
+  switch (type) {
+    case 'EMAIL':
+      return { address: v('address') };
+    case 'SLACK':
+      return { url: v('url'), channel: optional('channel') };
+    case 'WEBHOOK':
+      return {
+        name: v('name'),
+        url: v('url'),
+        method: v('method') || 'POST',
+        headers: rows(headers),
+        queryParameters: rows(queryParameters),
+        template: c.template ? c.template : null,
+        webhookSecret: optional('webhookSecret'),
+        webhookType: optional('webhookType'),
+      };
+    case 'SMS':
+    case 'CALL':
+      return { name: v('name'), number: v('number') };
+    case 'PAGERDUTY':
+      return {
+        serviceKey: v('serviceKey'),
+        account: optional('account'),
+        serviceName: optional('serviceName'),
+      };
+    case 'OPSGENIE':
+      return {
+        name: v('name'),
+        apiKey: v('apiKey'),
+        region: v('region') || 'US',
+        priority: v('priority') || 'P3',
+      };
+  }
+}
+
+/**
+ * Create (no `channel`) or edit an alert channel: its type, the config the type needs, and the flags (which
+ * changes it hears about, SSL expiry and its threshold, whether new checks subscribe to it).
+ */
+export function ChannelForm({
+  channel,
+  onSaved,
+  onCancel,
+}: {
+  channel?: AlertChannel;
+  onSaved: (channel: AlertChannel) => void;
+  onCancel: () => void;
+}) {
+  const editing = channel !== undefined;
+  const initial = initialConfig(channel);
+  const [type, setType] = useState<AlertChannelType>(channel?.type ?? 'EMAIL');
+  const [config, setConfig] = useState<ConfigState>(initial.config);
+  const [headers, setHeaders] = useState<KeyValue[]>(initial.headers);
+  const [queryParameters, setQueryParameters] = useState<KeyValue[]>(initial.queryParameters);
+  const [sendFailure, setSendFailure] = useState(channel?.sendFailure ?? true);
+  const [sendDegraded, setSendDegraded] = useState(channel?.sendDegraded ?? false);
+  const [sendRecovery, setSendRecovery] = useState(channel?.sendRecovery ?? true);
+  const [sslExpiry, setSslExpiry] = useState(channel?.sslExpiry ?? false);
+  const [threshold, setThreshold] = useState(String(channel?.sslExpiryThreshold ?? 30));
+  const [autoSubscribe, setAutoSubscribe] = useState(channel?.autoSubscribe ?? false);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+
+  async function submit(event: Event) {
+    event.preventDefault();
+    setBusy(true);
+    setError(null);
+    const body = {
+      type,
+      config: configBody(type, config, headers, queryParameters),
+      sendFailure,
+      sendDegraded,
+      sendRecovery,
+      sslExpiry,
+      sslExpiryThreshold: Number(threshold),
+      autoSubscribe,
+    };
+    try {
+      const saved = channel ? await updateAlertChannel(channel.id, body) : await createAlertChannel(body);
+      onSaved(saved);
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  const headingId = editing ? 'ac-edit' : 'ac-new';
+  return (
+    <form class="card misc-form" onSubmit={submit} noValidate aria-labelledby={headingId}>
+      <h2 id={headingId}>{editing ? 'Edit the channel' : 'New alert channel'}</h2>
+      <SelectField
+        label="Type"
+        error={errorOf(error, 'type')}
+        hint={editing ? 'Changing the type needs the new type’s settings.' : undefined}
+        value={type}
+        onValue={setType}
+        options={TYPE_OPTIONS}
+      />
+      <fieldset>
+        <legend>{typeLabel(type)} settings</legend>
+        <ConfigFields
+          type={type}
+          config={config}
+          headers={headers}
+          queryParameters={queryParameters}
+          editing={channel !== undefined && channel.type === type}
+          error={error}
+          onConfig={(name, value) => setConfig({ ...config, [name]: value } as ConfigState)}
+          onHeaders={setHeaders}
+          onQueryParameters={setQueryParameters}
+        />
+      </fieldset>
+      <fieldset>
+        <legend>What it is told about</legend>
+        <Checkbox label="Failures" checked={sendFailure} onChange={setSendFailure} />
+        <Checkbox label="Degradations" checked={sendDegraded} onChange={setSendDegraded} />
+        <Checkbox
+          label="Recoveries"
+          checked={sendRecovery}
+          onChange={setSendRecovery}
+          hint="Only for episodes whose failure (or degradation) this channel was told about."
+        />
+        <Checkbox label="SSL certificates about to expire" checked={sslExpiry} onChange={setSslExpiry} />
+        {sslExpiry ? (
+          <TextField
+            label="Days before expiry"
+            hint="1 to 30 days."
+            error={errorOf(error, 'sslExpiryThreshold')}
+            type="number"
+            min={1}
+            max={30}
+            class="misc-narrow"
+            value={threshold}
+            onValue={setThreshold}
+          />
+        ) : null}
+      </fieldset>
+      <Checkbox
+        label="Subscribe new checks to this channel"
+        checked={autoSubscribe}
+        onChange={setAutoSubscribe}
+        hint="Checks created later alert here without being subscribed one by one."
+      />
+      <FormError error={formLevelError(error, ['type', 'config', 'sslExpiryThreshold'])} />
+      <FormButtons label={editing ? 'Save' : 'Create alert channel'} busy={busy} onCancel={onCancel} />
+    </form>
+  );
+}

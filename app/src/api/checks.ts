@@ -1,0 +1,32 @@
+/** Checks (`/v1/checks`, docs/api.md "Checks") and their live statuses (`/v1/check-statuses`). */
+import { api, path } from './client.js';
+import type { Check, CheckStatus } from './schemas.js';
+
+/** A check as the create and update routes answer it; a heartbeat monitor's has its `pingUrl`. */
+export type SavedCheck = Check & { pingUrl?: string };
+
+/** Every check of the account. */
+export const listChecks = (signal?: AbortSignal) => api.get<Check[]>('/v1/checks', undefined, signal);
+
+export const getCheck = (checkId: string, signal?: AbortSignal) =>
+  api.get<SavedCheck>(path`/v1/checks/${checkId}`, undefined, signal);
+
+/**
+ * Creates a check of the type whose create route ends in `typePath` (`api`, `multistep`, …).
+ * `autoAssignAlerts: false`: subscribed to the channels in the body only.
+ */
+export const createCheck = (typePath: string, body: unknown, query?: { autoAssignAlerts: boolean }) =>
+  api.post<SavedCheck>(path`/v1/checks/${typePath}`, body, query);
+
+/** Replaces a check's fields (`PUT`: the fields given; the rest keep their stored values). */
+export const updateCheck = (checkId: string, body: unknown) =>
+  api.put<SavedCheck>(path`/v1/checks/${checkId}`, body);
+
+export const deleteCheck = (checkId: string) => api.delete(path`/v1/checks/${checkId}`);
+
+/** The status of every check. */
+export const listCheckStatuses = (signal?: AbortSignal) =>
+  api.get<CheckStatus[]>('/v1/check-statuses', undefined, signal);
+
+export const getCheckStatus = (checkId: string, signal?: AbortSignal) =>
+  api.get<CheckStatus>(path`/v1/check-statuses/${checkId}`, undefined, signal);

@@ -1,0 +1,118 @@
+/**
+ * The shapes of the API's answers, as the static types of the very TypeBox schemas the service validates
+ * and answers with: the app cannot drift from the API. `import type` only, so the build erases every import
+ * of service code (the bundle holds none of it). The one place the app names the service's schema files.
+ */
+import type { Static } from '@sinclair/typebox';
+import type { CHECK_TYPES } from '../../../src/protocol/enums.js';
+import type { CheckResultSchema, IcmpCheckResultSchema, RunLogSchema } from '../../../src/protocol/result.js';
+import type { CheckResponseSchema } from '../../../src/service/checks/responses.js';
+import type {
+  CheckSessionSchema,
+  SessionResultSchema,
+} from '../../../src/service/platform/http/responses.js';
+import type { ErrorBodySchema } from '../../../src/service/platform/http/schema-helpers.js';
+import type { CheckStatusSchema } from '../../../src/service/resources/check-statuses/schema.js';
+import type { CheckResultResponseSchema } from '../../../src/service/resources/check-results/schema.js';
+import type { ErrorGroupSchema } from '../../../src/service/resources/error-groups/schema.js';
+import type { RuntimeSchema } from '../../../src/service/resources/runtimes/schema.js';
+import type { SnippetSchema } from '../../../src/service/resources/snippets/schema.js';
+import type {
+  AgentErrorReportSchema,
+  AgentResponseSchema,
+} from '../../../src/service/resources/agents/schema.js';
+import type {
+  PrivateLocationKeySchema,
+  PrivateLocationSchema,
+} from '../../../src/service/resources/private-locations/schema.js';
+import type { AlertChannelSchema } from '../../../src/service/alerting/alert-channels/schema.js';
+import type { StatusPageSchema } from '../../../src/service/status-pages/admin/schema.js';
+import type {
+  IncidentSchema,
+  IncidentUpdateSchema,
+  ServiceSchema,
+} from '../../../src/service/status-pages/incidents/schema.js';
+
+/**
+ * The error body every failed request answers (docs/errors.md). The schema declares `attributes` open
+ * (`code` and more: a validation error's `field`, `in` and `rule`, a 409's `statusPageIds`).
+ */
+export type ErrorBody = Omit<Static<typeof ErrorBodySchema>, 'attributes'> & {
+  attributes?: Static<typeof ErrorBodySchema>['attributes'] & Record<string, unknown>;
+};
+
+/** Check types (docs/checks.md). */
+export type CheckType = (typeof CHECK_TYPES)[number];
+/**
+ * A check as `GET /v1/checks` answers it: the fields every type shares, typed; its type's own (`request`,
+ * `script`, `heartbeat`, `pingUrl`, …) open, as the schema declares them (`additionalProperties`).
+ */
+export type Check = Static<typeof CheckResponseSchema> & { [field: string]: unknown };
+/** One entry of `GET /v1/check-statuses`. */
+export type CheckStatus = Static<typeof CheckStatusSchema>;
+/** A result as the agent reports it (the check-type parts a result page reads). */
+export type CheckResult = Static<typeof CheckResultSchema>;
+type Part<K extends keyof CheckResult> = NonNullable<CheckResult[K]> | null;
+/**
+ * A check result as `GET /v1/check-results/{checkId}[/{id}]` answers it. The response schema declares the
+ * check-type parts and the assertions as open objects; they are what the agent reported, so they are read
+ * with the protocol's schemas of them.
+ */
+export type CheckResultResponse = Omit<
+  Static<typeof CheckResultResponseSchema>,
+  | 'assertions'
+  | 'icmpCheckResult'
+  | 'dnsCheckResult'
+  | 'tcpCheckResult'
+  | 'httpCheckResult'
+  | 'browserCheckResult'
+  | 'multiStepCheckResult'
+> & {
+  assertions: CheckResult['assertions'];
+  icmpCheckResult: Part<'icmpCheckResult'>;
+  dnsCheckResult: Part<'dnsCheckResult'>;
+  tcpCheckResult: Part<'tcpCheckResult'>;
+  httpCheckResult: Part<'httpCheckResult'>;
+  browserCheckResult: Part<'browserCheckResult'>;
+  /** A multi-step check's browser part, under the field's name for it (the same shape). */
+  multiStepCheckResult: Part<'browserCheckResult'>;
+};
+export type IcmpCheckResult = Static<typeof IcmpCheckResultSchema>;
+export type RunLog = Static<typeof RunLogSchema>;
+/** A check session (`POST /v1/check-sessions/trigger`, `GET /v1/check-sessions/{id}`). */
+export type CheckSession = Static<typeof CheckSessionSchema>;
+export type SessionResult = Static<typeof SessionResultSchema>;
+/** `GET /v1/error-groups/checks/{checkId}` (docs/api.md, "Error group"). */
+export type ErrorGroup = Static<typeof ErrorGroupSchema>;
+export type Runtime = Static<typeof RuntimeSchema>;
+export type Snippet = Static<typeof SnippetSchema>;
+
+export type Agent = Static<typeof AgentResponseSchema>;
+export type AgentErrorReport = Static<typeof AgentErrorReportSchema>;
+export type PrivateLocation = Static<typeof PrivateLocationSchema>;
+/** A private location's key; `rawKey` only in the answer that made it. */
+export type PrivateLocationKey = Static<typeof PrivateLocationKeySchema>;
+
+export type AlertChannel = Static<typeof AlertChannelSchema>;
+export type AlertChannelType = AlertChannel['type'];
+
+export type StatusPage = Static<typeof StatusPageSchema>;
+export type ServiceView = Static<typeof ServiceSchema>;
+export type IncidentView = Static<typeof IncidentSchema>;
+export type IncidentUpdateView = Static<typeof IncidentUpdateSchema>;
+export type Impact = IncidentView['impact'];
+export type UpdateStatus = IncidentUpdateView['status'];
+
+/**
+ * A cursor page (docs/api.md "Pagination"), as `cursorPage()` of src/service/platform/http/cursor.ts builds
+ * its schema; that module is not imported here: it pulls in the service's database layer.
+ */
+export type CursorPage<T> = { length: number; entries: T[]; nextId: string | null };
+
+export type {
+  Analytics,
+  AlertNotification,
+  CheckAlert,
+  CheckGroup,
+  NotificationAttempt,
+} from './pending-schemas.js';

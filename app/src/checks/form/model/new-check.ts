@@ -1,0 +1,151 @@
+/**
+ * The body of a new check of each type: the service's defaults made visible, with starter scripts.
+ */
+import type { Json } from './paths.js';
+import { RESPONSE_TIME_DEFAULTS } from './types.js';
+import type { CreatableType } from './types.js';
+import { timeoutLimitOf } from './types.js';
+
+const STARTER_BROWSER_SCRIPT = `import { test, expect } from '@playwright/test';
+
+test('home page loads', async ({ page }) => {
+  const response = await page.goto('https://example.com');
+  expect(response?.status()).toBeLessThan(400);
+  await expect(page).toHaveTitle(/Example/);
+});
+`;
+
+const STARTER_MULTI_STEP_SCRIPT = `import { test, expect } from '@playwright/test';
+
+test('API journey', async ({ request }) => {
+  await test.step('list', async () => {
+    const response = await request.get('https://example.com/');
+    expect(response.ok()).toBeTruthy();
+  });
+});
+`;
+
+const STARTER_PLAYWRIGHT_CONFIG = `import { defineConfig } from '@playwright/test';
+
+export default defineConfig({
+  testDir: './tests',
+  projects: [{ name: 'chromium', use: { browserName: 'chromium' } }],
+});
+`;
+
+/** The fields of a new check of `type`: the service's defaults, made visible (docs/checks.md). */
+export function newCheckBody(type: CreatableType): Json {
+  const common: Json = {
+    name: '',
+    description: null,
+    activated: true,
+    muted: false,
+    shouldFail: false,
+    frequency: 10,
+    frequencyOffset: null,
+    locations: ['us-east-1'],
+    privateLocations: [],
+    runParallel: false,
+    tags: [],
+    groupId: null,
+    retryStrategy: null,
+  };
+  const times = RESPONSE_TIME_DEFAULTS[type];
+  const responseTimes = times ? { degradedResponseTime: times.degraded, maxResponseTime: times.max } : {};
+  switch (type) {
+    case 'API':
+      return {
+        ...common,
+        ...responseTimes,
+        runtimeId: null,
+        environmentVariables: [],
+        localSetupScript: null,
+        localTearDownScript: null,
+        setupSnippetId: null,
+        tearDownSnippetId: null,
+        request: {
+          method: 'GET',
+          url: '',
+          headers: [],
+          queryParameters: [],
+          body: '',
+          bodyType: 'NONE',
+          basicAuth: null,
+          followRedirects: true,
+          skipSSL: false,
+          ipFamily: 'IPv4',
+          assertions: [{ source: 'STATUS_CODE', property: '', comparison: 'LESS_THAN', target: '400' }],
+        },
+      };
+    case 'URL':
+      return {
+        ...common,
+        ...responseTimes,
+        request: {
+          url: '',
+          followRedirects: true,
+          skipSSL: false,
+          ipFamily: 'IPv4',
+          assertions: [{ source: 'STATUS_CODE', property: '', comparison: 'LESS_THAN', target: '400' }],
+        },
+      };
+    case 'TCP':
+      return {
+        ...common,
+        ...responseTimes,
+        request: { hostname: '', port: 443, data: null, ipFamily: 'IPv4', assertions: [] },
+      };
+    case 'DNS':
+      return {
+        ...common,
+        ...responseTimes,
+        request: { query: '', recordType: 'A', nameServer: null, port: 53, protocol: 'UDP', assertions: [] },
+      };
+    case 'ICMP':
+      return {
+        ...common,
+        ...responseTimes,
+        degradedPacketLossThreshold: 10,
+        maxPacketLossThreshold: 20,
+        request: { hostname: '', ipFamily: 'IPv4', pingCount: 10, assertions: [] },
+        // Required on create by the compatible API, used by no ping (docs/checks.md, "ICMP").
+        heartbeat: {},
+        script: '',
+      };
+    case 'BROWSER':
+    case 'MULTI_STEP':
+      return {
+        ...common,
+        script: type === 'BROWSER' ? STARTER_BROWSER_SCRIPT : STARTER_MULTI_STEP_SCRIPT,
+        runtimeId: null,
+        environmentVariables: [],
+        sslCheckDomain: null,
+        timeoutSeconds: timeoutLimitOf(type),
+      };
+    case 'PLAYWRIGHT':
+      return {
+        ...common,
+        script: null,
+        scriptPath: 'tests/home.spec.ts',
+        dependencies: [
+          { path: 'package.json', content: '{\n  "name": "checks",\n  "private": true\n}\n' },
+          { path: 'playwright.config.ts', content: STARTER_PLAYWRIGHT_CONFIG },
+          { path: 'tests/home.spec.ts', content: STARTER_BROWSER_SCRIPT },
+        ],
+        runtimeId: null,
+        environmentVariables: [],
+        sslCheckDomain: null,
+        timeoutSeconds: timeoutLimitOf(type),
+      };
+    case 'HEARTBEAT':
+      return {
+        name: '',
+        description: null,
+        activated: true,
+        muted: false,
+        tags: [],
+        groupId: null,
+        heartbeat: { period: 1, periodUnit: 'hours', grace: 10, graceUnit: 'minutes' },
+      };
+  }
+}

@@ -1,0 +1,310 @@
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import uPlot from 'uplot';
+import 'uplot/dist/uPlot.min.css';
+import { formatDateTime, formatMs } from './format.js';
+import { summarize } from './sparkline.js';
+
+/** One line (or one stacked layer) of a {@link TimeChart}: its name and one value per time, null for none. */
+export type ChartSeries = { label: string; values: (number | null)[] };
+
+/** How a {@link TimeChart} draws its series. */
+type ChartKind = 'lines' | 'stacked-bars';
+
+/** Props of {@link TimeChart}. */
+type TimeChartProps = {
+  /** The visible caption, also the start of the chart's text alternative. */
+  caption: string;
+  /** Epoch milliseconds, ascending, one per value of every series. */
+  times: readonly number[];
+  series: readonly ChartSeries[];
+  /** `lines` (default): one line per series; `stacked-bars`: the series stacked into one bar per time. */
+  kind?: ChartKind;
+  /** The time axis' span, epoch ms (the whole window, even where it has no data); default the data's. */
+  range?: readonly [number, number];
+  /** Height of the plot, CSS pixels; default 240. */
+  height?: number;
+  /** Formats a value for the axis, the legend and the table; default {@link formatMs}. */
+  format?: (value: number) => string;
+  /** Said when there is nothing to draw. */
+  emptyText?: string;
+};
+
+/** The CSS custom properties series take their colours from, in order (styles.css, light and dark). */
+const SERIES_TOKENS = ['--chart-1', '--chart-2', '--chart-3', '--chart-4', '--chart-5'] as const;
+/** After the five colours, series repeat them dashed, then dotted. */
+const DASHES: readonly (number[] | undefined)[] = [undefined, [6, 4], [2, 3]];
+
+/** The colour token and dash pattern of the series at `index`. */
+function lookOf(index: number): { token: string; dash: number[] | undefined } {
+  return {
+    token: SERIES_TOKENS[index % SERIES_TOKENS.length] ?? '--chart-1',
+    dash: DASHES[Math.floor(index / SERIES_TOKENS.length) % DASHES.length],
+  };
+}
+
+/**
+ * Reads the colours of the current scheme from the CSS tokens (so dark mode draws in dark-mode colours); a
+ * token that is missing falls back to the text colour.
+ */
+function readColours(el: Element): { series: string[]; axis: string; grid: string; bg: string } {
+  const style = getComputedStyle(el);
+  const text = style.color;
+  const get = (name: string) => style.getPropertyValue(name).trim() || text;
+  return {
+    series: SERIES_TOKENS.map((t) => get(t)),
+    axis: get('--fg-muted'),
+    grid: get('--border'),
+    bg: get('--bg'),
+  };
+}
+
+/**
+ * The series as uPlot draws them. Stacked bars: each layer's cumulative sum (a time where every layer is
+ * null stays null), the top layer first, so each bar drawn later covers the lower part of the one before.
+ */
+function plotData(
+  times: readonly number[],
+  series: readonly ChartSeries[],
+  kind: ChartKind,
+): { data: uPlot.AlignedData; order: number[] } {
+  const xs = times.map((t) => t / 1000);
+  if (kind === 'lines') return { data: [xs, ...series.map((s) => s.values)], order: series.map((_, i) => i) };
+  const cumulative: (number | null)[][] = [];
+  let running: (number | null)[] = times.map(() => null);
+  for (const s of series) {
+    running = running.map((prev, i) => {
+      const v = s.values[i];
+      if (v === null || v === undefined) return prev;
+      return (prev ?? 0) + v;
+    });
+    cumulative.push(running);
+  }
+  const order = series.map((_, i) => series.length - 1 - i);
+  return { data: [xs, ...order.map((i) => cumulative[i] ?? [])], order };
+}
+
+/**
+ * A time-series chart drawn by uPlot, with what a chart must have to be read by everyone: a caption, a
+ * legend naming each series with its min / avg / max as text, and the same data as a table under a
+ * disclosure. The canvas itself is hidden from assistive technology (the text says it all).
+ *
+ * uPlot is created on mount, given new data with `setData` when only the values change (re-created when
+ * the series or the colour scheme change), resized with its container (ResizeObserver), and destroyed on
+ * unmount. Colours come from the CSS tokens `--chart-1…5`, `--fg-muted` and `--border`.
+ */
+export function TimeChart({
+  caption,
+  times,
+  series,
+  kind = 'lines',
+  range,
+  height = 240,
+  format = formatMs,
+  emptyText = 'No runs in this window.',
+}: TimeChartProps) {
+  const plotRef = useRef<HTMLDivElement>(null);
+  const readoutRef = useRef<HTMLParagraphElement>(null);
+  const chartRef = useRef<uPlot | null>(null);
+  const formatRef = useRef(format);
+  formatRef.current = format;
+  const [scheme, setScheme] = useState(0);
+
+  const { data, order } = useMemo(() => plotData(times, series, kind), [times, series, kind]);
+  const structure = `${kind}|${series.map((s) => s.label).join('\u0000')}|${height}`;
+  const rangeRef = useRef(range);
+  rangeRef.current = range;
+  const rawRef = useRef({ series, order, times });
+  rawRef.current = { series, order, times };
+  const empty = times.length === 0;
+
+  // A change of colour scheme (the system's dark mode) re-creates the chart with the new colours.
+  useEffect(() => {
+    const query = window.matchMedia?.('(prefers-color-scheme: dark)');
+    if (!query) return;
+    const onChange = () => setScheme((n) => n + 1);
+    query.addEventListener('change', onChange);
+    return () => query.removeEventListener('change', onChange);
+  }, []);
+
+  useEffect(() => {
+    const el = plotRef.current;
+    if (!el || empty) return;
+    const colours = readColours(el);
+    const { series: labelled, order: drawn } = rawRef.current;
+    const bars = kind === 'stacked-bars' ? uPlot.paths.bars?.({ size: [0.85, 48], gap: 1 }) : undefined;
+    const fmt = (v: number) => formatRef.current(v);
+    const opts: uPlot.Options = {
+      width: Math.max(200, el.clientWidth),
+      height,
+      legend: { show: false },
+      cursor: { drag: { x: false, y: false }, points: { size: 6 } },
+      scales: {
+        x: {
+          time: true,
+          // Read at each setData, so a new window moves the axis without re-creating the chart.
+          range: (_u, min, max) => {
+            const r = rangeRef.current;
+            return r ? [r[0] / 1000, r[1] / 1000] : [min, max];
+          },
+        },
+        y: { range: (_u, _min, max) => [0, max > 0 ? max * 1.08 : 1] },
+      },
+      axes: [
+        { stroke: colours.axis, grid: { stroke: colours.grid, width: 1 }, ticks: { stroke: colours.grid } },
+        {
+          stroke: colours.axis,
+          grid: { stroke: colours.grid, width: 1 },
+          ticks: { stroke: colours.grid },
+          size: 64,
+          values: (_u, splits) => splits.map((v) => fmt(v)),
+        },
+      ],
+      series: [
+        {},
+        ...drawn.map((i): uPlot.Series => {
+          const look = lookOf(i);
+          const colour =
+            colours.series[SERIES_TOKENS.indexOf(look.token as (typeof SERIES_TOKENS)[number])] ??
+            colours.axis;
+          const s = labelled[i];
+          return bars
+            ? {
+                label: s?.label ?? '',
+                stroke: colour,
+                fill: colour,
+                width: 0,
+                paths: bars,
+                points: { show: false },
+              }
+            : {
+                label: s?.label ?? '',
+                stroke: colour,
+                width: 2,
+                spanGaps: true,
+                points: { size: 5, fill: colours.bg },
+                ...(look.dash ? { dash: look.dash } : {}),
+              };
+        }),
+      ],
+      hooks: {
+        setCursor: [
+          (u) => {
+            const out = readoutRef.current;
+            if (!out) return;
+            const idx = u.cursor.idx;
+            const { series: raw, times: ts } = rawRef.current;
+            if (idx === null || idx === undefined || ts[idx] === undefined) {
+              out.textContent = '\u00a0';
+              return;
+            }
+            const parts = raw.map((s) => {
+              const v = s.values[idx];
+              return `${s.label} ${v === null || v === undefined ? '—' : fmt(v)}`;
+            });
+            out.textContent = `${formatDateTime(ts[idx])}: ${parts.join(', ')}`;
+          },
+        ],
+      },
+    };
+    const chart = new uPlot(opts, data, el);
+    chartRef.current = chart;
+    const observer = new ResizeObserver(() => {
+      const width = Math.max(200, el.clientWidth);
+      if (width !== chart.width) chart.setSize({ width, height });
+    });
+    observer.observe(el);
+    return () => {
+      observer.disconnect();
+      chart.destroy();
+      chartRef.current = null;
+    };
+    // `data` is handed over by the next effect; the chart is re-created only when its structure changes.
+  }, [structure, scheme, empty]);
+
+  useEffect(() => {
+    const chart = chartRef.current;
+    if (chart && chart.data !== data) chart.setData(data);
+  }, [data]);
+
+  const stats = useMemo(() => series.map((s) => summarize(s.values)), [series]);
+
+  return (
+    <figure class="time-chart">
+      <figcaption class="time-chart-caption">{caption}</figcaption>
+      {empty ? (
+        <p class="muted">{emptyText}</p>
+      ) : (
+        <>
+          <ul class="time-chart-legend">
+            {series.map((s, i) => {
+              const look = lookOf(i);
+              const st = stats[i];
+              return (
+                <li key={s.label}>
+                  <svg
+                    class={`time-chart-swatch chart-colour-${look.token.slice('--chart-'.length)}`}
+                    width="22"
+                    height="12"
+                    aria-hidden="true"
+                  >
+                    {kind === 'stacked-bars' ? (
+                      <rect x="4" y="1" width="14" height="10" />
+                    ) : (
+                      <line x1="1" y1="6" x2="21" y2="6" stroke-dasharray={look.dash?.join(' ')} />
+                    )}
+                  </svg>
+                  <span class="time-chart-label">{s.label}</span>{' '}
+                  <span class="muted">
+                    {st ? `min ${format(st.min)}, avg ${format(st.avg)}, max ${format(st.max)}` : 'no data'}
+                  </span>
+                </li>
+              );
+            })}
+          </ul>
+          <div
+            class="time-chart-plot"
+            ref={plotRef}
+            aria-hidden="true"
+            style={{ minHeight: `${height}px` }}
+          />
+          <p class="time-chart-readout muted" ref={readoutRef} aria-hidden="true">
+            {'\u00a0'}
+          </p>
+          <details class="time-chart-table">
+            <summary>Show the data as a table</summary>
+            <div class="table-wrap">
+              <table>
+                <caption class="visually-hidden">{caption}</caption>
+                <thead>
+                  <tr>
+                    <th scope="col">Time</th>
+                    {series.map((s) => (
+                      <th scope="col" class="num" key={s.label}>
+                        {s.label}
+                      </th>
+                    ))}
+                  </tr>
+                </thead>
+                <tbody>
+                  {times.map((t, row) => (
+                    <tr key={t}>
+                      <th scope="row">{formatDateTime(t)}</th>
+                      {series.map((s) => {
+                        const v = s.values[row];
+                        return (
+                          <td class="num" key={s.label}>
+                            {v === null || v === undefined ? '—' : format(v)}
+                          </td>
+                        );
+                      })}
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          </details>
+        </>
+      )}
+    </figure>
+  );
+}

@@ -1,0 +1,103 @@
+/**
+ * The harness of the web app's component tests (project `web-dom` of vitest.config.ts, jsdom): a real HTTP
+ * server on loopback that answers the API routes a test gives and records every request, and a fetch that
+ * sends the app's same-origin paths (`/v1/checks`) to it. No module is mocked: the pages call the typed
+ * functions of app/src/api, which call the real fetch.
+ */
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach } from 'vitest';
+import { cleanup } from '@testing-library/preact';
+
+/** One request the server received: method, path with query, headers, and the parsed JSON body. */
+export type Received = {
+  method: string;
+  url: string;
+  path: string;
+  query: URLSearchParams;
+  headers: IncomingMessage['headers'];
+  body: unknown;
+};
+
+/** What a route answers: a status and a JSON body (undefined: none). */
+export type Answer = { status: number; body?: unknown };
+
+/** A route's answer, or a function of the request (`GET /v1/checks/abc` → `'GET /v1/checks/abc'`). */
+export type Routes = Record<string, Answer | ((request: Received) => Answer)>;
+
+/** A loopback API server. */
+export type ApiServer = {
+  origin: string;
+  /** Every request, oldest first. */
+  received: Received[];
+  /** Adds or replaces routes. */
+  route: (routes: Routes) => void;
+  /** The requests of `METHOD /path` (query left out). */
+  requests: (key: string) => Received[];
+  close: () => Promise<void>;
+};
+
+const realFetch = globalThis.fetch;
+
+/**
+ * Starts the API server with `routes` (`'METHOD /path'`, query left out) and points the app's fetch at it;
+ * a request without a route answers 404 with the service's error body.
+ */
+export async function startApi(routes: Routes = {}): Promise<ApiServer> {
+  const table: Routes = { ...routes };
+  const received: Received[] = [];
+  const server: Server = createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const text = Buffer.concat(chunks).toString('utf8');
+    const url = new URL(req.url ?? '/', 'http://x');
+    const request: Received = {
+      method: req.method ?? 'GET',
+      url: req.url ?? '/',
+      path: url.pathname,
+      query: url.searchParams,
+      headers: req.headers,
+      body: text ? JSON.parse(text) : undefined,
+    };
+    received.push(request);
+    const handler = table[`${request.method} ${request.path}`];
+    const answer: Answer =
+      typeof handler === 'function'
+        ? handler(request)
+        : (handler ?? {
+            status: 404,
+            body: {
+              statusCode: 404,
+              error: 'Not Found',
+              message: `no route ${request.method} ${request.path}`,
+            },
+          });
+    if (answer.body === undefined) {
+      res.writeHead(answer.status).end();
+      return;
+    }
+    res.writeHead(answer.status, { 'content-type': 'application/json' }).end(JSON.stringify(answer.body));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  // The app fetches same-origin paths; in jsdom they are sent to the loopback server.
+  globalThis.fetch = (input, init) =>
+    realFetch(new URL(input instanceof Request ? input.url : String(input), origin), init);
+  return {
+    origin,
+    received,
+    route: (more) => Object.assign(table, more),
+    requests: (key) => received.filter((r) => `${r.method} ${r.path}` === key),
+    close: async () => {
+      globalThis.fetch = realFetch;
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** The address the app is at when it renders (preact-iso reads it). */
+export function visit(path: string): void {
+  window.history.replaceState(null, '', path);
+}
+
+afterEach(() => cleanup());
