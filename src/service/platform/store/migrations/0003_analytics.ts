@@ -22,7 +22,7 @@ export const analytics: Migration = {
     // table rows (which hold the JSON doc). The narrow index serves response time and
     // availability (the usual dashboard) with half the pages to scan; the wide one every
     // metric and grouping. SQLite breaks a cost tie in favour of the index created last,
-    // so the narrow one comes second (test/service/analytics.test.ts checks the plans).
+    // so the narrow one comes second (test/service/analytics/analytics.test.ts checks the plans).
     const key = ['check_id', 'result_type', 'started_at', 'status', 'response_time'];
     await db.schema
       .createIndex('check_results_analytics_all')

@@ -19,7 +19,7 @@ export const queueBounds: Migration = {
       .alterTable('jobs')
       .addColumn('lost_agents', 'text', (c) => c.notNull().defaultTo(''))
       .execute();
-    // Hot queries of the expiry pass look only at due rows (test/service/queue-plans.test.ts).
+    // Hot queries of the expiry pass look only at due rows (test/service/runs/queue-plans.test.ts).
     await db.schema.createIndex('jobs_queue_expiry').on('jobs').columns(['state', 'expires_at']).execute();
     await db.schema
       .createIndex('jobs_lease_expiry')

@@ -1,0 +1,106 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { pino } from 'pino';
+import { nextRunAfter, periodMs, phaseMs } from '../../../src/service/runs/scheduler/schedule.js';
+import { Scheduler } from '../../../src/service/runs/scheduler/scheduler.js';
+import { icmpBody, type TestService, testService } from '../../helpers/service.js';
+
+describe('schedule rules', () => {
+  it('runs frequency-0 checks every offset seconds', () => {
+    expect(periodMs(0, 20)).toBe(20_000);
+    expect(nextRunAfter(1_000, 'c', 0, 20)).toBe(20_000);
+    expect(nextRunAfter(20_000, 'c', 0, 20)).toBe(40_000);
+  });
+
+  it('places minute frequencies at offset seconds, hour-plus at offset minutes', () => {
+    expect(phaseMs('c', 10, 30)).toBe(30_000);
+    expect(nextRunAfter(0, 'c', 10, 30)).toBe(30_000);
+    expect(nextRunAfter(30_000, 'c', 10, 30)).toBe(630_000);
+    expect(phaseMs('c', 120, 2)).toBe(120_000);
+    expect(nextRunAfter(0, 'c', 120, 2)).toBe(120_000);
+  });
+
+  it('spreads checks without an offset over the period, stably per check', () => {
+    const phases = Array.from({ length: 50 }, (_, i) => phaseMs(`check-${i}`, 10, null));
+    expect(new Set(phases).size).toBeGreaterThan(45);
+    for (const p of phases) {
+      expect(p).toBeGreaterThanOrEqual(0);
+      expect(p).toBeLessThan(600_000);
+    }
+    expect(phaseMs('check-1', 10, null)).toBe(phases[1]);
+  });
+});
+
+describe('Scheduler', () => {
+  let svc: TestService;
+  beforeEach(async () => {
+    svc = await testService();
+  });
+  afterEach(async () => svc.close());
+
+  it('enqueues a new check at once, then once per period, round-robin over its locations', async () => {
+    const created = await svc.app.inject({
+      method: 'POST',
+      url: '/v1/checks/icmp',
+      headers: svc.auth(),
+      payload: icmpBody({ frequency: 1, frequencyOffset: 5, locations: ['eu-west-1', 'us-east-2'] }),
+    });
+    expect(created.statusCode).toBe(201);
+    const scheduler = new Scheduler(svc.context.db, svc.queue, { log: pino({ level: 'silent' }) });
+    const t0 = Date.now();
+    expect(await scheduler.tick(t0)).toBe(1);
+    const next = nextRunAfter(t0, created.json().id, 1, 5);
+    // A second later, or just before the next slot when that comes sooner (t0 may fall in the
+    // last second before it: about one run in sixty did).
+    expect(await scheduler.tick(Math.min(t0 + 1000, next - 1))).toBe(0);
+    expect(await scheduler.tick(next - 1)).toBe(0);
+    expect(await scheduler.tick(next)).toBe(1);
+    expect(await scheduler.tick(next + 60_000)).toBe(1);
+    const jobs = await svc.context.db
+      .selectFrom('jobs')
+      .select(['location', 'enqueued_at'])
+      .orderBy('enqueued_at')
+      .execute();
+    expect(jobs.map((j) => j.location)).toEqual(['eu-west-1', 'us-east-2', 'eu-west-1']);
+  });
+
+  it('never schedules a deactivated check, and resumes when activated', async () => {
+    const created = await svc.app.inject({
+      method: 'POST',
+      url: '/v1/checks/icmp',
+      headers: svc.auth(),
+      payload: icmpBody({ activated: false }),
+    });
+    const scheduler = new Scheduler(svc.context.db, svc.queue, { log: pino({ level: 'silent' }) });
+    expect(await scheduler.tick(Date.now())).toBe(0);
+    await svc.app.inject({
+      method: 'PUT',
+      url: `/v1/checks/${created.json().id}`,
+      headers: svc.auth(),
+      payload: { heartbeat: {}, script: '', activated: true },
+    });
+    expect(await scheduler.tick(Date.now())).toBe(1);
+  });
+
+  it('ticks on its own timer', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    try {
+      await svc.app.inject({
+        method: 'POST',
+        url: '/v1/checks/icmp',
+        headers: svc.auth(),
+        payload: icmpBody(),
+      });
+      const scheduler = new Scheduler(svc.context.db, svc.queue, {
+        log: pino({ level: 'silent' }),
+        tickMs: 1000,
+      });
+      scheduler.start();
+      await vi.advanceTimersByTimeAsync(1000);
+      await scheduler.stop();
+      const jobs = await svc.context.db.selectFrom('jobs').selectAll().execute();
+      expect(jobs).toHaveLength(1);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+});
