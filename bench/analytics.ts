@@ -16,7 +16,7 @@ import { explainAggregate } from '../src/service/analytics/query.js';
 import { quickRangeWindow } from '../src/service/analytics/time-range.js';
 import { createAccount } from '../src/service/platform/http/auth.js';
 import { newCheckDoc } from '../src/service/checks/checks.js';
-import { CheckStore } from '../src/service/checks/store.js';
+import { CheckQueries } from '../src/service/checks/store.js';
 import type { AnalyticsQuery } from '../src/service/analytics/schema.js';
 import { type Database, openSqliteDatabase } from '../src/service/platform/store/database.js';
 import type { CheckResultTable } from '../src/service/platform/store/schema.js';
@@ -266,7 +266,7 @@ export async function benchAnalytics(
       const accountId = await createAccount(db, 'bench');
       const url = { url: 'https://api.example.com/v1/health' };
       const doc = newCheckDoc('URL', { name: 'bench', request: url, frequency: 1 }, new Date(nowMs));
-      await new CheckStore(db).insert(accountId, doc, nowMs);
+      await new CheckQueries(db).insert(accountId, doc, nowMs);
       const t0 = performance.now();
       await insertResults(db, accountId, doc.id, rows, nowMs);
       insertSeconds = Math.round((performance.now() - t0) / 100) / 10;

@@ -23,7 +23,7 @@ import { build, type Service } from '../src/service/app.js';
 import { newPingToken } from '../src/service/heartbeats/monitor.js';
 import { createAccount } from '../src/service/platform/http/auth.js';
 import { newCheckDoc } from '../src/service/checks/checks.js';
-import { CheckStore } from '../src/service/checks/store.js';
+import { CheckQueries } from '../src/service/checks/store.js';
 import { heartbeatExpectation } from '../src/service/checks/types/heartbeat.js';
 import { openSqliteDatabase } from '../src/service/platform/store/database.js';
 
@@ -81,7 +81,7 @@ async function serviceSide(): Promise<Side> {
           const expectation = heartbeatExpectation(heartbeat, now);
           const token = newPingToken();
           doc.heartbeat = { ...heartbeat, pingToken: token };
-          await new CheckStore(tx).insert(accountId, doc, now);
+          await new CheckQueries(tx).insert(accountId, doc, now);
           await monitor.create(tx, { accountId, checkId: doc.id, token, expectation, activated: true }, now);
           made.push({ id: doc.id, token });
         }

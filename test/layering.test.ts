@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
@@ -99,9 +99,9 @@ function brokenServiceRule(file: string, target: string): string | null {
       : `a module imports only ${ROOT_FILES_FOR_MODULES.map((f) => `${f}.ts`).join(' and ')} of the service's root`;
   }
   if (to.name === from.name) return null;
-  return /^index\.[cm]?[jt]s$/.test(to.rest)
+  return /^(index|schemas)\.[cm]?[jt]s$/.test(to.rest)
     ? null
-    : `a module imports another module only through its index.ts`;
+    : 'a module imports another module only through its index.ts (or its published schemas.ts)';
 }
 
 /** The violations among `imports`, one line each: file, import, rule. */
@@ -185,6 +185,27 @@ describe('layering of src/', () => {
     expect(violations(imports), violations(imports).join('\n')).toEqual([]);
   });
 
+  it("a module's published schemas (src/service/<module>/schemas.ts) need nothing but TypeBox: the web app imports them", () => {
+    const entries = readdirSync(join(SRC, 'service'), { withFileTypes: true })
+      .filter((entry) => entry.isDirectory())
+      .map((entry) => join(SRC, 'service', entry.name, 'schemas.ts'))
+      .filter((path) => existsSync(path));
+    expect(entries.length).toBeGreaterThanOrEqual(5);
+    const outside: string[] = [];
+    const seen = new Set<string>();
+    const walk = (path: string): void => {
+      if (seen.has(path)) return;
+      seen.add(path);
+      for (const specifier of specifiersOf(path, readFileSync(path, 'utf8'))) {
+        if (specifier.startsWith('.')) walk(resolve(dirname(path), specifier).replace(/\.js$/, '.ts'));
+        else if (!specifier.startsWith('@sinclair/typebox'))
+          outside.push(`${relative(ROOT, path)} imports '${specifier}'`);
+      }
+    };
+    for (const entry of entries) walk(entry);
+    expect(outside, outside.join('\n')).toEqual([]);
+  });
+
   it('finds every kind of import', () => {
     const source = [
       "import a from './a.js';",
@@ -234,6 +255,11 @@ describe('layering of src/', () => {
     ['src/service/runs/queue/jobs.ts', '../../protocol/index.js', 'src/protocol/index.js'],
     ['src/cli.ts', './service/main.js', 'src/service/main.js'],
     ['src/service/alerting/recorder.ts', '../checks/index.js', 'src/service/checks/index.js'],
+    [
+      'src/service/resources/check-groups/schema.ts',
+      '../../checks/schemas.js',
+      'src/service/checks/schemas.js',
+    ],
     [
       'src/service/alerting/recorder.ts',
       '../platform/store/schema.js',

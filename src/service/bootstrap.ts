@@ -4,7 +4,7 @@ import type { CheckType } from '../protocol/index.js';
 import { bodyAjv } from './platform/http/validation.js';
 import { createAccount, createApiKey, generateApiKey, hashApiKey } from './platform/http/auth.js';
 import { type CheckDoc, newCheckDoc, presentCheck } from './checks/checks.js';
-import { CheckStore } from './checks/store.js';
+import { CheckQueries } from './checks/store.js';
 import { checkTypeEntry } from './checks/types/registry.js';
 import { CheckResponseSchema } from './checks/responses.js';
 import type { Database } from './platform/store/database.js';
@@ -92,7 +92,7 @@ export async function seedDemoChecks(
   accountId: string,
   options: { serviceUrl?: string } = {},
 ): Promise<string[]> {
-  const store = new CheckStore(db);
+  const store = new CheckQueries(db);
   if ((await store.list(accountId)).length > 0) return [];
   const demos = [
     { name: 'Demo: ping 127.0.0.1', request: { hostname: '127.0.0.1', ipFamily: 'IPv4', pingCount: 5 } },

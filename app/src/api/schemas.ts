@@ -6,32 +6,39 @@
 import type { Static } from '@sinclair/typebox';
 import type { CHECK_TYPES } from '../../../src/protocol/enums.js';
 import type { CheckResultSchema, IcmpCheckResultSchema, RunLogSchema } from '../../../src/protocol/result.js';
-import type { CheckResponseSchema } from '../../../src/service/checks/responses.js';
+import type { CheckResponseSchema } from '../../../src/service/checks/schemas.js';
 import type {
   CheckSessionSchema,
   SessionResultSchema,
 } from '../../../src/service/platform/http/responses.js';
 import type { ErrorBodySchema } from '../../../src/service/platform/http/schema-helpers.js';
-import type { CheckStatusSchema } from '../../../src/service/resources/check-statuses/schema.js';
-import type { CheckResultResponseSchema } from '../../../src/service/resources/check-results/schema.js';
-import type { ErrorGroupSchema } from '../../../src/service/resources/error-groups/schema.js';
-import type { RuntimeSchema } from '../../../src/service/resources/runtimes/schema.js';
-import type { SnippetSchema } from '../../../src/service/resources/snippets/schema.js';
 import type {
   AgentErrorReportSchema,
   AgentResponseSchema,
-} from '../../../src/service/resources/agents/schema.js';
-import type {
+  CheckGroupSchema,
+  CheckResultResponseSchema,
+  CheckStatusSchema,
+  ErrorGroupSchema,
   PrivateLocationKeySchema,
   PrivateLocationSchema,
-} from '../../../src/service/resources/private-locations/schema.js';
+  RuntimeSchema,
+  SnippetSchema,
+} from '../../../src/service/resources/schemas.js';
+import type {
+  AlertNotificationSchema,
+  CheckAlertSchema,
+  NotificationAttemptSchema,
+} from '../../../src/service/alerting/schemas.js';
+import type { AnalyticsResponseSchema } from '../../../src/service/analytics/schemas.js';
+// The one schema not in a module's published schemas.ts: an alert channel's config union comes from the
+// channel modules, each of which also holds its sender.
 import type { AlertChannelSchema } from '../../../src/service/alerting/alert-channels/schema.js';
-import type { StatusPageSchema } from '../../../src/service/status-pages/admin/schema.js';
 import type {
   IncidentSchema,
   IncidentUpdateSchema,
   ServiceSchema,
-} from '../../../src/service/status-pages/incidents/schema.js';
+  StatusPageSchema,
+} from '../../../src/service/status-pages/schemas.js';
 
 /**
  * The error body every failed request answers (docs/errors.md). The schema declares `attributes` open
@@ -109,10 +116,22 @@ export type UpdateStatus = IncidentUpdateView['status'];
  */
 export type CursorPage<T> = { length: number; entries: T[]; nextId: string | null };
 
-export type {
-  Analytics,
-  AlertNotification,
-  CheckAlert,
-  CheckGroup,
-  NotificationAttempt,
-} from './pending-schemas.js';
+/** An alert of a check (`GET /v1/check-alerts/{checkId}`). */
+export type CheckAlert = Static<typeof CheckAlertSchema>;
+/** One delivery attempt of a notification. Times ISO 8601. */
+export type NotificationAttempt = Static<typeof NotificationAttemptSchema>;
+/** A notification to one channel, with its attempts (`GET /v1/alert-notifications`). */
+export type AlertNotification = Static<typeof AlertNotificationSchema>;
+type AnalyticsResponse = Static<typeof AnalyticsResponseSchema>;
+type AnalyticsSeries = AnalyticsResponse['series'][number];
+/**
+ * `GET /v1/analytics/api-checks/{id}`: series of data points. The schema declares a point as `timestamp`
+ * plus open fields: one value per metric asked for (`responseTime_avg`, `availability`, …), a number or null.
+ */
+export type Analytics = Omit<AnalyticsResponse, 'series'> & {
+  series: (Omit<AnalyticsSeries, 'data'> & {
+    data: (AnalyticsSeries['data'][number] & Record<string, number | string | null>)[];
+  })[];
+};
+/** A check group (`GET /v1/check-groups[/{id}]`). */
+export type CheckGroup = Static<typeof CheckGroupSchema>;

@@ -6,7 +6,7 @@ import type { ServiceApp } from '../platform/http/service-app.js';
 import { AlertSettingsSchema } from '../checks/index.js';
 import { CheckAlertSchema, type CheckAlertView } from './schema.js';
 import { type AlertSettingsDoc, DEFAULT_ALERT_SETTINGS_DOC } from './settings.js';
-import { AlertStore } from './store.js';
+import { AlertQueries } from './store.js';
 import type { NotificationDoc } from './types.js';
 
 const tags = ['alerting'];
@@ -141,7 +141,7 @@ function alertSettingsRoutes(app: ServiceApp, ctx: ServiceContext): void {
         response: { 200: AlertSettingsSchema },
       },
     },
-    async (request) => withDefaults(await new AlertStore(ctx.db).accountAlertSettings(request.accountId)),
+    async (request) => withDefaults(await new AlertQueries(ctx.db).accountAlertSettings(request.accountId)),
   );
 
   app.put(
@@ -157,7 +157,7 @@ function alertSettingsRoutes(app: ServiceApp, ctx: ServiceContext): void {
     async (request) => {
       const settings = withDefaults(request.body as AlertSettingsDoc);
       // Stored whole, defaults included: a later change of the defaults does not move an account's settings.
-      await new AlertStore(ctx.db).setAccountAlertSettings(
+      await new AlertQueries(ctx.db).setAccountAlertSettings(
         request.accountId,
         settings as AlertSettingsDoc,
         Date.now(),

@@ -7,5 +7,5 @@ export { SMTP_VARIABLES, messageIdOf, smtpAnswer, smtpFailure, smtpTransports } 
 export { noAnswer } from './channels/http.js';
 export type { NotificationRow } from './delivery/store.js';
 export type { AlertState } from './engine.js';
-export { AlertStore } from './store.js';
+export { AlertQueries } from './store.js';
 export type { DeliveryResult, EngineAlert, ProviderConfig } from './types.js';

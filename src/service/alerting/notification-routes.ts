@@ -14,7 +14,7 @@ import {
 import type { ServiceApp } from '../platform/http/service-app.js';
 import {
   type AttemptRow,
-  DeliveryStore,
+  DeliveryQueries,
   NOTIFICATION_STATES,
   type NotificationRow,
 } from './delivery/store.js';
@@ -113,7 +113,7 @@ export function testNotificationDoc(episodeId: string, nowMs: number): Notificat
 
 /** The rows with their attempts, in the API's shape (one query for the attempts of all of them). */
 async function withAttempts(
-  store: DeliveryStore,
+  store: DeliveryQueries,
   accountId: string,
   rows: NotificationRow[],
 ): Promise<AlertNotification[]> {
@@ -131,7 +131,7 @@ async function withAttempts(
 }
 
 /** `GET /v1/alert-notifications`: the account's notifications, newest first, filtered and paged. */
-function listNotificationsRoute(app: ServiceApp, store: DeliveryStore): void {
+function listNotificationsRoute(app: ServiceApp, store: DeliveryQueries): void {
   app.get(
     '/v1/alert-notifications',
     {
@@ -157,7 +157,7 @@ function listNotificationsRoute(app: ServiceApp, store: DeliveryStore): void {
 }
 
 /** `GET /v1/alert-notifications/{id}`. @throws HttpError 404 when it is not the account's. */
-function getNotificationRoute(app: ServiceApp, store: DeliveryStore): void {
+function getNotificationRoute(app: ServiceApp, store: DeliveryQueries): void {
   app.get(
     '/v1/alert-notifications/:id',
     {
@@ -181,7 +181,7 @@ function getNotificationRoute(app: ServiceApp, store: DeliveryStore): void {
  * to `maxWaitSeconds` for its first attempt: 200 with the notification and its attempt, or 202 while none
  * finished. @throws HttpError 404 when the channel is not the account's.
  */
-function testChannelRoute(app: ServiceApp, ctx: ServiceContext, store: DeliveryStore): void {
+function testChannelRoute(app: ServiceApp, ctx: ServiceContext, store: DeliveryQueries): void {
   app.post(
     '/v1/alert-channels/:id/test',
     {
@@ -241,7 +241,7 @@ function testChannelRoute(app: ServiceApp, ctx: ServiceContext, store: DeliveryS
  * or 202 while none finished. Everything is scoped to the caller's account.
  */
 export const alertingRoutes: RoutePlugin = async (app, ctx: ServiceContext) => {
-  const store = new DeliveryStore(ctx.db);
+  const store = new DeliveryQueries(ctx.db);
   listNotificationsRoute(app, store);
   getNotificationRoute(app, store);
   testChannelRoute(app, ctx, store);

@@ -7,7 +7,7 @@ import type { Database } from '../platform/store/database.js';
 import { type AlertState, evaluate } from './engine.js';
 import { incidentForAlert } from '../status-pages/index.js';
 import { type AlertSettingsDoc, resolveAlertSettings } from './settings.js';
-import { AlertStore } from './store.js';
+import { AlertQueries } from './store.js';
 import { channelWants } from './channel-filter.js';
 import { certificatesOf, sslMilestone } from './ssl-milestones.js';
 import { stableId } from './stable-id.js';
@@ -48,7 +48,7 @@ export async function recordResult(
   options: AlertRecorderOptions,
 ): Promise<number> {
   if (stored.result.resultType !== 'FINAL') return 0;
-  const store = new AlertStore(tx);
+  const store = new AlertQueries(tx);
   const check = await store.check(stored.accountId, stored.checkId);
   if (!check) return 0;
   const group = check.groupId === null ? null : await store.group(stored.accountId, check.groupId);
@@ -74,7 +74,7 @@ export async function recordResult(
 
 type AlertContext = {
   tx: Tx;
-  store: AlertStore;
+  store: AlertQueries;
   check: CheckDoc;
   group: GroupDoc | null;
   stored: StoredResultRef;
@@ -86,7 +86,11 @@ type AlertContext = {
  * running. A round's locations are its FINAL results; a location whose job expired without a
  * result is not in it.
  */
-async function runOf(store: AlertStore, stored: StoredResultRef, check: CheckDoc): Promise<AlertRun | null> {
+async function runOf(
+  store: AlertQueries,
+  stored: StoredResultRef,
+  check: CheckDoc,
+): Promise<AlertRun | null> {
   let results: CheckResult[] = [stored.result];
   // A round of one location (a check that does not run in parallel) is complete with its result.
   if (stored.roundId !== null && check.runParallel === true) {

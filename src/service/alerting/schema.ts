@@ -6,8 +6,7 @@ import {
   strict,
   Timestamp,
 } from '../platform/http/schema-helpers.js';
-import { NOTIFICATION_STATES } from './delivery/store.js';
-import { ALERT_TYPES } from './types.js';
+import { ALERT_TYPES, NOTIFICATION_STATES } from './enums.js';
 
 /**
  * The API schemas of alerts and notifications (docs/alerting.md). The alert channel's are in

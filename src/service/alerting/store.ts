@@ -15,7 +15,7 @@ type Tx = Kysely<Database> | Transaction<Database>;
  * API: portable kysely only. Inserts that must happen once (alerts, notifications) are
  * `ON CONFLICT DO NOTHING` on their key, which SQLite and PostgreSQL read alike.
  */
-export class AlertStore {
+export class AlertQueries {
   readonly #db: Tx;
 
   constructor(db: Tx) {

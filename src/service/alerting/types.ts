@@ -7,20 +7,8 @@ import type { OutboundPolicy } from '../platform/http/outbound-policy.js';
  * each notification to the sender of its channel type (channels/).
  */
 
-/** The alert types of the field (the market leader's `CheckAlert.alertType`), plus ALERT_SSL. */
-export const ALERT_TYPES = [
-  'ALERT_FAILURE',
-  'ALERT_FAILURE_REMAIN',
-  'ALERT_FAILURE_DEGRADED',
-  'ALERT_DEGRADED',
-  'ALERT_DEGRADED_REMAIN',
-  'ALERT_DEGRADED_FAILURE',
-  'ALERT_RECOVERY',
-  'ALERT_DEGRADED_RECOVERY',
-  'ALERT_SSL',
-] as const;
-/** One of ALERT_TYPES. */
-export type AlertType = (typeof ALERT_TYPES)[number];
+export { ALERT_TYPES, type AlertType } from './enums.js';
+import type { AlertType } from './enums.js';
 
 /** What one run says about a check: the unit the engine alerts on. */
 export type RunVerdict = 'PASSING' | 'DEGRADED' | 'FAILING';

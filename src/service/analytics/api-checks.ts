@@ -4,7 +4,7 @@
  */
 import type { Kysely } from 'kysely';
 import type { CheckType } from '../../protocol/index.js';
-import { CheckStore } from '../checks/index.js';
+import { CheckQueries } from '../checks/index.js';
 import { badField, HttpError } from '../platform/http/errors.js';
 import { iso, offsetOf } from '../platform/http/pagination.js';
 import type { AnalyticsQuery, AnalyticsResponse } from './schema.js';
@@ -123,7 +123,7 @@ export async function apiCheckAnalytics(
     ...(to ? { to } : {}),
   };
   const window = resolveWindow(range, options.nowMs ?? Date.now());
-  const check = await new CheckStore(db).get(accountId, checkId);
+  const check = await new CheckQueries(db).get(accountId, checkId);
   if (!ANALYTICS_CHECK_TYPES.includes(check.checkType)) {
     throw new HttpError(
       'OUTPOST_ERR_NOT_FOUND',

@@ -14,9 +14,8 @@ import { type MetricSpec, percentileFraction } from './metrics.js';
 import { bucketCount, bucketStartOf, type TimeWindow } from './time-range.js';
 import type { AnalyticsWorkers } from './workers.js';
 
-/** Dimensions a query may group series by (`groupBy`), and the column each reads. */
-export const GROUP_COLUMNS = { runLocation: 'run_location', statusCode: 'status_code' } as const;
-export type GroupBy = keyof typeof GROUP_COLUMNS;
+export { GROUP_COLUMNS, type GroupBy } from './enums.js';
+import { GROUP_COLUMNS, type GroupBy } from './enums.js';
 
 /** `filterByStatus` values: success = PASSED or DEGRADED, failure = FAILED. */
 export const STATUS_FILTERS = ['success', 'failure'] as const;

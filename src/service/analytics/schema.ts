@@ -1,8 +1,7 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { CHECK_TYPES } from '../../protocol/index.js';
 import { AGGREGATIONS, METRIC_NAMES } from './metrics.js';
-import { GROUP_COLUMNS } from './query.js';
-import { QUICK_RANGES } from './time-range.js';
+import { GROUP_COLUMNS, QUICK_RANGES } from './enums.js';
 import { PageQuery } from '../platform/http/pagination.js';
 import { Nullable, StringEnum, strict, Timestamp } from '../platform/http/schema-helpers.js';
 

@@ -5,16 +5,8 @@
  */
 import { badField } from '../platform/http/errors.js';
 
-/** `quickRange` values; default `last24Hours`. */
-export const QUICK_RANGES = [
-  'last24Hours',
-  'last7Days',
-  'last30Days',
-  'thisWeek',
-  'thisMonth',
-  'lastWeek',
-  'lastMonth',
-] as const;
+export { QUICK_RANGES } from './enums.js';
+import type { QUICK_RANGES } from './enums.js';
 export type QuickRange = (typeof QUICK_RANGES)[number];
 
 /** A half-open window `[fromMs, toMs)`, epoch milliseconds. */

@@ -222,7 +222,7 @@ export function newCheckDoc(checkType: CheckType, body: Record<string, unknown>,
  * stored ones, `request` is validated against the check's type. Secrets sent back
  * masked (`*****`) keep their stored values (see keepMaskedSecrets: credential headers
  * by name, the basic-auth password, secret variables by key).
- * @param stored the stored check with its secrets in clear (CheckStore.get).
+ * @param stored the stored check with its secrets in clear (CheckQueries.get).
  * @throws HttpError 400 when `checkType` differs, a merged rule breaks, or a mask
  *   stands for a secret that is not stored.
  */
@@ -328,7 +328,7 @@ export async function assertCheckReferences(
  * @throws OutpostError OUTPOST_ERR_ENCRYPTION_KEY when a sealed value does not open with the store's key.
  */
 export function openCheckSecrets(db: Kysely<Database>, stored: CheckDoc): CheckDoc {
-  // A document opened already (CheckStore hands out opened ones) is not opened twice: a clear value that
+  // A document opened already (CheckQueries hands out opened ones) is not opened twice: a clear value that
   // happens to start with `v1:` must not be taken for a sealed one.
   if (openedChecks.has(stored)) return stored;
   const opened = openSecrets(secretBoxOf(db), stored, CHECK_SECRETS, 'checks', stored.id);

@@ -3,7 +3,7 @@
 // ServiceModule (service-module.ts), so importing this file never loads them.
 export { openCheckSecrets, runLocationsOf } from './checks.js';
 export type { CheckDoc } from './checks.js';
-export { CheckStore } from './store.js';
+export { CheckQueries } from './store.js';
 export { ApiKeyValueSchema, BasicAuthSchema } from './types/api.js';
 export { AlertSettingsSchema, EnvironmentVariableSchema, RetryStrategySchema } from './types/common.js';
 export { heartbeatExpectation, storedHeartbeat } from './types/heartbeat.js';

@@ -1,7 +1,7 @@
 import type { ServiceContext } from '../context.js';
 import { alertChannelsView, type CheckDoc, presentCheck } from './checks.js';
 import type { CheckResponse } from './responses.js';
-import { CheckStore } from './store.js';
+import { CheckQueries } from './store.js';
 import type { CheckTypeWrite } from './types/hooks.js';
 import { checkTypeEntry } from './types/registry.js';
 
@@ -13,14 +13,14 @@ import { checkTypeEntry } from './types/registry.js';
 async function storeWithType(
   ctx: ServiceContext,
   typeWrite: CheckTypeWrite | undefined,
-  store: (checks: CheckStore) => Promise<void>,
+  store: (checks: CheckQueries) => Promise<void>,
 ): Promise<void> {
   if (!typeWrite) {
-    await store(new CheckStore(ctx.db));
+    await store(new CheckQueries(ctx.db));
     return;
   }
   await ctx.db.transaction().execute(async (tx) => {
-    await store(new CheckStore(tx));
+    await store(new CheckQueries(tx));
     await typeWrite.write(tx);
   });
   typeWrite.afterCommit();
@@ -45,7 +45,7 @@ export async function createCheck(
 /**
  * Stores a merged, validated update of a check: its type's `onUpdate` completes `doc` in place first, then
  * the check's row and the type's rows commit in one transaction.
- * @param before the stored check (secrets in clear), as CheckStore.update takes it.
+ * @param before the stored check (secrets in clear), as CheckQueries.update takes it.
  * @param nowMs the update time, epoch ms.
  * @throws HttpError 400 naming the field when the type's onUpdate refuses the check (nothing stored).
  */

@@ -9,7 +9,7 @@ import { loadRuntimes } from '../resources/index.js';
 import { assertCheckReferences, assertRuntimeFits, mergeCheckUpdate, newCheckDoc } from './checks.js';
 import { createCheck, presentChecks, updateCheck } from './lifecycle.js';
 import { CheckResponseSchema } from './responses.js';
-import { CheckStore } from './store.js';
+import { CheckQueries } from './store.js';
 import { AutoAssignAlertsQuery } from './types/common.js';
 import { CHECK_TYPE_REGISTRY, type CheckTypeEntry, checkTypeEntry } from './types/registry.js';
 import { UpdateAnyCheckBody } from './types/update.js';
@@ -25,7 +25,7 @@ type MultiStepRuntimes = ReadonlySet<string>;
  * @throws OutpostError OUTPOST_ERR_CONFIG when a runtime.json is invalid (see loadRuntimes).
  */
 export async function checkRoutes(app: ServiceApp, ctx: ServiceContext): Promise<void> {
-  const checks = new CheckStore(ctx.db);
+  const checks = new CheckQueries(ctx.db);
   const multiStepRuntimes: MultiStepRuntimes = new Set(
     loadRuntimes()
       .filter((r) => r.multiStepSupport)
@@ -88,7 +88,7 @@ function createRoute(
 }
 
 /** `GET /v1/checks`: the account's checks, oldest first. */
-function listRoute(app: ServiceApp, ctx: ServiceContext, checks: CheckStore): void {
+function listRoute(app: ServiceApp, ctx: ServiceContext, checks: CheckQueries): void {
   app.get(
     '/v1/checks',
     {
@@ -104,7 +104,7 @@ function listRoute(app: ServiceApp, ctx: ServiceContext, checks: CheckStore): vo
 }
 
 /** `GET /v1/checks/{id}`. @throws HttpError 404 when the check is not in the account. */
-function getRoute(app: ServiceApp, ctx: ServiceContext, checks: CheckStore): void {
+function getRoute(app: ServiceApp, ctx: ServiceContext, checks: CheckQueries): void {
   app.get(
     '/v1/checks/:id',
     {
@@ -131,7 +131,7 @@ function getRoute(app: ServiceApp, ctx: ServiceContext, checks: CheckStore): voi
 function updateRoute(
   app: ServiceApp,
   ctx: ServiceContext,
-  checks: CheckStore,
+  checks: CheckQueries,
   multiStepRuntimes: MultiStepRuntimes,
 ): void {
   app.put(
@@ -165,7 +165,7 @@ function updateRoute(
 }
 
 /** `DELETE /v1/checks/{id}`: 204. @throws HttpError 404 when the check is not in the account. */
-function deleteRoute(app: ServiceApp, checks: CheckStore): void {
+function deleteRoute(app: ServiceApp, checks: CheckQueries): void {
   app.delete(
     '/v1/checks/:id',
     {

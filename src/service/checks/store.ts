@@ -32,7 +32,7 @@ function columns(db: Kysely<Database>, doc: CheckDoc, nowMs: number) {
  * out with their secrets in clear; the stored row holds them sealed (see sealSecrets,
  * CHECK_SECRETS). Pass a transaction as `db` to run them inside it.
  */
-export class CheckStore {
+export class CheckQueries {
   readonly #db: Kysely<Database>;
   constructor(db: Kysely<Database>) {
     this.#db = db;

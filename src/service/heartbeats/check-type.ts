@@ -9,10 +9,10 @@ import { heartbeatExpectation, storedHeartbeat } from '../checks/index.js';
 import type { CheckTypeHooks, CheckTypeWrite } from '../checks/index.js';
 import type { Expectation } from './expectation.js';
 import { newPingToken } from './monitor.js';
-import { HeartbeatStore } from './store.js';
+import { HeartbeatQueries } from './store.js';
 
 /** A heartbeat row as the store reads it. */
-type HeartbeatRow = NonNullable<Awaited<ReturnType<HeartbeatStore['byCheck']>>>;
+type HeartbeatRow = NonNullable<Awaited<ReturnType<HeartbeatQueries['byCheck']>>>;
 
 /** One kept ping as `GET /v1/checks/{id}/heartbeat-pings` answers it; `receivedAt` an ISO time. */
 const HeartbeatPingSchema = Type.Object({
@@ -110,10 +110,10 @@ export const HEARTBEAT_CHECK_HOOKS: CheckTypeHooks = {
     );
   },
 
-  onDelete: (tx, accountId, checkId) => new HeartbeatStore(tx).deleteCheck(accountId, checkId),
+  onDelete: (tx, accountId, checkId) => new HeartbeatQueries(tx).deleteCheck(accountId, checkId),
 
   async view(ctx, accountId, checks) {
-    const store = new HeartbeatStore(ctx.db);
+    const store = new HeartbeatQueries(ctx.db);
     if (checks.length === 1) return [heartbeatView(ctx, await store.byCheck(accountId, checks[0]!.id))];
     const rows = new Map((await store.ofAccount(accountId)).map((r) => [r.check_id, r]));
     return checks.map((check) => heartbeatView(ctx, rows.get(check.id)));
@@ -133,7 +133,7 @@ export const HEARTBEAT_CHECK_HOOKS: CheckTypeHooks = {
       async (request) => {
         const doc = await checks(request.accountId, request.params.id);
         if (doc.checkType !== 'HEARTBEAT') throw notFound('heartbeat check', request.params.id);
-        const rows = await new HeartbeatStore(ctx.db).pings(request.accountId, doc.id);
+        const rows = await new HeartbeatQueries(ctx.db).pings(request.accountId, doc.id);
         return rows.map((r) => ({
           id: r.id,
           kind: r.kind,

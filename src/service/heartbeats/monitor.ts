@@ -8,7 +8,7 @@ import { cronOf, deadlineAfterMs, type Expectation } from './expectation.js';
 import {
   expectationColumns,
   expectationOf,
-  HeartbeatStore,
+  HeartbeatQueries,
   type HeartbeatTx,
   type PingRecord,
 } from './store.js';
@@ -179,7 +179,7 @@ export class HeartbeatMonitor {
     input: { accountId: string; checkId: string; expectation: Expectation; activated: boolean },
     nowMs: number,
   ): Promise<number | null> {
-    const row = await new HeartbeatStore(tx).byCheck(input.accountId, input.checkId);
+    const row = await new HeartbeatQueries(tx).byCheck(input.accountId, input.checkId);
     if (!row) return null;
     const before = expectationOf(row);
     const changed = JSON.stringify(before) !== JSON.stringify(input.expectation);
@@ -259,7 +259,7 @@ export class HeartbeatMonitor {
 
   /** One ping in `tx`: its row, the heartbeat's new state and deadline, and its result. */
   async #applyPing(tx: HeartbeatTx, input: PingInput): Promise<{ answer: PingAnswer; due: number | null }> {
-    const store = new HeartbeatStore(tx);
+    const store = new HeartbeatQueries(tx);
     const row = await store.byToken(input.token);
     if (!row) return { answer: { outcome: 'UNKNOWN' }, due: null };
     try {
@@ -347,7 +347,7 @@ export class HeartbeatMonitor {
     this.#sweeping = this.#sweep()
       .catch((err: unknown) => this.#log.error({ err }, 'heartbeat sweep failed'))
       .then(async () => {
-        const next = await new HeartbeatStore(this.#context.db).earliestDue().catch(() => null);
+        const next = await new HeartbeatQueries(this.#context.db).earliestDue().catch(() => null);
         this.#sweeping = null;
         this.#arm(next ?? this.#now() + this.#pollMs);
       });
@@ -363,7 +363,7 @@ export class HeartbeatMonitor {
     for (;;) {
       const now = this.#now();
       const count = await this.#context.db.transaction().execute(async (tx) => {
-        const rows = await new HeartbeatStore(tx).due(now, SWEEP_BATCH);
+        const rows = await new HeartbeatQueries(tx).due(now, SWEEP_BATCH);
         if (rows.length === 0) return 0;
         await tx
           .updateTable('heartbeats')

@@ -43,7 +43,7 @@ export function expectationOf(row: {
 }
 
 /** The statements of heartbeats and their pings (portable kysely only). */
-export class HeartbeatStore {
+export class HeartbeatQueries {
   readonly #db: HeartbeatTx;
   constructor(db: HeartbeatTx) {
     this.#db = db;

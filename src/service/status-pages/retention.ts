@@ -1,11 +1,11 @@
 import type { RetentionTask } from '../platform/store/retention.js';
-import { CONFIRMATION_TTL_MS, SubscriberStore } from './admin/subscribers.js';
+import { CONFIRMATION_TTL_MS, SubscriberQueries } from './admin/subscribers.js';
 
 /** Status pages' old data: subscribers who never confirmed, once their confirmation link expired. */
 export const STATUS_PAGES_RETENTION: readonly RetentionTask[] = [
   {
     run: async (pass) => {
-      await new SubscriberStore(pass.db).deleteUnconfirmed(pass.nowMs - CONFIRMATION_TTL_MS);
+      await new SubscriberQueries(pass.db).deleteUnconfirmed(pass.nowMs - CONFIRMATION_TTL_MS);
       return 0;
     },
   },

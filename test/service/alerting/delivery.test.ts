@@ -11,16 +11,16 @@ import {
   DeliveryWorker,
   type DeliveryWorkerOptions,
 } from '../../../src/service/alerting/delivery/worker.js';
-import { DeliveryStore } from '../../../src/service/alerting/delivery/store.js';
+import { DeliveryQueries } from '../../../src/service/alerting/delivery/store.js';
 import { alertingRoutes } from '../../../src/service/alerting/notification-routes.js';
 import type { ChannelSender, DeliveryResult, ProviderConfig } from '../../../src/service/alerting/types.js';
 import { authHook, createAccount } from '../../../src/service/platform/http/auth.js';
 import { OutboundPolicy } from '../../../src/service/platform/http/outbound-policy.js';
 import {
-  AlertChannelStore,
+  AlertChannels,
   type ChannelDoc,
 } from '../../../src/service/alerting/alert-channels/alert-channels.js';
-import { VariableStore } from '../../../src/service/resources/variables/variables.js';
+import { Variables } from '../../../src/service/resources/variables/variables.js';
 import { type Database, openSqliteDatabase } from '../../../src/service/platform/store/database.js';
 import { type TestService, testService } from '../../helpers/service.js';
 
@@ -120,7 +120,7 @@ function worker(options: Partial<DeliveryWorkerOptions> = {}): DeliveryWorker {
   return w;
 }
 
-/** Creates a channel through the channel store (secrets sealed as the API stores them). */
+/** Creates a channel through AlertChannels (secrets sealed as the API stores them). */
 async function channel(type: string, config: Record<string, unknown>, account = accountId): Promise<number> {
   const doc = {
     type,
@@ -133,7 +133,7 @@ async function channel(type: string, config: Record<string, unknown>, account = 
     sslExpiryThreshold: 30,
     autoSubscribe: false,
   } as unknown as ChannelDoc;
-  return (await new AlertChannelStore(db).insert(account, doc, clock)).id;
+  return (await new AlertChannels(db).insert(account, doc, clock)).id;
 }
 
 const webhook = (extra: Record<string, unknown> = {}) =>
@@ -319,7 +319,7 @@ describe('DeliveryWorker', () => {
   it('records every attempt with its latency, the answer cut to 2 000 characters and secrets masked', async () => {
     const planted = 'whsec-planted-Zq81vX0pL';
     const variable = 'account-secret-value-7731';
-    await new VariableStore(db).create(
+    await new Variables(db).create(
       accountId,
       { key: 'API_TOKEN', value: variable, secret: true, locked: false },
       clock,
@@ -483,7 +483,7 @@ describe('DeliveryWorker', () => {
     const email = await channel('EMAIL', { address: 'ops@example.test' });
     const a = await queue(gone, 'check-1');
     const b = await queue(email, 'check-1');
-    await new AlertChannelStore(db).delete(accountId, gone);
+    await new AlertChannels(db).delete(accountId, gone);
     expect(await worker().runDue()).toBe(2);
     expect(await row(a)).toMatchObject({ state: 'FAILED', last_error: 'channel deleted' });
     expect((await attempts(a))[0]).toMatchObject({ outcome: 'FAILED', error: 'channel deleted' });
@@ -497,7 +497,7 @@ describe('DeliveryWorker', () => {
   it('claims a notification once when two workers race for it', async () => {
     const ch = await webhook();
     const id = await queue(ch, 'check-1');
-    const store = new DeliveryStore(db);
+    const store = new DeliveryQueries(db);
     const claims = await Promise.all(
       ['w1', 'w2', 'w3'].map((owner) =>
         store.claim(id, { owner, nowMs: clock, leaseMs: 60_000, maxAttempts: 10 }),

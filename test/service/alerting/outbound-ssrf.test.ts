@@ -16,7 +16,7 @@ import { parseServiceConfig } from '../../../src/service/config.js';
 import { createAccount, createApiKey } from '../../../src/service/platform/http/auth.js';
 import type { ResolvedAddress } from '../../../src/service/platform/http/outbound-policy.js';
 import {
-  AlertChannelStore,
+  AlertChannels,
   type ChannelDoc,
 } from '../../../src/service/alerting/alert-channels/alert-channels.js';
 import { type Database, openSqliteDatabase } from '../../../src/service/platform/store/database.js';
@@ -247,7 +247,7 @@ describe('alert channels to refused addresses (no allow-list)', () => {
         sslExpiryThreshold: 30,
         autoSubscribe: false,
       } as unknown as ChannelDoc;
-      const row = await new AlertChannelStore(s.db).insert(s.accountId, doc, Date.now());
+      const row = await new AlertChannels(s.db).insert(s.accountId, doc, Date.now());
       const test = await call('POST', `/v1/alert-channels/${row.id}/test`);
       expect(test.status, test.body).toBe(200);
       expect(test.json().attempts, url).toMatchObject([

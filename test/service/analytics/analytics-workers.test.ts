@@ -8,7 +8,7 @@ import { splitWindow } from '../../../src/service/analytics/query.js';
 import { AnalyticsWorkers } from '../../../src/service/analytics/workers.js';
 import { createAccount } from '../../../src/service/platform/http/auth.js';
 import { newCheckDoc } from '../../../src/service/checks/checks.js';
-import { CheckStore } from '../../../src/service/checks/store.js';
+import { CheckQueries } from '../../../src/service/checks/store.js';
 import { type Database, openSqliteDatabase } from '../../../src/service/platform/store/database.js';
 import type { AnalyticsQuery } from '../../../src/service/analytics/schema.js';
 import { dbRow, ROWS, T0 } from '../../helpers/analytics-data.js';
@@ -30,7 +30,7 @@ beforeAll(async () => {
   db = await openSqliteDatabase(file);
   accountId = await createAccount(db, 'A');
   const doc = newCheckDoc('URL', { name: 'u', request: { url: 'http://127.0.0.1/' } }, new Date(T0));
-  await new CheckStore(db).insert(accountId, doc, T0);
+  await new CheckQueries(db).insert(accountId, doc, T0);
   checkId = doc.id;
   await db
     .insertInto('check_results')

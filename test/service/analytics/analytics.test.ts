@@ -8,7 +8,7 @@ import { METRIC_NAMES } from '../../../src/service/analytics/metrics.js';
 import { explainAggregate } from '../../../src/service/analytics/query.js';
 import { quickRangeWindow } from '../../../src/service/analytics/time-range.js';
 import { newCheckDoc } from '../../../src/service/checks/checks.js';
-import { CheckStore } from '../../../src/service/checks/store.js';
+import { CheckQueries } from '../../../src/service/checks/store.js';
 import type { AnalyticsQuery } from '../../../src/service/analytics/schema.js';
 import {
   dbRow,
@@ -322,7 +322,7 @@ describe('grouping, filtering, paging and the window', () => {
       { name: 'api', activated: false, muted: true, tags: [], request: { url: 'https://x.test' } },
       new Date(),
     );
-    await new CheckStore(svc.context.db).insert(svc.accountA.id, doc, Date.now());
+    await new CheckQueries(svc.context.db).insert(svc.accountA.id, doc, Date.now());
     const r = { ...ROWS[1]!, phases: [1, 2, null, null, null], started: FROM + 5 };
     await svc.context.db
       .insertInto('check_results')

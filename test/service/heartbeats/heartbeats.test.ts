@@ -294,8 +294,8 @@ describe('heartbeat checks', () => {
       grace: 0,
       graceUnit: 'seconds',
     });
-    const { HeartbeatStore } = await import('../../../src/service/heartbeats/store.js');
-    const store = new HeartbeatStore(hb.service.context.db);
+    const { HeartbeatQueries } = await import('../../../src/service/heartbeats/store.js');
+    const store = new HeartbeatQueries(hb.service.context.db);
     for (let i = 0; i < 105; i++) {
       await store.insertPing({
         accountId: (

@@ -1,8 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  assertGroupExists,
-  CheckGroupStore,
-} from '../../../src/service/resources/check-groups/check-groups.js';
+import { assertGroupExists, CheckGroups } from '../../../src/service/resources/check-groups/check-groups.js';
 import { expectBadField, icmpBody, testService, type TestService } from '../../helpers/service.js';
 
 let svc: TestService;
@@ -297,9 +294,7 @@ describe('PUT /v1/check-groups/{id}', () => {
       .where('id', '=', group.id)
       .executeTakeFirstOrThrow();
     expect(JSON.parse(row.doc).environmentVariables[0].value).toMatch(/^v1:/);
-    expect(new CheckGroupStore(svc.context.db).open(row).environmentVariables?.[0]?.value).toBe(
-      'kept-secret',
-    );
+    expect(new CheckGroups(svc.context.db).open(row).environmentVariables?.[0]?.value).toBe('kept-secret');
 
     const unset = await req('PUT', `/v1/check-groups/${group.id}`, {
       environmentVariables: [{ key: 'TOKEN', value: 'x', secret: false }],

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CheckResult, Job } from '../../../src/protocol/index.js';
-import { AlertStore } from '../../../src/service/alerting/store.js';
+import { AlertQueries } from '../../../src/service/alerting/store.js';
 import { findPageByUrl } from '../../../src/service/status-pages/public/page-queries.js';
 import { LruMap, VersionedCache } from '../../../src/service/status-pages/public/cache.js';
 import { buildPageModel, PageReader } from '../../../src/service/status-pages/public/page-reader.js';
@@ -186,7 +186,7 @@ describe('service states', () => {
     expect(serviceOf(model, shop!).state).toBe('major_outage');
 
     // A MINOR trigger's failing state is a partial outage; pausing the check takes it out.
-    const store = new AlertStore(svc.context.db);
+    const store = new AlertQueries(svc.context.db);
     const state = (await store.alertState<{ episode: object }>(failing))!;
     const minorCheck = await createCheck(svc, 'url', body('minor', slow!, 'MINOR'));
     await store.saveAlertState(svc.accountA.id, minorCheck, state, Date.now());

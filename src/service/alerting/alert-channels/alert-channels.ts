@@ -21,7 +21,7 @@ import type { Database } from '../../platform/store/database.js';
 import { readDoc, type StoredJson, writeDoc } from '../../platform/store/schema.js';
 import { secretBoxOf } from '../../platform/store/secret-box.js';
 import { GroupQueries } from '../../resources/index.js';
-import { CheckStore } from '../../checks/index.js';
+import { CheckQueries } from '../../checks/index.js';
 import { type ChannelRow, ChannelQueries } from './store.js';
 
 /**
@@ -143,7 +143,7 @@ async function targetsOf(
   db: Kysely<Database>,
   accountId: string,
 ): Promise<{ checkIds: Set<string>; groupIds: Set<number> }> {
-  const checkIds = new Set(await new CheckStore(db).ids(accountId));
+  const checkIds = new Set(await new CheckQueries(db).ids(accountId));
   const groups = await new GroupQueries(db).list(accountId);
   return { checkIds, groupIds: new Set(groups.map((g) => Number(g.id))) };
 }
@@ -178,7 +178,7 @@ export function presentChannel(
 }
 
 /** Data access for alert channels, always scoped to one account. */
-export class AlertChannelStore {
+export class AlertChannels {
   readonly #db: Kysely<Database>;
   readonly #rows: ChannelQueries;
   constructor(db: Kysely<Database>) {
@@ -260,7 +260,7 @@ export async function alertChannelsForNewCheck(
   accountId: string,
   autoAssignAlerts: boolean,
 ): Promise<{ alertChannelId: number; activated: boolean }[]> {
-  const rows = await new AlertChannelStore(db).list(accountId);
+  const rows = await new AlertChannels(db).list(accountId);
   return rows
     .filter((r) => autoAssignAlerts || readDoc(r.doc).autoSubscribe)
     .map((r) => ({ alertChannelId: Number(r.id), activated: true }));
@@ -298,7 +298,7 @@ export async function channelIdsForCheck(
   check: SubscriberCheck,
 ): Promise<number[]> {
   const ids: number[] = [];
-  for (const row of await new AlertChannelStore(db).list(accountId)) {
+  for (const row of await new AlertChannels(db).list(accountId)) {
     if (subscribesTo(Number(row.id), readDoc(row.doc), check)) ids.push(Number(row.id));
   }
   return ids;

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { ServiceApp } from '../../platform/http/service-app.js';
 import {
-  AlertChannelStore,
+  AlertChannels,
   assertOutboundUrl,
   assertSubscriptions,
   type ChannelDoc,
@@ -18,7 +18,7 @@ import { AlertChannelSchema, CreateAlertChannelBody, UpdateAlertChannelBody } fr
 const tags = ['alert channels'];
 
 /** `POST /v1/alert-channels`: 201 with the channel. @throws HttpError 400 for a config, url or subscription refused. */
-function createChannelRoute(app: ServiceApp, ctx: ServiceContext, channels: AlertChannelStore): void {
+function createChannelRoute(app: ServiceApp, ctx: ServiceContext, channels: AlertChannels): void {
   app.post(
     '/v1/alert-channels',
     {
@@ -45,7 +45,7 @@ function createChannelRoute(app: ServiceApp, ctx: ServiceContext, channels: Aler
 }
 
 /** `GET /v1/alert-channels` (a page, oldest first) and `GET /v1/alert-channels/{id}` (404 when not the account's). */
-function readChannelRoutes(app: ServiceApp, channels: AlertChannelStore): void {
+function readChannelRoutes(app: ServiceApp, channels: AlertChannels): void {
   app.get(
     '/v1/alert-channels',
     {
@@ -88,7 +88,7 @@ function readChannelRoutes(app: ServiceApp, channels: AlertChannelStore): void {
  * `PUT /v1/alert-channels/{id}`: given fields replace stored ones; a changed `type` needs a `config`.
  * @throws HttpError 404 when not the account's; 400 for a config, url or subscription refused.
  */
-function updateChannelRoute(app: ServiceApp, ctx: ServiceContext, channels: AlertChannelStore): void {
+function updateChannelRoute(app: ServiceApp, ctx: ServiceContext, channels: AlertChannels): void {
   app.put(
     '/v1/alert-channels/:id',
     {
@@ -127,7 +127,7 @@ function updateChannelRoute(app: ServiceApp, ctx: ServiceContext, channels: Aler
 }
 
 /** `DELETE /v1/alert-channels/{id}`: 204. @throws HttpError 404 when not the account's. */
-function deleteChannelRoute(app: ServiceApp, channels: AlertChannelStore): void {
+function deleteChannelRoute(app: ServiceApp, channels: AlertChannels): void {
   app.delete(
     '/v1/alert-channels/:id',
     {
@@ -154,7 +154,7 @@ function deleteChannelRoute(app: ServiceApp, channels: AlertChannelStore): void 
  * naming an address the outbound policy refuses (`ctx.outbound`) is a 400 on `config.url`.
  */
 export async function alertChannelRoutes(app: ServiceApp, ctx: ServiceContext): Promise<void> {
-  const channels = new AlertChannelStore(ctx.db);
+  const channels = new AlertChannels(ctx.db);
   createChannelRoute(app, ctx, channels);
   readChannelRoutes(app, channels);
   updateChannelRoute(app, ctx, channels);

@@ -12,10 +12,8 @@ export type NotificationRow = Selectable<Database['alert_notifications']>;
 /** A row of `alert_attempts`: one delivery attempt of a notification. */
 export type AttemptRow = Selectable<Database['alert_attempts']>;
 
-/** States of a notification: PENDING → SENDING (leased) → DELIVERED | FAILED; a retry goes back to PENDING. */
-export const NOTIFICATION_STATES = ['PENDING', 'SENDING', 'DELIVERED', 'FAILED'] as const;
-/** One of NOTIFICATION_STATES. */
-export type NotificationState = (typeof NOTIFICATION_STATES)[number];
+export { NOTIFICATION_STATES, type NotificationState } from '../enums.js';
+import type { NotificationState } from '../enums.js';
 
 /** The lease a worker holds on a notification it sends: who, and the attempt number it claimed. */
 export type Lease = { id: number; owner: string; attempts: number };
@@ -35,7 +33,7 @@ export type NotificationFilter = {
  * PostgreSQL later): claims are conditional UPDATEs whose affected row count says who won, so
  * two workers — in one process or two — never send one notification at once.
  */
-export class DeliveryStore {
+export class DeliveryQueries {
   readonly #db: Kysely<Database>;
 
   constructor(db: Kysely<Database>) {

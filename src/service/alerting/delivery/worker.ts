@@ -10,7 +10,7 @@ import { accountVariables as storedVariables } from '../../resources/index.js';
 import type { Database } from '../../platform/store/database.js';
 import { failure, normalise } from './results.js';
 import { channelSecretValues, providerSecrets } from './secrets.js';
-import { DeliveryStore, type Lease, type NotificationRow } from './store.js';
+import { DeliveryQueries, type Lease, type NotificationRow } from './store.js';
 import {
   closeSubscriberTransporters,
   SUBSCRIBER_SMTP_CONNECTIONS,
@@ -122,11 +122,11 @@ export function backoffMs(
  * Provider answers (a short status text, never a body: see DeliveryResult.answer) and errors are cut to
  * 2 000 characters and scrubbed of the channel's secrets
  * (integration secrets, webhook credential headers, the account's secret variables). Its SQL is
- * in DeliveryStore (store.ts).
+ * in DeliveryQueries (store.ts).
  */
 export class DeliveryWorker {
   readonly #db: Kysely<Database>;
-  readonly #store: DeliveryStore;
+  readonly #store: DeliveryQueries;
   readonly #log: Logger;
   readonly #senders: Record<string, ChannelSender>;
   readonly #providers: ProviderConfig;
@@ -170,7 +170,7 @@ export class DeliveryWorker {
       );
     }
     this.#db = db;
-    this.#store = new DeliveryStore(db);
+    this.#store = new DeliveryQueries(db);
     this.#log = options.log;
     this.#senders = options.senders;
     this.#providers = options.providers;

@@ -1,30 +1,12 @@
-import { type TObject, Type } from '@sinclair/typebox';
 import { type SelectQueryBuilder, sql } from 'kysely';
 import { badField } from './errors.js';
-import { Defaulted, Nullable, strict } from './schema-helpers.js';
+export { CursorQuery, cursorPage } from './pagination.js';
 
 /**
  * Position of a row in a keyset-paginated list ordered by `(created_at, id)`
  * ascending: the first row of the next page. `createdAtMs` is epoch ms.
  */
 export type CursorKey = { createdAtMs: number; id: string };
-
-/**
- * Query of the cursor-paginated lists (docs/api.md, "Status pages and services"):
- * `limit` 1–100 (default 20) and `nextId`, the opaque cursor a previous page
- * answered. Status-page services add `paginated` to these properties.
- */
-export const CursorQuery = Type.Object(
-  {
-    limit: Defaulted(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
-    nextId: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
-  },
-  strict,
-);
-
-/** A page of a cursor-paginated list: `length` entries, `nextId` null at the end. */
-export const cursorPage = <T extends TObject>(entry: T) =>
-  Type.Object({ length: Type.Integer(), entries: Type.Array(entry), nextId: Nullable(Type.String()) });
 
 /**
  * Encodes a cursor as base64url of `[createdAtMs, id]`. The cursor names the

@@ -1,5 +1,5 @@
-import { Type } from '@sinclair/typebox';
-import { Defaulted, strict } from './schema-helpers.js';
+import { type TObject, Type } from '@sinclair/typebox';
+import { Defaulted, Nullable, strict } from './schema-helpers.js';
 
 /**
  * `limit` (1–100, default 10) and `page` (from 1, default 1), the paging of
@@ -25,3 +25,20 @@ export function iso(ms: number | null | undefined): string | null;
 export function iso(ms: number | null | undefined): string | null {
   return ms === null || ms === undefined ? null : new Date(Number(ms)).toISOString();
 }
+
+/**
+ * Query of the cursor-paginated lists (docs/api.md, "Status pages and services"):
+ * `limit` 1–100 (default 20) and `nextId`, the opaque cursor a previous page
+ * answered. Status-page services add `paginated` to these properties.
+ */
+export const CursorQuery = Type.Object(
+  {
+    limit: Defaulted(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
+    nextId: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
+  },
+  strict,
+);
+
+/** A page of a cursor-paginated list: `length` entries, `nextId` null at the end. */
+export const cursorPage = <T extends TObject>(entry: T) =>
+  Type.Object({ length: Type.Integer(), entries: Type.Array(entry), nextId: Nullable(Type.String()) });

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { CheckDoc } from '../../checks/index.js';
-import { CheckStore } from '../../checks/index.js';
+import { CheckQueries } from '../../checks/index.js';
 import { HttpError, notFound } from '../../platform/http/errors.js';
 import { iso } from '../../platform/http/pagination.js';
 import { assertAlertChannelsExist, assertPrivateLocationsExist, assertSnippetExists } from '../references.js';
@@ -109,7 +109,7 @@ export function presentGroup(row: GroupRow): CheckGroup {
 }
 
 /** Check groups of one account: documents go in with secrets in clear and are stored sealed (see GroupQueries). */
-export class CheckGroupStore {
+export class CheckGroups {
   readonly #db: Kysely<Database>;
   readonly #rows: GroupQueries;
   constructor(db: Kysely<Database>) {
@@ -161,7 +161,7 @@ export class CheckGroupStore {
    */
   async delete(accountId: string, id: number): Promise<void> {
     await this.get(accountId, id);
-    const members = (await new CheckStore(this.#db).list(accountId)).filter(
+    const members = (await new CheckQueries(this.#db).list(accountId)).filter(
       (c: CheckDoc) => (c as { groupId?: unknown }).groupId === id,
     );
     if (members.length > 0) {

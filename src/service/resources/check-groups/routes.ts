@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { ServiceApp } from '../../platform/http/service-app.js';
 import {
   assertGroupReferences,
-  CheckGroupStore,
+  CheckGroups,
   mergeGroupUpdate,
   newGroupDoc,
   presentGroup,
@@ -20,7 +20,7 @@ const tags = ['check groups'];
  * (204; 409 while checks still belong to the group). Ids of other accounts are 404.
  */
 export async function checkGroupRoutes(app: ServiceApp, ctx: ServiceContext): Promise<void> {
-  const groups = new CheckGroupStore(ctx.db);
+  const groups = new CheckGroups(ctx.db);
 
   app.post(
     '/v1/check-groups',

@@ -5,8 +5,8 @@ import {
   LOCATIONS,
   RUNTIME_IDS,
 } from '../../../protocol/index.js';
-import { ApiKeyValueSchema, BasicAuthSchema } from '../../checks/index.js';
-import { AlertSettingsSchema, EnvironmentVariableSchema, RetryStrategySchema } from '../../checks/index.js';
+import { ApiKeyValueSchema, BasicAuthSchema } from '../../checks/schemas.js';
+import { AlertSettingsSchema, EnvironmentVariableSchema, RetryStrategySchema } from '../../checks/schemas.js';
 import {
   Nullable,
   StringEnum,

@@ -8,7 +8,7 @@ import type { CheckResultResponseSchema, RESULT_TYPE_FILTERS } from './schema.js
 import type { Database } from '../../platform/store/database.js';
 import { readDoc } from '../../platform/store/schema.js';
 import { ResultQueries, type ResultRow } from './store.js';
-import { CheckStore } from '../../checks/index.js';
+import { CheckQueries } from '../../checks/index.js';
 
 /** Query of a check's results list, as validated by `CheckResultsQuery` (defaults applied). */
 export type CheckResultsQuery = {
@@ -129,10 +129,10 @@ export function presentCheckResult(
  */
 export class CheckResults {
   readonly #rows: ResultQueries;
-  readonly #checks: CheckStore;
+  readonly #checks: CheckQueries;
   constructor(db: Kysely<Database>) {
     this.#rows = new ResultQueries(db);
-    this.#checks = new CheckStore(db);
+    this.#checks = new CheckQueries(db);
   }
 
   /** @throws HttpError 404 when the check is not in the account. */

@@ -86,7 +86,7 @@ export function presentClientCertificate(row: CertificateRow): ClientCertificate
  * Client certificates, always scoped to one account. Several may share a host: the newest is used.
  * The private key and passphrase are stored sealed (AES-256-GCM, see secret-box.ts).
  */
-export class ClientCertificateStore {
+export class ClientCertificates {
   readonly #db: Kysely<Database>;
   readonly #rows: CertificateQueries;
   constructor(db: Kysely<Database>) {

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { ServiceApp } from '../../platform/http/service-app.js';
-import { ClientCertificateStore, presentClientCertificate } from './client-certificates.js';
+import { ClientCertificates, presentClientCertificate } from './client-certificates.js';
 import type { ServiceContext } from '../../context.js';
 import { notFound } from '../../platform/http/errors.js';
 import { offsetOf, PageQuery } from '../../platform/http/pagination.js';
@@ -16,7 +16,7 @@ const tags = ['client certificates'];
  * private key or its passphrase.
  */
 export async function clientCertificateRoutes(app: ServiceApp, ctx: ServiceContext): Promise<void> {
-  const certificates = new ClientCertificateStore(ctx.db);
+  const certificates = new ClientCertificates(ctx.db);
 
   app.post(
     '/v1/client-certificates',

@@ -7,7 +7,7 @@ import { iso } from '../../platform/http/pagination.js';
 import type { ErrorGroup, PatchErrorGroup } from './schema.js';
 import type { Database } from '../../platform/store/database.js';
 import { ErrorGroupQueries, type ErrorGroupRow } from './store.js';
-import { CheckStore } from '../../checks/index.js';
+import { CheckQueries } from '../../checks/index.js';
 
 /** Messages are cut to this many characters before cleaning and storing (bounds regex work and rows). */
 export const MAX_ERROR_MESSAGE_CHARS = 4096;
@@ -187,12 +187,12 @@ export function presentErrorGroup(row: ErrorGroupRow): ErrorGroup {
 }
 
 /** Error groups as the API reads and archives them, always scoped to one account. */
-export class ErrorGroupStore {
+export class ErrorGroups {
   readonly #rows: ErrorGroupQueries;
-  readonly #checks: CheckStore;
+  readonly #checks: CheckQueries;
   constructor(db: Kysely<Database>) {
     this.#rows = new ErrorGroupQueries(db);
-    this.#checks = new CheckStore(db);
+    this.#checks = new CheckQueries(db);
   }
 
   /** @throws HttpError 404 when the group is not in the account. */

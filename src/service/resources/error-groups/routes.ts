@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { ServiceApp } from '../../platform/http/service-app.js';
 import type { ServiceContext } from '../../context.js';
-import { ErrorGroupStore, presentErrorGroup } from './error-groups.js';
+import { ErrorGroups, presentErrorGroup } from './error-groups.js';
 import { offsetOf, PageQuery } from '../../platform/http/pagination.js';
 import { IdParams, CheckIdParams } from '../../platform/http/schema-helpers.js';
 import { ErrorGroupSchema, PatchErrorGroupBody } from './schema.js';
@@ -13,7 +13,7 @@ const tags = ['error groups'];
  * archive. Groups are created by the result hook (see errorGroupsHook), never by a route.
  */
 export async function errorGroupRoutes(app: ServiceApp, ctx: ServiceContext): Promise<void> {
-  const groups = new ErrorGroupStore(ctx.db);
+  const groups = new ErrorGroups(ctx.db);
 
   app.patch(
     '/v1/error-groups/:id',

@@ -62,7 +62,7 @@ const slugTaken = (slug: string) =>
   );
 
 /** Data access for private locations and their keys, always scoped to one account. */
-export class PrivateLocationStore {
+export class PrivateLocations {
   readonly #db: Kysely<Database>;
   readonly #rows: LocationQueries;
   constructor(db: Kysely<Database>) {

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { ServiceApp } from '../../platform/http/service-app.js';
 import type { ServiceContext } from '../../context.js';
-import { PrivateLocationStore } from './private-locations.js';
+import { PrivateLocations } from './private-locations.js';
 import { ErrorBodySchema, NoContent, strict, IdParams } from '../../platform/http/schema-helpers.js';
 import {
   CreatePrivateLocationBody,
@@ -20,7 +20,7 @@ const tags = ['private locations'];
  * add a key (201; at most two, else 409), delete a key (204).
  */
 export async function privateLocationRoutes(app: ServiceApp, ctx: ServiceContext): Promise<void> {
-  const locations = new PrivateLocationStore(ctx.db);
+  const locations = new PrivateLocations(ctx.db);
 
   app.post(
     '/v1/private-locations',

@@ -4,7 +4,7 @@ import type { ServiceContext } from '../../context.js';
 import { offsetOf, PageQuery } from '../../platform/http/pagination.js';
 import { ErrorBodySchema, NoContent, IntegerIdParams } from '../../platform/http/schema-helpers.js';
 import { CreateSnippetBody, SnippetSchema, UpdateSnippetBody } from './schema.js';
-import { assertScriptSize, presentSnippet, SnippetStore } from './snippets.js';
+import { assertScriptSize, presentSnippet, Snippets } from './snippets.js';
 
 const tags = ['snippets'];
 
@@ -14,7 +14,7 @@ const tags = ['snippets'];
  * partial update, delete (204; 409 while a check or group uses it).
  */
 export async function snippetRoutes(app: ServiceApp, ctx: ServiceContext): Promise<void> {
-  const snippets = new SnippetStore(ctx.db);
+  const snippets = new Snippets(ctx.db);
 
   app.post(
     '/v1/snippets',

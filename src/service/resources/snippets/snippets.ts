@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { CheckStore } from '../../checks/index.js';
+import { CheckQueries } from '../../checks/index.js';
 import { badField, HttpError, notFound } from '../../platform/http/errors.js';
 import { iso } from '../../platform/http/pagination.js';
 import { SNIPPET_SCRIPT_MAX_BYTES, type Snippet } from './schema.js';
@@ -38,7 +38,7 @@ export function presentSnippet(row: SnippetRow): Snippet {
 }
 
 /** Snippets of one account (queries in SnippetQueries). */
-export class SnippetStore {
+export class Snippets {
   readonly #db: Kysely<Database>;
   readonly #rows: SnippetQueries;
   constructor(db: Kysely<Database>) {
@@ -85,7 +85,7 @@ export class SnippetStore {
   async delete(accountId: string, id: number): Promise<void> {
     await this.get(accountId, id);
     const uses = (doc: Record<string, unknown>) => doc.setupSnippetId === id || doc.tearDownSnippetId === id;
-    const checkIds = (await new CheckStore(this.#db).list(accountId)).filter(uses).map((c) => c.id);
+    const checkIds = (await new CheckQueries(this.#db).list(accountId)).filter(uses).map((c) => c.id);
     const groupRows = await new GroupQueries(this.#db).list(accountId);
     const groupIds = groupRows.filter((g) => uses(readDoc(g.doc))).map((g) => Number(g.id));
     if (checkIds.length + groupIds.length > 0) {

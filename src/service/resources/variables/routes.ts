@@ -5,7 +5,7 @@ import { notFound } from '../../platform/http/errors.js';
 import { offsetOf, PageQuery } from '../../platform/http/pagination.js';
 import { ErrorBodySchema, NoContent } from '../../platform/http/schema-helpers.js';
 import { CreateVariableBody, UpdateVariableBody, VariableKeyParams, VariableSchema } from './schema.js';
-import { presentVariable, VariableStore } from './variables.js';
+import { presentVariable, Variables } from './variables.js';
 
 const tags = ['environment variables'];
 
@@ -15,7 +15,7 @@ const tags = ['environment variables'];
  * `key`. Secret values are never returned (see presentVariable).
  */
 export async function variableRoutes(app: ServiceApp, ctx: ServiceContext): Promise<void> {
-  const variables = new VariableStore(ctx.db);
+  const variables = new Variables(ctx.db);
 
   app.get(
     '/v1/variables',

@@ -63,7 +63,7 @@ function conflict(key: string): HttpError {
 }
 
 /** Account-level environment variables, always scoped to one account; keys are unique per account. */
-export class VariableStore {
+export class Variables {
   readonly #db: Kysely<Database>;
   readonly #rows: VariableQueries;
   constructor(db: Kysely<Database>) {

@@ -25,6 +25,7 @@ export type StoredArtifact = { name: string; sizeBytes: number; sha256: string }
  * each at `<dir>/<accountId>/<jobId>/<name>`. Uploads are streamed to a temporary file under
  * `<dir>/.partial/` and renamed into place once complete, so a reader never sees half a file
  * and a repeated upload of the same name replaces the previous one whole.
+ * A "store" of files on disk, not SQL: hence not an `*Queries` class (see docs/architecture.md, "Modules").
  */
 export class ArtifactStore {
   #dir: string | undefined;

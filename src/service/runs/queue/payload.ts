@@ -2,7 +2,7 @@ import type { CheckType, Job } from '../../../protocol/index.js';
 import { jobClassOf } from '../../../protocol/index.js';
 import { checkTypeEntry } from '../../checks/index.js';
 import { SecretBox, secretBoxOf } from '../../platform/store/secret-box.js';
-import type { QueueStore } from './store.js';
+import type { JobQueries } from './store.js';
 
 /**
  * The runtime a job needs on its agent: the check's `runtimeId` when the job runs a script (a type
@@ -24,7 +24,7 @@ const payloadPlace = (jobId: string) => `jobs:${jobId}:payload`;
  * client-certificate keys, issue 9, 1.7); a row written before sealing is plain JSON.
  * @throws OutpostError OUTPOST_ERR_ENCRYPTION_KEY when it cannot be opened (wrong key, damaged).
  */
-export function openPayload(store: QueueStore, jobId: string, stored: string): Job {
+export function openPayload(store: JobQueries, jobId: string, stored: string): Job {
   const text = SecretBox.isSealed(stored) ? secretBoxOf(store.db).open(stored, payloadPlace(jobId)) : stored;
   return JSON.parse(text) as Job;
 }
@@ -49,7 +49,7 @@ export type QueuedJobSpec = {
  * runtime it needs (requiredRuntimeOf) and its expiry `queueExpiryMs` after `readyAtMs`. Used by
  * the queue (new runs) and the result ingest (the next attempt of a retried run).
  */
-export async function insertQueuedJob(store: QueueStore, spec: QueuedJobSpec): Promise<void> {
+export async function insertQueuedJob(store: JobQueries, spec: QueuedJobSpec): Promise<void> {
   const { job, checkType, readyAtMs } = spec;
   await store.insertJob({
     id: job.jobId,

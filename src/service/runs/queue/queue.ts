@@ -9,7 +9,7 @@ import { endRunWithoutResult } from '../sessions/sessions.js';
 import { JobBuilder, type RunRequest } from './jobs.js';
 import { insertQueuedJob, openPayload } from './payload.js';
 import { refuse } from './refusals.js';
-import { QueueStore, type Tx } from './store.js';
+import { JobQueries, type Tx } from './store.js';
 
 export type { RunRequest } from './jobs.js';
 
@@ -65,7 +65,7 @@ const EXPIRY_BATCH = 500;
  * hash, so a repeated post is still recognised. A job is never leased twice to one agent: a
  * holder whose lease lapsed (a stopped process, a partition) gets 409 OUTPOST_ERR_LEASE_LOST on
  * renewal, upload and result, and its claims never return the job (issue 9, 2.4, 2.5, 2.11).
- * Its SQL is in QueueStore (store.ts).
+ * Its SQL is in JobQueries (store.ts).
  *
  * Results are not stored here: `results` (ResultIngest, runs/results/ingest.ts) stores them, plans
  * retries and queues the next attempt; check sessions are settled by runs/sessions (settleSession).
@@ -74,7 +74,7 @@ const EXPIRY_BATCH = 500;
  */
 export class JobQueue {
   readonly #db: Kysely<Database>;
-  readonly #store: QueueStore;
+  readonly #store: JobQueries;
   readonly #options: { leaseMs: number; queueExpiryMs: number; maxClaims: number };
   readonly #events = new EventEmitter({ captureRejections: false });
   /**
@@ -87,7 +87,7 @@ export class JobQueue {
   constructor(db: Kysely<Database>, options: QueueOptions) {
     const { leaseMs, queueExpiryMs, maxClaims = 3, ...resultOptions } = options;
     this.#db = db;
-    this.#store = new QueueStore(db);
+    this.#store = new JobQueries(db);
     this.#options = { leaseMs, queueExpiryMs, maxClaims };
     this.#events.setMaxListeners(0);
     this.results = new ResultIngest(db, this, { ...resultOptions, queueExpiryMs });
@@ -112,7 +112,7 @@ export class JobQueue {
    */
   async enqueue(tx: Tx, accountId: string, runs: RunRequest[], nowMs: number): Promise<string[]> {
     const builder = new JobBuilder(tx, accountId);
-    const store = new QueueStore(tx);
+    const store = new JobQueries(tx);
     const ids: string[] = [];
     // The runs of one check in one call are one run (round): a parallel check's locations.
     const rounds = new Map<string, string>();
@@ -282,7 +282,7 @@ export class JobQueue {
    * given): queued again for another agent, or ended with an error result (see expireStale).
    */
   async #endLapsedLeases(
-    store: QueueStore,
+    store: JobQueries,
     nowMs: number,
     outcome: ExpiryOutcome,
     accounts: Set<string>,
@@ -307,7 +307,7 @@ export class JobQueue {
   }
 
   /** Runs `work` in one transaction of the store. */
-  #transaction<T>(work: (store: QueueStore) => Promise<T>): Promise<T> {
-    return this.#db.transaction().execute((tx) => work(new QueueStore(tx)));
+  #transaction<T>(work: (store: JobQueries) => Promise<T>): Promise<T> {
+    return this.#db.transaction().execute((tx) => work(new JobQueries(tx)));
   }
 }

@@ -1,5 +1,5 @@
 import { HttpError, notFound } from '../../platform/http/errors.js';
-import type { JobScope, QueueStore } from './store.js';
+import type { JobScope, JobQueries } from './store.js';
 
 /** 409 OUTPOST_ERR_LEASE_LOST for job `jobId`; `what` says what is not done, e.g. "its result is not stored". */
 export const leaseLost = (jobId: string, what: string): HttpError =>
@@ -11,7 +11,7 @@ export const leaseLost = (jobId: string, what: string): HttpError =>
  * @throws HttpError always.
  */
 export async function refuse(
-  store: QueueStore,
+  store: JobQueries,
   scope: JobScope,
   jobId: string,
   what: string,

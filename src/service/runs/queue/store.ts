@@ -16,7 +16,7 @@ export type Tx = Kysely<Database> | Transaction<Database>;
 export type JobRow = Selectable<Database['jobs']>;
 
 /**
- * Which jobs of one account and class a claim may take (see {@link QueueStore.claimable}).
+ * Which jobs of one account and class a claim may take (see {@link JobQueries.claimable}).
  * Times are epoch ms.
  */
 export type ClaimableFilter = {
@@ -38,15 +38,16 @@ export type JobScope = { accountId: string; locations: string[] | null };
 
 /**
  * Every statement of the job queue (JobQueue in queue.ts) against `jobs`, and the reads of checks and
- * results it answers claims and refusals with. Results are written by ResultStore (runs/results/store.ts),
- * sessions settled by SessionStore (runs/sessions/store.ts). One instance per store handle or
- * transaction (`new QueueStore(tx)`); the callers keep the transactions and the order of statements.
+ * results it answers claims and refusals with. Results are written by ResultWriteQueries
+ * (runs/results/store.ts), sessions settled by SessionQueries (runs/sessions/store.ts). One instance
+ * per store handle or transaction (`new JobQueries(tx)`); the callers keep the transactions and the
+ * order of statements.
  *
  * This is where a PostgreSQL dialect meets the queue: the claim's lost-agents test uses SQLite's
  * `instr` (PostgreSQL: `strpos`), and a claim on PostgreSQL would add `FOR UPDATE SKIP LOCKED` to
  * {@link claimable} (SQLite serialises writers, so it needs none).
  */
-export class QueueStore {
+export class JobQueries {
   /** The handle this store runs on, for collaborators that take one (the job builder, secrets, the outbox). */
   readonly db: Tx;
 

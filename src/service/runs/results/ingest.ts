@@ -10,7 +10,7 @@ import { nextAttemptJob } from '../queue/jobs.js';
 import { insertQueuedJob, openPayload } from '../queue/payload.js';
 import type { AgentScope } from '../queue/queue.js';
 import { leaseLost } from '../queue/refusals.js';
-import { type JobRow, QueueStore, type Tx } from '../queue/store.js';
+import { type JobRow, JobQueries, type Tx } from '../queue/store.js';
 import { retryLocation } from '../scheduler/locations.js';
 import { settleSession } from '../sessions/sessions.js';
 import { type ResultRecorder, type ResultRecording, recordResult } from './recorders.js';
@@ -112,8 +112,8 @@ export class ResultIngest {
   ): Promise<SubmitOutcome> {
     const hash = createHash('sha256').update(JSON.stringify(result)).digest('hex');
     const outcome = await this.#db.transaction().execute(async (tx): Promise<SubmitOutcome> => {
-      const job = await new QueueStore(tx).job(scope, jobId);
-      if (!job) return priorOutcome(new QueueStore(tx), scope, jobId, hash);
+      const job = await new JobQueries(tx).job(scope, jobId);
+      if (!job) return priorOutcome(new JobQueries(tx), scope, jobId, hash);
       if (job.state !== 'leased' || job.agent_id !== scope.agentId || Number(job.lease_expires_at) <= nowMs) {
         throw leaseLost(jobId, 'its result is not stored');
       }
@@ -134,7 +134,7 @@ export class ResultIngest {
     result: CheckResult,
     by: ResultAuthor,
   ): Promise<SubmitOutcome> {
-    const store = new QueueStore(tx);
+    const store = new JobQueries(tx);
     const payload = openPayload(store, job.id, job.payload);
     const plan = planRetry({
       strategy: payload.retryStrategy ?? null,
@@ -168,7 +168,7 @@ export class ResultIngest {
    * (`round_id`) and the location retryLocation picks.
    * @returns the new job's id.
    */
-  async #queueNextAttempt(store: QueueStore, job: JobRow, payload: Job, readyAtMs: number): Promise<string> {
+  async #queueNextAttempt(store: JobQueries, job: JobRow, payload: Job, readyAtMs: number): Promise<string> {
     const location = retryLocation(
       await runLocations(store, job.account_id, job.check_id),
       job.location,
@@ -204,7 +204,7 @@ export class ResultIngest {
 
   /** Stores a result of `job` and deletes the job (see recordResult). */
   async #storeJobResult(tx: Tx, job: JobRow, result: CheckResult, by: ResultAuthor): Promise<void> {
-    await new QueueStore(tx).deleteJob(job.id);
+    await new JobQueries(tx).deleteJob(job.id);
     await recordResult(tx, this.#recording, { resultId: randomUUID(), owner: job, result, by });
   }
 
@@ -262,7 +262,7 @@ export class ResultIngest {
  * @throws HttpError 409 OUTPOST_ERR_LEASE_LOST when another result is stored; 404 when none is.
  */
 async function priorOutcome(
-  store: QueueStore,
+  store: JobQueries,
   scope: AgentScope,
   jobId: string,
   hash: string,
@@ -282,7 +282,7 @@ async function priorOutcome(
 }
 
 /** The check's run locations as stored now; [] when the check is gone. */
-async function runLocations(store: QueueStore, accountId: string, checkId: string): Promise<string[]> {
+async function runLocations(store: JobQueries, accountId: string, checkId: string): Promise<string[]> {
   const doc = await store.checkDoc(accountId, checkId);
   return doc !== undefined ? runLocationsOf(readDoc(doc)) : [];
 }

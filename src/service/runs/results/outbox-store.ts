@@ -9,7 +9,7 @@ export type OutboxRow = Selectable<Database['result_outbox']>;
  * result's transaction, then read, retried and deleted by the ResultOutbox worker. Portable SQL
  * only; the `result_outbox` id is the one autoincrement column (store/migrations/dialect.ts).
  */
-export class OutboxStore {
+export class OutboxQueries {
   readonly #db: Kysely<Database> | Transaction<Database>;
 
   /** `db`: the store, or the transaction that stores the result. */

@@ -4,7 +4,7 @@ import type { Logger } from '../../../common/logger.js';
 import type { ResultHook } from '../../context.js';
 import type { Database } from '../../platform/store/database.js';
 import { readDoc } from '../../platform/store/schema.js';
-import { type OutboxRow, OutboxStore } from './outbox-store.js';
+import { type OutboxRow, OutboxQueries } from './outbox-store.js';
 
 /** A result hook under the name its outbox rows carry; the name must stay the same across restarts. */
 export type NamedResultHook = { name: string; run: ResultHook };
@@ -36,7 +36,7 @@ export async function enqueueResultHooks(
   row: { accountId: string; resultId: string; nowMs: number },
 ): Promise<void> {
   if (hookNames.length === 0) return;
-  await new OutboxStore(tx).insert(hookNames, row);
+  await new OutboxQueries(tx).insert(hookNames, row);
 }
 
 /**
@@ -46,10 +46,10 @@ export async function enqueueResultHooks(
  * at most `maxDelayMs`), attempts counted and the failure logged with the hook and result id;
  * dropped after `maxAttempts`. A failing row never blocks the others: rows are taken by
  * `next_attempt_at`, and a failed one moves behind them. Rows whose result is gone (retention)
- * or whose hook is no longer registered are dropped. Its SQL is in OutboxStore (outbox-store.ts).
+ * or whose hook is no longer registered are dropped. Its SQL is in OutboxQueries (outbox-store.ts).
  */
 export class ResultOutbox {
-  readonly #store: OutboxStore;
+  readonly #store: OutboxQueries;
   readonly #hooks: Map<string, ResultHook>;
   readonly #log: Logger;
   readonly #baseDelayMs: number;
@@ -64,7 +64,7 @@ export class ResultOutbox {
   #stopped = false;
 
   constructor(db: Kysely<Database>, hooks: readonly NamedResultHook[], options: ResultOutboxOptions) {
-    this.#store = new OutboxStore(db);
+    this.#store = new OutboxQueries(db);
     this.#hooks = new Map(hooks.map((h) => [h.name, h.run]));
     this.#log = options.log;
     this.#baseDelayMs = options.baseDelayMs ?? 1000;

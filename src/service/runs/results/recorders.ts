@@ -1,7 +1,7 @@
 import type { CheckResult } from '../../../protocol/index.js';
 import type { Tx } from '../queue/store.js';
 import { enqueueResultHooks } from './outbox.js';
-import { type ResultAuthor, type ResultOwner, ResultStore } from './store.js';
+import { type ResultAuthor, type ResultOwner, ResultWriteQueries } from './store.js';
 
 /** A result just written, as recorders see it inside its transaction. Times are epoch ms. */
 export type StoredResultRef = {
@@ -49,7 +49,7 @@ export async function recordResult(
   stored: { resultId: string; owner: ResultOwner; result: CheckResult; by: ResultAuthor },
 ): Promise<void> {
   const { resultId, owner, result, by } = stored;
-  await new ResultStore(tx).insertResult(resultId, owner, result, by);
+  await new ResultWriteQueries(tx).insertResult(resultId, owner, result, by);
   await enqueueResultHooks(tx, recording.hookNames, {
     accountId: owner.account_id,
     resultId,

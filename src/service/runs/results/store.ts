@@ -22,7 +22,7 @@ export type ResultAuthor = { agentId: string | null; hash: string | null; nowMs:
  * The statement that writes a result row (`check_results`), for the result ingest (ingest.ts). One
  * instance per store handle or transaction; the caller keeps the transaction. Portable SQL only.
  */
-export class ResultStore {
+export class ResultWriteQueries {
   readonly #db: Kysely<Database> | Transaction<Database>;
 
   /** `db`: the store, or the transaction the result commits with. */

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { type CheckDoc, runLocationsOf } from '../../checks/index.js';
 import type { Database } from '../../platform/store/database.js';
-import { ScheduleStore } from './store.js';
+import { ScheduleQueries } from './store.js';
 
 /**
  * Where runs go: the location rules of scheduling. A check that does not run in parallel runs in one
@@ -20,7 +20,7 @@ export async function nextLocation(
   check: CheckDoc,
 ): Promise<string> {
   const locations = runLocationsOf(check);
-  const cursor = await new ScheduleStore(tx).takeLocationTurn(accountId, check.id);
+  const cursor = await new ScheduleQueries(tx).takeLocationTurn(accountId, check.id);
   return locations[cursor % locations.length]!;
 }
 

@@ -46,7 +46,7 @@ export function nextRunAfter(
  * its first result comes in seconds; later runs follow nextRunAfter. Today that is `nowMs` itself;
  * the function stays as the one home of the rule because it may change (e.g. to the check's phase,
  * or spread out so a bulk import does not fire every check in the same second) without touching
- * the check store that calls it (checks/store.ts).
+ * CheckQueries, which calls it (checks/store.ts).
  */
 export function firstRunAt(nowMs: number): number {
   return nowMs;

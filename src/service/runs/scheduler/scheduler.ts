@@ -4,7 +4,7 @@ import { type CheckDoc, runLocationsOf } from '../../checks/index.js';
 import type { JobQueue } from '../queue/queue.js';
 import type { RunRequest } from '../queue/jobs.js';
 import { nextRunAfter } from './schedule.js';
-import { ScheduleStore } from './store.js';
+import { ScheduleQueries } from './store.js';
 import { nextLocation } from './locations.js';
 import type { Database } from '../../platform/store/database.js';
 import { readDoc } from '../../platform/store/schema.js';
@@ -16,8 +16,8 @@ export type SchedulerOptions = { tickMs?: number; log: Logger };
  * Enqueues a run of every activated check when it is due, then moves its
  * `next_run_at` to the next slot (see schedule.ts). `runParallel` fans out to
  * every location; otherwise locations take turns (round-robin). A run missed
- * while the service was down is run once, not once per missed slot. Its SQL is in ScheduleStore
- * (schedule-store.ts).
+ * while the service was down is run once, not once per missed slot. Its SQL is in ScheduleQueries
+ * (store.ts).
  */
 export class Scheduler {
   readonly #db: Kysely<Database>;
@@ -62,7 +62,7 @@ export class Scheduler {
    * @returns how many runs were enqueued.
    */
   async tick(nowMs: number): Promise<number> {
-    const due = await new ScheduleStore(this.#db).dueChecks(nowMs, 1000);
+    const due = await new ScheduleQueries(this.#db).dueChecks(nowMs, 1000);
     const accounts = new Set<string>();
     let enqueued = 0;
     for (const row of due) {
@@ -106,6 +106,6 @@ export class Scheduler {
     const next = check
       ? nextRunAfter(nowMs, check.id, check.frequency, check.frequencyOffset)
       : nowMs + 60_000;
-    await new ScheduleStore(tx).setNextRun(checkId, next);
+    await new ScheduleQueries(tx).setNextRun(checkId, next);
   }
 }

@@ -6,7 +6,7 @@ import type { Database } from '../../platform/store/database.js';
  * locations.ts) against the store: the two columns of `checks` that runs keep, `next_run_at`
  * (epoch ms) and `location_cursor`. Portable SQL only.
  */
-export class ScheduleStore {
+export class ScheduleQueries {
   readonly #db: Kysely<Database> | Transaction<Database>;
 
   /** `db`: the store, or the transaction that queues the runs. */

@@ -3,14 +3,14 @@ import type { Kysely } from 'kysely';
 import type { TriggerSource } from '../../../protocol/index.js';
 import type { CheckSession } from '../../platform/http/responses.js';
 import { type CheckDoc, runLocationsOf } from '../../checks/index.js';
-import { CheckStore } from '../../checks/index.js';
+import { CheckQueries } from '../../checks/index.js';
 import { RUNNABLE_CHECK_TYPES } from '../../checks/index.js';
 import { notFound } from '../../platform/http/errors.js';
 import type { JobQueue } from '../queue/queue.js';
 import type { RunRequest } from '../queue/jobs.js';
 import type { Tx } from '../queue/store.js';
 import { nextLocation } from '../scheduler/locations.js';
-import { SessionStore } from './store.js';
+import { SessionQueries } from './store.js';
 import type { Database } from '../../platform/store/database.js';
 import { readDoc, type SessionStatus, writeDoc } from '../../platform/store/schema.js';
 
@@ -58,19 +58,19 @@ export function matchesTarget(check: CheckDoc, target: SessionTarget): boolean {
   return true;
 }
 
-/** Check sessions: start, read, await completion. Their SQL is in SessionStore (session-store.ts). */
+/** Check sessions: start, read, await completion. Their SQL is in SessionQueries (store.ts). */
 export class CheckSessions {
   readonly #db: Kysely<Database>;
-  readonly #store: SessionStore;
+  readonly #store: SessionQueries;
   readonly #queue: JobQueue;
-  readonly #checks: CheckStore;
+  readonly #checks: CheckQueries;
   readonly #appUrl: string;
 
   constructor(db: Kysely<Database>, queue: JobQueue, appUrl: string) {
     this.#db = db;
-    this.#store = new SessionStore(db);
+    this.#store = new SessionQueries(db);
     this.#queue = queue;
-    this.#checks = new CheckStore(db);
+    this.#checks = new CheckQueries(db);
     this.#appUrl = appUrl.replace(/\/+$/, '');
   }
 
@@ -96,7 +96,7 @@ export class CheckSessions {
           ? runLocationsOf(check)
           : [await nextLocation(tx, accountId, check)];
         const id = randomUUID();
-        await new SessionStore(tx).insert({
+        await new SessionQueries(tx).insert({
           id,
           account_id: accountId,
           check_id: check.id,
@@ -208,7 +208,7 @@ export class CheckSessions {
  * @returns true when the session ended now (the caller wakes its waiters after the commit).
  */
 export async function settleSession(tx: Tx, sessionId: string, nowMs: number): Promise<boolean> {
-  const store = new SessionStore(tx);
+  const store = new SessionQueries(tx);
   if (await store.sessionHasJobs(sessionId)) return false;
   const session = await store.sessionState(sessionId);
   if (session?.status !== 'PROGRESS') return false;
@@ -229,6 +229,6 @@ export async function settleSession(tx: Tx, sessionId: string, nowMs: number): P
  * @returns true when the session ended now.
  */
 export async function endRunWithoutResult(tx: Tx, sessionId: string, nowMs: number): Promise<boolean> {
-  await new SessionStore(tx).countTimedOutRun(sessionId);
+  await new SessionQueries(tx).countTimedOutRun(sessionId);
   return settleSession(tx, sessionId, nowMs);
 }

@@ -7,7 +7,7 @@ import type { SessionStatus } from '../../platform/store/schema.js';
  * the transaction that queues its runs, what reading one needs, and what settling one needs (in the
  * transaction that ends its last run: a result, a queue expiry; see settleSession). Portable SQL only.
  */
-export class SessionStore {
+export class SessionQueries {
   readonly #db: Kysely<Database> | Transaction<Database>;
 
   /** `db`: the store, or the transaction that queues the session's runs. */

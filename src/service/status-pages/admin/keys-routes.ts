@@ -4,7 +4,7 @@ import type { ServiceContext } from '../../context.js';
 import type { ServiceApp } from '../../platform/http/service-app.js';
 import { ErrorBodySchema, NoContent, ResourceId, strict } from '../../platform/http/schema-helpers.js';
 import { StatusPageKeySchema } from './schema.js';
-import { MAX_PAGE_KEYS, StatusPageStore } from './status-pages.js';
+import { MAX_PAGE_KEYS, StatusPages } from './status-pages.js';
 
 const tags = ['status pages'];
 
@@ -17,7 +17,7 @@ const PageIdParams = Type.Object({ id: ResourceId }, strict);
  * `DELETE /v1/status-pages/{id}/keys/{keyId}` revokes one at once (every visitor it let in loses access).
  */
 export async function statusPageKeyRoutes(app: ServiceApp, ctx: ServiceContext): Promise<void> {
-  const pages = new StatusPageStore(ctx.db, ctx.customDomains, () => ctx.statusPageDomains.pagesChanged());
+  const pages = new StatusPages(ctx.db, ctx.customDomains, () => ctx.statusPageDomains.pagesChanged());
 
   app.post(
     '/v1/status-pages/:id/keys',

@@ -7,8 +7,8 @@ import { ErrorBodySchema, IdParams, NoContent } from '../../platform/http/schema
 import { ServiceSchema } from '../incidents/schema.js';
 import { ServiceBodySchema, ServiceListQuery, StatusPageSchema, statusPageBody } from './schema.js';
 import { statusPageKeyRoutes } from './keys-routes.js';
-import { ServiceStore } from './status-page-services.js';
-import { StatusPageStore } from './status-pages.js';
+import { StatusPageServices } from './status-page-services.js';
+import { StatusPages } from './status-pages.js';
 import { subscriberRoutes } from './subscribers-routes.js';
 
 const tags = ['status pages'];
@@ -21,16 +21,16 @@ const tags = ['status pages'];
  */
 export async function statusPageRoutes(app: ServiceApp, ctx: ServiceContext): Promise<void> {
   // Every change of a page reloads the served custom domains before it is answered.
-  const pages = new StatusPageStore(ctx.db, ctx.customDomains, () => ctx.statusPageDomains.pagesChanged());
+  const pages = new StatusPages(ctx.db, ctx.customDomains, () => ctx.statusPageDomains.pagesChanged());
   await statusPageKeyRoutes(app, ctx);
   pageCreateAndListRoutes(app, ctx, pages);
-  serviceRoutes(app, new ServiceStore(ctx.db));
+  serviceRoutes(app, new StatusPageServices(ctx.db));
   pageItemRoutes(app, ctx, pages);
   await subscriberRoutes(app, ctx);
 }
 
 /** `POST /v1/status-pages` and `GET /v1/status-pages`. */
-function pageCreateAndListRoutes(app: ServiceApp, ctx: ServiceContext, pages: StatusPageStore): void {
+function pageCreateAndListRoutes(app: ServiceApp, ctx: ServiceContext, pages: StatusPages): void {
   app.post(
     '/v1/status-pages',
     {
@@ -70,7 +70,7 @@ function pageCreateAndListRoutes(app: ServiceApp, ctx: ServiceContext, pages: St
 }
 
 /** The status-page services: `GET|POST /v1/status-pages/services`, `GET|PUT|DELETE /v1/status-pages/services/{id}`. */
-function serviceRoutes(app: ServiceApp, services: ServiceStore): void {
+function serviceRoutes(app: ServiceApp, services: StatusPageServices): void {
   app.get(
     '/v1/status-pages/services',
     {
@@ -155,7 +155,7 @@ function serviceRoutes(app: ServiceApp, services: ServiceStore): void {
 }
 
 /** `GET|PUT|DELETE /v1/status-pages/{id}` and `POST /v1/status-pages/{id}/custom-domain/verify`. */
-function pageItemRoutes(app: ServiceApp, ctx: ServiceContext, pages: StatusPageStore): void {
+function pageItemRoutes(app: ServiceApp, ctx: ServiceContext, pages: StatusPages): void {
   app.get(
     '/v1/status-pages/:id',
     { schema: { tags, summary: 'Get a status page', params: IdParams, response: { 200: StatusPageSchema } } },

@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { CursorQuery } from '../../platform/http/cursor.js';
+import { CursorQuery } from '../../platform/http/pagination.js';
 import {
   Nullable,
   StringEnum,

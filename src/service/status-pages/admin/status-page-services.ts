@@ -65,7 +65,7 @@ export async function servicesById(
  * Status-page services (docs/api.md, "Status pages and services"), always scoped to
  * one account. Listed by `(created_at, id)` with an opaque cursor.
  */
-export class ServiceStore {
+export class StatusPageServices {
   readonly #db: Kysely<Database>;
   readonly #rows: ServiceQueries;
   constructor(db: Kysely<Database>) {

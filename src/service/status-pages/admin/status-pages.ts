@@ -110,7 +110,7 @@ const urlTaken = (url: string) =>
  * several pages, but serves only the one page that holds it verified (docs/status-pages.md, "Custom
  * domains"). Listed by `(created_at, id)` with an opaque cursor.
  */
-export class StatusPageStore {
+export class StatusPages {
   readonly #db: Kysely<Database>;
   readonly #rows: PageQueries;
   readonly #domains: CustomDomainPolicy;

@@ -12,7 +12,7 @@ import {
   Timestamp,
 } from '../../platform/http/schema-helpers.js';
 import { PageQueries } from './store.js';
-import { SubscriberStore } from './subscribers.js';
+import { SubscriberQueries } from './subscribers.js';
 
 const tags = ['status pages'];
 
@@ -36,7 +36,7 @@ const SubscriberParams = Type.Object({ id: ResourceId, subscriberId: ResourceId 
  */
 export async function subscriberRoutes(app: ServiceApp, ctx: ServiceContext): Promise<void> {
   const pages = new PageQueries(ctx.db);
-  const subscribers = new SubscriberStore(ctx.db);
+  const subscribers = new SubscriberQueries(ctx.db);
 
   app.get(
     '/v1/status-pages/:id/subscribers',

@@ -164,7 +164,7 @@ export function pageServiceIds(doc: StatusPageDoc): string[] {
   return [...new Set(doc.cards.flatMap((c) => c.serviceIds))];
 }
 
-/** What {@link SubscriberStore.subscribe} did; the visitor is told the same in every case. */
+/** What {@link SubscriberQueries.subscribe} did; the visitor is told the same in every case. */
 export type SubscribeOutcome = {
   subscriberId: string;
   /** A confirmation mail was queued (new or unconfirmed address, none queued in the last 10 minutes). */
@@ -178,7 +178,7 @@ export type SubscribeOutcome = {
  * the double opt-in, the API's list and delete, and the confirmation mails queued in
  * `alert_notifications` for the delivery worker.
  */
-export class SubscriberStore {
+export class SubscriberQueries {
   readonly #db: Kysely<Database>;
   constructor(db: Kysely<Database>) {
     this.#db = db;

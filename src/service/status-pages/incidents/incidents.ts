@@ -31,7 +31,7 @@ function checkTimes(doc: IncidentDoc): void {
  * scoped to one account. Updates are numbered per incident (`seq`) so "latest"
  * is exact even for two updates in the same millisecond; they are answered newest first.
  */
-export class IncidentStore {
+export class Incidents {
   readonly #db: Kysely<Database>;
   readonly #rows: IncidentQueries;
   readonly #mailQueued: () => void;

@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { ServiceApp } from '../../platform/http/service-app.js';
 import type { ServiceContext } from '../../context.js';
 import { notFound } from '../../platform/http/errors.js';
-import { IncidentStore } from './incidents.js';
+import { Incidents } from './incidents.js';
 import { offsetOf, PageQuery } from '../../platform/http/pagination.js';
 import { IdParams, NoContent } from '../../platform/http/schema-helpers.js';
 import {
@@ -25,13 +25,13 @@ const tags = ['incidents'];
  * whose path the spec does not show, is `GET /v1/incidents/{id}`.
  */
 export async function incidentRoutes(app: ServiceApp, ctx: ServiceContext): Promise<void> {
-  const incidents = new IncidentStore(ctx.db, () => ctx.delivery.kick());
+  const incidents = new Incidents(ctx.db, () => ctx.delivery.kick());
   incidentCreateAndReadRoutes(app, ctx, incidents);
   incidentChangeRoutes(app, incidents);
 }
 
 /** `POST /v1/incidents`, `GET /v1/incidents` and `GET /v1/incidents/{id}`. */
-function incidentCreateAndReadRoutes(app: ServiceApp, ctx: ServiceContext, incidents: IncidentStore): void {
+function incidentCreateAndReadRoutes(app: ServiceApp, ctx: ServiceContext, incidents: Incidents): void {
   app.post(
     '/v1/incidents',
     {
@@ -90,7 +90,7 @@ function incidentCreateAndReadRoutes(app: ServiceApp, ctx: ServiceContext, incid
 }
 
 /** `PUT` and `DELETE /v1/incidents/{id}`, `POST /v1/incidents/{incidentId}/updates`. */
-function incidentChangeRoutes(app: ServiceApp, incidents: IncidentStore): void {
+function incidentChangeRoutes(app: ServiceApp, incidents: Incidents): void {
   app.put(
     '/v1/incidents/:id',
     {

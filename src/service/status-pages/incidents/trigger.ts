@@ -8,7 +8,7 @@ import { queueUpdateMails } from '../admin/subscribers.js';
 import type { CheckDoc } from '../../checks/index.js';
 import type { Database } from '../../platform/store/database.js';
 import { readDoc, writeDoc } from '../../platform/store/schema.js';
-import { AlertStore } from '../../alerting/index.js';
+import { AlertQueries } from '../../alerting/index.js';
 import type { EngineAlert } from '../../alerting/index.js';
 
 type Tx = Kysely<Database> | Transaction<Database>;
@@ -116,7 +116,7 @@ function update(
 
 /** The incident an episode of a check opened, from its alerts' documents. */
 async function openedIncident(tx: Tx, checkId: string, episodeId: string): Promise<string | null> {
-  for (const alert of await new AlertStore(tx).episodeAlerts(checkId, episodeId)) {
+  for (const alert of await new AlertQueries(tx).episodeAlerts(checkId, episodeId)) {
     const id = (JSON.parse(alert.doc) as { INCIDENT_ID?: unknown }).INCIDENT_ID;
     if (typeof id === 'string') return id;
   }

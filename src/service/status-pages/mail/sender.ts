@@ -4,7 +4,7 @@ import { subscriberMail } from './subscriber-mail.js';
 import {
   CONFIRMATION_TTL_MS,
   type SubscriberMailDoc,
-  SubscriberStore,
+  SubscriberQueries,
   subscriberToken,
   UNSUBSCRIBE_TTL_MS,
 } from '../admin/subscribers.js';
@@ -77,7 +77,7 @@ export async function sendSubscriberMail(
 ): Promise<DeliveryResult> {
   const { db, providers, scrubber } = options;
   // The subscriber with its page, in one read (a page deleted meanwhile leaves a null doc).
-  const subscriber = await new SubscriberStore(db).withPage(row.subscriber_id ?? '');
+  const subscriber = await new SubscriberQueries(db).withPage(row.subscriber_id ?? '');
   if (!subscriber) return noAnswer('FAILED', 'unsubscribed');
   const doc = JSON.parse(row.doc) as SubscriberMailDoc;
   if (doc.kind === 'update' && subscriber.confirmed_at === null) {

@@ -11,7 +11,7 @@ import {
   isSaneEmail,
   MAX_EMAIL_CHARS,
   pageServiceIds,
-  SubscriberStore,
+  SubscriberQueries,
   type TokenPurpose,
   verifySubscriberToken,
 } from '../admin/subscribers.js';
@@ -275,7 +275,7 @@ function readSubscribeForm(form: Form, choices: Choice[]): FormState & { chosen:
 type Deps = {
   ctx: ServiceContext;
   resolve: ReturnType<typeof pageAccessResolver>;
-  store: SubscriberStore;
+  store: SubscriberQueries;
   limiter: RateLimiterMemory;
 };
 
@@ -432,7 +432,7 @@ export const subscriptionRoutes: RoutePlugin = async (app, ctx) => {
   const deps: Deps = {
     ctx,
     resolve: pageAccessResolver(ctx),
-    store: new SubscriberStore(ctx.db),
+    store: new SubscriberQueries(ctx.db),
     limiter: new RateLimiterMemory({ points: SUBSCRIBES_PER_MINUTE, duration: 60 }),
   };
   await app.register(async (scope) => {
