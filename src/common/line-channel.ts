@@ -43,6 +43,21 @@ export type LineChannelOptions<M> = {
 export const LINES_PER_TURN = 512;
 
 /**
+ * Whether the line being buffered (`pending`, then `part`) starts with `prefix`: reads only the first
+ * `prefix.length` bytes (O(prefix), not O(line)).
+ */
+function startsWith(pending: readonly Buffer[], part: Buffer, prefix: Buffer): boolean {
+  const head: Buffer[] = [];
+  let length = 0;
+  for (const piece of [...pending.slice(0, prefix.length), part]) {
+    if (length >= prefix.length) break;
+    head.push(piece);
+    length += piece.length;
+  }
+  return Buffer.concat(head).subarray(0, prefix.length).equals(prefix);
+}
+
+/**
  * Reads `channel` (a child's pipe) as newline-delimited lines within `options.limits()`.
  *
  * Lines are split in O(chunk) per chunk (only the new chunk is searched), buffering at most one
@@ -73,23 +88,12 @@ export function readLineChannel<M>(channel: Readable, options: LineChannelOption
     channel.resume();
     options.onOverflow(what);
   };
-  /** The first bytes of the line being buffered plus `part` (O(prefix), not O(line)). */
-  const startsBig = (part: Buffer): boolean => {
-    const head: Buffer[] = [];
-    let length = 0;
-    for (const piece of [...pending.slice(0, prefix.length), part]) {
-      if (length >= prefix.length) break;
-      head.push(piece);
-      length += piece.length;
-    }
-    return Buffer.concat(head).subarray(0, prefix.length).equals(prefix);
-  };
   /** Adds part of a line; when `complete`, parses the line. False once past a cap. O(part). */
   const take = (part: Buffer, complete: boolean): boolean => {
     const limits = options.limits();
     const bytes = pendingBytes + part.length;
     if (bytes > limits.maxLineBytes) {
-      bigLine ??= startsBig(part);
+      bigLine ??= startsWith(pending, part, prefix);
       const cap = bigLine ? Math.max(limits.maxBigLineBytes, limits.maxLineBytes) : limits.maxLineBytes;
       if (bytes > cap) {
         overflow(`sent a message larger than ${cap} bytes`);
