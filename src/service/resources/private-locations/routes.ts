@@ -109,7 +109,11 @@ export async function privateLocationRoutes(app: ServiceApp, ctx: ServiceContext
       return reply.code(204).send();
     },
   );
+  registerKeyRoutes(app, ctx, locations);
+}
 
+/** Key rotation: add a key (201, at most two, else 409) and delete one (204). */
+function registerKeyRoutes(app: ServiceApp, ctx: ServiceContext, locations: PrivateLocations): void {
   app.post(
     '/v1/private-locations/:id/keys',
     {
