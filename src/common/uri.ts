@@ -23,3 +23,20 @@ export function lenientDecode(text: string): string {
     });
   }
 }
+
+/**
+ * The forms in which the credentials of `url` (its password and its user name, which is often a key too) may
+ * show up in what a request leaves behind: each as written in the URL and percent-decoded
+ * ({@link lenientDecode}), plus `user:password` as written; empty parts left out. What a scrubber must mask for
+ * a URL with credentials: the one rule for checks' request URLs, alert webhooks and the SMTP provider.
+ */
+export function urlCredentialForms(url: URL): string[] {
+  const forms = new Set<string>();
+  for (const part of [url.password, url.username]) {
+    if (part === '') continue;
+    forms.add(part);
+    forms.add(lenientDecode(part));
+  }
+  if (url.password !== '') forms.add(`${url.username}:${url.password}`);
+  return [...forms];
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { lenientDecode } from '../../src/common/uri.js';
+import { lenientDecode, urlCredentialForms } from '../../src/common/uri.js';
 
 describe('lenientDecode', () => {
   it('decodes valid percent-encoding as decodeURIComponent does', () => {
@@ -29,5 +29,18 @@ describe('lenientDecode', () => {
 
   it('keeps a whole run of escapes as written when the run is not valid UTF-8 as a whole', () => {
     expect(lenientDecode('%41%E0%A4 %42')).toBe('%41%E0%A4 B');
+  });
+});
+
+describe('urlCredentialForms', () => {
+  it('gives the password and the user as written and decoded, and user:password as written', () => {
+    const forms = urlCredentialForms(new URL('https://ap%40i:p%2Fss%zz@example.test/hook'));
+    expect(forms.sort()).toEqual(['ap%40i', 'ap%40i:p%2Fss%zz', 'ap@i', 'p%2Fss%zz', 'p/ss%zz'].sort());
+  });
+
+  it('leaves out empty parts and repeats nothing', () => {
+    expect(urlCredentialForms(new URL('https://example.test/'))).toEqual([]);
+    expect(urlCredentialForms(new URL('https://key@example.test/'))).toEqual(['key']);
+    expect(urlCredentialForms(new URL('https://:secret@example.test/'))).toEqual(['secret', ':secret']);
   });
 });

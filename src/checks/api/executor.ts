@@ -19,7 +19,7 @@ import { userCodeIsolation } from '../../common/run-users.js';
 import type { ScriptRunner } from '../../sandbox/types.js';
 import { abortedError } from '../../common/abort.js';
 import { interpolate } from '../../common/interpolate.js';
-import { lenientDecode } from '../../common/uri.js';
+import { urlCredentialForms } from '../../common/uri.js';
 import { evaluateHttpBody } from '../assertions/off-thread.js';
 import { roundMs } from '../../common/clock.js';
 import type { Executor, ExecutorContext } from '../executor.js';
@@ -244,12 +244,7 @@ export class ApiExecutor implements Executor {
     if (typeof url === 'string') return url;
     for (const [key, value] of Object.entries(request.queryParameters)) url.searchParams.append(key, value);
     // As written and decoded: a malformed escape (a lone `%`) is a failure of the target, not of the agent.
-    for (const part of [url.password, url.username]) {
-      if (part === '') continue;
-      scrubber.add(part);
-      scrubber.add(lenientDecode(part));
-    }
-    if (url.password !== '') scrubber.add(`${url.username}:${url.password}`);
+    for (const form of urlCredentialForms(url)) scrubber.add(form);
     const headers: Record<string, string> = { ...this.#http.baseHeaders };
     for (const [key, value] of Object.entries(request.headers)) {
       const name = key.toLowerCase();

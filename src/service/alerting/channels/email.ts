@@ -1,3 +1,4 @@
+import { urlCredentialForms } from '../../../common/uri.js';
 import { createHash } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import nodemailer from 'nodemailer';
@@ -145,19 +146,10 @@ export function smtpFailure(err: unknown, scrub: Pick<Scrubber, 'cut'>): Deliver
   return noAnswer('RETRY', `the SMTP server could not be reached: ${message}`);
 }
 
-/** Secrets of an SMTP URL: its password (and user, which is often a key too). */
+/** Secrets of an SMTP URL: its password and user, as written and decoded (urlCredentialForms). */
 function smtpSecrets(url: string): string[] {
   try {
-    const u = new URL(url);
-    return [u.password, u.username]
-      .filter((s) => s !== '')
-      .map((s) => {
-        try {
-          return decodeURIComponent(s);
-        } catch {
-          return s;
-        }
-      });
+    return urlCredentialForms(new URL(url));
   } catch {
     return [];
   }

@@ -1,3 +1,4 @@
+import { urlCredentialForms } from '../../../common/uri.js';
 import { createHmac } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import { isCredentialHeader } from '../../../common/credential-headers.js';
@@ -101,7 +102,7 @@ const sendWebhook: ChannelSender = (notification, channel, providers, signal) =>
     if (url.protocol !== 'http:' && url.protocol !== 'https:') {
       return noAnswer('FAILED', `the webhook URL must be http or https, not ${url.protocol.slice(0, 20)}`);
     }
-    for (const part of [url.username, url.password]) if (part) scrub.add(safeDecode(part));
+    for (const form of urlCredentialForms(url)) scrub.add(form);
     for (const { key, value } of query) url.searchParams.append(key, value);
 
     let body = '';
@@ -147,15 +148,6 @@ const sendWebhook: ChannelSender = (notification, channel, providers, signal) =>
     };
     return sendRequest(request);
   });
-
-/** `decodeURIComponent`, or the text itself when it is not valid percent-encoding. */
-function safeDecode(text: string): string {
-  try {
-    return decodeURIComponent(text);
-  } catch {
-    return text;
-  }
-}
 
 /** A configured header or query parameter; `locked` is for the web app (not sent). */
 const KeyValue = Type.Object(

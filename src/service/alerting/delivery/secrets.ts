@@ -1,3 +1,4 @@
+import { urlCredentialForms } from '../../../common/uri.js';
 import { credentialTokens } from '../../../common/scrub.js';
 import { mapSecrets } from '../../platform/store/secret-fields.js';
 import { channelSecrets } from '../alert-channels/alert-channels.js';
@@ -19,14 +20,13 @@ export function channelSecretValues(type: string, doc: Record<string, unknown>):
   return values;
 }
 
-/** Credentials of the providers: the Twilio auth token and the password of the SMTP URL. */
+/** Credentials of the providers: the Twilio auth token and the SMTP URL's password and user (urlCredentialForms). */
 export function providerSecrets(providers: ProviderConfig): string[] {
   const values: string[] = [];
   if (providers.twilio?.authToken) values.push(providers.twilio.authToken);
   if (providers.smtp?.url) {
     try {
-      const password = decodeURIComponent(new URL(providers.smtp.url).password);
-      if (password) values.push(password);
+      values.push(...urlCredentialForms(new URL(providers.smtp.url)));
     } catch {
       // Not a URL the sender could use either; nothing to scrub.
     }
