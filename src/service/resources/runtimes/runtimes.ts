@@ -1,17 +1,13 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { RuntimeId } from '../../../protocol/index.js';
 import { OutpostError } from '../../../common/errors.js';
 import { PACKAGE_ROOT } from '../../../common/paths.js';
 import { bodyAjv } from '../../platform/http/validation.js';
 import { describeAjvError, fieldOf } from '../../platform/http/errors.js';
 import { type Runtime, RuntimeSchema } from './schema.js';
 
-/**
- * Runtime of a check that pins none, directly or through its group: the newest, which the
- * agent image ships (docs/api.md, "Versioning" 3).
- */
-export const DEFAULT_RUNTIME_ID = '2026.04' satisfies RuntimeId;
+/** Runtime of a check that pins none, directly or through its group: the protocol's one value of it. */
+export { DEFAULT_RUNTIME_ID } from '../../../protocol/index.js';
 
 /** Folder holding one `<name>/runtime.json` per runtime. */
 export const RUNTIMES_DIR: string = join(PACKAGE_ROOT, 'runtimes');
