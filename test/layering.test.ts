@@ -178,6 +178,34 @@ function importsOfSrc(): SourceImport[] {
   });
 }
 
+/**
+ * Where SQL may be written in the service (docs/architecture.md, "Modules" and "Adding a resource"): a class
+ * that holds SQL is a `<Thing>Queries` class in a module's store file; rules classes call it. Allowed:
+ * - `src/service/platform/store/…`: the store itself (database, migrations, retention, secrets at rest,
+ *   accounts);
+ * - files named `store.ts`, `*-store.ts`, `*queries.ts` (`page-queries.ts`, …);
+ * - files named `retention.ts`: retention tasks run deletes by design (docs/architecture.md, "Retention");
+ * - `src/service/analytics/query.ts`: the analytics module's store-like file. A query builder is the
+ *   module's purpose: it builds its one aggregate statement with kysely's `sql` template (run here or in
+ *   the reader threads of workers.ts), so it is the module's store under another name.
+ */
+const SQL_FILE_ALLOWED = [
+  /^src\/service\/platform\/store\//,
+  /\/(?:store|[^/]+-store|[^/]*queries|retention)\.ts$/,
+  /^src\/service\/analytics\/query\.ts$/,
+];
+
+/** A kysely statement (`.selectFrom(` … `.mergeInto(`) or a kysely `sql` template (`sql\`…\``, `sql<T>\`…\``). */
+const SQL_IN_SOURCE =
+  /\.(?:selectFrom|insertInto|updateTable|deleteFrom|replaceInto|mergeInto)\s*\(|\bsql\s*(?:<[^`;]*?>\s*)?`/;
+
+/** The files (relative to the repository) among `files` that hold SQL and may not: one line each. */
+function sqlOutsideStores(files: readonly { file: string; source: string }[]): string[] {
+  return files
+    .filter(({ file, source }) => SQL_IN_SOURCE.test(source) && !SQL_FILE_ALLOWED.some((re) => re.test(file)))
+    .map(({ file }) => `${file}: SQL outside a store file (move it into a <Thing>Queries class in store.ts)`);
+}
+
 describe('layering of src/', () => {
   it('every import runs along the layering (common ← protocol ← net, sandbox, browser ← checks ← agent; service on common and protocol)', () => {
     const imports = importsOfSrc();
@@ -269,5 +297,41 @@ describe('layering of src/', () => {
     ['src/service/app.ts', './checks/store.js', 'src/service/checks/store.js'],
   ])('allows %s importing %s', (file, specifier, target) => {
     expect(violations([{ file, specifier, target }])).toEqual([]);
+  });
+
+  it("SQL only in the service's store files", () => {
+    const files = sourceFiles(join(SRC, 'service')).map((path) => ({
+      file: relative(ROOT, path).split(sep).join('/'),
+      source: readFileSync(path, 'utf8'),
+    }));
+    expect(files.filter(({ source }) => SQL_IN_SOURCE.test(source)).length).toBeGreaterThan(10);
+    const found = sqlOutsideStores(files);
+    expect(found, found.join('\n')).toEqual([]);
+  });
+
+  it.each([
+    ['src/service/checks/routes.ts', "await ctx.db.selectFrom('checks').selectAll().execute();"],
+    ['src/service/platform/web/sessions.ts', "await db\n  .deleteFrom('web_sessions').execute();"],
+    [
+      'src/service/heartbeats/monitor.ts',
+      "await tx.updateTable('heartbeats').set({ due_at: null }).execute();",
+    ],
+    ['src/service/analytics/api-checks.ts', 'const q = sql<{ n: number }>`SELECT 1 AS n`;'],
+    ['src/service/status-pages/admin/subscribers.ts', 'await sql`DELETE FROM x`.execute(tx);'],
+    ['src/service/runs/queue/jobs.ts', "await tx.insertInto('jobs').values(row).execute();"],
+  ])('refuses SQL in %s', (file, source) => {
+    expect(sqlOutsideStores([{ file, source }])).toHaveLength(1);
+  });
+
+  it.each([
+    ['src/service/checks/store.ts', "await db.selectFrom('checks').selectAll().execute();"],
+    ['src/service/runs/results/outbox-store.ts', "await db.insertInto('result_outbox').values(r).execute();"],
+    ['src/service/status-pages/public/page-queries.ts', 'sql<number>`count(*)`'],
+    ['src/service/status-pages/retention.ts', "await db.deleteFrom('status_page_subscribers').execute();"],
+    ['src/service/platform/store/accounts.ts', "await db.insertInto('accounts').values(a).execute();"],
+    ['src/service/analytics/query.ts', 'return sql<{ lo: number }>`SELECT 1`;'],
+    ['src/service/checks/routes.ts', 'const s = new CheckQueries(ctx.db); // selectFrom, in a comment only'],
+  ])('allows %s with %s', (file, source) => {
+    expect(sqlOutsideStores([{ file, source }])).toEqual([]);
   });
 });

@@ -47,29 +47,13 @@ async function listAlerts(
   query: Static<typeof AlertListQuery>,
   checkId?: string,
 ): Promise<CheckAlertView[]> {
-  let q = ctx.db
-    .selectFrom('check_alerts')
-    .innerJoin('checks', 'checks.id', 'check_alerts.check_id')
-    .select([
-      'check_alerts.id',
-      'check_alerts.check_id',
-      'check_alerts.alert_type',
-      'check_alerts.episode_id',
-      'check_alerts.notified',
-      'check_alerts.result_id',
-      'check_alerts.doc',
-      'check_alerts.created_at',
-    ])
-    .where('check_alerts.account_id', '=', accountId)
-    .orderBy('check_alerts.created_at', 'desc')
-    .orderBy('check_alerts.id', 'desc')
-    .limit(query.limit)
-    .offset(offsetOf(query));
-  const id = checkId ?? query.checkId;
-  if (id) q = q.where('check_alerts.check_id', '=', id);
-  if (query.from !== undefined) q = q.where('check_alerts.created_at', '>=', query.from * 1000);
-  if (query.to !== undefined) q = q.where('check_alerts.created_at', '<', query.to * 1000);
-  const rows = await q.execute();
+  const rows = await new AlertQueries(ctx.db).alertPage(accountId, {
+    limit: query.limit,
+    offset: offsetOf(query),
+    checkId: checkId ?? query.checkId,
+    fromMs: query.from === undefined ? undefined : query.from * 1000,
+    toMs: query.to === undefined ? undefined : query.to * 1000,
+  });
   return rows.map((row): CheckAlertView => {
     const doc = JSON.parse(row.doc) as NotificationDoc & { INCIDENT_ID?: string };
     return {

@@ -173,4 +173,43 @@ export class AlertQueries {
       .orderBy('created_at')
       .execute();
   }
+
+  /**
+   * One page of the account's alerts (`check_alerts` ⨝ `checks`: alerts of deleted checks are left out),
+   * newest first (`created_at`, then `id`, descending), `limit` rows from `offset`; only `checkId`'s when
+   * given, and only those created in `[fromMs, toMs)` (epoch ms, each bound when given).
+   */
+  async alertPage(
+    accountId: string,
+    page: {
+      limit: number;
+      offset: number;
+      checkId?: string | undefined;
+      fromMs?: number | undefined;
+      toMs?: number | undefined;
+    },
+  ) {
+    let q = this.#db
+      .selectFrom('check_alerts')
+      .innerJoin('checks', 'checks.id', 'check_alerts.check_id')
+      .select([
+        'check_alerts.id',
+        'check_alerts.check_id',
+        'check_alerts.alert_type',
+        'check_alerts.episode_id',
+        'check_alerts.notified',
+        'check_alerts.result_id',
+        'check_alerts.doc',
+        'check_alerts.created_at',
+      ])
+      .where('check_alerts.account_id', '=', accountId)
+      .orderBy('check_alerts.created_at', 'desc')
+      .orderBy('check_alerts.id', 'desc')
+      .limit(page.limit)
+      .offset(page.offset);
+    if (page.checkId) q = q.where('check_alerts.check_id', '=', page.checkId);
+    if (page.fromMs !== undefined) q = q.where('check_alerts.created_at', '>=', page.fromMs);
+    if (page.toMs !== undefined) q = q.where('check_alerts.created_at', '<', page.toMs);
+    return q.execute();
+  }
 }

@@ -105,16 +105,9 @@ export class HeartbeatMonitor {
    */
   async start(): Promise<void> {
     const now = this.#now();
-    const moved = await this.#context.db
-      .updateTable('heartbeats')
-      .set((eb) => ({ due_at: eb(eb.val(now), '+', eb.ref('grace_ms')) }))
-      .where('due_at', '<', now)
-      .executeTakeFirst();
-    if (moved.numUpdatedRows > 0n) {
-      this.#log.info(
-        { heartbeats: Number(moved.numUpdatedRows) },
-        'deadlines passed while stopped moved to now + grace',
-      );
+    const moved = await new HeartbeatQueries(this.#context.db).movePassedDeadlines(now);
+    if (moved > 0n) {
+      this.#log.info({ heartbeats: Number(moved) }, 'deadlines passed while stopped moved to now + grace');
     }
     // croner's first search of a schedule that never occurs costs tens of ms cold; pay it here,
     // not in the request that validates one.
@@ -150,21 +143,18 @@ export class HeartbeatMonitor {
     nowMs: number,
   ): Promise<number | null> {
     const due = input.activated ? deadlineAfterMs(input.expectation, nowMs) : null;
-    await tx
-      .insertInto('heartbeats')
-      .values({
-        check_id: input.checkId,
-        account_id: input.accountId,
-        token: input.token,
-        status: input.activated ? 'NEW' : 'PAUSED',
-        due_at: due,
-        last_ping_at: null,
-        started_at: null,
-        ...expectationColumns(input.expectation),
-        created_at: nowMs,
-        updated_at: null,
-      })
-      .execute();
+    await new HeartbeatQueries(tx).insert({
+      check_id: input.checkId,
+      account_id: input.accountId,
+      token: input.token,
+      status: input.activated ? 'NEW' : 'PAUSED',
+      due_at: due,
+      last_ping_at: null,
+      started_at: null,
+      ...expectationColumns(input.expectation),
+      created_at: nowMs,
+      updated_at: null,
+    });
     return due;
   }
 
@@ -179,7 +169,8 @@ export class HeartbeatMonitor {
     input: { accountId: string; checkId: string; expectation: Expectation; activated: boolean },
     nowMs: number,
   ): Promise<number | null> {
-    const row = await new HeartbeatQueries(tx).byCheck(input.accountId, input.checkId);
+    const store = new HeartbeatQueries(tx);
+    const row = await store.byCheck(input.accountId, input.checkId);
     if (!row) return null;
     const before = expectationOf(row);
     const changed = JSON.stringify(before) !== JSON.stringify(input.expectation);
@@ -194,11 +185,12 @@ export class HeartbeatMonitor {
     } else if (changed && due !== null) {
       due = deadlineAfterMs(input.expectation, nowMs);
     }
-    await tx
-      .updateTable('heartbeats')
-      .set({ status, due_at: due, ...expectationColumns(input.expectation), updated_at: nowMs })
-      .where('check_id', '=', input.checkId)
-      .execute();
+    await store.reconfigure(input.checkId, {
+      status,
+      dueAtMs: due,
+      expectation: input.expectation,
+      nowMs,
+    });
     return due;
   }
 
@@ -278,43 +270,25 @@ export class HeartbeatMonitor {
     const currentDue = row.due_at === null ? null : Number(row.due_at);
     // Paused: the ping is kept, nothing else changes (never late, no result).
     if (status === 'PAUSED') {
-      await tx
-        .updateTable('heartbeats')
-        .set({ last_ping_at: now })
-        .where('check_id', '=', row.check_id)
-        .execute();
+      await store.setLastPing(row.check_id, now);
       return { answer: { outcome: 'OK' }, due: null };
     }
     if (input.kind === 'start') {
       // A run that started must finish within the grace, but an early start never makes the
       // heartbeat late sooner than its schedule would.
       const due = Math.max(now + expectation.graceMs, currentDue ?? 0);
-      await tx
-        .updateTable('heartbeats')
-        .set({
-          status: status === 'LATE' || status === 'FAILING' ? status : 'STARTED',
-          started_at: now,
-          due_at: due,
-          updated_at: now,
-        })
-        .where('check_id', '=', row.check_id)
-        .execute();
+      await store.recordStart(
+        row.check_id,
+        status === 'LATE' || status === 'FAILING' ? status : 'STARTED',
+        due,
+        now,
+      );
       return { answer: { outcome: 'OK' }, due };
     }
     const startedAt = row.started_at === null ? null : Number(row.started_at);
     const due = deadlineAfterMs(expectation, now);
     const failed = input.kind === 'fail';
-    await tx
-      .updateTable('heartbeats')
-      .set({
-        status: failed ? 'FAILING' : 'UP',
-        started_at: null,
-        last_ping_at: now,
-        due_at: due,
-        updated_at: now,
-      })
-      .where('check_id', '=', row.check_id)
-      .execute();
+    await store.recordPing(row.check_id, failed ? 'FAILING' : 'UP', due, now);
     const result = pingResult(input, startedAt, now);
     await this.#context.queue.results.storeServiceResult(
       { accountId: row.account_id, checkId: row.check_id, result, nowMs: now },
@@ -363,17 +337,13 @@ export class HeartbeatMonitor {
     for (;;) {
       const now = this.#now();
       const count = await this.#context.db.transaction().execute(async (tx) => {
-        const rows = await new HeartbeatQueries(tx).due(now, SWEEP_BATCH);
+        const store = new HeartbeatQueries(tx);
+        const rows = await store.due(now, SWEEP_BATCH);
         if (rows.length === 0) return 0;
-        await tx
-          .updateTable('heartbeats')
-          .set({ status: 'LATE', due_at: null, started_at: null, updated_at: now })
-          .where(
-            'check_id',
-            'in',
-            rows.map((r) => r.check_id),
-          )
-          .execute();
+        await store.markLate(
+          rows.map((r) => r.check_id),
+          now,
+        );
         for (const row of rows) {
           const lastPing =
             row.last_ping_at === null ? 'never' : new Date(Number(row.last_ping_at)).toISOString();

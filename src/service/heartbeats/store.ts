@@ -1,4 +1,4 @@
-import type { Kysely, Transaction } from 'kysely';
+import type { Insertable, Kysely, Transaction } from 'kysely';
 import type { Database } from '../platform/store/database.js';
 import type { Expectation } from './expectation.js';
 
@@ -133,6 +133,90 @@ export class HeartbeatQueries {
       .limit(1)
       .executeTakeFirst();
     return row?.due_at == null ? null : Number(row.due_at);
+  }
+
+  /**
+   * Start-up: moves every deadline that passed (`due_at` before `nowMs`, epoch ms) to `nowMs` + the
+   * heartbeat's `grace_ms`, in one statement.
+   * @returns how many heartbeats moved.
+   */
+  async movePassedDeadlines(nowMs: number): Promise<bigint> {
+    const moved = await this.#db
+      .updateTable('heartbeats')
+      .set((eb) => ({ due_at: eb(eb.val(nowMs), '+', eb.ref('grace_ms')) }))
+      .where('due_at', '<', nowMs)
+      .executeTakeFirst();
+    return moved.numUpdatedRows;
+  }
+
+  /** Inserts a heartbeat row (`due_at`, `created_at`, `updated_at`: epoch ms; durations in ms). */
+  async insert(row: Insertable<Database['heartbeats']>): Promise<void> {
+    await this.#db.insertInto('heartbeats').values(row).execute();
+  }
+
+  /**
+   * Writes an edit of check `checkId`'s heartbeat: its status, deadline (`dueAtMs`, epoch ms, null for
+   * none), expectation and `updated_at` (`nowMs`, epoch ms).
+   */
+  async reconfigure(
+    checkId: string,
+    change: { status: string; dueAtMs: number | null; expectation: Expectation; nowMs: number },
+  ): Promise<void> {
+    await this.#db
+      .updateTable('heartbeats')
+      .set({
+        status: change.status,
+        due_at: change.dueAtMs,
+        ...expectationColumns(change.expectation),
+        updated_at: change.nowMs,
+      })
+      .where('check_id', '=', checkId)
+      .execute();
+  }
+
+  /** A ping of a paused heartbeat: sets only its `last_ping_at` to `nowMs` (epoch ms). */
+  async setLastPing(checkId: string, nowMs: number): Promise<void> {
+    await this.#db
+      .updateTable('heartbeats')
+      .set({ last_ping_at: nowMs })
+      .where('check_id', '=', checkId)
+      .execute();
+  }
+
+  /**
+   * A `/start` ping: sets the heartbeat's `status`, `started_at` and `updated_at` to `nowMs` and `due_at` to
+   * `dueAtMs` (epoch ms); `last_ping_at` is left as it is.
+   */
+  async recordStart(checkId: string, status: string, dueAtMs: number, nowMs: number): Promise<void> {
+    await this.#db
+      .updateTable('heartbeats')
+      .set({ status, started_at: nowMs, due_at: dueAtMs, updated_at: nowMs })
+      .where('check_id', '=', checkId)
+      .execute();
+  }
+
+  /**
+   * A success or failure ping: sets the heartbeat's `status`, clears `started_at`, sets `last_ping_at` and
+   * `updated_at` to `nowMs` and `due_at` to `dueAtMs` (epoch ms; null: no deadline).
+   */
+  async recordPing(checkId: string, status: string, dueAtMs: number | null, nowMs: number): Promise<void> {
+    await this.#db
+      .updateTable('heartbeats')
+      .set({ status, started_at: null, last_ping_at: nowMs, due_at: dueAtMs, updated_at: nowMs })
+      .where('check_id', '=', checkId)
+      .execute();
+  }
+
+  /**
+   * Marks the heartbeats of `checkIds` LATE in one statement: no deadline, no run started, `updated_at`
+   * `nowMs` (epoch ms).
+   */
+  async markLate(checkIds: readonly string[], nowMs: number): Promise<void> {
+    await this.#db
+      .updateTable('heartbeats')
+      .set({ status: 'LATE', due_at: null, started_at: null, updated_at: nowMs })
+      .where('check_id', 'in', checkIds)
+      .execute();
   }
 
   /** Deletes a check's heartbeat and pings. */

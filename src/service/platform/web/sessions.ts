@@ -4,6 +4,7 @@ import type { Kysely } from 'kysely';
 import { hashApiKey, PRIVATE_LOCATION_KEY_PREFIX } from '../http/auth.js';
 import type { Database } from '../store/database.js';
 import { secretBoxOf } from '../store/secret-box.js';
+import { WebSessionQueries } from './store.js';
 
 const DAY_MS = 86_400_000;
 
@@ -93,7 +94,7 @@ export function cookieSecretOf(db: Kysely<Database>): Buffer {
  * Its CSRF token is derived from the id (HMAC), never stored.
  */
 export class WebSessions {
-  readonly #db: Kysely<Database>;
+  readonly #queries: WebSessionQueries;
   readonly #csrfKey: Buffer;
   readonly #now: () => number;
   readonly #appOrigin: string | null;
@@ -101,7 +102,7 @@ export class WebSessions {
 
   /** @throws TypeError when `appUrl` is not a URL. */
   constructor(db: Kysely<Database>, options: WebSessionsOptions) {
-    this.#db = db;
+    this.#queries = new WebSessionQueries(db);
     this.#csrfKey = options.csrfKey ?? secretBoxOf(db).deriveKey(CSRF_KEY_PURPOSE);
     this.#now = options.now ?? Date.now;
     const appUrl = new URL(options.appUrl);
@@ -115,18 +116,7 @@ export class WebSessions {
    */
   async signInKey(apiKey: string): Promise<SignInKey | null> {
     if (apiKey.startsWith(PRIVATE_LOCATION_KEY_PREFIX)) return null;
-    const row = await this.#db
-      .selectFrom('api_keys as k')
-      .innerJoin('accounts as a', 'a.id', 'k.account_id')
-      .select([
-        'k.id as apiKeyId',
-        'k.account_id as accountId',
-        'a.name as accountName',
-        'k.key_prefix',
-        'k.label',
-      ])
-      .where('k.key_hash', '=', hashApiKey(apiKey))
-      .executeTakeFirst();
+    const row = await this.#queries.signInKey(hashApiKey(apiKey));
     if (!row || row.label === EMBEDDED_AGENT_KEY_LABEL) return null;
     return {
       apiKeyId: row.apiKeyId,
@@ -153,18 +143,15 @@ export class WebSessions {
       lastSeenAt: now,
       expiresAt: now + SESSION_MAX_AGE_MS,
     };
-    await this.#db
-      .insertInto('web_sessions')
-      .values({
-        id_hash: session.idHash,
-        account_id: session.accountId,
-        api_key_id: session.apiKeyId,
-        created_at: session.createdAt,
-        last_seen_at: session.lastSeenAt,
-        expires_at: session.expiresAt,
-        user_agent: userAgent ? userAgent.slice(0, USER_AGENT_MAX_CHARS) : null,
-      })
-      .execute();
+    await this.#queries.insert({
+      id_hash: session.idHash,
+      account_id: session.accountId,
+      api_key_id: session.apiKeyId,
+      created_at: session.createdAt,
+      last_seen_at: session.lastSeenAt,
+      expires_at: session.expiresAt,
+      user_agent: userAgent ? userAgent.slice(0, USER_AGENT_MAX_CHARS) : null,
+    });
     return { id, session };
   }
 
@@ -176,37 +163,16 @@ export class WebSessions {
   async find(id: string): Promise<WebSession | null> {
     if (!SESSION_ID.test(id)) return null;
     const idHash = hashSessionId(id);
-    const row = await this.#db
-      .selectFrom('web_sessions as s')
-      // The key row must still exist, for the same account: deleting a key ends its sessions.
-      .innerJoin('api_keys as k', (join) =>
-        join.onRef('k.id', '=', 's.api_key_id').onRef('k.account_id', '=', 's.account_id'),
-      )
-      .innerJoin('accounts as a', 'a.id', 's.account_id')
-      .select([
-        's.account_id',
-        'a.name as account_name',
-        's.api_key_id',
-        'k.key_prefix',
-        's.created_at',
-        's.last_seen_at',
-        's.expires_at',
-      ])
-      .where('s.id_hash', '=', idHash)
-      .executeTakeFirst();
+    const row = await this.#queries.live(idHash);
     const now = this.#now();
     if (!row || now >= row.expires_at || now - row.last_seen_at >= SESSION_IDLE_MS) {
       // Gone, or over: make sure no row is left (a row whose key was deleted, an expired one).
-      await this.#db.deleteFrom('web_sessions').where('id_hash', '=', idHash).execute();
+      await this.#queries.delete(idHash);
       return null;
     }
     let lastSeenAt = row.last_seen_at;
     if (now - lastSeenAt >= LAST_SEEN_RESOLUTION_MS) {
-      await this.#db
-        .updateTable('web_sessions')
-        .set({ last_seen_at: now })
-        .where('id_hash', '=', idHash)
-        .execute();
+      await this.#queries.touch(idHash, now);
       lastSeenAt = now;
     }
     return {
@@ -223,7 +189,7 @@ export class WebSessions {
 
   /** Ends the session of `id` (deletes its row); nothing happens when there is none. */
   async end(id: string): Promise<void> {
-    await this.#db.deleteFrom('web_sessions').where('id_hash', '=', hashSessionId(id)).execute();
+    await this.#queries.delete(hashSessionId(id));
   }
 
   /** The CSRF token of session `id`: HMAC-SHA256 of the id under the derived `web-csrf` key, base64url. */

@@ -1,5 +1,5 @@
 import type { ResultRecorder } from '../../runs/index.js';
-import { recordFinalResult } from './store.js';
+import { CheckStatusQueries, recordFinalResult } from './store.js';
 
 /**
  * The result recorder of check statuses (QueueOptions.resultRecorders): runs in the transaction
@@ -14,11 +14,7 @@ export function checkStatusRecorder(): ResultRecorder {
   return async (tx, stored) => {
     const { result } = stored;
     if (result.resultType !== 'FINAL') return;
-    const row = await tx
-      .selectFrom('check_results')
-      .select(['check_session_id', 'started_at', 'stopped_at'])
-      .where('id', '=', stored.resultId)
-      .executeTakeFirst();
+    const row = await new CheckStatusQueries(tx).storedResult(stored.resultId);
     if (!row) return;
     await recordFinalResult(tx, {
       accountId: stored.accountId,

@@ -145,11 +145,26 @@ export async function deleteCheckStatuses(tx: Tx, accountId: string, checkId: st
     .execute();
 }
 
-/** The reads of `GET /v1/check-statuses`, every one scoped to one account. */
+/**
+ * The reads of `GET /v1/check-statuses`, every one scoped to one account, and the recorder's read of a
+ * stored result by its id (`storedResult`, in the result's transaction: construct it with `tx`).
+ */
 export class CheckStatusQueries {
-  readonly #db: Kysely<Database>;
-  constructor(db: Kysely<Database>) {
+  readonly #db: Tx;
+  constructor(db: Tx) {
     this.#db = db;
+  }
+
+  /**
+   * The session and times of the stored result `resultId` (`check_results`, one lookup by primary key):
+   * `started_at` and `stopped_at` in epoch ms. Undefined when there is no such row.
+   */
+  storedResult(resultId: string) {
+    return this.#db
+      .selectFrom('check_results')
+      .select(['check_session_id', 'started_at', 'stopped_at'])
+      .where('id', '=', resultId)
+      .executeTakeFirst();
   }
 
   /**

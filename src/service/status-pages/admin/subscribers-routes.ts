@@ -12,7 +12,7 @@ import {
   Timestamp,
 } from '../../platform/http/schema-helpers.js';
 import { PageQueries } from './store.js';
-import { SubscriberQueries } from './subscribers.js';
+import { SubscriberQueries } from './subscriber-store.js';
 
 const tags = ['status pages'];
 

@@ -4,10 +4,10 @@ import { subscriberMail } from './subscriber-mail.js';
 import {
   CONFIRMATION_TTL_MS,
   type SubscriberMailDoc,
-  SubscriberQueries,
   subscriberToken,
   UNSUBSCRIBE_TTL_MS,
 } from '../admin/subscribers.js';
+import { SubscriberQueries } from '../admin/subscriber-store.js';
 import type { StatusPageDoc } from '../admin/status-pages.js';
 import type { Database } from '../../platform/store/database.js';
 import { readDoc } from '../../platform/store/schema.js';

@@ -11,10 +11,10 @@ import {
   isSaneEmail,
   MAX_EMAIL_CHARS,
   pageServiceIds,
-  SubscriberQueries,
   type TokenPurpose,
   verifySubscriberToken,
 } from '../admin/subscribers.js';
+import { SubscriberQueries } from '../admin/subscriber-store.js';
 import { answerPageNotFound, pageAccessResolver, rewrittenUrlOf } from './access.js';
 import { findPageByUrl, pageServices } from './page-queries.js';
 import type { PublicPage } from './types.js';

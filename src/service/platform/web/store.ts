@@ -1,0 +1,89 @@
+import type { Insertable, Kysely } from 'kysely';
+import type { Database } from '../store/database.js';
+
+/** The `api_keys` row (with its account's name) a sign-in key hash names. */
+export type SignInKeyRow = {
+  apiKeyId: string;
+  accountId: string;
+  accountName: string;
+  key_prefix: string;
+  label: string | null;
+};
+
+/**
+ * The statements of web-app sessions (`web_sessions`, docs/web-app.md) and of the API keys they are opened
+ * with (`api_keys`): portable kysely only. The rules (which keys may sign in, expiry, idleness, CSRF) are
+ * `WebSessions`' (sessions.ts). Times in epoch ms.
+ */
+export class WebSessionQueries {
+  readonly #db: Kysely<Database>;
+  constructor(db: Kysely<Database>) {
+    this.#db = db;
+  }
+
+  /**
+   * The API key whose SHA-256 is `keyHash` (`api_keys.key_hash`), with its account's name; undefined when
+   * there is none. Reads `api_keys` ⨝ `accounts`.
+   */
+  signInKey(keyHash: string): Promise<SignInKeyRow | undefined> {
+    return this.#db
+      .selectFrom('api_keys as k')
+      .innerJoin('accounts as a', 'a.id', 'k.account_id')
+      .select([
+        'k.id as apiKeyId',
+        'k.account_id as accountId',
+        'a.name as accountName',
+        'k.key_prefix',
+        'k.label',
+      ])
+      .where('k.key_hash', '=', keyHash)
+      .executeTakeFirst();
+  }
+
+  /** Inserts a session row (`created_at`, `last_seen_at`, `expires_at`: epoch ms). */
+  async insert(row: Insertable<Database['web_sessions']>): Promise<void> {
+    await this.#db.insertInto('web_sessions').values(row).execute();
+  }
+
+  /**
+   * The session whose id hashes to `idHash`, with its account's name and its key's prefix; undefined when
+   * there is none or its API key was deleted (the key row must still exist, for the same account). Reads
+   * `web_sessions` ⨝ `api_keys` ⨝ `accounts`; `created_at`, `last_seen_at`, `expires_at` in epoch ms.
+   */
+  live(idHash: string) {
+    return (
+      this.#db
+        .selectFrom('web_sessions as s')
+        // The key row must still exist, for the same account: deleting a key ends its sessions.
+        .innerJoin('api_keys as k', (join) =>
+          join.onRef('k.id', '=', 's.api_key_id').onRef('k.account_id', '=', 's.account_id'),
+        )
+        .innerJoin('accounts as a', 'a.id', 's.account_id')
+        .select([
+          's.account_id',
+          'a.name as account_name',
+          's.api_key_id',
+          'k.key_prefix',
+          's.created_at',
+          's.last_seen_at',
+          's.expires_at',
+        ])
+        .where('s.id_hash', '=', idHash)
+        .executeTakeFirst()
+    );
+  }
+
+  /** Records a use of the session `idHash`: sets its `last_seen_at` to `lastSeenAtMs` (epoch ms). */
+  async touch(idHash: string, lastSeenAtMs: number): Promise<void> {
+    await this.#db
+      .updateTable('web_sessions')
+      .set({ last_seen_at: lastSeenAtMs })
+      .where('id_hash', '=', idHash)
+      .execute();
+  }
+
+  /** Deletes the session row `idHash`; nothing happens when there is none. */
+  async delete(idHash: string): Promise<void> {
+    await this.#db.deleteFrom('web_sessions').where('id_hash', '=', idHash).execute();
+  }
+}
