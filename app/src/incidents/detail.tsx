@@ -5,7 +5,7 @@ import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { deleteIncident, getIncident, postIncidentUpdate } from '../api/incidents.js';
 import { FormError } from '../ui/forms.js';
-import type { IncidentUpdateView, UpdateStatus } from '../api/schemas.js';
+import type { IncidentUpdateView, IncidentView, UpdateStatus } from '../api/schemas.js';
 import { Breadcrumbs, ConfirmButton, FormButtons, formLevelError } from '../ui/widgets.js';
 import { Empty, ErrorNotice, Loading, PageHeader } from '../ui/page.js';
 import { formatDateTime, formatRelative } from '../ui/format.js';
@@ -24,7 +24,7 @@ function formatDuration(fromIso: string, toMs: number): string {
   if (hours < 48) return `${hours} h ${minutes % 60} min`;
   return `${Math.floor(hours / 24)} days ${hours % 24} h`;
 }
-
+/** One incident's page. */
 export function IncidentDetail({ id }: { id: string }) {
   const { route } = useLocation();
   const incident = useLoad((signal) => getIncident(id, signal), [id], POLL_MS);
@@ -83,62 +83,75 @@ export function IncidentDetail({ id }: { id: string }) {
           onCancel={() => setEditing(false)}
         />
       ) : null}
-
-      <div class="card inc-summary">
-        <dl class="misc-dl">
-          <dt>Impact</dt>
-          <dd>
-            <ImpactBadge impact={data.impact} />
-          </dd>
-          <dt>Status</dt>
-          <dd>
-            {latest ? <UpdateStatusBadge status={latest.status} /> : <span class="muted">no update</span>}
-          </dd>
-          <dt>Services</dt>
-          <dd>
-            {data.services.length === 0 ? (
-              <span class="muted">none: no status page shows it</span>
-            ) : (
-              <ul class="misc-chips">
-                {data.services.map((s) => (
-                  <li key={s.id}>{s.name}</li>
-                ))}
-              </ul>
-            )}
-          </dd>
-          <dt>Started</dt>
-          <dd>{data.startedAt ? formatDateTime(data.startedAt) : <span class="muted">not started</span>}</dd>
-          <dt>Resolved</dt>
-          <dd>{data.stoppedAt ? formatDateTime(data.stoppedAt) : <span class="muted">not yet</span>}</dd>
-          {data.startedAt ? (
-            <>
-              <dt>{data.stoppedAt ? 'Lasted' : 'Going on for'}</dt>
-              <dd>
-                {formatDuration(
-                  data.startedAt,
-                  data.stoppedAt ? new Date(data.stoppedAt).getTime() : Date.now(),
-                )}
-              </dd>
-            </>
-          ) : null}
-        </dl>
-      </div>
+      <IncidentSummary incident={data} />
 
       <PostUpdate incidentId={id} current={latest?.status} onPosted={incident.reload} />
-
-      <section aria-labelledby="inc-updates">
-        <h2 id="inc-updates">Updates ({data.incidentUpdates.length})</h2>
-        {data.incidentUpdates.length === 0 ? (
-          <Empty>No update yet. Post one above to tell visitors what is happening.</Empty>
-        ) : (
-          <ol class="inc-timeline">
-            {data.incidentUpdates.map((u) => (
-              <UpdateItem key={u.id} update={u} />
-            ))}
-          </ol>
-        )}
-      </section>
+      <UpdatesTimeline incident={data} />
     </>
+  );
+}
+
+/** The incident's impact, latest status, services, start, resolution and duration. */
+function IncidentSummary({ incident: data }: { incident: IncidentView }) {
+  const latest = data.incidentUpdates[0];
+  return (
+    <div class="card inc-summary">
+      <dl class="misc-dl">
+        <dt>Impact</dt>
+        <dd>
+          <ImpactBadge impact={data.impact} />
+        </dd>
+        <dt>Status</dt>
+        <dd>
+          {latest ? <UpdateStatusBadge status={latest.status} /> : <span class="muted">no update</span>}
+        </dd>
+        <dt>Services</dt>
+        <dd>
+          {data.services.length === 0 ? (
+            <span class="muted">none: no status page shows it</span>
+          ) : (
+            <ul class="misc-chips">
+              {data.services.map((s) => (
+                <li key={s.id}>{s.name}</li>
+              ))}
+            </ul>
+          )}
+        </dd>
+        <dt>Started</dt>
+        <dd>{data.startedAt ? formatDateTime(data.startedAt) : <span class="muted">not started</span>}</dd>
+        <dt>Resolved</dt>
+        <dd>{data.stoppedAt ? formatDateTime(data.stoppedAt) : <span class="muted">not yet</span>}</dd>
+        {data.startedAt ? (
+          <>
+            <dt>{data.stoppedAt ? 'Lasted' : 'Going on for'}</dt>
+            <dd>
+              {formatDuration(
+                data.startedAt,
+                data.stoppedAt ? new Date(data.stoppedAt).getTime() : Date.now(),
+              )}
+            </dd>
+          </>
+        ) : null}
+      </dl>
+    </div>
+  );
+}
+
+/** The incident's updates, newest first. */
+function UpdatesTimeline({ incident: data }: { incident: IncidentView }) {
+  return (
+    <section aria-labelledby="inc-updates">
+      <h2 id="inc-updates">Updates ({data.incidentUpdates.length})</h2>
+      {data.incidentUpdates.length === 0 ? (
+        <Empty>No update yet. Post one above to tell visitors what is happening.</Empty>
+      ) : (
+        <ol class="inc-timeline">
+          {data.incidentUpdates.map((u) => (
+            <UpdateItem key={u.id} update={u} />
+          ))}
+        </ol>
+      )}
+    </section>
   );
 }
 

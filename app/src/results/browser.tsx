@@ -178,9 +178,6 @@ function ErrorsList({ errors }: { errors: readonly BrowserError[] }) {
  */
 export function BrowserPartView({ part, level }: { part: BrowserPart; level: HeadingLevel }) {
   const sub = below(level);
-  const errors = part.errors ?? [];
-  const failing = errors.filter((e) => FAILING_KINDS.has(e.kind));
-  const reported = errors.filter((e) => !FAILING_KINDS.has(e.kind));
   const steps = part.steps ?? [];
   const pages = part.pages ?? [];
   const scrubbing = part.scrubbing;
@@ -210,90 +207,11 @@ export function BrowserPartView({ part, level }: { part: BrowserPart; level: Hea
         </>
       ) : null}
 
-      <Heading level={sub}>Errors</Heading>
-      {failing.length > 0 ? (
-        <ErrorsList errors={failing} />
-      ) : (
-        <p>
-          <PassMark ok okText="No error failed the run." />
-        </p>
-      )}
-      {reported.length > 0 ? (
-        <details class="rv-details" open={failing.length === 0}>
-          <summary>
-            Page errors, console errors and failed requests ({reported.length}): reported, they do not fail
-            the run
-          </summary>
-          <ErrorsList errors={reported} />
-        </details>
-      ) : null}
-      {part.droppedErrors > 0 ? (
-        <p class="muted">
-          {part.droppedErrors.toLocaleString()} more errors were dropped (past the kept number).
-        </p>
-      ) : null}
+      <BrowserErrors part={part} level={sub} />
 
-      {pages.length > 0 ? (
-        <>
-          <Heading level={sub}>Web vitals</Heading>
-          <ScrollRegion label="Web vitals of each page the script visited">
-            <table class="rv-vitals">
-              <caption class="visually-hidden">Web vitals of each page the script visited</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Page</th>
-                  {VITALS.map((v) => (
-                    <th key={v.name} scope="col">
-                      <abbr title={v.label}>{v.name}</abbr>
-                    </th>
-                  ))}
-                </tr>
-              </thead>
-              <tbody>
-                {pages.map((page, i) => (
-                  // Pages may be visited twice; their order is their identity.
-                  <tr key={i}>
-                    <th scope="row" class="rv-mono rv-break">
-                      {page.url}
-                    </th>
-                    {VITALS.map((v) => (
-                      <td key={v.name}>
-                        <VitalValue name={v.name} value={page.webVitals?.[v.name]} />
-                      </td>
-                    ))}
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </ScrollRegion>
-          <p class="muted rv-small">
-            Ratings follow web.dev's thresholds: good, needs improvement, poor. CLS has no unit.
-          </p>
-        </>
-      ) : null}
+      {pages.length > 0 ? <WebVitalsTable pages={pages} level={sub} /> : null}
 
-      {scrubbing ? (
-        <>
-          <Heading level={sub}>Scrubbing</Heading>
-          {scrubbing.artifactsWithheld ? (
-            <p class="notice notice-error">
-              A secret was still found in the artifacts after scrubbing, so none was uploaded.
-            </p>
-          ) : null}
-          {scrubbing.shortSecretsNotScrubbed > 0 ? (
-            <p class="notice notice-error">
-              {scrubbing.shortSecretsNotScrubbed} secret values of 3 characters or fewer are too short to
-              scrub safely: the artifacts they could appear in were withheld.
-            </p>
-          ) : null}
-          <Facts
-            facts={[
-              { term: 'Secret values replaced', value: scrubbing.secretValues.toLocaleString() },
-              { term: 'Credential headers replaced', value: scrubbing.credentialHeaders.toLocaleString() },
-            ]}
-          />
-        </>
-      ) : null}
+      {scrubbing ? <ScrubbingFacts scrubbing={scrubbing} level={sub} /> : null}
 
       {trimmed.length > 0 ? (
         <>
@@ -317,5 +235,112 @@ export function BrowserPartView({ part, level }: { part: BrowserPart; level: Hea
         </>
       ) : null}
     </section>
+  );
+}
+
+/** The errors that failed the run, then (folded when some failed) those only reported. */
+function BrowserErrors({ part, level: sub }: { part: BrowserPart; level: HeadingLevel }) {
+  const errors = part.errors ?? [];
+  const failing = errors.filter((e) => FAILING_KINDS.has(e.kind));
+  const reported = errors.filter((e) => !FAILING_KINDS.has(e.kind));
+  return (
+    <>
+      <Heading level={sub}>Errors</Heading>
+      {failing.length > 0 ? (
+        <ErrorsList errors={failing} />
+      ) : (
+        <p>
+          <PassMark ok okText="No error failed the run." />
+        </p>
+      )}
+      {reported.length > 0 ? (
+        <details class="rv-details" open={failing.length === 0}>
+          <summary>
+            Page errors, console errors and failed requests ({reported.length}): reported, they do not fail
+            the run
+          </summary>
+          <ErrorsList errors={reported} />
+        </details>
+      ) : null}
+      {part.droppedErrors > 0 ? (
+        <p class="muted">
+          {part.droppedErrors.toLocaleString()} more errors were dropped (past the kept number).
+        </p>
+      ) : null}
+    </>
+  );
+}
+
+/** The web vitals of each page the script visited, rated. */
+function WebVitalsTable({ pages, level: sub }: { pages: BrowserPart['pages']; level: HeadingLevel }) {
+  return (
+    <>
+      <Heading level={sub}>Web vitals</Heading>
+      <ScrollRegion label="Web vitals of each page the script visited">
+        <table class="rv-vitals">
+          <caption class="visually-hidden">Web vitals of each page the script visited</caption>
+          <thead>
+            <tr>
+              <th scope="col">Page</th>
+              {VITALS.map((v) => (
+                <th key={v.name} scope="col">
+                  <abbr title={v.label}>{v.name}</abbr>
+                </th>
+              ))}
+            </tr>
+          </thead>
+          <tbody>
+            {pages.map((page, i) => (
+              // Pages may be visited twice; their order is their identity.
+              <tr key={i}>
+                <th scope="row" class="rv-mono rv-break">
+                  {page.url}
+                </th>
+                {VITALS.map((v) => (
+                  <td key={v.name}>
+                    <VitalValue name={v.name} value={page.webVitals?.[v.name]} />
+                  </td>
+                ))}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </ScrollRegion>
+      <p class="muted rv-small">
+        Ratings follow web.dev's thresholds: good, needs improvement, poor. CLS has no unit.
+      </p>
+    </>
+  );
+}
+
+/** What scrubbing replaced, and whether it withheld the artifacts. */
+function ScrubbingFacts({
+  scrubbing,
+  level: sub,
+}: {
+  scrubbing: NonNullable<BrowserPart['scrubbing']>;
+  level: HeadingLevel;
+}) {
+  return (
+    <>
+      <Heading level={sub}>Scrubbing</Heading>
+      {scrubbing.artifactsWithheld ? (
+        <p class="notice notice-error">
+          A secret was still found in the artifacts after scrubbing, so none was uploaded.
+        </p>
+      ) : null}
+      {scrubbing.shortSecretsNotScrubbed > 0 ? (
+        <p class="notice notice-error">
+          {scrubbing.shortSecretsNotScrubbed} secret values of 3 characters or fewer are too short to scrub
+          safely: the artifacts they could appear in were withheld.
+        </p>
+      ) : null}
+      <Facts
+        facts={[
+          { term: 'Secret values replaced', value: scrubbing.secretValues.toLocaleString() },
+          { term: 'Credential headers replaced', value: scrubbing.credentialHeaders.toLocaleString() },
+        ]}
+      />
+    </>
   );
 }

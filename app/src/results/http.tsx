@@ -209,7 +209,6 @@ function isJson(headers: Record<string, string> | undefined): boolean {
  */
 export function HttpPartView({ part, level }: { part: HttpPart; level: HeadingLevel }) {
   const sub = below(level);
-  const { request, response } = part;
   const redirects = part.redirects ?? [];
   return (
     <section class="rv-part">
@@ -226,7 +225,39 @@ export function HttpPartView({ part, level }: { part: HttpPart; level: HeadingLe
           <Waterfall phases={part.timingPhases} />
         </>
       ) : null}
+      <HttpRequestView request={part.request} level={sub} />
 
+      {redirects.length > 0 ? (
+        <>
+          <Heading level={sub}>Redirects</Heading>
+          <ol class="rv-redirects">
+            {redirects.map((r, i) => (
+              // Redirects may repeat a URL; their order is their identity.
+              <li key={i}>
+                <span class="rv-mono">{r.statusCode}</span> <span class="rv-mono rv-break">{r.url}</span>
+              </li>
+            ))}
+          </ol>
+        </>
+      ) : null}
+      <HttpResponseView response={part.response} requestUrl={part.request?.url} level={sub} />
+
+      <ConnectionFacts part={part} level={sub} />
+
+      {part.certificate ? (
+        <>
+          <Heading level={sub}>Certificate</Heading>
+          <CertificateFacts certificate={part.certificate} />
+        </>
+      ) : null}
+    </section>
+  );
+}
+
+/** The request as sent: method, URL, headers and body. */
+function HttpRequestView({ request, level: sub }: { request: HttpPart['request']; level: HeadingLevel }) {
+  return (
+    <>
       <Heading level={sub}>Request</Heading>
       {request ? (
         <>
@@ -250,21 +281,22 @@ export function HttpPartView({ part, level }: { part: HttpPart; level: HeadingLe
       ) : (
         <p class="muted">The request was not recorded.</p>
       )}
+    </>
+  );
+}
 
-      {redirects.length > 0 ? (
-        <>
-          <Heading level={sub}>Redirects</Heading>
-          <ol class="rv-redirects">
-            {redirects.map((r, i) => (
-              // Redirects may repeat a URL; their order is their identity.
-              <li key={i}>
-                <span class="rv-mono">{r.statusCode}</span> <span class="rv-mono rv-break">{r.url}</span>
-              </li>
-            ))}
-          </ol>
-        </>
-      ) : null}
-
+/** The response: status, final URL, body size, headers and body. */
+function HttpResponseView({
+  response,
+  requestUrl,
+  level: sub,
+}: {
+  response: HttpPart['response'];
+  requestUrl: string | undefined;
+  level: HeadingLevel;
+}) {
+  return (
+    <>
       <Heading level={sub}>Response</Heading>
       {response ? (
         <>
@@ -274,7 +306,7 @@ export function HttpPartView({ part, level }: { part: HttpPart; level: HeadingLe
                 term: 'Status',
                 value: <span class="rv-mono">{statusLine(response.statusCode, response.statusText)}</span>,
               },
-              response.url && response.url !== request?.url
+              response.url && response.url !== requestUrl
                 ? { term: 'Answered by', value: <span class="rv-mono rv-break">{response.url}</span> }
                 : null,
               {
@@ -310,7 +342,14 @@ export function HttpPartView({ part, level }: { part: HttpPart; level: HeadingLe
       ) : (
         <p class="muted">No response arrived.</p>
       )}
+    </>
+  );
+}
 
+/** The connection: resolved and connected address, IP family and resolver. */
+function ConnectionFacts({ part, level: sub }: { part: HttpPart; level: HeadingLevel }) {
+  return (
+    <>
       <Heading level={sub}>Connection</Heading>
       <Facts
         facts={[
@@ -334,13 +373,6 @@ export function HttpPartView({ part, level }: { part: HttpPart; level: HeadingLe
           },
         ]}
       />
-
-      {part.certificate ? (
-        <>
-          <Heading level={sub}>Certificate</Heading>
-          <CertificateFacts certificate={part.certificate} />
-        </>
-      ) : null}
-    </section>
+    </>
   );
 }

@@ -241,68 +241,9 @@ export function ResultView({
   const logs = result.logs ?? [];
   return (
     <div class="rv">
-      <Facts
-        facts={[
-          { term: 'Status', value: <RunStatusBadge status={result.status} /> },
-          {
-            term: 'Response time',
-            value: (
-              <>
-                {formatMs(result.responseTime)}
-                {result.overMaxResponseTime ? (
-                  <span class="rv-over">
-                    <span aria-hidden="true"> ✕</span> over the maximum response time
-                  </span>
-                ) : null}
-              </>
-            ),
-          },
-          { term: 'Run location', value: <span class="rv-mono">{result.runLocation}</span> },
-          {
-            term: 'Started',
-            value: <time dateTime={result.startedAt}>{formatDateTime(result.startedAt)}</time>,
-          },
-          {
-            term: 'Stopped',
-            value: <time dateTime={result.stoppedAt}>{formatDateTime(result.stoppedAt)}</time>,
-          },
-          { term: 'Attempt', value: String(result.attempts) },
-          { term: 'Result type', value: resultTypeText(result.resultType, result.attempts) },
-        ]}
-      />
+      <ResultFacts result={result} />
 
-      {result.hasErrors ? (
-        <div class="notice notice-error">
-          <strong>The agent could not run the check</strong>
-          {result.errorMessage ? <p class="rv-error-text">{result.errorMessage}</p> : null}
-        </div>
-      ) : result.errorMessage ? (
-        <div class="notice notice-error">
-          <strong>Error</strong>
-          <p class="rv-error-text">{result.errorMessage}</p>
-        </div>
-      ) : null}
-
-      {result.truncated ? (
-        <div class="notice">
-          <strong>This result was truncated</strong>
-          <p>
-            The agent cut it to fit the service's size limit ({result.truncated.reason}; it was{' '}
-            {formatBytes(result.truncated.originalSizeBytes)}). Cut texts end with “…[truncated N bytes]”.
-          </p>
-          {result.truncated.fields.length > 0 ? (
-            <p>
-              Fields cut:{' '}
-              {result.truncated.fields.map((f, i) => (
-                <span key={f}>
-                  {i > 0 ? ', ' : ''}
-                  <code>{f}</code>
-                </span>
-              ))}
-            </p>
-          ) : null}
-        </div>
-      ) : null}
+      <ResultErrors result={result} />
 
       {result.assertions !== undefined &&
       // Only the types that take assertions (API, URL, TCP, DNS, ICMP) say when they have none.
@@ -343,5 +284,80 @@ export function ResultView({
         )}
       </section>
     </div>
+  );
+}
+
+/** The result's status, response time, run location, times, attempt and result type. */
+function ResultFacts({ result }: { result: ResultData }) {
+  return (
+    <Facts
+      facts={[
+        { term: 'Status', value: <RunStatusBadge status={result.status} /> },
+        {
+          term: 'Response time',
+          value: (
+            <>
+              {formatMs(result.responseTime)}
+              {result.overMaxResponseTime ? (
+                <span class="rv-over">
+                  <span aria-hidden="true"> ✕</span> over the maximum response time
+                </span>
+              ) : null}
+            </>
+          ),
+        },
+        { term: 'Run location', value: <span class="rv-mono">{result.runLocation}</span> },
+        {
+          term: 'Started',
+          value: <time dateTime={result.startedAt}>{formatDateTime(result.startedAt)}</time>,
+        },
+        {
+          term: 'Stopped',
+          value: <time dateTime={result.stoppedAt}>{formatDateTime(result.stoppedAt)}</time>,
+        },
+        { term: 'Attempt', value: String(result.attempts) },
+        { term: 'Result type', value: resultTypeText(result.resultType, result.attempts) },
+      ]}
+    />
+  );
+}
+
+/** Why the run failed (an error of the agent or of the check), and what the agent truncated. */
+function ResultErrors({ result }: { result: ResultData }) {
+  return (
+    <>
+      {result.hasErrors ? (
+        <div class="notice notice-error">
+          <strong>The agent could not run the check</strong>
+          {result.errorMessage ? <p class="rv-error-text">{result.errorMessage}</p> : null}
+        </div>
+      ) : result.errorMessage ? (
+        <div class="notice notice-error">
+          <strong>Error</strong>
+          <p class="rv-error-text">{result.errorMessage}</p>
+        </div>
+      ) : null}
+
+      {result.truncated ? (
+        <div class="notice">
+          <strong>This result was truncated</strong>
+          <p>
+            The agent cut it to fit the service's size limit ({result.truncated.reason}; it was{' '}
+            {formatBytes(result.truncated.originalSizeBytes)}). Cut texts end with “…[truncated N bytes]”.
+          </p>
+          {result.truncated.fields.length > 0 ? (
+            <p>
+              Fields cut:{' '}
+              {result.truncated.fields.map((f, i) => (
+                <span key={f}>
+                  {i > 0 ? ', ' : ''}
+                  <code>{f}</code>
+                </span>
+              ))}
+            </p>
+          ) : null}
+        </div>
+      ) : null}
+    </>
   );
 }

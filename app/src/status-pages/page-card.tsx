@@ -23,125 +23,153 @@ export function PageCard({
   onChanged: () => void;
 }) {
   const headingId = `sp-page-${page.id}`;
-  const open = page.incidents.filter((i) => i.lastUpdateStatus !== 'RESOLVED');
   return (
     <article class="card sp-page" aria-labelledby={headingId}>
-      <div class="misc-section-head">
-        <h3 id={headingId}>{page.name}</h3>
-        <div class="misc-buttons">
-          <button type="button" class="button-secondary misc-small" onClick={onEdit}>
-            Edit<span class="visually-hidden"> {page.name}</span>
-          </button>
-          <ConfirmButton
-            small
-            label={
-              <>
-                Delete<span class="visually-hidden"> {page.name}</span>
-              </>
-            }
-            question={
-              <>
-                Delete the status page <strong>{page.name}</strong>? Its address stops answering; its services
-                and incidents stay.
-              </>
-            }
-            confirmLabel="Delete page"
-            onConfirm={async () => {
-              await deleteStatusPage(page.id);
-              onDeleted();
-            }}
-          />
-        </div>
-      </div>
-      <p class="sp-meta">
-        <a href={`/status/${encodeURIComponent(page.url)}`} target="_blank" rel="noopener noreferrer">
-          /status/{page.url}
-          <span class="visually-hidden"> (opens in a new tab)</span>
-          <span aria-hidden="true"> ↗</span>
-        </a>{' '}
-        {page.isPrivate ? (
-          <span class="badge badge-paused">
-            <span aria-hidden="true" class="badge-glyph">
-              ○
-            </span>
-            Private
-          </span>
-        ) : (
-          <span class="badge badge-passing">
-            <span aria-hidden="true" class="badge-glyph">
-              ●
-            </span>
-            Public
-          </span>
-        )}
-        {page.isPrivate ? (
-          <span class="muted">
-            {' '}
-            · {page.keys.length === 1 ? '1 access key' : `${page.keys.length} access keys`}
-          </span>
-        ) : null}
-        {page.customDomain ? (
-          <span class="muted">
-            {' '}
-            · {page.customDomain}{' '}
-            {page.customDomainStatus === 'VERIFIED' ? (
-              <span class="badge badge-passing">
-                <span aria-hidden="true" class="badge-glyph">
-                  ●
-                </span>
-                Domain verified
-              </span>
-            ) : (
-              <span class="badge badge-pending">
-                <span aria-hidden="true" class="badge-glyph">
-                  ○
-                </span>
-                Domain pending
-              </span>
-            )}
-          </span>
-        ) : null}
-      </p>
+      <PageCardHead page={page} headingId={headingId} onEdit={onEdit} onDeleted={onDeleted} />
+      <PageMeta page={page} />
       {page.customDomain && page.customDomainStatus === 'PENDING' && page.customDomainVerification ? (
         <DomainVerification page={page} onChecked={onChanged} />
       ) : null}
       {page.description ? <p class="sp-description">{page.description}</p> : null}
-      {page.cards.length === 0 ? (
-        <p class="muted">No card: the page shows no service yet. Edit it to add cards.</p>
-      ) : (
-        <ul class="sp-cards" aria-label={`Cards of ${page.name}`}>
-          {page.cards.map((card) => (
-            <li key={card.id}>
-              <strong>{card.name}</strong>
-              {card.services.length === 0 ? (
-                <span class="muted"> (no service)</span>
-              ) : (
-                <ul class="misc-chips" aria-label={`Services of card ${card.name}`}>
-                  {card.services.map((s) => (
-                    <li key={s.id}>{s.name}</li>
-                  ))}
-                </ul>
-              )}
-            </li>
-          ))}
-        </ul>
-      )}
-      <p class="muted sp-incidents">
-        {open.length === 0 ? (
-          'No open incident on its services.'
-        ) : (
-          <>
-            Open incidents:{' '}
-            {open.map((i, n) => (
-              <span key={i.id}>
-                {n > 0 ? ', ' : ''}
-                <a href={`/incidents/${encodeURIComponent(i.id)}`}>{i.name}</a>
-              </span>
-            ))}
-          </>
-        )}
-      </p>
+      <PageCards page={page} />
+      <OpenIncidents page={page} />
     </article>
+  );
+}
+
+/** The page's name, Edit and Delete. */
+function PageCardHead({
+  page,
+  headingId,
+  onEdit,
+  onDeleted,
+}: {
+  page: StatusPage;
+  headingId: string;
+  onEdit: () => void;
+  onDeleted: () => void;
+}) {
+  return (
+    <div class="misc-section-head">
+      <h3 id={headingId}>{page.name}</h3>
+      <div class="misc-buttons">
+        <button type="button" class="button-secondary misc-small" onClick={onEdit}>
+          Edit<span class="visually-hidden"> {page.name}</span>
+        </button>
+        <ConfirmButton
+          small
+          label={
+            <>
+              Delete<span class="visually-hidden"> {page.name}</span>
+            </>
+          }
+          question={
+            <>
+              Delete the status page <strong>{page.name}</strong>? Its address stops answering; its services
+              and incidents stay.
+            </>
+          }
+          confirmLabel="Delete page"
+          onConfirm={async () => {
+            await deleteStatusPage(page.id);
+            onDeleted();
+          }}
+        />
+      </div>
+    </div>
+  );
+}
+
+/** A badge: its glyph (hidden from assistive technology) and its text. */
+function Badge({ kind, glyph, text }: { kind: string; glyph: string; text: string }) {
+  return (
+    <span class={`badge badge-${kind}`}>
+      <span aria-hidden="true" class="badge-glyph">
+        {glyph}
+      </span>
+      {text}
+    </span>
+  );
+}
+
+/** The page's link, visibility, access keys and custom domain with its state. */
+function PageMeta({ page }: { page: StatusPage }) {
+  return (
+    <p class="sp-meta">
+      <a href={`/status/${encodeURIComponent(page.url)}`} target="_blank" rel="noopener noreferrer">
+        /status/{page.url}
+        <span class="visually-hidden"> (opens in a new tab)</span>
+        <span aria-hidden="true"> ↗</span>
+      </a>{' '}
+      {page.isPrivate ? (
+        <Badge kind="paused" glyph="○" text="Private" />
+      ) : (
+        <Badge kind="passing" glyph="●" text="Public" />
+      )}
+      {page.isPrivate ? (
+        <span class="muted">
+          {' '}
+          · {page.keys.length === 1 ? '1 access key' : `${page.keys.length} access keys`}
+        </span>
+      ) : null}
+      {page.customDomain ? (
+        <span class="muted">
+          {' '}
+          · {page.customDomain}{' '}
+          {page.customDomainStatus === 'VERIFIED' ? (
+            <Badge kind="passing" glyph="●" text="Domain verified" />
+          ) : (
+            <Badge kind="pending" glyph="○" text="Domain pending" />
+          )}
+        </span>
+      ) : null}
+    </p>
+  );
+}
+
+/** The page's cards with their services. */
+function PageCards({ page }: { page: StatusPage }) {
+  return page.cards.length === 0 ? (
+    <p class="muted">No card: the page shows no service yet. Edit it to add cards.</p>
+  ) : (
+    <ul class="sp-cards" aria-label={`Cards of ${page.name}`}>
+      {page.cards.map((card) => (
+        <li key={card.id}>
+          <strong>{card.name}</strong>
+          {card.services.length === 0 ? (
+            <span class="muted"> (no service)</span>
+          ) : (
+            <ul class="misc-chips" aria-label={`Services of card ${card.name}`}>
+              {card.services.map((s) => (
+                <li key={s.id}>{s.name}</li>
+              ))}
+            </ul>
+          )}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+/** The open incidents on the page's services, each a link. */
+function OpenIncidents({ page }: { page: StatusPage }) {
+  const open = page.incidents.filter((i) => i.lastUpdateStatus !== 'RESOLVED');
+  return (
+    <p class="muted sp-incidents">
+      {open.length === 0 ? (
+        'No open incident on its services.'
+      ) : (
+        <>
+          Open incidents:{' '}
+          {open.map((i, n) => (
+            <span key={i.id}>
+              {n > 0 ? ', ' : ''}
+              <a href={`/incidents/${encodeURIComponent(i.id)}`}>{i.name}</a>
+            </span>
+          ))}
+        </>
+      )}
+    </p>
   );
 }
 

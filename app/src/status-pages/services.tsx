@@ -114,15 +114,6 @@ function ServiceRow({
   pageNames: ReadonlyMap<string, string>;
   onChanged: () => void;
 }) {
-  /** The 409 of a service a card still shows, naming the pages (the API names them by id). */
-  const describeError = (err: unknown) => {
-    const ids = err instanceof ApiError ? err.body?.attributes?.statusPageIds : undefined;
-    if (err instanceof ApiError && err.status === 409 && Array.isArray(ids)) {
-      const names = ids.map((id) => pageNames.get(String(id)) ?? String(id));
-      return `It cannot be deleted: a card of ${names.length === 1 ? 'the status page' : 'the status pages'} ${names.join(', ')} shows it. Remove it from their cards first.`;
-    }
-    return messageOf(err);
-  };
   const [renaming, setRenaming] = useState(false);
   const [name, setName] = useState(service.name);
   const [busy, setBusy] = useState(false);
@@ -180,28 +171,53 @@ function ServiceRow({
               Rename<span class="visually-hidden"> {service.name}</span>
             </button>
           ) : null}
-          <ConfirmButton
-            small
-            label={
-              <>
-                Delete<span class="visually-hidden"> {service.name}</span>
-              </>
-            }
-            question={
-              <>
-                Delete the service <strong>{service.name}</strong>? Incidents that list it lose the link. A
-                service a card still shows cannot be deleted.
-              </>
-            }
-            confirmLabel="Delete service"
-            describeError={describeError}
-            onConfirm={async () => {
-              await deleteService(service.id);
-              onChanged();
-            }}
-          />
+          <DeleteService service={service} pageNames={pageNames} onDeleted={onChanged} />
         </div>
       </td>
     </tr>
+  );
+}
+
+/** The 409 of a service a card still shows, naming the pages (the API names them by id). */
+function deleteErrorOf(err: unknown, pageNames: ReadonlyMap<string, string>): string {
+  const ids = err instanceof ApiError ? err.body?.attributes?.statusPageIds : undefined;
+  if (err instanceof ApiError && err.status === 409 && Array.isArray(ids)) {
+    const names = ids.map((id) => pageNames.get(String(id)) ?? String(id));
+    return `It cannot be deleted: a card of ${names.length === 1 ? 'the status page' : 'the status pages'} ${names.join(', ')} shows it. Remove it from their cards first.`;
+  }
+  return messageOf(err);
+}
+
+/** Delete of one service, asked first; a 409 names the pages whose cards still show it. */
+function DeleteService({
+  service,
+  pageNames,
+  onDeleted,
+}: {
+  service: ServiceView;
+  pageNames: ReadonlyMap<string, string>;
+  onDeleted: () => void;
+}) {
+  return (
+    <ConfirmButton
+      small
+      label={
+        <>
+          Delete<span class="visually-hidden"> {service.name}</span>
+        </>
+      }
+      question={
+        <>
+          Delete the service <strong>{service.name}</strong>? Incidents that list it lose the link. A service
+          a card still shows cannot be deleted.
+        </>
+      }
+      confirmLabel="Delete service"
+      describeError={(err) => deleteErrorOf(err, pageNames)}
+      onConfirm={async () => {
+        await deleteService(service.id);
+        onDeleted();
+      }}
+    />
   );
 }

@@ -92,32 +92,107 @@ function plotData(
  * the series or the colour scheme change), resized with its container (ResizeObserver), and destroyed on
  * unmount. Colours come from the CSS tokens `--chart-1…5`, `--fg-muted` and `--border`.
  */
-export function TimeChart({
-  caption,
-  times,
-  series,
-  kind = 'lines',
-  range,
-  height = 240,
-  format = formatMs,
-  emptyText = 'No runs in this window.',
-}: TimeChartProps) {
-  const plotRef = useRef<HTMLDivElement>(null);
-  const readoutRef = useRef<HTMLParagraphElement>(null);
-  const chartRef = useRef<uPlot | null>(null);
-  const formatRef = useRef(format);
-  formatRef.current = format;
+
+type Colours = ReturnType<typeof readColours>;
+type Raw = { series: readonly ChartSeries[]; order: number[]; times: readonly number[] };
+type Ref<T> = { current: T };
+
+/** The uPlot series of the drawn layers, in drawing order: bars or (dashed after the fifth) lines. */
+function seriesOptions(colours: Colours, labelled: readonly ChartSeries[], drawn: number[], kind: ChartKind) {
+  const bars = kind === 'stacked-bars' ? uPlot.paths.bars?.({ size: [0.85, 48], gap: 1 }) : undefined;
+  return drawn.map((i): uPlot.Series => {
+    const look = lookOf(i);
+    const colour =
+      colours.series[SERIES_TOKENS.indexOf(look.token as (typeof SERIES_TOKENS)[number])] ?? colours.axis;
+    const s = labelled[i];
+    return bars
+      ? {
+          label: s?.label ?? '',
+          stroke: colour,
+          fill: colour,
+          width: 0,
+          paths: bars,
+          points: { show: false },
+        }
+      : {
+          label: s?.label ?? '',
+          stroke: colour,
+          width: 2,
+          spanGaps: true,
+          points: { size: 5, fill: colours.bg },
+          ...(look.dash ? { dash: look.dash } : {}),
+        };
+  });
+}
+
+/** The cursor hook that writes the values under the cursor into the readout line. */
+function readoutHook(
+  readoutRef: Ref<HTMLParagraphElement | null>,
+  rawRef: Ref<Raw>,
+  fmt: (v: number) => string,
+) {
+  return (u: uPlot) => {
+    const out = readoutRef.current;
+    if (!out) return;
+    const idx = u.cursor.idx;
+    const { series: raw, times: ts } = rawRef.current;
+    if (idx === null || idx === undefined || ts[idx] === undefined) {
+      out.textContent = '\u00a0';
+      return;
+    }
+    const parts = raw.map((s) => {
+      const v = s.values[idx];
+      return `${s.label} ${v === null || v === undefined ? '—' : fmt(v)}`;
+    });
+    out.textContent = `${formatDateTime(ts[idx])}: ${parts.join(', ')}`;
+  };
+}
+
+/** The uPlot options of a chart in `el`: its scales, axes in the scheme's colours, series and readout. */
+function chartOptions(
+  el: HTMLElement,
+  height: number,
+  kind: ChartKind,
+  refs: {
+    range: Ref<readonly [number, number] | undefined>;
+    readout: Ref<HTMLParagraphElement | null>;
+    raw: Ref<Raw>;
+  },
+  fmt: (v: number) => string,
+): uPlot.Options {
+  const colours = readColours(el);
+  const { series: labelled, order: drawn } = refs.raw.current;
+  // A new object for each axis: uPlot fills in the options it is given.
+  const axis = () => ({
+    stroke: colours.axis,
+    grid: { stroke: colours.grid, width: 1 },
+    ticks: { stroke: colours.grid },
+  });
+  return {
+    width: Math.max(200, el.clientWidth),
+    height,
+    legend: { show: false },
+    cursor: { drag: { x: false, y: false }, points: { size: 6 } },
+    scales: {
+      x: {
+        time: true,
+        // Read at each setData, so a new window moves the axis without re-creating the chart.
+        range: (_u, min, max) => {
+          const r = refs.range.current;
+          return r ? [r[0] / 1000, r[1] / 1000] : [min, max];
+        },
+      },
+      y: { range: (_u, _min, max) => [0, max > 0 ? max * 1.08 : 1] },
+    },
+    axes: [axis(), { ...axis(), size: 64, values: (_u, splits) => splits.map((v) => fmt(v)) }],
+    series: [{}, ...seriesOptions(colours, labelled, drawn, kind)],
+    hooks: { setCursor: [readoutHook(refs.readout, refs.raw, fmt)] },
+  };
+}
+
+/** A counter that moves when the system's colour scheme changes (so the chart is re-created in its colours). */
+function useColourScheme(): number {
   const [scheme, setScheme] = useState(0);
-
-  const { data, order } = useMemo(() => plotData(times, series, kind), [times, series, kind]);
-  const structure = `${kind}|${series.map((s) => s.label).join('\u0000')}|${height}`;
-  const rangeRef = useRef(range);
-  rangeRef.current = range;
-  const rawRef = useRef({ series, order, times });
-  rawRef.current = { series, order, times };
-  const empty = times.length === 0;
-
-  // A change of colour scheme (the system's dark mode) re-creates the chart with the new colours.
   useEffect(() => {
     const query = window.matchMedia?.('(prefers-color-scheme: dark)');
     if (!query) return;
@@ -125,87 +200,44 @@ export function TimeChart({
     query.addEventListener('change', onChange);
     return () => query.removeEventListener('change', onChange);
   }, []);
+  return scheme;
+}
+
+/**
+ * The uPlot chart in the element of the returned `plotRef`: created on mount, re-created when its structure
+ * or the colour scheme changes, given new data with `setData`, resized with its container, destroyed on
+ * unmount.
+ */
+function useUPlot({
+  times,
+  series,
+  kind,
+  range,
+  height,
+  format,
+}: Required<Pick<TimeChartProps, 'times' | 'series' | 'kind' | 'height' | 'format'>> & {
+  range: readonly [number, number] | undefined;
+}) {
+  const plotRef = useRef<HTMLDivElement>(null);
+  const readoutRef = useRef<HTMLParagraphElement>(null);
+  const chartRef = useRef<uPlot | null>(null);
+  const formatRef = useRef(format);
+  formatRef.current = format;
+  const scheme = useColourScheme();
+
+  const { data, order } = useMemo(() => plotData(times, series, kind), [times, series, kind]);
+  const structure = `${kind}|${series.map((s) => s.label).join('\u0000')}|${height}`;
+  const rangeRef = useRef(range);
+  rangeRef.current = range;
+  const rawRef = useRef<Raw>({ series, order, times });
+  rawRef.current = { series, order, times };
+  const empty = times.length === 0;
 
   useEffect(() => {
     const el = plotRef.current;
     if (!el || empty) return;
-    const colours = readColours(el);
-    const { series: labelled, order: drawn } = rawRef.current;
-    const bars = kind === 'stacked-bars' ? uPlot.paths.bars?.({ size: [0.85, 48], gap: 1 }) : undefined;
     const fmt = (v: number) => formatRef.current(v);
-    const opts: uPlot.Options = {
-      width: Math.max(200, el.clientWidth),
-      height,
-      legend: { show: false },
-      cursor: { drag: { x: false, y: false }, points: { size: 6 } },
-      scales: {
-        x: {
-          time: true,
-          // Read at each setData, so a new window moves the axis without re-creating the chart.
-          range: (_u, min, max) => {
-            const r = rangeRef.current;
-            return r ? [r[0] / 1000, r[1] / 1000] : [min, max];
-          },
-        },
-        y: { range: (_u, _min, max) => [0, max > 0 ? max * 1.08 : 1] },
-      },
-      axes: [
-        { stroke: colours.axis, grid: { stroke: colours.grid, width: 1 }, ticks: { stroke: colours.grid } },
-        {
-          stroke: colours.axis,
-          grid: { stroke: colours.grid, width: 1 },
-          ticks: { stroke: colours.grid },
-          size: 64,
-          values: (_u, splits) => splits.map((v) => fmt(v)),
-        },
-      ],
-      series: [
-        {},
-        ...drawn.map((i): uPlot.Series => {
-          const look = lookOf(i);
-          const colour =
-            colours.series[SERIES_TOKENS.indexOf(look.token as (typeof SERIES_TOKENS)[number])] ??
-            colours.axis;
-          const s = labelled[i];
-          return bars
-            ? {
-                label: s?.label ?? '',
-                stroke: colour,
-                fill: colour,
-                width: 0,
-                paths: bars,
-                points: { show: false },
-              }
-            : {
-                label: s?.label ?? '',
-                stroke: colour,
-                width: 2,
-                spanGaps: true,
-                points: { size: 5, fill: colours.bg },
-                ...(look.dash ? { dash: look.dash } : {}),
-              };
-        }),
-      ],
-      hooks: {
-        setCursor: [
-          (u) => {
-            const out = readoutRef.current;
-            if (!out) return;
-            const idx = u.cursor.idx;
-            const { series: raw, times: ts } = rawRef.current;
-            if (idx === null || idx === undefined || ts[idx] === undefined) {
-              out.textContent = '\u00a0';
-              return;
-            }
-            const parts = raw.map((s) => {
-              const v = s.values[idx];
-              return `${s.label} ${v === null || v === undefined ? '—' : fmt(v)}`;
-            });
-            out.textContent = `${formatDateTime(ts[idx])}: ${parts.join(', ')}`;
-          },
-        ],
-      },
-    };
+    const opts = chartOptions(el, height, kind, { range: rangeRef, readout: readoutRef, raw: rawRef }, fmt);
     const chart = new uPlot(opts, data, el);
     chartRef.current = chart;
     const observer = new ResizeObserver(() => {
@@ -226,7 +258,29 @@ export function TimeChart({
     if (chart && chart.data !== data) chart.setData(data);
   }, [data]);
 
-  const stats = useMemo(() => series.map((s) => summarize(s.values)), [series]);
+  return { plotRef, readoutRef, empty };
+}
+
+/**
+ * A time-series chart drawn by uPlot, with what a chart must have to be read by everyone: a caption, a
+ * legend naming each series with its min / avg / max as text, and the same data as a table under a
+ * disclosure. The canvas itself is hidden from assistive technology (the text says it all).
+ *
+ * uPlot is created on mount, given new data with `setData` when only the values change (re-created when
+ * the series or the colour scheme change), resized with its container (ResizeObserver), and destroyed on
+ * unmount. Colours come from the CSS tokens `--chart-1…5`, `--fg-muted` and `--border`.
+ */
+export function TimeChart({
+  caption,
+  times,
+  series,
+  kind = 'lines',
+  range,
+  height = 240,
+  format = formatMs,
+  emptyText = 'No runs in this window.',
+}: TimeChartProps) {
+  const { plotRef, readoutRef, empty } = useUPlot({ times, series, kind, range, height, format });
 
   return (
     <figure class="time-chart">
@@ -235,32 +289,7 @@ export function TimeChart({
         <p class="muted">{emptyText}</p>
       ) : (
         <>
-          <ul class="time-chart-legend">
-            {series.map((s, i) => {
-              const look = lookOf(i);
-              const st = stats[i];
-              return (
-                <li key={s.label}>
-                  <svg
-                    class={`time-chart-swatch chart-colour-${look.token.slice('--chart-'.length)}`}
-                    width="22"
-                    height="12"
-                    aria-hidden="true"
-                  >
-                    {kind === 'stacked-bars' ? (
-                      <rect x="4" y="1" width="14" height="10" />
-                    ) : (
-                      <line x1="1" y1="6" x2="21" y2="6" stroke-dasharray={look.dash?.join(' ')} />
-                    )}
-                  </svg>
-                  <span class="time-chart-label">{s.label}</span>{' '}
-                  <span class="muted">
-                    {st ? `min ${format(st.min)}, avg ${format(st.avg)}, max ${format(st.max)}` : 'no data'}
-                  </span>
-                </li>
-              );
-            })}
-          </ul>
+          <ChartLegend series={series} kind={kind} format={format} />
           <div
             class="time-chart-plot"
             ref={plotRef}
@@ -270,41 +299,99 @@ export function TimeChart({
           <p class="time-chart-readout muted" ref={readoutRef} aria-hidden="true">
             {'\u00a0'}
           </p>
-          <details class="time-chart-table">
-            <summary>Show the data as a table</summary>
-            <div class="table-wrap">
-              <table>
-                <caption class="visually-hidden">{caption}</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Time</th>
-                    {series.map((s) => (
-                      <th scope="col" class="num" key={s.label}>
-                        {s.label}
-                      </th>
-                    ))}
-                  </tr>
-                </thead>
-                <tbody>
-                  {times.map((t, row) => (
-                    <tr key={t}>
-                      <th scope="row">{formatDateTime(t)}</th>
-                      {series.map((s) => {
-                        const v = s.values[row];
-                        return (
-                          <td class="num" key={s.label}>
-                            {v === null || v === undefined ? '—' : format(v)}
-                          </td>
-                        );
-                      })}
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-          </details>
+          <ChartTable caption={caption} times={times} series={series} format={format} />
         </>
       )}
     </figure>
+  );
+}
+
+/** The legend: each series' swatch, name and min / avg / max. */
+function ChartLegend({
+  series,
+  kind,
+  format,
+}: {
+  series: readonly ChartSeries[];
+  kind: ChartKind;
+  format: (value: number) => string;
+}) {
+  const stats = useMemo(() => series.map((s) => summarize(s.values)), [series]);
+  return (
+    <ul class="time-chart-legend">
+      {series.map((s, i) => {
+        const look = lookOf(i);
+        const st = stats[i];
+        return (
+          <li key={s.label}>
+            <svg
+              class={`time-chart-swatch chart-colour-${look.token.slice('--chart-'.length)}`}
+              width="22"
+              height="12"
+              aria-hidden="true"
+            >
+              {kind === 'stacked-bars' ? (
+                <rect x="4" y="1" width="14" height="10" />
+              ) : (
+                <line x1="1" y1="6" x2="21" y2="6" stroke-dasharray={look.dash?.join(' ')} />
+              )}
+            </svg>
+            <span class="time-chart-label">{s.label}</span>{' '}
+            <span class="muted">
+              {st ? `min ${format(st.min)}, avg ${format(st.avg)}, max ${format(st.max)}` : 'no data'}
+            </span>
+          </li>
+        );
+      })}
+    </ul>
+  );
+}
+
+/** The chart's data as a table, under a disclosure. */
+function ChartTable({
+  caption,
+  times,
+  series,
+  format,
+}: {
+  caption: string;
+  times: readonly number[];
+  series: readonly ChartSeries[];
+  format: (value: number) => string;
+}) {
+  return (
+    <details class="time-chart-table">
+      <summary>Show the data as a table</summary>
+      <div class="table-wrap">
+        <table>
+          <caption class="visually-hidden">{caption}</caption>
+          <thead>
+            <tr>
+              <th scope="col">Time</th>
+              {series.map((s) => (
+                <th scope="col" class="num" key={s.label}>
+                  {s.label}
+                </th>
+              ))}
+            </tr>
+          </thead>
+          <tbody>
+            {times.map((t, row) => (
+              <tr key={t}>
+                <th scope="row">{formatDateTime(t)}</th>
+                {series.map((s) => {
+                  const v = s.values[row];
+                  return (
+                    <td class="num" key={s.label}>
+                      {v === null || v === undefined ? '—' : format(v)}
+                    </td>
+                  );
+                })}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </details>
   );
 }

@@ -149,6 +149,8 @@ export function KeyValueRows({
     </fieldset>
   );
 }
+/** What every config control of a channel type takes. */
+type Common = { config: ConfigState; error: unknown; onChange: (name: string, value: string) => void };
 
 /** The config fields of a channel type. */
 export function ConfigFields({
@@ -187,19 +189,7 @@ export function ConfigFields({
         />
       );
     case 'SLACK':
-      return (
-        <>
-          <ConfigInput
-            {...common}
-            name="url"
-            label="Incoming webhook URL"
-            type="url"
-            required
-            hint="The https:// URL Slack gave the incoming webhook."
-          />
-          <ConfigInput {...common} name="channel" label="Channel" hint="Shown in the message, e.g. #ops." />
-        </>
-      );
+      return <SlackFields common={common} />;
     case 'WEBHOOK':
       return (
         <WebhookFields
@@ -213,69 +203,101 @@ export function ConfigFields({
       );
     case 'SMS':
     case 'CALL':
-      return (
-        <>
-          <ConfigInput {...common} name="name" label="Name" required />
-          <ConfigInput
-            {...common}
-            name="number"
-            label="Phone number"
-            type="tel"
-            required
-            autoComplete="tel"
-            hint="International format (E.164): a plus sign and the digits, e.g. +4915112345678."
-          />
-        </>
-      );
+      return <PhoneFields common={common} />;
     case 'PAGERDUTY':
-      return (
-        <>
-          <ConfigInput
-            {...common}
-            name="serviceKey"
-            label="Integration key"
-            type="password"
-            required
-            autoComplete="new-password"
-            hint={secretHint ?? 'The Events API v2 integration key of the PagerDuty service.'}
-          />
-          <ConfigInput {...common} name="account" label="Account" />
-          <ConfigInput {...common} name="serviceName" label="Service name" />
-        </>
-      );
+      return <PagerDutyFields common={common} secretHint={secretHint} />;
     case 'OPSGENIE':
-      return (
-        <>
-          <ConfigInput {...common} name="name" label="Name" required />
-          <ConfigInput
-            {...common}
-            name="apiKey"
-            label="API key"
-            type="password"
-            required
-            autoComplete="new-password"
-            hint={secretHint ?? 'The API key of an Opsgenie API integration.'}
-          />
-          <ConfigSelect
-            {...common}
-            name="region"
-            label="Region"
-            fallback="US"
-            choices={[
-              { value: 'US', label: 'US' },
-              { value: 'EU', label: 'EU' },
-            ]}
-          />
-          <ConfigSelect
-            {...common}
-            name="priority"
-            label="Priority"
-            fallback="P3"
-            choices={['P1', 'P2', 'P3', 'P4', 'P5'].map((p) => ({ value: p, label: p }))}
-          />
-        </>
-      );
+      return <OpsgenieFields common={common} secretHint={secretHint} />;
   }
+}
+
+/** A Slack channel's config: the incoming webhook's URL and the channel. */
+function SlackFields({ common }: { common: Common }) {
+  return (
+    <>
+      <ConfigInput
+        {...common}
+        name="url"
+        label="Incoming webhook URL"
+        type="url"
+        required
+        hint="The https:// URL Slack gave the incoming webhook."
+      />
+      <ConfigInput {...common} name="channel" label="Channel" hint="Shown in the message, e.g. #ops." />
+    </>
+  );
+}
+
+/** An SMS or call channel's config: name and phone number. */
+function PhoneFields({ common }: { common: Common }) {
+  return (
+    <>
+      <ConfigInput {...common} name="name" label="Name" required />
+      <ConfigInput
+        {...common}
+        name="number"
+        label="Phone number"
+        type="tel"
+        required
+        autoComplete="tel"
+        hint="International format (E.164): a plus sign and the digits, e.g. +4915112345678."
+      />
+    </>
+  );
+}
+
+/** A PagerDuty channel's config: integration key, account and service name. */
+function PagerDutyFields({ common, secretHint }: { common: Common; secretHint: string | undefined }) {
+  return (
+    <>
+      <ConfigInput
+        {...common}
+        name="serviceKey"
+        label="Integration key"
+        type="password"
+        required
+        autoComplete="new-password"
+        hint={secretHint ?? 'The Events API v2 integration key of the PagerDuty service.'}
+      />
+      <ConfigInput {...common} name="account" label="Account" />
+      <ConfigInput {...common} name="serviceName" label="Service name" />
+    </>
+  );
+}
+
+/** An Opsgenie channel's config: name, API key, region and priority. */
+function OpsgenieFields({ common, secretHint }: { common: Common; secretHint: string | undefined }) {
+  return (
+    <>
+      <ConfigInput {...common} name="name" label="Name" required />
+      <ConfigInput
+        {...common}
+        name="apiKey"
+        label="API key"
+        type="password"
+        required
+        autoComplete="new-password"
+        hint={secretHint ?? 'The API key of an Opsgenie API integration.'}
+      />
+      <ConfigSelect
+        {...common}
+        name="region"
+        label="Region"
+        fallback="US"
+        choices={[
+          { value: 'US', label: 'US' },
+          { value: 'EU', label: 'EU' },
+        ]}
+      />
+      <ConfigSelect
+        {...common}
+        name="priority"
+        label="Priority"
+        fallback="P3"
+        choices={['P1', 'P2', 'P3', 'P4', 'P5'].map((p) => ({ value: p, label: p }))}
+      />
+    </>
+  );
 }
 
 /** A webhook's config: name, URL, method, headers, query parameters, body template, secret and type. */
@@ -287,7 +309,7 @@ function WebhookFields({
   onHeaders,
   onQueryParameters,
 }: {
-  common: { config: ConfigState; error: unknown; onChange: (name: string, value: string) => void };
+  common: Common;
   headers: KeyValue[];
   queryParameters: KeyValue[];
   secretHint: string | undefined;

@@ -46,7 +46,7 @@ function ConfigList({ channel }: { channel: AlertChannel }) {
     </dl>
   );
 }
-
+/** One channel's page. */
 export function ChannelDetail({ id }: { id: string }) {
   const { route } = useLocation();
   const channel = useLoad((signal) => getAlertChannel(id, signal), [id]);
@@ -83,8 +83,6 @@ export function ChannelDetail({ id }: { id: string }) {
       setTesting(false);
     }
   }
-
-  const attempt = test?.attempts[test.attempts.length - 1];
   return (
     <>
       <Breadcrumbs items={[{ href: '/alert-channels', label: 'Alert channels' }, { label: title }]} />
@@ -115,31 +113,7 @@ export function ChannelDetail({ id }: { id: string }) {
           }}
         />
       </PageHeader>
-
-      <div aria-live="polite">
-        {testing ? <p class="muted">Waiting up to 10 seconds for the first delivery attempt…</p> : null}
-        {test && attempt ? (
-          <div
-            class={`notice ${attempt.outcome === 'DELIVERED' ? 'notice-ok' : 'notice-error'}`}
-            role={attempt.outcome === 'DELIVERED' ? 'status' : 'alert'}
-          >
-            <strong>
-              {attempt.outcome === 'DELIVERED'
-                ? 'The test notification was delivered.'
-                : attempt.outcome === 'RETRY'
-                  ? 'The test notification was not delivered yet: it will be tried again.'
-                  : 'The test notification could not be delivered.'}
-            </strong>
-            <AttemptsTable attempts={[attempt]} caption="The test notification's first attempt" />
-          </div>
-        ) : null}
-        {test && !attempt ? (
-          <div class="notice" role="status">
-            <strong>No attempt finished within 10 seconds.</strong>
-            <p>The test notification is queued; its attempts show in the notification log below.</p>
-          </div>
-        ) : null}
-      </div>
+      <TestOutcome testing={testing} test={test} />
       <FormError error={testError} />
 
       {editing ? (
@@ -152,39 +126,76 @@ export function ChannelDetail({ id }: { id: string }) {
           onCancel={() => setEditing(false)}
         />
       ) : null}
-
-      <div class="grid ac-summary">
-        <section class="card" aria-labelledby="ac-settings">
-          <h2 id="ac-settings">{typeLabel(data.type)} settings</h2>
-          <ConfigList channel={data} />
-        </section>
-        <section class="card" aria-labelledby="ac-flags">
-          <h2 id="ac-flags">What it is told about</h2>
-          <dl class="misc-dl">
-            <dt>Failures</dt>
-            <dd>
-              <YesNo value={data.sendFailure} />
-            </dd>
-            <dt>Degradations</dt>
-            <dd>
-              <YesNo value={data.sendDegraded} />
-            </dd>
-            <dt>Recoveries</dt>
-            <dd>
-              <YesNo value={data.sendRecovery} />
-            </dd>
-            <dt>SSL expiry</dt>
-            <dd>{data.sslExpiry ? `${data.sslExpiryThreshold} days before` : <YesNo value={false} />}</dd>
-            <dt>New checks subscribe</dt>
-            <dd>
-              <YesNo value={data.autoSubscribe} />
-            </dd>
-          </dl>
-        </section>
-      </div>
+      <ChannelSummary channel={data} />
 
       <Subscriptions channel={data} onSaved={channel.reload} />
       <NotificationLog channelId={data.id} version={logVersion} />
     </>
+  );
+}
+
+/** What the test send did: waiting, its first attempt's outcome, or still queued. Read out as it changes. */
+function TestOutcome({ testing, test }: { testing: boolean; test: AlertNotification | null }) {
+  const attempt = test?.attempts[test.attempts.length - 1];
+  return (
+    <div aria-live="polite">
+      {testing ? <p class="muted">Waiting up to 10 seconds for the first delivery attempt…</p> : null}
+      {test && attempt ? (
+        <div
+          class={`notice ${attempt.outcome === 'DELIVERED' ? 'notice-ok' : 'notice-error'}`}
+          role={attempt.outcome === 'DELIVERED' ? 'status' : 'alert'}
+        >
+          <strong>
+            {attempt.outcome === 'DELIVERED'
+              ? 'The test notification was delivered.'
+              : attempt.outcome === 'RETRY'
+                ? 'The test notification was not delivered yet: it will be tried again.'
+                : 'The test notification could not be delivered.'}
+          </strong>
+          <AttemptsTable attempts={[attempt]} caption="The test notification's first attempt" />
+        </div>
+      ) : null}
+      {test && !attempt ? (
+        <div class="notice" role="status">
+          <strong>No attempt finished within 10 seconds.</strong>
+          <p>The test notification is queued; its attempts show in the notification log below.</p>
+        </div>
+      ) : null}
+    </div>
+  );
+}
+
+/** The channel's settings, and what it is told about. */
+function ChannelSummary({ channel: data }: { channel: AlertChannel }) {
+  return (
+    <div class="grid ac-summary">
+      <section class="card" aria-labelledby="ac-settings">
+        <h2 id="ac-settings">{typeLabel(data.type)} settings</h2>
+        <ConfigList channel={data} />
+      </section>
+      <section class="card" aria-labelledby="ac-flags">
+        <h2 id="ac-flags">What it is told about</h2>
+        <dl class="misc-dl">
+          <dt>Failures</dt>
+          <dd>
+            <YesNo value={data.sendFailure} />
+          </dd>
+          <dt>Degradations</dt>
+          <dd>
+            <YesNo value={data.sendDegraded} />
+          </dd>
+          <dt>Recoveries</dt>
+          <dd>
+            <YesNo value={data.sendRecovery} />
+          </dd>
+          <dt>SSL expiry</dt>
+          <dd>{data.sslExpiry ? `${data.sslExpiryThreshold} days before` : <YesNo value={false} />}</dd>
+          <dt>New checks subscribe</dt>
+          <dd>
+            <YesNo value={data.autoSubscribe} />
+          </dd>
+        </dl>
+      </section>
+    </div>
   );
 }

@@ -81,6 +81,25 @@ function configBody(
       };
   }
 }
+/** Which changes a channel hears about, and SSL expiry with its threshold (as typed). */
+type Flags = {
+  sendFailure: boolean;
+  sendDegraded: boolean;
+  sendRecovery: boolean;
+  sslExpiry: boolean;
+  threshold: string;
+};
+
+/** The flags of `channel`, or those of a new channel. */
+function flagsOf(channel: AlertChannel | undefined): Flags {
+  return {
+    sendFailure: channel?.sendFailure ?? true,
+    sendDegraded: channel?.sendDegraded ?? false,
+    sendRecovery: channel?.sendRecovery ?? true,
+    sslExpiry: channel?.sslExpiry ?? false,
+    threshold: String(channel?.sslExpiryThreshold ?? 30),
+  };
+}
 
 /**
  * Create (no `channel`) or edit an alert channel: its type, the config the type needs, and the flags (which
@@ -101,11 +120,7 @@ export function ChannelForm({
   const [config, setConfig] = useState<ConfigState>(initial.config);
   const [headers, setHeaders] = useState<KeyValue[]>(initial.headers);
   const [queryParameters, setQueryParameters] = useState<KeyValue[]>(initial.queryParameters);
-  const [sendFailure, setSendFailure] = useState(channel?.sendFailure ?? true);
-  const [sendDegraded, setSendDegraded] = useState(channel?.sendDegraded ?? false);
-  const [sendRecovery, setSendRecovery] = useState(channel?.sendRecovery ?? true);
-  const [sslExpiry, setSslExpiry] = useState(channel?.sslExpiry ?? false);
-  const [threshold, setThreshold] = useState(String(channel?.sslExpiryThreshold ?? 30));
+  const [flags, setFlags] = useState<Flags>(() => flagsOf(channel));
   const [autoSubscribe, setAutoSubscribe] = useState(channel?.autoSubscribe ?? false);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
@@ -117,11 +132,11 @@ export function ChannelForm({
     const body = {
       type,
       config: configBody(type, config, headers, queryParameters),
-      sendFailure,
-      sendDegraded,
-      sendRecovery,
-      sslExpiry,
-      sslExpiryThreshold: Number(threshold),
+      sendFailure: flags.sendFailure,
+      sendDegraded: flags.sendDegraded,
+      sendRecovery: flags.sendRecovery,
+      sslExpiry: flags.sslExpiry,
+      sslExpiryThreshold: Number(flags.threshold),
       autoSubscribe,
     };
     try {
@@ -160,31 +175,7 @@ export function ChannelForm({
           onQueryParameters={setQueryParameters}
         />
       </fieldset>
-      <fieldset>
-        <legend>What it is told about</legend>
-        <Checkbox label="Failures" checked={sendFailure} onChange={setSendFailure} />
-        <Checkbox label="Degradations" checked={sendDegraded} onChange={setSendDegraded} />
-        <Checkbox
-          label="Recoveries"
-          checked={sendRecovery}
-          onChange={setSendRecovery}
-          hint="Only for episodes whose failure (or degradation) this channel was told about."
-        />
-        <Checkbox label="SSL certificates about to expire" checked={sslExpiry} onChange={setSslExpiry} />
-        {sslExpiry ? (
-          <TextField
-            label="Days before expiry"
-            hint="1 to 30 days."
-            error={errorOf(error, 'sslExpiryThreshold')}
-            type="number"
-            min={1}
-            max={30}
-            class="misc-narrow"
-            value={threshold}
-            onValue={setThreshold}
-          />
-        ) : null}
-      </fieldset>
+      <FlagsFieldset flags={flags} onFlags={setFlags} error={error} />
       <Checkbox
         label="Subscribe new checks to this channel"
         checked={autoSubscribe}
@@ -194,5 +185,52 @@ export function ChannelForm({
       <FormError error={formLevelError(error, ['type', 'config', 'sslExpiryThreshold'])} />
       <FormButtons label={editing ? 'Save' : 'Create alert channel'} busy={busy} onCancel={onCancel} />
     </form>
+  );
+}
+
+/** What the channel is told about: failures, degradations, recoveries and SSL expiry (with its days). */
+function FlagsFieldset({
+  flags,
+  onFlags,
+  error,
+}: {
+  flags: Flags;
+  onFlags: (flags: Flags) => void;
+  error: unknown;
+}) {
+  const set =
+    <K extends keyof Flags>(name: K) =>
+    (value: Flags[K]) =>
+      onFlags({ ...flags, [name]: value });
+  return (
+    <fieldset>
+      <legend>What it is told about</legend>
+      <Checkbox label="Failures" checked={flags.sendFailure} onChange={set('sendFailure')} />
+      <Checkbox label="Degradations" checked={flags.sendDegraded} onChange={set('sendDegraded')} />
+      <Checkbox
+        label="Recoveries"
+        checked={flags.sendRecovery}
+        onChange={set('sendRecovery')}
+        hint="Only for episodes whose failure (or degradation) this channel was told about."
+      />
+      <Checkbox
+        label="SSL certificates about to expire"
+        checked={flags.sslExpiry}
+        onChange={set('sslExpiry')}
+      />
+      {flags.sslExpiry ? (
+        <TextField
+          label="Days before expiry"
+          hint="1 to 30 days."
+          error={errorOf(error, 'sslExpiryThreshold')}
+          type="number"
+          min={1}
+          max={30}
+          class="misc-narrow"
+          value={flags.threshold}
+          onValue={set('threshold')}
+        />
+      ) : null}
+    </fieldset>
   );
 }

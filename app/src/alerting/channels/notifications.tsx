@@ -115,28 +115,17 @@ export function NotificationLog({ channelId, version }: { channelId: number; ver
   const checkName = new Map((checks.data ?? []).map((c) => [c.id, c.name]));
   const list = log.data;
   const more = list !== undefined && list.length === LOG_PAGE_SIZE;
-
   return (
     <section aria-labelledby="ac-log">
       <div class="misc-section-head">
         <h2 id="ac-log">Notification log</h2>
-        <div class="ac-filter">
-          <label for="ac-state">State</label>
-          <select
-            id="ac-state"
-            value={state}
-            onChange={(e) => {
-              setState(e.currentTarget.value);
-              setPage(1);
-            }}
-          >
-            <option value="">Every state</option>
-            <option value="DELIVERED">Delivered</option>
-            <option value="PENDING">Pending</option>
-            <option value="SENDING">Sending</option>
-            <option value="FAILED">Failed</option>
-          </select>
-        </div>
+        <StateFilter
+          state={state}
+          onState={(value) => {
+            setState(value);
+            setPage(1);
+          }}
+        />
       </div>
       {log.error ? <ErrorNotice error={log.error} /> : null}
       {!list && !log.error ? <Loading what="Loading notifications" /> : null}
@@ -149,73 +138,7 @@ export function NotificationLog({ channelId, version }: { channelId: number; ver
               : 'Nothing was sent through this channel yet. Use Send test notification to try it.'}
         </Empty>
       ) : null}
-      {list && list.length > 0 ? (
-        <div class="table-wrap">
-          <table class="misc-table">
-            <caption class="visually-hidden">Notifications sent through the channel, newest first</caption>
-            <thead>
-              <tr>
-                <th scope="col">Created</th>
-                <th scope="col">Alert</th>
-                <th scope="col">Check</th>
-                <th scope="col">State</th>
-                <th scope="col">Attempts</th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.map((n) => (
-                <tr key={n.id}>
-                  <th scope="row">
-                    <time dateTime={n.createdAt}>{formatDateTime(n.createdAt)}</time>
-                  </th>
-                  <td>
-                    {ALERT_TYPE_LABELS[n.alertType] ?? n.alertType}
-                    <br />
-                    <code class="muted ac-code">{n.alertType}</code>
-                  </td>
-                  <td>
-                    {n.checkId ? (
-                      <a href={`/checks/${encodeURIComponent(n.checkId)}`}>
-                        {checkName.get(n.checkId) ?? n.checkId}
-                      </a>
-                    ) : (
-                      <span class="muted">none (a test)</span>
-                    )}
-                  </td>
-                  <td>
-                    <StateBadge state={n.state} />
-                    {n.state === 'PENDING' && n.nextAttemptAt ? (
-                      <div class="muted ac-small">next try {formatDateTime(n.nextAttemptAt)}</div>
-                    ) : null}
-                    {n.deliveredAt ? (
-                      <div class="muted ac-small">at {formatDateTime(n.deliveredAt)}</div>
-                    ) : null}
-                  </td>
-                  <td>
-                    {n.attempts.length === 0 ? (
-                      <span class="muted">none yet</span>
-                    ) : (
-                      <details class="ac-details">
-                        <summary>
-                          {n.attempts.length} {n.attempts.length === 1 ? 'attempt' : 'attempts'}
-                          <span class="visually-hidden"> of notification {n.id}</span>
-                        </summary>
-                        <AttemptsTable attempts={n.attempts} caption={`Attempts of notification ${n.id}`} />
-                        <p class="muted ac-small">
-                          Idempotency key <code>{n.idempotencyKey}</code>
-                        </p>
-                      </details>
-                    )}
-                    {n.lastError && n.state !== 'DELIVERED' ? (
-                      <p class="ac-excerpt ac-error ac-small">{n.lastError}</p>
-                    ) : null}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      ) : null}
+      {list && list.length > 0 ? <NotificationsTable list={list} checkName={checkName} /> : null}
       {page > 1 || more ? (
         <nav class="misc-buttons ac-pages" aria-label="Notification log pages">
           <button
@@ -238,5 +161,96 @@ export function NotificationLog({ channelId, version }: { channelId: number; ver
         </nav>
       ) : null}
     </section>
+  );
+}
+
+/** The select of the state the log shows. */
+function StateFilter({ state, onState }: { state: string; onState: (state: string) => void }) {
+  return (
+    <div class="ac-filter">
+      <label for="ac-state">State</label>
+      <select id="ac-state" value={state} onChange={(e) => onState(e.currentTarget.value)}>
+        <option value="">Every state</option>
+        <option value="DELIVERED">Delivered</option>
+        <option value="PENDING">Pending</option>
+        <option value="SENDING">Sending</option>
+        <option value="FAILED">Failed</option>
+      </select>
+    </div>
+  );
+}
+
+/** One page of notifications as a table. */
+function NotificationsTable({
+  list,
+  checkName,
+}: {
+  list: AlertNotification[];
+  checkName: Map<string, string>;
+}) {
+  return (
+    <div class="table-wrap">
+      <table class="misc-table">
+        <caption class="visually-hidden">Notifications sent through the channel, newest first</caption>
+        <thead>
+          <tr>
+            <th scope="col">Created</th>
+            <th scope="col">Alert</th>
+            <th scope="col">Check</th>
+            <th scope="col">State</th>
+            <th scope="col">Attempts</th>
+          </tr>
+        </thead>
+        <tbody>
+          {list.map((n) => (
+            <tr key={n.id}>
+              <th scope="row">
+                <time dateTime={n.createdAt}>{formatDateTime(n.createdAt)}</time>
+              </th>
+              <td>
+                {ALERT_TYPE_LABELS[n.alertType] ?? n.alertType}
+                <br />
+                <code class="muted ac-code">{n.alertType}</code>
+              </td>
+              <td>
+                {n.checkId ? (
+                  <a href={`/checks/${encodeURIComponent(n.checkId)}`}>
+                    {checkName.get(n.checkId) ?? n.checkId}
+                  </a>
+                ) : (
+                  <span class="muted">none (a test)</span>
+                )}
+              </td>
+              <td>
+                <StateBadge state={n.state} />
+                {n.state === 'PENDING' && n.nextAttemptAt ? (
+                  <div class="muted ac-small">next try {formatDateTime(n.nextAttemptAt)}</div>
+                ) : null}
+                {n.deliveredAt ? <div class="muted ac-small">at {formatDateTime(n.deliveredAt)}</div> : null}
+              </td>
+              <td>
+                {n.attempts.length === 0 ? (
+                  <span class="muted">none yet</span>
+                ) : (
+                  <details class="ac-details">
+                    <summary>
+                      {n.attempts.length} {n.attempts.length === 1 ? 'attempt' : 'attempts'}
+                      <span class="visually-hidden"> of notification {n.id}</span>
+                    </summary>
+                    <AttemptsTable attempts={n.attempts} caption={`Attempts of notification ${n.id}`} />
+                    <p class="muted ac-small">
+                      Idempotency key <code>{n.idempotencyKey}</code>
+                    </p>
+                  </details>
+                )}
+                {n.lastError && n.state !== 'DELIVERED' ? (
+                  <p class="ac-excerpt ac-error ac-small">{n.lastError}</p>
+                ) : null}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
   );
 }

@@ -8,24 +8,15 @@ import { RunNowPanel, useRunNow } from './run-now.js';
 import { CHECK_TYPE_LABELS, frequencyText, relativeTime } from '../labels.js';
 import { ErrorNotice, Loading, PageHeader } from '../../ui/page.js';
 import { displayStatusOf, StatusBadge } from '../../ui/status.js';
-import { useLoad, useTitle } from '../../ui/hooks.js';
+import { type Loaded, useLoad, useTitle } from '../../ui/hooks.js';
+import type { Check, CheckStatus } from '../../api/schemas.js';
 import './detail.css';
 import { AlertHistory, ErrorGroups, RecentResults } from './history.js';
 import { CheckToggles, DeleteCheck } from './actions.js';
 import { RECENT } from './history.js';
 
-/**
- * The check page (`/checks/:checkId`): what the check is, its live status and actions (run now, pause,
- * mute, edit, delete), its performance over a window kept in the address (`?window=24h`), its recent
- * results, error groups and alert history.
- */
-export default function CheckDetail({ checkId }: { checkId: string }) {
-  const { query, path, route } = useLocation();
-  const windowKey = windowOf(query.window);
-  /** The check's id in this app's addresses. */
-  const id = encodeURIComponent(checkId);
-  const [reloadKey, setReloadKey] = useState(0);
-
+/** What the check page loads: the check, its live status, recent results, error groups, alerts and group. */
+function useCheckPageData(checkId: string, reloadKey: number) {
   const check = useLoad((signal) => getCheck(checkId, signal), [checkId]);
   const status = useLoad((signal) => getCheckStatus(checkId, signal), [checkId, reloadKey], 10_000);
   const results = useLoad(
@@ -39,6 +30,21 @@ export default function CheckDetail({ checkId }: { checkId: string }) {
     (signal) => (check.data?.groupId ? getCheckGroup(check.data.groupId, signal) : Promise.resolve(null)),
     [check.data?.groupId],
   );
+  return { check, status, results, errorGroups, alerts, group };
+}
+
+/**
+ * The check page (`/checks/:checkId`): what the check is, its live status and actions (run now, pause,
+ * mute, edit, delete), its performance over a window kept in the address (`?window=24h`), its recent
+ * results, error groups and alert history.
+ */
+export default function CheckDetail({ checkId }: { checkId: string }) {
+  const { query, path, route } = useLocation();
+  const windowKey = windowOf(query.window);
+  /** The check's id in this app's addresses. */
+  const id = encodeURIComponent(checkId);
+  const [reloadKey, setReloadKey] = useState(0);
+  const { check, status, results, errorGroups, alerts, group } = useCheckPageData(checkId, reloadKey);
   const run = useRunNow(checkId, () => setReloadKey((k) => k + 1));
   const [notice, setNotice] = useState<{ text: string; error: boolean } | null>(null);
   useTitle(check.data?.name ?? 'Check');
@@ -62,8 +68,6 @@ export default function CheckDetail({ checkId }: { checkId: string }) {
   }
 
   const c = check.data;
-  const display = status.data ? displayStatusOf(c, status.data) : null;
-  const locations = [...(c.locations ?? []), ...(c.privateLocations ?? [])];
   const setWindow = (key: WindowKey) => route(key === '24h' ? path : `${path}?window=${key}`, true);
 
   return (
@@ -98,80 +102,7 @@ export default function CheckDetail({ checkId }: { checkId: string }) {
         {notice ? `${notice.error ? '✕ ' : ''}${notice.text}` : ''}
       </p>
 
-      <dl class="check-meta">
-        <div>
-          <dt>Status</dt>
-          <dd>
-            {display ? (
-              <StatusBadge status={display} />
-            ) : status.error ? (
-              <span class="muted">unknown</span>
-            ) : (
-              '…'
-            )}
-            {status.data?.lastRunAt && status.data.lastResultId ? (
-              <>
-                {' '}
-                <a href={`/checks/${id}/results/${encodeURIComponent(status.data.lastResultId)}`}>
-                  last run{' '}
-                  <time dateTime={status.data.lastRunAt}>
-                    {relativeTime(Date.parse(status.data.lastRunAt), Date.now())}
-                  </time>
-                </a>
-              </>
-            ) : null}
-          </dd>
-        </div>
-        <div>
-          <dt>Type</dt>
-          <dd>{CHECK_TYPE_LABELS[c.checkType] ?? c.checkType}</dd>
-        </div>
-        <div>
-          <dt>Frequency</dt>
-          <dd>
-            {frequencyText(c)}
-            {c.runParallel ? <span class="muted"> · every location at once</span> : null}
-          </dd>
-        </div>
-        <div>
-          <dt>Locations</dt>
-          <dd>
-            {c.checkType === 'HEARTBEAT'
-              ? 'none: the monitored job pings it'
-              : locations.length
-                ? locations.join(', ')
-                : 'us-east-1'}
-          </dd>
-        </div>
-        <div>
-          <dt>Tags</dt>
-          <dd>
-            {c.tags.length ? (
-              <ul class="check-tags">
-                {c.tags.map((t) => (
-                  <li key={t}>
-                    <a class="tag" href={`/checks?tag=${encodeURIComponent(t)}`}>
-                      {t}
-                    </a>
-                  </li>
-                ))}
-              </ul>
-            ) : (
-              <span class="muted">none</span>
-            )}
-          </dd>
-        </div>
-        <div>
-          <dt>Group</dt>
-          <dd>
-            {c.groupId === null ? (
-              <span class="muted">none</span>
-            ) : (
-              <a href={`/check-groups/${c.groupId}`}>{group.data?.name ?? `Group ${c.groupId}`}</a>
-            )}
-          </dd>
-        </div>
-      </dl>
+      <CheckMeta checkId={checkId} check={c} status={status} groupName={group.data?.name} />
       {typeof c.description === 'string' && c.description ? (
         <p class="check-description">{c.description}</p>
       ) : null}
@@ -181,21 +112,7 @@ export default function CheckDetail({ checkId }: { checkId: string }) {
       <section aria-labelledby="check-performance-heading">
         <div class="check-section-header">
           <h2 id="check-performance-heading">Performance</h2>
-          <fieldset class="window-picker">
-            <legend class="visually-hidden">Time window</legend>
-            {(Object.keys(WINDOWS) as WindowKey[]).map((key) => (
-              <button
-                type="button"
-                key={key}
-                class="button-secondary"
-                aria-pressed={key === windowKey ? 'true' : 'false'}
-                onClick={() => setWindow(key)}
-              >
-                <span class="visually-hidden">Last </span>
-                {WINDOWS[key].short}
-              </button>
-            ))}
-          </fieldset>
+          <WindowPicker windowKey={windowKey} onPick={setWindow} />
         </div>
         <CheckPerformance check={c} windowKey={windowKey} reloadKey={reloadKey} />
       </section>
@@ -215,5 +132,119 @@ export default function CheckDetail({ checkId }: { checkId: string }) {
         <AlertHistory checkId={checkId} loaded={alerts} />
       </section>
     </section>
+  );
+}
+
+/** The buttons that pick the performance window. */
+function WindowPicker({ windowKey, onPick }: { windowKey: WindowKey; onPick: (key: WindowKey) => void }) {
+  return (
+    <fieldset class="window-picker">
+      <legend class="visually-hidden">Time window</legend>
+      {(Object.keys(WINDOWS) as WindowKey[]).map((key) => (
+        <button
+          type="button"
+          key={key}
+          class="button-secondary"
+          aria-pressed={key === windowKey ? 'true' : 'false'}
+          onClick={() => onPick(key)}
+        >
+          <span class="visually-hidden">Last </span>
+          {WINDOWS[key].short}
+        </button>
+      ))}
+    </fieldset>
+  );
+}
+
+/** What the check is: its status and last run, type, frequency, locations, tags and group. */
+function CheckMeta({
+  checkId,
+  check: c,
+  status,
+  groupName,
+}: {
+  checkId: string;
+  check: Check;
+  status: Loaded<CheckStatus>;
+  groupName: string | undefined;
+}) {
+  const id = encodeURIComponent(checkId);
+  const display = status.data ? displayStatusOf(c, status.data) : null;
+  const locations = [...(c.locations ?? []), ...(c.privateLocations ?? [])];
+  return (
+    <dl class="check-meta">
+      <div>
+        <dt>Status</dt>
+        <dd>
+          {display ? (
+            <StatusBadge status={display} />
+          ) : status.error ? (
+            <span class="muted">unknown</span>
+          ) : (
+            '…'
+          )}
+          {status.data?.lastRunAt && status.data.lastResultId ? (
+            <>
+              {' '}
+              <a href={`/checks/${id}/results/${encodeURIComponent(status.data.lastResultId)}`}>
+                last run{' '}
+                <time dateTime={status.data.lastRunAt}>
+                  {relativeTime(Date.parse(status.data.lastRunAt), Date.now())}
+                </time>
+              </a>
+            </>
+          ) : null}
+        </dd>
+      </div>
+      <div>
+        <dt>Type</dt>
+        <dd>{CHECK_TYPE_LABELS[c.checkType] ?? c.checkType}</dd>
+      </div>
+      <div>
+        <dt>Frequency</dt>
+        <dd>
+          {frequencyText(c)}
+          {c.runParallel ? <span class="muted"> · every location at once</span> : null}
+        </dd>
+      </div>
+      <div>
+        <dt>Locations</dt>
+        <dd>
+          {c.checkType === 'HEARTBEAT'
+            ? 'none: the monitored job pings it'
+            : locations.length
+              ? locations.join(', ')
+              : 'us-east-1'}
+        </dd>
+      </div>
+      <div>
+        <dt>Tags</dt>
+        <dd>
+          {c.tags.length ? (
+            <ul class="check-tags">
+              {c.tags.map((t) => (
+                <li key={t}>
+                  <a class="tag" href={`/checks?tag=${encodeURIComponent(t)}`}>
+                    {t}
+                  </a>
+                </li>
+              ))}
+            </ul>
+          ) : (
+            <span class="muted">none</span>
+          )}
+        </dd>
+      </div>
+      <div>
+        <dt>Group</dt>
+        <dd>
+          {c.groupId === null ? (
+            <span class="muted">none</span>
+          ) : (
+            <a href={`/check-groups/${c.groupId}`}>{groupName ?? `Group ${c.groupId}`}</a>
+          )}
+        </dd>
+      </div>
+    </dl>
   );
 }

@@ -33,6 +33,115 @@ import { splitCheck } from './model/fields.js';
 import { AlertChannelSection } from './sections/alerting.js';
 import { DnsSection } from './sections/network.js';
 
+/** Sends the check: creates it at its type's path, or updates the one of `checkId`. */
+function sendCheck(type: CheckType, refs: References, checkId: string | undefined, body: Json) {
+  if (checkId === undefined) {
+    const path = TYPE_INFO[type as CreatableType].path;
+    // The subscriptions shown are the ones wanted: no channel is added on top of them.
+    const query = refs.alertChannels ? { autoAssignAlerts: false } : undefined;
+    return createCheck(path, body, query);
+  }
+  return updateCheck(checkId, body);
+}
+
+/** The problem a failed send shows: the service's 400 at its field, anything else at the top. */
+function problemOf(err: unknown): Problem {
+  if (err instanceof ApiError) {
+    return { field: err.status === 400 ? (err.field ?? null) : null, message: err.message };
+  }
+  return { field: null, message: err instanceof Error ? err.message : String(err) };
+}
+
+/** Back where the user came from when that was a page of the app; else the link's own address. */
+function cancel(event: Event) {
+  if (window.history.length > 1 && document.referrer.startsWith(window.location.origin)) {
+    event.preventDefault();
+    window.history.back();
+  }
+}
+
+/**
+ * Places a new problem at the control that shows its field (known once the form has rendered, from the
+ * paths in `shown`), opening Advanced when it is there; then moves the focus to the first invalid control,
+ * else to the error at the top.
+ */
+function useProblemPlacement(
+  problem: Problem | null,
+  setProblem: (p: Problem) => void,
+  shown: { current: Set<string> },
+  advancedFields: string[],
+  openAdvanced: () => void,
+) {
+  const formRef = useRef<HTMLFormElement>(null);
+  const topErrorRef = useRef<HTMLDivElement>(null);
+  useLayoutEffect(() => {
+    if (!problem || problem.at !== undefined) return;
+    const at = problem.field === null ? null : controlForField(problem.field, [...shown.current]);
+    if (at !== null && (at === 'advanced' || advancedFields.includes(at))) openAdvanced();
+    setProblem({ ...problem, at });
+  }, [problem]);
+
+  useEffect(() => {
+    if (!problem || problem.at === undefined) return;
+    const invalid = formRef.current?.querySelector<HTMLElement>('[aria-invalid="true"]');
+    if (problem.at !== null && invalid) invalid.focus();
+    else topErrorRef.current?.focus();
+  }, [problem]);
+  return { formRef, topErrorRef };
+}
+
+/**
+ * The body to send, from the form, the tags text, the Advanced JSON and the hidden fields; or the problem
+ * that stops it (Advanced not JSON, a required field missing). `cleaned` is the form without blank rows.
+ */
+function prepareBody(
+  type: CheckType,
+  form: Json,
+  tagsText: string,
+  advancedText: string,
+  hidden: Json,
+): { problem: Problem; cleaned?: Json } | { problem?: undefined; cleaned: Json; body: Json } {
+  let advanced: Json;
+  try {
+    advanced = parseAdvanced(advancedText);
+  } catch (err) {
+    return { problem: { field: 'advanced', message: (err as Error).message } };
+  }
+  const cleaned = dropBlankRows(form);
+  const missing = missingRequired(type, cleaned);
+  if (missing) return { problem: missing, cleaned };
+  const body = assembleBody({
+    hidden,
+    form: 'tags' in cleaned ? { ...cleaned, tags: parseTags(tagsText) } : cleaned,
+    advanced,
+  });
+  return { cleaned, body };
+}
+
+/**
+ * What the sections use of the form: read and set a field, and the error of a control (noting the paths
+ * shown, where a problem may be placed).
+ */
+function formApi(
+  type: CheckType,
+  busy: boolean,
+  form: Json,
+  setForm: (update: (current: Json) => Json) => void,
+  problem: Problem | null,
+  shown: { current: Set<string> },
+): FormApi {
+  return {
+    type,
+    busy,
+    get: (path) => getIn(form, path),
+    set: (path, value) => setForm((current) => setIn(current, path, value)),
+    error: (...paths) => {
+      for (const p of paths) shown.current.add(p);
+      return problem?.at != null && paths.includes(problem.at) ? problem.message : undefined;
+    },
+  };
+}
+
 /** The form of one check: a new one (no `checkId`) or an existing one. */
 export function CheckForm({
   type,
@@ -59,77 +168,32 @@ export function CheckForm({
   const [problem, setProblem] = useState<Problem | null>(null);
   const [busy, setBusy] = useState(false);
   const [created, setCreated] = useState<SavedCheck | null>(null);
-  const formRef = useRef<HTMLFormElement>(null);
-  const topErrorRef = useRef<HTMLDivElement>(null);
-
   // The paths of the controls rendered this time, for placing an error (see Problem.at).
   const shown = useRef<Set<string>>(new Set());
   shown.current = new Set();
 
-  const fx: FormApi = {
-    type,
-    busy,
-    get: (path) => getIn(form, path),
-    set: (path, value) => setForm((current) => setIn(current, path, value)),
-    error: (...paths) => {
-      for (const p of paths) shown.current.add(p);
-      return problem?.at != null && paths.includes(problem.at) ? problem.message : undefined;
-    },
-  };
+  const fx = formApi(type, busy, form, setForm, problem, shown);
 
   const advancedFields = advancedPaths(advancedText);
   const advancedError = fx.error('advanced', ...advancedFields);
-
-  // Places a new problem at the control that shows its field (known once the form has rendered).
-  useLayoutEffect(() => {
-    if (!problem || problem.at !== undefined) return;
-    const at = problem.field === null ? null : controlForField(problem.field, [...shown.current]);
-    if (at !== null && (at === 'advanced' || advancedFields.includes(at))) setAdvancedOpen(true);
-    setProblem({ ...problem, at });
-  }, [problem]);
-
-  // Then moves the focus to it: the first invalid control, else the error at the top.
-  useEffect(() => {
-    if (!problem || problem.at === undefined) return;
-    const invalid = formRef.current?.querySelector<HTMLElement>('[aria-invalid="true"]');
-    if (problem.at !== null && invalid) invalid.focus();
-    else topErrorRef.current?.focus();
-  }, [problem]);
+  const { formRef, topErrorRef } = useProblemPlacement(problem, setProblem, shown, advancedFields, () =>
+    setAdvancedOpen(true),
+  );
 
   const submit = async (event: Event) => {
     event.preventDefault();
     if (busy) return;
     setProblem(null);
-    let advanced: Json;
-    try {
-      advanced = parseAdvanced(advancedText);
-    } catch (err) {
-      setProblem({ field: 'advanced', message: (err as Error).message });
+    const prepared = prepareBody(type, form, tagsText, advancedText, parts.hidden);
+    if (prepared.cleaned && prepared.cleaned !== form) setForm(prepared.cleaned);
+    if (prepared.problem) {
+      setProblem(prepared.problem);
       return;
     }
-    const cleaned = dropBlankRows(form);
-    if (cleaned !== form) setForm(cleaned);
-    const missing = missingRequired(type, cleaned);
-    if (missing) {
-      setProblem(missing);
-      return;
-    }
-    const body = assembleBody({
-      hidden: parts.hidden,
-      form: 'tags' in cleaned ? { ...cleaned, tags: parseTags(tagsText) } : cleaned,
-      advanced,
-    });
+    const { body } = prepared;
     setBusy(true);
     try {
-      let saved: SavedCheck;
-      if (creating) {
-        const path = TYPE_INFO[type as CreatableType].path;
-        // The subscriptions shown are the ones wanted: no channel is added on top of them.
-        const query = refs.alertChannels ? { autoAssignAlerts: false } : undefined;
-        saved = await createCheck(path, body, query);
-      } else {
-        saved = await updateCheck(checkId, body);
-      }
+      const saved = await sendCheck(type, refs, checkId, body);
       if (creating && type === 'HEARTBEAT' && saved.pingUrl) {
         setBusy(false);
         setCreated(saved);
@@ -138,19 +202,7 @@ export function CheckForm({
       route(`/checks/${encodeURIComponent(saved.id)}`);
     } catch (err) {
       setBusy(false);
-      if (err instanceof ApiError) {
-        setProblem({ field: err.status === 400 ? (err.field ?? null) : null, message: err.message });
-      } else {
-        setProblem({ field: null, message: err instanceof Error ? err.message : String(err) });
-      }
-    }
-  };
-
-  const cancel = (event: Event) => {
-    // Back where the user came from when that was a page of the app; else the link's own address.
-    if (window.history.length > 1 && document.referrer.startsWith(window.location.origin)) {
-      event.preventDefault();
-      window.history.back();
+      setProblem(problemOf(err));
     }
   };
 
@@ -175,60 +227,96 @@ export function CheckForm({
       {scheduled || refs.alertChannels ? (
         <AlertChannelSection fx={fx} refs={refs} creating={creating} />
       ) : null}
-      <details
-        class="advanced"
+      <AdvancedJson
+        type={type}
         open={advancedOpen}
-        onToggle={(e) => setAdvancedOpen((e.currentTarget as HTMLDetailsElement).open)}
-      >
-        <summary>Advanced (JSON)</summary>
-        <div class={advancedError ? 'field field-invalid' : 'field'}>
-          <label for="check-advanced">Other fields (JSON)</label>
-          <textarea
-            id="check-advanced"
-            class="code"
-            rows={10}
-            spellcheck={false}
-            value={advancedText}
-            aria-describedby={`check-advanced-hint${advancedError ? ' check-advanced-error' : ''}`}
-            aria-invalid={advancedError ? 'true' : undefined}
-            onInput={(e) => setAdvancedText(e.currentTarget.value)}
-          />
-          <p class="field-hint" id="check-advanced-hint">
-            The check's fields the form has no control for (for example <code>alertSettings</code>,{' '}
-            <code>useGlobalAlertSettings</code>, <code>triggerIncident</code>, <code>doubleCheck</code>,{' '}
-            <code>groupOrder</code>
-            {isScriptType(type) && type !== 'PLAYWRIGHT' ? (
-              <>
-                , <code>dependencies</code>
-              </>
-            ) : null}
-            ), as one JSON object merged into what is sent; a <code>request</code> object here adds to the
-            form's request. See the API reference for every field.
-          </p>
-          {advancedError ? (
-            <p class="field-error" id="check-advanced-error" role="alert">
-              <span aria-hidden="true">✕ </span>
-              {advancedError}
-            </p>
-          ) : null}
-        </div>
-      </details>
-      <div class="form-actions">
-        <button type="submit" disabled={busy}>
-          {busy ? 'Saving…' : creating ? 'Create check' : 'Save changes'}
-        </button>
-        <a
-          class="button button-secondary"
-          href={creating ? '/checks' : `/checks/${encodeURIComponent(checkId)}`}
-          onClick={cancel}
-        >
-          Cancel
-        </a>
-        <span class="visually-hidden" role="status" aria-live="polite">
-          {busy ? 'Saving the check…' : ''}
-        </span>
-      </div>
+        onOpen={setAdvancedOpen}
+        text={advancedText}
+        onText={setAdvancedText}
+        error={advancedError}
+      />
+      <FormActions busy={busy} checkId={checkId} />
     </form>
+  );
+}
+
+/** Advanced (JSON): the check's fields the form has no control for, as one JSON object. */
+function AdvancedJson({
+  type,
+  open,
+  onOpen,
+  text,
+  onText,
+  error: advancedError,
+}: {
+  type: CheckType;
+  open: boolean;
+  onOpen: (open: boolean) => void;
+  text: string;
+  onText: (text: string) => void;
+  error: string | undefined;
+}) {
+  return (
+    <details
+      class="advanced"
+      open={open}
+      onToggle={(e) => onOpen((e.currentTarget as HTMLDetailsElement).open)}
+    >
+      <summary>Advanced (JSON)</summary>
+      <div class={advancedError ? 'field field-invalid' : 'field'}>
+        <label for="check-advanced">Other fields (JSON)</label>
+        <textarea
+          id="check-advanced"
+          class="code"
+          rows={10}
+          spellcheck={false}
+          value={text}
+          aria-describedby={`check-advanced-hint${advancedError ? ' check-advanced-error' : ''}`}
+          aria-invalid={advancedError ? 'true' : undefined}
+          onInput={(e) => onText(e.currentTarget.value)}
+        />
+        <p class="field-hint" id="check-advanced-hint">
+          The check's fields the form has no control for (for example <code>alertSettings</code>,{' '}
+          <code>useGlobalAlertSettings</code>, <code>triggerIncident</code>, <code>doubleCheck</code>,{' '}
+          <code>groupOrder</code>
+          {isScriptType(type) && type !== 'PLAYWRIGHT' ? (
+            <>
+              , <code>dependencies</code>
+            </>
+          ) : null}
+          ), as one JSON object merged into what is sent; a <code>request</code> object here adds to the
+          form's request. See the API reference for every field.
+        </p>
+        {advancedError ? (
+          <p class="field-error" id="check-advanced-error" role="alert">
+            <span aria-hidden="true">✕ </span>
+            {advancedError}
+          </p>
+        ) : null}
+      </div>
+    </details>
+  );
+}
+
+/** Submit (Create check / Save changes) and Cancel. */
+function FormActions({ busy, checkId }: { busy: boolean; checkId: string | undefined }) {
+  const creating = checkId === undefined;
+  return (
+    <div class="form-actions">
+      <button type="submit" disabled={busy}>
+        {busy ? 'Saving…' : creating ? 'Create check' : 'Save changes'}
+      </button>
+      <a
+        class="button button-secondary"
+        href={creating ? '/checks' : `/checks/${encodeURIComponent(checkId)}`}
+        onClick={cancel}
+      >
+        Cancel
+      </a>
+      <span class="visually-hidden" role="status" aria-live="polite">
+        {busy ? 'Saving the check…' : ''}
+      </span>
+    </div>
   );
 }
 

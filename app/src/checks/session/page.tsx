@@ -14,6 +14,8 @@ import {
   useOtherAccount,
   useSession,
 } from './state.js';
+import type { LocationResults } from './state.js';
+import type { CheckSession } from '../../api/schemas.js';
 import { LocationSection, LocationsSummary } from './locations.js';
 
 /**
@@ -54,19 +56,7 @@ export default function CheckSessionPage({
       <section class="session-page">
         {crumbs}
         <PageHeader title="Check session" />
-        {otherAccount ? (
-          <div class="notice notice-error" role="alert">
-            <strong>This link was made for another account</strong>
-            <p>
-              No such check session exists in {otherAccount}, the account you are signed in to. To see it,
-              sign out and sign in with an API key of the account the link names.
-            </p>
-          </div>
-        ) : error ? (
-          <ErrorNotice error={error} title="The check session could not be loaded" />
-        ) : (
-          <Loading what="Loading the check session" />
-        )}
+        <SessionMissing otherAccount={otherAccount} error={error} />
       </section>
     );
   }
@@ -114,64 +104,108 @@ export default function CheckSessionPage({
           No agent took the job before it expired. Check that an agent serves each run location of this check.
         </p>
       ) : null}
+      <SessionFacts session={session} running={running} elapsed={elapsed} />
 
-      <Facts
-        facts={[
-          { term: 'Status', value: <RunStatusBadge status={session.status} /> },
-          { term: 'Check type', value: checkTypeText(session.checkType) },
-          {
-            term: 'Trigger',
-            value: (
-              <>
-                {TRIGGER_WORDS[session.triggerSource] ?? session.triggerSource}{' '}
-                <code class="muted">{session.triggerSource}</code>
-              </>
-            ),
-          },
-          {
-            term: 'Started',
-            value: <time dateTime={session.startedAt}>{formatDateTime(session.startedAt)}</time>,
-          },
-          {
-            term: 'Stopped',
-            value: session.stoppedAt ? (
-              <time dateTime={session.stoppedAt}>{formatDateTime(session.stoppedAt)}</time>
-            ) : (
-              'still running'
-            ),
-          },
-          { term: running ? 'Elapsed so far' : 'Elapsed', value: formatElapsed(elapsed) },
-          {
-            term: 'Run locations',
-            value: session.runLocations.length ? (
-              <span class="rv-mono">{session.runLocations.join(', ')}</span>
-            ) : (
-              'none'
-            ),
-          },
-        ]}
-      />
-
-      {groups.length === 0 ? (
-        <p class="muted">This check session has no run location.</p>
-      ) : (
-        <>
-          {groups.length > 1 ? (
-            <LocationsSummary groups={groups} running={running} checkId={resultCheckId} />
-          ) : null}
-          {groups.map((group, index) => (
-            <LocationSection
-              key={group.location}
-              group={group}
-              index={index}
-              running={running}
-              checkId={resultCheckId}
-              // With several locations, the results that passed start folded: the others draw the eye.
-              folded={groups.length > 1 && group.final?.status === 'PASSED'}
-            />
-          ))}
-        </>
-      )}
+      <SessionLocations groups={groups} running={running} checkId={resultCheckId} />
     </section>
+  );
+}
+
+/** Why no session shows: a link of another account, an error, or still loading. */
+function SessionMissing({ otherAccount, error }: { otherAccount: string | null; error: Error | null }) {
+  return otherAccount ? (
+    <div class="notice notice-error" role="alert">
+      <strong>This link was made for another account</strong>
+      <p>
+        No such check session exists in {otherAccount}, the account you are signed in to. To see it, sign out
+        and sign in with an API key of the account the link names.
+      </p>
+    </div>
+  ) : error ? (
+    <ErrorNotice error={error} title="The check session could not be loaded" />
+  ) : (
+    <Loading what="Loading the check session" />
+  );
+}
+
+/** The session's status, check type, trigger, times and run locations. */
+function SessionFacts({
+  session,
+  running,
+  elapsed,
+}: {
+  session: CheckSession;
+  running: boolean;
+  elapsed: number | null;
+}) {
+  return (
+    <Facts
+      facts={[
+        { term: 'Status', value: <RunStatusBadge status={session.status} /> },
+        { term: 'Check type', value: checkTypeText(session.checkType) },
+        {
+          term: 'Trigger',
+          value: (
+            <>
+              {TRIGGER_WORDS[session.triggerSource] ?? session.triggerSource}{' '}
+              <code class="muted">{session.triggerSource}</code>
+            </>
+          ),
+        },
+        {
+          term: 'Started',
+          value: <time dateTime={session.startedAt}>{formatDateTime(session.startedAt)}</time>,
+        },
+        {
+          term: 'Stopped',
+          value: session.stoppedAt ? (
+            <time dateTime={session.stoppedAt}>{formatDateTime(session.stoppedAt)}</time>
+          ) : (
+            'still running'
+          ),
+        },
+        { term: running ? 'Elapsed so far' : 'Elapsed', value: formatElapsed(elapsed) },
+        {
+          term: 'Run locations',
+          value: session.runLocations.length ? (
+            <span class="rv-mono">{session.runLocations.join(', ')}</span>
+          ) : (
+            'none'
+          ),
+        },
+      ]}
+    />
+  );
+}
+
+/** Each run location's results (with a summary first when there are several). */
+function SessionLocations({
+  groups,
+  running,
+  checkId: resultCheckId,
+}: {
+  groups: LocationResults[];
+  running: boolean;
+  checkId: string;
+}) {
+  return groups.length === 0 ? (
+    <p class="muted">This check session has no run location.</p>
+  ) : (
+    <>
+      {groups.length > 1 ? (
+        <LocationsSummary groups={groups} running={running} checkId={resultCheckId} />
+      ) : null}
+      {groups.map((group, index) => (
+        <LocationSection
+          key={group.location}
+          group={group}
+          index={index}
+          running={running}
+          checkId={resultCheckId}
+          // With several locations, the results that passed start folded: the others draw the eye.
+          folded={groups.length > 1 && group.final?.status === 'PASSED'}
+        />
+      ))}
+    </>
   );
 }

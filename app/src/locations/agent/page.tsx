@@ -6,6 +6,7 @@ import { Breadcrumbs } from '../../ui/widgets.js';
 import { Empty, ErrorNotice, Loading, PageHeader } from '../../ui/page.js';
 import { formatDateTime } from '../../ui/format.js';
 import { useLoad, useTitle } from '../../ui/hooks.js';
+import type { Agent } from '../../api/schemas.js';
 import './agent.css';
 
 /** How often the page looks again at the agent (connected, slots, running jobs), ms. */
@@ -65,111 +66,118 @@ export default function AgentDetail({ agentId }: { agentId?: string }) {
       </PageHeader>
       {agent.error ? <ErrorNotice error={agent.error} title="Could not refresh" /> : null}
 
-      <div class="card">
-        <dl class="misc-dl">
-          <dt>Id</dt>
-          <dd>
-            <code>{data.id}</code>
-          </dd>
-          <dt>Version</dt>
-          <dd>{data.version}</dd>
-          <dt>Serves</dt>
-          <dd>
-            <AgentScope agent={data} />
-          </dd>
-          <dt>Run locations</dt>
-          <dd>
-            {data.locations === null ? 'Every location of the account' : data.locations.join(', ') || '—'}
-          </dd>
-          <dt>Connected</dt>
-          <dd>
-            {data.connected
-              ? 'Yes: it claimed jobs within the last 35 seconds'
-              : 'No: no claim in the last 35 seconds'}
-          </dd>
-          <dt>First contact</dt>
-          <dd>{formatDateTime(data.firstSeenAt)}</dd>
-          <dt>Last contact</dt>
-          <dd>
-            <When iso={data.lastSeenAt} /> ({formatDateTime(data.lastSeenAt)})
-          </dd>
-          <dt>Free slots</dt>
-          <dd>
-            {formatSlots(data.freeSlots)}
-            <span class="muted"> (uptime: ICMP, DNS, TCP and URL jobs; main: API and browser jobs)</span>
-          </dd>
-          <dt>Check types</dt>
-          <dd>
-            {data.checkTypes.length === 0 ? (
-              <span class="muted">none reported yet</span>
-            ) : (
-              <ul class="misc-chips">
-                {data.checkTypes.map((t) => (
-                  <li key={t}>{t}</li>
-                ))}
-              </ul>
-            )}
-          </dd>
-          <dt>Runtimes</dt>
-          <dd>
-            {data.runtimes.length === 0 ? (
-              <span class="muted">none</span>
-            ) : (
-              <ul class="misc-chips">
-                {data.runtimes.map((r) => (
-                  <li key={r}>{r}</li>
-                ))}
-              </ul>
-            )}
-          </dd>
-        </dl>
-      </div>
+      <AgentFacts agent={data} />
 
-      <section aria-labelledby="agent-jobs">
-        <h2 id="agent-jobs">Running jobs ({data.runningJobs.length})</h2>
-        {data.runningJobs.length === 0 ? (
-          <Empty>
-            No job is running on this agent now. Jobs show here while the agent holds their lease.
-          </Empty>
-        ) : (
-          <div class="table-wrap">
-            <table class="misc-table">
-              <caption class="visually-hidden">Jobs running on the agent</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Check</th>
-                  <th scope="col">Type</th>
-                  <th scope="col">Run location</th>
-                  <th scope="col">Check session</th>
-                  <th scope="col">Lease expires</th>
-                </tr>
-              </thead>
-              <tbody>
-                {data.runningJobs.map((job) => (
-                  <tr key={job.jobId}>
-                    <th scope="row">
-                      <a href={`/checks/${encodeURIComponent(job.checkId)}`}>
-                        {checkName.get(job.checkId) ?? <code>{shortId(job.checkId)}</code>}
-                      </a>
-                    </th>
-                    <td>{job.checkType}</td>
-                    <td>{job.runLocation}</td>
-                    <td>
-                      {job.checkSessionId ? <code>{shortId(job.checkSessionId)}</code> : 'scheduled run'}
-                    </td>
-                    <td>
-                      <When iso={job.leaseExpiresAt} never="—" />
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )}
-      </section>
+      <RunningJobs agent={data} checkName={checkName} />
 
       <ErrorReports agentId={data.id} count={data.errorReports.count} />
     </>
+  );
+}
+
+/** A list of short words as chips, or `none` (muted). */
+function ChipsOr({ items, none }: { items: readonly string[]; none: string }) {
+  return items.length === 0 ? (
+    <span class="muted">{none}</span>
+  ) : (
+    <ul class="misc-chips">
+      {items.map((t) => (
+        <li key={t}>{t}</li>
+      ))}
+    </ul>
+  );
+}
+
+/** What the agent is: id, version, scope, locations, contact, free slots, check types and runtimes. */
+function AgentFacts({ agent: data }: { agent: Agent }) {
+  return (
+    <div class="card">
+      <dl class="misc-dl">
+        <dt>Id</dt>
+        <dd>
+          <code>{data.id}</code>
+        </dd>
+        <dt>Version</dt>
+        <dd>{data.version}</dd>
+        <dt>Serves</dt>
+        <dd>
+          <AgentScope agent={data} />
+        </dd>
+        <dt>Run locations</dt>
+        <dd>
+          {data.locations === null ? 'Every location of the account' : data.locations.join(', ') || '—'}
+        </dd>
+        <dt>Connected</dt>
+        <dd>
+          {data.connected
+            ? 'Yes: it claimed jobs within the last 35 seconds'
+            : 'No: no claim in the last 35 seconds'}
+        </dd>
+        <dt>First contact</dt>
+        <dd>{formatDateTime(data.firstSeenAt)}</dd>
+        <dt>Last contact</dt>
+        <dd>
+          <When iso={data.lastSeenAt} /> ({formatDateTime(data.lastSeenAt)})
+        </dd>
+        <dt>Free slots</dt>
+        <dd>
+          {formatSlots(data.freeSlots)}
+          <span class="muted"> (uptime: ICMP, DNS, TCP and URL jobs; main: API and browser jobs)</span>
+        </dd>
+        <dt>Check types</dt>
+        <dd>
+          <ChipsOr items={data.checkTypes} none="none reported yet" />
+        </dd>
+        <dt>Runtimes</dt>
+        <dd>
+          <ChipsOr items={data.runtimes} none="none" />
+        </dd>
+      </dl>
+    </div>
+  );
+}
+
+/** The jobs the agent holds the lease of. */
+function RunningJobs({ agent: data, checkName }: { agent: Agent; checkName: Map<string, string> }) {
+  return (
+    <section aria-labelledby="agent-jobs">
+      <h2 id="agent-jobs">Running jobs ({data.runningJobs.length})</h2>
+      {data.runningJobs.length === 0 ? (
+        <Empty>No job is running on this agent now. Jobs show here while the agent holds their lease.</Empty>
+      ) : (
+        <div class="table-wrap">
+          <table class="misc-table">
+            <caption class="visually-hidden">Jobs running on the agent</caption>
+            <thead>
+              <tr>
+                <th scope="col">Check</th>
+                <th scope="col">Type</th>
+                <th scope="col">Run location</th>
+                <th scope="col">Check session</th>
+                <th scope="col">Lease expires</th>
+              </tr>
+            </thead>
+            <tbody>
+              {data.runningJobs.map((job) => (
+                <tr key={job.jobId}>
+                  <th scope="row">
+                    <a href={`/checks/${encodeURIComponent(job.checkId)}`}>
+                      {checkName.get(job.checkId) ?? <code>{shortId(job.checkId)}</code>}
+                    </a>
+                  </th>
+                  <td>{job.checkType}</td>
+                  <td>{job.runLocation}</td>
+                  <td>{job.checkSessionId ? <code>{shortId(job.checkSessionId)}</code> : 'scheduled run'}</td>
+                  <td>
+                    <When iso={job.leaseExpiresAt} never="—" />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
   );
 }
 

@@ -33,9 +33,9 @@ export default defineConfig({
 });
 `;
 
-/** The fields of a new check of `type`: the service's defaults, made visible (docs/checks.md). */
-export function newCheckBody(type: CreatableType): Json {
-  const common: Json = {
+/** The fields every scheduled check starts with. */
+function commonFields(): Json {
+  return {
     name: '',
     description: null,
     activated: true,
@@ -50,32 +50,77 @@ export function newCheckBody(type: CreatableType): Json {
     groupId: null,
     retryStrategy: null,
   };
+}
+
+/** An API check's own fields: no scripts, no variables, a GET whose status must be under 400. */
+function apiFields(): Json {
+  return {
+    runtimeId: null,
+    environmentVariables: [],
+    localSetupScript: null,
+    localTearDownScript: null,
+    setupSnippetId: null,
+    tearDownSnippetId: null,
+    request: {
+      method: 'GET',
+      url: '',
+      headers: [],
+      queryParameters: [],
+      body: '',
+      bodyType: 'NONE',
+      basicAuth: null,
+      followRedirects: true,
+      skipSSL: false,
+      ipFamily: 'IPv4',
+      assertions: [{ source: 'STATUS_CODE', property: '', comparison: 'LESS_THAN', target: '400' }],
+    },
+  };
+}
+
+/** A browser, multi-step or Playwright check's own fields: its starter script (or files) and time limit. */
+function scriptFields(type: 'BROWSER' | 'MULTI_STEP' | 'PLAYWRIGHT'): Json {
+  const script: Json =
+    type === 'PLAYWRIGHT'
+      ? {
+          script: null,
+          scriptPath: 'tests/home.spec.ts',
+          dependencies: [
+            { path: 'package.json', content: '{\n  "name": "checks",\n  "private": true\n}\n' },
+            { path: 'playwright.config.ts', content: STARTER_PLAYWRIGHT_CONFIG },
+            { path: 'tests/home.spec.ts', content: STARTER_BROWSER_SCRIPT },
+          ],
+        }
+      : { script: type === 'BROWSER' ? STARTER_BROWSER_SCRIPT : STARTER_MULTI_STEP_SCRIPT };
+  return {
+    ...script,
+    runtimeId: null,
+    environmentVariables: [],
+    sslCheckDomain: null,
+    timeoutSeconds: timeoutLimitOf(type),
+  };
+}
+
+/** The fields of a new check of `type`: the service's defaults, made visible (docs/checks.md). */
+export function newCheckBody(type: CreatableType): Json {
+  if (type === 'HEARTBEAT') {
+    return {
+      name: '',
+      description: null,
+      activated: true,
+      muted: false,
+      tags: [],
+      groupId: null,
+      heartbeat: { period: 1, periodUnit: 'hours', grace: 10, graceUnit: 'minutes' },
+    };
+  }
+  const common = commonFields();
   const times = RESPONSE_TIME_DEFAULTS[type];
   const responseTimes = times ? { degradedResponseTime: times.degraded, maxResponseTime: times.max } : {};
   switch (type) {
     case 'API':
       return {
         ...common,
-        ...responseTimes,
-        runtimeId: null,
-        environmentVariables: [],
-        localSetupScript: null,
-        localTearDownScript: null,
-        setupSnippetId: null,
-        tearDownSnippetId: null,
-        request: {
-          method: 'GET',
-          url: '',
-          headers: [],
-          queryParameters: [],
-          body: '',
-          bodyType: 'NONE',
-          basicAuth: null,
-          followRedirects: true,
-          skipSSL: false,
-          ipFamily: 'IPv4',
-          assertions: [{ source: 'STATUS_CODE', property: '', comparison: 'LESS_THAN', target: '400' }],
-        },
+        ...apiFields(),
       };
     case 'URL':
       return {
@@ -114,38 +159,7 @@ export function newCheckBody(type: CreatableType): Json {
       };
     case 'BROWSER':
     case 'MULTI_STEP':
-      return {
-        ...common,
-        script: type === 'BROWSER' ? STARTER_BROWSER_SCRIPT : STARTER_MULTI_STEP_SCRIPT,
-        runtimeId: null,
-        environmentVariables: [],
-        sslCheckDomain: null,
-        timeoutSeconds: timeoutLimitOf(type),
-      };
     case 'PLAYWRIGHT':
-      return {
-        ...common,
-        script: null,
-        scriptPath: 'tests/home.spec.ts',
-        dependencies: [
-          { path: 'package.json', content: '{\n  "name": "checks",\n  "private": true\n}\n' },
-          { path: 'playwright.config.ts', content: STARTER_PLAYWRIGHT_CONFIG },
-          { path: 'tests/home.spec.ts', content: STARTER_BROWSER_SCRIPT },
-        ],
-        runtimeId: null,
-        environmentVariables: [],
-        sslCheckDomain: null,
-        timeoutSeconds: timeoutLimitOf(type),
-      };
-    case 'HEARTBEAT':
-      return {
-        name: '',
-        description: null,
-        activated: true,
-        muted: false,
-        tags: [],
-        groupId: null,
-        heartbeat: { period: 1, periodUnit: 'hours', grace: 10, graceUnit: 'minutes' },
-      };
+      return { ...common, ...scriptFields(type) };
   }
 }

@@ -1,0 +1,233 @@
+import { fireEvent, render, screen, waitFor, within } from '@testing-library/preact';
+import { LocationProvider } from 'preact-iso';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import ChecksList from '../../../app/src/checks/list/page.js';
+import { type ApiServer, startApi, visit } from '../dom.js';
+
+// The checks list in a real DOM against a loopback API: the table with each check's status, last result
+// and availability; the summary counts; the filters (search, type, status, tag, group) and the sort kept in
+// the address; and what it says with no check, no match or statuses that could not be loaded.
+
+function check(fields: Record<string, unknown> = {}) {
+  return {
+    id: 'chk-a',
+    name: 'Alpha API',
+    checkType: 'API',
+    activated: true,
+    muted: false,
+    groupId: null,
+    tags: [],
+    frequency: 5,
+    frequencyOffset: null,
+    locations: ['us-east-1'],
+    privateLocations: [],
+    runParallel: false,
+    updated_at: null,
+    ...fields,
+  };
+}
+
+function status(checkId: string, fields: Record<string, unknown> = {}) {
+  return {
+    checkId,
+    name: checkId,
+    hasFailures: false,
+    hasErrors: false,
+    isDegraded: false,
+    longestRun: 120,
+    shortestRun: 100,
+    lastRunAt: '2026-03-01T10:00:00.000Z',
+    lastResultId: `res-${checkId}`,
+    availability24h: 100,
+    responseTimes24h: [100, 120, 110],
+    ...fields,
+  };
+}
+
+const CHECKS = [
+  check({ id: 'chk-a', name: 'Alpha API', tags: ['api', 'prod'], groupId: 3 }),
+  check({ id: 'chk-b', name: 'beta site', checkType: 'URL', tags: ['web'] }),
+  check({ id: 'chk-c', name: 'Charlie DNS', checkType: 'DNS', tags: ['prod'], groupId: 3 }),
+  check({ id: 'chk-d', name: 'Delta port', checkType: 'TCP', activated: false }),
+];
+
+const STATUSES = [
+  status('chk-a', { hasFailures: true, availability24h: 80, lastRunAt: '2026-03-01T09:00:00.000Z' }),
+  status('chk-b', { availability24h: 99.5, lastRunAt: '2026-03-01T10:30:00.000Z' }),
+  status('chk-c', { isDegraded: true, availability24h: 95 }),
+  status('chk-d', { lastRunAt: null, lastResultId: null, availability24h: null, responseTimes24h: [] }),
+];
+
+let api: ApiServer;
+
+beforeAll(async () => {
+  api = await startApi();
+});
+afterAll(() => api.close());
+beforeEach(() => {
+  api.received.length = 0;
+  api.route({
+    'GET /v1/checks': { status: 200, body: CHECKS },
+    'GET /v1/check-statuses': { status: 200, body: STATUSES },
+    'GET /v1/check-groups': { status: 200, body: [{ id: 3, name: 'Shop' }] },
+  });
+});
+
+function renderAt(path: string) {
+  visit(path);
+  return render(
+    <LocationProvider>
+      <ChecksList />
+    </LocationProvider>,
+  );
+}
+
+/** The names of the rows of the table, in order. */
+function shownNames(): string[] {
+  const table = screen.getByRole('table');
+  return within(table)
+    .getAllByRole('row')
+    .slice(1)
+    .map((row) => within(row).getAllByRole('link')[0]!.textContent ?? '');
+}
+
+const query = () => Object.fromEntries(new URLSearchParams(window.location.search));
+
+describe('the table', () => {
+  it('shows every check, failing first, with its status, last result, availability, group and tags', async () => {
+    renderAt('/checks');
+    await screen.findByRole('table');
+    expect(shownNames()).toEqual(['Alpha API', 'Charlie DNS', 'beta site', 'Delta port']);
+    expect(screen.getByRole('status').textContent).toBe('4 of 4 checks');
+    const alpha = screen.getAllByRole('row')[1]!;
+    expect(alpha.textContent).toContain('API');
+    expect(alpha.textContent).toContain('Shop');
+    expect(alpha.textContent).toContain('80');
+    expect(within(alpha).getByRole('link', { name: 'Alpha API' }).getAttribute('href')).toBe('/checks/chk-a');
+    expect(alpha.querySelector('a[href="/checks/chk-a/results/res-chk-a"]')).not.toBeNull();
+    expect(within(alpha).getByRole('list').textContent).toBe('apiprod');
+    const delta = screen.getAllByRole('row')[4]!;
+    expect(delta.textContent).toContain('never');
+    expect(screen.getByRole('table').querySelector('caption')?.textContent).toBe(
+      'Checks, sorted by status ascending',
+    );
+  });
+
+  it('counts the checks of each status, each count a link to its filter', async () => {
+    renderAt('/checks');
+    await screen.findByRole('table');
+    const summary = screen.getByRole('link', { name: '1 failing' });
+    expect(summary.getAttribute('href')).toBe('/checks?status=failing');
+    expect(screen.getByRole('link', { name: '1 degraded' })).toBeTruthy();
+    expect(screen.getByRole('link', { name: '1 passing' })).toBeTruthy();
+    expect(screen.getByRole('link', { name: '1 paused' })).toBeTruthy();
+  });
+
+  it('says the status is unknown when the statuses could not be loaded', async () => {
+    api.route({
+      'GET /v1/check-statuses': {
+        status: 500,
+        body: { statusCode: 500, error: 'Internal Server Error', message: 'boom' },
+      },
+    });
+    renderAt('/checks');
+    await screen.findByText('The status of the checks could not be loaded');
+    expect(screen.getByText('No status to summarize.')).toBeTruthy();
+    const beta = screen.getAllByRole('row').find((r) => r.textContent?.includes('beta site'))!;
+    expect(within(beta).getAllByText('unknown').length).toBeGreaterThan(0);
+  });
+
+  it('offers a form of each type when there is no check', async () => {
+    api.route({ 'GET /v1/checks': { status: 200, body: [] } });
+    renderAt('/checks');
+    await screen.findByRole('heading', { name: 'No checks yet' });
+    expect(screen.getAllByRole('link').some((a) => a.getAttribute('href') === '/checks/new?type=API')).toBe(
+      true,
+    );
+  });
+});
+
+describe('filters', () => {
+  it('searches by name, keeping the search in the address', async () => {
+    renderAt('/checks');
+    await screen.findByRole('table');
+    fireEvent.input(screen.getByLabelText('Search by name'), { target: { value: 'BETA' } });
+    await waitFor(() => expect(shownNames()).toEqual(['beta site']));
+    expect(query()).toEqual({ q: 'BETA' });
+    expect(screen.getByRole('status').textContent).toBe('1 of 4 checks');
+  });
+
+  it('filters by type, status, tag and group, together, from the address', async () => {
+    renderAt('/checks?tag=prod');
+    await screen.findByRole('table');
+    expect(shownNames()).toEqual(['Alpha API', 'Charlie DNS']);
+    expect((screen.getByLabelText('Tag') as HTMLSelectElement).value).toBe('prod');
+    fireEvent.change(screen.getByLabelText('Type'), { target: { value: 'DNS' } });
+    await waitFor(() => expect(shownNames()).toEqual(['Charlie DNS']));
+    expect(query()).toEqual({ tag: 'prod', type: 'DNS' });
+    fireEvent.change(screen.getByLabelText('Status'), { target: { value: 'failing' } });
+    await screen.findByText(/No check matches these filters/);
+    expect(screen.getByRole('status').textContent).toBe('0 of 4 checks');
+  });
+
+  it('filters the checks of a group and those of no group', async () => {
+    renderAt('/checks');
+    await screen.findByRole('table');
+    const group = screen.getByLabelText('Group') as HTMLSelectElement;
+    expect([...group.options].map((o) => o.textContent)).toEqual(['All', 'No group', 'Shop']);
+    fireEvent.change(group, { target: { value: '3' } });
+    await waitFor(() => expect(shownNames()).toEqual(['Alpha API', 'Charlie DNS']));
+    fireEvent.change(screen.getByLabelText('Group'), { target: { value: 'none' } });
+    await waitFor(() => expect(shownNames()).toEqual(['beta site', 'Delta port']));
+  });
+
+  it('clears every filter at once', async () => {
+    renderAt('/checks?type=URL&status=passing');
+    await screen.findByRole('table');
+    expect(shownNames()).toEqual(['beta site']);
+    fireEvent.click(screen.getByRole('button', { name: 'Clear filters' }));
+    await waitFor(() => expect(shownNames()).toHaveLength(4));
+    expect(window.location.search).toBe('');
+    expect(screen.queryByRole('button', { name: 'Clear filters' })).toBeNull();
+  });
+});
+
+describe('sorting', () => {
+  it('sorts by name, then the other way on a second press', async () => {
+    renderAt('/checks');
+    await screen.findByRole('table');
+    fireEvent.click(screen.getByRole('button', { name: /^Name/ }));
+    await waitFor(() =>
+      expect(shownNames()).toEqual(['Alpha API', 'beta site', 'Charlie DNS', 'Delta port']),
+    );
+    expect(query()).toEqual({ sort: 'name' });
+    expect(screen.getByRole('columnheader', { name: /^Name/ }).getAttribute('aria-sort')).toBe('ascending');
+    fireEvent.click(screen.getByRole('button', { name: /^Name/ }));
+    await waitFor(() =>
+      expect(shownNames()).toEqual(['Delta port', 'Charlie DNS', 'beta site', 'Alpha API']),
+    );
+    expect(query()).toEqual({ sort: '-name' });
+  });
+
+  it('sorts by the latest run first and by the lowest availability first, never-run checks last', async () => {
+    renderAt('/checks?sort=-lastRun');
+    await screen.findByRole('table');
+    expect(shownNames()).toEqual(['beta site', 'Charlie DNS', 'Alpha API', 'Delta port']);
+    fireEvent.click(screen.getByRole('button', { name: /^Availability/ }));
+    await waitFor(() =>
+      expect(shownNames()).toEqual(['Alpha API', 'Charlie DNS', 'beta site', 'Delta port']),
+    );
+    expect(query()).toEqual({ sort: 'availability' });
+    expect(screen.getByRole('table').querySelector('caption')?.textContent).toBe(
+      'Checks, sorted by availability ascending',
+    );
+  });
+
+  it('keeps the filters when the sort changes', async () => {
+    renderAt('/checks?tag=prod');
+    await screen.findByRole('table');
+    fireEvent.click(screen.getByRole('button', { name: /^Name/ }));
+    await waitFor(() => expect(query()).toEqual({ tag: 'prod', sort: 'name' }));
+    expect(shownNames()).toEqual(['Alpha API', 'Charlie DNS']);
+  });
+});
