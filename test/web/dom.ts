@@ -6,8 +6,10 @@
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterEach } from 'vitest';
-import { cleanup } from '@testing-library/preact';
+import { cleanup, render } from '@testing-library/preact';
+import { h, type VNode } from 'preact';
+import { LocationProvider } from 'preact-iso';
+import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 
 /** One request the server received: method, path with query, headers, and the parsed JSON body. */
 export type Received = {
@@ -98,6 +100,60 @@ export async function startApi(routes: Routes = {}): Promise<ApiServer> {
 /** The address the app is at when it renders (preact-iso reads it). */
 export function visit(path: string): void {
   window.history.replaceState(null, '', path);
+}
+
+/**
+ * Starts the API server before the file's tests and closes it after them; before each test it forgets the
+ * requests received and (re)sets the routes `defaults()` gives (routes a test added stay unless they are
+ * among them). Call it at the top of a test file; the server it answers is live inside tests only.
+ */
+export function serveApi(defaults: () => Routes = () => ({})): ApiServer {
+  let server: ApiServer | undefined;
+  const live = (): ApiServer => {
+    if (!server) throw new Error('the API server runs only inside tests (serveApi starts it in beforeAll)');
+    return server;
+  };
+  beforeAll(async () => {
+    server = await startApi();
+  });
+  afterAll(() => server?.close());
+  beforeEach(() => {
+    live().received.length = 0;
+    live().route(defaults());
+  });
+  return {
+    get origin() {
+      return live().origin;
+    },
+    get received() {
+      return live().received;
+    },
+    route: (routes) => live().route(routes),
+    requests: (key) => live().requests(key),
+    close: () => live().close(),
+  };
+}
+
+/**
+ * The service's 400 answer to a body that fails validation (docs/errors.md): `message`, and the dotted
+ * path of the offending `field` (`request.url`, `incidentUpdates[0].description`) in its attributes.
+ */
+export function validationError(message: string, field: string): Answer {
+  return {
+    status: 400,
+    body: {
+      statusCode: 400,
+      error: 'Bad Request',
+      message,
+      attributes: { code: 'OUTPOST_ERR_VALIDATION', field },
+    },
+  };
+}
+
+/** Renders `page` (a feature's page component) inside the router, with the address at `path`. */
+export function renderRoute(path: string, page: VNode): ReturnType<typeof render> {
+  visit(path);
+  return render(h(LocationProvider, null, page));
 }
 
 afterEach(() => cleanup());

@@ -2,18 +2,22 @@
 import { api, getAllPages, path } from './client.js';
 import type { AlertChannel, AlertNotification } from './schemas.js';
 
+/** Every alert channel of the account (all pages of `GET /v1/alert-channels`). */
 export const listAlertChannels = (signal?: AbortSignal) =>
   getAllPages<AlertChannel>('/v1/alert-channels', {}, signal);
 
+/** One alert channel by id (`GET /v1/alert-channels/{id}`). */
 export const getAlertChannel = (channelId: string | number, signal?: AbortSignal) =>
   api.get<AlertChannel>(path`/v1/alert-channels/${channelId}`, undefined, signal);
 
+/** Creates an alert channel from its type and config; answers the saved channel. */
 export const createAlertChannel = (body: unknown) => api.post<AlertChannel>('/v1/alert-channels', body);
 
 /** Changes a channel: its config, or only its `subscriptions`. */
 export const updateAlertChannel = (channelId: string | number, body: unknown) =>
   api.put<AlertChannel>(path`/v1/alert-channels/${channelId}`, body);
 
+/** Deletes an alert channel (`DELETE /v1/alert-channels/{id}`). */
 export const deleteAlertChannel = (channelId: string | number) =>
   api.delete(path`/v1/alert-channels/${channelId}`);
 

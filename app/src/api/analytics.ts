@@ -11,5 +11,6 @@ type AnalyticsQuery = {
   limit?: number;
 };
 
+/** The metrics of one API or URL check over `query.from`…`query.to` (ISO 8601), grouped by `aggregationInterval` (minutes). */
 export const getApiCheckAnalytics = (checkId: string, query: AnalyticsQuery, signal?: AbortSignal) =>
   api.get<Analytics>(path`/v1/analytics/api-checks/${checkId}`, query, signal);

@@ -14,6 +14,7 @@ export const listResultsBetween = (
   maxPages: number,
 ) => getAllPages<CheckResultResponse>(path`/v1/check-results/${checkId}`, window, signal, maxPages);
 
+/** One result of a check in full: logs, HTTP bodies and check-type parts included. */
 export const getResult = (checkId: string, resultId: string, signal?: AbortSignal) =>
   api.get<CheckResultResponse>(path`/v1/check-results/${checkId}/${resultId}`, undefined, signal);
 
@@ -21,8 +22,10 @@ export const getResult = (checkId: string, resultId: string, signal?: AbortSigna
 export const artifactUrl = (checkId: string, resultId: string, name: string): string =>
   path`/v1/check-results/${checkId}/${resultId}/artifacts/${name}`;
 
+/** The newest `limit` error groups of a check: its failures grouped by error message. */
 export const listErrorGroups = (checkId: string, limit: number, signal?: AbortSignal) =>
   api.get<ErrorGroup[]>(path`/v1/error-groups/checks/${checkId}`, { limit }, signal);
 
+/** The newest `limit` alerts of a check (its state changes that alerted). */
 export const listCheckAlerts = (checkId: string, limit: number, signal?: AbortSignal) =>
   api.get<CheckAlert[]>(path`/v1/check-alerts/${checkId}`, { limit }, signal);

@@ -6,6 +6,7 @@ import type { CheckSession } from './schemas.js';
 export const triggerCheck = (checkId: string) =>
   api.post<{ sessions: CheckSession[] }>('/v1/check-sessions/trigger', { target: { checkId: [checkId] } });
 
+/** One check session by id, finished or not (`GET /v1/check-sessions/{id}`). */
 export const getSession = (sessionId: string, signal?: AbortSignal) =>
   api.get<CheckSession>(path`/v1/check-sessions/${sessionId}`, undefined, signal);
 

@@ -8,6 +8,7 @@ export type SavedCheck = Check & { pingUrl?: string };
 /** Every check of the account. */
 export const listChecks = (signal?: AbortSignal) => api.get<Check[]>('/v1/checks', undefined, signal);
 
+/** One check by id, with its type's own fields (`GET /v1/checks/{id}`). */
 export const getCheck = (checkId: string, signal?: AbortSignal) =>
   api.get<SavedCheck>(path`/v1/checks/${checkId}`, undefined, signal);
 
@@ -22,11 +23,13 @@ export const createCheck = (typePath: string, body: unknown, query?: { autoAssig
 export const updateCheck = (checkId: string, body: unknown) =>
   api.put<SavedCheck>(path`/v1/checks/${checkId}`, body);
 
+/** Deletes a check (`DELETE /v1/checks/{id}`). */
 export const deleteCheck = (checkId: string) => api.delete(path`/v1/checks/${checkId}`);
 
 /** The status of every check. */
 export const listCheckStatuses = (signal?: AbortSignal) =>
   api.get<CheckStatus[]>('/v1/check-statuses', undefined, signal);
 
+/** The status of one check (`GET /v1/check-statuses/{id}`). */
 export const getCheckStatus = (checkId: string, signal?: AbortSignal) =>
   api.get<CheckStatus>(path`/v1/check-statuses/${checkId}`, undefined, signal);

@@ -84,30 +84,46 @@ export type CheckResultResponse = Omit<
   /** A multi-step check's browser part, under the field's name for it (the same shape). */
   multiStepCheckResult: Part<'browserCheckResult'>;
 };
+/** The ICMP part of a check result: the host pinged, packets sent and received, `packetLoss` (percent) and latencies (ms). */
 export type IcmpCheckResult = Static<typeof IcmpCheckResultSchema>;
+/** One line of a run's log: ISO 8601 `time`, `level` and `msg`. */
 export type RunLog = Static<typeof RunLogSchema>;
 /** A check session (`POST /v1/check-sessions/trigger`, `GET /v1/check-sessions/{id}`). */
 export type CheckSession = Static<typeof CheckSessionSchema>;
+/** The result of one run in a session: its location, status, `responseTime` (ms) and ISO 8601 start and stop. */
 export type SessionResult = Static<typeof SessionResultSchema>;
 /** `GET /v1/error-groups/checks/{checkId}` (docs/api.md, "Error group"). */
 export type ErrorGroup = Static<typeof ErrorGroupSchema>;
+/** A runtime browser and multi-step checks can run on (`GET /v1/runtimes`). */
 export type Runtime = Static<typeof RuntimeSchema>;
+/** A code snippet of the account (`GET /v1/snippets`). */
 export type Snippet = Static<typeof SnippetSchema>;
 
+/** An agent serving private locations (`GET /v1/agents[/{id}]`). */
 export type Agent = Static<typeof AgentResponseSchema>;
+/** An error an agent reported (`GET /v1/agents/{id}/error-reports`). */
 export type AgentErrorReport = Static<typeof AgentErrorReportSchema>;
+/** A private location (`GET /v1/private-locations[/{id}]`). */
 export type PrivateLocation = Static<typeof PrivateLocationSchema>;
 /** A private location's key; `rawKey` only in the answer that made it. */
 export type PrivateLocationKey = Static<typeof PrivateLocationKeySchema>;
 
+/** An alert channel: its type, config and subscriptions (`GET /v1/alert-channels[/{id}]`). */
 export type AlertChannel = Static<typeof AlertChannelSchema>;
+/** The types of alert channels (email, webhook, …). */
 export type AlertChannelType = AlertChannel['type'];
 
+/** A status page (`GET /v1/status-pages`). */
 export type StatusPage = Static<typeof StatusPageSchema>;
+/** A status-page service (`GET /v1/status-pages/services`). */
 export type ServiceView = Static<typeof ServiceSchema>;
+/** An incident with its updates, newest first (`GET /v1/incidents[/{id}]`). */
 export type IncidentView = Static<typeof IncidentSchema>;
+/** One update of an incident: a status and a description. */
 export type IncidentUpdateView = Static<typeof IncidentUpdateSchema>;
+/** How bad an incident is (`MINOR`, `MAJOR`, `MAINTENANCE`). */
 export type Impact = IncidentView['impact'];
+/** The status an incident update sets (`INVESTIGATING` … `RESOLVED`, or `MAINTENANCE`). */
 export type UpdateStatus = IncidentUpdateView['status'];
 
 /**

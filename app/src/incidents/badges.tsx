@@ -28,11 +28,16 @@ export const IMPACT_OPTIONS = (Object.keys(IMPACTS) as Impact[]).map((i) => ({
   label: IMPACTS[i].label,
 }));
 
+/** The update statuses as the options of the form's selects. */
 export const STATUS_OPTIONS = (Object.keys(STATUSES) as UpdateStatus[]).map((s) => ({
   value: s,
   label: STATUSES[s].label,
 }));
 
+/**
+ * Renders an incident's impact as a badge (glyph, colour and word; "impact" for screen readers).
+ * @param impact the impact shown.
+ */
 export function ImpactBadge({ impact }: { impact: Impact }) {
   const { label, cls, glyph } = IMPACTS[impact];
   return (
@@ -46,6 +51,10 @@ export function ImpactBadge({ impact }: { impact: Impact }) {
   );
 }
 
+/**
+ * Renders an update's status as a badge (glyph, colour and word).
+ * @param status the update status shown.
+ */
 export function UpdateStatusBadge({ status }: { status: UpdateStatus }) {
   const { label, cls, glyph } = STATUSES[status];
   return (

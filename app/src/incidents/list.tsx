@@ -13,6 +13,7 @@ import { ImpactBadge, UpdateStatusBadge, isResolved } from './badges.js';
 import { POLL_MS } from './badges.js';
 import { IncidentForm } from './form.js';
 
+/** The incidents page: renders open incidents, then resolved ones (polled every {@link POLL_MS} ms), and a form to open a new one. */
 export function IncidentList() {
   useTitle('Incidents');
   const { route } = useLocation();

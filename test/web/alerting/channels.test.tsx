@@ -1,8 +1,8 @@
-import { fireEvent, render, screen, waitFor, within } from '@testing-library/preact';
-import { LocationProvider } from 'preact-iso';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { fireEvent, screen, waitFor, within } from '@testing-library/preact';
+import { describe, expect, it } from 'vitest';
 import AlertChannelsPage from '../../../app/src/alerting/channels/page.js';
-import { type ApiServer, startApi, visit } from '../dom.js';
+import { renderRoute, serveApi, validationError } from '../dom.js';
+import { choose, type } from '../forms.js';
 
 // The alert-channel pages in a real DOM against a loopback API: the list, creating a channel of each kind
 // of config (with the service's 400 shown at its field), and one channel's page (test send, subscriptions,
@@ -53,40 +53,23 @@ function notification(fields: Record<string, unknown> = {}) {
   };
 }
 
-let api: ApiServer;
-
-beforeAll(async () => {
-  api = await startApi();
-});
-afterAll(() => api.close());
-beforeEach(() => {
-  api.received.length = 0;
-  api.route({
-    'GET /v1/alert-channels': {
-      status: 200,
-      body: [
-        channel(),
-        channel({ id: 8, type: 'WEBHOOK', config: { name: 'Ops hook', url: 'https://hooks.example.com/x' } }),
-      ],
-    },
-    'GET /v1/alert-channels/7': { status: 200, body: channel() },
-    'GET /v1/checks': { status: 200, body: [{ id: 'chk-1', name: 'Home page' }] },
-    'GET /v1/check-groups': { status: 200, body: [{ id: 3, name: 'Shop' }] },
-    'GET /v1/alert-notifications': { status: 200, body: [notification()] },
-  });
-});
+const api = serveApi(() => ({
+  'GET /v1/alert-channels': {
+    status: 200,
+    body: [
+      channel(),
+      channel({ id: 8, type: 'WEBHOOK', config: { name: 'Ops hook', url: 'https://hooks.example.com/x' } }),
+    ],
+  },
+  'GET /v1/alert-channels/7': { status: 200, body: channel() },
+  'GET /v1/checks': { status: 200, body: [{ id: 'chk-1', name: 'Home page' }] },
+  'GET /v1/check-groups': { status: 200, body: [{ id: 3, name: 'Shop' }] },
+  'GET /v1/alert-notifications': { status: 200, body: [notification()] },
+}));
 
 function renderAt(path: string, channelId?: string) {
-  visit(path);
-  return render(
-    <LocationProvider>
-      <AlertChannelsPage {...(channelId ? { channelId } : {})} />
-    </LocationProvider>,
-  );
+  return renderRoute(path, <AlertChannelsPage {...(channelId ? { channelId } : {})} />);
 }
-
-const type = (label: RegExp | string, value: string) =>
-  fireEvent.input(screen.getByLabelText(label), { target: { value } });
 
 describe('the list', () => {
   it('shows each channel with its target, type and subscriptions, linking to its page', async () => {
@@ -133,15 +116,7 @@ describe('creating a channel', () => {
 
   it('shows the service’s 400 next to the config field it names', async () => {
     api.route({
-      'POST /v1/alert-channels': {
-        status: 400,
-        body: {
-          statusCode: 400,
-          error: 'Bad Request',
-          message: 'must match format "email"',
-          attributes: { code: 'OUTPOST_ERR_VALIDATION', field: 'config.address' },
-        },
-      },
+      'POST /v1/alert-channels': validationError('must match format "email"', 'config.address'),
     });
     renderAt('/alert-channels');
     fireEvent.click(await screen.findByRole('button', { name: 'New alert channel' }));
@@ -156,7 +131,7 @@ describe('creating a channel', () => {
     api.route({ 'POST /v1/alert-channels': { status: 201, body: channel({ id: 13, type: 'WEBHOOK' }) } });
     renderAt('/alert-channels');
     fireEvent.click(await screen.findByRole('button', { name: 'New alert channel' }));
-    fireEvent.change(screen.getByLabelText(/^Type/), { target: { value: 'WEBHOOK' } });
+    choose(/^Type/, 'WEBHOOK');
     type(/^Name/, 'Ops hook');
     type(/^URL/, 'https://hooks.example.com/x');
     fireEvent.click(screen.getByRole('button', { name: 'Add header' }));

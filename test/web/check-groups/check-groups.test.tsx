@@ -1,8 +1,8 @@
-import { fireEvent, render, screen, waitFor, within } from '@testing-library/preact';
-import { LocationProvider } from 'preact-iso';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { fireEvent, screen, waitFor, within } from '@testing-library/preact';
+import { describe, expect, it } from 'vitest';
 import CheckGroupsPage from '../../../app/src/check-groups/page.js';
-import { type ApiServer, startApi, visit } from '../dom.js';
+import { renderRoute, serveApi, validationError } from '../dom.js';
+import { type } from '../forms.js';
 
 // The check-group pages in a real DOM against a loopback API: the list with each group's number of checks,
 // the group form (create and edit: tags as a list, public and private locations, concurrency, switches, the
@@ -55,47 +55,30 @@ const PRIVATE_LOCATIONS = [
   { id: 'loc-2', name: 'Hamburg DC', slugName: 'hamburg-dc', icon: 'location', keys: [], agentCount: 0 },
 ];
 
-let api: ApiServer;
-
-beforeAll(async () => {
-  api = await startApi();
-});
-afterAll(() => api.close());
-beforeEach(() => {
-  api.received.length = 0;
-  api.route({
-    'GET /v1/check-groups': {
-      status: 200,
-      body: [group(), group({ id: 4, name: 'Blog', tags: [], privateLocations: [] })],
-    },
-    'GET /v1/check-groups/3': { status: 200, body: group() },
-    'GET /v1/checks': {
-      status: 200,
-      body: [
-        check(),
-        check({ id: 'chk-2', name: 'Checkout page', checkType: 'BROWSER' }),
-        check({ id: 'chk-3', groupId: null }),
-      ],
-    },
-    'GET /v1/check-statuses': {
-      status: 200,
-      body: [{ checkId: 'chk-1', hasFailures: true, hasErrors: false, isDegraded: false, lastRunAt: null }],
-    },
-    'GET /v1/private-locations': { status: 200, body: PRIVATE_LOCATIONS },
-  });
-});
+const api = serveApi(() => ({
+  'GET /v1/check-groups': {
+    status: 200,
+    body: [group(), group({ id: 4, name: 'Blog', tags: [], privateLocations: [] })],
+  },
+  'GET /v1/check-groups/3': { status: 200, body: group() },
+  'GET /v1/checks': {
+    status: 200,
+    body: [
+      check(),
+      check({ id: 'chk-2', name: 'Checkout page', checkType: 'BROWSER' }),
+      check({ id: 'chk-3', groupId: null }),
+    ],
+  },
+  'GET /v1/check-statuses': {
+    status: 200,
+    body: [{ checkId: 'chk-1', hasFailures: true, hasErrors: false, isDegraded: false, lastRunAt: null }],
+  },
+  'GET /v1/private-locations': { status: 200, body: PRIVATE_LOCATIONS },
+}));
 
 function renderAt(path: string, groupId?: string) {
-  visit(path);
-  return render(
-    <LocationProvider>
-      <CheckGroupsPage {...(groupId ? { groupId } : {})} />
-    </LocationProvider>,
-  );
+  return renderRoute(path, <CheckGroupsPage {...(groupId ? { groupId } : {})} />);
 }
-
-const type = (label: RegExp | string, value: string) =>
-  fireEvent.input(screen.getByLabelText(label), { target: { value } });
 
 describe('the list', () => {
   it('shows each group with its number of checks, state, tags and locations', async () => {
@@ -150,15 +133,7 @@ describe('the group form', () => {
 
   it('shows the service’s 400 under the locations it names', async () => {
     api.route({
-      'POST /v1/check-groups': {
-        status: 400,
-        body: {
-          statusCode: 400,
-          error: 'Bad Request',
-          message: 'name at least one location',
-          attributes: { code: 'OUTPOST_ERR_VALIDATION', field: 'locations' },
-        },
-      },
+      'POST /v1/check-groups': validationError('name at least one location', 'locations'),
     });
     renderAt('/check-groups');
     fireEvent.click(await screen.findByRole('button', { name: 'New check group' }));

@@ -1,8 +1,8 @@
-import { fireEvent, render, screen, waitFor } from '@testing-library/preact';
-import { LocationProvider } from 'preact-iso';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { fireEvent, screen, waitFor } from '@testing-library/preact';
+import { describe, expect, it } from 'vitest';
 import CheckFormPage from '../../../app/src/checks/form/page.js';
-import { type ApiServer, startApi, visit } from '../dom.js';
+import { renderRoute, serveApi, validationError } from '../dom.js';
+import { choose, field, type } from '../forms.js';
 
 // The check form in a real DOM against a loopback API: the type picker, required fields checked before
 // sending, the request each type's form sends, the service's 400 shown at its field, and an edit that
@@ -62,38 +62,21 @@ function savedCheck(fields: Record<string, unknown>) {
   };
 }
 
-let api: ApiServer;
-
-beforeAll(async () => {
-  api = await startApi();
-});
-afterAll(() => api.close());
-beforeEach(() => {
-  api.received.length = 0;
-  api.route({
-    'GET /v1/check-groups': { status: 200, body: [{ id: 3, name: 'Shop' }] },
-    'GET /v1/private-locations': { status: 200, body: [] },
-    'GET /v1/runtimes': {
-      status: 200,
-      body: [{ name: '2026.04', stage: 'CURRENT', multiStepSupport: true, runtimeEndOfLife: '2027-01-01' }],
-    },
-    'GET /v1/alert-channels': { status: 200, body: [CHANNEL] },
-    'GET /v1/snippets': { status: 200, body: [{ id: 11, name: 'Sign in' }] },
-  });
-});
+const api = serveApi(() => ({
+  'GET /v1/check-groups': { status: 200, body: [{ id: 3, name: 'Shop' }] },
+  'GET /v1/private-locations': { status: 200, body: [] },
+  'GET /v1/runtimes': {
+    status: 200,
+    body: [{ name: '2026.04', stage: 'CURRENT', multiStepSupport: true, runtimeEndOfLife: '2027-01-01' }],
+  },
+  'GET /v1/alert-channels': { status: 200, body: [CHANNEL] },
+  'GET /v1/snippets': { status: 200, body: [{ id: 11, name: 'Sign in' }] },
+}));
 
 /** Renders the form page at `path` (`/checks/new?type=URL`, `/checks/{id}/edit`). */
 function renderAt(path: string, checkId?: string) {
-  visit(path);
-  return render(
-    <LocationProvider>
-      <CheckFormPage {...(checkId ? { checkId } : {})} />
-    </LocationProvider>,
-  );
+  return renderRoute(path, <CheckFormPage {...(checkId ? { checkId } : {})} />);
 }
-
-const input = (label: RegExp | string) => screen.getByLabelText(label) as HTMLInputElement;
-const type = (label: RegExp | string, value: string) => fireEvent.input(input(label), { target: { value } });
 
 describe('type picker', () => {
   it('offers every creatable type, each linking to its form', () => {
@@ -129,7 +112,7 @@ describe('new URL monitor', () => {
     expect(screen.getByRole('option', { name: 'Shop' })).toBeTruthy();
 
     fireEvent.click(create);
-    const name = input(/^Name/);
+    const name = field(/^Name/);
     await waitFor(() => expect(name.getAttribute('aria-invalid')).toBe('true'));
     expect(
       document.getElementById(name.getAttribute('aria-describedby')?.split(' ').at(-1) ?? '')?.textContent,
@@ -138,7 +121,7 @@ describe('new URL monitor', () => {
 
     type(/^Name/, 'Home page');
     fireEvent.click(create);
-    const url = input(/^URL/);
+    const url = field(/^URL/);
     await waitFor(() => expect(url.getAttribute('aria-invalid')).toBe('true'));
     expect(screen.getByText('URL is required.')).toBeTruthy();
     expect(api.received.filter((r) => r.method !== 'GET')).toEqual([]);
@@ -151,7 +134,7 @@ describe('new URL monitor', () => {
     type(/^Name/, 'Home page');
     type(/^URL/, 'https://example.com/');
     type(/^Tags/, 'web, prod, web,  ');
-    fireEvent.change(screen.getByLabelText(/^Group/), { target: { value: '3' } });
+    choose(/^Group/, '3');
     fireEvent.click(screen.getByRole('button', { name: 'Create check' }));
 
     await waitFor(() => expect(api.requests('POST /v1/checks/url')).toHaveLength(1));
@@ -175,22 +158,14 @@ describe('new URL monitor', () => {
 
   it('shows the service’s 400 at the control of the field it names and focuses it', async () => {
     api.route({
-      'POST /v1/checks/url': {
-        status: 400,
-        body: {
-          statusCode: 400,
-          error: 'Bad Request',
-          message: 'must match format "uri"',
-          attributes: { code: 'OUTPOST_ERR_VALIDATION', field: 'request.url' },
-        },
-      },
+      'POST /v1/checks/url': validationError('must match format "uri"', 'request.url'),
     });
     renderAt('/checks/new?type=URL');
     await screen.findByRole('button', { name: 'Create check' });
     type(/^Name/, 'Home page');
     type(/^URL/, 'not a url');
     fireEvent.click(screen.getByRole('button', { name: 'Create check' }));
-    const url = input(/^URL/);
+    const url = field(/^URL/);
     await waitFor(() => expect(url.getAttribute('aria-invalid')).toBe('true'));
     expect(screen.getByText('must match format "uri"')).toBeTruthy();
     await waitFor(() => expect(document.activeElement).toBe(url));
@@ -199,15 +174,7 @@ describe('new URL monitor', () => {
 
   it('shows an error about a field without a control at the top, with the field’s name', async () => {
     api.route({
-      'POST /v1/checks/url': {
-        status: 400,
-        body: {
-          statusCode: 400,
-          error: 'Bad Request',
-          message: 'unknown field',
-          attributes: { code: 'OUTPOST_ERR_VALIDATION', field: 'nonsense' },
-        },
-      },
+      'POST /v1/checks/url': validationError('unknown field', 'nonsense'),
     });
     renderAt('/checks/new?type=URL');
     await screen.findByRole('button', { name: 'Create check' });
@@ -248,11 +215,11 @@ describe('new API check', () => {
     type('Header 2 name', 'Accept');
     type('Header 2 value', 'application/json');
     fireEvent.click(screen.getByRole('button', { name: 'Create check' }));
-    await waitFor(() => expect(input('Header 1 name').getAttribute('aria-invalid')).toBe('true'));
+    await waitFor(() => expect(field('Header 1 name').getAttribute('aria-invalid')).toBe('true'));
     expect(screen.getByText('Header 1 name is required.')).toBeTruthy();
 
     fireEvent.click(screen.getByRole('button', { name: 'Remove header 1' }));
-    expect(input('Header 1 name').value).toBe('Accept');
+    expect(field('Header 1 name').value).toBe('Accept');
     fireEvent.click(screen.getByRole('button', { name: 'Create check' }));
     await waitFor(() => expect(api.requests('POST /v1/checks/api')).toHaveLength(1));
     const body = api.requests('POST /v1/checks/api')[0]?.body as { request: { headers: unknown[] } };
@@ -267,7 +234,7 @@ describe('new API check', () => {
     type(/^Name/, 'Orders API');
     type(/^URL/, 'https://api.example.com/orders');
     type(/^Username/, 'robot');
-    fireEvent.change(screen.getByLabelText(/^Setup snippet/), { target: { value: '11' } });
+    choose(/^Setup snippet/, '11');
     fireEvent.click(screen.getByRole('button', { name: 'Create check' }));
     await waitFor(() => expect(api.requests('POST /v1/checks/api')).toHaveLength(1));
     expect(api.requests('POST /v1/checks/api')[0]?.body).toMatchObject({
@@ -313,8 +280,8 @@ describe('editing a check', () => {
     renderAt(`/checks/${encodeURIComponent(id)}/edit`, id);
     await screen.findByRole('button', { name: 'Save changes' });
     expect(screen.getByRole('heading', { name: 'Edit Home page' })).toBeTruthy();
-    expect(input(/^URL/).value).toBe('https://example.com/');
-    expect(input(/^Tags/).value).toBe('web');
+    expect(field(/^URL/).value).toBe('https://example.com/');
+    expect(field(/^Tags/).value).toBe('web');
     type(/^Name/, 'Home page (renamed)');
     fireEvent.click(screen.getByRole('button', { name: 'Save changes' }));
     await waitFor(() => expect(api.requests('PUT /v1/checks/a%20b%2Fc')).toHaveLength(1));

@@ -1,8 +1,8 @@
-import { fireEvent, render, screen, waitFor, within } from '@testing-library/preact';
-import { LocationProvider } from 'preact-iso';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { fireEvent, screen, waitFor, within } from '@testing-library/preact';
+import { describe, expect, it } from 'vitest';
 import ChecksList from '../../../app/src/checks/list/page.js';
-import { type ApiServer, startApi, visit } from '../dom.js';
+import { renderRoute, serveApi } from '../dom.js';
+import { choose } from '../forms.js';
 
 // The checks list in a real DOM against a loopback API: the table with each check's status, last result
 // and availability; the summary counts; the filters (search, type, status, tag, group) and the sort kept in
@@ -58,28 +58,14 @@ const STATUSES = [
   status('chk-d', { lastRunAt: null, lastResultId: null, availability24h: null, responseTimes24h: [] }),
 ];
 
-let api: ApiServer;
-
-beforeAll(async () => {
-  api = await startApi();
-});
-afterAll(() => api.close());
-beforeEach(() => {
-  api.received.length = 0;
-  api.route({
-    'GET /v1/checks': { status: 200, body: CHECKS },
-    'GET /v1/check-statuses': { status: 200, body: STATUSES },
-    'GET /v1/check-groups': { status: 200, body: [{ id: 3, name: 'Shop' }] },
-  });
-});
+const api = serveApi(() => ({
+  'GET /v1/checks': { status: 200, body: CHECKS },
+  'GET /v1/check-statuses': { status: 200, body: STATUSES },
+  'GET /v1/check-groups': { status: 200, body: [{ id: 3, name: 'Shop' }] },
+}));
 
 function renderAt(path: string) {
-  visit(path);
-  return render(
-    <LocationProvider>
-      <ChecksList />
-    </LocationProvider>,
-  );
+  return renderRoute(path, <ChecksList />);
 }
 
 /** The names of the rows of the table, in order. */
@@ -162,10 +148,10 @@ describe('filters', () => {
     await screen.findByRole('table');
     expect(shownNames()).toEqual(['Alpha API', 'Charlie DNS']);
     expect((screen.getByLabelText('Tag') as HTMLSelectElement).value).toBe('prod');
-    fireEvent.change(screen.getByLabelText('Type'), { target: { value: 'DNS' } });
+    choose('Type', 'DNS');
     await waitFor(() => expect(shownNames()).toEqual(['Charlie DNS']));
     expect(query()).toEqual({ tag: 'prod', type: 'DNS' });
-    fireEvent.change(screen.getByLabelText('Status'), { target: { value: 'failing' } });
+    choose('Status', 'failing');
     await screen.findByText(/No check matches these filters/);
     expect(screen.getByRole('status').textContent).toBe('0 of 4 checks');
   });
@@ -177,7 +163,7 @@ describe('filters', () => {
     expect([...group.options].map((o) => o.textContent)).toEqual(['All', 'No group', 'Shop']);
     fireEvent.change(group, { target: { value: '3' } });
     await waitFor(() => expect(shownNames()).toEqual(['Alpha API', 'Charlie DNS']));
-    fireEvent.change(screen.getByLabelText('Group'), { target: { value: 'none' } });
+    choose('Group', 'none');
     await waitFor(() => expect(shownNames()).toEqual(['beta site', 'Delta port']));
   });
 

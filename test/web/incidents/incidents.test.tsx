@@ -1,8 +1,8 @@
-import { fireEvent, render, screen, waitFor, within } from '@testing-library/preact';
-import { LocationProvider } from 'preact-iso';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { fireEvent, screen, waitFor, within } from '@testing-library/preact';
+import { describe, expect, it } from 'vitest';
 import IncidentsPage from '../../../app/src/incidents/page.js';
-import { type ApiServer, startApi, visit } from '../dom.js';
+import { renderRoute, serveApi, validationError } from '../dom.js';
+import { choose, type } from '../forms.js';
 
 // The incident pages in a real DOM against a loopback API: the list (open and resolved), declaring an
 // incident with its first update (and the service's 400 at its field), one incident's page with its
@@ -37,45 +37,28 @@ function incident(fields: Record<string, unknown> = {}) {
   };
 }
 
-let api: ApiServer;
-
-beforeAll(async () => {
-  api = await startApi();
-});
-afterAll(() => api.close());
-beforeEach(() => {
-  api.received.length = 0;
-  api.route({
-    'GET /v1/incidents': {
-      status: 200,
-      body: [
-        incident(),
-        incident({
-          id: 'inc-0',
-          name: 'Slow website',
-          impact: 'MINOR',
-          services: [SERVICES[0]],
-          stoppedAt: '2026-02-01T12:00:00.000Z',
-          incidentUpdates: [update({ id: 'upd-0', status: 'RESOLVED', description: 'Fixed.' })],
-        }),
-      ],
-    },
-    'GET /v1/incidents/inc-1': { status: 200, body: incident() },
-    'GET /v1/status-pages/services': { status: 200, body: { entries: SERVICES, nextId: null } },
-  });
-});
+const api = serveApi(() => ({
+  'GET /v1/incidents': {
+    status: 200,
+    body: [
+      incident(),
+      incident({
+        id: 'inc-0',
+        name: 'Slow website',
+        impact: 'MINOR',
+        services: [SERVICES[0]],
+        stoppedAt: '2026-02-01T12:00:00.000Z',
+        incidentUpdates: [update({ id: 'upd-0', status: 'RESOLVED', description: 'Fixed.' })],
+      }),
+    ],
+  },
+  'GET /v1/incidents/inc-1': { status: 200, body: incident() },
+  'GET /v1/status-pages/services': { status: 200, body: { entries: SERVICES, nextId: null } },
+}));
 
 function renderAt(path: string, incidentId?: string) {
-  visit(path);
-  return render(
-    <LocationProvider>
-      <IncidentsPage {...(incidentId ? { incidentId } : {})} />
-    </LocationProvider>,
-  );
+  return renderRoute(path, <IncidentsPage {...(incidentId ? { incidentId } : {})} />);
 }
-
-const type = (label: RegExp | string, value: string) =>
-  fireEvent.input(screen.getByLabelText(label), { target: { value } });
 
 describe('the list', () => {
   it('shows open incidents apart from resolved ones, each linking to its page', async () => {
@@ -108,9 +91,9 @@ describe('declaring an incident', () => {
     fireEvent.click(await screen.findByRole('button', { name: 'New incident' }));
     const form = screen.getByRole('form', { name: 'New incident' });
     type(/^Name/, '  Payments down ');
-    fireEvent.change(within(form).getByLabelText(/^Impact/), { target: { value: 'MAJOR' } });
+    choose(/^Impact/, 'MAJOR', form);
     fireEvent.click(await within(form).findByLabelText('Checkout API'));
-    fireEvent.change(within(form).getByLabelText(/^Status/), { target: { value: 'IDENTIFIED' } });
+    choose(/^Status/, 'IDENTIFIED', form);
     type(/^Description/, ' The payment provider fails. ');
     fireEvent.click(within(form).getByLabelText(/^Notify subscribers/));
     fireEvent.click(within(form).getByRole('button', { name: 'Open incident' }));
@@ -128,15 +111,10 @@ describe('declaring an incident', () => {
 
   it('shows the service’s 400 at the first update’s field it names', async () => {
     api.route({
-      'POST /v1/incidents': {
-        status: 400,
-        body: {
-          statusCode: 400,
-          error: 'Bad Request',
-          message: 'must NOT have fewer than 1 characters',
-          attributes: { code: 'OUTPOST_ERR_VALIDATION', field: 'incidentUpdates[0].description' },
-        },
-      },
+      'POST /v1/incidents': validationError(
+        'must NOT have fewer than 1 characters',
+        'incidentUpdates[0].description',
+      ),
     });
     renderAt('/incidents');
     fireEvent.click(await screen.findByRole('button', { name: 'New incident' }));
@@ -202,7 +180,7 @@ describe('an incident’s page', () => {
     renderAt('/incidents/inc-1', 'inc-1');
     const form = await screen.findByRole('form', { name: 'Post an update' });
     expect((within(form).getByLabelText(/^Status/) as HTMLSelectElement).value).toBe('MONITORING');
-    fireEvent.change(within(form).getByLabelText(/^Status/), { target: { value: 'RESOLVED' } });
+    choose(/^Status/, 'RESOLVED', form);
     fireEvent.input(within(form).getByLabelText(/^Description/), { target: { value: ' All good again. ' } });
     fireEvent.click(within(form).getByRole('button', { name: 'Post update' }));
     await waitFor(() => expect(api.requests('POST /v1/incidents/inc-1/updates')).toHaveLength(1));

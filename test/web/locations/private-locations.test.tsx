@@ -1,8 +1,8 @@
-import { fireEvent, render, screen, waitFor, within } from '@testing-library/preact';
-import { LocationProvider } from 'preact-iso';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { fireEvent, screen, waitFor, within } from '@testing-library/preact';
+import { describe, expect, it } from 'vitest';
 import PrivateLocationsPage from '../../../app/src/locations/page.js';
-import { type ApiServer, startApi, visit } from '../dom.js';
+import { renderRoute, serveApi, validationError } from '../dom.js';
+import { type, fieldValue } from '../forms.js';
 
 // The private-location pages in a real DOM against a loopback API: the list with the agents, creating a
 // location (the slug follows the name; its key shown once with the agent command; the 400 at its field),
@@ -45,36 +45,18 @@ function agent(fields: Record<string, unknown> = {}) {
   };
 }
 
-let api: ApiServer;
-
-beforeAll(async () => {
-  api = await startApi();
-});
-afterAll(() => api.close());
-beforeEach(() => {
-  api.received.length = 0;
-  api.route({
-    'GET /v1/private-locations': { status: 200, body: [location()] },
-    'GET /v1/private-locations/loc-1': { status: 200, body: location() },
-    'GET /v1/agents': {
-      status: 200,
-      body: [agent(), agent({ id: 'agent-fedcba9876543210', scope: 'ACCOUNT', privateLocation: null })],
-    },
-  });
-});
+const api = serveApi(() => ({
+  'GET /v1/private-locations': { status: 200, body: [location()] },
+  'GET /v1/private-locations/loc-1': { status: 200, body: location() },
+  'GET /v1/agents': {
+    status: 200,
+    body: [agent(), agent({ id: 'agent-fedcba9876543210', scope: 'ACCOUNT', privateLocation: null })],
+  },
+}));
 
 function renderAt(path: string, locationId?: string) {
-  visit(path);
-  return render(
-    <LocationProvider>
-      <PrivateLocationsPage {...(locationId ? { locationId } : {})} />
-    </LocationProvider>,
-  );
+  return renderRoute(path, <PrivateLocationsPage {...(locationId ? { locationId } : {})} />);
 }
-
-const type = (label: RegExp | string, value: string) =>
-  fireEvent.input(screen.getByLabelText(label), { target: { value } });
-const inputValue = (label: RegExp | string) => (screen.getByLabelText(label) as HTMLInputElement).value;
 
 describe('the list', () => {
   it('shows each location with its slug, agents and keys, and every agent of the account', async () => {
@@ -114,7 +96,7 @@ describe('creating a location', () => {
     renderAt('/private-locations');
     fireEvent.click(await screen.findByRole('button', { name: 'New private location' }));
     type(/^Name/, 'Hamburg DC (2)');
-    expect(inputValue(/^Slug/)).toBe('hamburg-dc-2');
+    expect(fieldValue(/^Slug/)).toBe('hamburg-dc-2');
     type(/^Icon/, ' server ');
     fireEvent.click(screen.getByRole('button', { name: 'Create private location' }));
     await waitFor(() => expect(api.requests('POST /v1/private-locations')).toHaveLength(1));
@@ -124,7 +106,7 @@ describe('creating a location', () => {
       icon: 'server',
     });
     await screen.findByLabelText('Key of Hamburg DC');
-    expect(inputValue('Key of Hamburg DC')).toBe('pl_raw_secret');
+    expect(fieldValue('Key of Hamburg DC')).toBe('pl_raw_secret');
     expect(screen.getByText(/API_KEY=pl_raw_secret/)).toBeTruthy();
     expect(screen.getByRole('link', { name: 'Hamburg DC' }).getAttribute('href')).toBe(
       '/private-locations/loc-2',
@@ -139,7 +121,7 @@ describe('creating a location', () => {
     type(/^Slug/, 'dc-hh');
     type(/^Name/, 'Hamburg');
     type(/^Icon/, '');
-    expect(inputValue(/^Slug/)).toBe('dc-hh');
+    expect(fieldValue(/^Slug/)).toBe('dc-hh');
     fireEvent.click(screen.getByRole('button', { name: 'Create private location' }));
     await waitFor(() => expect(api.requests('POST /v1/private-locations')).toHaveLength(1));
     expect(api.requests('POST /v1/private-locations')[0]?.body).toEqual({
@@ -150,15 +132,7 @@ describe('creating a location', () => {
 
   it('shows the service’s 400 next to the field it names', async () => {
     api.route({
-      'POST /v1/private-locations': {
-        status: 400,
-        body: {
-          statusCode: 400,
-          error: 'Bad Request',
-          message: 'slugName is already used',
-          attributes: { code: 'OUTPOST_ERR_VALIDATION', field: 'slugName' },
-        },
-      },
+      'POST /v1/private-locations': validationError('slugName is already used', 'slugName'),
     });
     renderAt('/private-locations');
     fireEvent.click(await screen.findByRole('button', { name: 'New private location' }));
@@ -190,7 +164,7 @@ describe('a location’s page', () => {
     fireEvent.click(await screen.findByRole('button', { name: 'Add key' }));
     await waitFor(() => expect(api.requests('POST /v1/private-locations/loc-1/keys')).toHaveLength(1));
     await screen.findByLabelText('New key of Berlin office');
-    expect(inputValue('New key of Berlin office')).toBe('pl_new_raw');
+    expect(fieldValue('New key of Berlin office')).toBe('pl_new_raw');
     expect(screen.getByText(/API_KEY=pl_new_raw/)).toBeTruthy();
     await waitFor(() => expect(api.requests('GET /v1/private-locations/loc-1').length).toBeGreaterThan(1));
   });

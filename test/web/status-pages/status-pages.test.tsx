@@ -1,8 +1,8 @@
-import { fireEvent, render, screen, waitFor, within } from '@testing-library/preact';
-import { LocationProvider } from 'preact-iso';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { fireEvent, screen, waitFor, within } from '@testing-library/preact';
+import { describe, expect, it } from 'vitest';
 import StatusPagesPage from '../../../app/src/status-pages/page.js';
-import { type ApiServer, startApi, visit } from '../dom.js';
+import { renderRoute, serveApi, validationError } from '../dom.js';
+import { type } from '../forms.js';
 
 // The status pages page in a real DOM against a loopback API: the pages with their cards, creating a page
 // (the address follows the name, cards and their services, a private page's key shown once, the service's
@@ -34,41 +34,14 @@ function statusPage(fields: Record<string, unknown> = {}) {
   };
 }
 
-const badRequest = (message: string, field: string) => ({
-  status: 400,
-  body: {
-    statusCode: 400,
-    error: 'Bad Request',
-    message,
-    attributes: { code: 'OUTPOST_ERR_VALIDATION', field },
-  },
-});
-
-let api: ApiServer;
-
-beforeAll(async () => {
-  api = await startApi();
-});
-afterAll(() => api.close());
-beforeEach(() => {
-  api.received.length = 0;
-  api.route({
-    'GET /v1/status-pages': { status: 200, body: { entries: [statusPage()], nextId: null } },
-    'GET /v1/status-pages/services': { status: 200, body: { entries: SERVICES, nextId: null } },
-  });
-});
+const api = serveApi(() => ({
+  'GET /v1/status-pages': { status: 200, body: { entries: [statusPage()], nextId: null } },
+  'GET /v1/status-pages/services': { status: 200, body: { entries: SERVICES, nextId: null } },
+}));
 
 function renderPage() {
-  visit('/status-pages');
-  return render(
-    <LocationProvider>
-      <StatusPagesPage />
-    </LocationProvider>,
-  );
+  return renderRoute('/status-pages', <StatusPagesPage />);
 }
-
-const type = (label: RegExp | string, value: string) =>
-  fireEvent.input(screen.getByLabelText(label), { target: { value } });
 
 describe('the pages', () => {
   it('shows each page with its link, visibility, cards and open incidents', async () => {
@@ -215,7 +188,7 @@ describe('creating a page', () => {
   });
 
   it('shows the service’s 400 next to the field it names', async () => {
-    api.route({ 'POST /v1/status-pages': badRequest('url is already taken', 'url') });
+    api.route({ 'POST /v1/status-pages': validationError('url is already taken', 'url') });
     renderPage();
     fireEvent.click(await screen.findByRole('button', { name: 'New status page' }));
     type('Name', 'Acme status');
@@ -273,7 +246,7 @@ describe('services', () => {
     expect(api.requests('POST /v1/status-pages/services')[0]?.body).toEqual({ name: 'Docs' });
     await waitFor(() => expect((screen.getByLabelText(/^New service/) as HTMLInputElement).value).toBe(''));
 
-    api.route({ 'POST /v1/status-pages/services': badRequest('name must not be empty', 'name') });
+    api.route({ 'POST /v1/status-pages/services': validationError('name must not be empty', 'name') });
     fireEvent.click(screen.getByRole('button', { name: 'Add service' }));
     await screen.findByText('name must not be empty');
     expect(screen.getByLabelText(/^New service/).getAttribute('aria-invalid')).toBe('true');

@@ -5,6 +5,7 @@ import { useRef } from 'preact/hooks';
 import { NEW_CHECK_CHOICES } from '../labels.js';
 import type { SortKey } from './sorting.js';
 
+/** The words of each sort key, as the table's caption says the order ("sorted by last result"). */
 export const SORT_LABELS: Record<SortKey, string> = {
   status: 'status',
   name: 'name',

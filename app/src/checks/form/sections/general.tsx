@@ -15,6 +15,7 @@ export type References = {
   snippets?: Snippet[];
 };
 
+/** Turns a list of values into select options whose label is the value itself. */
 export const options = (values: readonly string[]): Option[] => values.map((v) => ({ value: v, label: v }));
 
 /** Parses a select's value as an integer id, '' as null. */

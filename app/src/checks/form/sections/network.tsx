@@ -25,6 +25,7 @@ export function HttpSwitches({ fx }: { fx: FormApi }) {
   );
 }
 
+/** Renders the IP family select (`request.ipFamily`) of the form `fx`. */
 export const ipFamily = (fx: FormApi) => (
   <SelectInput fx={fx} path="request.ipFamily" label="IP family" options={options(IP_FAMILIES)} />
 );
@@ -38,6 +39,7 @@ const ASSERTION_HINTS: Partial<Record<string, string>> = {
   ICMP: 'LATENCY with Property avg, min, max or stdDev (ms); JSON_RESPONSE with a JSONPath such as $.packetLoss.',
 };
 
+/** Renders the assertion rows of the form `fx` (`request.assertions`), with the sources and hint of its check type. */
 export function Assertions({ fx }: { fx: FormApi }) {
   return (
     <AssertionRows
