@@ -3,7 +3,7 @@
 // ServiceModule (service-module.ts), so importing this file never loads them.
 export { alertChannelsForNewCheck } from './alert-channels/alert-channels.js';
 export { ChannelQueries } from './alert-channels/store.js';
-export { SMTP_VARIABLES, messageIdOf, smtpAnswer, smtpFailure, smtpTransports } from './channels/email.js';
+export { SMTP_VARIABLES, messageIdOf, smtpDelivery, smtpTransports } from './channels/email.js';
 export { noAnswer } from './channels/http.js';
 export type { NotificationRow } from './delivery/store.js';
 export type { AlertState } from './engine.js';

@@ -127,7 +127,6 @@ function replyCode(err: unknown): number | null {
 /**
  * The delivery result of a failed nodemailer send: an SMTP 4xx reply is RETRY and a 5xx FAILED (the reply
  * code kept, its first line as the answer: smtpAnswer); no reply at all (refused, timed out) is RETRY.
- * Shared by alert email and status-page subscriber mail.
  */
 export function smtpFailure(err: unknown, scrub: Pick<Scrubber, 'cut'>): DeliveryResult {
   const code = replyCode(err);
@@ -177,36 +176,47 @@ const sendEmail: ChannelSender = (notification, channel, providers, signal) =>
       messageId: messageIdOf(notification.idempotencyKey),
       headers: { 'X-Outpost-Alert-Type': v.ALERT_TYPE, 'X-Outpost-Check-Id': v.CHECK_ID.slice(0, 200) },
     });
-    let onAbort = () => {};
-    const aborted = new Promise<'aborted'>((resolve) => {
-      onAbort = () => resolve('aborted');
-      if (signal.aborted) onAbort();
-      else signal.addEventListener('abort', onAbort, { once: true });
-    });
-    try {
-      const info = await Promise.race([send, aborted]);
-      if (info === 'aborted') {
-        send.catch(() => undefined);
-        return noAnswer('RETRY', 'the delivery was aborted before the SMTP server answered');
-      }
-      const response = typeof info.response === 'string' ? info.response : '';
-      const code = Number(/^\d{3}/.exec(response)?.[0] ?? 250);
-      return delivered(code, smtpAnswer(response, scrub));
-    } catch (err) {
-      return smtpFailure(err, scrub);
-    } finally {
-      signal.removeEventListener('abort', onAbort);
-    }
+    return smtpDelivery(send, signal, scrub);
   });
 
-function delivered(code: number, answer: string | null): DeliveryResult {
-  return {
-    outcome: 'DELIVERED',
-    statusCode: code,
-    answer,
-    error: null,
-    retryAfterMs: null,
-  };
+/**
+ * The delivery result of a nodemailer send (`send`, a `sendMail` promise), awaited until `signal` aborts:
+ * DELIVERED with the reply code (250 when the reply has none) and its first line as the answer
+ * (smtpAnswer); a failure as smtpFailure says (SMTP 4xx and connection errors RETRY, 5xx FAILED); an abort
+ * before the server answered RETRY (the send goes on, its outcome ignored). Shared by alert email and
+ * status-page subscriber mail. Never throws.
+ */
+export async function smtpDelivery(
+  send: Promise<{ response?: unknown }>,
+  signal: AbortSignal,
+  scrub: Pick<Scrubber, 'cut'>,
+): Promise<DeliveryResult> {
+  let onAbort = () => {};
+  const aborted = new Promise<'aborted'>((resolve) => {
+    onAbort = () => resolve('aborted');
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+  });
+  try {
+    const info = await Promise.race([send, aborted]);
+    if (info === 'aborted') {
+      send.catch(() => undefined);
+      return noAnswer('RETRY', 'the delivery was aborted before the SMTP server answered');
+    }
+    const response = typeof info.response === 'string' ? info.response : '';
+    const code = Number(/^\d{3}/.exec(response)?.[0] ?? 250);
+    return {
+      outcome: 'DELIVERED',
+      statusCode: code,
+      answer: smtpAnswer(response, scrub),
+      error: null,
+      retryAfterMs: null,
+    };
+  } catch (err) {
+    return smtpFailure(err, scrub);
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+  }
 }
 
 /** EMAIL: one message to `config.address` through the operator's SMTP server (OUTPOST_SMTP_URL). */

@@ -12,13 +12,7 @@ import type { StatusPageDoc } from '../admin/status-pages.js';
 import type { Database } from '../../platform/store/database.js';
 import { readDoc } from '../../platform/store/schema.js';
 import { noAnswer } from '../../alerting/index.js';
-import {
-  messageIdOf,
-  SMTP_VARIABLES,
-  smtpAnswer,
-  smtpFailure,
-  smtpTransports,
-} from '../../alerting/index.js';
+import { messageIdOf, SMTP_VARIABLES, smtpDelivery, smtpTransports } from '../../alerting/index.js';
 import type { NotificationRow } from '../../alerting/index.js';
 import type { DeliveryResult, ProviderConfig } from '../../alerting/index.js';
 
@@ -126,30 +120,5 @@ export async function sendSubscriberMail(
     messageId: messageIdOf(row.idempotency_key),
     headers: { ...mail.headers, 'X-Outpost-Alert-Type': row.alert_type },
   });
-  let onAbort = () => {};
-  const aborted = new Promise<'aborted'>((resolve) => {
-    onAbort = () => resolve('aborted');
-    if (signal.aborted) onAbort();
-    else signal.addEventListener('abort', onAbort, { once: true });
-  });
-  try {
-    const info = await Promise.race([send, aborted]);
-    if (info === 'aborted') {
-      send.catch(() => undefined);
-      return noAnswer('RETRY', 'the delivery was aborted before the SMTP server answered');
-    }
-    const response = typeof info.response === 'string' ? info.response : '';
-    const code = Number(/^\d{3}/.exec(response)?.[0] ?? 250);
-    return {
-      outcome: 'DELIVERED',
-      statusCode: code,
-      answer: smtpAnswer(response, scrubber),
-      error: null,
-      retryAfterMs: null,
-    };
-  } catch (err) {
-    return smtpFailure(err, scrubber);
-  } finally {
-    signal.removeEventListener('abort', onAbort);
-  }
+  return smtpDelivery(send, signal, scrubber);
 }
