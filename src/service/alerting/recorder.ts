@@ -122,6 +122,11 @@ async function recordAlert(context: AlertContext, alert: EngineAlert): Promise<n
     isReminder: alert.isReminder,
     reminderSequence: alert.reminderSequence,
   });
+  // The channels it goes to, known before the alert is stored: `notified` says someone was told, so an alert
+  // no subscribed channel wants (or a check with no channel) is recorded as not notified.
+  const channels = alert.notify
+    ? (await subscribedChannels(context)).filter((c) => channelWants(c.doc, alert.alertType))
+    : [];
   const inserted = await store.insertAlert({
     id: alertId,
     account_id: stored.accountId,
@@ -129,7 +134,7 @@ async function recordAlert(context: AlertContext, alert: EngineAlert): Promise<n
     alert_type: alert.alertType,
     episode_id: alert.episodeId,
     sequence: alert.sequence,
-    notified: alert.notify ? 1 : 0,
+    notified: channels.length > 0 ? 1 : 0,
     result_id: alert.resultId,
     doc: JSON.stringify(variables),
     created_at: stored.nowMs,
@@ -142,8 +147,7 @@ async function recordAlert(context: AlertContext, alert: EngineAlert): Promise<n
     nowMs: stored.nowMs,
   });
   if (incident) await store.setAlertDoc(alertId, JSON.stringify({ ...variables, INCIDENT_ID: incident }));
-  if (!alert.notify) return 0;
-  const channels = (await subscribedChannels(context)).filter((c) => channelWants(c.doc, alert.alertType));
+  if (channels.length === 0) return 0;
   return queueNotifications(
     context,
     alertId,

@@ -23,7 +23,8 @@ export const CheckAlertSchema = Type.Object({
   title: Type.String(),
   episodeId: Type.String({ description: 'The episode (failing or degraded stretch) the alert belongs to' }),
   notified: Type.Boolean({
-    description: 'false: raised while muted (or a follow-up of an alert nobody was sent)',
+    description:
+      'true: a notification was queued to at least one alert channel; false: raised while muted, with no subscribed channel that takes its type, or a follow-up of an alert nobody was sent',
   }),
   isReminder: Type.Boolean(),
   reminderSequence: Type.Integer(),

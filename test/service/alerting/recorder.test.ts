@@ -121,6 +121,23 @@ describe('alerts written with the result', () => {
     expect((await notifications()).map((n) => n.alert_type)).toEqual(['ALERT_FAILURE']);
   });
 
+  it('an alert is "notified" only when a channel was sent it: not for a check with no channel, nor for a type no channel takes', async () => {
+    const lonely = await createCheck(svc, 'url', urlBody({ name: 'no channel' }));
+    await run(lonely, () => 'FAILED');
+    expect((await alerts(lonely)).map((a) => [a.alertType, a.notified])).toEqual([['ALERT_FAILURE', false]]);
+    expect(await notifications()).toEqual([]);
+
+    await channel({ sendRecovery: false });
+    const checkId = await createCheck(svc, 'url', urlBody());
+    await run(checkId, () => 'FAILED');
+    await run(checkId, () => 'PASSED');
+    expect((await alerts(checkId)).map((a) => [a.alertType, a.notified])).toEqual([
+      ['ALERT_FAILURE', true],
+      ['ALERT_RECOVERY', false],
+    ]);
+    expect((await notifications()).map((n) => n.alert_type)).toEqual(['ALERT_FAILURE']);
+  });
+
   it('a muted check records its alerts and sends nothing, and nothing is replayed on unmute', async () => {
     await channel();
     const checkId = await createCheck(svc, 'url', urlBody({ muted: true }));

@@ -135,7 +135,10 @@ export function ErrorGroups({ loaded }: { loaded: Loaded<ErrorGroup[]> }) {
   );
 }
 
-/** The check's alerts, newest first: what changed, when, and whether anybody was notified. */
+/**
+ * The check's alerts, newest first: what changed, when, and whether anybody was notified ("Yes" only when a
+ * notification went to at least one alert channel: not while muted, nor when no subscribed channel takes it).
+ */
 export function AlertHistory({ checkId, loaded }: { checkId: string; loaded: Loaded<CheckAlert[]> }) {
   if (loaded.error && !loaded.data)
     return <ErrorNotice error={loaded.error} title="The alerts could not be loaded" />;
@@ -143,47 +146,53 @@ export function AlertHistory({ checkId, loaded }: { checkId: string; loaded: Loa
   if (loaded.data.length === 0)
     return <Empty>No alerts: this check has not changed state since it was created.</Empty>;
   return (
-    <div class="table-wrap">
-      <table>
-        <caption class="visually-hidden">The last {RECENT} alerts, newest first</caption>
-        <thead>
-          <tr>
-            <th scope="col">Time</th>
-            <th scope="col">Alert</th>
-            <th scope="col">Notified</th>
-            <th scope="col">Location</th>
-            <th scope="col">Detail</th>
-          </tr>
-        </thead>
-        <tbody>
-          {loaded.data.map((a) => (
-            <tr key={a.id}>
-              <th scope="row">
-                <time dateTime={a.created_at}>{formatDateTime(a.created_at)}</time>
-              </th>
-              <td>{ALERT_TYPE_TEXT[a.alertType] ?? a.alertType}</td>
-              <td>{a.notified ? 'Yes' : 'No: muted'}</td>
-              <td>{a.runLocation ?? <span class="muted">—</span>}</td>
-              <td class="check-error-text">
-                {a.alertType === 'ALERT_SSL' && a.sslDaysRemaining !== null
-                  ? `${a.sslDaysRemaining} days left`
-                  : (a.error ?? a.title)}
-                {a.checkResultId ? (
-                  <>
-                    {' '}
-                    <a
-                      href={`/checks/${encodeURIComponent(checkId)}/results/${encodeURIComponent(a.checkResultId)}`}
-                      aria-label={`View result of the alert at ${formatDateTime(a.created_at)}`}
-                    >
-                      View result
-                    </a>
-                  </>
-                ) : null}
-              </td>
+    <>
+      <p class="muted">
+        Notified: Yes when the alert went to at least one alert channel; No when the check was muted or no
+        subscribed channel takes that alert.
+      </p>
+      <div class="table-wrap">
+        <table>
+          <caption class="visually-hidden">The last {RECENT} alerts, newest first</caption>
+          <thead>
+            <tr>
+              <th scope="col">Time</th>
+              <th scope="col">Alert</th>
+              <th scope="col">Notified</th>
+              <th scope="col">Location</th>
+              <th scope="col">Detail</th>
             </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+          </thead>
+          <tbody>
+            {loaded.data.map((a) => (
+              <tr key={a.id}>
+                <th scope="row">
+                  <time dateTime={a.created_at}>{formatDateTime(a.created_at)}</time>
+                </th>
+                <td>{ALERT_TYPE_TEXT[a.alertType] ?? a.alertType}</td>
+                <td>{a.notified ? 'Yes' : 'No'}</td>
+                <td>{a.runLocation ?? <span class="muted">—</span>}</td>
+                <td class="check-error-text">
+                  {a.alertType === 'ALERT_SSL' && a.sslDaysRemaining !== null
+                    ? `${a.sslDaysRemaining} days left`
+                    : (a.error ?? a.title)}
+                  {a.checkResultId ? (
+                    <>
+                      {' '}
+                      <a
+                        href={`/checks/${encodeURIComponent(checkId)}/results/${encodeURIComponent(a.checkResultId)}`}
+                        aria-label={`View result of the alert at ${formatDateTime(a.created_at)}`}
+                      >
+                        View result
+                      </a>
+                    </>
+                  ) : null}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </>
   );
 }

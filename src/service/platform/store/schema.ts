@@ -288,7 +288,7 @@ export type AccountSettingsTable = { account_id: string; doc: string; updated_at
 /** The alert engine's state of one check, JSON of AlertState (src/service/alerting/engine.ts). */
 export type AlertStateTable = { check_id: string; account_id: string; doc: string; updated_at: number };
 
-/** An alert raised for a check (GET /v1/check-alerts); `notified` 0 when muted (0009_alerting). */
+/** An alert raised for a check (GET /v1/check-alerts); `notified` 1 when a channel was sent it (0009_alerting). */
 export type CheckAlertTable = {
   id: string;
   account_id: string;
