@@ -23,6 +23,7 @@ import {
 import type { Executor, ExecutorContext, RunArtifactFile } from '../executor.js';
 import { failedOutcome, releaseOutcome } from '../outcome.js';
 import { runtimeVariables } from '../runtime-variables.js';
+import { BROWSER_SCRIPT_SECRET_PREFIXES } from '../../common/child/secrets.js';
 
 /** A browser the pool lent one run: the warm browser's endpoint and a pre-started runner. */
 export type BrowserLease = {
@@ -133,9 +134,6 @@ const MAX_LOG_CHARS = 10_000;
 
 /** Most errors (page, console, request) kept in the result; the rest are counted. */
 const MAX_ENTRIES = 100;
-
-/** Prefixes of variables whose values a script sets at run time and that are scrubbed (docs/checks.md). */
-const SECRET_PREFIXES = ['SERVICE_SECRET_', 'OUTPOST_SECRET_'] as const;
 
 /**
  * Time before its deadline at which a run stops its script to capture a screenshot and the trace
@@ -354,7 +352,7 @@ export function createBrowserExecutor(options: BrowserExecutorOptions): BrowserE
  */
 export function jobSecrets(job: Job): string[] {
   return job.environmentVariables
-    .filter((v) => v.secret || SECRET_PREFIXES.some((p) => v.key.startsWith(p)))
+    .filter((v) => v.secret || BROWSER_SCRIPT_SECRET_PREFIXES.some((p) => v.key.startsWith(p)))
     .map((v) => v.value);
 }
 
