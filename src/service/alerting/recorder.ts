@@ -29,7 +29,8 @@ export type AlertRecorderOptions = {
  * stores each result, so the alert state, the alerts and one notification per subscribed channel
  * commit with the result or not at all (docs/alerting.md, "Exactly once"). ATTEMPT results are
  * skipped; a FINAL result is judged once its run is complete (every location of a parallel round
- * has its FINAL result). Certificates the result carries are recorded for SSL expiry alerts.
+ * has its FINAL result), and only when no later-started run of the check has been recorded.
+ * Certificates the result carries are recorded for SSL expiry alerts.
  */
 export function alertRecorder(options: AlertRecorderOptions): ResultRecorder {
   return async (tx, stored) => {
@@ -57,6 +58,10 @@ export async function recordResult(
 
   const run = await runOf(store, stored, check);
   if (!run) return queued;
+  // Runs are judged in the order they ran, not the order their results arrived: a run that started
+  // before one already judged (its result delayed by a crash, a partition, a retried post) is
+  // recorded, not alerted on (docs/alerting.md, "Runs are judged in the order they ran").
+  if (await store.hasNewerRun(check.id, run.startedAtMs, stored.roundId)) return queued;
   // The account's settings are read only for checks that use them.
   const owner = group ?? check;
   const accountSettings =

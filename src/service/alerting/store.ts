@@ -86,6 +86,23 @@ export class AlertQueries {
     return rows.map((r) => readDoc(r.doc));
   }
 
+  /**
+   * Whether the check has a FINAL result of another run that started after `startedAtMs` (index
+   * `check_results_check_time`): the run starting then is older than one already judged.
+   * `roundId` is the run's own (its other locations are not "another run"); null: none.
+   */
+  async hasNewerRun(checkId: string, startedAtMs: number, roundId: string | null): Promise<boolean> {
+    let query = this.#db
+      .selectFrom('check_results')
+      .select('id')
+      .where('check_id', '=', checkId)
+      .where('started_at', '>', startedAtMs)
+      .where('result_type', '=', 'FINAL');
+    if (roundId !== null)
+      query = query.where((eb) => eb.or([eb('round_id', 'is', null), eb('round_id', '!=', roundId)]));
+    return (await query.limit(1).executeTakeFirst()) !== undefined;
+  }
+
   /** The engine's stored state of a check, or null before its first judged run. */
   async alertState<T>(checkId: string): Promise<T | null> {
     const row = await this.#db

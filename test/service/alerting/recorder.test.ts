@@ -111,6 +111,36 @@ describe('alerts written with the result', () => {
     expect(doc.RESULT_LINK).toMatch(new RegExp(`/checks/${checkId}/results/`));
   });
 
+  it('runs are judged in the order they ran: a failure posted after two newer passing runs is recorded, not alerted on', async () => {
+    await channel();
+    const checkId = await createCheck(svc, 'url', urlBody());
+    // Three runs, claimed in order; their results arrive newest first (the oldest was delayed by a crash).
+    const jobs: Job[] = [];
+    for (let i = 0; i < 3; i++) {
+      await triggerCheck(svc, checkId);
+      jobs.push(...(await claimJobs(svc, AGENT)).filter((j) => j.check.id === checkId));
+    }
+    expect(jobs).toHaveLength(3);
+    const at = (minute: number) => new Date(Date.UTC(2026, 10, 28, 9, minute)).toISOString();
+    const timed = (minute: number) => ({ startedAt: at(minute), stoppedAt: at(minute) });
+    await post(jobs[2]!, resultFor(jobs[2]!, 'PASSED', timed(3)));
+    await post(jobs[1]!, resultFor(jobs[1]!, 'PASSED', timed(2)));
+    await post(jobs[0]!, resultFor(jobs[0]!, 'FAILED', { ...timed(1), errorMessage: 'connection reset' }));
+    expect(await alerts(checkId)).toEqual([]);
+    expect(await notifications()).toEqual([]);
+    // The late failure is stored and listed like any result.
+    const results = await svc.request('GET', `/v1/check-results/${checkId}`);
+    expect(
+      results
+        .json()
+        .map((r: { hasFailures: boolean }) => r.hasFailures)
+        .sort(),
+    ).toEqual([false, false, true]);
+    // A newer failure alerts as usual, in its own episode.
+    await run(checkId, () => 'FAILED');
+    expect((await alerts(checkId)).map((a) => a.alertType)).toEqual(['ALERT_FAILURE']);
+  });
+
   it('ATTEMPT results and passing runs raise nothing; a channel without sendRecovery gets only the failure', async () => {
     await channel({ sendRecovery: false });
     const checkId = await createCheck(svc, 'url', urlBody());
