@@ -2,9 +2,8 @@
  * The fields of an alert channel's `config`, per type.
  */
 import { SelectField, TextAreaField, TextField } from '../../ui/forms.js';
-import type { AlertChannelType } from '../../api/schemas.js';
 import { errorOf } from '../../ui/widgets.js';
-import { type ConfigState, type KeyValue, MASK } from './describe.js';
+import { type ChannelKind, type ConfigState, type KeyValue, MASK } from './describe.js';
 
 /** A text input of the config, wired to its `config.<name>` error. */
 function ConfigInput({
@@ -21,7 +20,7 @@ function ConfigInput({
   name: string;
   label: string;
   hint?: string | undefined;
-  type?: 'text' | 'email' | 'url' | 'tel' | 'password';
+  type?: 'text' | 'email' | 'url' | 'tel' | 'password' | 'number';
   required?: boolean;
   config: ConfigState;
   error: unknown;
@@ -152,9 +151,9 @@ export function KeyValueRows({
 /** What every config control of a channel type takes. */
 type Common = { config: ConfigState; error: unknown; onChange: (name: string, value: string) => void };
 
-/** The config fields of a channel type. */
+/** The config fields of a channel kind (a channel type, or a WEBHOOK preset). */
 export function ConfigFields({
-  type,
+  kind,
   config,
   headers,
   queryParameters,
@@ -164,7 +163,7 @@ export function ConfigFields({
   onHeaders,
   onQueryParameters,
 }: {
-  type: AlertChannelType;
+  kind: ChannelKind;
   config: ConfigState;
   headers: KeyValue[];
   queryParameters: KeyValue[];
@@ -176,7 +175,34 @@ export function ConfigFields({
 }) {
   const common = { config, error, onChange: onConfig };
   const secretHint = editing ? `The stored secret reads ${MASK}: leave it to keep it.` : undefined;
-  switch (type) {
+  switch (kind) {
+    case 'WEBHOOK_MSTEAMS':
+    case 'WEBHOOK_DISCORD':
+    case 'WEBHOOK_TELEGRAM':
+      return <PresetFields kind={kind} common={common} secretHint={secretHint} />;
+    case 'MATTERMOST':
+      return <MattermostFields common={common} />;
+    case 'GOOGLE_CHAT':
+      return (
+        <ConfigInput
+          {...common}
+          name="url"
+          label="Incoming webhook URL"
+          type="url"
+          required
+          hint="In the space: Apps & integrations, Webhooks, Add webhook. The URL holds its key: keep it private."
+        />
+      );
+    case 'NTFY':
+      return <NtfyFields common={common} secretHint={secretHint} />;
+    case 'GOTIFY':
+      return <GotifyFields common={common} secretHint={secretHint} />;
+    case 'PUSHOVER':
+      return <PushoverFields common={common} secretHint={secretHint} />;
+    case 'MATRIX':
+      return <MatrixFields common={common} secretHint={secretHint} />;
+    case 'APPRISE':
+      return <AppriseFields common={common} secretHint={secretHint} />;
     case 'EMAIL':
       return (
         <ConfigInput
@@ -357,6 +383,315 @@ function WebhookFields({
         name="webhookType"
         label="Webhook type"
         hint="Capital letters, digits and underscores, e.g. WEBHOOK_MSTEAMS."
+      />
+    </>
+  );
+}
+
+/** A secret input: masked as typed, its saved value read back as the mask. */
+function SecretInput({
+  common,
+  name,
+  label,
+  hint,
+  secretHint,
+  required = false,
+}: {
+  common: Common;
+  name: string;
+  label: string;
+  hint: string;
+  secretHint: string | undefined;
+  required?: boolean;
+}) {
+  return (
+    <ConfigInput
+      {...common}
+      name={name}
+      label={label}
+      type="password"
+      required={required}
+      autoComplete="new-password"
+      hint={secretHint ? `${hint} ${secretHint}` : hint}
+    />
+  );
+}
+
+/** The body template of a chat kind: optional, its provider's format. */
+function TemplateArea({ common, hint }: { common: Common; hint: string }) {
+  return (
+    <TextAreaField
+      label="Message template (optional)"
+      hint={hint}
+      error={errorOf(common.error, 'config.template')}
+      value={common.config.template ?? ''}
+      spellcheck={false}
+      onValue={(value) => common.onChange('template', value)}
+    />
+  );
+}
+
+/** Microsoft Teams, Discord and Telegram: webhooks of the hosted API's kinds (`webhookType`). */
+function PresetFields({
+  kind,
+  common,
+  secretHint,
+}: {
+  kind: 'WEBHOOK_MSTEAMS' | 'WEBHOOK_DISCORD' | 'WEBHOOK_TELEGRAM';
+  common: Common;
+  secretHint: string | undefined;
+}) {
+  const name = <ConfigInput {...common} name="name" label="Name" required />;
+  if (kind === 'WEBHOOK_TELEGRAM') {
+    return (
+      <>
+        {name}
+        <SecretInput
+          common={common}
+          name="botToken"
+          label="Bot token"
+          required
+          hint="The token @BotFather gave your bot (123456:ABC…)."
+          secretHint={secretHint}
+        />
+        <ConfigInput
+          {...common}
+          name="chatId"
+          label="Chat ID"
+          required
+          hint="The chat, group or channel the bot posts to: a number (-100… for groups) or @channelname."
+        />
+        <ConfigInput
+          {...common}
+          name="url"
+          label="Bot API URL"
+          type="url"
+          hint="Empty: https://api.telegram.org. Set it for a Bot API server of your own."
+        />
+        <TemplateArea
+          common={common}
+          hint="Telegram HTML with {{ALERT_TITLE}} and the other variables; empty: Outpost’s message."
+        />
+      </>
+    );
+  }
+  const teams = kind === 'WEBHOOK_MSTEAMS';
+  return (
+    <>
+      {name}
+      <ConfigInput
+        {...common}
+        name="url"
+        label={teams ? 'Workflow URL' : 'Webhook URL'}
+        type="url"
+        required
+        hint={
+          teams
+            ? 'The URL of a Teams workflow “Send webhook alerts to a channel”. It is the credential: keep it private.'
+            : 'Channel settings, Integrations, Webhooks, Copy Webhook URL. It is the credential: keep it private.'
+        }
+      />
+      <TemplateArea
+        common={common}
+        hint={
+          teams
+            ? 'JSON body (an Adaptive Card message); empty: Outpost’s card.'
+            : 'JSON body with content or embeds; empty: Outpost’s message.'
+        }
+      />
+    </>
+  );
+}
+
+/** A Mattermost incoming webhook: its URL, and the channel and name it posts as. */
+function MattermostFields({ common }: { common: Common }) {
+  return (
+    <>
+      <ConfigInput
+        {...common}
+        name="url"
+        label="Incoming webhook URL"
+        type="url"
+        required
+        hint="Integrations, Incoming Webhooks, Add. The URL holds its key: keep it private."
+      />
+      <ConfigInput
+        {...common}
+        name="channel"
+        label="Channel"
+        hint="Another channel than the webhook’s, e.g. town-square."
+      />
+      <ConfigInput
+        {...common}
+        name="username"
+        label="Posted as"
+        hint="Needs “Enable integrations to override usernames”."
+      />
+    </>
+  );
+}
+
+/** An ntfy topic: server, topic, priority and access token. */
+function NtfyFields({ common, secretHint }: { common: Common; secretHint: string | undefined }) {
+  return (
+    <>
+      <ConfigInput {...common} name="name" label="Name" required />
+      <ConfigInput {...common} name="url" label="Server URL" type="url" hint="Empty: https://ntfy.sh." />
+      <ConfigInput
+        {...common}
+        name="topic"
+        label="Topic"
+        required
+        hint="Letters, digits, - and _. On ntfy.sh anyone who knows the topic can read it: pick a long one."
+      />
+      <ConfigInput
+        {...common}
+        name="priority"
+        label="Priority"
+        type="number"
+        hint="1 (min) to 5 (max); empty: 4 for failures, 3 for the rest."
+      />
+      <SecretInput
+        common={common}
+        name="accessToken"
+        label="Access token"
+        hint="A tk_… token for a protected topic (Account, Access tokens)."
+        secretHint={secretHint}
+      />
+    </>
+  );
+}
+
+/** A Gotify application: server, its token and the priority. */
+function GotifyFields({ common, secretHint }: { common: Common; secretHint: string | undefined }) {
+  return (
+    <>
+      <ConfigInput {...common} name="name" label="Name" required />
+      <ConfigInput
+        {...common}
+        name="url"
+        label="Server URL"
+        type="url"
+        required
+        hint="e.g. https://gotify.example.com"
+      />
+      <SecretInput
+        common={common}
+        name="token"
+        label="Application token"
+        required
+        hint="In Gotify: Apps, Create application, then its token."
+        secretHint={secretHint}
+      />
+      <ConfigInput
+        {...common}
+        name="priority"
+        label="Priority"
+        type="number"
+        hint="0 to 10; empty: 8 for failures, 5 for the rest."
+      />
+    </>
+  );
+}
+
+/** A Pushover application and user: both keys, device, priority and the API's URL. */
+function PushoverFields({ common, secretHint }: { common: Common; secretHint: string | undefined }) {
+  return (
+    <>
+      <ConfigInput {...common} name="name" label="Name" required />
+      <SecretInput
+        common={common}
+        name="apiToken"
+        label="API token"
+        required
+        hint="The token of an application you create at pushover.net/apps."
+        secretHint={secretHint}
+      />
+      <SecretInput
+        common={common}
+        name="userKey"
+        label="User or group key"
+        required
+        hint="On your Pushover dashboard."
+        secretHint={secretHint}
+      />
+      <ConfigInput {...common} name="device" label="Device" hint="Empty: all of the user’s devices." />
+      <ConfigInput
+        {...common}
+        name="priority"
+        label="Priority"
+        type="number"
+        hint="-2 (no alert) to 1 (high, past quiet hours); empty: 0."
+      />
+      <ConfigInput
+        {...common}
+        name="url"
+        label="API URL"
+        type="url"
+        hint="Empty: https://api.pushover.net."
+      />
+    </>
+  );
+}
+
+/** A Matrix room: homeserver, room ID and the access token of the account that posts. */
+function MatrixFields({ common, secretHint }: { common: Common; secretHint: string | undefined }) {
+  return (
+    <>
+      <ConfigInput {...common} name="name" label="Name" required />
+      <ConfigInput
+        {...common}
+        name="homeserverUrl"
+        label="Homeserver URL"
+        type="url"
+        required
+        hint="e.g. https://matrix.example.org"
+      />
+      <ConfigInput
+        {...common}
+        name="roomId"
+        label="Room ID"
+        required
+        hint="!…:server, in the room’s settings (Advanced). The account must have joined the room."
+      />
+      <SecretInput
+        common={common}
+        name="accessToken"
+        label="Access token"
+        required
+        hint="The access token of the account that posts (Element: Settings, Help & About)."
+        secretHint={secretHint}
+      />
+    </>
+  );
+}
+
+/** An Apprise API server: its URL, and a stored configuration's key or Apprise URLs. */
+function AppriseFields({ common, secretHint }: { common: Common; secretHint: string | undefined }) {
+  return (
+    <>
+      <ConfigInput {...common} name="name" label="Name" required />
+      <ConfigInput
+        {...common}
+        name="url"
+        label="Apprise API URL"
+        type="url"
+        required
+        hint="The Apprise API server, e.g. http://apprise:8000"
+      />
+      <ConfigInput
+        {...common}
+        name="key"
+        label="Configuration key"
+        hint="A configuration stored on the server. Give this or Apprise URLs."
+      />
+      <ConfigInput {...common} name="tag" label="Tag" hint="With a key: only the services with this tag." />
+      <SecretInput
+        common={common}
+        name="urls"
+        label="Apprise URLs"
+        hint="Without a key: the services’ URLs, e.g. tgram://token/chat, separated by commas or spaces."
+        secretHint={secretHint}
       />
     </>
   );

@@ -7,23 +7,60 @@ import type { AlertChannel, AlertChannelType } from '../../api/schemas.js';
 /** The mask the API answers for a stored secret; sent back, it keeps the stored value. */
 export const MASK = '*****';
 
-/** The channel types in the order the form offers them, with their names. */
-const TYPES: readonly { type: AlertChannelType; label: string }[] = [
-  { type: 'EMAIL', label: 'Email' },
-  { type: 'SLACK', label: 'Slack' },
-  { type: 'WEBHOOK', label: 'Webhook' },
-  { type: 'PAGERDUTY', label: 'PagerDuty' },
-  { type: 'OPSGENIE', label: 'Opsgenie' },
-  { type: 'SMS', label: 'SMS' },
-  { type: 'CALL', label: 'Phone call' },
+/**
+ * The `webhookType`s of a WEBHOOK channel the form offers as kinds of their own (the hosted API's names for
+ * these chat tools; the service gives each its provider's body: docs/alerting.md, "Chat and push channels").
+ */
+export const WEBHOOK_PRESETS = ['WEBHOOK_MSTEAMS', 'WEBHOOK_DISCORD', 'WEBHOOK_TELEGRAM'] as const;
+
+/** What the form's Type select picks: a channel type, or a WEBHOOK preset. */
+export type ChannelKind = AlertChannelType | (typeof WEBHOOK_PRESETS)[number];
+
+/** The kinds in the order the form offers them, with their names. */
+const KINDS: readonly { kind: ChannelKind; label: string }[] = [
+  { kind: 'EMAIL', label: 'Email' },
+  { kind: 'SLACK', label: 'Slack' },
+  { kind: 'WEBHOOK_MSTEAMS', label: 'Microsoft Teams' },
+  { kind: 'WEBHOOK_DISCORD', label: 'Discord' },
+  { kind: 'WEBHOOK_TELEGRAM', label: 'Telegram' },
+  { kind: 'MATTERMOST', label: 'Mattermost' },
+  { kind: 'GOOGLE_CHAT', label: 'Google Chat' },
+  { kind: 'NTFY', label: 'ntfy' },
+  { kind: 'GOTIFY', label: 'Gotify' },
+  { kind: 'PUSHOVER', label: 'Pushover' },
+  { kind: 'MATRIX', label: 'Matrix' },
+  { kind: 'APPRISE', label: 'Apprise' },
+  { kind: 'WEBHOOK', label: 'Webhook' },
+  { kind: 'PAGERDUTY', label: 'PagerDuty' },
+  { kind: 'OPSGENIE', label: 'Opsgenie' },
+  { kind: 'SMS', label: 'SMS' },
+  { kind: 'CALL', label: 'Phone call' },
 ];
 
-/** The channel types as the options of the form's Type select. */
-export const TYPE_OPTIONS = TYPES.map((t) => ({ value: t.type, label: t.label }));
+/** The kinds as the options of the form's Type select. */
+export const TYPE_OPTIONS = KINDS.map((k) => ({ value: k.kind, label: k.label }));
 
-/** The name of a channel type ("Email", "Phone call"). */
-export function typeLabel(type: string): string {
-  return TYPES.find((t) => t.type === type)?.label ?? type;
+/** The name of a kind or channel type ("Email", "Microsoft Teams", "Phone call"). */
+export function typeLabel(kind: string): string {
+  return KINDS.find((k) => k.kind === kind)?.label ?? kind;
+}
+
+/** Whether `kind` is a WEBHOOK preset. */
+export function isPreset(kind: string): kind is (typeof WEBHOOK_PRESETS)[number] {
+  return (WEBHOOK_PRESETS as readonly string[]).includes(kind);
+}
+
+/** The kind of a channel: its WEBHOOK preset (by `webhookType`), else its type. */
+export function kindOf(channel: Pick<AlertChannel, 'type' | 'config'>): ChannelKind {
+  const webhookType = (channel.config as Record<string, unknown>).webhookType;
+  if (channel.type === 'WEBHOOK' && typeof webhookType === 'string' && isPreset(webhookType))
+    return webhookType;
+  return channel.type;
+}
+
+/** The API's channel type of a kind: WEBHOOK for the presets. */
+export function typeOfKind(kind: ChannelKind): AlertChannelType {
+  return isPreset(kind) ? 'WEBHOOK' : kind;
 }
 
 /** What each alert type means (docs/alerting.md, "Alerts"). */
@@ -60,13 +97,30 @@ function hostOf(url: unknown): string {
 export function targetOf(channel: AlertChannel): string {
   const c = channel.config as Record<string, unknown>;
   const text = (v: unknown) => (typeof v === 'string' && v ? v : '');
-  switch (channel.type) {
+  switch (kindOf(channel)) {
     case 'EMAIL':
       return text(c.address);
     case 'SLACK':
       return [text(c.channel), hostOf(c.url)].filter(Boolean).join(' on ');
+    case 'MATTERMOST':
+      return [text(c.channel), hostOf(c.url)].filter(Boolean).join(' on ');
+    case 'GOOGLE_CHAT':
+      return `Google Chat space (${hostOf(c.url)})`;
     case 'WEBHOOK':
       return `${text(c.name)} (${text(c.method) || 'POST'} ${hostOf(c.url)})`;
+    case 'WEBHOOK_MSTEAMS':
+    case 'WEBHOOK_DISCORD':
+    case 'WEBHOOK_TELEGRAM':
+      return text(c.name);
+    case 'NTFY':
+      return `${text(c.name)} (${text(c.topic)} on ${hostOf(c.url)})`;
+    case 'GOTIFY':
+    case 'APPRISE':
+      return `${text(c.name)} (${hostOf(c.url)})`;
+    case 'MATRIX':
+      return `${text(c.name)} (${text(c.roomId)})`;
+    case 'PUSHOVER':
+      return text(c.name);
     case 'SMS':
     case 'CALL':
       return `${text(c.name)} (${text(c.number)})`;
@@ -108,4 +162,18 @@ export const CONFIG_LABELS: Record<string, string> = {
   apiKey: 'API key',
   region: 'Region',
   priority: 'Priority',
+  chatId: 'Chat ID',
+  botToken: 'Bot token',
+  username: 'Posted as',
+  topic: 'Topic',
+  accessToken: 'Access token',
+  token: 'Application token',
+  apiToken: 'API token',
+  userKey: 'User or group key',
+  device: 'Device',
+  homeserverUrl: 'Homeserver URL',
+  roomId: 'Room ID',
+  key: 'Configuration key',
+  urls: 'Apprise URLs',
+  tag: 'Tag',
 };

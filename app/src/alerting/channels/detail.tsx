@@ -8,7 +8,7 @@ import type { AlertChannel, AlertNotification } from '../../api/schemas.js';
 import { Breadcrumbs, ConfirmButton, YesNo } from '../../ui/widgets.js';
 import { ErrorNotice, Loading, PageHeader } from '../../ui/page.js';
 import { useLoad, useTitle } from '../../ui/hooks.js';
-import { CONFIG_LABELS, type KeyValue, targetOf, typeLabel } from './describe.js';
+import { CONFIG_LABELS, type KeyValue, kindOf, targetOf, typeLabel } from './describe.js';
 import { ChannelForm } from './form.js';
 import { AttemptsTable, NotificationLog } from './notifications.js';
 import { Subscriptions } from './subscriptions.js';
@@ -56,7 +56,7 @@ export function ChannelDetail({ id }: { id: string }) {
   const [testError, setTestError] = useState<unknown>(null);
   const [logVersion, setLogVersion] = useState(0);
   const data = channel.data;
-  const title = data ? targetOf(data) || `${typeLabel(data.type)} channel` : 'Alert channel';
+  const title = data ? targetOf(data) || `${typeLabel(kindOf(data))} channel` : 'Alert channel';
   useTitle(data ? `${title} · Alert channels` : 'Alert channel');
 
   if (channel.error && !data) {
@@ -170,7 +170,7 @@ function ChannelSummary({ channel: data }: { channel: AlertChannel }) {
   return (
     <div class="grid ac-summary">
       <section class="card" aria-labelledby="ac-settings">
-        <h2 id="ac-settings">{typeLabel(data.type)} settings</h2>
+        <h2 id="ac-settings">{typeLabel(kindOf(data))} settings</h2>
         <ConfigList channel={data} />
       </section>
       <section class="card" aria-labelledby="ac-flags">

@@ -7,7 +7,15 @@ import { createAlertChannel, updateAlertChannel } from '../../api/alerting.js';
 import { FormError, SelectField, TextField } from '../../ui/forms.js';
 import type { AlertChannel, AlertChannelType } from '../../api/schemas.js';
 import { Checkbox, errorOf, FormButtons, formLevelError } from '../../ui/widgets.js';
-import { type ConfigState, type KeyValue, TYPE_OPTIONS, typeLabel } from './describe.js';
+import {
+  type ChannelKind,
+  type ConfigState,
+  type KeyValue,
+  kindOf,
+  TYPE_OPTIONS,
+  typeLabel,
+  typeOfKind,
+} from './describe.js';
 import { ConfigFields } from './config-fields.js';
 
 /** The form's config state of a channel (edit) or of a new channel of `type`. */
@@ -19,7 +27,7 @@ function initialConfig(channel: AlertChannel | undefined): {
   const c = (channel?.config ?? {}) as Record<string, unknown>;
   const config: Record<string, string> = {};
   for (const [name, value] of Object.entries(c)) {
-    if (typeof value === 'string') config[name] = value;
+    if (typeof value === 'string' || typeof value === 'number') config[name] = String(value);
   }
   const rows = (v: unknown): KeyValue[] =>
     Array.isArray(v) ? (v as KeyValue[]).map((r) => ({ ...r, value: String(r.value ?? '') })) : [];
@@ -30,15 +38,23 @@ function initialConfig(channel: AlertChannel | undefined): {
   };
 }
 
-/** The `config` body of `type` from the form's state: empty optional fields left out (or null). */
-function configBody(
-  type: AlertChannelType,
+/** The default `url` of a Telegram channel (the Bot API) and of an ntfy channel (the public server). */
+export const DEFAULT_URLS: Partial<Record<ChannelKind, string>> = {
+  WEBHOOK_TELEGRAM: 'https://api.telegram.org',
+  NTFY: 'https://ntfy.sh',
+};
+
+/** The `config` body of `kind` from the form's state: empty optional fields left out (or null). */
+export function configBody(
+  kind: ChannelKind,
   c: ConfigState,
   headers: KeyValue[],
   queryParameters: KeyValue[],
 ): Record<string, unknown> {
   const v = (name: string) => (c[name] ?? '').trim();
   const optional = (name: string) => (v(name) ? v(name) : null);
+  const integer = (name: string) => (v(name) === '' ? null : Number(v(name)));
+  const url = () => v('url') || DEFAULT_URLS[kind] || '';
   const rows = (list: KeyValue[]) =>
     list
       .filter((r) => r.key.trim() || r.value)
@@ -47,9 +63,63 @@ function configBody(
         value: r.value,
         ...(r.locked !== undefined ? { locked: r.locked } : {}),
       }));
-  switch (type) {
+  switch (kind) {
     case 'EMAIL':
       return { address: v('address') };
+    case 'WEBHOOK_MSTEAMS':
+    case 'WEBHOOK_DISCORD':
+    case 'WEBHOOK_TELEGRAM':
+      return {
+        name: v('name'),
+        url: url(),
+        method: 'POST',
+        // Rows an API client gave the channel are kept; the form does not show them for these kinds.
+        headers: rows(headers),
+        queryParameters: rows(queryParameters),
+        template: c.template ? c.template : null,
+        webhookType: kind,
+        ...(kind === 'WEBHOOK_TELEGRAM'
+          ? { chatId: optional('chatId'), botToken: optional('botToken') }
+          : {}),
+      };
+    case 'MATTERMOST':
+      return { url: v('url'), channel: optional('channel'), username: optional('username') };
+    case 'GOOGLE_CHAT':
+      return { url: v('url') };
+    case 'NTFY':
+      return {
+        name: v('name'),
+        url: url(),
+        topic: v('topic'),
+        priority: integer('priority'),
+        accessToken: optional('accessToken'),
+      };
+    case 'GOTIFY':
+      return { name: v('name'), url: v('url'), token: v('token'), priority: integer('priority') };
+    case 'PUSHOVER':
+      return {
+        name: v('name'),
+        apiToken: v('apiToken'),
+        userKey: v('userKey'),
+        device: optional('device'),
+        priority: integer('priority'),
+        url: optional('url'),
+      };
+    case 'MATRIX':
+      return {
+        name: v('name'),
+        homeserverUrl: v('homeserverUrl'),
+        roomId: v('roomId'),
+        accessToken: v('accessToken'),
+      };
+    case 'APPRISE':
+      return {
+        name: v('name'),
+        url: v('url'),
+        key: optional('key'),
+        urls: optional('urls'),
+        tag: optional('tag'),
+      };
     case 'SLACK':
       return { url: v('url'), channel: optional('channel') };
     case 'WEBHOOK':
@@ -81,6 +151,14 @@ function configBody(
       };
   }
 }
+/**
+ * What "Subscribe new checks automatically" (`autoSubscribe`) does, in the form's words (docs/alerting.md,
+ * "Who is told"): a check created later is subscribed to the channel even when its creator picks its channels
+ * (the check form, or the API with `autoAssignAlerts=false`); checks that exist are not changed.
+ */
+export const AUTO_SUBSCRIBE_HINT =
+  'Every check created from now on alerts here, even when whoever creates it picks its channels (the check form does). Checks that exist now are not changed: subscribe them on the channel’s page.';
+
 /** Which changes a channel hears about, and SSL expiry with its threshold (as typed). */
 type Flags = {
   sendFailure: boolean;
@@ -116,7 +194,8 @@ export function ChannelForm({
 }) {
   const editing = channel !== undefined;
   const initial = initialConfig(channel);
-  const [type, setType] = useState<AlertChannelType>(channel?.type ?? 'EMAIL');
+  const [kind, setKind] = useState<ChannelKind>(channel ? kindOf(channel) : 'EMAIL');
+  const type: AlertChannelType = typeOfKind(kind);
   const [config, setConfig] = useState<ConfigState>(initial.config);
   const [headers, setHeaders] = useState<KeyValue[]>(initial.headers);
   const [queryParameters, setQueryParameters] = useState<KeyValue[]>(initial.queryParameters);
@@ -131,7 +210,7 @@ export function ChannelForm({
     setError(null);
     const body = {
       type,
-      config: configBody(type, config, headers, queryParameters),
+      config: configBody(kind, config, headers, queryParameters),
       sendFailure: flags.sendFailure,
       sendDegraded: flags.sendDegraded,
       sendRecovery: flags.sendRecovery,
@@ -157,18 +236,18 @@ export function ChannelForm({
         label="Type"
         error={errorOf(error, 'type')}
         hint={editing ? 'Changing the type needs the new type’s settings.' : undefined}
-        value={type}
-        onValue={setType}
+        value={kind}
+        onValue={setKind}
         options={TYPE_OPTIONS}
       />
       <fieldset>
-        <legend>{typeLabel(type)} settings</legend>
+        <legend>{typeLabel(kind)} settings</legend>
         <ConfigFields
-          type={type}
+          kind={kind}
           config={config}
           headers={headers}
           queryParameters={queryParameters}
-          editing={channel !== undefined && channel.type === type}
+          editing={channel !== undefined && kindOf(channel) === kind}
           error={error}
           onConfig={(name, value) => setConfig({ ...config, [name]: value } as ConfigState)}
           onHeaders={setHeaders}
@@ -177,10 +256,10 @@ export function ChannelForm({
       </fieldset>
       <FlagsFieldset flags={flags} onFlags={setFlags} error={error} />
       <Checkbox
-        label="Subscribe new checks to this channel"
+        label="Subscribe new checks automatically"
         checked={autoSubscribe}
         onChange={setAutoSubscribe}
-        hint="Checks created later alert here without being subscribed one by one."
+        hint={AUTO_SUBSCRIBE_HINT}
       />
       <FormError error={formLevelError(error, ['type', 'config', 'sslExpiryThreshold'])} />
       <FormButtons label={editing ? 'Save' : 'Create alert channel'} busy={busy} onCancel={onCancel} />

@@ -189,7 +189,7 @@ function NotificationsTable({
   checkName: Map<string, string>;
 }) {
   return (
-    <div class="table-wrap">
+    <div class="table-wrap ac-log-wrap">
       <table class="misc-table">
         <caption class="visually-hidden">Notifications sent through the channel, newest first</caption>
         <thead>

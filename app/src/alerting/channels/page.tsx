@@ -5,7 +5,7 @@ import { ListStatus, YesNo } from '../../ui/widgets.js';
 import { PageHeader } from '../../ui/page.js';
 import { useLoad, useTitle } from '../../ui/hooks.js';
 import './channels.css';
-import { sendsOf, targetOf, typeLabel } from './describe.js';
+import { kindOf, sendsOf, targetOf, typeLabel } from './describe.js';
 import { ChannelForm } from './form.js';
 import { ChannelDetail } from './detail.js';
 
@@ -68,7 +68,7 @@ function ChannelList() {
                       {targetOf(channel) || `Channel ${channel.id}`}
                     </a>
                   </th>
-                  <td>{typeLabel(channel.type)}</td>
+                  <td>{typeLabel(kindOf(channel))}</td>
                   <td>{sendsOf(channel)}</td>
                   <td class="num">{channel.subscriptions.filter((s) => s.activated).length}</td>
                   <td>

@@ -8,7 +8,8 @@ import type { ChannelSender, DeliveryResult, ProviderConfig } from '../types.js'
 import { channelModule, envValue, notConfigured } from './channel.js';
 import { guarded, requiredString } from './config.js';
 import { MAX_ANSWER_CHARS, noAnswer } from './http.js';
-import { htmlMessage, textMessage, truncate } from './message.js';
+import { alertMailHtml, alertMailText } from './email-template.js';
+import { truncate } from './message.js';
 
 /** Time allowed to connect, for the greeting, and between socket reads, ms. */
 const SMTP_TIMEOUT_MS = 10_000;
@@ -155,8 +156,9 @@ function smtpSecrets(url: string): string[] {
 }
 
 /**
- * EMAIL sender: one message from `smtp.from` to `config.address`, text and HTML, Message-ID from
- * the idempotency key. SMTP 4xx and connection errors (and an abort) are RETRY, SMTP 5xx FAILED;
+ * EMAIL sender: one message from `smtp.from` to `config.address`, text and HTML in the layout of the
+ * status-page mails (email-template.ts: times in UTC, a link to the result page, the failure screenshot of a
+ * browser check pointed to there), Message-ID from the idempotency key. SMTP 4xx and connection errors (and an abort) are RETRY, SMTP 5xx FAILED;
  * without OUTPOST_SMTP_URL and OUTPOST_SMTP_FROM it is FAILED saying so. Never throws.
  */
 const sendEmail: ChannelSender = (notification, channel, providers, signal) =>
@@ -171,8 +173,8 @@ const sendEmail: ChannelSender = (notification, channel, providers, signal) =>
       from: smtp.from,
       to,
       subject: truncate(`${prefix}${v.ALERT_TITLE}`.replace(/[\r\n]+/g, ' '), MAX_SUBJECT),
-      text: textMessage(v),
-      html: htmlMessage(v),
+      text: alertMailText(v),
+      html: alertMailHtml(v),
       messageId: messageIdOf(notification.idempotencyKey),
       headers: { 'X-Outpost-Alert-Type': v.ALERT_TYPE, 'X-Outpost-Check-Id': v.CHECK_ID.slice(0, 200) },
     });

@@ -1,6 +1,13 @@
+import { appriseChannel } from './apprise.js';
 import { emailChannel } from './email.js';
+import { googleChatChannel } from './google-chat.js';
+import { gotifyChannel } from './gotify.js';
+import { matrixChannel } from './matrix.js';
+import { mattermostChannel } from './mattermost.js';
+import { ntfyChannel } from './ntfy.js';
 import { opsgenieChannel } from './opsgenie.js';
 import { pagerdutyChannel } from './pagerduty.js';
+import { pushoverChannel } from './pushover.js';
 import { slackChannel } from './slack.js';
 import { callChannel, smsChannel } from './twilio.js';
 import { webhookChannel } from './webhook.js';
@@ -19,6 +26,13 @@ export const CHANNEL_MODULES = [
   pagerdutyChannel,
   opsgenieChannel,
   callChannel,
+  mattermostChannel,
+  googleChatChannel,
+  ntfyChannel,
+  gotifyChannel,
+  pushoverChannel,
+  matrixChannel,
+  appriseChannel,
 ] as const;
 
 /** One of the channel types (`EMAIL`, `SLACK`, …). */

@@ -5,11 +5,19 @@ import { isCredentialHeader } from '../../../common/credential-headers.js';
 import { Scrubber } from '../../../common/scrub.js';
 import { defaultOutboundPolicy } from '../../platform/http/outbound-policy.js';
 import { Nullable, StringEnum, strict } from '../../platform/http/schema-helpers.js';
-import type { ChannelSender, NotificationDoc, OutgoingNotification } from '../types.js';
+import type {
+  ChannelSender,
+  ChannelTarget,
+  DeliveryResult,
+  NotificationDoc,
+  OutgoingNotification,
+  ProviderConfig,
+} from '../types.js';
 import { ChannelName, channelModule, SecretString } from './channel.js';
 import { ConfigError, guarded, keyValues, optionalString, requiredString } from './config.js';
 import { MAX_ANSWER_CHARS, noAnswer, type ProviderRequest, sendRequest } from './http.js';
 import { renderOffThread } from './render.js';
+import { discordMessage, htmlChatMessage, teamsMessage } from './chat.js';
 
 /** Methods a webhook may use; GET, HEAD and DELETE send no body. */
 const WEBHOOK_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'HEAD', 'DELETE'] as const;
@@ -69,6 +77,36 @@ function defaultBody(v: NotificationDoc): string {
 }
 
 /**
+ * The `webhookType`s of the hosted API that Outpost gives a body of their own when `template` is empty
+ * (docs/alerting.md, "Chat and push channels"): Microsoft Teams gets an Adaptive Card message, Discord
+ * `content` and an embed, Telegram a Bot API `sendMessage`. Other `webhookType`s are kept and sent as
+ * plain webhooks.
+ */
+export const WEBHOOK_PRESETS = ['WEBHOOK_MSTEAMS', 'WEBHOOK_DISCORD', 'WEBHOOK_TELEGRAM'] as const;
+/** One of WEBHOOK_PRESETS. */
+export type WebhookPreset = (typeof WEBHOOK_PRESETS)[number];
+
+/** The Telegram Bot API's base, where `url` of a WEBHOOK_TELEGRAM channel with a `botToken` points. */
+export const TELEGRAM_API_URL = 'https://api.telegram.org';
+
+/** Who answers a preset, in words, for errors. */
+const PRESET_PROVIDERS: Record<WebhookPreset, string> = {
+  WEBHOOK_MSTEAMS: 'Microsoft Teams',
+  WEBHOOK_DISCORD: 'Discord',
+  WEBHOOK_TELEGRAM: 'Telegram',
+};
+
+function presetOf(channel: ChannelTarget): WebhookPreset | null {
+  const type = optionalString(channel, 'webhookType');
+  return (WEBHOOK_PRESETS as readonly string[]).includes(type ?? '') ? (type as WebhookPreset) : null;
+}
+
+/** A preset's default body when the channel has no template (Telegram's is built with its chat id). */
+function presetBody(preset: WebhookPreset, v: NotificationDoc): string {
+  return JSON.stringify(preset === 'WEBHOOK_MSTEAMS' ? teamsMessage(v) : discordMessage(v));
+}
+
+/**
  * WEBHOOK sender: `method` (default POST) to `url` with `queryParameters` appended and `headers`
  * added; the body is the Handlebars `template` rendered with the notification's and the account's
  * variables (bounded, see template.ts), or the notification as JSON; signed when `webhookSecret` is
@@ -78,6 +116,9 @@ function defaultBody(v: NotificationDoc): string {
  */
 const sendWebhook: ChannelSender = (notification, channel, providers, signal) =>
   guarded(async () => {
+    const preset = presetOf(channel);
+    const botToken = preset === 'WEBHOOK_TELEGRAM' ? optionalString(channel, 'botToken') : undefined;
+    if (botToken !== undefined) return sendTelegram(notification, channel, botToken, providers, signal);
     const secret = optionalString(channel, 'webhookSecret');
     const headers = keyValues(channel, 'headers');
     const query = keyValues(channel, 'queryParameters');
@@ -103,6 +144,8 @@ const sendWebhook: ChannelSender = (notification, channel, providers, signal) =>
       return noAnswer('FAILED', `the webhook URL must be http or https, not ${url.protocol.slice(0, 20)}`);
     }
     for (const form of urlCredentialForms(url)) scrub.add(form);
+    // A chat tool's webhook URL is itself the credential (a token in its path, a signature in its query).
+    if (preset !== null) for (const part of [url.toString(), url.pathname, url.search]) scrub.add(part);
     for (const { key, value } of query) url.searchParams.append(key, value);
 
     let body = '';
@@ -113,6 +156,10 @@ const sendWebhook: ChannelSender = (notification, channel, providers, signal) =>
       if ('error' in rendered) return noAnswer('FAILED', scrub.cut(rendered.error, MAX_ANSWER_CHARS));
       body = rendered.body;
       contentType = rendered.json ? 'application/json' : 'text/plain; charset=utf-8';
+      // The hosted API's Telegram channels send `chat_id=…&parse_mode=HTML&text=…` to /sendMessage.
+      if (!rendered.json && preset === 'WEBHOOK_TELEGRAM') contentType = 'application/x-www-form-urlencoded';
+    } else if (preset !== null && preset !== 'WEBHOOK_TELEGRAM') {
+      body = presetBody(preset, notification.variables);
     } else {
       body = defaultBody(notification.variables);
     }
@@ -143,11 +190,62 @@ const sendWebhook: ChannelSender = (notification, channel, providers, signal) =>
       signal,
       secrets: scrub.secrets(),
       idempotent: true,
-      provider: 'the webhook',
+      provider: preset === null ? 'the webhook' : PRESET_PROVIDERS[preset],
       policy: providers.outbound ?? defaultOutboundPolicy(),
     };
     return sendRequest(request);
   });
+
+/**
+ * A WEBHOOK_TELEGRAM channel with a `botToken`: the Bot API's `sendMessage` (`POST {url}/bot{token}/sendMessage`,
+ * `url` the API base, by default TELEGRAM_API_URL) with `chat_id`, `text` and `parse_mode: HTML`. The text
+ * is the rendered `template` when there is one (Telegram's HTML), else the notification in that HTML. The
+ * token is sealed and masked like every secret field and scrubbed from errors. Never throws.
+ */
+async function sendTelegram(
+  notification: OutgoingNotification,
+  channel: ChannelTarget,
+  botToken: string,
+  providers: ProviderConfig,
+  signal: AbortSignal,
+): Promise<DeliveryResult> {
+  const chatId = requiredString(channel, 'chatId');
+  const scrub = new Scrubber([botToken, ...Object.values(notification.accountVariables)]);
+  let base: URL;
+  try {
+    base = new URL(requiredString(channel, 'url'));
+  } catch (err) {
+    if (err instanceof ConfigError) throw err;
+    return noAnswer('FAILED', 'the Telegram API URL is not a valid URL');
+  }
+  if (base.protocol !== 'http:' && base.protocol !== 'https:') {
+    return noAnswer('FAILED', 'the Telegram API URL must be http or https');
+  }
+  let text = htmlChatMessage(notification.variables, '\n');
+  const template = optionalString(channel, 'template');
+  if (template !== undefined && template.trim() !== '') {
+    const rendered = await renderOffThread(template, templateVariables(notification), signal);
+    if ('error' in rendered) return noAnswer('FAILED', scrub.cut(rendered.error, MAX_ANSWER_CHARS));
+    text = rendered.body.slice(0, 4_096);
+  }
+  const body = JSON.stringify({
+    chat_id: chatId,
+    text,
+    parse_mode: 'HTML',
+    link_preview_options: { is_disabled: true },
+  });
+  return sendRequest({
+    url: `${base.toString().replace(/\/+$/, '')}/bot${encodeURIComponent(botToken)}/sendMessage`,
+    method: 'POST',
+    headers: { 'content-type': 'application/json; charset=utf-8', 'user-agent': 'Outpost-Alerts/1' },
+    body,
+    signal,
+    secrets: [...scrub.secrets(), encodeURIComponent(botToken)],
+    idempotent: true,
+    provider: 'Telegram',
+    policy: providers.outbound ?? defaultOutboundPolicy(),
+  });
+}
 
 /** A configured header or query parameter; `locked` is for the web app (not sent). */
 const KeyValue = Type.Object(
@@ -162,7 +260,8 @@ const KeyValue = Type.Object(
 /**
  * WEBHOOK: a request to the channel's `url` (http or https), its body the notification as JSON or the
  * Handlebars `template`, signed with `webhookSecret`. Credential-named `headers` and `queryParameters`
- * are secrets too (alert-channels.ts, channelSecrets).
+ * are secrets too (alert-channels.ts, channelSecrets). A `webhookType` of WEBHOOK_PRESETS gives the
+ * provider's own body; WEBHOOK_TELEGRAM with `botToken` and `chatId` is a Bot API `sendMessage`.
  */
 export const webhookChannel = channelModule({
   type: 'WEBHOOK',
@@ -178,9 +277,11 @@ export const webhookChannel = channelModule({
       webhookType: Type.Optional(
         Nullable(Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Z0-9_]+$' })),
       ),
+      chatId: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 255 }))),
+      botToken: Type.Optional(Nullable(SecretString)),
     },
     strict,
   ),
-  secretFields: ['webhookSecret'],
+  secretFields: ['webhookSecret', 'botToken'],
   send: sendWebhook,
 });
