@@ -8,6 +8,7 @@ import { ServicePicker } from './service-picker.js';
 import type { ServiceView, StatusPage } from '../api/schemas.js';
 import { Checkbox, errorOf, FormButtons, formLevelError, slugOf } from '../ui/widgets.js';
 import { Loading } from '../ui/page.js';
+import { LOOK_FIELDS, LookFields, lookBody, lookOf } from './page-look.js';
 
 let nextCardKey = 1;
 
@@ -34,7 +35,10 @@ function cardsBody(cards: CardDraft[]) {
   }));
 }
 
-/** Create (no `page`) or edit a status page: name, url, description, private, and its cards. */
+/**
+ * Create (no `page`) or edit a status page: name, url, description, private, its look and address (theme,
+ * colours, logo, favicon, custom domain: page-look.tsx), and its cards.
+ */
 export function PageForm({
   page,
   services,
@@ -53,6 +57,9 @@ export function PageForm({
   const [description, setDescription] = useState(page?.description ?? '');
   const [isPrivate, setIsPrivate] = useState(page?.isPrivate ?? false);
   const [cards, setCards] = useState<CardDraft[]>(() => draftsOf(page));
+  const [look, setLook] = useState(() => lookOf(page));
+  // The page as last answered (a Check now of its domain answers it again).
+  const [current, setCurrent] = useState(page);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
 
@@ -65,6 +72,7 @@ export function PageForm({
       url: url.trim(),
       description: description.trim() ? description.trim() : null,
       isPrivate,
+      ...lookBody(look),
       cards: cardsBody(cards),
     };
     try {
@@ -116,12 +124,14 @@ export function PageForm({
         onChange={setIsPrivate}
         hint="Only people with an access key can see it; the key is shown once, when the page is made private."
       />
+      <LookFields page={current} look={look} setLook={setLook} error={error} onDomainChecked={setCurrent} />
       <CardsFieldset cards={cards} setCards={setCards} services={services} error={error} />
       <FormError
         error={formLevelError(error, [
           'name',
           'url',
           'description',
+          ...LOOK_FIELDS,
           ...cards.flatMap((_, i) => [`cards[${i}].name`, `cards[${i}].services`]),
         ])}
       />

@@ -1,23 +1,31 @@
 /**
- * The account's status-page services: adding, renaming and deleting them.
+ * The account's status-page services: adding, renaming and deleting them, and linking checks to them.
  */
 import { useState } from 'preact/hooks';
+import { listChecks } from '../api/checks.js';
 import { ApiError } from '../api/client.js';
-import { createService, deleteService, renameService } from '../api/status-pages.js';
+import { createService, deleteService, renameService, type ServiceWithChecks } from '../api/status-pages.js';
 import { FormError, TextField } from '../ui/forms.js';
-import type { ServiceView, StatusPage } from '../api/schemas.js';
+import type { Check, ServiceView, StatusPage } from '../api/schemas.js';
+import { useLoad } from '../ui/hooks.js';
 import { ConfirmButton, errorOf, FormButtons, formLevelError, ListStatus, messageOf } from '../ui/widgets.js';
+import { CheckPicker } from './check-picker.js';
 
-/** The status-page services: add, rename, delete (refused while a card shows the service). */
+/**
+ * The status-page services: add, rename, delete (refused while a card shows the service), and the checks
+ * linked to each (Link checks opens the picker under the service's row).
+ */
 export function Services({
   services,
   pages,
   onChanged,
 }: {
-  services: { data: ServiceView[] | undefined; error: Error | undefined };
+  services: { data: ServiceWithChecks[] | undefined; error: Error | undefined };
   pages: readonly StatusPage[];
   onChanged: () => void;
 }) {
+  const checks = useLoad((signal) => listChecks(signal), []);
+  const serviceNames = new Map((services.data ?? []).map((s) => [s.id, s.name]));
   const [name, setName] = useState('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
@@ -53,7 +61,7 @@ export function Services({
       <h2 id="sp-services">Services</h2>
       <p class="muted">
         The things your status pages report on (an API, a website, a region). Cards show them; incidents
-        concern them.
+        concern them; linked checks give them their state and their uptime.
       </p>
       <form class="sp-add-service" onSubmit={add} noValidate aria-label="Add a service">
         <TextField
@@ -80,6 +88,7 @@ export function Services({
               <tr>
                 <th scope="col">Service</th>
                 <th scope="col">Shown on</th>
+                <th scope="col">Linked checks</th>
                 <th scope="col">
                   <span class="visually-hidden">Actions</span>
                 </th>
@@ -92,7 +101,13 @@ export function Services({
                   service={service}
                   shownOn={shownOn.get(service.id) ?? []}
                   pageNames={pageNames}
+                  checks={checks.data}
+                  serviceNames={serviceNames}
                   onChanged={onChanged}
+                  onLinked={() => {
+                    checks.reload();
+                    onChanged();
+                  }}
                 />
               ))}
             </tbody>
@@ -103,17 +118,25 @@ export function Services({
   );
 }
 
+/** One service's row (name, pages, linked checks, actions) and, while open, its check picker's row. */
 function ServiceRow({
   service,
   shownOn,
   pageNames,
+  checks,
+  serviceNames,
   onChanged,
+  onLinked,
 }: {
-  service: ServiceView;
+  service: ServiceWithChecks;
   shownOn: string[];
   pageNames: ReadonlyMap<string, string>;
+  checks: readonly Check[] | undefined;
+  serviceNames: ReadonlyMap<string, string>;
   onChanged: () => void;
+  onLinked: () => void;
 }) {
+  const [picking, setPicking] = useState(false);
   const [renaming, setRenaming] = useState(false);
   const [name, setName] = useState(service.name);
   const [busy, setBusy] = useState(false);
@@ -134,47 +157,74 @@ function ServiceRow({
     }
   }
 
+  const pickerId = `sp-checks-${service.id}`;
   return (
-    <tr>
-      <th scope="row">
-        {renaming ? (
-          <form class="sp-rename" onSubmit={rename} noValidate aria-label={`Rename ${service.name}`}>
-            <TextField
-              label={`New name of ${service.name}`}
-              error={errorOf(error, 'name')}
-              required
-              maxLength={255}
-              value={name}
-              onValue={setName}
-            />
-            <FormError error={formLevelError(error, ['name'])} />
-            <FormButtons
-              small
-              label="Save"
-              busy={busy}
-              onCancel={() => {
-                setRenaming(false);
-                setName(service.name);
-                setError(null);
-              }}
-            />
-          </form>
-        ) : (
-          service.name
-        )}
-      </th>
-      <td>{shownOn.length ? shownOn.join(', ') : <span class="muted">no page</span>}</td>
-      <td class="misc-actions-cell">
-        <div class="misc-buttons">
-          {!renaming ? (
-            <button type="button" class="button-secondary misc-small" onClick={() => setRenaming(true)}>
-              Rename<span class="visually-hidden"> {service.name}</span>
+    <>
+      <tr>
+        <th scope="row">
+          {renaming ? (
+            <form class="sp-rename" onSubmit={rename} noValidate aria-label={`Rename ${service.name}`}>
+              <TextField
+                label={`New name of ${service.name}`}
+                error={errorOf(error, 'name')}
+                required
+                maxLength={255}
+                value={name}
+                onValue={setName}
+              />
+              <FormError error={formLevelError(error, ['name'])} />
+              <FormButtons
+                small
+                label="Save"
+                busy={busy}
+                onCancel={() => {
+                  setRenaming(false);
+                  setName(service.name);
+                  setError(null);
+                }}
+              />
+            </form>
+          ) : (
+            service.name
+          )}
+        </th>
+        <td>{shownOn.length ? shownOn.join(', ') : <span class="muted">no page</span>}</td>
+        <td>
+          {service.checks.length ? (
+            service.checks.map((c) => c.name).join(', ')
+          ) : (
+            <span class="muted">none: incidents only</span>
+          )}
+        </td>
+        <td class="misc-actions-cell">
+          <div class="misc-buttons">
+            <button
+              type="button"
+              class="button-secondary misc-small"
+              aria-expanded={picking}
+              aria-controls={picking ? pickerId : undefined}
+              onClick={() => setPicking(!picking)}
+            >
+              {picking ? 'Close' : 'Link checks'}
+              <span class="visually-hidden"> of {service.name}</span>
             </button>
-          ) : null}
-          <DeleteService service={service} pageNames={pageNames} onDeleted={onChanged} />
-        </div>
-      </td>
-    </tr>
+            {!renaming ? (
+              <button type="button" class="button-secondary misc-small" onClick={() => setRenaming(true)}>
+                Rename<span class="visually-hidden"> {service.name}</span>
+              </button>
+            ) : null}
+            <DeleteService service={service} pageNames={pageNames} onDeleted={onChanged} />
+          </div>
+        </td>
+      </tr>
+      {picking ? (
+        <tr class="sp-picker-row">
+          <td colSpan={4} id={pickerId}>
+            <CheckPicker service={service} checks={checks} serviceNames={serviceNames} onChanged={onLinked} />
+          </td>
+        </tr>
+      ) : null}
+    </>
   );
 }
 

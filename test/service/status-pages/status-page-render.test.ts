@@ -274,15 +274,45 @@ describe('the 90-day strip (UPTIME_RULE)', () => {
       expect(strip).toHaveLength(90);
       expect(strip[89]!.date).toBe(iso(now).slice(0, 10));
     }
-    expect(dayOf(a!)).toEqual({ date, uptimePercent: 75, incidentCount: 1, worstImpact: 'MAJOR' });
-    expect(dayOf(b!)).toEqual({ date, uptimePercent: 87.5, incidentCount: 1, worstImpact: 'MINOR' });
-    expect(dayOf(c!)).toEqual({ date, uptimePercent: 50, incidentCount: 2, worstImpact: 'MAJOR' });
-    expect(dayOf(d!)).toEqual({ date, uptimePercent: 66.25, incidentCount: 2, worstImpact: 'MAJOR' });
+    expect(dayOf(a!)).toEqual({
+      date,
+      uptimePercent: 75,
+      incidentCount: 1,
+      worstImpact: 'MAJOR',
+      runs: null,
+    });
+    expect(dayOf(b!)).toEqual({
+      date,
+      uptimePercent: 87.5,
+      incidentCount: 1,
+      worstImpact: 'MINOR',
+      runs: null,
+    });
+    expect(dayOf(c!)).toEqual({
+      date,
+      uptimePercent: 50,
+      incidentCount: 2,
+      worstImpact: 'MAJOR',
+      runs: null,
+    });
+    expect(dayOf(d!)).toEqual({
+      date,
+      uptimePercent: 66.25,
+      incidentCount: 2,
+      worstImpact: 'MAJOR',
+      runs: null,
+    });
     const d1 = iso(day + DAY_MS).slice(0, 10);
     const d2 = iso(day + 2 * DAY_MS).slice(0, 10);
     expect(dayOf(a!, d1)).toMatchObject({ incidentCount: 1, uptimePercent: round2(100 * (1 - 2 / 24)) });
     expect(dayOf(a!, d2)).toMatchObject({ incidentCount: 1, uptimePercent: round2(100 * (1 - 2 / 24)) });
-    expect(dayOf(b!, d1)).toEqual({ date: d1, uptimePercent: 100, incidentCount: 0, worstImpact: null });
+    expect(dayOf(b!, d1)).toEqual({
+      date: d1,
+      uptimePercent: 100,
+      incidentCount: 0,
+      worstImpact: null,
+      runs: null,
+    });
     // 90-day figure of B: 3 h down (0.3 × 10 h) over the 89 whole days and today so far.
     const elapsedToday = now - utcDayStart(now);
     expect(serviceOf(model, b!).uptimePercent90d).toBe(

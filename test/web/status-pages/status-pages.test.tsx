@@ -9,8 +9,8 @@ import { type } from '../forms.js';
 // 400 at its field), editing one, and the services (add, rename, a delete refused while a card shows it).
 
 const SERVICES = [
-  { id: 'svc-1', name: 'Website' },
-  { id: 'svc-2', name: 'Public API' },
+  { id: 'svc-1', name: 'Website', checks: [{ id: 'chk-1', name: 'Home page', severity: 'MAJOR' }] },
+  { id: 'svc-2', name: 'Public API', checks: [] },
 ];
 
 function statusPage(fields: Record<string, unknown> = {}) {
@@ -37,6 +37,7 @@ function statusPage(fields: Record<string, unknown> = {}) {
 const api = serveApi(() => ({
   'GET /v1/status-pages': { status: 200, body: { entries: [statusPage()], nextId: null } },
   'GET /v1/status-pages/services': { status: 200, body: { entries: SERVICES, nextId: null } },
+  'GET /v1/checks': { status: 200, body: [] },
 }));
 
 function renderPage() {
@@ -129,6 +130,11 @@ describe('creating a page', () => {
       url: 'shop-status',
       description: 'Orders and payments',
       isPrivate: false,
+      defaultTheme: 'AUTO',
+      logo: null,
+      redirectTo: null,
+      favicon: null,
+      customDomain: null,
       cards: [
         { name: 'Services', services: [{ id: 'svc-2' }] },
         { name: 'Internal', services: [] },
@@ -219,9 +225,137 @@ describe('editing a page', () => {
       url: 'acme',
       description: 'How Acme is doing.',
       isPrivate: false,
+      defaultTheme: 'AUTO',
+      logo: null,
+      redirectTo: null,
+      favicon: null,
+      customDomain: null,
       cards: [{ id: 'card-1', name: 'Services', services: [{ id: 'svc-1' }] }],
     });
     await waitFor(() => expect(screen.queryByRole('form', { name: /^Edit\s*Acme status$/ })).toBeNull());
+  });
+});
+
+describe('the page’s look and address', () => {
+  const colors = (c: string) =>
+    Object.fromEntries(
+      [
+        'bodyBackgroundColor',
+        'headerBackgroundColor',
+        'headerFontColor',
+        'titleFontColor',
+        'bodyFontColor',
+        'bodyFontColorMuted',
+        'navigationFontColor',
+        'linkFontColor',
+        'cardBackgroundColor',
+        'borderColor',
+        'primaryButtonBackgroundColor',
+        'primaryButtonFontColor',
+      ].map((f) => [f, c]),
+    );
+
+  it('edits theme, colours, logo, its link, favicon and the custom domain as fields, and checks a pending domain', async () => {
+    const pending = statusPage({
+      defaultTheme: 'AUTO',
+      themeColors: { light: colors('#ffffff'), dark: colors('#000000') },
+      logo: 'https://acme.test/logo.png',
+      customDomain: 'status.acme.com',
+      customDomainStatus: 'PENDING',
+      customDomainVerification: {
+        name: '_outpost-challenge.status.acme.com',
+        type: 'TXT',
+        value: 'outpost-verify=abc',
+      },
+      customDomainProblem: 'no TXT record at _outpost-challenge.status.acme.com',
+    });
+    api.route({
+      'GET /v1/status-pages': { status: 200, body: { entries: [pending], nextId: null } },
+      'POST /v1/status-pages/sp-1/custom-domain/verify': {
+        status: 200,
+        body: { ...pending, customDomainStatus: 'VERIFIED', customDomainProblem: null },
+      },
+      'PUT /v1/status-pages/sp-1': { status: 200, body: pending },
+    });
+    renderPage();
+    const card = await screen.findByRole('article', { name: 'Acme status' });
+    fireEvent.click(within(card).getByRole('button', { name: /^Edit\s*Acme status$/ }));
+    const form = screen.getByRole('form', { name: /^Edit\s*Acme status$/ });
+    const look = within(form).getByRole('group', { name: 'Look and address' });
+    expect((within(look).getByLabelText(/^Logo \(optional\)/) as HTMLInputElement).value).toBe(
+      'https://acme.test/logo.png',
+    );
+    // The saved domain's state, the record to add and Check now.
+    expect(look.textContent).toContain('Domain pending');
+    expect(look.textContent).toContain('outpost-verify=abc');
+    fireEvent.click(within(look).getByRole('button', { name: /^Check now/ }));
+    await within(look).findByText(/The page is served at status\.acme\.com/);
+    expect(api.requests('POST /v1/status-pages/sp-1/custom-domain/verify')).toHaveLength(1);
+
+    fireEvent.change(within(look).getByLabelText(/^Theme/), { target: { value: 'DARK' } });
+    fireEvent.input(within(look).getByLabelText(/^Logo links to/), {
+      target: { value: 'https://acme.test/' },
+    });
+    fireEvent.input(within(look).getByLabelText(/^Favicon/), {
+      target: { value: 'https://acme.test/icon.png' },
+    });
+    fireEvent.input(within(look).getByLabelText('Links (dark)'), { target: { value: '#93c5fd' } });
+    fireEvent.click(within(form).getByRole('button', { name: 'Save' }));
+    await waitFor(() => expect(api.requests('PUT /v1/status-pages/sp-1')).toHaveLength(1));
+    expect(api.requests('PUT /v1/status-pages/sp-1')[0]?.body).toMatchObject({
+      defaultTheme: 'DARK',
+      logo: 'https://acme.test/logo.png',
+      redirectTo: 'https://acme.test/',
+      favicon: 'https://acme.test/icon.png',
+      customDomain: 'status.acme.com',
+      themeColors: { light: colors('#ffffff'), dark: { ...colors('#000000'), linkFontColor: '#93c5fd' } },
+    });
+  });
+});
+
+describe('linking checks to a service', () => {
+  const check = (id: string, name: string, triggerIncident: unknown = null) => ({
+    id,
+    name,
+    activated: true,
+    heartbeat: {},
+    script: null,
+    triggerIncident,
+  });
+
+  it('lists the account’s checks by name, links one on a tick with its heartbeat and script sent back, and says so', async () => {
+    api.route({
+      'GET /v1/checks': {
+        status: 200,
+        body: [
+          check('chk-2', 'Status API'),
+          check('chk-1', 'Home page', { serviceId: 'svc-1', severity: 'MAJOR' }),
+        ],
+      },
+      'PUT /v1/checks/chk-2': { status: 200, body: check('chk-2', 'Status API') },
+    });
+    renderPage();
+    const table = await screen.findByRole('table', { name: 'Status-page services' });
+    expect(within(table).getAllByRole('row')[1]?.textContent).toContain('Home page');
+    fireEvent.click(within(table).getByRole('button', { name: /^Link checks\s*of Public API$/ }));
+    const picker = await screen.findByRole('group', { name: 'Checks of Public API' });
+    const home = (await within(picker).findByLabelText('Home page')) as HTMLInputElement;
+    expect(home.checked).toBe(false);
+    expect(picker.textContent).toContain('Linked to Website: ticking moves it here.');
+    fireEvent.change(screen.getByLabelText(/^Severity of new links/), { target: { value: 'MINOR' } });
+    fireEvent.click(within(picker).getByLabelText('Status API'));
+    await screen.findByText('Status API is linked to Public API.');
+    expect(api.requests('PUT /v1/checks/chk-2')[0]?.body).toEqual({
+      heartbeat: {},
+      script: null,
+      triggerIncident: {
+        serviceId: 'svc-2',
+        severity: 'MINOR',
+        name: 'Public API is down',
+        description: 'The check Status API is failing.',
+        notifySubscribers: false,
+      },
+    });
   });
 });
 

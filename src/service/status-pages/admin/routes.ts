@@ -5,7 +5,13 @@ import { CursorQuery, cursorPage } from '../../platform/http/cursor.js';
 import { notFound } from '../../platform/http/errors.js';
 import { ErrorBodySchema, IdParams, NoContent } from '../../platform/http/schema-helpers.js';
 import { ServiceSchema } from '../incidents/schema.js';
-import { ServiceBodySchema, ServiceListQuery, StatusPageSchema, statusPageBody } from './schema.js';
+import {
+  ServiceBodySchema,
+  ServiceListQuery,
+  ServiceWithChecksSchema,
+  StatusPageSchema,
+  statusPageBody,
+} from './schema.js';
 import { statusPageKeyRoutes } from './keys-routes.js';
 import { StatusPageServices } from './status-page-services.js';
 import { StatusPages } from './status-pages.js';
@@ -77,9 +83,10 @@ function serviceRoutes(app: ServiceApp, services: StatusPageServices): void {
       schema: {
         tags,
         summary: 'List status-page services',
-        description: '`paginated` false answers every service at once, with `nextId` null.',
+        description:
+          '`paginated` false answers every service at once, with `nextId` null. Each service lists its linked `checks` (`{ id, name, severity }`: the checks whose `triggerIncident` names it; an Outpost extension).',
         querystring: ServiceListQuery,
-        response: { 200: cursorPage(ServiceSchema) },
+        response: { 200: cursorPage(ServiceWithChecksSchema) },
       },
     },
     async (request) => {
@@ -111,11 +118,13 @@ function serviceRoutes(app: ServiceApp, services: StatusPageServices): void {
       schema: {
         tags,
         summary: 'Get a status-page service',
+        description:
+          'With its linked `checks` (`{ id, name, severity }`: the checks whose `triggerIncident` names it, by name; an Outpost extension). Link or unlink a check with its `triggerIncident` (`PUT /v1/checks/{id}`).',
         params: IdParams,
-        response: { 200: ServiceSchema },
+        response: { 200: ServiceWithChecksSchema },
       },
     },
-    async (request) => services.get(request.accountId, request.params.id),
+    async (request) => services.getWithChecks(request.accountId, request.params.id),
   );
 
   app.put(

@@ -128,6 +128,28 @@ export type StatusPageBody = Static<ReturnType<typeof statusPageBody>>;
 /** Body of POST and PUT `/v1/status-pages/services`. */
 export const ServiceBodySchema = Type.Object({ name: Type.String({ minLength: 1, maxLength: 255 }) }, strict);
 
+/**
+ * A check linked to a status-page service: one whose `triggerIncident.serviceId` names it (docs/api.md,
+ * "Incident trigger"). An Outpost extension of the service's answers.
+ */
+const LinkedCheckSchema = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  severity: StringEnum(['MINOR', 'MEDIUM', 'MAJOR', 'CRITICAL'] as const),
+});
+
+/**
+ * A status-page service as `GET /v1/status-pages/services` and `GET /v1/status-pages/services/{id}` answer
+ * it: the service and its linked `checks` (by name; none when no check names it). Link or unlink a check
+ * with its own `triggerIncident` (`PUT /v1/checks/{id}`).
+ */
+export const ServiceWithChecksSchema = Type.Object({
+  ...ServiceSchema.properties,
+  checks: Type.Array(LinkedCheckSchema),
+});
+/** A status-page service with its linked checks, as the API answers it. */
+export type ServiceWithChecks = Static<typeof ServiceWithChecksSchema>;
+
 /** Query of `GET /v1/status-pages/services`: `paginated` false answers all services at once. */
 export const ServiceListQuery = Type.Object(
   { ...CursorQuery.properties, paginated: Defaulted(Type.Boolean({ default: true })) },

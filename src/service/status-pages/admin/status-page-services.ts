@@ -5,7 +5,32 @@ import { iso } from '../../platform/http/pagination.js';
 import type { ServiceView } from '../incidents/schema.js';
 import type { Database } from '../../platform/store/database.js';
 import { readDoc } from '../../platform/store/schema.js';
+import { triggerChecks } from '../public/page-model.js';
+import { checksMentioningServices } from '../public/page-queries.js';
+import type { ServiceWithChecks } from './schema.js';
 import { PageQueries, ServiceQueries, type ServiceRow } from './store.js';
+
+/** A check linked to a service, as a service's answer lists it. */
+type LinkedCheckView = ServiceWithChecks['checks'][number];
+
+/**
+ * The account's checks whose `triggerIncident` names a service, by service id, each list by check name
+ * (then id). One query (page-queries.ts, `checksMentioningServices`).
+ */
+export async function linkedChecksOf(
+  db: Kysely<Database>,
+  accountId: string,
+): Promise<Map<string, LinkedCheckView[]>> {
+  const byService = new Map<string, LinkedCheckView[]>();
+  for (const { id, doc } of triggerChecks(await checksMentioningServices(db, accountId))) {
+    const list = byService.get(doc.triggerIncident.serviceId) ?? [];
+    list.push({ id, name: doc.name, severity: doc.triggerIncident.severity });
+    byService.set(doc.triggerIncident.serviceId, list);
+  }
+  for (const list of byService.values())
+    list.sort((a, b) => a.name.localeCompare(b.name) || (a.id < b.id ? -1 : 1));
+  return byService;
+}
 
 /** A service row as the API shows it: `{ name, id, accountId, created_at, updated_at }`. */
 export function presentService(row: ServiceRow): ServiceView {
@@ -94,19 +119,34 @@ export class StatusPageServices {
   }
 
   /**
+   * The service with its linked checks (`checks`: those whose `triggerIncident` names it, by name).
+   * @throws HttpError 404 when the service is not in the account.
+   */
+  async getWithChecks(accountId: string, id: string): Promise<ServiceWithChecks> {
+    const [service, linked] = await Promise.all([
+      this.get(accountId, id),
+      linkedChecksOf(this.#db, accountId),
+    ]);
+    return { ...service, checks: linked.get(id) ?? [] };
+  }
+
+  /**
    * One page of services from the cursor on, or all of them (`paginated`
-   * false: `nextId` is then null).
+   * false: `nextId` is then null), each with its linked checks.
    * @throws HttpError 400 naming `nextId` for a cursor this service did not answer.
    */
   async list(
     accountId: string,
     query: { limit: number; nextId?: string; paginated: boolean },
-  ): Promise<{ entries: ServiceView[]; nextId: string | null }> {
-    if (!query.paginated) {
-      return { entries: (await this.#rows.all(accountId, query.nextId)).map(presentService), nextId: null };
-    }
-    const page = await this.#rows.page(accountId, query);
-    return { entries: page.rows.map(presentService), nextId: page.nextId };
+  ): Promise<{ entries: ServiceWithChecks[]; nextId: string | null }> {
+    const [page, linked] = await Promise.all([
+      query.paginated
+        ? this.#rows.page(accountId, query)
+        : this.#rows.all(accountId, query.nextId).then((rows) => ({ rows, nextId: null })),
+      linkedChecksOf(this.#db, accountId),
+    ]);
+    const entries = page.rows.map((row) => ({ ...presentService(row), checks: linked.get(row.id) ?? [] }));
+    return { entries, nextId: page.nextId };
   }
 
   /** Renames a service. @throws HttpError 404 when it is not in the account. */

@@ -9,7 +9,15 @@ import type { CheckDoc } from '../../checks/index.js';
 import type { Impact } from '../incidents/schema.js';
 import { impactOf } from '../incidents/trigger.js';
 import type { GroupFlags, ServiceRowOfPage, StoredIncident, TriggerCheckRow } from './page-queries.js';
-import type { PublicIncident, PublicPage, PublicService, ServiceState, StatusPageModel } from './types.js';
+import type { CheckDayCounts } from './result-queries.js';
+import type {
+  PublicIncident,
+  PublicPage,
+  PublicService,
+  RunCounts,
+  ServiceState,
+  StatusPageModel,
+} from './types.js';
 import { DAY_MS, type Span, STRIP_DAYS, uptimeStrip, utcDayStart } from './uptime.js';
 
 /**
@@ -105,6 +113,8 @@ export type LinkedCheck = {
   impact: Impact;
   /** Paused (the check or its group not activated) or muted (the check or its group): it does not count. */
   ignored: boolean;
+  /** Paused (the check or its group not activated): its runs do not count for the uptime strip either. */
+  paused: boolean;
 };
 
 /** A check row with a `triggerIncident` that names a service by id. */
@@ -137,9 +147,16 @@ export function linkedChecksByService(
   for (const { id, activated, doc } of checks) {
     const trigger = doc.triggerIncident;
     const group = doc.groupId == null ? undefined : groups.get(doc.groupId);
-    const ignored = !activated || doc.muted === true || group?.activated === false || group?.muted === true;
+    const paused = !activated || group?.activated === false;
+    const ignored = paused || doc.muted === true || group?.muted === true;
     const list = byService.get(trigger.serviceId) ?? [];
-    list.push({ checkId: id, serviceId: trigger.serviceId, impact: impactOf(trigger.severity), ignored });
+    list.push({
+      checkId: id,
+      serviceId: trigger.serviceId,
+      impact: impactOf(trigger.severity),
+      ignored,
+      paused,
+    });
     byService.set(trigger.serviceId, list);
   }
   return byService;
@@ -152,6 +169,54 @@ export function countingChecks(
 ): LinkedCheck[] {
   const out: LinkedCheck[] = [];
   for (const id of serviceIds) for (const c of byService.get(id) ?? []) if (!c.ignored) out.push(c);
+  return out;
+}
+
+/**
+ * The checks of `serviceIds` whose runs make their service's uptime strip: the linked checks not paused
+ * (muted ones count: muting silences alerts, it does not stop the runs), in service order.
+ */
+export function stripChecks(
+  byService: ReadonlyMap<string, LinkedCheck[]>,
+  serviceIds: readonly string[],
+): LinkedCheck[] {
+  const out: LinkedCheck[] = [];
+  for (const id of serviceIds) for (const c of byService.get(id) ?? []) if (!c.paused) out.push(c);
+  return out;
+}
+
+/** The first day (epoch ms, UTC midnight) of the strip that ends with the day of `nowMs`. */
+export function stripStart(nowMs: number): number {
+  return utcDayStart(nowMs) - (STRIP_DAYS - 1) * DAY_MS;
+}
+
+/**
+ * The strip's runs by service id: per strip day (oldest first, {@link STRIP_DAYS} entries) the final runs
+ * of the service's `checks` added up. Every service of `checks` gets an entry (all days empty when none
+ * ran), so it follows the check rule; a service without checks gets none (the incident-only rule).
+ * `counts` outside the strip are ignored.
+ */
+export function runsByService(
+  checks: readonly LinkedCheck[],
+  counts: readonly CheckDayCounts[],
+  nowMs: number,
+): Map<string, (RunCounts | undefined)[]> {
+  const first = stripStart(nowMs);
+  const serviceOf = new Map(checks.map((c) => [c.checkId, c.serviceId]));
+  const out = new Map<string, (RunCounts | undefined)[]>();
+  for (const c of checks)
+    if (!out.has(c.serviceId)) out.set(c.serviceId, new Array(STRIP_DAYS).fill(undefined));
+  for (const { checkId, dayStartMs, counts: n } of counts) {
+    const serviceId = serviceOf.get(checkId);
+    const day = Math.round((dayStartMs - first) / DAY_MS);
+    if (serviceId === undefined || day < 0 || day >= STRIP_DAYS) continue;
+    const days = out.get(serviceId)!;
+    const sum = days[day] ?? { passed: 0, degraded: 0, failed: 0 };
+    sum.passed += n.passed;
+    sum.degraded += n.degraded;
+    sum.failed += n.failed;
+    days[day] = sum;
+  }
   return out;
 }
 
@@ -177,6 +242,11 @@ export type PageData = {
   checks: LinkedCheck[];
   /** The alert states of `checks`, by check id. */
   alertStates: ReadonlyMap<string, AlertState>;
+  /**
+   * The final runs of each service's linked, not-paused checks per strip day ({@link runsByService}); a
+   * service absent from it has no such check and its strip follows its incidents only.
+   */
+  runs: ReadonlyMap<string, readonly (RunCounts | undefined)[]>;
 };
 
 /** What the incidents give a page: each service's incident spans and open state, and the incidents shown. */
@@ -189,7 +259,7 @@ type IncidentsOfPage = {
 };
 
 function incidentsOfPage(stored: readonly StoredIncident[], pageIds: Set<string>, nowMs: number) {
-  const windowStart = utcDayStart(nowMs) - (STRIP_DAYS - 1) * DAY_MS;
+  const windowStart = stripStart(nowMs);
   const out: IncidentsOfPage = { perService: new Map(), states: new Map(), shown: [], older: [] };
   for (const incident of stored) {
     const span = spanOf(incident, nowMs);
@@ -229,13 +299,20 @@ export function pageModel(page: PublicPage, data: PageData, nowMs: number): Stat
   const services = new Map<string, PublicService>();
   for (const row of data.services) {
     const createdAtMs = Number(row.created_at);
-    const strip = uptimeStrip(perService.get(row.id) ?? [], createdAtMs, nowMs);
+    const strip = uptimeStrip(
+      perService.get(row.id) ?? [],
+      createdAtMs,
+      nowMs,
+      data.runs.get(row.id) ?? null,
+    );
     services.set(row.id, {
       id: row.id,
       name: row.name,
       state: states.get(row.id) ?? 'operational',
       uptime: strip.days,
-      uptimePercent90d: strip.percent90d,
+      uptimePercent90d: strip.last90.percent,
+      uptime90d: strip.last90,
+      uptime30d: strip.last30,
       createdAtMs,
       updatedAtMs: Number(row.updated_at ?? row.created_at),
     });

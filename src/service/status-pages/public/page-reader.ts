@@ -12,6 +12,9 @@ import {
   linkedChecksByService,
   pageModel,
   pageServiceIds,
+  runsByService,
+  stripChecks,
+  stripStart,
   triggerChecks,
 } from './page-model.js';
 import {
@@ -24,14 +27,21 @@ import {
   pageStamps,
   readIncidents,
 } from './page-queries.js';
+import { type CheckDayCounts, StripResultQueries } from './result-queries.js';
 import type { PublicPage, StatusPageModel } from './types.js';
-import { utcDate } from './uptime.js';
+import { DAY_MS, utcDate, utcDayStart } from './uptime.js';
 
 /** The checks of an account with an incident trigger, by service id, as of the account's checks signature. */
 type TriggerIndex = { signature: string; byService: Map<string, LinkedCheck[]> };
 
 /** Accounts whose trigger index a reader keeps (the oldest read is dropped past it). */
 const MAX_TRIGGER_INDEXES = 500;
+
+/** Checks whose past strip days a reader keeps (the oldest read is dropped past it). */
+const MAX_PAST_DAYS = 5000;
+
+/** One check's run counts of the strip's days before today, as read on the UTC day `todayStartMs`. */
+type PastDays = { todayStartMs: number; counts: CheckDayCounts[] };
 
 /**
  * The store side of public status pages for one service: a page's version and its model. It keeps, per
@@ -41,17 +51,21 @@ const MAX_TRIGGER_INDEXES = 500;
  */
 export class PageReader {
   readonly #db: Kysely<Database>;
+  readonly #results: StripResultQueries;
   readonly #triggerIndexes = new Map<string, TriggerIndex>();
+  readonly #pastDays = new Map<string, PastDays>();
 
   constructor(db: Kysely<Database>) {
     this.#db = db;
+    this.#results = new StripResultQueries(db);
   }
 
   /**
    * A version of everything a page shows, without building it: the page row, its services, their incidents
    * and updates (counts and newest `created_at`/`updated_at`), the account's checks and check groups (a
-   * changed `triggerIncident`), the alert states of the checks linked to its services, and the current UTC
-   * day (the strip moves at midnight). One set of aggregate queries; the caches compare it to decide
+   * changed `triggerIncident`), the alert states of the checks linked to its services, the newest run of
+   * each linked, not-paused check (the strip counts runs), and the current UTC day (the strip moves at
+   * midnight). One set of aggregate queries; the caches compare it to decide
    * whether a rendering is still good. Time alone also changes a page with an open incident (see
    * `modelFreshUntil`, page-model.ts).
    * @returns a short hex hash (24 digits). Throws only when the store does.
@@ -67,7 +81,12 @@ export class PageReader {
       ]);
       parts.push(services, links, incidents, updates, index.signature);
       const checkIds = countingChecks(index.byService, ids).map((c) => c.checkId);
-      if (checkIds.length > 0) parts.push(await alertStatesStamp(this.#db, checkIds));
+      const runIds = stripChecks(index.byService, ids).map((c) => c.checkId);
+      const [states, runs] = await Promise.all([
+        checkIds.length > 0 ? alertStatesStamp(this.#db, checkIds) : null,
+        this.#results.latestRuns(runIds),
+      ]);
+      parts.push(states, runs);
     }
     return createHash('sha256')
       .update(JSON.stringify(parts, (_k, v) => (typeof v === 'bigint' ? String(v) : v)))
@@ -89,11 +108,39 @@ export class PageReader {
       this.#triggerIndex(accountId),
     ]);
     const checks = countingChecks(index.byService, ids);
-    const states = await alertStates(
-      this.#db,
-      checks.map((c) => c.checkId),
-    );
-    return pageModel(page, { version, services, incidents, checks, alertStates: states }, nowMs);
+    const runChecks = stripChecks(index.byService, ids);
+    const [states, counts] = await Promise.all([
+      alertStates(
+        this.#db,
+        checks.map((c) => c.checkId),
+      ),
+      this.#stripCounts(
+        runChecks.map((c) => c.checkId),
+        nowMs,
+      ),
+    ]);
+    const runs = runsByService(runChecks, counts, nowMs);
+    return pageModel(page, { version, services, incidents, checks, alertStates: states, runs }, nowMs);
+  }
+
+  /**
+   * The run counts of `checkIds` over the strip's 90 days (result-queries.ts): today's read at each call;
+   * the days before today read once per check and UTC day, then kept (they change only when a result
+   * arrives late or retention removes old ones; both show the next day).
+   */
+  async #stripCounts(checkIds: readonly string[], nowMs: number): Promise<CheckDayCounts[]> {
+    if (checkIds.length === 0) return [];
+    const todayStartMs = utcDayStart(nowMs);
+    const missing = checkIds.filter((id) => this.#pastDays.get(id)?.todayStartMs !== todayStartMs);
+    const [past, today] = await Promise.all([
+      this.#results.dailyCounts(missing, stripStart(nowMs), todayStartMs),
+      this.#results.dailyCounts(checkIds, todayStartMs, todayStartMs + DAY_MS),
+    ]);
+    for (const id of missing) {
+      if (this.#pastDays.size >= MAX_PAST_DAYS) this.#pastDays.delete(this.#pastDays.keys().next().value!);
+      this.#pastDays.set(id, { todayStartMs, counts: past.filter((c) => c.checkId === id) });
+    }
+    return [...checkIds.flatMap((id) => this.#pastDays.get(id)?.counts ?? []), ...today];
   }
 
   /**

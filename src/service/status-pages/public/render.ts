@@ -15,8 +15,9 @@ import {
   type StatusPageModel,
   UPTIME_RULE,
   type UptimeDay,
+  type UptimeSummary,
 } from './types.js';
-import { DAY_MS, STRIP_DAYS, utcDayStart } from './uptime.js';
+import { DAY_MS, NARROW_STRIP_DAYS, STRIP_DAYS, utcDayStart } from './uptime.js';
 
 /** How the page's links are made for this request. */
 export type RenderLinks = {
@@ -102,30 +103,58 @@ function percent(value: number): string {
   return `${value === 100 ? '100' : value.toFixed(2)} %`;
 }
 
-/**
- * The text of one strip day, its worst impact in words (the bar's colour says it too):
- * `Nov 12: 99.31 % uptime, 1 incident (major outage)`, `Nov 13: 100 % uptime, no incidents`.
- */
-export function dayText(day: UptimeDay): string {
-  const incidents =
-    day.incidentCount === 0
-      ? 'no incidents'
-      : `${day.incidentCount} incident${day.incidentCount === 1 ? '' : 's'}`;
-  if (day.uptimePercent === null) {
-    return day.incidentCount > 0 && day.worstImpact === 'MAINTENANCE'
-      ? `${shortDate(day.date)}: maintenance all day, ${incidents}`
-      : `${shortDate(day.date)}: no data`;
-  }
-  const worst = day.worstImpact === null ? '' : ` (${IMPACT_WORDS[day.worstImpact].toLowerCase()})`;
-  return `${shortDate(day.date)}: ${percent(day.uptimePercent)} uptime, ${incidents}${worst}`;
+/** `1 run`, `1,440 runs`. */
+function count(n: number, what: string): string {
+  return `${n.toLocaleString('en-US')} ${what}${n === 1 ? '' : 's'}`;
 }
 
-/** The class of a strip day's bar: its worst impact, or no data. */
+/** `1,440 runs, 3 failed, 2 degraded` of a day's runs (the failed and degraded parts only when some are). */
+function runsText(runs: NonNullable<UptimeDay['runs']>): string {
+  const total = runs.passed + runs.degraded + runs.failed;
+  let text = count(total, 'run');
+  if (runs.failed > 0) text += `, ${runs.failed.toLocaleString('en-US')} failed`;
+  if (runs.degraded > 0) text += `, ${runs.degraded.toLocaleString('en-US')} degraded`;
+  return text;
+}
+
+/**
+ * The text of one strip day, its worst impact in words (the bar's colour says it too):
+ * `Nov 12: 99.31 % uptime, 1,440 runs, 10 failed, 1 incident (major outage)`, `Nov 13: 100 % uptime, no
+ * incidents`, `Nov 14: no data, 1 incident (major outage)`.
+ */
+export function dayText(day: UptimeDay): string {
+  const incidents = day.incidentCount === 0 ? 'no incidents' : count(day.incidentCount, 'incident');
+  const worst = day.worstImpact === null ? '' : ` (${IMPACT_WORDS[day.worstImpact].toLowerCase()})`;
+  if (day.uptimePercent === null) {
+    if (day.incidentCount > 0 && day.worstImpact === 'MAINTENANCE')
+      return `${shortDate(day.date)}: maintenance all day, ${incidents}`;
+    return day.incidentCount > 0
+      ? `${shortDate(day.date)}: no data, ${incidents}${worst}`
+      : `${shortDate(day.date)}: no data`;
+  }
+  const runs = day.runs ? `${runsText(day.runs)}, ` : '';
+  return `${shortDate(day.date)}: ${percent(day.uptimePercent)} uptime, ${runs}${incidents}${worst}`;
+}
+
+/**
+ * The class of a strip day's bar: its worst impact; else failing runs (as a partial outage); else up or no
+ * data.
+ */
 function dayClass(day: UptimeDay): string {
   if (day.worstImpact === 'MAJOR') return 'x';
-  if (day.worstImpact === 'MINOR') return 'p';
+  if (day.worstImpact === 'MINOR' || (day.runs?.failed ?? 0) > 0) return 'p';
   if (day.worstImpact === 'MAINTENANCE') return 'm';
   return day.uptimePercent === null ? 'n' : 'o';
+}
+
+/**
+ * The caption of a strip's uptime: `90-day 99.95 % uptime` when every day shown has data, else over how
+ * many days it is measured (`99.95 % uptime over 3 days`), or `no data yet`.
+ */
+export function uptimeCaption(summary: UptimeSummary): string {
+  if (summary.percent === null) return 'no data yet';
+  if (summary.daysWithData >= summary.days) return `${summary.days}-day ${percent(summary.percent)} uptime`;
+  return `${percent(summary.percent)} uptime over ${count(summary.daysWithData, 'day')}`;
 }
 
 // --- Theme and frame -------------------------------------------------------------------------------
@@ -248,7 +277,7 @@ h3{font-size:1rem;margin:0}
 .strip li:hover>span,.strip li:focus>span{clip-path:none;width:auto;height:auto;max-width:100%;overflow:visible;white-space:normal;top:calc(100% + .3rem);left:0;background:#111827;color:#fff;padding:.3rem .5rem;border-radius:.25rem;font-size:.8rem;z-index:1}
 .legend{display:flex;justify-content:space-between;gap:.5rem;font-size:.8rem;color:var(--muted)}
 .l30{display:none}
-@media (max-width:479.98px){.strip li:nth-child(-n+${STRIP_DAYS - 30}){display:none}.l90{display:none}.l30{display:inline}}
+@media (max-width:479.98px){.strip li:nth-child(-n+${STRIP_DAYS - NARROW_STRIP_DAYS}){display:none}.l90{display:none}.l30{display:inline}}
 .incident h3 a{color:var(--link)}
 .updates{list-style:none;margin:.5rem 0 0;padding:0}
 .updates li{margin:.5rem 0}
@@ -299,8 +328,8 @@ function strip(service: PublicService): string {
   let days = '';
   for (const day of service.uptime)
     days += `<li tabindex="0" class="${dayClass(day)}"><span>${dayText(day)}</span></li>`;
-  const total = service.uptimePercent90d === null ? 'no data' : `${percent(service.uptimePercent90d)} uptime`;
-  return `<ol class="strip" aria-label="${e(service.name)}: uptime of the last ${STRIP_DAYS} days">${days}</ol><p class="legend"><span><span class="l90">${STRIP_DAYS} days ago</span><span class="l30">30 days ago</span></span><span>${STRIP_DAYS}-day ${total}</span><span>Today</span></p>`;
+  // A narrow screen shows the last 30 days: its caption then speaks of those (the .l30 spans).
+  return `<ol class="strip" aria-label="${e(service.name)}: uptime of the last ${STRIP_DAYS} days">${days}</ol><p class="legend"><span><span class="l90">${STRIP_DAYS} days ago</span><span class="l30">${NARROW_STRIP_DAYS} days ago</span></span><span><span class="l90">${uptimeCaption(service.uptime90d)}</span><span class="l30">${uptimeCaption(service.uptime30d)}</span></span><span>Today</span></p>`;
 }
 
 /** The names of the page's services an incident affects, in card order. */

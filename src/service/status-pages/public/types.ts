@@ -47,20 +47,36 @@ export type ServiceState =
   | 'partial_outage'
   | 'major_outage';
 
+/** Final runs of one UTC day by status (the linked, not-paused checks of a service together). */
+export type RunCounts = { passed: number; degraded: number; failed: number };
+
 /** One day of a service's 90-day uptime strip (UTC days, oldest first). */
 export type UptimeDay = {
   /** `YYYY-MM-DD` (UTC). */
   date: string;
   /**
-   * Percent of the day's time (maintenance left out) without an open MAJOR incident, a MINOR one
-   * counting as partial (see UPTIME_RULE); null for a day before the service existed or with only
-   * maintenance.
+   * The day's uptime percent per UPTIME_RULE: the share of its linked checks' runs not failing, lowered by
+   * its incidents (an open MAJOR incident's time down, a MINOR one's partly); a service without linked
+   * checks from its incidents only. Null ("no data") for a day before the service existed, a day that is
+   * maintenance all through, and, for a service with linked checks, a day without runs.
    */
   uptimePercent: number | null;
   /** Incidents (any impact) open at some time of the day. */
   incidentCount: number;
   /** Worst impact open that day; null without incidents. */
   worstImpact: Impact | null;
+  /** The day's final runs of the linked checks; null for a service without linked checks or a day without runs. */
+  runs: RunCounts | null;
+};
+
+/** A service's uptime over the last `days` days of its strip, counting only the days with data. */
+export type UptimeSummary = {
+  /** The days the figure covers: 90 (the whole strip) or 30 (what a phone shows). */
+  days: number;
+  /** How many of them have data (an uptime percent). */
+  daysWithData: number;
+  /** Total up time over total time of those days, percent with two decimals; null without any. */
+  percent: number | null;
 };
 
 /** An incident update as a page shows it. */
@@ -95,8 +111,12 @@ export type PublicService = {
   state: ServiceState;
   /** 90 entries, oldest first; the last is today (UTC). */
   uptime: UptimeDay[];
-  /** Uptime over the 90 days, percent; null without data. */
+  /** Uptime over the 90 days, percent; null without data (the same as `uptime90d.percent`). */
   uptimePercent90d: number | null;
+  /** Uptime over the 90 days and the number of them with data. */
+  uptime90d: UptimeSummary;
+  /** Uptime over the last 30 days (what a narrow screen shows) and the number of them with data. */
+  uptime30d: UptimeSummary;
   createdAtMs: number;
   updatedAtMs: number;
 };
@@ -125,6 +145,9 @@ export type StatusPageModel = {
   version: string;
 };
 
-/** The rule the uptime strip follows, printed in every page's footer. */
+/**
+ * The rule the uptime strip follows (uptime.ts, `uptimeStrip`), printed in every page's footer; a service
+ * without linked checks counts its incidents only (the rule before issue 15).
+ */
 export const UPTIME_RULE =
-  'Uptime is the share of each day without an open major incident on the service; a minor incident counts as a partial outage (30 % of its time counts as down), and maintenance is left out of the day.';
+  "Uptime is the share of a day's runs of the service's checks that did not fail; a degraded run counts as up. Incidents can lower it: an open major incident counts its time as down, a minor one 30 % of its time. Maintenance is left out of the day. A service without checks counts its incidents only. Days before a service existed, and days without runs, have no data.";
