@@ -13,7 +13,7 @@ import { VERSION } from './common/paths.js';
 const USAGE = `outpost ${VERSION}: self-hosted synthetic monitoring
 
 Usage:
-  outpost up        service + one agent serving every location, on the embedded store (what npm start runs)
+  outpost up        service + one agent serving location local (this machine), on the embedded store (npm start)
   outpost service   the control plane: HTTP API on PORT, SQLite under OUTPOST_DATA_DIR
   outpost agent     the private-location agent: polls SERVICE_URL with API_KEY
   outpost --version
@@ -27,7 +27,7 @@ const COMMAND_HELP = {
 
 Starts the HTTP API and the web app on HOST:PORT (default 127.0.0.1:3000), stores everything under
 OUTPOST_DATA_DIR (default ./data), prints an API key once and seeds demo checks on an empty store,
-then starts an agent that serves every location of the first account and prints one line per result.
+then starts an agent serving the private location local (this machine) and prints one line per result.
 Ctrl-C stops it: the agent finishes its running checks first.
 
 Variables: those of \`outpost service\`, in docs/configuration.md (its section \`outpost service\`).`,

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { Executor } from '../checks/executor.js';
 import { type CheckType, jobClassOf } from '../protocol/index.js';
 import { sleep } from '../common/abort.js';
@@ -21,6 +22,9 @@ import { createNetworkDiagnostics } from './network-diagnostics.js';
 
 /** Extra time given to jobs aborted at the end of the grace period to settle, milliseconds. */
 const AFTER_HARD_ABORT_MS = 10_000;
+
+/** How long a stopping agent waits for the service to hear that it stopped, ms. */
+const STOPPED_TIMEOUT_MS = 2_000;
 
 /** Options of {@link Agent}. */
 export type AgentOptions = {
@@ -242,6 +246,8 @@ export class Agent {
         ? { claimable: (t: CheckType) => !BROWSER_CHECK_TYPES.has(t) || browsers.canAdmit(t) }
         : {}),
       runtimes: this.#options.runtimes ?? [],
+      ...(config.locations ? { locations: config.locations } : {}),
+      hostName: hostname(),
       claimWaitSeconds: config.claimWaitSeconds,
       signal: this.#stopClaiming.signal,
       logger: this.#options.logger.child({ component: 'poller' }),
@@ -307,6 +313,12 @@ export class Agent {
     }
     await this.#reporter.close();
     await (await this.#healthStarting)?.close();
+    // Say so, so the agent shows as disconnected at once (best effort: a fatal stop may have no key).
+    if (fatal === undefined) {
+      await this.#client
+        .sayStopped(AbortSignal.timeout(STOPPED_TIMEOUT_MS))
+        .catch((err: unknown) => this.#log.debug({ err }, 'could not tell the service the agent stopped'));
+    }
     this.#hardAbort.abort();
     await this.#client.close().catch((err: unknown) => this.#log.debug({ err }, 'client close failed'));
     this.#log.info('agent stopped');

@@ -3,7 +3,13 @@ import { availableParallelism } from 'node:os';
 import { type Static, Type } from '@sinclair/typebox';
 import { FormatRegistry } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import { type CheckType, jobClassOf, MAX_CLAIM_WAIT_SECONDS } from '../protocol/index.js';
+import {
+  type CheckType,
+  jobClassOf,
+  type Location,
+  LOCATIONS,
+  MAX_CLAIM_WAIT_SECONDS,
+} from '../protocol/index.js';
 import { literals } from '../common/literals.js';
 import { OutpostError } from '../common/errors.js';
 import { LOG_LEVELS } from '../common/logger.js';
@@ -38,6 +44,9 @@ export function profileRuns(profile: AgentProfile, checkType: CheckType): boolea
  * The one schema of the agent's environment, after the strings were converted
  * (numbers parsed, enumerations upper- or lower-cased, empty values dropped).
  */
+/** A comma-separated list of data-center location names (LOCATIONS), spaces allowed around commas. */
+const LOCATION_LIST_PATTERN = `^\\s*(${LOCATIONS.join('|')})(\\s*,\\s*(${LOCATIONS.join('|')}))*\\s*$`;
+
 const AgentEnvSchema = Type.Object({
   API_KEY: Type.String({ minLength: 1, pattern: '^[\\x21-\\x7e]+$' }),
   SERVICE_URL: HttpUrl,
@@ -56,6 +65,7 @@ const AgentEnvSchema = Type.Object({
   BROWSER_CONCURRENCY: Integer(1, 64),
   BROWSER_MEMORY_PER_CHECK_MIB: Integer(64, 65_536),
   CHROMIUM_PATH: Type.String({ minLength: 1, pattern: '^/' }),
+  AGENT_LOCATIONS: Type.Optional(Type.String({ pattern: LOCATION_LIST_PATTERN })),
 });
 type AgentEnv = Static<typeof AgentEnvSchema>;
 type VariableName = keyof AgentEnv;
@@ -80,6 +90,8 @@ const REQUIREMENTS: Record<VariableName, string> = {
   BROWSER_CONCURRENCY: 'an integer from 1 to 64 (default: the number of cores)',
   BROWSER_MEMORY_PER_CHECK_MIB: 'an integer number of MiB from 64 to 65536 (default 300)',
   CHROMIUM_PATH: 'an absolute path of a Chromium executable (default /usr/bin/chromium)',
+  AGENT_LOCATIONS:
+    'a comma-separated list of data-center location names (us-east-1, eu-west-1, …) an agent with an account API key serves (default: every one; ignored with a private-location key)',
 };
 
 const DEFAULTS: Partial<Record<VariableName, string>> = {
@@ -119,6 +131,11 @@ const LOWER_CASE_ALIASES = new Set<VariableName>(['HTTPS_PROXY', 'HTTP_PROXY', '
 export type AgentConfig = Readonly<{
   /** `API_KEY`: private-location key or account API key, sent as `Authorization: Bearer`. */
   apiKey: string;
+  /**
+   * `AGENT_LOCATIONS`: the data-center locations an account-key agent serves; null: every one. A
+   * private-location key serves its location whatever this says (docs/protocol.md, "Run locations").
+   */
+  locations: readonly Location[] | null;
   /** `SERVICE_URL` without trailing slashes, e.g. `https://outpost.example.com`. */
   serviceUrl: string;
   /** `JOB_CONCURRENCY`: jobs run at once per job class (uptime and main), 1–1000, default 10. */
@@ -267,6 +284,9 @@ export function parseAgentConfig(environment: NodeJS.ProcessEnv): AgentConfig {
     browserConcurrency: parsed.BROWSER_CONCURRENCY,
     browserMemoryPerCheckMiB: parsed.BROWSER_MEMORY_PER_CHECK_MIB,
     chromiumPath: parsed.CHROMIUM_PATH,
+    locations: parsed.AGENT_LOCATIONS
+      ? ([...new Set(parsed.AGENT_LOCATIONS.split(',').map((l) => l.trim()))] as Location[])
+      : null,
   });
 }
 

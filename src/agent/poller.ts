@@ -1,7 +1,10 @@
 import {
+  CLAIM_ACK_WINDOW_MS,
   type CheckType,
   type ClaimRequest,
+  type Job,
   JOB_CLASSES,
+  type Location,
   type JobClass,
   jobClassOf,
   PROTOCOL_VERSION,
@@ -20,7 +23,7 @@ const MIN_EMPTY_CLAIM_INTERVAL_MS = 1000;
 
 /** Options of {@link runPoller}. */
 export type PollerOptions = {
-  client: Pick<ServiceClient, 'claim'>;
+  client: Pick<ServiceClient, 'claim' | 'acknowledge'>;
   dispatcher: Pick<JobDispatcher, 'freeSlots' | 'waitForFreeSlot' | 'dispatch' | 'reject'>;
   /** Check types advertised in claims. */
   checkTypes: readonly CheckType[];
@@ -32,6 +35,13 @@ export type PollerOptions = {
   claimable?: (checkType: CheckType) => boolean;
   /** Runtime ids advertised in each claim. */
   runtimes: readonly string[];
+  /**
+   * Data-center locations an account-key agent serves (`OUTPOST_AGENT_LOCATIONS`); undefined: every one. The
+   * service ignores them for a private-location key.
+   */
+  locations?: readonly Location[];
+  /** The host name sent with claims (shown with the agent's results). */
+  hostName?: string;
   /** Seconds each claim long-polls, 0–20. */
   claimWaitSeconds: number;
   /** Stops the loop and aborts the claim in flight. */
@@ -111,6 +121,9 @@ async function runClassPoller(jobClass: JobClass, options: PollerOptions): Promi
       runtimes: [...options.runtimes],
       freeSlots,
       waitSeconds: firstClaim ? 0 : options.claimWaitSeconds,
+      acknowledges: true,
+      ...(options.locations ? { locations: [...options.locations] } : {}),
+      ...(options.hostName ? { hostName: options.hostName.slice(0, 255) } : {}),
     };
     const t0 = performance.now();
     try {
@@ -129,8 +142,9 @@ async function runClassPoller(jobClass: JobClass, options: PollerOptions): Promi
       if (answer.jobs.length + answer.rejected.length > 0) {
         logger.debug({ jobs: answer.jobs.length, rejected: answer.rejected.length }, 'jobs claimed');
       }
-      // Claimed jobs are ours even when shutdown began meanwhile: run them, the drain waits for them.
-      for (const job of answer.jobs) dispatcher.dispatch(job);
+      // Claimed jobs are ours once acknowledged, even when shutdown began meanwhile: run them, the drain waits
+      // for them. Jobs the service no longer holds for us are dropped unrun.
+      for (const job of await acknowledged(answer.jobs, options, logger)) dispatcher.dispatch(job);
       for (const rejected of answer.rejected) dispatcher.reject(rejected);
       if (!wasFirst && answer.jobs.length === 0 && answer.rejected.length === 0) {
         const restMs = MIN_EMPTY_CLAIM_INTERVAL_MS - (performance.now() - t0);
@@ -154,6 +168,47 @@ async function runClassPoller(jobClass: JobClass, options: PollerOptions): Promi
       if (!(await waitOrStop(sleep(delayMs, signal)))) return;
     }
   }
+}
+
+/** Tries to acknowledge a claim's answer this many times (1 s apart) before giving its jobs up. */
+const ACK_ATTEMPTS = 5;
+
+/**
+ * Acknowledges the jobs of a claim's answer (docs/protocol.md, "Acknowledgement"), retrying transient
+ * failures a few times well within the service's hold (CLAIM_ACK_WINDOW_MS). Never throws.
+ * @returns the jobs that are the agent's to run: those the service acknowledged. None when every attempt
+ *   failed: the service then gives the jobs to the queue again, unrun, rather than as failures.
+ */
+async function acknowledged(jobs: readonly Job[], options: PollerOptions, logger: Logger): Promise<Job[]> {
+  if (jobs.length === 0) return [];
+  // Not the loop's signal: a shutdown that began meanwhile still acknowledges what the answer brought.
+  const signal = AbortSignal.timeout(CLAIM_ACK_WINDOW_MS / 2);
+  for (let attempt = 1; attempt <= ACK_ATTEMPTS; attempt++) {
+    try {
+      const answer = await options.client.acknowledge(
+        jobs.map((j) => j.jobId),
+        signal,
+      );
+      if (answer.lost.length > 0) {
+        logger.warn(
+          { lost: answer.lost },
+          'claimed jobs were no longer held for this agent; not running them',
+        );
+      }
+      const held = new Set(answer.acknowledged);
+      return jobs.filter((j) => held.has(j.jobId));
+    } catch (err) {
+      if (!isTransient(err) || attempt === ACK_ATTEMPTS || signal.aborted) {
+        logger.warn(
+          { err, jobs: jobs.length },
+          'could not acknowledge claimed jobs; the service will queue them again',
+        );
+        return [];
+      }
+      await sleep(1000, signal).catch(() => {});
+    }
+  }
+  return [];
 }
 
 /** Awaits `wait`; false when it rejected because the loop's signal aborted. */

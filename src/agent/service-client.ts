@@ -3,6 +3,8 @@ import { stat } from 'node:fs/promises';
 import { Value } from '@sinclair/typebox/value';
 import { type Dispatcher, EnvHttpProxyAgent, request } from 'undici';
 import {
+  type AckResponse,
+  AckResponseSchema,
   AGENT_ID_HEADER,
   type AgentEvent,
   type CheckResult,
@@ -80,7 +82,7 @@ export type ServiceClientOptions = {
   proxy?: { httpsProxy: string | null; httpProxy: string | null; noProxy: string | null };
 };
 
-type Operation = 'claim' | 'lease' | 'result' | 'event' | 'artifact';
+type Operation = 'claim' | 'ack' | 'lease' | 'result' | 'event' | 'artifact' | 'stopped';
 
 /** A streamed upload body with its length (sent as content-length; the service needs it). */
 type ArtifactPayload = { stream: ReadStream; sizeBytes: number };
@@ -161,6 +163,30 @@ export class ServiceClient {
       else answer.rejected.push(rejectJob(raw));
     }
     return answer;
+  }
+
+  /**
+   * `POST /v1/agent/jobs/ack`: says the agent received the jobs of a claim's answer; their leases start now.
+   * Jobs the answer calls `lost` are no longer the agent's (the acknowledgement came after the hold lapsed).
+   * @throws ServiceError (a transient one may be retried: acknowledging twice is harmless).
+   */
+  async acknowledge(jobIds: readonly string[], signal: AbortSignal): Promise<AckResponse> {
+    const body = await this.#call('ack', '/v1/agent/jobs/ack', { jobIds: [...jobIds] }, signal);
+    if (!Value.Check(AckResponseSchema, body)) {
+      throw new ServiceError('OUTPOST_ERR_SERVICE_UNAVAILABLE', 'ack answer is not an AckResponse', {
+        statusCode: 200,
+      });
+    }
+    return body;
+  }
+
+  /**
+   * `POST /v1/agent/stopped`: says the agent stopped, so it shows as disconnected at once (best effort: the
+   * caller ignores a failure; the agent then shows as disconnected 35 s after its last claim).
+   * @throws ServiceError
+   */
+  async sayStopped(signal: AbortSignal): Promise<void> {
+    await this.#call('stopped', '/v1/agent/stopped', undefined, signal);
   }
 
   /**

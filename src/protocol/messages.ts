@@ -1,6 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { JobSchema } from './job.js';
-import { CHECK_TYPES } from './enums.js';
+import { CHECK_TYPES, LOCATIONS } from './enums.js';
 
 /** Version of the agent⇄service protocol; the service refuses agents of another major. */
 export const PROTOCOL_VERSION = 1;
@@ -40,6 +40,22 @@ export const ClaimRequestSchema = Type.Object(
     ),
     /** Seconds to hold the request open when no job is ready, 0–20. */
     waitSeconds: Type.Integer({ minimum: 0, maximum: 20 }),
+    /**
+     * The data-center location names this agent serves, when it authenticates with an account API key
+     * (`OUTPOST_AGENT_LOCATIONS`); absent: every one of {@link LOCATIONS}. Ignored for a private-location key,
+     * which serves its own location only. Never a private location's slug (docs/protocol.md, "Run locations").
+     */
+    locations: Type.Optional(
+      Type.Array(Type.Union(LOCATIONS.map((l) => Type.Literal(l))), { maxItems: LOCATIONS.length }),
+    ),
+    /** The agent's host name, recorded with its results (at most 255 characters). */
+    hostName: Type.Optional(Type.String({ maxLength: 255 })),
+    /**
+     * True: the agent acknowledges the jobs of each answer (`POST /v1/agent/jobs/ack`) and their leases start
+     * then; until acknowledged, a claimed job returns to the queue after {@link CLAIM_ACK_WINDOW_MS}. Absent or
+     * false (older agents): the lease starts at the claim.
+     */
+    acknowledges: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },
 );
@@ -50,6 +66,33 @@ export type ClaimRequest = Static<typeof ClaimRequestSchema>;
 export const ClaimResponseSchema = Type.Object({
   jobs: Type.Array(JobSchema),
 });
+
+/**
+ * How long a claimed job waits for its agent's acknowledgement before it returns to the queue, ms: longer than
+ * an acknowledgement's round trip with retries, far shorter than a lease (docs/protocol.md, "Acknowledgement").
+ */
+export const CLAIM_ACK_WINDOW_MS = 30_000;
+
+/** Body of `POST /v1/agent/jobs/ack`: the ids of the jobs of a claim's answer the agent received. */
+export const AckRequestSchema = Type.Object(
+  { jobIds: Type.Array(Type.String({ maxLength: 64 }), { maxItems: 2000 }) },
+  { additionalProperties: false },
+);
+/** The body of `POST /v1/agent/jobs/ack` (see {@link AckRequestSchema}). */
+export type AckRequest = Static<typeof AckRequestSchema>;
+
+/**
+ * Answer of `POST /v1/agent/jobs/ack`: `acknowledged` jobs are the agent's to run, their leases started now
+ * for `leaseMs`; `lost` ones are not (the acknowledgement came too late, the job ended, or it is another
+ * agent's): the agent drops them without running them.
+ */
+export const AckResponseSchema = Type.Object({
+  acknowledged: Type.Array(Type.String()),
+  lost: Type.Array(Type.String()),
+  leaseMs: Type.Integer(),
+});
+/** The answer of `POST /v1/agent/jobs/ack` (see {@link AckResponseSchema}). */
+export type AckResponse = Static<typeof AckResponseSchema>;
 
 /** Answer of `POST /v1/agent/jobs/{jobId}/lease`. */
 export const LeaseResponseSchema = Type.Object({

@@ -1,4 +1,4 @@
-import { networkInterfaces } from 'node:os';
+import { hostname, networkInterfaces } from 'node:os';
 import type { Kysely } from 'kysely';
 import type { CheckType } from '../protocol/index.js';
 import { bodyAjv } from './platform/http/validation.js';
@@ -9,6 +9,7 @@ import { checkTypeEntry } from './checks/types/registry.js';
 import { CheckResponseSchema } from './checks/responses.js';
 import type { Database } from './platform/store/database.js';
 import { AccountQueries } from './platform/store/accounts.js';
+import { EMBEDDED_LOCATION_SLUG, PrivateLocations } from './resources/private-locations/private-locations.js';
 
 /** What bootstrapping found or made. `apiKey` is set only when it was created now (shown once). */
 export type Bootstrap = { accountId: string; createdApiKey: string | null };
@@ -38,12 +39,16 @@ export async function ensureAccount(
 }
 
 /**
- * Replaces the key of the embedded agent that `outpost up` starts: a fresh
- * key every start, the previous one revoked, so no agent key is ever stored in clear.
+ * The key of the agent `outpost up` starts: a key of the private location `local` (named after this host,
+ * created on the first start), fresh at every start with the previous one revoked, so no agent key is ever
+ * stored in clear. The embedded agent serves that location only: a check runs on the service's machine
+ * only when it names `local` (docs/protocol.md, "Run locations"). Account keys earlier versions gave
+ * the embedded agent (label `embedded-agent`) are revoked.
+ * @returns the key in clear (`pl_…`).
  */
 export async function rotateEmbeddedAgentKey(db: Kysely<Database>, accountId: string): Promise<string> {
   await new AccountQueries(db).deleteKeysLabelled(accountId, 'embedded-agent');
-  return createApiKey(db, accountId, generateApiKey(), 'embedded-agent');
+  return new PrivateLocations(db).ensureEmbedded(accountId, hostname(), Date.now());
 }
 
 const checkResponseValidator = bodyAjv.compile(CheckResponseSchema);
@@ -82,8 +87,8 @@ function hasIpv6Loopback(): boolean {
 }
 
 /**
- * Seeds demo checks when the account has none, every minute, so a newcomer sees real results at
- * once (first runs are immediate): ICMP pings of loopback and, with `serviceUrl`, an API check
+ * Seeds demo checks when the account has none, every minute, in location `local` (the embedded agent's), so
+ * a newcomer sees real results at once (first runs are immediate): ICMP pings of loopback and, with `serviceUrl`, an API check
  * of this service's own OpenAPI document with three assertions.
  * @returns names of the seeded checks.
  */
@@ -102,6 +107,8 @@ export async function seedDemoChecks(
       : []),
   ];
   const now = new Date();
+  // Run by the embedded agent, on this machine: the location it serves.
+  const onThisMachine = { locations: [], privateLocations: [EMBEDDED_LOCATION_SLUG] };
   for (const demo of demos) {
     const doc = seededCheckDoc(
       'ICMP',
@@ -110,6 +117,7 @@ export async function seedDemoChecks(
         activated: true,
         frequency: 1,
         tags: ['demo'],
+        ...onThisMachine,
         request: {
           ...demo.request,
           assertions: [{ source: 'LATENCY', property: 'avg', comparison: 'LESS_THAN', target: '100' }],
@@ -135,6 +143,7 @@ export async function seedDemoChecks(
         activated: true,
         frequency: 1,
         tags: ['demo'],
+        ...onThisMachine,
         doubleCheck: false,
         // The create schema's defaults fill the rest: the same ones POST /v1/checks/api applies.
         request: {

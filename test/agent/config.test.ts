@@ -40,6 +40,7 @@ describe('parseAgentConfig', () => {
       browserConcurrency: availableParallelism(),
       browserMemoryPerCheckMiB: 300,
       chromiumPath: '/usr/bin/chromium',
+      locations: null,
     });
     expect(Object.isFrozen(config)).toBe(true);
   });
@@ -92,6 +93,8 @@ describe('parseAgentConfig', () => {
     ['BROWSER_CONCURRENCY', '3', { browserConcurrency: 3 }],
     ['BROWSER_MEMORY_PER_CHECK_MIB', '650', { browserMemoryPerCheckMiB: 650 }],
     ['CHROMIUM_PATH', '/opt/chromium/chrome', { chromiumPath: '/opt/chromium/chrome' }],
+    ['AGENT_LOCATIONS', 'eu-west-1', { locations: ['eu-west-1'] }],
+    ['AGENT_LOCATIONS', ' us-east-1 , eu-west-1,us-east-1', { locations: ['us-east-1', 'eu-west-1'] }],
   ])('accepts %s=%s', (name, value, expected) => {
     expect(parseAgentConfig({ ...REQUIRED, [name]: value })).toMatchObject(expected);
   });
@@ -138,6 +141,13 @@ describe('parseAgentConfig', () => {
     ['AGENT_SHUTDOWN_GRACE_SECONDS', '3601', 'an integer number of seconds from 0 to 3600', '"3601"'],
     ['USE_OS_DNS_RESOLVER', '1', 'true or false', '"1"'],
     ['AGENT_CLAIM_WAIT_SECONDS', '21', 'an integer number of seconds from 0 to 20', '"21"'],
+    ['AGENT_LOCATIONS', 'local', 'a comma-separated list of data-center location names', '"local"'],
+    [
+      'AGENT_LOCATIONS',
+      'us-east-1,,eu-west-1',
+      'a comma-separated list of data-center location names',
+      '"us-east-1,,eu-west-1"',
+    ],
   ])('refuses %s=%s, saying what it must be and what it was', (name, value, requirement, shown) => {
     const err = configError({ ...REQUIRED, [name]: value });
 

@@ -31,7 +31,7 @@ export type Answer =
   | { status: number; body?: unknown; headers?: Record<string, string> }
   | 'drop'
   | 'default';
-export type Route = 'claim' | 'lease' | 'result' | 'event';
+export type Route = 'claim' | 'ack' | 'lease' | 'result' | 'event' | 'stopped';
 export type Handler = (request: Recorded, nth: number) => Answer | Promise<Answer>;
 
 /**
@@ -98,13 +98,24 @@ export class TestService {
       return;
     }
     if (route === 'claim') return this.#longPoll(res, recorded.body as ClaimBody);
+    if (route === 'stopped') {
+      res.writeHead(204);
+      res.end();
+      return;
+    }
     const status = route === 'event' ? 202 : route === undefined ? 404 : 200;
     const body =
       route === 'lease'
         ? { leaseExpiresAt: new Date(Date.now() + this.leaseMs).toISOString(), leaseMs: this.leaseMs }
         : route === 'result'
           ? { stored: true, duplicate: false }
-          : {};
+          : route === 'ack'
+            ? {
+                acknowledged: (recorded.body as { jobIds: string[] }).jobIds,
+                lost: [],
+                leaseMs: this.leaseMs,
+              }
+            : {};
     res.writeHead(status, { 'content-type': 'application/json' });
     res.end(JSON.stringify(body));
   }
@@ -160,6 +171,8 @@ type ClaimBody = { freeSlots: { uptime: number; main: number }; waitSeconds: num
 function routeOf(path: string): Route | undefined {
   if (path === '/v1/agent/jobs/claim') return 'claim';
   if (path === '/v1/agent/events') return 'event';
+  if (path === '/v1/agent/jobs/ack') return 'ack';
+  if (path === '/v1/agent/stopped') return 'stopped';
   if (/^\/v1\/agent\/jobs\/[^/]+\/lease$/.test(path)) return 'lease';
   if (/^\/v1\/agent\/jobs\/[^/]+\/result$/.test(path)) return 'result';
   return undefined;

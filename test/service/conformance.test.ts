@@ -153,10 +153,13 @@ describe('responses conform to /openapi.json', () => {
         runtimes: [],
         freeSlots: { uptime: 1, main: 0 },
         waitSeconds: 0,
+        acknowledges: true,
+        hostName: 'conformance',
       },
       agent,
     );
     const job = claim.jobs[0];
+    await call('POST', '/v1/agent/jobs/ack', { jobIds: [job.jobId] }, agent);
     await call('POST', `/v1/agent/jobs/${job.jobId}/lease`, undefined, agent);
     const trace = Buffer.from('a trace');
     await call('PUT', `/v1/agent/jobs/${job.jobId}/artifacts/trace.txt`, trace, {
@@ -198,6 +201,7 @@ describe('responses conform to /openapi.json', () => {
     await call('GET', `/v1/agents/${agent['x-agent-id']}`);
     const reports = await call('GET', `/v1/agents/${agent['x-agent-id']}/error-reports?limit=5`);
     expect(reports).toHaveLength(1);
+    await call('GET', `/v1/checks/${icmp.id}/expired-runs`);
     const session = await call('GET', `/v1/check-sessions/${sessionId}`);
     const artifact = await call(
       'GET',
@@ -351,6 +355,9 @@ describe('responses conform to /openapi.json', () => {
       });
       await call('GET', `/v1/analytics/api-checks/${url.id}?metrics=responseTime,availability`);
     }
+
+    // The agent says it stopped (last: it is then shown disconnected).
+    await call('POST', '/v1/agent/stopped', undefined, agent);
 
     // Deletes last.
     await call('DELETE', '/v1/variables/BASE_URL');

@@ -178,6 +178,12 @@ export async function assertRuntimeFits(
   }
 }
 
+/** `body` without the read-only fields a check read answers (`unservedLocations`): they are never stored. */
+function withoutReadOnly(body: Record<string, unknown>): Record<string, unknown> {
+  const { unservedLocations: _readOnly, ...rest } = body;
+  return rest;
+}
+
 /** Builds the stored document of a new check from a validated create body. */
 export function newCheckDoc(checkType: CheckType, body: Record<string, unknown>, now: Date): CheckDoc {
   const doc = {
@@ -201,7 +207,7 @@ export function newCheckDoc(checkType: CheckType, body: Record<string, unknown>,
     localSetupScript: null,
     localTearDownScript: null,
     frequency: 10,
-    ...body,
+    ...withoutReadOnly(body),
     id: randomUUID(),
     checkType,
     created_at: now.toISOString(),
@@ -230,7 +236,10 @@ export function mergeCheckUpdate(stored: CheckDoc, incoming: CheckUpdateBody, no
   if (incoming.checkType !== undefined && incoming.checkType !== stored.checkType) {
     throw badField('checkType', `must be ${stored.checkType}: a check cannot change type`, 'const');
   }
-  const body = keepMaskedSecrets(incoming, stored, CHECK_SECRETS);
+  const { unservedLocations: _readOnly, ...sent } = incoming as CheckUpdateBody & {
+    unservedLocations?: unknown;
+  };
+  const body = keepMaskedSecrets(sent as CheckUpdateBody, stored, CHECK_SECRETS);
   const merged = {
     ...stored,
     ...body,

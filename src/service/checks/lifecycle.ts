@@ -1,5 +1,6 @@
 import type { ServiceContext } from '../context.js';
-import { alertChannelsView, type CheckDoc, presentCheck } from './checks.js';
+import { alertChannelsView, type CheckDoc, presentCheck, runLocationsOf } from './checks.js';
+import { servedLocations, unservedOf } from '../resources/index.js';
 import type { CheckResponse } from './responses.js';
 import { CheckQueries } from './store.js';
 import type { CheckTypeWrite } from './types/hooks.js';
@@ -63,7 +64,8 @@ export async function updateCheck(
 /**
  * The API view of checks of one account, in order: each masked with its `alertChannels` view
  * (presentCheck), then the fields its type's `view` hook adds (a HEARTBEAT check's `pingUrl` and
- * `heartbeatState`), one `view` call per type present.
+ * `heartbeatState`), one `view` call per type present, and its `unservedLocations` (servedLocations, read
+ * once).
  */
 export async function presentChecks(
   ctx: ServiceContext,
@@ -78,10 +80,12 @@ export async function presentChecks(
     const fields = await view(ctx, accountId, ofType);
     for (const [i, doc] of ofType.entries()) added.set(doc, fields[i] ?? {});
   }
+  const served = await servedLocations(ctx.db, accountId, Date.now());
   return Promise.all(
     docs.map(async (doc) => ({
       ...presentCheck(doc, await alertChannelsView(ctx.db, accountId, doc.alertChannelSubscriptions)),
       ...added.get(doc),
+      unservedLocations: unservedOf(runLocationsOf(doc), served),
     })),
   );
 }

@@ -48,6 +48,12 @@ export const CheckResponseSchema = Type.Object(
     ),
     created_at: Type.String({ format: 'date-time' }),
     updated_at: Nullable(Type.String({ format: 'date-time' })),
+    unservedLocations: Type.Optional(
+      Type.Array(Type.String(), {
+        description:
+          'Outpost: the run locations of the check that no connected agent serves now. Their runs are not run: they expire with that reason (GET /v1/checks/{id}/expired-runs).',
+      }),
+    ),
   },
   // Type-specific fields (request, thresholds, script, …) follow the create schema of the type.
   { additionalProperties: true },

@@ -5,7 +5,7 @@ import { notFound } from '../platform/http/errors.js';
 import { IdParams } from '../platform/http/schema-helpers.js';
 import type { ServiceApp } from '../platform/http/service-app.js';
 import { validateBodyPart } from '../platform/http/validation.js';
-import { loadRuntimes } from '../resources/index.js';
+import { defaultRunLocation, loadRuntimes } from '../resources/index.js';
 import { assertCheckReferences, assertRuntimeFits, mergeCheckUpdate, newCheckDoc } from './checks.js';
 import { createCheck, presentChecks, updateCheck } from './lifecycle.js';
 import { CheckResponseSchema } from './responses.js';
@@ -73,9 +73,15 @@ function createRoute(
       const automatic = (
         await alertChannelsForNewCheck(ctx.db, accountId, request.query.autoAssignAlerts !== false)
       ).filter((a) => !explicit.some((e) => e.alertChannelId === a.alertChannelId));
+      // A body naming no location runs where the embedded agent is (`local`), when there is one.
+      const placed = (body.locations?.length ?? 0) + (body.privateLocations?.length ?? 0) > 0;
       const doc = newCheckDoc(
         checkType,
-        { ...body, alertChannelSubscriptions: [...explicit, ...automatic] },
+        {
+          ...(placed ? {} : await defaultRunLocation(ctx.db, accountId)),
+          ...body,
+          alertChannelSubscriptions: [...explicit, ...automatic],
+        },
         now,
       );
       await assertRuntimeFits(ctx.db, accountId, doc, multiStepRuntimes);

@@ -3,6 +3,7 @@
 // ServiceModule (service-module.ts), so importing this file never loads them.
 export { recordClaimReport } from './agents/agents.js';
 export { AgentQueries } from './agents/store.js';
+export { servedLocations, unservedOf } from './agents/served-locations.js';
 export { openGroupSecrets } from './check-groups/check-groups.js';
 export type { GroupDoc } from './check-groups/check-groups.js';
 export { GroupQueries } from './check-groups/store.js';
@@ -17,4 +18,8 @@ export {
 } from './references.js';
 export { DEFAULT_RUNTIME_ID, loadRuntimes } from './runtimes/runtimes.js';
 export { SnippetQueries } from './snippets/store.js';
+export {
+  defaultRunLocation,
+  EMBEDDED_LOCATION_SLUG,
+} from './private-locations/private-locations.js';
 export { accountVariables } from './variables/variables.js';

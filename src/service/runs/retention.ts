@@ -4,8 +4,8 @@ import type { ArtifactStore } from './artifacts/artifacts.js';
 /**
  * The run pipeline's old data (docs/architecture.md, "Retention"): artifact files first, so results deleted
  * next leave no files behind (results keep their row, `has_artifacts` cleared); then results
- * (`check_results_created`, `check_results_artifacts_created`) and ended check sessions
- * (`check_sessions_started`).
+ * (`check_results_created`, `check_results_artifacts_created`), ended check sessions
+ * (`check_sessions_started`) and the records of runs that never ran (`expired_runs_time`).
  *
  * @param artifacts where the agents' uploads are kept.
  */
@@ -63,6 +63,21 @@ export function runRetention(artifacts: ArtifactStore): RetentionTask[] {
               .select('id')
               .where('started_at', '<', pass.resultCutoffMs)
               .where('status', '!=', 'PROGRESS')
+              .limit(limit)
+              .execute(),
+          ),
+        ),
+    },
+    {
+      // Runs that never ran are kept as long as results (`expired_runs_time`).
+      run: (pass) =>
+        pass.batches(async (limit) =>
+          pass.deleteIds(
+            'expired_runs',
+            await pass.db
+              .selectFrom('expired_runs')
+              .select('id')
+              .where('expired_at', '<', pass.resultCutoffMs)
               .limit(limit)
               .execute(),
           ),

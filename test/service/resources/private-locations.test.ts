@@ -255,7 +255,7 @@ describe('agent authentication with a private-location key', () => {
     expect((await claimAs(`pl_${'0'.repeat(32)}`)).statusCode).toBe(401);
   });
 
-  it('claims only jobs queued for its location; an account key claims the rest', async () => {
+  it('claims only jobs queued for its location; an account key claims data-center jobs only, never a private location’s', async () => {
     const location = await createLocation();
     const slug = location.slugName;
     const other = await createLocation();
@@ -283,7 +283,10 @@ describe('agent authentication with a private-location key', () => {
     });
 
     const rest = (await claimAs(svc.accountA.key)).json().jobs as Job[];
-    expect(rest.map((j) => j.check.id).sort()).toEqual([elsewhere.checkId, otherLocation.checkId].sort());
+    expect(rest.map((j) => j.check.id)).toEqual([elsewhere.checkId]);
+    // The other location's job waits for an agent holding that location's key.
+    const theirs = (await claimAs(other.keys[0].rawKey)).json().jobs as Job[];
+    expect(theirs.map((j) => j.check.id)).toEqual([otherLocation.checkId]);
   });
 
   it('records the agent against its location: agentCount and lastSeen', async () => {

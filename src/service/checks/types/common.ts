@@ -136,6 +136,14 @@ export const sharedCheckFields = {
   retryStrategy: Type.Optional(Nullable(RetryStrategySchema)),
   triggerIncident: Type.Optional(Nullable(TriggerIncidentSchema)),
   runParallel: Type.Optional(Type.Boolean({ default: false })),
+  // Read-only: what GET answers (lifecycle.ts, presentChecks), accepted back so a read check can be sent back
+  // as it came, and never stored.
+  unservedLocations: Type.Optional(
+    Type.Array(Type.String({ maxLength: 64 }), {
+      maxItems: 200,
+      description: 'Read-only (GET answers it); ignored when sent',
+    }),
+  ),
   description: Type.Optional(Nullable(Type.String({ maxLength: 500 }))),
   frequencyOffset: Type.Optional(Nullable(Type.Integer({ minimum: 1 }))),
   scriptPath: Type.Optional(Nullable(Type.String({ maxLength: 1024 }))),

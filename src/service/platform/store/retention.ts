@@ -66,7 +66,8 @@ export type IdTable =
   | 'check_sessions'
   | 'agent_events'
   | 'check_alerts'
-  | 'alert_notifications';
+  | 'alert_notifications'
+  | 'expired_runs';
 
 /**
  * One kind of old data a module deletes (docs/architecture.md, "Modules"). Tasks run in the order of the

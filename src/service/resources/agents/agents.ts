@@ -31,7 +31,23 @@ export const AGENT_CONNECTED_WINDOW_MS = 35_000;
 export type ClaimReport = {
   classes: Partial<Record<JobClass, { freeSlots: number; checkTypes: CheckType[]; reportedAt: number }>>;
   runtimes: string[];
+  /**
+   * The data-center locations an account-key agent said it serves (`ClaimRequest.locations`); absent or null:
+   * every one of LOCATIONS. A private-location agent serves its location and reports none.
+   */
+  locations?: string[] | null;
 };
+
+/**
+ * Whether an agent row counts as connected at `nowMs`: seen within {@link AGENT_CONNECTED_WINDOW_MS} and not
+ * stopped since (an agent that stops cleanly says so, and shows as disconnected at once).
+ */
+export function isConnected(
+  row: { last_seen_at: number; stopped_at: number | null },
+  nowMs: number,
+): boolean {
+  return row.stopped_at === null && nowMs - Number(row.last_seen_at) <= AGENT_CONNECTED_WINDOW_MS;
+}
 
 /** An agent as `GET /v1/agents` and `GET /v1/agents/{id}` answer it (`AgentResponseSchema`). */
 export type AgentView = Static<typeof AgentResponseSchema>;
@@ -49,7 +65,7 @@ export async function recordClaimReport(
   db: Kysely<Database>,
   accountId: string,
   agentId: string,
-  claim: Pick<ClaimRequest, 'freeSlots' | 'checkTypes' | 'runtimes'>,
+  claim: Pick<ClaimRequest, 'freeSlots' | 'checkTypes' | 'runtimes' | 'locations'>,
   handedOut: readonly CheckType[],
   nowMs: number,
 ): Promise<void> {
@@ -59,7 +75,11 @@ export async function recordClaimReport(
     const row = await agents.get(accountId, agentId);
     if (!row) return;
     const before = row.claim_report ? readDoc(row.claim_report) : {};
-    const report: ClaimReport = { classes: { ...(before.classes ?? {}) }, runtimes: claim.runtimes };
+    const report: ClaimReport = {
+      classes: { ...(before.classes ?? {}) },
+      runtimes: claim.runtimes,
+      locations: row.location_id === null ? (claim.locations ?? null) : null,
+    };
     for (const jobClass of JOB_CLASSES) {
       const checkTypes = claim.checkTypes.filter((t) => jobClassOf(t) === jobClass);
       if (checkTypes.length === 0) continue;
@@ -155,10 +175,13 @@ export class Agents {
         version: row.version,
         scope: row.location_id === null ? 'ACCOUNT' : 'PRIVATE_LOCATION',
         privateLocation: location,
-        locations: row.location_id === null ? null : location ? [location.slugName] : [],
+        locations:
+          row.location_id === null ? (report?.locations ?? null) : location ? [location.slugName] : [],
+        hostName: row.host_name ?? null,
         firstSeenAt: iso(row.first_seen_at ?? row.last_seen_at),
         lastSeenAt: iso(row.last_seen_at),
-        connected: nowMs - Number(row.last_seen_at) <= AGENT_CONNECTED_WINDOW_MS,
+        stoppedAt: iso(row.stopped_at),
+        connected: isConnected(row, nowMs),
         // A class the agent never claimed for (an uptime-only agent's main class) has no free slots.
         freeSlots: report
           ? { uptime: classes.uptime?.freeSlots ?? 0, main: classes.main?.freeSlots ?? 0 }

@@ -9,7 +9,10 @@ import {
   Timestamp,
 } from '../../platform/http/schema-helpers.js';
 
-/** What an agent's key lets it serve: every location of the account (an account API key, as the agent `outpost up` starts), or one private location. */
+/**
+ * What an agent's key lets it serve: data-center locations (an account API key; every one, or those its
+ * `OUTPOST_AGENT_LOCATIONS` names), or one private location (a `pl_` key, as the agent `outpost up` starts).
+ */
 const AGENT_SCOPES = ['ACCOUNT', 'PRIVATE_LOCATION'] as const;
 
 /** Query of `GET /v1/agents/{id}/error-reports`: `limit` 1–100 (default 10), `page` (default 1). */
@@ -31,13 +34,19 @@ export const AgentResponseSchema = Type.Object(
     ),
     locations: Nullable(
       Type.Array(Type.String(), {
-        description: 'Run locations it serves; null: every location of the account (scope ACCOUNT)',
+        description:
+          'Run locations it serves: its private location, or the data-center locations it named; null: every data-center location (scope ACCOUNT). Never a private location of an account-key agent.',
       }),
     ),
+    hostName: Nullable(Type.String({ description: 'The host name it reports; null before its first claim' })),
     firstSeenAt: Timestamp,
     lastSeenAt: Type.String({ format: 'date-time', description: 'Its last claim' }),
+    stoppedAt: Nullable(
+      Type.String({ format: 'date-time', description: 'When it said it stopped; null while it runs' }),
+    ),
     connected: Type.Boolean({
-      description: 'Claimed within the last 35 s: the longest long poll (20 s) and a 15 s margin',
+      description:
+        'Claimed within the last 35 s (the longest long poll, 20 s, and a 15 s margin) and not stopped since',
     }),
     freeSlots: Nullable(SlotsSchema),
     checkTypes: Type.Array(StringEnum(CHECK_TYPES)),

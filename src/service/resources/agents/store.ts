@@ -49,11 +49,44 @@ export class AgentQueries {
     version: string,
     locationId: string | null,
     nowMs: number,
+    hostName?: string,
   ): Promise<void> {
+    // A claim after a stop is a restart: the agent is connected again.
+    const seen = {
+      version,
+      last_seen_at: nowMs,
+      stopped_at: null,
+      ...(hostName ? { host_name: hostName } : {}),
+    };
     await this.#db
       .insertInto('agents')
-      .values({ id: agentId, account_id: accountId, version, last_seen_at: nowMs, location_id: locationId })
-      .onConflict((oc) => oc.columns(['account_id', 'id']).doUpdateSet({ version, last_seen_at: nowMs }))
+      .values({ id: agentId, account_id: accountId, location_id: locationId, ...seen })
+      .onConflict((oc) => oc.columns(['account_id', 'id']).doUpdateSet(seen))
+      .execute();
+  }
+
+  /** Records that agent `agentId` said it stopped at `nowMs` (epoch ms); an unknown agent is left alone. */
+  async recordStopped(accountId: string, agentId: string, nowMs: number): Promise<void> {
+    await this.#db
+      .updateTable('agents')
+      .set({ stopped_at: nowMs })
+      .where('account_id', '=', accountId)
+      .where('id', '=', agentId)
+      .execute();
+  }
+
+  /**
+   * The agents of the account seen since `sinceMs` (epoch ms) and not stopped since: where each serves
+   * (`location_id`, the regions of its `claim_report`). Index `agents_location_seen` does not cover the
+   * account; an account has few agents.
+   */
+  seenSince(accountId: string, sinceMs: number) {
+    return this.#db
+      .selectFrom('agents')
+      .select(['id', 'location_id', 'claim_report', 'last_seen_at', 'stopped_at'])
+      .where('account_id', '=', accountId)
+      .where('last_seen_at', '>=', sinceMs)
+      .where('stopped_at', 'is', null)
       .execute();
   }
 
@@ -83,14 +116,14 @@ export class AgentQueries {
       .execute();
   }
 
-  /** Last-seen times (epoch ms) of the agents that last used a key of the private location. */
-  async lastSeenAtLocation(locationId: string): Promise<number[]> {
+  /** Last-seen times (epoch ms) of the agents that last used a key of the private location, and whether each said it stopped. */
+  async lastSeenAtLocation(locationId: string): Promise<{ lastSeenAt: number; stopped: boolean }[]> {
     const rows = await this.#db
       .selectFrom('agents')
-      .select('last_seen_at')
+      .select(['last_seen_at', 'stopped_at'])
       .where('location_id', '=', locationId)
       .execute();
-    return rows.map((a) => Number(a.last_seen_at));
+    return rows.map((a) => ({ lastSeenAt: Number(a.last_seen_at), stopped: a.stopped_at !== null }));
   }
 
   /** Forgets the private location of the agents that used its keys (the location is deleted). */

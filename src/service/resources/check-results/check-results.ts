@@ -31,11 +31,20 @@ export type CheckResultView = Static<typeof CheckResultResponseSchema>;
  * check types the protocol has none for, as posted.
  */
 type StoredResult = Partial<CheckResult> & {
+  agent?: unknown;
   checkRunId?: unknown;
   sequenceId?: unknown;
   browserCheckResult?: Record<string, unknown> | null;
   multiStepCheckResult?: Record<string, unknown> | null;
 };
+
+/** The agent a stored result records (ingest.ts), or null when it records none in that shape. */
+function agentOf(stored: unknown): CheckResultView['agent'] {
+  if (typeof stored !== 'object' || stored === null) return null;
+  const { id, version, hostName } = stored as Record<string, unknown>;
+  if (typeof id !== 'string' || typeof version !== 'string') return null;
+  return { id, version, hostName: typeof hostName === 'string' ? hostName : null };
+}
 
 /** Path of the artifact download route for one artifact of a result. */
 export function artifactDownloadPath(checkId: string, resultId: string, name: string): string {
@@ -98,6 +107,7 @@ export function presentCheckResult(
     checkRunId: runId,
     sequenceId: typeof doc.sequenceId === 'string' ? doc.sequenceId : runId,
     checkSessionId: row.check_session_id,
+    agent: agentOf(doc.agent),
     errorMessage: doc.errorMessage ?? null,
     assertions: Array.isArray(doc.assertions) ? doc.assertions : [],
     artifacts: artifacts.map((a) => ({

@@ -106,6 +106,20 @@ export const CheckResultResponseSchema = Type.Object(
     checkRunId: Type.String({ description: 'Id of the run: its first attempt’s job id' }),
     sequenceId: Type.String({ description: 'Shared by the attempts of one run' }),
     checkSessionId: Nullable(Type.String({ description: 'null for a scheduled run' })),
+    agent: Nullable(
+      Type.Object(
+        {
+          id: Type.String(),
+          version: Type.String(),
+          hostName: Nullable(Type.String()),
+        },
+        {
+          'x-outpost-not-in-spec': true,
+          description:
+            'The agent that ran it, as the service knew it then; null for a result the service wrote (a heartbeat, a run that ended without its agent) or one stored before agents were recorded',
+        },
+      ),
+    ),
     errorMessage: Nullable(Type.String()),
     assertions: Type.Array(Type.Record(Type.String(), Type.Unknown())),
     artifacts: Type.Array(ArtifactSchema),

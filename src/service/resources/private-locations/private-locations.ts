@@ -13,13 +13,11 @@ import type {
 import type { Database } from '../../platform/store/database.js';
 import { readDoc, writeDoc } from '../../platform/store/schema.js';
 import { AgentQueries } from '../agents/store.js';
+import { AGENT_CONNECTED_WINDOW_MS } from '../agents/agents.js';
 import { type KeyRow, type LocationRow, LocationQueries } from './store.js';
 
 /** Keys a location may hold at once: two, so a key can be rotated without downtime (docs/architecture.md). */
 export const MAX_LOCATION_KEYS = 2;
-
-/** An agent counts towards `agentCount` when it called the service within this window, ms. */
-export const AGENT_ONLINE_WINDOW_MS = 120_000;
 
 /** A new private-location key: `pl_` + 32 hex characters (128 random bits). */
 export function generateLocationKey(): string {
@@ -31,8 +29,14 @@ export function maskLocationKey(key: string): string {
   return `pl_…${key.slice(-4)}`;
 }
 
-/** The stored document of a private location. */
-export type LocationDoc = { name: string; slugName: string; icon: string };
+/**
+ * The stored document of a private location. `embedded`: the location of the agent `outpost up` starts with
+ * the service (slug {@link EMBEDDED_LOCATION_SLUG}); its key is replaced at every start.
+ */
+export type LocationDoc = { name: string; slugName: string; icon: string; embedded?: boolean };
+
+/** The slug of the location `outpost up`'s own agent serves: the machine the service runs on. */
+export const EMBEDDED_LOCATION_SLUG = 'local';
 
 function presentKey(k: KeyRow, rawKey?: string): PrivateLocationKey {
   return {
@@ -60,6 +64,21 @@ const slugTaken = (slug: string) =>
       rule: 'unique',
     },
   );
+
+/**
+ * Where a new check runs when its body names neither `locations` nor `privateLocations`: the embedded
+ * location (`local`, the machine `outpost up` runs on) when the account has it, else nothing (the check
+ * then gets the hosted API's default data-center location, DEFAULT_LOCATION in checks/checks.ts).
+ */
+export async function defaultRunLocation(
+  db: Kysely<Database>,
+  accountId: string,
+): Promise<{ privateLocations?: string[] }> {
+  const embedded = (await new LocationQueries(db).list(accountId)).some(
+    (row) => row.slug === EMBEDDED_LOCATION_SLUG && readDoc(row.doc).embedded === true,
+  );
+  return embedded ? { privateLocations: [EMBEDDED_LOCATION_SLUG] } : {};
+}
 
 /** Data access for private locations and their keys, always scoped to one account. */
 export class PrivateLocations {
@@ -144,6 +163,35 @@ export class PrivateLocations {
     return this.#present({ ...before, doc: text, updated_at: nowMs }, nowMs);
   }
 
+  /**
+   * Makes sure the account has the location of `outpost up`'s own agent ({@link EMBEDDED_LOCATION_SLUG}, named
+   * `name`: the host name) and gives it a fresh key, its earlier keys revoked, so no agent key outlives the
+   * process that holds it in memory. An existing location with that slug becomes the embedded one (its name
+   * is kept).
+   * @returns the new key in clear (`pl_…`), for the embedded agent only.
+   */
+  async ensureEmbedded(accountId: string, name: string, nowMs: number): Promise<string> {
+    return this.#db.transaction().execute(async (tx) => {
+      const rows = new LocationQueries(tx);
+      let row = (await rows.list(accountId)).find((r) => r.slug === EMBEDDED_LOCATION_SLUG);
+      if (!row) {
+        const doc: LocationDoc = { name, slugName: EMBEDDED_LOCATION_SLUG, icon: 'desktop', embedded: true };
+        row = {
+          id: randomUUID(),
+          slug: doc.slugName,
+          doc: writeDoc(doc),
+          created_at: nowMs,
+          updated_at: null,
+        };
+        await rows.insert(accountId, row);
+      } else if (readDoc(row.doc).embedded !== true) {
+        await rows.update(accountId, row.id, writeDoc({ ...readDoc(row.doc), embedded: true }), nowMs);
+      }
+      for (const key of await rows.keys(row.id)) await rows.deleteKey(accountId, row.id, key.id);
+      return (await insertKey(rows, accountId, row.id, nowMs)).rawKey;
+    });
+  }
+
   /** Deletes a location and its keys (agents using them get 401 from the next request). @throws HttpError 404. */
   async delete(accountId: string, id: string): Promise<void> {
     await this.#db.transaction().execute(async (tx) => {
@@ -182,7 +230,10 @@ export class PrivateLocations {
     if (!(await this.#rows.deleteKey(accountId, id, keyId))) throw notFound('private location key', keyId);
   }
 
-  /** The location as answered: masked keys, agents seen within `AGENT_ONLINE_WINDOW_MS` of `nowMs`. */
+  /**
+   * The location as answered: masked keys; `agentCount` the agents connected at `nowMs` (seen within
+   * AGENT_CONNECTED_WINDOW_MS, agents.ts, and not stopped since).
+   */
   async #present(row: LocationRow, nowMs: number): Promise<PrivateLocation> {
     const keys = await this.#rows.keys(row.id);
     const seen = await new AgentQueries(this.#db).lastSeenAtLocation(row.id);
@@ -190,8 +241,9 @@ export class PrivateLocations {
       row,
       keys.map((k) => presentKey(k)),
       {
-        agentCount: seen.filter((t) => t >= nowMs - AGENT_ONLINE_WINDOW_MS).length,
-        lastSeen: seen.length > 0 ? iso(Math.max(...seen)) : null,
+        agentCount: seen.filter((a) => !a.stopped && a.lastSeenAt >= nowMs - AGENT_CONNECTED_WINDOW_MS)
+          .length,
+        lastSeen: seen.length > 0 ? iso(Math.max(...seen.map((a) => a.lastSeenAt))) : null,
       },
     );
   }
@@ -209,6 +261,7 @@ function present(
     slugName: doc.slugName,
     icon: doc.icon,
     keys,
+    embedded: doc.embedded === true,
     ...agents,
     created_at: iso(row.created_at)!,
     updated_at: iso(row.updated_at),

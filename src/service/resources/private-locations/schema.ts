@@ -63,8 +63,14 @@ export const PrivateLocationSchema = Type.Object(
     slugName: Type.String(),
     icon: Type.String(),
     keys: Type.Array(PrivateLocationKeySchema),
-    agentCount: Type.Integer(),
+    agentCount: Type.Integer({
+      description: 'Agents connected now: claimed in the last 35 s and not stopped',
+    }),
     lastSeen: NullableTimestamp,
+    embedded: Type.Boolean({
+      description:
+        'Outpost: the location of the agent `outpost up` starts with the service (slug `local`, named after the host); its key is replaced at every start',
+    }),
     created_at: Timestamp,
     updated_at: NullableTimestamp,
   },

@@ -2,22 +2,27 @@ import type { FastifyRequest } from 'fastify';
 import type { ServiceApp } from '../../platform/http/service-app.js';
 import { Type } from '@sinclair/typebox';
 import {
+  AckRequestSchema,
+  AckResponseSchema,
   AGENT_ID_HEADER,
   AgentEventSchema,
   CheckResultSchema,
   ClaimRequestSchema,
   ClaimResponseSchema,
+  type ClaimRequest,
   LeaseResponseSchema,
+  LOCATIONS,
   PROTOCOL_VERSION,
 } from '../../../protocol/index.js';
 import { HttpError } from '../../platform/http/errors.js';
 import { linkSignal } from '../../../common/linked-signal.js';
+import { abortWhenClientGone } from '../../platform/http/client-gone.js';
 import type { AgentScope } from './queue.js';
 import { recordClaimReport } from '../../resources/index.js';
 import { AgentQueries } from '../../resources/index.js';
 import type { ServiceContext } from '../../context.js';
 import { writeDoc } from '../../platform/store/schema.js';
-import { ResourceId } from '../../platform/http/schema-helpers.js';
+import { NoContent, ResourceId } from '../../platform/http/schema-helpers.js';
 
 const JobParams = Type.Object({ jobId: ResourceId }, { additionalProperties: false });
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -26,15 +31,15 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  * The agent behind a request: its `x-agent-id` (a UUID) and what its key lets it serve. An
  * agent is known by (account, agent id), and is bound to the private location of the key it
  * first registered with (none for an account API key): the same id with another location's key
- * is refused, so a key of location a cannot act as an agent of location b. With `version`
- * (claims) the agent's version, last-seen time and location are recorded.
+ * is refused, so a key of location a cannot act as an agent of location b. With `claim` (claims) the
+ * agent's version, host name, last-seen time and location are recorded.
  * @throws HttpError 400 OUTPOST_ERR_VALIDATION naming the header when the agent id is missing or not a UUID;
  *   409 OUTPOST_ERR_AGENT_KEY_MISMATCH when the id is bound to another location's key.
  */
 export async function agentScopeOf(
   ctx: ServiceContext,
   request: FastifyRequest,
-  version?: string,
+  claim?: Pick<ClaimRequest, 'agentVersion' | 'hostName' | 'locations'>,
 ): Promise<AgentScope> {
   const agentId = request.headers[AGENT_ID_HEADER];
   if (typeof agentId !== 'string' || !UUID.test(agentId)) {
@@ -58,9 +63,15 @@ export async function agentScopeOf(
       },
     );
   }
-  if (version !== undefined) await agents.recordSeen(request.accountId, agentId, version, locationId, now);
-  // A private-location key serves its own location only; an account key every location.
-  return { accountId: request.accountId, agentId, locations: location ? [location.slug] : null };
+  if (claim !== undefined) {
+    await agents.recordSeen(request.accountId, agentId, claim.agentVersion, locationId, now, claim.hostName);
+  }
+  // A private-location key serves its own location only; an account key the data-center locations its claim
+  // names (every one when it names none), never a private location.
+  const locations = location ? [location.slug] : [...(claim?.locations ?? LOCATIONS)];
+  const version = claim?.agentVersion ?? known?.version ?? '';
+  const hostName = claim?.hostName ?? known?.host_name ?? null;
+  return { accountId: request.accountId, agentId, locations, agent: { id: agentId, version, hostName } };
 }
 
 /**
@@ -71,9 +82,39 @@ export async function agentScopeOf(
  * Artifact uploads are in runs/artifacts/routes.ts; results are stored by runs/results/ingest.ts.
  */
 export async function agentRoutes(app: ServiceApp, ctx: ServiceContext): Promise<void> {
-  const scopeOf = (request: FastifyRequest, version?: string) => agentScopeOf(ctx, request, version);
+  const scopeOf = (request: FastifyRequest) => agentScopeOf(ctx, request);
 
   claimRoute(app, ctx);
+
+  app.post(
+    '/v1/agent/jobs/ack',
+    {
+      schema: {
+        summary: 'Acknowledge the jobs of a claim: their leases start now',
+        body: AckRequestSchema,
+        response: { 200: AckResponseSchema },
+      },
+    },
+    async (request) => {
+      const outcome = await ctx.queue.acknowledge(await scopeOf(request), request.body.jobIds, Date.now());
+      return { ...outcome, leaseMs: ctx.queue.leaseMs };
+    },
+  );
+
+  app.post(
+    '/v1/agent/stopped',
+    {
+      schema: {
+        summary: 'Say the agent stopped: it shows as disconnected at once',
+        response: { 204: NoContent },
+      },
+    },
+    async (request, reply) => {
+      const scope = await scopeOf(request);
+      await new AgentQueries(ctx.db).recordStopped(scope.accountId, scope.agentId, Date.now());
+      return reply.code(204).send();
+    },
+  );
 
   app.post(
     '/v1/agent/jobs/:jobId/lease',
@@ -160,7 +201,7 @@ function claimRoute(app: ServiceApp, ctx: ServiceContext): void {
         response: { 200: ClaimResponseSchema },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const body = request.body;
       if (body.protocolVersion !== PROTOCOL_VERSION) {
         throw new HttpError(
@@ -169,13 +210,19 @@ function claimRoute(app: ServiceApp, ctx: ServiceContext): void {
           { field: 'protocolVersion', in: 'body' },
         );
       }
-      const scope = await agentScopeOf(ctx, request, body.agentVersion);
+      const scope = await agentScopeOf(ctx, request, body);
       const wait = linkSignal([ctx.shutdown]);
-      request.raw.once('close', () => wait.abort());
+      // The agent went away (it stopped, or its client gave up): stop waiting, hand it nothing more.
+      abortWhenClientGone(reply, wait);
       const jobs = await ctx.queue
         .claimWait(
           scope,
-          { checkTypes: body.checkTypes, freeSlots: body.freeSlots, runtimes: body.runtimes },
+          {
+            checkTypes: body.checkTypes,
+            freeSlots: body.freeSlots,
+            runtimes: body.runtimes,
+            acknowledges: body.acknowledges === true,
+          },
           body.waitSeconds * 1000,
           wait.signal,
         )

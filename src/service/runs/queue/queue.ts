@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter, on } from 'node:events';
 import type { Kysely } from 'kysely';
-import type { CheckType, Job, JobClass } from '../../../protocol/index.js';
+import { CLAIM_ACK_WINDOW_MS, type CheckType, type Job, type JobClass } from '../../../protocol/index.js';
 import { linkSignal } from '../../../common/linked-signal.js';
 import type { Database } from '../../platform/store/database.js';
 import { type ResultIngestOptions, ResultIngest } from '../results/ingest.js';
@@ -9,7 +9,8 @@ import { endRunWithoutResult } from '../sessions/sessions.js';
 import { JobBuilder, type RunRequest } from './jobs.js';
 import { insertQueuedJob, openPayload } from './payload.js';
 import { refuse } from './refusals.js';
-import { JobQueries, type Tx } from './store.js';
+import { type JobRow, JobQueries, type Tx } from './store.js';
+import { servedLocations } from '../../resources/index.js';
 
 export type { RunRequest } from './jobs.js';
 
@@ -26,10 +27,17 @@ export type QueueOptions = {
 } & Omit<ResultIngestOptions, 'queueExpiryMs'>;
 
 /**
- * Which agent a request comes from and what its key lets it serve. `locations` null = every
- * location of the account (an account API key); a private-location key serves its own slug only.
+ * Which agent a request comes from and what its key lets it serve: `locations` are the run locations its
+ * jobs may have (a private-location key: its own slug only; an account key: data-center locations only).
+ * Null: every location (the service's own reads, never an agent). `agent` is the agent as its results record
+ * it (docs/protocol.md, "Run locations").
  */
-export type AgentScope = { accountId: string; agentId: string; locations: string[] | null };
+export type AgentScope = {
+  accountId: string;
+  agentId: string;
+  locations: string[] | null;
+  agent?: { id: string; version: string; hostName: string | null };
+};
 
 /** What `claim` needs from the agent's request. */
 export type ClaimSpec = {
@@ -37,6 +45,11 @@ export type ClaimSpec = {
   freeSlots: Record<JobClass, number>;
   /** Runtime ids the agent holds; a job whose script needs another runtime is not handed out. Default []. */
   runtimes?: readonly string[];
+  /**
+   * The agent acknowledges what it receives (`POST /v1/agent/jobs/ack`): the jobs are held for it for
+   * CLAIM_ACK_WINDOW_MS and their leases start at the acknowledgement. False (older agents): leased at once.
+   */
+  acknowledges?: boolean;
 };
 
 /** What one expiry pass ended (see `expireStale`). */
@@ -47,7 +60,10 @@ export type ExpiryOutcome = {
   requeued: string[];
   /** Jobs ended with an error result (lease lapsed past the run's usefulness, or claims used up). */
   failed: string[];
-  /** Queued jobs nobody claimed in time, deleted without a result. */
+  /**
+   * Runs that ended without running, deleted without a result and recorded in `expired_runs` with the reason:
+   * queued jobs nobody claimed in time, and claims never acknowledged past the run's usefulness.
+   */
   expired: string[];
 };
 
@@ -176,7 +192,13 @@ export class JobQueue {
             }
             continue;
           }
-          await store.lease(row.id, scope.agentId, nowMs + this.#options.leaseMs);
+          // An acknowledging agent holds the job for the acknowledgement window; its lease starts when it
+          // says it received the job (acknowledge), so a claim answered to nobody never runs as a failure.
+          if (spec.acknowledges === true) {
+            await store.lease(row.id, scope.agentId, nowMs + CLAIM_ACK_WINDOW_MS, null);
+          } else {
+            await store.lease(row.id, scope.agentId, nowMs + this.#options.leaseMs, nowMs);
+          }
           jobs.push({ ...openPayload(store, row.id, row.payload), leaseMs: this.#options.leaseMs });
         }
       }
@@ -184,6 +206,25 @@ export class JobQueue {
     });
     this.results.announce({ sessions: lapse.endedSessions, resultsStored: lapse.failed.length > 0 });
     return jobs;
+  }
+
+  /**
+   * The agent says it received the jobs of a claim's answer: each job it holds (leased to it, unlapsed at
+   * `nowMs`, in its scope) is acknowledged and its lease starts now, for `leaseMs`. One transaction.
+   * @returns the jobs acknowledged, and those lost: gone, another agent's, or whose hold lapsed (they went
+   *   back to the queue); the agent must not run those.
+   */
+  async acknowledge(
+    scope: AgentScope,
+    jobIds: readonly string[],
+    nowMs: number,
+  ): Promise<{ acknowledged: string[]; lost: string[] }> {
+    const unique = [...new Set(jobIds)];
+    const acknowledged = await this.#transaction((store) =>
+      store.acknowledge(scope, unique, nowMs, nowMs + this.#options.leaseMs),
+    );
+    const held = new Set(acknowledged);
+    return { acknowledged: unique.filter((id) => held.has(id)), lost: unique.filter((id) => !held.has(id)) };
   }
 
   /**
@@ -251,8 +292,11 @@ export class JobQueue {
 
   /**
    * One expiry pass, over due rows only (indexes `jobs_queue_expiry`, `jobs_lease_expiry`):
-   * - a queued job nobody claimed by `expires_at` (6 minutes by default) is deleted and its
-   *   check session ends TIMED_OUT once its other runs end;
+   * - a queued job nobody claimed by `expires_at` (6 minutes by default) is deleted, the run is recorded
+   *   in `expired_runs` with the reason (no connected agent serves its location, or none had a free
+   *   slot), and its check session ends TIMED_OUT once its other runs end;
+   * - a claimed job its agent never acknowledged goes back to the queue, its claim not counted, or
+   *   past `expires_at` expires like an unclaimed one (the agent never received it);
    * - a leased job whose lease lapsed (its agent died or stopped) is queued again for another
    *   agent while the run is still useful (before `expires_at`) and claims are left; else the
    *   run ends with an error result (FAILED, `hasErrors`) saying why, stored as the location's
@@ -263,12 +307,21 @@ export class JobQueue {
     const outcome: ExpiryOutcome = { endedSessions: [], requeued: [], failed: [], expired: [] };
     const accounts = new Set<string>();
     await this.#transaction(async (store) => {
-      for (const job of await store.expiredQueued(nowMs, EXPIRY_BATCH)) {
-        await store.deleteJob(job.id);
-        outcome.expired.push(job.id);
-        if (job.check_session_id && (await endRunWithoutResult(store.db, job.check_session_id, nowMs))) {
-          outcome.endedSessions.push(job.check_session_id);
+      const expiredJobs = await store.expiredQueued(nowMs, EXPIRY_BATCH);
+      const served = new Map<string, ReadonlyMap<string, number>>();
+      for (const job of expiredJobs) {
+        let locations = served.get(job.account_id);
+        if (!locations) {
+          locations = await servedLocations(store.db, job.account_id, nowMs);
+          served.set(job.account_id, locations);
         }
+        await expireRun(
+          store,
+          job,
+          unclaimedReason(job.location, locations, this.#options.queueExpiryMs),
+          nowMs,
+          outcome,
+        );
       }
       await this.#endLapsedLeases(store, nowMs, outcome, accounts);
     });
@@ -290,6 +343,20 @@ export class JobQueue {
   ): Promise<void> {
     for (const job of await store.lapsedLeases(nowMs, EXPIRY_BATCH, accountId)) {
       const lostBy = job.agent_id ?? '';
+      if (job.acknowledged_at === null) {
+        // The agent never said it received the job (its claim's answer went nowhere): the job never ran. It
+        // goes back to the queue, its claim not counted, or, past its usefulness, the run expires with that
+        // reason; never a failure of the target.
+        if (nowMs < job.expires_at) {
+          await store.release(job.id);
+          outcome.requeued.push(job.id);
+          accounts.add(job.account_id);
+        } else {
+          const reason = `agent ${lostBy} claimed the run but never confirmed it received it, and the run is past its deadline`;
+          await expireRun(store, job, reason, nowMs, outcome);
+        }
+        continue;
+      }
       if (job.claims < this.#options.maxClaims && nowMs < job.expires_at) {
         await store.requeue(job.id, job.lost_agents ? `${job.lost_agents},${lostBy}` : lostBy);
         outcome.requeued.push(job.id);
@@ -310,4 +377,48 @@ export class JobQueue {
   #transaction<T>(work: (store: JobQueries) => Promise<T>): Promise<T> {
     return this.#db.transaction().execute((tx) => work(new JobQueries(tx)));
   }
+}
+
+/**
+ * Ends a run that never ran: deletes its job, records it in `expired_runs` with `reason`, and ends its check
+ * session (TIMED_OUT) once its other runs ended.
+ */
+async function expireRun(
+  store: JobQueries,
+  job: Pick<JobRow, 'id' | 'account_id' | 'check_id' | 'check_session_id' | 'round_id' | 'location'>,
+  reason: string,
+  nowMs: number,
+  outcome: ExpiryOutcome,
+): Promise<void> {
+  await store.deleteJob(job.id);
+  await store.recordExpiredRun({
+    id: job.id,
+    account_id: job.account_id,
+    check_id: job.check_id,
+    check_session_id: job.check_session_id,
+    round_id: job.round_id,
+    location: job.location,
+    reason,
+    expired_at: nowMs,
+  });
+  outcome.expired.push(job.id);
+  if (job.check_session_id && (await endRunWithoutResult(store.db, job.check_session_id, nowMs))) {
+    outcome.endedSessions.push(job.check_session_id);
+  }
+}
+
+/**
+ * Why a queued run of `location` was not claimed within `queueExpiryMs`: no connected agent serves the location
+ * (`served`, servedLocations), or its agents had no free slot in time.
+ */
+export function unclaimedReason(
+  location: string,
+  served: ReadonlyMap<string, number>,
+  queueExpiryMs: number,
+): string {
+  const minutes = Math.round(queueExpiryMs / 60_000);
+  const within = minutes >= 1 ? `${minutes} min` : `${Math.round(queueExpiryMs / 1000)} s`;
+  const agents = served.get(location) ?? 0;
+  if (agents === 0) return `no connected agent serves location ${location}`;
+  return `the ${agents === 1 ? 'agent' : `${agents} agents`} of location ${location} had no free slot for it within ${within}`;
 }

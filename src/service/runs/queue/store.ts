@@ -114,19 +114,109 @@ export class JobQueries {
     await this.db.deleteFrom('jobs').where('id', '=', jobId).execute();
   }
 
-  /** Leases a queued job to an agent until `leaseExpiresAtMs` and counts the claim. */
-  async lease(jobId: string, agentId: string, leaseExpiresAtMs: number): Promise<void> {
+  /**
+   * Leases a queued job to an agent until `leaseExpiresAtMs` and counts the claim. `acknowledgedAtMs`: when
+   * the agent received it; null while the claim's answer may not have reached it (see {@link acknowledge}).
+   */
+  async lease(
+    jobId: string,
+    agentId: string,
+    leaseExpiresAtMs: number,
+    acknowledgedAtMs: number | null,
+  ): Promise<void> {
     await this.db
       .updateTable('jobs')
       .set((eb) => ({
         state: 'leased',
         agent_id: agentId,
         lease_expires_at: leaseExpiresAtMs,
+        acknowledged_at: acknowledgedAtMs,
         claims: eb('claims', '+', 1),
       }))
       .where('id', '=', jobId)
       .where('state', '=', 'queued')
       .execute();
+  }
+
+  /**
+   * Acknowledges the jobs of `jobIds` the agent holds (leased to it, in the scope, unlapsed at `nowMs`): each
+   * is marked received now and its lease runs to `leaseExpiresAtMs`. An already acknowledged job is answered
+   * as acknowledged again (a repeated acknowledgement) without moving its lease.
+   * @returns the ids acknowledged.
+   */
+  async acknowledge(
+    scope: JobScope & { agentId: string },
+    jobIds: readonly string[],
+    nowMs: number,
+    leaseExpiresAtMs: number,
+  ): Promise<string[]> {
+    if (jobIds.length === 0) return [];
+    const held = this.db
+      .updateTable('jobs')
+      .where('id', 'in', [...jobIds])
+      .where('account_id', '=', scope.accountId)
+      .where('state', '=', 'leased')
+      .where('agent_id', '=', scope.agentId)
+      .where('lease_expires_at', '>', nowMs);
+    const scoped = scope.locations ? held.where('location', 'in', scope.locations) : held;
+    await scoped
+      .set({ acknowledged_at: nowMs, lease_expires_at: leaseExpiresAtMs })
+      .where('acknowledged_at', 'is', null)
+      .execute();
+    let rows = this.db
+      .selectFrom('jobs')
+      .select('id')
+      .where('id', 'in', [...jobIds])
+      .where('account_id', '=', scope.accountId)
+      .where('state', '=', 'leased')
+      .where('agent_id', '=', scope.agentId)
+      .where('acknowledged_at', 'is not', null)
+      .where('lease_expires_at', '>', nowMs);
+    if (scope.locations) rows = rows.where('location', 'in', scope.locations);
+    return (await rows.execute()).map((r) => r.id);
+  }
+
+  /**
+   * Returns a claimed job its agent never acknowledged to the queue: the claim is not counted and the agent is
+   * not barred from it (it never received it).
+   */
+  async release(jobId: string): Promise<void> {
+    await this.db
+      .updateTable('jobs')
+      .set((eb) => ({
+        state: 'queued',
+        agent_id: null,
+        lease_expires_at: null,
+        acknowledged_at: null,
+        claims: eb('claims', '-', 1),
+      }))
+      .where('id', '=', jobId)
+      .where('state', '=', 'leased')
+      .execute();
+  }
+
+  /**
+   * Deletes the scheduled runs of a check still waiting in a location's queue (unclaimed first attempts with no
+   * check session): a run started now in that location takes their place, so the check does not run twice at
+   * once.
+   * @returns how many were deleted.
+   */
+  async dropQueuedScheduledRuns(accountId: string, checkId: string, location: string): Promise<number> {
+    const res = await this.db
+      .deleteFrom('jobs')
+      .where('account_id', '=', accountId)
+      .where('check_id', '=', checkId)
+      .where('location', '=', location)
+      .where('state', '=', 'queued')
+      .where('check_session_id', 'is', null)
+      .where('attempt', '=', 1)
+      .executeTakeFirst();
+    return Number(res.numDeletedRows);
+  }
+
+  /** Records a run that ended without running (`expired_runs`). */
+  async recordExpiredRun(row: Insertable<Database['expired_runs']>): Promise<void> {
+    await this.db.insertInto('expired_runs').values(row).execute();
   }
 
   /**
@@ -142,7 +232,11 @@ export class JobQueries {
   ): Promise<boolean> {
     let update = this.db
       .updateTable('jobs')
-      .set({ lease_expires_at: leaseExpiresAtMs })
+      // A renewal also acknowledges: the agent has the job.
+      .set((eb) => ({
+        lease_expires_at: leaseExpiresAtMs,
+        acknowledged_at: eb.fn.coalesce('acknowledged_at', eb.val(nowMs)),
+      }))
       .where('id', '=', jobId)
       .where('account_id', '=', scope.accountId)
       .where('state', '=', 'leased')
@@ -205,7 +299,7 @@ export class JobQueries {
   async expiredQueued(nowMs: number, limit: number) {
     return this.db
       .selectFrom('jobs')
-      .select(['id', 'check_session_id'])
+      .select(['id', 'account_id', 'check_id', 'check_session_id', 'round_id', 'location'])
       .where('state', '=', 'queued')
       .where('expires_at', '<=', nowMs)
       .limit(limit)
@@ -230,7 +324,13 @@ export class JobQueries {
   async requeue(jobId: string, lostAgents: string): Promise<void> {
     await this.db
       .updateTable('jobs')
-      .set({ state: 'queued', agent_id: null, lease_expires_at: null, lost_agents: lostAgents })
+      .set({
+        state: 'queued',
+        agent_id: null,
+        lease_expires_at: null,
+        acknowledged_at: null,
+        lost_agents: lostAgents,
+      })
       .where('id', '=', jobId)
       .where('state', '=', 'leased')
       .execute();

@@ -117,7 +117,7 @@ export class ResultIngest {
       if (job.state !== 'leased' || job.agent_id !== scope.agentId || Number(job.lease_expires_at) <= nowMs) {
         throw leaseLost(jobId, 'its result is not stored');
       }
-      return this.#storeAgentResult(tx, job, result, { agentId: scope.agentId, hash, nowMs });
+      return this.#storeAgentResult(tx, job, result, { agentId: scope.agentId, hash, nowMs }, scope.agent);
     });
     this.announce({
       sessions: outcome.checkSessionId ? [outcome.checkSessionId] : [],
@@ -133,6 +133,7 @@ export class ResultIngest {
     job: JobRow,
     result: CheckResult,
     by: ResultAuthor,
+    agent: AgentScope['agent'],
   ): Promise<SubmitOutcome> {
     const store = new JobQueries(tx);
     const payload = openPayload(store, job.id, job.payload);
@@ -143,10 +144,12 @@ export class ResultIngest {
       nowMs: by.nowMs,
       outcome: result,
     });
-    const stored: CheckResult = {
+    // Who ran it, as the service knows the agent (never as the body says): shown with the result.
+    const stored: CheckResult & { agent?: AgentScope['agent'] } = {
       ...result,
       runLocation: job.location,
       resultType: plan.retry ? 'ATTEMPT' : 'FINAL',
+      ...(agent ? { agent } : {}),
     };
     await this.#storeJobResult(tx, job, stored, by);
     const retryJobId = plan.retry

@@ -11,6 +11,7 @@ import {
 } from '../../platform/http/schema-helpers.js';
 import { CheckSessionSchema } from '../../platform/http/responses.js';
 import { linkSignal } from '../../../common/linked-signal.js';
+import { abortWhenClientGone } from '../../platform/http/client-gone.js';
 import type { ServiceContext } from '../../context.js';
 
 const TriggerBody = Type.Object(
@@ -96,7 +97,7 @@ export async function checkSessionRoutes(app: ServiceApp, ctx: ServiceContext): 
       const { maxWaitSeconds } = request.query;
       // Stop waiting when the client goes away or the service closes.
       const wait = linkSignal([ctx.shutdown]);
-      request.raw.once('close', () => wait.abort());
+      abortWhenClientGone(reply, wait);
       const session = await ctx.sessions
         .waitForCompletion(request.accountId, checkSessionId, maxWaitSeconds * 1000, wait.signal)
         .finally(() => wait.dispose());

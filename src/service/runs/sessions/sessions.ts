@@ -8,7 +8,7 @@ import { RUNNABLE_CHECK_TYPES } from '../../checks/index.js';
 import { notFound } from '../../platform/http/errors.js';
 import type { JobQueue } from '../queue/queue.js';
 import type { RunRequest } from '../queue/jobs.js';
-import type { Tx } from '../queue/store.js';
+import { JobQueries, type Tx } from '../queue/store.js';
 import { nextLocation } from '../scheduler/locations.js';
 import { SessionQueries } from './store.js';
 import type { Database } from '../../platform/store/database.js';
@@ -76,7 +76,8 @@ export class CheckSessions {
 
   /**
    * Starts one session per matching check: one run per location when
-   * `runParallel`, else one run in the check's next round-robin location.
+   * `runParallel`, else one run in the check's next round-robin location. A scheduled run of the check
+   * still waiting in the queue of such a location is dropped: the session's run takes its place.
    * Checks named in `checkId` that do not exist give 404.
    */
   async start(accountId: string, target: SessionTarget, source: TriggerSource): Promise<CheckSession[]> {
@@ -108,6 +109,10 @@ export class CheckSessions {
           started_at: now,
           stopped_at: null,
         });
+        // A scheduled run still waiting in one of these locations gives way: the check runs once, now, not
+        // twice at once (a check created activated is queued at once; "Run now" right after replaced it).
+        const jobs = new JobQueries(tx);
+        for (const location of locations) await jobs.dropQueuedScheduledRuns(accountId, check.id, location);
         const runs: RunRequest[] = locations.map((location) => ({
           check,
           location,

@@ -11,6 +11,7 @@ import { heartbeats } from './0010_heartbeats.js';
 import { webApp } from './0011_web_app.js';
 import { publicStatusPages } from './0012_public_status_pages.js';
 import { customDomainVerification } from './0013_custom_domain_verification.js';
+import { runLocations } from './0014_run_locations.js';
 
 /**
  * Migrations in code, one file each (`NNNN_<name>.ts`), applied in name order. The names
@@ -32,6 +33,7 @@ const migrations: Record<string, Migration> = {
   '0011_web_app': webApp,
   '0012_public_status_pages': publicStatusPages,
   '0013_custom_domain_verification': customDomainVerification,
+  '0014_run_locations': runLocations,
 };
 
 class InCodeProvider implements MigrationProvider {
