@@ -18,6 +18,7 @@ const AlertChannels = lazy(() => import('./alerting/channels/page.js'));
 const CheckGroups = lazy(() => import('./check-groups/page.js'));
 const Incidents = lazy(() => import('./incidents/page.js'));
 const StatusPages = lazy(() => import('./status-pages/page.js'));
+const Settings = lazy(() => import('./settings/page.js'));
 
 /** `/` goes to the checks. */
 function Home() {
@@ -65,6 +66,8 @@ function Routes() {
       <Route path="/incidents" component={Incidents} />
       <Route path="/incidents/:incidentId" component={Incidents} />
       <Route path="/status-pages" component={StatusPages} />
+      <Route path="/settings" component={Settings} />
+      <Route path="/settings/:section" component={Settings} />
       <Route default component={NotFound} />
     </Router>
   );

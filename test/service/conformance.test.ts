@@ -356,6 +356,10 @@ describe('responses conform to /openapi.json', () => {
       await call('GET', `/v1/analytics/api-checks/${url.id}?metrics=responseTime,availability`);
     }
 
+    // API keys: one made, listed, revoked.
+    const apiKey = await call('POST', '/v1/api-keys', { name: 'ci' });
+    await call('GET', '/v1/api-keys');
+    await call('DELETE', `/v1/api-keys/${apiKey.id}`);
     // The agent says it stopped (last: it is then shown disconnected).
     await call('POST', '/v1/agent/stopped', undefined, agent);
 

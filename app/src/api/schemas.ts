@@ -6,7 +6,7 @@
 import type { Static } from '@sinclair/typebox';
 import type { CHECK_TYPES } from '../../../src/protocol/enums.js';
 import type { CheckResultSchema, IcmpCheckResultSchema, RunLogSchema } from '../../../src/protocol/result.js';
-import type { CheckResponseSchema } from '../../../src/service/checks/schemas.js';
+import type { AlertSettingsSchema, CheckResponseSchema } from '../../../src/service/checks/schemas.js';
 import type {
   CheckSessionSchema,
   SessionResultSchema,
@@ -15,14 +15,18 @@ import type { ErrorBodySchema } from '../../../src/service/platform/http/schema-
 import type {
   AgentErrorReportSchema,
   AgentResponseSchema,
+  ApiKeySchema,
   CheckGroupSchema,
   CheckResultResponseSchema,
   CheckStatusSchema,
+  ClientCertificateSchema,
+  CreatedApiKeySchema,
   ErrorGroupSchema,
   PrivateLocationKeySchema,
   PrivateLocationSchema,
   RuntimeSchema,
   SnippetSchema,
+  VariableSchema,
 } from '../../../src/service/resources/schemas.js';
 import type {
   AlertNotificationSchema,
@@ -151,3 +155,14 @@ export type Analytics = Omit<AnalyticsResponse, 'series'> & {
 };
 /** A check group (`GET /v1/check-groups[/{id}]`). */
 export type CheckGroup = Static<typeof CheckGroupSchema>;
+/** An account environment variable (`GET /v1/variables`); a secret one's `value` always reads `*****`. */
+export type Variable = Static<typeof VariableSchema>;
+/** A client certificate for mutual TLS (`GET /v1/client-certificates`): never its private key or passphrase. */
+export type ClientCertificate = Static<typeof ClientCertificateSchema>;
+/** An account API key as listed (`GET /v1/api-keys`): its first characters, never the key. */
+export type ApiKey = Static<typeof ApiKeySchema>;
+/** The answer of `POST /v1/api-keys`: the key as listed and `rawKey`, shown this once. */
+export type CreatedApiKey = Static<typeof CreatedApiKeySchema>;
+/** Alert settings (`GET|PUT /v1/alert-settings`, a check group's `alertSettings`). */
+export type AlertSettings = Static<typeof AlertSettingsSchema>;
+

@@ -1,6 +1,7 @@
 /**
  * The form of a check group (create or edit): name, tags, run locations (public and private), concurrency,
- * activated and muted.
+ * activated and muted; its alert settings (the account's or its own); the defaults its API checks inherit,
+ * its setup and teardown scripts and its variables (defaults.tsx).
  */
 import { useState } from 'preact/hooks';
 import { LOCATIONS } from '../../../src/protocol/enums.js';
@@ -12,6 +13,20 @@ import { Checkbox, errorOf, FormButtons, formLevelError, parseList } from '../ui
 import { ErrorNotice } from '../ui/page.js';
 import type { Loaded } from '../ui/hooks.js';
 import { useLoad } from '../ui/hooks.js';
+import { listSnippets } from '../api/references.js';
+import {
+  type AlertSettingsDraft,
+  AlertSettingsFields,
+  alertSettingsOfDraft,
+  draftOfAlertSettings,
+} from '../ui/alert-settings-fields.js';
+import {
+  DEFAULTS_FIELDS,
+  type DefaultsDraft,
+  DefaultsFieldsets,
+  draftOfDefaults,
+  fieldsOfDefaults,
+} from './defaults.js';
 
 /** `set` with `value` added (`on`) or removed, as a new set. */
 function toggle(set: Set<string>, value: string, on: boolean): Set<string> {
@@ -52,6 +67,12 @@ export function GroupForm({
   const [concurrency, setConcurrency] = useState(String(group?.concurrency ?? 3));
   const [activated, setActivated] = useState(group?.activated ?? true);
   const [muted, setMuted] = useState(group?.muted ?? false);
+  const [useGlobalAlerts, setUseGlobalAlerts] = useState(group?.useGlobalAlertSettings !== false);
+  const [alertDraft, setAlertDraft] = useState<AlertSettingsDraft>(() =>
+    draftOfAlertSettings(group?.alertSettings),
+  );
+  const [defaults, setDefaults] = useState<DefaultsDraft>(() => draftOfDefaults(group));
+  const snippets = useLoad((signal) => listSnippets(signal), []);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
   async function submit(event: Event) {
@@ -66,11 +87,13 @@ export function GroupForm({
       concurrency: Number(concurrency),
       activated,
       muted,
+      useGlobalAlertSettings: useGlobalAlerts,
+      // The group's own settings are kept while the account's apply, for when they are chosen again.
+      alertSettings: alertSettingsOfDraft(alertDraft),
+      ...fieldsOfDefaults(defaults),
     };
     try {
-      const saved = group
-        ? await updateCheckGroup(group.id, fields)
-        : await createCheckGroup({ ...fields, apiCheckDefaults: {} });
+      const saved = group ? await updateCheckGroup(group.id, fields) : await createCheckGroup(fields);
       onSaved(saved);
     } catch (err) {
       setError(err);
@@ -128,8 +151,39 @@ export function GroupForm({
         onChange={setMuted}
         hint="Alerts of its checks are recorded, and nobody is told."
       />
+      <fieldset>
+        <legend>Alert settings</legend>
+        <Checkbox
+          label="Use the account's alert settings"
+          checked={useGlobalAlerts}
+          onChange={setUseGlobalAlerts}
+          hint={
+            <>
+              Set in <a href="/settings/alert-settings">Settings, Alert settings</a>. Untick to give the
+              group's checks settings of their own.
+            </>
+          }
+        />
+        {useGlobalAlerts ? null : (
+          <AlertSettingsFields
+            draft={alertDraft}
+            onChange={setAlertDraft}
+            error={error}
+            prefix="alertSettings"
+          />
+        )}
+      </fieldset>
+      <DefaultsFieldsets draft={defaults} onChange={setDefaults} snippets={snippets} error={error} />
       <FormError
-        error={formLevelError(error, ['name', 'tags', 'locations', 'privateLocations', 'concurrency'])}
+        error={formLevelError(error, [
+          'name',
+          'tags',
+          'locations',
+          'privateLocations',
+          'concurrency',
+          ...(useGlobalAlerts ? [] : ['alertSettings']),
+          ...DEFAULTS_FIELDS,
+        ])}
       />
       <FormButtons label={group ? 'Save' : 'Create check group'} busy={busy} onCancel={onCancel} />
     </form>

@@ -10,6 +10,7 @@ const SECTIONS: readonly { href: string; label: string }[] = [
   { href: '/alert-channels', label: 'Alert channels' },
   { href: '/incidents', label: 'Incidents' },
   { href: '/status-pages', label: 'Status pages' },
+  { href: '/settings', label: 'Settings' },
 ];
 
 /**

@@ -1,5 +1,6 @@
 import { routesOf, type ServiceModule } from '../module.js';
 import { agentsRoutes } from './agents/routes.js';
+import { apiKeyRoutes } from './api-keys/routes.js';
 import { checkGroupRoutes } from './check-groups/routes.js';
 import { checkResultRoutes } from './check-results/routes.js';
 import { checkStatusRecorder } from './check-statuses/recorder.js';
@@ -16,7 +17,7 @@ import { variableRoutes } from './variables/routes.js';
 /**
  * The plain resources (docs/api.md), each a folder of the resource template (docs/architecture.md,
  * "Adding a resource"): variables, client certificates, error groups, runtimes, check groups, snippets,
- * private locations, check results, check statuses and agents.
+ * private locations, check results, check statuses, agents and API keys.
  */
 export const resourcesModule: ServiceModule = {
   name: 'resources',
@@ -31,6 +32,7 @@ export const resourcesModule: ServiceModule = {
     checkResultRoutes,
     checkStatusRoutes,
     agentsRoutes,
+    apiKeyRoutes,
   ),
   recorders: () => [checkStatusRecorder()],
   // Named for their outbox rows: a row written before a restart finds its hook after.

@@ -43,6 +43,15 @@ function check(fields: Record<string, unknown> = {}) {
   };
 }
 
+/** The alert settings the form sends for a group that has none of its own: the API's defaults. */
+const DEFAULT_ALERT_SETTINGS = {
+  escalationType: 'RUN_BASED',
+  runBasedEscalation: { failedRunThreshold: 1 },
+  timeBasedEscalation: { minutesFailingThreshold: 5 },
+  reminders: { amount: 0, interval: 5 },
+  parallelRunFailureThreshold: { enabled: false, percentage: 10 },
+};
+
 const PRIVATE_LOCATIONS = [
   {
     id: 'loc-1',
@@ -74,6 +83,10 @@ const api = serveApi(() => ({
     body: [{ checkId: 'chk-1', hasFailures: true, hasErrors: false, isDegraded: false, lastRunAt: null }],
   },
   'GET /v1/private-locations': { status: 200, body: PRIVATE_LOCATIONS },
+  'GET /v1/snippets': {
+    status: 200,
+    body: [{ id: 7, name: 'Login', script: 'x', created_at: '2026-01-01T00:00:00.000Z', updated_at: null }],
+  },
 }));
 
 function renderAt(path: string, groupId?: string) {
@@ -126,7 +139,14 @@ describe('the group form', () => {
       concurrency: 5,
       activated: true,
       muted: true,
-      apiCheckDefaults: {},
+      useGlobalAlertSettings: true,
+      alertSettings: DEFAULT_ALERT_SETTINGS,
+      apiCheckDefaults: { url: '', headers: [], queryParameters: [], assertions: [], basicAuth: null },
+      setupSnippetId: null,
+      localSetupScript: null,
+      tearDownSnippetId: null,
+      localTearDownScript: null,
+      environmentVariables: null,
     });
     await waitFor(() => expect(window.location.pathname).toBe('/check-groups/9'));
   });
@@ -170,9 +190,120 @@ describe('the group form', () => {
       concurrency: 3,
       activated: true,
       muted: false,
+      useGlobalAlertSettings: true,
+      alertSettings: DEFAULT_ALERT_SETTINGS,
+      apiCheckDefaults: {
+        url: 'https://shop.example.com',
+        headers: [],
+        queryParameters: [],
+        assertions: [],
+        basicAuth: null,
+      },
+      setupSnippetId: null,
+      localSetupScript: null,
+      tearDownSnippetId: null,
+      localTearDownScript: null,
+      environmentVariables: null,
     });
     await screen.findByText('Saved.');
     expect(screen.queryByRole('form', { name: 'Edit the group' })).toBeNull();
+  });
+
+  it('edits the group’s alert settings, API-check defaults, scripts and variables, and keeps a secret as its mask', async () => {
+    api.route({
+      'GET /v1/check-groups/3': {
+        status: 200,
+        body: group({
+          apiCheckDefaults: {
+            url: 'https://shop.example.com',
+            headers: [{ key: 'X-Env', value: 'prod' }],
+            queryParameters: [],
+            assertions: [],
+            basicAuth: { username: 'shop', password: '*****' },
+          },
+          useGlobalAlertSettings: true,
+          alertSettings: DEFAULT_ALERT_SETTINGS,
+          environmentVariables: [{ key: 'TOKEN', value: '*****', locked: false, secret: true }],
+          setupSnippetId: null,
+          localSetupScript: null,
+          tearDownSnippetId: null,
+          localTearDownScript: 'console.log(1)',
+        }),
+      },
+      'PUT /v1/check-groups/3': { status: 200, body: group() },
+    });
+    renderAt('/check-groups/3', '3');
+    fireEvent.click(await screen.findByRole('button', { name: 'Edit' }));
+    const form = screen.getByRole('form', { name: 'Edit the group' });
+    // The account's settings apply: the group's own controls are hidden until unticked.
+    expect(within(form).queryByLabelText('Escalation')).toBeNull();
+    fireEvent.click(within(form).getByLabelText("Use the account's alert settings"));
+    fireEvent.change(within(form).getByLabelText('Escalation'), { target: { value: 'TIME_BASED' } });
+    fireEvent.change(within(form).getByLabelText('Minutes failing before an alert'), {
+      target: { value: '15' },
+    });
+    fireEvent.change(within(form).getByLabelText('Reminders while a check keeps failing'), {
+      target: { value: '100000' },
+    });
+    type('Minutes between reminders', '30');
+    // A header added to the one there, an assertion.
+    fireEvent.click(within(form).getByRole('button', { name: 'Add a row to headers' }));
+    type('Name 2', 'Accept');
+    type('Value 2', 'application/json');
+    fireEvent.click(within(form).getByRole('button', { name: 'Add an assertion' }));
+    // The setup script is a snippet; the teardown script of the group's own stays.
+    const setup = within(form).getByRole('group', { name: 'Setup script' });
+    fireEvent.change(within(setup).getByLabelText('Script'), { target: { value: 'snippet' } });
+    const snippet = (await within(setup).findByRole('option', { name: 'Login' })).closest('select')!;
+    fireEvent.change(snippet, { target: { value: '7' } });
+    fireEvent.click(within(form).getByRole('button', { name: 'Save' }));
+    await waitFor(() => expect(api.requests('PUT /v1/check-groups/3')).toHaveLength(1));
+    const body = api.requests('PUT /v1/check-groups/3')[0]?.body as Record<string, unknown>;
+    expect(body).toMatchObject({
+      useGlobalAlertSettings: false,
+      alertSettings: {
+        escalationType: 'TIME_BASED',
+        timeBasedEscalation: { minutesFailingThreshold: 15 },
+        reminders: { amount: 100000, interval: 30 },
+      },
+      apiCheckDefaults: {
+        url: 'https://shop.example.com',
+        headers: [
+          { key: 'X-Env', value: 'prod' },
+          { key: 'Accept', value: 'application/json' },
+        ],
+        queryParameters: [],
+        assertions: [{ source: 'STATUS_CODE', property: '', comparison: 'EQUALS', target: '200' }],
+        // The masks go back as they came: the service keeps the stored secrets for them.
+        basicAuth: { username: 'shop', password: '*****' },
+      },
+      setupSnippetId: 7,
+      localSetupScript: null,
+      tearDownSnippetId: null,
+      localTearDownScript: 'console.log(1)',
+      environmentVariables: [{ key: 'TOKEN', value: '*****', locked: false, secret: true }],
+    });
+  });
+
+  it('shows the service’s 400 about the group’s alert settings next to their control', async () => {
+    api.route({
+      'PUT /v1/check-groups/3': validationError(
+        'body.alertSettings.reminders.interval must be <= 1440',
+        'alertSettings.reminders.interval',
+      ),
+    });
+    renderAt('/check-groups/3', '3');
+    fireEvent.click(await screen.findByRole('button', { name: 'Edit' }));
+    const form = screen.getByRole('form', { name: 'Edit the group' });
+    fireEvent.click(within(form).getByLabelText("Use the account's alert settings"));
+    fireEvent.change(within(form).getByLabelText('Reminders while a check keeps failing'), {
+      target: { value: '2' },
+    });
+    type('Minutes between reminders', '5000');
+    fireEvent.click(within(form).getByRole('button', { name: 'Save' }));
+    const input = await within(form).findByLabelText('Minutes between reminders');
+    await waitFor(() => expect(input.getAttribute('aria-invalid')).toBe('true'));
+    expect(input.closest('.field')?.textContent).toContain('must be <= 1440');
   });
 
   it('says when the account has no private location', async () => {

@@ -61,6 +61,11 @@ declare module 'fastify' {
      * key (`pl_…`, agent routes only); null for an account API key.
      */
     privateLocation: PrivateLocationRef | null;
+    /**
+     * The `api_keys` row of the account key the request authenticated with, directly or through the web
+     * session opened with it; null for a private-location key.
+     */
+    apiKeyId: string | null;
   }
 }
 
@@ -74,14 +79,56 @@ const AGENT_ROUTE_PREFIX = '/v1/agent/';
 async function lookUpKey(
   db: Kysely<Database>,
   key: string,
-): Promise<{ accountId: string; privateLocation: PrivateLocationRef | null } | null> {
+): Promise<{
+  accountId: string;
+  apiKeyId: string | null;
+  privateLocation: PrivateLocationRef | null;
+} | null> {
   const keyHash = hashApiKey(key);
   if (key.startsWith(PRIVATE_LOCATION_KEY_PREFIX)) {
     const row = await new AccountQueries(db).privateLocationOfKey(keyHash);
-    return row ? { accountId: row.account_id, privateLocation: { id: row.id, slug: row.slug } } : null;
+    return row
+      ? { accountId: row.account_id, apiKeyId: null, privateLocation: { id: row.id, slug: row.slug } }
+      : null;
   }
-  const accountId = await new AccountQueries(db).accountOfKey(keyHash);
-  return accountId === undefined ? null : { accountId, privateLocation: null };
+  const row = await new AccountQueries(db).keyOfHash(keyHash);
+  return row === undefined ? null : { accountId: row.account_id, apiKeyId: row.id, privateLocation: null };
+}
+
+/** `api_keys.last_used_at` is written at most once per this interval per key, ms, so reads do not all write. */
+export const KEY_USE_RESOLUTION_MS = 60_000;
+/** Most keys whose last recorded use {@link KeyUseRecorder} remembers; past it, it starts afresh. */
+const KEY_USE_MEMORY = 10_000;
+
+/**
+ * Records the uses of account API keys (`api_keys.last_used_at`, docs/api.md, "API keys"): at most one
+ * write per key per KEY_USE_RESOLUTION_MS, remembered in memory (one service process), so a key used on
+ * every request costs one write a minute. A failed write is logged and never fails the request.
+ */
+export class KeyUseRecorder {
+  readonly #queries: AccountQueries;
+  readonly #now: () => number;
+  /** Key row id → when its use was last written, epoch ms. */
+  readonly #written = new Map<string, number>();
+
+  constructor(db: Kysely<Database>, now: () => number = Date.now) {
+    this.#queries = new AccountQueries(db);
+    this.#now = now;
+  }
+
+  /** Records a use of the key `apiKeyId` now, unless one was written less than KEY_USE_RESOLUTION_MS ago. */
+  async used(apiKeyId: string, request: FastifyRequest): Promise<void> {
+    const now = this.#now();
+    const last = this.#written.get(apiKeyId);
+    if (last !== undefined && now - last < KEY_USE_RESOLUTION_MS) return;
+    if (this.#written.size >= KEY_USE_MEMORY) this.#written.clear();
+    this.#written.set(apiKeyId, now);
+    try {
+      await this.#queries.recordKeyUse(apiKeyId, now);
+    } catch (err) {
+      request.log.warn({ err }, 'could not record the use of an API key');
+    }
+  }
 }
 
 /**
@@ -268,6 +315,7 @@ async function authenticateBySession(
   reply.header('cache-control', 'no-store').header('x-content-type-options', 'nosniff');
   request.accountId = session.accountId;
   request.privateLocation = null;
+  request.apiKeyId = session.apiKeyId;
   return false;
 }
 
@@ -277,6 +325,7 @@ async function authenticateBySession(
  * `x-service-account` header, when sent, must name the key's account.
  * A private-location key (`pl_…`) authenticates as its location's account and
  * sets `request.privateLocation`, on `/v1/agent/*` routes only.
+ * An account key's use is recorded in `api_keys.last_used_at`, at most once a minute (KeyUseRecorder).
  * Anything else answers 401 with the spec's body (docs/api.md, "Authentication"), or 429
  * with `retry-after` once the client passed a limit of `limits` (failures only are counted; a
  * valid key is always let through, so a client sharing an address with a guesser keeps working).
@@ -288,6 +337,7 @@ export function authHook(
 ) {
   const limiter = options.limiter ?? new AuthFailureLimiter(limits);
   const sessions = options.sessions;
+  const keyUses = new KeyUseRecorder(db);
   return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     const header = request.headers.authorization;
     // The header wins when sent; the cookie is used only without it.
@@ -295,6 +345,7 @@ export function authHook(
       const cookie = sessions.cookieOf(request);
       if (cookie.present) {
         if (await authenticateBySession(sessions, limiter, request, reply, cookie.id)) return reply;
+        if (request.apiKeyId) await keyUses.used(request.apiKeyId, request);
         return;
       }
     }
@@ -329,5 +380,7 @@ export function authHook(
     }
     request.accountId = found.accountId;
     request.privateLocation = found.privateLocation;
+    request.apiKeyId = found.apiKeyId;
+    if (found.apiKeyId) await keyUses.used(found.apiKeyId, request);
   };
 }

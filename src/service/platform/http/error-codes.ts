@@ -73,6 +73,10 @@ export const SERVICE_ERROR_CODES = {
     status: 409,
     when: 'A third key for a private location (two at once are allowed, for rotation), or a 51st access key on a status page.',
   },
+  OUTPOST_ERR_API_KEY_IN_USE: {
+    status: 409,
+    when: 'Revoking the API key the request itself is authenticated with (directly or through a web session).',
+  },
   OUTPOST_ERR_LENGTH_REQUIRED: {
     status: 411,
     when: 'An artifact upload without content-length (sent chunked).',

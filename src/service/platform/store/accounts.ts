@@ -30,15 +30,23 @@ export class AccountQueries {
 
   /** The account of the API key whose hash is `keyHash`; undefined when no key has it. */
   async accountOfKey(keyHash: string): Promise<string | undefined> {
-    const row = await this.#db
-      .selectFrom('api_keys')
-      .select('account_id')
-      .where('key_hash', '=', keyHash)
-      .executeTakeFirst();
-    return row?.account_id;
+    return (await this.keyOfHash(keyHash))?.account_id;
   }
 
-  /** Deletes the account's API keys labelled `label` (the embedded agent's, rotated at each start). */
+  /** The `api_keys` row id and account of the key whose hash is `keyHash`; undefined when no key has it. */
+  keyOfHash(keyHash: string): Promise<{ id: string; account_id: string } | undefined> {
+    return this.#db
+      .selectFrom('api_keys')
+      .select(['id', 'account_id'])
+      .where('key_hash', '=', keyHash)
+      .executeTakeFirst();
+  }
+
+  /** Records a use of the key with row id `id`: sets its `last_used_at` to `nowMs` (epoch ms). */
+  async recordKeyUse(id: string, nowMs: number): Promise<void> {
+    await this.#db.updateTable('api_keys').set({ last_used_at: nowMs }).where('id', '=', id).execute();
+  }
+
   /**
    * The private location a `pl_` key (its SHA-256, hex) belongs to, with its account; undefined when no
    * location holds the key. Keys are credentials, checked here with the account keys (docs/security.md).
@@ -54,6 +62,7 @@ export class AccountQueries {
       .executeTakeFirst();
   }
 
+  /** Deletes the account's API keys labelled `label` (the embedded agent's, rotated at each start). */
   async deleteKeysLabelled(accountId: string, label: string): Promise<void> {
     await this.#db
       .deleteFrom('api_keys')

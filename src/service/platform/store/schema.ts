@@ -124,6 +124,8 @@ export type ApiKeyTable = {
   /** `embedded-agent` for the key `outpost up` makes for its own agent at each start. */
   label: string | null;
   created_at: number;
+  /** The last request made with the key or a web session of it (epoch ms), to the minute; null: none yet. */
+  last_used_at: number | null;
 };
 
 export type CheckTable = {

@@ -31,6 +31,7 @@ export const APP_ROUTE_PREFIXES = [
   '/check-groups',
   '/incidents',
   '/status-pages',
+  '/settings',
 ] as const;
 
 /** The web app's Content-Security-Policy: its own files only, nothing from another origin. */

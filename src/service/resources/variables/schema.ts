@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { EnvironmentVariableSchema } from '../../checks/index.js';
+import { EnvironmentVariableSchema } from '../../checks/schemas.js';
 import { strict, NullableTimestamp, Timestamp } from '../../platform/http/schema-helpers.js';
 
 const { key, value } = EnvironmentVariableSchema.properties;

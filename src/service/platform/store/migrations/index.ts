@@ -12,6 +12,7 @@ import { webApp } from './0011_web_app.js';
 import { publicStatusPages } from './0012_public_status_pages.js';
 import { customDomainVerification } from './0013_custom_domain_verification.js';
 import { runLocations } from './0014_run_locations.js';
+import { apiKeyLastUse } from './0016_api_key_last_use.js';
 
 /**
  * Migrations in code, one file each (`NNNN_<name>.ts`), applied in name order. The names
@@ -34,6 +35,7 @@ const migrations: Record<string, Migration> = {
   '0012_public_status_pages': publicStatusPages,
   '0013_custom_domain_verification': customDomainVerification,
   '0014_run_locations': runLocations,
+  '0016_api_key_last_use': apiKeyLastUse,
 };
 
 class InCodeProvider implements MigrationProvider {

@@ -1,0 +1,52 @@
+/**
+ * The Settings area (`/settings/{section}`): the account's environment variables, snippets, client
+ * certificates, API keys and alert settings, each a page of its own under the same tabs. `/settings` opens
+ * the first.
+ */
+import { useEffect } from 'preact/hooks';
+import { useLocation } from 'preact-iso';
+import { AlertSettingsPage } from './alert-settings.js';
+import { ApiKeysPage } from './api-keys.js';
+import { ClientCertificatesPage } from './client-certificates.js';
+import { SETTINGS_SECTIONS, type SettingsSection, SettingsNav } from './nav.js';
+import { SnippetsPage } from './snippets.js';
+import { VariablesPage } from './variables.js';
+import './settings.css';
+
+const PAGES: Record<SettingsSection, () => preact.JSX.Element> = {
+  variables: VariablesPage,
+  snippets: SnippetsPage,
+  'client-certificates': ClientCertificatesPage,
+  'api-keys': ApiKeysPage,
+  'alert-settings': AlertSettingsPage,
+};
+
+function isSection(section: string | undefined): section is SettingsSection {
+  return SETTINGS_SECTIONS.some((s) => s.section === section);
+}
+
+/** `/settings` goes to the first tab; an unknown section says so. */
+export default function SettingsPage({ section }: { section?: string }) {
+  const { route } = useLocation();
+  useEffect(() => {
+    if (section === undefined) route(`/settings/${SETTINGS_SECTIONS[0].section}`, true);
+  }, [section, route]);
+  if (section === undefined) return null;
+  if (!isSection(section)) {
+    return (
+      <section>
+        <h1>Page not found</h1>
+        <p>
+          No settings page has this address. <a href="/settings/variables">Go to the variables</a>.
+        </p>
+      </section>
+    );
+  }
+  const Page = PAGES[section];
+  return (
+    <>
+      <SettingsNav current={section} />
+      <Page />
+    </>
+  );
+}

@@ -1,0 +1,34 @@
+import { type Static, Type } from '@sinclair/typebox';
+import { Nullable, strict, NullableTimestamp, Timestamp } from '../../platform/http/schema-helpers.js';
+
+/**
+ * Body of `POST /v1/api-keys` (docs/api.md, "API keys"): `name`, 1–100 characters, to tell keys apart
+ * ("CI deploy", "Grafana"). The name `embedded-agent` is the embedded agent's and is refused.
+ */
+export const CreateApiKeyBody = Type.Object(
+  { name: Type.String({ minLength: 1, maxLength: 100, pattern: '\\S' }) },
+  strict,
+);
+export type CreateApiKey = Static<typeof CreateApiKeyBody>;
+
+/** Path parameter `id` of an API key: the UUID its listing shows. */
+export const ApiKeyIdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) }, strict);
+
+const apiKeyFields = {
+  id: Type.String(),
+  /** The name given at creation; null for the first key of the account (made by `outpost up`). */
+  name: Nullable(Type.String()),
+  /** The first characters of the key (`op_` and four more), to recognise it; never the key. */
+  keyPrefix: Type.String(),
+  createdAt: Timestamp,
+  /** The last request made with the key or with a web session opened with it, to the minute. */
+  lastUsedAt: NullableTimestamp,
+};
+
+/** An API key as listed: never the key itself nor its hash. */
+export const ApiKeySchema = Type.Object(apiKeyFields, strict);
+export type ApiKeyView = Static<typeof ApiKeySchema>;
+
+/** The answer of `POST /v1/api-keys`: the key as listed, and `rawKey`, the key itself, in this answer only. */
+export const CreatedApiKeySchema = Type.Object({ ...apiKeyFields, rawKey: Type.String() }, strict);
+export type CreatedApiKey = Static<typeof CreatedApiKeySchema>;
