@@ -1,6 +1,6 @@
 /** Checks (`/v1/checks`, docs/api.md "Checks") and their live statuses (`/v1/check-statuses`). */
 import { api, path } from './client.js';
-import type { Check, CheckStatus } from './schemas.js';
+import type { Check, CheckStatus, ExpiredRun } from './schemas.js';
 
 /** A check as the create and update routes answer it; a heartbeat monitor's has its `pingUrl`. */
 export type SavedCheck = Check & { pingUrl?: string };
@@ -33,3 +33,28 @@ export const listCheckStatuses = (signal?: AbortSignal) =>
 /** The status of one check (`GET /v1/check-statuses/{id}`). */
 export const getCheckStatus = (checkId: string, signal?: AbortSignal) =>
   api.get<CheckStatus>(path`/v1/check-statuses/${checkId}`, undefined, signal);
+
+/**
+ * One kept ping of a heartbeat monitor, as `GET /v1/checks/{id}/heartbeat-pings` answers it (docs/heartbeats.md,
+ * "Pinging"): `kind` `success`, `start` or `fail`; `exitCode` when the ping ended in one; the request's method,
+ * source address and user agent (null when unknown); the first 10 000 bytes of its body; `receivedAt` ISO 8601.
+ */
+export type HeartbeatPing = {
+  id: number;
+  kind: string;
+  exitCode: number | null;
+  method: string;
+  remoteAddress: string | null;
+  userAgent: string | null;
+  body: string | null;
+  bodySizeBytes: number;
+  receivedAt: string;
+};
+
+/** A heartbeat monitor's last 100 pings, newest first (`GET /v1/checks/{id}/heartbeat-pings`). */
+export const listHeartbeatPings = (checkId: string, signal?: AbortSignal) =>
+  api.get<HeartbeatPing[]>(path`/v1/checks/${checkId}/heartbeat-pings`, undefined, signal);
+
+/** The latest `limit` runs of a check that ended without running, newest first, with the reason. */
+export const listExpiredRuns = (checkId: string, limit: number, signal?: AbortSignal) =>
+  api.get<ExpiredRun[]>(path`/v1/checks/${checkId}/expired-runs`, { limit, page: 1 }, signal);

@@ -12,6 +12,7 @@ import type {
   SessionResultSchema,
 } from '../../../src/service/platform/http/responses.js';
 import type { ErrorBodySchema } from '../../../src/service/platform/http/schema-helpers.js';
+import type { ExpiredRunSchema } from '../../../src/service/runs/schemas.js';
 import type {
   AgentErrorReportSchema,
   AgentResponseSchema,
@@ -166,3 +167,5 @@ export type CreatedApiKey = Static<typeof CreatedApiKeySchema>;
 /** Alert settings (`GET|PUT /v1/alert-settings`, a check group's `alertSettings`). */
 export type AlertSettings = Static<typeof AlertSettingsSchema>;
 
+/** A run of a check that ended without running, and why (`GET /v1/checks/{id}/expired-runs`). */
+export type ExpiredRun = Static<typeof ExpiredRunSchema>;

@@ -39,10 +39,19 @@ export function formatSlots(slots: Agent['freeSlots']): string {
   return `uptime ${slots.uptime} · main ${slots.main}`;
 }
 
-/** What an agent serves: every location of the account, or its private location (a link). */
+/**
+ * What an agent serves: the data-center locations it named (every one when it named none; never a private
+ * location), or its private location (a link).
+ */
 export function AgentScope({ agent }: { agent: Agent }) {
   if (agent.scope === 'ACCOUNT' || !agent.privateLocation) {
-    return <span>Every location of the account</span>;
+    return (
+      <span>
+        {agent.locations
+          ? `Data-center locations ${agent.locations.join(', ')}`
+          : 'Every data-center location'}
+      </span>
+    );
   }
   return (
     <span>
@@ -96,6 +105,7 @@ export function AgentsTable({
             <tr key={agent.id}>
               <th scope="row">
                 <a href={`/agents/${encodeURIComponent(agent.id)}`}>
+                  {agent.hostName ? <span>{agent.hostName} </span> : null}
                   <code>{shortId(agent.id)}</code>
                 </a>
               </th>

@@ -231,11 +231,8 @@ function ServedAgents({ agents, served, name }: { agents: Loaded<Agent[]>; serve
     <section aria-labelledby="pl-served">
       <h2 id="pl-served">Agents serving it</h2>
       <ListStatus load={agents} loading="Loading agents" isEmpty={served.length === 0}>
-        No agent has served this location yet. On a machine of your network, run{' '}
-        <code>
-          API_KEY=&lt;a key of this location&gt; SERVICE_URL={window.location.origin} npx outpost agent
-        </code>
-        .
+        No agent has served this location yet.
+        <AgentCommand />
       </ListStatus>
       {served.length > 0 ? <AgentsTable agents={served} caption={`Agents serving ${name}`} /> : null}
     </section>

@@ -7,6 +7,7 @@ import { formatDateTime } from '../ui/format.js';
 import { useLoad, useTitle } from '../ui/hooks.js';
 import type { CheckResultResponse } from '../api/schemas.js';
 import { Breadcrumbs } from './text.js';
+import { RunsAround } from './neighbours.js';
 import './results.css';
 
 /** The result and, for a run of a check session, the path of that session's page. */
@@ -95,6 +96,8 @@ export default function ResultDetail({
       </p>
       {error ? <ErrorNotice error={error} title="The result could not be refreshed" /> : null}
       <ResultView result={r} checkId={checkId} resultId={r.id} level={2} />
+      {/* A heartbeat's results have no response time to chart. */}
+      {r.checkType === 'HEARTBEAT' ? null : <RunsAround checkId={checkId} result={r} />}
     </section>
   );
 }

@@ -30,6 +30,8 @@ type ResultData = {
   startedAt: string;
   stoppedAt: string;
   runLocation: string;
+  /** The agent that ran it; null when the service wrote the result; absent in a session's results. */
+  agent?: { id: string; version: string; hostName: string | null } | null;
   attempts: number;
   resultType: 'FINAL' | 'ATTEMPT';
   errorMessage: string | null;
@@ -307,6 +309,22 @@ function ResultFacts({ result }: { result: ResultData }) {
           ),
         },
         { term: 'Run location', value: <span class="rv-mono">{result.runLocation}</span> },
+        ...(result.agent
+          ? [
+              {
+                term: 'Run by',
+                value: (
+                  <span title={`agent ${result.agent.id}`}>
+                    {result.agent.hostName ?? 'an agent'}{' '}
+                    <span class="muted">
+                      (agent {result.agent.version},{' '}
+                      <span class="rv-mono">{result.agent.id.slice(0, 8)}</span>)
+                    </span>
+                  </span>
+                ),
+              },
+            ]
+          : []),
         {
           term: 'Started',
           value: <time dateTime={result.startedAt}>{formatDateTime(result.startedAt)}</time>,

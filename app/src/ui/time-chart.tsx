@@ -7,6 +7,12 @@ import { summarize } from './sparkline.js';
 /** One line (or one stacked layer) of a {@link TimeChart}: its name and one value per time, null for none. */
 export type ChartSeries = { label: string; values: (number | null)[] };
 
+/**
+ * A run marked on a chart at its time (epoch ms) and value: a failed run as a red ✕, a degraded one as an
+ * amber ▲ (colours `--bad` and `--warn`). A value above the plot is drawn at its top edge.
+ */
+export type ChartMark = { t: number; v: number; kind: 'failed' | 'degraded' };
+
 /** How a {@link TimeChart} draws its series. */
 type ChartKind = 'lines' | 'stacked-bars';
 
@@ -27,6 +33,8 @@ type TimeChartProps = {
   format?: (value: number) => string;
   /** Said when there is nothing to draw. */
   emptyText?: string;
+  /** Runs to mark over the series (failed, degraded); the legend counts them. */
+  marks?: readonly ChartMark[];
 };
 
 /** The CSS custom properties series take their colours from, in order (styles.css, light and dark). */
@@ -148,6 +156,43 @@ function readoutHook(
   };
 }
 
+/** The draw hook that paints the marks (✕ failed in `--bad`, ▲ degraded in `--warn`) over the plot. */
+function marksHook(el: Element, marksRef: Ref<readonly ChartMark[]>) {
+  return (u: uPlot) => {
+    const marks = marksRef.current;
+    if (marks.length === 0) return;
+    const style = getComputedStyle(el);
+    const colour = (name: string) => style.getPropertyValue(name).trim() || style.color;
+    const ctx = u.ctx;
+    const r = 5 * devicePixelRatio;
+    const { left, top, width, height } = u.bbox;
+    ctx.save();
+    ctx.lineWidth = 2 * devicePixelRatio;
+    for (const m of marks) {
+      const x = u.valToPos(m.t / 1000, 'x', true);
+      if (x < left || x > left + width) continue;
+      const y = Math.min(top + height - r, Math.max(top + r, u.valToPos(m.v, 'y', true)));
+      ctx.beginPath();
+      if (m.kind === 'failed') {
+        ctx.strokeStyle = colour('--bad');
+        ctx.moveTo(x - r, y - r);
+        ctx.lineTo(x + r, y + r);
+        ctx.moveTo(x + r, y - r);
+        ctx.lineTo(x - r, y + r);
+        ctx.stroke();
+      } else {
+        ctx.fillStyle = colour('--warn');
+        ctx.moveTo(x, y - r);
+        ctx.lineTo(x + r, y + r);
+        ctx.lineTo(x - r, y + r);
+        ctx.closePath();
+        ctx.fill();
+      }
+    }
+    ctx.restore();
+  };
+}
+
 /** The uPlot options of a chart in `el`: its scales, axes in the scheme's colours, series and readout. */
 function chartOptions(
   el: HTMLElement,
@@ -157,6 +202,7 @@ function chartOptions(
     range: Ref<readonly [number, number] | undefined>;
     readout: Ref<HTMLParagraphElement | null>;
     raw: Ref<Raw>;
+    marks: Ref<readonly ChartMark[]>;
   },
   fmt: (v: number) => string,
 ): uPlot.Options {
@@ -186,7 +232,7 @@ function chartOptions(
     },
     axes: [axis(), { ...axis(), size: 64, values: (_u, splits) => splits.map((v) => fmt(v)) }],
     series: [{}, ...seriesOptions(colours, labelled, drawn, kind)],
-    hooks: { setCursor: [readoutHook(refs.readout, refs.raw, fmt)] },
+    hooks: { setCursor: [readoutHook(refs.readout, refs.raw, fmt)], draw: [marksHook(el, refs.marks)] },
   };
 }
 
@@ -215,7 +261,8 @@ function useUPlot({
   range,
   height,
   format,
-}: Required<Pick<TimeChartProps, 'times' | 'series' | 'kind' | 'height' | 'format'>> & {
+  marks,
+}: Required<Pick<TimeChartProps, 'times' | 'series' | 'kind' | 'height' | 'format' | 'marks'>> & {
   range: readonly [number, number] | undefined;
 }) {
   const plotRef = useRef<HTMLDivElement>(null);
@@ -229,6 +276,8 @@ function useUPlot({
   const structure = `${kind}|${series.map((s) => s.label).join('\u0000')}|${height}`;
   const rangeRef = useRef(range);
   rangeRef.current = range;
+  const marksRef = useRef(marks);
+  marksRef.current = marks;
   const rawRef = useRef<Raw>({ series, order, times });
   rawRef.current = { series, order, times };
   const empty = times.length === 0;
@@ -237,7 +286,13 @@ function useUPlot({
     const el = plotRef.current;
     if (!el || empty) return;
     const fmt = (v: number) => formatRef.current(v);
-    const opts = chartOptions(el, height, kind, { range: rangeRef, readout: readoutRef, raw: rawRef }, fmt);
+    const opts = chartOptions(
+      el,
+      height,
+      kind,
+      { range: rangeRef, readout: readoutRef, raw: rawRef, marks: marksRef },
+      fmt,
+    );
     const chart = new uPlot(opts, data, el);
     chartRef.current = chart;
     const observer = new ResizeObserver(() => {
@@ -257,6 +312,10 @@ function useUPlot({
     const chart = chartRef.current;
     if (chart && chart.data !== data) chart.setData(data);
   }, [data]);
+
+  useEffect(() => {
+    chartRef.current?.redraw(false);
+  }, [marks]);
 
   return { plotRef, readoutRef, empty };
 }
@@ -279,8 +338,9 @@ export function TimeChart({
   height = 240,
   format = formatMs,
   emptyText = 'No runs in this window.',
+  marks = NO_MARKS,
 }: TimeChartProps) {
-  const { plotRef, readoutRef, empty } = useUPlot({ times, series, kind, range, height, format });
+  const { plotRef, readoutRef, empty } = useUPlot({ times, series, kind, range, height, format, marks });
 
   return (
     <figure class="time-chart">
@@ -289,7 +349,7 @@ export function TimeChart({
         <p class="muted">{emptyText}</p>
       ) : (
         <>
-          <ChartLegend series={series} kind={kind} format={format} />
+          <ChartLegend series={series} kind={kind} format={format} marks={marks} />
           <div
             class="time-chart-plot"
             ref={plotRef}
@@ -306,16 +366,23 @@ export function TimeChart({
   );
 }
 
-/** The legend: each series' swatch, name and min / avg / max. */
+/** No marks (one array, so the chart is not redrawn for a new empty one). */
+const NO_MARKS: readonly ChartMark[] = [];
+
+/** The legend: each series' swatch, name and min / avg / max; then the marks' shapes and counts. */
 function ChartLegend({
   series,
   kind,
   format,
+  marks,
 }: {
   series: readonly ChartSeries[];
   kind: ChartKind;
   format: (value: number) => string;
+  marks: readonly ChartMark[];
 }) {
+  const failed = marks.filter((m) => m.kind === 'failed').length;
+  const degraded = marks.length - failed;
   const stats = useMemo(() => series.map((s) => summarize(s.values)), [series]);
   return (
     <ul class="time-chart-legend">
@@ -343,6 +410,22 @@ function ChartLegend({
           </li>
         );
       })}
+      {marks.length > 0 ? (
+        <>
+          <li>
+            <svg class="time-chart-swatch" width="22" height="12" aria-hidden="true">
+              <path d="M7 2 L15 10 M15 2 L7 10" style={{ stroke: 'var(--bad)', strokeWidth: 2 }} />
+            </svg>
+            <span class="time-chart-label">Failed run</span> <span class="muted">{failed}</span>
+          </li>
+          <li>
+            <svg class="time-chart-swatch" width="22" height="12" aria-hidden="true">
+              <path d="M11 1 L17 11 L5 11 Z" style={{ fill: 'var(--warn)', stroke: 'none' }} />
+            </svg>
+            <span class="time-chart-label">Degraded run</span> <span class="muted">{degraded}</span>
+          </li>
+        </>
+      ) : null}
     </ul>
   );
 }

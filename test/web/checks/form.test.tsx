@@ -145,8 +145,11 @@ describe('new URL monitor', () => {
       name: 'Home page',
       tags: ['web', 'prod'],
       groupId: 3,
-      frequency: 10,
-      locations: ['us-east-1'],
+      // A new uptime monitor runs every minute.
+      frequency: 1,
+      // No private location and no agent serving a data-center location: none chosen, the service decides.
+      locations: [],
+      privateLocations: [],
       alertChannelSubscriptions: [{ alertChannelId: 7, activated: true }],
       degradedResponseTime: 3000,
       maxResponseTime: 5000,

@@ -50,7 +50,10 @@ const api = serveApi(() => ({
   'GET /v1/private-locations/loc-1': { status: 200, body: location() },
   'GET /v1/agents': {
     status: 200,
-    body: [agent(), agent({ id: 'agent-fedcba9876543210', scope: 'ACCOUNT', privateLocation: null })],
+    body: [
+      agent(),
+      agent({ id: 'agent-fedcba9876543210', scope: 'ACCOUNT', privateLocation: null, locations: null }),
+    ],
   },
 }));
 
@@ -71,7 +74,7 @@ describe('the list', () => {
     const rows = within(agents).getAllByRole('row').slice(1);
     expect(rows).toHaveLength(2);
     expect(rows[0]!.textContent).toContain('Private location Berlin office');
-    expect(rows[1]!.textContent).toContain('Every location of the account');
+    expect(rows[1]!.textContent).toContain('Every data-center location');
   });
 
   it('says how to start when there is no location', async () => {
@@ -107,7 +110,13 @@ describe('creating a location', () => {
     });
     await screen.findByLabelText('Key of Hamburg DC');
     expect(fieldValue('Key of Hamburg DC')).toBe('pl_raw_secret');
-    expect(screen.getByText(/API_KEY=pl_raw_secret/)).toBeTruthy();
+    // Two commands: the agent image (docker run) and Node, on health port 8082 (not up's own 8081).
+    const commands = screen.getAllByText(/API_KEY=pl_raw_secret/).map((c) => c.textContent ?? '');
+    expect(commands).toHaveLength(2);
+    expect(commands[0]).toMatch(/^docker run .*--cap-drop ALL/s);
+    expect(commands[1]).toContain('AGENT_HEALTH_PORT=8082');
+    // The test page is on localhost: another machine cannot reach that, and the page says so.
+    expect(screen.getByText(/another machine cannot reach it/)).toBeTruthy();
     expect(screen.getByRole('link', { name: 'Hamburg DC' }).getAttribute('href')).toBe(
       '/private-locations/loc-2',
     );
@@ -165,7 +174,7 @@ describe('a location’s page', () => {
     await waitFor(() => expect(api.requests('POST /v1/private-locations/loc-1/keys')).toHaveLength(1));
     await screen.findByLabelText('New key of Berlin office');
     expect(fieldValue('New key of Berlin office')).toBe('pl_new_raw');
-    expect(screen.getByText(/API_KEY=pl_new_raw/)).toBeTruthy();
+    expect(screen.getAllByText(/API_KEY=pl_new_raw/)).toHaveLength(2);
     await waitFor(() => expect(api.requests('GET /v1/private-locations/loc-1').length).toBeGreaterThan(1));
   });
 

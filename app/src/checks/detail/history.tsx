@@ -8,6 +8,7 @@ import { RunStatusBadge } from '../../ui/status.js';
 import { formatDateTime, formatMs } from '../../ui/format.js';
 import type { Loaded } from '../../ui/hooks.js';
 import type { CheckAlert, ErrorGroup } from '../../api/schemas.js';
+import './tables.css';
 
 /** How many recent results, error groups and alerts the page lists. */
 export const RECENT = 20;
@@ -50,7 +51,7 @@ export function RecentResults({
   const now = Date.now();
   return (
     <div class="table-wrap">
-      <table class="check-results">
+      <table class="check-results stack-on-phone">
         <caption class="visually-hidden">The last {RECENT} results, newest first</caption>
         <thead>
           <tr>
@@ -72,13 +73,17 @@ export function RecentResults({
                 </a>{' '}
                 <span class="muted">({relativeTime(Date.parse(r.startedAt), now)})</span>
               </th>
-              <td>{r.runLocation}</td>
-              <td>
+              <td data-label="Location">{r.runLocation}</td>
+              <td data-label="Status">
                 <RunStatusBadge status={r.status} />
                 {r.attempts > 1 ? <span class="muted"> after {r.attempts} attempts</span> : null}
               </td>
-              <td class="num">{formatMs(r.responseTime)}</td>
-              <td class="check-error-text">{r.errorMessage ?? <span class="muted">—</span>}</td>
+              <td data-label="Response time" class="num">
+                {formatMs(r.responseTime)}
+              </td>
+              <td data-label="Error" class="check-error-text">
+                {r.errorMessage ?? <span class="muted">—</span>}
+              </td>
             </tr>
           ))}
         </tbody>
@@ -95,7 +100,7 @@ export function ErrorGroups({ loaded }: { loaded: Loaded<ErrorGroup[]> }) {
   if (loaded.data.length === 0) return <Empty>No errors: no run of this check has failed.</Empty>;
   return (
     <div class="table-wrap">
-      <table>
+      <table class="stack-on-phone">
         <caption class="visually-hidden">Error groups, most recently seen first</caption>
         <thead>
           <tr>
@@ -114,13 +119,13 @@ export function ErrorGroups({ loaded }: { loaded: Loaded<ErrorGroup[]> }) {
                   <span class="check-error-raw muted">Latest: {g.rawErrorMessage}</span>
                 ) : null}
               </th>
-              <td>
+              <td data-label="First seen">
                 <time dateTime={g.firstSeen}>{formatDateTime(g.firstSeen)}</time>
               </td>
-              <td>
+              <td data-label="Last seen">
                 <time dateTime={g.lastSeen}>{formatDateTime(g.lastSeen)}</time>
               </td>
-              <td>
+              <td data-label="State">
                 {g.archivedForEver
                   ? 'Archived for good'
                   : g.archivedUntilNextEvent
@@ -152,7 +157,7 @@ export function AlertHistory({ checkId, loaded }: { checkId: string; loaded: Loa
         subscribed channel takes that alert.
       </p>
       <div class="table-wrap">
-        <table>
+        <table class="stack-on-phone">
           <caption class="visually-hidden">The last {RECENT} alerts, newest first</caption>
           <thead>
             <tr>
@@ -169,10 +174,10 @@ export function AlertHistory({ checkId, loaded }: { checkId: string; loaded: Loa
                 <th scope="row">
                   <time dateTime={a.created_at}>{formatDateTime(a.created_at)}</time>
                 </th>
-                <td>{ALERT_TYPE_TEXT[a.alertType] ?? a.alertType}</td>
-                <td>{a.notified ? 'Yes' : 'No'}</td>
-                <td>{a.runLocation ?? <span class="muted">—</span>}</td>
-                <td class="check-error-text">
+                <td data-label="Alert">{ALERT_TYPE_TEXT[a.alertType] ?? a.alertType}</td>
+                <td data-label="Notified">{a.notified ? 'Yes' : 'No'}</td>
+                <td data-label="Location">{a.runLocation ?? <span class="muted">—</span>}</td>
+                <td data-label="Detail" class="check-error-text">
                   {a.alertType === 'ALERT_SSL' && a.sslDaysRemaining !== null
                     ? `${a.sslDaysRemaining} days left`
                     : (a.error ?? a.title)}

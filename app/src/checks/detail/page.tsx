@@ -14,6 +14,8 @@ import './detail.css';
 import { AlertHistory, ErrorGroups, RecentResults } from './history.js';
 import { CheckToggles, DeleteCheck } from './actions.js';
 import { RECENT } from './history.js';
+import { HeartbeatPingPanel, HeartbeatPings, useHeartbeatPings } from './heartbeat.js';
+import { UnservedLocations } from './locations.js';
 
 /** What the check page loads: the check, its live status, recent results, error groups, alerts and group. */
 function useCheckPageData(checkId: string, reloadKey: number) {
@@ -46,6 +48,8 @@ export default function CheckDetail({ checkId }: { checkId: string }) {
   const [reloadKey, setReloadKey] = useState(0);
   const { check, status, results, errorGroups, alerts, group } = useCheckPageData(checkId, reloadKey);
   const run = useRunNow(checkId, () => setReloadKey((k) => k + 1));
+  const heartbeat = check.data?.checkType === 'HEARTBEAT';
+  const pings = useHeartbeatPings(checkId, heartbeat, reloadKey);
   const [notice, setNotice] = useState<{ text: string; error: boolean } | null>(null);
   useTitle(check.data?.name ?? 'Check');
 
@@ -103,11 +107,12 @@ export default function CheckDetail({ checkId }: { checkId: string }) {
       </p>
 
       <CheckMeta checkId={checkId} check={c} status={status} groupName={group.data?.name} />
+      {heartbeat ? null : <UnservedLocations check={c} reloadKey={reloadKey} />}
       {typeof c.description === 'string' && c.description ? (
         <p class="check-description">{c.description}</p>
       ) : null}
 
-      <RunNowPanel checkId={checkId} state={run.state} />
+      {heartbeat ? <HeartbeatPingPanel check={c} /> : <RunNowPanel checkId={checkId} state={run.state} />}
 
       <section aria-labelledby="check-performance-heading">
         <div class="check-section-header">
@@ -116,6 +121,13 @@ export default function CheckDetail({ checkId }: { checkId: string }) {
         </div>
         <CheckPerformance check={c} windowKey={windowKey} reloadKey={reloadKey} />
       </section>
+
+      {heartbeat ? (
+        <section aria-labelledby="heartbeat-pings-heading">
+          <h2 id="heartbeat-pings-heading">Pings</h2>
+          <HeartbeatPings check={c} loaded={pings} />
+        </section>
+      ) : null}
 
       <section aria-labelledby="check-results-heading">
         <h2 id="check-results-heading">Recent results</h2>

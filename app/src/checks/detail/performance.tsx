@@ -9,7 +9,9 @@ import { formatDateTime, formatMs, formatPercent } from '../../ui/format.js';
 import { useLoad } from '../../ui/hooks.js';
 import type { Check, CheckResultResponse } from '../../api/schemas.js';
 import { ErrorNotice, Loading } from '../../ui/page.js';
-import { type ChartSeries, TimeChart } from '../../ui/time-chart.js';
+import { type ChartMark, type ChartSeries, TimeChart } from '../../ui/time-chart.js';
+import { MarkedRuns } from './marked-runs.js';
+import './chart.css';
 
 /** A window of the check page (`?window=`), its length and the analytics bucket that gives it ~60–200 buckets. */
 export const WINDOWS = {
@@ -54,7 +56,36 @@ export type Performance = {
   phases: { times: number[]; series: ChartSeries[] } | null;
   /** Results-based figures cover only the newest this many runs when the window held more; else null. */
   truncatedSince: number | null;
+  /** The window's failed and degraded runs (of the results read), newest first, marked on the chart. */
+  marked: ResultItem[];
+  /** When the runs marked are only the newest of the window: the oldest run read (epoch ms); else null. */
+  marksSince: number | null;
 };
+
+/** The failed and degraded runs among `results`, newest first. */
+function markedRuns(results: readonly ResultItem[]): ResultItem[] {
+  return results
+    .filter((r) => r.status === 'FAILED' || r.status === 'DEGRADED')
+    .sort((a, b) => Date.parse(b.startedAt) - Date.parse(a.startedAt));
+}
+
+/** The chart marks of failed and degraded runs: each at its start and its response time. */
+export function marksOf(runs: readonly ResultItem[]): ChartMark[] {
+  return runs
+    .map((r) => ({
+      t: Date.parse(r.startedAt),
+      v: r.responseTime,
+      kind: r.status === 'FAILED' ? ('failed' as const) : ('degraded' as const),
+    }))
+    .filter((m) => Number.isFinite(m.t));
+}
+
+/** The oldest start among `results` (epoch ms) when they are a truncated read, else null. */
+function oldestIfTruncated(results: readonly ResultItem[], truncated: boolean): number | null {
+  if (!truncated) return null;
+  const oldest = Math.min(...results.map((r) => Date.parse(r.startedAt)).filter(Number.isFinite));
+  return Number.isFinite(oldest) ? oldest : null;
+}
 
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 
@@ -83,7 +114,7 @@ async function fromAnalytics(
   signal: AbortSignal,
 ): Promise<Performance> {
   const window = { from: new Date(fromMs).toISOString(), to: new Date(toMs).toISOString() };
-  const [locations, phases, totals] = await Promise.all([
+  const [locations, phases, totals, results] = await Promise.all([
     getApiCheckAnalytics(
       checkId,
       {
@@ -107,7 +138,10 @@ async function fromAnalytics(
       { ...window, metrics: 'availability,responseTime_avg,responseTime_sum,responseTime_p95' },
       signal,
     ),
+    // The runs themselves, for marking the failed and degraded ones: analytics have no single run.
+    listResultsBetween(checkId, window, signal, MAX_RESULT_PAGES),
   ]);
+  const truncated = results.length >= MAX_RESULT_PAGES * 100;
   const total = totals.series[0]?.data[0];
   const avg = num(total?.responseTime_avg);
   const sum = num(total?.responseTime_sum);
@@ -136,6 +170,8 @@ async function fromAnalytics(
       series: PHASES.map((p) => ({ label: p.label, values: phaseData.map((d) => num(d[p.metric])) })),
     },
     truncatedSince: null,
+    marked: markedRuns(results),
+    marksSince: oldestIfTruncated(results, truncated),
   };
 }
 
@@ -215,6 +251,9 @@ function summarizeResults(
     ),
     phases: null,
     truncatedSince: truncated && Number.isFinite(oldest) ? oldest : null,
+    marked: markedRuns(results),
+    // The notice of truncatedSince already says the chart covers only the newest runs.
+    marksSince: null,
   };
 }
 
@@ -246,6 +285,7 @@ export function CheckPerformance({
   );
   const p = perf.data;
   const format = useMemo(() => (ms: number) => (ms === 0 ? '0 ms' : formatMs(ms)), []);
+  const marks = useMemo(() => marksOf(p?.marked ?? []), [p?.marked]);
 
   if (perf.error && !p) return <ErrorNotice error={perf.error} title="The figures could not be loaded" />;
   if (!p) return <Loading what="Loading figures" />;
@@ -287,13 +327,15 @@ export function CheckPerformance({
         </p>
       ) : (
         <TimeChart
-          caption={`Response time per run location, last ${win.label} (mean per ${bucketText(win.intervalMinutes)})`}
+          caption={`Response time per run location, last ${win.label} (mean per ${bucketText(win.intervalMinutes)}; failed runs ✕, degraded runs ▲)`}
           times={p.byLocation.times}
           series={p.byLocation.series}
           range={[p.fromMs, p.toMs]}
           format={format}
+          marks={marks}
         />
       )}
+      {heartbeat ? null : <MarkedRuns checkId={check.id} runs={p.marked} since={p.marksSince} />}
       {p.phases ? (
         <TimeChart
           caption={`HTTP phases, stacked, last ${win.label} (mean per ${bucketText(win.intervalMinutes)}; the TLS handshake is not included)`}

@@ -99,7 +99,9 @@ function sentenceOf(state: RunState): string {
       return `The run could not be followed: ${state.error.message}`;
     case 'done': {
       const { session } = state;
-      const took = session.timeElapsed ? ` in ${formatMs(session.timeElapsed)}` : '';
+      // The session's own duration (waiting for an agent, retries and reporting included), not a response
+      // time: said as such, so it is not read against the response times in the table below.
+      const took = session.timeElapsed ? ` (session duration ${formatMs(session.timeElapsed)})` : '';
       switch (session.status) {
         case 'PASSED':
           return `The run passed${took}.`;
@@ -147,7 +149,7 @@ export function RunNowPanel({ checkId, state }: { checkId: string; state: RunSta
                     <th scope="col">Location</th>
                     <th scope="col">Status</th>
                     <th scope="col" class="num">
-                      Response time
+                      Response time of the run
                     </th>
                     <th scope="col">Error</th>
                   </tr>

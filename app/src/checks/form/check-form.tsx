@@ -30,7 +30,7 @@ import { RetrySection } from './sections/schedule.js';
 import { advancedPaths } from './model/fields.js';
 import { ScriptSection } from './sections/script.js';
 import { splitCheck } from './model/fields.js';
-import { AlertChannelSection } from './sections/alerting.js';
+import { AlertChannelSection, AlertSettingsSection, IncidentTriggerSection } from './sections/alerting.js';
 import { DnsSection } from './sections/network.js';
 
 /** Sends the check: creates it at its type's path, or updates the one of `checkId`. */
@@ -227,6 +227,8 @@ export function CheckForm({
       {scheduled || refs.alertChannels ? (
         <AlertChannelSection fx={fx} refs={refs} creating={creating} />
       ) : null}
+      <AlertSettingsSection fx={fx} />
+      <IncidentTriggerSection fx={fx} refs={refs} />
       <AdvancedJson
         type={type}
         open={advancedOpen}
@@ -276,8 +278,7 @@ function AdvancedJson({
           onInput={(e) => onText(e.currentTarget.value)}
         />
         <p class="field-hint" id="check-advanced-hint">
-          The check's fields the form has no control for (for example <code>alertSettings</code>,{' '}
-          <code>useGlobalAlertSettings</code>, <code>triggerIncident</code>, <code>doubleCheck</code>,{' '}
+          The check's fields the form has no control for (for example <code>doubleCheck</code>,{' '}
           <code>groupOrder</code>
           {isScriptType(type) && type !== 'PLAYWRIGHT' ? (
             <>

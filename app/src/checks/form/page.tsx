@@ -13,6 +13,7 @@ import { loadReferences } from './references.js';
 import { CheckForm } from './check-form.js';
 import { editableFields } from './model/fields.js';
 import { newCheckBody } from './model/new-check.js';
+import { defaultLocations } from './model/locations.js';
 
 /** The page: the type picker, a new check's form, or an existing check's. */
 export default function CheckFormPage({ checkId }: { checkId?: string }) {
@@ -37,6 +38,8 @@ function NewCheck({ type }: { type: CreatableType }) {
     );
   }
   const initial = newCheckBody(type);
+  // Runs where an agent is: this machine's location (`local`) when `outpost up` runs one.
+  Object.assign(initial, defaultLocations(refs.data.privateLocations, refs.data.agents));
   // Subscribed to every channel, as the API's own default (autoAssignAlerts) would: shown, so it can change.
   if (refs.data.alertChannels) {
     initial.alertChannelSubscriptions = refs.data.alertChannels.map((c) => ({

@@ -3,8 +3,9 @@
  */
 import { listAlertChannels } from '../../api/alerting.js';
 import { listCheckGroups } from '../../api/check-groups.js';
-import { listPrivateLocations } from '../../api/locations.js';
+import { listAgents, listPrivateLocations } from '../../api/locations.js';
 import { listRuntimes, listSnippets } from '../../api/references.js';
+import { listServices } from '../../api/status-pages.js';
 import type { References } from './sections/general.js';
 import type { CheckType } from '../../api/schemas.js';
 
@@ -21,12 +22,14 @@ export async function loadReferences(type: CheckType, signal: AbortSignal): Prom
       return undefined;
     }
   };
-  const [groups, privateLocations, runtimes, alertChannels, snippets] = await Promise.all([
+  const [groups, privateLocations, runtimes, alertChannels, snippets, services, agents] = await Promise.all([
     settle(() => listCheckGroups(signal)),
     settle(() => listPrivateLocations(signal)),
     settle(() => listRuntimes(signal)),
     settle(() => listAlertChannels(signal)),
     type === 'API' ? settle(() => listSnippets(signal)) : Promise.resolve([]),
+    settle(() => listServices(signal)),
+    settle(() => listAgents(signal)),
   ]);
   const refs: References = {};
   if (groups) refs.groups = groups;
@@ -34,5 +37,7 @@ export async function loadReferences(type: CheckType, signal: AbortSignal): Prom
   if (runtimes) refs.runtimes = runtimes;
   if (alertChannels) refs.alertChannels = alertChannels;
   if (snippets) refs.snippets = snippets;
+  if (services) refs.services = services;
+  if (agents) refs.agents = agents;
   return refs;
 }

@@ -39,7 +39,7 @@ export function ChecksTable({
           <col class="checks-col-sparkline" />
           <col class="checks-col-tags" />
           <col class="checks-col-group" />
-          <col class="checks-col-frequency" />
+          <col class="checks-col-frequency checks-secondary" />
         </colgroup>
         <caption class="visually-hidden">
           Checks, sorted by {SORT_LABELS[sort.key]} {sort.desc ? 'descending' : 'ascending'}
@@ -75,7 +75,9 @@ function ChecksTableHead({ sort, onSort }: { sort: Sort; onSort: (value: string)
         <th scope="col">Response time (24 h)</th>
         <th scope="col">Tags</th>
         <th scope="col">Group</th>
-        <th scope="col">Frequency</th>
+        <th scope="col" class="checks-secondary">
+          Frequency
+        </th>
       </tr>
     </thead>
   );
@@ -122,10 +124,13 @@ class CheckRow extends Component<RowProps> {
       <tr>
         <th scope="row" class="checks-name">
           <a href={href}>{check.name}</a>
+          {check.unservedLocations && check.unservedLocations.length > 0 ? (
+            <span class="checks-unserved">no agent serves {check.unservedLocations.join(', ')}</span>
+          ) : null}
         </th>
-        <td>{CHECK_TYPE_LABELS[check.checkType] ?? check.checkType}</td>
-        <td>{display ? <StatusBadge status={display} /> : pending}</td>
-        <td class="checks-last">
+        <td data-label="Type">{CHECK_TYPE_LABELS[check.checkType] ?? check.checkType}</td>
+        <td data-label="Status">{display ? <StatusBadge status={display} /> : pending}</td>
+        <td data-label="Last result" class="checks-last">
           {pending ||
             (status?.lastResultId && status.lastRunAt ? (
               <>
@@ -138,9 +143,13 @@ class CheckRow extends Component<RowProps> {
               <span class="muted">never</span>
             ))}
         </td>
-        <td class="num">{pending || formatPercent(status?.availability24h)}</td>
-        <td>{pending || <Sparkline values={status?.responseTimes24h ?? []} />}</td>
-        <td>
+        <td data-label="Availability (24 h)" class="num">
+          {pending || formatPercent(status?.availability24h)}
+        </td>
+        <td data-label="Response time (24 h)" class="checks-sparkline-cell">
+          {pending || <Sparkline values={status?.responseTimes24h ?? []} />}
+        </td>
+        <td data-label="Tags" class={check.tags.length ? undefined : 'checks-empty-cell'}>
           {check.tags.length ? (
             <ul class="checks-tags">
               {check.tags.map((t) => (
@@ -151,8 +160,10 @@ class CheckRow extends Component<RowProps> {
             </ul>
           ) : null}
         </td>
-        <td>{groupName ?? <span class="muted">—</span>}</td>
-        <td class="checks-frequency">{frequencyText(check)}</td>
+        <td data-label="Group">{groupName ?? <span class="muted">—</span>}</td>
+        <td data-label="Frequency" class="checks-frequency checks-secondary">
+          {frequencyText(check)}
+        </td>
       </tr>
     );
   }

@@ -164,7 +164,16 @@ function SessionFacts({
             'still running'
           ),
         },
-        { term: running ? 'Elapsed so far' : 'Elapsed', value: formatElapsed(elapsed) },
+        // The whole session (queueing, every location, retries), not a run's response time.
+        {
+          term: running ? 'Session duration so far' : 'Session duration',
+          value: (
+            <>
+              {formatElapsed(elapsed)}
+              <span class="muted"> (queueing and retries included; response times below)</span>
+            </>
+          ),
+        },
         {
           term: 'Run locations',
           value: session.runLocations.length ? (

@@ -104,14 +104,16 @@ function AgentFacts({ agent: data }: { agent: Agent }) {
           <AgentScope agent={data} />
         </dd>
         <dt>Run locations</dt>
-        <dd>
-          {data.locations === null ? 'Every location of the account' : data.locations.join(', ') || '—'}
-        </dd>
+        <dd>{data.locations === null ? 'Every data-center location' : data.locations.join(', ') || '—'}</dd>
+        <dt>Host</dt>
+        <dd>{data.hostName ?? <span class="muted">not reported</span>}</dd>
         <dt>Connected</dt>
         <dd>
           {data.connected
             ? 'Yes: it claimed jobs within the last 35 seconds'
-            : 'No: no claim in the last 35 seconds'}
+            : data.stoppedAt
+              ? 'No: it stopped'
+              : 'No: no claim in the last 35 seconds'}
         </dd>
         <dt>First contact</dt>
         <dd>{formatDateTime(data.firstSeenAt)}</dd>

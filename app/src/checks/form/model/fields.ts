@@ -22,6 +22,9 @@ const SCHEDULED_FIELDS = [
   'groupId',
   'retryStrategy',
   'alertChannelSubscriptions',
+  'alertSettings',
+  'useGlobalAlertSettings',
+  'triggerIncident',
 ];
 
 /** Top-level fields the form shows with controls, per type; the rest of a check goes to "Advanced (JSON)". */
@@ -82,6 +85,9 @@ function controlledFields(type: CheckType): readonly string[] {
         'tags',
         'groupId',
         'alertChannelSubscriptions',
+        'alertSettings',
+        'useGlobalAlertSettings',
+        'triggerIncident',
         'heartbeat',
       ];
     default:

@@ -33,6 +33,13 @@ export default defineConfig({
 });
 `;
 
+/**
+ * Minutes between runs of a new uptime monitor (URL, TCP, ICMP, DNS): every minute, the shortest schedule
+ * all four accept (docs/checks.md, "Frequency"), so an outage is seen within a minute. Other types start at
+ * the service's default, every 10 minutes.
+ */
+export const UPTIME_FREQUENCY = 1;
+
 /** The fields every scheduled check starts with. */
 function commonFields(): Json {
   return {
@@ -43,7 +50,8 @@ function commonFields(): Json {
     shouldFail: false,
     frequency: 10,
     frequencyOffset: null,
-    locations: ['us-east-1'],
+    // Where agents are: the form fills these in from the locations it loads (model/locations.ts).
+    locations: [],
     privateLocations: [],
     runParallel: false,
     tags: [],
@@ -116,6 +124,8 @@ export function newCheckBody(type: CreatableType): Json {
   const common = commonFields();
   const times = RESPONSE_TIME_DEFAULTS[type];
   const responseTimes = times ? { degradedResponseTime: times.degraded, maxResponseTime: times.max } : {};
+  // The uptime monitors' own schedule and thresholds, over the common fields.
+  const uptime = { ...responseTimes, frequency: UPTIME_FREQUENCY };
   switch (type) {
     case 'API':
       return {
@@ -125,7 +135,7 @@ export function newCheckBody(type: CreatableType): Json {
     case 'URL':
       return {
         ...common,
-        ...responseTimes,
+        ...uptime,
         request: {
           url: '',
           followRedirects: true,
@@ -137,19 +147,19 @@ export function newCheckBody(type: CreatableType): Json {
     case 'TCP':
       return {
         ...common,
-        ...responseTimes,
+        ...uptime,
         request: { hostname: '', port: 443, data: null, ipFamily: 'IPv4', assertions: [] },
       };
     case 'DNS':
       return {
         ...common,
-        ...responseTimes,
+        ...uptime,
         request: { query: '', recordType: 'A', nameServer: null, port: 53, protocol: 'UDP', assertions: [] },
       };
     case 'ICMP':
       return {
         ...common,
-        ...responseTimes,
+        ...uptime,
         degradedPacketLossThreshold: 10,
         maxPacketLossThreshold: 20,
         request: { hostname: '', ipFamily: 'IPv4', pingCount: 10, assertions: [] },

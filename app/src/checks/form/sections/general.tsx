@@ -2,7 +2,15 @@
  * The check's name, description, tags and switches; and the reference data every section offers choices
  * from.
  */
-import type { AlertChannel, CheckGroup, PrivateLocation, Runtime, Snippet } from '../../../api/schemas.js';
+import type {
+  Agent,
+  AlertChannel,
+  CheckGroup,
+  PrivateLocation,
+  Runtime,
+  ServiceView,
+  Snippet,
+} from '../../../api/schemas.js';
 import { TextField } from '../../../ui/forms.js';
 import { Checkbox, type FormApi, type Option, TextArea, TextInput } from '../controls/inputs.js';
 
@@ -13,6 +21,10 @@ export type References = {
   runtimes?: Runtime[];
   alertChannels?: AlertChannel[];
   snippets?: Snippet[];
+  /** Status-page services, for the incident trigger. */
+  services?: ServiceView[];
+  /** The account's agents, for the data-center locations they serve. */
+  agents?: Agent[];
 };
 
 /** Turns a list of values into select options whose label is the value itself. */

@@ -1,7 +1,8 @@
 /**
  * Frequency, locations and group; response time limits; retries.
  */
-import { LOCATIONS, RETRY_STRATEGY_TYPES } from '../../../../../src/protocol/enums.js';
+import { RETRY_STRATEGY_TYPES } from '../../../../../src/protocol/enums.js';
+import { agentState, offeredRegions, servedRegions } from '../model/locations.js';
 import {
   Checkbox,
   CheckboxGroup,
@@ -85,22 +86,15 @@ export function ScheduleSection({ fx, refs }: { fx: FormApi; refs: References })
             fx.set('frequencyOffset', null);
         }}
       />
-      <CheckboxGroup
-        fx={fx}
-        path="locations"
-        legend="Public locations"
-        hint="Each is a job queue any agent of your account can serve. With no location chosen at all, the check runs in us-east-1."
-        options={LOCATIONS.map((l) => ({ value: l, label: `${l} (${LOCATION_NAMES[l] ?? l})` }))}
-      />
       {refs.privateLocations ? (
         <CheckboxGroup
           fx={fx}
           path="privateLocations"
           legend="Private locations"
-          hint="Served by the agents you run on your own network."
+          hint="Served only by the agents holding the location's key: this machine's own agent serves local."
           options={refs.privateLocations.map((p) => ({
             value: p.slugName,
-            label: `${p.name} (${p.slugName})`,
+            label: `${p.name} (${p.slugName}): ${agentState(p.agentCount)}`,
           }))}
           empty={
             <>
@@ -111,6 +105,7 @@ export function ScheduleSection({ fx, refs }: { fx: FormApi; refs: References })
       ) : (
         <p class="notice">Private locations could not be loaded; the check keeps the ones it has.</p>
       )}
+      <RegionChoice fx={fx} refs={refs} />
       <Checkbox
         fx={fx}
         path="runParallel"
@@ -119,6 +114,31 @@ export function ScheduleSection({ fx, refs }: { fx: FormApi; refs: References })
       />
       <GroupSelect fx={fx} refs={refs} />
     </fieldset>
+  );
+}
+
+/**
+ * The data-center locations (`locations`) agents with an account key serve, each with how many, and those the
+ * check already names (flagged when nothing serves them). None listed: a sentence says how to get one.
+ */
+function RegionChoice({ fx, refs }: { fx: FormApi; refs: References }) {
+  const chosen = (fx.get('locations') as string[] | null | undefined) ?? [];
+  const served = servedRegions(refs.agents ?? []);
+  const offered = offeredRegions(served, chosen);
+  const label = (l: string) => {
+    const agents = served.get(l) ?? 0;
+    const where = `${l} (${LOCATION_NAMES[l] ?? l})`;
+    return agents > 0 ? `${where}: ${agentState(agents)}` : `${where}: no agent serves it, its runs expire`;
+  };
+  return (
+    <CheckboxGroup
+      fx={fx}
+      path="locations"
+      legend="Data-center locations"
+      hint="The hosted API's location names. One is listed when an agent started with an account API key serves it (AGENT_LOCATIONS)."
+      options={offered.map((l) => ({ value: l, label: label(l) }))}
+      empty="No agent serves a data-center location: run checks in a private location."
+    />
   );
 }
 
