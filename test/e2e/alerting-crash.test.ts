@@ -22,6 +22,8 @@ import {
   startSlowReceiver,
   type Target,
   triggerAndClaim,
+  call,
+  finalResult,
 } from '../helpers/alerting.js';
 import { type CliProcess, freePort, spawnCli, stopCli } from '../helpers/cli.js';
 
@@ -195,4 +197,62 @@ describe('alert delivery across a crash of the service', () => {
     for (const w of recoveries) expect(signatureProblems(w, SECRET), idOf(w)).toEqual([]);
     stamp(`${CHECKS} recoveries received once each`);
   }, 55_000);
+
+  it('a result posted again after a SIGKILL, older than the runs recorded since, is stored and not alerted on; a newer failure still alerts', async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'outpost-e2e-alert-order-'));
+    const port = await freePort();
+    const target: Target = { url: `http://127.0.0.1:${port}`, apiKey: API_KEY };
+    const start = async () => {
+      const p = spawnCli(['service'], {
+        PORT: String(port),
+        OUTPOST_DATA_DIR: dataDir!,
+        OUTPOST_API_KEY: API_KEY,
+        LOG_LEVEL: 'WARN',
+        OUTPOST_OUTBOUND_ALLOW: '127.0.0.1/32',
+      });
+      service = p;
+      await p.waitFor(/service is listening/, 20_000);
+      return p;
+    };
+    const rx = await startSlowReceiver(() => 0);
+    receiver = rx;
+    const first = await start();
+    await createWebhookChannel(target, rx.url, SECRET);
+    const [checkId] = await createUrlChecks(target, 1, 'order');
+    // Three runs of the check, claimed one after the other: they started at 09:01, 09:02 and 09:03.
+    const runs = [];
+    for (let i = 0; i < 3; i++) runs.push((await triggerAndClaim(target, [checkId!])).get(checkId!)!);
+    const at = (minute: number) => new Date(Date.UTC(2026, 10, 28, 9, minute)).toISOString();
+    const post = async (i: number, status: 'PASSED' | 'FAILED') => {
+      const body = { ...finalResult(runs[i]!, status), startedAt: at(i + 1), stoppedAt: at(i + 1) };
+      const res = await call(target, 'POST', `/v1/agent/jobs/${runs[i]!.jobId}/result`, body, true);
+      expect(res.status, JSON.stringify(res.json)).toBe(200);
+    };
+    // The two newer runs pass and are recorded; the service is killed before the oldest run's result arrives.
+    await post(1, 'PASSED');
+    await post(2, 'PASSED');
+    first.child.kill('SIGKILL');
+    expect(await first.exited).toBe('SIGKILL');
+    await start();
+    // The agent posts the oldest run's failure again once the service is back.
+    await post(0, 'FAILED');
+    await new Promise((r) => setTimeout(r, 2000));
+    expect(rx.received).toHaveLength(0);
+    const alerts = await call(target, 'GET', `/v1/check-alerts?checkId=${checkId}`);
+    expect(alerts.json).toEqual([]);
+    const results = await call(target, 'GET', `/v1/check-results/${checkId}?limit=10`);
+    expect(results.json.map((r: { hasFailures: boolean }) => r.hasFailures).sort()).toEqual([
+      false,
+      false,
+      true,
+    ]);
+    // A failure newer than every recorded run alerts, once.
+    const newer = (await triggerAndClaim(target, [checkId!])).get(checkId!)!;
+    await postResult(target, newer, 'FAILED');
+    await until('the newer failure’s alert', 10_000, () => rx.received.length >= 1);
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(rx.received.map((w) => (JSON.parse(w.body) as { ALERT_TYPE: string }).ALERT_TYPE)).toEqual([
+      'ALERT_FAILURE',
+    ]);
+  }, 60_000);
 });
