@@ -74,13 +74,13 @@ export function LocationDetail({ id }: { id: string }) {
   );
 }
 
-/** Its agents seen in the last 2 minutes, when it was last seen, and its slug. */
+/** Its agents connected now, when it was last seen, and its slug. */
 function LocationStats({ location: data }: { location: PrivateLocation }) {
   return (
     <div class="grid pl-stats">
       <div class="card stat">
         <span class="stat-value">{data.agentCount}</span>
-        <span class="stat-label">Agents seen in the last 2 minutes</span>
+        <span class="stat-label">Agents connected</span>
       </div>
       <div class="card stat">
         <span class="stat-value">

@@ -119,7 +119,7 @@ function LocationsSection({ locations }: { locations: Loaded<PrivateLocation[]> 
               ))}
             </tbody>
           </table>
-          <p class="field-hint">Agents: those seen within the last 2 minutes.</p>
+          <p class="field-hint">Agents: those connected now (a claim within the last 35 seconds).</p>
         </div>
       ) : null}
     </section>
@@ -132,9 +132,9 @@ function AgentsSection({ agents }: { agents: Loaded<Agent[]> }) {
     <section aria-labelledby="pl-agents">
       <h2 id="pl-agents">Agents</h2>
       <p class="muted">
-        Every agent that claimed jobs for this account: the one <code>outpost up</code> starts with the
-        service serves every location of the account; agents started with a private location's key serve that
-        location.
+        Every agent that claimed jobs for this account. Agents started with a private location's key serve
+        that location only: the one <code>outpost up</code> starts with the service serves <code>local</code>,
+        this machine. Agents started with an account API key serve data-center locations.
       </p>
       <ListStatus load={agents} loading="Loading agents" isEmpty={agents.data?.length === 0}>
         No agent has claimed jobs yet. <code>outpost up</code> starts one with the service; on another
