@@ -11,7 +11,7 @@ import { fetchSession } from '../api/session.js';
 import { formatDateTime, formatRelative } from '../ui/format.js';
 import { FormError, TextField } from '../ui/forms.js';
 import { useLoad, useTitle } from '../ui/hooks.js';
-import { PageHeader } from '../ui/page.js';
+import { SettingsTop } from './page-top.js';
 import {
   ConfirmButton,
   errorOf,
@@ -33,26 +33,20 @@ export function ApiKeysPage() {
 
   return (
     <>
-      <PageHeader title="API keys">
-        <button
-          type="button"
-          aria-expanded={creating}
-          onClick={() => {
-            setStatus('');
-            setCreating(!creating);
-          }}
-        >
-          {creating ? 'Close the form' : 'New API key'}
-        </button>
-      </PageHeader>
-      <p class="muted st-intro">
+      <SettingsTop
+        title="API keys"
+        formOpen={creating}
+        newLabel="New API key"
+        onToggle={() => {
+          setStatus('');
+          setCreating(!creating);
+        }}
+        status={status}
+      >
         Keys of the account for the API (<code>Authorization: Bearer op_…</code>) and for signing in here.
         Each key can do everything in the account. Outpost stores only a hash of each key: a key is shown
         once, when it is made. Revoking a key ends the sessions opened with it.
-      </p>
-      <p role="status" class="muted">
-        {status}
-      </p>
+      </SettingsTop>
       {created ? (
         <OneTimeSecret
           title={

@@ -14,7 +14,7 @@ import {
 import { formatDateTime } from '../ui/format.js';
 import { FormError, TextAreaField, TextField } from '../ui/forms.js';
 import { useLoad, useTitle } from '../ui/hooks.js';
-import { PageHeader } from '../ui/page.js';
+import { SettingsTop } from './page-top.js';
 import { ConfirmButton, errorOf, FormButtons, formLevelError, ListStatus, YesNo } from '../ui/widgets.js';
 
 /** How many certificates a PEM bundle holds (its `BEGIN CERTIFICATE` lines). */
@@ -42,26 +42,20 @@ export function ClientCertificatesPage() {
 
   return (
     <>
-      <PageHeader title="Client certificates">
-        <button
-          type="button"
-          aria-expanded={uploading}
-          onClick={() => {
-            setStatus('');
-            setUploading(!uploading);
-          }}
-        >
-          {uploading ? 'Close the form' : 'Upload a certificate'}
-        </button>
-      </PageHeader>
-      <p class="muted st-intro">
+      <SettingsTop
+        title="Client certificates"
+        formOpen={uploading}
+        newLabel="Upload a certificate"
+        onToggle={() => {
+          setStatus('');
+          setUploading(!uploading);
+        }}
+        status={status}
+      >
         API checks to a certificate's host present it (mutual TLS). To replace one, upload the new certificate
         for the same host (the newest wins) and delete the old. Private keys are stored encrypted and never
         shown again.
-      </p>
-      <p role="status" class="muted">
-        {status}
-      </p>
+      </SettingsTop>
       {uploading ? (
         <UploadForm
           onSaved={(host) => {

@@ -9,7 +9,7 @@ import type { Snippet } from '../api/schemas.js';
 import { formatDateTime } from '../ui/format.js';
 import { FormError, TextAreaField, TextField } from '../ui/forms.js';
 import { useLoad, useTitle } from '../ui/hooks.js';
-import { PageHeader } from '../ui/page.js';
+import { SettingsTop } from './page-top.js';
 import { ConfirmButton, errorOf, FormButtons, formLevelError, ListStatus } from '../ui/widgets.js';
 
 /** The snippets page: the list, and the form that creates or edits one. */
@@ -22,25 +22,19 @@ export function SnippetsPage() {
 
   return (
     <>
-      <PageHeader title="Snippets">
-        <button
-          type="button"
-          aria-expanded={editing === null}
-          onClick={() => {
-            setStatus('');
-            setEditing(editing === null ? undefined : null);
-          }}
-        >
-          {editing === null ? 'Close the form' : 'New snippet'}
-        </button>
-      </PageHeader>
-      <p class="muted st-intro">
+      <SettingsTop
+        title="Snippets"
+        formOpen={editing === null}
+        newLabel="New snippet"
+        onToggle={() => {
+          setStatus('');
+          setEditing(editing === null ? undefined : null);
+        }}
+        status={status}
+      >
         Server-side JavaScript that API checks and check groups run before a request (setup) or after it
         (teardown), chosen by name in their settings. Each runs in a sandbox of its own, at most 10 s.
-      </p>
-      <p role="status" class="muted">
-        {status}
-      </p>
+      </SettingsTop>
       {editing !== undefined ? (
         <SnippetForm
           key={editing?.id ?? 'new'}

@@ -9,7 +9,7 @@ import { createVariable, deleteVariable, listVariables, updateVariable } from '.
 import type { Variable } from '../api/schemas.js';
 import { FormError, TextAreaField, TextField } from '../ui/forms.js';
 import { useLoad, useTitle } from '../ui/hooks.js';
-import { PageHeader } from '../ui/page.js';
+import { SettingsTop } from './page-top.js';
 import { Checkbox, ConfirmButton, errorOf, FormButtons, formLevelError, ListStatus } from '../ui/widgets.js';
 
 /** What the API answers for a secret value, and takes back to mean "keep the stored value". */
@@ -37,27 +37,21 @@ export function VariablesPage() {
 
   return (
     <>
-      <PageHeader title="Environment variables">
-        <button
-          type="button"
-          aria-expanded={editing === null}
-          onClick={() => {
-            setStatus('');
-            setEditing(editing === null ? undefined : null);
-          }}
-        >
-          {editing === null ? 'Close the form' : 'New variable'}
-        </button>
-      </PageHeader>
-      <p class="muted st-intro">
+      <SettingsTop
+        title="Environment variables"
+        formOpen={editing === null}
+        newLabel="New variable"
+        onToggle={() => {
+          setStatus('');
+          setEditing(editing === null ? undefined : null);
+        }}
+        status={status}
+      >
         The account's variables: <code>{'{{KEY}}'}</code> in an API check's URL, headers and body, and{' '}
         <code>process.env.KEY</code> in scripts. A check's own variables win, then its group's, then these. A{' '}
         <strong>locked</strong> value is hidden on this page until shown; a <strong>secret</strong> one is
         never shown again, is stored encrypted and is masked in every result.
-      </p>
-      <p role="status" class="muted">
-        {status}
-      </p>
+      </SettingsTop>
       {editing !== undefined ? (
         <VariableForm
           key={editing?.key ?? '(new)'}
