@@ -79,6 +79,32 @@ export function seededCheckDoc(checkType: CheckType, body: Record<string, unknow
   return doc;
 }
 
+/**
+ * Moves the demo checks an earlier version seeded in `us-east-1` (its default location, served then by the
+ * embedded agent) to `local`, where the embedded agent runs them now: only checks tagged `demo`, named
+ * `Demo: …`, and placed in exactly `us-east-1` with no private location, so a check the user placed is left
+ * alone.
+ */
+async function moveDemoChecksHome(store: CheckQueries, accountId: string, checks: CheckDoc[]): Promise<void> {
+  const now = Date.now();
+  for (const check of checks) {
+    const seeded =
+      check.tags.includes('demo') &&
+      check.name.startsWith('Demo: ') &&
+      check.locations?.length === 1 &&
+      check.locations[0] === 'us-east-1' &&
+      (check.privateLocations ?? []).length === 0;
+    if (!seeded) continue;
+    const moved: CheckDoc = {
+      ...check,
+      locations: [],
+      privateLocations: [EMBEDDED_LOCATION_SLUG],
+      updated_at: new Date(now).toISOString(),
+    };
+    await store.update(accountId, check, moved, now);
+  }
+}
+
 /** True when the host has IPv6 on loopback (::1). */
 function hasIpv6Loopback(): boolean {
   return Object.values(networkInterfaces()).some((list) =>
@@ -98,7 +124,11 @@ export async function seedDemoChecks(
   options: { serviceUrl?: string } = {},
 ): Promise<string[]> {
   const store = new CheckQueries(db);
-  if ((await store.list(accountId)).length > 0) return [];
+  const existing = await store.list(accountId);
+  if (existing.length > 0) {
+    await moveDemoChecksHome(store, accountId, existing);
+    return [];
+  }
   const demos = [
     { name: 'Demo: ping 127.0.0.1', request: { hostname: '127.0.0.1', ipFamily: 'IPv4', pingCount: 5 } },
     { name: 'Demo: ping localhost', request: { hostname: 'localhost', ipFamily: 'IPv4', pingCount: 5 } },

@@ -23,6 +23,7 @@ import {
   type Target,
   triggerAndClaim,
   call,
+  type ClaimedJob,
   finalResult,
 } from '../helpers/alerting.js';
 import { type CliProcess, freePort, spawnCli, stopCli } from '../helpers/cli.js';
@@ -220,7 +221,7 @@ describe('alert delivery across a crash of the service', () => {
     await createWebhookChannel(target, rx.url, SECRET);
     const [checkId] = await createUrlChecks(target, 1, 'order');
     // Three runs of the check, claimed one after the other: they started at 09:01, 09:02 and 09:03.
-    const runs = [];
+    const runs: ClaimedJob[] = [];
     for (let i = 0; i < 3; i++) runs.push((await triggerAndClaim(target, [checkId!])).get(checkId!)!);
     const at = (minute: number) => new Date(Date.UTC(2026, 10, 28, 9, minute)).toISOString();
     const post = async (i: number, status: 'PASSED' | 'FAILED') => {

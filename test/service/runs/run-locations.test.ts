@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CLAIM_ACK_WINDOW_MS, type Job, PROTOCOL_VERSION } from '../../../src/protocol/index.js';
-import { rotateEmbeddedAgentKey } from '../../../src/service/bootstrap.js';
+import { rotateEmbeddedAgentKey, seedDemoChecks } from '../../../src/service/bootstrap.js';
 import { CheckQueries } from '../../../src/service/checks/store.js';
 import { icmpBody, resultFor, type TestService, testService } from '../../helpers/service.js';
 
@@ -322,6 +322,27 @@ describe('who ran it', () => {
 });
 
 describe('the embedded location', () => {
+  it('moves the demo checks an earlier version seeded in us-east-1 to local, and nothing the user placed', async () => {
+    svc = await testService();
+    await rotateEmbeddedAgentKey(svc.context.db, svc.accountA.id);
+    const create = async (over: Record<string, unknown>) => {
+      const res = await svc.request('POST', '/v1/checks/icmp', icmpBody({ activated: false, ...over }));
+      expect(res.statusCode, res.body).toBe(201);
+      return res.json().id as string;
+    };
+    const oldDemo = await create({ name: 'Demo: ping 127.0.0.1', tags: ['demo'], locations: ['us-east-1'] });
+    const untagged = await create({ name: 'Demo: mine', locations: ['us-east-1'] });
+    const elsewhere = await create({ name: 'Demo: eu', tags: ['demo'], locations: ['eu-west-1'] });
+    expect(await seedDemoChecks(svc.context.db, svc.accountA.id)).toEqual([]);
+    const where = async (id: string) => {
+      const check = (await svc.request('GET', `/v1/checks/${id}`)).json();
+      return [check.locations, check.privateLocations];
+    };
+    expect(await where(oldDemo)).toEqual([[], ['local']]);
+    expect(await where(untagged)).toEqual([['us-east-1'], null]);
+    expect(await where(elsewhere)).toEqual([['eu-west-1'], null]);
+  });
+
   it('outpost up’s agent gets a key of location local; checks naming no location run there', async () => {
     svc = await testService();
     const key = await rotateEmbeddedAgentKey(svc.context.db, svc.accountA.id);
