@@ -8,7 +8,7 @@ import { PACKAGE_ROOT } from '../../src/common/paths.js';
  * path they copy from the build context exists, and the entry point is the
  * file the build produces (package.json `bin`).
  */
-const DOCKERFILES = ['Dockerfile', 'Dockerfile.uptime', 'Dockerfile.dev'];
+const DOCKERFILES = ['Dockerfile', 'Dockerfile.uptime', 'Dockerfile.dev', 'Dockerfile.service'];
 const pkg = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as {
   bin: Record<string, string>;
   scripts: Record<string, string>;
