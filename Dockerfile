@@ -44,8 +44,11 @@ RUN apt-get update && apt-get install -y --no-install-recommends tcpdump libcap2
   && mkdir -p /etc/chromium/policies/managed \
   && printf '%s\n' '{"URLBlocklist": ["file://*", "view-source:*", "chrome://*"]}' \
     > /etc/chromium/policies/managed/outpost.json
+# AGENT_HEALTH_HOST=0.0.0.0: the health server defaults to loopback, which the kubelet's probes and
+# `docker run -p 8081:8081` cannot reach (docs/configuration.md).
 ENV NODE_ENV=production \
     AGENT_HEALTH_PORT=8081 \
+    AGENT_HEALTH_HOST=0.0.0.0 \
     HOST=0.0.0.0 \
     CHROMIUM_PATH=/usr/bin/chromium
 WORKDIR /app

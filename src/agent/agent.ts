@@ -210,7 +210,7 @@ export class Agent {
     // Never rejects, so a stop() racing this start can await it to close what it bound.
     this.#healthStarting = startHealthServer({
       port: config.healthPort,
-      ...(this.#options.healthHost !== undefined ? { host: this.#options.healthHost } : {}),
+      host: this.#options.healthHost ?? config.healthHost,
       snapshot: () => this.snapshot(),
       metrics: this.#metrics.registry,
       logger: this.#options.logger.child({ component: 'health-server' }),

@@ -1,4 +1,5 @@
 import { closeSync, readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { type Static, Type } from '@sinclair/typebox';
 import { FormatRegistry } from '@sinclair/typebox';
@@ -47,12 +48,27 @@ export function profileRuns(profile: AgentProfile, checkType: CheckType): boolea
 /** A comma-separated list of data-center location names (LOCATIONS), spaces allowed around commas. */
 const LOCATION_LIST_PATTERN = `^\\s*(${LOCATIONS.join('|')})(\\s*,\\s*(${LOCATIONS.join('|')}))*\\s*$`;
 
+/** One DNS label (RFC 1123): letters, digits and hyphens, 1–63, no hyphen at either end. */
+const HOST_LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+
+/** An address to listen on (AGENT_HEALTH_HOST): an IP address, or a host name of RFC 1123 labels (`localhost`). */
+const HEALTH_HOST_FORMAT = 'outpost-agent-health-host';
+if (!FormatRegistry.Has(HEALTH_HOST_FORMAT)) {
+  FormatRegistry.Set(HEALTH_HOST_FORMAT, (value) => {
+    const host = value.trim().replace(/^\[(.*)\]$/, '$1');
+    if (isIP(host) !== 0) return true;
+    const labels = host.toLowerCase().replace(/\.$/, '').split('.');
+    return host.length <= 253 && labels.every((label) => HOST_LABEL.test(label));
+  });
+}
+
 const AgentEnvSchema = Type.Object({
   API_KEY: Type.String({ minLength: 1, pattern: '^[\\x21-\\x7e]+$' }),
   SERVICE_URL: HttpUrl,
   JOB_CONCURRENCY: Integer(1, 1000),
   LOG_LEVEL: literals(Object.keys(LOG_LEVELS) as (keyof typeof LOG_LEVELS)[]),
   AGENT_HEALTH_PORT: Integer(0, 65_535),
+  AGENT_HEALTH_HOST: Type.String({ format: HEALTH_HOST_FORMAT }),
   EXTERNAL_OBSERVABILITY: literals(['on', 'off'] as const),
   HTTPS_PROXY: Type.Optional(HttpUrl),
   HTTP_PROXY: Type.Optional(HttpUrl),
@@ -77,6 +93,8 @@ const REQUIREMENTS: Record<VariableName, string> = {
   JOB_CONCURRENCY: 'an integer from 1 to 1000 (default 10)',
   LOG_LEVEL: 'one of DEBUG, LOG, INFO, WARN, ERROR (default INFO)',
   AGENT_HEALTH_PORT: 'an integer port from 0 to 65535, 0 for an ephemeral port (default 8081)',
+  AGENT_HEALTH_HOST:
+    'an IP address or a host name the health server listens on (default 127.0.0.1; 0.0.0.0 for Kubernetes probes)',
   EXTERNAL_OBSERVABILITY: 'on or off (default on)',
   HTTPS_PROXY: 'an http:// or https:// proxy URL',
   HTTP_PROXY: 'an http:// or https:// proxy URL',
@@ -98,6 +116,7 @@ const DEFAULTS: Partial<Record<VariableName, string>> = {
   JOB_CONCURRENCY: '10',
   LOG_LEVEL: 'INFO',
   AGENT_HEALTH_PORT: '8081',
+  AGENT_HEALTH_HOST: '127.0.0.1',
   EXTERNAL_OBSERVABILITY: 'on',
   AGENT_PROFILE: 'full',
   AGENT_SHUTDOWN_GRACE_SECONDS: '120',
@@ -144,6 +163,12 @@ export type AgentConfig = Readonly<{
   logLevel: keyof typeof LOG_LEVELS;
   /** `AGENT_HEALTH_PORT`, default 8081; 0 binds an ephemeral port. */
   healthPort: number;
+  /**
+   * `AGENT_HEALTH_HOST`: the address the health server listens on, default `127.0.0.1` (loopback, like the
+   * service's `HOST`). The images and the Kubernetes manifest set `0.0.0.0`, for the kubelet's probes
+   * (docs/configuration.md).
+   */
+  healthHost: string;
   /** `EXTERNAL_OBSERVABILITY` is not `off`: error reports go to `POST /v1/agent/events`. */
   externalObservability: boolean;
   /** `HTTPS_PROXY`, `HTTP_PROXY`, `NO_PROXY` for the agent's traffic to the service; null when unset. */
@@ -272,6 +297,7 @@ export function parseAgentConfig(environment: NodeJS.ProcessEnv): AgentConfig {
     jobConcurrency: parsed.JOB_CONCURRENCY,
     logLevel: parsed.LOG_LEVEL,
     healthPort: parsed.AGENT_HEALTH_PORT,
+    healthHost: parsed.AGENT_HEALTH_HOST.trim().replace(/^\[(.*)\]$/, '$1'),
     externalObservability: parsed.EXTERNAL_OBSERVABILITY !== 'off',
     httpsProxy: parsed.HTTPS_PROXY ?? null,
     httpProxy: parsed.HTTP_PROXY ?? null,

@@ -37,11 +37,17 @@ export type UserCodeStatus =
   | { isolated: true; mode: 'root' | 'capabilities' }
   | { isolated: false; reason: string };
 
+/** Where the health server listens unless told otherwise: loopback only, like the service (`HOST`). */
+export const DEFAULT_HEALTH_HOST = '127.0.0.1';
+
 /** Options of {@link startHealthServer}. */
 export type HealthServerOptions = {
   /** TCP port; 0 binds an ephemeral one (read it from the returned `port`). */
   port: number;
-  /** Address to bind; default all interfaces (probes come from the kubelet). */
+  /**
+   * Address to bind; default `127.0.0.1`. The agent passes `AGENT_HEALTH_HOST` (default `127.0.0.1`); the
+   * images and the Kubernetes manifest set `0.0.0.0`, because the kubelet's probes come from outside the pod.
+   */
   host?: string;
   /** Read on every request. */
   snapshot: () => HealthSnapshot;
@@ -122,12 +128,11 @@ export async function startHealthServer(options: HealthServerOptions): Promise<H
       server.off('error', reject);
       resolve();
     };
-    if (options.host === undefined) server.listen(options.port, onListening);
-    else server.listen(options.port, options.host, onListening);
+    server.listen(options.port, options.host ?? DEFAULT_HEALTH_HOST, onListening);
   });
   server.on('error', (err) => log.error({ err }, 'health server error'));
   const port = (server.address() as AddressInfo).port;
-  log.info({ port, host: options.host ?? null }, 'health server listening');
+  log.info({ port, host: options.host ?? DEFAULT_HEALTH_HOST }, 'health server listening');
 
   let closing: Promise<void> | undefined;
   return {

@@ -120,7 +120,8 @@ export async function runAgent(env: NodeJS.ProcessEnv, options: RunAgentOptions 
     } catch (err) {
       logger.fatal({ err }, 'agent could not start');
       const line = isListenError(err)
-        ? listenError('AGENT_HEALTH_PORT', config.healthPort, options.healthHost, err).message
+        ? listenError('AGENT_HEALTH_PORT', config.healthPort, options.healthHost ?? config.healthHost, err)
+            .message
         : `the agent could not start: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`;
       (options.stderr ?? process.stderr).write(`outpost agent: ${line}\n`);
       return AGENT_EXIT_CODES.fatal;

@@ -223,3 +223,10 @@ export const NETWORK_ERROR_CODES = [
   'EAI_AGAIN',
   'ECONNREFUSED',
 ] as const;
+
+/**
+ * Start of `truncated.reason` on a passing run's result whose bulky details (logs, bodies, most headers) the
+ * service dropped once it was older than `OUTPOST_PASSING_DETAIL_HOURS` (docs/architecture.md, "Store size").
+ * Any other reason is the agent's: it cut the result to fit the size limit.
+ */
+export const DETAILS_DROPPED_REASON = 'passing run past OUTPOST_PASSING_DETAIL_HOURS';

@@ -23,6 +23,12 @@ export type ServiceConfig = Readonly<{
   artifactRetentionDays: number;
   /** Days agents' error reports, and agents not seen, are kept (OUTPOST_AGENT_RETENTION_DAYS, default 30). */
   agentRetentionDays: number;
+  /**
+   * Hours a passing run's logs, HTTP bodies and most headers are kept (OUTPOST_PASSING_DETAIL_HOURS, 1–876 000,
+   * default 24); then the runs module's retention drops them from the stored result. Failing and degraded runs
+   * keep everything for `resultRetentionDays` (docs/architecture.md, "Store size").
+   */
+  passingDetailHours: number;
   appUrl: string;
   logLevel: LogLevelName;
   accountId: string | undefined;
@@ -163,6 +169,7 @@ const ServiceEnvSchema = Type.Object({
   OUTPOST_RESULT_RETENTION_DAYS: Days,
   OUTPOST_ARTIFACT_RETENTION_DAYS: Days,
   OUTPOST_AGENT_RETENTION_DAYS: Days,
+  OUTPOST_PASSING_DETAIL_HOURS: Integer(1, 876_000),
   LOG_LEVEL: literals(Object.keys(LOG_LEVELS) as LogLevelName[]),
   OUTPOST_API_KEY: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_-]{20,200}$' })),
   OUTPOST_ACCOUNT_ID: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' })),
@@ -195,6 +202,7 @@ const REQUIREMENTS: Record<VariableName, string> = {
   OUTPOST_RESULT_RETENTION_DAYS: 'an integer from 1 to 36500 (default 90)',
   OUTPOST_ARTIFACT_RETENTION_DAYS: 'an integer from 1 to 36500 (default 30)',
   OUTPOST_AGENT_RETENTION_DAYS: 'an integer from 1 to 36500 (default 30)',
+  OUTPOST_PASSING_DETAIL_HOURS: 'an integer number of hours from 1 to 876000 (default 24)',
   LOG_LEVEL: `one of ${Object.keys(LOG_LEVELS).join(', ')} (default INFO)`,
   OUTPOST_API_KEY: '20 to 200 characters of A-Z, a-z, 0-9, "_" or "-"',
   OUTPOST_ACCOUNT_ID: '1 to 64 characters of A-Z, a-z, 0-9, "_" or "-"',
@@ -231,6 +239,7 @@ const DEFAULTS: Partial<Record<VariableName, string>> = {
   OUTPOST_RESULT_RETENTION_DAYS: '90',
   OUTPOST_ARTIFACT_RETENTION_DAYS: '30',
   OUTPOST_AGENT_RETENTION_DAYS: '30',
+  OUTPOST_PASSING_DETAIL_HOURS: '24',
   LOG_LEVEL: 'INFO',
   OUTPOST_OUTBOUND_PRIVATE: 'allow',
 };
@@ -242,6 +251,7 @@ const INTEGER_VARIABLES = new Set<VariableName>([
   'OUTPOST_RESULT_RETENTION_DAYS',
   'OUTPOST_ARTIFACT_RETENTION_DAYS',
   'OUTPOST_AGENT_RETENTION_DAYS',
+  'OUTPOST_PASSING_DETAIL_HOURS',
 ]);
 /** Keys: their values are never echoed, only their length. */
 const SECRET_VARIABLES = new Set<VariableName>([
@@ -316,6 +326,7 @@ export function parseServiceConfig(env: NodeJS.ProcessEnv): ServiceConfig {
     resultRetentionDays: parsed.OUTPOST_RESULT_RETENTION_DAYS,
     artifactRetentionDays: parsed.OUTPOST_ARTIFACT_RETENTION_DAYS,
     agentRetentionDays: parsed.OUTPOST_AGENT_RETENTION_DAYS,
+    passingDetailHours: parsed.OUTPOST_PASSING_DETAIL_HOURS,
     appUrl: parsed.OUTPOST_APP_URL ?? `http://localhost:${parsed.PORT}`,
     logLevel: parsed.LOG_LEVEL,
     accountId: parsed.OUTPOST_ACCOUNT_ID,

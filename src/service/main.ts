@@ -10,7 +10,18 @@ import { Scheduler } from './runs/scheduler/scheduler.js';
 import { sealStoredSecrets } from './platform/store/secrets-at-rest.js';
 import { SECRET_DOC_TABLES } from './modules.js';
 import { openSqliteDatabase } from './platform/store/database.js';
+import { probeStoreWrites } from './platform/store/probe.js';
 import { attachSecretBox, openSecretBox } from './platform/store/secret-box.js';
+
+/**
+ * A store start-up failure (OUTPOST_ERR_STARTUP) logged and given the variable it is about,
+ * `OUTPOST_DATA_DIR`; any other error as it is.
+ */
+function dataDirError(err: unknown, config: ServiceConfig, log: Logger): unknown {
+  if (!(err instanceof OutpostError && err.code === 'OUTPOST_ERR_STARTUP')) return err;
+  log.error({ err, dataDir: config.dataDir }, 'the store could not be opened');
+  return new OutpostError('OUTPOST_ERR_STARTUP', `OUTPOST_DATA_DIR: ${err.message}`, { cause: err.cause });
+}
 
 /** A running service. */
 export type RunningService = {
@@ -45,11 +56,15 @@ export async function startService(
   try {
     db = await openSqliteDatabase(config.databaseFile);
   } catch (err) {
-    if (err instanceof OutpostError && err.code === 'OUTPOST_ERR_STARTUP') {
-      options.log.error({ err, dataDir: config.dataDir }, 'the store could not be opened');
-      throw new OutpostError('OUTPOST_ERR_STARTUP', `OUTPOST_DATA_DIR: ${err.message}`, { cause: err.cause });
-    }
-    throw err;
+    throw dataDirError(err, config, options.log);
+  }
+  // A store on a full disk opens (nothing to migrate) and then fails every write, or dies of SIGBUS on its
+  // memory-mapped -shm index: a real write is tried now, before anything is created, printed or listened on.
+  try {
+    await probeStoreWrites(db, config.databaseFile);
+  } catch (err) {
+    await db.destroy().catch(() => {});
+    throw dataDirError(err, config, options.log);
   }
   // Secrets at rest: the key from OUTPOST_ENCRYPTION_KEY or the data directory's key file; values stored in
   // clear by an older version are sealed now, and a wrong key stops the start here (OUTPOST_ERR_ENCRYPTION_KEY).
@@ -81,6 +96,7 @@ export async function startService(
       resultDays: config.resultRetentionDays,
       artifactDays: config.artifactRetentionDays,
       agentDays: config.agentRetentionDays,
+      passingDetailHours: config.passingDetailHours,
     },
     appUrl: config.appUrl,
     outbound: { allow: config.outboundAllow, privateNetworks: config.outboundPrivate },

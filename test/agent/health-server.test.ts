@@ -3,8 +3,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { type HealthServer, type HealthSnapshot, startHealthServer } from '../../src/agent/health-server.js';
 import { memoryLogger } from './helpers.js';
 
-async function get(port: number, path: string, method: 'GET' | 'POST' = 'GET') {
-  const res = await request(`http://127.0.0.1:${port}${path}`, { method });
+async function get(port: number, path: string, method: 'GET' | 'POST' = 'GET', address = '127.0.0.1') {
+  const res = await request(`http://${address}:${port}${path}`, { method });
   return { status: res.statusCode, type: res.headers['content-type'], text: await res.body.text() };
 }
 
@@ -109,5 +109,24 @@ describe('startHealthServer', () => {
     ).rejects.toMatchObject({ code: 'EADDRINUSE' });
     await Promise.all([server.close(), server.close()]);
     await expect(get(server.port, '/-/liveness')).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+  });
+
+  // Loopback is 127.0.0.0/8 on Linux: a server bound to 127.0.0.1 refuses 127.0.0.2, one bound to every
+  // interface answers it. So 127.0.0.2 stands for "another interface" without needing one.
+  it('listens on loopback only by default (AGENT_HEALTH_HOST), on every interface when asked', async () => {
+    server = await startHealthServer({ port: 0, snapshot: () => snapshot, logger: memoryLogger().logger });
+    expect((await get(server.port, '/-/liveness')).status).toBe(200);
+    await expect(get(server.port, '/-/liveness', 'GET', '127.0.0.2')).rejects.toMatchObject({
+      code: 'ECONNREFUSED',
+    });
+    await server.close();
+
+    server = await startHealthServer({
+      port: 0,
+      host: '0.0.0.0',
+      snapshot: () => snapshot,
+      logger: memoryLogger().logger,
+    });
+    expect((await get(server.port, '/-/liveness', 'GET', '127.0.0.2')).status).toBe(200);
   });
 });

@@ -219,6 +219,106 @@ describe('start-up failures explain themselves in one line (issue 9 item 2.10)',
       expect(res.code).toBe(1);
       expectOneLine(res.stderr, 'OUTPOST_DATA_DIR', dir, /is full/, /SQLITE_FULL|ENOSPC/);
     });
+
+    /** Starts `outpost service` on `dataDir` until it listens; returns it and its output so far. */
+    async function startListening(dataDir: string, apiKey?: string) {
+      const port = await freePort();
+      const child = spawn(process.execPath, [CLI, 'service'], {
+        env: {
+          PATH: process.env.PATH ?? '',
+          PORT: String(port),
+          OUTPOST_DATA_DIR: dataDir,
+          ...(apiKey ? { OUTPOST_API_KEY: apiKey } : {}),
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let out = '';
+      const collect = (c: Buffer) => {
+        out += c.toString('utf8');
+      };
+      child.stdout.on('data', collect);
+      child.stderr.on('data', collect);
+      const exited = new Promise<number | string>((resolve) =>
+        child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')),
+      );
+      await expect.poll(() => out, { timeout: 20_000 }).toMatch(/service is listening/);
+      return { child, port, exited, output: () => out };
+    }
+
+    /** Fills the disk of `dir` with a file, leaving `leaveKiB` KiB free. */
+    function fill(dir: string, leaveKiB: number): void {
+      const free = Number(
+        execFileSync('df', ['-k', '--output=avail', dir], { encoding: 'utf8' }).split('\n')[1],
+      );
+      execFileSync(
+        'dd',
+        ['if=/dev/zero', `of=${join(dir, 'filler')}`, 'bs=1k', `count=${Math.max(0, free - leaveKiB)}`],
+        {
+          stdio: 'ignore',
+        },
+      );
+    }
+
+    // A store made earlier, the disk then filled: the store opens (nothing to migrate), so before the write
+    // probe the service said "service listening" and failed every write after (or died of SIGBUS).
+    it.each([0, 64, 1024])(
+      'full: a store made earlier, its disk then filled to %i KiB free',
+      async (leaveKiB) => {
+        const dir = mount('size=16m');
+        const first = await startListening(dir);
+        first.child.kill('SIGTERM');
+        expect(await first.exited).toBe(0);
+        fill(dir, leaveKiB);
+        const res = await run(['service'], { PORT: String(await freePort()), OUTPOST_DATA_DIR: dir });
+        expect(res.code).toBe(1);
+        expectOneLine(res.stderr, 'OUTPOST_DATA_DIR', dir, /is full/, /SQLITE_FULL|SQLITE_IOERR|ENOSPC/);
+        expect(res.stdout).not.toMatch(/listening/);
+        // Nothing of the probe is left behind; with room again the same store starts.
+        rmSync(join(dir, 'filler'));
+        const again = await startListening(dir);
+        again.child.kill('SIGTERM');
+        expect(await again.exited).toBe(0);
+      },
+      60_000,
+    );
+
+    it('full while running: writes are refused with SQLITE_FULL, the service lives on', async () => {
+      const dir = mount('size=16m');
+      const key = `op_e2e_${'f'.repeat(40)}`;
+      const service = await startListening(dir, key);
+      try {
+        fill(dir, 0);
+        // The write-ahead log already on disk takes writes until it is used up (a few MB): then SQLITE_FULL.
+        const statuses: number[] = [];
+        for (let i = 0; i < 1000 && !statuses.includes(500); i++) {
+          const res = await fetch(`http://127.0.0.1:${service.port}/v1/variables`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+            body: JSON.stringify({ key: `FULL_${i}`, value: 'x'.repeat(20_000) }),
+          });
+          statuses.push(res.status);
+        }
+        expect(statuses).toContain(500);
+        expect(new Set(statuses)).toEqual(new Set([201, 500]));
+        await expect.poll(() => service.output(), { timeout: 5_000 }).toMatch(/"code":"SQLITE_FULL"/);
+        expect(service.output()).not.toMatch(/cannot rollback/);
+        // Reads still work, and the process did not die (SIGBUS would end it with exit 135).
+        const read = await fetch(`http://127.0.0.1:${service.port}/v1/variables`, {
+          headers: { authorization: `Bearer ${key}` },
+        });
+        expect(read.status).toBe(200);
+        rmSync(join(dir, 'filler'));
+        const after = await fetch(`http://127.0.0.1:${service.port}/v1/variables`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ key: 'ROOM_AGAIN', value: 'y' }),
+        });
+        expect(after.status).toBe(201);
+      } finally {
+        service.child.kill('SIGTERM');
+      }
+      expect(await service.exited).toBe(0);
+    }, 60_000);
   });
 });
 

@@ -26,6 +26,7 @@ describe('parseServiceConfig', () => {
       resultRetentionDays: 90,
       artifactRetentionDays: 30,
       agentRetentionDays: 30,
+      passingDetailHours: 24,
       appUrl: 'http://localhost:3000',
       logLevel: 'INFO',
       accountId: undefined,
@@ -74,6 +75,18 @@ describe('parseServiceConfig', () => {
       statusPageDomains: ['.status.example.com', 'status.example.org'],
       dnsServers: ['192.0.2.53', '192.0.2.54:5353', '2001:db8::53', '[2001:db8::54]:53'],
     });
+  });
+
+  it('reads OUTPOST_PASSING_DETAIL_HOURS, an integer number of hours of at least 1', () => {
+    expect(parseServiceConfig({ OUTPOST_PASSING_DETAIL_HOURS: '1' }).passingDetailHours).toBe(1);
+    expect(parseServiceConfig({ OUTPOST_PASSING_DETAIL_HOURS: '2160' }).passingDetailHours).toBe(2160);
+    for (const bad of ['0', '1.5', 'a day', '876001']) {
+      const err = configError({ OUTPOST_PASSING_DETAIL_HOURS: bad });
+      expect(err.message).toContain(
+        'OUTPOST_PASSING_DETAIL_HOURS must be an integer number of hours from 1 to 876000',
+      );
+      expect(err.message).toContain(`it was ${JSON.stringify(bad)}`);
+    }
   });
 
   it('lists every bad variable at once, with what it must be, never echoing a key', () => {

@@ -1,4 +1,5 @@
 import { useState } from 'preact/hooks';
+import { DETAILS_DROPPED_REASON } from '../../../src/protocol/enums.js';
 import { formatBytes, formatDateTime, formatMs } from '../ui/format.js';
 import type { CheckResult, CheckType, IcmpCheckResult, RunLog } from '../api/schemas.js';
 import './results.css';
@@ -359,10 +360,19 @@ function ResultErrors({ result }: { result: ResultData }) {
       {result.truncated ? (
         <div class="notice">
           <strong>This result was truncated</strong>
-          <p>
-            The agent cut it to fit the service's size limit ({result.truncated.reason}; it was{' '}
-            {formatBytes(result.truncated.originalSizeBytes)}). Cut texts end with “…[truncated N bytes]”.
-          </p>
+          {result.truncated.reason.startsWith(DETAILS_DROPPED_REASON) ? (
+            <p>
+              A passing run's logs, bodies and most headers are kept for a while only (
+              <code>OUTPOST_PASSING_DETAIL_HOURS</code>); this run is older, so the service dropped them. Its
+              status, timings and assertions are all here. It was{' '}
+              {formatBytes(result.truncated.originalSizeBytes)}.
+            </p>
+          ) : (
+            <p>
+              The agent cut it to fit the service's size limit ({result.truncated.reason}; it was{' '}
+              {formatBytes(result.truncated.originalSizeBytes)}). Cut texts end with “…[truncated N bytes]”.
+            </p>
+          )}
           {result.truncated.fields.length > 0 ? (
             <p>
               Fields cut:{' '}

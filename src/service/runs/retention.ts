@@ -1,10 +1,13 @@
 import type { RetentionTask } from '../platform/store/retention.js';
+import { readDoc, writeDoc } from '../platform/store/schema.js';
+import { compactResult, isPassingRun } from './results/compaction.js';
 import type { ArtifactStore } from './artifacts/artifacts.js';
 
 /**
  * The run pipeline's old data (docs/architecture.md, "Retention"): artifact files first, so results deleted
  * next leave no files behind (results keep their row, `has_artifacts` cleared); then results
- * (`check_results_created`, `check_results_artifacts_created`), ended check sessions
+ * (`check_results_created`, `check_results_artifacts_created`); then the bulky parts of passing runs past
+ * OUTPOST_PASSING_DETAIL_HOURS (results/compaction.ts, `check_results_details_pending`); ended check sessions
  * (`check_sessions_started`) and the records of runs that never ran (`expired_runs_time`).
  *
  * @param artifacts where the agents' uploads are kept.
@@ -51,6 +54,49 @@ export function runRetention(artifacts: ArtifactStore): RetentionTask[] {
               .execute(),
           ),
         ),
+    },
+    {
+      // Passing runs' bulky parts, once older than OUTPOST_PASSING_DETAIL_HOURS (compaction.ts); failing and
+      // degraded runs are only marked. Index `check_results_details_pending` holds the results not looked at.
+      run: (pass) =>
+        pass.batches(async (limit) => {
+          const rows = await pass.db
+            .selectFrom('check_results')
+            .select(['id', 'status', 'has_failures', 'has_errors', 'is_degraded', 'doc'])
+            .where('details_settled', '=', 0)
+            .where('created_at', '<', pass.passingDetailCutoffMs)
+            .orderBy('created_at')
+            .limit(limit)
+            .execute();
+          if (rows.length === 0) return 0;
+          await pass.db.transaction().execute(async (tx) => {
+            const kept: string[] = [];
+            for (const row of rows) {
+              const compacted = isPassingRun(row)
+                ? compactResult(readDoc(row.doc), pass.passingDetailHours)
+                : null;
+              if (compacted === null) {
+                kept.push(row.id);
+                continue;
+              }
+              // `details_settled = 0`: another replica that got there first is left as it wrote it.
+              await tx
+                .updateTable('check_results')
+                .set({ doc: writeDoc(compacted), details_settled: 1 })
+                .where('id', '=', row.id)
+                .where('details_settled', '=', 0)
+                .execute();
+            }
+            if (kept.length > 0) {
+              await tx
+                .updateTable('check_results')
+                .set({ details_settled: 1 })
+                .where('id', 'in', kept)
+                .execute();
+            }
+          });
+          return rows.length;
+        }),
     },
     {
       counted: 'sessions',

@@ -10,21 +10,44 @@ import {
 } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { SQLite, type SQLiteDatabase } from './sqlite.js';
-import { Kysely, SqliteDialect } from 'kysely';
+import { Kysely, SqliteDialect, type SqliteStatement } from 'kysely';
 import { OutpostError } from '../../../common/errors.js';
 import { migrateToLatest } from './migrations/index.js';
 import type { Database } from './schema.js';
 
 export type { Database };
 
+/** A ROLLBACK or ROLLBACK TO (savepoint) statement, as Kysely writes them. */
+const ROLLBACK = /^\s*rollback\b/i;
+
+/** Stands in for a ROLLBACK when SQLite already ended the transaction (see {@link skipsDeadRollback}). */
+const NO_OP_STATEMENT: SqliteStatement = {
+  reader: false,
+  run: () => ({ changes: 0, lastInsertRowid: 0 }),
+  all: () => [],
+  iterate: () => [][Symbol.iterator](),
+};
+
+/**
+ * Whether `sql` is a ROLLBACK with no transaction left to roll back. SQLite ends a transaction by itself
+ * when a statement in it fails with SQLITE_FULL, SQLITE_IOERR, SQLITE_BUSY or SQLITE_NOMEM
+ * (sqlite.org/lang_transaction.html, "Response To Errors Within A Transaction"); Kysely's ROLLBACK that
+ * follows would then fail with `cannot rollback - no transaction is active` (or `no such savepoint`), and
+ * that error, not the first one, would reach the caller, the log and the answer. Skipped, the first error
+ * is the one Kysely rethrows.
+ */
+function skipsDeadRollback(sqlite: SQLiteDatabase, sql: string): boolean {
+  return !sqlite.inTransaction && ROLLBACK.test(sql);
+}
+
 /** Statement methods whose errors are recorded while the store opens. */
 const STATEMENT_CALLS = new Set(['all', 'get', 'run', 'iterate']);
 
 /**
- * A better-sqlite3 handle for Kysely that records the first error any statement threw:
- * when a write fails (SQLITE_FULL), SQLite ends the transaction itself and the ROLLBACK
- * that follows fails with `cannot rollback - no transaction is active`, which is what
- * reaches the caller. `close` is a no-op: the handle outlives this Kysely instance.
+ * A better-sqlite3 handle for Kysely that records the first error any statement threw, for the
+ * start-up error (a migration fails on a full disk with SQLITE_FULL, a damaged store with
+ * SQLITE_CORRUPT…). A ROLLBACK after SQLite ended the transaction itself is skipped
+ * ({@link skipsDeadRollback}). `close` is a no-op: the handle outlives this Kysely instance.
  */
 function recordingHandle(sqlite: SQLiteDatabase, onError: (err: unknown) => void) {
   const record = <T>(call: () => T): T => {
@@ -38,6 +61,7 @@ function recordingHandle(sqlite: SQLiteDatabase, onError: (err: unknown) => void
   return {
     close() {},
     prepare(sql: string) {
+      if (skipsDeadRollback(sqlite, sql)) return NO_OP_STATEMENT;
       const statement = record(() => sqlite.prepare(sql));
       return new Proxy(statement, {
         get(target, prop) {
@@ -61,7 +85,8 @@ const STATEMENT_CACHE_SIZE = 2000;
  * result). Safe because Kysely runs each statement to completion synchronously (`all`/`run`); the
  * service never streams (`iterate`), which would keep a statement busy. Past
  * STATEMENT_CACHE_SIZE shapes (only queries built with varying `in` lists grow it) the cache
- * starts over.
+ * starts over. A ROLLBACK after SQLite ended the transaction itself is skipped
+ * ({@link skipsDeadRollback}), so a failed transaction reports its first error.
  */
 function cachingHandle(sqlite: SQLiteDatabase) {
   const statements = new Map<string, ReturnType<SQLiteDatabase['prepare']>>();
@@ -71,6 +96,7 @@ function cachingHandle(sqlite: SQLiteDatabase) {
       sqlite.close();
     },
     prepare(sql: string) {
+      if (skipsDeadRollback(sqlite, sql)) return NO_OP_STATEMENT;
       let statement = statements.get(sql);
       if (!statement) {
         if (statements.size >= STATEMENT_CACHE_SIZE) statements.clear();
@@ -150,7 +176,7 @@ function probeWrite(dir: string): unknown {
  * The one-line OUTPOST_ERR_STARTUP error for a store that could not be opened: names the
  * folder and what to do, and quotes the first real error (`first`), not a later one it caused.
  */
-function storeError(dir: string, file: string, first: unknown, last: unknown): OutpostError {
+export function storeError(dir: string, file: string, first: unknown, last: unknown): OutpostError {
   let cause = first ?? last;
   let code = codeOf(cause);
   if (code === null || explain(code, dir, file) === null) {

@@ -5,6 +5,7 @@ import type { Database } from './database.js';
 import { SESSION_IDLE_MS } from '../web/sessions.js';
 
 const DAY_MS = 86_400_000;
+const HOUR_MS = 3_600_000;
 
 /** How long stored data is kept, in days (OUTPOST_*_RETENTION_DAYS, see config.ts). */
 export type RetentionPolicy = {
@@ -14,10 +15,20 @@ export type RetentionPolicy = {
   artifactDays: number;
   /** Agents' error reports, and agents not seen for this long. Default 30. */
   agentDays: number;
+  /**
+   * Hours a passing run's logs, bodies and most headers are kept (OUTPOST_PASSING_DETAIL_HOURS); failing and
+   * degraded runs keep theirs for `resultDays`. Default 24.
+   */
+  passingDetailHours?: number;
 };
 
-/** Defaults of RetentionPolicy (issue 9, 2.3). */
-export const DEFAULT_RETENTION: RetentionPolicy = { resultDays: 90, artifactDays: 30, agentDays: 30 };
+/** Defaults of RetentionPolicy (issue 9, 2.3; OUTPOST_PASSING_DETAIL_HOURS). */
+export const DEFAULT_RETENTION: Required<RetentionPolicy> = {
+  resultDays: 90,
+  artifactDays: 30,
+  agentDays: 30,
+  passingDetailHours: 24,
+};
 
 /** Options of the RetentionWorker. Times in ms. */
 export type RetentionOptions = RetentionPolicy & {
@@ -49,6 +60,10 @@ export type RetentionPass = {
   artifactCutoffMs: number;
   /** Agent error reports and agents not seen since this go (`agentDays`). */
   agentCutoffMs: number;
+  /** Passing runs' results older than this lose their bulky parts (`passingDetailHours`). */
+  passingDetailCutoffMs: number;
+  /** `passingDetailHours`, for what a compacted result says about itself. */
+  passingDetailHours: number;
   /**
    * Repeats `batch` (given the batch size, returning the rows it handled) until it handles fewer than a full
    * batch or the worker stops, yielding to the event loop between batches; returns the total.
@@ -99,17 +114,19 @@ export class RetentionWorker {
 
   /**
    * @param tasks the modules' tasks (`retentionTasks` in modules.ts), run in this order.
-   * @throws RangeError when a number of days is not an integer of at least 1.
+   * @throws RangeError when a number of days or `passingDetailHours` is not an integer of at least 1.
    */
   constructor(db: Kysely<Database>, tasks: readonly RetentionTask[], options: RetentionOptions) {
-    for (const key of ['resultDays', 'artifactDays', 'agentDays'] as const) {
-      if (!Number.isInteger(options[key]) || options[key] < 1) {
-        throw new RangeError(`${key} must be an integer of at least 1, got ${options[key]}`);
+    const passingDetailHours = options.passingDetailHours ?? DEFAULT_RETENTION.passingDetailHours;
+    const numbers = { ...options, passingDetailHours };
+    for (const key of ['resultDays', 'artifactDays', 'agentDays', 'passingDetailHours'] as const) {
+      if (!Number.isInteger(numbers[key]) || numbers[key] < 1) {
+        throw new RangeError(`${key} must be an integer of at least 1, got ${numbers[key]}`);
       }
     }
     this.#db = db;
     this.#tasks = [...tasks, ...PLATFORM_TASKS];
-    this.#options = { intervalMs: 600_000, batchSize: 500, ...options };
+    this.#options = { intervalMs: 600_000, batchSize: 500, ...options, passingDetailHours };
   }
 
   /** Runs a pass now and then every `intervalMs` (timer unref'ed). */
@@ -141,13 +158,15 @@ export class RetentionWorker {
 
   /** One full pass at `nowMs` (epoch ms): every task once, in order. */
   async runOnce(nowMs: number): Promise<RetentionOutcome> {
-    const { resultDays, artifactDays, agentDays } = this.#options;
+    const { resultDays, artifactDays, agentDays, passingDetailHours } = this.#options;
     const pass: RetentionPass = {
       db: this.#db,
       nowMs,
       resultCutoffMs: nowMs - resultDays * DAY_MS,
       artifactCutoffMs: nowMs - Math.min(artifactDays, resultDays) * DAY_MS,
       agentCutoffMs: nowMs - agentDays * DAY_MS,
+      passingDetailCutoffMs: nowMs - passingDetailHours * HOUR_MS,
+      passingDetailHours,
       batches: (batch) => this.#batches(batch),
       deleteIds: (table, rows) => this.#deleteIds(table, rows),
       stopped: () => this.#stopped,

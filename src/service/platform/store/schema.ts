@@ -216,6 +216,18 @@ export type ExpiredRunTable = {
   expired_at: number;
 };
 
+/**
+ * A run of a check's content before it is saved (0018_test_runs): `id` is the check id its job, session and
+ * result carry, never a `checks` row. Kept an hour after `created_at` (epoch ms), then deleted with them.
+ */
+export type TestRunTable = {
+  id: string;
+  account_id: string;
+  check_session_id: string;
+  check_type: CheckType;
+  created_at: number;
+};
+
 export type CheckResultTable = {
   id: string;
   account_id: string;
@@ -252,6 +264,11 @@ export type CheckResultTable = {
   has_artifacts: Generated<number>;
   /** The run (round) of the job; null for results stored before 0009_alerting. */
   round_id: ColumnType<string | null, string | null | undefined, string | null>;
+  /**
+   * 1 once the result-details task looked at the result (a passing run's bulky parts dropped from `doc`); 0
+   * before (0017_result_details, runs/results/compaction.ts).
+   */
+  details_settled: Generated<number>;
 };
 
 export type AgentTable = {

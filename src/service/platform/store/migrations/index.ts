@@ -13,6 +13,7 @@ import { publicStatusPages } from './0012_public_status_pages.js';
 import { customDomainVerification } from './0013_custom_domain_verification.js';
 import { runLocations } from './0014_run_locations.js';
 import { apiKeyLastUse } from './0016_api_key_last_use.js';
+import { resultDetails } from './0017_result_details.js';
 
 /**
  * Migrations in code, one file each (`NNNN_<name>.ts`), applied in name order. The names
@@ -36,6 +37,7 @@ const migrations: Record<string, Migration> = {
   '0013_custom_domain_verification': customDomainVerification,
   '0014_run_locations': runLocations,
   '0016_api_key_last_use': apiKeyLastUse,
+  '0017_result_details': resultDetails,
 };
 
 class InCodeProvider implements MigrationProvider {
