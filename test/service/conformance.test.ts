@@ -360,6 +360,28 @@ describe('responses conform to /openapi.json', () => {
     const apiKey = await call('POST', '/v1/api-keys', { name: 'ci' });
     await call('GET', '/v1/api-keys');
     await call('DELETE', `/v1/api-keys/${apiKey.id}`);
+    // Test runs ("Run before saving") of every type an agent runs, while the agent above is connected.
+    const testRunBodies: Record<string, Record<string, unknown>> = {
+      icmp: icmpBody(),
+      dns: { name: 'dns', request: { recordType: 'A', query: 'a.test' } },
+      tcp: { name: 'tcp', request: { hostname: '127.0.0.1', port: 9 } },
+      url: { name: 'url', request: { url: 'http://127.0.0.1:9/' } },
+      api: { name: 'api', request: { url: 'http://127.0.0.1:9/' } },
+      browser: { name: 'browser', script: 'await page.goto("about:blank")' },
+      multistep: { name: 'multistep', script: "test('t', async () => {});" },
+      playwright: {
+        name: 'playwright',
+        dependencies: [
+          { path: 'package.json', content: '{}' },
+          { path: 'playwright.config.ts', content: 'export default {};' },
+          { path: 't.spec.ts', content: '' },
+        ],
+        scriptPath: 't.spec.ts',
+      },
+    };
+    for (const [type, body] of Object.entries(testRunBodies)) {
+      await call('POST', `/v1/check-sessions/test/${type}`, { ...body, locations: ['us-east-1'] });
+    }
     // The agent says it stopped (last: it is then shown disconnected).
     await call('POST', '/v1/agent/stopped', undefined, agent);
 

@@ -16,3 +16,16 @@ export const getSession = (sessionId: string, signal?: AbortSignal) =>
  */
 export const awaitSession = (sessionId: string, maxWaitSeconds: number, signal?: AbortSignal) =>
   api.get<CheckSession>(path`/v1/check-sessions/${sessionId}/completion`, { maxWaitSeconds }, signal);
+
+/**
+ * Runs a check's content once without saving it (`POST /v1/check-sessions/test/{typePath}`, the body of
+ * `POST /v1/checks/{typePath}`): a session whose result is kept for an hour and recorded nowhere else.
+ * `fromCheckId`: the saved check the form edits, whose secrets the body sends back masked.
+ * @throws ApiError 400 naming the field, as creating the check would (`locations` when no agent serves one).
+ */
+export const testRunCheck = (typePath: string, body: unknown, fromCheckId?: string) =>
+  api.post<CheckSession>(
+    path`/v1/check-sessions/test/${typePath}`,
+    body,
+    fromCheckId === undefined ? undefined : { checkId: fromCheckId },
+  );

@@ -4,6 +4,8 @@ import { expiredRunRoutes } from './expired/routes.js';
 import { agentRoutes } from './queue/agent-routes.js';
 import { runRetention } from './retention.js';
 import { checkSessionRoutes } from './sessions/routes.js';
+import { testRunRetention } from './test-runs/retention.js';
+import { testRunRoutes } from './test-runs/routes.js';
 
 /**
  * The run pipeline (docs/architecture.md, "The data path of one run"): the scheduler, the job queue and the
@@ -12,6 +14,6 @@ import { checkSessionRoutes } from './sessions/routes.js';
  */
 export const runsModule: ServiceModule = {
   name: 'runs',
-  routes: routesOf(checkSessionRoutes, agentRoutes, artifactRoutes, expiredRunRoutes),
-  retention: ({ artifacts }) => runRetention(artifacts),
+  routes: routesOf(checkSessionRoutes, testRunRoutes, agentRoutes, artifactRoutes, expiredRunRoutes),
+  retention: ({ artifacts }) => [...runRetention(artifacts), ...testRunRetention(artifacts)],
 };

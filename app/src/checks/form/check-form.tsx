@@ -32,6 +32,7 @@ import { ScriptSection } from './sections/script.js';
 import { splitCheck } from './model/fields.js';
 import { AlertChannelSection, AlertSettingsSection, IncidentTriggerSection } from './sections/alerting.js';
 import { DnsSection } from './sections/network.js';
+import { TESTABLE_TYPES, TestRunPanel, useTestRun } from './run-before-saving.js';
 
 /** Sends the check: creates it at its type's path, or updates the one of `checkId`. */
 function sendCheck(type: CheckType, refs: References, checkId: string | undefined, body: Json) {
@@ -172,6 +173,7 @@ export function CheckForm({
   const shown = useRef<Set<string>>(new Set());
   shown.current = new Set();
 
+  const testRun = useTestRun(type, checkId, (err) => setProblem(problemOf(err)));
   const fx = formApi(type, busy, form, setForm, problem, shown);
 
   const advancedFields = advancedPaths(advancedText);
@@ -206,6 +208,19 @@ export function CheckForm({
     }
   };
 
+  /** "Run before saving": the body Save would send, run once as a test run; its problems shown as Save's. */
+  const runBeforeSaving = () => {
+    if (busy || testRun.busy) return;
+    setProblem(null);
+    const prepared = prepareBody(type, form, tagsText, advancedText, parts.hidden);
+    if (prepared.cleaned && prepared.cleaned !== form) setForm(prepared.cleaned);
+    if (prepared.problem) {
+      setProblem(prepared.problem);
+      return;
+    }
+    void testRun.start(prepared.body);
+  };
+
   if (created) return <HeartbeatCreated check={created} />;
 
   const topError =
@@ -237,7 +252,13 @@ export function CheckForm({
         onText={setAdvancedText}
         error={advancedError}
       />
-      <FormActions busy={busy} checkId={checkId} />
+      <FormActions
+        busy={busy}
+        checkId={checkId}
+        onTestRun={TESTABLE_TYPES.has(type) ? runBeforeSaving : undefined}
+        testing={testRun.busy}
+      />
+      {TESTABLE_TYPES.has(type) ? <TestRunPanel state={testRun.state} /> : null}
     </form>
   );
 }
@@ -299,14 +320,38 @@ function AdvancedJson({
   );
 }
 
-/** Submit (Create check / Save changes) and Cancel. */
-function FormActions({ busy, checkId }: { busy: boolean; checkId: string | undefined }) {
+/**
+ * Submit (Create check / Save changes), "Run before saving" (when `onTestRun` is given: it runs the form once
+ * and saves nothing, as its description says) and Cancel.
+ */
+function FormActions({
+  busy,
+  checkId,
+  onTestRun,
+  testing,
+}: {
+  busy: boolean;
+  checkId: string | undefined;
+  onTestRun: (() => void) | undefined;
+  testing: boolean;
+}) {
   const creating = checkId === undefined;
   return (
     <div class="form-actions">
       <button type="submit" disabled={busy}>
         {busy ? 'Saving…' : creating ? 'Create check' : 'Save changes'}
       </button>
+      {onTestRun ? (
+        <button
+          type="button"
+          class="button-secondary"
+          disabled={busy || testing}
+          aria-describedby="check-test-run-hint"
+          onClick={onTestRun}
+        >
+          {testing ? 'Running…' : 'Run before saving'}
+        </button>
+      ) : null}
       <a
         class="button button-secondary"
         href={creating ? '/checks' : `/checks/${encodeURIComponent(checkId)}`}
@@ -317,6 +362,12 @@ function FormActions({ busy, checkId }: { busy: boolean; checkId: string | undef
       <span class="visually-hidden" role="status" aria-live="polite">
         {busy ? 'Saving the check…' : ''}
       </span>
+      {onTestRun ? (
+        <p class="field-hint form-actions-hint" id="check-test-run-hint">
+          Run before saving runs the form once in one location and saves nothing: no check, no result in its
+          history, no alert.
+        </p>
+      ) : null}
     </div>
   );
 }

@@ -114,6 +114,11 @@ export class JobQueue {
     return this.#options.leaseMs;
   }
 
+  /** How long a queued job waits for a claim before it expires, ms (QueueOptions.queueExpiryMs). */
+  get queueExpiryMs(): number {
+    return this.#options.queueExpiryMs;
+  }
+
   /** Claims a job may take before a lost lease ends it (QueueOptions.maxClaims). */
   get maxClaims(): number {
     return this.#options.maxClaims;

@@ -88,14 +88,23 @@ export class JobQueries {
     return query.execute();
   }
 
-  /** Whether the check still exists (in any account: the job's own account holds it). */
+  /**
+   * Whether the check still exists (in any account: the job's own account holds it), or, for the job of a test
+   * run (runs/test-runs: its check id is a `test_runs` row, never a check), whether the test run is still kept.
+   */
   async checkExists(checkId: string): Promise<boolean> {
     const check = await this.db
       .selectFrom('checks')
       .select('id')
       .where('id', '=', checkId)
       .executeTakeFirst();
-    return check !== undefined;
+    if (check !== undefined) return true;
+    const testRun = await this.db
+      .selectFrom('test_runs')
+      .select('id')
+      .where('id', '=', checkId)
+      .executeTakeFirst();
+    return testRun !== undefined;
   }
 
   /** The stored document of a check of the account (JSON text), or undefined when it is gone. */

@@ -15,6 +15,10 @@ import { retryLocation } from '../scheduler/locations.js';
 import { settleSession } from '../sessions/sessions.js';
 import { type ResultRecorder, type ResultRecording, recordResult } from './recorders.js';
 import type { ResultAuthor, ResultOwner } from './store.js';
+import { TestRunQueries } from '../test-runs/store.js';
+
+/** What a test run's result is stored with besides its row: nothing (see ResultIngest's #storeJobResult). */
+const UNRECORDED: ResultRecording = { hookNames: [], recorders: [] };
 
 /** Options of the result ingest. Times in ms. */
 export type ResultIngestOptions = {
@@ -205,10 +209,15 @@ export class ResultIngest {
     return job.check_session_id ? settleSession(tx, job.check_session_id, nowMs) : false;
   }
 
-  /** Stores a result of `job` and deletes the job (see recordResult). */
+  /**
+   * Stores a result of `job` and deletes the job (see recordResult). The result of a test run (runs/test-runs,
+   * "Run before saving") is stored for its check session only: no result hook or recorder sees it (no alert,
+   * notification, check status or error group), since no check has its id.
+   */
   async #storeJobResult(tx: Tx, job: JobRow, result: CheckResult, by: ResultAuthor): Promise<void> {
     await new JobQueries(tx).deleteJob(job.id);
-    await recordResult(tx, this.#recording, { resultId: randomUUID(), owner: job, result, by });
+    const recording = (await new TestRunQueries(tx).isTestRun(job.check_id)) ? UNRECORDED : this.#recording;
+    await recordResult(tx, recording, { resultId: randomUUID(), owner: job, result, by });
   }
 
   /**

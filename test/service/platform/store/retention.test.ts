@@ -101,6 +101,7 @@ describe('retention', () => {
       agents: 0,
       alerts: 0,
       notifications: 0,
+      testRuns: 0,
     });
   });
 

@@ -14,6 +14,7 @@ import { customDomainVerification } from './0013_custom_domain_verification.js';
 import { runLocations } from './0014_run_locations.js';
 import { apiKeyLastUse } from './0016_api_key_last_use.js';
 import { resultDetails } from './0017_result_details.js';
+import { testRuns } from './0018_test_runs.js';
 
 /**
  * Migrations in code, one file each (`NNNN_<name>.ts`), applied in name order. The names
@@ -38,6 +39,7 @@ const migrations: Record<string, Migration> = {
   '0014_run_locations': runLocations,
   '0016_api_key_last_use': apiKeyLastUse,
   '0017_result_details': resultDetails,
+  '0018_test_runs': testRuns,
 };
 
 class InCodeProvider implements MigrationProvider {
