@@ -484,11 +484,14 @@ describe('the rollups', () => {
     expect((await migrator.migrateTo('0010_heartbeats')).error).toBeUndefined();
     for (const table of ['accounts', 'checks', 'check_sessions', 'check_results'] as const) {
       const rows = await svc.context.db.selectFrom(table).selectAll().execute();
-      for (const row of rows)
+      for (const row of rows) {
+        // Columns of later migrations (0017_result_details) are not in a store of 0010's day.
+        const { details_settled: _later, ...then } = row as Record<string, unknown>;
         await old
           .insertInto(table)
-          .values(row as never)
+          .values(then as never)
           .execute();
+      }
     }
     expect((await migrator.migrateToLatest()).error).toBeUndefined();
     const backfilled = await rollupRows(old);

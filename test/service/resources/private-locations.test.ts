@@ -71,6 +71,7 @@ describe('POST /v1/private-locations', () => {
       ],
       agentCount: 0,
       lastSeen: null,
+      embedded: false,
       created_at: expect.any(String),
       updated_at: null,
     });
