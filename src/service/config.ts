@@ -97,6 +97,18 @@ const urlWith = (protocols: readonly string[]) => (value: string) => {
   const url = new URL(value);
   return protocols.includes(url.protocol) && url.hostname !== '';
 };
+/** An IANA time zone Intl knows (`Europe/Berlin`, `UTC`). */
+const TIME_ZONE_FORMAT = 'outpost-time-zone';
+if (!FormatRegistry.Has(TIME_ZONE_FORMAT)) {
+  FormatRegistry.Set(TIME_ZONE_FORMAT, (value) => {
+    try {
+      new Intl.DateTimeFormat('en', { timeZone: value });
+      return true;
+    } catch {
+      return false;
+    }
+  });
+}
 const SMTP_URL_FORMAT = 'outpost-smtp-url';
 if (!FormatRegistry.Has(SMTP_URL_FORMAT)) FormatRegistry.Set(SMTP_URL_FORMAT, urlWith(['smtp:', 'smtps:']));
 const HTTP_URL_FORMAT = 'outpost-http-url';
@@ -184,6 +196,7 @@ const ServiceEnvSchema = Type.Object({
   // typo stops the start instead of failing every notification later.
   OUTPOST_SMTP_URL: Type.Optional(Type.String({ format: SMTP_URL_FORMAT })),
   OUTPOST_SMTP_FROM: Type.Optional(Type.String({ format: MAIL_FROM_FORMAT })),
+  OUTPOST_TIME_ZONE: Type.Optional(Type.String({ format: TIME_ZONE_FORMAT, maxLength: 64 })),
   OUTPOST_PAGERDUTY_URL: Type.Optional(Type.String({ format: HTTP_URL_FORMAT })),
   OUTPOST_OPSGENIE_URL: Type.Optional(Type.String({ format: HTTP_URL_FORMAT })),
   OUTPOST_OPSGENIE_EU_URL: Type.Optional(Type.String({ format: HTTP_URL_FORMAT })),
@@ -218,6 +231,7 @@ const REQUIREMENTS: Record<VariableName, string> = {
   OUTPOST_OUTBOUND_PRIVATE: 'allow or deny (default allow)',
   OUTPOST_SMTP_URL: 'an smtp:// or smtps:// URL with a host (smtp://user:pass@mail.example.com:587)',
   OUTPOST_SMTP_FROM: 'a sender address (alerts@example.com or Outpost <alerts@example.com>)',
+  OUTPOST_TIME_ZONE: 'an IANA time zone such as Europe/Berlin (default UTC): the times of alert mails',
   OUTPOST_PAGERDUTY_URL: 'an http:// or https:// URL',
   OUTPOST_OPSGENIE_URL: 'an http:// or https:// URL',
   OUTPOST_OPSGENIE_EU_URL: 'an http:// or https:// URL',

@@ -139,6 +139,8 @@ export type ChannelTarget = { id: number; type: string; config: Record<string, u
  */
 export type ProviderConfig = {
   smtp?: { url: string; from: string };
+  /** IANA time zone the alert mails give times in (`OUTPOST_TIME_ZONE`); default UTC. */
+  timeZone?: string;
   /** Events API v2 base, default https://events.pagerduty.com. */
   pagerdutyUrl: string;
   /** Opsgenie bases per region, default https://api.opsgenie.com and https://api.eu.opsgenie.com. */

@@ -4,23 +4,42 @@ import { escapeHtml, facts, headline, kindOf, truncate } from './message.js';
 
 /**
  * The alert e-mail: the same layout family as the status-page subscriber mails (one 600 px column, system
- * fonts, dark text on white, a link styled as a button, a footer under a rule). Times are in UTC and say so:
- * accounts have no time zone setting. Every value is user data, escaped in the HTML part.
+ * fonts, dark text on white, a link styled as a button, a footer under a rule). Times are in the service's time
+ * zone (`OUTPOST_TIME_ZONE`, default UTC) and say which. Every value is user data, escaped in the HTML part.
  */
 
 /** Longest description quoted, characters. */
 const MAX_DESCRIPTION = 1_000;
 
-const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
-
-/** `24 Nov 2026, 04:00:05 UTC` of an ISO 8601 time; the text itself when it is not one. */
-export function utcTime(iso: string): string {
+/**
+ * `24 Nov 2026, 05:00:05 CET` of an ISO 8601 time in `timeZone` (an IANA name; default and fallback UTC), the
+ * zone's short name last; the text itself when it is not a time.
+ */
+export function mailTime(iso: string, timeZone = 'UTC'): string {
   const d = new Date(iso);
   if (Number.isNaN(d.getTime())) return iso;
-  const two = (n: number) => String(n).padStart(2, '0');
-  return `${d.getUTCDate()} ${MONTHS[d.getUTCMonth()]} ${d.getUTCFullYear()}, ${two(d.getUTCHours())}:${two(
-    d.getUTCMinutes(),
-  )}:${two(d.getUTCSeconds())} UTC`;
+  const format = (zone: string) =>
+    new Intl.DateTimeFormat('en-GB', {
+      timeZone: zone,
+      day: 'numeric',
+      month: 'short',
+      year: 'numeric',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+      hourCycle: 'h23',
+      timeZoneName: 'short',
+    }).format(d);
+  try {
+    return format(timeZone);
+  } catch {
+    return format('UTC');
+  }
+}
+
+/** The footer's sentence on times: which zone they are in. */
+function timesIn(timeZone: string | undefined): string {
+  return `Times are in ${timeZone ?? 'UTC'}.`;
 }
 
 /** Check types whose runs keep screenshots (docs/checks.md, "Browser check results"). */
@@ -37,10 +56,10 @@ export function hasScreenshot(v: NotificationDoc): boolean {
 }
 
 /** The mail's facts: the notification's, the start time in words with its zone, no result link (a button). */
-function mailFacts(v: NotificationDoc): Array<[string, string]> {
+function mailFacts(v: NotificationDoc, timeZone: string | undefined): Array<[string, string]> {
   return facts(v)
     .filter(([label]) => label !== 'Result')
-    .map(([label, value]) => [label, label === 'Started at' ? utcTime(value) : value]);
+    .map(([label, value]) => [label, label === 'Started at' ? mailTime(value, timeZone) : value]);
 }
 
 /** The accent of the headline's bar: red failures, amber degradations, green recoveries (contrast > 4.5:1). */
@@ -52,31 +71,27 @@ const ACCENTS = {
   test: '#1d4ed8',
 };
 
-/** The plain-text part. */
-export function alertMailText(v: NotificationDoc): string {
+/** The plain-text part; times in `timeZone` (IANA, default UTC). */
+export function alertMailText(v: NotificationDoc, timeZone?: string): string {
   const lines = [headline(v), ''];
   if (v.ALERT_TYPE === 'ALERT_TEST')
     lines.push('This is a test notification sent from the channel settings.', '');
-  for (const [label, value] of mailFacts(v)) lines.push(`${label}: ${value}`);
+  for (const [label, value] of mailFacts(v, timeZone)) lines.push(`${label}: ${value}`);
   if (v.CHECK_DESCRIPTION) lines.push('', truncate(v.CHECK_DESCRIPTION, MAX_DESCRIPTION));
   const link = resultLink(v);
   if (link) {
     lines.push('', `Result: ${link}`);
     if (hasScreenshot(v)) lines.push(`Screenshot of the failure: on the result page, ${link}`);
   }
-  lines.push(
-    '',
-    'Times are in UTC.',
-    'You get this mail because this address is an alert channel in Outpost.',
-  );
+  lines.push('', timesIn(timeZone), 'You get this mail because this address is an alert channel in Outpost.');
   return lines.join('\n');
 }
 
-/** The HTML part, in the subscriber mails' frame. */
-export function alertMailHtml(v: NotificationDoc): string {
+/** The HTML part, in the subscriber mails' frame; times in `timeZone` (IANA, default UTC). */
+export function alertMailHtml(v: NotificationDoc, timeZone?: string): string {
   const title = headline(v);
   const accent = ACCENTS[kindOf(v.ALERT_TYPE)];
-  const rows = mailFacts(v)
+  const rows = mailFacts(v, timeZone)
     .map(
       ([label, value]) =>
         `<tr><th align="left" valign="top" style="padding:4px 16px 4px 0;font-weight:600;white-space:nowrap">${escapeHtml(
@@ -110,7 +125,7 @@ ${rows}
 ${description}
 ${actions}
 <hr style="border:0;border-top:1px solid #d1d5db;margin:24px 0">
-<p style="font-size:14px;color:#374151">Times are in UTC. You get this mail because this address is an alert channel in Outpost.</p>
+<p style="font-size:14px;color:#374151">${escapeHtml(timesIn(timeZone))} You get this mail because this address is an alert channel in Outpost.</p>
 </div></body></html>
 `;
 }

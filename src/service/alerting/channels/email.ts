@@ -26,10 +26,12 @@ export const SMTP_VARIABLES = ['OUTPOST_SMTP_URL', 'OUTPOST_SMTP_FROM'] as const
  * `smtp://user:pass@mail.example.com:587`) and `OUTPOST_SMTP_FROM` are set (empty counts as unset), else
  * nothing (EMAIL notifications then fail naming SMTP_VARIABLES).
  */
-export function smtpFromEnv(env: NodeJS.ProcessEnv): Pick<ProviderConfig, 'smtp'> {
+export function smtpFromEnv(env: NodeJS.ProcessEnv): Pick<ProviderConfig, 'smtp' | 'timeZone'> {
   const url = envValue(env, 'OUTPOST_SMTP_URL');
   const from = envValue(env, 'OUTPOST_SMTP_FROM');
-  return url && from ? { smtp: { url, from } } : {};
+  // The service's start-up refuses a zone Intl does not know (config.ts); an unknown one here falls back to UTC.
+  const timeZone = envValue(env, 'OUTPOST_TIME_ZONE');
+  return { ...(url && from ? { smtp: { url, from } } : {}), ...(timeZone ? { timeZone } : {}) };
 }
 
 /** A nodemailer transporter: sends through one SMTP server. */
@@ -173,8 +175,8 @@ const sendEmail: ChannelSender = (notification, channel, providers, signal) =>
       from: smtp.from,
       to,
       subject: truncate(`${prefix}${v.ALERT_TITLE}`.replace(/[\r\n]+/g, ' '), MAX_SUBJECT),
-      text: alertMailText(v),
-      html: alertMailHtml(v),
+      text: alertMailText(v, providers.timeZone),
+      html: alertMailHtml(v, providers.timeZone),
       messageId: messageIdOf(notification.idempotencyKey),
       headers: { 'X-Outpost-Alert-Type': v.ALERT_TYPE, 'X-Outpost-Check-Id': v.CHECK_ID.slice(0, 200) },
     });

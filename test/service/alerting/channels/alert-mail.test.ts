@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeSenders, providersFromEnv, senders } from '../../../../src/service/alerting/channels/index.js';
 import { type SmtpPeer, startSmtpPeer } from '../../../helpers/alert-peers.js';
 import { channel, never, notification } from './fixtures.js';
+import { parseServiceConfig } from '../../../../src/service/config.js';
 
 /** The alert e-mail as a real SMTP server receives it: the subscriber mails' layout, UTC times, result and screenshot links. */
 let peer: SmtpPeer;
@@ -70,5 +71,24 @@ describe('alert e-mail', () => {
     const test = peer.mails.at(-1)!;
     expect(test.html).not.toContain('View the result');
     expect(test.html).toContain('This is a test notification sent from the channel settings.');
+  });
+
+  it('gives times in OUTPOST_TIME_ZONE, naming the zone; the start refuses a zone that does not exist', async () => {
+    const inBerlin = providersFromEnv({
+      OUTPOST_SMTP_URL: peer.url,
+      OUTPOST_SMTP_FROM: 'Outpost <alerts@outpost.test>',
+      OUTPOST_TIME_ZONE: 'Europe/Berlin',
+    });
+    await senders.EMAIL(notification({ STARTED_AT: '2026-11-24T04:05:09.000Z' }), to, inBerlin, never);
+    const mail = peer.mails.at(-1)!;
+    expect(mail.text).toContain('Started at: 24 Nov 2026, 05:05:09 CET');
+    expect(mail.text).toContain('Times are in Europe/Berlin.');
+    expect(mail.html).toContain('24 Nov 2026, 05:05:09 CET');
+    // Summer time has its own name.
+    await senders.EMAIL(notification({ STARTED_AT: '2026-07-01T12:00:00.000Z' }), to, inBerlin, never);
+    expect(peer.mails.at(-1)!.text).toContain('Started at: 1 Jul 2026, 14:00:00 CEST');
+    expect(() => parseServiceConfig({ OUTPOST_TIME_ZONE: 'Mars/Olympus_Mons' })).toThrow(
+      /OUTPOST_TIME_ZONE must be an IANA time zone/,
+    );
   });
 });
