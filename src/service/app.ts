@@ -201,6 +201,24 @@ export async function build(options: BuildOptions): Promise<Service> {
   };
 }
 
+/**
+ * An empty body sent as `application/json` is no body, not a 400: clients send it so on DELETE and on
+ * bodiless POSTs (the hosted API's Go SDK, and so its Terraform provider). A route whose body is required
+ * still answers its validation error, naming the body. Any other body is parsed by Fastify's own JSON
+ * parser, prototype poisoning refused as before.
+ */
+function acceptEmptyJsonBodies(app: FastifyInstance): void {
+  const json = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body.length === 0) {
+      done(null, undefined);
+      return;
+    }
+    json(request, typeof body === 'string' ? body : body.toString('utf8'), done);
+  });
+}
+
 /** The fastify app with the platform's parts: limits, validators, error bodies and the OpenAPI document. */
 async function platformApp(options: BuildOptions, context: ServiceContext): Promise<FastifyInstance> {
   const app: FastifyInstance = Fastify({
@@ -219,6 +237,7 @@ async function platformApp(options: BuildOptions, context: ServiceContext): Prom
   app.setValidatorCompiler(({ schema, httpPart }) =>
     httpPart === 'body' ? bodyAjv.compile(schema) : queryAjv.compile(schema),
   );
+  acceptEmptyJsonBodies(app);
   installErrorHandling(app);
   await registerOpenApi(app);
   return app;

@@ -160,7 +160,10 @@ function updateRoute(
       const before = await checks.get(accountId, request.params.id);
       await assertCheckReferences(ctx.db, accountId, body);
       const { updateHeartbeat } = checkTypeEntry(before.checkType);
-      if (updateHeartbeat) validateBodyPart(updateHeartbeat, body.heartbeat, 'heartbeat');
+      // Left out, the check keeps its own (the hosted API's current document requires neither it nor `script`).
+      if (updateHeartbeat && body.heartbeat !== undefined) {
+        validateBodyPart(updateHeartbeat, body.heartbeat, 'heartbeat');
+      }
       const doc = mergeCheckUpdate(before, body, now);
       await assertRuntimeFits(ctx.db, accountId, doc, multiStepRuntimes);
       await updateCheck(ctx, accountId, before, doc, now.getTime());

@@ -66,8 +66,6 @@ describe('POST /v1/checks/icmp', () => {
   const invalid: [string, Record<string, unknown>, string][] = [
     ['missing name', { name: undefined }, 'name'],
     ['missing request', { request: undefined }, 'request'],
-    ['missing heartbeat', { heartbeat: undefined }, 'heartbeat'],
-    ['missing script', { script: undefined }, 'script'],
     ['missing hostname', { request: { pingCount: 3 } }, 'request.hostname'],
     ['pingCount 0', { request: { hostname: 'a', pingCount: 0 } }, 'request.pingCount'],
     ['pingCount 51', { request: { hostname: 'a', pingCount: 51 } }, 'request.pingCount'],

@@ -4,7 +4,7 @@ import { IntegerEnum, StringEnum, strict } from '../../platform/http/schema-help
 import { assertions, packetLoss, responseTime, sharedCheckFields } from './common.js';
 
 /**
- * ICMP heartbeat settings: the `heartbeat` object an ICMP check requires (docs/checks.md, "ICMP"), each
+ * ICMP heartbeat settings: the `heartbeat` object of an ICMP check (docs/checks.md, "ICMP"), each
  * field optional, periods and graces in whole `seconds`, `minutes`, `hours` or `days`. Stored as given, not
  * used by runs; not the HEARTBEAT check type's `heartbeat` (heartbeat.ts, HeartbeatCheckSchema).
  */
@@ -29,14 +29,18 @@ export const IcmpRequestBodySchema = Type.Object(
   strict,
 );
 
-/** Body of `POST /v1/checks/icmp`: required `name`, `request`, `heartbeat`, `script` (docs/api.md, "Checks"). */
+/**
+ * Body of `POST /v1/checks/icmp`: required `name` and `request` (the hosted API's current document; its older
+ * one also required `heartbeat` and `script`, which are taken and default to `{}` and `''`; docs/api.md,
+ * "Checks").
+ */
 export const CreateIcmpCheckBody = Type.Object(
   {
     ...sharedCheckFields,
     frequency: Type.Optional(IntegerEnum(ICMP_FREQUENCIES, { default: 10 })),
     request: IcmpRequestBodySchema,
-    heartbeat: IcmpHeartbeatSchema,
-    script: Type.String({ maxLength: 131_072 }),
+    heartbeat: Type.Optional({ ...IcmpHeartbeatSchema, default: {} }),
+    script: Type.Optional(Type.String({ maxLength: 131_072, default: '' })),
     degradedResponseTime: responseTime(10_000),
     maxResponseTime: responseTime(20_000),
     degradedPacketLossThreshold: packetLoss(10),

@@ -7,9 +7,8 @@ import { HeartbeatCheckSchema } from './heartbeat.js';
 import { IcmpHeartbeatSchema } from './icmp.js';
 
 /**
- * Body of `PUT /v1/checks/{id}`: the generic update body. Required
- * `heartbeat` and `script` as the public API's schema says (docs/api.md, "Checks"); every other field
- * optional, `frequency` any integer and `timeoutSeconds` 1–1800 (the check type's own set and cap
+ * Body of `PUT /v1/checks/{id}`: the generic update body. Every field optional, as in the hosted API's
+ * current document (its older one required `heartbeat` and `script`: still taken; docs/api.md, "Checks"), `frequency` any integer and `timeoutSeconds` 1–1800 (the check type's own set and cap
  * are enforced after merging), `request` an object validated against the check's type.
  */
 export const UpdateCheckBody = Type.Object(
@@ -19,8 +18,8 @@ export const UpdateCheckBody = Type.Object(
     checkType: Type.Optional(StringEnum(CHECK_TYPES)),
     frequency: Type.Optional(Type.Integer({ minimum: 0, maximum: 1440 })),
     request: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
-    heartbeat: IcmpHeartbeatSchema,
-    script: Nullable(Type.String({ maxLength: 131_072 })),
+    heartbeat: Type.Optional(IcmpHeartbeatSchema),
+    script: Type.Optional(Nullable(Type.String({ maxLength: 131_072 }))),
     dependencies: Type.Optional(
       Nullable(
         Type.Array(Type.Object({ path: Type.String({ maxLength: 1024 }), content: Type.String() }, strict), {
@@ -46,14 +45,16 @@ export const UpdateCheckBody = Type.Object(
 export const UpdateAnyCheckBody = Type.Object(
   {
     ...UpdateCheckBody.properties,
-    heartbeat: Type.Object(
-      {
-        ...IcmpHeartbeatSchema.properties,
-        ...HeartbeatCheckSchema.properties,
-        grace: Type.Optional(HeartbeatCheckSchema.properties.grace),
-        graceUnit: Type.Optional(HeartbeatCheckSchema.properties.graceUnit),
-      },
-      strict,
+    heartbeat: Type.Optional(
+      Type.Object(
+        {
+          ...IcmpHeartbeatSchema.properties,
+          ...HeartbeatCheckSchema.properties,
+          grace: Type.Optional(HeartbeatCheckSchema.properties.grace),
+          graceUnit: Type.Optional(HeartbeatCheckSchema.properties.graceUnit),
+        },
+        strict,
+      ),
     ),
   },
   strict,

@@ -47,7 +47,9 @@ export async function checkSessionRoutes(app: ServiceApp, ctx: ServiceContext): 
       schema: {
         tags: ['check sessions'],
         summary: 'Start check sessions for the checks matching the target filters',
-        body: Type.Optional(TriggerBody),
+        // Left out (no body, or an empty one as application/json): every activated check. Fastify validates an
+        // absent body as null, so null is part of the schema.
+        body: Type.Union([TriggerBody, Type.Null()]),
         response: { 201: Type.Object({ sessions: Type.Array(CheckSessionSchema) }) },
       },
     },
