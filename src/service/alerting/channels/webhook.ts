@@ -18,6 +18,7 @@ import { ConfigError, guarded, keyValues, optionalString, requiredString } from 
 import { MAX_ANSWER_CHARS, noAnswer, type ProviderRequest, sendRequest } from './http.js';
 import { renderOffThread } from './render.js';
 import { discordMessage, htmlChatMessage, teamsMessage } from './chat.js';
+import { baseOf, isResult, sendToUserUrl, userUrl } from './outbound.js';
 
 /** Methods a webhook may use; GET, HEAD and DELETE send no body. */
 const WEBHOOK_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'HEAD', 'DELETE'] as const;
@@ -211,16 +212,8 @@ async function sendTelegram(
 ): Promise<DeliveryResult> {
   const chatId = requiredString(channel, 'chatId');
   const scrub = new Scrubber([botToken, ...Object.values(notification.accountVariables)]);
-  let base: URL;
-  try {
-    base = new URL(requiredString(channel, 'url'));
-  } catch (err) {
-    if (err instanceof ConfigError) throw err;
-    return noAnswer('FAILED', 'the Telegram API URL is not a valid URL');
-  }
-  if (base.protocol !== 'http:' && base.protocol !== 'https:') {
-    return noAnswer('FAILED', 'the Telegram API URL must be http or https');
-  }
+  const base = userUrl(requiredString(channel, 'url'), 'the Telegram API URL');
+  if (isResult(base)) return base;
   let text = htmlChatMessage(notification.variables, '\n');
   const template = optionalString(channel, 'template');
   if (template !== undefined && template.trim() !== '') {
@@ -234,16 +227,14 @@ async function sendTelegram(
     parse_mode: 'HTML',
     link_preview_options: { is_disabled: true },
   });
-  return sendRequest({
-    url: `${base.toString().replace(/\/+$/, '')}/bot${encodeURIComponent(botToken)}/sendMessage`,
-    method: 'POST',
-    headers: { 'content-type': 'application/json; charset=utf-8', 'user-agent': 'Outpost-Alerts/1' },
+  return sendToUserUrl({
+    url: `${baseOf(base)}/bot${encodeURIComponent(botToken)}/sendMessage`,
+    headers: { 'content-type': 'application/json; charset=utf-8' },
     body,
-    signal,
     secrets: [...scrub.secrets(), encodeURIComponent(botToken)],
-    idempotent: true,
     provider: 'Telegram',
-    policy: providers.outbound ?? defaultOutboundPolicy(),
+    providers,
+    signal,
   });
 }
 
