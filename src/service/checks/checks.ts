@@ -236,10 +236,8 @@ export function mergeCheckUpdate(stored: CheckDoc, incoming: CheckUpdateBody, no
   if (incoming.checkType !== undefined && incoming.checkType !== stored.checkType) {
     throw badField('checkType', `must be ${stored.checkType}: a check cannot change type`, 'const');
   }
-  const { unservedLocations: _readOnly, ...sent } = incoming as CheckUpdateBody & {
-    unservedLocations?: unknown;
-  };
-  const body = keepMaskedSecrets(sent as CheckUpdateBody, stored, CHECK_SECRETS);
+  const sent = withoutReadOnly(incoming as Record<string, unknown>) as CheckUpdateBody;
+  const body = keepMaskedSecrets(sent, stored, CHECK_SECRETS);
   const merged = {
     ...stored,
     ...body,
