@@ -202,6 +202,9 @@ async function runService(mode: 'service' | 'up'): Promise<number> {
   });
 
   const print = (line = '') => writeLine(line);
+  // From the banner on, whoever reads it may send SIGTERM at once: without a listener Node would die of it by
+  // default, between the write and untilShutdown's handlers. Signals are kept until those handle them.
+  const early = new EarlySignals();
   printBanner(print, mode, running, config.appUrl);
   // The data directory exists now (the store is open in it); an in-memory store has none.
   if (upLog && config.databaseFile !== ':memory:') {
@@ -214,7 +217,25 @@ async function runService(mode: 'service' | 'up'): Promise<number> {
     print('  results:');
     agent = startEmbeddedAgent(running, upLog);
   }
-  return untilShutdown({ mode, log, running, agent, upLog, writeLine });
+  return untilShutdown({ mode, log, running, agent, upLog, writeLine, early });
+}
+
+/** SIGTERM and SIGINT received before the shutdown handlers are in place, kept in order (see runService). */
+class EarlySignals {
+  readonly #received: NodeJS.Signals[] = [];
+  readonly #keep = (signal: NodeJS.Signals) => this.#received.push(signal);
+
+  constructor() {
+    process.on('SIGTERM', this.#keep);
+    process.on('SIGINT', this.#keep);
+  }
+
+  /** Stops keeping signals and hands those kept to `handle`, in the order they came. */
+  replayTo(handle: (signal: NodeJS.Signals) => void): void {
+    process.off('SIGTERM', this.#keep);
+    process.off('SIGINT', this.#keep);
+    for (const signal of this.#received.splice(0)) handle(signal);
+  }
 }
 
 /** What the CLI uses of a started service (src/service/main.ts, `RunningService`). */
@@ -280,6 +301,8 @@ type Running = {
   agent: ChildProcess | undefined;
   upLog: UpLog | undefined;
   writeLine: (line: string) => void;
+  /** Signals that came before the handlers of untilShutdown, handled by them at once. */
+  early: EarlySignals;
 };
 
 /**
@@ -288,7 +311,7 @@ type Running = {
  * (130 for SIGINT, 143 for SIGTERM); an embedded agent that exits on its own stops the service
  * (its exit code, 1 when it was killed).
  */
-function untilShutdown({ mode, log, running, agent, upLog, writeLine }: Running): Promise<number> {
+function untilShutdown({ mode, log, running, agent, upLog, writeLine, early }: Running): Promise<number> {
   return new Promise<number>((resolve) => {
     let signals = 0;
     const shutdown = (signal: NodeJS.Signals) => {
@@ -315,6 +338,7 @@ function untilShutdown({ mode, log, running, agent, upLog, writeLine }: Running)
     };
     process.on('SIGTERM', shutdown);
     process.on('SIGINT', shutdown);
+    early.replayTo(shutdown);
     agent?.once('exit', (code, signal) => {
       if (signals === 0) {
         log.error({ code, signal }, 'embedded agent exited; stopping');

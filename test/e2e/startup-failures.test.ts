@@ -326,6 +326,35 @@ describe('start-up failures explain themselves in one line (issue 9 item 2.10)',
   });
 });
 
+describe('a SIGTERM as soon as the banner is out', () => {
+  it('stops the service cleanly (exit 0), never by the signal: the handlers are in place before the banner', async () => {
+    for (let i = 0; i < 5; i++) {
+      const dataDir = mkdtempSync(join(tmpdir(), 'outpost-e2e-early-signal-'));
+      try {
+        const child = spawn(process.execPath, [CLI, 'service'], {
+          env: { PATH: process.env.PATH ?? '', PORT: String(await freePort()), OUTPOST_DATA_DIR: dataDir },
+          stdio: ['ignore', 'pipe', 'ignore'],
+        });
+        let sent = false;
+        child.stdout.on('data', (chunk: Buffer) => {
+          // The moment the banner arrives, as a process manager or a test would.
+          if (!sent && chunk.toString('utf8').includes('service is listening')) {
+            sent = true;
+            child.kill('SIGTERM');
+          }
+        });
+        const exit = await new Promise<number | string>((resolve) =>
+          child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')),
+        );
+        expect(sent).toBe(true);
+        expect(exit).toBe(0);
+      } finally {
+        rmSync(dataDir, { recursive: true, force: true });
+      }
+    }
+  }, 60_000);
+});
+
 describe('outpost <command> --help', () => {
   it.each(['up', 'service', 'agent'])(
     '%s --help prints what it does and exits 0, starting nothing and creating no data folder',
