@@ -1,4 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { TSchema } from '@sinclair/typebox';
+import type { CredentialView } from './platform/store/secret-fields.js';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Logger } from '../common/logger.js';
@@ -11,7 +13,7 @@ import { AuthFailureLimiter, authHook } from './platform/http/auth.js';
 import { answerFrameworkError, installErrorHandling } from './platform/http/errors.js';
 import { registerOpenApi } from './platform/http/openapi.js';
 import type { OutboundPolicyOptions } from './platform/http/outbound-policy.js';
-import { bodyAjv, queryAjv } from './platform/http/validation.js';
+import { bodyValidator, queryAjv } from './platform/http/validation.js';
 import type { Database } from './platform/store/database.js';
 import type { RetentionPolicy, RetentionWorker } from './platform/store/retention.js';
 import { registerWebApp } from './platform/web/plugin.js';
@@ -29,6 +31,11 @@ export type BuildOptions = {
   queueExpiryMs?: number;
   /** Base of `checkSessionLink` and of heartbeat `pingUrl`s; default http://localhost:3000. */
   appUrl?: string;
+  /**
+   * How answers to API-key requests show stored credentials (OUTPOST_API_CREDENTIALS; docs/security.md,
+   * "Credentials in answers"); default `masked`.
+   */
+  apiCredentials?: CredentialView;
   /** The store's file, for analytics reader threads; omitted or ":memory:" runs analytics on one thread. */
   databaseFile?: string;
   /**
@@ -235,7 +242,7 @@ async function platformApp(options: BuildOptions, context: ServiceContext): Prom
     rewriteUrl: (req) => context.statusPageDomains.rewrite(req),
   });
   app.setValidatorCompiler(({ schema, httpPart }) =>
-    httpPart === 'body' ? bodyAjv.compile(schema) : queryAjv.compile(schema),
+    httpPart === 'body' ? bodyValidator(schema as TSchema) : queryAjv.compile(schema),
   );
   acceptEmptyJsonBodies(app);
   installErrorHandling(app);

@@ -55,6 +55,11 @@ export type ServiceConfig = Readonly<{
   outboundAllow: readonly string[];
   /** Whether those URLs may reach private addresses (OUTPOST_OUTBOUND_PRIVATE); default `allow`. */
   outboundPrivate: 'allow' | 'deny';
+  /**
+   * How answers to API-key requests show stored credentials (OUTPOST_API_CREDENTIALS; docs/security.md,
+   * "Credentials in answers"): `masked` (default) or `clear`.
+   */
+  apiCredentials: 'masked' | 'clear';
 }>;
 
 const URL_FORMAT = 'outpost-url';
@@ -192,6 +197,7 @@ const ServiceEnvSchema = Type.Object({
   OUTPOST_DNS_SERVERS: Type.Optional(Type.String({ format: DNS_SERVERS_FORMAT })),
   OUTPOST_OUTBOUND_ALLOW: Type.Optional(Type.String({ format: OUTBOUND_ALLOW_FORMAT })),
   OUTPOST_OUTBOUND_PRIVATE: literals(['allow', 'deny'] as const),
+  OUTPOST_API_CREDENTIALS: literals(['masked', 'clear'] as const),
   // Read by the alert providers (src/service/alerting/channels/providers.ts); checked here so that a
   // typo stops the start instead of failing every notification later.
   OUTPOST_SMTP_URL: Type.Optional(Type.String({ format: SMTP_URL_FORMAT })),
@@ -229,6 +235,7 @@ const REQUIREMENTS: Record<VariableName, string> = {
   OUTPOST_OUTBOUND_ALLOW:
     'comma-separated CIDR ranges, addresses and host names (10.0.0.0/8,127.0.0.1,hooks.internal)',
   OUTPOST_OUTBOUND_PRIVATE: 'allow or deny (default allow)',
+  OUTPOST_API_CREDENTIALS: 'masked or clear (default masked): how API-key answers show stored credentials',
   OUTPOST_SMTP_URL: 'an smtp:// or smtps:// URL with a host (smtp://user:pass@mail.example.com:587)',
   OUTPOST_SMTP_FROM: 'a sender address (alerts@example.com or Outpost <alerts@example.com>)',
   OUTPOST_TIME_ZONE: 'an IANA time zone such as Europe/Berlin (default UTC): the times of alert mails',
@@ -256,6 +263,7 @@ const DEFAULTS: Partial<Record<VariableName, string>> = {
   OUTPOST_PASSING_DETAIL_HOURS: '24',
   LOG_LEVEL: 'INFO',
   OUTPOST_OUTBOUND_PRIVATE: 'allow',
+  OUTPOST_API_CREDENTIALS: 'masked',
 };
 
 const INTEGER_VARIABLES = new Set<VariableName>([
@@ -280,7 +288,8 @@ function convert(name: VariableName, value: string): string | number {
     const n = Number(value);
     return Number.isInteger(n) ? n : value;
   }
-  if (name === 'OUTPOST_OUTBOUND_PRIVATE') return value.trim().toLowerCase();
+  if (name === 'OUTPOST_OUTBOUND_PRIVATE' || name === 'OUTPOST_API_CREDENTIALS')
+    return value.trim().toLowerCase();
   return name === 'LOG_LEVEL' ? value.toUpperCase() : value;
 }
 
@@ -365,5 +374,6 @@ export function parseServiceConfig(env: NodeJS.ProcessEnv): ServiceConfig {
         .filter((entry) => entry !== ''),
     ),
     outboundPrivate: parsed.OUTPOST_OUTBOUND_PRIVATE,
+    apiCredentials: parsed.OUTPOST_API_CREDENTIALS,
   });
 }

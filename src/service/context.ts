@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import type { CredentialView } from './platform/store/secret-fields.js';
 import type { CheckResult } from '../protocol/index.js';
 import type { Logger } from '../common/logger.js';
 import { closeSenders, providersFromEnv, senders } from './alerting/channels/index.js';
@@ -38,6 +39,11 @@ export type ServiceContext = {
    * OUTPOST_OUTBOUND_PRIVATE; docs/alerting.md, "Where alerts may go").
    */
   outbound: OutboundPolicy;
+  /**
+   * How answers to API-key requests show stored credentials (OUTPOST_API_CREDENTIALS): `masked` or `clear`;
+   * web-app sessions always see them masked (platform/http/auth.ts, credentialViewOf).
+   */
+  apiCredentials: CredentialView;
   /**
    * Status-page custom domains (docs/status-pages.md, "Custom domains"): the service's own host names, the
    * operator's allow-list (OUTPOST_STATUS_PAGE_DOMAINS) and the TXT lookup (OUTPOST_DNS_SERVERS).
@@ -79,6 +85,8 @@ export type ContextOptions = {
   maxClaims?: number;
   /** Base of the links the service writes; default http://localhost:3000. */
   appUrl?: string;
+  /** How answers to API-key requests show stored credentials; default `masked`. */
+  apiCredentials?: CredentialView;
   /** The store's file, for analytics reader threads; omitted or ":memory:" runs analytics on one thread. */
   databaseFile?: string;
   /** Hooks run from the result outbox after the modules' own (see app.ts `BuildOptions.resultHooks`). */
@@ -132,6 +140,7 @@ export function createContext(options: ContextOptions): ServiceContext {
     log: options.log,
     shutdown: options.shutdown,
     appUrl: appUrl.replace(/\/+$/, ''),
+    apiCredentials: options.apiCredentials ?? 'masked',
     outbound,
     customDomains,
     artifacts,

@@ -99,6 +99,7 @@ export async function startService(
       passingDetailHours: config.passingDetailHours,
     },
     appUrl: config.appUrl,
+    apiCredentials: config.apiCredentials,
     outbound: { allow: config.outboundAllow, privateNetworks: config.outboundPrivate },
     customDomains: {
       allowList: config.statusPageDomains,

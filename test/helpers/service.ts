@@ -29,7 +29,10 @@ export type TestService = Service & {
  * removed at close) with two accounts.
  */
 export async function testService(
-  options: Pick<BuildOptions, 'leaseMs' | 'queueExpiryMs' | 'customDomains' | 'outbound'> = {},
+  options: Pick<
+    BuildOptions,
+    'leaseMs' | 'queueExpiryMs' | 'customDomains' | 'outbound' | 'apiCredentials'
+  > = {},
 ): Promise<TestService> {
   const db = await openSqliteDatabase(':memory:');
   const a = await createAccount(db, 'A');

@@ -9,3 +9,4 @@ export type { NotificationRow } from './delivery/store.js';
 export type { AlertState } from './engine.js';
 export { AlertQueries } from './store.js';
 export type { DeliveryResult, EngineAlert, ProviderConfig } from './types.js';
+export { type AlertSettingsDoc, completeAlertSettings } from './settings.js';

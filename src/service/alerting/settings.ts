@@ -24,6 +24,32 @@ export const DEFAULT_ALERT_SETTINGS_DOC = {
   parallelRunFailureThreshold: { enabled: false, percentage: 10 },
 } as const satisfies AlertSettingsDoc;
 
+/**
+ * `sent` completed with the defaults, field by field (DEFAULT_ALERT_SETTINGS_DOC): what a check, a group or the
+ * account stores for the `alertSettings` of a body, so that what a client sent partially (`{escalationType,
+ * runBasedEscalation}`, or `timeBasedEscalation: {}`) is answered whole, the same on every read, and a client
+ * that compares what it sent with what it reads (a Terraform plan) converges. Pure.
+ */
+export function completeAlertSettings<T extends AlertSettingsDoc>(sent: T | null | undefined): T {
+  const d = DEFAULT_ALERT_SETTINGS_DOC;
+  // Each default is a value the body schema allows, so the completed object is still a T.
+  return {
+    escalationType: sent?.escalationType ?? d.escalationType,
+    runBasedEscalation: { ...d.runBasedEscalation, ...defined(sent?.runBasedEscalation) },
+    timeBasedEscalation: { ...d.timeBasedEscalation, ...defined(sent?.timeBasedEscalation) },
+    reminders: { ...d.reminders, ...defined(sent?.reminders) },
+    parallelRunFailureThreshold: {
+      ...d.parallelRunFailureThreshold,
+      ...defined(sent?.parallelRunFailureThreshold),
+    },
+  } as T;
+}
+
+/** The fields of `part` that are not undefined. */
+function defined<T extends object>(part: T | undefined): Partial<T> {
+  return Object.fromEntries(Object.entries(part ?? {}).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
 /** Where a check's alert settings may come from: the check itself or its group. */
 export type AlertSettingsSource = {
   alertSettings?: AlertSettingsDoc | null | undefined;

@@ -7,7 +7,7 @@ import { badField } from '../platform/http/errors.js';
 import { checkTypeEntry } from './types/registry.js';
 import type { SharedCheckFields } from './types/common.js';
 import type { UpdateAnyCheckBody } from './types/update.js';
-import { ChannelQueries } from '../alerting/index.js';
+import { type AlertSettingsDoc, ChannelQueries, completeAlertSettings } from '../alerting/index.js';
 import { GroupQueries } from '../resources/index.js';
 import { DEFAULT_RUNTIME_ID } from '../resources/index.js';
 import { readDoc } from '../platform/store/schema.js';
@@ -21,6 +21,7 @@ import {
 } from '../resources/index.js';
 import {
   CHECK_SECRETS,
+  type CredentialView,
   keepMaskedSecrets,
   maskSecrets,
   openSecrets,
@@ -63,7 +64,7 @@ type CheckCore = {
  * `timeoutSeconds`, …), typed as `PUT /v1/checks/{id}` validates them (UpdateAnyCheckBody). A create body
  * is stricter per type; a stored value always passed one or the other.
  */
-type CheckFields = Partial<Omit<Static<typeof UpdateAnyCheckBody>, keyof CheckCore>>;
+type CheckFields = Partial<Omit<Static<typeof UpdateAnyCheckBody>, keyof CheckCore | IgnoredCheckField>>;
 
 /**
  * A check as stored and as the API shows it (minus masking and the `alertChannels` view): the
@@ -72,8 +73,23 @@ type CheckFields = Partial<Omit<Static<typeof UpdateAnyCheckBody>, keyof CheckCo
  */
 export type CheckDoc = Record<string, unknown> & CheckFields & CheckCore;
 
-/** A validated body of `PUT /v1/checks/{id}` (UpdateAnyCheckBody). */
-export type CheckUpdateBody = Static<typeof UpdateAnyCheckBody>;
+/**
+ * Fields of check bodies that are accepted and ignored (types/common.ts, `checkEchoFields`): the body validator
+ * drops them (platform/http/validation.ts), so no handler sees them.
+ */
+type IgnoredCheckField =
+  | 'id'
+  | 'created_at'
+  | 'createdAt'
+  | 'updated_at'
+  | 'updatedAt'
+  | 'unservedLocations'
+  | 'alertChannels'
+  | 'sslCheck'
+  | 'aiAutoRepairEnabled';
+
+/** A validated body of `PUT /v1/checks/{id}` (UpdateAnyCheckBody), without its ignored fields. */
+export type CheckUpdateBody = Omit<Static<typeof UpdateAnyCheckBody>, IgnoredCheckField>;
 
 /** The ids a check body names in other resources (assertCheckReferences), each optional. */
 export type CheckReferences = Pick<
@@ -83,13 +99,6 @@ export type CheckReferences = Pick<
 
 /** Location used when a check names neither `locations` nor `privateLocations`. */
 export const DEFAULT_LOCATION: Location = 'us-east-1';
-
-const DEFAULT_ALERT_SETTINGS = {
-  escalationType: 'RUN_BASED',
-  runBasedEscalation: { failedRunThreshold: 1 },
-  reminders: { amount: 0, interval: 5 },
-  parallelRunFailureThreshold: { enabled: false, percentage: 10 },
-};
 
 const EMPTY_ALERT_CHANNELS = { email: [], webhook: [], slack: [], sms: [] };
 
@@ -178,16 +187,9 @@ export async function assertRuntimeFits(
   }
 }
 
-/** `body` without the read-only fields a check read answers (`unservedLocations`): they are never stored. */
-function withoutReadOnly(body: Record<string, unknown>): Record<string, unknown> {
-  const { unservedLocations: _readOnly, ...rest } = body;
-  return rest;
-}
-
 /** Builds the stored document of a new check from a validated create body. */
 export function newCheckDoc(checkType: CheckType, body: Record<string, unknown>, now: Date): CheckDoc {
   const doc = {
-    alertSettings: DEFAULT_ALERT_SETTINGS,
     alertChannelSubscriptions: [],
     tags: [],
     locations: null,
@@ -207,7 +209,8 @@ export function newCheckDoc(checkType: CheckType, body: Record<string, unknown>,
     localSetupScript: null,
     localTearDownScript: null,
     frequency: 10,
-    ...withoutReadOnly(body),
+    ...body,
+    alertSettings: completeAlertSettings(body.alertSettings as AlertSettingsDoc | undefined),
     id: randomUUID(),
     checkType,
     created_at: now.toISOString(),
@@ -236,8 +239,7 @@ export function mergeCheckUpdate(stored: CheckDoc, incoming: CheckUpdateBody, no
   if (incoming.checkType !== undefined && incoming.checkType !== stored.checkType) {
     throw badField('checkType', `must be ${stored.checkType}: a check cannot change type`, 'const');
   }
-  const sent = withoutReadOnly(incoming as Record<string, unknown>) as CheckUpdateBody;
-  const body = keepMaskedSecrets(sent, stored, CHECK_SECRETS);
+  const body = keepMaskedSecrets(incoming, stored, CHECK_SECRETS);
   const merged = {
     ...stored,
     ...body,
@@ -245,6 +247,7 @@ export function mergeCheckUpdate(stored: CheckDoc, incoming: CheckUpdateBody, no
     checkType: stored.checkType,
     updated_at: now.toISOString(),
   };
+  if (body.alertSettings !== undefined) merged.alertSettings = completeAlertSettings(body.alertSettings);
   if (body.request !== undefined) {
     const schema = checkTypeEntry(stored.checkType).updateRequest;
     merged.request = (
@@ -268,13 +271,15 @@ export type AlertChannelsView = {
  * The API view of a check: values of `secret` variables (once set, never readable again: docs/api.md,
  * "Environment variable"), the basic-auth password and credential header values (Authorization,
  * Cookie, x-api-key, … see isCredentialHeader) become `*****`; a header value or password that is
- * only a `{{VARIABLE}}` reference stays visible. Adds the `alertChannels` view.
+ * only a `{{VARIABLE}}` reference stays visible; in the `clear` view (docs/security.md, "Credentials in
+ * answers") only `secret` variables are masked. Adds the `alertChannels` view.
  */
 export function presentCheck(
   doc: CheckDoc,
   alertChannels: AlertChannelsView = EMPTY_ALERT_CHANNELS,
+  view: CredentialView = 'masked',
 ): CheckResponse {
-  return { ...maskSecrets(doc, CHECK_SECRETS), alertChannels };
+  return { ...maskSecrets(doc, CHECK_SECRETS, view), alertChannels };
 }
 
 /**

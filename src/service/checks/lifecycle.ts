@@ -1,4 +1,5 @@
 import type { ServiceContext } from '../context.js';
+import type { CredentialView } from '../platform/store/secret-fields.js';
 import { alertChannelsView, type CheckDoc, presentCheck, runLocationsOf } from './checks.js';
 import { servedLocations, unservedOf } from '../resources/index.js';
 import type { CheckResponse } from './responses.js';
@@ -65,12 +66,13 @@ export async function updateCheck(
  * The API view of checks of one account, in order: each masked with its `alertChannels` view
  * (presentCheck), then the fields its type's `view` hook adds (a HEARTBEAT check's `pingUrl` and
  * `heartbeatState`), one `view` call per type present, and its `unservedLocations` (servedLocations, read
- * once).
+ * once). `view`: how credentials show (docs/security.md, "Credentials in answers"; default masked).
  */
 export async function presentChecks(
   ctx: ServiceContext,
   accountId: string,
   docs: readonly CheckDoc[],
+  view: CredentialView = 'masked',
 ): Promise<CheckResponse[]> {
   const added = new Map<CheckDoc, Record<string, unknown>>();
   for (const checkType of new Set(docs.map((d) => d.checkType))) {
@@ -83,7 +85,7 @@ export async function presentChecks(
   const served = await servedLocations(ctx.db, accountId, Date.now());
   return Promise.all(
     docs.map(async (doc) => ({
-      ...presentCheck(doc, await alertChannelsView(ctx.db, accountId, doc.alertChannelSubscriptions)),
+      ...presentCheck(doc, await alertChannelsView(ctx.db, accountId, doc.alertChannelSubscriptions), view),
       ...added.get(doc),
       unservedLocations: unservedOf(runLocationsOf(doc), served),
     })),

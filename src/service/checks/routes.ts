@@ -1,16 +1,20 @@
-import { Type } from '@sinclair/typebox';
+import { type TObject, type TSchema, Type } from '@sinclair/typebox';
+import type { FastifyRequest } from 'fastify';
+import type { CheckType } from '../../protocol/index.js';
 import type { ServiceContext } from '../context.js';
 import { alertChannelsForNewCheck } from '../alerting/index.js';
-import { notFound } from '../platform/http/errors.js';
-import { IdParams } from '../platform/http/schema-helpers.js';
+import { credentialViewOf } from '../platform/http/auth.js';
+import { HttpError, notFound } from '../platform/http/errors.js';
+import type { CredentialView } from '../platform/store/secret-fields.js';
+import { IdParams, Ignored, StringEnum, strict } from '../platform/http/schema-helpers.js';
 import type { ServiceApp } from '../platform/http/service-app.js';
 import { validateBodyPart } from '../platform/http/validation.js';
 import { defaultRunLocation, loadRuntimes } from '../resources/index.js';
 import { assertCheckReferences, assertRuntimeFits, mergeCheckUpdate, newCheckDoc } from './checks.js';
 import { createCheck, presentChecks, updateCheck } from './lifecycle.js';
-import { CheckResponseSchema } from './responses.js';
+import { type CheckResponse, CheckResponseSchema } from './responses.js';
 import { CheckQueries } from './store.js';
-import { AutoAssignAlertsQuery } from './types/common.js';
+import { AutoAssignAlertsQuery, type SharedCheckFields } from './types/common.js';
 import { CHECK_TYPE_REGISTRY, type CheckTypeEntry, checkTypeEntry } from './types/registry.js';
 import { UpdateAnyCheckBody } from './types/update.js';
 
@@ -32,68 +36,191 @@ export async function checkRoutes(app: ServiceApp, ctx: ServiceContext): Promise
       .map((r) => r.name as string),
   );
   for (const entry of CHECK_TYPE_REGISTRY) createRoute(app, ctx, entry, multiStepRuntimes);
+  genericCreateRoute(app, ctx, multiStepRuntimes);
   listRoute(app, ctx, checks);
   for (const entry of CHECK_TYPE_REGISTRY) {
     await entry.routes?.(app, ctx, (accountId, id) => checks.get(accountId, id));
   }
   getRoute(app, ctx, checks);
-  updateRoute(app, ctx, checks, multiStepRuntimes);
+  updateRoutes(app, ctx, checks, multiStepRuntimes);
   deleteRoute(app, checks);
 }
 
 /**
- * `POST /v1/checks/{path}` of one type: 201 with the check as `GET /v1/checks/{id}` answers it. The check
- * also subscribes to the channels that take new checks on their own (`autoAssignAlerts`, `autoSubscribe`),
- * after its explicit ones.
- * @throws HttpError 400 naming the field (schema, references, rules of the type, runtime).
+ * A type's create body as its route takes it: the body of the registry entry, and `checkType`, which clients
+ * send back with the rest (accepted when it names the route's type, and ignored).
  */
+function routeCreateBody({ checkType, createBody }: CheckTypeEntry): TSchema {
+  const body = createBody as unknown as TObject;
+  return Type.Object(
+    { ...body.properties, checkType: Ignored(StringEnum([checkType]), 'the route names the type') },
+    strict,
+  );
+}
+
+/**
+ * A zero-valued `heartbeat` (every field 0 or ""), which the Go SDK marshals with every check whatever its
+ * type, is no heartbeat: dropped before validation, so a type without one is not refused for it, and an ICMP
+ * check keeps its own settings.
+ */
+async function dropZeroHeartbeat(request: FastifyRequest): Promise<void> {
+  const body = request.body as Record<string, unknown> | null | undefined;
+  const heartbeat = body?.heartbeat;
+  if (heartbeat === null || typeof heartbeat !== 'object' || Array.isArray(heartbeat)) return;
+  if (Object.values(heartbeat).every((v) => v === 0 || v === '')) delete body!.heartbeat;
+}
+
+/**
+ * Creates a check of `entry`'s type from a validated create body: 201 with the check as `GET /v1/checks/{id}`
+ * answers it. The check also subscribes to the channels that take new checks on their own
+ * (`autoAssignAlerts`, `autoSubscribe`), after its explicit ones.
+ * @throws HttpError 400 naming the field (references, rules of the type, runtime).
+ */
+async function createOfType(
+  ctx: ServiceContext,
+  accountId: string,
+  { checkType }: CheckTypeEntry,
+  body: SharedCheckFields & Record<string, unknown>,
+  autoAssignAlerts: boolean | undefined,
+  multiStepRuntimes: MultiStepRuntimes,
+  view: CredentialView,
+): Promise<CheckResponse> {
+  const now = new Date();
+  await assertCheckReferences(ctx.db, accountId, body);
+  const explicit = body.alertChannelSubscriptions ?? [];
+  const automatic = (await alertChannelsForNewCheck(ctx.db, accountId, autoAssignAlerts !== false)).filter(
+    (a) => !explicit.some((e) => e.alertChannelId === a.alertChannelId),
+  );
+  // A body naming no location runs where the embedded agent is (`local`), when there is one.
+  const placed = (body.locations?.length ?? 0) + (body.privateLocations?.length ?? 0) > 0;
+  const doc = newCheckDoc(
+    checkType,
+    {
+      ...(placed ? {} : await defaultRunLocation(ctx.db, accountId)),
+      ...body,
+      alertChannelSubscriptions: [...explicit, ...automatic],
+    },
+    now,
+  );
+  await assertRuntimeFits(ctx.db, accountId, doc, multiStepRuntimes);
+  await createCheck(ctx, accountId, doc, now.getTime());
+  ctx.log.info({ checkId: doc.id, checkType, accountId }, 'check created');
+  const [answer] = await presentChecks(ctx, accountId, [doc], view);
+  return answer!;
+}
+
+/** `POST /v1/checks/{path}` of one type (createOfType). @throws HttpError 400 naming the field. */
 function createRoute(
   app: ServiceApp,
   ctx: ServiceContext,
-  { checkType, path, createBody, bodyLimitBytes }: CheckTypeEntry,
+  entry: CheckTypeEntry,
   multiStepRuntimes: MultiStepRuntimes,
 ): void {
   app.post(
-    `/v1/checks/${path}`,
+    `/v1/checks/${entry.path}`,
     {
-      ...(bodyLimitBytes === null ? {} : { bodyLimit: bodyLimitBytes }),
+      ...(entry.bodyLimitBytes === null ? {} : { bodyLimit: entry.bodyLimitBytes }),
+      preValidation: dropZeroHeartbeat,
       schema: {
         tags: ['checks'],
-        summary: `Create a ${checkType} check`,
-        body: createBody,
+        summary: `Create a ${entry.checkType} check`,
+        body: routeCreateBody(entry),
         querystring: AutoAssignAlertsQuery,
         response: { 201: CheckResponseSchema },
       },
     },
     async (request, reply) => {
-      const now = new Date();
-      const { accountId, body } = request;
-      await assertCheckReferences(ctx.db, accountId, body);
-      const explicit = body.alertChannelSubscriptions ?? [];
-      const automatic = (
-        await alertChannelsForNewCheck(ctx.db, accountId, request.query.autoAssignAlerts !== false)
-      ).filter((a) => !explicit.some((e) => e.alertChannelId === a.alertChannelId));
-      // A body naming no location runs where the embedded agent is (`local`), when there is one.
-      const placed = (body.locations?.length ?? 0) + (body.privateLocations?.length ?? 0) > 0;
-      const doc = newCheckDoc(
-        checkType,
-        {
-          ...(placed ? {} : await defaultRunLocation(ctx.db, accountId)),
-          ...body,
-          alertChannelSubscriptions: [...explicit, ...automatic],
-        },
-        now,
+      const body = request.body as SharedCheckFields & Record<string, unknown>;
+      const answer = await createOfType(
+        ctx,
+        request.accountId,
+        entry,
+        body,
+        request.query.autoAssignAlerts,
+        multiStepRuntimes,
+        credentialViewOf(request, ctx.apiCredentials),
       );
-      await assertRuntimeFits(ctx.db, accountId, doc, multiStepRuntimes);
-      await createCheck(ctx, accountId, doc, now.getTime());
-      ctx.log.info({ checkId: doc.id, checkType, accountId }, 'check created');
-      const [answer] = await presentChecks(ctx, accountId, [doc]);
-      return reply.code(201).send(answer!);
+      return reply.code(201).send(answer);
     },
   );
 }
 
-/** `GET /v1/checks`: the account's checks, oldest first. */
+/**
+ * `POST /v1/checks`: the hosted API's deprecated create route (Terraform's `checkly_check`, the Go SDK's
+ * `Create`), a check of any type named by the body's `checkType`; the body is then validated as that type's
+ * create route validates it.
+ * @throws HttpError 400 naming the field (`checkType` missing or unknown, then as the type's route).
+ */
+function genericCreateRoute(
+  app: ServiceApp,
+  ctx: ServiceContext,
+  multiStepRuntimes: MultiStepRuntimes,
+): void {
+  app.post(
+    '/v1/checks',
+    {
+      bodyLimit: Math.max(...CHECK_TYPE_REGISTRY.map((e) => e.bodyLimitBytes ?? 0), 1024 * 1024),
+      preValidation: dropZeroHeartbeat,
+      schema: {
+        tags: ['checks'],
+        summary: 'Create a check of any type (deprecated: use the route of its type)',
+        description:
+          "The body is the create body of the type named by `checkType` (POST /v1/checks/{type}); kept for the hosted API's older clients.",
+        deprecated: true,
+        body: Type.Object(
+          { checkType: StringEnum(CHECK_TYPE_REGISTRY.map((e) => e.checkType)) },
+          { additionalProperties: true },
+        ),
+        querystring: AutoAssignAlertsQuery,
+        response: { 201: CheckResponseSchema },
+      },
+    },
+    async (request, reply) => {
+      const entry = checkTypeEntry(request.body.checkType as CheckType);
+      if (entry.bodyLimitBytes === null && bodyBytes(request) > 1024 * 1024) {
+        throw new HttpError(
+          'OUTPOST_ERR_PAYLOAD_TOO_LARGE',
+          `a ${entry.checkType} check body is at most 1 MiB`,
+        );
+      }
+      const body = validateBodyPart(routeCreateBody(entry), request.body, '') as SharedCheckFields &
+        Record<string, unknown>;
+      const answer = await createOfType(
+        ctx,
+        request.accountId,
+        entry,
+        body,
+        request.query.autoAssignAlerts,
+        multiStepRuntimes,
+        credentialViewOf(request, ctx.apiCredentials),
+      );
+      return reply.code(201).send(answer);
+    },
+  );
+}
+
+/** Size of the request's body as its `content-length` says (0 without one). */
+function bodyBytes(request: FastifyRequest): number {
+  return Number(request.headers['content-length'] ?? 0) || 0;
+}
+
+/**
+ * Query of `GET /v1/checks`, as the hosted API has it: `limit` (1–100) and `page` (from 1) page the list
+ * (without `limit`, every check), `tag` keeps checks holding every tag given (repeat it for several),
+ * `checkType` one type, `search` checks whose name contains it (case-insensitive).
+ */
+const ListChecksQuery = Type.Object(
+  {
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
+    page: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000, default: 1 })),
+    tag: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 128 }), { maxItems: 20 })),
+    checkType: Type.Optional(StringEnum(CHECK_TYPE_REGISTRY.map((e) => e.checkType))),
+    search: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+  },
+  strict,
+);
+
+/** `GET /v1/checks`: the account's checks, oldest first, filtered and paged by {@link ListChecksQuery}. */
 function listRoute(app: ServiceApp, ctx: ServiceContext, checks: CheckQueries): void {
   app.get(
     '/v1/checks',
@@ -101,11 +228,22 @@ function listRoute(app: ServiceApp, ctx: ServiceContext, checks: CheckQueries): 
       schema: {
         tags: ['checks'],
         summary: 'List checks',
-        querystring: Type.Object({}, { additionalProperties: false }),
+        querystring: ListChecksQuery,
         response: { 200: Type.Array(CheckResponseSchema) },
       },
     },
-    async (request) => presentChecks(ctx, request.accountId, await checks.list(request.accountId)),
+    async (request) => {
+      const { limit, page = 1, tag, checkType, search } = request.query;
+      const needle = search?.toLowerCase();
+      const kept = (await checks.list(request.accountId)).filter(
+        (c) =>
+          (checkType === undefined || c.checkType === checkType) &&
+          (tag === undefined || tag.every((t) => c.tags.includes(t))) &&
+          (needle === undefined || c.name.toLowerCase().includes(needle)),
+      );
+      const shown = limit === undefined ? kept : kept.slice((page - 1) * limit, page * limit);
+      return presentChecks(ctx, request.accountId, shown, credentialViewOf(request, ctx.apiCredentials));
+    },
   );
 }
 
@@ -123,54 +261,85 @@ function getRoute(app: ServiceApp, ctx: ServiceContext, checks: CheckQueries): v
     },
     async (request) => {
       const doc = await checks.get(request.accountId, request.params.id);
-      const [answer] = await presentChecks(ctx, request.accountId, [doc]);
+      const [answer] = await presentChecks(
+        ctx,
+        request.accountId,
+        [doc],
+        credentialViewOf(request, ctx.apiCredentials),
+      );
       return answer!;
     },
   );
 }
 
 /**
- * `PUT /v1/checks/{id}`: the body merged into the stored check (mergeCheckUpdate), checked as its type's
- * (its `heartbeat` against the type's `updateHeartbeat` first), stored with what its type writes beside it.
- * @throws HttpError 404 when the check is not in the account; 400 naming the field.
+ * `PUT /v1/checks/{id}`, and `PUT /v1/checks/{path}/{id}` of each type (the routes the hosted API's clients
+ * update monitors by; a check of another type is not found there): the body merged into the stored check
+ * (mergeCheckUpdate), checked as its type's (its `heartbeat` against the type's `updateHeartbeat` first),
+ * stored with what its type writes beside it.
+ * @throws HttpError 404 when the check is not in the account (or not of the route's type); 400 naming the field.
  */
-function updateRoute(
+function updateRoutes(
   app: ServiceApp,
   ctx: ServiceContext,
   checks: CheckQueries,
   multiStepRuntimes: MultiStepRuntimes,
 ): void {
-  app.put(
-    '/v1/checks/:id',
-    {
-      // The largest a check of any type takes: a Playwright check suite's project (types/registry.ts).
-      bodyLimit: Math.max(...CHECK_TYPE_REGISTRY.map((e) => e.bodyLimitBytes ?? 0), 1024 * 1024),
-      schema: {
-        tags: ['checks'],
-        summary: 'Update a check',
-        params: IdParams,
-        body: UpdateAnyCheckBody,
-        querystring: AutoAssignAlertsQuery,
-        response: { 200: CheckResponseSchema },
+  // The largest a check of any type takes: a Playwright check suite's project (types/registry.ts).
+  const bodyLimit = Math.max(...CHECK_TYPE_REGISTRY.map((e) => e.bodyLimitBytes ?? 0), 1024 * 1024);
+  const routes: { url: string; entry: CheckTypeEntry | null }[] = [
+    { url: '/v1/checks/:id', entry: null },
+    ...CHECK_TYPE_REGISTRY.map((entry) => ({ url: `/v1/checks/${entry.path}/:id`, entry })),
+  ];
+  for (const { url, entry } of routes) {
+    app.put(
+      url,
+      {
+        bodyLimit,
+        preValidation: dropZeroHeartbeat,
+        schema: {
+          tags: ['checks'],
+          summary: entry ? `Update a ${entry.checkType} check` : 'Update a check',
+          params: IdParams,
+          body: entry
+            ? Type.Object(
+                {
+                  ...UpdateAnyCheckBody.properties,
+                  checkType: Ignored(StringEnum([entry.checkType]), 'the route names the type'),
+                },
+                strict,
+              )
+            : UpdateAnyCheckBody,
+          querystring: AutoAssignAlertsQuery,
+          response: { 200: CheckResponseSchema },
+        },
       },
-    },
-    async (request) => {
-      const now = new Date();
-      const { accountId, body } = request;
-      const before = await checks.get(accountId, request.params.id);
-      await assertCheckReferences(ctx.db, accountId, body);
-      const { updateHeartbeat } = checkTypeEntry(before.checkType);
-      // Left out, the check keeps its own (the hosted API's current document requires neither it nor `script`).
-      if (updateHeartbeat && body.heartbeat !== undefined) {
-        validateBodyPart(updateHeartbeat, body.heartbeat, 'heartbeat');
-      }
-      const doc = mergeCheckUpdate(before, body, now);
-      await assertRuntimeFits(ctx.db, accountId, doc, multiStepRuntimes);
-      await updateCheck(ctx, accountId, before, doc, now.getTime());
-      const [answer] = await presentChecks(ctx, accountId, [doc]);
-      return answer!;
-    },
-  );
+      async (request) => {
+        const now = new Date();
+        const { accountId, body } = request;
+        const before = await checks.get(accountId, request.params.id);
+        if (entry && before.checkType !== entry.checkType) {
+          throw notFound(`${entry.checkType} check`, request.params.id);
+        }
+        await assertCheckReferences(ctx.db, accountId, body);
+        const { updateHeartbeat } = checkTypeEntry(before.checkType);
+        // Left out, the check keeps its own (the hosted API's current document requires neither it nor `script`).
+        if (updateHeartbeat && body.heartbeat !== undefined) {
+          validateBodyPart(updateHeartbeat, body.heartbeat, 'heartbeat');
+        }
+        const doc = mergeCheckUpdate(before, body, now);
+        await assertRuntimeFits(ctx.db, accountId, doc, multiStepRuntimes);
+        await updateCheck(ctx, accountId, before, doc, now.getTime());
+        const [answer] = await presentChecks(
+          ctx,
+          accountId,
+          [doc],
+          credentialViewOf(request, ctx.apiCredentials),
+        );
+        return answer!;
+      },
+    );
+  }
 }
 
 /** `DELETE /v1/checks/{id}`: 204. @throws HttpError 404 when the check is not in the account. */

@@ -75,6 +75,21 @@ export class CheckQueries {
     return rows.map((r) => openCheckSecrets(this.#db, readDoc(r.doc)));
   }
 
+  /**
+   * The account's checks by id with their own `alertChannelSubscriptions` (secrets not opened: none are
+   * read), for an alert channel's view of what it alerts for.
+   */
+  async channelSubscriptions(
+    accountId: string,
+  ): Promise<{ id: string; subscriptions: { alertChannelId: number; activated: boolean }[] }[]> {
+    const rows = await this.#db
+      .selectFrom('checks')
+      .select(['id', 'doc'])
+      .where('account_id', '=', accountId)
+      .execute();
+    return rows.map((r) => ({ id: r.id, subscriptions: readDoc(r.doc).alertChannelSubscriptions ?? [] }));
+  }
+
   /** Ids of the account's checks. */
   async ids(accountId: string): Promise<string[]> {
     const rows = await this.#db

@@ -31,14 +31,21 @@ const HeartbeatPingSchema = Type.Object({
 const iso = (ms: number | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
 
 /**
- * What a HEARTBEAT check adds to its API view (docs/heartbeats.md): its `pingUrl` and live
- * `heartbeatState` (`status`, `lastPingAt`, `startedAt`, `dueAt`, ISO times or null); nothing when it
- * has no heartbeat row.
+ * What a HEARTBEAT check adds to its API view (docs/heartbeats.md): its `pingUrl` (also in its `heartbeat`,
+ * where the hosted API answers it and its CLI reads it) and live `heartbeatState` (`status`, `lastPingAt`,
+ * `startedAt`, `dueAt`, ISO times or null); nothing when it has no heartbeat row.
  */
-function heartbeatView(ctx: ServiceContext, row: HeartbeatRow | undefined): Record<string, unknown> {
+function heartbeatView(
+  ctx: ServiceContext,
+  check: CheckDoc,
+  row: HeartbeatRow | undefined,
+): Record<string, unknown> {
   if (!row) return {};
+  const pingUrl = ctx.heartbeats.pingUrl(row.token);
+  const heartbeat = check.heartbeat && typeof check.heartbeat === 'object' ? check.heartbeat : {};
   return {
-    pingUrl: ctx.heartbeats.pingUrl(row.token),
+    pingUrl,
+    heartbeat: { ...heartbeat, pingUrl },
     heartbeatState: {
       status: row.status,
       lastPingAt: iso(row.last_ping_at),
@@ -114,9 +121,11 @@ export const HEARTBEAT_CHECK_HOOKS: CheckTypeHooks = {
 
   async view(ctx, accountId, checks) {
     const store = new HeartbeatQueries(ctx.db);
-    if (checks.length === 1) return [heartbeatView(ctx, await store.byCheck(accountId, checks[0]!.id))];
+    if (checks.length === 1) {
+      return [heartbeatView(ctx, checks[0]!, await store.byCheck(accountId, checks[0]!.id))];
+    }
     const rows = new Map((await store.ofAccount(accountId)).map((r) => [r.check_id, r]));
-    return checks.map((check) => heartbeatView(ctx, rows.get(check.id)));
+    return checks.map((check) => heartbeatView(ctx, check, rows.get(check.id)));
   },
 
   async routes(app, ctx, checks) {

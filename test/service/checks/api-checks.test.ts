@@ -153,8 +153,13 @@ describe('POST /v1/checks/api', () => {
     ['degradedResponseTime over 30000', { ...valid, degradedResponseTime: 30_001 }, 'degradedResponseTime'],
     ['negative maxResponseTime', { ...valid, maxResponseTime: -1 }, 'maxResponseTime'],
     ['frequency 3', { ...valid, frequency: 3 }, 'frequency'],
-    ['heartbeat field', { ...valid, heartbeat: {} }, 'heartbeat'],
-    ['script field', { ...valid, script: '' }, 'script'],
+    // Only a zero-valued heartbeat is taken (what the Go SDK sends with every check), and ignored.
+    [
+      'heartbeat with a period',
+      { ...valid, heartbeat: { period: 5, periodUnit: 'minutes' } },
+      'heartbeat.period',
+    ],
+    ['script as a number', { ...valid, script: 5 }, 'script'],
     ['missing name', { request: valid.request }, 'name'],
   ];
   it.each(invalid)('%s gives 400 naming the field and stores nothing', async (_label, body, field) => {

@@ -176,13 +176,9 @@ describe('POST /v1/checks/browser', () => {
     ['unknown runtime', { runtimeId: '2099.01' }, 'runtimeId'],
     ['unknown location', { locations: ['mars-1'] }, 'locations[0]'],
     ['description of 501 characters', { description: 'x'.repeat(501) }, 'description'],
-    ['an ICMP request', { request: { hostname: 'example.com' } }, 'request'],
-    [
-      'degradedResponseTime (browser checks have no degraded state)',
-      { degradedResponseTime: 100 },
-      'degradedResponseTime',
-    ],
-    ['heartbeat', { heartbeat: {} }, 'heartbeat'],
+    ['an ICMP request', { request: { hostname: 'example.com' } }, 'request.hostname'],
+    ['degradedResponseTime over 300000', { degradedResponseTime: 300_001 }, 'degradedResponseTime'],
+    ['heartbeat with a period', { heartbeat: { period: 1 } }, 'heartbeat.period'],
   ];
   it.each(invalid)('rejects %s with 400 naming the field and stores nothing', async (_name, over, field) => {
     const res = await post(browserBody(over));

@@ -356,7 +356,7 @@ describe('Playwright check suites', () => {
     ['an empty script and no scriptPath', { scriptPath: undefined, script: '' }, 'script'],
     ['both script and scriptPath', { script: SPEC }, 'scriptPath'],
     ['a scriptPath not among the dependencies', { scriptPath: 'tests/missing.spec.ts' }, 'scriptPath'],
-    ['a request', { request: { url: 'https://example.com' } }, 'request'],
+    ['a request', { request: { url: 'https://example.com' } }, 'request.url'],
     ['degradedResponseTime', { degradedResponseTime: 100 }, 'degradedResponseTime'],
   ];
   it.each(invalid)('rejects %s with 400 naming the field and stores nothing', async (_name, over, field) => {

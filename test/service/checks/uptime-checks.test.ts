@@ -115,7 +115,7 @@ describe('POST /v1/checks/{dns,tcp,url}', () => {
       },
       'request.assertions[0].source',
     ],
-    ['url', 'heartbeat field', { heartbeat: {} }, 'heartbeat'],
+    ['url', 'heartbeat with a grace', { heartbeat: { grace: 1 } }, 'heartbeat.grace'],
   ];
   it.each(invalid)('%s: %s gives 400', async (type, _label, overrides, field) => {
     const before = await countChecks();

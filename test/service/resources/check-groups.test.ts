@@ -50,6 +50,7 @@ describe('POST /v1/check-groups', () => {
       alertSettings: {
         escalationType: 'RUN_BASED',
         runBasedEscalation: { failedRunThreshold: 1 },
+        timeBasedEscalation: { minutesFailingThreshold: 5 },
         reminders: { amount: 0, interval: 5 },
         parallelRunFailureThreshold: { enabled: false, percentage: 10 },
       },
@@ -120,6 +121,14 @@ describe('POST /v1/check-groups', () => {
     const { id, created_at, updated_at, ...rest } = res.json();
     expect(rest).toEqual({
       ...body,
+      // A partial alertSettings is stored completed with the defaults.
+      alertSettings: {
+        escalationType: 'RUN_BASED',
+        runBasedEscalation: { failedRunThreshold: 2 },
+        timeBasedEscalation: { minutesFailingThreshold: 5 },
+        reminders: { amount: 0, interval: 5 },
+        parallelRunFailureThreshold: { enabled: false, percentage: 10 },
+      },
       apiCheckDefaults: { ...body.apiCheckDefaults, basicAuth: { username: 'u', password: '*****' } },
       environmentVariables: [
         { key: 'TOKEN', value: '*****', secret: true, locked: false },
@@ -172,7 +181,7 @@ describe('POST /v1/check-groups', () => {
       { retryStrategy: { type: 'FIXED', maxRetries: 11 } },
       'retryStrategy.maxRetries',
     ],
-    ['retryStrategy null', { retryStrategy: null }, 'retryStrategy'],
+    ['retryStrategy of another string', { retryStrategy: 'NONE' }, 'retryStrategy'],
     ['bad runtimeId', { runtimeId: '2021.01' }, 'runtimeId'],
     ['bad slug', { privateLocations: ['Not A Slug'] }, 'privateLocations[0]'],
     ['unknown private location', { privateLocations: ['nowhere'] }, 'privateLocations[0]'],

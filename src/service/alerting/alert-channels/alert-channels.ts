@@ -11,6 +11,7 @@ import {
   SECRET_CONFIG_FIELDS,
 } from './schema.js';
 import {
+  type CredentialView,
   keepMaskedSecrets,
   maskSecrets,
   openSecrets,
@@ -139,14 +140,39 @@ export async function assertSubscriptions(
 }
 
 /** Ids of the account's checks and check groups, the targets a subscription may name. */
-async function targetsOf(
-  db: Kysely<Database>,
-  accountId: string,
-): Promise<{ checkIds: Set<string>; groupIds: Set<number> }> {
-  const checkIds = new Set(await new CheckQueries(db).ids(accountId));
+async function targetsOf(db: Kysely<Database>, accountId: string): Promise<ChannelTargets> {
+  const checks = await new CheckQueries(db).channelSubscriptions(accountId);
   const groups = await new GroupQueries(db).list(accountId);
-  return { checkIds, groupIds: new Set(groups.map((g) => Number(g.id))) };
+  const byChannel = new Map<number, Subscription[]>();
+  const add = (channelId: number, subscription: Subscription) => {
+    const list = byChannel.get(channelId) ?? [];
+    list.push(subscription);
+    byChannel.set(channelId, list);
+  };
+  for (const check of checks) {
+    for (const s of check.subscriptions) add(s.alertChannelId, { checkId: check.id, activated: s.activated });
+  }
+  for (const group of groups) {
+    const own = readDoc(group.doc).alertChannelSubscriptions ?? [];
+    for (const s of own) add(s.alertChannelId, { groupId: Number(group.id), activated: s.activated });
+  }
+  return {
+    checkIds: new Set(checks.map((c) => c.id)),
+    groupIds: new Set(groups.map((g) => Number(g.id))),
+    subscribers: byChannel,
+  };
 }
+
+/**
+ * What an alert channel's answer needs of the account: its check and group ids (a subscription to one deleted
+ * since is left out) and, by channel id, the subscriptions the checks and groups hold themselves (their
+ * `alertChannelSubscriptions`), which alert as much as the channel's own.
+ */
+export type ChannelTargets = {
+  checkIds: Set<string>;
+  groupIds: Set<number>;
+  subscribers: Map<number, Subscription[]>;
+};
 
 /** Builds the stored document of a new channel from a validated create body. */
 export function newChannelDoc(body: CreateAlertChannel, config: Record<string, unknown>): ChannelDoc {
@@ -155,26 +181,37 @@ export function newChannelDoc(body: CreateAlertChannel, config: Record<string, u
 
 /**
  * A row as the API shows it: secrets in `config` (integration secrets, webhook credential header
- * values) masked; subscriptions to
- * checks or groups deleted since are left out.
+ * values) masked; `subscriptions` are the channel's own and those the checks and groups hold themselves
+ * (a check subscribed by its `alertChannelSubscriptions` is listed too: it alerts through the channel), one per
+ * check or group, the channel's own first; subscriptions to checks or groups deleted since are left out. In the
+ * `clear` view (docs/security.md, "Credentials in answers") the secrets are opened with `db`'s key and answered.
  */
 export function presentChannel(
   row: ChannelRow,
-  targets: { checkIds: Set<string>; groupIds: Set<number> },
+  targets: ChannelTargets,
+  view: CredentialView = 'masked',
+  db?: Kysely<Database>,
 ): AlertChannel {
-  const stored = readDoc(row.doc);
-  const doc = maskSecrets(stored, channelSecrets(stored.type));
+  const stored = view === 'clear' && db ? openChannelDoc(db, row) : readDoc(row.doc);
+  const doc = maskSecrets(stored, channelSecrets(stored.type), view);
   const config = doc.config;
   return {
     id: Number(row.id),
     ...doc,
     config: config as AlertChannel['config'],
-    subscriptions: doc.subscriptions.filter((s) =>
-      s.checkId !== undefined ? targets.checkIds.has(s.checkId) : targets.groupIds.has(s.groupId!),
+    subscriptions: subscriptionsOf(doc.subscriptions, targets.subscribers.get(Number(row.id)) ?? []).filter(
+      (s) => (s.checkId !== undefined ? targets.checkIds.has(s.checkId) : targets.groupIds.has(s.groupId!)),
     ),
     created_at: iso(row.created_at)!,
     updated_at: iso(row.updated_at),
   };
+}
+
+/** `own` then those of `held` whose check or group `own` does not name. */
+function subscriptionsOf(own: readonly Subscription[], held: readonly Subscription[]): Subscription[] {
+  const key = (s: Subscription) => (s.checkId !== undefined ? `c:${s.checkId}` : `g:${s.groupId}`);
+  const named = new Set(own.map(key));
+  return [...own, ...held.filter((s) => !named.has(key(s)))];
 }
 
 /** Data access for alert channels, always scoped to one account. */
@@ -186,8 +223,8 @@ export class AlertChannels {
     this.#rows = new ChannelQueries(db);
   }
 
-  /** The account's check and group ids, for `presentChannel`. */
-  targets(accountId: string): Promise<{ checkIds: Set<string>; groupIds: Set<number> }> {
+  /** What `presentChannel` needs of the account (ChannelTargets). */
+  targets(accountId: string): Promise<ChannelTargets> {
     return targetsOf(this.#db, accountId);
   }
 

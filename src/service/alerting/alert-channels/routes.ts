@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { ServiceApp } from '../../platform/http/service-app.js';
+import { credentialViewOf } from '../../platform/http/auth.js';
 import {
   AlertChannels,
   assertOutboundUrl,
@@ -39,13 +40,22 @@ function createChannelRoute(app: ServiceApp, ctx: ServiceContext, channels: Aler
         { alertChannelId: row.id, type: body.type, accountId: request.accountId },
         'alert channel created',
       );
-      return reply.code(201).send(presentChannel(row, await channels.targets(request.accountId)));
+      return reply
+        .code(201)
+        .send(
+          presentChannel(
+            row,
+            await channels.targets(request.accountId),
+            credentialViewOf(request, ctx.apiCredentials),
+            ctx.db,
+          ),
+        );
     },
   );
 }
 
 /** `GET /v1/alert-channels` (a page, oldest first) and `GET /v1/alert-channels/{id}` (404 when not the account's). */
-function readChannelRoutes(app: ServiceApp, channels: AlertChannels): void {
+function readChannelRoutes(app: ServiceApp, ctx: ServiceContext, channels: AlertChannels): void {
   app.get(
     '/v1/alert-channels',
     {
@@ -60,7 +70,9 @@ function readChannelRoutes(app: ServiceApp, channels: AlertChannels): void {
       const query = request.query;
       const rows = await channels.list(request.accountId, query.limit, offsetOf(query));
       const targets = await channels.targets(request.accountId);
-      return rows.map((row) => presentChannel(row, targets));
+      return rows.map((row) =>
+        presentChannel(row, targets, credentialViewOf(request, ctx.apiCredentials), ctx.db),
+      );
     },
   );
 
@@ -79,6 +91,8 @@ function readChannelRoutes(app: ServiceApp, channels: AlertChannels): void {
       return presentChannel(
         await channels.get(request.accountId, id),
         await channels.targets(request.accountId),
+        credentialViewOf(request, ctx.apiCredentials),
+        ctx.db,
       );
     },
   );
@@ -121,7 +135,12 @@ function updateChannelRoute(app: ServiceApp, ctx: ServiceContext, channels: Aler
       if (body.subscriptions) await assertSubscriptions(ctx.db, request.accountId, body.subscriptions);
       const doc: ChannelDoc = { ...stored, ...body, type, config };
       const row = await channels.update(request.accountId, before, doc, Date.now());
-      return presentChannel(row, await channels.targets(request.accountId));
+      return presentChannel(
+        row,
+        await channels.targets(request.accountId),
+        credentialViewOf(request, ctx.apiCredentials),
+        ctx.db,
+      );
     },
   );
 }
@@ -156,7 +175,7 @@ function deleteChannelRoute(app: ServiceApp, channels: AlertChannels): void {
 export async function alertChannelRoutes(app: ServiceApp, ctx: ServiceContext): Promise<void> {
   const channels = new AlertChannels(ctx.db);
   createChannelRoute(app, ctx, channels);
-  readChannelRoutes(app, channels);
+  readChannelRoutes(app, ctx, channels);
   updateChannelRoute(app, ctx, channels);
   deleteChannelRoute(app, channels);
 }

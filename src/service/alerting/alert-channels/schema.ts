@@ -1,5 +1,7 @@
 import { type Static, type TObject, Type } from '@sinclair/typebox';
 import {
+  echoedResourceFields,
+  Ignored,
   StringEnum,
   strict,
   NullableTimestamp,
@@ -36,6 +38,10 @@ const SubscriptionSchema = Type.Object(
     checkId: Type.Optional(ResourceId),
     groupId: Type.Optional(Type.Integer({ minimum: 1, maximum: 2_147_483_647 })),
     activated: Type.Boolean(),
+    id: Ignored(
+      Type.Union([Type.Integer(), Type.String({ maxLength: 64 }), Type.Null()]),
+      "the subscription's id",
+    ),
   },
   strict,
 );
@@ -53,6 +59,7 @@ const channelFields = {
   sslExpiry: Type.Optional(Type.Boolean({ default: false })),
   sslExpiryThreshold: Type.Optional(Type.Integer({ minimum: 1, maximum: 30, default: 30 })),
   autoSubscribe: Type.Optional(Type.Boolean({ default: false })),
+  ...echoedResourceFields,
 };
 
 /**
@@ -79,6 +86,7 @@ export const UpdateAlertChannelBody = Type.Object(
     sslExpiry: Type.Optional(Type.Boolean()),
     sslExpiryThreshold: Type.Optional(Type.Integer({ minimum: 1, maximum: 30 })),
     autoSubscribe: Type.Optional(Type.Boolean()),
+    ...echoedResourceFields,
   },
   strict,
 );

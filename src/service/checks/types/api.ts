@@ -7,7 +7,7 @@ import {
   type KeyValue,
 } from '../../../protocol/index.js';
 import { IntegerEnum, Nullable, StringEnum, strict } from '../../platform/http/schema-helpers.js';
-import { assertions, responseTime, sharedCheckFields, TCP_FREQUENCIES } from './common.js';
+import { assertions, responseTime, sharedCheckFields, TCP_FREQUENCIES, zeroHeartbeat } from './common.js';
 
 /**
  * A header or query parameter of an API check: `key` (1–1024 characters), `value` (at most 8192),
@@ -69,13 +69,17 @@ export const API_RESPONSE_TIME_LIMIT_MS = 30_000;
 /**
  * `POST /v1/checks/api`: the shared fields and the API `request`; degraded 10 000 ms, max
  * 20 000 ms by default, both at most 30 000 (the run limit); sub-minute frequency allowed
- * (docs/api.md, "frequencyOffset" rule 1). No `heartbeat`/`script`, as for the other uptime-style types.
+ * (docs/api.md, "frequencyOffset" rule 1). `script` is kept and answered, never run (the hosted API keeps
+ * it); `heartbeat` only zero-valued, and ignored.
  */
 export const CreateApiCheckBody = Type.Object(
   {
     ...sharedCheckFields,
     frequency: Type.Optional(IntegerEnum(TCP_FREQUENCIES, { default: 10 })),
     request: ApiRequestBodySchema,
+    // Kept and answered as the hosted API does (its clients read it back), never run.
+    script: Type.Optional(Nullable(Type.String({ maxLength: 131_072 }))),
+    heartbeat: zeroHeartbeat,
     degradedResponseTime: responseTime(10_000, API_RESPONSE_TIME_LIMIT_MS),
     maxResponseTime: responseTime(20_000, API_RESPONSE_TIME_LIMIT_MS),
   },

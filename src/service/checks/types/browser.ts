@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { sharedCheckFields } from './common.js';
+import { sharedCheckFields, zeroHeartbeat, zeroRequest } from './common.js';
 import { IntegerEnum, Nullable } from '../../platform/http/schema-helpers.js';
 import { badField } from '../../platform/http/errors.js';
 import { validateBodyPart } from '../../platform/http/validation.js';
@@ -52,12 +52,19 @@ export const DependenciesSchema = Type.Array(DependencySchema, { maxItems: MAX_D
 const timeoutSeconds = (max: number) =>
   Type.Optional(Type.Integer({ minimum: 1, maximum: max, default: max }));
 
-/** Fields of every script check: `frequency` from BROWSER_FREQUENCIES (default 10), `sslCheckDomain` an FQDN or null. */
+/** Fields of every script check: `frequency` from BROWSER_FREQUENCIES (default 10), `sslCheckDomain` an FQDN, "" or null. */
 const scriptCheckFields = {
   ...sharedCheckFields,
+  request: zeroRequest,
+  heartbeat: zeroHeartbeat,
+  // Kept and answered as the hosted API does (the Terraform provider sends its defaults, 15 000 and 30 000, with
+  // every check and reads them back), never used: a script check has no degraded state.
+  degradedResponseTime: Type.Optional(Nullable(Type.Number({ minimum: 0, maximum: 300_000 }))),
+  maxResponseTime: Type.Optional(Nullable(Type.Number({ minimum: 0, maximum: 300_000 }))),
   frequency: Type.Optional(IntegerEnum(BROWSER_FREQUENCIES, { default: 10 })),
+  // "" is none, as the hosted API's clients send it.
   sslCheckDomain: Type.Optional(
-    Nullable(Type.String({ maxLength: 253, pattern: FQDN_PATTERN, default: null })),
+    Nullable(Type.String({ maxLength: 253, pattern: `^$|${FQDN_PATTERN}`, default: null })),
   ),
 };
 
@@ -67,7 +74,8 @@ const scriptCheckFields = {
  * null as docs/api.md says; at most 131 072 characters), `frequency` from
  * BROWSER_FREQUENCIES (default 10), `sslCheckDomain` an FQDN or null,
  * `dependencies` at most 100 files or null (default null), `timeoutSeconds` 1–240 (default 240).
- * No `request`, response-time or packet-loss fields: browser checks have no degraded state.
+ * No `request` or packet-loss fields; response-time thresholds are kept and answered, never used: browser checks
+ * have no degraded state.
  */
 export const CreateBrowserCheckBody = Type.Object(
   {

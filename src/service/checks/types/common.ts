@@ -1,6 +1,13 @@
 import { type Static, type TObject, type TSchema, Type } from '@sinclair/typebox';
 import { ASSERTION_COMPARISONS, LOCATIONS, RUNTIME_IDS } from '../../../protocol/index.js';
-import { IntegerEnum, Nullable, StringEnum, strict } from '../../platform/http/schema-helpers.js';
+import {
+  echoedResourceFields,
+  Ignored,
+  IntegerEnum,
+  Nullable,
+  StringEnum,
+  strict,
+} from '../../platform/http/schema-helpers.js';
 
 /**
  * What the check types' schemas share (docs/api.md, "Check (fields shared by all check types)"): the
@@ -52,6 +59,16 @@ export const AlertSettingsSchema = Type.Object(
         strict,
       ),
     ),
+    sslCertificates: Ignored(
+      Type.Object(
+        {
+          enabled: Type.Optional(Type.Boolean()),
+          alertThreshold: Type.Optional(Type.Integer({ minimum: 0, maximum: 365 })),
+        },
+        strict,
+      ),
+      "the hosted API's SSL-expiry alerts of a check; Outpost alerts on certificates by its own rules (docs/alerting.md)",
+    ),
   },
   strict,
 );
@@ -81,6 +98,17 @@ export const TriggerIncidentSchema = Type.Object(
   strict,
 );
 
+/**
+ * What the hosted API's web app keeps on an assertion for its editor, and its clients send back (the Go SDK
+ * marshals them with every assertion): accepted and ignored.
+ */
+export const assertionPresentationFields = {
+  edit: Ignored(Type.Boolean(), "the hosted web app's editor state"),
+  order: Ignored(Type.Integer({ minimum: 0, maximum: 1000 }), "the hosted web app's editor state"),
+  arrayIndex: Ignored(Type.Integer({ minimum: 0, maximum: 100_000 }), "the hosted web app's editor state"),
+  arraySelector: Ignored(Type.Integer({ minimum: 0, maximum: 100_000 }), "the hosted web app's editor state"),
+};
+
 /** An assertion whose `source` is one of `sources` (docs/checks.md, "Assertions": `source`, `property`, `comparison`, `target`). */
 function assertionSchema(sources: readonly string[]) {
   return Type.Object(
@@ -90,6 +118,7 @@ function assertionSchema(sources: readonly string[]) {
       comparison: StringEnum(ASSERTION_COMPARISONS),
       target: Type.Optional(Type.String({ maxLength: 4096 })),
       regex: Type.Optional(Nullable(Type.String({ maxLength: 1024 }))),
+      ...assertionPresentationFields,
     },
     strict,
   );
@@ -108,6 +137,85 @@ export const responseTime = (dflt: number, maximum = 300_000) =>
 /** An optional packet-loss threshold, percent: null or above 0 up to 100, default `dflt`. */
 export const packetLoss = (dflt: number) =>
   Type.Optional(Nullable(Type.Number({ exclusiveMinimum: 0, maximum: 100, default: dflt })));
+
+/**
+ * What a check's answer holds beside its writable fields, and what the hosted API's clients send with every
+ * check (docs/api.md, "What clients send back"): accepted with their shape and ignored, so a check read can be
+ * sent back as it came and the Go SDK's whole structs are taken.
+ */
+const checkEchoFields = {
+  ...echoedResourceFields,
+  unservedLocations: Ignored(Type.Array(Type.String({ maxLength: 64 }), { maxItems: 200 }), 'GET answers it'),
+  alertChannels: Ignored(Type.Record(Type.String(), Type.Unknown()), 'GET answers it'),
+  sslCheck: Ignored(Type.Boolean(), "the hosted API's deprecated SSL check flag"),
+  aiAutoRepairEnabled: Ignored(Type.Boolean(), "the hosted API's automatic repair of browser scripts"),
+};
+
+/**
+ * A zero-valued `heartbeat` ({period: 0, periodUnit: "", grace: 0, graceUnit: "", pingToken: ""}): what the Go
+ * SDK marshals with a check of a type that has none. Anything else in it is refused.
+ */
+export const ZeroHeartbeatSchema = Type.Object(
+  {
+    period: Type.Optional(Type.Integer({ minimum: 0, maximum: 0 })),
+    periodUnit: Type.Optional(Type.String({ maxLength: 0 })),
+    grace: Type.Optional(Type.Integer({ minimum: 0, maximum: 0 })),
+    graceUnit: Type.Optional(Type.String({ maxLength: 0 })),
+    pingToken: Type.Optional(Type.String({ maxLength: 0 })),
+  },
+  strict,
+);
+
+/**
+ * An API request's fields with their zero values (`""`, null, `[]`, false, 0), as the Go SDK marshals them on
+ * the requests of other types (a URL monitor's `body`, `headers`, `queryParameters`; a TCP monitor's `url`,
+ * `body`): accepted only zero-valued, and ignored. Spread the ones a type's request lacks.
+ */
+export const zeroRequestFields = {
+  method: Ignored(Type.String({ maxLength: 0 }), "another type's request field, zero-valued"),
+  url: Ignored(Type.String({ maxLength: 0 }), "another type's request field, zero-valued"),
+  body: Ignored(Type.String({ maxLength: 0 }), "another type's request field, zero-valued"),
+  bodyType: Ignored(Type.String({ maxLength: 0 }), "another type's request field, zero-valued"),
+  headers: Ignored(
+    Nullable(Type.Array(Type.Unknown(), { maxItems: 0 })),
+    "another type's request field, zero-valued",
+  ),
+  queryParameters: Ignored(
+    Nullable(Type.Array(Type.Unknown(), { maxItems: 0 })),
+    "another type's request field, zero-valued",
+  ),
+  assertions: Ignored(
+    Nullable(Type.Array(Type.Unknown(), { maxItems: 0 })),
+    "another type's request field, zero-valued",
+  ),
+  followRedirects: Ignored(Type.Boolean(), "another type's request field"),
+  skipSSL: Ignored(Type.Boolean(), "another type's request field"),
+  basicAuth: Ignored(
+    Nullable(
+      Type.Object(
+        { username: Type.String({ maxLength: 0 }), password: Type.String({ maxLength: 0 }) },
+        strict,
+      ),
+    ),
+    "another type's request field, zero-valued",
+  ),
+  ipFamily: Ignored(Type.String({ maxLength: 0 }), "another type's request field, zero-valued"),
+};
+
+/** `request` on a type that has none (browser, multi-step, Playwright): only a zero-valued API request. */
+export const zeroRequest = Ignored(
+  Type.Object(zeroRequestFields, strict),
+  'a zero-valued request of a type that has none',
+);
+
+/** A response-time threshold on a type that has none (browser checks): only 0 or null, ignored. */
+export const zeroResponseTime = Ignored(
+  Nullable(Type.Integer({ minimum: 0, maximum: 0 })),
+  'a zero-valued response-time threshold of a type that has none',
+);
+
+/** `heartbeat` on a type that has none: only {@link ZeroHeartbeatSchema}, accepted and ignored. */
+export const zeroHeartbeat = Ignored(ZeroHeartbeatSchema, 'a zero-valued heartbeat of a type that has none');
 
 /** Fields every check type shares (docs/api.md, "Check (fields shared by all check types)"). */
 export const sharedCheckFields = {
@@ -136,14 +244,7 @@ export const sharedCheckFields = {
   retryStrategy: Type.Optional(Nullable(RetryStrategySchema)),
   triggerIncident: Type.Optional(Nullable(TriggerIncidentSchema)),
   runParallel: Type.Optional(Type.Boolean({ default: false })),
-  // Read-only: what GET answers (lifecycle.ts, presentChecks), accepted back so a read check can be sent back
-  // as it came, and never stored.
-  unservedLocations: Type.Optional(
-    Type.Array(Type.String({ maxLength: 64 }), {
-      maxItems: 200,
-      description: 'Read-only (GET answers it); ignored when sent',
-    }),
-  ),
+  ...checkEchoFields,
   description: Type.Optional(Nullable(Type.String({ maxLength: 500 }))),
   frequencyOffset: Type.Optional(Nullable(Type.Integer({ minimum: 1 }))),
   scriptPath: Type.Optional(Nullable(Type.String({ maxLength: 1024 }))),
@@ -174,8 +275,8 @@ export const MINUTE_FREQUENCIES = [1, 2, 5, 10, 15, 30, 60, 120, 180, 360, 720, 
 /**
  * Create body of an uptime check other than ICMP (DNS, TCP, URL): the shared fields, the
  * type's `request`, and its response-time defaults (docs/checks.md).
- * Unlike ICMP, the public API does not list `heartbeat`/`script` for these, so they are not
- * accepted (docs/checks.md, "ICMP").
+ * Unlike ICMP, the public API does not list `heartbeat`/`script` for these: `script` is refused, and
+ * `heartbeat` is taken only zero-valued, as the Go SDK sends it, and ignored (docs/checks.md, "ICMP").
  */
 export function uptimeCreateBody<T extends TSchema>(
   request: T,
@@ -188,6 +289,7 @@ export function uptimeCreateBody<T extends TSchema>(
       ...sharedCheckFields,
       frequency: Type.Optional(IntegerEnum(frequencies, { default: 10 })),
       request,
+      heartbeat: zeroHeartbeat,
       degradedResponseTime: responseTime(degradedMs),
       maxResponseTime: responseTime(maxMs),
     },

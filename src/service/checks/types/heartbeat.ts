@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { badField } from '../../platform/http/errors.js';
-import { StringEnum } from '../../platform/http/schema-helpers.js';
+import { Ignored, StringEnum } from '../../platform/http/schema-helpers.js';
 import {
   cronOf,
   type Expectation,
@@ -10,7 +10,7 @@ import {
   MIN_PERIOD_MS,
   spanMs,
 } from '../../heartbeats/index.js';
-import { sharedCheckFields } from './common.js';
+import { sharedCheckFields, zeroRequest, zeroResponseTime } from './common.js';
 
 const strict = { additionalProperties: false } as const;
 
@@ -29,6 +29,7 @@ export const HeartbeatCheckSchema = Type.Object(
     grace: Type.Integer({ minimum: 0 }),
     graceUnit: StringEnum(HEARTBEAT_UNITS),
     pingToken: Type.Optional(Type.String({ maxLength: 64 })),
+    pingUrl: Ignored(Type.String({ maxLength: 2048 }), 'the service answers it'),
   },
   strict,
 );
@@ -38,7 +39,15 @@ export const HeartbeatCheckSchema = Type.Object(
  * by an agent: its `frequency`, `locations` and the like are stored but not used.
  */
 export const CreateHeartbeatCheckBody = Type.Object(
-  { ...sharedCheckFields, heartbeat: HeartbeatCheckSchema },
+  {
+    ...sharedCheckFields,
+    heartbeat: HeartbeatCheckSchema,
+    // What the hosted API's create body also has, for a check that is never scheduled.
+    frequency: Ignored(Type.Integer({ minimum: 0, maximum: 1440 }), 'a heartbeat check is never scheduled'),
+    request: zeroRequest,
+    degradedResponseTime: zeroResponseTime,
+    maxResponseTime: zeroResponseTime,
+  },
   strict,
 );
 

@@ -152,7 +152,8 @@ const SCRIPT_JOB: JobRecipe = {
   request: (check) => ({
     script: typeof check.script === 'string' ? check.script : '',
     dependencies: Array.isArray(check.dependencies) ? check.dependencies : [],
-    sslCheckDomain: typeof check.sslCheckDomain === 'string' ? check.sslCheckDomain : null,
+    sslCheckDomain:
+      typeof check.sslCheckDomain === 'string' && check.sslCheckDomain !== '' ? check.sslCheckDomain : null,
   }),
   groupVariables: () => [],
   scriptsAndCertificate: false,
@@ -166,7 +167,8 @@ const SUITE_JOB: JobRecipe = {
     script: typeof check.script === 'string' && check.script !== '' ? check.script : null,
     scriptPath: typeof check.scriptPath === 'string' ? check.scriptPath : null,
     dependencies: Array.isArray(check.dependencies) ? check.dependencies : [],
-    sslCheckDomain: typeof check.sslCheckDomain === 'string' ? check.sslCheckDomain : null,
+    sslCheckDomain:
+      typeof check.sslCheckDomain === 'string' && check.sslCheckDomain !== '' ? check.sslCheckDomain : null,
   }),
 };
 

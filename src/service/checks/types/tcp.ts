@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { IP_FAMILIES, TCP_ASSERTION_SOURCES } from '../../../protocol/index.js';
 import { Nullable, StringEnum, strict } from '../../platform/http/schema-helpers.js';
-import { assertions, TCP_FREQUENCIES, uptimeCreateBody } from './common.js';
+import { assertions, TCP_FREQUENCIES, uptimeCreateBody, zeroRequestFields } from './common.js';
 
 /** TCP request (docs/checks.md, "TCP"): `hostname` without scheme or port. */
 export const TcpRequestBodySchema = Type.Object(
@@ -15,6 +15,8 @@ export const TcpRequestBodySchema = Type.Object(
     data: Type.Optional(Nullable(Type.String({ maxLength: 65_536, default: null }))),
     ipFamily: Type.Optional(StringEnum(IP_FAMILIES, { default: 'IPv4' })),
     assertions: assertions(TCP_ASSERTION_SOURCES),
+    url: zeroRequestFields.url,
+    body: zeroRequestFields.body,
   },
   strict,
 );

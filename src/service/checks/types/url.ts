@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { IP_FAMILIES, URL_ASSERTION_SOURCES } from '../../../protocol/index.js';
 import { StringEnum, strict } from '../../platform/http/schema-helpers.js';
-import { assertions, MINUTE_FREQUENCIES, uptimeCreateBody } from './common.js';
+import { assertions, MINUTE_FREQUENCIES, uptimeCreateBody, zeroRequestFields } from './common.js';
 
 /** URL request (docs/checks.md, "URL"): GET only, http or https. */
 export const UrlRequestBodySchema = Type.Object(
@@ -12,6 +12,11 @@ export const UrlRequestBodySchema = Type.Object(
     skipSSL: Type.Optional(Type.Boolean({ default: false })),
     ipFamily: Type.Optional(StringEnum(IP_FAMILIES, { default: 'IPv4' })),
     assertions: assertions(URL_ASSERTION_SOURCES),
+    body: zeroRequestFields.body,
+    bodyType: zeroRequestFields.bodyType,
+    headers: zeroRequestFields.headers,
+    queryParameters: zeroRequestFields.queryParameters,
+    basicAuth: zeroRequestFields.basicAuth,
   },
   strict,
 );

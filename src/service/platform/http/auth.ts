@@ -7,6 +7,7 @@ import { sendError } from './errors.js';
 import type { Database } from '../store/database.js';
 import { AccountQueries } from '../store/accounts.js';
 import type { WebSessions } from '../web/sessions.js';
+import type { CredentialView } from '../store/secret-fields.js';
 
 /** API keys are `op_` + 32 random bytes in hex; only their SHA-256 is stored. */
 export function generateApiKey(): string {
@@ -66,7 +67,18 @@ declare module 'fastify' {
      * session opened with it; null for a private-location key.
      */
     apiKeyId: string | null;
+    /** The request authenticated with a web-app session cookie rather than an `Authorization` header. */
+    viaWebSession: boolean;
   }
+}
+
+/**
+ * How the answer to `request` shows stored credentials (docs/security.md, "Credentials in answers"): the
+ * service's `configured` view (OUTPOST_API_CREDENTIALS) for a request made with an API key; always `masked` for
+ * the web app, whose screens people see.
+ */
+export function credentialViewOf(request: FastifyRequest, configured: CredentialView): CredentialView {
+  return configured === 'clear' && request.viaWebSession === false ? 'clear' : 'masked';
 }
 
 /** Prefix of private-location keys (docs/architecture.md). */
@@ -316,6 +328,7 @@ async function authenticateBySession(
   request.accountId = session.accountId;
   request.privateLocation = null;
   request.apiKeyId = session.apiKeyId;
+  request.viaWebSession = true;
   return false;
 }
 
@@ -381,6 +394,7 @@ export function authHook(
     request.accountId = found.accountId;
     request.privateLocation = found.privateLocation;
     request.apiKeyId = found.apiKeyId;
+    request.viaWebSession = false;
     if (found.apiKeyId) await keyUses.used(found.apiKeyId, request);
   };
 }

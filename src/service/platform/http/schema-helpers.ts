@@ -94,3 +94,38 @@ export const CheckIdParams = Type.Object({ checkId: ResourceId }, strict);
  * (shown as `null` in the OpenAPI document).
  */
 export const NoContent = Type.Unsafe<undefined>(Type.Null({ description: 'No Content' }));
+
+/**
+ * A body field the API accepts and ignores: one it answers and clients send back whole (`id`, `created_at`,
+ * `createdAt`, `updated_at`), or one of another version or another check type that the hosted API's clients
+ * marshal with their zero values (the Go SDK sends `heartbeat: {period: 0, …}` with an API check). It must
+ * have the declared shape (a bad type is still a 400 naming it), and it is dropped before the handler
+ * (validation.ts, `bodyValidator`): nothing stores it. A field no version of the API has stays unknown and
+ * refused. Marked `readOnly` in the OpenAPI document.
+ * @param why what the field is, for the document's description.
+ */
+export function Ignored<T extends TSchema>(schema: T, why: string) {
+  return Type.Optional(
+    Type.Unsafe<T['static']>({ ...schema, readOnly: true, description: `Accepted and ignored: ${why}` }),
+  );
+}
+
+/** The timestamps every resource answers and its clients send back, in both spellings: accepted and ignored. */
+export const echoedTimestampFields = {
+  created_at: Ignored(Nullable(Type.String({ maxLength: 64 })), 'set by the service'),
+  createdAt: Ignored(Nullable(Type.String({ maxLength: 64 })), 'set by the service'),
+  updated_at: Ignored(Nullable(Type.String({ maxLength: 64 })), 'set by the service'),
+  updatedAt: Ignored(Nullable(Type.String({ maxLength: 64 })), 'set by the service'),
+};
+
+/** The fields every resource answers and its clients send back: its id and timestamps, accepted and ignored. */
+export const echoedResourceFields = {
+  id: Ignored(
+    Type.Union([Type.Integer(), Type.String({ maxLength: 64 }), Type.Null()]),
+    "the id is the path's or the service's",
+  ),
+  ...echoedTimestampFields,
+};
+
+/** Names of {@link echoedResourceFields}: never in a validated body (the validator drops them). */
+export type EchoedField = keyof typeof echoedResourceFields;

@@ -1,5 +1,5 @@
 import type { Static, TSchema } from '@sinclair/typebox';
-import { Ajv, type Options } from 'ajv';
+import { Ajv, type ErrorObject, type Options } from 'ajv';
 import addFormats from 'ajv-formats';
 import { validationError } from './errors.js';
 
@@ -24,5 +24,62 @@ export function validateBodyPart<T extends TSchema>(schema: T, value: unknown, p
   const validate = bodyAjv.compile<Static<T>>(schema);
   const copy = structuredClone(value);
   if (!validate(copy)) throw validationError(validate.errors ?? [], 'body', prefix);
+  dropIgnored(schema, copy);
   return copy;
+}
+
+/** A validator as fastify takes it: false with `errors` set, or true once the body is valid. */
+export interface BodyValidator {
+  (data: unknown): boolean;
+  errors?: ErrorObject[] | null;
+}
+
+/**
+ * The validator of a route's JSON body: {@link bodyAjv}'s, then the body's ignored fields (schema-helpers.ts,
+ * `Ignored`: marked `readOnly`) dropped from the validated body, at every depth, so no handler sees them.
+ */
+export function bodyValidator(schema: TSchema): BodyValidator {
+  const validate = bodyAjv.compile(schema);
+  const wrapped: BodyValidator = (data) => {
+    if (!validate(data)) {
+      wrapped.errors = validate.errors ?? null;
+      return false;
+    }
+    dropIgnored(schema, data);
+    return true;
+  };
+  return wrapped;
+}
+
+type SchemaNode = {
+  readOnly?: boolean;
+  properties?: Record<string, SchemaNode>;
+  items?: SchemaNode | SchemaNode[];
+  anyOf?: SchemaNode[];
+  oneOf?: SchemaNode[];
+  allOf?: SchemaNode[];
+};
+
+/**
+ * Deletes from `value` (validated against `schema`) the properties whose schema is marked `readOnly`, following
+ * objects, array items and the branches of unions. Bounded by the schema's depth and the value's size, both
+ * already bounded by validation.
+ */
+function dropIgnored(schema: TSchema, value: unknown): void {
+  const node = schema as SchemaNode;
+  if (value === null || typeof value !== 'object') return;
+  if (Array.isArray(value)) {
+    const items = node.items;
+    if (items && !Array.isArray(items)) for (const item of value) dropIgnored(items as TSchema, item);
+  } else if (node.properties) {
+    const object = value as Record<string, unknown>;
+    for (const [name, property] of Object.entries(node.properties)) {
+      if (!(name in object)) continue;
+      if (property.readOnly === true) delete object[name];
+      else dropIgnored(property as TSchema, object[name]);
+    }
+  }
+  for (const branch of [...(node.anyOf ?? []), ...(node.oneOf ?? []), ...(node.allOf ?? [])]) {
+    dropIgnored(branch as TSchema, value);
+  }
 }

@@ -23,6 +23,13 @@ type RequestLike = Record<string, unknown> & {
 };
 
 /** Which fields of a stored document hold secrets; paths are dot-separated from the document's root. */
+/**
+ * How an answer shows stored credentials (docs/security.md, "Credentials in answers"): `masked` (`*****`, the
+ * default) or `clear` (as the hosted API answers them, for clients that compare what they read with what they
+ * sent, such as the Terraform provider). `secret` variables are masked in both.
+ */
+export type CredentialView = 'masked' | 'clear';
+
 export type SecretLayout = {
   /**
    * Request-like objects: credential-named header and query parameter values, `basicAuth.password`,
@@ -139,19 +146,32 @@ export function mapSecrets<T extends Record<string, unknown>>(
 }
 
 /**
- * The API view of a document: secret values become `*****`. A credential header value or password that
+ * The API view of a document: secret values become `*****` (in the `clear` view, only `secret` variables). A credential header value or password that
  * is only a `{{VARIABLE}}` reference stays visible (it holds no secret; the variable is masked itself).
  */
-export function maskSecrets<T extends Record<string, unknown>>(doc: T, layout: SecretLayout): T {
+export function maskSecrets<T extends Record<string, unknown>>(
+  doc: T,
+  layout: SecretLayout,
+  view: CredentialView = 'masked',
+): T {
   return mapSecrets(doc, layout, (value, place) => {
+    // A secret variable is never readable again, whatever the view; a sealed value is never answered.
+    if (view === 'clear' && place.kind !== 'variable' && !SecretBox.isSealed(value)) return value;
     if (place.kind === 'url') return SecretBox.isSealed(value) ? REDACTED : maskUrlPassword(value);
-    return isReference(value, place) ? value : REDACTED;
+    return holdsNoSecret(value, place) ? value : REDACTED;
   });
 }
 
-/** A header value or password that is only a `{{VARIABLE}}` reference (kept visible and unsealed). */
-function isReference(value: string, place: SecretPlace): boolean {
-  return (place.kind === 'pair' || place.kind === 'password') && VARIABLE_REFERENCE.test(value.trim());
+/**
+ * A header value or password that holds no secret, kept visible and unsealed: empty (a check without basic
+ * auth is sent `{username: "", password: ""}` by the hosted API's clients, and answering `*****` would say a
+ * password is set), or only a `{{VARIABLE}}` reference.
+ */
+function holdsNoSecret(value: string, place: SecretPlace): boolean {
+  return (
+    (place.kind === 'pair' || place.kind === 'password') &&
+    (value === '' || VARIABLE_REFERENCE.test(value.trim()))
+  );
 }
 
 /**
@@ -167,7 +187,7 @@ export function sealSecrets<T extends Record<string, unknown>>(
   rowId: string | number,
 ): T {
   return mapSecrets(doc, layout, (value, place) =>
-    isReference(value, place) ? value : box.seal(value, `${table}:${rowId}:${place.path}`),
+    holdsNoSecret(value, place) ? value : box.seal(value, `${table}:${rowId}:${place.path}`),
   );
 }
 

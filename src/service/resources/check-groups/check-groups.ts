@@ -1,11 +1,13 @@
 import type { Kysely } from 'kysely';
 import type { CheckDoc } from '../../checks/index.js';
 import { CheckQueries } from '../../checks/index.js';
+import { completeAlertSettings } from '../../alerting/index.js';
 import { HttpError, notFound } from '../../platform/http/errors.js';
 import { iso } from '../../platform/http/pagination.js';
 import { assertAlertChannelsExist, assertPrivateLocationsExist, assertSnippetExists } from '../references.js';
 import type { CheckGroup, CreateCheckGroup, UpdateCheckGroup } from './schema.js';
 import {
+  type CredentialView,
   GROUP_SECRETS,
   keepMaskedSecrets,
   maskSecrets,
@@ -23,17 +25,9 @@ export { assertGroupExists } from '../references.js';
 /** The stored document of a group: every writable field, defaults applied (no id or timestamps). */
 export type GroupDoc = Omit<CheckGroup, 'id' | 'created_at' | 'updated_at'>;
 
-/** Alert settings a new group gets when the body has none (the same as a new check's). */
-const DEFAULT_ALERT_SETTINGS = {
-  escalationType: 'RUN_BASED',
-  runBasedEscalation: { failedRunThreshold: 1 },
-  reminders: { amount: 0, interval: 5 },
-  parallelRunFailureThreshold: { enabled: false, percentage: 10 },
-} as const;
-
 /** Builds the stored document of a new group from a validated create body (schema defaults already applied). */
 export function newGroupDoc(body: CreateCheckGroup): GroupDoc {
-  return { alertSettings: structuredClone(DEFAULT_ALERT_SETTINGS), ...body } as GroupDoc;
+  return { ...body, alertSettings: completeAlertSettings(body.alertSettings) } as GroupDoc;
 }
 
 /**
@@ -48,7 +42,9 @@ export function newGroupDoc(body: CreateCheckGroup): GroupDoc {
  */
 export function mergeGroupUpdate(stored: GroupDoc, body: UpdateCheckGroup): GroupDoc {
   const kept = keepMaskedSecrets(body as Record<string, unknown>, stored, GROUP_SECRETS);
-  return { ...stored, ...kept } as GroupDoc;
+  const merged = { ...stored, ...kept } as GroupDoc;
+  if (body.alertSettings !== undefined) merged.alertSettings = completeAlertSettings(body.alertSettings);
+  return merged;
 }
 
 /**
@@ -95,10 +91,18 @@ export async function assertGroupReferences(
 
 /**
  * A row as the API shows it: id, the document, ISO timestamps; secret variable values, the
- * `apiCheckDefaults` basic-auth password and credential header values masked (see maskSecrets).
+ * `apiCheckDefaults` basic-auth password and credential header values masked (see maskSecrets), or in the
+ * `clear` view (docs/security.md, "Credentials in answers") opened with `db`'s key and answered, secret
+ * variables still masked.
  */
-export function presentGroup(row: GroupRow): CheckGroup {
-  const doc = maskSecrets(readDoc(row.doc) as Record<string, unknown>, GROUP_SECRETS) as GroupDoc;
+export function presentGroup(
+  row: GroupRow,
+  view: CredentialView = 'masked',
+  db?: Kysely<Database>,
+): CheckGroup {
+  const stored = readDoc(row.doc) as GroupDoc;
+  const opened = view === 'clear' && db ? openGroupSecrets(db, Number(row.id), stored) : stored;
+  const doc = maskSecrets(opened as Record<string, unknown>, GROUP_SECRETS, view) as GroupDoc;
   return {
     id: Number(row.id),
     ...doc,

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { ServiceApp } from '../../platform/http/service-app.js';
+import { credentialViewOf } from '../../platform/http/auth.js';
 import {
   assertGroupReferences,
   CheckGroups,
@@ -37,7 +38,7 @@ export async function checkGroupRoutes(app: ServiceApp, ctx: ServiceContext): Pr
       await assertGroupReferences(ctx.db, request.accountId, body);
       const row = await groups.insert(request.accountId, newGroupDoc(body), Date.now());
       ctx.log.info({ groupId: row.id, accountId: request.accountId }, 'check group created');
-      return reply.code(201).send(presentGroup(row));
+      return reply.code(201).send(presentGroup(row, credentialViewOf(request, ctx.apiCredentials), ctx.db));
     },
   );
 
@@ -54,7 +55,7 @@ export async function checkGroupRoutes(app: ServiceApp, ctx: ServiceContext): Pr
     async (request) => {
       const query = request.query;
       const rows = await groups.list(request.accountId, query.limit, offsetOf(query));
-      return rows.map(presentGroup);
+      return rows.map((row) => presentGroup(row, credentialViewOf(request, ctx.apiCredentials), ctx.db));
     },
   );
 
@@ -70,7 +71,11 @@ export async function checkGroupRoutes(app: ServiceApp, ctx: ServiceContext): Pr
     },
     async (request) => {
       const { id } = request.params;
-      return presentGroup(await groups.get(request.accountId, id));
+      return presentGroup(
+        await groups.get(request.accountId, id),
+        credentialViewOf(request, ctx.apiCredentials),
+        ctx.db,
+      );
     },
   );
 
@@ -93,7 +98,11 @@ export async function checkGroupRoutes(app: ServiceApp, ctx: ServiceContext): Pr
       const before = await groups.get(request.accountId, id);
       const doc = mergeGroupUpdate(groups.open(before), body);
       await assertGroupReferences(ctx.db, request.accountId, body);
-      return presentGroup(await groups.update(request.accountId, before, doc, Date.now()));
+      return presentGroup(
+        await groups.update(request.accountId, before, doc, Date.now()),
+        credentialViewOf(request, ctx.apiCredentials),
+        ctx.db,
+      );
     },
   );
 

@@ -6,8 +6,14 @@ import {
   RUNTIME_IDS,
 } from '../../../protocol/index.js';
 import { ApiKeyValueSchema, BasicAuthSchema } from '../../checks/schemas.js';
-import { AlertSettingsSchema, EnvironmentVariableSchema, RetryStrategySchema } from '../../checks/schemas.js';
 import {
+  AlertSettingsSchema,
+  assertionPresentationFields,
+  EnvironmentVariableSchema,
+  RetryStrategySchema,
+} from '../../checks/schemas.js';
+import {
+  echoedResourceFields,
   Nullable,
   StringEnum,
   strict,
@@ -39,6 +45,7 @@ const ApiCheckDefaultsSchema = Type.Object(
             comparison: StringEnum(ASSERTION_COMPARISONS),
             target: Type.String({ maxLength: 4096 }),
             regex: Type.Optional(Nullable(Type.String({ maxLength: 1024 }))),
+            ...assertionPresentationFields,
           },
           strict,
         ),
@@ -52,13 +59,14 @@ const ApiCheckDefaultsSchema = Type.Object(
 
 /**
  * A group's `retryStrategy`: the check retry-strategy object, or the literal
- * string `FALLBACK` (each grouped check's own strategy applies). Written as
- * if/then/else so a bad value gets one error from the branch it meant.
+ * string `FALLBACK` (each grouped check's own strategy applies), or null (the same: what the hosted API's
+ * clients send for a group without one). Written as if/then/else so a bad value gets one error from the
+ * branch it meant.
  */
-const GroupRetryStrategySchema = Type.Unsafe<Static<typeof RetryStrategySchema> | 'FALLBACK'>({
-  if: { type: 'string' },
+const GroupRetryStrategySchema = Type.Unsafe<Static<typeof RetryStrategySchema> | 'FALLBACK' | null>({
+  if: { type: ['string', 'null'] },
   // biome-ignore lint/suspicious/noThenProperty: the JSON Schema keyword; a non-function `then` is no thenable.
-  then: { type: 'string', enum: ['FALLBACK'] },
+  then: { type: ['string', 'null'], enum: ['FALLBACK', null] },
   else: RetryStrategySchema,
 });
 
@@ -106,6 +114,9 @@ const groupFields = {
     default: 'FALLBACK',
   } as typeof GroupRetryStrategySchema),
   runParallel: Type.Optional(Nullable(Type.Boolean({ default: false }))),
+  // What the group's answer holds beside these, and the hosted API's clients send back (docs/api.md, "What
+  // clients send back"): accepted and ignored.
+  ...echoedResourceFields,
 };
 
 /**
@@ -172,7 +183,7 @@ export const CheckGroupSchema = Type.Object(
     localTearDownScript: Nullable(Type.String()),
     runtimeId: Nullable(Type.String()),
     privateLocations: Nullable(Type.Array(Type.String())),
-    retryStrategy: Type.Union([StringEnum(['FALLBACK'] as const), RetryStrategySchema]),
+    retryStrategy: Type.Union([StringEnum(['FALLBACK'] as const), RetryStrategySchema, Type.Null()]),
     runParallel: Nullable(Type.Boolean()),
     created_at: Timestamp,
     updated_at: NullableTimestamp,

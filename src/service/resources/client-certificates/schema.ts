@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { Nullable, strict, Timestamp } from '../../platform/http/schema-helpers.js';
+import { echoedResourceFields, Nullable, strict, Timestamp } from '../../platform/http/schema-helpers.js';
 
 const LABEL = '[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?';
 
@@ -24,6 +24,7 @@ export const CreateClientCertificateBody = Type.Object(
     key: Type.String({ minLength: 1, maxLength: 65_536 }),
     passphrase: Type.Optional(Nullable(Type.String({ maxLength: 1024 }))),
     ca: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 262_144 }))),
+    ...echoedResourceFields,
   },
   strict,
 );

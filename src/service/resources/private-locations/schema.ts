@@ -1,5 +1,12 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { strict, NullableTimestamp, Timestamp, ResourceId } from '../../platform/http/schema-helpers.js';
+import {
+  echoedResourceFields,
+  Ignored,
+  NullableTimestamp,
+  ResourceId,
+  strict,
+  Timestamp,
+} from '../../platform/http/schema-helpers.js';
 
 /** Path parameters of one key of a private location. */
 export const LocationKeyParams = Type.Object({ id: ResourceId, keyId: ResourceId }, strict);
@@ -18,7 +25,16 @@ const icon = Type.String({ minLength: 1, maxLength: 64, pattern: '^[a-z0-9-]+$' 
  * account, never a public location name), `icon` (an icon name, default `location`).
  */
 export const CreatePrivateLocationBody = Type.Object(
-  { name, slugName: SlugNameSchema, icon: Type.Optional({ ...icon, default: 'location' }) },
+  {
+    name,
+    slugName: SlugNameSchema,
+    icon: Type.Optional({ ...icon, default: 'location' }),
+    ...echoedResourceFields,
+    keys: Ignored(
+      Type.Array(Type.Unknown(), { maxItems: 100 }),
+      'GET answers them; keys are made by their own route',
+    ),
+  },
   strict,
 );
 /** A validated create body, `icon` defaulted. */
@@ -26,7 +42,16 @@ export type CreatePrivateLocation = Static<typeof CreatePrivateLocationBody>;
 
 /** Body of `PUT /v1/private-locations/{id}`: `name` and/or `icon`; `slugName` is accepted only unchanged. */
 export const UpdatePrivateLocationBody = Type.Object(
-  { name: Type.Optional(name), icon: Type.Optional(icon), slugName: Type.Optional(SlugNameSchema) },
+  {
+    name: Type.Optional(name),
+    icon: Type.Optional(icon),
+    slugName: Type.Optional(SlugNameSchema),
+    ...echoedResourceFields,
+    keys: Ignored(
+      Type.Array(Type.Unknown(), { maxItems: 100 }),
+      'GET answers them; keys are made by their own route',
+    ),
+  },
   strict,
 );
 /** A validated update body: only the fields the caller sent. */

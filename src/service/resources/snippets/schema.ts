@@ -1,5 +1,10 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { strict, NullableTimestamp, Timestamp } from '../../platform/http/schema-helpers.js';
+import {
+  echoedResourceFields,
+  NullableTimestamp,
+  strict,
+  Timestamp,
+} from '../../platform/http/schema-helpers.js';
 
 /** Most bytes of UTF-8 a snippet's `script` may hold: 128 KiB. */
 export const SNIPPET_SCRIPT_MAX_BYTES = 131_072;
@@ -13,6 +18,7 @@ export const CreateSnippetBody = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 255 }),
     script: Type.String({ maxLength: SNIPPET_SCRIPT_MAX_BYTES }),
+    ...echoedResourceFields,
   },
   strict,
 );

@@ -135,12 +135,14 @@ function serviceRoutes(app: ServiceApp, services: StatusPageServices): void {
         summary: 'Rename a status-page service',
         params: IdParams,
         body: ServiceBodySchema,
-        response: { 200: ServiceSchema },
+        response: { 200: ServiceWithChecksSchema },
       },
     },
     async (request) => {
       const { id } = request.params;
-      return services.rename(request.accountId, id, request.body.name, Date.now());
+      await services.rename(request.accountId, id, request.body.name, Date.now());
+      // Answered as GET answers it, linked checks included: what a client reads back after an update.
+      return services.getWithChecks(request.accountId, id);
     },
   );
 

@@ -1,6 +1,10 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { CursorQuery } from '../../platform/http/pagination.js';
 import {
+  type EchoedField,
+  echoedResourceFields,
+  echoedTimestampFields,
+  Ignored,
   Nullable,
   StringEnum,
   strict,
@@ -79,7 +83,13 @@ const HOST_NAME_OPTIONS = {
 /** An absolute http(s) URL (logo, redirectTo, favicon), at most 2048 characters. */
 const HTTP_URL_OPTIONS = { maxLength: 2048, format: 'uri', pattern: '^https?://' } as const;
 
-const ServiceRef = Type.Object({ id: ResourceId }, strict);
+const ServiceRef = Type.Object(
+  {
+    id: ResourceId,
+    name: Ignored(Type.String({ maxLength: 255 }), "the service's name: the service is named by `id`"),
+  },
+  strict,
+);
 
 /**
  * A card in a request: `name`, `services` (ids of the account's status-page
@@ -93,11 +103,12 @@ const CardBodySchema = Type.Object(
     id: Type.Optional(ResourceId),
     statusPageId: Type.Optional(ResourceId),
     services: Type.Optional(Type.Array(ServiceRef, { maxItems: 100 })),
+    ...echoedTimestampFields,
   },
   strict,
 );
 /** A card as the API takes it (services by id; `id` to keep an existing card). */
-export type CardBody = Static<typeof CardBodySchema>;
+export type CardBody = Omit<Static<typeof CardBodySchema>, Exclude<EchoedField, 'id'>>;
 
 /**
  * Body of POST (with defaults) and PUT (without: omitted optional fields keep
@@ -114,19 +125,25 @@ export function statusPageBody(withDefaults: boolean) {
       customDomain: Type.Optional(Nullable(Type.String({ ...HOST_NAME_OPTIONS, ...d(null) }))),
       themeColors: Type.Optional(ThemeColorsSchema),
       logo: Type.Optional(Nullable(Type.String({ ...HTTP_URL_OPTIONS, ...d(null) }))),
+      // Kept and answered, as the hosted API does; the public page shows `logo` in both themes.
+      logoDark: Type.Optional(Nullable(Type.String({ ...HTTP_URL_OPTIONS, ...d(null) }))),
       redirectTo: Type.Optional(Nullable(Type.String({ ...HTTP_URL_OPTIONS, ...d(null) }))),
       favicon: Type.Optional(Nullable(Type.String({ ...HTTP_URL_OPTIONS, ...d(null) }))),
       defaultTheme: Type.Optional(StringEnum(DEFAULT_THEMES, d('AUTO'))),
       isPrivate: Type.Optional(Type.Boolean(d(false))),
+      ...echoedResourceFields,
     },
     strict,
   );
 }
 /** The body of a status page's create or update (see {@link statusPageBody}). */
-export type StatusPageBody = Static<ReturnType<typeof statusPageBody>>;
+export type StatusPageBody = Omit<Static<ReturnType<typeof statusPageBody>>, EchoedField>;
 
 /** Body of POST and PUT `/v1/status-pages/services`. */
-export const ServiceBodySchema = Type.Object({ name: Type.String({ minLength: 1, maxLength: 255 }) }, strict);
+export const ServiceBodySchema = Type.Object(
+  { name: Type.String({ minLength: 1, maxLength: 255 }), ...echoedResourceFields },
+  strict,
+);
 
 /**
  * A check linked to a status-page service: one whose `triggerIncident.serviceId` names it (docs/api.md,
@@ -199,6 +216,7 @@ export const StatusPageSchema = Type.Object({
   customDomain: Nullable(Type.String()),
   themeColors: ThemeColorsSchema,
   logo: Nullable(Type.String()),
+  logoDark: Type.Optional(Nullable(Type.String())),
   redirectTo: Nullable(Type.String()),
   favicon: Nullable(Type.String()),
   defaultTheme: StringEnum(DEFAULT_THEMES),

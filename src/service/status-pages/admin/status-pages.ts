@@ -339,7 +339,10 @@ export class StatusPages {
     }
   }
 
-  /** Validates the request cards against the account's services and the page's existing cards. */
+  /**
+   * Validates the request cards against the account's services and the page's existing cards: a card keeps an
+   * existing one named by its `id`, else the first unclaimed one of its `name`; any other is new.
+   */
   async #cards(
     db: Kysely<Database>,
     accountId: string,
@@ -354,6 +357,11 @@ export class StatusPages {
       bodies.flatMap((c) => (c.services ?? []).map((s) => s.id)),
     );
     const kept = new Set<string>();
+    // A card sent without `id` (as the Terraform provider sends every card) keeps the existing card of its name
+    // that no other card of the body names by id: an unchanged body changes nothing.
+    const namedIds = new Set(bodies.flatMap((c) => (c.id === undefined ? [] : [c.id])));
+    const sameName = (name: string) =>
+      existing.find((c) => c.name === name && !kept.has(c.id) && !namedIds.has(c.id));
     return bodies.map((body, i) => {
       if (pageId !== undefined && body.statusPageId !== undefined && body.statusPageId !== pageId) {
         throw badField(`cards[${i}].statusPageId`, `must be the id of this status page (${pageId})`, 'const');
@@ -367,7 +375,7 @@ export class StatusPages {
           throw badField(field, `lists service ${ref.id} twice in this card`, 'uniqueItems');
         serviceIds.push(ref.id);
       });
-      const before = body.id === undefined ? undefined : existing.find((c) => c.id === body.id);
+      const before = body.id === undefined ? sameName(body.name) : existing.find((c) => c.id === body.id);
       if (before && kept.has(before.id))
         throw badField(`cards[${i}].id`, `names card ${before.id} twice`, 'uniqueItems');
       if (!before)
