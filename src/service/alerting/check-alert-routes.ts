@@ -70,7 +70,11 @@ async function listAlerts(
       checkResultId: row.result_id,
       runLocation: doc.RUN_LOCATION,
       responseTime: doc.RESPONSE_TIME,
-      statusCode: doc.API_CHECK_RESPONSE_STATUS_CODE,
+      // Text, as the hosted API answers it.
+      statusCode:
+        doc.API_CHECK_RESPONSE_STATUS_CODE === null || doc.API_CHECK_RESPONSE_STATUS_CODE === undefined
+          ? null
+          : String(doc.API_CHECK_RESPONSE_STATUS_CODE),
       error: doc.CHECK_ERROR_MESSAGE,
       sslDaysRemaining: doc.SSL_DAYS_REMAINING,
       sslCheckDomain: doc.SSL_CHECK_DOMAIN,

@@ -58,15 +58,24 @@ function shortAnswer(answer: string | null): string | null {
   return answer !== null && SHORT_ANSWER.test(answer) ? answer : null;
 }
 
-/** A notification row and its attempts in the API's shape. */
+/** The hosted API's status of a notification in each state (docs/api.md, "Alerts and notifications"). */
+const HOSTED_STATUS: Record<AlertNotification['state'], AlertNotification['status']> = {
+  PENDING: 'IN_PROGRESS',
+  SENDING: 'IN_PROGRESS',
+  DELIVERED: 'SUCCESS',
+  FAILED: 'FAILURE',
+};
+
+/** A notification row and its attempts in the API's shape; `id` as text, as the hosted API answers it. */
 function present(row: NotificationRow, attempts: AttemptRow[]): AlertNotification {
+  const state = row.state as AlertNotification['state'];
   return {
-    id: Number(row.id),
+    id: String(row.id),
     alertChannelId: Number(row.channel_id),
     checkId: row.check_id,
     alertId: row.alert_id,
     alertType: row.alert_type,
-    state: row.state as AlertNotification['state'],
+    state,
     idempotencyKey: row.idempotency_key,
     attempts: attempts.map((a) => ({
       startedAt: iso(a.started_at),
@@ -80,6 +89,9 @@ function present(row: NotificationRow, attempts: AttemptRow[]): AlertNotificatio
     deliveredAt: iso(row.delivered_at),
     lastError: row.last_error,
     nextAttemptAt: row.state === 'PENDING' ? iso(row.next_attempt_at) : null,
+    status: HOSTED_STATUS[state],
+    timestamp: iso(row.created_at)!,
+    checkAlertId: row.alert_id,
   };
 }
 

@@ -31,7 +31,12 @@ export const CheckAlertSchema = Type.Object({
   checkResultId: Nullable(Type.String()),
   runLocation: Nullable(Type.String()),
   responseTime: Nullable(Type.Number()),
-  statusCode: Nullable(Type.Integer()),
+  statusCode: Nullable(
+    Type.String({
+      description:
+        'The HTTP status of the run that raised it, as text (`"503"`), as the hosted API answers it; null for other check types',
+    }),
+  ),
   error: Nullable(Type.String()),
   sslDaysRemaining: Nullable(Type.Integer()),
   sslCheckDomain: Nullable(Type.String()),
@@ -66,7 +71,10 @@ export const NotificationAttemptSchema = Type.Object(
 /** A notification (one alert to one channel, or a channel test) as the API answers it. */
 export const AlertNotificationSchema = Type.Object(
   {
-    id: Type.Integer(),
+    id: Type.String({
+      description:
+        'A number written as text (`"12"`), as the hosted API answers ids; `/v1/alert-notifications/12` reads it',
+    }),
     alertChannelId: Type.Integer(),
     checkId: Nullable(Type.String()),
     alertId: Nullable(Type.String({ description: 'Null for a channel test.' })),
@@ -82,6 +90,12 @@ export const AlertNotificationSchema = Type.Object(
     nextAttemptAt: Nullable(
       Type.String({ format: 'date-time', description: 'When a PENDING notification is tried next.' }),
     ),
+    status: StringEnum(['IN_PROGRESS', 'SUCCESS', 'FAILURE'] as const, {
+      description:
+        'The hosted API’s reading of `state`: PENDING and SENDING are IN_PROGRESS, DELIVERED SUCCESS, FAILED FAILURE.',
+    }),
+    timestamp: Type.String({ format: 'date-time', description: 'The hosted API’s name of `createdAt`.' }),
+    checkAlertId: Nullable(Type.String({ description: 'The hosted API’s name of `alertId`.' })),
   },
   strict,
 );

@@ -580,7 +580,12 @@ describe('alert notifications API', () => {
       lastError: null,
       nextAttemptAt: null,
       attempts: [{ outcome: 'DELIVERED', statusCode: 200, answer: 'HTTP 200 OK', error: null }],
+      // The hosted API's reading: the id as text, the status, the time.
+      status: 'SUCCESS',
+      checkAlertId: null,
+      timestamp: body.createdAt,
     });
+    expect(body.id).toMatch(/^[1-9]\d*$/);
     expect(body.idempotencyKey).toMatch(new RegExp(`^test:${id}:[0-9a-f-]{36}$`));
     const sent = api.received.find((r) => r.key === body.idempotencyKey);
     expect(JSON.parse(sent!.body)).toMatchObject({
@@ -595,7 +600,11 @@ describe('alert notifications API', () => {
     api.answer = () => ({ status: 401, body: 'bad token api-test-secret-42' });
     const res = await svc.request('POST', `/v1/alert-channels/${id}/test`);
     expect(res.statusCode, res.body).toBe(200);
-    expect(res.json()).toMatchObject({ state: 'FAILED', attempts: [{ outcome: 'FAILED', statusCode: 401 }] });
+    expect(res.json()).toMatchObject({
+      state: 'FAILED',
+      status: 'FAILURE',
+      attempts: [{ outcome: 'FAILED', statusCode: 401 }],
+    });
     expect(res.body).not.toContain('api-test-secret-42');
     expect((await svc.request('POST', '/v1/alert-channels/999999/test')).statusCode).toBe(404);
     expect((await svc.request('POST', `/v1/alert-channels/${id}/test`, undefined, 'B')).statusCode).toBe(404);
@@ -608,6 +617,7 @@ describe('alert notifications API', () => {
     expect(first.statusCode, first.body).toBe(200);
     expect(first.json()).toMatchObject({
       state: 'PENDING',
+      status: 'IN_PROGRESS',
       attempts: [{ outcome: 'RETRY', statusCode: 429 }],
     });
     expect(Date.parse(first.json().nextAttemptAt) - Date.now()).toBeGreaterThan(3_500_000);
@@ -630,9 +640,11 @@ describe('alert notifications API', () => {
 
     const listA = await svc.request('GET', `/v1/alert-notifications?alertChannelId=${a}`);
     expect(listA.statusCode, listA.body).toBe(200);
-    const itemsA = listA.json() as { id: number; alertChannelId: number; attempts: unknown[] }[];
+    const itemsA = listA.json() as { id: string; alertChannelId: number; attempts: unknown[] }[];
     expect(itemsA).toHaveLength(2);
-    expect(itemsA[0]!.id).toBeGreaterThan(itemsA[1]!.id);
+    // Ids are numbers written as text, as the hosted API answers them; newest first.
+    expect(itemsA.every((n) => typeof n.id === 'string' && /^\d+$/.test(n.id))).toBe(true);
+    expect(Number(itemsA[0]!.id)).toBeGreaterThan(Number(itemsA[1]!.id));
     expect(itemsA.every((n) => n.alertChannelId === a && n.attempts.length === 1)).toBe(true);
 
     const all = (await svc.request('GET', '/v1/alert-notifications?limit=100')).json() as {
@@ -640,7 +652,7 @@ describe('alert notifications API', () => {
     }[];
     expect(all.some((n) => n.alertChannelId === b)).toBe(false);
     const allB = (await svc.request('GET', '/v1/alert-notifications', undefined, 'B')).json() as {
-      id: number;
+      id: string;
       alertChannelId: number;
     }[];
     expect(allB.map((n) => n.alertChannelId)).toEqual([b]);

@@ -111,6 +111,61 @@ describe('alerts written with the result', () => {
     expect(doc.RESULT_LINK).toMatch(new RegExp(`/checks/${checkId}/results/`));
   });
 
+  it("answers the failing run's HTTP status as text (the hosted API's type), null without a response", async () => {
+    await channel();
+    const checkId = await createCheck(svc, 'url', urlBody());
+    const exchange = (statusCode: number | null) => () => ({
+      httpCheckResult: {
+        request: { method: 'GET', url: 'https://shop.example.test/' },
+        response:
+          statusCode === null
+            ? null
+            : {
+                statusCode,
+                statusText: 'Service Unavailable',
+                url: 'https://shop.example.test/',
+                headers: {},
+                bodySizeBytes: 0,
+                bodyTruncated: false,
+              },
+        timings: {
+          socket: null,
+          lookup: null,
+          connect: null,
+          secureConnect: null,
+          response: null,
+          end: null,
+        },
+        timingPhases: {
+          wait: null,
+          dns: null,
+          tcp: null,
+          tls: null,
+          firstByte: null,
+          download: null,
+          total: 3,
+        },
+        redirects: [],
+        certificate: null,
+        resolvedIp: null,
+        resolver: 'dns' as const,
+        errorCode: null,
+      },
+    });
+    await run(checkId, () => 'FAILED', exchange(503));
+    await run(checkId, () => 'PASSED', exchange(200));
+    await run(checkId, () => 'FAILED', exchange(null));
+    const raised = (await alerts(checkId)) as unknown as { alertType: string; statusCode: string | null }[];
+    expect(raised.map((a) => [a.alertType, a.statusCode])).toEqual([
+      ['ALERT_FAILURE', '503'],
+      ['ALERT_RECOVERY', '200'],
+      ['ALERT_FAILURE', null],
+    ]);
+    const one = (await svc.request('GET', `/v1/check-alerts/${checkId}`)).json();
+    expect(one[0].statusCode).toBeNull();
+    expect(one[2].statusCode).toBe('503');
+  });
+
   it('runs are judged in the order they ran: a failure posted after two newer passing runs is recorded, not alerted on', async () => {
     await channel();
     const checkId = await createCheck(svc, 'url', urlBody());

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { CompiledQuery } from 'kysely';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -253,7 +254,14 @@ describe('scheduled runs (no check session)', () => {
     expect(res.statusCode).toBe(200);
     expect(res.json()).toHaveLength(1);
     const [item] = res.json();
-    expect(item).toMatchObject({ checkSessionId: null, checkRunId: job.jobId, sequenceId: job.jobId });
+    expect(item).toMatchObject({ checkSessionId: null, sequenceId: job.jobId });
+    // checkRunId is a number, as the hosted API answers it (the Go SDK reads it into an int64): the first 52
+    // bits of the SHA-256 of the run's id.
+    expect(Number.isSafeInteger(item.checkRunId)).toBe(true);
+    expect(item.checkRunId).toBe(
+      Number.parseInt(createHash('sha256').update(job.jobId).digest('hex').slice(0, 13), 16),
+    );
+    expect(JSON.parse(res.body)[0].checkRunId).toBeTypeOf('number');
     const one = await svc.request('GET', `/v1/check-results/${id}/${item.id}`);
     expect(one.statusCode).toBe(200);
     expect(one.json()).toMatchObject({ id: item.id, icmpCheckResult: icmpPart, logs: [] });

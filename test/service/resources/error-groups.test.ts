@@ -291,6 +291,49 @@ describe('error group routes', () => {
     expect((await call('GET', `/v1/error-groups/${group.id}`)).json()).toEqual(group);
   });
 
+  it('GET /v1/error-groups lists the groups of every check of the account, most recently seen first', async () => {
+    const one = await newCheck();
+    const two = await newCheck();
+    const gone = await newCheck();
+    const secret = 'planted-secret-3c1d8e token=hunter2';
+    const theirs = await newCheck('B');
+    await stored(one, failing({ errorMessage: 'one fails', startedAt: '2025-03-01T00:00:00.000Z' }));
+    await stored(two, failing({ errorMessage: 'two fails', startedAt: '2025-03-03T00:00:00.000Z' }));
+    await stored(one, failing({ errorMessage: 'one times out', startedAt: '2025-03-02T00:00:00.000Z' }));
+    await stored(gone, failing({ errorMessage: 'deleted check fails' }));
+    await stored(theirs, failing({ errorMessage: secret }), 'B');
+    const del = await svc.app.inject({ method: 'DELETE', url: `/v1/checks/${gone}`, headers: svc.auth('A') });
+    expect(del.statusCode).toBe(204);
+
+    const res = await call('GET', '/v1/error-groups');
+    expect(res.statusCode, res.body).toBe(200);
+    const all = res.json() as { checkId: string; rawErrorMessage: string; id: string }[];
+    expect(all.map((g) => [g.checkId, g.rawErrorMessage])).toEqual([
+      [two, 'two fails'],
+      [one, 'one times out'],
+      [one, 'one fails'],
+    ]);
+    expect(res.body).not.toContain(secret);
+    expect(
+      (await call('GET', '/v1/error-groups?limit=1&page=2')).json().map((g: { id: string }) => g.id),
+    ).toEqual([all[1]!.id]);
+    // Each one reads on its own too.
+    expect((await call('GET', `/v1/error-groups/${all[0]!.id}`)).json()).toEqual(all[0]);
+    // Account B sees its own only.
+    const theirsListed = (await call('GET', '/v1/error-groups', undefined, 'B')).json();
+    expect(theirsListed.map((g: { rawErrorMessage: string }) => g.rawErrorMessage)).toEqual([secret]);
+    for (const [query, field] of [
+      ['limit=0', 'limit'],
+      ['limit=101', 'limit'],
+      ['page=0', 'page'],
+      ['checkId=x', 'checkId'],
+    ] as const) {
+      const bad = await call('GET', `/v1/error-groups?${query}`);
+      expect(bad.statusCode).toBe(400);
+      expect(bad.json().attributes).toMatchObject({ field, in: 'querystring' });
+    }
+  });
+
   it("keep account B away from A's groups", async () => {
     const checkId = await newCheck();
     await stored(checkId, failing());

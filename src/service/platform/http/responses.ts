@@ -13,10 +13,20 @@ import { Nullable, StringEnum } from './schema-helpers.js';
  * src/service/checks/responses.ts.)
  */
 
-/** One result inside a check session. */
+/**
+ * One result inside a check session: Outpost's fields, and the hosted API's (`checkResultId`, `checkResultLink`,
+ * `checkId`, `checkType`, `name`, `aborted`, `isCancelled`; docs/api.md, "Check session").
+ */
 export const SessionResultSchema = Type.Object(
   {
     id: Type.String(),
+    checkResultId: Type.String({ description: 'The hosted API’s name of `id`' }),
+    checkResultLink: Type.String({ description: 'The result in the web app' }),
+    checkId: Type.String(),
+    checkType: StringEnum(CHECK_TYPES),
+    name: Type.String({ description: 'The check’s name' }),
+    aborted: Type.Boolean({ description: 'Always false: a run that ended without a result has none' }),
+    isCancelled: Type.Boolean({ description: 'Always false: a cancelled run has no result' }),
     runLocation: Type.String(),
     resultType: StringEnum(['FINAL', 'ATTEMPT'] as const),
     status: StringEnum(['PASSED', 'FAILED', 'DEGRADED'] as const),
@@ -45,9 +55,18 @@ export const SessionResultSchema = Type.Object(
 );
 
 /**
- * A check session (docs/api.md, "Check session"). `status` is PROGRESS while runs are
- * pending (the public API lists only final statuses; the market leader's API answers PROGRESS).
+ * The statuses of a check session as the hosted API lists them. Outpost answers PROGRESS while runs are
+ * pending (never STARTED, PROGRESS_FAILED or PROGRESS_DEGRADED), then a final status (docs/api.md, "Check session").
  */
+const SESSION_STATUSES = [
+  'STARTED',
+  'PROGRESS',
+  'PROGRESS_FAILED',
+  'PROGRESS_DEGRADED',
+  ...CHECK_SESSION_STATUSES,
+] as const;
+
+/** A check session (docs/api.md, "Check session"); `runSource` is the hosted API's name of `triggerSource`. */
 export const CheckSessionSchema = Type.Object(
   {
     checkSessionId: Type.String(),
@@ -55,8 +74,9 @@ export const CheckSessionSchema = Type.Object(
     checkId: Type.String(),
     checkType: StringEnum(CHECK_TYPES),
     name: Type.String(),
-    status: StringEnum(['PROGRESS', ...CHECK_SESSION_STATUSES] as const),
+    status: StringEnum(SESSION_STATUSES),
     triggerSource: StringEnum(TRIGGER_SOURCES),
+    runSource: StringEnum(TRIGGER_SOURCES),
     startedAt: Type.String({ format: 'date-time' }),
     stoppedAt: Nullable(Type.String({ format: 'date-time' })),
     timeElapsed: Type.Integer({ description: 'milliseconds' }),

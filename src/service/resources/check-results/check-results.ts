@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Static } from '@sinclair/typebox';
 import type { Kysely } from 'kysely';
 import type { CheckResult, CheckType, HttpCheckResult } from '../../../protocol/index.js';
@@ -71,10 +72,19 @@ function withoutBodies(part: HttpCheckResult): HttpCheckResult {
 }
 
 /**
+ * The number a run is answered as in `checkRunId` (the hosted API's field is a number): the first 52 bits of
+ * the SHA-256 of the run's id, so every location and attempt of one run has the same one. `sequenceId` holds
+ * the run's id itself.
+ */
+export function checkRunNumber(runId: string): number {
+  return Number.parseInt(createHash('sha256').update(runId).digest('hex').slice(0, 13), 16);
+}
+
+/**
  * The API view of a stored result row. `full` false (list items) leaves out `logs` and HTTP
  * bodies. Artifacts carry their download path; once artifact retention deleted a result's files
- * (`has_artifacts` 0) none are listed. `checkRunId` and `sequenceId` are the run's first job id
- * when the stored result names it, else the result's own job id.
+ * (`has_artifacts` 0) none are listed. `sequenceId` is the run's id (its first job id when the stored
+ * result names it, else the result's own job id); `checkRunId` the number of it (checkRunNumber).
  */
 export function presentCheckResult(
   row: ResultRow,
@@ -104,7 +114,7 @@ export function presentCheckResult(
     responseTime: row.response_time,
     attempts: Number(row.attempts ?? doc.attempts ?? 1),
     resultType: row.result_type,
-    checkRunId: runId,
+    checkRunId: checkRunNumber(runId),
     sequenceId: typeof doc.sequenceId === 'string' ? doc.sequenceId : runId,
     checkSessionId: row.check_session_id,
     agent: agentOf(doc.agent),

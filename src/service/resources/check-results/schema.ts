@@ -103,8 +103,13 @@ export const CheckResultResponseSchema = Type.Object(
     responseTime: Type.Number({ description: 'milliseconds' }),
     attempts: Type.Integer({ minimum: 1 }),
     resultType: StringEnum(['FINAL', 'ATTEMPT'] as const),
-    checkRunId: Type.String({ description: 'Id of the run: its first attempt’s job id' }),
-    sequenceId: Type.String({ description: 'Shared by the attempts of one run' }),
+    checkRunId: Type.Integer({
+      description:
+        'The run as a number (the hosted API’s type), shared by its locations and attempts: the first 52 bits of the SHA-256 of `sequenceId`',
+    }),
+    sequenceId: Type.String({
+      description: 'Id of the run (its first attempt’s job id), shared by its attempts',
+    }),
     checkSessionId: Nullable(Type.String({ description: 'null for a scheduled run' })),
     agent: Nullable(
       Type.Object(

@@ -215,6 +215,11 @@ export class ErrorGroups {
     return this.#rows.listForCheck(accountId, checkId, page);
   }
 
+  /** One page of the account's groups (of checks it still has), most recently seen first. */
+  async list(accountId: string, page: { limit: number; offset: number }): Promise<ErrorGroupRow[]> {
+    return this.#rows.list(accountId, page);
+  }
+
   /**
    * Sets or clears the archive flags (docs/api.md, "States and transitions"): `archiveForEver`
    * sets `archivedForEver`, `archivedUntilNextEvent` sets that flag; `false` clears.

@@ -9,8 +9,8 @@ import { ErrorGroupSchema, PatchErrorGroupBody } from './schema.js';
 const tags = ['error groups'];
 
 /**
- * Error groups (docs/api.md, "Error group" and "Error groups"): read, list per check,
- * archive. Groups are created by the result hook (see errorGroupsHook), never by a route.
+ * Error groups (docs/api.md, "Error group" and "Error groups"): read, list (the account's, or a
+ * check's), archive. Groups are created by the result hook (see errorGroupsHook), never by a route.
  */
 export async function errorGroupRoutes(app: ServiceApp, ctx: ServiceContext): Promise<void> {
   const groups = new ErrorGroups(ctx.db);
@@ -30,6 +30,24 @@ export async function errorGroupRoutes(app: ServiceApp, ctx: ServiceContext): Pr
       const { id } = request.params;
       const row = await groups.patch(request.accountId, id, request.body, Date.now());
       return presentErrorGroup(row);
+    },
+  );
+
+  app.get(
+    '/v1/error-groups',
+    {
+      schema: {
+        tags,
+        summary: "List the account's error groups, most recently seen first",
+        description: 'The groups of every check the account has (a deleted check’s are not listed).',
+        querystring: PageQuery(10),
+        response: { 200: Type.Array(ErrorGroupSchema) },
+      },
+    },
+    async (request) => {
+      const query = request.query;
+      const rows = await groups.list(request.accountId, { limit: query.limit, offset: offsetOf(query) });
+      return rows.map(presentErrorGroup);
     },
   );
 

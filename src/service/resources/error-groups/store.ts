@@ -83,6 +83,25 @@ export class ErrorGroupQueries {
       .execute();
   }
 
+  /**
+   * One page of the account's groups of checks it still has, most recently seen first (groups a deleted
+   * check left are not listed).
+   */
+  list(accountId: string, page: { limit: number; offset: number }): Promise<ErrorGroupRow[]> {
+    return this.#db
+      .selectFrom('error_groups')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .where('check_id', 'in', (eb) =>
+        eb.selectFrom('checks').select('checks.id').where('checks.account_id', '=', accountId),
+      )
+      .orderBy('last_seen', 'desc')
+      .orderBy('id')
+      .limit(page.limit)
+      .offset(page.offset)
+      .execute();
+  }
+
   /** Writes the group's archive flags (0 or 1). */
   async setArchived(
     accountId: string,

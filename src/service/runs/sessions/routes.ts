@@ -8,6 +8,7 @@ import {
   strict,
   ResourceId,
   Defaulted,
+  NoContent,
 } from '../../platform/http/schema-helpers.js';
 import { CheckSessionSchema } from '../../platform/http/responses.js';
 import { linkSignal } from '../../../common/linked-signal.js';
@@ -39,7 +40,13 @@ const TriggerBody = Type.Object(
 
 const SessionParams = Type.Object({ checkSessionId: ResourceId }, strict);
 
-/** Check sessions: start, read, await completion (docs/api.md, "Check sessions"). */
+/** Body of `POST /v1/check-sessions/{id}/cancel`: `sequenceId`, the runs to cancel (all when left out). */
+const CancelBody = Type.Object(
+  { sequenceId: Type.Optional(Type.Array(Type.String({ format: 'uuid' }), { maxItems: 100 })) },
+  strict,
+);
+
+/** Check sessions: start, read, cancel, await completion (docs/api.md, "Check sessions"). */
 export async function checkSessionRoutes(app: ServiceApp, ctx: ServiceContext): Promise<void> {
   app.post(
     '/v1/check-sessions/trigger',
@@ -77,6 +84,28 @@ export async function checkSessionRoutes(app: ServiceApp, ctx: ServiceContext): 
     async (request) => {
       const { checkSessionId } = request.params;
       return ctx.sessions.get(request.accountId, checkSessionId);
+    },
+  );
+
+  app.post(
+    '/v1/check-sessions/:checkSessionId/cancel',
+    {
+      schema: {
+        tags: ['check sessions'],
+        summary: 'Cancel a check session',
+        description:
+          'Its queued runs are removed and the session ends CANCELLED at once; a run an agent already holds runs to its end (its result is stored). ' +
+          '`sequenceId` cancels only those runs; the session then ends when none of it is left. A final session is left as it is. 204, or 404.',
+        params: SessionParams,
+        // Left out, or an empty application/json body: everything. Fastify validates an absent body as null.
+        body: Type.Union([CancelBody, Type.Null()]),
+        response: { 204: NoContent },
+      },
+    },
+    async (request, reply) => {
+      const { checkSessionId } = request.params;
+      await ctx.sessions.cancel(request.accountId, checkSessionId, request.body?.sequenceId);
+      return reply.code(204).send();
     },
   );
 

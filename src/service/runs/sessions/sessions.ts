@@ -146,6 +146,7 @@ export class CheckSessions {
       name: s.name,
       status: s.status,
       triggerSource: s.trigger_source,
+      runSource: s.trigger_source,
       startedAt: new Date(Number(s.started_at)).toISOString(),
       stoppedAt: stoppedAt === null ? null : new Date(Number(stoppedAt)).toISOString(),
       timeElapsed: (stoppedAt === null ? Date.now() : Number(stoppedAt)) - Number(s.started_at),
@@ -154,6 +155,14 @@ export class CheckSessions {
         const doc = readDoc(r.doc);
         return {
           id: r.id,
+          // The hosted API's fields of a session's result.
+          checkResultId: r.id,
+          checkResultLink: `${this.#appUrl}/checks/${s.check_id}/results/${r.id}`,
+          checkId: s.check_id,
+          checkType: s.check_type,
+          name: s.name,
+          aborted: false,
+          isCancelled: false,
           runLocation: r.run_location,
           resultType: r.result_type,
           status: r.status,
@@ -181,6 +190,25 @@ export class CheckSessions {
         };
       }),
     };
+  }
+
+  /**
+   * Cancels a session (`POST /v1/check-sessions/{id}/cancel`): its runs still queued (a retry waiting out its
+   * back-off included) are removed, and the session ends CANCELLED at once; a run an agent already holds runs
+   * to its end and its result is stored, but does not change the session's status. With `sequenceIds` only
+   * the queued runs of those runs (`sequenceId` of their results) are removed, and the session ends CANCELLED
+   * only when nothing of it is left queued or running. A session already final is left as it is.
+   * @throws HttpError 404 when the session is not in the account.
+   */
+  async cancel(accountId: string, id: string, sequenceIds: readonly string[] | undefined): Promise<void> {
+    if (!(await this.#store.row(accountId, id))) throw notFound('check session', id);
+    const ended = await this.#db.transaction().execute(async (tx) => {
+      const store = new SessionQueries(tx);
+      await store.dropQueuedJobs(id, sequenceIds);
+      if (sequenceIds !== undefined && (await store.sessionHasJobs(id))) return false;
+      return store.endSession(id, 'CANCELLED', Date.now());
+    });
+    if (ended) this.#queue.emitSession(id);
   }
 
   /**

@@ -73,6 +73,20 @@ export class SessionQueries {
     return pending !== undefined;
   }
 
+  /**
+   * Deletes the session's jobs still queued (not those an agent holds); only those of the runs
+   * `roundIds` names when given.
+   */
+  async dropQueuedJobs(sessionId: string, roundIds: readonly string[] | undefined): Promise<void> {
+    if (roundIds !== undefined && roundIds.length === 0) return;
+    let query = this.#db
+      .deleteFrom('jobs')
+      .where('check_session_id', '=', sessionId)
+      .where('state', '=', 'queued');
+    if (roundIds !== undefined) query = query.where('round_id', 'in', roundIds);
+    await query.execute();
+  }
+
   /** The session's status and runs ended without a result, or undefined when it is gone. */
   async sessionState(sessionId: string) {
     return this.#db

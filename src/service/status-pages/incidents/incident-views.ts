@@ -4,6 +4,7 @@ import type {
   Impact,
   IncidentUpdateView,
   IncidentView,
+  Severity,
   StatusPageIncidentView,
   UpdateStatus,
 } from './schema.js';
@@ -23,6 +24,11 @@ export type IncidentDoc = {
   id: string;
   name: string;
   impact: Impact;
+  /**
+   * The severity given through `/v1/status-pages/incidents` (the hosted API's, finer than `impact`, which
+   * follows it); absent when the incident was made or last edited with `/v1/incidents`.
+   */
+  severity?: Severity;
   startedAt: string | null;
   stoppedAt: string | null;
 };
@@ -116,26 +122,36 @@ export async function incidentsForServices(
     const view = views[i]!;
     return {
       serviceIds: new Set(view.services.map((s) => s.id)),
-      incident: {
-        name: view.name,
-        severity: view.impact,
-        id: view.id,
-        services: view.services,
-        lastUpdateStatus: view.incidentUpdates[0]?.status ?? null,
-        created_at: view.created_at,
-        updated_at: view.updated_at,
-        duration: durationMs(readDoc(row.doc), Number(row.created_at), nowMs),
-        incidentUpdates: view.incidentUpdates.map((u) => ({
-          description: u.description,
-          id: u.id,
-          created_at: u.created_at,
-          status: u.status,
-          publicIncidentUpdateDate: u.publicIncidentUpdateDate,
-          notifySubscribers: u.notifySubscribers,
-        })),
-      },
+      incident: toPageIncident(view, row, nowMs),
     };
   });
+}
+
+/**
+ * An incident as status pages and `/v1/status-pages/incidents` show it (docs/api.md, "Status-page
+ * incidents"): `severity` the one it was given there, else its impact; `duration` in ms, up to now while open.
+ * `view` holds the updates to show, newest first.
+ */
+export function toPageIncident(view: IncidentView, row: IncidentRow, nowMs: number): StatusPageIncidentView {
+  const doc = readDoc(row.doc);
+  return {
+    name: view.name,
+    severity: doc.severity ?? view.impact,
+    id: view.id,
+    services: view.services,
+    lastUpdateStatus: view.incidentUpdates[0]?.status ?? null,
+    created_at: view.created_at,
+    updated_at: view.updated_at,
+    duration: durationMs(doc, Number(row.created_at), nowMs),
+    incidentUpdates: view.incidentUpdates.map((u) => ({
+      description: u.description,
+      id: u.id,
+      created_at: u.created_at,
+      status: u.status,
+      publicIncidentUpdateDate: u.publicIncidentUpdateDate,
+      notifySubscribers: u.notifySubscribers,
+    })),
+  };
 }
 
 declare module '../../platform/store/schema.js' {

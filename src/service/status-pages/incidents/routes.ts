@@ -6,8 +6,16 @@ import { notFound } from '../../platform/http/errors.js';
 import { Incidents } from './incidents.js';
 import { offsetOf, PageQuery } from '../../platform/http/pagination.js';
 import { IdParams, NoContent } from '../../platform/http/schema-helpers.js';
+import { CursorQuery, cursorPage } from '../../platform/http/cursor.js';
 import {
   CreateIncidentBody,
+  CreatePageIncidentBody,
+  PageIncidentParams,
+  PageIncidentUpdateBody,
+  PageIncidentUpdateParams,
+  PatchPageIncidentBody,
+  PutPageIncidentBody,
+  StatusPageIncidentSchema,
   IncidentDetailQuery,
   IncidentIdParams,
   IncidentPutQuery,
@@ -28,6 +36,8 @@ export async function incidentRoutes(app: ServiceApp, ctx: ServiceContext): Prom
   const incidents = new Incidents(ctx.db, () => ctx.delivery.kick());
   incidentCreateAndReadRoutes(app, ctx, incidents);
   incidentChangeRoutes(app, incidents);
+  pageIncidentRoutes(app, ctx, incidents);
+  pageIncidentUpdateRoutes(app, incidents);
 }
 
 /** `POST /v1/incidents`, `GET /v1/incidents` and `GET /v1/incidents/{id}`. */
@@ -146,6 +156,195 @@ function incidentChangeRoutes(app: ServiceApp, incidents: Incidents): void {
       const { incidentId } = request.params;
       const update = await incidents.addUpdate(request.accountId, incidentId, request.body, monotonicDate());
       return reply.code(201).send([update]);
+    },
+  );
+}
+
+const pageTags = ['status page incidents'];
+
+/**
+ * The hosted API's status-page incident routes, which its CLI uses (docs/api.md, "Status-page incidents"):
+ * `GET` (cursor) and `POST /v1/status-pages/incidents`, `GET`, `PUT`, `PATCH` and `DELETE
+ * /v1/status-pages/incidents/{incidentId}`. The same incidents as `/v1/incidents`, shown with `severity`.
+ * The literal path wins over `/v1/status-pages/{id}` (a status page's id is a UUID, never `incidents`).
+ */
+function pageIncidentRoutes(app: ServiceApp, ctx: ServiceContext, incidents: Incidents): void {
+  app.get(
+    '/v1/status-pages/incidents',
+    {
+      schema: {
+        tags: pageTags,
+        summary: 'List incidents with their updates (cursor pages, oldest first)',
+        querystring: CursorQuery,
+        response: { 200: cursorPage(StatusPageIncidentSchema) },
+      },
+    },
+    async (request) => incidents.pageForPage(request.accountId, request.query, Date.now()),
+  );
+
+  app.post(
+    '/v1/status-pages/incidents',
+    {
+      schema: {
+        tags: pageTags,
+        summary: 'Create an incident on status-page services',
+        description:
+          'Started now. `incidentUpdates` are the first updates, oldest first (status INVESTIGATING when left out).',
+        body: CreatePageIncidentBody,
+        response: { 201: StatusPageIncidentSchema },
+      },
+    },
+    async (request, reply) => {
+      const incident = await incidents.createForPage(request.accountId, request.body, monotonicDate());
+      ctx.log.info({ incidentId: incident.id, accountId: request.accountId }, 'incident created');
+      return reply.code(201).send(incident);
+    },
+  );
+
+  app.get(
+    '/v1/status-pages/incidents/:incidentId',
+    {
+      schema: {
+        tags: pageTags,
+        summary: 'Get an incident with all its updates, newest first',
+        params: PageIncidentParams,
+        response: { 200: StatusPageIncidentSchema },
+      },
+    },
+    async (request) => incidents.getForPage(request.accountId, request.params.incidentId, Date.now()),
+  );
+
+  for (const [method, body] of [
+    ['PUT', PutPageIncidentBody],
+    ['PATCH', PatchPageIncidentBody],
+  ] as const) {
+    app.route({
+      method,
+      url: '/v1/status-pages/incidents/:incidentId',
+      schema: {
+        tags: pageTags,
+        summary: method === 'PUT' ? 'Replace an incident' : 'Change some fields of an incident',
+        description:
+          'A severity moves the impact with it; `services` replaces the services. Updates have routes of their own.',
+        params: PageIncidentParams,
+        body,
+        response: { 200: StatusPageIncidentSchema },
+      },
+      handler: async (request) =>
+        incidents.editForPage(request.accountId, request.params.incidentId, request.body, monotonicDate()),
+    });
+  }
+
+  app.delete(
+    '/v1/status-pages/incidents/:incidentId',
+    {
+      schema: {
+        tags: pageTags,
+        summary: 'Delete an incident with its updates',
+        params: PageIncidentParams,
+        response: { 204: NoContent },
+      },
+    },
+    async (request, reply) => {
+      const { incidentId } = request.params;
+      if (!(await incidents.delete(request.accountId, incidentId))) throw notFound('incident', incidentId);
+      return reply.code(204).send();
+    },
+  );
+}
+
+/**
+ * `GET` and `POST /v1/status-pages/incidents/{incidentId}/incident-updates`, `GET`, `PUT` and `DELETE
+ * …/incident-updates/{incidentUpdateId}` (docs/api.md, "Status-page incidents").
+ */
+function pageIncidentUpdateRoutes(app: ServiceApp, incidents: Incidents): void {
+  const base = '/v1/status-pages/incidents/:incidentId/incident-updates';
+  app.get(
+    base,
+    {
+      schema: {
+        tags: pageTags,
+        summary: 'List the updates of an incident, newest first',
+        params: PageIncidentParams,
+        response: { 200: Type.Array(IncidentUpdateSchema) },
+      },
+    },
+    async (request) => incidents.updatesOf(request.accountId, request.params.incidentId),
+  );
+
+  app.post(
+    base,
+    {
+      schema: {
+        tags: pageTags,
+        summary: 'Add an update to an incident',
+        description:
+          'Answers 200 with the update, as the hosted API does. A RESOLVED update sets the incident’s `stoppedAt` when it is null.',
+        params: PageIncidentParams,
+        body: PageIncidentUpdateBody,
+        response: { 200: IncidentUpdateSchema },
+      },
+    },
+    async (request) =>
+      incidents.addPageUpdate(request.accountId, request.params.incidentId, request.body, monotonicDate()),
+  );
+
+  app.get(
+    `${base}/:incidentUpdateId`,
+    {
+      schema: {
+        tags: pageTags,
+        summary: 'Get an update of an incident',
+        params: PageIncidentUpdateParams,
+        response: { 200: IncidentUpdateSchema },
+      },
+    },
+    async (request) => {
+      const { incidentId, incidentUpdateId } = request.params;
+      return incidents.getUpdate(request.accountId, incidentId, incidentUpdateId);
+    },
+  );
+
+  app.put(
+    `${base}/:incidentUpdateId`,
+    {
+      schema: {
+        tags: pageTags,
+        summary: 'Change an update of an incident',
+        description: 'Fields left out keep their values; no subscriber mail is sent for a change.',
+        params: PageIncidentUpdateParams,
+        body: PageIncidentUpdateBody,
+        response: { 200: IncidentUpdateSchema },
+      },
+    },
+    async (request) => {
+      const { incidentId, incidentUpdateId } = request.params;
+      return incidents.editUpdate(
+        request.accountId,
+        incidentId,
+        incidentUpdateId,
+        request.body,
+        monotonicDate(),
+      );
+    },
+  );
+
+  app.delete(
+    `${base}/:incidentUpdateId`,
+    {
+      schema: {
+        tags: pageTags,
+        summary: 'Delete an update of an incident',
+        params: PageIncidentUpdateParams,
+        response: { 204: NoContent },
+      },
+    },
+    async (request, reply) => {
+      const { incidentId, incidentUpdateId } = request.params;
+      if (!(await incidents.deleteUpdate(request.accountId, incidentId, incidentUpdateId))) {
+        throw notFound('incident update', incidentUpdateId);
+      }
+      return reply.code(204).send();
     },
   );
 }

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { keysetPage } from '../../platform/http/cursor.js';
 import type { IncidentDoc, UpdateDoc } from './incident-views.js';
 import type { Database } from '../../platform/store/database.js';
 import { type StoredJson, writeDoc } from '../../platform/store/schema.js';
@@ -67,6 +68,17 @@ export class IncidentQueries {
       .limit(limit)
       .offset(offset)
       .execute();
+  }
+
+  /**
+   * A cursor page of the account's incidents, oldest first (`created_at`, `id`), and the next page's cursor.
+   * @throws HttpError 400 naming `nextId` when it is not a cursor this service answered.
+   */
+  page(accountId: string, page: { limit: number; nextId?: string | undefined }) {
+    return keysetPage(
+      this.#db.selectFrom('incidents').select(COLUMNS).where('account_id', '=', accountId),
+      page,
+    );
   }
 
   /** The account's incidents linked to any of `serviceIds`, newest first. */
@@ -162,5 +174,42 @@ export class IncidentQueries {
         updated_at: null,
       })
       .execute();
+  }
+
+  /** One update of the incident, or undefined when it has no such update in the account. */
+  update(accountId: string, incidentId: string, updateId: string) {
+    return this.#db
+      .selectFrom('incident_updates')
+      .select(['incident_id', 'doc', 'created_at', 'updated_at'])
+      .where('account_id', '=', accountId)
+      .where('incident_id', '=', incidentId)
+      .where('id', '=', updateId)
+      .executeTakeFirst();
+  }
+
+  /** Writes an update's document and its `updated_at` (epoch ms). */
+  async setUpdateDoc(
+    accountId: string,
+    updateId: string,
+    update: UpdateDoc,
+    updatedAtMs: number,
+  ): Promise<void> {
+    await this.#db
+      .updateTable('incident_updates')
+      .set({ doc: writeDoc(update), updated_at: updatedAtMs })
+      .where('account_id', '=', accountId)
+      .where('id', '=', updateId)
+      .execute();
+  }
+
+  /** Deletes one update of the incident; false when it has no such update in the account. */
+  async deleteUpdate(accountId: string, incidentId: string, updateId: string): Promise<boolean> {
+    const res = await this.#db
+      .deleteFrom('incident_updates')
+      .where('account_id', '=', accountId)
+      .where('incident_id', '=', incidentId)
+      .where('id', '=', updateId)
+      .executeTakeFirst();
+    return res.numDeletedRows > 0n;
   }
 }
