@@ -2,6 +2,7 @@ import { alertingModule } from './alerting/service-module.js';
 import { analyticsModule } from './analytics/service-module.js';
 import { checksModule } from './checks/service-module.js';
 import { heartbeatsModule } from './heartbeats/service-module.js';
+import { maintenanceWindowsModule } from './maintenance-windows/service-module.js';
 import type { RetentionNeeds, ServiceModule } from './module.js';
 import type { RetentionTask } from './platform/store/retention.js';
 import { CHECK_SECRETS, GROUP_SECRETS } from './platform/store/secret-fields.js';
@@ -25,6 +26,7 @@ export const MODULES: readonly ServiceModule[] = [
   statusPagesModule,
   resourcesModule,
   analyticsModule,
+  maintenanceWindowsModule,
 ];
 
 /** The retention tasks of every module, in module order (the retention worker adds the platform's own). */

@@ -35,6 +35,7 @@ import type {
   NotificationAttemptSchema,
 } from '../../../src/service/alerting/schemas.js';
 import type { AnalyticsResponseSchema } from '../../../src/service/analytics/schemas.js';
+import type { MaintenanceWindowSchema } from '../../../src/service/maintenance-windows/schemas.js';
 // The one schema not in a module's published schemas.ts: an alert channel's config union comes from the
 // channel modules, each of which also holds its sender.
 import type { AlertChannelSchema } from '../../../src/service/alerting/alert-channels/schema.js';
@@ -103,6 +104,8 @@ export type ErrorGroup = Static<typeof ErrorGroupSchema>;
 export type Runtime = Static<typeof RuntimeSchema>;
 /** A code snippet of the account (`GET /v1/snippets`). */
 export type Snippet = Static<typeof SnippetSchema>;
+/** A maintenance window of the account (`GET /v1/maintenance-windows`). */
+export type MaintenanceWindow = Static<typeof MaintenanceWindowSchema>;
 
 /** An agent serving private locations (`GET /v1/agents[/{id}]`). */
 export type Agent = Static<typeof AgentResponseSchema>;

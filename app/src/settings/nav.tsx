@@ -4,6 +4,7 @@
 export const SETTINGS_SECTIONS = [
   { section: 'variables', label: 'Variables' },
   { section: 'snippets', label: 'Snippets' },
+  { section: 'maintenance-windows', label: 'Maintenance windows' },
   { section: 'client-certificates', label: 'Client certificates' },
   { section: 'api-keys', label: 'API keys' },
   { section: 'alert-settings', label: 'Alert settings' },

@@ -1,13 +1,14 @@
 /**
- * The Settings area (`/settings/{section}`): the account's environment variables, snippets, client
- * certificates, API keys and alert settings, each a page of its own under the same tabs. `/settings` opens
- * the first.
+ * The Settings area (`/settings/{section}`): the account's environment variables, snippets, maintenance
+ * windows, client certificates, API keys and alert settings, each a page of its own under the same tabs.
+ * `/settings` opens the first.
  */
 import { useEffect } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { AlertSettingsPage } from './alert-settings.js';
 import { ApiKeysPage } from './api-keys.js';
 import { ClientCertificatesPage } from './client-certificates.js';
+import { MaintenanceWindowsPage } from './maintenance-windows.js';
 import { SETTINGS_SECTIONS, type SettingsSection, SettingsNav } from './nav.js';
 import { SnippetsPage } from './snippets.js';
 import { VariablesPage } from './variables.js';
@@ -16,6 +17,7 @@ import './settings.css';
 const PAGES: Record<SettingsSection, () => preact.JSX.Element> = {
   variables: VariablesPage,
   snippets: SnippetsPage,
+  'maintenance-windows': MaintenanceWindowsPage,
   'client-certificates': ClientCertificatesPage,
   'api-keys': ApiKeysPage,
   'alert-settings': AlertSettingsPage,

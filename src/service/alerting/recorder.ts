@@ -6,6 +6,7 @@ import type { CheckDoc } from '../checks/index.js';
 import type { Database } from '../platform/store/database.js';
 import { type AlertState, evaluate } from './engine.js';
 import { incidentForAlert } from '../status-pages/index.js';
+import { MaintenanceLookup } from '../maintenance-windows/index.js';
 import { type AlertSettingsDoc, resolveAlertSettings } from './settings.js';
 import { AlertQueries } from './store.js';
 import { channelWants } from './channel-filter.js';
@@ -53,7 +54,13 @@ export async function recordResult(
   const check = await store.check(stored.accountId, stored.checkId);
   if (!check) return 0;
   const group = check.groupId === null ? null : await store.group(stored.accountId, check.groupId);
-  const context: AlertContext = { tx, store, check, group, stored, options };
+  // A maintenance window that silences the check holds its notifications back as muting does: the state
+  // and the alerts are still recorded (docs/alerting.md, "Maintenance windows").
+  const silenced = await new MaintenanceLookup(tx, stored.nowMs).silences(stored.accountId, {
+    ...check,
+    groupTags: group?.tags ?? null,
+  });
+  const context: AlertContext = { tx, store, check, group, stored, options, silenced };
   let queued = await recordCertificates(context);
 
   const run = await runOf(store, stored, check);
@@ -66,7 +73,8 @@ export async function recordResult(
   const owner = group ?? check;
   const accountSettings =
     owner.useGlobalAlertSettings === false ? null : await store.accountAlertSettings(stored.accountId);
-  const settings = resolveAlertSettings(accountSettings, group, check);
+  const resolved = resolveAlertSettings(accountSettings, group, check);
+  const settings = context.silenced ? { ...resolved, muted: true } : resolved;
   const previous = await store.alertState<AlertState>(stored.checkId);
   const { state, alerts } = evaluate(previous, run, settings, stored.nowMs);
   // A passing run of a passing check changes nothing: no write (most results are these).
@@ -84,6 +92,8 @@ type AlertContext = {
   group: GroupDoc | null;
   stored: StoredResultRef;
   options: AlertRecorderOptions;
+  /** Whether a maintenance window silences the check's alerts now. */
+  silenced: boolean;
 };
 
 /**
@@ -277,7 +287,7 @@ async function recordCertificates(context: AlertContext): Promise<number> {
       result_id: stored.resultId,
       seen_at: stored.nowMs,
     });
-    const muted = check.muted === true || context.group?.muted === true;
+    const muted = check.muted === true || context.group?.muted === true || context.silenced;
     const daysRemaining = Math.floor((validTo - stored.nowMs) / 86_400_000);
     const episodeId = `ssl:${domain}:${certificate.fingerprint256}`;
     for (const channel of await subscribedChannels(context)) {

@@ -65,7 +65,7 @@ describe.skipIf(missing !== null)('the Settings pages in Chromium against outpos
     return `${await page.content()}\n${answers.join('\n')}`;
   }
 
-  it('/settings opens the variables, and the navigation has a Settings section with five tabs', async () => {
+  it('/settings opens the variables, and the navigation has a Settings section with six tabs', async () => {
     await page.goto(new URL('/settings', up.baseUrl).href);
     await page.waitForURL(/\/settings\/variables$/, { timeout: PAGE_TIMEOUT });
     const current = page
@@ -76,6 +76,7 @@ describe.skipIf(missing !== null)('the Settings pages in Chromium against outpos
     expect(await tabs.allInnerTexts()).toEqual([
       'Variables',
       'Snippets',
+      'Maintenance windows',
       'Client certificates',
       'API keys',
       'Alert settings',

@@ -60,6 +60,7 @@ export type Database = {
   check_groups: DocRow<number, Doc<'check_groups'>> & { name: string };
   alert_channels: DocRow<number, Doc<'alert_channels'>> & { type: string };
   snippets: DocRow<number, Doc<'snippets'>> & { name: string };
+  maintenance_windows: DocRow<number, Doc<'maintenance_windows'>> & { name: string };
   status_pages: DocRow<string, Doc<'status_pages'>> & {
     url: string | null;
     custom_domain: string | null;

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Logger } from '../../../common/logger.js';
 import { type CheckDoc, runLocationsOf } from '../../checks/index.js';
+import { MaintenanceLookup } from '../../maintenance-windows/index.js';
 import type { JobQueue } from '../queue/queue.js';
 import type { RunRequest } from '../queue/jobs.js';
 import { nextRunAfter } from './schedule.js';
@@ -16,7 +17,8 @@ export type SchedulerOptions = { tickMs?: number; log: Logger };
  * Enqueues a run of every activated check when it is due, then moves its
  * `next_run_at` to the next slot (see schedule.ts). `runParallel` fans out to
  * every location; otherwise locations take turns (round-robin). A run missed
- * while the service was down is run once, not once per missed slot. Its SQL is in ScheduleQueries
+ * while the service was down is run once, not once per missed slot; a slot while a maintenance window pauses
+ * the check is skipped. Its SQL is in ScheduleQueries
  * (store.ts).
  */
 export class Scheduler {
@@ -64,12 +66,19 @@ export class Scheduler {
   async tick(nowMs: number): Promise<number> {
     const due = await new ScheduleQueries(this.#db).dueChecks(nowMs, 1000);
     const accounts = new Set<string>();
+    const maintenance = new MaintenanceLookup(this.#db, nowMs);
     let enqueued = 0;
     for (const row of due) {
       let check: CheckDoc | undefined;
       try {
         check = readDoc(row.doc);
         const parsed = check;
+        // A maintenance window that pauses the check skips this slot only (docs/api.md, "Maintenance
+        // windows"); manual and triggered runs do not come through here and still run.
+        if ((await maintenance.pausing(row.account_id, parsed)).length > 0) {
+          await this.#advance(this.#db, row.id, parsed, nowMs);
+          continue;
+        }
         enqueued += await this.#db.transaction().execute(async (tx) => {
           const locations = parsed.runParallel
             ? runLocationsOf(parsed)

@@ -12,6 +12,7 @@ import type { GroupFlags, ServiceRowOfPage, StoredIncident, TriggerCheckRow } fr
 import type { CheckDayCounts } from './result-queries.js';
 import type {
   PublicIncident,
+  PublicMaintenance,
   PublicPage,
   PublicService,
   RunCounts,
@@ -115,6 +116,9 @@ export type LinkedCheck = {
   ignored: boolean;
   /** Paused (the check or its group not activated): its runs do not count for the uptime strip either. */
   paused: boolean;
+  /** The check's tags and group, for the maintenance windows that cover it by tag or group. */
+  tags?: string[];
+  groupId?: number | null;
 };
 
 /** A check row with a `triggerIncident` that names a service by id. */
@@ -156,6 +160,8 @@ export function linkedChecksByService(
       impact: impactOf(trigger.severity),
       ignored,
       paused,
+      tags: doc.tags ?? [],
+      groupId: doc.groupId ?? null,
     });
     byService.set(trigger.serviceId, list);
   }
@@ -247,6 +253,8 @@ export type PageData = {
    * service absent from it has no such check and its strip follows its incidents only.
    */
   runs: ReadonlyMap<string, readonly (RunCounts | undefined)[]>;
+  /** Maintenance covering the services' checks (page-reader.ts); left out: none. */
+  maintenance?: PublicMaintenance[];
 };
 
 /** What the incidents give a page: each service's incident spans and open state, and the incidents shown. */
@@ -296,6 +304,13 @@ export function pageModel(page: PublicPage, data: PageData, nowMs: number): Stat
     if (state) states.set(check.serviceId, worseState(states.get(check.serviceId) ?? 'operational', state));
   }
 
+  // A service with a check in a maintenance window in progress is under maintenance (or worse).
+  for (const window of data.maintenance ?? []) {
+    if (!window.active) continue;
+    for (const id of window.serviceIds) {
+      states.set(id, worseState(states.get(id) ?? 'operational', 'under_maintenance'));
+    }
+  }
   const services = new Map<string, PublicService>();
   for (const row of data.services) {
     const createdAtMs = Number(row.created_at);
@@ -336,6 +351,7 @@ export function pageModel(page: PublicPage, data: PageData, nowMs: number): Stat
     activeIncidents: shown.filter((i) => i.resolvedAtMs === null),
     incidents: shown,
     olderIncidents: older,
+    ...(data.maintenance && data.maintenance.length > 0 ? { maintenance: data.maintenance } : {}),
     generatedAtMs: nowMs,
     version: data.version,
   };
@@ -343,7 +359,7 @@ export function pageModel(page: PublicPage, data: PageData, nowMs: number): Stat
 
 /**
  * Until when (epoch ms) a model stays right by the clock alone: the next UTC midnight, the next start or
- * stop of an incident still ahead, and, while an incident is open, {@link OPEN_INCIDENT_REFRESH_MS} on
+ * stop of an incident or a maintenance window still ahead, and, while an incident is open, {@link OPEN_INCIDENT_REFRESH_MS} on
  * (today's uptime and the durations shown move with time).
  */
 export function modelFreshUntil(model: StatusPageModel): number {
@@ -352,6 +368,9 @@ export function modelFreshUntil(model: StatusPageModel): number {
   for (const incident of model.activeIncidents) {
     if (incident.startedAtMs > now) until = Math.min(until, incident.startedAtMs);
     else until = Math.min(until, now + OPEN_INCIDENT_REFRESH_MS);
+  }
+  for (const window of model.maintenance ?? []) {
+    until = Math.min(until, window.startsAtMs > now ? window.startsAtMs : window.endsAtMs);
   }
   return until;
 }

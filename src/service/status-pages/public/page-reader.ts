@@ -4,6 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import { maintenanceCovering } from '../../maintenance-windows/index.js';
 import type { Database } from '../../platform/store/database.js';
 import {
   countingChecks,
@@ -28,7 +29,7 @@ import {
   readIncidents,
 } from './page-queries.js';
 import { type CheckDayCounts, StripResultQueries } from './result-queries.js';
-import type { PublicPage, StatusPageModel } from './types.js';
+import type { PublicMaintenance, PublicPage, StatusPageModel } from './types.js';
 import { DAY_MS, utcDate, utcDayStart } from './uptime.js';
 
 /** The checks of an account with an incident trigger, by service id, as of the account's checks signature. */
@@ -36,6 +37,9 @@ type TriggerIndex = { signature: string; byService: Map<string, LinkedCheck[]> }
 
 /** Accounts whose trigger index a reader keeps (the oldest read is dropped past it). */
 const MAX_TRIGGER_INDEXES = 500;
+
+/** How far ahead a page shows a maintenance window's next occurrence: a week. */
+const MAINTENANCE_HORIZON_MS = 7 * 86_400_000;
 
 /** Checks whose past strip days a reader keeps (the oldest read is dropped past it). */
 const MAX_PAST_DAYS = 5000;
@@ -86,7 +90,7 @@ export class PageReader {
         checkIds.length > 0 ? alertStatesStamp(this.#db, checkIds) : null,
         this.#results.latestRuns(runIds),
       ]);
-      parts.push(states, runs);
+      parts.push(states, runs, await this.#maintenance(accountId, index, ids, nowMs));
     }
     return createHash('sha256')
       .update(JSON.stringify(parts, (_k, v) => (typeof v === 'bigint' ? String(v) : v)))
@@ -120,7 +124,37 @@ export class PageReader {
       ),
     ]);
     const runs = runsByService(runChecks, counts, nowMs);
-    return pageModel(page, { version, services, incidents, checks, alertStates: states, runs }, nowMs);
+    const maintenance = await this.#maintenance(accountId, index, ids, nowMs);
+    return pageModel(
+      page,
+      { version, services, incidents, checks, alertStates: states, runs, maintenance },
+      nowMs,
+    );
+  }
+
+  /**
+   * The maintenance windows in progress or starting within a week that cover a linked, not-paused check of
+   * the services `serviceIds` (maintenance-windows module), with the services they cover.
+   */
+  async #maintenance(
+    accountId: string,
+    index: TriggerIndex,
+    serviceIds: readonly string[],
+    nowMs: number,
+  ): Promise<PublicMaintenance[]> {
+    const linked = stripChecks(index.byService, serviceIds);
+    const targets = linked.map((c) => ({ id: c.checkId, tags: c.tags ?? [], groupId: c.groupId ?? null }));
+    const found = await maintenanceCovering(this.#db, accountId, targets, nowMs, MAINTENANCE_HORIZON_MS);
+    return found.map((window) => ({
+      name: window.name,
+      description: window.description,
+      startsAtMs: window.startMs,
+      endsAtMs: window.endMs,
+      active: window.startMs <= nowMs,
+      serviceIds: [
+        ...new Set(linked.filter((c) => window.checkIds.includes(c.checkId)).map((c) => c.serviceId)),
+      ],
+    }));
   }
 
   /**

@@ -372,6 +372,29 @@ function incidentHref(links: RenderLinks, incident: PublicIncident): string {
   return e(`${links.basePath}/incidents/${encodeURIComponent(incident.id)}`);
 }
 
+/**
+ * Maintenance windows in progress or ahead within a week (the model's `maintenance`): name, times, the
+ * services they cover, the description. Nothing when there is none.
+ */
+function maintenanceSection(model: StatusPageModel): string {
+  const windows = model.maintenance ?? [];
+  if (windows.length === 0) return '';
+  let html = '<section aria-labelledby="maintenance"><h2 id="maintenance">Scheduled maintenance</h2>';
+  for (const window of windows) {
+    const names = new Set(window.serviceIds);
+    const services: string[] = [];
+    for (const card of model.cards)
+      for (const s of card.services) if (names.delete(s.id)) services.push(s.name);
+    const when = window.active
+      ? `In progress, until ${time(window.endsAtMs)}`
+      : `${time(window.startsAtMs)} to ${time(window.endsAtMs)}`;
+    const covers = services.length > 0 ? ` · affects ${services.map(e).join(', ')}` : '';
+    const description = window.description ? `<p>${e(window.description)}</p>` : '';
+    html += `<article class="box incident"><h3>${e(window.name)}</h3><p class="muted">${when}${covers}</p>${description}</article>`;
+  }
+  return `${html}</section>`;
+}
+
 // --- Views -----------------------------------------------------------------------------------------
 
 /**
@@ -390,6 +413,7 @@ export function renderStatusPage(model: StatusPageModel, links: RenderLinks): st
     }
     main += '</section>';
   }
+  main += maintenanceSection(model);
   model.cards.forEach((card, i) => {
     main += `<section class="box" aria-labelledby="card-${i}"><h2 id="card-${i}">${e(card.name)}</h2>`;
     if (card.services.length === 0) main += '<p class="muted">No services on this card.</p>';

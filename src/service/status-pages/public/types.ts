@@ -121,6 +121,17 @@ export type PublicService = {
   updatedAtMs: number;
 };
 
+/** An occurrence of a maintenance window as a page shows it: times in epoch ms, the services it covers. */
+export type PublicMaintenance = {
+  name: string;
+  description: string | null;
+  startsAtMs: number;
+  endsAtMs: number;
+  /** Whether it is in progress when the model was built. */
+  active: boolean;
+  serviceIds: string[];
+};
+
 /** The whole page as it is rendered. */
 export type StatusPageModel = {
   page: PublicPage;
@@ -136,6 +147,11 @@ export type StatusPageModel = {
    * and subscriber mail link to them).
    */
   olderIncidents: PublicIncident[];
+  /**
+   * Maintenance windows in progress, or starting within a week, that cover a linked check of a service on
+   * the page (docs/status-pages.md, "Maintenance windows"), by start. Left out: none.
+   */
+  maintenance?: PublicMaintenance[];
   /** When the model was built. */
   generatedAtMs: number;
   /**

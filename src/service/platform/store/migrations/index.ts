@@ -15,6 +15,7 @@ import { runLocations } from './0014_run_locations.js';
 import { apiKeyLastUse } from './0016_api_key_last_use.js';
 import { resultDetails } from './0017_result_details.js';
 import { testRuns } from './0018_test_runs.js';
+import { maintenanceWindows } from './0019_maintenance_windows.js';
 
 /**
  * Migrations in code, one file each (`NNNN_<name>.ts`), applied in name order. The names
@@ -40,6 +41,7 @@ const migrations: Record<string, Migration> = {
   '0016_api_key_last_use': apiKeyLastUse,
   '0017_result_details': resultDetails,
   '0018_test_runs': testRuns,
+  '0019_maintenance_windows': maintenanceWindows,
 };
 
 class InCodeProvider implements MigrationProvider {
