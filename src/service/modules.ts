@@ -1,6 +1,7 @@
 import { alertingModule } from './alerting/service-module.js';
 import { analyticsModule } from './analytics/service-module.js';
 import { checksModule } from './checks/service-module.js';
+import { dashboardsModule } from './dashboards/service-module.js';
 import { heartbeatsModule } from './heartbeats/service-module.js';
 import { maintenanceWindowsModule } from './maintenance-windows/service-module.js';
 import type { RetentionNeeds, ServiceModule } from './module.js';
@@ -12,6 +13,7 @@ import { CERTIFICATE_SECRETS } from './resources/client-certificates/client-cert
 import { resourcesModule } from './resources/service-module.js';
 import { runsModule } from './runs/service-module.js';
 import { statusPagesModule } from './status-pages/service-module.js';
+import { triggersModule } from './triggers/service-module.js';
 
 /**
  * Every feature of the service, in order (docs/architecture.md, "Modules"). The order is the order of
@@ -27,6 +29,8 @@ export const MODULES: readonly ServiceModule[] = [
   resourcesModule,
   analyticsModule,
   maintenanceWindowsModule,
+  dashboardsModule,
+  triggersModule,
 ];
 
 /** The retention tasks of every module, in module order (the retention worker adds the platform's own). */

@@ -16,6 +16,8 @@ import { apiKeyLastUse } from './0016_api_key_last_use.js';
 import { resultDetails } from './0017_result_details.js';
 import { testRuns } from './0018_test_runs.js';
 import { maintenanceWindows } from './0019_maintenance_windows.js';
+import { dashboards } from './0020_dashboards.js';
+import { triggers } from './0021_triggers.js';
 
 /**
  * Migrations in code, one file each (`NNNN_<name>.ts`), applied in name order. The names
@@ -42,6 +44,8 @@ const migrations: Record<string, Migration> = {
   '0017_result_details': resultDetails,
   '0018_test_runs': testRuns,
   '0019_maintenance_windows': maintenanceWindows,
+  '0020_dashboards': dashboards,
+  '0021_triggers': triggers,
 };
 
 class InCodeProvider implements MigrationProvider {
