@@ -1,3 +1,4 @@
+import { accountsModule } from './accounts/service-module.js';
 import { alertingModule } from './alerting/service-module.js';
 import { analyticsModule } from './analytics/service-module.js';
 import { checksModule } from './checks/service-module.js';
@@ -10,6 +11,7 @@ import { CHECK_SECRETS, GROUP_SECRETS } from './platform/store/secret-fields.js'
 import type { SecretDocTable } from './platform/store/secrets-at-rest.js';
 import { channelSecrets } from './alerting/alert-channels/alert-channels.js';
 import { CERTIFICATE_SECRETS } from './resources/client-certificates/client-certificates.js';
+import { projectsModule } from './projects/service-module.js';
 import { resourcesModule } from './resources/service-module.js';
 import { runsModule } from './runs/service-module.js';
 import { statusPagesModule } from './status-pages/service-module.js';
@@ -28,6 +30,8 @@ export const MODULES: readonly ServiceModule[] = [
   statusPagesModule,
   resourcesModule,
   analyticsModule,
+  accountsModule,
+  projectsModule,
   maintenanceWindowsModule,
   dashboardsModule,
   triggersModule,

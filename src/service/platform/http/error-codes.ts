@@ -65,6 +65,10 @@ export const SERVICE_ERROR_CODES = {
     status: 409,
     when: 'A status-page url another page (of any account) uses.',
   },
+  OUTPOST_ERR_PROJECT_EXISTS: {
+    status: 409,
+    when: 'POST /next/projects with a logicalId the account already has a project for.',
+  },
   OUTPOST_ERR_VARIABLE_EXISTS: {
     status: 409,
     when: 'Creating an environment variable whose key the account already has.',

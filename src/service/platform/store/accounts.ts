@@ -23,6 +23,21 @@ export class AccountQueries {
     return row?.id;
   }
 
+  /** The account `id` (its name, created at epoch ms); undefined when there is none. */
+  find(id: string): Promise<{ id: string; name: string; created_at: number } | undefined> {
+    return this.#db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  /** The label and prefix of the account's API key with row id `id`; undefined when there is none. */
+  keyById(accountId: string, id: string): Promise<{ label: string | null; key_prefix: string } | undefined> {
+    return this.#db
+      .selectFrom('api_keys')
+      .select(['label', 'key_prefix'])
+      .where('account_id', '=', accountId)
+      .where('id', '=', id)
+      .executeTakeFirst();
+  }
+
   /** Stores an API key row. */
   async insertKey(row: Insertable<ApiKeyTable>): Promise<void> {
     await this.#db.insertInto('api_keys').values(row).execute();

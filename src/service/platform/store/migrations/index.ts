@@ -18,6 +18,7 @@ import { testRuns } from './0018_test_runs.js';
 import { maintenanceWindows } from './0019_maintenance_windows.js';
 import { dashboards } from './0020_dashboards.js';
 import { triggers } from './0021_triggers.js';
+import { projects } from './0022_projects.js';
 
 /**
  * Migrations in code, one file each (`NNNN_<name>.ts`), applied in name order. The names
@@ -46,6 +47,7 @@ const migrations: Record<string, Migration> = {
   '0019_maintenance_windows': maintenanceWindows,
   '0020_dashboards': dashboards,
   '0021_triggers': triggers,
+  '0022_projects': projects,
 };
 
 class InCodeProvider implements MigrationProvider {
