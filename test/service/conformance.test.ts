@@ -92,22 +92,22 @@ describe('responses conform to /openapi.json', () => {
   it('exercises every operation and every answer validates', async () => {
     // Checks of every type.
     const icmp = await call('POST', '/v1/checks/icmp', icmpBody({ activated: false, tags: ['conf'] }));
-    await call('POST', '/v1/checks/dns', {
+    const dnsCheck = await call('POST', '/v1/checks/dns', {
       name: 'dns',
       activated: false,
       request: { recordType: 'A', query: 'a.test' },
     });
-    await call('POST', '/v1/checks/tcp', {
+    const tcpCheck = await call('POST', '/v1/checks/tcp', {
       name: 'tcp',
       activated: false,
       request: { hostname: '127.0.0.1', port: 9 },
     });
-    await call('POST', '/v1/checks/url', {
+    const urlCheck = await call('POST', '/v1/checks/url', {
       name: 'url',
       activated: false,
       request: { url: 'http://127.0.0.1:9/' },
     });
-    await call('POST', '/v1/checks/api', {
+    const apiCheck = await call('POST', '/v1/checks/api', {
       name: 'api',
       activated: false,
       request: {
@@ -115,17 +115,17 @@ describe('responses conform to /openapi.json', () => {
         assertions: [{ source: 'STATUS_CODE', comparison: 'EQUALS', target: '200' }],
       },
     });
-    await call('POST', '/v1/checks/browser', {
+    const browserCheck = await call('POST', '/v1/checks/browser', {
       name: 'browser',
       activated: false,
       script: 'await page.goto("about:blank")',
     });
-    await call('POST', '/v1/checks/multistep', {
+    const multistepCheck = await call('POST', '/v1/checks/multistep', {
       name: 'multistep',
       activated: false,
       script: "test('t', async ({ request }) => { await request.get('http://127.0.0.1:9/'); });",
     });
-    await call('POST', '/v1/checks/playwright', {
+    const playwrightCheck = await call('POST', '/v1/checks/playwright', {
       name: 'playwright',
       activated: false,
       dependencies: [
@@ -138,6 +138,26 @@ describe('responses conform to /openapi.json', () => {
     await call('GET', '/v1/checks');
     await call('GET', `/v1/checks/${icmp.id}`);
     await call('PUT', `/v1/checks/${icmp.id}`, { heartbeat: {}, script: '', name: 'renamed' });
+    // The routes the hosted API's clients use: per-type updates and the deprecated generic create.
+    const byType: [string, { id: string }][] = [
+      ['icmp', icmp],
+      ['dns', dnsCheck],
+      ['tcp', tcpCheck],
+      ['url', urlCheck],
+      ['api', apiCheck],
+      ['browser', browserCheck],
+      ['multistep', multistepCheck],
+      ['playwright', playwrightCheck],
+    ];
+    for (const [path, check] of byType)
+      await call('PUT', `/v1/checks/${path}/${check.id}`, { name: `${path} 2` });
+    await call('GET', '/v1/checks?limit=2&page=1&checkType=API&tag=conf&search=api');
+    await call('POST', '/v1/checks', {
+      checkType: 'TCP',
+      name: 'generic',
+      activated: false,
+      request: { hostname: '127.0.0.1', port: 9 },
+    });
 
     // A session run through the agent protocol, failing so an error group appears.
     const started = await call('POST', '/v1/check-sessions/trigger', { target: { checkId: [icmp.id] } });
@@ -219,12 +239,15 @@ describe('responses conform to /openapi.json', () => {
     });
     await call('GET', `/v1/check-statuses/${icmp.id}`);
     await call('GET', `/v1/check-sessions/${sessionId}/completion?maxWaitSeconds=1`);
+    // A final session is left as it is (session-cancel.test.ts cancels running ones).
+    await call('POST', `/v1/check-sessions/${sessionId}/cancel`);
     // Error groups are built by the result outbox's worker, shortly after the result.
     await expect
       .poll(async () => (await svc.request('GET', `/v1/error-groups/checks/${icmp.id}`)).json().length)
       .toBe(1);
     const groups = await call('GET', `/v1/error-groups/checks/${icmp.id}`);
     await call('GET', `/v1/error-groups/${groups[0].id}`);
+    expect((await call('GET', '/v1/error-groups')).map((g: { id: string }) => g.id)).toContain(groups[0].id);
     await call('PATCH', `/v1/error-groups/${groups[0].id}`, { archivedUntilNextEvent: true });
 
     // Check groups, alert channels, snippets.
@@ -263,10 +286,21 @@ describe('responses conform to /openapi.json', () => {
       heartbeat: { period: 1, periodUnit: 'days', grace: 30, graceUnit: 'minutes' },
     });
     await call('GET', `/v1/checks/${heartbeat.id}/heartbeat-pings`);
+    await call('PUT', `/v1/checks/heartbeat/${heartbeat.id}`, { name: 'nightly backup 2' });
     const snippet = await call('POST', '/v1/snippets', { name: 's', script: 'console.log(1)' });
     await call('GET', '/v1/snippets');
     await call('GET', `/v1/snippets/${snippet.id}`);
     await call('PUT', `/v1/snippets/${snippet.id}`, { name: 's2', script: 'console.log(2)' });
+    const window = await call('POST', '/v1/maintenance-windows', {
+      name: 'w',
+      startsAt: '2026-01-01T02:00:00Z',
+      endsAt: '2026-01-01T04:00:00Z',
+      repeatUnit: 'WEEK',
+    });
+    await call('GET', '/v1/maintenance-windows');
+    await call('GET', `/v1/maintenance-windows/${window.id}`);
+    await call('PUT', `/v1/maintenance-windows/${window.id}`, { timezone: 'Europe/Berlin' });
+    await call('DELETE', `/v1/maintenance-windows/${window.id}`);
 
     // Private locations and their keys.
     const location = await call('POST', '/v1/private-locations', { name: 'Lab', slugName: 'lab-conf' });
@@ -324,6 +358,27 @@ describe('responses conform to /openapi.json', () => {
     await call('GET', `/v1/incidents/${incident.id}?includeAllIncidentUpdates=true`);
     await call('PUT', `/v1/incidents/${incident.id}`, { name: 'Outage', impact: 'MINOR' });
     await call('POST', `/v1/incidents/${incident.id}/updates`, { status: 'RESOLVED', description: 'fixed' });
+    // The hosted API's status-page incident routes (the CLI's).
+    const pageIncident = await call('POST', '/v1/status-pages/incidents', {
+      name: 'Slow',
+      severity: 'MEDIUM',
+      services: [{ id: service.id, name: service.name, accountId: service.accountId }],
+      incidentUpdates: [{ description: 'Looking into it' }],
+    });
+    await call('GET', '/v1/status-pages/incidents?limit=5');
+    await call('GET', `/v1/status-pages/incidents/${pageIncident.id}`);
+    await call('PUT', `/v1/status-pages/incidents/${pageIncident.id}`, {
+      ...pageIncident,
+      severity: 'CRITICAL',
+    });
+    await call('PATCH', `/v1/status-pages/incidents/${pageIncident.id}`, { severity: 'MINOR' });
+    const pageUpdates = `/v1/status-pages/incidents/${pageIncident.id}/incident-updates`;
+    const pageUpdate = await call('POST', pageUpdates, { description: 'Fixed', status: 'RESOLVED' });
+    await call('GET', pageUpdates);
+    await call('GET', `${pageUpdates}/${pageUpdate.id}`);
+    await call('PUT', `${pageUpdates}/${pageUpdate.id}`, { description: 'Fixed for good' });
+    await call('DELETE', `${pageUpdates}/${pageUpdate.id}`);
+    await call('DELETE', `/v1/status-pages/incidents/${pageIncident.id}`);
 
     // Runtimes, variables, client certificates.
     const runtimes = await call('GET', '/v1/runtimes');
@@ -384,6 +439,46 @@ describe('responses conform to /openapi.json', () => {
     }
     // The agent says it stopped (last: it is then shown disconnected).
     await call('POST', '/v1/agent/stopped', undefined, agent);
+
+    // Dashboards and the triggers of a check and a group.
+    const dashboard = await call('POST', '/v1/dashboards', { header: 'Ops', customUrl: 'conformance-board' });
+    await call('GET', '/v1/dashboards');
+    await call('GET', `/v1/dashboards/${dashboard.dashboardId}`);
+    await call('PUT', `/v1/dashboards/${dashboard.dashboardId}`, { header: 'Ops 2' });
+    await call('DELETE', `/v1/dashboards/${dashboard.dashboardId}`);
+    await call('POST', `/v1/triggers/checks/${icmp.id}`);
+    await call('GET', `/v1/triggers/checks/${icmp.id}`);
+    await call('DELETE', `/v1/triggers/checks/${icmp.id}`);
+    await call('POST', `/v1/triggers/check-groups/${group.id}`);
+    await call('GET', `/v1/triggers/check-groups/${group.id}`);
+    await call('DELETE', `/v1/triggers/check-groups/${group.id}`);
+
+    // Accounts, and a monitoring-as-code project deployed and deleted (projects.test.ts goes further).
+    await call('GET', '/v1/accounts/me');
+    await call('GET', '/v1/accounts');
+    await call('GET', `/v1/accounts/${svc.accountA.id}`);
+    await call('GET', '/next/accounts');
+    await call('GET', `/next/accounts/${svc.accountA.id}`);
+    await call('GET', '/v1/accounts/me/entitlements');
+    await call('GET', '/next/users/me');
+    await call('POST', '/next/checkly-storage/upload-code-bundle', Buffer.from('zip'), {
+      'content-type': 'application/octet-stream',
+    });
+    await call('POST', '/next/projects', { logicalId: 'conformance-project', name: 'Conformance' });
+    await call('POST', '/next-v2/projects/deploy?dryRun=false', {
+      project: { logicalId: 'conformance-project', name: 'Conformance', repoUrl: null },
+      resources: [
+        {
+          logicalId: 'mail',
+          type: 'alert-channel',
+          member: true,
+          payload: { type: 'EMAIL', config: { address: 'a@example.com' } },
+        },
+      ],
+    });
+    await call('GET', '/next/projects');
+    await call('GET', '/next/projects/conformance-project');
+    await call('DELETE', '/next/projects/conformance-project');
 
     // Deletes last.
     await call('DELETE', '/v1/variables/BASE_URL');
