@@ -260,6 +260,15 @@ describe('responses conform to /openapi.json', () => {
     await call('GET', '/v1/check-groups');
     await call('GET', `/v1/check-groups/${group.id}`);
     await call('PUT', `/v1/check-groups/${group.id}`, { name: 'g2' });
+    const member = await call('POST', '/v1/checks/tcp', {
+      name: 'in group',
+      activated: false,
+      groupId: group.id,
+      request: { hostname: '127.0.0.1', port: 9 },
+    });
+    await call('GET', `/v1/check-groups/${group.id}/checks`);
+    await call('GET', `/v1/check-groups/${group.id}/checks/${member.id}`);
+    await call('DELETE', `/v1/checks/${member.id}`);
     const channel = await call('POST', '/v1/alert-channels', {
       type: 'EMAIL',
       config: { address: 'ops@example.test' },

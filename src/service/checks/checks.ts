@@ -259,6 +259,34 @@ export function mergeCheckUpdate(stored: CheckDoc, incoming: CheckUpdateBody, no
   return merged;
 }
 
+/**
+ * A check of a group with the group's settings applied, as the hosted API's group routes answer it and as its runs
+ * go (docs/api.md, "Check groups"): the group's locations and private locations when it has any, its runtime when
+ * the check names none, its alert settings (a check in a group alerts by its group's: alerting/settings.ts), its
+ * retry strategy when it sets one, and its variables below the check's own (a check's variable of the same key
+ * wins). Pure.
+ */
+export function withGroupSettings(check: CheckDoc, group: Record<string, unknown>): CheckDoc {
+  const groupLocations = (group.locations as string[] | undefined) ?? [];
+  const groupPrivate = (group.privateLocations as string[] | null | undefined) ?? [];
+  const placed = groupLocations.length + groupPrivate.length > 0;
+  const own = check.environmentVariables ?? [];
+  const lent = ((group.environmentVariables as CheckDoc['environmentVariables']) ?? []).filter(
+    (v) => !own.some((o) => o.key === v.key),
+  );
+  return {
+    ...check,
+    ...(placed ? { locations: groupLocations as CheckDoc['locations'], privateLocations: groupPrivate } : {}),
+    runtimeId: check.runtimeId ?? (group.runtimeId as string | null | undefined) ?? null,
+    alertSettings: completeAlertSettings(group.alertSettings as NonNullable<CheckDoc['alertSettings']>),
+    useGlobalAlertSettings: group.useGlobalAlertSettings !== false,
+    ...(group.retryStrategy && typeof group.retryStrategy === 'object'
+      ? { retryStrategy: group.retryStrategy as NonNullable<CheckDoc['retryStrategy']> }
+      : {}),
+    environmentVariables: [...lent, ...own],
+  };
+}
+
 /** The response-only `alertChannels` view: subscribed, activated channels grouped by kind (docs/api.md, "Check"). */
 export type AlertChannelsView = {
   email: { address: string }[];

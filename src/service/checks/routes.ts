@@ -6,11 +6,25 @@ import { alertChannelsForNewCheck } from '../alerting/index.js';
 import { credentialViewOf } from '../platform/http/auth.js';
 import { HttpError, notFound } from '../platform/http/errors.js';
 import type { CredentialView } from '../platform/store/secret-fields.js';
-import { IdParams, Ignored, StringEnum, strict } from '../platform/http/schema-helpers.js';
+import {
+  IdParams,
+  Ignored,
+  IntegerIdParams,
+  ResourceId,
+  StringEnum,
+  strict,
+} from '../platform/http/schema-helpers.js';
+import { readDoc } from '../platform/store/schema.js';
 import type { ServiceApp } from '../platform/http/service-app.js';
 import { validateBodyPart } from '../platform/http/validation.js';
-import { defaultRunLocation, loadRuntimes } from '../resources/index.js';
-import { assertCheckReferences, assertRuntimeFits, mergeCheckUpdate, newCheckDoc } from './checks.js';
+import { defaultRunLocation, GroupQueries, loadRuntimes } from '../resources/index.js';
+import {
+  assertCheckReferences,
+  assertRuntimeFits,
+  mergeCheckUpdate,
+  newCheckDoc,
+  withGroupSettings,
+} from './checks.js';
 import { createCheck, presentChecks, updateCheck } from './lifecycle.js';
 import { type CheckResponse, CheckResponseSchema } from './responses.js';
 import { CheckQueries } from './store.js';
@@ -42,6 +56,7 @@ export async function checkRoutes(app: ServiceApp, ctx: ServiceContext): Promise
     await entry.routes?.(app, ctx, (accountId, id) => checks.get(accountId, id));
   }
   getRoute(app, ctx, checks);
+  groupChecksRoutes(app, ctx, checks);
   updateRoutes(app, ctx, checks, multiStepRuntimes);
   deleteRoute(app, checks);
 }
@@ -265,6 +280,63 @@ function getRoute(app: ServiceApp, ctx: ServiceContext, checks: CheckQueries): v
         ctx,
         request.accountId,
         [doc],
+        credentialViewOf(request, ctx.apiCredentials),
+      );
+      return answer!;
+    },
+  );
+}
+
+/**
+ * `GET /v1/check-groups/{id}/checks` and `GET /v1/check-groups/{id}/checks/{checkId}`: the group's checks, oldest
+ * first, with the group's settings applied (withGroupSettings).
+ * @throws HttpError 404 when the group is not in the account, or the check is not in the group.
+ */
+function groupChecksRoutes(app: ServiceApp, ctx: ServiceContext, checks: CheckQueries): void {
+  const groupOf = async (accountId: string, id: number) => {
+    const row = await new GroupQueries(ctx.db).get(accountId, id);
+    if (!row) throw notFound('check group', String(id));
+    return readDoc(row.doc) as unknown as Record<string, unknown>;
+  };
+  app.get(
+    '/v1/check-groups/:id/checks',
+    {
+      schema: {
+        tags: ['check groups'],
+        summary: "List a group's checks, the group's settings applied",
+        params: IntegerIdParams,
+        response: { 200: Type.Array(CheckResponseSchema) },
+      },
+    },
+    async (request) => {
+      const group = await groupOf(request.accountId, request.params.id);
+      const members = (await checks.list(request.accountId)).filter((c) => c.groupId === request.params.id);
+      return presentChecks(
+        ctx,
+        request.accountId,
+        members.map((c) => withGroupSettings(c, group)),
+        credentialViewOf(request, ctx.apiCredentials),
+      );
+    },
+  );
+  app.get(
+    '/v1/check-groups/:id/checks/:checkId',
+    {
+      schema: {
+        tags: ['check groups'],
+        summary: "Get one of a group's checks, the group's settings applied",
+        params: Type.Object({ id: IntegerIdParams.properties.id, checkId: ResourceId }, strict),
+        response: { 200: CheckResponseSchema },
+      },
+    },
+    async (request) => {
+      const group = await groupOf(request.accountId, request.params.id);
+      const check = await checks.get(request.accountId, request.params.checkId);
+      if (check.groupId !== request.params.id) throw notFound('check', request.params.checkId);
+      const [answer] = await presentChecks(
+        ctx,
+        request.accountId,
+        [withGroupSettings(check, group)],
         credentialViewOf(request, ctx.apiCredentials),
       );
       return answer!;

@@ -402,3 +402,67 @@ describe('two accounts', () => {
     });
   });
 });
+
+describe('GET /v1/check-groups/{id}/checks', () => {
+  it("answers the group's checks with the group's settings applied, and 404 outside the group", async () => {
+    const group = (
+      await req('POST', '/v1/check-groups', {
+        name: 'applied',
+        activated: true,
+        apiCheckDefaults: {},
+        locations: ['eu-central-1'],
+        runtimeId: '2025.04',
+        environmentVariables: [
+          { key: 'SHARED', value: 'from-group' },
+          { key: 'GROUP_ONLY', value: 'g' },
+        ],
+        useGlobalAlertSettings: false,
+        alertSettings: { escalationType: 'RUN_BASED', runBasedEscalation: { failedRunThreshold: 3 } },
+        retryStrategy: { type: 'LINEAR', baseBackoffSeconds: 30, maxRetries: 2 },
+      })
+    ).json();
+    const member = await req('POST', '/v1/checks/tcp', {
+      name: 'member',
+      activated: false,
+      groupId: group.id,
+      locations: ['us-east-1'],
+      environmentVariables: [{ key: 'SHARED', value: 'from-check' }],
+      request: { hostname: 'db', port: 5432 },
+    });
+    expect(member.statusCode, member.body).toBe(201);
+    const outsider = (
+      await req('POST', '/v1/checks/tcp', {
+        name: 'outside',
+        activated: false,
+        request: { hostname: 'h', port: 1 },
+      })
+    ).json();
+
+    const list = await req('GET', `/v1/check-groups/${group.id}/checks`);
+    expect(list.statusCode, list.body).toBe(200);
+    expect(list.json()).toHaveLength(1);
+    const [applied] = list.json();
+    expect(applied).toMatchObject({
+      id: member.json().id,
+      locations: ['eu-central-1'],
+      runtimeId: '2025.04',
+      useGlobalAlertSettings: false,
+      alertSettings: { runBasedEscalation: { failedRunThreshold: 3 } },
+      retryStrategy: { type: 'LINEAR', maxRetries: 2 },
+    });
+    expect(applied.environmentVariables).toEqual([
+      { key: 'GROUP_ONLY', value: 'g', locked: false, secret: false },
+      { key: 'SHARED', value: 'from-check', locked: false, secret: false },
+    ]);
+    const one = await req('GET', `/v1/check-groups/${group.id}/checks/${member.json().id}`);
+    expect(one.json()).toEqual(applied);
+    // The check itself is unchanged: the group's settings are applied in the answer only.
+    expect((await req('GET', `/v1/checks/${member.json().id}`)).json().locations).toEqual(['us-east-1']);
+
+    expect((await req('GET', `/v1/check-groups/${group.id}/checks/${outsider.id}`)).statusCode).toBe(404);
+    expect((await req('GET', '/v1/check-groups/999999/checks')).statusCode).toBe(404);
+    expect((await req('GET', `/v1/check-groups/${group.id}/checks`, undefined, 'B')).statusCode).toBe(404);
+    await req('DELETE', `/v1/checks/${member.json().id}`);
+    await req('DELETE', `/v1/checks/${outsider.id}`);
+  });
+});
