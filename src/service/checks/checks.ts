@@ -260,8 +260,8 @@ export function mergeCheckUpdate(stored: CheckDoc, incoming: CheckUpdateBody, no
 }
 
 /**
- * A check of a group with the group's settings applied, as the hosted API's group routes answer it and as its runs
- * go (docs/api.md, "Check groups"): the group's locations and private locations when it has any, its runtime when
+ * A check of a group with the group's settings applied, as the hosted API's group routes answer it (docs/api.md,
+ * "Check groups"): the group's locations and private locations when it has any, its runtime when
  * the check names none, its alert settings (a check in a group alerts by its group's: alerting/settings.ts), its
  * retry strategy when it sets one, and its variables below the check's own (a check's variable of the same key
  * wins). Pure.
