@@ -5,7 +5,6 @@ import type { ServiceContext } from '../context.js';
 import { alertChannelsForNewCheck } from '../alerting/index.js';
 import { credentialViewOf } from '../platform/http/auth.js';
 import { HttpError, notFound } from '../platform/http/errors.js';
-import type { CredentialView } from '../platform/store/secret-fields.js';
 import {
   IdParams,
   Ignored,
@@ -86,26 +85,27 @@ async function dropZeroHeartbeat(request: FastifyRequest): Promise<void> {
 }
 
 /**
- * Creates a check of `entry`'s type from a validated create body: 201 with the check as `GET /v1/checks/{id}`
- * answers it. The check also subscribes to the channels that take new checks on their own
+ * Creates a check of `entry`'s type from a validated create body for `request`'s account (its `autoAssignAlerts`
+ * query, its credential view): the check as `GET /v1/checks/{id}` answers it. The check also subscribes to the channels that take new checks on their own
  * (`autoAssignAlerts`, `autoSubscribe`), after its explicit ones.
  * @throws HttpError 400 naming the field (references, rules of the type, runtime).
  */
 async function createOfType(
   ctx: ServiceContext,
-  accountId: string,
+  request: Pick<FastifyRequest, 'accountId' | 'viaWebSession'> & {
+    query: { autoAssignAlerts?: boolean | undefined };
+  },
   { checkType }: CheckTypeEntry,
   body: SharedCheckFields & Record<string, unknown>,
-  autoAssignAlerts: boolean | undefined,
   multiStepRuntimes: MultiStepRuntimes,
-  view: CredentialView,
 ): Promise<CheckResponse> {
   const now = new Date();
+  const { accountId } = request;
   await assertCheckReferences(ctx.db, accountId, body);
   const explicit = body.alertChannelSubscriptions ?? [];
-  const automatic = (await alertChannelsForNewCheck(ctx.db, accountId, autoAssignAlerts !== false)).filter(
-    (a) => !explicit.some((e) => e.alertChannelId === a.alertChannelId),
-  );
+  const automatic = (
+    await alertChannelsForNewCheck(ctx.db, accountId, request.query.autoAssignAlerts !== false)
+  ).filter((a) => !explicit.some((e) => e.alertChannelId === a.alertChannelId));
   // A body naming no location runs where the embedded agent is (`local`), when there is one.
   const placed = (body.locations?.length ?? 0) + (body.privateLocations?.length ?? 0) > 0;
   const doc = newCheckDoc(
@@ -120,7 +120,7 @@ async function createOfType(
   await assertRuntimeFits(ctx.db, accountId, doc, multiStepRuntimes);
   await createCheck(ctx, accountId, doc, now.getTime());
   ctx.log.info({ checkId: doc.id, checkType, accountId }, 'check created');
-  const [answer] = await presentChecks(ctx, accountId, [doc], view);
+  const [answer] = await presentChecks(ctx, accountId, [doc], credentialViewOf(request, ctx.apiCredentials));
   return answer!;
 }
 
@@ -146,16 +146,7 @@ function createRoute(
     },
     async (request, reply) => {
       const body = request.body as SharedCheckFields & Record<string, unknown>;
-      const answer = await createOfType(
-        ctx,
-        request.accountId,
-        entry,
-        body,
-        request.query.autoAssignAlerts,
-        multiStepRuntimes,
-        credentialViewOf(request, ctx.apiCredentials),
-      );
-      return reply.code(201).send(answer);
+      return reply.code(201).send(await createOfType(ctx, request, entry, body, multiStepRuntimes));
     },
   );
 }
@@ -200,16 +191,7 @@ function genericCreateRoute(
       }
       const body = validateBodyPart(routeCreateBody(entry), request.body, '') as SharedCheckFields &
         Record<string, unknown>;
-      const answer = await createOfType(
-        ctx,
-        request.accountId,
-        entry,
-        body,
-        request.query.autoAssignAlerts,
-        multiStepRuntimes,
-        credentialViewOf(request, ctx.apiCredentials),
-      );
-      return reply.code(201).send(answer);
+      return reply.code(201).send(await createOfType(ctx, request, entry, body, multiStepRuntimes));
     },
   );
 }

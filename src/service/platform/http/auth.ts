@@ -77,7 +77,10 @@ declare module 'fastify' {
  * service's `configured` view (OUTPOST_API_CREDENTIALS) for a request made with an API key; always `masked` for
  * the web app, whose screens people see.
  */
-export function credentialViewOf(request: FastifyRequest, configured: CredentialView): CredentialView {
+export function credentialViewOf(
+  request: Pick<FastifyRequest, 'viaWebSession'>,
+  configured: CredentialView,
+): CredentialView {
   return configured === 'clear' && request.viaWebSession === false ? 'clear' : 'masked';
 }
 
