@@ -167,6 +167,19 @@ describe('authentication', () => {
     const ok = await post(icmpBody(), { ...svc.auth('A'), 'x-service-account': svc.accountA.id });
     expect(ok.statusCode).toBe(201);
   });
+
+  it("rejects an x-checkly-account header (what the hosted API's clients send) naming another account", async () => {
+    const res = await post(icmpBody(), { ...svc.auth('A'), 'x-checkly-account': svc.accountB.id });
+    expect(res.statusCode).toBe(401);
+    const both = await post(icmpBody(), {
+      ...svc.auth('A'),
+      'x-service-account': svc.accountA.id,
+      'x-checkly-account': svc.accountB.id,
+    });
+    expect(both.statusCode).toBe(401);
+    const ok = await post(icmpBody(), { ...svc.auth('A'), 'x-checkly-account': svc.accountA.id });
+    expect(ok.statusCode).toBe(201);
+  });
 });
 
 describe('PUT and DELETE /v1/checks/{id}', () => {

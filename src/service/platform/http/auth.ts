@@ -84,6 +84,20 @@ export function credentialViewOf(
   return configured === 'clear' && request.viaWebSession === false ? 'clear' : 'masked';
 }
 
+/**
+ * Headers by which a client names the account it means: Outpost's own and the one the hosted API's clients send
+ * (the Go SDK and the CLI send `x-checkly-account` with every request).
+ */
+const ACCOUNT_HEADERS = ['x-service-account', 'x-checkly-account'] as const;
+
+/** Whether every account header the request sends (ACCOUNT_HEADERS, when not empty) names `accountId`. */
+function accountHeadersName(request: FastifyRequest, accountId: string): boolean {
+  return ACCOUNT_HEADERS.every((name) => {
+    const value = request.headers[name];
+    return value === undefined || value === '' || value === accountId;
+  });
+}
+
 /** Prefix of private-location keys (docs/architecture.md). */
 export const PRIVATE_LOCATION_KEY_PREFIX = 'pl_';
 
@@ -317,8 +331,7 @@ async function authenticateBySession(
     );
     return true;
   }
-  const accountHeader = request.headers['x-service-account'];
-  if (typeof accountHeader === 'string' && accountHeader !== '' && accountHeader !== session.accountId) {
+  if (!accountHeadersName(request, session.accountId)) {
     await refuseAuthentication(limiter, request, reply, undefined, 'invalid API key or account');
     return true;
   }
@@ -338,7 +351,7 @@ async function authenticateBySession(
 /**
  * Fastify onRequest hook: `Authorization: Bearer <key>` is required, unless the request carries none and
  * a web session cookie instead (with `options.sessions`; see authenticateBySession). An
- * `x-service-account` header, when sent, must name the key's account.
+ * `x-service-account` or `x-checkly-account` header, when sent, must name the key's account.
  * A private-location key (`pl_…`) authenticates as its location's account and
  * sets `request.privateLocation`, on `/v1/agent/*` routes only.
  * An account key's use is recorded in `api_keys.last_used_at`, at most once a minute (KeyUseRecorder).
@@ -377,11 +390,7 @@ export function authHook(
       return reply;
     }
     const found = await lookUpKey(db, match[1]!);
-    const accountHeader = request.headers['x-service-account'];
-    if (
-      !found ||
-      (typeof accountHeader === 'string' && accountHeader !== '' && accountHeader !== found.accountId)
-    ) {
+    if (!found || !accountHeadersName(request, found.accountId)) {
       await refuseAuthentication(limiter, request, reply, match[1], 'invalid API key or account');
       return reply;
     }
