@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dbRow, ROWS } from '../helpers/analytics-data.js';
 import { type TestService, testService } from '../helpers/service.js';
 
 /**
@@ -259,6 +260,25 @@ describe.skipIf(installFailure !== null)(`the Checkly CLI (${CLI_PACKAGE}) again
     expect(pages.out).toContain('Fixture status');
     expect(pages.out).toContain('Fixture service');
     expect(pages.code, pages.out).toBe(0);
+    // `checks stats` (POST /v1/analytics/checks): a row per check, the API check's planted run counted.
+    const apiId = checks.get('Fixture API')!.id;
+    await svc.context.db
+      .insertInto('check_results')
+      .values(
+        dbRow(apiId, svc.accountA.id, {
+          ...ROWS[0]!,
+          started: Date.now() - 60_000,
+          rt: 250,
+          status: 'PASSED',
+        }),
+      )
+      .execute();
+    const stats = await checkly(['checks', 'stats']);
+    expect(stats.code, stats.out).toBe(0);
+    const apiLine = stats.out.split('\n').find((line) => line.includes('Fixture API'));
+    expect(apiLine, stats.out).toMatch(/API\s.*100\.00%\s+0\.250s/);
+    expect(stats.out).toContain('Fixture TCP');
+    expect(stats.out).not.toContain('Account B');
     for (const args of [
       ['env', 'ls'],
       ['incidents', 'list'],

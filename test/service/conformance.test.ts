@@ -418,6 +418,7 @@ describe('responses conform to /openapi.json', () => {
         request: { url: 'http://127.0.0.1:9/' },
       });
       await call('GET', `/v1/analytics/api-checks/${url.id}?metrics=responseTime,availability`);
+      await call('POST', '/v1/analytics/checks?quickRange=last7Days', { checkIds: [url.id] });
     }
 
     // API keys: one made, listed, revoked.

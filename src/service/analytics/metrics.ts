@@ -40,6 +40,22 @@ export const TIMING_COLUMNS: Record<TimingMetric, string> = {
   download: 'phase_download',
 };
 
+/**
+ * ICMP metrics of the batch summary (`POST /v1/analytics/checks`): no analytics column holds them,
+ * so each reads one number of the stored result document (`check_results.doc`), in SQL.
+ */
+export const ICMP_METRICS = ['latency', 'packetLoss'] as const;
+export type IcmpMetric = (typeof ICMP_METRICS)[number];
+
+/**
+ * JSON path in `check_results.doc` of each ICMP metric: the run's average round trip over its
+ * replies (milliseconds, null without a reply) and its packet loss (percent, 0–100).
+ */
+export const ICMP_PATHS: Record<IcmpMetric, string> = {
+  latency: '$.icmpCheckResult.latency.avg',
+  packetLoss: '$.icmpCheckResult.packetLoss',
+};
+
 /** Unit of a metric's values, as `metadata[name].unit` reports it. */
 export type MetricUnit = 'milliseconds' | 'percent' | 'count';
 
@@ -51,9 +67,12 @@ export type MetricUnit = 'milliseconds' | 'percent' | 'count';
  *   (status PASSED or DEGRADED), aggregation `avg` of 100/0 per result.
  * - `retries`: how many of the bucket's final results needed more than one attempt
  *   (`attempts > 1`), aggregation `sum`.
+ * - `icmp`: an aggregation of one number of the ICMP result documents (see {@link ICMP_PATHS});
+ *   null when no result of the bucket has it. Only the batch summary asks for these.
  */
 export type MetricSpec =
   | { name: string; kind: 'timing'; metric: TimingMetric; column: string; aggregation: Aggregation }
+  | { name: string; kind: 'icmp'; metric: IcmpMetric; path: string; aggregation: Aggregation }
   | { name: string; kind: 'availability'; aggregation: 'avg' }
   | { name: string; kind: 'retries'; aggregation: 'sum' };
 
@@ -102,6 +121,18 @@ export function metricSpec(name: string): MetricSpec | undefined {
   };
 }
 
+/**
+ * Resolves an ICMP metric name of the batch summary (`latency_p95`, `packetLoss_avg`); undefined
+ * for another name. A bare name means `avg`.
+ */
+export function icmpMetricSpec(name: string): MetricSpec | undefined {
+  const [base, suffix = 'avg', extra] = name.split('_');
+  if (extra !== undefined || !(ICMP_METRICS as readonly string[]).includes(base ?? '')) return undefined;
+  if (!(AGGREGATIONS as readonly string[]).includes(suffix)) return undefined;
+  const metric = base as IcmpMetric;
+  return { name, kind: 'icmp', metric, path: ICMP_PATHS[metric], aggregation: suffix as Aggregation };
+}
+
 /** `metadata[name]` for a resolved metric: unit, human label and aggregation. */
 export function metadataOf(spec: MetricSpec): MetricMetadata {
   switch (spec.kind) {
@@ -109,6 +140,12 @@ export function metadataOf(spec: MetricSpec): MetricMetadata {
       return { unit: 'percent', label: 'Availability', aggregation: 'avg' };
     case 'retries':
       return { unit: 'count', label: 'Retried runs', aggregation: 'sum' };
+    case 'icmp':
+      return {
+        unit: spec.metric === 'latency' ? 'milliseconds' : 'percent',
+        label: `${spec.metric === 'latency' ? 'Latency' : 'Packet loss'} (${AGGREGATION_LABELS[spec.aggregation]})`,
+        aggregation: spec.aggregation,
+      };
     default:
       return {
         unit: 'milliseconds',

@@ -75,7 +75,8 @@ class AggregatePlan {
     if (m.kind === 'availability')
       return num(this.#at(`avg(CASE WHEN r.status <> 'FAILED' THEN 100.0 ELSE 0.0 END)`));
     if (m.kind === 'retries') return num(this.#at('sum(CASE WHEN r.attempts > 1 THEN 1 ELSE 0 END)'));
-    const c = `r.${m.column}`;
+    // An ICMP metric reads the result document (its path is a constant of metrics.ts, never input).
+    const c = m.kind === 'icmp' ? `json_extract(r.doc, '${m.path}')` : `r.${m.column}`;
     const fraction = percentileFraction(m.aggregation);
     // percentile_cont is linear interpolation between closest ranks (as PostgreSQL's
     // `percentile_cont(p) WITHIN GROUP (ORDER BY c)`); NULLs are skipped.
@@ -261,4 +262,33 @@ export async function aggregateResults(
   return [...series.entries()]
     .sort(([a], [b]) => compareKeys(a, b))
     .map(([key, buckets]) => ({ key, buckets }));
+}
+
+/** What {@link summarizeResults} aggregates: one check's final results over a whole window, ungrouped. */
+export type SummaryQuery = Pick<AggregateQuery, 'checkId' | 'window' | 'metrics'>;
+
+/**
+ * One value per metric of `q.metrics`, in order, over the check's FINAL results in `[from, to)`:
+ * the `loop` statement with one bucket, run on a reader thread when there is a pool (so a batch
+ * of checks never scans results on the event loop), else on `db`. All values are null when the
+ * window holds no result; one is null when no result has an input for it.
+ */
+export async function summarizeResults(
+  db: Kysely<Database>,
+  q: SummaryQuery,
+  workers: AnalyticsWorkers | null = null,
+): Promise<(number | null)[]> {
+  const plan = new AggregatePlan(q.metrics);
+  const statement = loopStatement({ ...q, intervalMs: null, groupBy: null, statuses: [] }, plan);
+  let rows: { lo: number; cells: string }[];
+  if (workers) {
+    const { sql: text, parameters } = statement.compile(db);
+    rows = (await workers.all(text, parameters)) as { lo: number; cells: string }[];
+  } else {
+    rows = (await statement.execute(db)).rows;
+  }
+  const cell = rows.flatMap((row) => JSON.parse(row.cells) as Cell[])[0];
+  if (!cell) return q.metrics.map(() => null);
+  const [, , ...rest] = cell;
+  return plan.readers.map((read) => read(rest));
 }

@@ -117,3 +117,65 @@ export const AnalyticsResponseSchema = Type.Object(
   strict,
 );
 export type AnalyticsResponse = Static<typeof AnalyticsResponseSchema>;
+
+/** Quick ranges of `POST /v1/analytics/checks`: the hosted API's, a subset of QUICK_RANGES. */
+export const BATCH_QUICK_RANGES = ['last24Hours', 'last7Days', 'thisWeek', 'lastWeek', 'lastMonth'] as const;
+
+/** Most check ids one `POST /v1/analytics/checks` takes (the hosted API's `maxItems`). */
+export const MAX_BATCH_CHECKS = 100;
+
+/** Query of `POST /v1/analytics/checks` (docs/api.md, "Analytics"). */
+export const AnalyticsBatchQuerySchema = Type.Object(
+  {
+    quickRange: Type.Optional(
+      StringEnum(BATCH_QUICK_RANGES, {
+        default: 'last24Hours',
+        description: 'Preset window in UTC; weeks start on Monday.',
+      }),
+    ),
+  },
+  strict,
+);
+
+/** Body of `POST /v1/analytics/checks`: 1 to 100 check ids (UUIDs). */
+export const AnalyticsBatchBodySchema = Type.Object(
+  {
+    checkIds: Type.Array(Type.String({ minLength: 1, format: 'uuid' }), {
+      minItems: 1,
+      maxItems: MAX_BATCH_CHECKS,
+      description: `Ids of the checks to summarize, 1 to ${MAX_BATCH_CHECKS}. Ids not of a check of the account are left out of the answer.`,
+    }),
+  },
+  strict,
+);
+export type AnalyticsBatchBody = Static<typeof AnalyticsBatchBodySchema>;
+
+const summaryValue = (description: string) => Type.Optional(Nullable(Type.Number({ description })));
+
+/**
+ * One check's summary: present only the metrics that apply to its type; null when the window
+ * holds no data for one.
+ */
+export const AnalyticsBatchItemSchema = Type.Object(
+  {
+    checkId: Type.String(),
+    checkType: StringEnum(CHECK_TYPES),
+    availability: summaryValue('Percent (0–100) of final runs that passed or degraded.'),
+    responseTime_avg: summaryValue('Milliseconds.'),
+    responseTime_p50: summaryValue('Milliseconds.'),
+    responseTime_p95: summaryValue('Milliseconds.'),
+    responseTime_p99: summaryValue('Milliseconds.'),
+    latency_avg: summaryValue('ICMP: milliseconds, average round trip of a run.'),
+    latency_p50: summaryValue('ICMP: milliseconds.'),
+    latency_p95: summaryValue('ICMP: milliseconds.'),
+    latency_p99: summaryValue('ICMP: milliseconds.'),
+    packetLoss_avg: summaryValue('ICMP: percent.'),
+    packetLoss_p95: summaryValue('ICMP: percent.'),
+    packetLoss_p99: summaryValue('ICMP: percent.'),
+  },
+  strict,
+);
+export type AnalyticsBatchItem = Static<typeof AnalyticsBatchItemSchema>;
+
+/** The answer of `POST /v1/analytics/checks`: one item per known check, in the order asked. */
+export const AnalyticsBatchResponseSchema = Type.Array(AnalyticsBatchItemSchema);
