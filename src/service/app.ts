@@ -13,6 +13,7 @@ import { AuthFailureLimiter, authHook } from './platform/http/auth.js';
 import { answerFrameworkError, installErrorHandling } from './platform/http/errors.js';
 import { registerOpenApi } from './platform/http/openapi.js';
 import type { OutboundPolicyOptions } from './platform/http/outbound-policy.js';
+import { cachedSerializerCompiler } from './platform/http/serializers.js';
 import { bodyValidator, queryAjv } from './platform/http/validation.js';
 import type { Database } from './platform/store/database.js';
 import type { RetentionPolicy, RetentionWorker } from './platform/store/retention.js';
@@ -244,6 +245,7 @@ async function platformApp(options: BuildOptions, context: ServiceContext): Prom
   app.setValidatorCompiler(({ schema, httpPart }) =>
     httpPart === 'body' ? bodyValidator(schema as TSchema) : queryAjv.compile(schema),
   );
+  app.setSerializerCompiler(cachedSerializerCompiler);
   acceptEmptyJsonBodies(app);
   installErrorHandling(app);
   await registerOpenApi(app);

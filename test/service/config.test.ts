@@ -15,6 +15,14 @@ function configError(env: NodeJS.ProcessEnv): OutpostError {
 }
 
 describe('parseServiceConfig', () => {
+  it('reads OUTPOST_API_CREDENTIALS in any case and refuses another value, naming what it takes', () => {
+    expect(parseServiceConfig({ OUTPOST_API_CREDENTIALS: 'Clear' }).apiCredentials).toBe('clear');
+    expect(parseServiceConfig({}).apiCredentials).toBe('masked');
+    expect(configError({ OUTPOST_API_CREDENTIALS: 'plain' }).message).toMatch(
+      /OUTPOST_API_CREDENTIALS.*masked or clear/,
+    );
+  });
+
   it('applies every default on an empty environment, empty variables counting as unset', () => {
     const expected = {
       port: 3000,
@@ -36,6 +44,7 @@ describe('parseServiceConfig', () => {
       dnsServers: undefined,
       outboundAllow: [],
       outboundPrivate: 'allow',
+      apiCredentials: 'masked',
     };
     const config = parseServiceConfig({});
     expect(config).toEqual(expected);

@@ -20,6 +20,7 @@ import { defaultRunLocation, GroupQueries, loadRuntimes } from '../resources/ind
 import {
   assertCheckReferences,
   assertRuntimeFits,
+  type CheckUpdateBody,
   mergeCheckUpdate,
   newCheckDoc,
   withGroupSettings,
@@ -64,13 +65,43 @@ export async function checkRoutes(app: ServiceApp, ctx: ServiceContext): Promise
  * A type's create body as its route takes it: the body of the registry entry, and `checkType`, which clients
  * send back with the rest (accepted when it names the route's type, and ignored).
  */
-function routeCreateBody({ checkType, createBody }: CheckTypeEntry): TSchema {
-  const body = createBody as unknown as TObject;
-  return Type.Object(
-    { ...body.properties, checkType: Ignored(StringEnum([checkType]), 'the route names the type') },
-    strict,
-  );
+function routeCreateBody(entry: CheckTypeEntry): TSchema {
+  let body = routeCreateBodies.get(entry);
+  if (!body) {
+    const { properties } = entry.createBody as unknown as TObject;
+    body = Type.Object(
+      { ...properties, checkType: Ignored(StringEnum([entry.checkType]), 'the route names the type') },
+      strict,
+    );
+    routeCreateBodies.set(entry, body);
+  }
+  return body;
 }
+
+/** The body of `PUT /v1/checks/{path}/{id}`: the generic update body, `checkType` accepted when it is the type's. */
+function routeUpdateBody(entry: CheckTypeEntry): TSchema {
+  let body = routeUpdateBodies.get(entry);
+  if (!body) {
+    body = Type.Object(
+      {
+        ...UpdateAnyCheckBody.properties,
+        checkType: Ignored(StringEnum([entry.checkType]), 'the route names the type'),
+      },
+      strict,
+    );
+    routeUpdateBodies.set(entry, body);
+  }
+  return body;
+}
+
+/** The per-type update bodies made so far (see routeCreateBodies). */
+const routeUpdateBodies = new Map<CheckTypeEntry, TSchema>();
+
+/**
+ * The route create bodies made so far, one per type: one schema object each, so its validator is compiled once
+ * (validators are cached by schema object), also by `POST /v1/checks`, which validates each body against it.
+ */
+const routeCreateBodies = new Map<CheckTypeEntry, TSchema>();
 
 /**
  * A zero-valued `heartbeat` (every field 0 or ""), which the Go SDK marshals with every check whatever its
@@ -355,22 +386,16 @@ function updateRoutes(
           tags: ['checks'],
           summary: entry ? `Update a ${entry.checkType} check` : 'Update a check',
           params: IdParams,
-          body: entry
-            ? Type.Object(
-                {
-                  ...UpdateAnyCheckBody.properties,
-                  checkType: Ignored(StringEnum([entry.checkType]), 'the route names the type'),
-                },
-                strict,
-              )
-            : UpdateAnyCheckBody,
+          body: entry ? routeUpdateBody(entry) : UpdateAnyCheckBody,
           querystring: AutoAssignAlertsQuery,
           response: { 200: CheckResponseSchema },
         },
       },
       async (request) => {
         const now = new Date();
-        const { accountId, body } = request;
+        const { accountId } = request;
+        // Either body schema: the generic update body, or it with `checkType` ignored (routeUpdateBody).
+        const body = request.body as CheckUpdateBody;
         const before = await checks.get(accountId, request.params.id);
         if (entry && before.checkType !== entry.checkType) {
           throw notFound(`${entry.checkType} check`, request.params.id);

@@ -357,7 +357,7 @@ describe('Playwright check suites', () => {
     ['both script and scriptPath', { script: SPEC }, 'scriptPath'],
     ['a scriptPath not among the dependencies', { scriptPath: 'tests/missing.spec.ts' }, 'scriptPath'],
     ['a request', { request: { url: 'https://example.com' } }, 'request.url'],
-    ['degradedResponseTime', { degradedResponseTime: 100 }, 'degradedResponseTime'],
+    ['degradedResponseTime over 300000', { degradedResponseTime: 300_001 }, 'degradedResponseTime'],
   ];
   it.each(invalid)('rejects %s with 400 naming the field and stores nothing', async (_name, over, field) => {
     expectBadField(await svc.request('POST', '/v1/checks/playwright', suiteBody(over)), field);
