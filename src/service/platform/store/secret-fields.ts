@@ -22,7 +22,6 @@ type RequestLike = Record<string, unknown> & {
   basicAuth?: { username: string; password: string } | null;
 };
 
-/** Which fields of a stored document hold secrets; paths are dot-separated from the document's root. */
 /**
  * How an answer shows stored credentials (docs/security.md, "Credentials in answers"): `masked` (`*****`, the
  * default) or `clear` (as the hosted API answers them, for clients that compare what they read with what they
@@ -30,6 +29,7 @@ type RequestLike = Record<string, unknown> & {
  */
 export type CredentialView = 'masked' | 'clear';
 
+/** Which fields of a stored document hold secrets; paths are dot-separated from the document's root. */
 export type SecretLayout = {
   /**
    * Request-like objects: credential-named header and query parameter values, `basicAuth.password`,
@@ -146,8 +146,9 @@ export function mapSecrets<T extends Record<string, unknown>>(
 }
 
 /**
- * The API view of a document: secret values become `*****` (in the `clear` view, only `secret` variables). A credential header value or password that
- * is only a `{{VARIABLE}}` reference stays visible (it holds no secret; the variable is masked itself).
+ * The API view of a document: secret values become `*****` (in the `clear` view, only `secret` variables and
+ * values still sealed). A credential header value or password that is empty or only a `{{VARIABLE}}` reference
+ * stays visible (it holds no secret; the variable is masked itself).
  */
 export function maskSecrets<T extends Record<string, unknown>>(
   doc: T,
