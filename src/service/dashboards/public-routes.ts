@@ -2,6 +2,7 @@ import type { FastifyReply } from 'fastify';
 import type { RoutePlugin } from '../module.js';
 import { dashboardPageModel, publicDashboard } from './page.js';
 import { renderDashboard } from './render.js';
+import { answerPublicNotFound } from '../platform/http/public-pages.js';
 
 /** `Content-Security-Policy` of the page: inline CSS only; images from the service or any https site. */
 export const DASHBOARD_CSP =
@@ -20,14 +21,7 @@ const NOT_FOUND_HTML = `<!doctype html>
 
 /** The one 404 of the public page: an unknown `customUrl` and a private dashboard answer it alike. */
 function answerNotFound(reply: FastifyReply): FastifyReply {
-  return reply
-    .code(404)
-    .header('cache-control', 'no-store')
-    .header('x-content-type-options', 'nosniff')
-    .header('referrer-policy', 'no-referrer')
-    .header('content-security-policy', "default-src 'none'; base-uri 'none'; frame-ancestors 'none'")
-    .type('text/html; charset=utf-8')
-    .send(NOT_FOUND_HTML);
+  return answerPublicNotFound(reply, NOT_FOUND_HTML);
 }
 
 type PageRequest = { Params: { customUrl: string }; Querystring: { page?: string; refresh?: string } };

@@ -15,6 +15,7 @@ import type { Database } from '../../platform/store/database.js';
 import { secretBoxOf } from '../../platform/store/secret-box.js';
 import { customDomainUrls, findPageByHost, findPageByUrl } from './page-queries.js';
 import type { PageAccess, PublicPage } from './types.js';
+import { answerPublicNotFound } from '../../platform/http/public-pages.js';
 
 /** Where a request looks for a page: the `{url}` of `/status/{url}`, or a custom domain (its Host). */
 export type PageWhere = { url: string } | { host: string };
@@ -219,14 +220,7 @@ const NOT_FOUND_HTML = `<!doctype html>
  * @returns the reply, sent.
  */
 export function answerPageNotFound(reply: FastifyReply): FastifyReply {
-  return reply
-    .code(404)
-    .header('cache-control', 'no-store')
-    .header('x-content-type-options', 'nosniff')
-    .header('referrer-policy', 'no-referrer')
-    .header('content-security-policy', "default-src 'none'; base-uri 'none'; frame-ancestors 'none'")
-    .type('text/html; charset=utf-8')
-    .send(NOT_FOUND_HTML);
+  return answerPublicNotFound(reply, NOT_FOUND_HTML);
 }
 
 /**
