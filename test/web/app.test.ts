@@ -302,10 +302,16 @@ describe.skipIf(missing !== null)('web app in Chromium against outpost up', () =
     await url.fill(bad);
     await page.getByRole('button', { name: /^(Save|Update)/ }).click();
     await expect.poll(() => url.getAttribute('aria-invalid'), { timeout: PAGE_TIMEOUT }).toBe('true');
-    // The invalid control has the focus, so a keyboard or screen-reader user lands on it.
-    expect(
-      await url.evaluate((el) => el === (globalThis as unknown as BrowserGlobals).document.activeElement),
-    ).toBe(true);
+    // The invalid control has the focus, so a keyboard or screen-reader user lands on it (the form moves it there
+    // after the render that marks the field, so it is waited for as aria-invalid is).
+    await expect
+      .poll(
+        () => url.evaluate((el) => el === (globalThis as unknown as BrowserGlobals).document.activeElement),
+        {
+          timeout: PAGE_TIMEOUT,
+        },
+      )
+      .toBe(true);
     const field = url.locator(
       'xpath=ancestor::*[contains(concat(" ", normalize-space(@class), " "), " field ")][1]',
     );
