@@ -1,4 +1,6 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import { defineConfig } from 'vitest/config';
+import { postgresBinDir } from './test/helpers/postgres.js';
 
 /**
  * Tests that run in one process each with an in-memory (or temp-dir) store and ports chosen by the
@@ -21,6 +23,23 @@ const EXCLUDED = (process.env.OUTPOST_TEST_EXCLUDE ?? '')
   .split(',')
   .map((glob) => glob.trim())
   .filter(Boolean);
+
+/**
+ * The service tests whose stores come from the test helpers (`testService`, `testStore`): the `postgres`
+ * project runs them again on PostgreSQL. A file that opens a SQLite store of its own (file modes, SQLite's
+ * errors) tests that store and runs once.
+ */
+const STORE_CONTRACT = readdirSync('test/service', { recursive: true, encoding: 'utf8' })
+  .filter((name) => name.endsWith('.test.ts'))
+  .map((name) => `test/service/${name}`)
+  .filter((file) => /\btest(Service|Store)\(/.test(readFileSync(file, 'utf8')));
+
+/**
+ * The `postgres` project runs when PostgreSQL is installed, and always under CI=true (its global setup then
+ * fails the run if it is missing); elsewhere its absence is said once and the project left out.
+ */
+const POSTGRES = process.env.CI === 'true' || postgresBinDir() !== null;
+if (!POSTGRES) console.warn('skipping the postgres test project: PostgreSQL is missing (apt-get install postgresql)');
 
 export default defineConfig({
   test: {
@@ -51,6 +70,22 @@ export default defineConfig({
           sequence: { groupOrder: 1 },
         },
       },
+      ...(POSTGRES
+        ? [
+            {
+              extends: true as const,
+              test: {
+                name: 'postgres',
+                include: STORE_CONTRACT,
+                exclude: EXCLUDED,
+                env: { OUTPOST_TEST_DATABASE: 'postgres' },
+                globalSetup: ['test/helpers/postgres-setup.ts'],
+                maxWorkers: 2,
+                sequence: { groupOrder: 0 },
+              },
+            },
+          ]
+        : []),
       {
         extends: true,
         // The web app's components in jsdom (test/web/**/*.test.tsx), with the app's own JSX transform;

@@ -3,11 +3,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { LightMyRequestResponse } from 'fastify';
 import { pino } from 'pino';
-import { expect } from 'vitest';
+import type { Kysely } from 'kysely';
+import { expect, inject } from 'vitest';
 import { type CheckResult, type Job, PROTOCOL_VERSION } from '../../src/protocol/index.js';
 import { type BuildOptions, build, type Service } from '../../src/service/app.js';
 import { createAccount, createApiKey } from '../../src/service/platform/http/auth.js';
-import { openSqliteDatabase } from '../../src/service/platform/store/database.js';
+import { type Database, openSqliteDatabase } from '../../src/service/platform/store/database.js';
+import { openPostgresDatabase } from '../../src/service/platform/store/postgres.js';
+import { createDatabase, dropDatabase } from './postgres.js';
+import { TEMPLATE_DATABASE } from './postgres-setup.js';
 
 /** A service on an in-memory store with two accounts, for `inject` tests. */
 export type TestService = Service & {
@@ -24,9 +28,36 @@ export type TestService = Service & {
   ): Promise<LightMyRequestResponse>;
 };
 
+/** Which store the tests run on: `OUTPOST_TEST_DATABASE=postgres` (the `postgres` test project), else SQLite. */
+export const TEST_DATABASE: 'sqlite' | 'postgres' =
+  process.env.OUTPOST_TEST_DATABASE === 'postgres' ? 'postgres' : 'sqlite';
+
 /**
- * Builds a real service (real SQLite in memory, real routes, artifacts in a temp folder
- * removed at close) with two accounts.
+ * A new empty, migrated store of the dialect the tests run on (`TEST_DATABASE`): SQLite in memory, or a
+ * new database on the run's PostgreSQL cluster copied from the migrated template. `drop` closes and removes it.
+ * @throws Error under the postgres project when the run has no cluster (PostgreSQL not installed).
+ */
+export async function testStore(): Promise<{ db: Kysely<Database>; drop(): Promise<void> }> {
+  if (TEST_DATABASE === 'sqlite') {
+    const db = await openSqliteDatabase(':memory:');
+    return { db, drop: () => db.destroy() };
+  }
+  const admin = inject('postgresAdminUrl');
+  if (!admin) throw new Error('the postgres test project has no cluster: apt-get install postgresql');
+  const url = await createDatabase(admin, TEMPLATE_DATABASE);
+  const db = await openPostgresDatabase(url, { poolSize: 4 });
+  return {
+    db,
+    async drop() {
+      await db.destroy();
+      await dropDatabase(admin, url);
+    },
+  };
+}
+
+/**
+ * Builds a real service (a real store — SQLite in memory, or PostgreSQL under the `postgres` test
+ * project — real routes, artifacts in a temp folder removed at close) with two accounts.
  */
 export async function testService(
   options: Pick<
@@ -34,19 +65,22 @@ export async function testService(
     'leaseMs' | 'queueExpiryMs' | 'customDomains' | 'outbound' | 'apiCredentials'
   > = {},
 ): Promise<TestService> {
-  const db = await openSqliteDatabase(':memory:');
+  const store = await testStore();
+  const db = store.db;
   const a = await createAccount(db, 'A');
   const b = await createAccount(db, 'B');
   const keyA = await createApiKey(db, a);
   const keyB = await createApiKey(db, b);
   const artifactsDir = await mkdtemp(join(tmpdir(), 'outpost-test-artifacts-'));
-  const service = await build({ db, log: pino({ level: 'silent' }), artifactsDir, ...options });
+  // OUTPOST_TEST_LOG=error shows what a 500 hid.
+  const log = pino({ level: process.env.OUTPOST_TEST_LOG ?? 'silent' });
+  const service = await build({ db, log, artifactsDir, ...options });
   const close = service.close;
   return {
     ...service,
     close: async () => {
       await close();
-      await db.destroy();
+      await store.drop();
       await rm(artifactsDir, { recursive: true, force: true });
     },
     accountA: { id: a, key: keyA },

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type TestService, testService } from '../helpers/service.js';
+import { TEST_DATABASE, type TestService, testService } from '../helpers/service.js';
 
 /**
  * Property-based fuzzing of every route in the OpenAPI document with malformed
@@ -12,11 +12,15 @@ let svc: TestService;
 let operations: { method: string; path: string }[];
 
 async function rowCounts(): Promise<Record<string, number>> {
-  const tables = await sql<{
-    name: string;
-  }>`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'kysely_%'`.execute(
-    svc.context.db,
-  );
+  const tables =
+    TEST_DATABASE === 'postgres'
+      ? await sql<{ name: string }>`SELECT table_name AS name FROM information_schema.tables
+          WHERE table_schema = 'public' AND table_name NOT LIKE 'kysely_%'`.execute(svc.context.db)
+      : await sql<{
+          name: string;
+        }>`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'kysely_%'`.execute(
+          svc.context.db,
+        );
   const counts: Record<string, number> = {};
   for (const { name } of tables.rows) {
     const row = await sql<{ n: number }>`SELECT count(*) AS n FROM ${sql.table(name)}`.execute(

@@ -9,6 +9,7 @@
  * per bucket becomes a LATERAL join.
  */
 import { type Kysely, type RawBuilder, sql } from 'kysely';
+import { isPostgres } from '../platform/store/dialect.js';
 import type { Database } from '../platform/store/database.js';
 import { type MetricSpec, percentileFraction } from './metrics.js';
 import { bucketCount, bucketStartOf, type TimeWindow } from './time-range.js';
@@ -59,8 +60,19 @@ class AggregatePlan {
   readonly exprs: string[] = [];
   readonly readers: ((row: readonly unknown[]) => number | null)[];
 
-  constructor(metrics: readonly MetricSpec[]) {
+  /** Writes PostgreSQL's spelling of the JSON and percentile functions, not SQLite's. */
+  readonly #postgres: boolean;
+
+  constructor(metrics: readonly MetricSpec[], postgres = false) {
+    this.#postgres = postgres;
     this.readers = metrics.map((m) => this.#reader(m));
+  }
+
+  /** The number at `path` (`$.a.b`, a constant of metrics.ts, never input) of the result document. */
+  #jsonNumber(path: string): string {
+    if (!this.#postgres) return `json_extract(r.doc, '${path}')`;
+    const keys = path.replace(/^\$\./, '').split('.').join(',');
+    return `((r.doc::jsonb #>> '{${keys}}')::double precision)`;
   }
 
   #at(expr: string): number {
@@ -76,11 +88,16 @@ class AggregatePlan {
       return num(this.#at(`avg(CASE WHEN r.status <> 'FAILED' THEN 100.0 ELSE 0.0 END)`));
     if (m.kind === 'retries') return num(this.#at('sum(CASE WHEN r.attempts > 1 THEN 1 ELSE 0 END)'));
     // An ICMP metric reads the result document (its path is a constant of metrics.ts, never input).
-    const c = m.kind === 'icmp' ? `json_extract(r.doc, '${m.path}')` : `r.${m.column}`;
+    const c = m.kind === 'icmp' ? this.#jsonNumber(m.path) : `r.${m.column}`;
     const fraction = percentileFraction(m.aggregation);
-    // percentile_cont is linear interpolation between closest ranks (as PostgreSQL's
-    // `percentile_cont(p) WITHIN GROUP (ORDER BY c)`); NULLs are skipped.
-    if (fraction !== undefined) return num(this.#at(`percentile_cont(${c}, ${fraction})`));
+    // percentile_cont is linear interpolation between closest ranks (SQLite's percentile extension
+    // as PostgreSQL's ordered-set aggregate); NULLs are skipped.
+    if (fraction !== undefined) {
+      const percentile = this.#postgres
+        ? `percentile_cont(${fraction}) WITHIN GROUP (ORDER BY ${c})`
+        : `percentile_cont(${c}, ${fraction})`;
+      return num(this.#at(percentile));
+    }
     if (m.aggregation !== 'stddev') return num(this.#at(`${m.aggregation}(${c})`));
     // Population standard deviation from count, sum and sum of squares (one pass).
     const [n, s, q] = [this.#at(`count(${c})`), this.#at(`sum(${c})`), this.#at(`sum(${c} * ${c})`)];
@@ -230,7 +247,7 @@ export async function explainAggregate(
   q: AggregateQuery,
   strategy: Strategy = strategyOf(q),
 ): Promise<string[]> {
-  const plan = new AggregatePlan(q.metrics);
+  const plan = new AggregatePlan(q.metrics, isPostgres(db));
   const statement = strategy === 'loop' ? loopStatement(q, plan) : groupByStatement(q, plan);
   const { rows } = await sql<{ detail: string }>`EXPLAIN QUERY PLAN ${statement}`.execute(db);
   return rows.map((r) => r.detail);
@@ -248,8 +265,11 @@ export async function aggregateResults(
   strategy: Strategy = strategyOf(q),
   workers: AnalyticsWorkers | null = null,
 ): Promise<AggregatedSeries[]> {
-  const plan = new AggregatePlan(q.metrics);
-  const byBucket = strategy === 'loop' ? await runLoop(db, q, plan, workers) : await runGroupBy(db, q, plan);
+  const postgres = isPostgres(db);
+  const plan = new AggregatePlan(q.metrics, postgres);
+  // The `loop` statement is SQLite's (a recursive bucket list, JSON cells); PostgreSQL groups.
+  const byBucket =
+    strategy === 'loop' && !postgres ? await runLoop(db, q, plan, workers) : await runGroupBy(db, q, plan);
   const series = new Map<string | number | null, BucketValues[]>();
   for (const startMs of [...byBucket.keys()].sort((a, b) => a - b)) {
     for (const [key, , ...rest] of byBucket.get(startMs) ?? []) {
@@ -278,8 +298,17 @@ export async function summarizeResults(
   q: SummaryQuery,
   workers: AnalyticsWorkers | null = null,
 ): Promise<(number | null)[]> {
+  const whole: AggregateQuery = { ...q, intervalMs: null, groupBy: null, statuses: [] };
+  if (isPostgres(db)) {
+    const plan = new AggregatePlan(q.metrics, true);
+    const [cells] = [...(await runGroupBy(db, whole, plan)).values()];
+    const cell = cells?.[0];
+    if (!cell) return q.metrics.map(() => null);
+    const [, , ...rest] = cell;
+    return plan.readers.map((read) => read(rest));
+  }
   const plan = new AggregatePlan(q.metrics);
-  const statement = loopStatement({ ...q, intervalMs: null, groupBy: null, statuses: [] }, plan);
+  const statement = loopStatement(whole, plan);
   let rows: { lo: number; cells: string }[];
   if (workers) {
     const { sql: text, parameters } = statement.compile(db);

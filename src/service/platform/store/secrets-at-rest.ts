@@ -1,5 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import { mapSecrets, type SecretLayout } from './secret-fields.js';
+import { isPostgres } from './dialect.js';
 import type { Database } from './database.js';
 import { SecretBox, secretBoxOf } from './secret-box.js';
 
@@ -33,7 +34,9 @@ export async function sealStoredSecrets(
   const report: SealReport = { sealed: 0, verified: 0 };
   // SQLite keeps a rewritten row's old bytes in the page's free space (and freed pages) unless told to
   // overwrite them: without this, a value sealed here would stay readable in clear in the file.
-  await sql`PRAGMA secure_delete = ON`.execute(db);
+  // (PostgreSQL stores are made by this version, which writes every secret sealed: nothing to reseal.)
+  const sqlite = !isPostgres(db);
+  if (sqlite) await sql`PRAGMA secure_delete = ON`.execute(db);
   const reseal = (value: string, aad: string): string => {
     if (SecretBox.isSealed(value)) {
       box.open(value, aad);
@@ -81,7 +84,7 @@ export async function sealStoredSecrets(
       }
     });
   }
-  if (report.sealed > 0) {
+  if (report.sealed > 0 && sqlite) {
     // The WAL may still hold frames of the pages as they were in clear: fold it in and truncate it.
     await sql`PRAGMA wal_checkpoint(TRUNCATE)`.execute(db);
   }

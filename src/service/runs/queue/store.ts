@@ -4,6 +4,7 @@ import type { CheckType, JobClass } from '../../../protocol/index.js';
 import type { Database } from '../../platform/store/database.js';
 import type { StoredJson } from '../../platform/store/schema.js';
 import type { CheckDoc } from '../../checks/index.js';
+import { isPostgres } from '../../platform/store/dialect.js';
 
 /** The store, or a transaction open on it. */
 export type Tx = Kysely<Database> | Transaction<Database>;
@@ -43,9 +44,10 @@ export type JobScope = { accountId: string; locations: string[] | null };
  * per store handle or transaction (`new JobQueries(tx)`); the callers keep the transactions and the
  * order of statements.
  *
- * This is where a PostgreSQL dialect meets the queue: the claim's lost-agents test uses SQLite's
- * `instr` (PostgreSQL: `strpos`), and a claim on PostgreSQL would add `FOR UPDATE SKIP LOCKED` to
- * {@link claimable} (SQLite serialises writers, so it needs none).
+ * This is where the PostgreSQL dialect meets the queue: the claim's lost-agents test uses SQLite's
+ * `instr` or PostgreSQL's `strpos`, and a claim on PostgreSQL locks the rows it reads with
+ * `FOR UPDATE SKIP LOCKED` in {@link claimable}, so replicas claiming at once take different jobs
+ * (SQLite serialises writers, so it needs none).
  */
 export class JobQueries {
   /** The handle this store runs on, for collaborators that take one (the job builder, secrets, the outbox). */
@@ -81,9 +83,17 @@ export class JobQueries {
           ? eb.or([eb('runtime_id', 'is', null), eb('runtime_id', 'in', runtimes)])
           : eb('runtime_id', 'is', null),
       )
-      .where(sql<number>`instr(',' || lost_agents || ',', ${`,${filter.agentId},`})`, '=', 0)
       .orderBy('enqueued_at')
       .limit(filter.limit);
+    const lostHere = `,${filter.agentId},`;
+    if (isPostgres(this.db)) {
+      query = query
+        .where(sql<number>`strpos(',' || lost_agents || ',', ${lostHere})`, '=', 0)
+        .forUpdate()
+        .skipLocked();
+    } else {
+      query = query.where(sql<number>`instr(',' || lost_agents || ',', ${lostHere})`, '=', 0);
+    }
     if (filter.locations) query = query.where('location', 'in', filter.locations);
     return query.execute();
   }

@@ -91,7 +91,7 @@ export const core: Migration = {
       .addColumn('has_failures', 'integer', (c) => c.notNull())
       .addColumn('has_errors', 'integer', (c) => c.notNull())
       .addColumn('is_degraded', 'integer', (c) => c.notNull())
-      .addColumn('response_time', 'real', (c) => c.notNull())
+      .addColumn('response_time', 'double precision', (c) => c.notNull())
       .addColumn('result_type', 'text', (c) => c.notNull())
       .addColumn('started_at', 'bigint', (c) => c.notNull())
       .addColumn('stopped_at', 'bigint', (c) => c.notNull())
@@ -119,7 +119,7 @@ export const core: Migration = {
       .addColumn('version', 'text', (c) => c.notNull())
       .addColumn('last_seen_at', 'bigint', (c) => c.notNull())
       .execute();
-    await autoIncrementId(db.schema.createTable('agent_events'))
+    await autoIncrementId(db, db.schema.createTable('agent_events'))
       .addColumn('account_id', 'text', (c) => c.notNull())
       .addColumn('agent_id', 'text', (c) => c.notNull())
       .addColumn('doc', 'text', (c) => c.notNull())

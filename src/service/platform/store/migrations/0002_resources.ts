@@ -10,7 +10,7 @@ export const resources: Migration = {
   async up(db: Kysely<unknown>) {
     // Account-scoped resources of the API (docs/api.md). Each keeps the API document as JSON text
     // (`doc`) plus the columns that queries filter, sort or join on.
-    const intPk = (name: string) => autoIncrementId(db.schema.createTable(name));
+    const intPk = (name: string) => autoIncrementId(db, db.schema.createTable(name));
     const textPk = (name: string) =>
       db.schema.createTable(name).addColumn('id', 'text', (c) => c.primaryKey());
     const scoped = <T extends string, C extends string>(t: CreateTableBuilder<T, C>) =>

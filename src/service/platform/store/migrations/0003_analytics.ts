@@ -10,7 +10,7 @@ export const analytics: Migration = {
     // aggregate columns instead of parsing `doc` (ms; null where a run has no such value).
     // Rows stored before this migration keep nulls and attempts 1.
     for (const column of ['phase_wait', 'phase_dns', 'phase_tcp', 'phase_first_byte', 'phase_download']) {
-      await db.schema.alterTable('check_results').addColumn(column, 'real').execute();
+      await db.schema.alterTable('check_results').addColumn(column, 'double precision').execute();
     }
     await db.schema.alterTable('check_results').addColumn('status_code', 'integer').execute();
     await db.schema

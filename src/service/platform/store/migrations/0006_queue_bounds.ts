@@ -77,7 +77,7 @@ export const queueBounds: Migration = {
     await db.schema.createIndex('agents_seen').on('agents').column('last_seen_at').execute();
     await db.schema.createIndex('agent_events_created').on('agent_events').column('created_at').execute();
     // Work that follows a stored result, written in the result's transaction (2.13).
-    await autoIncrementId(db.schema.createTable('result_outbox'))
+    await autoIncrementId(db, db.schema.createTable('result_outbox'))
       .addColumn('account_id', 'text', (c) => c.notNull())
       .addColumn('result_id', 'text', (c) => c.notNull())
       .addColumn('hook', 'text', (c) => c.notNull())

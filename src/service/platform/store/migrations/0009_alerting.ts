@@ -62,7 +62,7 @@ export const alerting: Migration = {
 
     // One notification per (alert, channel); the idempotency key is unique so nothing is ever
     // queued twice, and it is what receivers see (webhook-id, Message-ID, dedup keys).
-    await autoIncrementId(db.schema.createTable('alert_notifications'))
+    await autoIncrementId(db, db.schema.createTable('alert_notifications'))
       .addColumn('account_id', 'text', (c) => c.notNull())
       .addColumn('alert_id', 'text')
       .addColumn('channel_id', 'integer', (c) => c.notNull())
@@ -103,11 +103,11 @@ export const alerting: Migration = {
       .execute();
 
     // Every delivery attempt of a notification, kept with it.
-    await autoIncrementId(db.schema.createTable('alert_attempts'))
+    await autoIncrementId(db, db.schema.createTable('alert_attempts'))
       .addColumn('notification_id', 'integer', (c) => c.notNull())
       .addColumn('account_id', 'text', (c) => c.notNull())
       .addColumn('started_at', 'bigint', (c) => c.notNull())
-      .addColumn('latency_ms', 'real', (c) => c.notNull())
+      .addColumn('latency_ms', 'double precision', (c) => c.notNull())
       .addColumn('outcome', 'text', (c) => c.notNull())
       .addColumn('status_code', 'integer')
       .addColumn('answer', 'text')

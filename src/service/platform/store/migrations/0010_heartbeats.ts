@@ -28,7 +28,7 @@ export const heartbeats: Migration = {
       .addColumn('updated_at', 'bigint')
       .execute();
     await db.schema.createIndex('heartbeats_due').on('heartbeats').column('due_at').execute();
-    await autoIncrementId(db.schema.createTable('heartbeat_pings'))
+    await autoIncrementId(db, db.schema.createTable('heartbeat_pings'))
       .addColumn('account_id', 'text', (c) => c.notNull())
       .addColumn('check_id', 'text', (c) => c.notNull())
       .addColumn('kind', 'text', (c) => c.notNull())

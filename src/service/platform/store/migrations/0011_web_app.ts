@@ -41,7 +41,7 @@ export const webApp: Migration = {
       .addColumn('has_failures', 'integer', (c) => c.notNull())
       .addColumn('has_errors', 'integer', (c) => c.notNull())
       .addColumn('is_degraded', 'integer', (c) => c.notNull())
-      .addColumn('response_time', 'real', (c) => c.notNull())
+      .addColumn('response_time', 'double precision', (c) => c.notNull())
       .addColumn('started_at', 'bigint', (c) => c.notNull())
       .addColumn('stopped_at', 'bigint', (c) => c.notNull())
       .execute();
@@ -62,8 +62,8 @@ export const webApp: Migration = {
       // Runs with hasFailures or hasErrors.
       .addColumn('failures', 'integer', (c) => c.notNull())
       .addColumn('degraded', 'integer', (c) => c.notNull())
-      .addColumn('response_time_sum', 'real', (c) => c.notNull())
-      .addColumn('response_time_max', 'real', (c) => c.notNull())
+      .addColumn('response_time_sum', 'double precision', (c) => c.notNull())
+      .addColumn('response_time_max', 'double precision', (c) => c.notNull())
       .addPrimaryKeyConstraint('check_stats_hourly_pk', ['check_id', 'hour_start', 'run_location'])
       .execute();
     await db.schema

@@ -11,7 +11,7 @@ import { autoIncrementId } from './dialect.js';
  */
 export const maintenanceWindows: Migration = {
   async up(db: Kysely<unknown>) {
-    await autoIncrementId(db.schema.createTable('maintenance_windows'))
+    await autoIncrementId(db, db.schema.createTable('maintenance_windows'))
       .addColumn('account_id', 'text', (c) => c.notNull().references('accounts.id').onDelete('cascade'))
       .addColumn('name', 'text', (c) => c.notNull())
       .addColumn('doc', 'text', (c) => c.notNull())

@@ -11,7 +11,7 @@ import { autoIncrementId } from './dialect.js';
  */
 export const dashboards: Migration = {
   async up(db: Kysely<unknown>) {
-    await autoIncrementId(db.schema.createTable('dashboards'))
+    await autoIncrementId(db, db.schema.createTable('dashboards'))
       .addColumn('account_id', 'text', (c) => c.notNull().references('accounts.id').onDelete('cascade'))
       .addColumn('dashboard_id', 'text', (c) => c.notNull().unique())
       .addColumn('custom_url', 'text')

@@ -12,7 +12,7 @@ import { autoIncrementId } from './dialect.js';
  */
 export const triggers: Migration = {
   async up(db: Kysely<unknown>) {
-    await autoIncrementId(db.schema.createTable('triggers'))
+    await autoIncrementId(db, db.schema.createTable('triggers'))
       .addColumn('account_id', 'text', (c) => c.notNull().references('accounts.id').onDelete('cascade'))
       .addColumn('target_kind', 'text', (c) => c.notNull())
       .addColumn('target_id', 'text', (c) => c.notNull())

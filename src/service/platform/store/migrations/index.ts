@@ -24,8 +24,11 @@ import { projects } from './0022_projects.js';
  * Migrations in code, one file each (`NNNN_<name>.ts`), applied in name order. The names
  * are stored in the `kysely_migration` table of every existing store, so a migration is
  * never renamed, edited or removed once released: a change is a new file with the next
- * number. Only portable column types (text, integer, real, bigint) so the same migrations
- * run on PostgreSQL; the one dialect-specific column definition is in `./dialect.ts`.
+ * number. (The one edit since release changed what a released migration does on PostgreSQL
+ * only, before any PostgreSQL store existed: `real` became `double precision`, which SQLite
+ * reads as the same REAL affinity and PostgreSQL as 8-byte floats instead of 4-byte ones.)
+ * Only portable column types (text, integer, double precision, bigint), so the same migrations
+ * run on both stores; the one dialect-specific column definition is in `./dialect.ts`.
  */
 const migrations: Record<string, Migration> = {
   '0001_core': core,
@@ -61,4 +64,13 @@ export async function migrateToLatest(db: Kysely<unknown>): Promise<void> {
   const migrator = new Migrator({ db, provider: new InCodeProvider() });
   const { error } = await migrator.migrateToLatest();
   if (error) throw error;
+}
+
+/** The name of the newest migration applied to `db` (`kysely_migration`), or null on a store never migrated. */
+export async function latestMigration(db: Kysely<unknown>): Promise<string | null> {
+  const row = await (db as Kysely<{ kysely_migration: { name: string } }>)
+    .selectFrom('kysely_migration')
+    .select((eb) => eb.fn.max('name').as('latest'))
+    .executeTakeFirst();
+  return row?.latest ?? null;
 }
