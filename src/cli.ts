@@ -16,6 +16,7 @@ Usage:
   outpost up        service + one agent serving location local (this machine), on the embedded store (npm start)
   outpost service   the control plane: HTTP API on PORT, SQLite under OUTPOST_DATA_DIR
   outpost agent     the private-location agent: polls SERVICE_URL with API_KEY
+  outpost migrate   applies the store's pending migrations and exits (OUTPOST_DATABASE_URL or OUTPOST_DATA_DIR)
   outpost --version
 
 Configuration is read from the environment; see docs/configuration.md.
@@ -35,9 +36,18 @@ Variables: those of \`outpost service\`, in docs/configuration.md (its section \
 
 Serves the HTTP API (/v1), the web app and the public status pages on HOST:PORT (default
 127.0.0.1:3000), schedules runs, queues jobs for agents, stores results under OUTPOST_DATA_DIR
-(default ./data) and sends alerts. Run agents with \`outpost agent\`.
+(default ./data) or in PostgreSQL (OUTPOST_DATABASE_URL, several service processes may share it)
+and sends alerts. Probes: /-/liveness, /-/readiness (the store answers). Run agents with \`outpost agent\`.
 
 Variables: docs/configuration.md (its section \`outpost service\`).`,
+  migrate: `outpost migrate: brings the store's schema up to this version, then exits
+
+Applies every pending migration to the store the service would use (OUTPOST_DATABASE_URL, else the SQLite
+store under OUTPOST_DATA_DIR) and prints the latest one. The service also migrates at start (on PostgreSQL
+under a lock, so replicas starting together migrate once); run this first to upgrade before any replica
+of the new version serves. Exit 0 when the store is migrated.
+
+Variables: those of \`outpost service\`, in docs/configuration.md.`,
   agent: `outpost agent: the private-location agent
 
 Polls SERVICE_URL for jobs with API_KEY (or API_KEY_FILE), runs them, and posts their results. Its
@@ -145,6 +155,22 @@ function stdoutWriter(onClosed: () => void): (line: string) => void {
   return (line) => {
     if (!closed) process.stdout.write(`${line}\n`);
   };
+}
+
+/**
+ * `outpost migrate`: migrates the configured store and prints the latest migration.
+ * @throws what the configuration or opening the store throws.
+ */
+async function runMigrate(): Promise<number> {
+  const { parseServiceConfig } = await import('./service/config.js');
+  const { migrateStore } = await import('./service/main.js');
+  const config = parseServiceConfig(process.env);
+  const log = createLogger({ level: config.logLevel, name: 'outpost-migrate' });
+  const { store, latest } = await migrateStore(config, log);
+  process.stdout.write(
+    `outpost: the ${store === 'postgres' ? 'PostgreSQL' : 'SQLite'} store is at migration ${latest}\n`,
+  );
+  return 0;
 }
 
 /**
@@ -363,7 +389,7 @@ function killGroup(child: ReturnType<typeof spawn> | undefined, signal: NodeJS.S
 
 async function main(argv: string[]): Promise<number> {
   const command = argv[0];
-  if (command === 'up' || command === 'service' || command === 'agent') {
+  if (command === 'up' || command === 'service' || command === 'agent' || command === 'migrate') {
     const rest = argv.slice(1);
     if (rest.some((arg) => arg === '--help' || arg === '-h' || arg === 'help')) {
       process.stdout.write(`${COMMAND_HELP[command]}\n`);
@@ -381,6 +407,8 @@ async function main(argv: string[]): Promise<number> {
     case 'up':
     case 'service':
       return runService(command);
+    case 'migrate':
+      return runMigrate();
     case 'agent': {
       const { runAgent } = await import('./agent/main.js');
       return runAgent(process.env);

@@ -1,3 +1,4 @@
+import { registerHealthRoutes } from './platform/http/health.js';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { TSchema } from '@sinclair/typebox';
 import type { CredentialView } from './platform/store/secret-fields.js';
@@ -157,6 +158,7 @@ export async function build(options: BuildOptions): Promise<Service> {
   await context.statusPageDomains.start();
   const app = await platformApp(options, context);
   server = app.server;
+  registerHealthRoutes(app, { db: options.db, shutdown: shutdown.signal });
   // The web app (docs/web-app.md): session cookies for every scope, /auth/session, the app and the trace
   // viewer. Failed sign-ins and wrong keys on /v1 count in the same limiter.
   const authFailures = new AuthFailureLimiter();

@@ -8,6 +8,7 @@ import { CheckQueries } from './checks/store.js';
 import { checkTypeEntry } from './checks/types/registry.js';
 import { CheckResponseSchema } from './checks/responses.js';
 import type { Database } from './platform/store/database.js';
+import { underStoreLock } from './platform/store/dialect.js';
 import { AccountQueries } from './platform/store/accounts.js';
 import { EMBEDDED_LOCATION_SLUG, PrivateLocations } from './resources/private-locations/private-locations.js';
 
@@ -20,6 +21,18 @@ export type Bootstrap = { accountId: string; createdApiKey: string | null };
  * oldest account.
  */
 export async function ensureAccount(
+  db: Kysely<Database>,
+  options: { accountId?: string | undefined; apiKey?: string | undefined },
+): Promise<Bootstrap> {
+  // Replicas starting together on an empty PostgreSQL store: one makes the account, the others wait
+  // for it and then find it.
+  return underStoreLock(db, BOOTSTRAP_LOCK_ID, (tx) => ensureAccountIn(tx, options));
+}
+
+/** The advisory lock of {@link ensureAccount} on PostgreSQL (any constant no other lock of the store uses). */
+const BOOTSTRAP_LOCK_ID = 7_305_011_872;
+
+async function ensureAccountIn(
   db: Kysely<Database>,
   options: { accountId?: string | undefined; apiKey?: string | undefined },
 ): Promise<Bootstrap> {

@@ -13,8 +13,13 @@ export type ServiceConfig = Readonly<{
   port: number;
   host: string;
   dataDir: string;
-  /** SQLite file inside `dataDir`, or ":memory:". */
+  /** SQLite file inside `dataDir`, or ":memory:"; unused when `databaseUrl` is set. */
   databaseFile: string;
+  /**
+   * The PostgreSQL store (OUTPOST_DATABASE_URL, `postgres://user:password@host:5432/database`); undefined:
+   * the embedded SQLite store `databaseFile`. Several service processes may share one PostgreSQL store.
+   */
+  databaseUrl: string | undefined;
   leaseMs: number;
   queueExpiryMs: number;
   /** Days results and ended check sessions are kept (OUTPOST_RESULT_RETENTION_DAYS, default 90). */
@@ -116,6 +121,9 @@ if (!FormatRegistry.Has(TIME_ZONE_FORMAT)) {
 }
 const SMTP_URL_FORMAT = 'outpost-smtp-url';
 if (!FormatRegistry.Has(SMTP_URL_FORMAT)) FormatRegistry.Set(SMTP_URL_FORMAT, urlWith(['smtp:', 'smtps:']));
+const POSTGRES_URL_FORMAT = 'outpost-postgres-url';
+if (!FormatRegistry.Has(POSTGRES_URL_FORMAT))
+  FormatRegistry.Set(POSTGRES_URL_FORMAT, urlWith(['postgres:', 'postgresql:']));
 const HTTP_URL_FORMAT = 'outpost-http-url';
 if (!FormatRegistry.Has(HTTP_URL_FORMAT)) FormatRegistry.Set(HTTP_URL_FORMAT, urlWith(['http:', 'https:']));
 /** A sender: `alerts@example.com` or `Outpost <alerts@example.com>`. */
@@ -181,6 +189,7 @@ const ServiceEnvSchema = Type.Object({
   PORT: Integer(0, 65_535),
   HOST: Type.String({ format: LISTEN_HOST_FORMAT }),
   OUTPOST_DATA_DIR: Type.String(),
+  OUTPOST_DATABASE_URL: Type.Optional(Type.String({ format: POSTGRES_URL_FORMAT })),
   OUTPOST_LEASE_SECONDS: Integer(1, 86_400),
   OUTPOST_QUEUE_EXPIRY_SECONDS: Integer(1, 86_400),
   OUTPOST_RESULT_RETENTION_DAYS: Days,
@@ -216,6 +225,8 @@ const REQUIREMENTS: Record<VariableName, string> = {
   PORT: 'an integer from 0 to 65535, 0 for an ephemeral port (default 3000)',
   HOST: 'an IP address or a host name to listen on (default 127.0.0.1)',
   OUTPOST_DATA_DIR: 'the folder of the store, or :memory: (default ./data)',
+  OUTPOST_DATABASE_URL:
+    'a postgres:// or postgresql:// URL with a host (postgres://outpost:pass@db:5432/outpost)',
   OUTPOST_LEASE_SECONDS: 'an integer from 1 to 86400 (default 300)',
   OUTPOST_QUEUE_EXPIRY_SECONDS: 'an integer from 1 to 86400 (default 360)',
   OUTPOST_RESULT_RETENTION_DAYS: 'an integer from 1 to 36500 (default 90)',
@@ -279,8 +290,9 @@ const INTEGER_VARIABLES = new Set<VariableName>([
 const SECRET_VARIABLES = new Set<VariableName>([
   'OUTPOST_API_KEY',
   'OUTPOST_ENCRYPTION_KEY',
-  // It may carry a password (smtp://user:pass@host).
+  // They may carry a password (smtp://user:pass@host).
   'OUTPOST_SMTP_URL',
+  'OUTPOST_DATABASE_URL',
 ]);
 
 function convert(name: VariableName, value: string): string | number {
@@ -333,6 +345,14 @@ export function parseServiceConfig(env: NodeJS.ProcessEnv): ServiceConfig {
       );
     }
   }
+  // Replicas on one PostgreSQL store must seal secrets with one key: a key file each would lock each
+  // replica out of what the others sealed.
+  if ((env.OUTPOST_DATABASE_URL ?? '') !== '' && (env.OUTPOST_ENCRYPTION_KEY ?? '') === '') {
+    lines.push(
+      '- OUTPOST_ENCRYPTION_KEY must be set with OUTPOST_DATABASE_URL (every service process sharing the ' +
+        'store seals secrets with it: openssl rand -base64 32); it is not set',
+    );
+  }
   if (lines.length > 0) {
     throw new OutpostError('OUTPOST_ERR_CONFIG', `invalid service configuration:\n${lines.join('\n')}`);
   }
@@ -344,6 +364,7 @@ export function parseServiceConfig(env: NodeJS.ProcessEnv): ServiceConfig {
     host: parsed.HOST,
     dataDir,
     databaseFile: parsed.OUTPOST_DATA_DIR === ':memory:' ? ':memory:' : resolve(dataDir, 'outpost.db'),
+    databaseUrl: parsed.OUTPOST_DATABASE_URL,
     leaseMs: parsed.OUTPOST_LEASE_SECONDS * 1000,
     queueExpiryMs: parsed.OUTPOST_QUEUE_EXPIRY_SECONDS * 1000,
     resultRetentionDays: parsed.OUTPOST_RESULT_RETENTION_DAYS,

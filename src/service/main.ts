@@ -1,3 +1,4 @@
+import type { Kysely } from 'kysely';
 import { join } from 'node:path';
 import { assertPortFree, listenError } from '../common/ports.js';
 import { OutpostError } from '../common/errors.js';
@@ -9,9 +10,105 @@ import type { ServiceConfig } from './config.js';
 import { Scheduler } from './runs/scheduler/scheduler.js';
 import { sealStoredSecrets } from './platform/store/secrets-at-rest.js';
 import { SECRET_DOC_TABLES } from './modules.js';
-import { openSqliteDatabase } from './platform/store/database.js';
+import { type Database, openSqliteDatabase } from './platform/store/database.js';
+import { openPostgresDatabase, redactDatabaseUrl } from './platform/store/postgres.js';
+import { latestMigration } from './platform/store/migrations/index.js';
 import { probeStoreWrites } from './platform/store/probe.js';
 import { attachSecretBox, openSecretBox } from './platform/store/secret-box.js';
+
+/**
+ * Opens and migrates the embedded SQLite store of `config`, and tries a real write.
+ * @throws OutpostError OUTPOST_ERR_STARTUP naming OUTPOST_DATA_DIR and what to do.
+ */
+async function openSqliteStore(config: ServiceConfig, log: Logger): Promise<Kysely<Database>> {
+  let db: Kysely<Database>;
+  try {
+    db = await openSqliteDatabase(config.databaseFile);
+  } catch (err) {
+    throw dataDirError(err, config, log);
+  }
+  // A store on a full disk opens (nothing to migrate) and then fails every write, or dies of SIGBUS on its
+  // memory-mapped -shm index: a real write is tried now, before anything is created, printed or listened on.
+  try {
+    await probeStoreWrites(db, config.databaseFile);
+  } catch (err) {
+    await db.destroy().catch(() => {});
+    throw dataDirError(err, config, log);
+  }
+  return db;
+}
+
+/** First and longest wait between two attempts to reach PostgreSQL at start, ms. */
+const POSTGRES_RETRY_MS = { first: 500, max: 15_000 };
+
+/**
+ * Opens and migrates the PostgreSQL store at `url`. A database that cannot be reached yet (it starts
+ * after the service, a failover is under way) is tried again with a doubling wait up to 15 s, each
+ * failure logged with the URL's password redacted: a replica never exits in a loop because its
+ * database is late. A refused login or a failed migration is not retried: it stops the start.
+ */
+async function openPostgresStore(url: string, log: Logger): Promise<Kysely<Database>> {
+  let waitMs = POSTGRES_RETRY_MS.first;
+  for (;;) {
+    try {
+      return await openPostgresDatabase(url);
+    } catch (err) {
+      if (!isUnreachable(err)) throw err;
+      log.warn(
+        { database: redactDatabaseUrl(url), err: (err as Error).message, retryInMs: waitMs },
+        'PostgreSQL cannot be reached yet; trying again',
+      );
+      await new Promise((resolve) => setTimeout(resolve, waitMs));
+      waitMs = Math.min(POSTGRES_RETRY_MS.max, waitMs * 2);
+    }
+  }
+}
+
+/** Network codes, and PostgreSQL's "starting up / shutting down" states, that say: try again later. */
+const UNREACHABLE = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  // cannot_connect_now, admin_shutdown, crash_shutdown (PostgreSQL error codes, class 57P)
+  '57P03',
+  '57P01',
+  '57P02',
+]);
+
+function isUnreachable(err: unknown): boolean {
+  for (let e: unknown = err; e instanceof Error; e = e.cause) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && UNREACHABLE.has(code)) return true;
+    if (/timeout exceeded when trying to connect|Connection terminated/i.test(e.message)) return true;
+  }
+  return false;
+}
+
+/**
+ * `outpost migrate`: opens the configured store (OUTPOST_DATABASE_URL, else the SQLite store under
+ * OUTPOST_DATA_DIR), which applies every pending migration (on PostgreSQL under Kysely's advisory lock, so
+ * replicas starting at the same time wait for it), and closes it. Nothing else starts.
+ * @returns the store's kind and its latest migration's name.
+ * @throws OutpostError OUTPOST_ERR_STARTUP when the store cannot be opened or a migration fails.
+ */
+export async function migrateStore(
+  config: ServiceConfig,
+  log: Logger,
+): Promise<{ store: 'postgres' | 'sqlite'; latest: string | null }> {
+  const db = config.databaseUrl
+    ? await openPostgresStore(config.databaseUrl, log)
+    : await openSqliteStore(config, log);
+  try {
+    const latest = await latestMigration(db as unknown as Kysely<unknown>);
+    return { store: config.databaseUrl ? 'postgres' : 'sqlite', latest };
+  } finally {
+    await db.destroy();
+  }
+}
 
 /**
  * A store start-up failure (OUTPOST_ERR_STARTUP) logged and given the variable it is about,
@@ -52,20 +149,9 @@ export async function startService(
 ): Promise<RunningService> {
   // Before the store is opened: a taken port must not leave a created-but-never-printed API key.
   await assertPortFree('PORT', config.port, config.host);
-  let db: Awaited<ReturnType<typeof openSqliteDatabase>>;
-  try {
-    db = await openSqliteDatabase(config.databaseFile);
-  } catch (err) {
-    throw dataDirError(err, config, options.log);
-  }
-  // A store on a full disk opens (nothing to migrate) and then fails every write, or dies of SIGBUS on its
-  // memory-mapped -shm index: a real write is tried now, before anything is created, printed or listened on.
-  try {
-    await probeStoreWrites(db, config.databaseFile);
-  } catch (err) {
-    await db.destroy().catch(() => {});
-    throw dataDirError(err, config, options.log);
-  }
+  const db = config.databaseUrl
+    ? await openPostgresStore(config.databaseUrl, options.log)
+    : await openSqliteStore(config, options.log);
   // Secrets at rest: the key from OUTPOST_ENCRYPTION_KEY or the data directory's key file; values stored in
   // clear by an older version are sealed now, and a wrong key stops the start here (OUTPOST_ERR_ENCRYPTION_KEY).
   try {
@@ -74,7 +160,7 @@ export async function startService(
       openSecretBox({
         encryptionKey: config.encryptionKey,
         dataDir: config.dataDir,
-        inMemory: config.databaseFile === ':memory:',
+        inMemory: !config.databaseUrl && config.databaseFile === ':memory:',
       }),
     );
     await sealStoredSecrets(db, SECRET_DOC_TABLES);
@@ -88,7 +174,7 @@ export async function startService(
   const embeddedAgentKey = options.embeddedAgent ? await rotateEmbeddedAgentKey(db, boot.accountId) : null;
   const service = await build({
     db,
-    databaseFile: config.databaseFile,
+    ...(config.databaseUrl ? {} : { databaseFile: config.databaseFile }),
     log: options.log,
     leaseMs: config.leaseMs,
     queueExpiryMs: config.queueExpiryMs,
@@ -108,8 +194,9 @@ export async function startService(
     // An in-memory store keeps its artifacts in a temp folder too (build's default).
     ...(config.databaseFile === ':memory:' ? {} : { artifactsDir: join(config.dataDir, 'artifacts') }),
     ...(options.resultHooks ? { resultHooks: options.resultHooks } : {}),
-    // The embedded SQLite store belongs to this one process: sends a crash cut short go again at once.
-    alerting: { delivery: { releaseLeasesAtStart: true } },
+    // The embedded SQLite store belongs to this one process: sends a crash cut short go again at once. A
+    // PostgreSQL store is shared with other replicas, whose leases are theirs: expired leases are taken back.
+    alerting: { delivery: { releaseLeasesAtStart: !config.databaseUrl } },
   });
   const scheduler = new Scheduler(db, service.queue, { log: options.log.child({ component: 'scheduler' }) });
   let address: string;

@@ -1,5 +1,9 @@
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { Database } from '../../platform/store/database.js';
+import { isPostgres } from '../../platform/store/dialect.js';
+
+/** How long a row taken by one replica's pass stays invisible to the others' (PostgreSQL), ms. */
+export const OUTBOX_TAKE_MS = 120_000;
 
 /** A row of `result_outbox`: one result hook to run for one stored result. */
 export type OutboxRow = Selectable<Database['result_outbox']>;
@@ -7,7 +11,7 @@ export type OutboxRow = Selectable<Database['result_outbox']>;
 /**
  * Every statement of the result outbox (outbox.ts) against the store: rows are written in the
  * result's transaction, then read, retried and deleted by the ResultOutbox worker. Portable SQL
- * only; the `result_outbox` id is the one autoincrement column (store/migrations/dialect.ts).
+ * but for the take of due rows on PostgreSQL ({@link OutboxQueries.due}); the `result_outbox` id is the one autoincrement column (store/migrations/dialect.ts).
  */
 export class OutboxQueries {
   readonly #db: Kysely<Database> | Transaction<Database>;
@@ -35,6 +39,7 @@ export class OutboxQueries {
 
   /** Rows due by `nowMs`, oldest due first (index `result_outbox_due`), at most `limit`. */
   async due(nowMs: number, limit: number): Promise<OutboxRow[]> {
+    if (isPostgres(this.#db)) return this.#take(nowMs, limit);
     return this.#db
       .selectFrom('result_outbox')
       .selectAll()
@@ -43,6 +48,33 @@ export class OutboxQueries {
       .orderBy('id')
       .limit(limit)
       .execute();
+  }
+
+  /**
+   * PostgreSQL, where several replicas run the worker: takes the due rows as {@link due} finds them, and in
+   * the same statement moves their `next_attempt_at` {@link OUTBOX_TAKE_MS} on, so another replica's pass
+   * skips them (rows a pass is taking are skipped, not waited for: `FOR UPDATE SKIP LOCKED`). A replica that
+   * dies mid-pass leaves its rows due again once that time has passed; a row done is deleted, a failed one
+   * gets its back-off time from `retryLater`.
+   */
+  async #take(nowMs: number, limit: number): Promise<OutboxRow[]> {
+    const rows = await this.#db
+      .updateTable('result_outbox')
+      .set({ next_attempt_at: nowMs + OUTBOX_TAKE_MS })
+      .where('id', 'in', (eb) =>
+        eb
+          .selectFrom('result_outbox')
+          .select('id')
+          .where('next_attempt_at', '<=', nowMs)
+          .orderBy('next_attempt_at')
+          .orderBy('id')
+          .limit(limit)
+          .forUpdate()
+          .skipLocked(),
+      )
+      .returningAll()
+      .execute();
+    return rows.sort((a, b) => a.next_attempt_at - b.next_attempt_at || a.id - b.id);
   }
 
   /** What a hook gets of a stored result, or undefined when the result is gone. */

@@ -79,7 +79,11 @@ export class Scheduler {
           await this.#advance(this.#db, row.id, parsed, nowMs);
           continue;
         }
+        const dueAtMs = row.next_run_at as number;
         enqueued += await this.#db.transaction().execute(async (tx) => {
+          // First take the slot: another replica that took it first leaves nothing to do here.
+          const next = nextRunAfter(nowMs, parsed.id, parsed.frequency, parsed.frequencyOffset);
+          if (!(await new ScheduleQueries(tx).claimSlot(row.id, dueAtMs, next))) return 0;
           const locations = parsed.runParallel
             ? runLocationsOf(parsed)
             : [await nextLocation(tx, row.account_id, parsed)];
@@ -90,7 +94,6 @@ export class Scheduler {
             checkSessionId: null,
           }));
           await this.#queue.enqueue(tx, row.account_id, runs, nowMs);
-          await this.#advance(tx, row.id, parsed, nowMs);
           return runs.length;
         });
         accounts.add(row.account_id);

@@ -5,6 +5,12 @@ import type { Database } from '../../platform/store/database.js';
  * The statements of the scheduler (scheduler.ts) and of location turns (nextLocation in
  * locations.ts) against the store: the two columns of `checks` that runs keep, `next_run_at`
  * (epoch ms) and `location_cursor`. Portable SQL only.
+ *
+ * Replica-safe: several service processes on one PostgreSQL store may tick at once. A slot is taken with a
+ * conditional update ({@link claimSlot}) in the transaction that enqueues its runs: on PostgreSQL the update
+ * locks the check's row until that transaction ends, and a second replica's update of the same slot then
+ * matches no row, so a slot is enqueued once; if the first replica dies before it commits, its transaction
+ * rolls back and the slot is still due for the next tick of any replica.
  */
 export class ScheduleQueries {
   readonly #db: Kysely<Database> | Transaction<Database>;
@@ -18,11 +24,25 @@ export class ScheduleQueries {
   async dueChecks(nowMs: number, limit: number) {
     return this.#db
       .selectFrom('checks')
-      .select(['id', 'account_id', 'doc'])
+      .select(['id', 'account_id', 'doc', 'next_run_at'])
       .where('activated', '=', 1)
       .where('next_run_at', '<=', nowMs)
       .limit(limit)
       .execute();
+  }
+
+  /**
+   * Takes the slot `dueAtMs` of the check by moving `next_run_at` from it to `nextRunAtMs`: true when this
+   * call moved it, false when another tick (of this process or another replica) already took the slot.
+   */
+  async claimSlot(checkId: string, dueAtMs: number, nextRunAtMs: number): Promise<boolean> {
+    const result = await this.#db
+      .updateTable('checks')
+      .set({ next_run_at: nextRunAtMs })
+      .where('id', '=', checkId)
+      .where('next_run_at', '=', dueAtMs)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
   }
 
   /** Sets when the check runs next, epoch ms. */

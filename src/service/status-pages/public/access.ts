@@ -224,10 +224,10 @@ export function answerPageNotFound(reply: FastifyReply): FastifyReply {
 }
 
 /**
- * Paths a custom domain never rewrites: the API, the web app's sign-in, heartbeat pings, the OpenAPI
+ * Paths a custom domain never rewrites: the API, the web app's sign-in, heartbeat pings, the probes, the OpenAPI
  * document, the web app's assets and the trace viewer.
  */
-const NOT_REWRITTEN = ['/v1', '/auth', '/ping', '/openapi.json', '/assets', '/trace-viewer'];
+const NOT_REWRITTEN = ['/v1', '/auth', '/ping', '/openapi.json', '/assets', '/trace-viewer', '/-'];
 
 /** Options of {@link CustomDomains}. */
 export type CustomDomainsOptions = {

@@ -1,0 +1,218 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PROTOCOL_VERSION } from '../../src/protocol/index.js';
+import { type ServiceProcess, spawnCli, startServiceProcess } from '../helpers/cli.js';
+import {
+  createDatabase,
+  POSTGRES_REQUIREMENT,
+  type PostgresCluster,
+  startPostgresCluster,
+} from '../helpers/postgres.js';
+import { missingRequirement } from '../helpers/requirements.js';
+
+/**
+ * Three `outpost service` processes on one PostgreSQL store (a throwaway cluster on loopback): one migrate
+ * command, replicas that start together, see each other's writes, schedule each slot once, hand each job
+ * to one agent, and ride out a restart of the database without exiting.
+ */
+const missing = missingRequirement([POSTGRES_REQUIREMENT]);
+
+const API_KEY = `op_${randomBytes(20).toString('hex')}`;
+const ENCRYPTION_KEY = randomBytes(32).toString('base64');
+
+let cluster: PostgresCluster;
+let databaseUrl: string;
+let replicas: ServiceProcess[] = [];
+let sql: pg.Client;
+
+/** A client of the test's database, to be connected; its connection's end (a restart) is no error. */
+function connectLater(): pg.Client {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  client.on('error', () => {});
+  return client;
+}
+
+/** Every replica's process is still running. */
+function allAlive(): boolean {
+  return replicas.every((r) => r.process.child.exitCode === null && r.process.child.signalCode === null);
+}
+
+/** Polls readiness every 200 ms until it is 200 or `byMs` (epoch ms) passes; the last status. */
+async function readyBy(replica: ServiceProcess, byMs: number): Promise<number> {
+  for (;;) {
+    const status = await readiness(replica);
+    if (status === 200 || Date.now() >= byMs) return status;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+async function readiness(replica: ServiceProcess): Promise<number> {
+  try {
+    return (await fetch(new URL('/-/readiness', replica.url), { signal: AbortSignal.timeout(3000) })).status;
+  } catch {
+    return 0;
+  }
+}
+
+/** `POST /v1/agent/jobs/claim` through `replica` as agent `agentId`: the ids of the jobs it was handed. */
+async function claim(replica: ServiceProcess, agentId: string): Promise<string[]> {
+  const res = await fetch(new URL('/v1/agent/jobs/claim', replica.url), {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${API_KEY}`,
+      'x-agent-id': agentId,
+      'content-type': 'application/json',
+    },
+    body: JSON.stringify({
+      agentVersion: '0.0.0-test',
+      protocolVersion: PROTOCOL_VERSION,
+      checkTypes: ['ICMP', 'DNS', 'TCP', 'URL', 'API'],
+      runtimes: ['2026.04'],
+      freeSlots: { uptime: 3, main: 3 },
+      waitSeconds: 0,
+    }),
+  });
+  const body = (await res.json()) as { jobs?: { jobId: string }[] };
+  expect(res.status, JSON.stringify(body)).toBe(200);
+  return (body.jobs ?? []).map((job) => job.jobId);
+}
+
+describe.skipIf(missing !== null)('several service replicas on PostgreSQL', () => {
+  beforeAll(async () => {
+    cluster = await startPostgresCluster();
+    databaseUrl = await createDatabase(cluster.url());
+    sql = connectLater();
+  });
+
+  afterAll(async () => {
+    await sql?.end().catch(() => {});
+    await Promise.all(replicas.map((r) => r.stop()));
+    await cluster?.stop();
+  });
+
+  it('outpost migrate brings an empty database to the latest migration and exits 0', async () => {
+    const migrate = spawnCli(['migrate'], {
+      OUTPOST_DATABASE_URL: databaseUrl,
+      OUTPOST_ENCRYPTION_KEY: ENCRYPTION_KEY,
+    });
+    expect(await migrate.exited, migrate.output()).toBe(0);
+    expect(migrate.output()).toMatch(/the PostgreSQL store is at migration 00\d\d_\w+/);
+    await sql.connect();
+    const { rows } = await sql.query<{ n: number }>('select count(*)::int as n from kysely_migration');
+    expect(rows[0]!.n).toBeGreaterThan(15);
+  });
+
+  it('three replicas start at once on the store, with one account, and each answers readiness', async () => {
+    const env = { OUTPOST_DATABASE_URL: databaseUrl, OUTPOST_ENCRYPTION_KEY: ENCRYPTION_KEY };
+    replicas = await Promise.all([0, 1, 2].map(() => startServiceProcess(API_KEY, env)));
+    for (const replica of replicas) expect(await readiness(replica)).toBe(200);
+    const { rows } = await sql.query<{ n: number }>('select count(*)::int as n from accounts');
+    expect(rows[0]!.n).toBe(1);
+    const live = await fetch(new URL('/-/liveness', replicas[0]!.url));
+    expect(live.status).toBe(200);
+  });
+
+  it('a check created through one replica is read, changed and listed through the others', async () => {
+    const [a, b, c] = replicas as [ServiceProcess, ServiceProcess, ServiceProcess];
+    const created = await a.api('POST', '/v1/checks/icmp', {
+      name: 'Replicated',
+      request: { hostname: '127.0.0.1' },
+      activated: false,
+    });
+    expect(created.status, JSON.stringify(created.json)).toBe(201);
+    const id = created.json.id as string;
+    expect((await b.api('GET', `/v1/checks/${id}`)).json.name).toBe('Replicated');
+    const renamed = await c.api('PUT', `/v1/checks/icmp/${id}`, { name: 'Renamed on C' });
+    expect(renamed.status, JSON.stringify(renamed.json)).toBe(200);
+    expect((await a.api('GET', `/v1/checks/${id}`)).json.name).toBe('Renamed on C');
+    expect(((await b.api('GET', '/v1/checks')).json as { id: string }[]).map((x) => x.id)).toContain(id);
+  });
+
+  it('schedules each due slot once although three schedulers tick, and hands each job to one agent', async () => {
+    const [a] = replicas as [ServiceProcess];
+    const ids: string[] = [];
+    for (let i = 0; i < 150; i++) {
+      const created = await a.api('POST', '/v1/checks/icmp', {
+        name: `Scheduled ${i}`,
+        request: { hostname: '127.0.0.1' },
+        frequency: 10,
+        activated: false,
+      });
+      expect(created.status, JSON.stringify(created.json)).toBe(201);
+      ids.push(created.json.id as string);
+    }
+    // All 150 due at the same instant: the three schedulers' next ticks find the same batch, and each
+    // takes a while to enqueue it, so their passes overlap.
+    await sql.query('update checks set activated = 1, next_run_at = $2 where id = any($1)', [
+      ids,
+      Date.now(),
+    ]);
+    // Every replica's scheduler ticks each second: within a few seconds every check's first slot is queued.
+    const deadline = Date.now() + 15_000;
+    let perCheck: { check_id: string; n: number }[] = [];
+    while (Date.now() < deadline) {
+      perCheck = (
+        await sql.query<{ check_id: string; n: number }>(
+          'select check_id, count(*)::int as n from jobs where check_id = any($1) group by check_id',
+          [ids],
+        )
+      ).rows;
+      if (perCheck.length === ids.length) break;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    expect(perCheck).toHaveLength(ids.length);
+    // One slot each: no replica enqueued a slot another had taken.
+    expect(perCheck.filter((row) => row.n !== 1)).toEqual([]);
+
+    // Three agents claim at once, each through its own replica, until the queue is empty.
+    const handed: string[] = [];
+    await Promise.all(
+      replicas.map(async (replica) => {
+        const agentId = randomUUID();
+        for (let empty = 0; empty < 3; ) {
+          const jobs = await claim(replica, agentId);
+          handed.push(...jobs);
+          empty = jobs.length === 0 ? empty + 1 : 0;
+        }
+      }),
+    );
+    // Every job of the store was handed out, each once (the scheduled ones and any other slot that came due).
+    const all = (await sql.query<{ id: string }>('select id from jobs')).rows.map((row) => row.id);
+    expect(new Set(handed).size).toBe(handed.length);
+    expect(new Set(handed)).toEqual(new Set(all));
+  });
+
+  it('a fast restart of PostgreSQL: readiness says so, no replica exits, all serve again within 10 s', async () => {
+    cluster.pgCtl(['restart', '-m', 'fast']);
+    const restartedAt = Date.now();
+    for (const replica of replicas) {
+      expect(await readyBy(replica, restartedAt + 10_000), replica.process.output().slice(-3000)).toBe(200);
+    }
+    expect(allAlive()).toBe(true);
+    // The pools dropped their dead connections: a write through each replica works.
+    for (const [i, replica] of replicas.entries()) {
+      const res = await replica.api('POST', '/v1/checks/icmp', {
+        name: `After restart ${i}`,
+        request: { hostname: '127.0.0.1' },
+        activated: false,
+      });
+      expect(res.status, JSON.stringify(res.json)).toBe(201);
+    }
+    // The test's own connection was ended by the restart.
+    sql = connectLater();
+    await sql.connect();
+  });
+
+  it('a stopped database: readiness answers 503 and the replica keeps running', async () => {
+    cluster.pgCtl(['stop', '-m', 'fast']);
+    try {
+      for (const replica of replicas) expect(await readiness(replica)).toBe(503);
+      expect(allAlive()).toBe(true);
+    } finally {
+      cluster.pgCtl(['start']);
+    }
+    const startedAt = Date.now();
+    for (const replica of replicas) expect(await readyBy(replica, startedAt + 10_000)).toBe(200);
+  });
+});
