@@ -33,7 +33,7 @@ describe('agent privileges as shipped', () => {
     const caps = /^caps='([a-z_,]+)'$/m.exec(script)?.[1]?.split(',') ?? [];
     expect(caps.map((c) => c.toUpperCase()).sort()).toEqual(SIX);
 
-    const manifest = readFileSync(join(PACKAGE_ROOT, 'deploy', 'kubernetes', 'agent.yaml'), 'utf8');
+    const manifest = readFileSync(join(PACKAGE_ROOT, 'deploy', 'kubernetes', 'base', 'agent.yaml'), 'utf8');
     const added = /^\s*add: \[([A-Z_, ]+)\]$/m.exec(manifest)?.[1]?.split(/,\s*/) ?? [];
     expect(added.sort()).toEqual(SIX);
     expect(manifest).toMatch(/drop: \[ALL\]/);

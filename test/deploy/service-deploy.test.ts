@@ -1,20 +1,20 @@
-import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseAllDocuments, parse as parseYaml } from 'yaml';
+import { parse as parseYaml } from 'yaml';
 import { PACKAGE_ROOT } from '../../src/common/paths.js';
 import { RUN_USER_CAPABILITIES } from '../../src/common/run-users.js';
 import { parseServiceConfig } from '../../src/service/config.js';
-import { commandWorks, missingRequirement } from '../helpers/requirements.js';
 import { type TestService, testService } from '../helpers/service.js';
+import { describeManifest, envOf, find, kubectlMissing, kustomize, type Manifest } from './manifests.js';
 
 /**
- * The service ships like the agent (docs/deployment.md): an image (Dockerfile.service), a StatefulSet
- * rendered with the agent by `kubectl kustomize deploy/kubernetes`, and a compose file. No Docker engine or
- * cluster runs here, so the files are checked for what they promise: one replica on a volume, non-root, a
- * read-only root file system, no capability, probes on a route the service really answers without a key,
- * the agent pointed at the service, and secrets from a Secret whose placeholders the service refuses.
+ * The service ships like the agent (docs/deployment.md): an image (Dockerfile.service), a Deployment
+ * rendered with the agents by `kubectl kustomize deploy/kubernetes` (the SQLite overlay; both overlays:
+ * kubernetes-overlays.test.ts), and a compose file. No Docker engine or cluster runs here, so the files are
+ * checked for what they promise: one replica on a volume, non-root, a read-only root file system, no
+ * capability, probes on routes the service really answers without a key, the agent pointed at the service,
+ * and secrets from a Secret whose placeholders the service refuses.
  */
 const read = (path: string) => readFileSync(join(PACKAGE_ROOT, path), 'utf8');
 const SIX = Object.keys(RUN_USER_CAPABILITIES).sort();
@@ -75,7 +75,7 @@ describe('Dockerfile.service', () => {
     expect(finalStage).toMatch(/COPY --from=build \/app\/dist/);
   });
 
-  it("checks its health on a route the service answers without a key, and Kubernetes' probes use the same", async () => {
+  it('checks its health on a route the service answers without a key', async () => {
     const path = healthcheckPath(text);
     expect(await statusWithoutKey(path)).toBe(200);
     // A route behind the key would answer 401, so the check above can fail.
@@ -88,50 +88,44 @@ describe('Dockerfile.service', () => {
   });
 });
 
-const kubectl = missingRequirement([
-  {
-    ok: commandWorks('kubectl', ['version', '--client']),
-    what: 'kubectl',
-    install: 'apt-get install kubernetes-client',
-  },
-]);
+const kubectl = kubectlMissing();
 
 describe.skipIf(kubectl !== null)('deploy/kubernetes (kubectl kustomize)', () => {
-  type Manifest = { kind: string; metadata: { name: string }; [key: string]: any };
   let manifests: Manifest[] = [];
   const byKind = (kind: string) => manifests.filter((m) => m.kind === kind);
+  const serviceDeployment = () => find(manifests, 'Deployment', 'outpost-service');
 
   beforeAll(() => {
-    const rendered = execFileSync('kubectl', ['kustomize', join(PACKAGE_ROOT, 'deploy', 'kubernetes')], {
-      encoding: 'utf8',
-      timeout: 30_000,
-    });
-    manifests = parseAllDocuments(rendered).map((d) => d.toJS() as Manifest);
+    manifests = kustomize('deploy/kubernetes');
   });
 
-  it('renders the service (Secret, Service, StatefulSet) and the agent (Deployment)', () => {
-    expect(manifests.map((m) => `${m.kind}/${m.metadata.name}`).sort()).toEqual([
+  it('renders the service (Secret, Service, Deployment, its claim) and the agents (Deployments)', () => {
+    expect(manifests.map(describeManifest).sort()).toEqual([
       'Deployment/outpost-agent',
+      'Deployment/outpost-agent-uptime',
+      'Deployment/outpost-service',
+      'PersistentVolumeClaim/data-outpost-service-0',
       'Secret/outpost-service',
       'Service/outpost-service',
-      'StatefulSet/outpost-service',
     ]);
   });
 
-  it('runs one replica of the service with the SQLite store on a claimed volume at OUTPOST_DATA_DIR', () => {
-    const [set] = byKind('StatefulSet');
-    expect(set!.spec.replicas).toBe(1);
-    const container = set!.spec.template.spec.containers[0];
-    const env = Object.fromEntries(container.env.map((e: any) => [e.name, e.value ?? e.valueFrom]));
+  it('runs one replica of the service, stopped before it is replaced, with the SQLite store on a claimed volume at OUTPOST_DATA_DIR', () => {
+    const deployment = serviceDeployment();
+    expect(deployment.spec.replicas).toBe(1);
+    expect(deployment.spec.strategy.type).toBe('Recreate');
+    const container = deployment.spec.template.spec.containers[0];
+    const env = envOf(container);
     expect(env.HOST).toBe('0.0.0.0');
     const dataMount = container.volumeMounts.find((m: any) => m.mountPath === env.OUTPOST_DATA_DIR);
     expect(dataMount, 'a volume mounted at OUTPOST_DATA_DIR').toBeDefined();
-    const claim = set!.spec.volumeClaimTemplates.find((c: any) => c.metadata.name === dataMount.name);
+    const volume = deployment.spec.template.spec.volumes.find((v: any) => v.name === dataMount.name);
+    const claim = find(manifests, 'PersistentVolumeClaim', volume.persistentVolumeClaim.claimName);
     expect(claim.spec.accessModes).toEqual(['ReadWriteOnce']);
   });
 
   it('runs the service non-root, read-only root file system, no capability, seccomp RuntimeDefault; only volumes writable', () => {
-    const pod = byKind('StatefulSet')[0]!.spec.template.spec;
+    const pod = serviceDeployment().spec.template.spec;
     expect(pod.securityContext).toMatchObject({
       runAsNonRoot: true,
       runAsUser: 1000,
@@ -145,27 +139,30 @@ describe.skipIf(kubectl !== null)('deploy/kubernetes (kubectl kustomize)', () =>
       capabilities: { drop: ['ALL'] },
     });
     const volumes = new Set(pod.volumes.map((v: any) => v.name));
-    for (const c of byKind('StatefulSet')[0]!.spec.volumeClaimTemplates) volumes.add(c.metadata.name);
     const mounts = container.volumeMounts.map((m: any) => m.mountPath).sort();
     expect(mounts).toEqual(['/data', '/tmp']);
     for (const m of container.volumeMounts) expect(volumes.has(m.name), m.name).toBe(true);
   });
 
-  it('probes the service on its port at a route answered without a key (200), the same as the image', async () => {
-    const container = byKind('StatefulSet')[0]!.spec.template.spec.containers[0];
+  it('probes the service on its port at its health routes, answered without a key (200)', async () => {
+    const container = serviceDeployment().spec.template.spec.containers[0];
     const port = container.ports.find((p: any) => p.name === 'http');
     expect(port.containerPort).toBe(3000);
-    const paths = new Set<string>();
+    const paths: Record<string, string> = {};
     for (const probe of ['startupProbe', 'readinessProbe', 'livenessProbe']) {
       expect(container[probe]?.httpGet?.port, probe).toBe('http');
-      paths.add(container[probe].httpGet.path);
+      paths[probe] = container[probe].httpGet.path;
     }
-    expect([...paths]).toEqual([healthcheckPath(read('Dockerfile.service'))]);
-    for (const path of paths) expect(await statusWithoutKey(path)).toBe(200);
+    expect(paths).toEqual({
+      startupProbe: '/-/liveness',
+      readinessProbe: '/-/readiness',
+      livenessProbe: '/-/liveness',
+    });
+    for (const path of new Set(Object.values(paths))) expect(await statusWithoutKey(path), path).toBe(200);
   });
 
   it('takes both keys from the Secret, whose placeholders the service refuses to start with', () => {
-    const container = byKind('StatefulSet')[0]!.spec.template.spec.containers[0];
+    const container = serviceDeployment().spec.template.spec.containers[0];
     const [secret] = byKind('Secret');
     const fromSecret: Record<string, string> = {};
     for (const name of ['OUTPOST_API_KEY', 'OUTPOST_ENCRYPTION_KEY']) {
@@ -186,12 +183,12 @@ describe.skipIf(kubectl !== null)('deploy/kubernetes (kubectl kustomize)', () =>
   });
 
   it("points the agent's SERVICE_URL at the service's Service and port", () => {
-    const agent = byKind('Deployment')[0]!.spec.template.spec.containers[0];
-    const url = new URL(agent.env.find((e: any) => e.name === 'SERVICE_URL').value);
+    const agent = find(manifests, 'Deployment', 'outpost-agent').spec.template.spec.containers[0];
+    const url = new URL(envOf(agent).SERVICE_URL);
     const [svc] = byKind('Service');
     expect(url.hostname).toBe(svc!.metadata.name);
     expect(Number(url.port)).toBe(svc!.spec.ports[0].port);
-    expect(svc!.spec.selector).toEqual(byKind('StatefulSet')[0]!.spec.template.metadata.labels);
+    expect(svc!.spec.selector).toEqual(serviceDeployment().spec.template.metadata.labels);
   });
 });
 

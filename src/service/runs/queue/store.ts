@@ -322,6 +322,7 @@ export class JobQueries {
       .where('state', '=', 'queued')
       .where('expires_at', '<=', nowMs)
       .limit(limit)
+      .$if(isPostgres(this.db), (q) => q.forUpdate().skipLocked())
       .execute();
   }
 
@@ -336,7 +337,12 @@ export class JobQueries {
       .where('state', '=', 'leased')
       .where('lease_expires_at', '<=', nowMs);
     if (accountId !== undefined) query = query.where('account_id', '=', accountId);
-    return query.limit(limit).execute();
+    // On PostgreSQL the rows are locked until the caller's transaction ends, and rows another replica's pass
+    // (or claim) holds are skipped: a lapsed lease is ended once.
+    return query
+      .limit(limit)
+      .$if(isPostgres(this.db), (q) => q.forUpdate().skipLocked())
+      .execute();
   }
 
   /** Queues a leased job again, with `lostAgents` (comma-separated) never to get it back. */
