@@ -2,6 +2,7 @@ import { routesOf, type ServiceModule } from '../module.js';
 import { artifactRoutes } from './artifacts/routes.js';
 import { expiredRunRoutes } from './expired/routes.js';
 import { agentRoutes } from './queue/agent-routes.js';
+import { queueMetricsRoutes } from './queue/metrics-routes.js';
 import { runRetention } from './retention.js';
 import { checkSessionRoutes } from './sessions/routes.js';
 import { testRunRetention } from './test-runs/retention.js';
@@ -14,6 +15,13 @@ import { testRunRoutes } from './test-runs/routes.js';
  */
 export const runsModule: ServiceModule = {
   name: 'runs',
-  routes: routesOf(checkSessionRoutes, testRunRoutes, agentRoutes, artifactRoutes, expiredRunRoutes),
+  routes: routesOf(
+    checkSessionRoutes,
+    testRunRoutes,
+    agentRoutes,
+    artifactRoutes,
+    expiredRunRoutes,
+    queueMetricsRoutes,
+  ),
   retention: ({ artifacts }) => [...runRetention(artifacts), ...testRunRetention(artifacts)],
 };

@@ -314,6 +314,35 @@ export class JobQueries {
     return query.executeTakeFirst();
   }
 
+  /**
+   * Per run location of the account: how many jobs are queued, due by `nowMs` and unexpired, and the
+   * `enqueued_at` (epoch ms) of the oldest of them. Locations with none are left out.
+   */
+  async queuedByLocation(
+    accountId: string,
+    nowMs: number,
+  ): Promise<{ location: string; queued: number; oldestEnqueuedAtMs: number }[]> {
+    const rows = await this.db
+      .selectFrom('jobs')
+      .select((eb) => [
+        'location',
+        eb.fn.countAll<number>().as('queued'),
+        eb.fn.min('enqueued_at').as('oldest'),
+      ])
+      .where('account_id', '=', accountId)
+      .where('state', '=', 'queued')
+      .where('enqueued_at', '<=', nowMs)
+      .where('expires_at', '>', nowMs)
+      .groupBy('location')
+      .orderBy('location')
+      .execute();
+    return rows.map((r) => ({
+      location: r.location,
+      queued: Number(r.queued),
+      oldestEnqueuedAtMs: Number(r.oldest),
+    }));
+  }
+
   /** Queued jobs whose `expires_at` passed by `nowMs` (index `jobs_queue_expiry`), at most `limit`. */
   async expiredQueued(nowMs: number, limit: number) {
     return this.db

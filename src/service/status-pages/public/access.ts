@@ -224,10 +224,19 @@ export function answerPageNotFound(reply: FastifyReply): FastifyReply {
 }
 
 /**
- * Paths a custom domain never rewrites: the API, the web app's sign-in, heartbeat pings, the probes, the OpenAPI
+ * Paths a custom domain never rewrites: the API, the web app's sign-in, heartbeat pings, the probes and metrics, the OpenAPI
  * document, the web app's assets and the trace viewer.
  */
-const NOT_REWRITTEN = ['/v1', '/auth', '/ping', '/openapi.json', '/assets', '/trace-viewer', '/-'];
+const NOT_REWRITTEN = [
+  '/v1',
+  '/auth',
+  '/ping',
+  '/openapi.json',
+  '/assets',
+  '/trace-viewer',
+  '/-',
+  '/metrics',
+];
 
 /** Options of {@link CustomDomains}. */
 export type CustomDomainsOptions = {
