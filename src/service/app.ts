@@ -161,7 +161,7 @@ export async function build(options: BuildOptions): Promise<Service> {
   registerHealthRoutes(app, { db: options.db, shutdown: shutdown.signal });
   // The web app (docs/web-app.md): session cookies for every scope, /auth/session, the app and the trace
   // viewer. Failed sign-ins and wrong keys on /v1 count in the same limiter.
-  const authFailures = new AuthFailureLimiter();
+  const authFailures = new AuthFailureLimiter(undefined, options.db);
   const webSessions = await registerWebApp(app, {
     db: options.db,
     appUrl: options.appUrl ?? 'http://localhost:3000',

@@ -183,6 +183,22 @@ describe.skipIf(missing !== null)('several service replicas on PostgreSQL', () =
     expect(new Set(handed)).toEqual(new Set(all));
   });
 
+  it('failed authentications count across replicas: 21 wrong keys spread over three hit the limit of 20', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 21; i++) {
+      const replica = replicas[i % replicas.length]!;
+      const res = await fetch(new URL('/v1/checks', replica.url), {
+        headers: { authorization: `Bearer op_${randomBytes(20).toString('hex')}` },
+      });
+      statuses.push(res.status);
+    }
+    // Seven failures per replica: under the limit of any one of them, over the limit they share.
+    expect(statuses.slice(0, 20).every((status) => status === 401)).toBe(true);
+    expect(statuses[20]).toBe(429);
+    // A valid key is never held back.
+    expect((await replicas[0]!.api('GET', '/v1/checks')).status).toBe(200);
+  });
+
   it('a fast restart of PostgreSQL: readiness says so, no replica exits, all serve again within 10 s', async () => {
     cluster.pgCtl(['restart', '-m', 'fast']);
     const restartedAt = Date.now();

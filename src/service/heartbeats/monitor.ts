@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
-import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
+import { type RateLimiterAbstract, RateLimiterRes } from 'rate-limiter-flexible';
+import { storeRateLimiter } from '../platform/store/rate-limits.js';
 import type { Logger } from '../../common/logger.js';
 import type { CheckResult } from '../../protocol/index.js';
 import type { ServiceContext } from '../context.js';
@@ -70,7 +71,7 @@ export class HeartbeatMonitor {
   readonly #pollMs: number;
   readonly #sweepEnabled: boolean;
   readonly #appUrl: string;
-  readonly #limiter: RateLimiterMemory;
+  readonly #limiter: RateLimiterAbstract;
   #pending: Pending[] = [];
   #flushing: Promise<void> | null = null;
   #timer: NodeJS.Timeout | null = null;
@@ -85,7 +86,11 @@ export class HeartbeatMonitor {
     this.#pollMs = options.pollMs ?? 1000;
     this.#sweepEnabled = options.sweep ?? true;
     this.#appUrl = options.appUrl.replace(/\/+$/, '');
-    this.#limiter = new RateLimiterMemory({ points: options.pingsPerMinute ?? 60, duration: 60 });
+    this.#limiter = storeRateLimiter(context.db, {
+      keyPrefix: 'heartbeat-ping',
+      points: options.pingsPerMinute ?? 60,
+      duration: 60,
+    });
   }
 
   /** The monitor's clock, epoch ms. */

@@ -2,7 +2,8 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { isIPv6 } from 'node:net';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
-import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
+import { type RateLimiterAbstract, RateLimiterRes } from 'rate-limiter-flexible';
+import { storeRateLimiter } from '../store/rate-limits.js';
 import { sendError } from './errors.js';
 import type { Database } from '../store/database.js';
 import { AccountQueries } from '../store/accounts.js';
@@ -209,16 +210,21 @@ function keyKindOf(key: string | undefined): string {
 }
 
 /**
- * Counts failed authentications per client bucket and per key kind (rate-limiter-flexible,
- * in memory: one service process). `fail` records one failure and says whether the caller is
- * over a limit; nothing is counted for a request that authenticates.
+ * Counts failed authentications per client bucket and per key kind (rate-limiter-flexible; with `store`,
+ * where the store keeps them: in memory for the embedded SQLite store, in PostgreSQL for replicas, which then
+ * share the counts — see storeRateLimiter). `fail` records one failure and says whether the caller is over a
+ * limit; nothing is counted for a request that authenticates.
  */
 export class AuthFailureLimiter {
-  readonly #perClient: RateLimiterMemory;
-  readonly #perKeyKind: RateLimiterMemory;
+  readonly #perClient: RateLimiterAbstract;
+  readonly #perKeyKind: RateLimiterAbstract;
 
-  /** @throws RangeError when a limit is not a positive integer or the window not a positive number of ms. */
-  constructor(limits: AuthFailureLimits = DEFAULT_AUTH_FAILURE_LIMITS) {
+  /**
+   * @param store - the service's store (its counters are kept as {@link storeRateLimiter} says); none: memory.
+   * @param name - keeps this limiter's counters apart from another's on one store (`api`, `status-page`).
+   * @throws RangeError when a limit is not a positive integer or the window not a positive number of ms.
+   */
+  constructor(limits: AuthFailureLimits = DEFAULT_AUTH_FAILURE_LIMITS, store?: object, name = 'api') {
     for (const name of ['perClientFailures', 'perKeyPrefixFailures'] as const) {
       if (!Number.isInteger(limits[name]) || limits[name] < 1) {
         throw new RangeError(`${name} must be a positive integer, was ${limits[name]}`);
@@ -227,8 +233,16 @@ export class AuthFailureLimiter {
     if (!(limits.windowMs > 0)) throw new RangeError(`windowMs must be above 0, was ${limits.windowMs}`);
     const durationSeconds = limits.windowMs / 1000;
     const options = { duration: durationSeconds, blockDuration: durationSeconds };
-    this.#perClient = new RateLimiterMemory({ ...options, points: limits.perClientFailures });
-    this.#perKeyKind = new RateLimiterMemory({ ...options, points: limits.perKeyPrefixFailures });
+    this.#perClient = storeRateLimiter(store ?? {}, {
+      ...options,
+      keyPrefix: `${name}-auth-client`,
+      points: limits.perClientFailures,
+    });
+    this.#perKeyKind = storeRateLimiter(store ?? {}, {
+      ...options,
+      keyPrefix: `${name}-auth-key-kind`,
+      points: limits.perKeyPrefixFailures,
+    });
   }
 
   /**
@@ -240,7 +254,7 @@ export class AuthFailureLimiter {
     ip: string,
     key: string | undefined,
   ): Promise<{ scope: 'client' | 'keyPrefix'; retryAfterMs: number } | null> {
-    const over = async (limiter: RateLimiterMemory, bucket: string) => {
+    const over = async (limiter: RateLimiterAbstract, bucket: string) => {
       try {
         await limiter.consume(bucket);
         return null;
@@ -364,7 +378,7 @@ export function authHook(
   limits: AuthFailureLimits = DEFAULT_AUTH_FAILURE_LIMITS,
   options: AuthHookOptions = {},
 ) {
-  const limiter = options.limiter ?? new AuthFailureLimiter(limits);
+  const limiter = options.limiter ?? new AuthFailureLimiter(limits, db);
   const sessions = options.sessions;
   const keyUses = new KeyUseRecorder(db);
   return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {

@@ -20,6 +20,14 @@ const types = {
   },
 };
 
+/** The pool under each store {@link openPostgresDatabase} opened, for clients that take a pg pool. */
+const pools = new WeakMap<object, pg.Pool>();
+
+/** The pg pool of a store opened by {@link openPostgresDatabase}; undefined for any other store (SQLite). */
+export function postgresPoolOf(db: object): pg.Pool | undefined {
+  return pools.get(db);
+}
+
 /** Options of {@link openPostgresDatabase}. */
 export type PostgresStoreOptions = {
   /** Connections of the query pool (each replica its own pool). Default 10. */
@@ -68,6 +76,7 @@ export async function openPostgresDatabase(
   pool.on('error', () => {});
   pool.on('connect', (client) => client.on('error', () => {}));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  pools.set(db, pool);
   try {
     if (options.migrate ?? true) await migrateToLatest(db as Kysely<unknown>);
     else await pool.query('select 1');

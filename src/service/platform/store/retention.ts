@@ -206,6 +206,28 @@ export class RetentionWorker {
  */
 const PLATFORM_TASKS: readonly RetentionTask[] = [
   {
+    // Counters of the shared rate limiters (PostgreSQL) whose window ended over an hour ago.
+    run: (pass) =>
+      pass.batches(async (limit) => {
+        const rows = await pass.db
+          .selectFrom('rate_limits')
+          .select('key')
+          .where('expire', '<', pass.nowMs - 3_600_000)
+          .limit(limit)
+          .execute();
+        if (rows.length === 0) return 0;
+        await pass.db
+          .deleteFrom('rate_limits')
+          .where(
+            'key',
+            'in',
+            rows.map((r) => r.key),
+          )
+          .execute();
+        return rows.length;
+      }),
+  },
+  {
     run: (pass) => {
       const idleCutoff = pass.nowMs - SESSION_IDLE_MS;
       return pass.batches(async (limit) => {

@@ -122,7 +122,7 @@ function keyFieldOf(body: unknown): string | undefined {
  *   (`answerPageNotFound`), so an unknown path tells nothing either, on a custom domain too.
  */
 export const statusPageAccessRoutes: RoutePlugin = async (app, ctx) => {
-  const limiter = new AuthFailureLimiter();
+  const limiter = new AuthFailureLimiter(undefined, ctx.db, 'status-page');
   await app.register(async (scope) => {
     scope.addContentTypeParser(
       'application/x-www-form-urlencoded',

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import Handlebars from 'handlebars';
-import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
+import { type RateLimiterAbstract, RateLimiterRes } from 'rate-limiter-flexible';
+import { storeRateLimiter } from '../../platform/store/rate-limits.js';
 import type { Kysely } from 'kysely';
 import type { ServiceContext } from '../../context.js';
 import type { RoutePlugin } from '../../module.js';
@@ -276,7 +277,7 @@ type Deps = {
   ctx: ServiceContext;
   resolve: ReturnType<typeof pageAccessResolver>;
   store: SubscriberQueries;
-  limiter: RateLimiterMemory;
+  limiter: RateLimiterAbstract;
 };
 
 type UrlRoute = { Params: { url: string } };
@@ -433,7 +434,11 @@ export const subscriptionRoutes: RoutePlugin = async (app, ctx) => {
     ctx,
     resolve: pageAccessResolver(ctx),
     store: new SubscriberQueries(ctx.db),
-    limiter: new RateLimiterMemory({ points: SUBSCRIBES_PER_MINUTE, duration: 60 }),
+    limiter: storeRateLimiter(ctx.db, {
+      keyPrefix: 'status-page-subscribe',
+      points: SUBSCRIBES_PER_MINUTE,
+      duration: 60,
+    }),
   };
   await app.register(async (scope) => {
     scope.removeAllContentTypeParsers();

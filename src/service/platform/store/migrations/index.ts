@@ -19,6 +19,7 @@ import { maintenanceWindows } from './0019_maintenance_windows.js';
 import { dashboards } from './0020_dashboards.js';
 import { triggers } from './0021_triggers.js';
 import { projects } from './0022_projects.js';
+import { rateLimits } from './0023_rate_limits.js';
 
 /**
  * Migrations in code, one file each (`NNNN_<name>.ts`), applied in name order. The names
@@ -51,6 +52,7 @@ const migrations: Record<string, Migration> = {
   '0020_dashboards': dashboards,
   '0021_triggers': triggers,
   '0022_projects': projects,
+  '0023_rate_limits': rateLimits,
 };
 
 class InCodeProvider implements MigrationProvider {
