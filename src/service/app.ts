@@ -1,4 +1,5 @@
 import { registerHealthRoutes } from './platform/http/health.js';
+import { StoreNotifier } from './platform/store/store-notifier.js';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { TSchema } from '@sinclair/typebox';
 import type { CredentialView } from './platform/store/secret-fields.js';
@@ -37,6 +38,11 @@ export type BuildOptions = {
    * How answers to API-key requests show stored credentials (OUTPOST_API_CREDENTIALS; docs/security.md,
    * "Credentials in answers"); default `masked`.
    */
+  /**
+   * On a PostgreSQL store: whether replicas wake each other's long polls with LISTEN/NOTIFY (default true;
+   * OUTPOST_DATABASE_NOTIFY=off behind a transaction-pooling proxy, where waiters then poll every second).
+   */
+  storeNotify?: boolean;
   apiCredentials?: CredentialView;
   /** The store's file, for analytics reader threads; omitted or ":memory:" runs analytics on one thread. */
   databaseFile?: string;
@@ -159,6 +165,12 @@ export async function build(options: BuildOptions): Promise<Service> {
   const app = await platformApp(options, context);
   server = app.server;
   registerHealthRoutes(app, { db: options.db, shutdown: shutdown.signal });
+  // Replicas on one PostgreSQL store wake each other's long polls (null on SQLite: one process).
+  const notifier = options.storeNotify === false ? null : StoreNotifier.for(options.db, options.log);
+  if (notifier) {
+    context.queue.attachNotifier(notifier);
+    await notifier.start();
+  }
   // The web app (docs/web-app.md): session cookies for every scope, /auth/session, the app and the trace
   // viewer. Failed sign-ins and wrong keys on /v1 count in the same limiter.
   const authFailures = new AuthFailureLimiter(undefined, options.db);
@@ -200,6 +212,7 @@ export async function build(options: BuildOptions): Promise<Service> {
         shutdown.abort();
         context.statusPageDomains.stop();
         await app.close();
+        await notifier?.stop();
         await context.heartbeats.stop();
         await context.outbox.stop();
         await context.delivery.stop();

@@ -20,6 +20,8 @@ export type ServiceConfig = Readonly<{
    * the embedded SQLite store `databaseFile`. Several service processes may share one PostgreSQL store.
    */
   databaseUrl: string | undefined;
+  /** Replicas wake each other with LISTEN/NOTIFY (OUTPOST_DATABASE_NOTIFY, `on` by default; `off` polls). */
+  databaseNotify: boolean;
   leaseMs: number;
   queueExpiryMs: number;
   /** Days results and ended check sessions are kept (OUTPOST_RESULT_RETENTION_DAYS, default 90). */
@@ -190,6 +192,7 @@ const ServiceEnvSchema = Type.Object({
   HOST: Type.String({ format: LISTEN_HOST_FORMAT }),
   OUTPOST_DATA_DIR: Type.String(),
   OUTPOST_DATABASE_URL: Type.Optional(Type.String({ format: POSTGRES_URL_FORMAT })),
+  OUTPOST_DATABASE_NOTIFY: literals(['on', 'off'] as const),
   OUTPOST_LEASE_SECONDS: Integer(1, 86_400),
   OUTPOST_QUEUE_EXPIRY_SECONDS: Integer(1, 86_400),
   OUTPOST_RESULT_RETENTION_DAYS: Days,
@@ -227,6 +230,7 @@ const REQUIREMENTS: Record<VariableName, string> = {
   OUTPOST_DATA_DIR: 'the folder of the store, or :memory: (default ./data)',
   OUTPOST_DATABASE_URL:
     'a postgres:// or postgresql:// URL with a host (postgres://outpost:pass@db:5432/outpost)',
+  OUTPOST_DATABASE_NOTIFY: 'on or off',
   OUTPOST_LEASE_SECONDS: 'an integer from 1 to 86400 (default 300)',
   OUTPOST_QUEUE_EXPIRY_SECONDS: 'an integer from 1 to 86400 (default 360)',
   OUTPOST_RESULT_RETENTION_DAYS: 'an integer from 1 to 36500 (default 90)',
@@ -274,6 +278,7 @@ const DEFAULTS: Partial<Record<VariableName, string>> = {
   OUTPOST_PASSING_DETAIL_HOURS: '24',
   LOG_LEVEL: 'INFO',
   OUTPOST_OUTBOUND_PRIVATE: 'allow',
+  OUTPOST_DATABASE_NOTIFY: 'on',
   OUTPOST_API_CREDENTIALS: 'masked',
 };
 
@@ -300,7 +305,11 @@ function convert(name: VariableName, value: string): string | number {
     const n = Number(value);
     return Number.isInteger(n) ? n : value;
   }
-  if (name === 'OUTPOST_OUTBOUND_PRIVATE' || name === 'OUTPOST_API_CREDENTIALS')
+  if (
+    name === 'OUTPOST_OUTBOUND_PRIVATE' ||
+    name === 'OUTPOST_API_CREDENTIALS' ||
+    name === 'OUTPOST_DATABASE_NOTIFY'
+  )
     return value.trim().toLowerCase();
   return name === 'LOG_LEVEL' ? value.toUpperCase() : value;
 }
@@ -365,6 +374,7 @@ export function parseServiceConfig(env: NodeJS.ProcessEnv): ServiceConfig {
     dataDir,
     databaseFile: parsed.OUTPOST_DATA_DIR === ':memory:' ? ':memory:' : resolve(dataDir, 'outpost.db'),
     databaseUrl: parsed.OUTPOST_DATABASE_URL,
+    databaseNotify: parsed.OUTPOST_DATABASE_NOTIFY === 'on',
     leaseMs: parsed.OUTPOST_LEASE_SECONDS * 1000,
     queueExpiryMs: parsed.OUTPOST_QUEUE_EXPIRY_SECONDS * 1000,
     resultRetentionDays: parsed.OUTPOST_RESULT_RETENTION_DAYS,

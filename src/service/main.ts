@@ -186,6 +186,7 @@ export async function startService(
     },
     appUrl: config.appUrl,
     apiCredentials: config.apiCredentials,
+    storeNotify: config.databaseNotify,
     outbound: { allow: config.outboundAllow, privateNetworks: config.outboundPrivate },
     customDomains: {
       allowList: config.statusPageDomains,

@@ -1,7 +1,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PROTOCOL_VERSION } from '../../src/protocol/index.js';
+import { type Job, PROTOCOL_VERSION } from '../../src/protocol/index.js';
+import { nextRunAfter } from '../../src/service/runs/scheduler/schedule.js';
 import { type ServiceProcess, spawnCli, startServiceProcess } from '../helpers/cli.js';
 import {
   createDatabase,
@@ -10,6 +11,7 @@ import {
   startPostgresCluster,
 } from '../helpers/postgres.js';
 import { missingRequirement } from '../helpers/requirements.js';
+import { resultFor } from '../helpers/service.js';
 
 /**
  * Three `outpost service` processes on one PostgreSQL store (a throwaway cluster on loopback): one migrate
@@ -56,7 +58,16 @@ async function readiness(replica: ServiceProcess): Promise<number> {
 }
 
 /** `POST /v1/agent/jobs/claim` through `replica` as agent `agentId`: the ids of the jobs it was handed. */
-async function claim(replica: ServiceProcess, agentId: string): Promise<string[]> {
+async function claim(replica: ServiceProcess, agentId: string, waitSeconds = 0): Promise<string[]> {
+  return (await claimJobs(replica, agentId, waitSeconds)).map((job) => job.jobId);
+}
+
+/** The jobs handed to agent `agentId` by a claim through `replica`, waiting up to `waitSeconds` for one. */
+async function claimJobs(
+  replica: ServiceProcess,
+  agentId: string,
+  waitSeconds: number,
+): Promise<(Job & { jobId: string })[]> {
   const res = await fetch(new URL('/v1/agent/jobs/claim', replica.url), {
     method: 'POST',
     headers: {
@@ -70,12 +81,12 @@ async function claim(replica: ServiceProcess, agentId: string): Promise<string[]
       checkTypes: ['ICMP', 'DNS', 'TCP', 'URL', 'API'],
       runtimes: ['2026.04'],
       freeSlots: { uptime: 3, main: 3 },
-      waitSeconds: 0,
+      waitSeconds,
     }),
   });
-  const body = (await res.json()) as { jobs?: { jobId: string }[] };
+  const body = (await res.json()) as { jobs?: (Job & { jobId: string })[] };
   expect(res.status, JSON.stringify(body)).toBe(200);
-  return (body.jobs ?? []).map((job) => job.jobId);
+  return body.jobs ?? [];
 }
 
 describe.skipIf(missing !== null)('several service replicas on PostgreSQL', () => {
@@ -142,12 +153,15 @@ describe.skipIf(missing !== null)('several service replicas on PostgreSQL', () =
       expect(created.status, JSON.stringify(created.json)).toBe(201);
       ids.push(created.json.id as string);
     }
-    // All 150 due at the same instant: the three schedulers' next ticks find the same batch, and each
-    // takes a while to enqueue it, so their passes overlap.
-    await sql.query('update checks set activated = 1, next_run_at = $2 where id = any($1)', [
-      ids,
-      Date.now(),
-    ]);
+    // All 150 due at once, each at its latest slot on its fixed grid (so its next slot is a period away): the
+    // three schedulers' next ticks find the same batch, and each takes a while to enqueue it, so their passes
+    // overlap.
+    const nowMs = Date.now();
+    const slots = ids.map((id) => nextRunAfter(nowMs - 10 * 60_000, id, 10, null));
+    await sql.query(
+      'update checks set activated = 1, next_run_at = s.slot from unnest($1::text[], $2::bigint[]) as s(id, slot) where checks.id = s.id',
+      [ids, slots],
+    );
     // Every replica's scheduler ticks each second: within a few seconds every check's first slot is queued.
     const deadline = Date.now() + 15_000;
     let perCheck: { check_id: string; n: number }[] = [];
@@ -181,6 +195,54 @@ describe.skipIf(missing !== null)('several service replicas on PostgreSQL', () =
     const all = (await sql.query<{ id: string }>('select id from jobs')).rows.map((row) => row.id);
     expect(new Set(handed).size).toBe(handed.length);
     expect(new Set(handed)).toEqual(new Set(all));
+  });
+
+  it('wakes a long poll on one replica when another queues a job or stores a result (LISTEN/NOTIFY, not the 2-5 s poll)', async () => {
+    const [a, b, c] = replicas as [ServiceProcess, ServiceProcess, ServiceProcess];
+    const created = await a.api('POST', '/v1/checks/icmp', {
+      name: 'Woken',
+      request: { hostname: '127.0.0.1' },
+      activated: false,
+    });
+    expect(created.status, JSON.stringify(created.json)).toBe(201);
+    const agentId = randomUUID();
+    // Nothing else may come due meanwhile, and the queue starts empty.
+    await sql.query('update checks set activated = 0');
+    while ((await claim(b, agentId)).length > 0) {}
+    // The agent long-polls B with nothing queued; A queues the run.
+    const waiting = claimJobs(b, agentId, 20).then((jobs) => ({ jobs, at: Date.now() }));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const triggered = await a.api('POST', '/v1/check-sessions/trigger', {
+      target: { checkId: [created.json.id] },
+    });
+    expect(triggered.status, JSON.stringify(triggered.json)).toBe(201);
+    const queuedAt = Date.now();
+    const { jobs, at } = await waiting;
+    expect(jobs).toHaveLength(1);
+    // Without the notification the poll on B would look again 2 to 5 s after it began.
+    expect(at - queuedAt).toBeLessThan(1500);
+
+    // A completion wait on C ends when B stores the result.
+    const sessionId = triggered.json.sessions[0].checkSessionId as string;
+    const completion = c
+      .api('GET', `/v1/check-sessions/${sessionId}/completion?maxWaitSeconds=20`)
+      .then((res) => ({ res, at: Date.now() }));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const job = jobs[0]!;
+    const posted = await fetch(new URL(`/v1/agent/jobs/${job.jobId}/result`, b.url), {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${API_KEY}`,
+        'x-agent-id': agentId,
+        'content-type': 'application/json',
+      },
+      body: JSON.stringify(resultFor(job)),
+    });
+    expect(posted.status, await posted.text()).toBeLessThan(300);
+    const storedAt = Date.now();
+    const done = await completion;
+    expect(done.res.status, JSON.stringify(done.res.json)).toBe(200);
+    expect(done.at - storedAt).toBeLessThan(1500);
   });
 
   it('failed authentications count across replicas: 21 wrong keys spread over three hit the limit of 20', async () => {

@@ -29,6 +29,8 @@ describe('parseServiceConfig', () => {
       host: '127.0.0.1',
       dataDir: resolve('./data'),
       databaseFile: resolve('./data', 'outpost.db'),
+      databaseUrl: undefined,
+      databaseNotify: true,
       leaseMs: 300_000,
       queueExpiryMs: 360_000,
       resultRetentionDays: 90,
@@ -84,6 +86,40 @@ describe('parseServiceConfig', () => {
       statusPageDomains: ['.status.example.com', 'status.example.org'],
       dnsServers: ['192.0.2.53', '192.0.2.54:5353', '2001:db8::53', '[2001:db8::54]:53'],
     });
+  });
+
+  it('reads OUTPOST_DATABASE_URL, needs OUTPOST_ENCRYPTION_KEY with it, and never echoes its password', () => {
+    const key = Buffer.alloc(32, 7).toString('base64');
+    const url = 'postgres://outpost:s3cret-pass@db.internal:5432/outpost?sslmode=require';
+    expect(
+      parseServiceConfig({
+        OUTPOST_DATABASE_URL: url,
+        OUTPOST_ENCRYPTION_KEY: key,
+        OUTPOST_DATABASE_NOTIFY: 'OFF',
+      }),
+    ).toMatchObject({ databaseUrl: url, databaseNotify: false });
+    const without = (() => {
+      try {
+        parseServiceConfig({ OUTPOST_DATABASE_URL: url });
+      } catch (err) {
+        return err as Error;
+      }
+      throw new Error('accepted a database URL without an encryption key');
+    })();
+    expect(without.message).toContain('OUTPOST_ENCRYPTION_KEY must be set with OUTPOST_DATABASE_URL');
+    const bad = (() => {
+      try {
+        parseServiceConfig({
+          OUTPOST_DATABASE_URL: 'mysql://outpost:s3cret-pass@db/outpost',
+          OUTPOST_ENCRYPTION_KEY: key,
+        });
+      } catch (err) {
+        return err as Error;
+      }
+      throw new Error('accepted a mysql:// URL');
+    })();
+    expect(bad.message).toContain('OUTPOST_DATABASE_URL must be a postgres:// or postgresql:// URL');
+    expect(`${without.message}${bad.message}`).not.toContain('s3cret-pass');
   });
 
   it('reads OUTPOST_PASSING_DETAIL_HOURS, an integer number of hours of at least 1', () => {

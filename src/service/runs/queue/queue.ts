@@ -3,6 +3,7 @@ import { EventEmitter, on } from 'node:events';
 import type { Kysely } from 'kysely';
 import { CLAIM_ACK_WINDOW_MS, type CheckType, type Job, type JobClass } from '../../../protocol/index.js';
 import { linkSignal } from '../../../common/linked-signal.js';
+import type { StoreNotifier } from '../../platform/store/store-notifier.js';
 import type { Database } from '../../platform/store/database.js';
 import { type ResultIngestOptions, ResultIngest } from '../results/ingest.js';
 import { endRunWithoutResult } from '../sessions/sessions.js';
@@ -93,6 +94,7 @@ export class JobQueue {
   readonly #store: JobQueries;
   readonly #options: { leaseMs: number; queueExpiryMs: number; maxClaims: number };
   readonly #events = new EventEmitter({ captureRejections: false });
+  #notifier: StoreNotifier | null = null;
   /**
    * Where results are stored (runs/results/ingest.ts): the agent's results of this queue's jobs,
    * the error results of runs the queue ends, and the service's own results. Built from the result
@@ -157,9 +159,34 @@ export class JobQueue {
     return ids;
   }
 
-  /** Wakes long polls of the account. */
+  /** Wakes long polls of the account (on every replica, with a notifier attached). */
   notify(accountId: string): void {
     this.#events.emit(`jobs:${accountId}`);
+    this.#notifier?.publish('outpost_jobs', accountId);
+  }
+
+  /**
+   * Carries this queue's wake-ups to the other replicas on the store and theirs to this one's waiters
+   * (PostgreSQL's LISTEN/NOTIFY, platform/store/store-notifier.ts). With it, waiters look at the store
+   * again every 2–5 s (jittered) as a safety net, instead of every second.
+   */
+  attachNotifier(notifier: StoreNotifier): void {
+    this.#notifier = notifier;
+    notifier.subscribe(({ channel, id }) => {
+      const prefix = channel === 'outpost_jobs' ? 'jobs:' : 'session:';
+      if (id !== '*') {
+        this.#events.emit(`${prefix}${id}`);
+        return;
+      }
+      for (const name of this.#events.eventNames()) {
+        if (typeof name === 'string' && name.startsWith(prefix)) this.#events.emit(name);
+      }
+    });
+  }
+
+  /** How long a waiter waits before it looks at the store again without a wake-up, ms. */
+  safetyPollMs(): number {
+    return this.#notifier ? 2000 + Math.floor(Math.random() * 3000) : 1000;
   }
 
   /**
@@ -242,7 +269,7 @@ export class JobQueue {
       const jobs = await this.claim(scope, spec, Date.now());
       const left = deadline - Date.now();
       if (jobs.length > 0 || left <= 0 || signal.aborted) return jobs;
-      await this.#waitFor(`jobs:${scope.accountId}`, Math.min(left, 1000), signal);
+      await this.#waitFor(`jobs:${scope.accountId}`, Math.min(left, this.safetyPollMs()), signal);
     }
   }
 
@@ -265,9 +292,10 @@ export class JobQueue {
     return this.#waitFor(`session:${sessionId}`, timeoutMs, signal);
   }
 
-  /** Wakes waiters on a check session. */
+  /** Wakes waiters on a check session (on every replica, with a notifier attached). */
   emitSession(sessionId: string): void {
     this.#events.emit(`session:${sessionId}`);
+    this.#notifier?.publish('outpost_session', sessionId);
   }
 
   /**

@@ -228,7 +228,7 @@ export class CheckSessions {
       const left = deadline - Date.now();
       if (left <= 0 || signal.aborted) return null;
       // Woken by the result that ends the session; re-read at least every second.
-      await this.#queue.waitForSession(id, Math.min(left, 1000), signal);
+      await this.#queue.waitForSession(id, Math.min(left, this.#queue.safetyPollMs()), signal);
     }
   }
 }
