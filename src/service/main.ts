@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { assertPortFree, listenError } from '../common/ports.js';
 import { OutpostError } from '../common/errors.js';
@@ -62,6 +63,36 @@ async function openPostgresStore(url: string, log: Logger): Promise<Kysely<Datab
       waitMs = Math.min(POSTGRES_RETRY_MS.max, waitMs * 2);
     }
   }
+}
+
+/**
+ * A stand-in on the service's port while the PostgreSQL store is being reached at start: `GET /-/liveness`
+ * answers 200 (the process is well: an orchestrator must not restart it for a database that is late),
+ * `/-/readiness` and every other request 503 with `retry-after`, so load balancers keep traffic away and
+ * agents retry. Closed, with its connections, before the service itself listens.
+ */
+async function answerProbesUntilReady(config: ServiceConfig): Promise<{ close(): Promise<void> }> {
+  const server = createServer((request, response) => {
+    const alive = request.url?.split('?')[0] === '/-/liveness';
+    response.writeHead(alive ? 200 : 503, {
+      'content-type': 'text/plain; charset=utf-8',
+      'cache-control': 'no-store',
+      ...(alive ? {} : { 'retry-after': '5' }),
+      connection: 'close',
+    });
+    response.end(alive ? 'ok\n' : 'store unreachable\n');
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, () => resolve());
+  });
+  return {
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
 }
 
 /** Network codes, and PostgreSQL's "starting up / shutting down" states, that say: try again later. */
@@ -149,9 +180,18 @@ export async function startService(
 ): Promise<RunningService> {
   // Before the store is opened: a taken port must not leave a created-but-never-printed API key.
   await assertPortFree('PORT', config.port, config.host);
-  const db = config.databaseUrl
-    ? await openPostgresStore(config.databaseUrl, options.log)
-    : await openSqliteStore(config, options.log);
+  let db: Kysely<Database>;
+  if (config.databaseUrl) {
+    // While PostgreSQL is not reached, the port already answers the probes: alive, not ready.
+    const waiting = await answerProbesUntilReady(config);
+    try {
+      db = await openPostgresStore(config.databaseUrl, options.log);
+    } finally {
+      await waiting.close();
+    }
+  } else {
+    db = await openSqliteStore(config, options.log);
+  }
   // Secrets at rest: the key from OUTPOST_ENCRYPTION_KEY or the data directory's key file; values stored in
   // clear by an older version are sealed now, and a wrong key stops the start here (OUTPOST_ERR_ENCRYPTION_KEY).
   try {

@@ -1,9 +1,20 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Job, PROTOCOL_VERSION } from '../../src/protocol/index.js';
 import { nextRunAfter } from '../../src/service/runs/scheduler/schedule.js';
-import { type ServiceProcess, spawnCli, startServiceProcess } from '../helpers/cli.js';
+import {
+  apiClient,
+  type CliProcess,
+  freePort,
+  type ServiceProcess,
+  spawnCli,
+  startServiceProcess,
+  stopCli,
+} from '../helpers/cli.js';
 import {
   createDatabase,
   POSTGRES_REQUIREMENT,
@@ -282,13 +293,36 @@ describe.skipIf(missing !== null)('several service replicas on PostgreSQL', () =
     await sql.connect();
   });
 
-  it('a stopped database: readiness answers 503 and the replica keeps running', async () => {
+  it('a stopped database: readiness answers 503, replicas keep running, and a new one waits for it alive', async () => {
     cluster.pgCtl(['stop', '-m', 'fast']);
+    let late: CliProcess | undefined;
+    let up = false;
     try {
       for (const replica of replicas) expect(await readiness(replica)).toBe(503);
       expect(allAlive()).toBe(true);
-    } finally {
+      // A replica started now: its port answers the probes (alive, not ready) while it tries again.
+      const port = await freePort();
+      late = spawnCli(['service'], {
+        PORT: String(port),
+        OUTPOST_DATA_DIR: mkdtempSync(join(tmpdir(), 'outpost-late-')),
+        OUTPOST_API_KEY: API_KEY,
+        OUTPOST_DATABASE_URL: databaseUrl,
+        OUTPOST_ENCRYPTION_KEY: ENCRYPTION_KEY,
+      });
+      await late.waitFor(/PostgreSQL cannot be reached yet/);
+      const url = `http://127.0.0.1:${port}`;
+      expect((await fetch(`${url}/-/liveness`)).status).toBe(200);
+      expect((await fetch(`${url}/-/readiness`)).status).toBe(503);
+      expect((await fetch(`${url}/v1/checks`)).status).toBe(503);
+      expect(late.child.exitCode).toBe(null);
       cluster.pgCtl(['start']);
+      up = true;
+      await late.waitFor(/service is listening/, 30_000);
+      expect((await fetch(`${url}/-/readiness`)).status).toBe(200);
+      expect((await apiClient(url, API_KEY)('GET', '/v1/checks')).status).toBe(200);
+    } finally {
+      if (!up) cluster.pgCtl(['start']);
+      await stopCli(late);
     }
     const startedAt = Date.now();
     for (const replica of replicas) expect(await readyBy(replica, startedAt + 10_000)).toBe(200);
