@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
+import { type RateLimiterAbstract, RateLimiterRes } from 'rate-limiter-flexible';
+import { storeRateLimiter } from '../platform/store/rate-limits.js';
 import type { ServiceContext } from '../context.js';
 import { CheckQueries } from '../checks/index.js';
 import { notFound } from '../platform/http/errors.js';
@@ -60,14 +61,17 @@ function pathOf(kind: TriggerKind, targetId: string, token: string): string {
 export class Triggers {
   readonly #ctx: ServiceContext;
   readonly #rows: TriggerQueries;
-  readonly #limiter = new RateLimiterMemory({
-    points: TRIGGER_RUNS_PER_WINDOW,
-    duration: TRIGGER_WINDOW_SECONDS,
-  });
+  /** Shared by the replicas of a PostgreSQL store (see storeRateLimiter). */
+  readonly #limiter: RateLimiterAbstract;
 
   constructor(ctx: ServiceContext) {
     this.#ctx = ctx;
     this.#rows = new TriggerQueries(ctx.db);
+    this.#limiter = storeRateLimiter(ctx.db, {
+      keyPrefix: 'trigger',
+      points: TRIGGER_RUNS_PER_WINDOW,
+      duration: TRIGGER_WINDOW_SECONDS,
+    });
   }
 
   /**
