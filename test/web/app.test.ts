@@ -246,11 +246,18 @@ describe.skipIf(missing !== null)('web app in Chromium against outpost up', () =
     await settle(page, formHeading);
     await expect.poll(() => page.locator('main h1').innerText()).toContain(CHECK_NAME);
 
+    // A new check's first scheduled run starts at once: its result comes first, so what follows is the button's.
+    const resultLinks = page.locator(`main a[href^="/checks/${checkId}/results/"]`);
+    await resultLinks.first().waitFor({ timeout: 60_000 });
+    const hrefs = () => resultLinks.evaluateAll((links) => links.map((a) => a.getAttribute('href')));
+    const shownBefore = new Set(await hrefs());
     const requestsBefore = site.requests.length;
     await page.getByRole('button', { name: 'Run now' }).click();
     // The session's result appears without a reload: a link to the result page and one to the session page.
-    const resultLink = page.locator(`main a[href^="/checks/${checkId}/results/"]`).first();
-    await resultLink.waitFor({ timeout: 60_000 });
+    await expect
+      .poll(async () => (await hrefs()).some((href) => !shownBefore.has(href)), { timeout: 60_000 })
+      .toBe(true);
+    const resultLink = resultLinks.first();
     expect(site.requests.length).toBeGreaterThan(requestsBefore);
     const sessionLink = page.locator('main a[href*="/check-sessions/"]').first();
     await sessionLink.waitFor({ timeout: PAGE_TIMEOUT });
