@@ -17,6 +17,10 @@ Usage:
   outpost service   the control plane: HTTP API on PORT, SQLite under OUTPOST_DATA_DIR
   outpost agent     the private-location agent: polls SERVICE_URL with API_KEY
   outpost migrate   applies the store's pending migrations and exits (OUTPOST_DATABASE_URL or OUTPOST_DATA_DIR)
+  outpost backup <file>
+                    an online copy of the SQLite store under OUTPOST_DATA_DIR into a new file
+  outpost migrate-store --from sqlite:<data dir> --to postgres://…
+                    copies a stopped SQLite store into an empty PostgreSQL database
   outpost --version
 
 Configuration is read from the environment; see docs/configuration.md.
@@ -48,6 +52,34 @@ under a lock, so replicas starting together migrate once); run this first to upg
 of the new version serves. Exit 0 when the store is migrated.
 
 Variables: those of \`outpost service\`, in docs/configuration.md.`,
+  backup: `outpost backup: a consistent copy of the SQLite store, taken while the service runs
+
+Usage: outpost backup <file>
+
+Copies <OUTPOST_DATA_DIR>/outpost.db (default ./data) into <file> with SQLite's online backup: the service
+may run and write meanwhile. <file> must not exist (it is never overwritten) and is made with mode 0600; it
+is a whole store on its own (restore it as outpost.db of a data directory: docs/backup.md). Prints its path
+and size. The encryption key is not in it: keep encryption.key of the data directory (or your
+OUTPOST_ENCRYPTION_KEY) with the backup, else its secrets are lost.
+
+With OUTPOST_DATABASE_URL set it copies nothing (exit 2) and prints the pg_dump command to use instead.
+Exit 0 when the backup is written and checked, 1 when it cannot be, 2 on a bad argument.`,
+  'migrate-store': `outpost migrate-store: moves a stopped SQLite store into an empty PostgreSQL database
+
+Usage: outpost migrate-store --from sqlite:<data dir> --to postgres://user:password@host:5432/db
+
+Copies the embedded SQLite store of <data dir> (its outpost.db) into an empty PostgreSQL database:
+accounts, API keys, checks, groups, variables, alert channels, results and history, every table, in one
+transaction (a failure leaves the database empty). Both stores are migrated to this version first. Then it
+checks that each table holds as many rows in both, moves the id sequences past the copied ids, and opens
+every sealed secret with the key the PostgreSQL service will use: OUTPOST_ENCRYPTION_KEY when set, else
+<data dir>/encryption.key, whose value it then prints (set it as OUTPOST_ENCRYPTION_KEY, kept as a secret).
+
+Stop the service on the SQLite store first: a store another process has open is refused. The target must
+hold no account (a new database, or one \`outpost migrate\` prepared). --to may be left out when
+OUTPOST_DATABASE_URL is set (keeping the password off the command line; PGPASSWORD works too). The
+password is never printed. Exit 0 when copied and verified, 1 when refused or failed, 2 on a bad argument.
+Then start \`outpost service\` with OUTPOST_DATABASE_URL and OUTPOST_ENCRYPTION_KEY (docs/deployment.md).`,
   agent: `outpost agent: the private-location agent
 
 Polls SERVICE_URL for jobs with API_KEY (or API_KEY_FILE), runs them, and posts their results. Its
@@ -171,6 +203,180 @@ async function runMigrate(): Promise<number> {
     `outpost: the ${store === 'postgres' ? 'PostgreSQL' : 'SQLite'} store is at migration ${latest}\n`,
   );
   return 0;
+}
+
+/** `--name value` or `--name=value` options and positional arguments of a command line. */
+type ParsedArgs = { options: Map<string, string>; positional: string[]; error: string | null };
+
+/**
+ * Splits `args` into the options named in `names` (`--from x`, `--from=x`) and positional arguments;
+ * `error` says what is wrong (an unknown or repeated option, one without its value).
+ */
+function parseArgs(args: string[], names: readonly string[]): ParsedArgs {
+  const options = new Map<string, string>();
+  const positional: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (!arg.startsWith('--')) {
+      positional.push(arg);
+      continue;
+    }
+    const eq = arg.indexOf('=');
+    const name = eq === -1 ? arg.slice(2) : arg.slice(2, eq);
+    if (!names.includes(name)) return { options, positional, error: `unknown option ${JSON.stringify(arg)}` };
+    if (options.has(name)) return { options, positional, error: `--${name} is given twice` };
+    const value = eq === -1 ? args[++i] : arg.slice(eq + 1);
+    if (value === undefined || value === '' || (eq === -1 && value.startsWith('--'))) {
+      return { options, positional, error: `--${name} needs a value` };
+    }
+    options.set(name, value);
+  }
+  return { options, positional, error: null };
+}
+
+/** Prints `message` and the command's help on stderr; the exit code of a bad argument. */
+function badArguments(command: 'backup' | 'migrate-store', message: string): number {
+  process.stderr.write(`outpost ${command}: ${message}\n\n${COMMAND_HELP[command]}\n`);
+  return 2;
+}
+
+/** `1234567` as `1.2 MB` (powers of 1000), for a person. */
+function humanBytes(bytes: number): string {
+  if (bytes < 1000) return `${bytes} bytes`;
+  const units = ['kB', 'MB', 'GB', 'TB'];
+  let value = bytes / 1000;
+  let unit = 0;
+  while (value >= 1000 && unit < units.length - 1) {
+    value /= 1000;
+    unit += 1;
+  }
+  return `${value.toFixed(1)} ${units[unit]}`;
+}
+
+/**
+ * `outpost backup <file>`: an online backup of the SQLite store under OUTPOST_DATA_DIR into a new file
+ * (src/service/platform/store/backup.ts). With OUTPOST_DATABASE_URL set: the pg_dump advice, exit 2.
+ * @returns 0 when written, 1 when refused or failed, 2 on a bad argument or a PostgreSQL store.
+ */
+async function runBackup(args: string[]): Promise<number> {
+  const parsed = parseArgs(args, []);
+  if (parsed.error !== null) return badArguments('backup', parsed.error);
+  if (parsed.positional.length !== 1) {
+    return badArguments(
+      'backup',
+      parsed.positional.length === 0 ? 'give the backup file to write' : 'give one backup file only',
+    );
+  }
+  const { backupSqliteStore, BackupError, postgresBackupAdvice } = await import(
+    './service/platform/store/backup.js'
+  );
+  if ((process.env.OUTPOST_DATABASE_URL ?? '') !== '') {
+    process.stderr.write(`${postgresBackupAdvice()}\n`);
+    return 2;
+  }
+  const dataDir = (process.env.OUTPOST_DATA_DIR ?? '') === '' ? './data' : process.env.OUTPOST_DATA_DIR!;
+  if (dataDir === ':memory:') {
+    process.stderr.write('outpost backup: OUTPOST_DATA_DIR is :memory:, a store that is nowhere on disk\n');
+    return 2;
+  }
+  try {
+    const report = await backupSqliteStore(dataDir, parsed.positional[0]!);
+    process.stdout.write(
+      `outpost: backed up ${report.source} to ${report.file} (${humanBytes(report.bytes)}, ${report.bytes} bytes)\n`,
+    );
+    const keep = 'without that key the secrets in the backup cannot be opened';
+    if ((process.env.OUTPOST_ENCRYPTION_KEY ?? '') !== '') {
+      process.stdout.write(
+        `Keep the value of OUTPOST_ENCRYPTION_KEY with it (apart from it where you can): ${keep}.\n`,
+      );
+    } else if (report.keyFile !== null) {
+      process.stdout.write(
+        `Keep the key file ${report.keyFile} with it (apart from it where you can): ${keep}.\n`,
+      );
+    } else {
+      process.stdout.write(
+        `There is no key file in ${dataDir} and OUTPOST_ENCRYPTION_KEY is not set here: if the service runs with OUTPOST_ENCRYPTION_KEY, keep that value with the backup (${keep}).\n`,
+      );
+    }
+    return 0;
+  } catch (err) {
+    if (err instanceof BackupError) {
+      process.stderr.write(`outpost backup: ${err.message}\n`);
+      return 1;
+    }
+    throw err;
+  }
+}
+
+/**
+ * `outpost migrate-store --from sqlite:<dir> --to postgres://…`: copies a stopped SQLite store into an empty
+ * PostgreSQL database (src/service/platform/store/move-store.ts), printing one line per table, a summary
+ * and, when the key came from the key file, the value to set as OUTPOST_ENCRYPTION_KEY.
+ * @returns 0 when copied and verified, 1 when refused or failed, 2 on a bad argument.
+ */
+async function runMigrateStore(args: string[]): Promise<number> {
+  const parsed = parseArgs(args, ['from', 'to']);
+  if (parsed.error !== null) return badArguments('migrate-store', parsed.error);
+  if (parsed.positional.length > 0) {
+    return badArguments('migrate-store', `unexpected argument ${JSON.stringify(parsed.positional[0])}`);
+  }
+  const from = parsed.options.get('from');
+  if (from === undefined) return badArguments('migrate-store', '--from sqlite:<data dir> is required');
+  if (!from.startsWith('sqlite:') || from.length === 'sqlite:'.length) {
+    return badArguments('migrate-store', `--from must be sqlite:<data dir>, got ${JSON.stringify(from)}`);
+  }
+  const to = parsed.options.get('to') ?? ((process.env.OUTPOST_DATABASE_URL ?? '') || undefined);
+  if (to === undefined) {
+    return badArguments('migrate-store', '--to postgres://… is required (or OUTPOST_DATABASE_URL)');
+  }
+  const { moveSqliteToPostgres, MoveStoreError } = await import('./service/platform/store/move-store.js');
+  const { redactDatabaseUrl } = await import('./service/platform/store/postgres.js');
+  if (!/^postgres(ql)?:\/\//.test(to) || redactDatabaseUrl(to) === '(not a URL)') {
+    return badArguments(
+      'migrate-store',
+      `--to must be a postgres:// or postgresql:// URL, got ${redactDatabaseUrl(to)}`,
+    );
+  }
+  const { SECRET_DOC_TABLES } = await import('./service/modules.js');
+  const print = (line: string) => process.stdout.write(`${line}\n`);
+  const encryptionKey = process.env.OUTPOST_ENCRYPTION_KEY;
+  print(`outpost: copying sqlite:${from.slice('sqlite:'.length)} into ${redactDatabaseUrl(to)}`);
+  try {
+    const report = await moveSqliteToPostgres({
+      from: from.slice('sqlite:'.length),
+      to,
+      encryptionKey: encryptionKey === '' ? undefined : encryptionKey,
+      secretDocTables: SECRET_DOC_TABLES,
+      onTable: ({ table, rows }) => print(`  ${table}: ${rows} ${rows === 1 ? 'row' : 'rows'}`),
+    });
+    print(
+      `outpost: copied ${report.rows} rows in ${report.tables.length} tables from ${report.sourceFile} to ${report.target} (migration ${report.migration}); row counts match, ${report.sequences} id sequences moved, ${report.secrets.verified} sealed secrets open with the key${report.secrets.clear > 0 ? `, ${report.secrets.clear} in clear (sealed at the service's first start)` : ''}`,
+    );
+    if (report.key.source === 'file') {
+      print(
+        `OUTPOST_ENCRYPTION_KEY is not set: the secrets are sealed with the key file ${report.key.path}. Start the PostgreSQL service (every replica) with this OUTPOST_ENCRYPTION_KEY, and store it as a secret (your secret manager, a Kubernetes Secret; never in the repository):`,
+      );
+      print(`OUTPOST_ENCRYPTION_KEY=${report.key.base64}`);
+    } else if (report.key.source === 'env') {
+      print('Start the PostgreSQL service with the same OUTPOST_ENCRYPTION_KEY.');
+    } else {
+      print(
+        'No encryption key was found and no secret is sealed: make one (openssl rand -base64 32) and start the PostgreSQL service with it as OUTPOST_ENCRYPTION_KEY.',
+      );
+    }
+    print(
+      'The SQLite store was only read: keep it (and its key) until the PostgreSQL service runs as it should.',
+    );
+    return 0;
+  } catch (err) {
+    if (err instanceof MoveStoreError) {
+      process.stderr.write(
+        `outpost migrate-store: ${err.message}\nNo row was kept in the target database.\n`,
+      );
+      return 1;
+    }
+    throw err;
+  }
 }
 
 /**
@@ -402,6 +608,14 @@ async function main(argv: string[]): Promise<number> {
       );
       return 2;
     }
+  }
+  if (command === 'backup' || command === 'migrate-store') {
+    const rest = argv.slice(1);
+    if (rest.some((arg) => arg === '--help' || arg === '-h' || arg === 'help')) {
+      process.stdout.write(`${COMMAND_HELP[command]}\n`);
+      return 0;
+    }
+    return command === 'backup' ? runBackup(rest) : runMigrateStore(rest);
   }
   switch (command) {
     case 'up':
