@@ -3,7 +3,7 @@
  * (fping, dig, curl, autocannon), printing ratios (design.md §5). Build first
  * (`npm run build`); ICMP needs root or ping_group_range. With no names, all run.
  *
- * Names: icmp, dns, tcp, url, api, sandbox, agent-rss, analytics, service-http, queue, trace-scrub, browser, alerting, heartbeats, web-app, status-pages.
+ * Names: icmp, dns, tcp, url, api, sandbox, agent-rss, analytics, service-http, queue, trace-scrub, browser, alerting, heartbeats, web-app, status-pages, replicas.
  */
 import { benchAgentIdleRss } from './agent-rss.js';
 import { benchAlerting } from './alerting.js';
@@ -13,6 +13,7 @@ import { benchAnalytics } from './analytics.js';
 import { benchDns } from './dns.js';
 import { benchHeartbeats } from './heartbeats.js';
 import { benchQueue } from './queue.js';
+import { benchReplicas } from './replicas.js';
 import { runIcmpBench } from './icmp.js';
 import { benchSandbox } from './sandbox.js';
 import { benchServiceHttp } from './service-http.js';
@@ -52,6 +53,7 @@ const BENCHES: Record<string, () => Promise<unknown>> = {
   heartbeats: () => benchHeartbeats(),
   'web-app': () => benchWebApp(),
   'status-pages': () => benchStatusPages(),
+  replicas: () => benchReplicas(),
 };
 
 const asked = process.argv.slice(2);
