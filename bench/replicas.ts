@@ -2,8 +2,7 @@
  * Several service replicas on PostgreSQL against the one process on the embedded SQLite store, the setup a
  * self-hoster outgrows (same machine, same work, each at its best settings: SQLite in WAL mode as the service
  * runs it; PostgreSQL with fsync on, as a production cluster runs):
- * - claim + result cycles per second: jobs queued beforehand (one trigger of 500 tagged checks queues 500
- *   jobs), then `agents` concurrent agent loops (`POST /v1/agent/jobs/claim`, `waitSeconds` 0, up to 10 jobs;
+ * - claim + result cycles per second: jobs queued beforehand (one trigger of 500 checks queues 500 jobs), then `agents` concurrent agent loops (`POST /v1/agent/jobs/claim`, `waitSeconds` 0, up to 10 jobs;
  *   then `POST /v1/agent/jobs/{id}/result` for each), spread over the replicas, until the queue is empty;
  * - cross-replica wake-up: an agent long-polls replica B with nothing queued, a trigger through replica A
  *   queues one job; the time from the trigger's answer to the claim's answer (LISTEN/NOTIFY), p50/p99.
@@ -66,8 +65,9 @@ async function claim(url: string, agentId: string, waitSeconds: number): Promise
   return ((await res.json()) as { jobs: Job[] }).jobs;
 }
 
-/** Creates `CHECKS` inactive ICMP checks tagged `bench` through `url`. */
-async function seed(url: string): Promise<void> {
+/** Creates `CHECKS` inactive ICMP checks through `url`; their ids. */
+async function seed(url: string): Promise<string[]> {
+  const ids: string[] = [];
   for (let i = 0; i < CHECKS; i++) {
     const res = await post(url, '/v1/checks/icmp', {
       name: `bench ${i}`,
@@ -76,18 +76,29 @@ async function seed(url: string): Promise<void> {
       tags: ['bench'],
     });
     if (res.status !== 201) throw new Error(`check create answered ${res.status}: ${await res.text()}`);
+    ids.push(((await res.json()) as { id: string }).id);
   }
+  return ids;
 }
 
-/** `ROUNDS` triggers of the tagged checks, each drained by `agents` loops spread over `urls`. */
-async function cycles(setup: string, urls: string[], agents: number): Promise<ReplicaCycleRow> {
+/** `ROUNDS` triggers of the checks `checkIds`, each drained by `agents` loops spread over `urls`. */
+async function cycles(
+  setup: string,
+  urls: string[],
+  agents: number,
+  checkIds: string[],
+): Promise<ReplicaCycleRow> {
   const claimMs: number[] = [];
   let jobs = 0;
   let busyMs = 0;
   for (let round = 0; round < ROUNDS; round++) {
-    const trigger = await post(urls[0]!, '/v1/check-sessions/trigger', { target: { tags: ['bench'] } });
-    if (trigger.status !== 201)
-      throw new Error(`trigger answered ${trigger.status}: ${await trigger.text()}`);
+    const trigger = await post(urls[0]!, '/v1/check-sessions/trigger', { target: { checkId: checkIds } });
+    const answer = await trigger.text();
+    if (trigger.status !== 201) throw new Error(`trigger answered ${trigger.status}: ${answer}`);
+    const sessions = (JSON.parse(answer) as { sessions: unknown[] }).sessions.length;
+    if (sessions !== CHECKS) {
+      throw new Error(`the trigger started ${sessions} sessions, not ${CHECKS}: ${answer.slice(0, 500)}`);
+    }
     const started = performance.now();
     await Promise.all(
       Array.from({ length: agents }, async (_, i) => {
@@ -162,8 +173,7 @@ export async function benchReplicas(
     LOG_LEVEL: 'WARN',
   });
   try {
-    await seed(sqlite.url);
-    rows.push(await cycles('SQLite, 1 process', [sqlite.url], agents));
+    rows.push(await cycles('SQLite, 1 process', [sqlite.url], agents, await seed(sqlite.url)));
   } finally {
     await sqlite.stop();
   }
@@ -179,8 +189,8 @@ export async function benchReplicas(
     };
     for (let i = 0; i < replicaCount; i++) replicas.push(await startServiceProcess(API_KEY, env));
     const urls = replicas.map((r) => r.url);
-    await seed(urls[0]!);
-    rows.push(await cycles(`PostgreSQL, ${replicaCount} replicas`, urls, agents));
+    const checkIds = await seed(urls[0]!);
+    rows.push(await cycles(`PostgreSQL, ${replicaCount} replicas`, urls, agents, checkIds));
     wakeUpMs = await wakeUps(urls[0]!, urls[1 % urls.length]!, options.wakeSamples ?? 50);
   } finally {
     await Promise.all(replicas.map((r) => r.stop()));

@@ -272,6 +272,26 @@ describe.skipIf(missing !== null)('several service replicas on PostgreSQL', () =
     expect((await replicas[0]!.api('GET', '/v1/checks')).status).toBe(200);
   });
 
+  it('pg_terminate_backend of every connection of the replicas: each serves again within 10 s, none exits', async () => {
+    const { rows } = await sql.query<{ n: number }>(
+      `select count(pg_terminate_backend(pid))::int as n from pg_stat_activity
+        where datname = current_database() and pid <> pg_backend_pid()`,
+    );
+    // Each replica's pool and its LISTEN connection.
+    expect(rows[0]!.n).toBeGreaterThanOrEqual(replicas.length);
+    const terminatedAt = Date.now();
+    for (const [i, replica] of replicas.entries()) {
+      expect(await readyBy(replica, terminatedAt + 10_000)).toBe(200);
+      const res = await replica.api('POST', '/v1/checks/icmp', {
+        name: `After termination ${i}`,
+        request: { hostname: '127.0.0.1' },
+        activated: false,
+      });
+      expect(res.status, JSON.stringify(res.json)).toBe(201);
+    }
+    expect(allAlive()).toBe(true);
+  });
+
   it('a fast restart of PostgreSQL: readiness says so, no replica exits, all serve again within 10 s', async () => {
     cluster.pgCtl(['restart', '-m', 'fast']);
     const restartedAt = Date.now();
