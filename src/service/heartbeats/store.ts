@@ -1,5 +1,6 @@
 import type { Insertable, Kysely, Transaction } from 'kysely';
 import type { Database } from '../platform/store/database.js';
+import { isPostgres } from '../platform/store/dialect.js';
 import type { Expectation } from './expectation.js';
 
 /** A store handle or a transaction of it. */
@@ -114,13 +115,19 @@ export class HeartbeatQueries {
 
   /** Heartbeats due by `nowMs`, earliest first (index `heartbeats_due`). */
   due(nowMs: number, limit: number) {
-    return this.#db
-      .selectFrom('heartbeats')
-      .selectAll()
-      .where('due_at', '<=', nowMs)
-      .orderBy('due_at')
-      .limit(limit)
-      .execute();
+    return (
+      this.#db
+        .selectFrom('heartbeats')
+        .selectAll()
+        .where('due_at', '<=', nowMs)
+        .orderBy('due_at')
+        .limit(limit)
+        // PostgreSQL, several replicas sweeping: the rows stay locked until the sweep's transaction commits
+        // (with due_at cleared), and rows another sweep or a ping holds are skipped, so a heartbeat is marked
+        // late, and its failed result stored, once.
+        .$if(isPostgres(this.#db), (q) => q.forUpdate().skipLocked())
+        .execute()
+    );
   }
 
   /** The earliest deadline, epoch ms; null when no heartbeat has one. */
