@@ -169,6 +169,12 @@ export async function build(options: BuildOptions): Promise<Service> {
   const notifier = options.storeNotify === false ? null : StoreNotifier.for(options.db, options.log);
   if (notifier) {
     context.queue.attachNotifier(notifier);
+    const reloadDomains = context.statusPageDomains.followReplicas(() =>
+      notifier.publish('outpost_status_pages', '*'),
+    );
+    notifier.subscribe(({ channel }) => {
+      if (channel === 'outpost_status_pages') reloadDomains();
+    });
     await notifier.start();
   }
   // The web app (docs/web-app.md): session cookies for every scope, /auth/session, the app and the trace

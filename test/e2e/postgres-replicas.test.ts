@@ -1,5 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
+import { get as httpGet } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -49,6 +50,21 @@ function connectLater(): pg.Client {
 /** Every replica's process is still running. */
 function allAlive(): boolean {
   return replicas.every((r) => r.process.child.exitCode === null && r.process.child.signalCode === null);
+}
+
+/** `GET /` of the server at `url` with another `Host` header (fetch may not set one). */
+function getWithHost(url: string, host: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const request = httpGet(new URL('/', url), { headers: { host } }, (response) => {
+      let body = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => {
+        body += chunk;
+      });
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
+    });
+    request.on('error', reject);
+  });
 }
 
 /** Polls readiness every 200 ms until it is 200 or `byMs` (epoch ms) passes; the last status. */
@@ -126,7 +142,12 @@ describe.skipIf(missing !== null)('several service replicas on PostgreSQL', () =
   });
 
   it('three replicas start at once on the store, with one account, and each answers readiness', async () => {
-    const env = { OUTPOST_DATABASE_URL: databaseUrl, OUTPOST_ENCRYPTION_KEY: ENCRYPTION_KEY };
+    const env = {
+      OUTPOST_DATABASE_URL: databaseUrl,
+      OUTPOST_ENCRYPTION_KEY: ENCRYPTION_KEY,
+      // Custom domains under it need no DNS verification.
+      OUTPOST_STATUS_PAGE_DOMAINS: '.status.example.test',
+    };
     replicas = await Promise.all([0, 1, 2].map(() => startServiceProcess(API_KEY, env)));
     for (const replica of replicas) expect(await readiness(replica)).toBe(200);
     const { rows } = await sql.query<{ n: number }>('select count(*)::int as n from accounts');
@@ -254,6 +275,31 @@ describe.skipIf(missing !== null)('several service replicas on PostgreSQL', () =
     const done = await completion;
     expect(done.res.status, JSON.stringify(done.res.json)).toBe(200);
     expect(done.at - storedAt).toBeLessThan(1500);
+  });
+
+  it('a status page given a custom domain through one replica is served at that domain by the others at once', async () => {
+    const [a, b, c] = replicas as [ServiceProcess, ServiceProcess, ServiceProcess];
+    const domain = 'acme.status.example.test';
+    const created = await a.api('POST', '/v1/status-pages', {
+      name: 'Acme status',
+      url: `acme-${randomBytes(4).toString('hex')}`,
+      cards: [],
+      customDomain: domain,
+    });
+    expect(created.status, JSON.stringify(created.json)).toBe(201);
+    // The periodic refresh of the other replicas' domain maps is 30 s away: the announcement must do it.
+    for (const replica of [a, b, c]) {
+      const deadline = Date.now() + 3000;
+      let status = 0;
+      let body = '';
+      while (Date.now() < deadline) {
+        ({ status, body } = await getWithHost(replica.url, domain));
+        if (status === 200 && body.includes('Acme status')) break;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(status).toBe(200);
+      expect(body).toContain('Acme status');
+    }
   });
 
   it('failed authentications count across replicas: 21 wrong keys spread over three hit the limit of 20', async () => {

@@ -3,12 +3,12 @@ import type { Logger } from '../../../common/logger.js';
 import { postgresPoolOf } from './postgres.js';
 
 /** The channels replicas wake each other on; a notification carries one id, never data. */
-export type StoreChannel = 'outpost_jobs' | 'outpost_session';
+export type StoreChannel = 'outpost_jobs' | 'outpost_session' | 'outpost_status_pages';
 
 /** What a notification names: the channel and the id (an account id, a check session id); `*`: wake everyone. */
 export type StoreWakeUp = { channel: StoreChannel; id: string };
 
-const CHANNELS: readonly StoreChannel[] = ['outpost_jobs', 'outpost_session'];
+const CHANNELS: readonly StoreChannel[] = ['outpost_jobs', 'outpost_session', 'outpost_status_pages'];
 /** First and longest wait before the listening connection is opened again, ms. */
 const RECONNECT_MS = { first: 500, max: 15_000 };
 

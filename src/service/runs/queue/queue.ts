@@ -173,6 +173,7 @@ export class JobQueue {
   attachNotifier(notifier: StoreNotifier): void {
     this.#notifier = notifier;
     notifier.subscribe(({ channel, id }) => {
+      if (channel !== 'outpost_jobs' && channel !== 'outpost_session') return;
       const prefix = channel === 'outpost_jobs' ? 'jobs:' : 'session:';
       if (id !== '*') {
         this.#events.emit(`${prefix}${id}`);

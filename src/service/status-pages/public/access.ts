@@ -276,6 +276,7 @@ export class CustomDomains {
   /** Whether the map follows the changes made through the service (between {@link start} and {@link stop}). */
   #following = false;
   #refreshing: Promise<void> | undefined;
+  #announce: (() => void) | undefined;
 
   /** @throws TypeError when `options.appUrl` is not a URL. */
   constructor(db: Kysely<Database>, options: CustomDomainsOptions) {
@@ -341,7 +342,20 @@ export class CustomDomains {
    */
   async pagesChanged(): Promise<void> {
     if (!this.#following) return;
+    this.#announce?.();
     await this.reload().catch(() => undefined);
+  }
+
+  /**
+   * Tells the other replicas of a shared store when pages change here (`announce`), and returns what to call
+   * when one of them announces a change: a reload, so a custom domain added through one replica is served by
+   * every one at once rather than at its next periodic refresh.
+   */
+  followReplicas(announce: () => void): () => void {
+    this.#announce = announce;
+    return () => {
+      if (this.#following) void this.reload().catch(() => undefined);
+    };
   }
 
   /**
