@@ -4,8 +4,9 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, wri
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type Job, PROTOCOL_VERSION } from '../../src/protocol/index.js';
+import type { Job } from '../../src/protocol/index.js';
 import {
+  claimOverHttp,
   apiClient,
   CLI,
   type CliProcess,
@@ -47,25 +48,11 @@ async function backup(args: string[], env: Record<string, string>) {
 
 /** Claims one API job of the account as a data-center agent. */
 async function claimApiJob(url: string): Promise<Job> {
-  const res = await fetch(`${url}/v1/agent/jobs/claim`, {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${API_KEY}`,
-      'x-agent-id': randomUUID(),
-      'content-type': 'application/json',
-    },
-    body: JSON.stringify({
-      agentVersion: '0.0.0-test',
-      protocolVersion: PROTOCOL_VERSION,
-      checkTypes: ['API'],
-      runtimes: ['2026.04'],
-      freeSlots: { uptime: 0, main: 1 },
-      waitSeconds: 5,
-    }),
+  const jobs = await claimOverHttp(url, API_KEY, {
+    checkTypes: ['API'],
+    freeSlots: { uptime: 0, main: 1 },
+    waitSeconds: 5,
   });
-  const text = await res.text();
-  expect(res.status, text).toBe(200);
-  const { jobs } = JSON.parse(text) as { jobs: Job[] };
   expect(jobs).toHaveLength(1);
   return jobs[0]!;
 }

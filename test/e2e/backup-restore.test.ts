@@ -4,8 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type Job, PROTOCOL_VERSION } from '../../src/protocol/index.js';
+import type { Job } from '../../src/protocol/index.js';
 import {
+  claimOverHttp,
   apiClient,
   type CliProcess,
   freePort,
@@ -43,25 +44,11 @@ function runBlock(block: string, env: Record<string, string>): { status: number 
 
 /** Claims one job of the account as a data-center agent would, so the secrets it carries can be read. */
 async function claimOne(url: string, apiKey: string): Promise<Job> {
-  const res = await fetch(`${url}/v1/agent/jobs/claim`, {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${apiKey}`,
-      'x-agent-id': randomUUID(),
-      'content-type': 'application/json',
-    },
-    body: JSON.stringify({
-      agentVersion: '0.0.0-test',
-      protocolVersion: PROTOCOL_VERSION,
-      checkTypes: ['API'],
-      runtimes: ['2026.04'],
-      freeSlots: { uptime: 0, main: 1 },
-      waitSeconds: 5,
-    }),
+  const jobs = await claimOverHttp(url, apiKey, {
+    checkTypes: ['API'],
+    freeSlots: { uptime: 0, main: 1 },
+    waitSeconds: 5,
   });
-  const text = await res.text();
-  expect(res.status, text).toBe(200);
-  const { jobs } = JSON.parse(text) as { jobs: Job[] };
   expect(jobs).toHaveLength(1);
   return jobs[0]!;
 }

@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Job, PROTOCOL_VERSION } from '../../src/protocol/index.js';
+import type { Job } from '../../src/protocol/index.js';
 import { parseSecretKey } from '../../src/service/platform/store/secret-box.js';
-import { apiClient, type CliProcess, freePort, spawnCli, stopCli } from '../helpers/cli.js';
+import { claimOverHttp, apiClient, type CliProcess, freePort, spawnCli, stopCli } from '../helpers/cli.js';
 import {
   createDatabase,
   POSTGRES_REQUIREMENT,
@@ -58,26 +58,13 @@ async function startService(
 }
 
 /** `POST /v1/agent/jobs/claim` with the account key, as a data-center agent: the jobs handed out. */
-async function claim(url: string, checkTypes: string[], agentId = randomUUID()): Promise<Job[]> {
-  const res = await fetch(new URL('/v1/agent/jobs/claim', url), {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${API_KEY}`,
-      'x-agent-id': agentId,
-      'content-type': 'application/json',
-    },
-    body: JSON.stringify({
-      agentVersion: '0.0.0-test',
-      protocolVersion: PROTOCOL_VERSION,
-      checkTypes,
-      runtimes: ['2026.04'],
-      freeSlots: { uptime: 5, main: 5 },
-      waitSeconds: 5,
-    }),
+function claim(url: string, checkTypes: string[], agentId = randomUUID()): Promise<Job[]> {
+  return claimOverHttp(url, API_KEY, {
+    agentId,
+    checkTypes,
+    freeSlots: { uptime: 5, main: 5 },
+    waitSeconds: 5,
   });
-  const text = await res.text();
-  expect(res.status, text).toBe(200);
-  return (JSON.parse(text) as { jobs: Job[] }).jobs;
 }
 
 /** Runs `outpost migrate-store` with `args` and `env`; resolves with its exit code and output. */

@@ -5,9 +5,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Job, PROTOCOL_VERSION } from '../../src/protocol/index.js';
+import type { Job } from '../../src/protocol/index.js';
 import { nextRunAfter } from '../../src/service/runs/scheduler/schedule.js';
 import {
+  claimOverHttp,
   apiClient,
   type CliProcess,
   freePort,
@@ -90,30 +91,8 @@ async function claim(replica: ServiceProcess, agentId: string, waitSeconds = 0):
 }
 
 /** The jobs handed to agent `agentId` by a claim through `replica`, waiting up to `waitSeconds` for one. */
-async function claimJobs(
-  replica: ServiceProcess,
-  agentId: string,
-  waitSeconds: number,
-): Promise<(Job & { jobId: string })[]> {
-  const res = await fetch(new URL('/v1/agent/jobs/claim', replica.url), {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${API_KEY}`,
-      'x-agent-id': agentId,
-      'content-type': 'application/json',
-    },
-    body: JSON.stringify({
-      agentVersion: '0.0.0-test',
-      protocolVersion: PROTOCOL_VERSION,
-      checkTypes: ['ICMP', 'DNS', 'TCP', 'URL', 'API'],
-      runtimes: ['2026.04'],
-      freeSlots: { uptime: 3, main: 3 },
-      waitSeconds,
-    }),
-  });
-  const body = (await res.json()) as { jobs?: (Job & { jobId: string })[] };
-  expect(res.status, JSON.stringify(body)).toBe(200);
-  return body.jobs ?? [];
+function claimJobs(replica: ServiceProcess, agentId: string, waitSeconds: number): Promise<Job[]> {
+  return claimOverHttp(replica.url, API_KEY, { agentId, waitSeconds });
 }
 
 describe.skipIf(missing !== null)('several service replicas on PostgreSQL', () => {

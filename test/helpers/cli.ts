@@ -3,6 +3,9 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { expect } from 'vitest';
+import { type Job, PROTOCOL_VERSION } from '../../src/protocol/index.js';
 import { PACKAGE_ROOT } from '../../src/common/paths.js';
 
 /** The built CLI; `npm test` builds it first (pretest). */
@@ -167,4 +170,41 @@ export async function startServiceProcess(
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** What {@link claimOverHttp} asks for; every field has the default of an agent serving every location. */
+export type HttpClaim = {
+  /** The claiming agent's id (a UUID); default a new one. */
+  agentId?: string;
+  checkTypes?: string[];
+  freeSlots?: { uptime: number; main: number };
+  /** How long the claim may wait for a job, s. Default 0. */
+  waitSeconds?: number;
+};
+
+/**
+ * `POST /v1/agent/jobs/claim` on the service at `url` with `apiKey` (an account key: a data-center agent),
+ * as a real agent sends it over HTTP; expects 200.
+ * @returns the jobs handed out (none when the queue had nothing for it).
+ */
+export async function claimOverHttp(url: string, apiKey: string, claim: HttpClaim = {}): Promise<Job[]> {
+  const res = await fetch(new URL('/v1/agent/jobs/claim', url), {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${apiKey}`,
+      'x-agent-id': claim.agentId ?? randomUUID(),
+      'content-type': 'application/json',
+    },
+    body: JSON.stringify({
+      agentVersion: '0.0.0-test',
+      protocolVersion: PROTOCOL_VERSION,
+      checkTypes: claim.checkTypes ?? ['ICMP', 'DNS', 'TCP', 'URL', 'API'],
+      runtimes: ['2026.04'],
+      freeSlots: claim.freeSlots ?? { uptime: 3, main: 3 },
+      waitSeconds: claim.waitSeconds ?? 0,
+    }),
+  });
+  const text = await res.text();
+  expect(res.status, text).toBe(200);
+  return (JSON.parse(text) as { jobs: Job[] }).jobs;
 }
