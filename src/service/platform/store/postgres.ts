@@ -38,11 +38,17 @@ export type PostgresStoreOptions = {
   migrate?: boolean;
 };
 
-/** `postgres://user:password@host/db` with the password replaced by `***`, for logs and errors. */
+/**
+ * `postgres://user:password@host/db` with the password replaced by `***`, for logs and errors: the one in
+ * the URL's user part and libpq's `password` parameter in its query string (`?password=…`), both spellings.
+ */
 export function redactDatabaseUrl(url: string): string {
   try {
     const parsed = new URL(url);
     if (parsed.password !== '') parsed.password = '***';
+    for (const name of [...parsed.searchParams.keys()]) {
+      if (name.toLowerCase() === 'password') parsed.searchParams.set(name, '***');
+    }
     return parsed.toString();
   } catch {
     return '(not a URL)';
