@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { type CheckResult, type Job, PROTOCOL_VERSION } from '../../../src/protocol/index.js';
 import {
   errorGroupsHook,
@@ -130,7 +130,16 @@ describe('errorGroupsHook', () => {
     });
     expect(posted.json()).toEqual({ stored: true, duplicate: false, resultType: 'FINAL' });
 
-    const groups = await groupsOf(checkId);
+    // Hooks run from the result outbox after the post has answered (the ingest kicks the worker):
+    // on PostgreSQL the pass is still under way when the post returns, so wait for the group.
+    const groups = await vi.waitFor(
+      async () => {
+        const listed = await groupsOf(checkId);
+        expect(listed).toHaveLength(1);
+        return listed;
+      },
+      { timeout: 10_000, interval: 50 },
+    );
     expect(groups).toEqual([
       {
         id: expect.stringMatching(/^[0-9a-f-]{36}$/),
