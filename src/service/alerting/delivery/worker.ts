@@ -35,6 +35,8 @@ export const MAX_ATTEMPT_TEXT_CHARS = 2000;
 export const MAX_RETRY_AFTER_WAIT_MS = 3_600_000;
 /** Time a sender gets past `sendTimeoutMs` to settle after its signal aborted, ms, before the worker stops waiting. */
 const SEND_GRACE_MS = 1000;
+/** The default lease's time beyond the send timeout, ms: the attempt's record after the send. */
+const LEASE_MARGIN_MS = 5000;
 
 /** Options of the DeliveryWorker. Times in ms. */
 export type DeliveryWorkerOptions = {
@@ -54,9 +56,10 @@ export type DeliveryWorkerOptions = {
    */
   accountVariables?: (accountId: string) => Promise<Record<string, string>>;
   /**
-   * How long a claim holds a notification, default 60 000. After it a notification still SENDING
-   * is taken as abandoned (its worker died) and sent again with the same idempotency key. Keep it
-   * well above `sendTimeoutMs`.
+   * How long a claim holds a notification, default `sendTimeoutMs` + 5 000 (20 000). After it a notification
+   * still SENDING is taken as abandoned (its worker died) and sent again, by any replica, with the same
+   * idempotency key. It must outlast a send (a send is aborted at `sendTimeoutMs`); longer only delays the
+   * resend of what a crashed replica was sending.
    */
   leaseMs?: number;
   /** A send is aborted after this, default 15 000 (and counted as a RETRY). */
@@ -162,8 +165,8 @@ export class DeliveryWorker {
    * that ran out mid-send would let another worker send the same notification at once.
    */
   constructor(db: Kysely<Database>, options: DeliveryWorkerOptions) {
-    const leaseMs = options.leaseMs ?? 60_000;
     const sendTimeoutMs = options.sendTimeoutMs ?? 15_000;
+    const leaseMs = options.leaseMs ?? sendTimeoutMs + LEASE_MARGIN_MS;
     if (leaseMs <= sendTimeoutMs + SEND_GRACE_MS) {
       throw new Error(
         `leaseMs (${leaseMs}) must be longer than sendTimeoutMs (${sendTimeoutMs}) plus ${SEND_GRACE_MS} ms`,
