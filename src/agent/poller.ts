@@ -16,7 +16,7 @@ import type { Logger } from '../common/logger.js';
 import { VERSION } from '../common/paths.js';
 import type { BackoffOptions, JobDispatcher } from './dispatcher.js';
 import type { AgentMetrics } from './metrics.js';
-import { isTransient, type ServiceClient } from './service-client.js';
+import { CLAIM_HEARTBEAT_SECONDS, isTransient, type ServiceClient } from './service-client.js';
 
 /** Shortest time between two claims that brought no job, milliseconds: no hot loop when `waitSeconds` is 0. */
 const MIN_EMPTY_CLAIM_INTERVAL_MS = 1000;
@@ -122,6 +122,7 @@ async function runClassPoller(jobClass: JobClass, options: PollerOptions): Promi
       freeSlots,
       waitSeconds: firstClaim ? 0 : options.claimWaitSeconds,
       acknowledges: true,
+      heartbeatSeconds: CLAIM_HEARTBEAT_SECONDS,
       ...(options.locations ? { locations: [...options.locations] } : {}),
       ...(options.hostName ? { hostName: options.hostName.slice(0, 255) } : {}),
     };
@@ -159,9 +160,13 @@ async function runClassPoller(jobClass: JobClass, options: PollerOptions): Promi
       }
       options.metrics?.claimed('transient_error');
       const retryAfterMs = (err as { retryAfterMs?: number | null }).retryAfterMs ?? 0;
+      // The back-off counts from the failed claim's start: a claim that failed after waiting (a silent service,
+      // given up after its missed heartbeats) has waited its turn, and the next claim goes out at once, through
+      // a balancer to a replica that answers. A claim refused at once waits the whole back-off.
+      const waitedMs = performance.now() - t0;
       const delayMs = Math.min(
         backoff.capMs,
-        Math.max(retryAfterMs, backoffMs(failures, backoff.baseMs, backoff.capMs)),
+        Math.max(retryAfterMs, backoffMs(failures, backoff.baseMs, backoff.capMs) - waitedMs, 0),
       );
       failures += 1;
       logger.warn({ err, failures, delayMs: Math.round(delayMs) }, 'claim failed; backing off');

@@ -22,6 +22,21 @@ import { VERSION } from '../common/paths.js';
 const REQUEST_TIMEOUT_MS = 30_000;
 /** Added to a claim's `waitSeconds` before its answer counts as lost, milliseconds. */
 const CLAIM_GRACE_MS = 15_000;
+/**
+ * Seconds between the heartbeats the agent asks of a waiting claim (ClaimRequest `heartbeatSeconds`). A claim
+ * silent for three of them and a second more is given up (see {@link claimSilenceMs}).
+ */
+export const CLAIM_HEARTBEAT_SECONDS = 1;
+
+/**
+ * How long a claim with heartbeats may be silent before it counts as lost, ms: three missed heartbeats and a
+ * second (4 000 for 1 s heartbeats). A frozen service (a stopped replica behind a balancer keeps the connection
+ * open) is left after this instead of after the whole wait; the loop then claims again at once, through the
+ * balancer, from a replica that answers.
+ */
+export function claimSilenceMs(heartbeatSeconds: number): number {
+  return heartbeatSeconds * 3000 + 1000;
+}
 
 /**
  * An error from a call to the service. `code` sorts it: `OUTPOST_ERR_SERVICE_UNAVAILABLE`
@@ -125,7 +140,10 @@ function retryAfterMs(header: string | string[] | undefined): number | null {
 export class ServiceClient {
   readonly #baseUrl: string;
   readonly #headers: Record<string, string>;
-  readonly #dispatcher: Dispatcher;
+  readonly #newDispatcher: () => Dispatcher;
+  #dispatcher: Dispatcher;
+  /** Pools left after a silent call: closed with the client (their calls end by their own timeouts). */
+  readonly #retired = new Set<Promise<void>>();
 
   constructor(options: ServiceClientOptions) {
     this.#baseUrl = options.serviceUrl.replace(/\/+$/, '');
@@ -136,11 +154,27 @@ export class ServiceClient {
       accept: 'application/json',
     };
     // Empty strings, not undefined: undici would otherwise read process.env behind the config's back.
-    this.#dispatcher = new EnvHttpProxyAgent({
-      httpsProxy: options.proxy?.httpsProxy ?? '',
-      httpProxy: options.proxy?.httpProxy ?? '',
-      noProxy: options.proxy?.noProxy ?? '',
-    });
+    this.#newDispatcher = () =>
+      new EnvHttpProxyAgent({
+        httpsProxy: options.proxy?.httpsProxy ?? '',
+        httpProxy: options.proxy?.httpProxy ?? '',
+        noProxy: options.proxy?.noProxy ?? '',
+      });
+    this.#dispatcher = this.#newDispatcher();
+  }
+
+  /**
+   * After a call that timed out on a silent service: the next calls go out on new connections. The pool's idle
+   * keep-alive connections lead to the same silent peer (behind a TCP balancer, the frozen replica), so the
+   * claim that follows would hang on one of them; new connections go through the balancer again, to a replica
+   * that answers. The old pool closes once its calls in flight end (each by its own timeout).
+   */
+  #leaveSilentPeer(used: Dispatcher): void {
+    if (this.#dispatcher !== used) return;
+    this.#dispatcher = this.#newDispatcher();
+    const closing = used.close().catch(() => {});
+    this.#retired.add(closing);
+    void closing.finally(() => this.#retired.delete(closing));
   }
 
   /**
@@ -149,8 +183,15 @@ export class ServiceClient {
    * @throws ServiceError; a 400 or other 4xx is `OUTPOST_ERR_PROTOCOL` (fatal), 401/403 `OUTPOST_ERR_UNAUTHORIZED`.
    */
   async claim(claimRequest: ClaimRequest, signal: AbortSignal): Promise<ClaimAnswer> {
-    const timeoutMs = claimRequest.waitSeconds * 1000 + CLAIM_GRACE_MS;
-    const body = await this.#call('claim', '/v1/agent/jobs/claim', claimRequest, signal, timeoutMs);
+    const heartbeats = claimRequest.heartbeatSeconds !== undefined && claimRequest.waitSeconds > 0;
+    // With heartbeats the status comes at once and a byte at least every heartbeat: silence means a dead service.
+    const timeouts = heartbeats
+      ? {
+          headersMs: claimSilenceMs(claimRequest.heartbeatSeconds!),
+          bodyMs: claimSilenceMs(claimRequest.heartbeatSeconds!),
+        }
+      : { headersMs: claimRequest.waitSeconds * 1000 + CLAIM_GRACE_MS, bodyMs: REQUEST_TIMEOUT_MS };
+    const body = await this.#call('claim', '/v1/agent/jobs/claim', claimRequest, signal, timeouts);
     if (!isRecord(body) || !Array.isArray(body.jobs)) {
       // A proxy's HTML page or a half-deployed service: retry rather than exit.
       throw new ServiceError('OUTPOST_ERR_SERVICE_UNAVAILABLE', 'claim answer has no jobs array', {
@@ -243,7 +284,7 @@ export class ServiceClient {
       `/v1/agent/jobs/${encodeURIComponent(jobId)}/artifacts/${encodeURIComponent(name)}`,
       { stream: createReadStream(path), sizeBytes: size },
       signal,
-      ARTIFACT_TIMEOUT_MS,
+      { headersMs: ARTIFACT_TIMEOUT_MS, bodyMs: REQUEST_TIMEOUT_MS },
     );
     return size;
   }
@@ -255,7 +296,7 @@ export class ServiceClient {
 
   /** Closes the connection pool; calls after close fail. */
   async close(): Promise<void> {
-    await this.#dispatcher.close();
+    await Promise.all([this.#dispatcher.close(), ...this.#retired]);
   }
 
   async #call(
@@ -263,14 +304,18 @@ export class ServiceClient {
     path: string,
     payload: unknown,
     signal: AbortSignal,
-    timeoutMs = REQUEST_TIMEOUT_MS,
+    timeouts: { headersMs: number; bodyMs: number } = {
+      headersMs: REQUEST_TIMEOUT_MS,
+      bodyMs: REQUEST_TIMEOUT_MS,
+    },
   ): Promise<unknown> {
     let response: Dispatcher.ResponseData;
+    const dispatcher = this.#dispatcher;
     const upload = payload instanceof Object && 'stream' in payload ? (payload as ArtifactPayload) : null;
     try {
       response = await request(`${this.#baseUrl}${path}`, {
         method: upload ? 'PUT' : 'POST',
-        dispatcher: this.#dispatcher,
+        dispatcher,
         headers: upload
           ? {
               ...this.#headers,
@@ -282,12 +327,14 @@ export class ServiceClient {
             : { ...this.#headers, 'content-type': 'application/json' },
         body: upload ? upload.stream : payload === undefined ? null : JSON.stringify(payload),
         signal,
-        headersTimeout: timeoutMs,
-        bodyTimeout: REQUEST_TIMEOUT_MS,
+        headersTimeout: timeouts.headersMs,
+        // undici's body timeout is the longest silence between two chunks of the body, not its whole time.
+        bodyTimeout: timeouts.bodyMs,
       });
     } catch (err) {
       if (signal.aborted)
         throw new ServiceError('OUTPOST_ERR_ABORTED', `${operation} aborted`, { cause: err });
+      if (isSilence(err)) this.#leaveSilentPeer(dispatcher);
       const reason = (err as { code?: string }).code ?? (err as Error).message;
       throw new ServiceError('OUTPOST_ERR_SERVICE_UNAVAILABLE', `${operation} failed: ${reason}`, {
         cause: err,
@@ -301,6 +348,7 @@ export class ServiceClient {
     } catch (err) {
       if (signal.aborted)
         throw new ServiceError('OUTPOST_ERR_ABORTED', `${operation} aborted`, { cause: err });
+      if (isSilence(err)) this.#leaveSilentPeer(dispatcher);
       throw new ServiceError('OUTPOST_ERR_SERVICE_UNAVAILABLE', `${operation} answer was cut off`, {
         statusCode,
         cause: err,
@@ -325,6 +373,12 @@ export class ServiceClient {
     const details = { statusCode, retryAfterMs: retryAfterMs(response.headers['retry-after']) };
     throw new ServiceError(classify(operation, statusCode), message, details);
   }
+}
+
+/** True for undici's timeouts: no headers, or no body bytes, within the call's time (the peer went silent). */
+function isSilence(err: unknown): boolean {
+  const code = (err as { code?: string } | null)?.code;
+  return code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT';
 }
 
 /** Sorts an HTTP error status of one operation into an error code (docs/protocol.md, "Retry rules"). */

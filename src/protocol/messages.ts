@@ -56,6 +56,15 @@ export const ClaimRequestSchema = Type.Object(
      * false (older agents): the lease starts at the claim.
      */
     acknowledges: Type.Optional(Type.Boolean()),
+    /**
+     * Seconds between heartbeats of a waiting claim, 1–10. Set: the service sends the answer's status and headers
+     * at once and then one space every `heartbeatSeconds` while it waits (JSON allows the whitespace before the
+     * body), so the agent can tell a service that stopped answering (a frozen replica behind a balancer keeps the
+     * connection open) from one with nothing to hand out, and give up after a few silent heartbeats instead of
+     * at the end of the wait. An error while waiting resets the connection instead of a status. Absent (older
+     * agents): the answer comes whole at the end (docs/protocol.md, "Claim heartbeats").
+     */
+    heartbeatSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 10 })),
   },
   { additionalProperties: false },
 );

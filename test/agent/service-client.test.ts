@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ServiceClient, type ServiceError } from '../../src/agent/service-client.js';
+import { claimSilenceMs, ServiceClient, type ServiceError } from '../../src/agent/service-client.js';
 import { type ClaimRequest, PROTOCOL_VERSION } from '../../src/protocol/index.js';
 import { VERSION } from '../../src/common/paths.js';
 import { makeJob, passedOutcome, TEST_API_KEY, TestService } from './helpers.js';
@@ -218,6 +218,116 @@ describe('ServiceClient through HTTP_PROXY', () => {
       proxy.closeAllConnections();
       await new Promise<void>((resolve) => proxy.close(() => resolve()));
       await service.close();
+    }
+  });
+});
+
+describe('ServiceClient claims with heartbeats', () => {
+  /** A service on loopback whose claim answer `answer` writes; the client under test points at it. */
+  async function serviceWith(answer: (res: import('node:http').ServerResponse) => void) {
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => answer(res));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const client = new ServiceClient({ serviceUrl: url, apiKey: TEST_API_KEY, agentId: AGENT_ID });
+    return {
+      client,
+      close: async () => {
+        await client.close();
+        server.closeAllConnections();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+      },
+    };
+  }
+  const waiting: ClaimRequest = { ...CLAIM, waitSeconds: 20, heartbeatSeconds: 1 };
+
+  it('waits past the silence limit while heartbeats come, and reads the answer after them', async () => {
+    const job = makeJob();
+    const peer = await serviceWith((res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.flushHeaders();
+      let beats = 0;
+      const timer = setInterval(() => {
+        beats += 1;
+        if (beats < 6) res.write(' ');
+        else {
+          clearInterval(timer);
+          res.end(JSON.stringify({ jobs: [job] }));
+        }
+      }, 1000);
+    });
+    try {
+      const t0 = performance.now();
+      expect(await peer.client.claim(waiting, AbortSignal.timeout(20_000))).toEqual({
+        jobs: [job],
+        rejected: [],
+      });
+      expect(performance.now() - t0).toBeGreaterThan(claimSilenceMs(1));
+    } finally {
+      await peer.close();
+    }
+  });
+
+  it('gives a claim up after three missed heartbeats: silent after the headers, or no headers at all', async () => {
+    const silentBody = await serviceWith((res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.flushHeaders();
+    });
+    const frozen = await serviceWith(() => {});
+    try {
+      for (const peer of [silentBody, frozen]) {
+        const t0 = performance.now();
+        const err = await failure(peer.client.claim(waiting, AbortSignal.timeout(30_000)));
+        const tookMs = performance.now() - t0;
+        expect(err.code).toBe('OUTPOST_ERR_SERVICE_UNAVAILABLE');
+        // Not the 20 s wait and its 15 s grace.
+        expect(tookMs).toBeGreaterThanOrEqual(claimSilenceMs(1) - 50);
+        expect(tookMs).toBeLessThan(claimSilenceMs(1) + 2000);
+      }
+    } finally {
+      await silentBody.close();
+      await frozen.close();
+    }
+  });
+
+  it('after a silent claim, the next call goes out on a new connection, not on one kept alive to the silent peer', async () => {
+    let silent = false;
+    const sockets: import('node:net').Socket[] = [];
+    const server = createServer((req, res) => {
+      sockets.push(req.socket);
+      req.resume();
+      req.on('end', () => {
+        if (silent) return;
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end('{"jobs":[]}');
+      });
+    });
+    // As the service's (Fastify keeps idle connections 72 s): longer than the silence, so they are still there.
+    server.keepAliveTimeout = 60_000;
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const client = new ServiceClient({ serviceUrl: url, apiKey: TEST_API_KEY, agentId: AGENT_ID });
+    try {
+      // Calls at once open several connections; kept alive, the next calls reuse them.
+      await Promise.all([1, 2, 3].map(() => client.claim(CLAIM, AbortSignal.timeout(5000))));
+      const opened = new Set(sockets).size;
+      expect(opened).toBeGreaterThan(1);
+      await client.claim(CLAIM, AbortSignal.timeout(5000));
+      expect(new Set(sockets).size).toBe(opened);
+      silent = true;
+      expect((await failure(client.claim(waiting, AbortSignal.timeout(30_000)))).code).toBe(
+        'OUTPOST_ERR_SERVICE_UNAVAILABLE',
+      );
+      const before = new Set(sockets);
+      silent = false;
+      await client.claim(CLAIM, AbortSignal.timeout(5000));
+      expect(before.has(sockets.at(-1)!)).toBe(false);
+    } finally {
+      await client.close().catch(() => {});
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
     }
   });
 });

@@ -18,10 +18,19 @@ export type TcpBalancer = {
   close(): Promise<void>;
 };
 
-/** Starts a balancer over `upstreams` (ports on 127.0.0.1). */
-export async function startTcpBalancer(upstreams: number[]): Promise<TcpBalancer> {
+/**
+ * Active health checks, as HAProxy's `option httpchk GET {path}` with `check inter {intervalMs} fall 2 rise 1`:
+ * each upstream's `path` is fetched every `intervalMs` with a timeout of the same length; two failures in a
+ * row take it out of the turn for new connections, one success brings it back.
+ */
+export type HealthChecks = { path: string; intervalMs: number };
+
+/** Starts a balancer over `upstreams` (ports on 127.0.0.1), with active health checks when `health` is given. */
+export async function startTcpBalancer(upstreams: number[], health?: HealthChecks): Promise<TcpBalancer> {
   const open = new Map<Socket, number>();
+  const failures = new Map<number, number>();
   let turn = 0;
+  const isUp = (port: number) => (failures.get(port) ?? 0) < 2;
   const balancer: TcpBalancer = {
     url: '',
     upstreams: [...upstreams],
@@ -30,11 +39,26 @@ export async function startTcpBalancer(upstreams: number[]): Promise<TcpBalancer
       for (const port of open.values()) counts.set(port, (counts.get(port) ?? 0) + 1);
       return counts;
     },
-    close: () => closeServer(server, open),
+    close: async () => {
+      clearInterval(checker);
+      await closeServer(server, open);
+    },
   };
+  const checker = setInterval(() => {
+    if (!health) return;
+    for (const port of balancer.upstreams) {
+      fetch(`http://127.0.0.1:${port}${health.path}`, { signal: AbortSignal.timeout(health.intervalMs) })
+        .then((res) => res.ok)
+        .catch(() => false)
+        .then((ok) => failures.set(port, ok ? 0 : (failures.get(port) ?? 0) + 1));
+    }
+  }, health?.intervalMs ?? 60_000);
+  checker.unref();
 
   const connect = (client: Socket, tried: number) => {
-    const ports = balancer.upstreams;
+    const up = balancer.upstreams.filter(isUp);
+    // With every upstream down, try them all rather than none.
+    const ports = up.length > 0 ? up : balancer.upstreams;
     if (tried >= ports.length) {
       client.destroy();
       return;

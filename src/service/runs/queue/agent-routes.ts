@@ -1,4 +1,4 @@
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ServiceApp } from '../../platform/http/service-app.js';
 import { Type } from '@sinclair/typebox';
 import {
@@ -10,6 +10,7 @@ import {
   ClaimRequestSchema,
   ClaimResponseSchema,
   type ClaimRequest,
+  type Job,
   LeaseResponseSchema,
   LOCATIONS,
   PROTOCOL_VERSION,
@@ -214,19 +215,34 @@ function claimRoute(app: ServiceApp, ctx: ServiceContext): void {
       const wait = linkSignal([ctx.shutdown]);
       // The agent went away (it stopped, or its client gave up): stop waiting, hand it nothing more.
       abortWhenClientGone(reply, wait);
-      const jobs = await ctx.queue
-        .claimWait(
-          scope,
-          {
-            checkTypes: body.checkTypes,
-            freeSlots: body.freeSlots,
-            runtimes: body.runtimes,
-            acknowledges: body.acknowledges === true,
-          },
-          body.waitSeconds * 1000,
-          wait.signal,
-        )
-        .finally(() => wait.dispose());
+      const heartbeats =
+        body.heartbeatSeconds !== undefined && body.waitSeconds > 0
+          ? startHeartbeats(reply, body.heartbeatSeconds * 1000)
+          : undefined;
+      let jobs: Job[];
+      try {
+        jobs = await ctx.queue
+          .claimWait(
+            scope,
+            {
+              checkTypes: body.checkTypes,
+              freeSlots: body.freeSlots,
+              runtimes: body.runtimes,
+              acknowledges: body.acknowledges === true,
+            },
+            body.waitSeconds * 1000,
+            wait.signal,
+          )
+          .finally(() => wait.dispose());
+      } catch (err) {
+        // The status went out with the first heartbeat: the agent learns of the failure by a reset connection,
+        // which it retries like any transient failure. Nothing was claimed (the claim's transaction rolled back).
+        if (!heartbeats) throw err;
+        heartbeats.stop();
+        request.log.warn({ err, agentId: scope.agentId }, 'claim failed after its heartbeats began');
+        reply.raw.destroy();
+        return reply;
+      }
       if (jobs.length > 0) request.log.debug({ jobs: jobs.map((j) => j.jobId) }, 'jobs claimed');
       // What the claim reported (free slots less the jobs handed out), for GET /v1/agents.
       try {
@@ -235,7 +251,31 @@ function claimRoute(app: ServiceApp, ctx: ServiceContext): void {
       } catch (err) {
         request.log.warn({ err, agentId: scope.agentId }, 'could not record the claim report of an agent');
       }
-      return { jobs };
+      if (!heartbeats) return { jobs };
+      heartbeats.stop();
+      reply.raw.end(reply.serialize({ jobs }));
+      return reply;
     },
   );
+}
+
+/**
+ * Starts the heartbeats of a waiting claim (ClaimRequest `heartbeatSeconds`): takes the response over from
+ * Fastify, sends its status and headers now, then one space every `intervalMs` until `stop`. Proxies are asked
+ * not to buffer (`X-Accel-Buffering: no`, which nginx honours), since a held-back heartbeat reads as a dead
+ * service to the agent.
+ */
+function startHeartbeats(reply: FastifyReply, intervalMs: number): { stop(): void } {
+  reply.hijack();
+  const raw = reply.raw;
+  raw.writeHead(200, {
+    'content-type': 'application/json; charset=utf-8',
+    'cache-control': 'no-store',
+    'x-accel-buffering': 'no',
+  });
+  raw.flushHeaders();
+  const timer = setInterval(() => {
+    if (!raw.destroyed) raw.write(' ');
+  }, intervalMs);
+  return { stop: () => clearInterval(timer) };
 }
