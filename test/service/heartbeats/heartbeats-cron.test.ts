@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { build, type Service } from '../../../src/service/app.js';
 import { deadlineAfterMs } from '../../../src/service/heartbeats/expectation.js';
 import { createAccount, createApiKey } from '../../../src/service/platform/http/auth.js';
-import { openSqliteDatabase } from '../../../src/service/platform/store/database.js';
+import { testStore } from '../../helpers/service.js';
 
 /**
  * Cron heartbeats across both DST changes: deadlines are the next occurrence in the schedule's
@@ -11,13 +11,15 @@ import { openSqliteDatabase } from '../../../src/service/platform/store/database
  * once), written out in UTC, plus the grace.
  */
 describe('cron heartbeats across DST changes', () => {
+  let store: Awaited<ReturnType<typeof testStore>>;
   let service: Service;
   let base: string;
   let key: string;
   const clock = { atMs: 0 };
 
   beforeAll(async () => {
-    const db = await openSqliteDatabase(':memory:');
+    store = await testStore();
+    const db = store.db;
     key = await createApiKey(db, await createAccount(db, 'A'));
     // The clock stands still where the test puts it; the sweeper is off (deadlines lie in 2026).
     service = await build({
@@ -29,7 +31,8 @@ describe('cron heartbeats across DST changes', () => {
     base = await service.app.listen({ host: '127.0.0.1', port: 0 });
   });
   afterAll(async () => {
-    await service.close();
+    await service?.close();
+    await store?.drop();
   });
 
   const api = async (method: string, path: string, body?: unknown) => {

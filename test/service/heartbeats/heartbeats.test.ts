@@ -1,6 +1,3 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Value } from '@sinclair/typebox/value';
 import { sql } from 'kysely';
 import { pino } from 'pino';
@@ -8,8 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CheckResultSchema } from '../../../src/protocol/index.js';
 import { build, type Service } from '../../../src/service/app.js';
 import { createAccount, createApiKey } from '../../../src/service/platform/http/auth.js';
-import { openSqliteDatabase } from '../../../src/service/platform/store/database.js';
 import { readDoc } from '../../../src/service/platform/store/schema.js';
+import { TEST_DATABASE, testStore } from '../../helpers/service.js';
 
 /** A real service listening on loopback, with a clock the test moves (`offsetMs`). */
 type Hb = {
@@ -21,8 +18,15 @@ type Hb = {
   close(): Promise<void>;
 };
 
-async function start(file = ':memory:', clock = { offsetMs: 0 }, account?: { key: string }): Promise<Hb> {
-  const db = await openSqliteDatabase(file);
+type Store = Awaited<ReturnType<typeof testStore>>;
+
+/**
+ * Starts a service on `store`, which its close leaves open (a restart builds another on it), or else on a
+ * new store of its own (`testStore`), dropped at close.
+ */
+async function start(store?: Store, clock = { offsetMs: 0 }, account?: { key: string }): Promise<Hb> {
+  const own = store ? undefined : await testStore();
+  const db = (store ?? own!).db;
   let key = account?.key;
   if (!key) key = await createApiKey(db, await createAccount(db, 'A'));
   const service = await build({
@@ -53,7 +57,7 @@ async function start(file = ':memory:', clock = { offsetMs: 0 }, account?: { key
     api,
     close: async () => {
       await service.close();
-      await db.destroy();
+      await own?.drop();
     },
   };
 }
@@ -80,8 +84,9 @@ async function results(hb: Hb, checkId: string) {
     .selectFrom('check_results')
     .selectAll()
     .where('check_id', '=', checkId)
-    // Insertion order (SQLite's rowid): several results may share a millisecond.
-    .orderBy(sql`rowid`)
+    // Insertion order (SQLite's rowid; on PostgreSQL the inserting transaction's id, as each result is written
+    // in a transaction of its own and never updated here): several results may share a millisecond.
+    .orderBy(TEST_DATABASE === 'postgres' ? sql`xmin::text::bigint` : sql`rowid`)
     .execute();
   return rows.map((r) => {
     const doc = readDoc(r.doc);
@@ -403,18 +408,17 @@ describe('heartbeat checks', () => {
 });
 
 describe('heartbeats across a restart', () => {
-  let dir: string;
+  let store: Store;
   beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'outpost-heartbeats-'));
+    store = await testStore();
   });
   afterAll(async () => {
-    await rm(dir, { recursive: true, force: true });
+    await store?.drop();
   });
 
   it('raises no late result for a deadline that passed while stopped until start + grace', async () => {
-    const file = join(dir, 'store.db');
     const clock = { offsetMs: 0 };
-    const first = await start(file, clock);
+    const first = await start(store, clock);
     const check = await createHeartbeat(first, {
       period: 30,
       periodUnit: 'seconds',
@@ -426,7 +430,7 @@ describe('heartbeats across a restart', () => {
 
     // Stopped for 10 minutes: the deadline (ping + 32 s) passed meanwhile.
     clock.offsetMs += 600_000;
-    const second = await start(file, clock, { key: first.key });
+    const second = await start(store, clock, { key: first.key });
     try {
       const startedAt = Date.now() + clock.offsetMs;
       const state = (await second.api('GET', `/v1/checks/${check.id}`)).json.heartbeatState;

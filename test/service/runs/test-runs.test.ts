@@ -9,9 +9,8 @@ import { type CheckResult, type Job, PROTOCOL_VERSION } from '../../../src/proto
 import { build, type Service } from '../../../src/service/app.js';
 import { retentionTasks } from '../../../src/service/modules.js';
 import { createAccount, createApiKey } from '../../../src/service/platform/http/auth.js';
-import { openSqliteDatabase } from '../../../src/service/platform/store/database.js';
 import { RetentionWorker } from '../../../src/service/platform/store/retention.js';
-import { expectBadField, resultFor } from '../../helpers/service.js';
+import { expectBadField, resultFor, testStore } from '../../helpers/service.js';
 import { expectNoSecret } from '../../helpers/secrets.js';
 
 /** Secrets planted in test-run bodies: a secret variable and a credential header. */
@@ -34,9 +33,10 @@ type Harness = {
   close(): Promise<void>;
 };
 
-/** A real service on an in-memory store, logging everything (trace) into `logs`. */
+/** A real service on a store of its own (`testStore`), logging everything (trace) into `logs`. */
 async function harness(): Promise<Harness> {
-  const db = await openSqliteDatabase(':memory:');
+  const store = await testStore();
+  const db = store.db;
   const accountId = await createAccount(db, 'A');
   const key = await createApiKey(db, accountId);
   const artifactsDir = await mkdtemp(join(tmpdir(), 'outpost-test-runs-'));
@@ -62,7 +62,7 @@ async function harness(): Promise<Harness> {
       }),
     close: async () => {
       await svc.close();
-      await db.destroy();
+      await store.drop();
       await rm(artifactsDir, { recursive: true, force: true });
     },
   };

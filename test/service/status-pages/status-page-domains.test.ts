@@ -18,8 +18,9 @@ import {
   CustomDomainPolicy,
   reconcileCustomDomains,
 } from '../../../src/service/status-pages/admin/custom-domains.js';
-import { type Database, openSqliteDatabase } from '../../../src/service/platform/store/database.js';
+import type { Database } from '../../../src/service/platform/store/database.js';
 import { type ScriptedDnsServer, startScriptedDnsServer } from '../../helpers/dns-servers.js';
+import { testStore } from '../../helpers/service.js';
 
 const APP_URL = 'https://outpost.example.net';
 const WEB_APP_MARKER = 'Outpost web app (test build)';
@@ -32,7 +33,7 @@ const silent = new Set<string>();
 let dns: ScriptedDnsServer;
 let appDir: string;
 
-/** A service on its own in-memory store with two accounts, asking the loopback DNS server. */
+/** A service on its own store (`testStore`) with two accounts, asking the loopback DNS server. */
 type Svc = {
   service: Service;
   db: Kysely<Database>;
@@ -48,7 +49,8 @@ type Svc = {
 };
 
 async function makeService(customDomains: BuildOptions['customDomains'] = {}): Promise<Svc> {
-  const db = await openSqliteDatabase(':memory:');
+  const store = await testStore();
+  const db = store.db;
   const keys = {
     A: await createApiKey(db, await createAccount(db, 'A')),
     B: await createApiKey(db, await createAccount(db, 'B')),
@@ -74,7 +76,7 @@ async function makeService(customDomains: BuildOptions['customDomains'] = {}): P
     onHost: (host, path = '/') => service.app.inject({ url: path, headers: { host } }),
     close: async () => {
       await service.close();
-      await db.destroy();
+      await store.drop();
     },
   };
 }

@@ -16,20 +16,22 @@ import type { CheckDoc } from '../../../src/service/checks/checks.js';
 import { build, type Service } from '../../../src/service/app.js';
 import { createAccount, createApiKey } from '../../../src/service/platform/http/auth.js';
 import { subscriberToken } from '../../../src/service/status-pages/admin/subscribers.js';
-import { openSqliteDatabase } from '../../../src/service/platform/store/database.js';
 import { type ReceivedMail, type SmtpPeer, startSmtpPeer } from '../../helpers/alert-peers.js';
+import { testStore } from '../../helpers/service.js';
 
 const APP_URL = 'https://outpost.example.test';
 
 let service: Service;
-let db: Awaited<ReturnType<typeof openSqliteDatabase>>;
+let store: Awaited<ReturnType<typeof testStore>>;
+let db: typeof store.db;
 let peer: SmtpPeer;
 const keys: Record<'A' | 'B', string> = { A: '', B: '' };
 let ipCounter = 1;
 
 beforeAll(async () => {
   peer = await startSmtpPeer();
-  db = await openSqliteDatabase(':memory:');
+  store = await testStore();
+  db = store.db;
   keys.A = await createApiKey(db, await createAccount(db, 'A'));
   keys.B = await createApiKey(db, await createAccount(db, 'B'));
   service = await build({
@@ -49,7 +51,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await service?.close();
-  await db?.destroy();
+  await store?.drop();
   await peer?.close();
 });
 

@@ -4,14 +4,12 @@ import type { AddressInfo } from 'node:net';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Kysely } from 'kysely';
 import { pino } from 'pino';
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROTOCOL_VERSION } from '../../../../src/protocol/index.js';
 import { build, type Service } from '../../../../src/service/app.js';
 import { createAccount, createApiKey } from '../../../../src/service/platform/http/auth.js';
-import { type Database, openSqliteDatabase } from '../../../../src/service/platform/store/database.js';
 import {
   APP_CSP,
   defaultTraceViewerDir,
@@ -19,6 +17,7 @@ import {
   traceViewerCsp,
 } from '../../../../src/service/platform/web/static.js';
 import { CHROMIUM_PATH, chromiumRequirement, missingRequirement } from '../../../helpers/requirements.js';
+import { testStore } from '../../../helpers/service.js';
 
 // Issue 13, part A: the service serves the built web app at `/` (SPA fallback on the app's paths only),
 // its hashed assets as immutable, a 503 page while it is not built, and playwright-core's trace viewer.
@@ -27,7 +26,7 @@ const INDEX =
   '<!doctype html><html lang="en"><head><title>Outpost</title></head><body><div id="app"></div></body></html>\n';
 const ASSET = 'console.log("outpost");\n';
 
-let db: Kysely<Database>;
+let store: Awaited<ReturnType<typeof testStore>>;
 let built: Service;
 let unbuilt: Service;
 let appDir: string;
@@ -39,7 +38,8 @@ beforeAll(async () => {
   writeFileSync(join(appDir, 'index.html'), INDEX);
   writeFileSync(join(appDir, 'assets', 'index-abc123.js'), ASSET);
   writeFileSync(join(appDir, 'favicon.svg'), '<svg xmlns="http://www.w3.org/2000/svg"/>');
-  db = await openSqliteDatabase(':memory:');
+  store = await testStore();
+  const db = store.db;
   apiKey = await createApiKey(db, await createAccount(db, 'A'));
   built = await build({ db, log: pino({ level: 'silent' }), retention: false, appDir });
   await built.app.listen({ port: 0, host: '127.0.0.1' });
@@ -54,7 +54,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await built?.close();
   await unbuilt?.close();
-  await db?.destroy();
+  await store?.drop();
   rmSync(appDir, { recursive: true, force: true });
 });
 
