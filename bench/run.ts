@@ -3,7 +3,7 @@
  * (fping, dig, curl, autocannon), printing ratios (design.md §5). Build first
  * (`npm run build`); ICMP needs root or ping_group_range. With no names, all run.
  *
- * Names: icmp, dns, tcp, url, api, sandbox, agent-rss, analytics, service-http, queue, trace-scrub, browser, alerting, heartbeats, web-app, status-pages, replicas.
+ * Names: icmp, dns, tcp, url, api, sandbox, agent-rss, analytics, service-http, queue, trace-scrub, browser, alerting, heartbeats, web-app, status-pages, replicas, scheduler.
  */
 import { benchAgentIdleRss } from './agent-rss.js';
 import { benchAlerting } from './alerting.js';
@@ -15,6 +15,7 @@ import { benchHeartbeats } from './heartbeats.js';
 import { benchQueue } from './queue.js';
 import { benchReplicas } from './replicas.js';
 import { runIcmpBench } from './icmp.js';
+import { benchScheduler } from './scheduler.js';
 import { benchSandbox } from './sandbox.js';
 import { benchServiceHttp } from './service-http.js';
 import { benchStatusPages } from './status-pages.js';
@@ -54,6 +55,7 @@ const BENCHES: Record<string, () => Promise<unknown>> = {
   'web-app': () => benchWebApp(),
   'status-pages': () => benchStatusPages(),
   replicas: () => benchReplicas(),
+  scheduler: () => benchScheduler(),
 };
 
 const asked = process.argv.slice(2);
