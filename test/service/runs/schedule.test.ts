@@ -81,6 +81,41 @@ describe('Scheduler', () => {
     expect(await scheduler.tick(Date.now())).toBe(1);
   });
 
+  it('queues many due checks in batches, once each, while two schedulers tick at once (two replicas)', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 120; i++) {
+      const created = await svc.app.inject({
+        method: 'POST',
+        url: '/v1/checks/icmp',
+        headers: svc.auth(),
+        payload: icmpBody({ name: `batched ${i}`, frequency: 1, locations: ['eu-west-1', 'us-east-2'] }),
+      });
+      expect(created.statusCode).toBe(201);
+      ids.push(created.json().id);
+    }
+    const log = pino({ level: 'silent' });
+    // Batches of 25: each tick goes on batch after batch until one comes back short.
+    const a = new Scheduler(svc.context.db, svc.queue, { log, batchSize: 25 });
+    const b = new Scheduler(svc.context.db, svc.queue, { log, batchSize: 25 });
+    const t0 = Date.now();
+    const [byA, byB] = await Promise.all([a.tick(t0), b.tick(t0)]);
+    expect(byA + byB).toBe(120);
+    const jobs = await svc.context.db.selectFrom('jobs').select(['check_id', 'location']).execute();
+    expect(jobs).toHaveLength(120);
+    expect(new Set(jobs.map((j) => j.check_id))).toEqual(new Set(ids));
+    // Each check's first turn: its first location; the cursor moved with the slot.
+    expect(new Set(jobs.map((j) => j.location))).toEqual(new Set(['eu-west-1']));
+    const cursors = await svc.context.db.selectFrom('checks').select('location_cursor').execute();
+    expect(new Set(cursors.map((c) => c.location_cursor))).toEqual(new Set([1]));
+    // Every check's next run is a later slot on its grid: the first after its batch's time (t0 and what the
+    // tick had taken by then), so the one after t0 or, for a slot passed during the tick, the one after that.
+    const next = await svc.context.db.selectFrom('checks').select(['id', 'next_run_at']).execute();
+    for (const row of next) {
+      const first = nextRunAfter(t0, row.id, 1, null);
+      expect([first, first + 60_000]).toContain(Number(row.next_run_at));
+    }
+  });
+
   it('ticks on its own timer', async () => {
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
     try {

@@ -2,6 +2,8 @@ import type { CheckType, Job } from '../../../protocol/index.js';
 import { jobClassOf } from '../../../protocol/index.js';
 import { checkTypeEntry } from '../../checks/index.js';
 import { SecretBox, secretBoxOf } from '../../platform/store/secret-box.js';
+import type { Insertable } from 'kysely';
+import type { Database } from '../../platform/store/database.js';
 import type { JobQueries } from './store.js';
 
 /**
@@ -50,8 +52,13 @@ export type QueuedJobSpec = {
  * the queue (new runs) and the result ingest (the next attempt of a retried run).
  */
 export async function insertQueuedJob(store: JobQueries, spec: QueuedJobSpec): Promise<void> {
+  await store.insertJobs([queuedJobRow(store, spec)]);
+}
+
+/** The `jobs` row of a queued job (see insertQueuedJob), for inserting many at once (JobQueries.insertJobs). */
+export function queuedJobRow(store: JobQueries, spec: QueuedJobSpec): Insertable<Database['jobs']> {
   const { job, checkType, readyAtMs } = spec;
-  await store.insertJob({
+  return {
     id: job.jobId,
     account_id: job.accountId,
     check_id: job.check.id,
@@ -70,5 +77,5 @@ export async function insertQueuedJob(store: JobQueries, spec: QueuedJobSpec): P
     result_hash: null,
     runtime_id: requiredRuntimeOf(job, checkType),
     round_id: spec.roundId,
-  });
+  };
 }

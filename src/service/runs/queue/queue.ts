@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter, on } from 'node:events';
-import type { Kysely } from 'kysely';
+import type { Insertable, Kysely } from 'kysely';
 import { CLAIM_ACK_WINDOW_MS, type CheckType, type Job, type JobClass } from '../../../protocol/index.js';
 import { linkSignal } from '../../../common/linked-signal.js';
 import type { StoreNotifier } from '../../platform/store/store-notifier.js';
@@ -8,7 +8,7 @@ import type { Database } from '../../platform/store/database.js';
 import { type ResultIngestOptions, ResultIngest } from '../results/ingest.js';
 import { endRunWithoutResult } from '../sessions/sessions.js';
 import { JobBuilder, type RunRequest } from './jobs.js';
-import { insertQueuedJob, openPayload } from './payload.js';
+import { openPayload, queuedJobRow } from './payload.js';
 import { refuse } from './refusals.js';
 import { type JobRow, JobQueries, type Tx } from './store.js';
 import { servedLocations } from '../../resources/index.js';
@@ -137,6 +137,7 @@ export class JobQueue {
     const builder = new JobBuilder(tx, accountId);
     const store = new JobQueries(tx);
     const ids: string[] = [];
+    const rows: Insertable<Database['jobs']>[] = [];
     // The runs of one check in one call are one run (round): a parallel check's locations.
     const rounds = new Map<string, string>();
     for (const run of runs) {
@@ -148,14 +149,17 @@ export class JobQueue {
         roundId = id;
         rounds.set(run.check.id, roundId);
       }
-      await insertQueuedJob(store, {
-        job,
-        checkType: run.check.checkType,
-        readyAtMs: nowMs,
-        queueExpiryMs: this.#options.queueExpiryMs,
-        roundId,
-      });
+      rows.push(
+        queuedJobRow(store, {
+          job,
+          checkType: run.check.checkType,
+          readyAtMs: nowMs,
+          queueExpiryMs: this.#options.queueExpiryMs,
+          roundId,
+        }),
+      );
     }
+    await store.insertJobs(rows);
     return ids;
   }
 

@@ -37,6 +37,9 @@ export type ClaimableFilter = {
 /** A job of the agent's scope, named by id: the account and, when not null, the locations it serves. */
 export type JobScope = { accountId: string; locations: string[] | null };
 
+/** Rows per INSERT of {@link JobQueries.insertJobs}: 17 columns × 200 stays far below SQLite's bound-value limit. */
+const INSERT_CHUNK_ROWS = 200;
+
 /**
  * Every statement of the job queue (JobQueue in queue.ts) against `jobs`, and the reads of checks and
  * results it answers claims and refusals with. Results are written by ResultWriteQueries
@@ -57,9 +60,17 @@ export class JobQueries {
     this.db = db;
   }
 
-  /** Inserts a job row. */
-  async insertJob(row: Insertable<Database['jobs']>): Promise<void> {
-    await this.db.insertInto('jobs').values(row).execute();
+  /**
+   * Inserts job rows, up to {@link INSERT_CHUNK_ROWS} per statement (a scheduler batch queues hundreds at once;
+   * SQLite allows at most 32 766 bound values in one statement).
+   */
+  async insertJobs(rows: readonly Insertable<Database['jobs']>[]): Promise<void> {
+    for (let i = 0; i < rows.length; i += INSERT_CHUNK_ROWS) {
+      await this.db
+        .insertInto('jobs')
+        .values(rows.slice(i, i + INSERT_CHUNK_ROWS))
+        .execute();
+    }
   }
 
   /**

@@ -14,14 +14,24 @@ import { ScheduleQueries } from './store.js';
  * in `tx`, the transaction that queues the run (scheduled runs, check sessions).
  * @returns a slug of the check's run locations.
  */
+/**
+ * The location whose turn it is for a check whose cursor (`checks.location_cursor`) stands at `cursor`: the
+ * scheduler's batches read the cursor with the check and write `cursor + 1` with its slot.
+ * @returns a slug of the check's run locations.
+ * @throws Error when the check has no run location (a stored check always has one; a damaged document may not).
+ */
+export function turnOf(check: CheckDoc, cursor: number): string {
+  const locations = runLocationsOf(check);
+  if (locations.length === 0) throw new Error(`check ${check.id} has no run location`);
+  return locations[cursor % locations.length]!;
+}
+
 export async function nextLocation(
   tx: Kysely<Database>,
   accountId: string,
   check: CheckDoc,
 ): Promise<string> {
-  const locations = runLocationsOf(check);
-  const cursor = await new ScheduleQueries(tx).takeLocationTurn(accountId, check.id);
-  return locations[cursor % locations.length]!;
+  return turnOf(check, await new ScheduleQueries(tx).takeLocationTurn(accountId, check.id));
 }
 
 /**
