@@ -220,8 +220,10 @@ export class JobQueue {
           locations: scope.locations,
           limit,
         });
+        const existing = await store.existingChecks(rows.map((row) => row.check_id));
+        const leased: string[] = [];
         for (const row of rows) {
-          if (!(await store.checkExists(row.check_id))) {
+          if (!existing.has(row.check_id)) {
             // The check was deleted after the run was queued: nothing to run it for.
             await store.deleteJob(row.id);
             if (row.check_session_id && (await endRunWithoutResult(store.db, row.check_session_id, nowMs))) {
@@ -229,14 +231,15 @@ export class JobQueue {
             }
             continue;
           }
-          // An acknowledging agent holds the job for the acknowledgement window; its lease starts when it
-          // says it received the job (acknowledge), so a claim answered to nobody never runs as a failure.
-          if (spec.acknowledges === true) {
-            await store.lease(row.id, scope.agentId, nowMs + CLAIM_ACK_WINDOW_MS, null);
-          } else {
-            await store.lease(row.id, scope.agentId, nowMs + this.#options.leaseMs, nowMs);
-          }
+          leased.push(row.id);
           jobs.push({ ...openPayload(store, row.id, row.payload), leaseMs: this.#options.leaseMs });
+        }
+        // An acknowledging agent holds the jobs for the acknowledgement window; their leases start when it
+        // says it received them (acknowledge), so a claim answered to nobody never runs as a failure.
+        if (spec.acknowledges === true) {
+          await store.lease(leased, scope.agentId, nowMs + CLAIM_ACK_WINDOW_MS, null);
+        } else {
+          await store.lease(leased, scope.agentId, nowMs + this.#options.leaseMs, nowMs);
         }
       }
       return jobs;

@@ -114,18 +114,25 @@ export class JobQueries {
    * run (runs/test-runs: its check id is a `test_runs` row, never a check), whether the test run is still kept.
    */
   async checkExists(checkId: string): Promise<boolean> {
-    const check = await this.db
-      .selectFrom('checks')
-      .select('id')
-      .where('id', '=', checkId)
-      .executeTakeFirst();
-    if (check !== undefined) return true;
-    const testRun = await this.db
-      .selectFrom('test_runs')
-      .select('id')
-      .where('id', '=', checkId)
-      .executeTakeFirst();
-    return testRun !== undefined;
+    return (await this.existingChecks([checkId])).has(checkId);
+  }
+
+  /** Of `checkIds`, those that still exist (see {@link checkExists}): two statements for a whole claim. */
+  async existingChecks(checkIds: readonly string[]): Promise<Set<string>> {
+    const ids = [...new Set(checkIds)];
+    if (ids.length === 0) return new Set();
+    const checks = await this.db.selectFrom('checks').select('id').where('id', 'in', ids).execute();
+    const found = new Set(checks.map((row) => row.id));
+    const missing = ids.filter((id) => !found.has(id));
+    if (missing.length > 0) {
+      const testRuns = await this.db
+        .selectFrom('test_runs')
+        .select('id')
+        .where('id', 'in', missing)
+        .execute();
+      for (const row of testRuns) found.add(row.id);
+    }
+    return found;
   }
 
   /** The stored document of a check of the account (JSON text), or undefined when it is gone. */
@@ -145,15 +152,16 @@ export class JobQueries {
   }
 
   /**
-   * Leases a queued job to an agent until `leaseExpiresAtMs` and counts the claim. `acknowledgedAtMs`: when
+   * Leases queued jobs (one statement for a claim's jobs) to an agent until `leaseExpiresAtMs` and counts the claim. `acknowledgedAtMs`: when
    * the agent received it; null while the claim's answer may not have reached it (see {@link acknowledge}).
    */
   async lease(
-    jobId: string,
+    jobIds: readonly string[],
     agentId: string,
     leaseExpiresAtMs: number,
     acknowledgedAtMs: number | null,
   ): Promise<void> {
+    if (jobIds.length === 0) return;
     await this.db
       .updateTable('jobs')
       .set((eb) => ({
@@ -163,7 +171,7 @@ export class JobQueries {
         acknowledged_at: acknowledgedAtMs,
         claims: eb('claims', '+', 1),
       }))
-      .where('id', '=', jobId)
+      .where('id', 'in', jobIds)
       .where('state', '=', 'queued')
       .execute();
   }
