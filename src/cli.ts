@@ -347,10 +347,14 @@ async function runMigrateStore(args: string[]): Promise<number> {
       to,
       encryptionKey: encryptionKey === '' ? undefined : encryptionKey,
       secretDocTables: SECRET_DOC_TABLES,
-      onTable: ({ table, rows }) => print(`  ${table}: ${rows} ${rows === 1 ? 'row' : 'rows'}`),
+      // Empty tables are counted in the summary, not listed: a small store has dozens.
+      onTable: ({ table, rows }) => {
+        if (rows > 0) print(`  ${table}: ${rows} ${rows === 1 ? 'row' : 'rows'}`);
+      },
     });
+    const empty = report.tables.filter((t) => t.rows === 0).length;
     print(
-      `outpost: copied ${report.rows} rows in ${report.tables.length} tables from ${report.sourceFile} to ${report.target} (migration ${report.migration}); row counts match, ${report.sequences} id sequences moved, ${report.secrets.verified} sealed secrets open with the key${report.secrets.clear > 0 ? `, ${report.secrets.clear} in clear (sealed at the service's first start)` : ''}`,
+      `outpost: copied ${report.rows} rows in ${report.tables.length} tables (${empty} of them empty) from ${report.sourceFile} to ${report.target} (migration ${report.migration}); row counts match, ${report.sequences} id sequences moved, ${report.secrets.verified} sealed secrets open with the key${report.secrets.clear > 0 ? `, ${report.secrets.clear} in clear (sealed at the service's first start)` : ''}`,
     );
     if (report.key.source === 'file') {
       print(

@@ -24,18 +24,19 @@ const REQUEST_TIMEOUT_MS = 30_000;
 const CLAIM_GRACE_MS = 15_000;
 /**
  * Seconds between the heartbeats the agent asks of a waiting claim (ClaimRequest `heartbeatSeconds`). A claim
- * silent for three of them and a second more is given up (see {@link claimSilenceMs}).
+ * silent for three of them and half a second more is given up (see {@link claimSilenceMs}).
  */
 export const CLAIM_HEARTBEAT_SECONDS = 1;
 
 /**
- * How long a claim with heartbeats may be silent before it counts as lost, ms: three missed heartbeats and a
- * second (4 000 for 1 s heartbeats). A frozen service (a stopped replica behind a balancer keeps the connection
- * open) is left after this instead of after the whole wait; the loop then claims again at once, through the
- * balancer, from a replica that answers.
+ * How long a claim with heartbeats may be silent before it counts as lost, ms: three missed heartbeats and half a
+ * second (3 500 for 1 s heartbeats; undici checks its timeouts every half second or so, so one fires up to that
+ * much later). A frozen service (a stopped replica behind a balancer keeps the connection open) is left after
+ * this instead of after the whole wait; the loop then claims again at once, through the balancer, from a replica
+ * that answers. A service whose event loop stalls that long is taken for a frozen one: that costs one claim.
  */
 export function claimSilenceMs(heartbeatSeconds: number): number {
-  return heartbeatSeconds * 3000 + 1000;
+  return heartbeatSeconds * 3000 + 500;
 }
 
 /**

@@ -27,6 +27,7 @@ import {
   finalResult,
 } from '../helpers/alerting.js';
 import { type CliProcess, freePort, spawnCli, stopCli } from '../helpers/cli.js';
+import { until } from '../helpers/processes.js';
 
 const API_KEY = 'alerting_crash_e2e_key_0123456789';
 const SECRET = 'crash-test-webhook-secret';
@@ -50,18 +51,6 @@ afterEach(async () => {
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   dataDir = undefined;
 });
-
-async function until(
-  what: string,
-  timeoutMs: number,
-  condition: () => boolean | Promise<boolean>,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 const idOf = (w: ReceivedWebhook) => String(w.headers['webhook-id']);
 
@@ -97,7 +86,7 @@ describe('alert delivery across a crash of the service', () => {
     await Promise.all([...jobs.values()].map((job) => postResult(target, job, 'FAILED')));
     stamp(`${CHECKS} failures posted`);
 
-    await until('webhooks before the kill', 20_000, () => rx.received.length >= SEEN_BEFORE_KILL);
+    await until('webhooks before the kill', () => rx.received.length >= SEEN_BEFORE_KILL, 20_000);
     first.child.kill('SIGKILL');
     expect(await first.exited).toBe('SIGKILL');
     // Requests the dead process had fully written are read from the socket buffers meanwhile.
@@ -133,11 +122,15 @@ describe('alert delivery across a crash of the service', () => {
     await start();
     stamp(`restarted (${sendingAtKill} notifications were SENDING at the kill)`);
     // Seen after the restart: each notification not seen before, and each cut send again.
-    await until('every notification received', 20_000, () => {
-      const seen = new Set(rx.received.map(idOf));
-      const again = new Set(rx.received.slice(beforeRestart).map(idOf));
-      return [...expectedIds].every((id) => seen.has(id)) && [...cutIds].every((id) => again.has(id));
-    });
+    await until(
+      'every notification received',
+      () => {
+        const seen = new Set(rx.received.map(idOf));
+        const again = new Set(rx.received.slice(beforeRestart).map(idOf));
+        return [...expectedIds].every((id) => seen.has(id)) && [...cutIds].every((id) => again.has(id));
+      },
+      20_000,
+    );
     stamp(`all ${CHECKS} received (${rx.received.length} webhooks)`);
 
     const failures = [...rx.received];
@@ -165,10 +158,14 @@ describe('alert delivery across a crash of the service', () => {
       expect(expected.find((n) => n.idempotency_key === idOf(w))?.check_id).toBe(doc.CHECK_ID);
     }
     // The worker records each delivery after the answer: wait for the last ones to be written.
-    await until('every notification DELIVERED', 10_000, async () => {
-      const all = await allNotifications(target);
-      return all.length === CHECKS && all.every((n) => n.state === 'DELIVERED');
-    });
+    await until(
+      'every notification DELIVERED',
+      async () => {
+        const all = await allNotifications(target);
+        return all.length === CHECKS && all.every((n) => n.state === 'DELIVERED');
+      },
+      10_000,
+    );
 
     // A graceful restart with nothing queued sends nothing.
     await stopCli(service);
@@ -182,7 +179,7 @@ describe('alert delivery across a crash of the service', () => {
     // The checks pass again: exactly one ALERT_RECOVERY per check.
     const passes = await triggerAndClaim(target, checkIds);
     await Promise.all([...passes.values()].map((job) => postResult(target, job, 'PASSED')));
-    await until('recoveries', 20_000, () => rx.received.length >= beforeGraceful + CHECKS);
+    await until('recoveries', () => rx.received.length >= beforeGraceful + CHECKS, 20_000);
     // Anything extra would come within the slowest answer and a poll.
     await new Promise((r) => setTimeout(r, 1500));
     const recoveries = rx.received.slice(beforeGraceful);
@@ -250,7 +247,7 @@ describe('alert delivery across a crash of the service', () => {
     // A failure newer than every recorded run alerts, once.
     const newer = (await triggerAndClaim(target, [checkId!])).get(checkId!)!;
     await postResult(target, newer, 'FAILED');
-    await until('the newer failure’s alert', 10_000, () => rx.received.length >= 1);
+    await until('the newer failure’s alert', () => rx.received.length >= 1, 10_000);
     await new Promise((r) => setTimeout(r, 1000));
     expect(rx.received.map((w) => (JSON.parse(w.body) as { ALERT_TYPE: string }).ALERT_TYPE)).toEqual([
       'ALERT_FAILURE',

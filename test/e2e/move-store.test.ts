@@ -236,7 +236,7 @@ describe.skipIf(missing !== null)('outpost migrate-store: SQLite to PostgreSQL',
   });
 
   let printedKey = '';
-  it('copies every table into the empty database (exit 0), one line per table, and prints the key to set', async () => {
+  it('copies every table into the empty database (exit 0), one line per table with rows, and prints the key to set', async () => {
     const run = await migrateStore(['--from', `sqlite:${dataDir}`, '--to', target]);
     expect(run.code, run.output).toBe(0);
     expect(run.output).not.toContain(DB_PASSWORD);
@@ -249,6 +249,9 @@ describe.skipIf(missing !== null)('outpost migrate-store: SQLite to PostgreSQL',
     // The ICMP job ended with its result; the API run is still queued.
     expect(run.output).toMatch(/^ {2}jobs: 1 row$/m);
     expect(run.output).not.toMatch(/kysely_migration/);
+    // Empty tables are counted, not listed.
+    expect(run.output).not.toMatch(/: 0 rows$/m);
+    expect(run.output).toMatch(/copied \d+ rows in \d+ tables \([1-9]\d* of them empty\)/);
     expect(run.output).toMatch(
       /row counts match, \d+ id sequences moved, [1-9]\d* sealed secrets open with the key/,
     );

@@ -26,6 +26,7 @@ import {
   startServiceProcess,
   stopCli,
 } from '../helpers/cli.js';
+import { until } from '../helpers/processes.js';
 import {
   createDatabase,
   POSTGRES_REQUIREMENT,
@@ -53,18 +54,6 @@ let databaseUrl: string;
 let sql: pg.Client | undefined;
 let replicas: ServiceProcess[] = [];
 const others: { close(): Promise<void> }[] = [];
-
-async function until(
-  what: string,
-  timeoutMs: number,
-  condition: () => boolean | Promise<boolean>,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 /** A fresh database on the cluster, `n` replicas on it and a client of it for the audit. */
 async function startReplicas(n: number, env: Record<string, string> = {}): Promise<ServiceProcess[]> {
@@ -138,7 +127,7 @@ describe.skipIf(missing !== null)('replicas on PostgreSQL killed mid-work', () =
     );
 
     // Kill the replica with the most sends in flight, once the first wave has been answered.
-    await until('webhooks before the kill', 20_000, () => receiver.received.length >= 8);
+    await until('webhooks before the kill', () => receiver.received.length >= 8, 20_000);
     const sending = await sql!.query<{ owner: string; n: number }>(
       `select lease_owner as owner, count(*)::int as n from alert_notifications
         where state = 'SENDING' group by lease_owner order by n desc`,
@@ -175,18 +164,26 @@ describe.skipIf(missing !== null)('replicas on PostgreSQL killed mid-work', () =
     // The survivors send the rest, and what the dead one held once its 20 s lease has run out.
     const idOf = (w: ReceivedWebhook) => String(w.headers['webhook-id']);
     const mailIdOf = (key: string) => messageIdOf(key);
-    await until('every webhook and mail', 40_000, () => {
-      const hooks = new Set(receiver.received.map(idOf));
-      const mails = new Set(smtp.mails.map((m) => m.messageId));
-      return webhookKeys.every((k) => hooks.has(k)) && mailKeys.every((k) => mails.has(mailIdOf(k)));
-    });
+    await until(
+      'every webhook and mail',
+      () => {
+        const hooks = new Set(receiver.received.map(idOf));
+        const mails = new Set(smtp.mails.map((m) => m.messageId));
+        return webhookKeys.every((k) => hooks.has(k)) && mailKeys.every((k) => mails.has(mailIdOf(k)));
+      },
+      40_000,
+    );
     const resentAfterMs = Date.now() - killedAt;
-    await until('every notification DELIVERED', 10_000, async () => {
-      const { rows } = await sql!.query<{ n: number }>(
-        "select count(*)::int as n from alert_notifications where state <> 'DELIVERED'",
-      );
-      return rows[0]!.n === 0;
-    });
+    await until(
+      'every notification DELIVERED',
+      async () => {
+        const { rows } = await sql!.query<{ n: number }>(
+          "select count(*)::int as n from alert_notifications where state <> 'DELIVERED'",
+        );
+        return rows[0]!.n === 0;
+      },
+      10_000,
+    );
     // Anything sent twice would come within a poll and the slowest answer.
     await new Promise((resolve) => setTimeout(resolve, 1500));
 
@@ -268,12 +265,12 @@ describe.skipIf(missing !== null)('replicas on PostgreSQL killed mid-work', () =
       (await sql!.query<{ n: number }>('select count(*)::int as n from jobs where check_id = any($1)', [ids]))
         .rows[0]!.n;
     // Kill one replica while the batch is part-way enqueued (its transaction of the moment rolls back).
-    await until('the batch under way', 20_000, async () => (await jobsNow()) >= checks / 10);
+    await until('the batch under way', async () => (await jobsNow()) >= checks / 10, 20_000);
     const before = await jobsNow();
     const victim = replicas[Math.floor(Math.random() * replicas.length)]!;
     await kill(victim);
     expect(before).toBeLessThan(checks);
-    await until('every check enqueued', 30_000, async () => (await jobsNow()) >= checks);
+    await until('every check enqueued', async () => (await jobsNow()) >= checks, 30_000);
     // A second tick of the survivors finds nothing more.
     await new Promise((resolve) => setTimeout(resolve, 2500));
 
@@ -334,7 +331,7 @@ describe.skipIf(missing !== null)('replicas on PostgreSQL killed mid-work', () =
       expect((await runThrough(b)).status, agent.output().slice(-2000)).toBe('PASSED');
       balancer.upstreams = [portOf(a), portOf(b)];
       // The agent's long polls are held by A now.
-      await until('long polls on A', 10_000, () => (balancer.openByUpstream().get(portOf(a)) ?? 0) > 0);
+      await until('long polls on A', () => (balancer.openByUpstream().get(portOf(a)) ?? 0) > 0, 10_000);
       expect(balancer.openByUpstream().get(portOf(b)) ?? 0).toBe(0);
 
       // SIGKILL closes A's connections; SIGSTOP leaves them open and silent, which only the claim's missed
@@ -362,13 +359,17 @@ describe.skipIf(missing !== null)('replicas on PostgreSQL killed mid-work', () =
 
       // Audit: each run has one result and no job is left queued or leased.
       const runs = signal === 'SIGSTOP' ? 3 : 2;
-      await until('no job left', 15_000, async () => {
-        const left = await sql!.query<{ n: number }>(
-          'select count(*)::int as n from jobs where check_id = $1',
-          [created.json.id],
-        );
-        return left.rows[0]!.n === 0;
-      });
+      await until(
+        'no job left',
+        async () => {
+          const left = await sql!.query<{ n: number }>(
+            'select count(*)::int as n from jobs where check_id = $1',
+            [created.json.id],
+          );
+          return left.rows[0]!.n === 0;
+        },
+        15_000,
+      );
       const results = await sql!.query<{ n: number; sessions: number }>(
         'select count(*)::int as n, count(distinct check_session_id)::int as sessions from check_results where check_id = $1',
         [created.json.id],

@@ -18,6 +18,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { messageIdOf } from '../../src/service/alerting/channels/email.js';
 import { SQLite } from '../../src/service/platform/store/sqlite.js';
 import { apiClient, type CliProcess, freePort, spawnCli, stopCli } from '../helpers/cli.js';
+import { until } from '../helpers/processes.js';
 
 const API_KEY = 'status_page_subscriptions_crash_key_0123456789';
 /** Confirmed subscribers of the page: each gets one mail of the update. */
@@ -90,18 +91,6 @@ afterEach(async () => {
   dataDir = undefined;
 });
 
-async function until(
-  what: string,
-  timeoutMs: number,
-  condition: () => boolean | Promise<boolean>,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
 describe('status-page subscriber mail across a crash of the service', () => {
   it('SIGKILL with mails in flight: after a restart every subscriber has exactly one mail of the update (by Message-ID), every notification DELIVERED', async () => {
     const t0 = performance.now();
@@ -171,7 +160,7 @@ describe('status-page subscriber mail across a crash of the service', () => {
     const updateId: string = incident.json.incidentUpdates[0].id;
     const expected = new Map(subscribers.map((s) => [s.email, messageIdOf(`sp:${s.id}:${updateId}`)]));
 
-    await until('mails before the kill', 20_000, () => rx.mails.length >= SEEN_BEFORE_KILL);
+    await until('mails before the kill', () => rx.mails.length >= SEEN_BEFORE_KILL, 20_000);
     first.child.kill('SIGKILL');
     expect(await first.exited).toBe('SIGKILL');
     await new Promise((r) => setTimeout(r, 100));
@@ -209,12 +198,16 @@ describe('status-page subscriber mail across a crash of the service', () => {
     await start();
     stamp(`restarted (${sendingAtKill} mails were SENDING at the kill)`);
     const answeredTo = () => new Set(rx.mails.filter((m) => m.answeredAtMs !== null).flatMap((m) => m.to));
-    await until('every subscriber mailed', 30_000, () =>
-      [...expected.keys()].every((e) => answeredTo().has(e)),
+    await until(
+      'every subscriber mailed',
+      () => [...expected.keys()].every((e) => answeredTo().has(e)),
+      30_000,
     );
     // Sends cut by the kill come again; let any straggler arrive before counting.
-    await until('every cut mail sent again', 15_000, () =>
-      cut.every((id) => rx.mails.slice(beforeRestart).some((m) => m.messageId === id)),
+    await until(
+      'every cut mail sent again',
+      () => cut.every((id) => rx.mails.slice(beforeRestart).some((m) => m.messageId === id)),
+      15_000,
     );
     await new Promise((r) => setTimeout(r, 1500));
     stamp(`all ${SUBSCRIBERS} subscribers mailed (${rx.mails.length} mails received)`);
@@ -230,19 +223,23 @@ describe('status-page subscriber mail across a crash of the service', () => {
     for (const id of cut) expect(rx.mails.filter((m) => m.messageId === id).length, id).toBe(2);
 
     // Every notification recorded as delivered (read after a graceful stop).
-    await until('every notification DELIVERED', 10_000, () => {
-      const db = new SQLite(dbFile, { readonly: true });
-      try {
-        const open = db
-          .prepare(
-            "SELECT count(*) AS n FROM alert_notifications WHERE subscriber_id IS NOT NULL AND state != 'DELIVERED'",
-          )
-          .get() as { n: number };
-        return Number(open.n) === 0;
-      } finally {
-        db.close();
-      }
-    });
+    await until(
+      'every notification DELIVERED',
+      () => {
+        const db = new SQLite(dbFile, { readonly: true });
+        try {
+          const open = db
+            .prepare(
+              "SELECT count(*) AS n FROM alert_notifications WHERE subscriber_id IS NOT NULL AND state != 'DELIVERED'",
+            )
+            .get() as { n: number };
+          return Number(open.n) === 0;
+        } finally {
+          db.close();
+        }
+      },
+      10_000,
+    );
     await stopCli(service);
     expect(await service!.exited).toBe(0);
   }, 90_000);

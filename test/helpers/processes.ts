@@ -42,11 +42,18 @@ export function processesUnder(root: string): Proc[] {
   });
 }
 
-/** Polls `condition` every 20 ms until it holds. @throws Error naming `what` after `timeoutMs`. */
-export async function until(what: string, condition: () => boolean, timeoutMs = 10_000): Promise<void> {
+/**
+ * Polls `condition` (which may be async: a query of the store) every 20 ms until it holds.
+ * @throws Error naming `what` and `timeoutMs` after `timeoutMs`.
+ */
+export async function until(
+  what: string,
+  condition: () => boolean | Promise<boolean>,
+  timeoutMs = 10_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what} (${timeoutMs} ms)`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
