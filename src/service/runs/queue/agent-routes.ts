@@ -253,7 +253,13 @@ function claimRoute(app: ServiceApp, ctx: ServiceContext): void {
       }
       if (!heartbeats) return { jobs };
       heartbeats.stop();
-      reply.raw.end(reply.serialize({ jobs }));
+      try {
+        reply.raw.end(reply.serialize({ jobs }));
+      } catch (err) {
+        // Fastify can no longer answer for a hijacked reply: end the connection rather than leave it open.
+        request.log.error({ err, agentId: scope.agentId }, 'claim answer could not be written');
+        reply.raw.destroy();
+      }
       return reply;
     },
   );
