@@ -116,6 +116,31 @@ describe('Scheduler', () => {
     }
   });
 
+  it('expires more runs in one tick than one expiry pass takes (500), pass after pass', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 520; i++) {
+      const created = await svc.app.inject({
+        method: 'POST',
+        url: '/v1/checks/icmp',
+        headers: svc.auth(),
+        payload: icmpBody({ name: `unserved ${i}`, frequency: 1440 }),
+      });
+      expect(created.statusCode).toBe(201);
+      ids.push(created.json().id);
+    }
+    const scheduler = new Scheduler(svc.context.db, svc.queue, { log: pino({ level: 'silent' }) });
+    const t0 = Date.now();
+    expect(await scheduler.tick(t0)).toBe(520);
+    // Nothing more comes due (a daily slot could fall in the next 7 minutes).
+    await svc.context.db.updateTable('checks').set({ activated: 0 }).execute();
+    // No agent claims them: past the 6-minute queue expiry, one tick ends all 520.
+    await scheduler.tick(t0 + 7 * 60_000);
+    const left = await svc.context.db.selectFrom('jobs').select('id').execute();
+    expect(left).toHaveLength(0);
+    const expired = await svc.context.db.selectFrom('expired_runs').select('check_id').execute();
+    expect(new Set(expired.map((row) => row.check_id))).toEqual(new Set(ids));
+  });
+
   it('ticks on its own timer', async () => {
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
     try {

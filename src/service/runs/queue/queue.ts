@@ -68,8 +68,8 @@ export type ExpiryOutcome = {
   expired: string[];
 };
 
-/** Rows one expiry pass handles per kind at most; the next pass (a second later) takes the rest. */
-const EXPIRY_BATCH = 500;
+/** Rows one expiry pass handles per kind at most; the caller runs another pass while one comes back full. */
+export const EXPIRY_BATCH = 500;
 
 /**
  * The per-location job queues, kept in the store. Claims are atomic

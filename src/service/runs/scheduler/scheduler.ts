@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Logger } from '../../../common/logger.js';
 import { type CheckDoc, runLocationsOf } from '../../checks/index.js';
 import { MaintenanceLookup } from '../../maintenance-windows/index.js';
-import type { JobQueue } from '../queue/queue.js';
+import { EXPIRY_BATCH, type JobQueue } from '../queue/queue.js';
 import type { RunRequest } from '../queue/jobs.js';
 import { nextRunAfter } from './schedule.js';
 import { ScheduleQueries } from './store.js';
@@ -21,6 +21,8 @@ export type SchedulerOptions = { tickMs?: number; batchSize?: number; log: Logge
 const DEFAULT_BATCH_SIZE = 250;
 /** Batches one tick takes at most; due checks left over go to the next tick (the expiry pass runs between). */
 const MAX_BATCHES_PER_TICK = 40;
+/** Expiry passes (EXPIRY_BATCH jobs of each kind) one tick runs at most. */
+const MAX_EXPIRY_PASSES_PER_TICK = 10;
 /** Stale jobs are expired at most this often, ms: the scheduler ticks more often than that is worth. */
 const EXPIRY_EVERY_MS = 1000;
 
@@ -97,7 +99,13 @@ export class Scheduler {
     for (const account of accounts) this.#queue.notify(account);
     if (nowMs - this.#expiredAtMs >= EXPIRY_EVERY_MS || nowMs < this.#expiredAtMs) {
       this.#expiredAtMs = nowMs;
-      await this.#queue.expireStale(nowMs);
+      // Pass after pass while they come back full: with no agent serving a location, its runs expire as fast as
+      // they are queued (100,000 one-minute checks: 1,667 a second), more than one pass takes.
+      for (let pass = 0; pass < MAX_EXPIRY_PASSES_PER_TICK; pass++) {
+        const outcome = await this.#queue.expireStale(nowMs);
+        if (Math.max(outcome.expired.length, outcome.requeued.length + outcome.failed.length) < EXPIRY_BATCH)
+          break;
+      }
     }
     if (enqueued > 0) this.#log.debug({ enqueued }, 'scheduled runs enqueued');
     return enqueued;
