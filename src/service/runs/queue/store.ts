@@ -37,7 +37,7 @@ export type ClaimableFilter = {
 /** A job of the agent's scope, named by id: the account and, when not null, the locations it serves. */
 export type JobScope = { accountId: string; locations: string[] | null };
 
-/** Rows per INSERT of {@link JobQueries.insertJobs}: 17 columns × 200 stays far below SQLite's bound-value limit. */
+/** Rows per INSERT of {@link JobQueries.insertJobs}: 18 values a row × 200 stays far below SQLite's limit. */
 const INSERT_CHUNK_ROWS = 200;
 
 /**
@@ -152,8 +152,9 @@ export class JobQueries {
   }
 
   /**
-   * Leases queued jobs (one statement for a claim's jobs) to an agent until `leaseExpiresAtMs` and counts the claim. `acknowledgedAtMs`: when
-   * the agent received it; null while the claim's answer may not have reached it (see {@link acknowledge}).
+   * Leases queued jobs (one statement for a claim's jobs) to an agent until `leaseExpiresAtMs` and counts the
+   * claim. `acknowledgedAtMs`: when the agent received them; null while the claim's answer may not have reached
+   * it (see {@link acknowledge}).
    */
   async lease(
     jobIds: readonly string[],
