@@ -160,13 +160,14 @@ async function runClassPoller(jobClass: JobClass, options: PollerOptions): Promi
       }
       options.metrics?.claimed('transient_error');
       const retryAfterMs = (err as { retryAfterMs?: number | null }).retryAfterMs ?? 0;
-      // The back-off counts from the failed claim's start: a claim that failed after waiting (a silent service,
-      // given up after its missed heartbeats) has waited its turn, and the next claim goes out at once, through
-      // a balancer to a replica that answers. A claim refused at once waits the whole back-off.
+      // A claim that failed after waiting at least its back-off (a silent service, given up after its missed
+      // heartbeats; a long poll cut by a dying replica) has waited its turn: the next claim goes out at once,
+      // through a balancer to a replica that answers. A claim refused sooner waits the whole back-off.
+      const backoffDelayMs = backoffMs(failures, backoff.baseMs, backoff.capMs);
       const waitedMs = performance.now() - t0;
       const delayMs = Math.min(
         backoff.capMs,
-        Math.max(retryAfterMs, backoffMs(failures, backoff.baseMs, backoff.capMs) - waitedMs, 0),
+        Math.max(retryAfterMs, waitedMs >= backoffDelayMs ? 0 : backoffDelayMs),
       );
       failures += 1;
       logger.warn({ err, failures, delayMs: Math.round(delayMs) }, 'claim failed; backing off');
