@@ -153,22 +153,27 @@ describe.skipIf(missing !== null)('several service replicas on PostgreSQL', () =
 
   it('schedules each due slot once although three schedulers tick, and hands each job to one agent', async () => {
     const [a] = replicas as [ServiceProcess];
+    // Daily checks at a minute of the day whose next slot is far off: each is due once here, however long the
+    // test takes.
+    const offset = Array.from({ length: 24 }, (_, m) => m + 1).find(
+      (m) => nextRunAfter(Date.now(), 'any', 1440, m) - Date.now() > 15 * 60_000,
+    )!;
     const ids: string[] = [];
     for (let i = 0; i < 150; i++) {
       const created = await a.api('POST', '/v1/checks/icmp', {
         name: `Scheduled ${i}`,
         request: { hostname: '127.0.0.1' },
-        frequency: 10,
+        frequency: 1440,
+        frequencyOffset: offset,
         activated: false,
       });
       expect(created.status, JSON.stringify(created.json)).toBe(201);
       ids.push(created.json.id as string);
     }
-    // All 150 due at once, each at its latest slot on its fixed grid (so its next slot is a period away): the
-    // three schedulers' next ticks find the same batch, and each takes a while to enqueue it, so their passes
-    // overlap.
+    // All 150 due at once, each at its latest slot on its fixed grid (its next slot is at least 15 minutes
+    // away): the three schedulers' next ticks find them together and take them in batches, each its own.
     const nowMs = Date.now();
-    const slots = ids.map((id) => nextRunAfter(nowMs - 10 * 60_000, id, 10, null));
+    const slots = ids.map((id) => nextRunAfter(nowMs - 86_400_000, id, 1440, offset));
     await sql.query(
       'update checks set activated = 1, next_run_at = s.slot from unnest($1::text[], $2::bigint[]) as s(id, slot) where checks.id = s.id',
       [ids, slots],
