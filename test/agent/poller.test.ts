@@ -72,20 +72,20 @@ describe('runPoller', () => {
     let droppedAtMs = 0;
     service.handlers.claim = async (_r, nth) => {
       if (nth === 2) {
-        // A long poll cut after 600 ms (its replica died): longer than the first back-off (100–200 ms).
-        await new Promise((resolve) => setTimeout(resolve, 600));
+        // A long poll cut after 1.2 s (its replica died): longer than the first back-off (0.5–1 s).
+        await new Promise((resolve) => setTimeout(resolve, 1200));
         droppedAtMs = performance.now();
         return 'drop';
       }
       return nth === 3 ? 'drop' : 'default';
     };
-    poller(new TimerExecutor('ICMP', 10), { backoff: { baseMs: 200, capMs: 1000 } });
-    await expect.poll(() => service.received('claim').length, { timeout: 10_000 }).toBeGreaterThanOrEqual(4);
+    poller(new TimerExecutor('ICMP', 10), { backoff: { baseMs: 1000, capMs: 5000 } });
+    await expect.poll(() => service.received('claim').length, { timeout: 15_000 }).toBeGreaterThanOrEqual(4);
     const claims = service.received('claim');
-    // After the cut long poll: no back-off.
-    expect(claims[2]!.atMs - droppedAtMs).toBeLessThan(80);
-    // After the quick failure: the second back-off, 100–400 ms (jittered: at least half the base).
-    expect(claims[3]!.atMs - claims[2]!.atMs).toBeGreaterThanOrEqual(100 - 5);
+    // After the cut long poll: no back-off (the first would be 0.5–1 s).
+    expect(claims[2]!.atMs - droppedAtMs).toBeLessThan(400);
+    // After the quick failure: the second back-off, 0.5–2 s (jittered: at least half the base).
+    expect(claims[3]!.atMs - claims[2]!.atMs).toBeGreaterThanOrEqual(500 - 5);
   });
 
   it('waits at least Retry-After before the next claim', async () => {

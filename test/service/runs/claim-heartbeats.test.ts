@@ -87,7 +87,8 @@ describe('claim heartbeats', () => {
     const created = await svc.request('POST', '/v1/checks/icmp', icmpBody({ activated: false }));
     expect(created.statusCode).toBe(201);
     const waiting = claim({ waitSeconds: 10, heartbeatSeconds: 1 });
-    await new Promise((resolve) => setTimeout(resolve, 1200));
+    // Two heartbeats' time: at least one has gone out by then, even on a loaded machine.
+    await new Promise((resolve) => setTimeout(resolve, 2500));
     const triggered = await svc.request('POST', '/v1/check-sessions/trigger', {
       target: { checkId: [created.json().id] },
     });
@@ -97,7 +98,7 @@ describe('claim heartbeats', () => {
     const answer = JSON.parse(received.body) as { jobs: { check: { id: string } }[] };
     expect(answer.jobs.map((j) => j.check.id)).toEqual([created.json().id]);
     // Well before the 10 s wait ended.
-    expect(received.chunks.at(-1)!.atMs).toBeLessThan(5000);
+    expect(received.chunks.at(-1)!.atMs).toBeLessThan(6000);
   });
 
   it('answers whole and at once without heartbeats, and with them when the claim does not wait', async () => {
