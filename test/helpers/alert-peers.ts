@@ -144,6 +144,9 @@ export async function startSmtpPeer(
       });
     },
   });
+  // A client that dies mid-session (a service killed by a test) resets its connection: smtp-server reports that
+  // as an 'error' event, which with no listener would end the test process.
+  server.on('error', () => {});
   server.listen(0, '127.0.0.1');
   await once(server.server, 'listening');
   const { port } = server.server.address() as AddressInfo;
