@@ -110,14 +110,10 @@ export class JobQueries {
   }
 
   /**
-   * Whether the check still exists (in any account: the job's own account holds it), or, for the job of a test
-   * run (runs/test-runs: its check id is a `test_runs` row, never a check), whether the test run is still kept.
+   * Of `checkIds`, those that still exist (in any account: each job's own account holds it), or, for the job of a
+   * test run (runs/test-runs: its check id is a `test_runs` row, never a check), whose test run is still kept. Two
+   * statements for a whole claim.
    */
-  async checkExists(checkId: string): Promise<boolean> {
-    return (await this.existingChecks([checkId])).has(checkId);
-  }
-
-  /** Of `checkIds`, those that still exist (see {@link checkExists}): two statements for a whole claim. */
   async existingChecks(checkIds: readonly string[]): Promise<Set<string>> {
     const ids = [...new Set(checkIds)];
     if (ids.length === 0) return new Set();
