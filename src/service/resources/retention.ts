@@ -2,14 +2,16 @@ import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { RetentionPass, RetentionTask } from '../platform/store/retention.js';
 
 const HOUR_MS = 3_600_000;
+const DAY_MS = 86_400_000;
 
 /**
- * The plain resources' old data (docs/architecture.md, "Retention"): the hourly check-status rollups of
- * hours older than results (not counted), agent error reports (`agent_events_created`) and agents not
+ * The plain resources' old data (docs/architecture.md, "Retention"): the hourly and daily check-status
+ * rollups of hours and days older than results (not counted), agent error reports (`agent_events_created`) and agents not
  * seen for `agentDays` (`agents_seen`).
  */
 export const RESOURCES_RETENTION: readonly RetentionTask[] = [
   { run: pruneHourlyStats },
+  { run: pruneDailyStats },
   {
     counted: 'agentEvents',
     run: (pass) =>
@@ -58,6 +60,36 @@ async function pruneHourlyStats(pass: RetentionPass): Promise<number> {
         .deleteFrom('check_stats_hourly')
         .where('account_id', '=', id)
         .where('hour_start', '=', oldest.hour_start)
+        .execute();
+      await yieldToLoop();
+    }
+  }
+  return 0;
+}
+
+/**
+ * Deletes the `check_stats_daily` rows of UTC days that ended by the results' cut-off: one statement per
+ * (account, day), a row per check, found by the (account_id, day_start) index, yielding between
+ * statements. Returns 0 (not counted).
+ */
+async function pruneDailyStats(pass: RetentionPass): Promise<number> {
+  const lastDayStart = pass.resultCutoffMs - DAY_MS;
+  const accounts = await pass.db.selectFrom('accounts').select('id').execute();
+  for (const { id } of accounts) {
+    for (;;) {
+      const oldest = await pass.db
+        .selectFrom('check_stats_daily')
+        .select('day_start')
+        .where('account_id', '=', id)
+        .where('day_start', '<=', lastDayStart)
+        .orderBy('day_start')
+        .limit(1)
+        .executeTakeFirst();
+      if (!oldest || pass.stopped()) break;
+      await pass.db
+        .deleteFrom('check_stats_daily')
+        .where('account_id', '=', id)
+        .where('day_start', '=', oldest.day_start)
         .execute();
       await yieldToLoop();
     }

@@ -98,6 +98,7 @@ export type Database = {
   web_sessions: WebSessionTable;
   check_last_results: CheckLastResultTable;
   check_stats_hourly: CheckStatsHourlyTable;
+  check_stats_daily: CheckStatsDailyTable;
   status_page_subscribers: StatusPageSubscriberTable;
   expired_runs: ExpiredRunTable;
   test_runs: TestRunTable;
@@ -493,6 +494,20 @@ export type CheckStatsHourlyTable = {
   response_time_sum: number;
   /** Largest response time of the hour, ms. */
   response_time_max: number;
+};
+
+/** FINAL results counted per check, UTC day and run status (0024_daily_rollups). */
+export type CheckStatsDailyTable = {
+  check_id: string;
+  /** Start of the UTC day, epoch ms. */
+  day_start: number;
+  account_id: string;
+  /** Runs whose status is PASSED. */
+  passed: number;
+  /** Runs whose status is DEGRADED. */
+  degraded: number;
+  /** Runs whose status is FAILED. */
+  failed: number;
 };
 
 /** An email subscriber of a status page (0012_public_status_pages). Times in epoch ms. */

@@ -11,6 +11,9 @@ export const HOUR_MS = 3_600_000;
 /** Hourly buckets a status covers: the current hour and the 23 before it. */
 export const STATUS_HOURS = 24;
 
+/** One UTC day in ms: the width of a `check_stats_daily` bucket. */
+const DAY_MS = 86_400_000;
+
 /** Start (epoch ms, UTC) of the hour holding `ms`. */
 export function hourStart(ms: number): number {
   return ms - (((ms % HOUR_MS) + HOUR_MS) % HOUR_MS);
@@ -70,8 +73,10 @@ export type CertificateRow = Pick<
  *   the stored one (results arrive out of order across locations and retries);
  * - `check_stats_hourly`: the row of (check, UTC hour of `startedAt`, run location) counts one more
  *   run, one more failure when `hasFailures` or `hasErrors`, one more degraded run when
- *   `isDegraded`, and adds the response time to its sum and maximum.
- * Both are upserts (`ON CONFLICT … DO UPDATE`, SQLite and PostgreSQL alike).
+ *   `isDegraded`, and adds the response time to its sum and maximum;
+ * - `check_stats_daily`: the row of (check, UTC day of `startedAt`) counts one more run of the result's
+ *   `status` (PASSED, DEGRADED or FAILED: what a status page's uptime strip counts).
+ * All are upserts (`ON CONFLICT … DO UPDATE`, SQLite and PostgreSQL alike).
  */
 export async function recordFinalResult(tx: Tx, facts: FinalResultFacts): Promise<void> {
   const last = {
@@ -126,10 +131,32 @@ export async function recordFinalResult(tx: Tx, facts: FinalResultFacts): Promis
       })),
     )
     .execute();
+
+  const counts = {
+    passed: facts.status === 'PASSED' ? 1 : 0,
+    degraded: facts.status === 'DEGRADED' ? 1 : 0,
+    failed: facts.status === 'FAILED' ? 1 : 0,
+  };
+  await tx
+    .insertInto('check_stats_daily')
+    .values({
+      check_id: facts.checkId,
+      day_start: facts.startedAt - (((facts.startedAt % DAY_MS) + DAY_MS) % DAY_MS),
+      account_id: facts.accountId,
+      ...counts,
+    })
+    .onConflict((oc) =>
+      oc.columns(['check_id', 'day_start']).doUpdateSet((eb) => ({
+        passed: eb('check_stats_daily.passed', '+', counts.passed),
+        degraded: eb('check_stats_daily.degraded', '+', counts.degraded),
+        failed: eb('check_stats_daily.failed', '+', counts.failed),
+      })),
+    )
+    .execute();
 }
 
 /**
- * Deletes the rollup rows of a check (its latest result and its hourly rows), in `tx` when given:
+ * Deletes the rollup rows of a check (its latest result, its hourly and daily rows), in `tx` when given:
  * to be called where the check is deleted. Reads ignore the rows of deleted checks meanwhile.
  */
 export async function deleteCheckStatuses(tx: Tx, accountId: string, checkId: string): Promise<void> {
@@ -140,6 +167,11 @@ export async function deleteCheckStatuses(tx: Tx, accountId: string, checkId: st
     .execute();
   await tx
     .deleteFrom('check_stats_hourly')
+    .where('check_id', '=', checkId)
+    .where('account_id', '=', accountId)
+    .execute();
+  await tx
+    .deleteFrom('check_stats_daily')
     .where('check_id', '=', checkId)
     .where('account_id', '=', accountId)
     .execute();
@@ -231,8 +263,6 @@ export class CheckStatusQueries {
 
 /** One entry of `GET /v1/check-statuses` (CheckStatusSchema). */
 export type CheckStatus = Static<typeof CheckStatusSchema>;
-
-const DAY_MS = 86_400_000;
 
 /** `value` rounded to 2 decimals. */
 function round2(value: number): number {

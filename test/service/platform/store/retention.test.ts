@@ -105,6 +105,61 @@ describe('retention', () => {
     });
   });
 
+  it("prunes the hourly and daily rollups of hours and days that ended by the results' cut-off, keeping the rest", async () => {
+    svc = await testService();
+    await svc.retention?.stop();
+    const cutoff = NOW - 90 * DAY;
+    const hour = 3_600_000;
+    const hourOf = (ms: number) => ms - (ms % hour);
+    const dayOf = (ms: number) => ms - (ms % DAY);
+    const hours = [hourOf(cutoff) - 2 * hour, hourOf(cutoff) - hour, hourOf(cutoff), hourOf(NOW)];
+    const days = [dayOf(cutoff) - 2 * DAY, dayOf(cutoff) - DAY, dayOf(cutoff), dayOf(NOW)];
+    const accountId = svc.accountA.id;
+    await svc.context.db
+      .insertInto('check_stats_hourly')
+      .values(
+        hours.map((hour_start) => ({
+          check_id: 'c1',
+          hour_start,
+          run_location: 'eu-west-1',
+          account_id: accountId,
+          runs: 1,
+          failures: 0,
+          degraded: 0,
+          response_time_sum: 1,
+          response_time_max: 1,
+        })),
+      )
+      .execute();
+    await svc.context.db
+      .insertInto('check_stats_daily')
+      .values(
+        days.map((day_start) => ({
+          check_id: 'c1',
+          day_start,
+          account_id: accountId,
+          passed: 1,
+          degraded: 0,
+          failed: 0,
+        })),
+      )
+      .execute();
+    await worker().runOnce(NOW);
+    // An hour (a day) goes once it ended by the cut-off: the one holding the cut-off stays.
+    const leftHours = await svc.context.db
+      .selectFrom('check_stats_hourly')
+      .select('hour_start')
+      .orderBy('hour_start')
+      .execute();
+    expect(leftHours.map((r) => Number(r.hour_start))).toEqual(hours.slice(2));
+    const leftDays = await svc.context.db
+      .selectFrom('check_stats_daily')
+      .select('day_start')
+      .orderBy('day_start')
+      .execute();
+    expect(leftDays.map((r) => Number(r.day_start))).toEqual(days.slice(2));
+  });
+
   it('prunes old agent reports, agents not seen for 30 days, and ended sessions past the result retention', async () => {
     svc = await testService();
     // The service's own worker is stopped; these tests run passes themselves.

@@ -20,6 +20,7 @@ import { dashboards } from './0020_dashboards.js';
 import { triggers } from './0021_triggers.js';
 import { projects } from './0022_projects.js';
 import { rateLimits } from './0023_rate_limits.js';
+import { dailyRollups } from './0024_daily_rollups.js';
 
 /**
  * Migrations in code, one file each (`NNNN_<name>.ts`), applied in name order. The names
@@ -53,6 +54,7 @@ const migrations: Record<string, Migration> = {
   '0021_triggers': triggers,
   '0022_projects': projects,
   '0023_rate_limits': rateLimits,
+  '0024_daily_rollups': dailyRollups,
 };
 
 class InCodeProvider implements MigrationProvider {
