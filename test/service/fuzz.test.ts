@@ -15,7 +15,8 @@ async function rowCounts(): Promise<Record<string, number>> {
   const tables =
     TEST_DATABASE === 'postgres'
       ? await sql<{ name: string }>`SELECT table_name AS name FROM information_schema.tables
-          WHERE table_schema = 'public' AND table_name NOT LIKE 'kysely_%'`.execute(svc.context.db)
+          WHERE table_schema = 'public' AND table_name NOT LIKE 'kysely_%'
+            AND table_name NOT IN (SELECT relname FROM pg_class WHERE relispartition)`.execute(svc.context.db)
       : await sql<{
           name: string;
         }>`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'kysely_%'`.execute(

@@ -1,7 +1,24 @@
-import type { RetentionTask } from '../platform/store/retention.js';
+import type { RetentionPass, RetentionTask } from '../platform/store/retention.js';
 import { readDoc, writeDoc } from '../platform/store/schema.js';
 import { compactResult, isPassingRun } from './results/compaction.js';
 import type { ArtifactStore } from './artifacts/artifacts.js';
+import { ResultPartitions } from '../platform/store/result-partitions.js';
+
+const DAY_MS = 86_400_000;
+
+/** Days ahead of the pass's day whose result partitions each pass makes sure of (PostgreSQL). */
+const PARTITION_DAYS_AHEAD = 7;
+
+/**
+ * The partition side of the results' retention (PostgreSQL; nothing on SQLite): makes the partitions of
+ * yesterday to a week ahead that are missing, then drops the partitions whose day ended by the cut-off.
+ * @returns the result rows the dropped partitions held.
+ */
+async function dropResultPartitions(pass: RetentionPass): Promise<number> {
+  const partitions = new ResultPartitions(pass.db);
+  await partitions.ensureDays(pass.nowMs - DAY_MS, pass.nowMs + PARTITION_DAYS_AHEAD * DAY_MS);
+  return (await partitions.dropEndedBy(pass.resultCutoffMs)).rows;
+}
 
 /**
  * The run pipeline's old data (docs/architecture.md, "Retention"): artifact files first, so results deleted
@@ -42,8 +59,12 @@ export function runRetention(artifacts: ArtifactStore): RetentionTask[] {
     },
     {
       counted: 'results',
-      run: (pass) =>
-        pass.batches(async (limit) =>
+      // On PostgreSQL the days past the cut-off go as whole partitions first (platform/store/result-partitions.ts), and the
+      // week ahead gets its partitions; the batches then take what is left (rows of the default partition, of
+      // the day that holds the cut-off, of a partition kept for its artifacts). On SQLite only the batches run.
+      run: async (pass) =>
+        (await dropResultPartitions(pass)) +
+        (await pass.batches(async (limit) =>
           pass.deleteIds(
             'check_results',
             await pass.db
@@ -53,7 +74,7 @@ export function runRetention(artifacts: ArtifactStore): RetentionTask[] {
               .limit(limit)
               .execute(),
           ),
-        ),
+        )),
     },
     {
       // Passing runs' bulky parts, once older than OUTPOST_PASSING_DETAIL_HOURS (compaction.ts); failing and

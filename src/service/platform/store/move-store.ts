@@ -5,6 +5,7 @@ import { OutpostError } from '../../../common/errors.js';
 import { openSqliteDatabase } from './database.js';
 import { latestMigration } from './migrations/index.js';
 import { openPostgresDatabase, redactDatabaseUrl } from './postgres.js';
+import { ResultPartitions } from './result-partitions.js';
 import type { Database } from './schema.js';
 import { KEY_FILE_NAME, loadOrCreateKeyFile, parseSecretKey, SecretBox } from './secret-box.js';
 import { mapSecrets } from './secret-fields.js';
@@ -24,6 +25,9 @@ const INSERT_MAX_BYTES = 16 * 1024 * 1024;
 const INSERT_MAX_PARAMETERS = 60_000;
 /** Transaction-scoped advisory lock taken by the copy, so two copies into one database take turns. */
 const MOVE_LOCK_ID = 0x6f7073; // "ops"
+
+/** Days back from today whose results get a day partition of their own in the target (as migration 0025). */
+const PARTITION_DAYS_BACK = 400;
 
 /**
  * A move that was refused or failed, with the one line a person reads (no password: the target is named
@@ -230,7 +234,8 @@ function inForeignKeyOrder(plans: TablePlan[]): TablePlan[] {
 
 /**
  * Fails unless the target has exactly the source's tables and, in each, the same columns (they were
- * migrated by the same migrations, so anything else is a store this version did not make).
+ * migrated by the same migrations, so anything else is a store this version did not make). The partitions of
+ * a partitioned table (`check_results`' days, migration 0025) are part of their table, not tables of their own.
  */
 async function assertSameTables(target: Kysely<Database>, plans: TablePlan[]): Promise<void> {
   const found = await rows(
@@ -239,7 +244,8 @@ async function assertSameTables(target: Kysely<Database>, plans: TablePlan[]): P
       table_name: string;
       column_name: string;
     }>`select table_name, column_name from information_schema.columns
-      where table_schema = current_schema() and table_name not like 'kysely\\_migration%'`,
+      where table_schema = current_schema() and table_name not like 'kysely\\_migration%'
+        and table_name not in (select relname from pg_class where relispartition)`,
   );
   const columns = new Map<string, Set<string>>();
   for (const { table_name, column_name } of found) {
@@ -532,6 +538,17 @@ export async function moveSqliteToPostgres(options: MoveStoreOptions): Promise<M
       }
       const plans = inForeignKeyOrder(await planTables(source));
       await assertSameTables(pg, plans);
+      // The results' day partitions (migration 0025) for the days the source's results were stored on, so they
+      // land in their day's partition and retention drops them by the day; older than the migration's reach,
+      // they go to the default partition. Empty tables are all a failed copy leaves of these.
+      const [oldest] = await rows(
+        source,
+        sql<{ t: number | null }>`select min(created_at) as t from check_results`,
+      );
+      if (oldest?.t != null) {
+        const fromMs = Math.max(Number(oldest.t), Date.now() - PARTITION_DAYS_BACK * 86_400_000);
+        await new ResultPartitions(pg).ensureDays(fromMs, Date.now());
+      }
       const sourceDb = source;
       return await pg.transaction().execute(async (tx) => {
         await sql`select pg_advisory_xact_lock(${sql.lit(MOVE_LOCK_ID)})`.execute(tx);

@@ -142,9 +142,14 @@ export class JobQueries {
     return row?.doc;
   }
 
-  /** Deletes a job (payload included). */
-  async deleteJob(jobId: string): Promise<void> {
-    await this.db.deleteFrom('jobs').where('id', '=', jobId).execute();
+  /**
+   * Deletes a job (payload included).
+   * @returns false when there was no such row: another transaction deleted it first (on PostgreSQL this one
+   *   waited for that one's row lock, then found the row gone).
+   */
+  async deleteJob(jobId: string): Promise<boolean> {
+    const res = await this.db.deleteFrom('jobs').where('id', '=', jobId).executeTakeFirst();
+    return Number(res.numDeletedRows) > 0;
   }
 
   /**

@@ -213,9 +213,15 @@ export class ResultIngest {
    * Stores a result of `job` and deletes the job (see recordResult). The result of a test run (runs/test-runs,
    * "Run before saving") is stored for its check session only: no result hook or recorder sees it (no alert,
    * notification, check status or error group), since no check has its id.
+   *
+   * One result per job: the result is stored only by the transaction that deletes the job's row. Two posts of
+   * one job's result at once (or a post racing the run's end) read the same row; on PostgreSQL the second
+   * delete waits for the first transaction and then finds the row gone, and its transaction rolls back here.
+   * (On PostgreSQL no unique index can say it: `check_results` is partitioned by day, migration 0025.)
+   * @throws HttpError 409 OUTPOST_ERR_LEASE_LOST when the job's row was deleted by another transaction.
    */
   async #storeJobResult(tx: Tx, job: JobRow, result: CheckResult, by: ResultAuthor): Promise<void> {
-    await new JobQueries(tx).deleteJob(job.id);
+    if (!(await new JobQueries(tx).deleteJob(job.id))) throw leaseLost(job.id, 'its result is not stored');
     const recording = (await new TestRunQueries(tx).isTestRun(job.check_id)) ? UNRECORDED : this.#recording;
     await recordResult(tx, recording, { resultId: randomUUID(), owner: job, result, by });
   }

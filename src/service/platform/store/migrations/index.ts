@@ -21,6 +21,7 @@ import { triggers } from './0021_triggers.js';
 import { projects } from './0022_projects.js';
 import { rateLimits } from './0023_rate_limits.js';
 import { dailyRollups } from './0024_daily_rollups.js';
+import { resultPartitions } from './0025_result_partitions.js';
 
 /**
  * Migrations in code, one file each (`NNNN_<name>.ts`), applied in name order. The names
@@ -55,6 +56,7 @@ const migrations: Record<string, Migration> = {
   '0022_projects': projects,
   '0023_rate_limits': rateLimits,
   '0024_daily_rollups': dailyRollups,
+  '0025_result_partitions': resultPartitions,
 };
 
 class InCodeProvider implements MigrationProvider {
@@ -67,6 +69,17 @@ class InCodeProvider implements MigrationProvider {
 export async function migrateToLatest(db: Kysely<unknown>): Promise<void> {
   const migrator = new Migrator({ db, provider: new InCodeProvider() });
   const { error } = await migrator.migrateToLatest();
+  if (error) throw error;
+}
+
+/**
+ * Brings the schema to the migration named `name` (`NNNN_<name>`), no further: for tests of a migration that
+ * converts stored data (they fill a store as an earlier version left it, then migrate to the latest).
+ * Throws the migration's error when one fails.
+ */
+export async function migrateTo(db: Kysely<unknown>, name: string): Promise<void> {
+  const migrator = new Migrator({ db, provider: new InCodeProvider() });
+  const { error } = await migrator.migrateTo(name);
   if (error) throw error;
 }
 
