@@ -57,6 +57,29 @@ async function createAndTrigger(
 }
 
 describe('agent protocol', () => {
+  it('stores one result when the same result is posted eight times at once (no unique index needed)', async () => {
+    svc = await testService();
+    await createAndTrigger();
+    const a = randomUUID();
+    const [job] = await claim(a);
+    const result = resultFor(job!);
+    const answers = await Promise.all(Array.from({ length: 8 }, () => postResult(a, job!, result)));
+    // One post stores it; each other one finds it stored (a duplicate, 200) or, on PostgreSQL, lost the race
+    // for the job's row while the first was committing (409): never a second row, never a 500.
+    const stored = answers.filter((r) => r.statusCode === 200 && r.json().duplicate === false);
+    expect(stored).toHaveLength(1);
+    for (const r of answers) {
+      expect([200, 409], r.body).toContain(r.statusCode);
+      if (r.statusCode === 200) expect(r.json()).toMatchObject({ stored: true, resultType: 'FINAL' });
+    }
+    const rows = await svc.context.db
+      .selectFrom('check_results')
+      .select('id')
+      .where('job_id', '=', job!.jobId)
+      .execute();
+    expect(rows).toHaveLength(1);
+  });
+
   it('hands a job to one agent only, stores one result, and ends the session', async () => {
     svc = await testService();
     const { sessionId, checkId } = await createAndTrigger();
