@@ -14,7 +14,8 @@ export function checkStatusRecorder(): ResultRecorder {
   return async (tx, stored) => {
     const { result } = stored;
     if (result.resultType !== 'FINAL') return;
-    const row = await new CheckStatusQueries(tx).storedResult(stored.resultId);
+    // `nowMs` is the row's `created_at` (recordResult writes both from one clock reading).
+    const row = await new CheckStatusQueries(tx).storedResult(stored.resultId, stored.nowMs);
     if (!row) return;
     await recordFinalResult(tx, {
       accountId: stored.accountId,

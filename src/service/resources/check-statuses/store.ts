@@ -188,14 +188,16 @@ export class CheckStatusQueries {
   }
 
   /**
-   * The session and times of the stored result `resultId` (`check_results`, one lookup by primary key):
+   * The session and times of the stored result `resultId`, stored at `createdAtMs` (`check_results`, one
+   * lookup by primary key, (id, created_at): on PostgreSQL the time picks the one day partition to look in):
    * `started_at` and `stopped_at` in epoch ms. Undefined when there is no such row.
    */
-  storedResult(resultId: string) {
+  storedResult(resultId: string, createdAtMs: number) {
     return this.#db
       .selectFrom('check_results')
       .select(['check_session_id', 'started_at', 'stopped_at'])
       .where('id', '=', resultId)
+      .where('created_at', '=', createdAtMs)
       .executeTakeFirst();
   }
 
