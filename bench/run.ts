@@ -3,7 +3,7 @@
  * (fping, dig, curl, autocannon), printing ratios (design.md §5). Build first
  * (`npm run build`); ICMP needs root or ping_group_range. With no names, all run.
  *
- * Names: icmp, dns, tcp, url, api, sandbox, agent-rss, analytics, service-http, queue, trace-scrub, browser, alerting, heartbeats, web-app, status-pages, replicas, scheduler.
+ * Names: icmp, dns, tcp, url, api, sandbox, agent-rss, analytics, service-http, queue, trace-scrub, browser, alerting, heartbeats, web-app, status-pages, replicas, scheduler, results-scale.
  */
 import { benchAgentIdleRss } from './agent-rss.js';
 import { benchAlerting } from './alerting.js';
@@ -14,6 +14,7 @@ import { benchDns } from './dns.js';
 import { benchHeartbeats } from './heartbeats.js';
 import { benchQueue } from './queue.js';
 import { benchReplicas } from './replicas.js';
+import { benchResultsScale } from './results-scale.js';
 import { runIcmpBench } from './icmp.js';
 import { benchScheduler } from './scheduler.js';
 import { benchSandbox } from './sandbox.js';
@@ -56,6 +57,7 @@ const BENCHES: Record<string, () => Promise<unknown>> = {
   'status-pages': () => benchStatusPages(),
   replicas: () => benchReplicas(),
   scheduler: () => benchScheduler(),
+  'results-scale': () => benchResultsScale(),
 };
 
 const asked = process.argv.slice(2);

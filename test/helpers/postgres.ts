@@ -58,11 +58,11 @@ async function freePort(): Promise<number> {
  * root; as root the folder is given to `nobody` and the programs run through `runuser`), then
  * `pg_ctl start` listening on 127.0.0.1 only, on a free port, with trust authentication.
  * `durable: false` (the default) turns fsync off: test data need not survive a power cut; the
- * benches pass `durable: true`.
+ * benches pass `durable: true`. `settings`: more server settings (`name=value`, as `postgres -c` takes them).
  * @throws Error when PostgreSQL is not installed or the cluster does not start (with its log).
  */
 export async function startPostgresCluster(
-  options: { durable?: boolean; maxConnections?: number } = {},
+  options: { durable?: boolean; maxConnections?: number; settings?: readonly string[] } = {},
 ): Promise<PostgresCluster> {
   const bin = postgresBinDir();
   if (bin === null) throw new Error('PostgreSQL is not installed: apt-get install postgresql');
@@ -84,6 +84,7 @@ export async function startPostgresCluster(
     `-c unix_socket_directories=${dir}`,
     `-c max_connections=${options.maxConnections ?? 400}`,
     ...(options.durable ? [] : ['-c fsync=off', '-c synchronous_commit=off', '-c full_page_writes=off']),
+    ...(options.settings ?? []).map((s) => `-c ${s}`),
   ].join(' ');
   const log = join(dir, 'server.log');
   const pgCtl = (args: string[]) => run('pg_ctl', ['-D', data, '-l', log, '-o', settings, '-w', ...args]);
