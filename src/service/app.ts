@@ -59,6 +59,11 @@ export type BuildOptions = {
    */
   artifactsDir?: string;
   /**
+   * Where uploaded artifacts are kept (OUTPOST_ARTIFACT_STORE): `files` under `artifactsDir` (the default),
+   * or `database`, rows of the store that every replica shares (runs/artifacts/database-store.ts).
+   */
+  artifactStore?: 'files' | 'database';
+  /**
    * Data retention (OUTPOST_*_RETENTION_DAYS); default 90 days of results, 30 of artifacts,
    * 30 of agent reports. `false`: no retention worker (tests that keep old rows).
    */

@@ -67,6 +67,11 @@ export type ServiceConfig = Readonly<{
    * "Credentials in answers"): `masked` (default) or `clear`.
    */
   apiCredentials: 'masked' | 'clear';
+  /**
+   * Where uploaded artifacts are kept (OUTPOST_ARTIFACT_STORE): `files` under `<dataDir>/artifacts`, or
+   * `database`, rows of the store every replica shares. Default `database` on PostgreSQL, else `files`.
+   */
+  artifactStore: 'files' | 'database';
 }>;
 
 const URL_FORMAT = 'outpost-url';
@@ -210,6 +215,8 @@ const ServiceEnvSchema = Type.Object({
   OUTPOST_OUTBOUND_ALLOW: Type.Optional(Type.String({ format: OUTBOUND_ALLOW_FORMAT })),
   OUTPOST_OUTBOUND_PRIVATE: literals(['allow', 'deny'] as const),
   OUTPOST_API_CREDENTIALS: literals(['masked', 'clear'] as const),
+  /** Unset: `database` with OUTPOST_DATABASE_URL, else `files`. */
+  OUTPOST_ARTIFACT_STORE: Type.Optional(literals(['files', 'database'] as const)),
   // Read by the alert providers (src/service/alerting/channels/providers.ts); checked here so that a
   // typo stops the start instead of failing every notification later.
   OUTPOST_SMTP_URL: Type.Optional(Type.String({ format: SMTP_URL_FORMAT })),
@@ -251,6 +258,8 @@ const REQUIREMENTS: Record<VariableName, string> = {
     'comma-separated CIDR ranges, addresses and host names (10.0.0.0/8,127.0.0.1,hooks.internal)',
   OUTPOST_OUTBOUND_PRIVATE: 'allow or deny (default allow)',
   OUTPOST_API_CREDENTIALS: 'masked or clear (default masked): how API-key answers show stored credentials',
+  OUTPOST_ARTIFACT_STORE:
+    'files or database (default database with OUTPOST_DATABASE_URL, else files): where uploaded artifacts are kept',
   OUTPOST_SMTP_URL: 'an smtp:// or smtps:// URL with a host (smtp://user:pass@mail.example.com:587)',
   OUTPOST_SMTP_FROM: 'a sender address (alerts@example.com or Outpost <alerts@example.com>)',
   OUTPOST_TIME_ZONE: 'an IANA time zone such as Europe/Berlin (default UTC): the times of alert mails',
@@ -308,6 +317,7 @@ function convert(name: VariableName, value: string): string | number {
   if (
     name === 'OUTPOST_OUTBOUND_PRIVATE' ||
     name === 'OUTPOST_API_CREDENTIALS' ||
+    name === 'OUTPOST_ARTIFACT_STORE' ||
     name === 'OUTPOST_DATABASE_NOTIFY'
   )
     return value.trim().toLowerCase();
@@ -406,5 +416,6 @@ export function parseServiceConfig(env: NodeJS.ProcessEnv): ServiceConfig {
     ),
     outboundPrivate: parsed.OUTPOST_OUTBOUND_PRIVATE,
     apiCredentials: parsed.OUTPOST_API_CREDENTIALS,
+    artifactStore: parsed.OUTPOST_ARTIFACT_STORE ?? (parsed.OUTPOST_DATABASE_URL ? 'database' : 'files'),
   });
 }

@@ -11,7 +11,8 @@ import { MODULES, retentionTasks } from './modules.js';
 import { OutboundPolicy, type OutboundPolicyOptions } from './platform/http/outbound-policy.js';
 import type { Database } from './platform/store/database.js';
 import { DEFAULT_RETENTION, type RetentionPolicy, RetentionWorker } from './platform/store/retention.js';
-import { ArtifactStore } from './runs/artifacts/artifacts.js';
+import { ArtifactStore, type Artifacts } from './runs/artifacts/artifacts.js';
+import { DatabaseArtifactStore } from './runs/artifacts/database-store.js';
 import { JobQueue } from './runs/queue/queue.js';
 import type { ResultIngest } from './runs/results/ingest.js';
 import { type NamedResultHook, ResultOutbox, type ResultOutboxOptions } from './runs/results/outbox.js';
@@ -56,7 +57,7 @@ export type ServiceContext = {
   /** Check sessions: runs started together and followed to their end. */
   sessions: CheckSessions;
   /** Files agents upload for their runs (traces, screenshots, …). */
-  artifacts: ArtifactStore;
+  artifacts: Artifacts;
   /** Reader threads for analytics over a store file; null for an in-memory store or one core. */
   analyticsWorkers: AnalyticsWorkers | null;
   /** Runs the modules' result hooks from the outbox, after each result's commit. */
@@ -93,6 +94,8 @@ export type ContextOptions = {
   resultHooks?: NamedResultHook[];
   /** Folder of uploaded artifacts; default a new folder under the OS temp dir. */
   artifactsDir?: string;
+  /** `files` (default: under `artifactsDir`) or `database` (rows of the store; see app.ts BuildOptions). */
+  artifactStore?: 'files' | 'database';
   /** Data retention; default DEFAULT_RETENTION; `false`: no retention worker. */
   retention?: RetentionPolicy | false;
   /** The result outbox's back-off. */
@@ -133,7 +136,10 @@ export function createContext(options: ContextOptions): ServiceContext {
       : { lookupTimeoutMs: options.customDomains.lookupTimeoutMs }),
   });
   const deliveryOptions = options.alerting?.delivery ?? {};
-  const artifacts = new ArtifactStore(options.artifactsDir);
+  const artifacts: Artifacts =
+    options.artifactStore === 'database'
+      ? new DatabaseArtifactStore(options.db)
+      : new ArtifactStore(options.artifactsDir);
   // Filled in below: recorders, hooks and the heartbeat monitor keep a reference and read it when they run.
   const ctx = {
     db: options.db,

@@ -226,6 +226,7 @@ export async function startService(
     },
     appUrl: config.appUrl,
     apiCredentials: config.apiCredentials,
+    artifactStore: config.artifactStore,
     storeNotify: config.databaseNotify,
     outbound: { allow: config.outboundAllow, privateNetworks: config.outboundPrivate },
     customDomains: {

@@ -10,6 +10,7 @@ import { type BuildOptions, build, type Service } from '../../src/service/app.js
 import { createAccount, createApiKey } from '../../src/service/platform/http/auth.js';
 import { type Database, openSqliteDatabase } from '../../src/service/platform/store/database.js';
 import { openPostgresDatabase } from '../../src/service/platform/store/postgres.js';
+import { type Artifacts, ArtifactStore } from '../../src/service/runs/artifacts/artifacts.js';
 import { createDatabase, dropDatabase } from './postgres.js';
 import { TEMPLATE_DATABASE } from './postgres-setup.js';
 
@@ -62,7 +63,7 @@ export async function testStore(): Promise<{ db: Kysely<Database>; drop(): Promi
 export async function testService(
   options: Pick<
     BuildOptions,
-    'leaseMs' | 'queueExpiryMs' | 'customDomains' | 'outbound' | 'apiCredentials'
+    'leaseMs' | 'queueExpiryMs' | 'customDomains' | 'outbound' | 'apiCredentials' | 'artifactStore'
   > = {},
 ): Promise<TestService> {
   const store = await testStore();
@@ -94,6 +95,14 @@ export async function testService(
         ...(payload === undefined ? {} : { payload: payload as object }),
       }),
   };
+}
+
+/** The file store of a service's artifacts (tests that look at the files themselves); throws for the database store. */
+export function fileArtifacts(svc: { context: { artifacts: Artifacts } }): ArtifactStore {
+  const artifacts = svc.context.artifacts;
+  if (!(artifacts instanceof ArtifactStore))
+    throw new Error('this service keeps its artifacts in the database');
+  return artifacts;
 }
 
 /** A valid ICMP create body; override fields per test. */

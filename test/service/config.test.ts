@@ -47,6 +47,7 @@ describe('parseServiceConfig', () => {
       outboundAllow: [],
       outboundPrivate: 'allow',
       apiCredentials: 'masked',
+      artifactStore: 'files',
     };
     const config = parseServiceConfig({});
     expect(config).toEqual(expected);
@@ -97,7 +98,21 @@ describe('parseServiceConfig', () => {
         OUTPOST_ENCRYPTION_KEY: key,
         OUTPOST_DATABASE_NOTIFY: 'OFF',
       }),
-    ).toMatchObject({ databaseUrl: url, databaseNotify: false });
+    ).toMatchObject({ databaseUrl: url, databaseNotify: false, artifactStore: 'database' });
+    // Artifacts go to the database with it, unless told otherwise (any case); a wrong word is refused.
+    expect(
+      parseServiceConfig({
+        OUTPOST_DATABASE_URL: url,
+        OUTPOST_ENCRYPTION_KEY: key,
+        OUTPOST_ARTIFACT_STORE: ' Files ',
+      }),
+    ).toMatchObject({ artifactStore: 'files' });
+    expect(parseServiceConfig({ OUTPOST_ARTIFACT_STORE: 'database' })).toMatchObject({
+      artifactStore: 'database',
+    });
+    expect(() => parseServiceConfig({ OUTPOST_ARTIFACT_STORE: 's3' })).toThrow(
+      /OUTPOST_ARTIFACT_STORE must be files or database/,
+    );
     const without = (() => {
       try {
         parseServiceConfig({ OUTPOST_DATABASE_URL: url });

@@ -1,7 +1,8 @@
 import type { RetentionPass, RetentionTask } from '../platform/store/retention.js';
 import { readDoc, writeDoc } from '../platform/store/schema.js';
 import { compactResult, isPassingRun } from './results/compaction.js';
-import type { ArtifactStore } from './artifacts/artifacts.js';
+import type { Artifacts } from './artifacts/artifacts.js';
+import { DatabaseArtifactStore } from './artifacts/database-store.js';
 import { ResultPartitions } from '../platform/store/result-partitions.js';
 
 const DAY_MS = 86_400_000;
@@ -29,8 +30,14 @@ async function dropResultPartitions(pass: RetentionPass): Promise<number> {
  *
  * @param artifacts where the agents' uploads are kept.
  */
-export function runRetention(artifacts: ArtifactStore): RetentionTask[] {
+export function runRetention(artifacts: Artifacts): RetentionTask[] {
   return [
+    {
+      // Chunks of artifact uploads that never completed (database artifact store: a replica stopped
+      // mid-upload), an hour on; not counted. With artifacts in files the table is empty.
+      run: (pass) =>
+        pass.batches((limit) => new DatabaseArtifactStore(pass.db).pruneOrphans(pass.nowMs, limit)),
+    },
     {
       counted: 'artifacts',
       run: (pass) =>

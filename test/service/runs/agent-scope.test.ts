@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Job, PROTOCOL_VERSION } from '../../../src/protocol/index.js';
-import { icmpBody, resultFor, type TestService, testService } from '../../helpers/service.js';
+import { fileArtifacts, icmpBody, resultFor, type TestService, testService } from '../../helpers/service.js';
 
 // Issue 9, 1.5: a key may only touch jobs of its own account and location(s), held by that
 // agent; an agent id is bound to the key's location it first registered with.
@@ -79,7 +79,7 @@ async function snapshot(jobId: string) {
     results: await db.selectFrom('check_results').select(['id']).where('job_id', '=', jobId).execute(),
     agents: await db.selectFrom('agents').selectAll().where('account_id', '=', svc.accountA.id).execute(),
     events: await db.selectFrom('agent_events').select('id').execute(),
-    artifact: existsSync(join(svc.context.artifacts.dir, svc.accountA.id, jobId, 'forged.txt')),
+    artifact: existsSync(join(fileArtifacts(svc).dir, svc.accountA.id, jobId, 'forged.txt')),
   };
 }
 
@@ -203,7 +203,7 @@ describe('agent routes are scoped to the key and the agent', () => {
     }
     const results = await svc.context.db.selectFrom('check_results').select('status').execute();
     expect(results).toEqual([{ status: 'PASSED' }]);
-    expect(existsSync(join(svc.context.artifacts.dir, svc.accountA.id, job.jobId, 'forged.txt'))).toBe(false);
+    expect(existsSync(join(fileArtifacts(svc).dir, svc.accountA.id, job.jobId, 'forged.txt'))).toBe(false);
   });
 
   it('stores the location of the job, not the one the agent claims in its result', async () => {

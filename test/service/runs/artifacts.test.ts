@@ -7,6 +7,7 @@ import { request } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Job, MAX_ARTIFACT_SIZE_BYTES } from '../../../src/protocol/index.js';
 import {
+  fileArtifacts,
   apiBody,
   claimJobs,
   createCheck,
@@ -46,9 +47,9 @@ const upload = (
     payload,
   });
 
-const stored = (name: string) => join(svc.context.artifacts.dir, svc.accountA.id, job.jobId, name);
+const stored = (name: string) => join(fileArtifacts(svc).dir, svc.accountA.id, job.jobId, name);
 const partials = () => {
-  const dir = join(svc.context.artifacts.dir, '.partial');
+  const dir = join(fileArtifacts(svc).dir, '.partial');
   return existsSync(dir) ? readdirSync(dir) : [];
 };
 
@@ -263,7 +264,7 @@ describe('PUT /v1/agent/jobs/{jobId}/artifacts/{name}', () => {
     const res = await upload(name, randomBytes(4));
     expect(res.statusCode).toBe(400);
     expect(res.json().attributes).toMatchObject({ field: 'name', in: 'params' });
-    expect(readdirSync(svc.context.artifacts.dir)).toEqual([]);
+    expect(readdirSync(fileArtifacts(svc).dir)).toEqual([]);
   });
 
   it('accepts a name of 128 characters', async () => {

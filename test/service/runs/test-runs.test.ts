@@ -10,7 +10,7 @@ import { build, type Service } from '../../../src/service/app.js';
 import { retentionTasks } from '../../../src/service/modules.js';
 import { createAccount, createApiKey } from '../../../src/service/platform/http/auth.js';
 import { RetentionWorker } from '../../../src/service/platform/store/retention.js';
-import { expectBadField, resultFor, testStore } from '../../helpers/service.js';
+import { fileArtifacts, expectBadField, resultFor, testStore } from '../../helpers/service.js';
 import { expectNoSecret } from '../../helpers/secrets.js';
 
 /** Secrets planted in test-run bodies: a secret variable and a credential header. */
@@ -261,7 +261,7 @@ describe('test runs (POST /v1/check-sessions/test/{type})', () => {
       headers: { authorization: `Bearer ${h.key}`, 'x-agent-id': AGENT_A },
       payload: failedApiResult(job!),
     });
-    const artifactsDir = h.svc.context.artifacts.dir;
+    const artifactsDir = fileArtifacts(h.svc).dir;
     expect(await readdir(join(artifactsDir, h.accountId))).toEqual([job!.jobId]);
     const worker = new RetentionWorker(
       h.svc.context.db,

@@ -110,6 +110,18 @@ export type Database = {
   triggers: TriggerTable;
   projects: ProjectTable;
   project_resources: ProjectResourceTable;
+  /** Artifacts kept in the store (migration 0026; empty while artifacts are files). */
+  artifacts: {
+    account_id: string;
+    job_id: string;
+    name: string;
+    upload_id: string;
+    size_bytes: number;
+    sha256: string;
+    created_at: number;
+  };
+  /** The bytes of each artifact upload, in chunks of at most 1 MiB, `seq` from 0 (migration 0026). */
+  artifact_chunks: { upload_id: string; seq: number; data: Buffer; created_at: number };
   /** Counters of the rate limiters replicas share on PostgreSQL (migration 0023; empty on SQLite). */
   rate_limits: { key: string; points: number; expire: number | null };
 };

@@ -1,5 +1,5 @@
 import type { RetentionTask } from '../../platform/store/retention.js';
-import type { ArtifactStore } from '../artifacts/artifacts.js';
+import type { Artifacts } from '../artifacts/artifacts.js';
 import { TestRunQueries } from './store.js';
 
 /** How long a test run, its session, result and artifact files are kept after it was made: 1 hour, in ms. */
@@ -12,7 +12,7 @@ export const TEST_RUN_KEPT_MS = 3_600_000;
  *
  * @param artifacts where the agents' uploads are kept.
  */
-export function testRunRetention(artifacts: ArtifactStore): RetentionTask[] {
+export function testRunRetention(artifacts: Artifacts): RetentionTask[] {
   return [
     {
       counted: 'testRuns',

@@ -9,7 +9,7 @@ import { parseServiceConfig } from '../../../../src/service/config.js';
 import { retentionTasks } from '../../../../src/service/modules.js';
 import { RetentionWorker } from '../../../../src/service/platform/store/retention.js';
 import type { CheckSessionTable, SessionStatus } from '../../../../src/service/platform/store/schema.js';
-import { type TestService, testService } from '../../../helpers/service.js';
+import { fileArtifacts, type TestService, testService } from '../../../helpers/service.js';
 
 // Issue 9, 2.3: results, sessions, artifact files, agent reports and agents are deleted after
 // their retention, in small batches.
@@ -55,14 +55,14 @@ async function seedResult(ageDays: number, withArtifact: boolean): Promise<{ id:
     })
     .execute();
   if (withArtifact) {
-    const dir = join(svc.context.artifacts.dir, svc.accountA.id, jobId);
+    const dir = join(fileArtifacts(svc).dir, svc.accountA.id, jobId);
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, 'trace.zip'), 'bytes');
   }
   return { id, jobId };
 }
 
-const artifactOf = (jobId: string) => join(svc.context.artifacts.dir, svc.accountA.id, jobId, 'trace.zip');
+const artifactOf = (jobId: string) => join(fileArtifacts(svc).dir, svc.accountA.id, jobId, 'trace.zip');
 const worker = (batchSize = 500) =>
   new RetentionWorker(svc.context.db, retentionTasks({ artifacts: svc.context.artifacts }), {
     resultDays: 90,

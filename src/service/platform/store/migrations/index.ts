@@ -22,6 +22,7 @@ import { projects } from './0022_projects.js';
 import { rateLimits } from './0023_rate_limits.js';
 import { dailyRollups } from './0024_daily_rollups.js';
 import { resultPartitions } from './0025_result_partitions.js';
+import { artifactStore } from './0026_artifact_store.js';
 
 /**
  * Migrations in code, one file each (`NNNN_<name>.ts`), applied in name order. The names
@@ -57,6 +58,7 @@ const migrations: Record<string, Migration> = {
   '0023_rate_limits': rateLimits,
   '0024_daily_rollups': dailyRollups,
   '0025_result_partitions': resultPartitions,
+  '0026_artifact_store': artifactStore,
 };
 
 class InCodeProvider implements MigrationProvider {
