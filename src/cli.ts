@@ -309,6 +309,48 @@ async function runBackup(args: string[]): Promise<number> {
 }
 
 /**
+ * The artifact files of the SQLite store's data directory (`<dir>/artifacts`), copied into the PostgreSQL
+ * store's artifact rows (the default there: OUTPOST_ARTIFACT_STORE=database), with one line saying how many;
+ * with OUTPOST_ARTIFACT_STORE=files the files stay where they are and the line says where to copy them.
+ * @returns false when a file could not be copied (each named in a line).
+ */
+async function copyArtifacts(dataDir: string, to: string, print: (line: string) => void): Promise<boolean> {
+  const { join } = await import('node:path');
+  const folder = join(dataDir, 'artifacts');
+  if ((process.env.OUTPOST_ARTIFACT_STORE ?? '').trim().toLowerCase() === 'files') {
+    print(
+      `  artifacts: left as files in ${folder} (OUTPOST_ARTIFACT_STORE=files): copy them to the replicas' shared OUTPOST_DATA_DIR`,
+    );
+    return true;
+  }
+  const { openPostgresDatabase } = await import('./service/platform/store/postgres.js');
+  const { DatabaseArtifactStore } = await import('./service/runs/artifacts/database-store.js');
+  const { copyArtifactFiles } = await import('./service/runs/artifacts/copy-files.js');
+  const db = await openPostgresDatabase(to, { poolSize: 2, migrate: false });
+  try {
+    const copied = await copyArtifactFiles(folder, new DatabaseArtifactStore(db));
+    const mib = (copied.bytes / 1_048_576).toFixed(1);
+    print(
+      `  artifacts: ${copied.files} ${copied.files === 1 ? 'file' : 'files'} (${mib} MiB) into the database`,
+    );
+    if (copied.skipped.length > 0) {
+      print(
+        `  artifacts: left ${copied.skipped.length} paths that are not artifacts: ${copied.skipped.slice(0, 5).join(', ')}`,
+      );
+    }
+    for (const { path, reason } of copied.failed) print(`  artifacts: ${path} was not copied: ${reason}`);
+    if (copied.failed.length > 0) {
+      print(
+        `outpost migrate-store: the rows were copied, ${copied.failed.length} artifact files were not (above): copy them by hand or leave them`,
+      );
+    }
+    return copied.failed.length === 0;
+  } finally {
+    await db.destroy();
+  }
+}
+
+/**
  * `outpost migrate-store --from sqlite:<dir> --to postgres://…`: copies a stopped SQLite store into an empty
  * PostgreSQL database (src/service/platform/store/move-store.ts), printing one line per table, a summary
  * and, when the key came from the key file, the value to set as OUTPOST_ENCRYPTION_KEY.
@@ -368,10 +410,11 @@ async function runMigrateStore(args: string[]): Promise<number> {
         'No encryption key was found and no secret is sealed: make one (openssl rand -base64 32) and start the PostgreSQL service with it as OUTPOST_ENCRYPTION_KEY.',
       );
     }
+    const artifactsCopied = await copyArtifacts(from.slice('sqlite:'.length), to, print);
     print(
       'The SQLite store was only read: keep it (and its key) until the PostgreSQL service runs as it should.',
     );
-    return 0;
+    return artifactsCopied ? 0 : 1;
   } catch (err) {
     if (err instanceof MoveStoreError) {
       process.stderr.write(

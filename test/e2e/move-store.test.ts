@@ -32,6 +32,8 @@ const BASIC_PASSWORD = `basic-${randomUUID()}`;
 const VARIABLE_VALUE = `variable-${randomUUID()}`;
 const GROUP_PASSWORD = `group-${randomUUID()}`;
 const WEBHOOK_SECRET = `whsec_${randomBytes(24).toString('base64')}`;
+/** The bytes of the ICMP run's artifact (a route trace an agent uploaded), moved with the store. */
+const ARTIFACT_BYTES = randomBytes(4096);
 /** Webhooks to loopback are refused unless allowed: the channel points at a port nobody listens on. */
 const OUTBOUND = { OUTPOST_OUTBOUND_ALLOW: '127.0.0.1/32' };
 
@@ -193,6 +195,17 @@ describe.skipIf(missing !== null)('outpost migrate-store: SQLite to PostgreSQL',
     const agentId = randomUUID();
     const [job] = await claim(url, ['ICMP'], agentId);
     expect(job).toBeDefined();
+    // An artifact of the run: a file under the data directory, moved into the database's artifact rows.
+    const uploaded = await fetch(new URL(`/v1/agent/jobs/${job!.jobId}/artifacts/route-trace.json`, url), {
+      method: 'PUT',
+      headers: {
+        authorization: `Bearer ${API_KEY}`,
+        'x-agent-id': agentId,
+        'content-type': 'application/octet-stream',
+      },
+      body: ARTIFACT_BYTES,
+    });
+    expect(uploaded.status, await uploaded.text()).toBe(201);
     const posted = await fetch(new URL(`/v1/agent/jobs/${job!.jobId}/result`, url), {
       method: 'POST',
       headers: {
@@ -200,7 +213,11 @@ describe.skipIf(missing !== null)('outpost migrate-store: SQLite to PostgreSQL',
         'x-agent-id': agentId,
         'content-type': 'application/json',
       },
-      body: JSON.stringify(resultFor(job!)),
+      body: JSON.stringify(
+        resultFor(job!, 'PASSED', {
+          artifacts: [{ name: 'route-trace.json', sizeBytes: ARTIFACT_BYTES.length }],
+        }),
+      ),
     });
     expect(posted.status, await posted.text()).toBeLessThan(300);
     const results = await api('GET', `/v1/check-results/${ids.icmp}`);
@@ -263,6 +280,9 @@ describe.skipIf(missing !== null)('outpost migrate-store: SQLite to PostgreSQL',
     expect(Buffer.from(printedKey, 'base64').equals(fileKey!)).toBe(true);
     expect(await count('accounts')).toBe(1);
     expect(await count('check_results')).toBe(1);
+    // The artifact file went into the database's artifact rows (the PostgreSQL service's default store).
+    expect(run.output).toMatch(/^ {2}artifacts: 1 file \(0\.0 MiB\) into the database$/m);
+    expect(await count('artifacts')).toBe(1);
   });
 
   it('a service on PostgreSQL with the printed key answers everything as before', async () => {
@@ -297,6 +317,15 @@ describe.skipIf(missing !== null)('outpost migrate-store: SQLite to PostgreSQL',
     const result = await api('GET', `/v1/check-results/${ids.icmp}/${ids.result}`);
     expect(result.status).toBe(200);
     expect(result.json.responseTime).toBe(1.5);
+    // Its artifact downloads from the database, though this service's data directory holds no file.
+    const artifact = await fetch(
+      new URL(`/v1/check-results/${ids.icmp}/${ids.result}/artifacts/route-trace.json`, url),
+      {
+        headers: { authorization: `Bearer ${API_KEY}` },
+      },
+    );
+    expect(artifact.status).toBe(200);
+    expect(Buffer.from(await artifact.arrayBuffer()).equals(ARTIFACT_BYTES)).toBe(true);
 
     // The run queued on SQLite is handed out by PostgreSQL: its sealed payload opens, the secrets in clear.
     const [job] = await claim(url, ['API']);
