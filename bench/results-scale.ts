@@ -321,14 +321,14 @@ function print(fills: ScaleFill[], reads: ScaleRead[]): void {
     );
   const stores = [...new Set(reads.map((r) => r.store))];
   console.log(
-    `${'read'.padEnd(58)}${stores.map((s) => `${s} p50 / p95 ms`.padStart(26)).join('')}   goal p95 < ${GOAL_P95_MS} ms`,
+    `${'read'.padEnd(58)}${stores.map((s) => `${s} p50 / p95 ms`.padStart(32)).join('')}   goal p95 < ${GOAL_P95_MS} ms`,
   );
   for (const name of [...new Set(reads.map((r) => r.read))]) {
     const cells = stores.map((s) => {
       const r = reads.find((x) => x.store === s && x.read === name);
       return (
         r ? `${r.p50Ms} / ${r.p95Ms}${r.p95Ms < GOAL_P95_MS ? '' : ' (NOT met)'} [${r.rows}]` : '-'
-      ).padStart(26);
+      ).padStart(32);
     });
     console.log(`${name.padEnd(58)}${cells.join('')}`);
   }
