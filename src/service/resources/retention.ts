@@ -1,4 +1,5 @@
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
+import { sql } from 'kysely';
 import type { RetentionPass, RetentionTask } from '../platform/store/retention.js';
 
 const HOUR_MS = 3_600_000;
@@ -10,8 +11,8 @@ const DAY_MS = 86_400_000;
  * seen for `agentDays` (`agents_seen`).
  */
 export const RESOURCES_RETENTION: readonly RetentionTask[] = [
-  { run: pruneHourlyStats },
-  { run: pruneDailyStats },
+  { run: (pass) => pruneRollup(pass, ROLLUPS.hourly) },
+  { run: (pass) => pruneRollup(pass, ROLLUPS.daily) },
   {
     counted: 'agentEvents',
     run: (pass) =>
@@ -37,59 +38,39 @@ export const RESOURCES_RETENTION: readonly RetentionTask[] = [
   },
 ];
 
-/**
- * Deletes the `check_stats_hourly` rows of hours that ended by the results' cut-off: one statement per
- * (account, hour), a row per check and run location, found by the (account_id, hour_start) index,
- * yielding between statements. Returns 0 (not counted).
- */
-async function pruneHourlyStats(pass: RetentionPass): Promise<number> {
-  const lastHourStart = pass.resultCutoffMs - HOUR_MS;
-  const accounts = await pass.db.selectFrom('accounts').select('id').execute();
-  for (const { id } of accounts) {
-    for (;;) {
-      const oldest = await pass.db
-        .selectFrom('check_stats_hourly')
-        .select('hour_start')
-        .where('account_id', '=', id)
-        .where('hour_start', '<=', lastHourStart)
-        .orderBy('hour_start')
-        .limit(1)
-        .executeTakeFirst();
-      if (!oldest || pass.stopped()) break;
-      await pass.db
-        .deleteFrom('check_stats_hourly')
-        .where('account_id', '=', id)
-        .where('hour_start', '=', oldest.hour_start)
-        .execute();
-      await yieldToLoop();
-    }
-  }
-  return 0;
-}
+/** The check-status rollups, each keyed by account and the start of its bucket (epoch ms). */
+const ROLLUPS = {
+  hourly: { table: 'check_stats_hourly', start: 'hour_start', widthMs: HOUR_MS },
+  daily: { table: 'check_stats_daily', start: 'day_start', widthMs: DAY_MS },
+} as const;
 
 /**
- * Deletes the `check_stats_daily` rows of UTC days that ended by the results' cut-off: one statement per
- * (account, day), a row per check, found by the (account_id, day_start) index, yielding between
- * statements. Returns 0 (not counted).
+ * Deletes the rows of a rollup whose bucket (hour or UTC day) ended by the results' cut-off: one statement per
+ * (account, bucket), a row per check (and run location, hourly), found by the rollup's (account_id, start)
+ * index, yielding between statements. Returns 0 (not counted).
  */
-async function pruneDailyStats(pass: RetentionPass): Promise<number> {
-  const lastDayStart = pass.resultCutoffMs - DAY_MS;
+async function pruneRollup(
+  pass: RetentionPass,
+  rollup: (typeof ROLLUPS)[keyof typeof ROLLUPS],
+): Promise<number> {
+  const lastStart = pass.resultCutoffMs - rollup.widthMs;
+  const start = sql.ref(rollup.start);
   const accounts = await pass.db.selectFrom('accounts').select('id').execute();
   for (const { id } of accounts) {
     for (;;) {
       const oldest = await pass.db
-        .selectFrom('check_stats_daily')
-        .select('day_start')
+        .selectFrom(rollup.table)
+        .select(sql<number>`${start}`.as('start'))
         .where('account_id', '=', id)
-        .where('day_start', '<=', lastDayStart)
-        .orderBy('day_start')
+        .where(start, '<=', lastStart)
+        .orderBy(start)
         .limit(1)
         .executeTakeFirst();
       if (!oldest || pass.stopped()) break;
       await pass.db
-        .deleteFrom('check_stats_daily')
+        .deleteFrom(rollup.table)
         .where('account_id', '=', id)
-        .where('day_start', '=', oldest.day_start)
+        .where(start, '=', oldest.start)
         .execute();
       await yieldToLoop();
     }
