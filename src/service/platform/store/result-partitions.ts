@@ -9,8 +9,13 @@ const DAY_MS = 86_400_000;
 /** The advisory lock replicas take turns under to create or drop result partitions. */
 const PARTITION_LOCK_ID = 0x72_65_73_70; // "resp"
 
-/** How long a partition's creation or drop waits for the table's lock before giving up until the next pass, ms. */
-const LOCK_TIMEOUT_MS = 5000;
+/**
+ * How long a partition's creation or drop waits for a lock before giving up until the next pass, ms. While it
+ * waits for `check_results`' exclusive lock (behind a long read), the result inserts queued after it wait too:
+ * this bounds that stall. (`DETACH PARTITION … CONCURRENTLY`, which would not block them, is refused on a
+ * table with a default partition.)
+ */
+const LOCK_TIMEOUT_MS = 1000;
 
 /** A day partition of `check_results`: its name and the UTC day it holds (epoch ms). */
 type DayPartition = { name: string; dayStartMs: number };
