@@ -178,28 +178,11 @@ export async function deleteCheckStatuses(tx: Tx, accountId: string, checkId: st
     .execute();
 }
 
-/**
- * The reads of `GET /v1/check-statuses`, every one scoped to one account, and the recorder's read of a
- * stored result by its id (`storedResult`, in the result's transaction: construct it with `tx`).
- */
+/** The reads of `GET /v1/check-statuses`, every one scoped to one account. */
 export class CheckStatusQueries {
   readonly #db: Tx;
   constructor(db: Tx) {
     this.#db = db;
-  }
-
-  /**
-   * The session and times of the stored result `resultId`, stored at `createdAtMs` (`check_results`, one
-   * lookup by primary key, (id, created_at): on PostgreSQL the time picks the one day partition to look in):
-   * `started_at` and `stopped_at` in epoch ms. Undefined when there is no such row.
-   */
-  storedResult(resultId: string, createdAtMs: number) {
-    return this.#db
-      .selectFrom('check_results')
-      .select(['check_session_id', 'started_at', 'stopped_at'])
-      .where('id', '=', resultId)
-      .where('created_at', '=', createdAtMs)
-      .executeTakeFirst();
   }
 
   /**

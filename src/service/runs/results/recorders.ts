@@ -1,7 +1,7 @@
 import type { CheckResult } from '../../../protocol/index.js';
 import type { Tx } from '../queue/store.js';
 import { enqueueResultHooks } from './outbox.js';
-import { type ResultAuthor, type ResultOwner, ResultWriteQueries } from './store.js';
+import { type ResultAuthor, type ResultOwner, ResultWriteQueries, storedTimesOf } from './store.js';
 
 /** A result just written, as recorders see it inside its transaction. Times are epoch ms. */
 export type StoredResultRef = {
@@ -14,7 +14,13 @@ export type StoredResultRef = {
    * stored before the column existed.
    */
   roundId: string | null;
+  /** The check session of the run; null for a scheduled run. */
+  checkSessionId: string | null;
   result: CheckResult;
+  /** The row's `started_at` and `stopped_at` as stored (storedTimesOf: the result's, or `nowMs`). */
+  startedAtMs: number;
+  stoppedAtMs: number;
+  /** When the result was stored: the row's `created_at`. */
   nowMs: number;
 };
 
@@ -55,13 +61,16 @@ export async function recordResult(
     resultId,
     nowMs: by.nowMs,
   });
+  const times = storedTimesOf(result, by.nowMs);
   for (const record of recording.recorders) {
     await record(tx, {
       resultId,
       accountId: owner.account_id,
       checkId: owner.check_id,
       roundId: owner.round_id,
+      checkSessionId: owner.check_session_id,
       result,
+      ...times,
       nowMs: by.nowMs,
     });
   }

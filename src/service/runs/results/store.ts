@@ -19,6 +19,20 @@ export type ResultOwner = Pick<JobRow, 'id' | 'account_id' | 'check_id' | 'check
 export type ResultAuthor = { agentId: string | null; hash: string | null; nowMs: number };
 
 /**
+ * The start and stop times a result row holds (epoch ms): the result's own, or `nowMs` for one that does not
+ * parse (the agent's clock is not trusted to be readable).
+ */
+export function storedTimesOf(
+  result: CheckResult,
+  nowMs: number,
+): { startedAtMs: number; stoppedAtMs: number } {
+  return {
+    startedAtMs: Date.parse(result.startedAt) || nowMs,
+    stoppedAtMs: Date.parse(result.stoppedAt) || nowMs,
+  };
+}
+
+/**
  * The statement that writes a result row (`check_results`), for the result ingest (ingest.ts). One
  * instance per store handle or transaction; the caller keeps the transaction. Portable SQL only.
  */
@@ -37,6 +51,7 @@ export class ResultWriteQueries {
     stored: CheckResult,
     by: ResultAuthor,
   ): Promise<void> {
+    const { startedAtMs, stoppedAtMs } = storedTimesOf(stored, by.nowMs);
     await this.#db
       .insertInto('check_results')
       .values({
@@ -53,8 +68,8 @@ export class ResultWriteQueries {
         is_degraded: stored.isDegraded ? 1 : 0,
         response_time: stored.responseTime,
         result_type: stored.resultType,
-        started_at: Date.parse(stored.startedAt) || by.nowMs,
-        stopped_at: Date.parse(stored.stoppedAt) || by.nowMs,
+        started_at: startedAtMs,
+        stopped_at: stoppedAtMs,
         doc: writeDoc(stored),
         ...analyticsColumnsOf(stored),
         created_at: by.nowMs,
