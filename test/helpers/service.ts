@@ -1,6 +1,8 @@
+import { createHash } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import type { LightMyRequestResponse } from 'fastify';
 import { pino } from 'pino';
 import type { Kysely } from 'kysely';
@@ -103,6 +105,26 @@ export function fileArtifacts(svc: { context: { artifacts: Artifacts } }): Artif
   if (!(artifacts instanceof ArtifactStore))
     throw new Error('this service keeps its artifacts in the database');
   return artifacts;
+}
+
+/**
+ * An upload body of exactly `totalBytes`, streamed as repeats of `block` (never the whole body in memory),
+ * and the SHA-256 (hex) of what it sent, read once the body has been consumed.
+ */
+export function repeatedBody(block: Buffer, totalBytes: number): { body: Readable; sha256(): string } {
+  const hash = createHash('sha256');
+  let sent = 0;
+  const body = Readable.from(
+    (function* () {
+      while (sent < totalBytes) {
+        const part = block.subarray(0, Math.min(block.length, totalBytes - sent));
+        sent += part.length;
+        hash.update(part);
+        yield part;
+      }
+    })(),
+  );
+  return { body, sha256: () => hash.digest('hex') };
 }
 
 /** A valid ICMP create body; override fields per test. */

@@ -20,6 +20,7 @@ import {
   apiBody,
   claimJobs,
   createCheck,
+  repeatedBody,
   resultFor,
   type TestService,
   testService,
@@ -108,26 +109,15 @@ describe('artifacts in the database', () => {
 
   it('streams a 150 MB upload over a real connection into the store and back out, byte for byte', async () => {
     const address = await svc.app.listen({ port: 0, host: '127.0.0.1' });
-    const block = randomBytes(ARTIFACT_CHUNK_BYTES + 4096); // not a multiple of the chunk size
+    // Blocks not a multiple of the chunk size.
     const total = MAX_ARTIFACT_SIZE_BYTES;
-    const hash = createHash('sha256');
-    let sent = 0;
-    const body = Readable.from(
-      (function* () {
-        while (sent < total) {
-          const part = block.subarray(0, Math.min(block.length, total - sent));
-          sent += part.length;
-          hash.update(part);
-          yield part;
-        }
-      })(),
-    );
+    const { body, sha256: sent } = repeatedBody(randomBytes(ARTIFACT_CHUNK_BYTES + 4096), total);
     const put = await request(`${address}/v1/agent/jobs/${job.jobId}/artifacts/video.webm`, {
       method: 'PUT',
       headers: { ...svc.auth(), 'x-agent-id': agent, ...octets, 'content-length': String(total) },
       body,
     });
-    const digest = hash.digest('hex');
+    const digest = sent();
     expect(put.statusCode).toBe(201);
     expect(await put.body.json()).toEqual({ name: 'video.webm', sizeBytes: total, sha256: digest });
     expect(await rows()).toEqual({ artifacts: 1, chunks: Math.ceil(total / ARTIFACT_CHUNK_BYTES) });
