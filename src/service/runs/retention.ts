@@ -3,12 +3,9 @@ import { readDoc, writeDoc } from '../platform/store/schema.js';
 import { compactResult, isPassingRun } from './results/compaction.js';
 import type { Artifacts } from './artifacts/artifacts.js';
 import { DatabaseArtifactStore } from './artifacts/database-store.js';
-import { ResultPartitions } from '../platform/store/result-partitions.js';
+import { PARTITION_DAYS_AHEAD, ResultPartitions } from '../platform/store/result-partitions.js';
 
 const DAY_MS = 86_400_000;
-
-/** Days ahead of the pass's day whose result partitions each pass makes sure of (PostgreSQL). */
-const PARTITION_DAYS_AHEAD = 7;
 
 /**
  * The partition side of the results' retention (PostgreSQL; nothing on SQLite): makes the partitions of

@@ -5,7 +5,7 @@ import { OutpostError } from '../../../common/errors.js';
 import { openSqliteDatabase } from './database.js';
 import { latestMigration } from './migrations/index.js';
 import { openPostgresDatabase, redactDatabaseUrl } from './postgres.js';
-import { ResultPartitions } from './result-partitions.js';
+import { PARTITION_DAYS_BACK, ResultPartitions } from './result-partitions.js';
 import type { Database } from './schema.js';
 import { KEY_FILE_NAME, loadOrCreateKeyFile, parseSecretKey, SecretBox } from './secret-box.js';
 import { mapSecrets } from './secret-fields.js';
@@ -25,9 +25,6 @@ const INSERT_MAX_BYTES = 16 * 1024 * 1024;
 const INSERT_MAX_PARAMETERS = 60_000;
 /** Transaction-scoped advisory lock taken by the copy, so two copies into one database take turns. */
 const MOVE_LOCK_ID = 0x6f7073; // "ops"
-
-/** Days back from today whose results get a day partition of their own in the target (as migration 0025). */
-const PARTITION_DAYS_BACK = 400;
 
 /**
  * A move that was refused or failed, with the one line a person reads (no password: the target is named

@@ -6,6 +6,15 @@ import { resultPartitionName } from './migrations/0025_result_partitions.js';
 /** One UTC day, ms: the span of a result partition. */
 const DAY_MS = 86_400_000;
 
+/** Days ahead of a retention pass's day whose partitions it makes sure of (as migration 0025 made them first). */
+export const PARTITION_DAYS_AHEAD = 7;
+
+/**
+ * Days back from today past which results a store already holds stay in the default partition rather than get
+ * one of their day's (migration 0025 for a converted store, `migrate-store` for a moved one).
+ */
+export const PARTITION_DAYS_BACK = 400;
+
 /** The advisory lock replicas take turns under to create or drop result partitions. */
 const PARTITION_LOCK_ID = 0x72_65_73_70; // "resp"
 
