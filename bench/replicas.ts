@@ -4,6 +4,8 @@
  * runs it; PostgreSQL with fsync on, as a production cluster runs):
  * - claim + result cycles per second: jobs queued beforehand (one trigger of 500 checks queues 500 jobs), then `agents` concurrent agent loops (`POST /v1/agent/jobs/claim`, `waitSeconds` 0, up to 10 jobs;
  *   then `POST /v1/agent/jobs/{id}/result` for each), spread over the replicas, until the queue is empty;
+ *   on PostgreSQL twice, first with every statement unnamed (`OUTPOST_DATABASE_PREPARED_STATEMENTS=off`,
+ *   parsed and planned on each run), then prepared as the service runs by default;
  * - cross-replica wake-up: an agent long-polls replica B with nothing queued, a trigger through replica A
  *   queues one job; the time from the trigger's answer to the claim's answer (LISTEN/NOTIFY), p50/p99.
  * Every process runs on this machine, so the replicas share its cores: the figure says what the protocol and
@@ -11,7 +13,9 @@
  * `apt-get install postgresql`).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
+import { join } from 'node:path';
 import { type Job, PROTOCOL_VERSION } from '../src/protocol/index.js';
 import { type ServiceProcess, startServiceProcess } from '../test/helpers/cli.js';
 import { createDatabase, postgresBinDir, startPostgresCluster } from '../test/helpers/postgres.js';
@@ -24,7 +28,46 @@ export type ReplicaCycleRow = {
   seconds: number;
   jobsPerSecond: number;
   claimP99Ms: number;
+  /**
+   * CPU time per cycle, ms, by who spent it: the service processes, PostgreSQL's server processes (0 on
+   * SQLite) and this bench's agent loops. Unlike the rate, it hardly moves with what else the machine runs:
+   * on 2 cores, 1,000 cycles a second need at most 2 ms in all.
+   */
+  cpuMsPerJob: { service: number; postgres: number; agents: number };
 };
+
+/** CPU seconds (user + system) spent so far by `pid` and every live process under it; 0 once it is gone. */
+function treeCpuSeconds(pid: number | undefined): number {
+  if (pid === undefined) return 0;
+  const stats = new Map<number, { ppid: number; cpu: number }>();
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      // pid (comm) state ppid … utime stime: fields after the command's closing parenthesis.
+      const text = readFileSync(`/proc/${name}/stat`, 'utf8');
+      const f = text.slice(text.lastIndexOf(')') + 2).split(' ');
+      stats.set(Number(name), { ppid: Number(f[1]), cpu: (Number(f[11]) + Number(f[12])) / CLOCK_TICKS });
+    } catch {
+      // Gone since the listing.
+    }
+  }
+  let total = 0;
+  const todo = [pid];
+  while (todo.length > 0) {
+    const at = todo.pop()!;
+    total += stats.get(at)?.cpu ?? 0;
+    for (const [child, stat] of stats) if (stat.ppid === at) todo.push(child);
+  }
+  return total;
+}
+
+/** The kernel's clock ticks per second of /proc's CPU times (USER_HZ: 100 on Linux everywhere). */
+const CLOCK_TICKS = 100;
+
+/** The postmaster's pid of the cluster in `dir` (first line of `data/postmaster.pid`). */
+function postmasterPid(dir: string): number {
+  return Number(readFileSync(join(dir, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
+}
 
 const API_KEY = `op_${randomBytes(20).toString('hex')}`;
 const CHECKS = 500;
@@ -84,13 +127,16 @@ async function seed(url: string): Promise<string[]> {
 /** `ROUNDS` triggers of the checks `checkIds`, each drained by `agents` loops spread over `urls`. */
 async function cycles(
   setup: string,
-  urls: string[],
+  services: ServiceProcess[],
   agents: number,
   checkIds: string[],
+  postgresPid?: number,
 ): Promise<ReplicaCycleRow> {
+  const urls = services.map((s) => s.url);
   const claimMs: number[] = [];
   let jobs = 0;
   let busyMs = 0;
+  const cpu = { service: 0, postgres: 0, agents: 0 };
   for (let round = 0; round < ROUNDS; round++) {
     const trigger = await post(urls[0]!, '/v1/check-sessions/trigger', { target: { checkId: checkIds } });
     const answer = await trigger.text();
@@ -100,6 +146,9 @@ async function cycles(
       throw new Error(`the trigger started ${sessions} sessions, not ${CHECKS}: ${answer.slice(0, 500)}`);
     }
     const started = performance.now();
+    const serviceCpu = services.reduce((sum, s) => sum + treeCpuSeconds(s.process.child.pid), 0);
+    const postgresCpu = treeCpuSeconds(postgresPid);
+    const agentCpu = process.cpuUsage();
     await Promise.all(
       Array.from({ length: agents }, async (_, i) => {
         const url = urls[i % urls.length]!;
@@ -120,9 +169,21 @@ async function cycles(
       }),
     );
     busyMs += performance.now() - started;
+    cpu.service += services.reduce((sum, s) => sum + treeCpuSeconds(s.process.child.pid), 0) - serviceCpu;
+    cpu.postgres += treeCpuSeconds(postgresPid) - postgresCpu;
+    const agentUsage = process.cpuUsage(agentCpu);
+    cpu.agents += (agentUsage.user + agentUsage.system) / 1e6;
   }
   const seconds = busyMs / 1000;
-  return { setup, jobs, seconds, jobsPerSecond: jobs / seconds, claimP99Ms: quantile(claimMs, 0.99) };
+  const perJob = (s: number) => (s * 1000) / jobs;
+  return {
+    setup,
+    jobs,
+    seconds,
+    jobsPerSecond: jobs / seconds,
+    claimP99Ms: quantile(claimMs, 0.99),
+    cpuMsPerJob: { service: perJob(cpu.service), postgres: perJob(cpu.postgres), agents: perJob(cpu.agents) },
+  };
 }
 
 /** Wake-up latency across replicas, ms: long poll on `b`, trigger of one check through `a`. */
@@ -149,6 +210,12 @@ async function wakeUps(a: string, b: string, samples: number): Promise<number[]>
   return latencies;
 }
 
+/** `3.1 ms (service 1.2, PostgreSQL 1.5, agents 0.4)`. */
+function cpuText(cpu: ReplicaCycleRow['cpuMsPerJob']): string {
+  const total = cpu.service + cpu.postgres + cpu.agents;
+  return `${total.toFixed(2)} ms (service ${cpu.service.toFixed(2)}, PostgreSQL ${cpu.postgres.toFixed(2)}, agents ${cpu.agents.toFixed(2)})`;
+}
+
 /**
  * Runs both setups and prints their figures and ratios with the machine's load average.
  * @returns the cycle rows (SQLite first) and the wake-up latencies, ms.
@@ -173,7 +240,7 @@ export async function benchReplicas(
     LOG_LEVEL: 'WARN',
   });
   try {
-    rows.push(await cycles('SQLite, 1 process', [sqlite.url], agents, await seed(sqlite.url)));
+    rows.push(await cycles('SQLite, 1 process', [sqlite], agents, await seed(sqlite.url)));
   } finally {
     await sqlite.stop();
   }
@@ -187,24 +254,42 @@ export async function benchReplicas(
       OUTPOST_ENCRYPTION_KEY: encryptionKey,
       LOG_LEVEL: 'WARN',
     };
+    // First with every statement unnamed (OUTPOST_DATABASE_PREPARED_STATEMENTS=off, as behind an old
+    // PgBouncer): parsed and planned on every run, which is what prepared statements save.
+    for (let i = 0; i < replicaCount; i++) {
+      replicas.push(
+        await startServiceProcess(API_KEY, { ...env, OUTPOST_DATABASE_PREPARED_STATEMENTS: 'off' }),
+      );
+    }
+    const checkIds = await seed(replicas[0]!.url);
+    const postgresPid = postmasterPid(cluster.dir);
+    rows.push(
+      await cycles(
+        `PostgreSQL, ${replicaCount} replicas, unprepared`,
+        replicas,
+        agents,
+        checkIds,
+        postgresPid,
+      ),
+    );
+    await Promise.all(replicas.splice(0).map((r) => r.stop()));
     for (let i = 0; i < replicaCount; i++) replicas.push(await startServiceProcess(API_KEY, env));
     const urls = replicas.map((r) => r.url);
-    const checkIds = await seed(urls[0]!);
-    rows.push(await cycles(`PostgreSQL, ${replicaCount} replicas`, urls, agents, checkIds));
+    rows.push(await cycles(`PostgreSQL, ${replicaCount} replicas`, replicas, agents, checkIds, postgresPid));
     wakeUpMs = await wakeUps(urls[0]!, urls[1 % urls.length]!, options.wakeSamples ?? 50);
   } finally {
     await Promise.all(replicas.map((r) => r.stop()));
     await cluster.stop();
   }
 
-  const [one, many] = rows as [ReplicaCycleRow, ReplicaCycleRow];
+  const [one, unprepared, many] = rows as [ReplicaCycleRow, ReplicaCycleRow, ReplicaCycleRow];
   for (const row of rows) {
     console.log(
-      `${row.setup.padEnd(26)} ${row.jobs} claim+result cycles in ${row.seconds.toFixed(1)} s = ${row.jobsPerSecond.toFixed(0)}/s (claim p99 ${row.claimP99Ms.toFixed(1)} ms)`,
+      `${row.setup.padEnd(38)} ${row.jobs} claim+result cycles in ${row.seconds.toFixed(1)} s = ${row.jobsPerSecond.toFixed(0)}/s (claim p99 ${row.claimP99Ms.toFixed(1)} ms); CPU per cycle ${cpuText(row.cpuMsPerJob)}`,
     );
   }
   console.log(
-    `ratio PostgreSQL replicas / SQLite process: ${(many.jobsPerSecond / one.jobsPerSecond).toFixed(2)}×`,
+    `ratio PostgreSQL replicas / SQLite process: ${(many.jobsPerSecond / one.jobsPerSecond).toFixed(2)}× (goal ≥ 1,000/s); prepared / unprepared statements: ${(many.jobsPerSecond / unprepared.jobsPerSecond).toFixed(2)}×`,
   );
   console.log(
     `cross-replica wake-up (trigger on A → claim answered on B): p50 ${quantile(wakeUpMs, 0.5).toFixed(1)} ms, p99 ${quantile(wakeUpMs, 0.99).toFixed(1)} ms over ${wakeUpMs.length}`,

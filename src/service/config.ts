@@ -22,6 +22,11 @@ export type ServiceConfig = Readonly<{
   databaseUrl: string | undefined;
   /** Replicas wake each other with LISTEN/NOTIFY (OUTPOST_DATABASE_NOTIFY, `on` by default; `off` polls). */
   databaseNotify: boolean;
+  /**
+   * Each connection to PostgreSQL prepares its statements once (OUTPOST_DATABASE_PREPARED_STATEMENTS, `on` by
+   * default; `off` behind a transaction-pooling proxy that cannot carry named prepared statements).
+   */
+  databasePreparedStatements: boolean;
   leaseMs: number;
   queueExpiryMs: number;
   /** Days results and ended check sessions are kept (OUTPOST_RESULT_RETENTION_DAYS, default 90). */
@@ -198,6 +203,7 @@ const ServiceEnvSchema = Type.Object({
   OUTPOST_DATA_DIR: Type.String(),
   OUTPOST_DATABASE_URL: Type.Optional(Type.String({ format: POSTGRES_URL_FORMAT })),
   OUTPOST_DATABASE_NOTIFY: literals(['on', 'off'] as const),
+  OUTPOST_DATABASE_PREPARED_STATEMENTS: literals(['on', 'off'] as const),
   OUTPOST_LEASE_SECONDS: Integer(1, 86_400),
   OUTPOST_QUEUE_EXPIRY_SECONDS: Integer(1, 86_400),
   OUTPOST_RESULT_RETENTION_DAYS: Days,
@@ -238,6 +244,7 @@ const REQUIREMENTS: Record<VariableName, string> = {
   OUTPOST_DATABASE_URL:
     'a postgres:// or postgresql:// URL with a host (postgres://outpost:pass@db:5432/outpost)',
   OUTPOST_DATABASE_NOTIFY: 'on or off',
+  OUTPOST_DATABASE_PREPARED_STATEMENTS: 'on or off',
   OUTPOST_LEASE_SECONDS: 'an integer from 1 to 86400 (default 300)',
   OUTPOST_QUEUE_EXPIRY_SECONDS: 'an integer from 1 to 86400 (default 360)',
   OUTPOST_RESULT_RETENTION_DAYS: 'an integer from 1 to 36500 (default 90)',
@@ -288,6 +295,7 @@ const DEFAULTS: Partial<Record<VariableName, string>> = {
   LOG_LEVEL: 'INFO',
   OUTPOST_OUTBOUND_PRIVATE: 'allow',
   OUTPOST_DATABASE_NOTIFY: 'on',
+  OUTPOST_DATABASE_PREPARED_STATEMENTS: 'on',
   OUTPOST_API_CREDENTIALS: 'masked',
 };
 
@@ -318,7 +326,8 @@ function convert(name: VariableName, value: string): string | number {
     name === 'OUTPOST_OUTBOUND_PRIVATE' ||
     name === 'OUTPOST_API_CREDENTIALS' ||
     name === 'OUTPOST_ARTIFACT_STORE' ||
-    name === 'OUTPOST_DATABASE_NOTIFY'
+    name === 'OUTPOST_DATABASE_NOTIFY' ||
+    name === 'OUTPOST_DATABASE_PREPARED_STATEMENTS'
   )
     return value.trim().toLowerCase();
   return name === 'LOG_LEVEL' ? value.toUpperCase() : value;
@@ -385,6 +394,7 @@ export function parseServiceConfig(env: NodeJS.ProcessEnv): ServiceConfig {
     databaseFile: parsed.OUTPOST_DATA_DIR === ':memory:' ? ':memory:' : resolve(dataDir, 'outpost.db'),
     databaseUrl: parsed.OUTPOST_DATABASE_URL,
     databaseNotify: parsed.OUTPOST_DATABASE_NOTIFY === 'on',
+    databasePreparedStatements: parsed.OUTPOST_DATABASE_PREPARED_STATEMENTS === 'on',
     leaseMs: parsed.OUTPOST_LEASE_SECONDS * 1000,
     queueExpiryMs: parsed.OUTPOST_QUEUE_EXPIRY_SECONDS * 1000,
     resultRetentionDays: parsed.OUTPOST_RESULT_RETENTION_DAYS,

@@ -48,11 +48,15 @@ const POSTGRES_RETRY_MS = { first: 500, max: 15_000 };
  * failure logged with the URL's password redacted: a replica never exits in a loop because its
  * database is late. A refused login or a failed migration is not retried: it stops the start.
  */
-async function openPostgresStore(url: string, log: Logger): Promise<Kysely<Database>> {
+async function openPostgresStore(
+  url: string,
+  preparedStatements: boolean,
+  log: Logger,
+): Promise<Kysely<Database>> {
   let waitMs = POSTGRES_RETRY_MS.first;
   for (;;) {
     try {
-      return await openPostgresDatabase(url);
+      return await openPostgresDatabase(url, { preparedStatements });
     } catch (err) {
       if (!isUnreachable(err)) throw err;
       log.warn(
@@ -131,7 +135,7 @@ export async function migrateStore(
   log: Logger,
 ): Promise<{ store: 'postgres' | 'sqlite'; latest: string | null }> {
   const db = config.databaseUrl
-    ? await openPostgresStore(config.databaseUrl, log)
+    ? await openPostgresStore(config.databaseUrl, config.databasePreparedStatements, log)
     : await openSqliteStore(config, log);
   try {
     const latest = await latestMigration(db as unknown as Kysely<unknown>);
@@ -185,7 +189,7 @@ export async function startService(
     // While PostgreSQL is not reached, the port already answers the probes: alive, not ready.
     const waiting = await answerProbesUntilReady(config);
     try {
-      db = await openPostgresStore(config.databaseUrl, options.log);
+      db = await openPostgresStore(config.databaseUrl, config.databasePreparedStatements, options.log);
     } finally {
       await waiting.close();
     }

@@ -31,6 +31,7 @@ describe('parseServiceConfig', () => {
       databaseFile: resolve('./data', 'outpost.db'),
       databaseUrl: undefined,
       databaseNotify: true,
+      databasePreparedStatements: true,
       leaseMs: 300_000,
       queueExpiryMs: 360_000,
       resultRetentionDays: 90,
@@ -97,8 +98,14 @@ describe('parseServiceConfig', () => {
         OUTPOST_DATABASE_URL: url,
         OUTPOST_ENCRYPTION_KEY: key,
         OUTPOST_DATABASE_NOTIFY: 'OFF',
+        OUTPOST_DATABASE_PREPARED_STATEMENTS: 'Off',
       }),
-    ).toMatchObject({ databaseUrl: url, databaseNotify: false, artifactStore: 'database' });
+    ).toMatchObject({
+      databaseUrl: url,
+      databaseNotify: false,
+      databasePreparedStatements: false,
+      artifactStore: 'database',
+    });
     // Artifacts go to the database with it, unless told otherwise (any case); a wrong word is refused.
     expect(
       parseServiceConfig({
