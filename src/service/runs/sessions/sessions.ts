@@ -237,14 +237,18 @@ export class CheckSessions {
  * Ends a check session once it has no job left (queued, leased, or a retry's next attempt waiting
  * its back-off): TIMED_OUT when a run ended without a result (`timed_out_runs`), else the worst
  * status of its FINAL results (FAILED > DEGRADED > PASSED). Runs in the transaction that ended the
- * run (a stored result, a queue expiry, a lapsed lease), so a reader after its commit sees the end.
+ * run (a stored result, a queue expiry, a lapsed lease), so a reader after its commit sees the end. On
+ * PostgreSQL it locks the session's row first: of two runs ending at once, the second settles after the
+ * first committed and sees its job gone, so the last run always ends the session.
  * @returns true when the session ended now (the caller wakes its waiters after the commit).
  */
 export async function settleSession(tx: Tx, sessionId: string, nowMs: number): Promise<boolean> {
   const store = new SessionQueries(tx);
-  if (await store.sessionHasJobs(sessionId)) return false;
-  const session = await store.sessionState(sessionId);
+  // The session's row first: two runs ending at once would otherwise each see the other's job not yet
+  // deleted, and neither would end the session. Locked, the second reads after the first committed.
+  const session = await store.lockSessionState(sessionId);
   if (session?.status !== 'PROGRESS') return false;
+  if (await store.sessionHasJobs(sessionId)) return false;
   let status: SessionStatus = 'PASSED';
   if (session.timed_out_runs > 0) {
     status = 'TIMED_OUT';

@@ -1,11 +1,13 @@
 import type { Insertable, Kysely, Transaction } from 'kysely';
 import type { Database } from '../../platform/store/database.js';
+import { isPostgres } from '../../platform/store/dialect.js';
 import type { SessionStatus } from '../../platform/store/schema.js';
 
 /**
  * Every statement of check sessions (sessions.ts) against the store: a session's row, written in
  * the transaction that queues its runs, what reading one needs, and what settling one needs (in the
- * transaction that ends its last run: a result, a queue expiry; see settleSession). Portable SQL only.
+ * transaction that ends its last run: a result, a queue expiry; see settleSession). Portable SQL, but for the
+ * row lock PostgreSQL takes while settling (SQLite runs one writer at a time).
  */
 export class SessionQueries {
   readonly #db: Kysely<Database> | Transaction<Database>;
@@ -87,13 +89,18 @@ export class SessionQueries {
     await query.execute();
   }
 
-  /** The session's status and runs ended without a result, or undefined when it is gone. */
-  async sessionState(sessionId: string) {
-    return this.#db
+  /**
+   * The session's status and runs ended without a result, or undefined when it is gone. On PostgreSQL the
+   * session's row is locked until the transaction ends (`FOR UPDATE`), so the transactions settling one
+   * session take turns and each later statement of the caller sees what the one before committed.
+   */
+  async lockSessionState(sessionId: string) {
+    let query = this.#db
       .selectFrom('check_sessions')
       .select(['timed_out_runs', 'status'])
-      .where('id', '=', sessionId)
-      .executeTakeFirst();
+      .where('id', '=', sessionId);
+    if (isPostgres(this.#db)) query = query.forUpdate();
+    return query.executeTakeFirst();
   }
 
   /** Statuses of the session's FINAL results. */
