@@ -31,7 +31,8 @@ export type AlertRecorderOptions = {
  * commit with the result or not at all (docs/alerting.md, "Exactly once"). ATTEMPT results are
  * skipped; a FINAL result is judged once its run is complete (every location of a parallel round
  * has its FINAL result), and only when no later-started run of the check has been recorded.
- * Certificates the result carries are recorded for SSL expiry alerts.
+ * Certificates the result carries are recorded for SSL expiry alerts. A check's results are judged one at a
+ * time (AlertQueries.lockCheckAlerting), whichever replica stores them.
  */
 export function alertRecorder(options: AlertRecorderOptions): ResultRecorder {
   return async (tx, stored) => {
@@ -51,6 +52,7 @@ export async function recordResult(
 ): Promise<number> {
   if (stored.result.resultType !== 'FINAL') return 0;
   const store = new AlertQueries(tx);
+  await store.lockCheckAlerting(stored.checkId);
   const check = await store.check(stored.accountId, stored.checkId);
   if (!check) return 0;
   const group = check.groupId === null ? null : await store.group(stored.accountId, check.groupId);

@@ -5,6 +5,7 @@ import type { GroupDoc } from '../resources/index.js';
 import type { CheckDoc } from '../checks/index.js';
 import type { CheckResult } from '../../protocol/index.js';
 import type { Database } from '../platform/store/database.js';
+import { KEYED_LOCKS, lockKeyForTransaction } from '../platform/store/dialect.js';
 import { readDoc } from '../platform/store/schema.js';
 import type { AlertSettingsDoc } from './settings.js';
 
@@ -63,6 +64,17 @@ export class AlertQueries {
       .values({ account_id: accountId, doc, updated_at: nowMs })
       .onConflict((oc) => oc.column('account_id').doUpdateSet({ doc, updated_at: nowMs }))
       .execute();
+  }
+
+  /**
+   * Takes the check's alerting lock until the transaction ends (on PostgreSQL; SQLite runs one writer at a
+   * time): the FINAL results of one check are judged one after the other, each reading the alert state and
+   * the round the one before committed. Without it two results stored at once both read the same state (one
+   * failure counted instead of two), and the two last locations of a parallel run each see the other's job
+   * still there, so neither judges the run.
+   */
+  async lockCheckAlerting(checkId: string): Promise<void> {
+    await lockKeyForTransaction(this.#db, KEYED_LOCKS.alertedCheck, checkId);
   }
 
   /** Whether jobs of the round are still queued or running (its run is not complete). */

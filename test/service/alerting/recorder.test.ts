@@ -8,6 +8,7 @@ import {
   createCheck,
   expectBadField,
   resultFor,
+  TEST_DATABASE,
   type TestService,
   testService,
   triggerCheck,
@@ -279,6 +280,79 @@ describe('alerts written with the result', () => {
     expect(await alerts(checkId)).toEqual([]);
     await post(jobs[1]!, resultFor(jobs[1]!, 'PASSED'));
     expect((await alerts(checkId)).map((a) => a.alertType)).toEqual(['ALERT_FAILURE']);
+  });
+
+  // Results of one check stored at the same moment: unless the check's alerting lock makes them take turns,
+  // both read the same alert state (one failure counted where there were two), and the two last locations of a
+  // parallel run each find the other's job still there, so neither judges the run. Both transactions are held
+  // here until both are past alerting: a test transaction keeps the check's daily rollup row locked, which every
+  // FINAL result updates after alerting. PostgreSQL only: SQLite's one writer runs one transaction at a time.
+  describe.runIf(TEST_DATABASE === 'postgres')('results of one check stored at the same moment', () => {
+    /** Posts every job's result from `resultOf` while the check's daily rollup row is locked by a test transaction. */
+    async function postTogether(checkId: string, jobs: Job[], resultOf: (job: Job) => CheckResult) {
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      let holding!: () => void;
+      const held = new Promise<void>((resolve) => {
+        holding = resolve;
+      });
+      const blocker = svc.context.db.transaction().execute(async (tx) => {
+        await tx
+          .updateTable('check_stats_daily')
+          .set((eb) => ({ passed: eb.ref('passed') }))
+          .where('check_id', '=', checkId)
+          .execute();
+        holding();
+        await released;
+      });
+      await held;
+      const posts = jobs.map((job) => post(job, resultOf(job)));
+      // Every result is in its transaction by now, held on the rollup row or on the check's lock.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      release();
+      await blocker;
+      await Promise.all(posts);
+    }
+
+    it('the last two locations of a parallel run: the run is judged, once', async () => {
+      await channel();
+      const checkId = await createCheck(
+        svc,
+        'url',
+        urlBody({ runParallel: true, locations: ['eu-west-1', 'us-east-1'] }),
+      );
+      await run(checkId, () => 'PASSED');
+      await triggerCheck(svc, checkId);
+      const jobs = await claimJobs(svc, AGENT);
+      expect(jobs).toHaveLength(2);
+      await postTogether(checkId, jobs, (job) => resultFor(job, 'FAILED'));
+      expect((await alerts(checkId)).map((a) => a.alertType)).toEqual(['ALERT_FAILURE']);
+    });
+
+    it('two runs of a check that alerts at its second failed run: both failures count', async () => {
+      await channel();
+      const checkId = await createCheck(
+        svc,
+        'url',
+        urlBody({
+          useGlobalAlertSettings: false,
+          alertSettings: { runBasedEscalation: { failedRunThreshold: 2 } },
+        }),
+      );
+      await run(checkId, () => 'PASSED');
+      await triggerCheck(svc, checkId);
+      await triggerCheck(svc, checkId);
+      const jobs = await claimJobs(svc, AGENT);
+      expect(jobs).toHaveLength(2);
+      // Started at the same instant: neither run is older than the other, so each is judged.
+      const startedAt = new Date().toISOString();
+      await postTogether(checkId, jobs, (job) =>
+        resultFor(job, 'FAILED', { startedAt, stoppedAt: startedAt }),
+      );
+      expect((await alerts(checkId)).map((a) => a.alertType)).toEqual(['ALERT_FAILURE']);
+    });
   });
 });
 

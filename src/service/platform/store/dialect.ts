@@ -29,6 +29,32 @@ export async function underStoreLock<DB, T>(
   });
 }
 
+/**
+ * The key spaces of {@link lockKeyForTransaction}: one number per kind of thing locked, so a round and
+ * something else of the same id never share a lock. (PostgreSQL's two-key advisory locks never meet the
+ * one-key locks of {@link underStoreLock}.)
+ */
+export const KEYED_LOCKS = {
+  /** A check's alerting (by check id): its FINAL results are judged one at a time (alerting/recorder.ts). */
+  alertedCheck: 1,
+} as const;
+
+/**
+ * Locks `key` of the key space `space` until the transaction `tx` ends: on PostgreSQL a transaction-scoped
+ * advisory lock on (`space`, `hashtext(key)`), so the transactions locking one key take turns and each
+ * statement after the lock sees what the one before committed (READ COMMITTED takes a snapshot per statement).
+ * Two keys of one hash share a lock, which only makes them take turns too. A no-op on SQLite, whose single
+ * writer already runs one transaction at a time. Call it inside a transaction only.
+ */
+export async function lockKeyForTransaction(
+  tx: QueryExecutorProvider,
+  space: (typeof KEYED_LOCKS)[keyof typeof KEYED_LOCKS],
+  key: string,
+): Promise<void> {
+  if (!isPostgres(tx)) return;
+  await sql`select pg_advisory_xact_lock(${sql.lit(space)}, hashtext(${key}))`.execute(tx);
+}
+
 /** Resolves when the store answers a trivial query (`select 1`); rejects with the driver's error otherwise. */
 export async function pingStore(db: Kysely<unknown>): Promise<void> {
   await sql`select 1`.execute(db);
