@@ -2,7 +2,7 @@ import { type Expression, type ExpressionBuilder, type Kysely, type SqlBool, sql
 import type { CheckType } from '../../protocol/index.js';
 import { inKeysetOrder, encodeCursor } from '../platform/http/cursor.js';
 import { notFound } from '../platform/http/errors.js';
-import { isPostgres } from '../platform/store/dialect.js';
+import { isPostgres, lowered } from '../platform/store/dialect.js';
 import { firstRunAt } from '../runs/index.js';
 import type { Database } from '../platform/store/database.js';
 import { readDoc, writeDoc } from '../platform/store/schema.js';
@@ -50,7 +50,7 @@ function columns(db: Kysely<Database>, doc: CheckDoc, nowMs: number) {
  * - `tags`: checks holding every one of these tags (exact, case-sensitive);
  * - `checkType`: checks of this type;
  * - `search`: checks whose name contains it, case-insensitive (both lowered as JavaScript's `toLowerCase`
- *   lowers, on SQLite too: see LOWER_FUNCTION).
+ *   lowers them: see `lowered` in platform/store/dialect.ts).
  */
 export type CheckFilter = {
   tags?: readonly string[] | undefined;
@@ -67,13 +67,6 @@ export type CheckPaging = { limit: number; page?: number | undefined; nextId?: s
 
 /** A page of checks: their documents, secrets opened, and the cursor of the next row (null after the last). */
 export type CheckPage = { docs: CheckDoc[]; nextId: string | null };
-
-/**
- * The SQLite function that lowers text as JavaScript does (`outpost_lower`, registered on every connection by
- * openSqliteDatabase): SQLite's own `lower()` lowers ASCII letters only. PostgreSQL's `lower()` lowers by the
- * database's encoding (UTF-8: every letter).
- */
-const LOWER_FUNCTION = 'outpost_lower';
 
 /**
  * The `checks` table's queries for the checks resource and the resources that refer to checks.
@@ -141,11 +134,10 @@ export class CheckQueries {
       .where('account_id', '=', accountId);
     if (checkType !== undefined) q = q.where('check_type', '=', checkType);
     if (search !== undefined) {
+      const name = await lowered(this.#db as Kysely<unknown>, sql.ref<string>('name'));
       const needle = search.toLowerCase();
       q = q.where(
-        postgres
-          ? sql<SqlBool>`strpos(lower(name), ${needle}) > 0`
-          : sql<SqlBool>`instr(${sql.raw(LOWER_FUNCTION)}(name), ${needle}) > 0`,
+        postgres ? sql<SqlBool>`strpos(${name}, ${needle}) > 0` : sql<SqlBool>`instr(${name}, ${needle}) > 0`,
       );
     }
     if (tags !== undefined && tags.length > 0) q = q.where((eb) => hasTags(eb, tags, postgres));
