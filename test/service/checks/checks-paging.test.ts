@@ -26,7 +26,11 @@ const inListOrder = (checks: Listed[]) =>
   [...checks].sort((a, b) => a.created_at.localeCompare(b.created_at) || (a.id < b.id ? -1 : 1));
 
 /** Creates an API check (not activated, no automatic alert channels) and returns its id. */
-async function create(name: string, extra: Record<string, unknown> = {}, account: 'A' | 'B' = 'A'): Promise<string> {
+async function create(
+  name: string,
+  extra: Record<string, unknown> = {},
+  account: 'A' | 'B' = 'A',
+): Promise<string> {
   const res = await svc.request(
     'POST',
     '/v1/checks/api?autoAssignAlerts=false',
