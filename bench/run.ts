@@ -3,7 +3,7 @@
  * (fping, dig, curl, autocannon), printing ratios (design.md §5). Build first
  * (`npm run build`); ICMP needs root or ping_group_range. With no names, all run.
  *
- * Names: icmp, dns, tcp, url, api, sandbox, agent-rss, analytics, service-http, queue, trace-scrub, browser, alerting, heartbeats, web-app, status-pages, replicas, scheduler, results-scale.
+ * Names: icmp, dns, tcp, url, api, sandbox, agent-rss, analytics, service-http, queue, trace-scrub, browser, alerting, heartbeats, web-app, status-pages, replicas, scheduler, results-scale, large-account.
  */
 import { benchAgentIdleRss } from './agent-rss.js';
 import { benchAlerting } from './alerting.js';
@@ -12,6 +12,7 @@ import { benchBrowser } from './browser.js';
 import { benchAnalytics } from './analytics.js';
 import { benchDns } from './dns.js';
 import { benchHeartbeats } from './heartbeats.js';
+import { benchLargeAccount } from './large-account.js';
 import { benchQueue } from './queue.js';
 import { benchReplicas } from './replicas.js';
 import { benchResultsScale } from './results-scale.js';
@@ -58,6 +59,7 @@ const BENCHES: Record<string, () => Promise<unknown>> = {
   replicas: () => benchReplicas(),
   scheduler: () => benchScheduler(),
   'results-scale': () => benchResultsScale(),
+  'large-account': () => benchLargeAccount(),
 };
 
 const asked = process.argv.slice(2);

@@ -12,6 +12,7 @@ import { closeContextResources, createContext, type ServiceContext } from './con
 import type { HeartbeatMonitor, HeartbeatMonitorOptions } from './heartbeats/monitor.js';
 import { MODULES } from './modules.js';
 import { AuthFailureLimiter, authHook } from './platform/http/auth.js';
+import { registerCompression } from './platform/http/compression.js';
 import { answerFrameworkError, installErrorHandling } from './platform/http/errors.js';
 import { registerOpenApi } from './platform/http/openapi.js';
 import type { OutboundPolicyOptions } from './platform/http/outbound-policy.js';
@@ -253,7 +254,10 @@ function acceptEmptyJsonBodies(app: FastifyInstance): void {
   });
 }
 
-/** The fastify app with the platform's parts: limits, validators, error bodies and the OpenAPI document. */
+/**
+ * The fastify app with the platform's parts: limits, validators, error bodies, compressed JSON answers and the
+ * OpenAPI document.
+ */
 async function platformApp(options: BuildOptions, context: ServiceContext): Promise<FastifyInstance> {
   const app: FastifyInstance = Fastify({
     loggerInstance: options.log.child({ component: 'http' }) as FastifyBaseLogger,
@@ -274,6 +278,8 @@ async function platformApp(options: BuildOptions, context: ServiceContext): Prom
   app.setSerializerCompiler(cachedSerializerCompiler);
   acceptEmptyJsonBodies(app);
   installErrorHandling(app);
+  // Before every route (the plugin hooks each route as it is added): JSON answers compressed when asked.
+  await registerCompression(app);
   await registerOpenApi(app);
   return app;
 }

@@ -311,37 +311,76 @@ export function presentCheck(
 }
 
 /**
- * Builds the `alertChannels` view of a check from its activated subscriptions.
- * Channels deleted since are left out.
+ * The account's alert channels as the `alertChannels` views of its checks show them, read once for any number
+ * of checks (one query): each channel's view entry by its id, with its kind and its place in the account's
+ * list (by id), the order the views keep. Build it with {@link readAlertChannelViews}.
  */
-export async function alertChannelsView(
+export type AlertChannelViews = ReadonlyMap<
+  number,
+  { kind: keyof AlertChannelsView; entry: AlertChannelsView[keyof AlertChannelsView][number] }
+>;
+
+/** No channels: the views of checks that subscribe to none. */
+const NO_CHANNEL_VIEWS: AlertChannelViews = new Map();
+
+/**
+ * Reads the account's alert channels once for the `alertChannels` views of `docs` (one query; none when no
+ * check of `docs` has an activated subscription). Webhook credential headers and query parameters are
+ * redacted here, as the view shows them.
+ */
+export async function readAlertChannelViews(
   db: Kysely<Database>,
   accountId: string,
-  subscriptions: readonly { alertChannelId: number; activated: boolean }[] | undefined,
-): Promise<AlertChannelsView> {
-  const ids = (subscriptions ?? []).filter((s) => s.activated).map((s) => s.alertChannelId);
-  const view: AlertChannelsView = { email: [], webhook: [], slack: [], sms: [] };
-  if (ids.length === 0) return view;
-  const wanted = new Set(ids);
-  const rows = (await new ChannelQueries(db).list(accountId)).filter((row) => wanted.has(row.id));
-  for (const row of rows) {
+  docs: readonly Pick<CheckDoc, 'alertChannelSubscriptions'>[],
+): Promise<AlertChannelViews> {
+  if (!docs.some((d) => (d.alertChannelSubscriptions ?? []).some((s) => s.activated)))
+    return NO_CHANNEL_VIEWS;
+  const views = new Map<
+    number,
+    { kind: keyof AlertChannelsView; entry: AlertChannelsView[keyof AlertChannelsView][number] }
+  >();
+  for (const row of await new ChannelQueries(db).list(accountId)) {
     const { config } = readDoc(row.doc);
-    if (row.type === 'EMAIL') view.email.push({ address: String(config.address) });
-    else if (row.type === 'SLACK') view.slack.push({ url: String(config.url) });
-    else if (row.type === 'SMS') view.sms.push({ number: String(config.number), name: String(config.name) });
-    else if (row.type === 'WEBHOOK') {
-      view.webhook.push({
-        url: String(config.url),
-        name: String(config.name),
-        method: String(config.method ?? 'POST'),
-        headers: ((config.headers as { key: string; value: string }[] | undefined) ?? []).map((h) =>
-          isCredentialHeader(h.key) ? { ...h, value: REDACTED } : h,
-        ),
-        queryParameters: ((config.queryParameters as { key: string; value: string }[] | undefined) ?? []).map(
-          (q) => (isCredentialHeader(q.key) ? { ...q, value: REDACTED } : q),
-        ),
+    if (row.type === 'EMAIL')
+      views.set(row.id, { kind: 'email', entry: { address: String(config.address) } });
+    else if (row.type === 'SLACK') views.set(row.id, { kind: 'slack', entry: { url: String(config.url) } });
+    else if (row.type === 'SMS') {
+      views.set(row.id, { kind: 'sms', entry: { number: String(config.number), name: String(config.name) } });
+    } else if (row.type === 'WEBHOOK') {
+      views.set(row.id, {
+        kind: 'webhook',
+        entry: {
+          url: String(config.url),
+          name: String(config.name),
+          method: String(config.method ?? 'POST'),
+          headers: ((config.headers as { key: string; value: string }[] | undefined) ?? []).map((h) =>
+            isCredentialHeader(h.key) ? { ...h, value: REDACTED } : h,
+          ),
+          queryParameters: (
+            (config.queryParameters as { key: string; value: string }[] | undefined) ?? []
+          ).map((q) => (isCredentialHeader(q.key) ? { ...q, value: REDACTED } : q)),
+        },
       });
     }
+  }
+  return views;
+}
+
+/**
+ * Builds the `alertChannels` view of a check from its activated subscriptions and the account's channels
+ * (readAlertChannelViews), in the account's order of channels (by id). Channels deleted since, and kinds the
+ * view has no list for, are left out. Pure: no query.
+ */
+export function alertChannelsView(
+  channels: AlertChannelViews,
+  subscriptions: readonly { alertChannelId: number; activated: boolean }[] | undefined,
+): AlertChannelsView {
+  const view: AlertChannelsView = { email: [], webhook: [], slack: [], sms: [] };
+  const ids = [...new Set((subscriptions ?? []).filter((s) => s.activated).map((s) => s.alertChannelId))];
+  // Channel ids ascending: the order of the account's list, which the view kept when it filtered that list.
+  for (const id of ids.sort((a, b) => a - b)) {
+    const channel = channels.get(id);
+    if (channel) (view[channel.kind] as unknown[]).push(channel.entry);
   }
   return view;
 }

@@ -1,6 +1,12 @@
 import type { ServiceContext } from '../context.js';
 import type { CredentialView } from '../platform/store/secret-fields.js';
-import { alertChannelsView, type CheckDoc, presentCheck, runLocationsOf } from './checks.js';
+import {
+  alertChannelsView,
+  type CheckDoc,
+  presentCheck,
+  readAlertChannelViews,
+  runLocationsOf,
+} from './checks.js';
 import { servedLocations, unservedOf } from '../resources/index.js';
 import type { CheckResponse } from './responses.js';
 import { CheckQueries } from './store.js';
@@ -66,7 +72,7 @@ export async function updateCheck(
  * The API view of checks of one account, in order: each masked with its `alertChannels` view
  * (presentCheck), then the fields its type's `view` hook adds (a HEARTBEAT check's `pingUrl` and
  * `heartbeatState`), one `view` call per type present, and its `unservedLocations` (servedLocations, read
- * once). `view`: how credentials show (docs/security.md, "Credentials in answers"; default masked).
+ * once). The account's alert channels are read once for all of `docs` (readAlertChannelViews). `view`: how credentials show (docs/security.md, "Credentials in answers"; default masked).
  */
 export async function presentChecks(
   ctx: ServiceContext,
@@ -83,11 +89,10 @@ export async function presentChecks(
     for (const [i, doc] of ofType.entries()) added.set(doc, fields[i] ?? {});
   }
   const served = await servedLocations(ctx.db, accountId, Date.now());
-  return Promise.all(
-    docs.map(async (doc) => ({
-      ...presentCheck(doc, await alertChannelsView(ctx.db, accountId, doc.alertChannelSubscriptions), view),
-      ...added.get(doc),
-      unservedLocations: unservedOf(runLocationsOf(doc), served),
-    })),
-  );
+  const channels = await readAlertChannelViews(ctx.db, accountId, docs);
+  return docs.map((doc) => ({
+    ...presentCheck(doc, alertChannelsView(channels, doc.alertChannelSubscriptions), view),
+    ...added.get(doc),
+    unservedLocations: unservedOf(runLocationsOf(doc), served),
+  }));
 }

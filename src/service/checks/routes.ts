@@ -4,7 +4,7 @@ import type { CheckType } from '../../protocol/index.js';
 import type { ServiceContext } from '../context.js';
 import { alertChannelsForNewCheck } from '../alerting/index.js';
 import { credentialViewOf } from '../platform/http/auth.js';
-import { HttpError, notFound } from '../platform/http/errors.js';
+import { badField, HttpError, notFound } from '../platform/http/errors.js';
 import {
   IdParams,
   Ignored,
@@ -235,7 +235,9 @@ function bodyBytes(request: FastifyRequest): number {
 /**
  * Query of `GET /v1/checks`, as the hosted API has it: `limit` (1–100) and `page` (from 1) page the list
  * (without `limit`, every check), `tag` keeps checks holding every tag given (repeat it for several),
- * `checkType` one type, `search` checks whose name contains it (case-insensitive).
+ * `checkType` one type, `search` checks whose name contains it (case-insensitive). Outpost adds `nextId`, the
+ * opaque cursor a previous page answered (`x-next-id`), to walk every check by `limit` without repeats or gaps
+ * while checks are created and deleted.
  */
 const ListChecksQuery = Type.Object(
   {
@@ -244,11 +246,47 @@ const ListChecksQuery = Type.Object(
     tag: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 128 }), { maxItems: 20 })),
     checkType: Type.Optional(StringEnum(CHECK_TYPE_REGISTRY.map((e) => e.checkType))),
     search: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+    nextId: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 256,
+        description:
+          'Outpost: the cursor a previous page answered in `x-next-id`; the list goes on from there (needs `limit`; not with `page`)',
+      }),
+    ),
   },
   strict,
 );
 
-/** `GET /v1/checks`: the account's checks, oldest first, filtered and paged by {@link ListChecksQuery}. */
+/**
+ * The answer headers of a page that has a next one: `x-next-id`, the cursor, and `link` (RFC 8288) with the
+ * next page's path and query (`rel="next"`): the same filters and `limit`, `nextId` in place of `page`.
+ */
+function nextPageHeaders(
+  query: {
+    limit?: number | undefined;
+    tag?: string[] | undefined;
+    checkType?: string | undefined;
+    search?: string | undefined;
+  },
+  nextId: string,
+): Record<string, string> {
+  const params = new URLSearchParams();
+  params.set('limit', String(query.limit));
+  for (const t of query.tag ?? []) params.append('tag', t);
+  if (query.checkType !== undefined) params.set('checkType', query.checkType);
+  if (query.search !== undefined) params.set('search', query.search);
+  params.set('nextId', nextId);
+  return { 'x-next-id': nextId, link: `</v1/checks?${params.toString()}>; rel="next"` };
+}
+
+/**
+ * `GET /v1/checks`: the account's checks, oldest first, filtered and paged by {@link ListChecksQuery} in the
+ * store (CheckQueries.find): only the page's checks are read, opened and presented. A page that has a next one
+ * answers its cursor (nextPageHeaders); the body is the array of checks, as without paging.
+ * @throws HttpError 400 naming `nextId` (not a cursor this service answered), `limit` (missing with `nextId`)
+ *   or `page` (above 1 with `nextId`).
+ */
 function listRoute(app: ServiceApp, ctx: ServiceContext, checks: CheckQueries): void {
   app.get(
     '/v1/checks',
@@ -256,21 +294,27 @@ function listRoute(app: ServiceApp, ctx: ServiceContext, checks: CheckQueries): 
       schema: {
         tags: ['checks'],
         summary: 'List checks',
+        description:
+          'Oldest first. With `limit`, a page: the `page`th, or the one after the cursor `nextId`; a page followed by more answers `x-next-id` (that cursor) and `link` (`rel="next"`). Without `limit`, every check.',
         querystring: ListChecksQuery,
         response: { 200: Type.Array(CheckResponseSchema) },
       },
     },
-    async (request) => {
-      const { limit, page = 1, tag, checkType, search } = request.query;
-      const needle = search?.toLowerCase();
-      const kept = (await checks.list(request.accountId)).filter(
-        (c) =>
-          (checkType === undefined || c.checkType === checkType) &&
-          (tag === undefined || tag.every((t) => c.tags.includes(t))) &&
-          (needle === undefined || c.name.toLowerCase().includes(needle)),
+    async (request, reply) => {
+      const { limit, page = 1, tag, checkType, search, nextId } = request.query;
+      if (nextId !== undefined && limit === undefined) {
+        throw badField('limit', 'is required with nextId', 'required', 'querystring');
+      }
+      if (nextId !== undefined && page > 1) {
+        throw badField('page', 'cannot be given with nextId', 'nextId', 'querystring');
+      }
+      const found = await checks.find(
+        request.accountId,
+        { tags: tag, checkType, search },
+        limit === undefined ? undefined : { limit, page, nextId },
       );
-      const shown = limit === undefined ? kept : kept.slice((page - 1) * limit, page * limit);
-      return presentChecks(ctx, request.accountId, shown, credentialViewOf(request, ctx.apiCredentials));
+      if (found.nextId !== null) reply.headers(nextPageHeaders(request.query, found.nextId));
+      return presentChecks(ctx, request.accountId, found.docs, credentialViewOf(request, ctx.apiCredentials));
     },
   );
 }

@@ -1,6 +1,8 @@
-import type { Kysely } from 'kysely';
+import { type Expression, type ExpressionBuilder, type Kysely, type SqlBool, sql } from 'kysely';
 import type { CheckType } from '../../protocol/index.js';
+import { inKeysetOrder, encodeCursor } from '../platform/http/cursor.js';
 import { notFound } from '../platform/http/errors.js';
+import { isPostgres, lowered } from '../platform/store/dialect.js';
 import { firstRunAt } from '../runs/index.js';
 import type { Database } from '../platform/store/database.js';
 import { readDoc, writeDoc } from '../platform/store/schema.js';
@@ -9,6 +11,24 @@ import { CHECK_SECRETS, sealSecrets } from '../platform/store/secret-fields.js';
 import { deleteCheckStatuses } from '../resources/index.js';
 import { checkTypeEntry } from './types/registry.js';
 import { type CheckDoc, openCheckSecrets } from './checks.js';
+
+/**
+ * The condition "the row's `tags` (a JSON array of strings) holds every one of `tags`": on PostgreSQL one JSON
+ * containment (`tags::jsonb @> '["a","b"]'`), on SQLite one `json_each` look-up per tag.
+ */
+function hasTags(
+  eb: ExpressionBuilder<Database, 'checks'>,
+  tags: readonly string[],
+  postgres: boolean,
+): Expression<SqlBool> {
+  if (postgres) return sql<SqlBool>`${eb.ref('tags')}::jsonb @> ${JSON.stringify(tags)}::jsonb`;
+  return eb.and(
+    tags.map(
+      (tag) =>
+        sql<SqlBool>`exists (select 1 from json_each(${eb.ref('checks.tags')}) where json_each.value = ${tag})`,
+    ),
+  );
+}
 
 /** Row columns derived from a check document (plaintext): its secrets are sealed in `doc`. */
 function columns(db: Kysely<Database>, doc: CheckDoc, nowMs: number) {
@@ -24,6 +44,29 @@ function columns(db: Kysely<Database>, doc: CheckDoc, nowMs: number) {
     next_run_at: doc.activated && checkTypeEntry(doc.checkType).runnable ? firstRunAt(nowMs) : null,
   };
 }
+
+/**
+ * What `GET /v1/checks` keeps of the account's checks; every field given must hold, an absent one keeps all.
+ * - `tags`: checks holding every one of these tags (exact, case-sensitive);
+ * - `checkType`: checks of this type;
+ * - `search`: checks whose name contains it, case-insensitive (both lowered as JavaScript's `toLowerCase`
+ *   lowers them: see `lowered` in platform/store/dialect.ts).
+ */
+export type CheckFilter = {
+  tags?: readonly string[] | undefined;
+  checkType?: CheckType | undefined;
+  search?: string | undefined;
+};
+
+/**
+ * Which of the filtered checks, oldest first (`created_at`, then `id`): at most `limit` (≥ 1) of them, from
+ * the `page`th page of `limit` (from 1) or from the row the opaque cursor `nextId` names (a previous page's
+ * `nextId`), not both.
+ */
+export type CheckPaging = { limit: number; page?: number | undefined; nextId?: string | undefined };
+
+/** A page of checks: their documents, secrets opened, and the cursor of the next row (null after the last). */
+export type CheckPage = { docs: CheckDoc[]; nextId: string | null };
 
 /**
  * The `checks` table's queries for the checks resource and the resources that refer to checks.
@@ -73,6 +116,43 @@ export class CheckQueries {
       .orderBy('created_at')
       .execute();
     return rows.map((r) => openCheckSecrets(this.#db, readDoc(r.doc)));
+  }
+
+  /**
+   * The account's checks kept by `filter`, oldest first (`created_at`, then `id`), the filters in SQL; without
+   * `paging` every one, else one page of them (only its rows are read and opened) with the cursor of the next
+   * row, which names it by its sort key: rows created or deleted between two pages neither repeat nor skip
+   * the rows that were there all along. The `(account_id, created_at, id)` index serves the order.
+   * @throws HttpError 400 naming `nextId` in the querystring when it is not a cursor this service answered.
+   */
+  async find(accountId: string, filter: CheckFilter, paging?: CheckPaging): Promise<CheckPage> {
+    const postgres = isPostgres(this.#db);
+    const { tags, checkType, search } = filter;
+    let q = this.#db
+      .selectFrom('checks')
+      .select(['id', 'created_at', 'doc'])
+      .where('account_id', '=', accountId);
+    if (checkType !== undefined) q = q.where('check_type', '=', checkType);
+    if (search !== undefined) {
+      const name = await lowered(this.#db as Kysely<unknown>, sql.ref<string>('name'));
+      const needle = search.toLowerCase();
+      q = q.where(
+        postgres ? sql<SqlBool>`strpos(${name}, ${needle}) > 0` : sql<SqlBool>`instr(${name}, ${needle}) > 0`,
+      );
+    }
+    if (tags !== undefined && tags.length > 0) q = q.where((eb) => hasTags(eb, tags, postgres));
+    if (!paging) {
+      const rows = await q.orderBy('created_at').orderBy('id').execute();
+      return { docs: rows.map((r) => openCheckSecrets(this.#db, readDoc(r.doc))), nextId: null };
+    }
+    const { limit, page = 1, nextId } = paging;
+    const ordered = inKeysetOrder(q, nextId).limit(limit + 1);
+    const rows = await (nextId === undefined ? ordered.offset((page - 1) * limit) : ordered).execute();
+    const next = rows.length > limit ? rows[limit]! : undefined;
+    return {
+      docs: rows.slice(0, limit).map((r) => openCheckSecrets(this.#db, readDoc(r.doc))),
+      nextId: next ? encodeCursor({ createdAtMs: Number(next.created_at), id: next.id }) : null,
+    };
   }
 
   /**

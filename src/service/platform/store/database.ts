@@ -244,6 +244,18 @@ export async function openSqliteDatabase(file: string): Promise<Kysely<Database>
   }
 }
 
+/**
+ * The functions the store files call beyond SQLite's own, on every connection the service opens:
+ * - `outpost_lower(text)`: the text lowered as JavaScript's `toLowerCase` lowers it (every letter; SQLite's
+ *   `lower()` lowers ASCII only), so a case-insensitive match is the same on SQLite as on PostgreSQL, whose
+ *   `lower()` lowers every letter of a UTF-8 database. Not text (null, a number) passes through.
+ */
+function registerSqlFunctions(sqlite: SQLiteDatabase): void {
+  sqlite.function('outpost_lower', { deterministic: true }, (value: unknown) =>
+    typeof value === 'string' ? value.toLowerCase() : value,
+  );
+}
+
 async function open(
   sqlite: SQLiteDatabase,
   handle: ReturnType<typeof recordingHandle> | ReturnType<typeof cachingHandle> | SQLiteDatabase = sqlite,
@@ -252,6 +264,7 @@ async function open(
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
+  registerSqlFunctions(sqlite);
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: handle }) });
   await migrateToLatest(db as Kysely<unknown>);
   return db;

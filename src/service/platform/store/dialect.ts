@@ -1,4 +1,11 @@
-import { type Kysely, PostgresAdapter, type QueryExecutorProvider, sql } from 'kysely';
+import {
+  type Expression,
+  type Kysely,
+  PostgresAdapter,
+  type QueryExecutorProvider,
+  type RawBuilder,
+  sql,
+} from 'kysely';
 
 /**
  * True when `db` (a store handle or a transaction on one) runs on PostgreSQL (Kysely's
@@ -58,4 +65,29 @@ export async function lockKeyForTransaction(
 /** Resolves when the store answers a trivial query (`select 1`); rejects with the driver's error otherwise. */
 export async function pingStore(db: Kysely<unknown>): Promise<void> {
   await sql`select 1`.execute(db);
+}
+
+/** Per store (its adapter, shared by its transactions): whether PostgreSQL has ICU's root collation. */
+const icuRoot = new WeakMap<object, Promise<boolean>>();
+
+/**
+ * `text` lowered as JavaScript's `toLowerCase` lowers it, every letter whatever the store's locale, for
+ * case-insensitive matches that are the same on both stores: on SQLite `outpost_lower(text)` (a function the
+ * service registers on its connections: database.ts; SQLite's `lower()` lowers ASCII only); on PostgreSQL
+ * `lower(text COLLATE "und-x-icu")` when the server has ICU's root collation (asked once per store), else
+ * `lower(text)`, which lowers by the database's LC_CTYPE (every letter in a UTF-8 locale, ASCII only in C).
+ */
+export async function lowered(db: Kysely<unknown>, text: Expression<string>): Promise<RawBuilder<string>> {
+  if (!isPostgres(db)) return sql<string>`outpost_lower(${text})`;
+  const adapter = db.getExecutor().adapter;
+  let probe = icuRoot.get(adapter);
+  if (!probe) {
+    probe = sql<{
+      found: boolean;
+    }>`select exists (select 1 from pg_collation where collname = 'und-x-icu') as found`
+      .execute(db)
+      .then((r) => r.rows[0]?.found === true);
+    icuRoot.set(adapter, probe);
+  }
+  return (await probe) ? sql<string>`lower(${text} collate "und-x-icu")` : sql<string>`lower(${text})`;
 }

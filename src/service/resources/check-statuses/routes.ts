@@ -54,10 +54,15 @@ export async function checkStatusRoutes(app: ServiceApp, ctx: ServiceContext): P
         response: { 200: Type.Array(CheckStatusSchema) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { checkId } = request.query;
       const ids = checkId === undefined ? undefined : parseCheckIds(checkId);
-      return readCheckStatuses(ctx.db, request.accountId, Date.now(), ids);
+      const statuses = await readCheckStatuses(ctx.db, request.accountId, Date.now(), ids);
+      // Serialized by JSON.stringify, not by the schema's compiled serializer: readCheckStatuses builds each
+      // entry with exactly CheckStatusSchema's fields, in its order, so the bytes are the same, and at 10,000
+      // checks (5 MB) the compiled serializer took 40 ms where JSON.stringify takes 11 (its nullable numbers
+      // are `anyOf`s it tells apart value by value).
+      return reply.serializer(JSON.stringify).send(statuses);
     },
   );
 

@@ -1,5 +1,5 @@
 import type { Static } from '@sinclair/typebox';
-import type { Kysely, Selectable } from 'kysely';
+import { type Kysely, type Selectable, sql } from 'kysely';
 import { isPostgres } from '../../platform/store/dialect.js';
 import { iso } from '../../platform/http/pagination.js';
 import type { Tx } from '../../runs/index.js';
@@ -53,14 +53,70 @@ export type CheckWithLastResult = {
   started_at: number | null;
 };
 
-/** The runs of one check in one hour, over every run location. */
-export type HourlyTotals = {
-  check_id: string;
-  hour_start: number;
-  runs: number;
-  failures: number;
-  response_time_sum: number;
-};
+/**
+ * The rollup rows of one check's last hours, packed by the store into one text (one row per check instead of
+ * one per check, hour and run location: 10,000 checks read 10,000 rows, not 240,000): `hours` holds, for each
+ * `check_stats_hourly` row, four numbers separated by single spaces, rows one after the other: the hour's slot
+ * (0 for the first hour asked, 1 for the next, …), its runs, its failures and its response-time sum (ms). A
+ * slot appears once per run location. Read it with {@link unpackHours}.
+ */
+export type PackedHours = { check_id: string; hours: string };
+
+/**
+ * Per-hour sums of one check over every run location, by slot (see PackedHours): for slot `i`, its runs at
+ * `3 * i`, its failures at `3 * i + 1` and its response-time sum (ms) at `3 * i + 2`.
+ */
+export type HourSums = Float64Array;
+
+/**
+ * The sums by slot of a check's packed rows (PackedHours.hours), for slots 0 … `slots - 1`, written into `into`
+ * (zeroed first; at least `3 * slots` long, so one array serves every check); rows of other slots are left
+ * out. Numbers are read by hand (up to 15 digits, one `.`), any other form (an exponent, more digits) by
+ * `Number`: 10,000 checks hold 960,000 of them.
+ */
+export function unpackHours(
+  hours: string,
+  slots: number,
+  into: HourSums = new Float64Array(3 * slots),
+): HourSums {
+  into.fill(0, 0, 3 * slots);
+  const end = hours.length;
+  let at = 0;
+  const next = (): number => {
+    const from = at;
+    let value = 0;
+    let scale = 0;
+    let digits = 0;
+    for (; at < end; at++) {
+      const c = hours.charCodeAt(at);
+      if (c === 32) break;
+      // Up to 15 digits the value and the scale are exact, so their quotient is the number the text names.
+      if (c >= 48 && c <= 57 && ++digits <= 15) {
+        value = value * 10 + (c - 48);
+        if (scale > 0) scale *= 10;
+      } else if (c === 46 && scale === 0) scale = 1;
+      else {
+        while (at < end && hours.charCodeAt(at) !== 32) at++;
+        value = Number(hours.slice(from, at));
+        scale = 0;
+        break;
+      }
+    }
+    at++;
+    return scale > 1 ? value / scale : value;
+  };
+  while (at < end) {
+    const slot = next();
+    const runs = next();
+    const failures = next();
+    const sum = next();
+    if (!(slot >= 0 && slot < slots)) continue;
+    into[3 * slot]! += runs;
+    into[3 * slot + 1]! += failures;
+    into[3 * slot + 2]! += sum;
+  }
+  return into;
+}
 
 /** The latest certificate seen for a domain (see SslCertificateTable). */
 export type CertificateRow = Pick<
@@ -214,31 +270,48 @@ export class CheckStatusQueries {
   }
 
   /**
-   * Runs per check and hour from `fromHourMs` (inclusive, epoch ms), summed over run locations, of
-   * the account's checks (all, or those of `checkIds`): one query, checks ⨝ check_stats_hourly, that
-   * reads each check's hours by the primary key (check_id, hour_start, …): on SQLite twice as fast
-   * as the (account_id, hour_start) index, and rows of deleted checks never match.
+   * The `check_stats_hourly` rows from `fromHourMs` (inclusive, epoch ms, an hour's start) of the account's
+   * checks (all, or those of `checkIds`), one row per check with its rows packed (PackedHours), so the store
+   * sums nothing per hour and hands over one row per check:
+   * - SQLite walks each check's rows by the primary key (check_id, hour_start, …) in check order, the checks
+   *   named by a sub-select of the account's (rows of deleted checks never match), and packs them with
+   *   `group_concat`;
+   * - PostgreSQL reads the account's last hours as one range of (account_id, hour_start) and packs them with
+   *   `string_agg` (hash-aggregated by check); rows of a check deleted meanwhile match no check of
+   *   CheckStatusQueries.checks and are left out by the caller.
+   * 10,000 checks × 24 hours: 240,000 rollup rows read, 10,000 handed over.
    */
-  hourly(accountId: string, fromHourMs: number, checkIds?: readonly string[]): Promise<HourlyTotals[]> {
-    let q = this.#db
-      .selectFrom('checks as c')
-      .innerJoin('check_stats_hourly as s', (join) =>
-        join.onRef('s.check_id', '=', 'c.id').on('s.hour_start', '>=', fromHourMs),
-      )
-      .select((eb) => [
+  hourly(accountId: string, fromHourMs: number, checkIds?: readonly string[]): Promise<PackedHours[]> {
+    // Parenthesized: SQLite's `||` binds tighter than `/`.
+    const slot = sql`((s.hour_start - ${fromHourMs}) / ${sql.lit(HOUR_MS)})`;
+    if (isPostgres(this.#db)) {
+      let q = this.#db
+        .selectFrom('check_stats_hourly as s')
+        .select([
+          's.check_id',
+          sql<string>`string_agg(${slot} || ' ' || s.runs || ' ' || s.failures || ' ' || s.response_time_sum, ' ')`.as(
+            'hours',
+          ),
+        ])
+        .where('s.account_id', '=', accountId)
+        .where('s.hour_start', '>=', fromHourMs);
+      if (checkIds) q = q.where('s.check_id', 'in', checkIds);
+      return q.groupBy('s.check_id').execute();
+    }
+    let ofAccount = this.#db.selectFrom('checks').select('id').where('account_id', '=', accountId);
+    if (checkIds) ofAccount = ofAccount.where('id', 'in', checkIds);
+    return this.#db
+      .selectFrom('check_stats_hourly as s')
+      .select([
         's.check_id',
-        's.hour_start',
-        eb.fn.sum<number>('s.runs').as('runs'),
-        eb.fn.sum<number>('s.failures').as('failures'),
-        eb.fn.sum<number>('s.response_time_sum').as('response_time_sum'),
+        sql<string>`group_concat(${slot} || ' ' || s.runs || ' ' || s.failures || ' ' || s.response_time_sum, ' ')`.as(
+          'hours',
+        ),
       ])
-      .where('c.account_id', '=', accountId);
-    // PostgreSQL's planner, left to the join alone, walked the whole (account_id, hour_start) index for the
-    // hour bound (144 ms over 3,844,000 hourly rows); with the account named it reads the account's last
-    // hours as one range (42 ms). SQLite keeps the primary-key walk per check.
-    if (isPostgres(this.#db)) q = q.where('s.account_id', '=', accountId);
-    if (checkIds) q = q.where('c.id', 'in', checkIds);
-    return q.groupBy(['s.check_id', 's.hour_start']).execute();
+      .where('s.check_id', 'in', ofAccount)
+      .where('s.hour_start', '>=', fromHourMs)
+      .groupBy('s.check_id')
+      .execute();
   }
 
   /** The account's certificates (one row per domain; a handful per account), for `sslDaysRemaining`. */
@@ -278,12 +351,7 @@ export async function readCheckStatuses(
     queries.hourly(accountId, firstHour, checkIds),
     queries.certificates(accountId),
   ]);
-  const byCheck = new Map<string, HourlyTotals[]>();
-  for (const row of hours) {
-    const list = byCheck.get(row.check_id);
-    if (list) list.push(row);
-    else byCheck.set(row.check_id, [row]);
-  }
+  const byCheck = new Map(hours.map((row) => [row.check_id, row.hours]));
   // The soonest expiry among the certificates a check recorded last (one per domain).
   const expiry = new Map<string, number>();
   for (const cert of certificates) {
@@ -291,20 +359,24 @@ export async function readCheckStatuses(
     const known = expiry.get(cert.check_id);
     if (known === undefined || validTo < known) expiry.set(cert.check_id, validTo);
   }
+  const hourly: HourSums = new Float64Array(3 * STATUS_HOURS);
   return checks.map((c) => {
     const buckets: (number | null)[] = new Array<number | null>(STATUS_HOURS).fill(null);
     let runs = 0;
     let failures = 0;
     let sum = 0;
-    for (const h of byCheck.get(c.check_id) ?? []) {
-      const slot = Math.round((Number(h.hour_start) - firstHour) / HOUR_MS);
-      const hourRuns = Number(h.runs);
-      if (slot < 0 || slot >= STATUS_HOURS || hourRuns <= 0) continue;
-      const hourSum = Number(h.response_time_sum);
-      buckets[slot] = round2(hourSum / hourRuns);
-      runs += hourRuns;
-      failures += Number(h.failures);
-      sum += hourSum;
+    const packed = byCheck.get(c.check_id);
+    if (packed) {
+      unpackHours(packed, STATUS_HOURS, hourly);
+      for (let slot = 0; slot < STATUS_HOURS; slot++) {
+        const hourRuns = hourly[3 * slot]!;
+        if (hourRuns <= 0) continue;
+        const hourSum = hourly[3 * slot + 2]!;
+        buckets[slot] = round2(hourSum / hourRuns);
+        runs += hourRuns;
+        failures += hourly[3 * slot + 1]!;
+        sum += hourSum;
+      }
     }
     const validTo = expiry.get(c.check_id);
     const hasResult = c.result_id !== null;

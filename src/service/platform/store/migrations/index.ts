@@ -23,6 +23,7 @@ import { rateLimits } from './0023_rate_limits.js';
 import { dailyRollups } from './0024_daily_rollups.js';
 import { resultPartitions } from './0025_result_partitions.js';
 import { artifactStore } from './0026_artifact_store.js';
+import { checksOrder } from './0027_checks_order.js';
 
 /**
  * Migrations in code, one file each (`NNNN_<name>.ts`), applied in name order. The names
@@ -59,6 +60,7 @@ const migrations: Record<string, Migration> = {
   '0024_daily_rollups': dailyRollups,
   '0025_result_partitions': resultPartitions,
   '0026_artifact_store': artifactStore,
+  '0027_checks_order': checksOrder,
 };
 
 class InCodeProvider implements MigrationProvider {
