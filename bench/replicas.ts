@@ -84,6 +84,9 @@ async function post(url: string, path: string, body: unknown, agentId?: string):
     headers: {
       authorization: `Bearer ${API_KEY}`,
       'content-type': 'application/json',
+      // As the agent asks (undici's request sends no accept-encoding): fetch would ask for gzip, and the
+      // service would compress the claims' answers for this bench only.
+      'accept-encoding': 'identity',
       ...(agentId ? { 'x-agent-id': agentId } : {}),
     },
     body: JSON.stringify(body),

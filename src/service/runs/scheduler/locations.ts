@@ -10,11 +10,6 @@ import { ScheduleQueries } from './store.js';
  */
 
 /**
- * Picks the check's next location round-robin and advances its cursor (`checks.location_cursor`),
- * in `tx`, the transaction that queues the run (scheduled runs, check sessions).
- * @returns a slug of the check's run locations.
- */
-/**
  * The location whose turn it is for a check whose cursor (`checks.location_cursor`) stands at `cursor`: the
  * scheduler's batches read the cursor with the check and write `cursor + 1` with its slot.
  * @returns a slug of the check's run locations.
@@ -26,6 +21,11 @@ export function turnOf(check: CheckDoc, cursor: number): string {
   return locations[cursor % locations.length]!;
 }
 
+/**
+ * Picks the check's next location round-robin and advances its cursor (`checks.location_cursor`),
+ * in `tx`, the transaction that queues the run (scheduled runs, check sessions).
+ * @returns a slug of the check's run locations.
+ */
 export async function nextLocation(
   tx: Kysely<Database>,
   accountId: string,
