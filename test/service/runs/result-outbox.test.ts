@@ -10,6 +10,7 @@ import { build, type BuildOptions, type Service } from '../../../src/service/app
 import { createAccount, createApiKey } from '../../../src/service/platform/http/auth.js';
 import type { StoredResult } from '../../../src/service/context.js';
 import { type Database, openSqliteDatabase } from '../../../src/service/platform/store/database.js';
+import { BATCHED_DOC_CHARS } from '../../../src/service/runs/results/outbox-store.js';
 import { icmpBody, resultFor } from '../../helpers/service.js';
 
 // Issue 9, 2.13: work that follows a stored result is written with the result (an outbox row
@@ -123,6 +124,36 @@ describe('result outbox', () => {
     await expect.poll(() => outboxRows(h), { timeout: 5000 }).toEqual([]);
     const groups = await h.db.selectFrom('error_groups').select('raw_error_message').execute();
     expect(groups).toEqual([{ raw_error_message: 'connection refused' }]);
+  });
+
+  it('hands every hook its whole result: the pass reads short ones together and a long one on its own', async () => {
+    const seen = new Map<string, StoredResult>();
+    const h = await start(await tempDir(), {
+      resultHooks: [{ name: 'seen', run: async (stored) => void seen.set(stored.jobId, stored) }],
+      resultOutbox: { pollMs: 10 },
+    });
+    const logs = Array.from({ length: 40 }, (_, i) => ({
+      time: new Date().toISOString(),
+      level: 'INFO' as const,
+      msg: `line ${i} ${'x'.repeat(Math.ceil(BATCHED_DOC_CHARS / 40))}`,
+    }));
+    const long = await runningJob(h, 'long');
+    const short = await runningJob(h, 'short');
+    const posted = await h.svc.app.inject({
+      method: 'POST',
+      url: `/v1/agent/jobs/${long.job.jobId}/result`,
+      headers: { authorization: `Bearer ${h.key}`, 'x-agent-id': long.agent },
+      payload: resultFor(long.job, 'PASSED', { logs }),
+    });
+    expect(posted.statusCode, posted.body).toBe(200);
+    expect((await post(h, short.agent, short.job)).statusCode).toBe(200);
+    await expect.poll(() => seen.size, { timeout: 5000 }).toBe(2);
+    expect(seen.get(long.job.jobId)?.result.logs).toEqual(logs);
+    expect(JSON.stringify(seen.get(long.job.jobId)?.result).length).toBeGreaterThan(BATCHED_DOC_CHARS);
+    expect(seen.get(short.job.jobId)).toMatchObject({
+      checkId: short.job.check.id,
+      result: { status: 'FAILED' },
+    });
   });
 
   it('answers the result post without waiting for hooks', async () => {

@@ -1,9 +1,23 @@
-import type { Kysely, Selectable, Transaction } from 'kysely';
+import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
 import type { Database } from '../../platform/store/database.js';
 import { isPostgres } from '../../platform/store/dialect.js';
 
 /** How long a row taken by one replica's pass stays invisible to the others' (PostgreSQL), ms. */
 export const OUTBOX_TAKE_MS = 120_000;
+
+/**
+ * Longest result document (characters) read together with the rest of a pass's results; a longer one is read
+ * on its own ({@link OutboxQueries.result}), so a pass of 50 rows holds at most 50 × 64 Ki characters of
+ * documents at once (a result may be 8 MiB).
+ */
+export const BATCHED_DOC_CHARS = 65_536;
+
+/** What a result hook gets of a stored result; `doc` null when it is too long to be read with others. */
+export type HookedResult = {
+  job_id: string;
+  check_id: string;
+  doc: Selectable<Database['check_results']>['doc'] | null;
+};
 
 /** A row of `result_outbox`: one result hook to run for one stored result. */
 export type OutboxRow = Selectable<Database['result_outbox']>;
@@ -75,6 +89,28 @@ export class OutboxQueries {
       .returningAll()
       .execute();
     return rows.sort((a, b) => a.next_attempt_at - b.next_attempt_at || a.id - b.id);
+  }
+
+  /**
+   * What hooks get of the stored results `resultIds`, in one statement, by id; a result gone (retention) is
+   * not in the map, and a document longer than {@link BATCHED_DOC_CHARS} comes back as `doc: null` (read it
+   * with {@link result}).
+   */
+  async results(resultIds: readonly string[]): Promise<Map<string, HookedResult>> {
+    if (resultIds.length === 0) return new Map();
+    const rows = await this.#db
+      .selectFrom('check_results')
+      .select([
+        'id',
+        'job_id',
+        'check_id',
+        sql<
+          Database['check_results']['doc'] | null
+        >`case when length(doc) <= ${sql.lit(BATCHED_DOC_CHARS)} then doc end`.as('doc'),
+      ])
+      .where('id', 'in', [...resultIds])
+      .execute();
+    return new Map(rows.map(({ id, ...result }) => [id, result]));
   }
 
   /** What a hook gets of a stored result, or undefined when the result is gone. */

@@ -4,7 +4,7 @@ import type { Logger } from '../../../common/logger.js';
 import type { ResultHook } from '../../context.js';
 import type { Database } from '../../platform/store/database.js';
 import { readDoc } from '../../platform/store/schema.js';
-import { type OutboxRow, OutboxQueries } from './outbox-store.js';
+import { type HookedResult, type OutboxRow, OutboxQueries } from './outbox-store.js';
 
 /** A result hook under the name its outbox rows carry; the name must stay the same across restarts. */
 export type NamedResultHook = { name: string; run: ResultHook };
@@ -122,9 +122,13 @@ export class ResultOutbox {
     // every hook tolerates (an error group records the run's time: a second run changes nothing).
     const finished: number[] = [];
     try {
+      // The pass's results in one statement, not one per row (the long ones are read on their own in #run).
+      const results = await this.#store.results([
+        ...new Set(rows.filter((row) => this.#hooks.has(row.hook)).map((row) => row.result_id)),
+      ]);
       for (const row of rows) {
         if (this.#stopped) break;
-        done += await this.#run(row, finished);
+        done += await this.#run(row, results, finished);
       }
     } finally {
       await this.#store.deleteMany(finished);
@@ -132,11 +136,19 @@ export class ResultOutbox {
     return done;
   }
 
-  /** Runs one row's hook; its id joins `finished` when done or dropped. @returns 1 when the hook ran. */
-  async #run(row: OutboxRow, finished: number[]): Promise<number> {
+  /**
+   * Runs one row's hook on its result from `results` (the pass's, read together; a long document is read here);
+   * the row's id joins `finished` when done or dropped. @returns 1 when the hook ran.
+   */
+  async #run(
+    row: OutboxRow,
+    results: ReadonlyMap<string, HookedResult>,
+    finished: number[],
+  ): Promise<number> {
     const hook = this.#hooks.get(row.hook);
-    const result = hook ? await this.#store.result(row.result_id) : undefined;
-    if (!hook || !result) {
+    let result = hook ? results.get(row.result_id) : undefined;
+    if (result?.doc === null) result = await this.#store.result(row.result_id);
+    if (!hook || !result?.doc) {
       finished.push(row.id);
       return 0;
     }
