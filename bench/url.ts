@@ -291,10 +291,15 @@ export function report(title: string, ours: BenchMeasurement, peer: BenchMeasure
   const memoryRatio = peer ? peer.rssPerCheckMiB / oursPerCheck : null;
   console.log(`our process: ${ours.processRssMiB?.toFixed(1)} MiB RSS, ${ours.concurrency} checks in flight`);
   if (peer && throughputRatio !== null && cpuRatio !== null && memoryRatio !== null) {
+    // A peer whose RSS did not grow holding the checks (its heap already sized by the warm-up)
+    // has no per-check figure to divide: its whole process is compared instead.
+    const memory =
+      peer.rssPerCheckMiB < 0.0005
+        ? `memory per check in flight: its RSS did not grow (process RSS ours ${ours.processRssMiB?.toFixed(1)} MiB, its ${peer.processRssMiB?.toFixed(1)} MiB)`
+        : `memory per check in flight ×${memoryRatio.toFixed(2)} (its RSS growth / our max(RSS growth, live heap))`;
     console.log(
-      `vs ${peer.tool} (> 1: we do better): throughput ×${throughputRatio.toFixed(2)} (ours / theirs), ` +
-        `CPU per check ×${cpuRatio.toFixed(2)} (theirs / ours), memory per check in flight ×${memoryRatio.toFixed(2)} ` +
-        `(their RSS growth / our max(RSS growth, live heap))`,
+      `vs ${peer.tool} (> 1: we do better): throughput ×${throughputRatio.toFixed(2)} (ours / its), ` +
+        `CPU per check ×${cpuRatio.toFixed(2)} (its / ours), ${memory}`,
     );
   }
   console.log(loadAverageLine());
