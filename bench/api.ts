@@ -8,11 +8,32 @@ import {
   type BenchOptions,
   type BenchReport,
   benchJob,
-  measureCurl,
+  measureBlackboxPeer,
   measureOurs,
   report,
   startLoopbackServer,
 } from './url.js';
+import { benchPhase } from './watchdog.js';
+
+/**
+ * blackbox_exporter's module for the API bench: the same GET with the accept header, status 200
+ * and `"status":"ok"` in the body (its nearest to our JSONPath assertions: it has no JSONPath,
+ * so the prices are not checked on its side), IPv4, 30 s.
+ */
+const API_MODULE = `  api_get:
+    prober: http
+    timeout: 30s
+    http:
+      method: GET
+      headers:
+        accept: application/json
+      valid_status_codes: [200]
+      fail_if_body_not_matches_regexp:
+        - '"status":"ok"'
+      preferred_ip_protocol: ip4
+      ip_protocol_fallback: false
+      follow_redirects: true
+`;
 
 const ASSERTIONS = [
   { source: 'STATUS_CODE', comparison: 'EQUALS', target: '200', property: '', regex: null },
@@ -35,13 +56,14 @@ const SETUP_SCRIPT = "request.headers['x-bench'] = process.env.CHECK_RUN_ID;";
  * API benchmark: API checks per second at `concurrency` (default 100) against a loopback JSON
  * API in another process (a new connection per check) with three assertions (status code,
  * `$.status`, every `$.items[*].price`), memory per concurrent check; the same with a setup
- * script run in the sandbox (`sandbox`, when given: src/sandbox); and one curl per check as the
- * reference (curl only fetches: it asserts nothing, so it is the floor of the work).
+ * script run in the sandbox (`sandbox`, when given: src/sandbox); and blackbox_exporter's http
+ * prober as the peer at the same concurrency (status 200 and a body regexp for `"status":"ok"`:
+ * it has no JSONPath), driven over kept-alive connections to its /probe.
  */
 export async function benchApi(
   options: BenchOptions & { sandbox?: () => Promise<ScriptRunner>; scriptChecks?: number } = {},
 ): Promise<{ plain: BenchReport; withSetup: BenchMeasurement | null }> {
-  const settings = { checks: 10_000, concurrency: 100, curlChecks: 300, ...options };
+  const settings = { checks: 10_000, concurrency: 100, ...options };
   const fast = await startLoopbackServer('json');
   const slow = await startLoopbackServer('json', 300);
   const log = pino({ level: 'silent' });
@@ -50,20 +72,22 @@ export async function benchApi(
   try {
     const executor = createApiExecutor();
     const jobs = [fast, slow].map((server) => benchJob('API', apiRequest(server.port)));
+    benchPhase('outpost API checks');
     const ours = await measureOurs('outpost API', settings, (isSlow) =>
       executor.run(jobs[isSlow ? 1 : 0]!, context()),
     );
-    const curl = await measureCurl(settings, (isSlow) => [
-      '-s',
-      '-o',
-      '/dev/null',
-      '--fail',
-      `http://127.0.0.1:${(isSlow ? slow : fast).port}/`,
-    ]);
+    benchPhase('blackbox_exporter API probes');
+    const peer = await measureBlackboxPeer(
+      settings,
+      API_MODULE,
+      'api_get',
+      `http://127.0.0.1:${fast.port}/`,
+      `http://127.0.0.1:${slow.port}/`,
+    );
     const plain = report(
       'API checks (GET a JSON API on 127.0.0.1, three assertions, a new connection each)',
       ours,
-      curl,
+      peer,
     );
 
     let withSetup: BenchMeasurement | null = null;
@@ -81,12 +105,13 @@ export async function benchApi(
           },
         }));
         const scriptChecks = options.scriptChecks ?? 1000;
+        benchPhase('outpost API checks with a setup script');
         withSetup = await measureOurs(
           'outpost API + setup script',
           { ...settings, checks: scriptChecks },
           (isSlow) => scripted.run(setupJobs[isSlow ? 1 : 0]!, context()),
         );
-        report('API checks with a setup script (one sandboxed child process per script)', withSetup, curl);
+        report('API checks with a setup script (one sandboxed child process per script)', withSetup, peer);
       } finally {
         await scripts.close();
       }

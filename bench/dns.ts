@@ -1,50 +1,84 @@
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { createSocket } from 'node:dgram';
 import { readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { promisify } from 'node:util';
 import { decode, encode } from 'dns-packet';
 import { pino } from 'pino';
 import { createDnsExecutor } from '../src/checks/dns/index.js';
 import type { Job } from '../src/protocol/index.js';
-
-const run = promisify(execFile);
+import { measureBlackbox, BLACKBOX_MISSING, startBlackbox } from './blackbox.js';
+import { benchPhase, loadAverageLine, trackChild, within } from './watchdog.js';
 
 /** Figures of one side of the comparison. */
 export type DnsBenchSide = {
-  /** Completed checks per second at the given concurrency. */
+  /** Checks (or probes) timed, and those that passed (or that it reported successful). */
+  checks: number;
+  succeeded: number;
+  /** Successful checks per second at the given concurrency. */
   checksPerSecond: number;
-  /** Resident memory per check in flight, KiB: RSS growth of the agent / RSS of one dig process. */
+  /** CPU (user + system) of the checking process per successful check, ms. */
+  cpuPerCheckMs: number;
+  /** Resident memory per check in flight, KiB: RSS growth of the process while checks wait on the slow server. */
   rssPerConcurrentCheckKiB: number;
-  /** Proportional set size per check in flight, KiB (shared libraries split between dig processes). */
-  pssPerConcurrentCheckKiB: number;
+  /** Peak resident memory of the process, MiB. */
+  peakRssMiB: number;
 };
 
 /** What benchDns measured. */
 export type DnsBenchReport = {
   concurrency: number;
-  /** Checks timed for Outpost, and dig runs timed. */
-  checks: number;
-  digRuns: number;
-  /** `heapPerConcurrentCheckKiB`: live V8 heap per check in flight, KiB. Response-time percentiles in ms. */
-  outpost: DnsBenchSide & { heapPerConcurrentCheckKiB: number; p50Ms: number; p99Ms: number };
-  dig: DnsBenchSide;
-  /** Outpost checks held in flight for the memory figure. */
-  heldChecks: number;
   /**
-   * Outpost over dig for throughput; dig over Outpost for memory, RSS and PSS, with Outpost's
-   * figure taken as at least its live heap per check (higher is better for Outpost).
+   * `heapPerConcurrentCheckKiB`: live V8 heap per check in flight, KiB. Response-time
+   * percentiles in ms. `heldChecks`: checks held in flight for the memory figure.
    */
-  ratios: { throughput: number; memory: number; memoryPss: number };
+  outpost: DnsBenchSide & {
+    heapPerConcurrentCheckKiB: number;
+    p50Ms: number;
+    p99Ms: number;
+    heldChecks: number;
+  };
+  /** blackbox_exporter's dns prober (as many probes held for the memory); null when it is not installed. */
+  blackbox: DnsBenchSide | null;
+  /**
+   * Each > 1 when Outpost does better: throughput Outpost / blackbox_exporter; CPU per check
+   * and RSS per check in flight blackbox_exporter / Outpost (Outpost's memory taken as at least
+   * its live heap per check). Null without blackbox_exporter.
+   */
+  ratios: { throughput: number; cpu: number; memory: number } | null;
 };
+
+/** Limit of one DNS query, ours and blackbox_exporter's module's, ms (the DNS executor's default). */
+const QUERY_TIMEOUT_MS = 5000;
+
+/**
+ * blackbox_exporter's module for the DNS bench: an A query for bench.test over UDP/IPv4 with
+ * recursion desired, NOERROR expected, 5 s.
+ */
+const DNS_MODULE = `  dns_a:
+    prober: dns
+    timeout: ${QUERY_TIMEOUT_MS / 1000}s
+    dns:
+      query_name: bench.test
+      query_type: A
+      transport_protocol: udp
+      preferred_ip_protocol: ip4
+      ip_protocol_fallback: false
+      recursion_desired: true
+      valid_rcodes: [NOERROR]
+`;
 
 /** One UDP DNS server on 127.0.0.1 answering every query with one A record after `delayMs`. */
 async function startServer(delayMs: number): Promise<{ port: number; close(): void }> {
   const socket = createSocket('udp4');
   socket.on('message', (bytes, from) => {
-    const query = decode(bytes);
+    let query: ReturnType<typeof decode>;
+    try {
+      query = decode(bytes);
+    } catch {
+      return; // Not a DNS query: no answer.
+    }
     const name = query.questions?.[0]?.name ?? 'bench.test';
     const answer = encode({
       type: 'response',
@@ -63,29 +97,41 @@ async function startServer(delayMs: number): Promise<{ port: number; close(): vo
 
 /**
  * The fast server: dnsmasq in its own process when installed (so the server does not share our
- * CPU budget with the checks), else the in-process server.
+ * CPU budget with the checks), else the in-process server (also when dnsmasq does not say it
+ * started within 10 s).
  */
-async function startFastServer(): Promise<{ port: number; close(): void; kind: string }> {
+async function startFastServer(): Promise<{
+  port: number;
+  close(): void;
+  kind: string;
+  /** Why the server stopped, when it did; null while it runs. */
+  exited(): string | null;
+}> {
   const probe = await startServer(0);
   const port = probe.port;
   probe.close();
-  const child = spawn(
-    'dnsmasq',
-    [
-      '--no-daemon',
-      `--port=${port}`,
-      '--listen-address=127.0.0.1',
-      '--bind-interfaces',
-      '--no-resolv',
-      '--no-hosts',
-      '--conf-file=/dev/null',
-      '--pid-file=',
-      '--local=/test/',
-      '--host-record=bench.test,192.0.2.1',
-    ],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
+  const child = trackChild(
+    spawn(
+      'dnsmasq',
+      [
+        '--no-daemon',
+        `--port=${port}`,
+        '--listen-address=127.0.0.1',
+        '--bind-interfaces',
+        '--no-resolv',
+        '--no-hosts',
+        '--conf-file=/dev/null',
+        '--pid-file=',
+        '--local=/test/',
+        '--host-record=bench.test,192.0.2.1',
+      ],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    ),
   );
+  // Bounded: a dnsmasq that neither says it started nor exits is killed after 10 s.
   const started = await new Promise<boolean>((resolve) => {
+    const timer = setTimeout(() => resolve(false), 10_000);
+    child.once('exit', () => clearTimeout(timer));
     let stderr = '';
     child.stderr?.on('data', (chunk: Buffer) => {
       stderr += chunk.toString();
@@ -94,9 +140,20 @@ async function startFastServer(): Promise<{ port: number; close(): void; kind: s
     child.once('error', () => resolve(false));
     child.once('exit', () => resolve(false));
   });
-  if (started) return { port, close: () => child.kill('SIGTERM'), kind: 'dnsmasq' };
+  if (started) {
+    return {
+      port,
+      close: () => child.kill('SIGTERM'),
+      kind: 'dnsmasq',
+      exited: () =>
+        child.exitCode === null && child.signalCode === null
+          ? null
+          : `dnsmasq exited (${child.exitCode ?? child.signalCode})`,
+    };
+  }
+  child.kill('SIGKILL');
   const own = await startServer(0);
-  return { ...own, kind: 'in-process dns-packet' };
+  return { ...own, kind: 'in-process dns-packet', exited: () => null };
 }
 
 function dnsJob(port: number): Job {
@@ -132,18 +189,33 @@ function dnsJob(port: number): Job {
   };
 }
 
-/** Runs `total` tasks, `concurrency` at a time; milliseconds it took. */
+/**
+ * Runs `total` tasks, `concurrency` at a time; milliseconds it took. A task resolves to whether
+ * its check passed: past `maxFailures` failed checks no more are started and it throws, naming
+ * `what` and `why()` (e.g. the server exited), so that a server that stops answering costs
+ * seconds, not one query timeout per remaining check (5000 checks at 100 × 5 s: 4 minutes).
+ */
 async function pool(
+  what: string,
   total: number,
   concurrency: number,
-  task: (index: number) => Promise<void>,
+  task: (index: number) => Promise<boolean>,
+  maxFailures = Math.max(10, Math.ceil(total / 100)),
+  why: () => string | null = () => null,
 ): Promise<number> {
   let next = 0;
+  let failures = 0;
   const started = performance.now();
   const worker = async () => {
-    while (next < total) await task(next++);
+    while (next < total && failures <= maxFailures) if (!(await task(next++))) failures++;
   };
+  benchPhase(what);
   await Promise.all(Array.from({ length: Math.min(concurrency, total) }, worker));
+  if (failures > maxFailures) {
+    throw new Error(
+      `DNS bench, ${what}: ${failures} of ${next} checks failed; stopped (${why() ?? 'the server is running'})`,
+    );
+  }
   return performance.now() - started;
 }
 
@@ -169,27 +241,29 @@ const round = (value: number, digits = 1) => Math.round(value * 10 ** digits) / 
 
 /**
  * Measures DNS checks per second at `concurrency` checks in flight against a loopback dnsmasq
- * (the full executor: query, rendering, assertions, status), and the resident memory each
- * check in flight costs (RSS growth while `heldChecks` checks wait on a server that answers
- * after 1 s, per check), side by side with one `dig` process per check (`digRuns` digs at
- * `concurrency` for the rate; `concurrency` digs held in flight for the memory, RSS and PSS
- * per process). Prints a table and returns the figures.
- * @param options.checks - Outpost checks timed. Default 5000.
- * @param options.digRuns - dig processes timed. Default 200.
+ * (the full executor: query, rendering, assertions, status), CPU per check, and the resident
+ * memory each check in flight costs (RSS growth while `heldChecks` checks wait on a server that
+ * answers after 1 s, per check), side by side with blackbox_exporter's dns prober doing the same
+ * query at the same concurrency (driven over kept-alive connections to its /probe; its own
+ * process's CPU, and its RSS growth with `heldChecks` probes held on the slow server). Every
+ * wait is bounded: the server's start (10 s), each query (5 s, ours and its), the held checks,
+ * and a run stops after 1 % of its checks failed (the server stopped answering). Prints a table
+ * with the load average and returns the figures.
+ * @param options.checks - Checks timed, ours and blackbox_exporter's probes. Default 5000.
  * @param options.concurrency - Checks in flight. Default 100.
  * @param options.heldChecks - Outpost checks held in flight for the memory figure. Default 1000.
  */
 export async function benchDns(
-  options: { checks?: number; digRuns?: number; concurrency?: number; heldChecks?: number } = {},
+  options: { checks?: number; concurrency?: number; heldChecks?: number } = {},
 ): Promise<DnsBenchReport> {
   const checks = options.checks ?? 5000;
-  const digRuns = options.digRuns ?? 200;
   const concurrency = options.concurrency ?? 100;
   const heldChecks = options.heldChecks ?? 1000;
-  const executor = createDnsExecutor();
+  const executor = createDnsExecutor({ queryTimeoutMs: QUERY_TIMEOUT_MS });
   const log = pino({ level: 'silent' });
   // Each run gets its own signal, as the dispatcher gives each job one.
   const context = () => ({ signal: new AbortController().signal, log });
+  benchPhase('starting the servers');
   const fast = await startFastServer();
   const slow = await startServer(1000);
   try {
@@ -197,90 +271,97 @@ export async function benchDns(
     // server. RSS is read while they wait, against a baseline after a short warm-up and full
     // GCs; the live heap after a full GC in both states.
     const slowJob = dnsJob(slow.port);
-    await pool(200, concurrency, async () => {
-      await executor.run(dnsJob(fast.port), context());
-    });
+    const passes = async (port: number) => (await executor.run(dnsJob(port), context())).status === 'PASSED';
+    await pool('outpost warm-up', 200, concurrency, () => passes(fast.port), undefined, fast.exited);
     collectGarbage();
     await new Promise((resolve) => setTimeout(resolve, 300));
     collectGarbage();
     const before = { ...memoryOf('self'), heapKiB: process.memoryUsage().heapUsed / 1024 };
+    benchPhase(`outpost memory, ${heldChecks} checks held on the slow server`);
     const held = Promise.all(Array.from({ length: heldChecks }, () => executor.run(slowJob, context())));
     await new Promise((resolve) => setTimeout(resolve, 500));
     const duringRss = memoryOf('self');
     collectGarbage();
     const during = { ...duringRss, heapKiB: process.memoryUsage().heapUsed / 1024 };
-    await held;
+    await within(held, QUERY_TIMEOUT_MS + 10_000, 'DNS bench, checks held on the slow server');
 
     const job = dnsJob(fast.port);
     const durations: number[] = [];
-    let failures = 0;
     const check = async () => {
       const outcome = await executor.run(job, context());
-      if (outcome.status !== 'PASSED') failures++;
       durations.push(outcome.responseTime);
+      return outcome.status === 'PASSED';
     };
-    await pool(500, concurrency, check); // warm-up: JIT, socket paths
+    await pool('outpost warm-up', 500, concurrency, check, undefined, fast.exited); // JIT, socket paths
     durations.length = 0;
-    failures = 0;
-    const outpostMs = await pool(checks, concurrency, check);
-    if (failures > 0) throw new Error(`${failures} of ${checks} benchmark checks did not pass`);
-    durations.sort((a, b) => a - b);
-
-    const digArgs = (port: number) => [
-      '@127.0.0.1',
-      '-p',
-      String(port),
-      'bench.test',
-      'A',
-      '+tries=1',
-      '+time=5',
-    ];
-    const digMs = await pool(digRuns, concurrency, async () => {
-      await run('dig', digArgs(fast.port));
-    });
-    const digs = Array.from({ length: concurrency }, () =>
-      spawn('dig', digArgs(slow.port), { stdio: 'ignore' }),
+    const cpu = process.cpuUsage();
+    // Every check must pass: the first failure stops the run.
+    const outpostMs = await pool(
+      `outpost, ${checks} checks at ${concurrency}`,
+      checks,
+      concurrency,
+      check,
+      0,
+      fast.exited,
     );
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    const digMemory = digs.flatMap((child) => {
-      const memory = child.pid === undefined ? null : memoryOf(child.pid);
-      return memory ? [memory] : [];
-    });
-    await Promise.all(digs.map((child) => new Promise((resolve) => child.once('exit', resolve))));
-
-    const perCheck = (field: 'rssKiB' | 'pssKiB' | 'heapKiB') =>
+    const used = process.cpuUsage(cpu);
+    durations.sort((a, b) => a - b);
+    const perCheck = (field: 'rssKiB' | 'heapKiB') =>
       ((during[field] ?? Number.NaN) - (before[field] ?? Number.NaN)) / heldChecks;
-    const perDig = (field: 'rssKiB' | 'pssKiB') =>
-      digMemory.reduce((sum, m) => sum + m[field], 0) / Math.max(1, digMemory.length);
+    const outpost = {
+      checks,
+      succeeded: checks,
+      checksPerSecond: round(checks / (outpostMs / 1000), 0),
+      cpuPerCheckMs: round((used.user + used.system) / 1000 / checks, 3),
+      rssPerConcurrentCheckKiB: round(perCheck('rssKiB')),
+      peakRssMiB: round(
+        Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1]) / 1024,
+      ),
+      heapPerConcurrentCheckKiB: round(perCheck('heapKiB'), 2),
+      p50Ms: round(percentile(durations, 0.5), 3),
+      p99Ms: round(percentile(durations, 0.99), 3),
+      heldChecks,
+    };
+
+    benchPhase('starting blackbox_exporter');
+    const exporter = await startBlackbox(DNS_MODULE, Math.max(concurrency, heldChecks));
+    let blackbox: DnsBenchSide | null = null;
+    if (exporter !== null) {
+      try {
+        benchPhase(`blackbox_exporter, ${checks} dns probes at ${concurrency}`);
+        const m = await measureBlackbox(exporter, {
+          module: 'dns_a',
+          target: `127.0.0.1:${fast.port}`,
+          slowTarget: `127.0.0.1:${slow.port}`,
+          holdMs: 1000,
+          held: heldChecks,
+          checks,
+          concurrency,
+        });
+        blackbox = {
+          checks: m.checks,
+          succeeded: m.succeeded,
+          checksPerSecond: round(m.checksPerSecond, 0),
+          cpuPerCheckMs: round((m.cpuSeconds * 1000) / Math.max(1, m.succeeded), 3),
+          rssPerConcurrentCheckKiB: round((m.rssPerCheckMiB ?? 0) * 1024),
+          peakRssMiB: round(m.peakRssMiB),
+        };
+      } finally {
+        await exporter.close();
+      }
+    }
+    // Our memory per check is at least its live heap: RSS growth can hide in pages V8 already holds.
+    const oursKiB = Math.max(0.01, outpost.rssPerConcurrentCheckKiB, outpost.heapPerConcurrentCheckKiB);
     const report: DnsBenchReport = {
       concurrency,
-      checks,
-      digRuns,
-      outpost: {
-        checksPerSecond: round(checks / (outpostMs / 1000), 0),
-        rssPerConcurrentCheckKiB: round(perCheck('rssKiB')),
-        pssPerConcurrentCheckKiB: round(perCheck('pssKiB')),
-        heapPerConcurrentCheckKiB: round(perCheck('heapKiB'), 2),
-        p50Ms: round(percentile(durations, 0.5), 3),
-        p99Ms: round(percentile(durations, 0.99), 3),
+      outpost,
+      blackbox,
+      ratios: blackbox && {
+        throughput: round(outpost.checksPerSecond / blackbox.checksPerSecond, 2),
+        cpu: round(blackbox.cpuPerCheckMs / Math.max(0.001, outpost.cpuPerCheckMs), 2),
+        memory: round(blackbox.rssPerConcurrentCheckKiB / oursKiB, 1),
       },
-      dig: {
-        checksPerSecond: round(digRuns / (digMs / 1000), 0),
-        rssPerConcurrentCheckKiB: round(perDig('rssKiB')),
-        pssPerConcurrentCheckKiB: round(perDig('pssKiB')),
-      },
-      heldChecks,
-      ratios: { throughput: 0, memory: 0, memoryPss: 0 },
     };
-    // Our memory per check is at least its live heap: RSS growth can hide in pages V8 already holds.
-    const ours = (field: 'rssPerConcurrentCheckKiB' | 'pssPerConcurrentCheckKiB') =>
-      Math.max(0.01, report.outpost[field], report.outpost.heapPerConcurrentCheckKiB);
-    report.ratios.throughput = round(report.outpost.checksPerSecond / report.dig.checksPerSecond);
-    report.ratios.memory = round(report.dig.rssPerConcurrentCheckKiB / ours('rssPerConcurrentCheckKiB'), 0);
-    report.ratios.memoryPss = round(
-      report.dig.pssPerConcurrentCheckKiB / ours('pssPerConcurrentCheckKiB'),
-      0,
-    );
     printTable(report, fast.kind);
     return report;
   } finally {
@@ -291,31 +372,38 @@ export async function benchDns(
 }
 
 function printTable(r: DnsBenchReport, server: string): void {
+  const theirs = (value: number | undefined) => (value === undefined ? '-' : value);
+  const ratio = (value: number | undefined) => (value === undefined ? '' : `×${value}`);
   const rows: [string, number, number | string, string][] = [
-    ['checks per second', r.outpost.checksPerSecond, r.dig.checksPerSecond, `${r.ratios.throughput}x`],
+    [
+      'checks per second',
+      r.outpost.checksPerSecond,
+      theirs(r.blackbox?.checksPerSecond),
+      ratio(r.ratios?.throughput),
+    ],
+    ['CPU per check (ms)', r.outpost.cpuPerCheckMs, theirs(r.blackbox?.cpuPerCheckMs), ratio(r.ratios?.cpu)],
     [
       'RSS per check in flight (KiB)',
       r.outpost.rssPerConcurrentCheckKiB,
-      r.dig.rssPerConcurrentCheckKiB,
-      `${r.ratios.memory}x less`,
+      theirs(r.blackbox?.rssPerConcurrentCheckKiB),
+      ratio(r.ratios?.memory),
     ],
     ['live heap per check (KiB)', r.outpost.heapPerConcurrentCheckKiB, '-', ''],
-    [
-      'PSS per check in flight (KiB)',
-      r.outpost.pssPerConcurrentCheckKiB,
-      r.dig.pssPerConcurrentCheckKiB,
-      `${r.ratios.memoryPss}x less`,
-    ],
+    ['peak process RSS (MiB)', r.outpost.peakRssMiB, theirs(r.blackbox?.peakRssMiB), ''],
+    ['checks passed', r.outpost.succeeded, theirs(r.blackbox?.succeeded), ''],
   ];
   console.log(`DNS checks at concurrency ${r.concurrency} against ${server} on 127.0.0.1`);
-  console.log(`${'metric'.padEnd(32)}${'outpost'.padStart(12)}${'dig'.padStart(12)}  ratio`);
-  for (const [name, ours, dig, ratio] of rows) {
-    console.log(`${name.padEnd(32)}${String(ours).padStart(12)}${String(dig).padStart(12)}  ${ratio}`);
+  console.log(`${'metric'.padEnd(32)}${'outpost'.padStart(12)}${'blackbox'.padStart(12)}  ratio`);
+  for (const [name, ours, peer, value] of rows) {
+    console.log(`${name.padEnd(32)}${String(ours).padStart(12)}${String(peer).padStart(12)}  ${value}`);
   }
   console.log(
-    `outpost response time p50 ${r.outpost.p50Ms} ms, p99 ${r.outpost.p99Ms} ms; ${r.checks} checks timed, ` +
-      `${r.digRuns} digs timed; memory: ${r.heldChecks} checks vs ${r.concurrency} digs in flight`,
+    `ratios > 1: we do better (throughput ours / theirs; CPU and memory theirs / ours). Outpost response time p50 ` +
+      `${r.outpost.p50Ms} ms, p99 ${r.outpost.p99Ms} ms; ${r.outpost.checks} checks each; memory: ` +
+      `RSS growth with ${r.outpost.heldChecks} checks (probes) in flight on a server answering after 1 s`,
   );
+  if (r.blackbox === null) console.log(BLACKBOX_MISSING);
+  console.log(loadAverageLine());
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {

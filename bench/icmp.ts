@@ -6,6 +6,8 @@ import PQueue from 'p-queue';
 import { pino } from 'pino';
 import { createIcmpExecutor } from '../src/checks/icmp/index.js';
 import type { Job } from '../src/protocol/index.js';
+import { BLACKBOX_MISSING, blackboxInstalled, startBlackbox } from './blackbox.js';
+import { benchPhase, loadAverageLine } from './watchdog.js';
 
 /** What one side of the comparison did. Times in seconds. */
 export type IcmpBenchMeasurement = {
@@ -18,15 +20,23 @@ export type IcmpBenchMeasurement = {
   fullyAnswered: number;
 };
 
-/** One comparison: the same targets and packets, paced the same way. */
+/**
+ * One comparison: the same targets, echo requests per target, pacing, per-request wait and
+ * targets in flight on every side.
+ */
 export type IcmpBenchScenario = {
   name: string;
   /** Time between two requests to one target, ms (fping -p, our intervalMs). */
   periodMs: number;
-  /** fping's -i: least time between any two requests, ms (10 by default; we have no such limit). */
-  fpingIntervalMs: number;
-  /** Checks the executor runs at once. */
+  /**
+   * Targets in flight at once: our checks at once; fping gets the targets in batches of this
+   * many, one fping process after the other; blackbox_exporter's probes at once.
+   */
   concurrency: number;
+  /** Echo requests per target; default the bench's `count`. */
+  count?: number;
+  /** Whether blackbox_exporter (one echo request per probe) runs this scenario too; it needs count 1. */
+  blackbox?: boolean;
 };
 
 /** Options of the ICMP benchmark. */
@@ -38,13 +48,44 @@ export type IcmpBenchOptions = {
   scenarios?: IcmpBenchScenario[];
 };
 
-/** The scenarios of `npm run bench`. */
+/**
+ * The scenarios of `npm run bench`. Every side sends the same echo requests to the same targets
+ * with the same period per target, waits up to {@link PACKET_TIMEOUT_MS} for each reply (fping
+ * -t, our packetTimeoutMs, blackbox_exporter's module timeout) and has the same targets in flight.
+ * fping runs with `-i 0` (as root; else its minimum, 1 ms) in every row: its default least gap
+ * of 10 ms between any two requests is a throttle for real networks we do not have, and racing
+ * it measured the throttle (the old "fping defaults" row, 12×), not the prober.
+ * - same pacing, all at once: fping's default period (1 s per target) with all 1000 targets in
+ *   flight: one fping process for all, 1000 checks at once for us;
+ * - as fast as possible, all at once: fping's least period (10 ms) with all targets in flight;
+ * - as fast as possible, 200 at a time: the same with 200 targets in flight. fping has no
+ *   in-flight limit, so it gets the targets in batches of 200 (five processes one after the
+ *   other, as `xargs -n 200 fping` would): each batch waits for its last target where our pool
+ *   starts a new check as one ends (the old row held only us to 200);
+ * - one echo per check, 100 at a time: the work of blackbox_exporter's icmp prober (one echo
+ *   request per probe), its probes driven 100 at a time like our checks and fping's batches.
+ */
 export const DEFAULT_SCENARIOS: IcmpBenchScenario[] = [
-  { name: 'fping defaults', periodMs: 1000, fpingIntervalMs: 10, concurrency: 1000 },
-  { name: 'same pacing, no global limit', periodMs: 1000, fpingIntervalMs: 0, concurrency: 1000 },
-  { name: 'as fast as possible', periodMs: 10, fpingIntervalMs: 0, concurrency: 1000 },
-  { name: 'as fast as possible, 200 at a time', periodMs: 10, fpingIntervalMs: 0, concurrency: 200 },
+  { name: 'same pacing, all at once', periodMs: 1000, concurrency: 1000 },
+  { name: 'as fast as possible, all at once', periodMs: 10, concurrency: 1000 },
+  { name: 'as fast as possible, 200 at a time', periodMs: 10, concurrency: 200 },
+  { name: 'one echo per check, 100 at a time', periodMs: 10, concurrency: 100, count: 1, blackbox: true },
 ];
+
+/** How long each echo request waits for its reply, ms: ours, fping's -t, blackbox_exporter's timeout. */
+export const PACKET_TIMEOUT_MS = 2000;
+
+/** fping's -i, ms: 0 as root; its least for others (it refuses lower as "too risky for mere mortals"). */
+const FPING_INTERVAL_MS = process.getuid?.() === 0 ? 0 : 1;
+
+/** blackbox_exporter's module for the ICMP bench: one echo request over IPv4, 2 s. */
+const ICMP_MODULE = `  icmp_v4:
+    prober: icmp
+    timeout: ${PACKET_TIMEOUT_MS / 1000}s
+    icmp:
+      preferred_ip_protocol: ip4
+      ip_protocol_fallback: false
+`;
 
 /** `count` loopback addresses 127.1.x.y (y 1–250): distinct targets that all answer. */
 export function loopbackTargets(count: number): string[] {
@@ -83,7 +124,7 @@ export async function measureExecutor(
   count: number,
   scenario: IcmpBenchScenario,
 ): Promise<IcmpBenchMeasurement> {
-  const executor = createIcmpExecutor({ intervalMs: scenario.periodMs, packetTimeoutMs: 2000 });
+  const executor = createIcmpExecutor({ intervalMs: scenario.periodMs, packetTimeoutMs: PACKET_TIMEOUT_MS });
   const log = pino({ level: 'silent' });
   const jobs = targets.map((target) => job(target, count));
   // As the dispatcher does: every job gets its own signal.
@@ -123,8 +164,9 @@ function childCpuSeconds(times: string): number {
 }
 
 /**
- * Runs `fping -c COUNT -q -p PERIOD -i INTERVAL targets…` under bash, whose `times` builtin
- * gives the CPU time (user + system, from the kernel's rusage) of the finished child.
+ * Runs `fping -c COUNT -q -p PERIOD -i 0 -t 2000` on the targets in batches of
+ * `scenario.concurrency`, one process after the other, under bash, whose `times` builtin gives
+ * the CPU time (user + system, from the kernel's rusage) of the finished children.
  */
 export function measureFping(
   targets: string[],
@@ -140,14 +182,25 @@ export function measureFping(
     '-p',
     String(scenario.periodMs),
     '-i',
-    String(scenario.fpingIntervalMs),
+    String(FPING_INTERVAL_MS),
+    '-t',
+    String(PACKET_TIMEOUT_MS),
   ];
+  const batch = Math.min(scenario.concurrency, targets.length);
   try {
     const started = performance.now();
-    const result = spawnSync('bash', ['-c', 'fping "$@" 2>"$SUMMARY"; times', 'bench', ...args, ...targets], {
+    // $1 the batch size, then fping's options up to --, then the targets.
+    const script = [
+      'n=$1; shift; options=(); while [ "$1" != -- ]; do options+=("$1"); shift; done; shift',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: bash's arrays, not a template.
+      'targets=("$@"); for ((i = 0; i < ${#targets[@]}; i += n)); do fping "${options[@]}" "${targets[@]:i:n}" 2>>"$SUMMARY"; done',
+      'times',
+    ].join('\n');
+    const result = spawnSync('bash', ['-c', script, 'bench', String(batch), ...args, '--', ...targets], {
       encoding: 'utf8',
       env: { ...process.env, SUMMARY: summary },
       timeout: 120_000,
+      killSignal: 'SIGKILL',
     });
     const wallSeconds = (performance.now() - started) / 1000;
     if (result.error) throw result.error;
@@ -156,7 +209,7 @@ export function measureFping(
       .filter((line) => line.includes(`= ${count}/${count}/0%`)).length;
     return {
       tool: 'fping',
-      settings: args.join(' '),
+      settings: `${args.join(' ')}${batch < targets.length ? `, ${batch} targets per fping` : ''}`,
       wallSeconds,
       cpuSeconds: childCpuSeconds(result.stdout),
       checksPerSecond: targets.length / wallSeconds,
@@ -167,46 +220,97 @@ export function measureFping(
   }
 }
 
+/**
+ * blackbox_exporter's icmp prober on the same targets: one probe (one echo request) per target,
+ * `scenario.concurrency` probes at once over kept-alive connections, after one unmeasured pass;
+ * its own process's CPU from /proc. Null when it is not installed.
+ */
+export async function measureBlackboxIcmp(
+  targets: string[],
+  scenario: IcmpBenchScenario,
+): Promise<IcmpBenchMeasurement | null> {
+  const exporter = await startBlackbox(ICMP_MODULE, scenario.concurrency);
+  if (exporter === null) return null;
+  try {
+    const pass = async () => {
+      let next = 0;
+      let answered = 0;
+      const worker = async () => {
+        while (next < targets.length) if (await exporter.probe('icmp_v4', targets[next++]!)) answered += 1;
+      };
+      await Promise.all(Array.from({ length: Math.min(scenario.concurrency, targets.length) }, worker));
+      return answered;
+    };
+    await pass();
+    const cpuBefore = exporter.cpuSeconds();
+    const started = performance.now();
+    const fullyAnswered = await pass();
+    const wallSeconds = (performance.now() - started) / 1000;
+    return {
+      tool: 'blackbox_exporter',
+      settings: `icmp prober, timeout ${PACKET_TIMEOUT_MS / 1000}s, ${scenario.concurrency} probes at once`,
+      wallSeconds,
+      cpuSeconds: exporter.cpuSeconds() - cpuBefore,
+      checksPerSecond: targets.length / wallSeconds,
+      fullyAnswered,
+    };
+  } finally {
+    await exporter.close();
+  }
+}
+
 function fixed(value: number, digits: number): string {
   return value.toFixed(digits);
 }
 
 /**
  * The ICMP benchmark: for each scenario, `targets` loopback addresses × `count` echo requests
- * through our executor and through fping; prints a table with throughput and CPU ratios.
- * Needs fping (apt-get install fping) and an ICMP socket (root, or ping_group_range).
+ * (or the scenario's count) through our executor, fping, and blackbox_exporter where the
+ * scenario says so; prints a table with throughput and CPU ratios (> 1: we do better) and the
+ * load average. Needs fping (apt-get install fping), blackbox_exporter (apt-get install
+ * prometheus-blackbox-exporter) and an ICMP socket (root, or ping_group_range).
  */
 export async function runIcmpBench(options: IcmpBenchOptions = {}): Promise<void> {
   const targets = loopbackTargets(options.targets ?? 1000);
-  const count = options.count ?? 3;
   const scenarios = options.scenarios ?? DEFAULT_SCENARIOS;
   const fpingMissing = spawnSync('fping', ['--version']).error !== undefined;
-  console.log(`ICMP: ${targets.length} loopback targets × ${count} echo requests`);
+  const blackboxMissing = !blackboxInstalled();
+  console.log(`ICMP: ${targets.length} loopback targets`);
   const rows: string[][] = [
     ['scenario', 'tool', 'settings', 'wall s', 'CPU s', 'checks/s', 'all answered', 'throughput ×', 'CPU ×'],
   ];
   for (const scenario of scenarios) {
+    const count = scenario.count ?? options.count ?? 3;
+    const name = `${scenario.name} (×${count})`;
+    benchPhase(`${name}: outpost`);
     const ours = await measureExecutor(targets, count, scenario);
-    const theirs = fpingMissing ? null : measureFping(targets, count, scenario);
-    for (const m of theirs ? [ours, theirs] : [ours]) {
+    benchPhase(`${name}: fping`);
+    const peers = fpingMissing ? [] : [measureFping(targets, count, scenario)];
+    if (scenario.blackbox && count === 1 && !blackboxMissing) {
+      benchPhase(`${name}: blackbox_exporter`);
+      const theirs = await measureBlackboxIcmp(targets, scenario);
+      if (theirs) peers.push(theirs);
+    }
+    for (const m of [ours, ...peers]) {
       rows.push([
-        scenario.name,
+        name,
         m.tool,
         m.settings,
         fixed(m.wallSeconds, 3),
         fixed(m.cpuSeconds, 3),
         fixed(m.checksPerSecond, 0),
         `${m.fullyAnswered}/${targets.length}`,
-        m === ours && theirs ? fixed(ours.checksPerSecond / theirs.checksPerSecond, 2) : '',
-        m === ours && theirs ? fixed(ours.cpuSeconds / Math.max(theirs.cpuSeconds, 0.001), 1) : '',
+        m === ours ? '' : fixed(ours.checksPerSecond / m.checksPerSecond, 2),
+        m === ours ? '' : fixed(m.cpuSeconds / Math.max(ours.cpuSeconds, 0.001), 2),
       ]);
     }
   }
   const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
   for (const row of rows) console.log(row.map((cell, column) => cell.padEnd(widths[column]!)).join('  '));
   console.log(
-    'throughput ×: our checks/s over fping’s (≥ 1 is the goal); CPU ×: our CPU seconds over fping’s.',
+    'on each peer row, > 1 means we do better: throughput ×: our checks/s over its; CPU ×: its CPU seconds over ours (the same checks).',
   );
-  if (fpingMissing)
-    console.log('fping is not installed (apt-get install fping): only our side was measured.');
+  if (fpingMissing) console.log('fping is not installed (apt-get install fping): its rows were skipped.');
+  if (blackboxMissing) console.log(BLACKBOX_MISSING);
+  console.log(loadAverageLine());
 }

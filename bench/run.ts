@@ -1,7 +1,11 @@
 /**
- * `npm run bench [-- name …]`: benchmarks side by side with the reference tools
- * (fping, dig, curl, autocannon), printing ratios (design.md §5). Build first
+ * `npm run bench [-- name …]`: benchmarks side by side with the peers a user would pick instead
+ * (blackbox_exporter, fping, autocannon), printing ratios (design.md §5). Build first
  * (`npm run build`); ICMP needs root or ping_group_range. With no names, all run.
+ *
+ * Each bench runs under a watchdog: past OUTPOST_BENCH_TIMEOUT_MINUTES (default 15) it prints
+ * the bench and the step it hung in, kills every child process the benches started, and exits
+ * with 3. Children are killed on any exit too (an error, Ctrl-C).
  *
  * Names: icmp, dns, tcp, url, api, sandbox, agent-rss, analytics, service-http, queue, trace-scrub, browser, alerting, heartbeats, web-app, status-pages, replicas, scheduler, results-scale, large-account.
  */
@@ -24,6 +28,7 @@ import { benchStatusPages } from './status-pages.js';
 import { benchTcp } from './tcp.js';
 import { benchTraceScrub } from './trace-scrub.js';
 import { benchUrl } from './url.js';
+import { benchStarted, currentBenchPhase, killBenchChildren } from './watchdog.js';
 import { benchWebApp } from './web-app.js';
 
 const BENCHES: Record<string, () => Promise<unknown>> = {
@@ -68,7 +73,28 @@ if (unknown.length > 0) {
   console.error(`unknown bench ${unknown.join(', ')}; choose from ${Object.keys(BENCHES).join(', ')}`);
   process.exit(2);
 }
+const timeoutMinutes = Number(process.env.OUTPOST_BENCH_TIMEOUT_MINUTES ?? 15);
+if (!(timeoutMinutes > 0)) {
+  console.error(`OUTPOST_BENCH_TIMEOUT_MINUTES must be a positive number of minutes, not ${timeoutMinutes}`);
+  process.exit(2);
+}
+process.on('exit', killBenchChildren);
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    console.error(`bench ${currentBenchPhase()}: stopped by ${signal}`);
+    process.exit(130);
+  });
+}
 for (const name of asked.length > 0 ? asked : Object.keys(BENCHES)) {
   console.log(`\n=== ${name} ===`);
-  await BENCHES[name]!();
+  benchStarted(name);
+  const watchdog = setTimeout(() => {
+    console.error(`bench ${currentBenchPhase()}: no end within ${timeoutMinutes} minutes; stopping`);
+    process.exit(3);
+  }, timeoutMinutes * 60_000);
+  try {
+    await BENCHES[name]!();
+  } finally {
+    clearTimeout(watchdog);
+  }
 }

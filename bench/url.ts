@@ -1,12 +1,13 @@
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { pino } from 'pino';
 import { createUrlExecutor } from '../src/checks/url/index.js';
 import type { CheckType, Job, RunOutcome } from '../src/protocol/index.js';
+import { BLACKBOX_MISSING, type BlackboxMeasurement, measureBlackbox, startBlackbox } from './blackbox.js';
+import { benchPhase, loadAverageLine, trackChild } from './watchdog.js';
 
 /** One side of a comparison. Memory in MiB per check in flight. */
 export type BenchMeasurement = {
@@ -14,26 +15,30 @@ export type BenchMeasurement = {
   checks: number;
   concurrency: number;
   wallSeconds: number;
-  /** User + system CPU of the checking side (our process, or the curl children). */
+  /** User + system CPU of the checking side (our process, or blackbox_exporter's), seconds. */
   cpuSeconds: number;
+  /** Successful checks per second. */
   checksPerSecond: number;
-  /** Checks whose outcome was what the server should give (PASSED, or curl exit 0). */
+  /** Checks whose outcome was what the server should give (PASSED, or probe_success 1). */
   succeeded: number;
-  /** Resident memory per concurrent check, MiB: our RSS growth / checks in flight; curl's average RSS. */
+  /** Resident memory per concurrent check, MiB: our (or blackbox_exporter's) RSS growth / checks in flight. */
   rssPerCheckMiB: number;
-  /** curl only: average proportional set size (shared pages split among the processes), MiB. */
-  pssPerCheckMiB: number | null;
   /** Ours only: heap and external memory still referenced per check in flight (after a GC), MiB. */
   livePerCheckMiB: number | null;
-  /** Ours only: RSS of the whole process with `concurrency` checks in flight, MiB. */
+  /** Ours: peak RSS of the process with `concurrency` checks in flight; blackbox_exporter's peak RSS. MiB. */
   processRssMiB: number | null;
 };
 
-/** Ours next to curl, and the ratios (> 1 means we do better). */
+/**
+ * Ours next to the peer (blackbox_exporter), and the
+ * ratios, each > 1 when we do better: throughput ours / theirs, CPU per check theirs / ours,
+ * memory per check in flight theirs / ours.
+ */
 export type BenchReport = {
   ours: BenchMeasurement;
-  curl: BenchMeasurement | null;
+  peer: BenchMeasurement | null;
   throughputRatio: number | null;
+  cpuRatio: number | null;
   memoryRatio: number | null;
 };
 
@@ -41,10 +46,8 @@ export type BenchReport = {
 export type BenchOptions = {
   /** Checks measured through our executor; default 10 000 (after 1 000 unmeasured). */
   checks?: number;
-  /** Checks in flight at once, ours and curl's; default 100. */
+  /** Checks in flight at once, ours and the peer's; default 100. */
   concurrency?: number;
-  /** curl processes measured; default 300. */
-  curlChecks?: number;
 };
 
 const SERVER = `
@@ -75,10 +78,12 @@ export async function startLoopbackServer(
   mode: 'http' | 'json' | 'echo',
   delayMs = 0,
 ): Promise<{ port: number; close(): Promise<void> }> {
-  const child = spawn(process.execPath, ['-e', SERVER], {
-    env: { ...process.env, MODE: mode, DELAY_MS: String(delayMs) },
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
+  const child = trackChild(
+    spawn(process.execPath, ['-e', SERVER], {
+      env: { ...process.env, MODE: mode, DELAY_MS: String(delayMs) },
+      stdio: ['pipe', 'pipe', 'inherit'],
+    }),
+  );
   const lines = createInterface({ input: child.stdout });
   const [line] = (await Promise.race([once(lines, 'line'), once(child, 'exit')])) as [string];
   const port = Number(line);
@@ -142,13 +147,6 @@ function gc(): void {
   exposedGc();
 }
 
-/** Children's CPU (user + system) from /proc/self/stat, seconds; counts reaped children only. */
-function childrenCpuSeconds(): number {
-  const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1]?.split(' ') ?? [];
-  // After the command name: field 16 cutime and 17 cstime are at offsets 13 and 14, in ticks (100/s).
-  return (Number(fields[13]) + Number(fields[14])) / 100;
-}
-
 /** Memory of `concurrency` checks in flight at once, against the server that answers after 300 ms. */
 async function memoryInFlight(
   concurrency: number,
@@ -202,139 +200,155 @@ export async function measureOurs(
     concurrency: options.concurrency,
     wallSeconds,
     cpuSeconds: (used.user + used.system) / 1e6,
-    checksPerSecond: options.checks / wallSeconds,
+    checksPerSecond: succeeded / wallSeconds,
     succeeded,
     rssPerCheckMiB: memory.rssPerCheckMiB,
-    pssPerCheckMiB: null,
     livePerCheckMiB: memory.livePerCheckMiB,
     processRssMiB: memory.peakRssMiB,
   };
 }
 
-function spawnCurl(args: string[], input: string | null): ChildProcess {
-  const child = spawn('curl', args, { stdio: [input === null ? 'ignore' : 'pipe', 'ignore', 'ignore'] });
-  if (input !== null) child.stdin?.end(input);
-  return child;
+/**
+ * blackbox_exporter's figures as one side of the comparison: its own process's CPU, its RSS
+ * growth per probe in flight (`rssPerCheckMiB`, 0 when not measured) and its peak RSS.
+ */
+export function blackboxSide(m: BlackboxMeasurement): BenchMeasurement {
+  return {
+    tool: 'blackbox_exporter',
+    checks: m.checks,
+    concurrency: m.concurrency,
+    wallSeconds: m.wallSeconds,
+    cpuSeconds: m.cpuSeconds,
+    checksPerSecond: m.checksPerSecond,
+    succeeded: m.succeeded,
+    rssPerCheckMiB: m.rssPerCheckMiB ?? 0,
+    livePerCheckMiB: null,
+    processRssMiB: m.peakRssMiB,
+  };
 }
 
-function memoryOf(pid: number): { rss: number; pss: number } | null {
-  try {
-    const rss = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]);
-    const pss = Number(/Pss:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'))?.[1]);
-    return Number.isFinite(rss) && Number.isFinite(pss) ? { rss: rss / 1024, pss: pss / 1024 } : null;
-  } catch {
+/**
+ * Measures blackbox_exporter as the peer: started on 127.0.0.1 with `modulesYaml` (a module
+ * named `module`), driven at `options.concurrency` with the work of `options.checks`, the
+ * slow target held in flight for its memory; null (after printing how to install it) when it
+ * is missing.
+ */
+export async function measureBlackboxPeer(
+  options: Required<BenchOptions>,
+  modulesYaml: string,
+  module: string,
+  target: string,
+  slowTarget: string,
+): Promise<BenchMeasurement | null> {
+  const exporter = await startBlackbox(modulesYaml, options.concurrency);
+  if (exporter === null) {
+    console.log(BLACKBOX_MISSING);
     return null;
+  }
+  try {
+    return blackboxSide(
+      await measureBlackbox(exporter, {
+        module,
+        target,
+        slowTarget,
+        checks: options.checks,
+        concurrency: options.concurrency,
+      }),
+    );
+  } finally {
+    await exporter.close();
   }
 }
 
 /**
- * Measures one curl process per check: `curlChecks` at `concurrency` against the fast server,
- * then `concurrency` at once against the slow one, reading each live curl's VmRSS and Pss.
+ * Prints ours and the peer's figures side by side with the ratios, each > 1 when we do better:
+ * throughput ours / theirs, CPU per check theirs / ours, memory per check in flight theirs /
+ * ours.
  */
-export async function measureCurl(
-  options: Required<BenchOptions>,
-  argsFor: (slow: boolean) => string[],
-  input: string | null = null,
-): Promise<BenchMeasurement | null> {
-  if (spawnSync('curl', ['--version']).error !== undefined) return null;
-  let succeeded = 0;
-  const cpuBefore = childrenCpuSeconds();
-  const started = performance.now();
-  await runPool(options.curlChecks, options.concurrency, async () => {
-    const [code] = (await once(spawnCurl(argsFor(false), input), 'exit')) as [number];
-    if (code === 0) succeeded += 1;
-  });
-  const wallSeconds = (performance.now() - started) / 1000;
-  const cpuSeconds = childrenCpuSeconds() - cpuBefore;
-
-  const children = Array.from({ length: options.concurrency }, () => spawnCurl(argsFor(true), input));
-  await new Promise((resolve) => setTimeout(resolve, 150));
-  const samples = children.flatMap((child) => {
-    const memory = child.pid === undefined ? null : memoryOf(child.pid);
-    return memory === null ? [] : [memory];
-  });
-  await Promise.all(children.map((child) => (child.exitCode === null ? once(child, 'exit') : null)));
-  const average = (values: number[]) => values.reduce((a, b) => a + b, 0) / Math.max(1, values.length);
-  return {
-    tool: 'curl',
-    checks: options.curlChecks,
-    concurrency: options.concurrency,
-    wallSeconds,
-    cpuSeconds,
-    checksPerSecond: options.curlChecks / wallSeconds,
-    succeeded,
-    rssPerCheckMiB: average(samples.map((s) => s.rss)),
-    pssPerCheckMiB: average(samples.map((s) => s.pss)),
-    livePerCheckMiB: null,
-    processRssMiB: null,
-  };
-}
-
-/** Prints ours and curl's side by side with the ratios, and returns the report. */
-export function report(title: string, ours: BenchMeasurement, curl: BenchMeasurement | null): BenchReport {
+export function report(title: string, ours: BenchMeasurement, peer: BenchMeasurement | null): BenchReport {
   const cell = (value: number | null, digits: number) => (value === null ? '' : value.toFixed(digits));
+  const cpuPerCheckMs = (m: BenchMeasurement) => (m.cpuSeconds * 1000) / Math.max(1, m.succeeded);
   console.log(title);
   console.table(
-    (curl ? [ours, curl] : [ours]).map((m) => ({
+    (peer ? [ours, peer] : [ours]).map((m) => ({
       tool: m.tool,
       checks: m.checks,
       concurrency: m.concurrency,
       'wall s': cell(m.wallSeconds, 2),
       'checks/s': cell(m.checksPerSecond, 0),
       'CPU s': cell(m.cpuSeconds, 2),
+      'CPU ms/check': cell(cpuPerCheckMs(m), 3),
       ok: `${m.succeeded}/${m.checks}`,
       'RSS MiB/check': cell(m.rssPerCheckMiB, 3),
-      'PSS MiB/check': cell(m.pssPerCheckMiB, 3),
       'live MiB/check': cell(m.livePerCheckMiB, 3),
+      'process RSS MiB': cell(m.processRssMiB, 1),
     })),
   );
-  const throughputRatio = curl ? ours.checksPerSecond / curl.checksPerSecond : null;
+  const throughputRatio = peer ? ours.checksPerSecond / peer.checksPerSecond : null;
+  const cpuRatio = peer ? cpuPerCheckMs(peer) / Math.max(cpuPerCheckMs(ours), 1e-6) : null;
   // Our memory per check: the larger of RSS growth and live heap, so neither can flatter us.
   const oursPerCheck = Math.max(ours.rssPerCheckMiB, ours.livePerCheckMiB ?? 0, 1e-6);
-  const memoryRatio = curl ? (curl.pssPerCheckMiB ?? curl.rssPerCheckMiB) / oursPerCheck : null;
+  const memoryRatio = peer ? peer.rssPerCheckMiB / oursPerCheck : null;
   console.log(`our process: ${ours.processRssMiB?.toFixed(1)} MiB RSS, ${ours.concurrency} checks in flight`);
-  if (throughputRatio !== null && memoryRatio !== null) {
+  if (peer && throughputRatio !== null && cpuRatio !== null && memoryRatio !== null) {
+    // A peer whose RSS did not grow holding the checks (its heap already sized by the warm-up)
+    // has no per-check figure to divide: its whole process is compared instead.
+    const memory =
+      peer.rssPerCheckMiB < 0.0005
+        ? `memory per check in flight: its RSS did not grow (process RSS ours ${ours.processRssMiB?.toFixed(1)} MiB, its ${peer.processRssMiB?.toFixed(1)} MiB)`
+        : `memory per check in flight ×${memoryRatio.toFixed(2)} (its RSS growth / our max(RSS growth, live heap))`;
     console.log(
-      `throughput ×${throughputRatio.toFixed(1)} curl's; memory per check ÷${memoryRatio.toFixed(1)} (curl PSS / our max(RSS growth, live heap))`,
+      `vs ${peer.tool} (> 1: we do better): throughput ×${throughputRatio.toFixed(2)} (ours / its), ` +
+        `CPU per check ×${cpuRatio.toFixed(2)} (its / ours), ${memory}`,
     );
   }
-  return { ours, curl, throughputRatio, memoryRatio };
+  console.log(loadAverageLine());
+  return { ours, peer, throughputRatio, cpuRatio, memoryRatio };
 }
+
+/** blackbox_exporter's module for the URL bench: a GET as ours does it (IPv4 only, redirects followed, 30 s). */
+const HTTP_MODULE = `  http_get:
+    prober: http
+    timeout: 30s
+    http:
+      method: GET
+      preferred_ip_protocol: ip4
+      ip_protocol_fallback: false
+      follow_redirects: true
+`;
 
 /**
  * URL benchmark: GET checks per second at `concurrency` (default 100) against a loopback HTTP
  * server in another process that closes every connection (keep-alive off: a new connection per
- * check), and memory per concurrent check; then one `curl` process per check the same way.
+ * check), CPU per check, and memory per concurrent check; then blackbox_exporter (the prober
+ * self-hosters run) doing the same GETs at the same concurrency, driven over kept-alive
+ * connections to its /probe, its own process's CPU and RSS measured.
  * Goals: ≥ 2 000 checks/s on 2 cores, < 1 MiB per concurrent check.
  */
 export async function benchUrl(options: BenchOptions = {}): Promise<BenchReport> {
-  const settings = { checks: 10_000, concurrency: 100, curlChecks: 300, ...options };
+  const settings = { checks: 10_000, concurrency: 100, ...options };
   const fast = await startLoopbackServer('http');
   const slow = await startLoopbackServer('http', 300);
   try {
     const executor = createUrlExecutor();
     const log = pino({ level: 'silent' });
+    const url = (server: { port: number }) => `http://127.0.0.1:${server.port}/`;
     const jobs = [fast, slow].map((server) =>
       benchJob('URL', {
-        url: `http://127.0.0.1:${server.port}/`,
+        url: url(server),
         followRedirects: true,
         skipSSL: false,
         ipFamily: 'IPv4',
         assertions: [],
       }),
     );
+    benchPhase('outpost URL checks');
     const ours = await measureOurs('outpost', settings, (isSlow) =>
       executor.run(jobs[isSlow ? 1 : 0]!, { signal: new AbortController().signal, log }),
     );
-    const curlArgs = (isSlow: boolean) => [
-      '-s',
-      '-o',
-      '/dev/null',
-      '--fail',
-      `http://127.0.0.1:${(isSlow ? slow : fast).port}/`,
-    ];
-    const curl = await measureCurl(settings, curlArgs);
-    return report(`URL checks (GET http://127.0.0.1, a new connection each)`, ours, curl);
+    benchPhase('blackbox_exporter http probes');
+    const peer = await measureBlackboxPeer(settings, HTTP_MODULE, 'http_get', url(fast), url(slow));
+    return report(`URL checks (GET http://127.0.0.1, a new connection each)`, ours, peer);
   } finally {
     await Promise.all([fast.close(), slow.close()]);
   }
