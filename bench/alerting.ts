@@ -155,6 +155,8 @@ async function startService(
       OUTPOST_DATA_DIR: dataDir,
       OUTPOST_API_KEY: API_KEY,
       LOG_LEVEL: 'WARN',
+      // The receiver is on loopback, which the outbound policy refuses to users' webhooks unless allowed.
+      OUTPOST_OUTBOUND_ALLOW: '127.0.0.1/32',
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
