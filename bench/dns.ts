@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { createSocket } from 'node:dgram';
 import { readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
@@ -9,6 +8,7 @@ import { pino } from 'pino';
 import { createDnsExecutor } from '../src/checks/dns/index.js';
 import type { Job } from '../src/protocol/index.js';
 import { measureBlackbox, BLACKBOX_MISSING, startBlackbox } from './blackbox.js';
+import { type Dnsmasq, startDnsmasq } from '../test/helpers/dns-servers.js';
 import { benchPhase, loadAverageLine, trackChild, within } from './watchdog.js';
 
 /** Figures of one side of the comparison. */
@@ -107,42 +107,17 @@ async function startFastServer(): Promise<{
   /** Why the server stopped, when it did; null while it runs. */
   exited(): string | null;
 }> {
-  const probe = await startServer(0);
-  const port = probe.port;
-  probe.close();
-  const child = trackChild(
-    spawn(
-      'dnsmasq',
-      [
-        '--no-daemon',
-        `--port=${port}`,
-        '--listen-address=127.0.0.1',
-        '--bind-interfaces',
-        '--no-resolv',
-        '--no-hosts',
-        '--conf-file=/dev/null',
-        '--pid-file=',
-        '--local=/test/',
-        '--host-record=bench.test,192.0.2.1',
-      ],
-      { stdio: ['ignore', 'ignore', 'pipe'] },
-    ),
-  );
-  // Bounded: a dnsmasq that neither says it started nor exits is killed after 10 s.
-  const started = await new Promise<boolean>((resolve) => {
-    const timer = setTimeout(() => resolve(false), 10_000);
-    child.once('exit', () => clearTimeout(timer));
-    let stderr = '';
-    child.stderr?.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-      if (stderr.includes('started, version')) resolve(true);
-    });
-    child.once('error', () => resolve(false));
-    child.once('exit', () => resolve(false));
-  });
-  if (started) {
+  let dnsmasq: Dnsmasq | null = null;
+  try {
+    // Bounded: a dnsmasq that neither says it started nor exits within 10 s is killed.
+    dnsmasq = await startDnsmasq(['--local=/test/', '--host-record=bench.test,192.0.2.1'], 10_000);
+  } catch {
+    dnsmasq = null;
+  }
+  if (dnsmasq) {
+    const child = trackChild(dnsmasq.process);
     return {
-      port,
+      port: dnsmasq.port,
       close: () => child.kill('SIGTERM'),
       kind: 'dnsmasq',
       exited: () =>
@@ -151,7 +126,6 @@ async function startFastServer(): Promise<{
           : `dnsmasq exited (${child.exitCode ?? child.signalCode})`,
     };
   }
-  child.kill('SIGKILL');
   const own = await startServer(0);
   return { ...own, kind: 'in-process dns-packet', exited: () => null };
 }

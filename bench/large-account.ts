@@ -15,6 +15,7 @@
  * Env: `BENCH_LARGE_CHECKS` (default 10000), `BENCH_LARGE_RUNS`, `BENCH_LARGE_STORES` (`sqlite,postgres`;
  * PostgreSQL needs `apt-get install postgresql`, else it is skipped). Run: `npm run bench -- large-account`.
  */
+import { timeRuns } from './read-timing.js';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
@@ -165,17 +166,8 @@ async function timeRead(
   goalMs: number | null,
   run: () => Promise<number>,
 ): Promise<LargeAccountRead> {
-  const bytes = await run();
-  const wall: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    const t0 = performance.now();
-    await run();
-    wall.push(performance.now() - t0);
-  }
-  wall.sort((a, b) => a - b);
-  const at = (q: number) =>
-    Math.round(wall[Math.min(wall.length - 1, Math.ceil(q * wall.length) - 1)]! * 10) / 10;
-  return { store, read, p50Ms: at(0.5), p95Ms: at(0.95), bytes, goalMs };
+  const { p50Ms, p95Ms, first: bytes } = await timeRuns(runs, run);
+  return { store, read, p50Ms, p95Ms, bytes, goalMs };
 }
 
 /** Fills `db` through a service built on it, then times the reads. */

@@ -22,6 +22,7 @@
  * running at the end, its URL printed, for EXPLAIN; stop it with `pg_ctl stop -D <folder>/data`). Run: `npm run bench -- results-scale` (PostgreSQL:
  * `apt-get install postgresql`, else that store is skipped). About 15 minutes and 12 GB of disk at 10,000,000.
  */
+import { timeRuns } from './read-timing.js';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -197,17 +198,8 @@ async function timeRead(
   runs: number,
   run: () => Promise<number>,
 ): Promise<ScaleRead> {
-  const rows = await run();
-  const wall: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    const t0 = performance.now();
-    await run();
-    wall.push(performance.now() - t0);
-  }
-  wall.sort((a, b) => a - b);
-  const at = (q: number) =>
-    Math.round(wall[Math.min(wall.length - 1, Math.ceil(q * wall.length) - 1)]! * 10) / 10;
-  return { store: store.name, read, p50Ms: at(0.5), p95Ms: at(0.95), rows };
+  const { p50Ms, p95Ms, first: rows } = await timeRuns(runs, run);
+  return { store: store.name, read, p50Ms, p95Ms, rows };
 }
 
 async function timeReads(store: Store, runs: number, nowMs: number): Promise<ScaleRead[]> {

@@ -46,8 +46,10 @@ export type Dnsmasq = { port: number; process: ChildProcess; stop(): Promise<voi
  * Starts dnsmasq in the foreground on a free loopback port, with no upstream, no hosts file and
  * no configuration file: it answers only from `records` (`--host-record=…`, `--mx-host=…`, …).
  * Resolves once it logged that it started; retries on another port when the port was taken.
+ * @param startTimeoutMs how long one start may take before dnsmasq is killed and the start fails (default 10 s).
+ * @throws Error naming dnsmasq's own words when it does not start (not installed, no port, no answer in time).
  */
-export async function startDnsmasq(records: string[]): Promise<Dnsmasq> {
+export async function startDnsmasq(records: string[], startTimeoutMs = 10_000): Promise<Dnsmasq> {
   for (let attempt = 0; ; attempt++) {
     const port = await freeDnsPort();
     const child = spawn(
@@ -67,6 +69,13 @@ export async function startDnsmasq(records: string[]): Promise<Dnsmasq> {
     );
     let stderr = '';
     const started = await new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => {
+        stderr += `no start within ${startTimeoutMs} ms`;
+        child.kill('SIGKILL');
+        resolve(false);
+      }, startTimeoutMs);
+      child.once('exit', () => clearTimeout(timer));
+      child.once('error', () => clearTimeout(timer));
       child.stderr?.on('data', (chunk: Buffer) => {
         stderr += chunk.toString();
         if (stderr.includes('started, version')) resolve(true);
