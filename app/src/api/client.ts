@@ -45,7 +45,17 @@ type RequestOptions = {
   body?: unknown;
   query?: Record<string, string | number | boolean | readonly (string | number)[] | undefined | null>;
   signal?: AbortSignal;
+  /**
+   * GET only: a conditional request (docs/api.md, "Conditional requests"). The browser's HTTP cache sends
+   * `If-None-Match` with the tag it holds (`cache: 'no-cache'`) and hands back its copy on a 304; when the
+   * answer's `ETag` is the one of the value this module parsed last for the same URL, that same value (the same
+   * object) is returned without reading the body again, so a poll that changed nothing re-renders nothing.
+   */
+  revalidate?: boolean;
 };
+
+/** The last value parsed per URL of a revalidated GET, with its ETag (see RequestOptions.revalidate). */
+const revalidated = new Map<string, { etag: string; value: unknown }>();
 
 /**
  * A path of the API with every parameter encoded: ``path`/v1/checks/${id}/results` `` encodes `id` with
@@ -80,14 +90,25 @@ export async function request<T>(method: string, path: string, options: RequestO
   const headers: Record<string, string> = { accept: 'application/json' };
   if (options.body !== undefined) headers['content-type'] = 'application/json';
   if (method !== 'GET' && method !== 'HEAD' && csrfToken) headers['x-csrf-token'] = csrfToken;
-  const response = await fetch(withQuery(path, options.query), {
+  const url = withQuery(path, options.query);
+  const revalidate = options.revalidate === true && method === 'GET';
+  const response = await fetch(url, {
     method,
     headers,
     credentials: 'same-origin',
+    ...(revalidate ? { cache: 'no-cache' as const } : {}),
     ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) }),
     ...(options.signal ? { signal: options.signal } : {}),
   });
   if (response.status === 204) return undefined as T;
+  const etag = revalidate && response.ok ? response.headers.get('etag') : null;
+  if (etag !== null) {
+    const known = revalidated.get(url);
+    if (known?.etag === etag) {
+      await response.body?.cancel();
+      return known.value as T;
+    }
+  }
   const text = await response.text();
   let parsed: unknown;
   try {
@@ -104,6 +125,7 @@ export async function request<T>(method: string, path: string, options: RequestO
       `${response.status} ${response.statusText}`,
     );
   }
+  if (etag !== null) revalidated.set(url, { etag, value: parsed });
   return parsed as T;
 }
 
@@ -111,6 +133,9 @@ export async function request<T>(method: string, path: string, options: RequestO
 export const api = {
   get: <T>(path: string, query?: RequestOptions['query'], signal?: AbortSignal) =>
     request<T>('GET', path, { ...(query ? { query } : {}), ...(signal ? { signal } : {}) }),
+  /** A conditional GET (RequestOptions.revalidate): for lists polled while they mostly stay the same. */
+  poll: <T>(path: string, signal?: AbortSignal) =>
+    request<T>('GET', path, { revalidate: true, ...(signal ? { signal } : {}) }),
   post: <T>(path: string, body?: unknown, query?: RequestOptions['query']) =>
     request<T>('POST', path, { body: body ?? {}, ...(query ? { query } : {}) }),
   put: <T>(path: string, body: unknown, query?: RequestOptions['query']) =>
