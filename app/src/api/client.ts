@@ -46,10 +46,11 @@ type RequestOptions = {
   query?: Record<string, string | number | boolean | readonly (string | number)[] | undefined | null>;
   signal?: AbortSignal;
   /**
-   * GET only: a conditional request (docs/api.md, "Conditional requests"). The browser's HTTP cache sends
-   * `If-None-Match` with the tag it holds (`cache: 'no-cache'`) and hands back its copy on a 304; when the
-   * answer's `ETag` is the one of the value this module parsed last for the same URL, that same value (the same
-   * object) is returned without reading the body again, so a poll that changed nothing re-renders nothing.
+   * GET only: a conditional request (docs/api.md, "Conditional requests"). It names in `If-None-Match` the
+   * `ETag` of the value this module parsed last for the same URL and, on `304 Not Modified` (or a 200 with
+   * that same tag), returns that same value (the same object) without reading a body, so a poll that changed
+   * nothing re-renders nothing. Sent by this module, not by the browser's HTTP cache: the service answers
+   * signed-in browsers `cache-control: no-store`, so the browser keeps no copy to revalidate.
    */
   revalidate?: boolean;
 };
@@ -92,22 +93,20 @@ export async function request<T>(method: string, path: string, options: RequestO
   if (method !== 'GET' && method !== 'HEAD' && csrfToken) headers['x-csrf-token'] = csrfToken;
   const url = withQuery(path, options.query);
   const revalidate = options.revalidate === true && method === 'GET';
+  const known = revalidate ? revalidated.get(url) : undefined;
+  if (known) headers['if-none-match'] = known.etag;
   const response = await fetch(url, {
     method,
     headers,
     credentials: 'same-origin',
-    ...(revalidate ? { cache: 'no-cache' as const } : {}),
     ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) }),
     ...(options.signal ? { signal: options.signal } : {}),
   });
   if (response.status === 204) return undefined as T;
   const etag = revalidate && response.ok ? response.headers.get('etag') : null;
-  if (etag !== null) {
-    const known = revalidated.get(url);
-    if (known?.etag === etag) {
-      await response.body?.cancel();
-      return known.value as T;
-    }
+  if (known && (response.status === 304 || etag === known.etag)) {
+    await response.body?.cancel();
+    return known.value as T;
   }
   const text = await response.text();
   let parsed: unknown;

@@ -294,3 +294,28 @@ describe('many checks', () => {
     expect(screen.getByRole('status').textContent).toBe('1 of 1000 checks');
   });
 });
+
+describe('conditional polls', () => {
+  it("names the statuses' last ETag in If-None-Match and keeps the same list on a 304", async () => {
+    const { listCheckStatuses } = await import('../../../app/src/api/checks.js');
+    api.route({
+      'GET /v1/check-statuses': (request) =>
+        request.headers['if-none-match'] === 'W/"v1"'
+          ? { status: 304, headers: { etag: 'W/"v1"' } }
+          : { status: 200, body: STATUSES, headers: { etag: 'W/"v1"' } },
+    });
+    const first = await listCheckStatuses();
+    expect(first).toHaveLength(4);
+    const second = await listCheckStatuses();
+    // The same array: the page's rows, memoised on it, are not built again.
+    expect(second).toBe(first);
+    const sent = api.requests('GET /v1/check-statuses');
+    expect(sent[0]!.headers['if-none-match']).toBeUndefined();
+    expect(sent[1]!.headers['if-none-match']).toBe('W/"v1"');
+    // A new tag: the new list.
+    api.route({
+      'GET /v1/check-statuses': { status: 200, body: STATUSES.slice(0, 1), headers: { etag: 'W/"v2"' } },
+    });
+    expect(await listCheckStatuses()).toHaveLength(1);
+  });
+});
