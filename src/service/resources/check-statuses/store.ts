@@ -246,16 +246,18 @@ export async function deleteCheckStatuses(tx: Tx, accountId: string, checkId: st
 
 /**
  * What `GET /v1/check-statuses` of an account is read from, in figures that change whenever the answer could
- * (apart from the hour and certificates' days, which the caller adds): its checks' count and greatest
- * `created_at` and `updated_at` (epoch ms; a create, an update or a delete moves one of them), and its
+ * (apart from the hour and certificates' days, which the caller adds): its checks' count and sums of
+ * `created_at` and `updated_at` (epoch ms, as decimal text: sums of 10,000 times pass 2^53; a create, an update
+ * or a delete moves one of them, also when replicas' clocks differ, which a greatest value would miss), and its
  * `check_last_results` rows' count and sum of `revision` (every FINAL result recorded, older ones too, adds
  * one; a check's rows leave with it). Read by index alone (`checks_account_updated`,
- * `check_last_results_account_revision`).
+ * `check_last_results_account_revision`); the count walks the account's entries anyway, so the sums cost
+ * nothing more.
  */
 export type CheckStatusesVersion = {
   checks: number;
-  createdAt: number | null;
-  updatedAt: number | null;
+  createdAt: string | null;
+  updatedAt: string | null;
   lastResults: number;
   revisions: number;
 };
@@ -347,8 +349,8 @@ export class CheckStatusQueries {
         .selectFrom('checks')
         .select((eb) => [
           eb.fn.countAll<number | string>().as('n'),
-          eb.fn.max('created_at').as('created_at'),
-          eb.fn.max('updated_at').as('updated_at'),
+          sql<string | null>`cast(sum(created_at) as text)`.as('created_at'),
+          sql<string | null>`cast(sum(updated_at) as text)`.as('updated_at'),
         ])
         .where('account_id', '=', accountId)
         .executeTakeFirstOrThrow(),
@@ -361,11 +363,10 @@ export class CheckStatusQueries {
         .where('account_id', '=', accountId)
         .executeTakeFirstOrThrow(),
     ]);
-    const num = (v: number | string | null) => (v === null ? null : Number(v));
     return {
       checks: Number(checks.n),
-      createdAt: num(checks.created_at),
-      updatedAt: num(checks.updated_at),
+      createdAt: checks.created_at,
+      updatedAt: checks.updated_at,
       lastResults: Number(last.n),
       revisions: Number(last.revisions ?? 0),
     };

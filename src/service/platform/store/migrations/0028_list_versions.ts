@@ -7,7 +7,7 @@ import { type Kysely, type Migration, sql } from 'kysely';
  *   index `check_last_results_account_revision` on `(account_id, revision)`, over which an account's count and
  *   sum of revisions are read;
  * - the index `checks_account_updated` on `(account_id, updated_at, created_at)`, over which an account's
- *   count of checks and greatest `updated_at` and `created_at` are read.
+ *   count of checks and sums of `updated_at` and `created_at` are read.
  */
 export const listVersions: Migration = {
   async up(db: Kysely<unknown>) {
