@@ -104,11 +104,7 @@ export function useRowWindow(
 
   const place = useCallback(() => {
     const body = bodyRef.current;
-    if (!body || !windowed) {
-      if (rangeRef.current.end !== count || rangeRef.current.start !== 0)
-        setRange({ ...rangeRef.current, start: 0, end: count });
-      return;
-    }
+    if (!body || !windowed) return;
     // The mean height of the check rows drawn (spacers aside); jsdom, which lays nothing out, keeps the estimate.
     const { start, end } = rangeRef.current;
     let rowPx = rangeRef.current.rowPx;
@@ -157,7 +153,8 @@ export function useRowWindow(
     };
   }, [windowed, place]);
 
-  return range;
+  // A short table draws every row at once, also on the drawing where it became short.
+  return windowed ? range : { start: 0, end: count, rowPx: range.rowPx };
 }
 
 /** Stands for `px` of rows left out of the window; hidden from screen readers (aria-rowcount counts them). */
