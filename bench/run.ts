@@ -29,7 +29,7 @@ import { benchTcp } from './tcp.js';
 import { benchTraceScrub } from './trace-scrub.js';
 import { benchUrl } from './url.js';
 import { benchStarted, currentBenchPhase, killBenchChildren } from './watchdog.js';
-import { benchWebApp } from './web-app.js';
+import { benchWebApp, webAppBenchOptions } from './web-app.js';
 
 const BENCHES: Record<string, () => Promise<unknown>> = {
   icmp: () => runIcmpBench(),
@@ -59,7 +59,7 @@ const BENCHES: Record<string, () => Promise<unknown>> = {
   browser: () => benchBrowser(),
   alerting: () => benchAlerting(),
   heartbeats: () => benchHeartbeats(),
-  'web-app': () => benchWebApp(),
+  'web-app': () => benchWebApp(webAppBenchOptions()),
   'status-pages': () => benchStatusPages(),
   replicas: () => benchReplicas(),
   scheduler: () => benchScheduler(),

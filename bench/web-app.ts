@@ -1,16 +1,21 @@
 /**
- * The web app's checks page with 1,000 checks, in Chromium (Debian's, through playwright-core) against
+ * The web app's checks page with 1,000 checks (env `BENCH_WEB_APP_CHECKS`, e.g. 10000; results per check and
+ * hour: `BENCH_WEB_APP_RUNS_PER_HOUR`, 2), in Chromium (Debian's, through playwright-core) against
  * `outpost service` (the built CLI, dist/src/cli.js, in its own process on a SQLite file store):
  * - JavaScript of the first page: `/checks` opened signed in with an empty cache; the gzip size of every
  *   script it loads (the encoded size when the service compressed it, else zlib.gzipSync of the body);
  *   goal < 200 KB;
- * - time to interactive of the checks page: from navigation start to the table showing its 1,000th row
- *   (`performance.now()` in the page, polled every animation frame), median of 5 loads with a warm HTTP
- *   cache (a returning user), and the first, cold load; goal < 1 s; also until every row shows its status
- *   (the statuses are a list of their own that fills the rows' cells);
+ * - time to interactive of the checks page: from navigation start to the table drawn, saying "N of N checks"
+ *   with its first rows in (every row, or the window of rows in view the page draws past 150 rows;
+ *   `performance.now()` in the page, polled every animation frame), median of 5 loads with a warm HTTP
+ *   cache (a returning user), and the first, cold load; goal < 1 s; also until every row drawn shows its
+ *   status (the statuses are a list of their own that fills the rows' cells);
+ * - bytes of the API answers of the first load as sent (compressed) and plain;
  * - server time of the API calls the page makes (`/v1/checks` pages, `/v1/check-statuses`,
  *   `/v1/check-groups`, as recorded from a real load): p50/p95 over 50 sequential calls each, on one
- *   keep-alive connection; goal p95 < 100 ms per call (see GOALS).
+ *   keep-alive connection; goal p95 < 100 ms per call (see GOALS); for a list that answers an `ETag`, the same
+ *   calls again with `If-None-Match` (a poll that found nothing changed: 304);
+ * - the load average (os.loadavg) before and after, printed with the figures.
  * The data: 1,000 URL checks in 10 groups (950 activated every 10 minutes: the scheduler runs as usual,
  * no agent claims), created through the API, and 24 hours of results per check (2 an hour: 48,000; the
  * rollups hold one row per check, hour and location at any rate), stored before the measured service
@@ -23,7 +28,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer as createTcpServer, type AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
@@ -65,8 +70,12 @@ export type WebAppBenchReport = {
   api: {
     path: string;
     callsPerLoad: number;
-    /** Size of one answer's body, bytes (the service sends its JSON uncompressed). */
+    /** Size of one answer's body, bytes, plain (asked without accept-encoding). */
     bytes: number;
+    /** Bytes the first load's answer(s) took on the wire (compressed as the browser asked), summed. */
+    sentBytes: number;
+    /** Calls with If-None-Match naming the answer's ETag (304), when it answers one: p50/p95, ms. */
+    notModified: { p50Ms: number; p95Ms: number; status: number } | null;
     p50Ms: number;
     p95Ms: number;
     maxMs: number;
@@ -74,6 +83,8 @@ export type WebAppBenchReport = {
   }[];
   /** Creating the checks and storing the results, ms (not measured against a goal). */
   setupMs: { checks: number; results: number };
+  /** os.loadavg() (1, 5, 15 minutes) before the measures and after them. */
+  load: { before: number[]; after: number[] };
 };
 
 function freePort(): Promise<number> {
@@ -273,20 +284,26 @@ async function loadChecksPage(page: Page, base: string, rows: number): Promise<L
   const handle = await page.waitForFunction(
     (wanted: number) => {
       const g = globalThis as unknown as {
-        document: { querySelectorAll(s: string): { length: number } };
+        document: {
+          querySelector(s: string): { textContent: string | null } | null;
+          querySelectorAll(s: string): { length: number };
+        };
         performance: { now(): number };
         outpostBenchRowsAt?: number;
       };
       const now = g.performance.now();
+      // The rows drawn: all of them, or (past 150) the window in view; the count line names them all.
+      const drawn = g.document.querySelectorAll('main table tbody tr:not(.checks-spacer)').length;
       if (g.outpostBenchRowsAt === undefined) {
-        if (g.document.querySelectorAll('main table tbody tr').length < wanted) return false;
+        const count = g.document.querySelector('main .checks-count')?.textContent ?? '';
+        if (drawn < Math.min(wanted, 10) || !count.startsWith(`${wanted} of ${wanted}`)) return false;
         g.outpostBenchRowsAt = now;
       }
-      if (g.document.querySelectorAll('main table tbody tr .badge').length < wanted) return false;
+      if (g.document.querySelectorAll('main table tbody tr .badge').length < drawn) return false;
       return { rowsMs: g.outpostBenchRowsAt, statusesMs: now };
     },
     rows,
-    { polling: 'raf', timeout: 60_000 },
+    { polling: 'raf', timeout: 120_000 },
   );
   return (await handle.jsonValue()) as LoadTimes;
 }
@@ -300,6 +317,7 @@ export async function benchWebApp(
   options: { checks?: number; runsPerHour?: number; loads?: number; calls?: number } = {},
 ): Promise<WebAppBenchReport> {
   const checks = options.checks ?? 1000;
+  const loadBefore = loadavg();
   const loads = options.loads ?? 5;
   const calls = options.calls ?? 50;
   if (!existsSync(join(PACKAGE_ROOT, 'dist/app/index.html'))) {
@@ -327,10 +345,14 @@ export async function benchWebApp(
     const page = await context.newPage();
     const scripts: Promise<{ url: string; raw: number; gzip: number }>[] = [];
     const apiCalls: string[] = [];
+    const sent: Promise<{ path: string; bytes: number }>[] = [];
     const onResponse = (response: Response) => {
       const req = response.request();
       const url = new URL(response.url());
-      if (url.pathname.startsWith('/v1/')) apiCalls.push(url.pathname + url.search);
+      if (url.pathname.startsWith('/v1/')) {
+        apiCalls.push(url.pathname + url.search);
+        sent.push(req.sizes().then((sizes) => ({ path: url.pathname, bytes: sizes.responseBodySize })));
+      }
       if (req.resourceType() !== 'script' && !/\.m?js$/.test(url.pathname)) return;
       scripts.push(
         (async () => {
@@ -348,6 +370,10 @@ export async function benchWebApp(
     await page.waitForLoadState('networkidle');
     page.off('response', onResponse);
     const loaded = await Promise.all(scripts);
+    const sentByPath = new Map<string, number>();
+    for (const { path, bytes } of await Promise.all(sent)) {
+      sentByPath.set(path, (sentByPath.get(path) ?? 0) + bytes);
+    }
     const gzipKb = loaded.reduce((sum, s) => sum + s.gzip, 0) / 1024;
     const rawKb = loaded.reduce((sum, s) => sum + s.raw, 0) / 1024;
     await page.close();
@@ -373,6 +399,7 @@ export async function benchWebApp(
       for (const [path, urls] of byPath) {
         const samples: number[] = [];
         let bytes = 0;
+        let etag: string | undefined;
         for (let i = 0; i < calls; i++) {
           // A page-numbered list is called once per page: each replay walks the URLs the page asked for.
           const url = urls[i % urls.length]!;
@@ -384,12 +411,34 @@ export async function benchWebApp(
           bytes = (await res.body.arrayBuffer()).byteLength;
           samples.push(performance.now() - started);
           if (res.statusCode !== 200) throw new Error(`GET ${url} answered ${res.statusCode}`);
+          const tag = res.headers.etag;
+          etag = urls.length === 1 && typeof tag === 'string' ? tag : undefined;
         }
         const sorted = samples.sort((a, b) => a - b);
+        // A poll that finds nothing changed: the same call naming the ETag it got.
+        let notModified: WebAppBenchReport['api'][number]['notModified'] = null;
+        if (etag) {
+          const polls: number[] = [];
+          let status = 0;
+          for (let i = 0; i < calls; i++) {
+            const started = performance.now();
+            const res = await request(`${base}${urls[0]!}`, {
+              headers: { authorization: `Bearer ${API_KEY}`, 'if-none-match': etag },
+              dispatcher,
+            });
+            await res.body.arrayBuffer();
+            polls.push(performance.now() - started);
+            status = res.statusCode;
+          }
+          polls.sort((a, b) => a - b);
+          notModified = { p50Ms: quantile(polls, 0.5), p95Ms: quantile(polls, 0.95), status };
+        }
         api.push({
           path,
           callsPerLoad: urls.length,
           bytes,
+          sentBytes: sentByPath.get(path) ?? 0,
+          notModified,
           p50Ms: quantile(sorted, 0.5),
           p95Ms: quantile(sorted, 0.95),
           maxMs: sorted[sorted.length - 1]!,
@@ -414,6 +463,7 @@ export async function benchWebApp(
       },
       api,
       setupMs: { checks: Math.round(seeded.checksMs), results: Math.round(seeded.resultsMs) },
+      load: { before: loadBefore, after: loadavg() },
     };
     print(report);
     return report;
@@ -450,7 +500,7 @@ function print(r: WebAppBenchReport): void {
   );
   console.log(
     row(
-      `time to ${r.checks} rows, median of ${r.interactive.warmMs.length} (warm cache)`,
+      `time to the table of ${r.checks}, median of ${r.interactive.warmMs.length} (warm cache)`,
       ms(r.interactive.medianWarmMs),
       `< ${r.interactive.goalMs} ms`,
       ratio(r.interactive.goalMs, r.interactive.medianWarmMs),
@@ -458,7 +508,7 @@ function print(r: WebAppBenchReport): void {
   );
   console.log(
     row(
-      `time to ${r.checks} rows, first load (cold cache)`,
+      `time to the table of ${r.checks}, first load (cold cache)`,
       ms(r.interactive.coldMs),
       `< ${r.interactive.goalMs} ms`,
       ratio(r.interactive.goalMs, r.interactive.coldMs),
@@ -482,12 +532,42 @@ function print(r: WebAppBenchReport): void {
       ),
     );
     console.log(
-      `${'  p50 / max; answer size'.padEnd(52)}|${ms(a.p50Ms).padStart(12)} / ${ms(a.maxMs)}; ${(a.bytes / 1024).toFixed(0)} KB`,
+      `${'  p50 / max; answer plain; first load on the wire'.padEnd(52)}|${ms(a.p50Ms).padStart(12)} / ${ms(a.maxMs)}; ${(a.bytes / 1024).toFixed(0)} KB; ${(a.sentBytes / 1024).toFixed(0)} KB`,
     );
+    if (a.notModified) {
+      console.log(
+        `${`  with If-None-Match (${a.notModified.status}) p50 / p95`.padEnd(52)}|${ms(a.notModified.p50Ms).padStart(12)} / ${ms(a.notModified.p95Ms)}`,
+      );
+    }
   }
   console.log(`${'warm loads'.padEnd(52)}| ${r.interactive.warmMs.map((n) => n.toFixed(0)).join(', ')} ms`);
+  const load = (l: number[]) => l.map((n) => n.toFixed(2)).join(' ');
+  console.log(`load average (1 5 15 min): before ${load(r.load.before)}, after ${load(r.load.after)}`);
+}
+
+/**
+ * The bench's options from the environment: `BENCH_WEB_APP_CHECKS` (checks, default 1,000) and
+ * `BENCH_WEB_APP_RUNS_PER_HOUR` (results per check and hour, default 2).
+ * @throws Error when one is not a positive integer.
+ */
+export function webAppBenchOptions(env: NodeJS.ProcessEnv = process.env): {
+  checks: number;
+  runsPerHour: number;
+} {
+  const positive = (name: string, fallback: number) => {
+    const text = env[name];
+    if (text === undefined || text === '') return fallback;
+    const value = Number(text);
+    if (!Number.isInteger(value) || value < 1)
+      throw new Error(`${name} must be a positive integer, not ${text}`);
+    return value;
+  };
+  return {
+    checks: positive('BENCH_WEB_APP_CHECKS', 1000),
+    runsPerHour: positive('BENCH_WEB_APP_RUNS_PER_HOUR', 2),
+  };
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  await benchWebApp();
+  await benchWebApp(webAppBenchOptions());
 }

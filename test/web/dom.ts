@@ -21,8 +21,8 @@ export type Received = {
   body: unknown;
 };
 
-/** What a route answers: a status and a JSON body (undefined: none). */
-export type Answer = { status: number; body?: unknown };
+/** What a route answers: a status, a JSON body (undefined: none) and headers of its own (`etag`…). */
+export type Answer = { status: number; body?: unknown; headers?: Record<string, string> };
 
 /** A route's answer, or a function of the request (`GET /v1/checks/abc` → `'GET /v1/checks/abc'`). */
 export type Routes = Record<string, Answer | ((request: Received) => Answer)>;
@@ -75,10 +75,12 @@ export async function startApi(routes: Routes = {}): Promise<ApiServer> {
             },
           });
     if (answer.body === undefined) {
-      res.writeHead(answer.status).end();
+      res.writeHead(answer.status, answer.headers).end();
       return;
     }
-    res.writeHead(answer.status, { 'content-type': 'application/json' }).end(JSON.stringify(answer.body));
+    res
+      .writeHead(answer.status, { 'content-type': 'application/json', ...answer.headers })
+      .end(JSON.stringify(answer.body));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

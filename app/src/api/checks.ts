@@ -5,8 +5,8 @@ import type { Check, CheckStatus, ExpiredRun } from './schemas.js';
 /** A check as the create and update routes answer it; a heartbeat monitor's has its `pingUrl`. */
 export type SavedCheck = Check & { pingUrl?: string };
 
-/** Every check of the account. */
-export const listChecks = (signal?: AbortSignal) => api.get<Check[]>('/v1/checks', undefined, signal);
+/** Every check of the account; a conditional GET (`api.poll`): unchanged, the same array as last time. */
+export const listChecks = (signal?: AbortSignal) => api.poll<Check[]>('/v1/checks', signal);
 
 /** One check by id, with its type's own fields (`GET /v1/checks/{id}`). */
 export const getCheck = (checkId: string, signal?: AbortSignal) =>
@@ -26,9 +26,9 @@ export const updateCheck = (checkId: string, body: unknown) =>
 /** Deletes a check (`DELETE /v1/checks/{id}`). */
 export const deleteCheck = (checkId: string) => api.delete(path`/v1/checks/${checkId}`);
 
-/** The status of every check. */
+/** The status of every check; a conditional GET (`api.poll`): unchanged, the same array as last time. */
 export const listCheckStatuses = (signal?: AbortSignal) =>
-  api.get<CheckStatus[]>('/v1/check-statuses', undefined, signal);
+  api.poll<CheckStatus[]>('/v1/check-statuses', signal);
 
 /** The status of one check (`GET /v1/check-statuses/{id}`). */
 export const getCheckStatus = (checkId: string, signal?: AbortSignal) =>

@@ -45,7 +45,18 @@ type RequestOptions = {
   body?: unknown;
   query?: Record<string, string | number | boolean | readonly (string | number)[] | undefined | null>;
   signal?: AbortSignal;
+  /**
+   * GET only: a conditional request (docs/api.md, "Conditional requests"). It names in `If-None-Match` the
+   * `ETag` of the value this module parsed last for the same URL and, on `304 Not Modified` (or a 200 with
+   * that same tag), returns that same value (the same object) without reading a body, so a poll that changed
+   * nothing re-renders nothing. Sent by this module, not by the browser's HTTP cache: the service answers
+   * signed-in browsers `cache-control: no-store`, so the browser keeps no copy to revalidate.
+   */
+  revalidate?: boolean;
 };
+
+/** The last value parsed per URL of a revalidated GET, with its ETag (see RequestOptions.revalidate). */
+const revalidated = new Map<string, { etag: string; value: unknown }>();
 
 /**
  * A path of the API with every parameter encoded: ``path`/v1/checks/${id}/results` `` encodes `id` with
@@ -80,7 +91,11 @@ export async function request<T>(method: string, path: string, options: RequestO
   const headers: Record<string, string> = { accept: 'application/json' };
   if (options.body !== undefined) headers['content-type'] = 'application/json';
   if (method !== 'GET' && method !== 'HEAD' && csrfToken) headers['x-csrf-token'] = csrfToken;
-  const response = await fetch(withQuery(path, options.query), {
+  const url = withQuery(path, options.query);
+  const revalidate = options.revalidate === true && method === 'GET';
+  const known = revalidate ? revalidated.get(url) : undefined;
+  if (known) headers['if-none-match'] = known.etag;
+  const response = await fetch(url, {
     method,
     headers,
     credentials: 'same-origin',
@@ -88,6 +103,11 @@ export async function request<T>(method: string, path: string, options: RequestO
     ...(options.signal ? { signal: options.signal } : {}),
   });
   if (response.status === 204) return undefined as T;
+  const etag = revalidate && response.ok ? response.headers.get('etag') : null;
+  if (known && (response.status === 304 || etag === known.etag)) {
+    await response.body?.cancel();
+    return known.value as T;
+  }
   const text = await response.text();
   let parsed: unknown;
   try {
@@ -104,6 +124,7 @@ export async function request<T>(method: string, path: string, options: RequestO
       `${response.status} ${response.statusText}`,
     );
   }
+  if (etag !== null) revalidated.set(url, { etag, value: parsed });
   return parsed as T;
 }
 
@@ -111,6 +132,9 @@ export async function request<T>(method: string, path: string, options: RequestO
 export const api = {
   get: <T>(path: string, query?: RequestOptions['query'], signal?: AbortSignal) =>
     request<T>('GET', path, { ...(query ? { query } : {}), ...(signal ? { signal } : {}) }),
+  /** A conditional GET (RequestOptions.revalidate): for lists polled while they mostly stay the same. */
+  poll: <T>(path: string, signal?: AbortSignal) =>
+    request<T>('GET', path, { revalidate: true, ...(signal ? { signal } : {}) }),
   post: <T>(path: string, body?: unknown, query?: RequestOptions['query']) =>
     request<T>('POST', path, { body: body ?? {}, ...(query ? { query } : {}) }),
   put: <T>(path: string, body: unknown, query?: RequestOptions['query']) =>

@@ -4,6 +4,7 @@ import type { CheckType } from '../../protocol/index.js';
 import type { ServiceContext } from '../context.js';
 import { alertChannelsForNewCheck } from '../alerting/index.js';
 import { credentialViewOf } from '../platform/http/auth.js';
+import { answerNotModified, queryStringOf, weakEtag } from '../platform/http/conditional.js';
 import { badField, HttpError, notFound } from '../platform/http/errors.js';
 import {
   IdParams,
@@ -295,7 +296,7 @@ function listRoute(app: ServiceApp, ctx: ServiceContext, checks: CheckQueries): 
         tags: ['checks'],
         summary: 'List checks',
         description:
-          'Oldest first. With `limit`, a page: the `page`th, or the one after the cursor `nextId`; a page followed by more answers `x-next-id` (that cursor) and `link` (`rel="next"`). Without `limit`, every check.',
+          'Oldest first. With `limit`, a page: the `page`th, or the one after the cursor `nextId`; a page followed by more answers `x-next-id` (that cursor) and `link` (`rel="next"`). Without `limit`, every check. Outpost answers an `ETag` and, to a request whose `If-None-Match` names it, `304 Not Modified` without a body.',
         querystring: ListChecksQuery,
         response: { 200: Type.Array(CheckResponseSchema) },
       },
@@ -314,7 +315,20 @@ function listRoute(app: ServiceApp, ctx: ServiceContext, checks: CheckQueries): 
         limit === undefined ? undefined : { limit, page, nextId },
       );
       if (found.nextId !== null) reply.headers(nextPageHeaders(request.query, found.nextId));
-      return presentChecks(ctx, request.accountId, found.docs, credentialViewOf(request, ctx.apiCredentials));
+      const presented = await presentChecks(
+        ctx,
+        request.accountId,
+        found.docs,
+        credentialViewOf(request, ctx.apiCredentials),
+      );
+      // The ETag is the answer's own (its bytes as the schema writes them, with the account and query): what a
+      // check shows also moves with its heartbeat, its alert channels and the agents serving its locations, so
+      // no cheaper read vouches for it. A 304 still reads the page but sends nothing.
+      const body = reply.serialize(presented);
+      const etag = weakEtag(['checks', request.accountId, queryStringOf(request), body]);
+      if (answerNotModified(request, reply, etag)) return reply;
+      // A string with its JSON type set is sent as it is, not serialized again.
+      return reply.type('application/json; charset=utf-8').send(body as never);
     },
   );
 }

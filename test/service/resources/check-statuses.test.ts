@@ -497,8 +497,10 @@ describe('the rollups', () => {
     const backfilled = await rollupRows(old);
     await old.destroy();
 
-    const kept = (rows: { check_id: string }[]) => rows.filter((r) => r.check_id !== gone);
-    expect(backfilled.last).toEqual(kept(recorded.last));
+    const kept = <T extends { check_id: string }>(rows: T[]) => rows.filter((r) => r.check_id !== gone);
+    // `revision` (0028_list_versions, the ETag's count of results recorded) is not in a store of 0011's day.
+    const unrevised = kept(recorded.last).map(({ revision: _count, ...row }) => row);
+    expect(backfilled.last).toEqual(unrevised);
     expect(backfilled.hourly).toEqual(kept(recorded.hourly));
     // a: the last minutes' hour (or two), two locations 3 hours ago, one 30 hours ago; b: one.
     expect(backfilled.hourly.length).toBeGreaterThanOrEqual(5);

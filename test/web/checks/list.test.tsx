@@ -217,3 +217,105 @@ describe('sorting', () => {
     expect(shownNames()).toEqual(['Alpha API', 'Charlie DNS']);
   });
 });
+
+describe('many checks', () => {
+  // 1,000 checks, "Check 0000" … "Check 0999"; every tenth failing. Past 150 rows the table draws only the rows
+  // in view and a few either side (table.tsx, useRowWindow); jsdom lays nothing out, so a row is taken to be
+  // 49 px high and the viewport 768 px.
+  const MANY = Array.from({ length: 1000 }, (_, i) =>
+    check({ id: `chk-${i}`, name: `Check ${String(i).padStart(4, '0')}`, tags: i % 2 ? ['odd'] : [] }),
+  );
+  const MANY_STATUSES = MANY.map((c, i) => status(c.id, { hasFailures: i % 10 === 0 }));
+
+  function renderMany(path: string) {
+    api.route({
+      'GET /v1/checks': { status: 200, body: MANY },
+      'GET /v1/check-statuses': { status: 200, body: MANY_STATUSES },
+    });
+    return renderAt(path);
+  }
+
+  /** Makes the table's body stand `rows` rows of 49 px above the viewport's top and tells the page it scrolled. */
+  async function scrollRows(rows: number) {
+    const body = screen.getByRole('table').querySelector('tbody')!;
+    body.getBoundingClientRect = () => ({ top: -49 * rows, bottom: 0, left: 0, right: 0 }) as DOMRect;
+    fireEvent.scroll(window);
+    await new Promise((resolve) => requestAnimationFrame(resolve));
+  }
+
+  it('draws only a window of the rows, saying how many there are', async () => {
+    renderMany('/checks?sort=name');
+    await screen.findByRole('table');
+    expect(screen.getByRole('status').textContent).toBe('1000 of 1000 checks');
+    const table = screen.getByRole('table');
+    expect(table.getAttribute('aria-rowcount')).toBe('1001');
+    const names = shownNames();
+    expect(names.length).toBeGreaterThan(10);
+    expect(names.length).toBeLessThan(60);
+    expect(names.slice(0, 2)).toEqual(['Check 0000', 'Check 0001']);
+    const rows = within(table).getAllByRole('row');
+    expect(rows[1]!.getAttribute('aria-rowindex')).toBe('2');
+    // Every row drawn keeps its links and its status cells.
+    expect(within(rows[1]!).getByRole('link', { name: 'Check 0000' }).getAttribute('href')).toBe(
+      '/checks/chk-0',
+    );
+    expect(rows[1]!.querySelector('a[href="/checks/chk-0/results/res-chk-0"]')).not.toBeNull();
+  });
+
+  it('draws the later rows when the page scrolls, and the first ones again when it scrolls back', async () => {
+    renderMany('/checks?sort=name');
+    await screen.findByRole('table');
+    await scrollRows(500);
+    await waitFor(() => expect(shownNames()).toContain('Check 0500'));
+    const names = shownNames();
+    expect(names).not.toContain('Check 0000');
+    expect(names).toContain('Check 0510');
+    const row = within(screen.getByRole('table'))
+      .getAllByRole('row')
+      .find((r) => r.textContent?.includes('Check 0500'))!;
+    expect(row.getAttribute('aria-rowindex')).toBe('502');
+    await scrollRows(990);
+    await waitFor(() => expect(shownNames()).toContain('Check 0999'));
+    await scrollRows(0);
+    await waitFor(() => expect(shownNames()[0]).toBe('Check 0000'));
+  });
+
+  it('sorts and filters every row, not only those drawn', async () => {
+    renderMany('/checks');
+    await screen.findByRole('table');
+    // By status: the 100 failing checks first.
+    expect(shownNames()[0]).toBe('Check 0000');
+    expect(shownNames()[1]).toBe('Check 0010');
+    fireEvent.click(screen.getByRole('button', { name: /^Name/ }));
+    fireEvent.click(screen.getByRole('button', { name: /^Name/ }));
+    await waitFor(() => expect(shownNames()[0]).toBe('Check 0999'));
+    fireEvent.input(screen.getByLabelText('Search by name'), { target: { value: '0998' } });
+    await waitFor(() => expect(shownNames()).toEqual(['Check 0998']));
+    expect(screen.getByRole('status').textContent).toBe('1 of 1000 checks');
+  });
+});
+
+describe('conditional polls', () => {
+  it("names the statuses' last ETag in If-None-Match and keeps the same list on a 304", async () => {
+    const { listCheckStatuses } = await import('../../../app/src/api/checks.js');
+    api.route({
+      'GET /v1/check-statuses': (request) =>
+        request.headers['if-none-match'] === 'W/"v1"'
+          ? { status: 304, headers: { etag: 'W/"v1"' } }
+          : { status: 200, body: STATUSES, headers: { etag: 'W/"v1"' } },
+    });
+    const first = await listCheckStatuses();
+    expect(first).toHaveLength(4);
+    const second = await listCheckStatuses();
+    // The same array: the page's rows, memoised on it, are not built again.
+    expect(second).toBe(first);
+    const sent = api.requests('GET /v1/check-statuses');
+    expect(sent[0]!.headers['if-none-match']).toBeUndefined();
+    expect(sent[1]!.headers['if-none-match']).toBe('W/"v1"');
+    // A new tag: the new list.
+    api.route({
+      'GET /v1/check-statuses': { status: 200, body: STATUSES.slice(0, 1), headers: { etag: 'W/"v2"' } },
+    });
+    expect(await listCheckStatuses()).toHaveLength(1);
+  });
+});

@@ -22,8 +22,9 @@ import { ChecksTable } from './table.js';
  * The checks page (`/checks`): every check of the account in one table with its status, last result,
  * 24-hour availability and response-time sparkline, refreshed live (`GET /v1/check-statuses` every 10 s,
  * the checks every 60 s) without losing focus or scroll; filters and sort in the address, so a view is
- * shareable. Built for a thousand checks: one request per list, filtering memoised, rows memoised on
- * what they show, sparklines as plain SVG.
+ * shareable. Built for ten thousand checks: one request per list, polled conditionally (a poll that changed
+ * nothing is a 304 and re-renders nothing, api/client.ts), filtering memoised, rows memoised on what they show,
+ * only the rows in view drawn (table.tsx, useRowWindow), sparklines as plain SVG.
  */
 export default function ChecksList() {
   useTitle('Checks');

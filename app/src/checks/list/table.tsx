@@ -1,7 +1,9 @@
 /**
- * The checks table: its columns, sortable headers and one memoised row per check.
+ * The checks table: its columns, sortable headers and one memoised row per check; past WINDOW_FROM rows, only
+ * the rows in view (and OVERSCAN_ROWS either side) are in the DOM (useRowWindow).
  */
 import { Component } from 'preact';
+import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { CHECK_TYPE_LABELS, frequencyText, relativeTime } from '../labels.js';
 import { Sparkline } from '../../ui/sparkline.js';
 import { StatusBadge } from '../../ui/status.js';
@@ -27,9 +29,13 @@ export function ChecksTable({
   statusKnown: boolean;
   now: number;
 }) {
+  const bodyRef = useRef<HTMLTableSectionElement>(null);
+  const { start, end, rowPx } = useRowWindow(visible.length, bodyRef);
+  const shown = start === 0 && end === visible.length ? visible : visible.slice(start, end);
   return (
     <div class="table-wrap">
-      <table class="checks-table">
+      {/* aria-rowcount and aria-rowindex tell screen readers the whole table's size when only a window is drawn. */}
+      <table class="checks-table" aria-rowcount={visible.length + 1}>
         <colgroup>
           <col class="checks-col-name" />
           <col class="checks-col-type" />
@@ -45,10 +51,12 @@ export function ChecksTable({
           Checks, sorted by {SORT_LABELS[sort.key]} {sort.desc ? 'descending' : 'ascending'}
         </caption>
         <ChecksTableHead sort={sort} onSort={onSort} />
-        <tbody>
-          {visible.map((r) => (
+        <tbody ref={bodyRef}>
+          {start > 0 ? <SpacerRow px={start * rowPx} /> : null}
+          {shown.map((r, i) => (
             <CheckRow
               key={r.check.id}
+              rowIndex={start + i + 2}
               check={r.check}
               status={r.status}
               display={r.display}
@@ -57,16 +65,112 @@ export function ChecksTable({
               lastRun={r.lastRunMs === null ? null : relativeTime(r.lastRunMs, now)}
             />
           ))}
+          {end < visible.length ? <SpacerRow px={(visible.length - end) * rowPx} /> : null}
         </tbody>
       </table>
     </div>
   );
 }
 
+/** Tables of more rows than this draw only a window of them (useRowWindow); smaller ones draw every row. */
+export const WINDOW_FROM = 150;
+
+/** Rows drawn above and below the ones in view, so scrolling and tabbing find the next rows already there. */
+export const OVERSCAN_ROWS = 15;
+
+/** Height (px) a row is taken to have until rows drawn are measured (one line of a wide screen's table). */
+const ESTIMATED_ROW_PX = 49;
+
+/**
+ * The rows of a table of `count` rows to draw: `start` (inclusive) to `end` (exclusive), and `rowPx`, the mean
+ * height (px) of the rows drawn, which sizes the spacers standing for the rows left out. The window follows the
+ * page's scroll (the table scrolls with the page, so the header, the filters and the browser's own scrolling
+ * stay as they were) and the window's size: the rows whose place meets the viewport, OVERSCAN_ROWS either side.
+ * With `count` up to WINDOW_FROM, every row. Keyboard focus moving to a row scrolls it into view, which moves
+ * the window before the next key; the rows' places are exact on average only (rows wrap on narrow screens).
+ */
+export function useRowWindow(
+  count: number,
+  bodyRef: { current: HTMLTableSectionElement | null },
+): { start: number; end: number; rowPx: number } {
+  const windowed = count > WINDOW_FROM;
+  const [range, setRange] = useState({
+    start: 0,
+    end: windowed ? 2 * OVERSCAN_ROWS : count,
+    rowPx: ESTIMATED_ROW_PX,
+  });
+  const rangeRef = useRef(range);
+  rangeRef.current = range;
+
+  const place = useCallback(() => {
+    const body = bodyRef.current;
+    if (!body || !windowed) return;
+    // The mean height of the check rows drawn (spacers aside); jsdom, which lays nothing out, keeps the estimate.
+    const { start, end } = rangeRef.current;
+    let rowPx = rangeRef.current.rowPx;
+    const drawn = end - start;
+    if (drawn > 0) {
+      let height = 0;
+      for (const row of body.rows)
+        if (!row.classList.contains('checks-spacer')) height += row.getBoundingClientRect().height;
+      // Taken only when it differs by a tenth: windows of rows of other heights would otherwise move it back
+      // and forth.
+      const measured = height / drawn;
+      if (height > 0 && Math.abs(measured - rowPx) > rowPx / 10) rowPx = measured;
+    }
+    // The body's top (viewport px) stands `start` rows of `rowPx` above the first row drawn, whatever is drawn.
+    const top = body.getBoundingClientRect().top;
+    const first = Math.max(0, Math.min(count, Math.floor(-top / rowPx)) - OVERSCAN_ROWS);
+    const last = Math.min(count, Math.max(0, Math.ceil((window.innerHeight - top) / rowPx)) + OVERSCAN_ROWS);
+    const current = rangeRef.current;
+    if (current.start !== first || current.end !== last || current.rowPx !== rowPx) {
+      setRange({ start: first, end: Math.max(last, first), rowPx });
+    }
+  }, [count, windowed, bodyRef]);
+
+  // After each drawing (a new window, new rows, a new sort or filter): measure and place again. It settles once
+  // the rows drawn are those the place asks for.
+  useLayoutEffect(() => {
+    place();
+  });
+
+  useEffect(() => {
+    if (!windowed) return;
+    let frame = 0;
+    const onMove = () => {
+      if (frame) return;
+      frame = requestAnimationFrame(() => {
+        frame = 0;
+        place();
+      });
+    };
+    window.addEventListener('scroll', onMove, { passive: true });
+    window.addEventListener('resize', onMove);
+    return () => {
+      window.removeEventListener('scroll', onMove);
+      window.removeEventListener('resize', onMove);
+      if (frame) cancelAnimationFrame(frame);
+    };
+  }, [windowed, place]);
+
+  // A short table draws every row at once, also on the drawing where it became short.
+  return windowed ? range : { start: 0, end: count, rowPx: range.rowPx };
+}
+
+/** Stands for `px` of rows left out of the window; hidden from screen readers (aria-rowcount counts them). */
+function SpacerRow({ px }: { px: number }) {
+  return (
+    // biome-ignore lint/a11y/noAriaHiddenOnFocusable: the row holds nothing focusable (one empty cell); biome takes a row for a widget.
+    <tr class="checks-spacer" aria-hidden="true">
+      <td colSpan={9} style={{ height: `${px}px` }} />
+    </tr>
+  );
+}
+
 function ChecksTableHead({ sort, onSort }: { sort: Sort; onSort: (value: string) => void }) {
   return (
     <thead>
-      <tr>
+      <tr aria-rowindex={1}>
         <SortHeader label="Name" column="name" sort={sort} onSort={onSort} />
         <th scope="col">Type</th>
         <SortHeader label="Status" column="status" sort={sort} onSort={onSort} />
@@ -84,6 +188,8 @@ function ChecksTableHead({ sort, onSort }: { sort: Sort; onSort: (value: string)
 }
 
 type RowProps = {
+  /** The row's place in the whole table (aria-rowindex: the header row is 1). */
+  rowIndex: number;
   check: Check;
   status: CheckStatus | undefined;
   display: CheckDisplayStatus | null;
@@ -107,6 +213,7 @@ class CheckRow extends Component<RowProps> {
       (a.check.id === next.check.id && a.check.updated_at === next.check.updated_at);
     return !(
       sameCheck &&
+      a.rowIndex === next.rowIndex &&
       a.display === next.display &&
       a.statusKnown === next.statusKnown &&
       a.groupName === next.groupName &&
@@ -116,12 +223,12 @@ class CheckRow extends Component<RowProps> {
   }
 
   override render() {
-    const { check, status, display, groupName, lastRun, statusKnown } = this.props;
+    const { rowIndex, check, status, display, groupName, lastRun, statusKnown } = this.props;
     // The statuses could not be loaded: say so rather than show a check as never run.
     const pending = !statusKnown && <span class="muted">unknown</span>;
     const href = `/checks/${encodeURIComponent(check.id)}`;
     return (
-      <tr>
+      <tr aria-rowindex={rowIndex}>
         <th scope="row" class="checks-name">
           <a href={href}>{check.name}</a>
           {check.unservedLocations && check.unservedLocations.length > 0 ? (

@@ -489,6 +489,8 @@ export type CheckLastResultTable = {
   response_time: number;
   started_at: number;
   stopped_at: number;
+  /** FINAL results recorded for the check since 0028_list_versions (older ones too): what the ETag reads. */
+  revision: Generated<number>;
 };
 
 /** FINAL results rolled up per check, UTC hour and run location (0011_web_app). */

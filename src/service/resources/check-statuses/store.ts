@@ -1,5 +1,5 @@
 import type { Static } from '@sinclair/typebox';
-import { type Kysely, type Selectable, sql } from 'kysely';
+import { type Kysely, type RawBuilder, type Selectable, sql } from 'kysely';
 import { isPostgres } from '../../platform/store/dialect.js';
 import { iso } from '../../platform/http/pagination.js';
 import type { Tx } from '../../runs/index.js';
@@ -153,7 +153,17 @@ export async function recordFinalResult(tx: Tx, facts: FinalResultFacts): Promis
     .insertInto('check_last_results')
     .values({ check_id: facts.checkId, ...last })
     .onConflict((oc) =>
-      oc.column('check_id').doUpdateSet(last).where('check_last_results.started_at', '<=', facts.startedAt),
+      oc.column('check_id').doUpdateSet((eb) => ({
+        // Every column but `revision` takes the new result's value only when it started at or after the stored
+        // one; `revision` counts every result, since an older one still changes the hourly rollups.
+        ...(Object.fromEntries(
+          Object.keys(last).map((column) => [
+            column,
+            sql`CASE WHEN check_last_results.started_at <= ${facts.startedAt} THEN ${sql.ref(`excluded.${column}`)} ELSE ${sql.ref(`check_last_results.${column}`)} END`,
+          ]),
+        ) as Record<keyof typeof last, RawBuilder<never>>),
+        revision: eb('check_last_results.revision', '+', 1),
+      })),
     )
     .execute();
 
@@ -233,6 +243,24 @@ export async function deleteCheckStatuses(tx: Tx, accountId: string, checkId: st
     .where('account_id', '=', accountId)
     .execute();
 }
+
+/**
+ * What `GET /v1/check-statuses` of an account is read from, in figures that change whenever the answer could
+ * (apart from the hour and certificates' days, which the caller adds): its checks' count and sums of
+ * `created_at` and `updated_at` (epoch ms, as decimal text: sums of 10,000 times pass 2^53; a create, an update
+ * or a delete moves one of them, also when replicas' clocks differ, which a greatest value would miss), and its
+ * `check_last_results` rows' count and sum of `revision` (every FINAL result recorded, older ones too, adds
+ * one; a check's rows leave with it). Read by index alone (`checks_account_updated`,
+ * `check_last_results_account_revision`); the count walks the account's entries anyway, so the sums cost
+ * nothing more.
+ */
+export type CheckStatusesVersion = {
+  checks: number;
+  createdAt: string | null;
+  updatedAt: string | null;
+  lastResults: number;
+  revisions: number;
+};
 
 /** The reads of `GET /v1/check-statuses`, every one scoped to one account. */
 export class CheckStatusQueries {
@@ -314,6 +342,36 @@ export class CheckStatusQueries {
       .execute();
   }
 
+  /** The account's {@link CheckStatusesVersion}: two aggregate reads, each over one index of the account. */
+  async version(accountId: string): Promise<CheckStatusesVersion> {
+    const [checks, last] = await Promise.all([
+      this.#db
+        .selectFrom('checks')
+        .select((eb) => [
+          eb.fn.countAll<number | string>().as('n'),
+          sql<string | null>`cast(sum(created_at) as text)`.as('created_at'),
+          sql<string | null>`cast(sum(updated_at) as text)`.as('updated_at'),
+        ])
+        .where('account_id', '=', accountId)
+        .executeTakeFirstOrThrow(),
+      this.#db
+        .selectFrom('check_last_results')
+        .select((eb) => [
+          eb.fn.countAll<number | string>().as('n'),
+          eb.fn.sum<number | string | null>('revision').as('revisions'),
+        ])
+        .where('account_id', '=', accountId)
+        .executeTakeFirstOrThrow(),
+    ]);
+    return {
+      checks: Number(checks.n),
+      createdAt: checks.created_at,
+      updatedAt: checks.updated_at,
+      lastResults: Number(last.n),
+      revisions: Number(last.revisions ?? 0),
+    };
+  }
+
   /** The account's certificates (one row per domain; a handful per account), for `sslDaysRemaining`. */
   certificates(accountId: string): Promise<CertificateRow[]> {
     return this.#db
@@ -322,6 +380,28 @@ export class CheckStatusQueries {
       .where('account_id', '=', accountId)
       .execute();
   }
+}
+
+/**
+ * The parts of `GET /v1/check-statuses`' `ETag` for an account at `nowMs` (epoch ms): its
+ * {@link CheckStatusesVersion}, the start of the current hour (the 24 hourly buckets move with it) and each
+ * certificate's days remaining (`sslDaysRemaining` turns at any time of day). Two aggregate reads by index and
+ * the account's handful of certificates, whatever the number of checks.
+ */
+export async function readCheckStatusesVersion(
+  db: Kysely<Database>,
+  accountId: string,
+  nowMs: number,
+): Promise<unknown[]> {
+  const queries = new CheckStatusQueries(db);
+  const [version, certificates] = await Promise.all([
+    queries.version(accountId),
+    queries.certificates(accountId),
+  ]);
+  const days = certificates
+    .map((c) => `${c.check_id}:${Math.floor((Number(c.valid_to) - nowMs) / DAY_MS)}`)
+    .sort();
+  return [version, hourStart(nowMs), days];
 }
 
 /** One entry of `GET /v1/check-statuses` (CheckStatusSchema). */

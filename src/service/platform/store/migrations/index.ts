@@ -24,6 +24,7 @@ import { dailyRollups } from './0024_daily_rollups.js';
 import { resultPartitions } from './0025_result_partitions.js';
 import { artifactStore } from './0026_artifact_store.js';
 import { checksOrder } from './0027_checks_order.js';
+import { listVersions } from './0028_list_versions.js';
 
 /**
  * Migrations in code, one file each (`NNNN_<name>.ts`), applied in name order. The names
@@ -61,6 +62,7 @@ const migrations: Record<string, Migration> = {
   '0025_result_partitions': resultPartitions,
   '0026_artifact_store': artifactStore,
   '0027_checks_order': checksOrder,
+  '0028_list_versions': listVersions,
 };
 
 class InCodeProvider implements MigrationProvider {
