@@ -163,7 +163,10 @@ describe('script output never holds the agent’s event loop', () => {
   ];
 
   for (const [what, code, reason] of cases) {
-    it(`keeps the event loop free while a script ${what}`, async () => {
+    // One more try when a gap is over: on 2 cores the hostile child spins at full speed beside this process, and
+    // the scheduler alone once stretched a gap to 86 ms (CI, 2026-11-29). The code this guards against held the
+    // loop for 30 s, which no retry hides.
+    it(`keeps the event loop free while a script ${what}`, { timeout: 30_000, retry: 1 }, async () => {
       const { value: result, maxGapMs } = await measured(() =>
         sandbox.run(script(code, { timeoutMs: 8_000 })),
       );
@@ -173,7 +176,7 @@ describe('script output never holds the agent’s event loop', () => {
       expect(logBytes(result)).toBeLessThanOrEqual(MAX_OUTPUT_BYTES);
       expect(result.logs.length).toBeLessThanOrEqual(MAX_LOG_LINES);
       expect(maxGapMs, `worst event-loop gap ${maxGapMs.toFixed(1)} ms`).toBeLessThan(MAX_LOOP_GAP_MS);
-    }, 30_000);
+    });
   }
 
   it('keeps the output up to the limit of a giant console.log', async () => {
