@@ -12,6 +12,7 @@ import { closeContextResources, createContext, type ServiceContext } from './con
 import type { HeartbeatMonitor, HeartbeatMonitorOptions } from './heartbeats/monitor.js';
 import { MODULES } from './modules.js';
 import { AuthFailureLimiter, authHook } from './platform/http/auth.js';
+import { requirePermissions } from './platform/http/permissions.js';
 import { registerCompression } from './platform/http/compression.js';
 import { answerFrameworkError, installErrorHandling } from './platform/http/errors.js';
 import { registerOpenApi } from './platform/http/openapi.js';
@@ -199,6 +200,8 @@ export async function build(options: BuildOptions): Promise<Service> {
   await app.register(async (scope) => {
     // Types only: request parts typed from the route schemas; the compilers above still validate.
     const v1 = scope.withTypeProvider<TypeBoxTypeProvider>();
+    // Every /v1 route declares the one permission it needs; the auth hook checks it (permissions.ts).
+    v1.addHook('onRoute', requirePermissions);
     v1.addHook(
       'onRequest',
       authHook(options.db, undefined, { limiter: authFailures, sessions: webSessions }),

@@ -16,8 +16,12 @@ export type SessionInfo = {
   csrfToken: string;
   /** ISO 8601. */
   expiresAt: string;
-  /** The first characters of the API key the session was opened with, to tell keys apart. */
-  keyPrefix: string;
+  /** The first characters of the API key the session was opened with, to tell keys apart; null for a person. */
+  keyPrefix: string | null;
+  /** The person signed in; null for a session opened with an API key. */
+  user: { id: string; name: string; email: string } | null;
+  /** What the session may do (docs/teams.md, "Roles"): the app shows only that. */
+  role: 'READ_ONLY' | 'READ_WRITE' | 'ADMIN' | 'OWNER';
 };
 
 /** The session of this browser, or null when signed out. */

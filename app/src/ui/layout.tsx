@@ -52,7 +52,14 @@ export function Layout({
           </ul>
         </nav>
         <div class="account">
-          <span class="account-name" title={`API key ${session.keyPrefix}…`}>
+          <span
+            class="account-name"
+            title={
+              session.user
+                ? `${session.user.email} (${session.role})`
+                : `API key ${session.keyPrefix}… (${session.role})`
+            }
+          >
             {session.accountName}
           </span>
           <button type="button" class="button-secondary" onClick={onSignOut}>

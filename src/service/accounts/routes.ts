@@ -50,6 +50,7 @@ export async function accountRoutes(app: ServiceApp, ctx: ServiceContext): Promi
     app.get(
       `${prefix}/accounts`,
       {
+        config: { permission: 'read' },
         schema: {
           tags,
           summary: 'List the accounts of the key',
@@ -62,6 +63,7 @@ export async function accountRoutes(app: ServiceApp, ctx: ServiceContext): Promi
     app.get(
       `${prefix}/accounts/:accountId`,
       {
+        config: { permission: 'read' },
         schema: {
           tags,
           summary: 'Get an account',
@@ -76,13 +78,17 @@ export async function accountRoutes(app: ServiceApp, ctx: ServiceContext): Promi
 
   app.get(
     '/v1/accounts/me',
-    { schema: { tags, summary: "Get the key's account", response: { 200: AccountSchema } } },
+    {
+      config: { permission: 'read' },
+      schema: { tags, summary: "Get the key's account", response: { 200: AccountSchema } },
+    },
     async (request) => own(request),
   );
 
   app.get(
     '/v1/accounts/me/entitlements',
     {
+      config: { permission: 'read' },
       schema: {
         tags,
         summary: "Get the account's entitlements",
@@ -101,6 +107,7 @@ export async function accountRoutes(app: ServiceApp, ctx: ServiceContext): Promi
   app.get(
     '/next/users/me',
     {
+      config: { permission: 'read' },
       schema: {
         tags,
         summary: 'Get the caller',

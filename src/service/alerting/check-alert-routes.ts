@@ -90,6 +90,7 @@ function checkAlertsRoutes(app: ServiceApp, ctx: ServiceContext): void {
   app.get(
     '/v1/check-alerts',
     {
+      config: { permission: 'read' },
       schema: {
         tags,
         summary: 'List alerts, newest first (filter by check and time)',
@@ -103,6 +104,7 @@ function checkAlertsRoutes(app: ServiceApp, ctx: ServiceContext): void {
   app.get(
     '/v1/check-alerts/:checkId',
     {
+      config: { permission: 'read' },
       schema: {
         tags,
         summary: 'List the alerts of one check, newest first',
@@ -123,6 +125,7 @@ function alertSettingsRoutes(app: ServiceApp, ctx: ServiceContext): void {
   app.get(
     '/v1/alert-settings',
     {
+      config: { permission: 'read' },
       schema: {
         tags,
         summary: 'Get the account’s alert settings (used by checks with useGlobalAlertSettings)',
@@ -135,6 +138,7 @@ function alertSettingsRoutes(app: ServiceApp, ctx: ServiceContext): void {
   app.put(
     '/v1/alert-settings',
     {
+      config: { permission: 'write' },
       schema: {
         tags,
         summary: 'Replace the account’s alert settings; omitted fields take the defaults',

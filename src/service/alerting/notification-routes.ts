@@ -147,6 +147,7 @@ function listNotificationsRoute(app: ServiceApp, store: DeliveryQueries): void {
   app.get(
     '/v1/alert-notifications',
     {
+      config: { permission: 'read' },
       schema: {
         tags,
         summary: 'List alert notifications and their delivery attempts, newest first',
@@ -173,6 +174,7 @@ function getNotificationRoute(app: ServiceApp, store: DeliveryQueries): void {
   app.get(
     '/v1/alert-notifications/:id',
     {
+      config: { permission: 'read' },
       schema: {
         tags,
         summary: 'Retrieve an alert notification with its delivery attempts',
@@ -197,6 +199,7 @@ function testChannelRoute(app: ServiceApp, ctx: ServiceContext, store: DeliveryQ
   app.post(
     '/v1/alert-channels/:id/test',
     {
+      config: { permission: 'write' },
       schema: {
         tags: ['alert channels'],
         summary: 'Send a test notification through an alert channel',

@@ -26,6 +26,7 @@ export async function analyticsRoutes(app: ServiceApp, ctx: ServiceContext): Pro
   app.get(
     '/v1/analytics/api-checks/:id',
     {
+      config: { permission: 'read' },
       schema: {
         tags,
         summary: 'Analytics of an API or URL check',
@@ -47,6 +48,7 @@ export async function analyticsRoutes(app: ServiceApp, ctx: ServiceContext): Pro
   app.post(
     '/v1/analytics/checks',
     {
+      config: { permission: 'read' },
       schema: {
         tags,
         summary: 'Analytics summary of several checks',

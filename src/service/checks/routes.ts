@@ -166,6 +166,7 @@ function createRoute(
   app.post(
     `/v1/checks/${entry.path}`,
     {
+      config: { permission: 'write' },
       ...(entry.bodyLimitBytes === null ? {} : { bodyLimit: entry.bodyLimitBytes }),
       preValidation: dropZeroHeartbeat,
       schema: {
@@ -197,6 +198,7 @@ function genericCreateRoute(
   app.post(
     '/v1/checks',
     {
+      config: { permission: 'write' },
       bodyLimit: Math.max(...CHECK_TYPE_REGISTRY.map((e) => e.bodyLimitBytes ?? 0), 1024 * 1024),
       preValidation: dropZeroHeartbeat,
       schema: {
@@ -292,6 +294,7 @@ function listRoute(app: ServiceApp, ctx: ServiceContext, checks: CheckQueries): 
   app.get(
     '/v1/checks',
     {
+      config: { permission: 'read' },
       schema: {
         tags: ['checks'],
         summary: 'List checks',
@@ -338,6 +341,7 @@ function getRoute(app: ServiceApp, ctx: ServiceContext, checks: CheckQueries): v
   app.get(
     '/v1/checks/:id',
     {
+      config: { permission: 'read' },
       schema: {
         tags: ['checks'],
         summary: 'Get a check',
@@ -372,6 +376,7 @@ function groupChecksRoutes(app: ServiceApp, ctx: ServiceContext, checks: CheckQu
   app.get(
     '/v1/check-groups/:id/checks',
     {
+      config: { permission: 'read' },
       schema: {
         tags: ['check groups'],
         summary: "List a group's checks, the group's settings applied",
@@ -393,6 +398,7 @@ function groupChecksRoutes(app: ServiceApp, ctx: ServiceContext, checks: CheckQu
   app.get(
     '/v1/check-groups/:id/checks/:checkId',
     {
+      config: { permission: 'read' },
       schema: {
         tags: ['check groups'],
         summary: "Get one of a group's checks, the group's settings applied",
@@ -438,6 +444,7 @@ function updateRoutes(
     app.put(
       url,
       {
+        config: { permission: 'write' },
         bodyLimit,
         preValidation: dropZeroHeartbeat,
         schema: {
@@ -484,6 +491,7 @@ function deleteRoute(app: ServiceApp, checks: CheckQueries): void {
   app.delete(
     '/v1/checks/:id',
     {
+      config: { permission: 'write' },
       schema: {
         tags: ['checks'],
         summary: 'Delete a check',

@@ -18,6 +18,7 @@ export async function dashboardRoutes(app: ServiceApp, ctx: ServiceContext): Pro
   app.post(
     '/v1/dashboards',
     {
+      config: { permission: 'write' },
       schema: {
         tags,
         summary: 'Create a dashboard',
@@ -34,6 +35,7 @@ export async function dashboardRoutes(app: ServiceApp, ctx: ServiceContext): Pro
   app.get(
     '/v1/dashboards',
     {
+      config: { permission: 'read' },
       schema: {
         tags,
         summary: 'List dashboards',
@@ -47,6 +49,7 @@ export async function dashboardRoutes(app: ServiceApp, ctx: ServiceContext): Pro
   app.get(
     '/v1/dashboards/:dashboardId',
     {
+      config: { permission: 'read' },
       schema: {
         tags,
         summary: 'Retrieve a dashboard',
@@ -60,6 +63,7 @@ export async function dashboardRoutes(app: ServiceApp, ctx: ServiceContext): Pro
   app.put(
     '/v1/dashboards/:dashboardId',
     {
+      config: { permission: 'write' },
       schema: {
         tags,
         summary: 'Update a dashboard',
@@ -75,6 +79,7 @@ export async function dashboardRoutes(app: ServiceApp, ctx: ServiceContext): Pro
   app.delete(
     '/v1/dashboards/:dashboardId',
     {
+      config: { permission: 'write' },
       schema: {
         tags,
         summary: 'Delete a dashboard',

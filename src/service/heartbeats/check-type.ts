@@ -132,6 +132,7 @@ export const HEARTBEAT_CHECK_HOOKS: CheckTypeHooks = {
     app.get(
       '/v1/checks/:id/heartbeat-pings',
       {
+        config: { permission: 'read' },
         schema: {
           tags: ['checks'],
           summary: "A heartbeat check's last 100 pings, newest first",

@@ -23,6 +23,7 @@ export async function maintenanceWindowRoutes(app: ServiceApp, ctx: ServiceConte
   app.post(
     '/v1/maintenance-windows',
     {
+      config: { permission: 'write' },
       schema: {
         tags,
         summary: 'Create a maintenance window',
@@ -40,6 +41,7 @@ export async function maintenanceWindowRoutes(app: ServiceApp, ctx: ServiceConte
   app.get(
     '/v1/maintenance-windows',
     {
+      config: { permission: 'read' },
       schema: {
         tags,
         summary: 'List maintenance windows',
@@ -57,6 +59,7 @@ export async function maintenanceWindowRoutes(app: ServiceApp, ctx: ServiceConte
   app.get(
     '/v1/maintenance-windows/:id',
     {
+      config: { permission: 'read' },
       schema: {
         tags,
         summary: 'Retrieve a maintenance window',
@@ -70,6 +73,7 @@ export async function maintenanceWindowRoutes(app: ServiceApp, ctx: ServiceConte
   app.put(
     '/v1/maintenance-windows/:id',
     {
+      config: { permission: 'write' },
       schema: {
         tags,
         summary: 'Update a maintenance window',
@@ -89,6 +93,7 @@ export async function maintenanceWindowRoutes(app: ServiceApp, ctx: ServiceConte
   app.delete(
     '/v1/maintenance-windows/:id',
     {
+      config: { permission: 'write' },
       schema: {
         tags,
         summary: 'Delete a maintenance window',

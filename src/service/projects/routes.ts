@@ -91,13 +91,19 @@ export async function projectRoutes(app: ServiceApp, ctx: ServiceContext): Promi
 
   app.get(
     '/next/projects',
-    { schema: { tags, summary: 'List projects', response: { 200: Type.Array(ProjectSchema) } } },
+    {
+      config: { permission: 'read' },
+      schema: { tags, summary: 'List projects', response: { 200: Type.Array(ProjectSchema) } },
+    },
     async (request) => (await projects.list(request.accountId)).map(projectView),
   );
 
   app.get(
     '/next/projects/:logicalId',
-    { schema: { tags, summary: 'Get a project', params: ProjectParams, response: { 200: ProjectSchema } } },
+    {
+      config: { permission: 'read' },
+      schema: { tags, summary: 'Get a project', params: ProjectParams, response: { 200: ProjectSchema } },
+    },
     async (request) => {
       const row = await projects.find(request.accountId, request.params.logicalId);
       if (!row) throw notFound('project', request.params.logicalId);
@@ -108,6 +114,7 @@ export async function projectRoutes(app: ServiceApp, ctx: ServiceContext): Promi
   app.post(
     '/next/projects',
     {
+      config: { permission: 'write' },
       schema: {
         tags,
         summary: 'Create a project',
@@ -140,6 +147,7 @@ export async function projectRoutes(app: ServiceApp, ctx: ServiceContext): Promi
   app.delete(
     '/next/projects/:logicalId',
     {
+      config: { permission: 'write' },
       schema: {
         tags,
         summary: 'Delete a project',
@@ -164,6 +172,7 @@ export async function projectRoutes(app: ServiceApp, ctx: ServiceContext): Promi
   app.post(
     '/next-v2/projects/deploy',
     {
+      config: { permission: 'write' },
       bodyLimit: MAX_DEPLOY_BODY_BYTES,
       // `checkly deploy` sends its body gzip-compressed (content-encoding: gzip).
       preParsing: async (request, _reply, payload) =>

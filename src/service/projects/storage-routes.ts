@@ -41,6 +41,7 @@ export async function storageRoutes(app: ServiceApp, _ctx: ServiceContext): Prom
     scope.post(
       '/next/checkly-storage/upload-code-bundle',
       {
+        config: { permission: 'write' },
         schema: {
           tags: ['projects'],
           summary: "Upload a project's code bundle (read and dropped)",

@@ -16,6 +16,7 @@ export async function triggerRoutes(app: ServiceApp, ctx: ServiceContext): Promi
   app.post(
     '/v1/triggers/checks/:checkId',
     {
+      config: { permission: 'write' },
       schema: {
         tags,
         summary: "Create the check's trigger",
@@ -33,6 +34,7 @@ export async function triggerRoutes(app: ServiceApp, ctx: ServiceContext): Promi
   app.get(
     '/v1/triggers/checks/:checkId',
     {
+      config: { permission: 'read' },
       schema: {
         tags,
         summary: "Get the check's trigger",
@@ -49,6 +51,7 @@ export async function triggerRoutes(app: ServiceApp, ctx: ServiceContext): Promi
   app.delete(
     '/v1/triggers/checks/:checkId',
     {
+      config: { permission: 'write' },
       schema: {
         tags,
         summary: "Delete the check's trigger",
@@ -65,6 +68,7 @@ export async function triggerRoutes(app: ServiceApp, ctx: ServiceContext): Promi
   app.post(
     '/v1/triggers/check-groups/:groupId',
     {
+      config: { permission: 'write' },
       schema: {
         tags,
         summary: "Create the check group's trigger",
@@ -87,6 +91,7 @@ export async function triggerRoutes(app: ServiceApp, ctx: ServiceContext): Promi
   app.get(
     '/v1/triggers/check-groups/:groupId',
     {
+      config: { permission: 'read' },
       schema: {
         tags,
         summary: "Get the check group's trigger",
@@ -103,6 +108,7 @@ export async function triggerRoutes(app: ServiceApp, ctx: ServiceContext): Promi
   app.delete(
     '/v1/triggers/check-groups/:groupId',
     {
+      config: { permission: 'write' },
       schema: {
         tags,
         summary: "Delete the check group's trigger",

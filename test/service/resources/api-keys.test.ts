@@ -38,13 +38,18 @@ describe('POST /v1/api-keys', () => {
     const body = res.json();
     expect(Object.keys(body).sort()).toEqual([
       'createdAt',
+      'expiresAt',
       'id',
       'keyPrefix',
       'lastUsedAt',
       'name',
       'rawKey',
+      'role',
     ]);
     expect(body.name).toBe('CI deploy');
+    // The caller's role by default, and no end.
+    expect(body.role).toBe('OWNER');
+    expect(body.expiresAt).toBeNull();
     expect(body.rawKey).toMatch(/^op_[0-9a-f]{64}$/);
     expect(body.keyPrefix).toBe(body.rawKey.slice(0, 7));
     expect(body.lastUsedAt).toBeNull();
@@ -98,7 +103,15 @@ describe('GET /v1/api-keys', () => {
     }
     expect(res.body).not.toContain(hashApiKey(svc.accountA.key).slice(0, 16));
     for (const k of list)
-      expect(Object.keys(k).sort()).toEqual(['createdAt', 'id', 'keyPrefix', 'lastUsedAt', 'name']);
+      expect(Object.keys(k).sort()).toEqual([
+        'createdAt',
+        'expiresAt',
+        'id',
+        'keyPrefix',
+        'lastUsedAt',
+        'name',
+        'role',
+      ]);
     // Account B sees its own keys only.
     const b = (await call('GET', '/v1/api-keys', svc.accountB.key)).json() as { id: string }[];
     expect(b.some((k) => list.some((a) => a.id === k.id))).toBe(false);

@@ -23,6 +23,7 @@ function createChannelRoute(app: ServiceApp, ctx: ServiceContext, channels: Aler
   app.post(
     '/v1/alert-channels',
     {
+      config: { permission: 'write' },
       schema: {
         tags,
         summary: 'Create an alert channel',
@@ -59,6 +60,7 @@ function readChannelRoutes(app: ServiceApp, ctx: ServiceContext, channels: Alert
   app.get(
     '/v1/alert-channels',
     {
+      config: { permission: 'read' },
       schema: {
         tags,
         summary: 'List alert channels',
@@ -79,6 +81,7 @@ function readChannelRoutes(app: ServiceApp, ctx: ServiceContext, channels: Alert
   app.get(
     '/v1/alert-channels/:id',
     {
+      config: { permission: 'read' },
       schema: {
         tags,
         summary: 'Retrieve an alert channel',
@@ -106,6 +109,7 @@ function updateChannelRoute(app: ServiceApp, ctx: ServiceContext, channels: Aler
   app.put(
     '/v1/alert-channels/:id',
     {
+      config: { permission: 'write' },
       schema: {
         tags,
         summary: 'Update an alert channel',
@@ -150,6 +154,7 @@ function deleteChannelRoute(app: ServiceApp, channels: AlertChannels): void {
   app.delete(
     '/v1/alert-channels/:id',
     {
+      config: { permission: 'write' },
       schema: {
         tags,
         summary: 'Delete an alert channel',

@@ -9,6 +9,7 @@ import type { Database } from '../store/database.js';
 import { AccountQueries } from '../store/accounts.js';
 import type { WebSessions } from '../web/sessions.js';
 import type { CredentialView } from '../store/secret-fields.js';
+import { authorize, type Principal, type Role } from './permissions.js';
 
 /** API keys are `op_` + 32 random bytes in hex; only their SHA-256 is stored. */
 export function generateApiKey(): string {
@@ -33,12 +34,16 @@ export async function createAccount(
   return id;
 }
 
-/** Stores a key for an account (generated unless given); returns the key in clear, the only time it is seen. */
+/**
+ * Stores a key for an account (generated unless given), acting with `role` (default OWNER: the account's
+ * first key, printed by `outpost up`); returns the key in clear, the only time it is seen.
+ */
 export async function createApiKey(
   db: Kysely<Database>,
   accountId: string,
   key: string = generateApiKey(),
   label: string | null = null,
+  role: Role = 'OWNER',
 ): Promise<string> {
   await new AccountQueries(db).insertKey({
     id: randomUUID(),
@@ -46,6 +51,7 @@ export async function createApiKey(
     key_hash: hashApiKey(key),
     key_prefix: key.slice(0, 7),
     label,
+    role,
     created_at: Date.now(),
   });
   return key;
@@ -102,27 +108,43 @@ function accountHeadersName(request: FastifyRequest, accountId: string): boolean
 /** Prefix of private-location keys (docs/architecture.md). */
 export const PRIVATE_LOCATION_KEY_PREFIX = 'pl_';
 
-/** Routes a private-location key may call: the agent protocol only (docs/protocol.md). */
+/** Routes the web session cookie is never valid on: the agent protocol (docs/protocol.md). */
 const AGENT_ROUTE_PREFIX = '/v1/agent/';
 
-/** Resolves a key to its account, and to its private location for a `pl_` key; null when unknown. */
+/**
+ * Resolves a key to its account and principal, and to its private location for a `pl_` key; null when
+ * unknown or past its `expires_at` (`nowMs`, epoch ms).
+ */
 async function lookUpKey(
   db: Kysely<Database>,
   key: string,
+  nowMs: number,
 ): Promise<{
   accountId: string;
   apiKeyId: string | null;
   privateLocation: PrivateLocationRef | null;
+  principal: Principal;
 } | null> {
   const keyHash = hashApiKey(key);
   if (key.startsWith(PRIVATE_LOCATION_KEY_PREFIX)) {
     const row = await new AccountQueries(db).privateLocationOfKey(keyHash);
     return row
-      ? { accountId: row.account_id, apiKeyId: null, privateLocation: { id: row.id, slug: row.slug } }
+      ? {
+          accountId: row.account_id,
+          apiKeyId: null,
+          privateLocation: { id: row.id, slug: row.slug },
+          principal: { kind: 'private-location', id: row.id, name: row.slug },
+        }
       : null;
   }
   const row = await new AccountQueries(db).keyOfHash(keyHash);
-  return row === undefined ? null : { accountId: row.account_id, apiKeyId: row.id, privateLocation: null };
+  if (row === undefined || (row.expires_at !== null && row.expires_at <= nowMs)) return null;
+  return {
+    accountId: row.account_id,
+    apiKeyId: row.id,
+    privateLocation: null,
+    principal: { kind: 'api-key', id: row.id, name: row.label, role: row.role, viaWebSession: false },
+  };
 }
 
 /** `api_keys.last_used_at` is written at most once per this interval per key, ms, so reads do not all write. */
@@ -359,15 +381,27 @@ async function authenticateBySession(
   request.privateLocation = null;
   request.apiKeyId = session.apiKeyId;
   request.viaWebSession = true;
-  return false;
+  request.principal =
+    session.user !== null
+      ? { kind: 'user', id: session.user.id, name: session.user.email, role: session.role }
+      : {
+          kind: 'api-key',
+          id: session.apiKeyId!,
+          name: session.keyName,
+          role: session.role,
+          viaWebSession: true,
+        };
+  return authorize(request, reply);
 }
 
 /**
  * Fastify onRequest hook: `Authorization: Bearer <key>` is required, unless the request carries none and
  * a web session cookie instead (with `options.sessions`; see authenticateBySession). An
- * `x-service-account` or `x-checkly-account` header, when sent, must name the key's account.
- * A private-location key (`pl_…`) authenticates as its location's account and
- * sets `request.privateLocation`, on `/v1/agent/*` routes only.
+ * `x-service-account` or `x-checkly-account` header, when sent, must name the key's account; an expired key
+ * is a wrong key. A private-location key (`pl_…`) authenticates as its location's account and
+ * sets `request.privateLocation`. Once authenticated, `request.principal` must hold the route's declared
+ * permission (permissions.ts `authorize`: 403 OUTPOST_ERR_FORBIDDEN; a private-location key outside
+ * `/v1/agent/*` is 401, as it authenticates nothing there).
  * An account key's use is recorded in `api_keys.last_used_at`, at most once a minute (KeyUseRecorder).
  * Anything else answers 401 with the spec's body (docs/api.md, "Authentication"), or 429
  * with `retry-after` once the client passed a limit of `limits` (failures only are counted; a
@@ -403,24 +437,18 @@ export function authHook(
       );
       return reply;
     }
-    const found = await lookUpKey(db, match[1]!);
+    const found = await lookUpKey(db, match[1]!, Date.now());
     if (!found || !accountHeadersName(request, found.accountId)) {
       await refuseAuthentication(limiter, request, reply, match[1], 'invalid API key or account');
-      return reply;
-    }
-    // The matched route pattern, not the raw URL, so no path trick reaches another route.
-    if (found.privateLocation && !request.routeOptions.url?.startsWith(AGENT_ROUTE_PREFIX)) {
-      await sendError(
-        reply,
-        'OUTPOST_ERR_UNAUTHORIZED',
-        'a private-location key is valid on /v1/agent/ routes only; use an account API key',
-      );
       return reply;
     }
     request.accountId = found.accountId;
     request.privateLocation = found.privateLocation;
     request.apiKeyId = found.apiKeyId;
     request.viaWebSession = false;
+    request.principal = found.principal;
+    // The matched route's declared permission, not the raw URL, so no path trick reaches another route.
+    if (authorize(request, reply)) return reply;
     if (found.apiKeyId) await keyUses.used(found.apiKeyId, request);
   };
 }

@@ -29,6 +29,10 @@ export const SERVICE_ERROR_CODES = {
     status: 403,
     when: 'A state-changing request authenticated by the web app’s session cookie without the session’s x-csrf-token, or from another origin (Origin header); a sign-in from another origin.',
   },
+  OUTPOST_ERR_FORBIDDEN: {
+    status: 403,
+    when: 'The caller’s role (its API key’s, or its web session’s) does not hold the permission the route declares; the agent protocol called by anything but an agent.',
+  },
   OUTPOST_ERR_NOT_FOUND: {
     status: 404,
     when: 'An id that is not in the caller’s account, or an unknown route.',

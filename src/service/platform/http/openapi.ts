@@ -227,6 +227,13 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
     refResolver: {
       buildLocalReference: (json, _base, _fragment, i) => (json.$id as string | undefined) ?? `def-${i}`,
     },
+    // Each operation names the permission its route declares (permissions.ts), so a client knows which
+    // role a call needs; the roles test walks the document by it.
+    transform: ({ schema, url, route }) => {
+      const permission = (route.config as { permission?: string } | undefined)?.permission;
+      if (schema === undefined || permission === undefined) return { schema, url };
+      return { schema: { ...schema, 'x-outpost-permission': permission } as typeof schema, url };
+    },
     transformObject: (documentObject) => {
       const openapiObject = (documentObject as { openapiObject: Json & { paths?: Record<string, unknown> } })
         .openapiObject;

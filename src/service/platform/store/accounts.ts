@@ -1,4 +1,5 @@
 import type { Insertable, Kysely } from 'kysely';
+import type { Role } from '../http/permissions.js';
 import type { ApiKeyTable, Database } from './schema.js';
 
 /**
@@ -48,11 +49,19 @@ export class AccountQueries {
     return (await this.keyOfHash(keyHash))?.account_id;
   }
 
-  /** The `api_keys` row id and account of the key whose hash is `keyHash`; undefined when no key has it. */
-  keyOfHash(keyHash: string): Promise<{ id: string; account_id: string } | undefined> {
+  /**
+   * The `api_keys` row of the key whose hash is `keyHash` (its id, account, name, role and end, epoch ms or
+   * null); undefined when no key has it.
+   */
+  keyOfHash(
+    keyHash: string,
+  ): Promise<
+    | { id: string; account_id: string; label: string | null; role: Role; expires_at: number | null }
+    | undefined
+  > {
     return this.#db
       .selectFrom('api_keys')
-      .select(['id', 'account_id'])
+      .select(['id', 'account_id', 'label', 'role', 'expires_at'])
       .where('key_hash', '=', keyHash)
       .executeTakeFirst();
   }

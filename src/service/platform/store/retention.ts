@@ -201,7 +201,7 @@ export class RetentionWorker {
 
 /**
  * The platform's own old rows: `web_sessions` that ended (past `expires_at`, unused for SESSION_IDLE_MS,
- * or whose API key was deleted). Web-app sessions end on their own at their next use; these are the ones
+ * or whose API key or person was deleted). Web-app sessions end on their own at their next use; these are the ones
  * never used again. Not counted in the outcome.
  */
 const PLATFORM_TASKS: readonly RetentionTask[] = [
@@ -238,7 +238,16 @@ const PLATFORM_TASKS: readonly RetentionTask[] = [
             eb.or([
               eb('expires_at', '<=', pass.nowMs),
               eb('last_seen_at', '<=', idleCutoff),
-              eb('api_key_id', 'not in', eb.selectFrom('api_keys').select('id')),
+              // A person's session is judged by its person, a key's by its key (a null id "not in" an empty
+              // table would be true).
+              eb.and([
+                eb('api_key_id', 'is not', null),
+                eb('api_key_id', 'not in', eb.selectFrom('api_keys').select('id')),
+              ]),
+              eb.and([
+                eb('user_id', 'is not', null),
+                eb('user_id', 'not in', eb.selectFrom('users').select('id')),
+              ]),
             ]),
           )
           .limit(limit)

@@ -2,6 +2,7 @@ import type { ColumnType, Generated } from 'kysely';
 import type { CHECK_SESSION_STATUSES, CheckType, RunStatus, TriggerSource } from '../../../protocol/enums.js';
 import type { AgentEvent } from '../../../protocol/messages.js';
 import type { CheckResult } from '../../../protocol/result.js';
+import type { Role } from '../http/permissions.js';
 
 declare const documentType: unique symbol;
 
@@ -96,6 +97,7 @@ export type Database = {
   heartbeats: HeartbeatTable;
   heartbeat_pings: HeartbeatPingTable;
   web_sessions: WebSessionTable;
+  users: UserTable;
   check_last_results: CheckLastResultTable;
   check_stats_hourly: CheckStatsHourlyTable;
   check_stats_daily: CheckStatsDailyTable;
@@ -151,6 +153,12 @@ export type ApiKeyTable = {
   created_at: number;
   /** The last request made with the key or a web session of it (epoch ms), to the minute; null: none yet. */
   last_used_at: number | null;
+  /** The role the key acts with (platform/http/permissions.ts `ROLES`); OWNER for keys older than roles. */
+  role: Generated<Role>;
+  /** When the key stops working, epoch ms; null: never. */
+  expires_at: number | null;
+  /** The person the key belongs to (0030_users); null for an account key. */
+  user_id: string | null;
 };
 
 export type CheckTable = {
@@ -465,13 +473,39 @@ export type WebSessionTable = {
   /** SHA-256 (hex) of the session id the cookie carries; the id itself is never stored. */
   id_hash: string;
   account_id: string;
-  /** The api_keys row the session was opened with: the session ends when the key is deleted. */
-  api_key_id: string;
+  /**
+   * The api_keys row the session was opened with (the session ends when the key is deleted); null for a
+   * person's session (`user_id`). A session has one or the other.
+   */
+  api_key_id: string | null;
+  /** The person signed in (0030_users); the session ends when the person is deleted. */
+  user_id: string | null;
   created_at: number;
   last_seen_at: number;
   /** Absolute end of the session. */
   expires_at: number;
   user_agent: string | null;
+};
+
+/** A person of an account (0030_users, docs/teams.md). Times in epoch ms. */
+export type UserTable = {
+  id: string;
+  account_id: string;
+  /** Lower-cased; unique in the store. */
+  email: string;
+  name: string;
+  role: Role;
+  /** Argon2id PHC string; null until the person sets a password (invited, or single sign-on only). */
+  password_hash: string | null;
+  /** The TOTP seed, sealed by the store's SecretBox; null without two-factor. */
+  totp_secret: string | null;
+  /** When two-factor was turned on; null while it is off (a seed may wait for its first code). */
+  totp_enabled_at: number | null;
+  /** `<issuer> <sub>` of the person's single sign-on identity; unique when set. */
+  sso_subject: string | null;
+  created_at: number;
+  updated_at: number;
+  last_sign_in_at: number | null;
 };
 
 /** The latest FINAL result of a check (0011_web_app), kept in the result's transaction. */

@@ -4,6 +4,7 @@ import type { Kysely } from 'kysely';
 import { hashApiKey, PRIVATE_LOCATION_KEY_PREFIX } from '../http/auth.js';
 import type { Database } from '../store/database.js';
 import { secretBoxOf } from '../store/secret-box.js';
+import type { Role } from '../http/permissions.js';
 import { WebSessionQueries } from './store.js';
 
 const DAY_MS = 86_400_000;
@@ -37,8 +38,12 @@ export type SessionInfo = {
   csrfToken: string;
   /** Absolute end of the session, ISO 8601 (it ends earlier after SESSION_IDLE_MS without use). */
   expiresAt: string;
-  /** The first characters of the API key the session was opened with. */
-  keyPrefix: string;
+  /** The first characters of the API key the session was opened with; null for a person's session. */
+  keyPrefix: string | null;
+  /** The person signed in; null for a session opened with an API key. */
+  user: { id: string; name: string; email: string } | null;
+  /** The role the session acts with (the key's or the person's): the app shows only what it may do. */
+  role: Role;
 };
 
 /** A live session, as the store holds it. Times in epoch ms. */
@@ -47,16 +52,39 @@ export type WebSession = {
   idHash: string;
   accountId: string;
   accountName: string;
-  /** The `api_keys` row it was opened with. */
-  apiKeyId: string;
-  keyPrefix: string;
+  /** The `api_keys` row it was opened with; null for a person's session. */
+  apiKeyId: string | null;
+  keyPrefix: string | null;
+  /** The key's name (null for the account's first key, and for a person's session). */
+  keyName: string | null;
+  /** The person signed in; null for a session opened with an API key. */
+  user: { id: string; name: string; email: string } | null;
+  /** The key's or the person's role, read afresh with the session, so a changed role applies at once. */
+  role: Role;
   createdAt: number;
   lastSeenAt: number;
   expiresAt: number;
 };
 
 /** An account API key that may open a session. */
-export type SignInKey = { apiKeyId: string; accountId: string; accountName: string; keyPrefix: string };
+export type SignInKey = {
+  apiKeyId: string;
+  accountId: string;
+  accountName: string;
+  keyPrefix: string;
+  keyName: string | null;
+  role: Role;
+};
+
+/** A person who may open a session: found, and their password (or second factor, or identity) checked. */
+export type SignInUser = {
+  userId: string;
+  accountId: string;
+  accountName: string;
+  name: string;
+  email: string;
+  role: Role;
+};
 
 /** The session cookie of a request: absent, or present with its id (null when unsigned or tampered with). */
 export type SessionCookie = { present: false } | { present: true; id: string | null };
@@ -118,11 +146,14 @@ export class WebSessions {
     if (apiKey.startsWith(PRIVATE_LOCATION_KEY_PREFIX)) return null;
     const row = await this.#queries.signInKey(hashApiKey(apiKey));
     if (!row || row.label === EMBEDDED_AGENT_KEY_LABEL) return null;
+    if (row.expires_at !== null && row.expires_at <= this.#now()) return null;
     return {
       apiKeyId: row.apiKeyId,
       accountId: row.accountId,
       accountName: row.accountName,
       keyPrefix: row.key_prefix,
+      keyName: row.label,
+      role: row.role,
     };
   }
 
@@ -139,25 +170,62 @@ export class WebSessions {
       accountName: key.accountName,
       apiKeyId: key.apiKeyId,
       keyPrefix: key.keyPrefix,
+      keyName: key.keyName,
+      user: null,
+      role: key.role,
       createdAt: now,
       lastSeenAt: now,
       expiresAt: now + SESSION_MAX_AGE_MS,
     };
+    await this.#insert(session, userAgent);
+    return { id, session };
+  }
+
+  /**
+   * Opens a session for the person `user` (signed in by password, two-factor or single sign-on: the caller
+   * has checked how): a new random id (32 bytes, base64url), stored as its SHA-256.
+   * @returns the id (for the cookie only) and the session.
+   */
+  async openForUser(
+    user: SignInUser,
+    userAgent: string | undefined,
+  ): Promise<{ id: string; session: WebSession }> {
+    const id = randomBytes(32).toString('base64url');
+    const now = this.#now();
+    const session: WebSession = {
+      idHash: hashSessionId(id),
+      accountId: user.accountId,
+      accountName: user.accountName,
+      apiKeyId: null,
+      keyPrefix: null,
+      keyName: null,
+      user: { id: user.userId, name: user.name, email: user.email },
+      role: user.role,
+      createdAt: now,
+      lastSeenAt: now,
+      expiresAt: now + SESSION_MAX_AGE_MS,
+    };
+    await this.#insert(session, userAgent);
+    return { id, session };
+  }
+
+  async #insert(session: WebSession, userAgent: string | undefined): Promise<void> {
     await this.#queries.insert({
       id_hash: session.idHash,
       account_id: session.accountId,
       api_key_id: session.apiKeyId,
+      user_id: session.user?.id ?? null,
       created_at: session.createdAt,
       last_seen_at: session.lastSeenAt,
       expires_at: session.expiresAt,
       user_agent: userAgent ? userAgent.slice(0, USER_AGENT_MAX_CHARS) : null,
     });
-    return { id, session };
   }
 
   /**
    * The live session of `id`, or null when there is none: never opened, signed out, past its absolute end,
-   * idle for SESSION_IDLE_MS, or its API key deleted (such a row is deleted now). Records the use in
+   * idle for SESSION_IDLE_MS, or its API key or person deleted, or its key expired (such a row is deleted
+   * now). Records the use in
    * `last_seen_at` when the last record is LAST_SEEN_RESOLUTION_MS old or more.
    */
   async find(id: string): Promise<WebSession | null> {
@@ -165,7 +233,12 @@ export class WebSessions {
     const idHash = hashSessionId(id);
     const row = await this.#queries.live(idHash);
     const now = this.#now();
-    if (!row || now >= row.expires_at || now - row.last_seen_at >= SESSION_IDLE_MS) {
+    if (
+      !row ||
+      now >= row.expires_at ||
+      now - row.last_seen_at >= SESSION_IDLE_MS ||
+      (row.key_expires_at !== null && now >= row.key_expires_at)
+    ) {
       // Gone, or over: make sure no row is left (a row whose key was deleted, an expired one).
       await this.#queries.delete(idHash);
       return null;
@@ -181,6 +254,12 @@ export class WebSessions {
       accountName: row.account_name,
       apiKeyId: row.api_key_id,
       keyPrefix: row.key_prefix,
+      keyName: row.key_name,
+      user:
+        row.user_id === null || row.user_name === null || row.user_email === null
+          ? null
+          : { id: row.user_id, name: row.user_name, email: row.user_email },
+      role: (row.user_role ?? row.key_role)!,
       createdAt: row.created_at,
       lastSeenAt,
       expiresAt: row.expires_at,
@@ -213,6 +292,8 @@ export class WebSessions {
       csrfToken: this.csrfTokenOf(id),
       expiresAt: new Date(session.expiresAt).toISOString(),
       keyPrefix: session.keyPrefix,
+      user: session.user,
+      role: session.role,
     };
   }
 

@@ -1,3 +1,4 @@
+import type { Role } from '../http/permissions.js';
 import type { Insertable, Kysely } from 'kysely';
 import type { Database } from '../store/database.js';
 
@@ -8,6 +9,9 @@ export type SignInKeyRow = {
   accountName: string;
   key_prefix: string;
   label: string | null;
+  role: Role;
+  /** When the key stops working, epoch ms; null: never. */
+  expires_at: number | null;
 };
 
 /**
@@ -35,6 +39,8 @@ export class WebSessionQueries {
         'a.name as accountName',
         'k.key_prefix',
         'k.label',
+        'k.role',
+        'k.expires_at',
       ])
       .where('k.key_hash', '=', keyHash)
       .executeTakeFirst();
@@ -46,17 +52,21 @@ export class WebSessionQueries {
   }
 
   /**
-   * The session whose id hashes to `idHash`, with its account's name and its key's prefix; undefined when
-   * there is none or its API key was deleted (the key row must still exist, for the same account). Reads
-   * `web_sessions` ⨝ `api_keys` ⨝ `accounts`; `created_at`, `last_seen_at`, `expires_at` in epoch ms.
+   * The session whose id hashes to `idHash`, with its account's name and whom it acts for: the API key it
+   * was opened with (its prefix, name, role and end) or the person signed in (name, email, role); undefined
+   * when there is none, or when that key or person is gone (the row must still exist, for the same account).
+   * Reads `web_sessions` ⟕ `api_keys` ⟕ `users` ⨝ `accounts`; times in epoch ms.
    */
   live(idHash: string) {
     return (
       this.#db
         .selectFrom('web_sessions as s')
-        // The key row must still exist, for the same account: deleting a key ends its sessions.
-        .innerJoin('api_keys as k', (join) =>
+        // The key or person must still exist, for the same account: deleting either ends the session.
+        .leftJoin('api_keys as k', (join) =>
           join.onRef('k.id', '=', 's.api_key_id').onRef('k.account_id', '=', 's.account_id'),
+        )
+        .leftJoin('users as u', (join) =>
+          join.onRef('u.id', '=', 's.user_id').onRef('u.account_id', '=', 's.account_id'),
         )
         .innerJoin('accounts as a', 'a.id', 's.account_id')
         .select([
@@ -64,11 +74,19 @@ export class WebSessionQueries {
           'a.name as account_name',
           's.api_key_id',
           'k.key_prefix',
+          'k.label as key_name',
+          'k.role as key_role',
+          'k.expires_at as key_expires_at',
+          's.user_id',
+          'u.name as user_name',
+          'u.email as user_email',
+          'u.role as user_role',
           's.created_at',
           's.last_seen_at',
           's.expires_at',
         ])
         .where('s.id_hash', '=', idHash)
+        .where((eb) => eb.or([eb('k.id', 'is not', null), eb('u.id', 'is not', null)]))
         .executeTakeFirst()
     );
   }

@@ -18,6 +18,7 @@ export async function agentsRoutes(app: ServiceApp, ctx: ServiceContext): Promis
   app.get(
     '/v1/agents',
     {
+      config: { permission: 'read' },
       schema: {
         tags: ['agents'],
         summary: 'List the agents of the account',
@@ -33,6 +34,7 @@ export async function agentsRoutes(app: ServiceApp, ctx: ServiceContext): Promis
   app.get(
     '/v1/agents/:id',
     {
+      config: { permission: 'read' },
       schema: {
         tags: ['agents'],
         summary: 'Get an agent',
@@ -46,6 +48,7 @@ export async function agentsRoutes(app: ServiceApp, ctx: ServiceContext): Promis
   app.get(
     '/v1/agents/:id/error-reports',
     {
+      config: { permission: 'read' },
       schema: {
         tags: ['agents'],
         summary: 'List the error reports of an agent, newest first',

@@ -18,6 +18,7 @@ export async function apiKeyRoutes(app: ServiceApp, ctx: ServiceContext): Promis
   app.get(
     '/v1/api-keys',
     {
+      config: { permission: 'admin' },
       schema: {
         tags,
         summary: 'List the account’s API keys (their first characters, never the keys)',
@@ -30,6 +31,7 @@ export async function apiKeyRoutes(app: ServiceApp, ctx: ServiceContext): Promis
   app.post(
     '/v1/api-keys',
     {
+      config: { permission: 'admin' },
       schema: {
         tags,
         summary: 'Create an API key; the answer holds the key once, in rawKey',
@@ -38,7 +40,10 @@ export async function apiKeyRoutes(app: ServiceApp, ctx: ServiceContext): Promis
       },
     },
     async (request, reply) => {
-      const created = await keys.create(request.accountId, request.body, Date.now());
+      const principal = request.principal;
+      // authorize() let only an ADMIN or OWNER key, or such a person, reach this route.
+      const callerRole = principal.kind === 'private-location' ? 'READ_ONLY' : principal.role;
+      const created = await keys.create(request.accountId, request.body, Date.now(), callerRole);
       ctx.log.info({ accountId: request.accountId, apiKeyId: created.id }, 'API key created');
       return reply.code(201).send(created);
     },
@@ -47,15 +52,18 @@ export async function apiKeyRoutes(app: ServiceApp, ctx: ServiceContext): Promis
   app.delete(
     '/v1/api-keys/:id',
     {
+      config: { permission: 'admin' },
       schema: {
         tags,
         summary: 'Revoke an API key (not the one of the request)',
         params: ApiKeyIdParams,
-        response: { 204: NoContent, 409: ErrorBodySchema },
+        response: { 204: NoContent, 403: ErrorBodySchema, 409: ErrorBodySchema },
       },
     },
     async (request, reply) => {
-      await keys.revoke(request.accountId, request.params.id, request.apiKeyId ?? null);
+      const principal = request.principal;
+      const callerRole = principal.kind === 'private-location' ? 'READ_ONLY' : principal.role;
+      await keys.revoke(request.accountId, request.params.id, request.apiKeyId ?? null, callerRole);
       ctx.log.info({ accountId: request.accountId, apiKeyId: request.params.id }, 'API key revoked');
       return reply.code(204).send();
     },

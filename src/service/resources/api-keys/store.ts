@@ -4,11 +4,20 @@ import type { Database } from '../../platform/store/database.js';
 /** An `api_keys` row as the API keys routes read it (no hash). Times in epoch ms. */
 export type ApiKeyRow = Pick<
   Selectable<Database['api_keys']>,
-  'id' | 'account_id' | 'key_prefix' | 'label' | 'created_at' | 'last_used_at'
+  'id' | 'account_id' | 'key_prefix' | 'label' | 'role' | 'created_at' | 'expires_at' | 'last_used_at'
 >;
 
 /** The columns listed: never `key_hash`. */
-const LISTED = ['id', 'account_id', 'key_prefix', 'label', 'created_at', 'last_used_at'] as const;
+const LISTED = [
+  'id',
+  'account_id',
+  'key_prefix',
+  'label',
+  'role',
+  'created_at',
+  'expires_at',
+  'last_used_at',
+] as const;
 
 /**
  * The `api_keys` table's queries for `/v1/api-keys`, every one scoped to one account and blind to the keys

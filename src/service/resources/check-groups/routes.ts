@@ -26,6 +26,7 @@ export async function checkGroupRoutes(app: ServiceApp, ctx: ServiceContext): Pr
   app.post(
     '/v1/check-groups',
     {
+      config: { permission: 'write' },
       schema: {
         tags,
         summary: 'Create a check group',
@@ -45,6 +46,7 @@ export async function checkGroupRoutes(app: ServiceApp, ctx: ServiceContext): Pr
   app.get(
     '/v1/check-groups',
     {
+      config: { permission: 'read' },
       schema: {
         tags,
         summary: 'List check groups',
@@ -62,6 +64,7 @@ export async function checkGroupRoutes(app: ServiceApp, ctx: ServiceContext): Pr
   app.get(
     '/v1/check-groups/:id',
     {
+      config: { permission: 'read' },
       schema: {
         tags,
         summary: 'Retrieve a check group',
@@ -82,6 +85,7 @@ export async function checkGroupRoutes(app: ServiceApp, ctx: ServiceContext): Pr
   app.put(
     '/v1/check-groups/:id',
     {
+      config: { permission: 'write' },
       schema: {
         tags,
         summary: 'Update a check group',
@@ -109,6 +113,7 @@ export async function checkGroupRoutes(app: ServiceApp, ctx: ServiceContext): Pr
   app.delete(
     '/v1/check-groups/:id',
     {
+      config: { permission: 'write' },
       schema: {
         tags,
         summary: 'Delete a check group',

@@ -16,6 +16,7 @@ export async function checkResultRoutes(app: ServiceApp, ctx: ServiceContext): P
   app.get(
     '/v1/check-results/:checkId',
     {
+      config: { permission: 'read' },
       schema: {
         tags: ['check results'],
         summary: 'List the results of a check, newest first',
@@ -35,6 +36,7 @@ export async function checkResultRoutes(app: ServiceApp, ctx: ServiceContext): P
   app.get(
     '/v1/check-results/:checkId/:checkResultId',
     {
+      config: { permission: 'read' },
       schema: {
         tags: ['check results'],
         summary: 'Get one result of a check',

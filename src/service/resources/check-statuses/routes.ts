@@ -46,6 +46,7 @@ export async function checkStatusRoutes(app: ServiceApp, ctx: ServiceContext): P
   app.get(
     '/v1/check-statuses',
     {
+      config: { permission: 'read' },
       schema: {
         tags: ['checks'],
         summary: 'The status of every check of the account',
@@ -76,6 +77,7 @@ export async function checkStatusRoutes(app: ServiceApp, ctx: ServiceContext): P
   app.get(
     '/v1/check-statuses/:checkId',
     {
+      config: { permission: 'read' },
       schema: {
         tags: ['checks'],
         summary: 'The status of one check',

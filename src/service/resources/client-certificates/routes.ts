@@ -21,6 +21,7 @@ export async function clientCertificateRoutes(app: ServiceApp, ctx: ServiceConte
   app.post(
     '/v1/client-certificates',
     {
+      config: { permission: 'write' },
       schema: {
         tags,
         summary: 'Create a client certificate',
@@ -41,6 +42,7 @@ export async function clientCertificateRoutes(app: ServiceApp, ctx: ServiceConte
   app.get(
     '/v1/client-certificates',
     {
+      config: { permission: 'read' },
       schema: {
         tags,
         summary: 'List client certificates',
@@ -61,6 +63,7 @@ export async function clientCertificateRoutes(app: ServiceApp, ctx: ServiceConte
   app.get(
     '/v1/client-certificates/:id',
     {
+      config: { permission: 'read' },
       schema: {
         tags,
         summary: 'Get a client certificate',
@@ -77,6 +80,7 @@ export async function clientCertificateRoutes(app: ServiceApp, ctx: ServiceConte
   app.delete(
     '/v1/client-certificates/:id',
     {
+      config: { permission: 'write' },
       schema: {
         tags,
         summary: 'Delete a client certificate',

@@ -18,6 +18,7 @@ export async function errorGroupRoutes(app: ServiceApp, ctx: ServiceContext): Pr
   app.patch(
     '/v1/error-groups/:id',
     {
+      config: { permission: 'write' },
       schema: {
         tags,
         summary: 'Archive or unarchive an error group',
@@ -36,6 +37,7 @@ export async function errorGroupRoutes(app: ServiceApp, ctx: ServiceContext): Pr
   app.get(
     '/v1/error-groups',
     {
+      config: { permission: 'read' },
       schema: {
         tags,
         summary: "List the account's error groups, most recently seen first",
@@ -54,6 +56,7 @@ export async function errorGroupRoutes(app: ServiceApp, ctx: ServiceContext): Pr
   app.get(
     '/v1/error-groups/checks/:checkId',
     {
+      config: { permission: 'read' },
       schema: {
         tags,
         summary: "List a check's error groups, most recently seen first",
@@ -76,6 +79,7 @@ export async function errorGroupRoutes(app: ServiceApp, ctx: ServiceContext): Pr
   app.get(
     '/v1/error-groups/:id',
     {
+      config: { permission: 'read' },
       schema: {
         tags,
         summary: 'Get an error group',

@@ -25,6 +25,7 @@ export async function privateLocationRoutes(app: ServiceApp, ctx: ServiceContext
   app.post(
     '/v1/private-locations',
     {
+      config: { permission: 'admin' },
       schema: {
         tags,
         summary: 'Create a private location',
@@ -46,6 +47,7 @@ export async function privateLocationRoutes(app: ServiceApp, ctx: ServiceContext
   app.get(
     '/v1/private-locations',
     {
+      config: { permission: 'read' },
       schema: {
         tags,
         summary: 'List private locations',
@@ -59,6 +61,7 @@ export async function privateLocationRoutes(app: ServiceApp, ctx: ServiceContext
   app.get(
     '/v1/private-locations/:id',
     {
+      config: { permission: 'read' },
       schema: {
         tags,
         summary: 'Retrieve a private location',
@@ -75,6 +78,7 @@ export async function privateLocationRoutes(app: ServiceApp, ctx: ServiceContext
   app.put(
     '/v1/private-locations/:id',
     {
+      config: { permission: 'admin' },
       schema: {
         tags,
         summary: 'Update a private location',
@@ -94,6 +98,7 @@ export async function privateLocationRoutes(app: ServiceApp, ctx: ServiceContext
   app.delete(
     '/v1/private-locations/:id',
     {
+      config: { permission: 'admin' },
       schema: {
         tags,
         summary: 'Delete a private location',
@@ -117,6 +122,7 @@ function registerKeyRoutes(app: ServiceApp, ctx: ServiceContext, locations: Priv
   app.post(
     '/v1/private-locations/:id/keys',
     {
+      config: { permission: 'admin' },
       schema: {
         tags,
         summary: 'Add a key to a private location',
@@ -140,6 +146,7 @@ function registerKeyRoutes(app: ServiceApp, ctx: ServiceContext, locations: Priv
   app.delete(
     '/v1/private-locations/:id/keys/:keyId',
     {
+      config: { permission: 'admin' },
       schema: {
         tags,
         summary: 'Delete a key of a private location',

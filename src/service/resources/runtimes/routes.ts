@@ -20,6 +20,7 @@ export async function runtimeRoutes(app: ServiceApp, _ctx: ServiceContext): Prom
   app.get(
     '/v1/runtimes',
     {
+      config: { permission: 'read' },
       schema: {
         tags,
         summary: 'List runtimes',
@@ -33,6 +34,7 @@ export async function runtimeRoutes(app: ServiceApp, _ctx: ServiceContext): Prom
   app.get(
     '/v1/runtimes/:id',
     {
+      config: { permission: 'read' },
       schema: {
         tags,
         summary: 'Get a runtime',

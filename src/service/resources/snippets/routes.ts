@@ -19,6 +19,7 @@ export async function snippetRoutes(app: ServiceApp, ctx: ServiceContext): Promi
   app.post(
     '/v1/snippets',
     {
+      config: { permission: 'write' },
       schema: {
         tags,
         summary: 'Create a snippet',
@@ -37,6 +38,7 @@ export async function snippetRoutes(app: ServiceApp, ctx: ServiceContext): Promi
   app.get(
     '/v1/snippets',
     {
+      config: { permission: 'read' },
       schema: {
         tags,
         summary: 'List snippets',
@@ -53,6 +55,7 @@ export async function snippetRoutes(app: ServiceApp, ctx: ServiceContext): Promi
   app.get(
     '/v1/snippets/:id',
     {
+      config: { permission: 'read' },
       schema: {
         tags,
         summary: 'Retrieve a snippet',
@@ -69,6 +72,7 @@ export async function snippetRoutes(app: ServiceApp, ctx: ServiceContext): Promi
   app.put(
     '/v1/snippets/:id',
     {
+      config: { permission: 'write' },
       schema: {
         tags,
         summary: 'Update a snippet',
@@ -88,6 +92,7 @@ export async function snippetRoutes(app: ServiceApp, ctx: ServiceContext): Promi
   app.delete(
     '/v1/snippets/:id',
     {
+      config: { permission: 'write' },
       schema: {
         tags,
         summary: 'Delete a snippet',

@@ -20,6 +20,7 @@ export async function variableRoutes(app: ServiceApp, ctx: ServiceContext): Prom
   app.get(
     '/v1/variables',
     {
+      config: { permission: 'read' },
       schema: {
         tags,
         summary: 'List environment variables',
@@ -37,6 +38,7 @@ export async function variableRoutes(app: ServiceApp, ctx: ServiceContext): Prom
   app.post(
     '/v1/variables',
     {
+      config: { permission: 'write' },
       schema: {
         tags,
         summary: 'Create an environment variable',
@@ -57,6 +59,7 @@ export async function variableRoutes(app: ServiceApp, ctx: ServiceContext): Prom
   app.get(
     '/v1/variables/:key',
     {
+      config: { permission: 'read' },
       schema: {
         tags,
         summary: 'Get an environment variable',
@@ -73,6 +76,7 @@ export async function variableRoutes(app: ServiceApp, ctx: ServiceContext): Prom
   app.put(
     '/v1/variables/:key',
     {
+      config: { permission: 'write' },
       schema: {
         tags,
         summary: 'Update an environment variable',
@@ -91,6 +95,7 @@ export async function variableRoutes(app: ServiceApp, ctx: ServiceContext): Prom
   app.delete(
     '/v1/variables/:key',
     {
+      config: { permission: 'write' },
       schema: {
         tags,
         summary: 'Delete an environment variable',

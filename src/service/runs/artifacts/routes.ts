@@ -104,6 +104,7 @@ export async function artifactRoutes(app: ServiceApp, ctx: ServiceContext): Prom
     scope.put(
       '/v1/agent/jobs/:jobId/artifacts/:name',
       {
+        config: { permission: 'agent' },
         schema: {
           summary: 'Upload an artifact of a job (streamed; content-length at most 157 286 400 bytes)',
           params: UploadParams,
@@ -150,6 +151,7 @@ export async function artifactRoutes(app: ServiceApp, ctx: ServiceContext): Prom
   app.get(
     '/v1/check-results/:checkId/:checkResultId/artifacts/:name',
     {
+      config: { permission: 'read' },
       schema: {
         tags: ['check results'],
         summary: 'Download an artifact of a check result',

@@ -16,6 +16,7 @@ export async function expiredRunRoutes(app: ServiceApp, ctx: ServiceContext): Pr
   app.get(
     '/v1/checks/:id/expired-runs',
     {
+      config: { permission: 'read' },
       schema: {
         tags: ['checks'],
         summary: 'List the runs of a check that ended without running, and why',

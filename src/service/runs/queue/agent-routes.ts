@@ -90,6 +90,7 @@ export async function agentRoutes(app: ServiceApp, ctx: ServiceContext): Promise
   app.post(
     '/v1/agent/jobs/ack',
     {
+      config: { permission: 'agent' },
       schema: {
         summary: 'Acknowledge the jobs of a claim: their leases start now',
         body: AckRequestSchema,
@@ -105,6 +106,7 @@ export async function agentRoutes(app: ServiceApp, ctx: ServiceContext): Promise
   app.post(
     '/v1/agent/stopped',
     {
+      config: { permission: 'agent' },
       schema: {
         summary: 'Say the agent stopped: it shows as disconnected at once',
         response: { 204: NoContent },
@@ -120,6 +122,7 @@ export async function agentRoutes(app: ServiceApp, ctx: ServiceContext): Promise
   app.post(
     '/v1/agent/jobs/:jobId/lease',
     {
+      config: { permission: 'agent' },
       schema: {
         summary: 'Renew the lease of a running job',
         params: JobParams,
@@ -136,6 +139,7 @@ export async function agentRoutes(app: ServiceApp, ctx: ServiceContext): Promise
   app.post(
     '/v1/agent/jobs/:jobId/result',
     {
+      config: { permission: 'agent' },
       schema: {
         summary: 'Post the result of a job (idempotent); the service decides FINAL or ATTEMPT',
         params: JobParams,
@@ -168,6 +172,7 @@ export async function agentRoutes(app: ServiceApp, ctx: ServiceContext): Promise
   app.post(
     '/v1/agent/events',
     {
+      config: { permission: 'agent' },
       schema: {
         summary: 'Report an agent error (opt-out)',
         body: AgentEventSchema,
@@ -196,6 +201,7 @@ function claimRoute(app: ServiceApp, ctx: ServiceContext): void {
   app.post(
     '/v1/agent/jobs/claim',
     {
+      config: { permission: 'agent' },
       schema: {
         summary: 'Claim jobs (long poll up to waitSeconds)',
         body: ClaimRequestSchema,

@@ -13,7 +13,7 @@ import { JobQueries } from './store.js';
  * `max`, not `sum`). Not in the OpenAPI document: it is no resource of the hosted API.
  */
 export async function queueMetricsRoutes(app: ServiceApp, ctx: ServiceContext): Promise<void> {
-  app.get('/metrics', { schema: { hide: true } }, async (request, reply) => {
+  app.get('/metrics', { config: { permission: 'read' }, schema: { hide: true } }, async (request, reply) => {
     const nowMs = Date.now();
     const rows = await new JobQueries(ctx.db).queuedByLocation(request.accountId, nowMs);
     const registry = new Registry();

@@ -51,6 +51,7 @@ export async function checkSessionRoutes(app: ServiceApp, ctx: ServiceContext): 
   app.post(
     '/v1/check-sessions/trigger',
     {
+      config: { permission: 'write' },
       schema: {
         tags: ['check sessions'],
         summary: 'Start check sessions for the checks matching the target filters',
@@ -74,6 +75,7 @@ export async function checkSessionRoutes(app: ServiceApp, ctx: ServiceContext): 
   app.get(
     '/v1/check-sessions/:checkSessionId',
     {
+      config: { permission: 'read' },
       schema: {
         tags: ['check sessions'],
         summary: 'Get a check session',
@@ -90,6 +92,7 @@ export async function checkSessionRoutes(app: ServiceApp, ctx: ServiceContext): 
   app.post(
     '/v1/check-sessions/:checkSessionId/cancel',
     {
+      config: { permission: 'write' },
       schema: {
         tags: ['check sessions'],
         summary: 'Cancel a check session',
@@ -112,6 +115,7 @@ export async function checkSessionRoutes(app: ServiceApp, ctx: ServiceContext): 
   app.get(
     '/v1/check-sessions/:checkSessionId/completion',
     {
+      config: { permission: 'read' },
       schema: {
         tags: ['check sessions'],
         summary: 'Wait until a check session is final (408 with the error body while it still runs)',

@@ -38,6 +38,7 @@ export async function testRunRoutes(app: ServiceApp, ctx: ServiceContext): Promi
     app.post(
       `/v1/check-sessions/test/${path}`,
       {
+        config: { permission: 'write' },
         ...(bodyLimitBytes === null ? {} : { bodyLimit: bodyLimitBytes }),
         schema: {
           tags: ['check sessions'],
@@ -67,6 +68,7 @@ export async function testRunRoutes(app: ServiceApp, ctx: ServiceContext): Promi
   app.post(
     '/v1/check-sessions/test/:type',
     {
+      config: { permission: 'write' },
       // Not an operation of its own in /openapi.json: it only refuses, and the types it runs are listed above.
       schema: {
         hide: true,

@@ -22,6 +22,7 @@ export async function statusPageKeyRoutes(app: ServiceApp, ctx: ServiceContext):
   app.post(
     '/v1/status-pages/:id/keys',
     {
+      config: { permission: 'write' },
       schema: {
         tags,
         summary: 'Add an access key to a private status page',
@@ -44,6 +45,7 @@ export async function statusPageKeyRoutes(app: ServiceApp, ctx: ServiceContext):
   app.delete(
     '/v1/status-pages/:id/keys/:keyId',
     {
+      config: { permission: 'write' },
       schema: {
         tags,
         summary: 'Delete an access key of a status page',

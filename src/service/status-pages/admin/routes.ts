@@ -40,6 +40,7 @@ function pageCreateAndListRoutes(app: ServiceApp, ctx: ServiceContext, pages: St
   app.post(
     '/v1/status-pages',
     {
+      config: { permission: 'write' },
       schema: {
         tags,
         summary: 'Create a status page',
@@ -59,6 +60,7 @@ function pageCreateAndListRoutes(app: ServiceApp, ctx: ServiceContext, pages: St
   app.get(
     '/v1/status-pages',
     {
+      config: { permission: 'read' },
       schema: {
         tags,
         summary: 'List status pages',
@@ -80,6 +82,7 @@ function serviceRoutes(app: ServiceApp, services: StatusPageServices): void {
   app.get(
     '/v1/status-pages/services',
     {
+      config: { permission: 'read' },
       schema: {
         tags,
         summary: 'List status-page services',
@@ -99,6 +102,7 @@ function serviceRoutes(app: ServiceApp, services: StatusPageServices): void {
   app.post(
     '/v1/status-pages/services',
     {
+      config: { permission: 'write' },
       schema: {
         tags,
         summary: 'Create a status-page service',
@@ -115,6 +119,7 @@ function serviceRoutes(app: ServiceApp, services: StatusPageServices): void {
   app.get(
     '/v1/status-pages/services/:id',
     {
+      config: { permission: 'read' },
       schema: {
         tags,
         summary: 'Get a status-page service',
@@ -130,6 +135,7 @@ function serviceRoutes(app: ServiceApp, services: StatusPageServices): void {
   app.put(
     '/v1/status-pages/services/:id',
     {
+      config: { permission: 'write' },
       schema: {
         tags,
         summary: 'Rename a status-page service',
@@ -149,6 +155,7 @@ function serviceRoutes(app: ServiceApp, services: StatusPageServices): void {
   app.delete(
     '/v1/status-pages/services/:id',
     {
+      config: { permission: 'write' },
       schema: {
         tags,
         summary: 'Delete a status-page service',
@@ -169,13 +176,17 @@ function serviceRoutes(app: ServiceApp, services: StatusPageServices): void {
 function pageItemRoutes(app: ServiceApp, ctx: ServiceContext, pages: StatusPages): void {
   app.get(
     '/v1/status-pages/:id',
-    { schema: { tags, summary: 'Get a status page', params: IdParams, response: { 200: StatusPageSchema } } },
+    {
+      config: { permission: 'read' },
+      schema: { tags, summary: 'Get a status page', params: IdParams, response: { 200: StatusPageSchema } },
+    },
     async (request) => pages.get(request.accountId, request.params.id, Date.now()),
   );
 
   app.put(
     '/v1/status-pages/:id',
     {
+      config: { permission: 'write' },
       schema: {
         tags,
         summary: 'Update a status page',
@@ -195,6 +206,7 @@ function pageItemRoutes(app: ServiceApp, ctx: ServiceContext, pages: StatusPages
   app.post(
     '/v1/status-pages/:id/custom-domain/verify',
     {
+      config: { permission: 'write' },
       schema: {
         tags,
         summary: 'Verify the custom domain of a status page',
@@ -217,7 +229,10 @@ function pageItemRoutes(app: ServiceApp, ctx: ServiceContext, pages: StatusPages
 
   app.delete(
     '/v1/status-pages/:id',
-    { schema: { tags, summary: 'Delete a status page', params: IdParams, response: { 204: NoContent } } },
+    {
+      config: { permission: 'write' },
+      schema: { tags, summary: 'Delete a status page', params: IdParams, response: { 204: NoContent } },
+    },
     async (request, reply) => {
       const { id } = request.params;
       if (!(await pages.delete(request.accountId, id))) throw notFound('status page', id);

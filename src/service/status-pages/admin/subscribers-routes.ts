@@ -41,6 +41,7 @@ export async function subscriberRoutes(app: ServiceApp, ctx: ServiceContext): Pr
   app.get(
     '/v1/status-pages/:id/subscribers',
     {
+      config: { permission: 'read' },
       schema: {
         tags,
         summary: 'List the email subscribers of a status page',
@@ -61,6 +62,7 @@ export async function subscriberRoutes(app: ServiceApp, ctx: ServiceContext): Pr
   app.delete(
     '/v1/status-pages/:id/subscribers/:subscriberId',
     {
+      config: { permission: 'write' },
       schema: {
         tags,
         summary: 'Delete an email subscriber of a status page',

@@ -45,6 +45,7 @@ function incidentCreateAndReadRoutes(app: ServiceApp, ctx: ServiceContext, incid
   app.post(
     '/v1/incidents',
     {
+      config: { permission: 'write' },
       schema: {
         tags,
         summary: 'Create an incident',
@@ -64,6 +65,7 @@ function incidentCreateAndReadRoutes(app: ServiceApp, ctx: ServiceContext, incid
   app.get(
     '/v1/incidents',
     {
+      config: { permission: 'read' },
       schema: {
         tags,
         summary: 'List incidents',
@@ -81,6 +83,7 @@ function incidentCreateAndReadRoutes(app: ServiceApp, ctx: ServiceContext, incid
   app.get(
     '/v1/incidents/:id',
     {
+      config: { permission: 'read' },
       schema: {
         tags,
         summary: 'Get an incident',
@@ -104,6 +107,7 @@ function incidentChangeRoutes(app: ServiceApp, incidents: Incidents): void {
   app.put(
     '/v1/incidents/:id',
     {
+      config: { permission: 'write' },
       schema: {
         tags,
         summary: 'Update an incident',
@@ -125,6 +129,7 @@ function incidentChangeRoutes(app: ServiceApp, incidents: Incidents): void {
   app.delete(
     '/v1/incidents/:id',
     {
+      config: { permission: 'write' },
       schema: {
         tags,
         summary: 'Delete an incident with its updates',
@@ -142,6 +147,7 @@ function incidentChangeRoutes(app: ServiceApp, incidents: Incidents): void {
   app.post(
     '/v1/incidents/:incidentId/updates',
     {
+      config: { permission: 'write' },
       schema: {
         tags,
         summary: 'Add an incident update',
@@ -172,6 +178,7 @@ function pageIncidentRoutes(app: ServiceApp, ctx: ServiceContext, incidents: Inc
   app.get(
     '/v1/status-pages/incidents',
     {
+      config: { permission: 'read' },
       schema: {
         tags: pageTags,
         summary: 'List incidents with their updates (cursor pages, oldest first)',
@@ -185,6 +192,7 @@ function pageIncidentRoutes(app: ServiceApp, ctx: ServiceContext, incidents: Inc
   app.post(
     '/v1/status-pages/incidents',
     {
+      config: { permission: 'write' },
       schema: {
         tags: pageTags,
         summary: 'Create an incident on status-page services',
@@ -204,6 +212,7 @@ function pageIncidentRoutes(app: ServiceApp, ctx: ServiceContext, incidents: Inc
   app.get(
     '/v1/status-pages/incidents/:incidentId',
     {
+      config: { permission: 'read' },
       schema: {
         tags: pageTags,
         summary: 'Get an incident with all its updates, newest first',
@@ -221,6 +230,7 @@ function pageIncidentRoutes(app: ServiceApp, ctx: ServiceContext, incidents: Inc
     app.route({
       method,
       url: '/v1/status-pages/incidents/:incidentId',
+      config: { permission: 'write' },
       schema: {
         tags: pageTags,
         summary: method === 'PUT' ? 'Replace an incident' : 'Change some fields of an incident',
@@ -238,6 +248,7 @@ function pageIncidentRoutes(app: ServiceApp, ctx: ServiceContext, incidents: Inc
   app.delete(
     '/v1/status-pages/incidents/:incidentId',
     {
+      config: { permission: 'write' },
       schema: {
         tags: pageTags,
         summary: 'Delete an incident with its updates',
@@ -262,6 +273,7 @@ function pageIncidentUpdateRoutes(app: ServiceApp, incidents: Incidents): void {
   app.get(
     base,
     {
+      config: { permission: 'read' },
       schema: {
         tags: pageTags,
         summary: 'List the updates of an incident, newest first',
@@ -275,6 +287,7 @@ function pageIncidentUpdateRoutes(app: ServiceApp, incidents: Incidents): void {
   app.post(
     base,
     {
+      config: { permission: 'write' },
       schema: {
         tags: pageTags,
         summary: 'Add an update to an incident',
@@ -292,6 +305,7 @@ function pageIncidentUpdateRoutes(app: ServiceApp, incidents: Incidents): void {
   app.get(
     `${base}/:incidentUpdateId`,
     {
+      config: { permission: 'read' },
       schema: {
         tags: pageTags,
         summary: 'Get an update of an incident',
@@ -308,6 +322,7 @@ function pageIncidentUpdateRoutes(app: ServiceApp, incidents: Incidents): void {
   app.put(
     `${base}/:incidentUpdateId`,
     {
+      config: { permission: 'write' },
       schema: {
         tags: pageTags,
         summary: 'Change an update of an incident',
@@ -332,6 +347,7 @@ function pageIncidentUpdateRoutes(app: ServiceApp, incidents: Incidents): void {
   app.delete(
     `${base}/:incidentUpdateId`,
     {
+      config: { permission: 'write' },
       schema: {
         tags: pageTags,
         summary: 'Delete an update of an incident',

@@ -107,6 +107,8 @@ describe('signing in', () => {
       csrfToken: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
       expiresAt: expect.any(String),
       keyPrefix: svc.accountA.key.slice(0, 7),
+      user: null,
+      role: 'OWNER',
     });
     const expiresAt = Date.parse(body.expiresAt);
     expect(expiresAt).toBeGreaterThanOrEqual(before + 30 * DAY);
@@ -131,6 +133,7 @@ describe('signing in', () => {
         id_hash: createHash('sha256').update(id!).digest('hex'),
         account_id: svc.accountA.id,
         api_key_id: expect.any(String),
+        user_id: null,
         created_at: expect.any(Number),
         last_seen_at: expect.any(Number),
         expires_at: expiresAt,

@@ -25,6 +25,8 @@ import { resultPartitions } from './0025_result_partitions.js';
 import { artifactStore } from './0026_artifact_store.js';
 import { checksOrder } from './0027_checks_order.js';
 import { listVersions } from './0028_list_versions.js';
+import { apiKeyRoles } from './0029_api_key_roles.js';
+import { users } from './0030_users.js';
 
 /**
  * Migrations in code, one file each (`NNNN_<name>.ts`), applied in name order. The names
@@ -63,6 +65,8 @@ const migrations: Record<string, Migration> = {
   '0026_artifact_store': artifactStore,
   '0027_checks_order': checksOrder,
   '0028_list_versions': listVersions,
+  '0029_api_key_roles': apiKeyRoles,
+  '0030_users': users,
 };
 
 class InCodeProvider implements MigrationProvider {
