@@ -30,11 +30,12 @@ describe.skipIf(missing !== null)('roles in Chromium against outpost up', () => 
   let owner: Page;
   let checkId: string;
 
-  /** A page of a fresh browser context (its own cookies) signed in with `apiKey`. */
-  async function signedIn(apiKey: string): Promise<Page> {
+  /** A page of a fresh browser context (its own cookies, in `timezoneId`) signed in with `apiKey`. */
+  async function signedIn(apiKey: string, timezoneId = 'UTC'): Promise<Page> {
     const context = await browser.newContext({
       viewport: { width: 1280, height: 900 },
       colorScheme: 'light',
+      timezoneId,
     });
     contexts.push(context);
     const page = await context.newPage();
@@ -56,7 +57,8 @@ describe.skipIf(missing !== null)('roles in Chromium against outpost up', () => 
     expect(key.json.role).toBe('READ_ONLY');
     browser = await launchChromium();
     readOnly = await signedIn(key.json.rawKey as string);
-    owner = await signedIn(OWNER_KEY);
+    // Berlin: an expiry date ends at midnight there, an hour before midnight UTC in winter.
+    owner = await signedIn(OWNER_KEY, 'Europe/Berlin');
   }, 90_000);
 
   afterAll(async () => {
@@ -118,8 +120,10 @@ describe.skipIf(missing !== null)('roles in Chromium against outpost up', () => 
       Edit: 0,
       'New check': 0,
     });
-    // What it may read is there: the results and the performance.
+    // What it may read is there: the results and the performance; nothing tells it to press Run now.
     await readOnly.getByRole('heading', { level: 2, name: 'Recent results' }).waitFor();
+    await readOnly.getByText('No results yet').waitFor();
+    expect(await readOnly.getByRole('main').innerText()).not.toContain('Run now');
     await expectAccessible(readOnly, 'check-read-only');
 
     await show(owner, `/checks/${checkId}`, 'Shop home page');
@@ -168,6 +172,36 @@ describe.skipIf(missing !== null)('roles in Chromium against outpost up', () => 
     const viewer = table.getByRole('row', { name: /Viewer/ });
     await viewer.waitFor();
     expect(await viewer.innerText()).toContain('READ_ONLY');
+  });
+
+  it('API keys: the OWNER makes a READ_WRITE key expiring at the end of a day in its time zone', async () => {
+    await show(owner, '/settings/api-keys', 'API keys');
+    await owner.getByRole('button', { name: 'New API key' }).click();
+    const form = owner.getByRole('form', { name: 'New API key' });
+    expect(await form.getByLabel('Role').inputValue()).toBe('OWNER');
+    await form.getByLabel('Name').fill('CI deploy');
+    await form.getByLabel('Role').selectOption('READ_WRITE');
+    await form.getByLabel('Expires on (optional)').fill('2030-01-15');
+    await form.getByRole('button', { name: 'Create API key' }).click();
+    await owner
+      .getByRole('textbox', { name: 'API key CI deploy', exact: true })
+      .waitFor({ timeout: PAGE_TIMEOUT });
+    await expectAccessible(owner, 'api-keys-created');
+    await owner.getByRole('button', { name: 'Done' }).click();
+    const listed = (await up.api('GET', '/v1/api-keys')).json as {
+      name: string;
+      role: string;
+      expiresAt: string;
+    }[];
+    expect(listed.find((k) => k.name === 'CI deploy')).toMatchObject({
+      role: 'READ_WRITE',
+      // The end of 15 January 2030 in Berlin (UTC+1), not in UTC.
+      expiresAt: '2030-01-15T22:59:59.999Z',
+    });
+    const row = owner.getByRole('table', { name: 'API keys' }).getByRole('row', { name: /CI deploy/ });
+    expect(await row.innerText()).toContain('READ_WRITE');
+    expect(await row.innerText()).toMatch(/Jan 15, 2030/);
+    await expectAccessible(owner, 'api-keys');
   });
 
   it('the service refuses a write made with the READ_ONLY session: 403 OUTPOST_ERR_FORBIDDEN', async () => {
