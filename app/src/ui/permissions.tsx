@@ -122,7 +122,7 @@ export function RoleNotice({ permission }: { permission: Exclude<Permission, 're
       </strong>
       <p>
         It needs the role {needed}
-        {needed === 'OWNER' ? '' : ' or above'}. You can still see everything of the account.
+        {needed === 'OWNER' ? '' : ' or above'}.
       </p>
     </div>
   );
