@@ -4,6 +4,7 @@ import { onSignedOut, setCsrfToken } from './api/client.js';
 import { type SessionInfo, fetchSession, signOut } from './api/session.js';
 import { Layout } from './ui/layout.js';
 import { ErrorNotice, Loading } from './ui/page.js';
+import { SessionContext } from './ui/permissions.js';
 import SignIn from './sign-in/page.js';
 
 // Every page is its own chunk: the first page loads the shell and itself only.
@@ -107,23 +108,26 @@ export function App() {
       />
     );
   }
+  // The pages read the session (its role: what they offer) from SessionContext.
   return (
-    <LocationProvider>
-      <Layout
-        session={session}
-        onSignOut={() => {
-          signOut()
-            .catch(() => undefined)
-            .finally(() => {
-              setCsrfToken(null);
-              setSession(null);
-            });
-        }}
-      >
-        <ErrorBoundary>
-          <Routes />
-        </ErrorBoundary>
-      </Layout>
-    </LocationProvider>
+    <SessionContext.Provider value={session}>
+      <LocationProvider>
+        <Layout
+          session={session}
+          onSignOut={() => {
+            signOut()
+              .catch(() => undefined)
+              .finally(() => {
+                setCsrfToken(null);
+                setSession(null);
+              });
+          }}
+        >
+          <ErrorBoundary>
+            <Routes />
+          </ErrorBoundary>
+        </Layout>
+      </LocationProvider>
+    </SessionContext.Provider>
   );
 }

@@ -10,6 +10,8 @@ import { cleanup, render } from '@testing-library/preact';
 import { h, type VNode } from 'preact';
 import { LocationProvider } from 'preact-iso';
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
+import type { SessionInfo } from '../../app/src/api/session.js';
+import { SessionContext } from '../../app/src/ui/permissions.js';
 
 /** One request the server received: method, path with query, headers, and the parsed JSON body. */
 export type Received = {
@@ -152,10 +154,30 @@ export function validationError(message: string, field: string): Answer {
   };
 }
 
-/** Renders `page` (a feature's page component) inside the router, with the address at `path`. */
-export function renderRoute(path: string, page: VNode): ReturnType<typeof render> {
+/** A signed-in session of `role`, as `GET /auth/session` answers it (an API key's session). */
+export function sessionOf(role: SessionInfo['role']): SessionInfo {
+  return {
+    accountId: 'acc-1',
+    accountName: 'Test account',
+    csrfToken: 'csrf-token',
+    expiresAt: new Date(Date.now() + 86_400_000).toISOString(),
+    keyPrefix: 'op_test',
+    user: null,
+    role,
+  };
+}
+
+/**
+ * Renders `page` (a feature's page component) inside the router, with the address at `path`, for a session
+ * of `role` (OWNER unless told: every control shown), as the app provides it (ui/permissions.tsx).
+ */
+export function renderRoute(
+  path: string,
+  page: VNode,
+  role: SessionInfo['role'] = 'OWNER',
+): ReturnType<typeof render> {
   visit(path);
-  return render(h(LocationProvider, null, page));
+  return render(h(SessionContext.Provider, { value: sessionOf(role) }, h(LocationProvider, null, page)));
 }
 
 afterEach(() => cleanup());

@@ -13,6 +13,7 @@ import { displayStatusOf, StatusBadge } from '../ui/status.js';
 import { formatFrequency } from '../ui/format.js';
 import { type Loaded, useLoad, useTitle } from '../ui/hooks.js';
 import { Chips } from './chips.js';
+import { useCan } from '../ui/permissions.js';
 import { GroupForm } from './form.js';
 
 /** How often the group's page looks again at its checks' statuses, ms. */
@@ -38,6 +39,7 @@ export function GroupDetail({ id }: { id: string }) {
   const checks = useChecksAndStatuses(id);
   const [editing, setEditing] = useState(false);
   const [saved, setSaved] = useState(false);
+  const canWrite = useCan('write');
   const data = group.data;
   useTitle(data ? `${data.name} · Check groups` : 'Check group');
 
@@ -57,37 +59,41 @@ export function GroupDetail({ id }: { id: string }) {
     <>
       <Breadcrumbs items={[{ href: '/check-groups', label: 'Check groups' }, { label: data.name }]} />
       <PageHeader title={data.name}>
-        <button
-          type="button"
-          class="button-secondary"
-          aria-expanded={editing}
-          onClick={() => {
-            setSaved(false);
-            setEditing(!editing);
-          }}
-        >
-          {editing ? 'Close the form' : 'Edit'}
-        </button>
-        <ConfirmButton
-          label="Delete group"
-          question={
-            <>
-              Delete the check group <strong>{data.name}</strong>? A group that still has checks cannot be
-              deleted: move or delete them first.
-            </>
-          }
-          confirmLabel="Delete group"
-          onConfirm={async () => {
-            await deleteCheckGroup(id);
-            route('/check-groups');
-          }}
-        />
+        {canWrite ? (
+          <>
+            <button
+              type="button"
+              class="button-secondary"
+              aria-expanded={editing}
+              onClick={() => {
+                setSaved(false);
+                setEditing(!editing);
+              }}
+            >
+              {editing ? 'Close the form' : 'Edit'}
+            </button>
+            <ConfirmButton
+              label="Delete group"
+              question={
+                <>
+                  Delete the check group <strong>{data.name}</strong>? A group that still has checks cannot be
+                  deleted: move or delete them first.
+                </>
+              }
+              confirmLabel="Delete group"
+              onConfirm={async () => {
+                await deleteCheckGroup(id);
+                route('/check-groups');
+              }}
+            />
+          </>
+        ) : null}
       </PageHeader>
       <p role="status" class="muted">
         {saved ? 'Saved.' : ''}
       </p>
 
-      {editing ? (
+      {editing && canWrite ? (
         <GroupForm
           group={data}
           onSaved={() => {
@@ -155,12 +161,18 @@ function GroupChecks({
   checks: Loaded<ChecksAndStatuses>;
   members: Check[];
 }) {
+  const canWrite = useCan('write');
   return (
     <section aria-labelledby="cg-checks">
       <h2 id="cg-checks">Checks{checks.data ? ` (${members.length})` : ''}</h2>
       <ListStatus load={checks} loading="Loading checks" isEmpty={members.length === 0}>
-        No check belongs to this group. Choose the group in a check's settings, or{' '}
-        <a href="/checks/new">create a check</a> in it.
+        No check belongs to this group.
+        {canWrite ? (
+          <>
+            {' '}
+            Choose the group in a check's settings, or <a href="/checks/new">create a check</a> in it.
+          </>
+        ) : null}
       </ListStatus>
       {members.length > 0 ? (
         <div class="table-wrap">

@@ -10,6 +10,7 @@ import { ListStatus, YesNo } from '../ui/widgets.js';
 import { PageHeader } from '../ui/page.js';
 import { useLoad, useTitle } from '../ui/hooks.js';
 import { Chips } from './chips.js';
+import { useCan } from '../ui/permissions.js';
 import { GroupForm } from './form.js';
 
 /** The account's groups and checks, loaded together (the list counts each group's checks). */
@@ -23,6 +24,7 @@ export function GroupList() {
   const { route } = useLocation();
   const loaded = useLoad(loadGroupsAndChecks, []);
   const [creating, setCreating] = useState(false);
+  const canWrite = useCan('write');
   const counts = new Map<number, number>();
   for (const check of loaded.data?.checks ?? []) {
     if (typeof check.groupId === 'number') counts.set(check.groupId, (counts.get(check.groupId) ?? 0) + 1);
@@ -31,23 +33,31 @@ export function GroupList() {
   return (
     <>
       <PageHeader title="Check groups">
-        <button type="button" aria-expanded={creating} onClick={() => setCreating(!creating)}>
-          {creating ? 'Close the form' : 'New check group'}
-        </button>
+        {canWrite ? (
+          <button type="button" aria-expanded={creating} onClick={() => setCreating(!creating)}>
+            {creating ? 'Close the form' : 'New check group'}
+          </button>
+        ) : null}
       </PageHeader>
       <p class="muted cg-intro">
         A group lends its checks its tags, locations and alerting, pauses or mutes them together, and runs
         them together.
       </p>
-      {creating ? (
+      {creating && canWrite ? (
         <GroupForm
           onSaved={(group) => route(`/check-groups/${group.id}`)}
           onCancel={() => setCreating(false)}
         />
       ) : null}
       <ListStatus load={loaded} loading="Loading check groups" isEmpty={loaded.data?.groups.length === 0}>
-        No check group yet. Create one with <strong>New check group</strong>, then choose it in the settings
-        of the checks that belong together.
+        No check group yet.
+        {canWrite ? (
+          <>
+            {' '}
+            Create one with <strong>New check group</strong>, then choose it in the settings of the checks
+            that belong together.
+          </>
+        ) : null}
       </ListStatus>
       {loaded.data && loaded.data.groups.length > 0 ? (
         <GroupsTable groups={loaded.data.groups} counts={counts} />

@@ -7,6 +7,7 @@ import { deleteIncident, getIncident, postIncidentUpdate } from '../api/incident
 import { FormError } from '../ui/forms.js';
 import type { IncidentUpdateView, IncidentView, UpdateStatus } from '../api/schemas.js';
 import { Breadcrumbs, ConfirmButton, FormButtons, formLevelError } from '../ui/widgets.js';
+import { useCan } from '../ui/permissions.js';
 import { Empty, ErrorNotice, Loading, PageHeader } from '../ui/page.js';
 import { formatDateTime, formatRelative } from '../ui/format.js';
 import { useLoad, useTitle } from '../ui/hooks.js';
@@ -30,6 +31,7 @@ export function IncidentDetail({ id }: { id: string }) {
   const incident = useLoad((signal) => getIncident(id, signal), [id], POLL_MS);
   const [editing, setEditing] = useState(false);
   const data = incident.data;
+  const canWrite = useCan('write');
   useTitle(data ? `${data.name} · Incidents` : 'Incident');
 
   if (incident.error && !data) {
@@ -48,32 +50,36 @@ export function IncidentDetail({ id }: { id: string }) {
     <>
       <Breadcrumbs items={[{ href: '/incidents', label: 'Incidents' }, { label: data.name }]} />
       <PageHeader title={data.name}>
-        <button
-          type="button"
-          class="button-secondary"
-          aria-expanded={editing}
-          onClick={() => setEditing(!editing)}
-        >
-          {editing ? 'Close the form' : 'Edit'}
-        </button>
-        <ConfirmButton
-          label="Delete incident"
-          question={
-            <>
-              Delete the incident <strong>{data.name}</strong> and its {data.incidentUpdates.length} updates?
-              It disappears from the status pages.
-            </>
-          }
-          confirmLabel="Delete incident"
-          onConfirm={async () => {
-            await deleteIncident(id);
-            route('/incidents');
-          }}
-        />
+        {canWrite ? (
+          <>
+            <button
+              type="button"
+              class="button-secondary"
+              aria-expanded={editing}
+              onClick={() => setEditing(!editing)}
+            >
+              {editing ? 'Close the form' : 'Edit'}
+            </button>
+            <ConfirmButton
+              label="Delete incident"
+              question={
+                <>
+                  Delete the incident <strong>{data.name}</strong> and its {data.incidentUpdates.length}{' '}
+                  updates? It disappears from the status pages.
+                </>
+              }
+              confirmLabel="Delete incident"
+              onConfirm={async () => {
+                await deleteIncident(id);
+                route('/incidents');
+              }}
+            />
+          </>
+        ) : null}
       </PageHeader>
       {incident.error ? <ErrorNotice error={incident.error} title="Could not refresh" /> : null}
 
-      {editing ? (
+      {editing && canWrite ? (
         <IncidentForm
           incident={data}
           onSaved={() => {
@@ -85,7 +91,7 @@ export function IncidentDetail({ id }: { id: string }) {
       ) : null}
       <IncidentSummary incident={data} />
 
-      <PostUpdate incidentId={id} current={latest?.status} onPosted={incident.reload} />
+      {canWrite ? <PostUpdate incidentId={id} current={latest?.status} onPosted={incident.reload} /> : null}
       <UpdatesTimeline incident={data} />
     </>
   );
@@ -139,11 +145,12 @@ function IncidentSummary({ incident: data }: { incident: IncidentView }) {
 
 /** The incident's updates, newest first. */
 function UpdatesTimeline({ incident: data }: { incident: IncidentView }) {
+  const canWrite = useCan('write');
   return (
     <section aria-labelledby="inc-updates">
       <h2 id="inc-updates">Updates ({data.incidentUpdates.length})</h2>
       {data.incidentUpdates.length === 0 ? (
-        <Empty>No update yet. Post one above to tell visitors what is happening.</Empty>
+        <Empty>No update yet.{canWrite ? ' Post one above to tell visitors what is happening.' : ''}</Empty>
       ) : (
         <ol class="inc-timeline">
           {data.incidentUpdates.map((u) => (

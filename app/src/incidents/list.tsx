@@ -12,6 +12,7 @@ import { useLoad, useTitle } from '../ui/hooks.js';
 import { ImpactBadge, UpdateStatusBadge, isResolved } from './badges.js';
 import { POLL_MS } from './badges.js';
 import { IncidentForm } from './form.js';
+import { useCan } from '../ui/permissions.js';
 
 /** The incidents page: renders open incidents, then resolved ones (polled every {@link POLL_MS} ms), and a form to open a new one. */
 export function IncidentList() {
@@ -19,29 +20,38 @@ export function IncidentList() {
   const { route } = useLocation();
   const incidents = useLoad((signal) => listIncidents(signal), [], POLL_MS);
   const [creating, setCreating] = useState(false);
+  const canWrite = useCan('write');
   const open = (incidents.data ?? []).filter((i) => !isResolved(i));
   const resolved = (incidents.data ?? []).filter(isResolved);
 
   return (
     <>
       <PageHeader title="Incidents">
-        <button type="button" aria-expanded={creating} onClick={() => setCreating(!creating)}>
-          {creating ? 'Close the form' : 'New incident'}
-        </button>
+        {canWrite ? (
+          <button type="button" aria-expanded={creating} onClick={() => setCreating(!creating)}>
+            {creating ? 'Close the form' : 'New incident'}
+          </button>
+        ) : null}
       </PageHeader>
       <p class="muted inc-intro">
         An incident tells the visitors of your status pages what is wrong with which services, update by
         update. Checks with an incident trigger open and resolve theirs themselves.
       </p>
-      {creating ? (
+      {creating && canWrite ? (
         <IncidentForm
           onSaved={(incident) => route(`/incidents/${incident.id}`)}
           onCancel={() => setCreating(false)}
         />
       ) : null}
       <ListStatus load={incidents} loading="Loading incidents" isEmpty={incidents.data?.length === 0}>
-        No incident yet. When something goes wrong, open one with <strong>New incident</strong> and post
-        updates as you learn more.
+        No incident yet.
+        {canWrite ? (
+          <>
+            {' '}
+            When something goes wrong, open one with <strong>New incident</strong> and post updates as you
+            learn more.
+          </>
+        ) : null}
       </ListStatus>
       {incidents.data && incidents.data.length > 0 ? (
         <>

@@ -20,12 +20,14 @@ import { formatDateTime } from '../ui/format.js';
 import { type Loaded, useLoad, useTitle } from '../ui/hooks.js';
 import { AgentCommand, POLL_MS } from './shared.js';
 import { RenameForm } from './forms.js';
+import { useCan } from '../ui/permissions.js';
 
 /** One private location's page. */
 export function LocationDetail({ id }: { id: string }) {
   const { route } = useLocation();
   const location = useLoad((signal) => getPrivateLocation(id, signal), [id], POLL_MS);
   const agents = useLoad((signal) => listAgents(signal), [id], POLL_MS);
+  const canAdmin = useCan('admin');
   const data = location.data;
   useTitle(data ? `${data.name} · Private locations` : 'Private location');
 
@@ -47,29 +49,33 @@ export function LocationDetail({ id }: { id: string }) {
         items={[{ href: '/private-locations', label: 'Private locations' }, { label: data.name }]}
       />
       <PageHeader title={data.name}>
-        <ConfirmButton
-          label="Delete location"
-          question={
-            <>
-              Delete the private location <strong>{data.name}</strong>? Its keys stop working at once; checks
-              that name <code>{data.slugName}</code> keep the slug, and their runs there expire unclaimed.
-            </>
-          }
-          confirmLabel="Delete location"
-          onConfirm={async () => {
-            await deletePrivateLocation(id);
-            route('/private-locations');
-          }}
-        />
+        {canAdmin ? (
+          <ConfirmButton
+            label="Delete location"
+            question={
+              <>
+                Delete the private location <strong>{data.name}</strong>? Its keys stop working at once;
+                checks that name <code>{data.slugName}</code> keep the slug, and their runs there expire
+                unclaimed.
+              </>
+            }
+            confirmLabel="Delete location"
+            onConfirm={async () => {
+              await deletePrivateLocation(id);
+              route('/private-locations');
+            }}
+          />
+        ) : null}
       </PageHeader>
       {location.error ? <ErrorNotice error={location.error} title="Could not refresh" /> : null}
       <LocationStats location={data} />
 
-      <KeysSection id={id} location={data} onChanged={location.reload} />
+      {/* Its keys are the ADMIN's business: who may serve the location. */}
+      {canAdmin ? <KeysSection id={id} location={data} onChanged={location.reload} /> : null}
 
       <ServedAgents agents={agents} served={served} name={data.name} />
 
-      <RenameForm location={data} onSaved={location.reload} key={data.id} />
+      {canAdmin ? <RenameForm location={data} onSaved={location.reload} key={data.id} /> : null}
     </>
   );
 }

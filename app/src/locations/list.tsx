@@ -10,6 +10,7 @@ import { PageHeader } from '../ui/page.js';
 import { type Loaded, useLoad, useTitle } from '../ui/hooks.js';
 import { AgentCommand, POLL_MS } from './shared.js';
 import { CreateLocationForm } from './forms.js';
+import { useCan } from '../ui/permissions.js';
 
 /** The list of private locations, the form that creates one and the key of the one just created. */
 export function LocationList() {
@@ -17,15 +18,18 @@ export function LocationList() {
   const locations = useLoad((signal) => listPrivateLocations(signal), [], POLL_MS);
   const agents = useLoad((signal) => listAgents(signal), [], POLL_MS);
   const [creating, setCreating] = useState(false);
+  const canAdmin = useCan('admin');
   const [created, setCreated] = useState<PrivateLocation | null>(null);
   const createdKey = created?.keys[0]?.rawKey;
 
   return (
     <>
       <PageHeader title="Private locations">
-        <button type="button" aria-expanded={creating} onClick={() => setCreating(!creating)}>
-          {creating ? 'Close the form' : 'New private location'}
-        </button>
+        {canAdmin ? (
+          <button type="button" aria-expanded={creating} onClick={() => setCreating(!creating)}>
+            {creating ? 'Close the form' : 'New private location'}
+          </button>
+        ) : null}
       </PageHeader>
       <p class="muted pl-intro">
         A private location runs checks from your own network: agents you start there with one of its keys
@@ -35,7 +39,7 @@ export function LocationList() {
         <CreatedLocation location={created} rawKey={createdKey} onDismiss={() => setCreated(null)} />
       ) : null}
 
-      {creating ? (
+      {creating && canAdmin ? (
         <CreateLocationForm
           onCreated={(location) => {
             setCreated(location);
@@ -79,12 +83,19 @@ function CreatedLocation({
 
 /** The locations, as a table. */
 function LocationsSection({ locations }: { locations: Loaded<PrivateLocation[]> }) {
+  const canAdmin = useCan('admin');
   return (
     <section aria-labelledby="pl-locations">
       <h2 id="pl-locations">Locations</h2>
       <ListStatus load={locations} loading="Loading private locations" isEmpty={locations.data?.length === 0}>
-        No private location yet. Create one with <strong>New private location</strong>, then start an agent on
-        your network with the key it shows.
+        No private location yet.
+        {canAdmin ? (
+          <>
+            {' '}
+            Create one with <strong>New private location</strong>, then start an agent on your network with
+            the key it shows.
+          </>
+        ) : null}
       </ListStatus>
       {locations.data && locations.data.length > 0 ? (
         <div class="table-wrap">

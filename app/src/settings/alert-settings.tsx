@@ -14,6 +14,7 @@ import {
 import { FormError } from '../ui/forms.js';
 import { useLoad, useTitle } from '../ui/hooks.js';
 import { ErrorNotice, Loading, PageHeader } from '../ui/page.js';
+import { RoleNotice, useCan } from '../ui/permissions.js';
 import { FormButtons, formLevelError } from '../ui/widgets.js';
 import type { AlertSettings } from '../api/schemas.js';
 
@@ -46,8 +47,12 @@ export function AlertSettingsPage() {
   );
 }
 
-/** The form: the shared alert settings controls and Save. */
+/**
+ * The form: the shared alert settings controls and Save. A session that may not change them sees the same
+ * controls disabled, without Save, under the role's notice.
+ */
 function SettingsForm({ settings }: { settings: AlertSettings }) {
+  const canWrite = useCan('write');
   const [draft, setDraft] = useState<AlertSettingsDraft>(() => draftOfAlertSettings(settings));
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
@@ -67,6 +72,19 @@ function SettingsForm({ settings }: { settings: AlertSettings }) {
     } finally {
       setBusy(false);
     }
+  }
+
+  if (!canWrite) {
+    return (
+      <section class="card misc-form" aria-labelledby="st-alert-form">
+        <h2 id="st-alert-form">Account alert settings</h2>
+        <RoleNotice permission="write" />
+        <fieldset class="st-read-only" disabled>
+          <legend class="visually-hidden">The account's alert settings, as they are</legend>
+          <AlertSettingsFields draft={draft} onChange={setDraft} error={null} />
+        </fieldset>
+      </section>
+    );
   }
 
   return (

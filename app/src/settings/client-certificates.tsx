@@ -15,6 +15,7 @@ import { formatDateTime } from '../ui/format.js';
 import { FormError, TextAreaField, TextField } from '../ui/forms.js';
 import { useLoad, useTitle } from '../ui/hooks.js';
 import { SettingsTop } from './page-top.js';
+import { useCan } from '../ui/permissions.js';
 import { ConfirmButton, errorOf, FormButtons, formLevelError, ListStatus, YesNo } from '../ui/widgets.js';
 
 /** How many certificates a PEM bundle holds (its `BEGIN CERTIFICATE` lines). */
@@ -39,6 +40,7 @@ export function ClientCertificatesPage() {
   const certificates = useLoad((signal) => listClientCertificates(signal), []);
   const [uploading, setUploading] = useState(false);
   const [status, setStatus] = useState('');
+  const canWrite = useCan('write');
 
   return (
     <>
@@ -56,7 +58,7 @@ export function ClientCertificatesPage() {
         for the same host (the newest wins) and delete the old. Private keys are stored encrypted and never
         shown again.
       </SettingsTop>
-      {uploading ? (
+      {uploading && canWrite ? (
         <UploadForm
           onSaved={(host) => {
             setUploading(false);
@@ -71,7 +73,13 @@ export function ClientCertificatesPage() {
         loading="Loading client certificates"
         isEmpty={certificates.data?.length === 0}
       >
-        No client certificate yet. Upload one with <strong>Upload a certificate</strong>.
+        No client certificate yet.
+        {canWrite ? (
+          <>
+            {' '}
+            Upload one with <strong>Upload a certificate</strong>.
+          </>
+        ) : null}
       </ListStatus>
       {certificates.data && certificates.data.length > 0 ? (
         <div class="table-wrap">
@@ -85,7 +93,7 @@ export function ClientCertificatesPage() {
                 </th>
                 <th scope="col">CA bundle</th>
                 <th scope="col">Uploaded</th>
-                <th scope="col">Actions</th>
+                {canWrite ? <th scope="col">Actions</th> : null}
               </tr>
             </thead>
             <tbody>
@@ -101,28 +109,30 @@ export function ClientCertificatesPage() {
                     <YesNo value={c.ca !== null} yes="Yes" no="None" />
                   </td>
                   <td data-label="Uploaded">{formatDateTime(c.created_at)}</td>
-                  <td class="misc-actions-cell">
-                    <ConfirmButton
-                      small
-                      label={
-                        <>
-                          Delete <span class="visually-hidden">the certificate for {c.host}</span>
-                        </>
-                      }
-                      question={
-                        <>
-                          Delete the certificate for <code>{c.host}</code>? API checks to this host stop
-                          presenting it.
-                        </>
-                      }
-                      confirmLabel="Delete certificate"
-                      onConfirm={async () => {
-                        await deleteClientCertificate(c.id);
-                        setStatus(`Deleted the certificate for ${c.host}.`);
-                        certificates.reload();
-                      }}
-                    />
-                  </td>
+                  {canWrite ? (
+                    <td class="misc-actions-cell">
+                      <ConfirmButton
+                        small
+                        label={
+                          <>
+                            Delete <span class="visually-hidden">the certificate for {c.host}</span>
+                          </>
+                        }
+                        question={
+                          <>
+                            Delete the certificate for <code>{c.host}</code>? API checks to this host stop
+                            presenting it.
+                          </>
+                        }
+                        confirmLabel="Delete certificate"
+                        onConfirm={async () => {
+                          await deleteClientCertificate(c.id);
+                          setStatus(`Deleted the certificate for ${c.host}.`);
+                          certificates.reload();
+                        }}
+                      />
+                    </td>
+                  ) : null}
                 </tr>
               ))}
             </tbody>

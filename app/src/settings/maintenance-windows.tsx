@@ -15,6 +15,7 @@ import { Field, FormError, SelectField, TextField } from '../ui/forms.js';
 import { useLoad, useTitle } from '../ui/hooks.js';
 import { Checkbox, ConfirmButton, errorOf, FormButtons, formLevelError, ListStatus } from '../ui/widgets.js';
 import { SettingsTop } from './page-top.js';
+import { useCan } from '../ui/permissions.js';
 
 /** The fields the form names errors for. */
 const FIELDS = [
@@ -74,6 +75,7 @@ export function MaintenanceWindowsPage() {
   const windows = useLoad((signal) => listMaintenanceWindows(signal), []);
   const [formOpen, setFormOpen] = useState(false);
   const [status, setStatus] = useState('');
+  const canWrite = useCan('write');
 
   return (
     <>
@@ -91,7 +93,7 @@ export function MaintenanceWindowsPage() {
         runs and send no alert. "Run now" still runs them. Repeats keep the local time of the window's time
         zone.
       </SettingsTop>
-      {formOpen ? (
+      {formOpen && canWrite ? (
         <WindowForm
           onSaved={(saved) => {
             setFormOpen(false);
@@ -102,7 +104,13 @@ export function MaintenanceWindowsPage() {
         />
       ) : null}
       <ListStatus load={windows} loading="Loading maintenance windows" isEmpty={windows.data?.length === 0}>
-        No maintenance window yet. Create one with <strong>New maintenance window</strong>.
+        No maintenance window yet.
+        {canWrite ? (
+          <>
+            {' '}
+            Create one with <strong>New maintenance window</strong>.
+          </>
+        ) : null}
       </ListStatus>
       {windows.data && windows.data.length > 0 ? (
         <div class="table-wrap">
@@ -115,7 +123,7 @@ export function MaintenanceWindowsPage() {
                 <th scope="col">Repeats</th>
                 <th scope="col">Covers</th>
                 <th scope="col">While on</th>
-                <th scope="col">Actions</th>
+                {canWrite ? <th scope="col">Actions</th> : null}
               </tr>
             </thead>
             <tbody>
@@ -129,28 +137,30 @@ export function MaintenanceWindowsPage() {
                   </td>
                   <td data-label="Covers">{coverText(w)}</td>
                   <td data-label="While on">{effectText(w)}</td>
-                  <td class="misc-actions-cell">
-                    <ConfirmButton
-                      small
-                      label={
-                        <>
-                          Delete <span class="visually-hidden">{w.name}</span>
-                        </>
-                      }
-                      question={
-                        <>
-                          Delete the maintenance window <strong>{w.name}</strong>? Its checks run and alert as
-                          usual again.
-                        </>
-                      }
-                      confirmLabel="Delete window"
-                      onConfirm={async () => {
-                        await deleteMaintenanceWindow(w.id);
-                        setStatus(`Deleted ${w.name}.`);
-                        windows.reload();
-                      }}
-                    />
-                  </td>
+                  {canWrite ? (
+                    <td class="misc-actions-cell">
+                      <ConfirmButton
+                        small
+                        label={
+                          <>
+                            Delete <span class="visually-hidden">{w.name}</span>
+                          </>
+                        }
+                        question={
+                          <>
+                            Delete the maintenance window <strong>{w.name}</strong>? Its checks run and alert
+                            as usual again.
+                          </>
+                        }
+                        confirmLabel="Delete window"
+                        onConfirm={async () => {
+                          await deleteMaintenanceWindow(w.id);
+                          setStatus(`Deleted ${w.name}.`);
+                          windows.reload();
+                        }}
+                      />
+                    </td>
+                  ) : null}
                 </tr>
               ))}
             </tbody>

@@ -4,10 +4,12 @@
  */
 import type { ComponentChildren } from 'preact';
 import { PageHeader } from '../ui/page.js';
+import { type Permission, useCan } from '../ui/permissions.js';
 
 /**
- * The title, the form's toggle (`Close the form` while `formOpen`, else `newLabel`), the page's intro
- * (`children`) and a polite status line (`status`, announced by screen readers).
+ * The title, the form's toggle (`Close the form` while `formOpen`, else `newLabel`; only for a session
+ * holding `permission`, `write` unless told), the page's intro (`children`) and a polite status line
+ * (`status`, announced by screen readers).
  */
 export function SettingsTop({
   title,
@@ -15,6 +17,7 @@ export function SettingsTop({
   newLabel,
   onToggle,
   status,
+  permission = 'write',
   children,
 }: {
   title: string;
@@ -22,14 +25,18 @@ export function SettingsTop({
   newLabel: string;
   onToggle: () => void;
   status: string;
+  permission?: Exclude<Permission, 'read'>;
   children: ComponentChildren;
 }) {
+  const allowed = useCan(permission);
   return (
     <>
       <PageHeader title={title}>
-        <button type="button" aria-expanded={formOpen} onClick={onToggle}>
-          {formOpen ? 'Close the form' : newLabel}
-        </button>
+        {allowed ? (
+          <button type="button" aria-expanded={formOpen} onClick={onToggle}>
+            {formOpen ? 'Close the form' : newLabel}
+          </button>
+        ) : null}
       </PageHeader>
       <p class="muted st-intro">{children}</p>
       <p role="status" class="muted">

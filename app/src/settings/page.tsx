@@ -10,6 +10,7 @@ import { ApiKeysPage } from './api-keys.js';
 import { ClientCertificatesPage } from './client-certificates.js';
 import { MaintenanceWindowsPage } from './maintenance-windows.js';
 import { SETTINGS_SECTIONS, type SettingsSection, SettingsNav } from './nav.js';
+import { RequirePermission } from '../ui/permissions.js';
 import { SnippetsPage } from './snippets.js';
 import { VariablesPage } from './variables.js';
 import './settings.css';
@@ -45,10 +46,18 @@ export default function SettingsPage({ section }: { section?: string }) {
     );
   }
   const Page = PAGES[section];
+  const { label, permission } = SETTINGS_SECTIONS.find((s) => s.section === section)!;
   return (
     <>
       <SettingsNav current={section} />
-      <Page />
+      {permission === 'read' ? (
+        <Page />
+      ) : (
+        // A tab the role does not see, opened by its address: its title and why it stays closed.
+        <RequirePermission permission={permission} title={label}>
+          <Page />
+        </RequirePermission>
+      )}
     </>
   );
 }

@@ -10,6 +10,7 @@ import { formatDateTime } from '../ui/format.js';
 import { FormError, TextAreaField, TextField } from '../ui/forms.js';
 import { useLoad, useTitle } from '../ui/hooks.js';
 import { SettingsTop } from './page-top.js';
+import { useCan } from '../ui/permissions.js';
 import { ConfirmButton, errorOf, FormButtons, formLevelError, ListStatus } from '../ui/widgets.js';
 
 /** The snippets page: the list, and the form that creates or edits one. */
@@ -19,6 +20,7 @@ export function SnippetsPage() {
   /** The snippet being edited; `null`: a new one; undefined: no form open. */
   const [editing, setEditing] = useState<Snippet | null | undefined>(undefined);
   const [status, setStatus] = useState('');
+  const canWrite = useCan('write');
 
   return (
     <>
@@ -35,7 +37,7 @@ export function SnippetsPage() {
         Server-side JavaScript that API checks and check groups run before a request (setup) or after it
         (teardown), chosen by name in their settings. Each runs in a sandbox of its own, at most 10 s.
       </SettingsTop>
-      {editing !== undefined ? (
+      {editing !== undefined && canWrite ? (
         <SnippetForm
           key={editing?.id ?? 'new'}
           snippet={editing ?? undefined}
@@ -48,7 +50,13 @@ export function SnippetsPage() {
         />
       ) : null}
       <ListStatus load={snippets} loading="Loading snippets" isEmpty={snippets.data?.length === 0}>
-        No snippet yet. Create one with <strong>New snippet</strong>.
+        No snippet yet.
+        {canWrite ? (
+          <>
+            {' '}
+            Create one with <strong>New snippet</strong>.
+          </>
+        ) : null}
       </ListStatus>
       {snippets.data && snippets.data.length > 0 ? (
         <div class="table-wrap">
@@ -61,7 +69,7 @@ export function SnippetsPage() {
                   Lines
                 </th>
                 <th scope="col">Changed</th>
-                <th scope="col">Actions</th>
+                {canWrite ? <th scope="col">Actions</th> : null}
               </tr>
             </thead>
             <tbody>
@@ -72,40 +80,42 @@ export function SnippetsPage() {
                     {s.script === '' ? 0 : s.script.split('\n').length}
                   </td>
                   <td data-label="Changed">{formatDateTime(s.updated_at ?? s.created_at)}</td>
-                  <td class="misc-actions-cell">
-                    <div class="st-row-buttons">
-                      <button
-                        type="button"
-                        class="button-secondary misc-small"
-                        onClick={() => {
-                          setStatus('');
-                          setEditing(s);
-                        }}
-                      >
-                        Edit <span class="visually-hidden">{s.name}</span>
-                      </button>
-                      <ConfirmButton
-                        small
-                        label={
-                          <>
-                            Delete <span class="visually-hidden">{s.name}</span>
-                          </>
-                        }
-                        question={
-                          <>
-                            Delete the snippet <strong>{s.name}</strong>? A snippet that checks or groups
-                            still use cannot be deleted.
-                          </>
-                        }
-                        confirmLabel="Delete snippet"
-                        onConfirm={async () => {
-                          await deleteSnippet(s.id);
-                          setStatus(`Deleted ${s.name}.`);
-                          snippets.reload();
-                        }}
-                      />
-                    </div>
-                  </td>
+                  {canWrite ? (
+                    <td class="misc-actions-cell">
+                      <div class="st-row-buttons">
+                        <button
+                          type="button"
+                          class="button-secondary misc-small"
+                          onClick={() => {
+                            setStatus('');
+                            setEditing(s);
+                          }}
+                        >
+                          Edit <span class="visually-hidden">{s.name}</span>
+                        </button>
+                        <ConfirmButton
+                          small
+                          label={
+                            <>
+                              Delete <span class="visually-hidden">{s.name}</span>
+                            </>
+                          }
+                          question={
+                            <>
+                              Delete the snippet <strong>{s.name}</strong>? A snippet that checks or groups
+                              still use cannot be deleted.
+                            </>
+                          }
+                          confirmLabel="Delete snippet"
+                          onConfirm={async () => {
+                            await deleteSnippet(s.id);
+                            setStatus(`Deleted ${s.name}.`);
+                            snippets.reload();
+                          }}
+                        />
+                      </div>
+                    </td>
+                  ) : null}
                 </tr>
               ))}
             </tbody>

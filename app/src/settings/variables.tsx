@@ -10,6 +10,7 @@ import type { Variable } from '../api/schemas.js';
 import { FormError, TextAreaField, TextField } from '../ui/forms.js';
 import { useLoad, useTitle } from '../ui/hooks.js';
 import { SettingsTop } from './page-top.js';
+import { useCan } from '../ui/permissions.js';
 import { Checkbox, ConfirmButton, errorOf, FormButtons, formLevelError, ListStatus } from '../ui/widgets.js';
 
 /** What the API answers for a secret value, and takes back to mean "keep the stored value". */
@@ -34,6 +35,7 @@ export function VariablesPage() {
   /** The variable being edited; `null`: a new one; undefined: no form open. */
   const [editing, setEditing] = useState<Variable | null | undefined>(undefined);
   const [status, setStatus] = useState('');
+  const canWrite = useCan('write');
 
   return (
     <>
@@ -52,7 +54,7 @@ export function VariablesPage() {
         <strong>locked</strong> value is hidden on this page until shown; a <strong>secret</strong> one is
         never shown again, is stored encrypted and is masked in every result.
       </SettingsTop>
-      {editing !== undefined ? (
+      {editing !== undefined && canWrite ? (
         <VariableForm
           key={editing?.key ?? '(new)'}
           variable={editing ?? undefined}
@@ -65,7 +67,13 @@ export function VariablesPage() {
         />
       ) : null}
       <ListStatus load={variables} loading="Loading variables" isEmpty={variables.data?.length === 0}>
-        No variable yet. Create one with <strong>New variable</strong>.
+        No variable yet.
+        {canWrite ? (
+          <>
+            {' '}
+            Create one with <strong>New variable</strong>.
+          </>
+        ) : null}
       </ListStatus>
       {variables.data && variables.data.length > 0 ? (
         <VariablesTable
@@ -112,6 +120,7 @@ function VariablesTable({
   onEdit: (v: Variable) => void;
   onDeleted: (key: string) => void;
 }) {
+  const canWrite = useCan('write');
   return (
     <div class="table-wrap">
       <table class="misc-table st-table">
@@ -121,7 +130,7 @@ function VariablesTable({
             <th scope="col">Key</th>
             <th scope="col">Value</th>
             <th scope="col">Flags</th>
-            <th scope="col">Actions</th>
+            {canWrite ? <th scope="col">Actions</th> : null}
           </tr>
         </thead>
         <tbody>
@@ -140,32 +149,34 @@ function VariablesTable({
                   {!v.secret && !v.locked ? <span class="muted">—</span> : null}
                 </span>
               </td>
-              <td class="misc-actions-cell">
-                <div class="st-row-buttons">
-                  <button type="button" class="button-secondary misc-small" onClick={() => onEdit(v)}>
-                    Edit <span class="visually-hidden">{v.key}</span>
-                  </button>
-                  <ConfirmButton
-                    small
-                    label={
-                      <>
-                        Delete <span class="visually-hidden">{v.key}</span>
-                      </>
-                    }
-                    question={
-                      <>
-                        Delete <code>{v.key}</code>? Checks that use <code>{`{{${v.key}}}`}</code> get no
-                        value for it.
-                      </>
-                    }
-                    confirmLabel="Delete variable"
-                    onConfirm={async () => {
-                      await deleteVariable(v.key);
-                      onDeleted(v.key);
-                    }}
-                  />
-                </div>
-              </td>
+              {canWrite ? (
+                <td class="misc-actions-cell">
+                  <div class="st-row-buttons">
+                    <button type="button" class="button-secondary misc-small" onClick={() => onEdit(v)}>
+                      Edit <span class="visually-hidden">{v.key}</span>
+                    </button>
+                    <ConfirmButton
+                      small
+                      label={
+                        <>
+                          Delete <span class="visually-hidden">{v.key}</span>
+                        </>
+                      }
+                      question={
+                        <>
+                          Delete <code>{v.key}</code>? Checks that use <code>{`{{${v.key}}}`}</code> get no
+                          value for it.
+                        </>
+                      }
+                      confirmLabel="Delete variable"
+                      onConfirm={async () => {
+                        await deleteVariable(v.key);
+                        onDeleted(v.key);
+                      }}
+                    />
+                  </div>
+                </td>
+              ) : null}
             </tr>
           ))}
         </tbody>

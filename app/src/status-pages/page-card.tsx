@@ -5,6 +5,7 @@ import { useState } from 'preact/hooks';
 import { deleteStatusPage, verifyCustomDomain } from '../api/status-pages.js';
 import type { StatusPage } from '../api/schemas.js';
 import { ConfirmButton, messageOf } from '../ui/widgets.js';
+import { useCan } from '../ui/permissions.js';
 
 /**
  * One status page: its link, visibility, custom domain (and, while pending, the TXT record that verifies it),
@@ -49,33 +50,36 @@ function PageCardHead({
   onEdit: () => void;
   onDeleted: () => void;
 }) {
+  const canWrite = useCan('write');
   return (
     <div class="misc-section-head">
       <h3 id={headingId}>{page.name}</h3>
-      <div class="misc-buttons">
-        <button type="button" class="button-secondary misc-small" onClick={onEdit}>
-          Edit<span class="visually-hidden"> {page.name}</span>
-        </button>
-        <ConfirmButton
-          small
-          label={
-            <>
-              Delete<span class="visually-hidden"> {page.name}</span>
-            </>
-          }
-          question={
-            <>
-              Delete the status page <strong>{page.name}</strong>? Its address stops answering; its services
-              and incidents stay.
-            </>
-          }
-          confirmLabel="Delete page"
-          onConfirm={async () => {
-            await deleteStatusPage(page.id);
-            onDeleted();
-          }}
-        />
-      </div>
+      {canWrite ? (
+        <div class="misc-buttons">
+          <button type="button" class="button-secondary misc-small" onClick={onEdit}>
+            Edit<span class="visually-hidden"> {page.name}</span>
+          </button>
+          <ConfirmButton
+            small
+            label={
+              <>
+                Delete<span class="visually-hidden"> {page.name}</span>
+              </>
+            }
+            question={
+              <>
+                Delete the status page <strong>{page.name}</strong>? Its address stops answering; its services
+                and incidents stay.
+              </>
+            }
+            confirmLabel="Delete page"
+            onConfirm={async () => {
+              await deleteStatusPage(page.id);
+              onDeleted();
+            }}
+          />
+        </div>
+      ) : null}
     </div>
   );
 }
@@ -182,6 +186,7 @@ function DomainVerification({ page, onChecked }: { page: StatusPage; onChecked: 
   const [error, setError] = useState<unknown>(null);
   const record = page.customDomainVerification!;
   const headingId = `sp-domain-${page.id}`;
+  const canWrite = useCan('write');
 
   async function check() {
     setBusy(true);
@@ -224,10 +229,12 @@ function DomainVerification({ page, onChecked }: { page: StatusPage; onChecked: 
         </tbody>
       </table>
       {page.customDomainProblem ? <p class="muted">Last check: {page.customDomainProblem}.</p> : null}
-      <button type="button" class="button-secondary misc-small" disabled={busy} onClick={check}>
-        {busy ? 'Checking…' : 'Check now'}
-        <span class="visually-hidden"> {page.customDomain}</span>
-      </button>
+      {canWrite ? (
+        <button type="button" class="button-secondary misc-small" disabled={busy} onClick={check}>
+          {busy ? 'Checking…' : 'Check now'}
+          <span class="visually-hidden"> {page.customDomain}</span>
+        </button>
+      ) : null}
       {error ? (
         <p class="field-error" role="alert">
           {messageOf(error)}

@@ -7,6 +7,7 @@ import './status-pages.css';
 import { PageCard } from './page-card.js';
 import { PageForm } from './page-form.js';
 import { Services } from './services.js';
+import { useCan } from '../ui/permissions.js';
 
 /**
  * Status pages (`/status-pages`): the account's pages (name, url, public or private, cards and the services
@@ -18,6 +19,7 @@ export default function StatusPagesPage() {
   const pages = useLoad((signal) => listStatusPages(signal), []);
   const services = useLoad(listServices, []);
   const [creating, setCreating] = useState(false);
+  const canWrite = useCan('write');
   const [editingId, setEditingId] = useState<string | null>(null);
   const [accessKey, setAccessKey] = useState<{ page: string; key: string } | null>(null);
 
@@ -29,9 +31,11 @@ export default function StatusPagesPage() {
   return (
     <>
       <PageHeader title="Status pages">
-        <button type="button" aria-expanded={creating} onClick={() => setCreating(!creating)}>
-          {creating ? 'Close the form' : 'New status page'}
-        </button>
+        {canWrite ? (
+          <button type="button" aria-expanded={creating} onClick={() => setCreating(!creating)}>
+            {creating ? 'Close the form' : 'New status page'}
+          </button>
+        ) : null}
       </PageHeader>
       <p class="muted sp-intro">
         A status page shows your visitors the state of your services, card by card, and the incidents that
@@ -49,7 +53,7 @@ export default function StatusPagesPage() {
         </OneTimeSecret>
       ) : null}
 
-      {creating ? (
+      {creating && canWrite ? (
         <PageForm
           services={services.data}
           onSaved={(page) => {
@@ -65,13 +69,19 @@ export default function StatusPagesPage() {
       <section aria-labelledby="sp-pages">
         <h2 id="sp-pages">Pages</h2>
         <ListStatus load={pages} loading="Loading status pages" isEmpty={pages.data?.length === 0}>
-          No status page yet. Add the services you want to show under <strong>Services</strong> below, then
-          create a page with <strong>New status page</strong>.
+          No status page yet.
+          {canWrite ? (
+            <>
+              {' '}
+              Add the services you want to show under <strong>Services</strong> below, then create a page with{' '}
+              <strong>New status page</strong>.
+            </>
+          ) : null}
         </ListStatus>
         {pages.data && pages.data.length > 0 ? (
           <ul class="sp-pages">
             {pages.data.map((page) =>
-              editingId === page.id ? (
+              editingId === page.id && canWrite ? (
                 <li key={page.id}>
                   <PageForm
                     page={page}

@@ -10,6 +10,7 @@ import type { Check, ServiceView, StatusPage } from '../api/schemas.js';
 import { useLoad } from '../ui/hooks.js';
 import { ConfirmButton, errorOf, FormButtons, formLevelError, ListStatus, messageOf } from '../ui/widgets.js';
 import { CheckPicker } from './check-picker.js';
+import { useCan } from '../ui/permissions.js';
 
 /**
  * The status-page services: add, rename, delete (refused while a card shows the service), and the checks
@@ -25,6 +26,7 @@ export function Services({
   onChanged: () => void;
 }) {
   const checks = useLoad((signal) => listChecks(signal), []);
+  const canWrite = useCan('write');
   const serviceNames = new Map((services.data ?? []).map((s) => [s.id, s.name]));
   const [name, setName] = useState('');
   const [busy, setBusy] = useState(false);
@@ -63,22 +65,26 @@ export function Services({
         The things your status pages report on (an API, a website, a region). Cards show them; incidents
         concern them; linked checks give them their state and their uptime.
       </p>
-      <form class="sp-add-service" onSubmit={add} noValidate aria-label="Add a service">
-        <TextField
-          label="New service"
-          error={errorOf(error, 'name')}
-          required
-          maxLength={255}
-          value={name}
-          onValue={setName}
-        />
-        <button type="submit" disabled={busy}>
-          {busy ? 'Adding…' : 'Add service'}
-        </button>
-      </form>
-      <FormError error={formLevelError(error, ['name'])} />
+      {canWrite ? (
+        <>
+          <form class="sp-add-service" onSubmit={add} noValidate aria-label="Add a service">
+            <TextField
+              label="New service"
+              error={errorOf(error, 'name')}
+              required
+              maxLength={255}
+              value={name}
+              onValue={setName}
+            />
+            <button type="submit" disabled={busy}>
+              {busy ? 'Adding…' : 'Add service'}
+            </button>
+          </form>
+          <FormError error={formLevelError(error, ['name'])} />
+        </>
+      ) : null}
       <ListStatus load={services} loading="Loading services" isEmpty={services.data?.length === 0}>
-        No service yet. Add the first one above, e.g. “Website” or “Public API”.
+        No service yet.{canWrite ? ' Add the first one above, e.g. “Website” or “Public API”.' : ''}
       </ListStatus>
       {services.data && services.data.length > 0 ? (
         <div class="table-wrap">
@@ -89,9 +95,11 @@ export function Services({
                 <th scope="col">Service</th>
                 <th scope="col">Shown on</th>
                 <th scope="col">Linked checks</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
+                {canWrite ? (
+                  <th scope="col">
+                    <span class="visually-hidden">Actions</span>
+                  </th>
+                ) : null}
               </tr>
             </thead>
             <tbody>
@@ -137,6 +145,7 @@ function ServiceRow({
   onLinked: () => void;
 }) {
   const [picking, setPicking] = useState(false);
+  const canWrite = useCan('write');
   const [renaming, setRenaming] = useState(false);
   const [name, setName] = useState(service.name);
   const [busy, setBusy] = useState(false);
@@ -162,7 +171,7 @@ function ServiceRow({
     <>
       <tr>
         <th scope="row">
-          {renaming ? (
+          {renaming && canWrite ? (
             <form class="sp-rename" onSubmit={rename} noValidate aria-label={`Rename ${service.name}`}>
               <TextField
                 label={`New name of ${service.name}`}
@@ -196,28 +205,30 @@ function ServiceRow({
             <span class="muted">none: incidents only</span>
           )}
         </td>
-        <td class="misc-actions-cell">
-          <div class="misc-buttons">
-            <button
-              type="button"
-              class="button-secondary misc-small"
-              aria-expanded={picking}
-              aria-controls={picking ? pickerId : undefined}
-              onClick={() => setPicking(!picking)}
-            >
-              {picking ? 'Close' : 'Link checks'}
-              <span class="visually-hidden"> of {service.name}</span>
-            </button>
-            {!renaming ? (
-              <button type="button" class="button-secondary misc-small" onClick={() => setRenaming(true)}>
-                Rename<span class="visually-hidden"> {service.name}</span>
+        {canWrite ? (
+          <td class="misc-actions-cell">
+            <div class="misc-buttons">
+              <button
+                type="button"
+                class="button-secondary misc-small"
+                aria-expanded={picking}
+                aria-controls={picking ? pickerId : undefined}
+                onClick={() => setPicking(!picking)}
+              >
+                {picking ? 'Close' : 'Link checks'}
+                <span class="visually-hidden"> of {service.name}</span>
               </button>
-            ) : null}
-            <DeleteService service={service} pageNames={pageNames} onDeleted={onChanged} />
-          </div>
-        </td>
+              {!renaming ? (
+                <button type="button" class="button-secondary misc-small" onClick={() => setRenaming(true)}>
+                  Rename<span class="visually-hidden"> {service.name}</span>
+                </button>
+              ) : null}
+              <DeleteService service={service} pageNames={pageNames} onDeleted={onChanged} />
+            </div>
+          </td>
+        ) : null}
       </tr>
-      {picking ? (
+      {picking && canWrite ? (
         <tr class="sp-picker-row">
           <td colSpan={4} id={pickerId}>
             <CheckPicker service={service} checks={checks} serviceNames={serviceNames} onChanged={onLinked} />

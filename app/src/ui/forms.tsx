@@ -78,7 +78,7 @@ export function TextField({
 }: FieldText &
   Omit<JSX.IntrinsicElements['input'], Wired> & {
     /** The input's type; default text. */
-    type?: 'text' | 'email' | 'url' | 'tel' | 'number' | 'password';
+    type?: 'text' | 'email' | 'url' | 'tel' | 'number' | 'password' | 'date';
     value: string;
     onValue: (value: string) => void;
   }) {

@@ -6,6 +6,7 @@ import { deleteAlertChannel, getAlertChannel, testAlertChannel } from '../../api
 import { FormError } from '../../ui/forms.js';
 import type { AlertChannel, AlertNotification } from '../../api/schemas.js';
 import { Breadcrumbs, ConfirmButton, YesNo } from '../../ui/widgets.js';
+import { useCan } from '../../ui/permissions.js';
 import { ErrorNotice, Loading, PageHeader } from '../../ui/page.js';
 import { useLoad, useTitle } from '../../ui/hooks.js';
 import { CONFIG_LABELS, type KeyValue, kindOf, targetOf, typeLabel } from './describe.js';
@@ -55,6 +56,7 @@ export function ChannelDetail({ id }: { id: string }) {
   const [test, setTest] = useState<AlertNotification | null>(null);
   const [testError, setTestError] = useState<unknown>(null);
   const [logVersion, setLogVersion] = useState(0);
+  const canWrite = useCan('write');
   const data = channel.data;
   const title = data ? targetOf(data) || `${typeLabel(kindOf(data))} channel` : 'Alert channel';
   useTitle(data ? `${title} · Alert channels` : 'Alert channel');
@@ -87,36 +89,40 @@ export function ChannelDetail({ id }: { id: string }) {
     <>
       <Breadcrumbs items={[{ href: '/alert-channels', label: 'Alert channels' }, { label: title }]} />
       <PageHeader title={title}>
-        <button type="button" onClick={sendTest} disabled={testing}>
-          {testing ? 'Sending the test…' : 'Send test notification'}
-        </button>
-        <button
-          type="button"
-          class="button-secondary"
-          aria-expanded={editing}
-          onClick={() => setEditing(!editing)}
-        >
-          {editing ? 'Close the form' : 'Edit'}
-        </button>
-        <ConfirmButton
-          label="Delete channel"
-          question={
-            <>
-              Delete the alert channel <strong>{title}</strong>? Its subscriptions go with it; alerts are no
-              longer sent there.
-            </>
-          }
-          confirmLabel="Delete channel"
-          onConfirm={async () => {
-            await deleteAlertChannel(id);
-            route('/alert-channels');
-          }}
-        />
+        {canWrite ? (
+          <>
+            <button type="button" onClick={sendTest} disabled={testing}>
+              {testing ? 'Sending the test…' : 'Send test notification'}
+            </button>
+            <button
+              type="button"
+              class="button-secondary"
+              aria-expanded={editing}
+              onClick={() => setEditing(!editing)}
+            >
+              {editing ? 'Close the form' : 'Edit'}
+            </button>
+            <ConfirmButton
+              label="Delete channel"
+              question={
+                <>
+                  Delete the alert channel <strong>{title}</strong>? Its subscriptions go with it; alerts are
+                  no longer sent there.
+                </>
+              }
+              confirmLabel="Delete channel"
+              onConfirm={async () => {
+                await deleteAlertChannel(id);
+                route('/alert-channels');
+              }}
+            />
+          </>
+        ) : null}
       </PageHeader>
       <TestOutcome testing={testing} test={test} />
       <FormError error={testError} />
 
-      {editing ? (
+      {editing && canWrite ? (
         <ChannelForm
           channel={data}
           onSaved={() => {

@@ -8,6 +8,7 @@ import './channels.css';
 import { kindOf, sendsOf, targetOf, typeLabel } from './describe.js';
 import { ChannelForm } from './form.js';
 import { ChannelDetail } from './detail.js';
+import { useCan } from '../../ui/permissions.js';
 
 /**
  * Alert channels (`/alert-channels`) and one of them with its notification log
@@ -22,28 +23,36 @@ function ChannelList() {
   useTitle('Alert channels');
   const channels = useLoad((signal) => listAlertChannels(signal), []);
   const [creating, setCreating] = useState(false);
+  const canWrite = useCan('write');
   const { route } = useLocation();
 
   return (
     <>
       <PageHeader title="Alert channels">
-        <button type="button" aria-expanded={creating} onClick={() => setCreating(!creating)}>
-          {creating ? 'Close the form' : 'New alert channel'}
-        </button>
+        {canWrite ? (
+          <button type="button" aria-expanded={creating} onClick={() => setCreating(!creating)}>
+            {creating ? 'Close the form' : 'New alert channel'}
+          </button>
+        ) : null}
       </PageHeader>
       <p class="muted ac-intro">
         Alerts of the checks subscribed to a channel (directly, through their check group, or because the
         channel subscribes new checks) are sent there, each exactly once, with every attempt recorded.
       </p>
-      {creating ? (
+      {creating && canWrite ? (
         <ChannelForm
           onSaved={(channel) => route(`/alert-channels/${channel.id}`)}
           onCancel={() => setCreating(false)}
         />
       ) : null}
       <ListStatus load={channels} loading="Loading alert channels" isEmpty={channels.data?.length === 0}>
-        No alert channel yet: alerts are recorded but nobody is told. Create one with{' '}
-        <strong>New alert channel</strong>, then send it a test notification.
+        No alert channel yet: alerts are recorded but nobody is told.
+        {canWrite ? (
+          <>
+            {' '}
+            Create one with <strong>New alert channel</strong>, then send it a test notification.
+          </>
+        ) : null}
       </ListStatus>
       {channels.data && channels.data.length > 0 ? (
         <div class="table-wrap">

@@ -10,6 +10,8 @@ import type { AlertChannel, Check, CheckGroup } from '../../api/schemas.js';
 import { Checkbox, FormButtons } from '../../ui/widgets.js';
 import { Empty, ErrorNotice } from '../../ui/page.js';
 import { useLoad } from '../../ui/hooks.js';
+import { useCan } from '../../ui/permissions.js';
+
 type Subscription = AlertChannel['subscriptions'][number];
 
 /** A subscription's key in the form: `c:` and a check id, or `g:` and a group id. */
@@ -39,6 +41,7 @@ export function Subscriptions({ channel, onSaved }: { channel: AlertChannel; onS
     return { checks, groups };
   }, []);
   const [editing, setEditing] = useState(false);
+  const canWrite = useCan('write');
   const [checked, setChecked] = useState<Set<string>>(new Set());
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
@@ -77,14 +80,14 @@ export function Subscriptions({ channel, onSaved }: { channel: AlertChannel; onS
     <section aria-labelledby="ac-subs">
       <div class="misc-section-head">
         <h2 id="ac-subs">Subscriptions</h2>
-        {!editing ? (
+        {!editing && canWrite ? (
           <button type="button" class="button-secondary" onClick={startEditing} disabled={!targets.data}>
             Change subscriptions
           </button>
         ) : null}
       </div>
       {targets.error ? <ErrorNotice error={targets.error} /> : null}{' '}
-      {!editing ? (
+      {!editing || !canWrite ? (
         <SubscriptionList channel={channel} active={active} targets={targets.data} />
       ) : (
         <form class="card misc-form" onSubmit={save} noValidate aria-labelledby="ac-subs-edit">

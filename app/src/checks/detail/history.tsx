@@ -9,6 +9,7 @@ import { formatDateTime, formatMs } from '../../ui/format.js';
 import type { Loaded } from '../../ui/hooks.js';
 import type { CheckAlert, ErrorGroup } from '../../api/schemas.js';
 import './tables.css';
+import { useCan } from '../../ui/permissions.js';
 
 /** How many recent results, error groups and alerts the page lists. */
 export const RECENT = 20;
@@ -36,6 +37,7 @@ export function RecentResults({
   loaded: Loaded<ResultItem[]>;
   heartbeat: boolean;
 }) {
+  const canWrite = useCan('write');
   if (loaded.error && !loaded.data)
     return <ErrorNotice error={loaded.error} title="The results could not be loaded" />;
   if (!loaded.data) return <Loading what="Loading results" />;
@@ -44,7 +46,7 @@ export function RecentResults({
       <Empty>
         {heartbeat
           ? 'No results yet: one is recorded when a ping comes in, or when one is late.'
-          : 'No results yet: the check has not run. Press Run now to run it.'}
+          : `No results yet: the check has not run.${canWrite ? ' Press Run now to run it.' : ''}`}
       </Empty>
     );
   }

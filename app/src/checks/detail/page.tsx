@@ -16,6 +16,7 @@ import { CheckToggles, DeleteCheck } from './actions.js';
 import { RECENT } from './history.js';
 import { HeartbeatPingPanel, HeartbeatPings, useHeartbeatPings } from './heartbeat.js';
 import { UnservedLocations } from './locations.js';
+import { useCan } from '../../ui/permissions.js';
 
 /** What the check page loads: the check, its live status, recent results, error groups, alerts and group. */
 function useCheckPageData(checkId: string, reloadKey: number) {
@@ -51,6 +52,7 @@ export default function CheckDetail({ checkId }: { checkId: string }) {
   const heartbeat = check.data?.checkType === 'HEARTBEAT';
   const pings = useHeartbeatPings(checkId, heartbeat, reloadKey);
   const [notice, setNotice] = useState<{ text: string; error: boolean } | null>(null);
+  const canWrite = useCan('write');
   useTitle(check.data?.name ?? 'Check');
 
   if (!check.data) {
@@ -81,23 +83,27 @@ export default function CheckDetail({ checkId }: { checkId: string }) {
         <span aria-current="page">{c.name}</span>
       </nav>
       <PageHeader title={c.name}>
-        {/* A heartbeat monitor is not run: it waits for pings. */}
-        {c.checkType === 'HEARTBEAT' ? null : (
-          <button type="button" onClick={run.start} disabled={run.busy}>
-            {run.busy ? 'Running…' : 'Run now'}
-          </button>
+        {/* A heartbeat monitor is not run: it waits for pings. A role that may not write sees no action. */}
+        {!canWrite ? null : (
+          <>
+            {c.checkType === 'HEARTBEAT' ? null : (
+              <button type="button" onClick={run.start} disabled={run.busy}>
+                {run.busy ? 'Running…' : 'Run now'}
+              </button>
+            )}
+            <CheckToggles
+              check={c}
+              onDone={(text, error) => {
+                setNotice({ text, error });
+                if (!error) check.reload();
+              }}
+            />
+            <a class="button button-secondary" href={`/checks/${id}/edit`}>
+              Edit
+            </a>
+            <DeleteCheck check={c} onDeleted={() => route('/checks')} />
+          </>
         )}
-        <CheckToggles
-          check={c}
-          onDone={(text, error) => {
-            setNotice({ text, error });
-            if (!error) check.reload();
-          }}
-        />
-        <a class="button button-secondary" href={`/checks/${id}/edit`}>
-          Edit
-        </a>
-        <DeleteCheck check={c} onDeleted={() => route('/checks')} />
       </PageHeader>
       <p
         class={notice?.error ? 'check-action-message check-action-error' : 'check-action-message'}

@@ -14,15 +14,39 @@ import { CheckForm } from './check-form.js';
 import { editableFields } from './model/fields.js';
 import { newCheckBody } from './model/new-check.js';
 import { defaultLocations } from './model/locations.js';
+import { RequirePermission, useCan } from '../../ui/permissions.js';
 
-/** The page: the type picker, a new check's form, or an existing check's. */
+/**
+ * The page: the type picker, a new check's form, or an existing check's; for a session that may not change
+ * checks, the role's notice instead (nothing of the form is loaded).
+ */
 export default function CheckFormPage({ checkId }: { checkId?: string }) {
   const { query } = useLocation();
+  if (!useCan('write')) return <NotAllowed checkId={checkId} />;
   if (checkId) return <EditCheck checkId={checkId} />;
   if (query.type === undefined) return <TypePicker />;
   const type = typeFromQuery(query.type);
   if (!type) return <TypePicker unknown={query.type} />;
   return <NewCheck key={type} type={type} />;
+}
+
+/** A new or edit page opened by a session that may not change checks: what to do instead. */
+function NotAllowed({ checkId }: { checkId: string | undefined }) {
+  const title = checkId ? 'Edit check' : 'New check';
+  useTitle(title);
+  return (
+    <RequirePermission
+      permission="write"
+      title={title}
+      back={
+        checkId
+          ? { href: `/checks/${encodeURIComponent(checkId)}`, label: 'Back to the check' }
+          : { href: '/checks', label: 'Back to the checks' }
+      }
+    >
+      {null}
+    </RequirePermission>
+  );
 }
 
 /** `/checks/new?type=…`: a new check of `type`, its fields at the service's defaults. */

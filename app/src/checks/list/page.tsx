@@ -1,6 +1,7 @@
 import { useLocation } from 'preact-iso';
 import { ErrorNotice, Empty, Loading, PageHeader } from '../../ui/page.js';
 import { useTitle } from '../../ui/hooks.js';
+import { Can } from '../../ui/permissions.js';
 import './list.css';
 import { parseSort } from './sorting.js';
 import { NewCheckMenu } from './controls.js';
@@ -57,7 +58,9 @@ export default function ChecksList() {
   const error = checks.error ?? statuses.error;
   const header = (
     <PageHeader title="Checks">
-      <NewCheckMenu />
+      <Can permission="write">
+        <NewCheckMenu />
+      </Can>
     </PageHeader>
   );
 
