@@ -1,14 +1,9 @@
 import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { sendError } from './errors.js';
 
-/**
- * The roles of an account's people and API keys, weakest first, named as the hosted product names them
- * (docs/teams.md, "Roles"): READ_ONLY reads everything, READ_WRITE also changes checks, groups, channels,
- * pages and the rest of the monitoring, ADMIN also manages the account's API keys, people, private locations
- * and settings, OWNER also owns the account (its owners, its single sign-on).
- */
-export const ROLES = ['READ_ONLY', 'READ_WRITE', 'ADMIN', 'OWNER'] as const;
-export type Role = (typeof ROLES)[number];
+import { ROLES, type Role } from './roles.js';
+
+export { ROLES, type Role };
 
 /**
  * What a route needs (docs/teams.md, "Permissions"): every `/v1` route declares exactly one in its

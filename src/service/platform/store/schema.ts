@@ -2,7 +2,7 @@ import type { ColumnType, Generated } from 'kysely';
 import type { CHECK_SESSION_STATUSES, CheckType, RunStatus, TriggerSource } from '../../../protocol/enums.js';
 import type { AgentEvent } from '../../../protocol/messages.js';
 import type { CheckResult } from '../../../protocol/result.js';
-import type { Role } from '../http/permissions.js';
+import type { Role } from '../http/roles.js';
 
 declare const documentType: unique symbol;
 

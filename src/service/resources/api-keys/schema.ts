@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { ROLES } from '../../platform/http/permissions.js';
+import { ROLES } from '../../platform/http/roles.js';
 import { Nullable, strict, NullableTimestamp, Timestamp } from '../../platform/http/schema-helpers.js';
 
 /** A role, as `ROLES` lists them (platform/http/permissions.ts). */
