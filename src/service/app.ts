@@ -187,10 +187,15 @@ export async function build(options: BuildOptions): Promise<Service> {
   // The web app (docs/web-app.md): session cookies for every scope, /auth/session, the app and the trace
   // viewer. Failed sign-ins and wrong keys on /v1 count in the same limiter.
   const authFailures = new AuthFailureLimiter(undefined, options.db);
+  // What modules add to every request (module.ts, RequestHooks): sign-in events here, /v1 hooks below.
+  const requestHooks = MODULES.flatMap((module) => module.requestHooks?.(context) ?? []);
   const webSessions = await registerWebApp(app, {
     db: options.db,
     appUrl: options.appUrl ?? 'http://localhost:3000',
     limiter: authFailures,
+    onAuthEvent: (event) => {
+      for (const hooks of requestHooks) hooks.authEvent?.(event);
+    },
     ...(options.appDir === undefined ? {} : { appDir: options.appDir }),
   });
   await app.register(async (scope) => {
@@ -206,6 +211,7 @@ export async function build(options: BuildOptions): Promise<Service> {
       'onRequest',
       authHook(options.db, undefined, { limiter: authFailures, sessions: webSessions }),
     );
+    for (const hooks of requestHooks) hooks.v1?.(v1);
     for (const module of MODULES) await module.routes?.(v1, context);
   });
 

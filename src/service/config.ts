@@ -35,6 +35,8 @@ export type ServiceConfig = Readonly<{
   artifactRetentionDays: number;
   /** Days agents' error reports, and agents not seen, are kept (OUTPOST_AGENT_RETENTION_DAYS, default 30). */
   agentRetentionDays: number;
+  /** Days audit-log entries are kept (OUTPOST_AUDIT_RETENTION_DAYS, default 365; docs/teams.md, "Audit log"). */
+  auditRetentionDays: number;
   /**
    * Hours a passing run's logs, HTTP bodies and most headers are kept (OUTPOST_PASSING_DETAIL_HOURS, 1–876 000,
    * default 24); then the runs module's retention drops them from the stored result. Failing and degraded runs
@@ -209,6 +211,7 @@ const ServiceEnvSchema = Type.Object({
   OUTPOST_RESULT_RETENTION_DAYS: Days,
   OUTPOST_ARTIFACT_RETENTION_DAYS: Days,
   OUTPOST_AGENT_RETENTION_DAYS: Days,
+  OUTPOST_AUDIT_RETENTION_DAYS: Days,
   OUTPOST_PASSING_DETAIL_HOURS: Integer(1, 876_000),
   LOG_LEVEL: literals(Object.keys(LOG_LEVELS) as LogLevelName[]),
   OUTPOST_API_KEY: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_-]{20,200}$' })),
@@ -250,6 +253,7 @@ const REQUIREMENTS: Record<VariableName, string> = {
   OUTPOST_RESULT_RETENTION_DAYS: 'an integer from 1 to 36500 (default 90)',
   OUTPOST_ARTIFACT_RETENTION_DAYS: 'an integer from 1 to 36500 (default 30)',
   OUTPOST_AGENT_RETENTION_DAYS: 'an integer from 1 to 36500 (default 30)',
+  OUTPOST_AUDIT_RETENTION_DAYS: 'an integer from 1 to 36500 (default 365)',
   OUTPOST_PASSING_DETAIL_HOURS: 'an integer number of hours from 1 to 876000 (default 24)',
   LOG_LEVEL: `one of ${Object.keys(LOG_LEVELS).join(', ')} (default INFO)`,
   OUTPOST_API_KEY: '20 to 200 characters of A-Z, a-z, 0-9, "_" or "-"',
@@ -291,6 +295,7 @@ const DEFAULTS: Partial<Record<VariableName, string>> = {
   OUTPOST_RESULT_RETENTION_DAYS: '90',
   OUTPOST_ARTIFACT_RETENTION_DAYS: '30',
   OUTPOST_AGENT_RETENTION_DAYS: '30',
+  OUTPOST_AUDIT_RETENTION_DAYS: '365',
   OUTPOST_PASSING_DETAIL_HOURS: '24',
   LOG_LEVEL: 'INFO',
   OUTPOST_OUTBOUND_PRIVATE: 'allow',
@@ -306,6 +311,7 @@ const INTEGER_VARIABLES = new Set<VariableName>([
   'OUTPOST_RESULT_RETENTION_DAYS',
   'OUTPOST_ARTIFACT_RETENTION_DAYS',
   'OUTPOST_AGENT_RETENTION_DAYS',
+  'OUTPOST_AUDIT_RETENTION_DAYS',
   'OUTPOST_PASSING_DETAIL_HOURS',
 ]);
 /** Keys: their values are never echoed, only their length. */
@@ -400,6 +406,7 @@ export function parseServiceConfig(env: NodeJS.ProcessEnv): ServiceConfig {
     resultRetentionDays: parsed.OUTPOST_RESULT_RETENTION_DAYS,
     artifactRetentionDays: parsed.OUTPOST_ARTIFACT_RETENTION_DAYS,
     agentRetentionDays: parsed.OUTPOST_AGENT_RETENTION_DAYS,
+    auditRetentionDays: parsed.OUTPOST_AUDIT_RETENTION_DAYS,
     passingDetailHours: parsed.OUTPOST_PASSING_DETAIL_HOURS,
     appUrl: parsed.OUTPOST_APP_URL ?? `http://localhost:${parsed.PORT}`,
     logLevel: parsed.LOG_LEVEL,

@@ -226,6 +226,7 @@ export async function startService(
       resultDays: config.resultRetentionDays,
       artifactDays: config.artifactRetentionDays,
       agentDays: config.agentRetentionDays,
+      auditDays: config.auditRetentionDays,
       passingDetailHours: config.passingDetailHours,
     },
     appUrl: config.appUrl,

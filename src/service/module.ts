@@ -1,4 +1,5 @@
 import type { ServiceContext } from './context.js';
+import type { AuthEvent } from './platform/http/auth-events.js';
 import type { ServiceApp } from './platform/http/service-app.js';
 import type { RetentionTask } from './platform/store/retention.js';
 import type { NamedResultHook } from './runs/results/outbox.js';
@@ -12,6 +13,22 @@ export type RoutePlugin = (app: ServiceApp, ctx: ServiceContext) => Promise<void
 
 /** What a module's retention tasks may use besides the store: the artifact files. */
 export type RetentionNeeds = Pick<ServiceContext, 'artifacts'>;
+
+/**
+ * What a module adds to every request rather than to its own routes (the audit log): given once by
+ * `build()`, before any route is registered.
+ */
+export type RequestHooks = {
+  /**
+   * Adds Fastify hooks (`onSend`, `onResponse`, …) to the authenticated `/v1` scope, after the auth hook and
+   * before any module's routes, so they run for every `/v1` route; `request.principal` and
+   * `request.routeOptions.config.permission` are set by the time a hook after `onRequest` runs. A hook must
+   * not change the answer, and work it does after the answer must not fail or slow the request.
+   */
+  v1?(scope: ServiceApp): void;
+  /** Told of each sign-in, failed sign-in and sign-out of the web app, once answered (platform/http/auth-events.ts). */
+  authEvent?(event: AuthEvent): void;
+};
 
 /** One plugin registering `plugins` in order: a module's several route files as its one `routes`. */
 export function routesOf(...plugins: RoutePlugin[]): RoutePlugin {
@@ -40,6 +57,11 @@ export interface ServiceModule {
    * it checks itself, and it never answers account data beyond what that token opens.
    */
   readonly publicRoutes?: RoutePlugin;
+  /**
+   * Hooks on every `/v1` request and on the web app's sign-ins ({@link RequestHooks}); called once by
+   * `build()` with the complete context.
+   */
+  requestHooks?(ctx: ServiceContext): RequestHooks;
   /**
    * Consumers of each stored result that run in the result's own transaction (alerting, check statuses):
    * what they write commits with the result or not at all (docs/alerting.md, "Exactly once"). Called once

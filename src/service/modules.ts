@@ -1,5 +1,6 @@
 import { accountsModule } from './accounts/service-module.js';
 import { alertingModule } from './alerting/service-module.js';
+import { auditLogModule } from './audit-log/service-module.js';
 import { analyticsModule } from './analytics/service-module.js';
 import { checksModule } from './checks/service-module.js';
 import { dashboardsModule } from './dashboards/service-module.js';
@@ -35,6 +36,7 @@ export const MODULES: readonly ServiceModule[] = [
   maintenanceWindowsModule,
   dashboardsModule,
   triggersModule,
+  auditLogModule,
 ];
 
 /** The retention tasks of every module, in module order (the retention worker adds the platform's own). */

@@ -66,7 +66,7 @@ export async function testService(
   options: Pick<
     BuildOptions,
     'leaseMs' | 'queueExpiryMs' | 'customDomains' | 'outbound' | 'apiCredentials' | 'artifactStore'
-  > = {},
+  > & { log?: BuildOptions['log'] } = {},
 ): Promise<TestService> {
   const store = await testStore();
   const db = store.db;
@@ -76,7 +76,7 @@ export async function testService(
   const keyB = await createApiKey(db, b);
   const artifactsDir = await mkdtemp(join(tmpdir(), 'outpost-test-artifacts-'));
   // OUTPOST_TEST_LOG=error shows what a 500 hid.
-  const log = pino({ level: process.env.OUTPOST_TEST_LOG ?? 'silent' });
+  const log = options.log ?? pino({ level: process.env.OUTPOST_TEST_LOG ?? 'silent' });
   const service = await build({ db, log, artifactsDir, ...options });
   const close = service.close;
   return {

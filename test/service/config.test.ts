@@ -37,6 +37,7 @@ describe('parseServiceConfig', () => {
       resultRetentionDays: 90,
       artifactRetentionDays: 30,
       agentRetentionDays: 30,
+      auditRetentionDays: 365,
       passingDetailHours: 24,
       appUrl: 'http://localhost:3000',
       logLevel: 'INFO',

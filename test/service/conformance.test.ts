@@ -3,6 +3,7 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROTOCOL_VERSION } from '../../src/protocol/index.js';
+import { resourceOf } from '../../src/service/audit-log/resources.js';
 import { SERVICE_ERROR_CODES } from '../../src/service/platform/http/error-codes.js';
 import { createTestCa } from '../helpers/test-ca.js';
 import { icmpBody, type TestService, testService } from '../helpers/service.js';
@@ -21,6 +22,11 @@ let doc: Doc;
 const ajv = addFormats.default(new Ajv({ strict: false, allErrors: true, validateFormats: true }));
 const validators = new Map<string, ValidateFunction>();
 const exercised = new Set<string>();
+/**
+ * The successful calls as account A's key of the operations that change something (`x-outpost-permission`
+ * write, admin or owner; not GET), in order: each must leave one audit-log entry (docs/teams.md, "Audit log").
+ */
+const changes: { method: string; path: string }[] = [];
 const templates: { method: string; path: string; pattern: RegExp }[] = [];
 
 beforeAll(async () => {
@@ -69,6 +75,13 @@ async function call(
   expect(template, `${method} ${bare} is in the OpenAPI document`).toBeDefined();
   expect(res.statusCode, `${method} ${url}: ${res.body}`).toBeLessThan(300);
   exercised.add(`${method} ${template!.path}`);
+  const permission = (doc.paths[template!.path]?.[method.toLowerCase()] as Record<string, unknown>)?.[
+    'x-outpost-permission'
+  ];
+  const asAccountA = (headers.authorization ?? svc.auth().authorization) === svc.auth().authorization;
+  if (method !== 'GET' && asAccountA && ['write', 'admin', 'owner'].includes(String(permission))) {
+    changes.push({ method, path: template!.path });
+  }
   if (res.statusCode === 204) {
     expect(res.body).toBe('');
     return null;
@@ -502,6 +515,56 @@ describe('responses conform to /openapi.json', () => {
     await call('DELETE', `/v1/check-groups/${group.id}`);
     await call('DELETE', `/v1/checks/${heartbeat.id}`);
     await call('DELETE', `/v1/checks/${icmp.id}`);
+
+    // Every change above left one audit-log entry, in the order of the changes (written after each answer).
+    await call('GET', '/v1/audit-log?limit=100');
+    const entries: { action: string; resourceType: string; after: unknown }[] = [];
+    await expect
+      .poll(
+        async () => {
+          entries.length = 0;
+          let url: string | null = '/v1/audit-log?limit=100';
+          while (url !== null) {
+            const res: { json(): any; headers: Record<string, unknown> } = await svc.app.inject({
+              method: 'GET',
+              url,
+              headers: svc.auth(),
+            });
+            entries.push(...res.json());
+            const next: unknown = res.headers['x-next-id'];
+            url = typeof next === 'string' ? `/v1/audit-log?limit=100&nextId=${next}` : null;
+          }
+          return entries.length;
+        },
+        { timeout: 10_000 },
+      )
+      .toBeGreaterThanOrEqual(changes.length);
+    // Oldest first; a project deploy's own changes (its resources, made through /v1) come before its entry.
+    const changed = entries.reverse().filter((entry) => entry.resourceType !== 'session');
+    let next = 0;
+    const extra: string[] = [];
+    for (const change of changes) {
+      const { action } = resourceOf(change.method, change.path.replace(/\{([^}]+)\}/g, ':$1'), {}, null);
+      while (next < changed.length && changed[next]!.action !== action) extra.push(changed[next++]!.action);
+      expect(next, `${change.method} ${change.path} left an entry ${action}`).toBeLessThan(changed.length);
+      next += 1;
+    }
+    extra.push(...changed.slice(next).map((entry) => entry.action));
+    expect(extra).toEqual(['alert-channel.create', 'alert-channel.delete']);
+    const changing = templates.filter(
+      (t) =>
+        t.method !== 'GET' &&
+        ['write', 'admin', 'owner'].includes(
+          String(
+            (doc.paths[t.path]?.[t.method.toLowerCase()] as Record<string, unknown>)?.[
+              'x-outpost-permission'
+            ],
+          ),
+        ),
+    );
+    expect(changing.length).toBeGreaterThan(60);
+    const audited = new Set(changes.map((c) => `${c.method} ${c.path}`));
+    expect(changing.map((t) => `${t.method} ${t.path}`).filter((op) => !audited.has(op))).toEqual([]);
 
     const all = templates.map((t) => `${t.method} ${t.path}`).filter((op) => op !== 'GET /openapi.json');
     expect(all.filter((op) => !exercised.has(op))).toEqual([]);

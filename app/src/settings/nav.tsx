@@ -13,6 +13,7 @@ export const SETTINGS_SECTIONS = [
   { section: 'client-certificates', label: 'Client certificates', permission: 'read' },
   { section: 'api-keys', label: 'API keys', permission: 'admin' },
   { section: 'alert-settings', label: 'Alert settings', permission: 'read' },
+  { section: 'audit-log', label: 'Audit log', permission: 'admin' },
 ] as const satisfies readonly { section: string; label: string; permission: Permission }[];
 
 /** One of {@link SETTINGS_SECTIONS}' path segments. */

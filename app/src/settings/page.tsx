@@ -1,12 +1,13 @@
 /**
  * The Settings area (`/settings/{section}`): the account's environment variables, snippets, maintenance
- * windows, client certificates, API keys and alert settings, each a page of its own under the same tabs.
+ * windows, client certificates, API keys, alert settings and the audit log, each a page of its own under the same tabs.
  * `/settings` opens the first.
  */
 import { useEffect } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { AlertSettingsPage } from './alert-settings.js';
 import { ApiKeysPage } from './api-keys.js';
+import { AuditLogPage } from './audit-log.js';
 import { ClientCertificatesPage } from './client-certificates.js';
 import { MaintenanceWindowsPage } from './maintenance-windows.js';
 import { SETTINGS_SECTIONS, type SettingsSection, SettingsNav } from './nav.js';
@@ -22,6 +23,7 @@ const PAGES: Record<SettingsSection, () => preact.JSX.Element> = {
   'client-certificates': ClientCertificatesPage,
   'api-keys': ApiKeysPage,
   'alert-settings': AlertSettingsPage,
+  'audit-log': AuditLogPage,
 };
 
 function isSection(section: string | undefined): section is SettingsSection {

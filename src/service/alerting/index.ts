@@ -1,7 +1,7 @@
 // What other modules may use of this one (docs/architecture.md, "Modules"): they import it from here
 // only. Leaf files only (schemas, types, queries): a module's routes are registered through its
 // ServiceModule (service-module.ts), so importing this file never loads them.
-export { alertChannelsForNewCheck } from './alert-channels/alert-channels.js';
+export { alertChannelsForNewCheck, channelSecrets } from './alert-channels/alert-channels.js';
 export { ChannelQueries } from './alert-channels/store.js';
 export { SMTP_VARIABLES, messageIdOf, smtpDelivery, smtpTransports } from './channels/email.js';
 export { noAnswer } from './channels/http.js';

@@ -9,7 +9,7 @@ export type { GroupDoc } from './check-groups/check-groups.js';
 export { GroupQueries } from './check-groups/store.js';
 export { ResultQueries } from './check-results/store.js';
 export { deleteCheckStatuses } from './check-statuses/store.js';
-export { clientCertificateForHost } from './client-certificates/client-certificates.js';
+export { CERTIFICATE_SECRETS, clientCertificateForHost } from './client-certificates/client-certificates.js';
 export {
   assertAlertChannelsExist,
   assertGroupExists,

@@ -65,7 +65,7 @@ describe.skipIf(missing !== null)('the Settings pages in Chromium against outpos
     return `${await page.content()}\n${answers.join('\n')}`;
   }
 
-  it('/settings opens the variables, and the navigation has a Settings section with six tabs', async () => {
+  it('/settings opens the variables, and the navigation has a Settings section with seven tabs (OWNER)', async () => {
     await page.goto(new URL('/settings', up.baseUrl).href);
     await page.waitForURL(/\/settings\/variables$/, { timeout: PAGE_TIMEOUT });
     const current = page
@@ -73,14 +73,18 @@ describe.skipIf(missing !== null)('the Settings pages in Chromium against outpos
       .getByRole('link', { name: 'Settings' });
     expect(await current.getAttribute('aria-current')).toBe('page');
     const tabs = page.getByRole('navigation', { name: 'Settings' }).getByRole('link');
-    expect(await tabs.allInnerTexts()).toEqual([
-      'Variables',
-      'Snippets',
-      'Maintenance windows',
-      'Client certificates',
-      'API keys',
-      'Alert settings',
-    ]);
+    // The audit log's tab shows once the session says the role (OWNER here) may read it.
+    await expect
+      .poll(() => tabs.allInnerTexts(), { timeout: PAGE_TIMEOUT })
+      .toEqual([
+        'Variables',
+        'Snippets',
+        'Maintenance windows',
+        'Client certificates',
+        'API keys',
+        'Alert settings',
+        'Audit log',
+      ]);
   });
 
   it('variables: creates a plain and a secret one, edits, deletes; the secret value is never shown or answered', async () => {
@@ -273,5 +277,31 @@ describe.skipIf(missing !== null)('the Settings pages in Chromium against outpos
     await expect
       .poll(() => form.getByLabel('Minutes between reminders').getAttribute('aria-invalid'))
       .toBe('true');
+  });
+
+  it('audit log: the changes made above, newest first, none holding a planted secret; an entry opens its changes', async () => {
+    await show('/settings/audit-log', 'Audit log');
+    const table = page.getByRole('table', { name: 'Audit log' });
+    await table.waitFor({ timeout: PAGE_TIMEOUT });
+    const rows = await table.getByRole('row').allInnerTexts();
+    expect(rows[1]).toContain('alert-settings.update');
+    expect(rows.join('\n')).toContain('variable.create');
+    expect(rows.join('\n')).toContain('client-certificate.create');
+    expect(rows.join('\n')).toContain('api-key.create');
+    await page.getByLabel('Resource').selectOption('variable');
+    await expect
+      .poll(async () =>
+        (await table.getByRole('row').allInnerTexts()).slice(1).every((r) => r.includes('variable.')),
+      )
+      .toBe(true);
+    await table
+      .getByRole('button', { name: /^Open variable\.update/ })
+      .first()
+      .click();
+    const entry = page.getByRole('region', { name: /variable\.update/ });
+    await entry.getByRole('table', { name: 'Changes' }).waitFor();
+    await expectAccessible('audit-log');
+    const shown = await everythingShown(['/v1/audit-log?limit=100']);
+    for (const planted of [SECRET_VALUE, PASSPHRASE]) expect(shown).not.toContain(planted);
   });
 });

@@ -20,6 +20,8 @@ export type RetentionPolicy = {
    * degraded runs keep theirs for `resultDays`. Default 24.
    */
   passingDetailHours?: number;
+  /** Entries of the audit log (OUTPOST_AUDIT_RETENTION_DAYS, docs/teams.md, "Audit log"). Default 365. */
+  auditDays?: number;
 };
 
 /** Defaults of RetentionPolicy (issue 9, 2.3; OUTPOST_PASSING_DETAIL_HOURS). */
@@ -28,6 +30,7 @@ export const DEFAULT_RETENTION: Required<RetentionPolicy> = {
   artifactDays: 30,
   agentDays: 30,
   passingDetailHours: 24,
+  auditDays: 365,
 };
 
 /** Options of the RetentionWorker. Times in ms. */
@@ -62,6 +65,8 @@ export type RetentionPass = {
   agentCutoffMs: number;
   /** Passing runs' results older than this lose their bulky parts (`passingDetailHours`). */
   passingDetailCutoffMs: number;
+  /** Audit-log entries older than this go (`auditDays`). */
+  auditCutoffMs: number;
   /** `passingDetailHours`, for what a compacted result says about itself. */
   passingDetailHours: number;
   /**
@@ -118,15 +123,22 @@ export class RetentionWorker {
    */
   constructor(db: Kysely<Database>, tasks: readonly RetentionTask[], options: RetentionOptions) {
     const passingDetailHours = options.passingDetailHours ?? DEFAULT_RETENTION.passingDetailHours;
-    const numbers = { ...options, passingDetailHours };
-    for (const key of ['resultDays', 'artifactDays', 'agentDays', 'passingDetailHours'] as const) {
+    const auditDays = options.auditDays ?? DEFAULT_RETENTION.auditDays;
+    const numbers = { ...options, passingDetailHours, auditDays };
+    for (const key of [
+      'resultDays',
+      'artifactDays',
+      'agentDays',
+      'passingDetailHours',
+      'auditDays',
+    ] as const) {
       if (!Number.isInteger(numbers[key]) || numbers[key] < 1) {
         throw new RangeError(`${key} must be an integer of at least 1, got ${numbers[key]}`);
       }
     }
     this.#db = db;
     this.#tasks = [...tasks, ...PLATFORM_TASKS];
-    this.#options = { intervalMs: 600_000, batchSize: 500, ...options, passingDetailHours };
+    this.#options = { intervalMs: 600_000, batchSize: 500, ...options, passingDetailHours, auditDays };
   }
 
   /** Runs a pass now and then every `intervalMs` (timer unref'ed). */
@@ -158,7 +170,7 @@ export class RetentionWorker {
 
   /** One full pass at `nowMs` (epoch ms): every task once, in order. */
   async runOnce(nowMs: number): Promise<RetentionOutcome> {
-    const { resultDays, artifactDays, agentDays, passingDetailHours } = this.#options;
+    const { resultDays, artifactDays, agentDays, passingDetailHours, auditDays } = this.#options;
     const pass: RetentionPass = {
       db: this.#db,
       nowMs,
@@ -166,6 +178,7 @@ export class RetentionWorker {
       artifactCutoffMs: nowMs - Math.min(artifactDays, resultDays) * DAY_MS,
       agentCutoffMs: nowMs - agentDays * DAY_MS,
       passingDetailCutoffMs: nowMs - passingDetailHours * HOUR_MS,
+      auditCutoffMs: nowMs - auditDays * DAY_MS,
       passingDetailHours,
       batches: (batch) => this.#batches(batch),
       deleteIds: (table, rows) => this.#deleteIds(table, rows),

@@ -98,6 +98,7 @@ export type Database = {
   heartbeat_pings: HeartbeatPingTable;
   web_sessions: WebSessionTable;
   users: UserTable;
+  audit_log: AuditLogTable;
   check_last_results: CheckLastResultTable;
   check_stats_hourly: CheckStatsHourlyTable;
   check_stats_daily: CheckStatsDailyTable;
@@ -484,6 +485,29 @@ export type WebSessionTable = {
   last_seen_at: number;
   /** Absolute end of the session. */
   expires_at: number;
+  user_agent: string | null;
+};
+
+/**
+ * One change recorded in an account's audit log (0033_audit_log, docs/teams.md, "Audit log"). Times in epoch
+ * ms; `before` and `after` are masked JSON documents (never a secret), null when there is none.
+ */
+export type AuditLogTable = {
+  /** Sorts in the order the rows were written. */
+  id: string;
+  account_id: string;
+  occurred_at: number;
+  actor_kind: string;
+  actor_id: string;
+  actor_name: string | null;
+  /** Null for a private location's key, which has no role. */
+  actor_role: string | null;
+  action: string;
+  resource_type: string;
+  resource_id: string | null;
+  before: string | null;
+  after: string | null;
+  ip: string | null;
   user_agent: string | null;
 };
 

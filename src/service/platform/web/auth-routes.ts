@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type AuthFailureLimiter, refuseAuthentication } from '../http/auth.js';
+import type { AuthEventListener } from '../http/auth-events.js';
 import { sendError } from '../http/errors.js';
 import type { WebSessions } from './sessions.js';
 
@@ -9,6 +10,8 @@ export type AuthRoutesOptions = {
   sessions: WebSessions;
   /** The limiter the /v1 auth hook counts in too: failed sign-ins and wrong keys share the limits. */
   limiter: AuthFailureLimiter;
+  /** Told of each sign-in, failed sign-in and sign-out once answered (the audit log); default none. */
+  onAuthEvent?: AuthEventListener;
 };
 
 /** Largest sign-in body, bytes: an API key and some room. */
@@ -70,7 +73,7 @@ async function requireJson(request: FastifyRequest, reply: FastifyReply) {
  */
 export async function authRoutes(
   app: FastifyInstance,
-  { sessions, limiter }: AuthRoutesOptions,
+  { sessions, limiter, onAuthEvent = () => {} }: AuthRoutesOptions,
 ): Promise<void> {
   app.addHook('onRequest', async (_request, reply) => {
     reply.header('cache-control', 'no-store').header('x-content-type-options', 'nosniff');
@@ -87,6 +90,7 @@ export async function authRoutes(
       const key = await sessions.signInKey(request.body.apiKey);
       if (!key) {
         await refuseAuthentication(limiter, request, reply, request.body.apiKey, WRONG_KEY);
+        onAuthEvent({ kind: 'sign-in-failed', accountId: null, principal: null, request });
         return reply;
       }
       // A sign-in over a live session replaces it.
@@ -96,6 +100,18 @@ export async function authRoutes(
       const { id, session } = await sessions.open(key, userAgent);
       sessions.setCookie(request, reply, id);
       request.log.info({ accountId: key.accountId, keyPrefix: key.keyPrefix }, 'web session opened');
+      onAuthEvent({
+        kind: 'sign-in',
+        accountId: key.accountId,
+        principal: {
+          kind: 'api-key',
+          id: key.apiKeyId,
+          name: key.keyName,
+          role: key.role,
+          viaWebSession: true,
+        },
+        request,
+      });
       return sessions.info(id, session);
     },
   );
@@ -130,6 +146,21 @@ export async function authRoutes(
       }
       await sessions.end(cookie.id);
       request.log.info({ accountId: session.accountId }, 'web session ended');
+      onAuthEvent({
+        kind: 'sign-out',
+        accountId: session.accountId,
+        principal:
+          session.user !== null
+            ? { kind: 'user', id: session.user.id, name: session.user.email, role: session.role }
+            : {
+                kind: 'api-key',
+                id: session.apiKeyId!,
+                name: session.keyName,
+                role: session.role,
+                viaWebSession: true,
+              },
+        request,
+      });
     }
     sessions.clearCookie(request, reply);
     return reply.code(204).send();

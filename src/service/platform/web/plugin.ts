@@ -2,6 +2,7 @@ import fastifyCookie from '@fastify/cookie';
 import type { FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { AuthFailureLimiter } from '../http/auth.js';
+import type { AuthEventListener } from '../http/auth-events.js';
 import type { Database } from '../store/database.js';
 import { authRoutes } from './auth-routes.js';
 import { cookieSecretOf, WebSessions } from './sessions.js';
@@ -14,6 +15,8 @@ export type WebAppOptions = WebStaticOptions & {
   appUrl: string;
   /** The failure limiter shared with the /v1 auth hook. */
   limiter: AuthFailureLimiter;
+  /** Told of each sign-in, failed sign-in and sign-out of `/auth/session` once answered; default none. */
+  onAuthEvent?: AuthEventListener;
 };
 
 /**
@@ -27,7 +30,11 @@ export async function registerWebApp(app: FastifyInstance, options: WebAppOption
   // @fastify/cookie is not encapsulated: registered here, it parses cookies on every route.
   await app.register(fastifyCookie, { secret: cookieSecretOf(options.db), hook: 'onRequest' });
   const sessions = new WebSessions(options.db, { appUrl: options.appUrl });
-  await app.register(authRoutes, { sessions, limiter: options.limiter });
+  await app.register(authRoutes, {
+    sessions,
+    limiter: options.limiter,
+    ...(options.onAuthEvent === undefined ? {} : { onAuthEvent: options.onAuthEvent }),
+  });
   await webAppStatic(app, {
     ...(options.appDir === undefined ? {} : { appDir: options.appDir }),
     ...(options.traceViewerDir === undefined ? {} : { traceViewerDir: options.traceViewerDir }),

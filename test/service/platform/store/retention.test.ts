@@ -102,6 +102,7 @@ describe('retention', () => {
       alerts: 0,
       notifications: 0,
       testRuns: 0,
+      auditEntries: 0,
     });
   });
 
