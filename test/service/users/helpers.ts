@@ -6,6 +6,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import type { Kysely } from 'kysely';
 import { pino } from 'pino';
 import { expect } from 'vitest';
+import { providersFromEnv } from '../../../src/service/alerting/channels/index.js';
 import { build, type Service } from '../../../src/service/app.js';
 import { createAccount, createApiKey } from '../../../src/service/platform/http/auth.js';
 import type { Role } from '../../../src/service/platform/http/permissions.js';
@@ -107,7 +108,10 @@ export async function peopleService(
     retention: false,
     appUrl: 'http://outpost.test',
     alerting: {
-      providers: options.smtpUrl ? { smtp: { url: options.smtpUrl, from: 'outpost@example.test' } } : {},
+      providers: {
+        ...providersFromEnv({}),
+        ...(options.smtpUrl ? { smtp: { url: options.smtpUrl, from: 'outpost@example.test' } } : {}),
+      },
       delivery: { start: false },
     },
   });
