@@ -70,9 +70,10 @@ describe('secrets of people', () => {
     secrets.ownerSession = sessionIdOf(owner.cookie);
     const setup = await svc.call('POST', '/v1/users/me/two-factor', { session: owner });
     mark();
-    secrets.seed = setup.json().secret;
+    const seed = setup.json().secret as string;
+    secrets.seed = seed;
     const totp = new TOTP({
-      secret: Secret.fromBase32(secrets.seed),
+      secret: Secret.fromBase32(seed),
       algorithm: 'SHA1',
       digits: 6,
       period: 30,
