@@ -21,9 +21,9 @@ import {
   UserIdParams,
   UserSchema,
 } from './schemas.js';
-import { newRecoveryCodes, secondFactorMatches } from './second-factor.js';
+import { newRecoveryCodes, secondFactorMatches, totpAccepted } from './second-factor.js';
 import { publicSessionIdOf } from './tokens.js';
-import { newTotpSeed, totpMatches } from './two-factor.js';
+import { newTotpSeed } from './two-factor.js';
 import { INVITATION_TTL_MS, presentUser, roleOf, userIdOf, Users } from './users.js';
 
 const tags = ['Users'];
@@ -234,7 +234,9 @@ export function userRoutes(limits: UserLimits) {
         const limited = await limits.targetBlocked('two-factor', user.id);
         if (limited) return sendLimited(request, reply, limited, 'two-factor');
         const now = Date.now();
-        if (!totpMatches(ctx.db, user.id, user.totp_secret, request.body.code.replace(/\s/g, ''), now)) {
+        if (
+          !(await totpAccepted(ctx.db, user, user.totp_secret, request.body.code.replace(/\s/g, ''), now))
+        ) {
           const over = await limits.count('two-factor', request.ip, user.id);
           if (over) return sendLimited(request, reply, over, 'two-factor');
           throw badField('code', 'is not the current code of the new seed', 'totp');

@@ -43,19 +43,23 @@ export function newTotpSeed(
   };
 }
 
+/** The length of a TOTP step, ms (RFC 6238's default 30 s). */
+export const TOTP_STEP_MS = 30_000;
+
 /**
- * Whether `code` (6 digits) is the TOTP of person `userId`'s sealed seed `sealed` now (`nowMs`, epoch ms),
- * one step either side allowed.
+ * The step (counter, `floor(epoch ms / 30 000)`) whose TOTP of person `userId`'s sealed seed `sealed` is
+ * `code` (6 digits), one step either side of now (`nowMs`, epoch ms) allowed; null when none is.
  * @throws OutpostError OUTPOST_ERR_ENCRYPTION_KEY when the seed cannot be opened (another key).
  */
-export function totpMatches(
+export function totpStepOf(
   db: Kysely<Database>,
   userId: string,
   sealed: string,
   code: string,
   nowMs: number,
-): boolean {
-  if (!/^\d{6}$/.test(code)) return false;
+): number | null {
+  if (!/^\d{6}$/.test(code)) return null;
   const secret = secretBoxOf(db).open(sealed, totpAad(userId));
-  return totpOf(secret, '').validate({ token: code, timestamp: nowMs, window: TOTP_WINDOW_STEPS }) !== null;
+  const delta = totpOf(secret, '').validate({ token: code, timestamp: nowMs, window: TOTP_WINDOW_STEPS });
+  return delta === null ? null : Math.floor(nowMs / TOTP_STEP_MS) + delta;
 }

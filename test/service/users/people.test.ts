@@ -389,6 +389,13 @@ describe('the person’s own account', () => {
 });
 
 describe('two-factor', () => {
+  // Each TOTP code is accepted once (per 30 s step): the tests give codes of the previous, current and next
+  // steps, so none starts in the last 5 s of a step (each takes about 1 s).
+  beforeEach(async () => {
+    const intoStep = Date.now() % 30_000;
+    if (intoStep > 25_000) await new Promise((r) => setTimeout(r, 30_000 - intoStep + 50));
+  });
+
   /** Turns two-factor on for the signed-in `session`; answers the seed and the recovery codes. */
   async function enrol(session: Awaited<ReturnType<PeopleService['signIn']>>) {
     const setup = await svc.call('POST', '/v1/users/me/two-factor', { session });
@@ -409,7 +416,7 @@ describe('two-factor', () => {
     expect(wrong.json().attributes.field).toBe('code');
     const confirmed = await svc.call('POST', '/v1/users/me/two-factor/confirm', {
       session,
-      payload: { code: codeOf(secret) },
+      payload: { code: codeOf(secret, Date.now() + 30_000) },
     });
     expect(confirmed.statusCode, confirmed.body).toBe(200);
     const recoveryCodes = confirmed.json().recoveryCodes as string[];
@@ -446,6 +453,16 @@ describe('two-factor', () => {
       payload: { challenge: c, code: codeOf(secret) },
     });
     expect(reused.statusCode).toBe(401);
+    // A code accepted once is not accepted again, with a new challenge either (RFC 6238 §5.2).
+    const code = codeOf(secret);
+    const fresh = await svc.call('POST', '/auth/session/two-factor', {
+      payload: { challenge: await challenge(), code },
+    });
+    expect(fresh.statusCode, fresh.body).toBe(200);
+    const replayed = await svc.call('POST', '/auth/session/two-factor', {
+      payload: { challenge: await challenge(), code },
+    });
+    expect(replayed.statusCode).toBe(401);
   });
 
   it('takes a recovery code once, and five tries per challenge', async () => {

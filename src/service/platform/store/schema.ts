@@ -510,7 +510,7 @@ export type UserTable = {
 };
 
 /** What a row of `user_tokens` is (0031_user_tokens). */
-export type UserTokenKind = 'invitation' | 'reset' | 'challenge' | 'recovery';
+export type UserTokenKind = 'invitation' | 'reset' | 'challenge' | 'recovery' | 'totp-step';
 
 /**
  * A single-use secret of a person (0031_user_tokens, docs/teams.md): only its HMAC is stored. Times in epoch

@@ -5,7 +5,8 @@ import type { Kysely, Migration } from 'kysely';
  * "Two-factor"), one table for every kind:
  *
  * - `kind`: `invitation` (7 days), `reset` (1 hour), `challenge` (the second step of a sign-in with
- *   two-factor, 5 minutes, 5 tries) or `recovery` (a two-factor recovery code: no expiry).
+ *   two-factor, 5 minutes, 5 tries), `recovery` (a two-factor recovery code: no expiry) or `totp-step`
+ *   (a TOTP step whose code was accepted, kept while that code could be given again).
  * - `token_hash`: HMAC-SHA256 of the token (hex) under a key derived from the store's SecretBox
  *   (`user-tokens`): the token itself is only in the mail, the answer or the person's hands, and a copy of the
  *   table alone cannot be tried offline.
