@@ -1,5 +1,8 @@
 import { Secret, TOTP } from 'otpauth';
+import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { retentionTasks } from '../../../src/service/modules.js';
+import { RetentionWorker } from '../../../src/service/platform/store/retention.js';
 import { type SmtpPeer, startSmtpPeer } from '../../helpers/alert-peers.js';
 import { testStore } from '../../helpers/service.js';
 import { addPerson, linkIn, PASSWORD, type PeopleService, peopleService, until } from './helpers.js';
@@ -608,5 +611,29 @@ describe('without SMTP', () => {
     } finally {
       await bare.close();
     }
+  });
+});
+
+describe('retention', () => {
+  it('deletes expired tokens and those used over a day ago, and keeps recovery codes', async () => {
+    const session = await svc.signIn(svc.accountA.ownerEmail);
+    const setup = await svc.call('POST', '/v1/users/me/two-factor', { session });
+    await svc.call('POST', '/v1/users/me/two-factor/confirm', {
+      session,
+      payload: { code: codeOf(setup.json().secret) },
+    });
+    await svc.call('POST', '/auth/password-reset', { payload: { email: svc.accountA.ownerEmail } });
+    await until(() => smtp.mails.length === 1);
+    const kinds = async () =>
+      (await svc.db.selectFrom('user_tokens').select('kind').execute()).map((r) => r.kind).sort();
+    expect(new Set(await kinds())).toEqual(new Set(['recovery', 'reset', 'totp-step']));
+    await new RetentionWorker(svc.db, retentionTasks({ artifacts: svc.context.artifacts }), {
+      resultDays: 90,
+      artifactDays: 30,
+      agentDays: 30,
+      log: pino({ level: 'silent' }),
+    }).runOnce(Date.now() + 2 * 86_400_000);
+    expect(new Set(await kinds())).toEqual(new Set(['recovery']));
+    expect(await kinds()).toHaveLength(10);
   });
 });
