@@ -2,7 +2,12 @@ import { type Kysely, sql } from 'kysely';
 import { Secret, TOTP } from 'otpauth';
 import { inject } from 'vitest';
 import { afterEach, describe, expect, it } from 'vitest';
+import { SECRET_DOC_TABLES } from '../../../src/service/modules.js';
+import { createAccount } from '../../../src/service/platform/http/auth.js';
 import type { Database } from '../../../src/service/platform/store/database.js';
+import { attachSecretBox, SecretBox } from '../../../src/service/platform/store/secret-box.js';
+import { sealStoredSecrets } from '../../../src/service/platform/store/secrets-at-rest.js';
+import { newTotpSeed } from '../../../src/service/users/two-factor.js';
 import { openPostgresDatabase } from '../../../src/service/platform/store/postgres.js';
 import { type SmtpPeer, startSmtpPeer } from '../../helpers/alert-peers.js';
 import { createDatabase, dropDatabase } from '../../helpers/postgres.js';
@@ -194,4 +199,24 @@ describe('limits shared by replicas', () => {
       }
     },
   );
+});
+
+describe('TOTP seeds at rest', () => {
+  it('are verified with the other sealed secrets at start: another key refuses, the right one opens them', async () => {
+    const store = await testStore();
+    cleanups.push(() => store.drop());
+    const right = SecretBox.ephemeral();
+    attachSecretBox(store.db, right);
+    const accountId = await createAccount(store.db, 'seeds');
+    const userId = await addPerson(store.db, accountId, 'seed@example.test', 'OWNER');
+    const seed = newTotpSeed(store.db, userId, 'seed@example.test');
+    await store.db.updateTable('users').set({ totp_secret: seed.sealed }).where('id', '=', userId).execute();
+    const report = await sealStoredSecrets(store.db, SECRET_DOC_TABLES);
+    expect(report).toEqual({ sealed: 0, verified: 1 });
+    attachSecretBox(store.db, SecretBox.ephemeral());
+    await expect(sealStoredSecrets(store.db, SECRET_DOC_TABLES)).rejects.toThrow(
+      `users:${userId}:totp_secret`,
+    );
+    attachSecretBox(store.db, right);
+  });
 });

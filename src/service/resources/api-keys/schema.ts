@@ -1,9 +1,16 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { ROLES } from '../../platform/http/permissions.js';
 import { Nullable, strict, NullableTimestamp, Timestamp } from '../../platform/http/schema-helpers.js';
 
-/** A role, as `ROLES` lists them (platform/http/permissions.ts). */
-export const RoleSchema = Type.Union(ROLES.map((role) => Type.Literal(role)));
+/**
+ * A role, as `ROLES` lists them (platform/http/permissions.ts), spelled out: the module's published schemas
+ * need TypeBox alone (the web app imports them).
+ */
+export const RoleSchema = Type.Union([
+  Type.Literal('READ_ONLY'),
+  Type.Literal('READ_WRITE'),
+  Type.Literal('ADMIN'),
+  Type.Literal('OWNER'),
+]);
 
 /**
  * Body of `POST /v1/api-keys` (docs/api.md, "API keys"): `name`, 1–100 characters, to tell keys apart
