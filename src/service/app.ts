@@ -25,6 +25,7 @@ import { registerWebApp } from './platform/web/plugin.js';
 import type { JobQueue } from './runs/queue/queue.js';
 import type { NamedResultHook, ResultOutbox, ResultOutboxOptions } from './runs/results/outbox.js';
 import { backfillCustomDomains } from './status-pages/admin/store.js';
+import { passwordSignIn } from './users/index.js';
 
 /** Options of `build`. Times in milliseconds. */
 export type BuildOptions = {
@@ -189,13 +190,15 @@ export async function build(options: BuildOptions): Promise<Service> {
   const authFailures = new AuthFailureLimiter(undefined, options.db);
   // What modules add to every request (module.ts, RequestHooks): sign-in events here, /v1 hooks below.
   const requestHooks = MODULES.flatMap((module) => module.requestHooks?.(context) ?? []);
+  context.authEvents = (event) => {
+    for (const hooks of requestHooks) hooks.authEvent?.(event);
+  };
   const webSessions = await registerWebApp(app, {
     db: options.db,
     appUrl: options.appUrl ?? 'http://localhost:3000',
     limiter: authFailures,
-    onAuthEvent: (event) => {
-      for (const hooks of requestHooks) hooks.authEvent?.(event);
-    },
+    onAuthEvent: context.authEvents,
+    passwordSignIn: passwordSignIn(options.db),
     ...(options.appDir === undefined ? {} : { appDir: options.appDir }),
   });
   await app.register(async (scope) => {

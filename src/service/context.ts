@@ -1,3 +1,4 @@
+import type { AuthEventListener } from './platform/http/auth-events.js';
 import type { Kysely } from 'kysely';
 import type { CredentialView } from './platform/store/secret-fields.js';
 import type { CheckResult } from '../protocol/index.js';
@@ -30,6 +31,11 @@ export type ServiceContext = {
   log: Logger;
   /** Aborts when the service starts closing, so long polls answer at once. */
   shutdown: AbortSignal;
+  /**
+   * Tells the modules of each sign-in, failed sign-in and sign-out of the web app (the audit log records
+   * them): set by `build()` from the modules' `requestHooks`; a no-op until then.
+   */
+  authEvents: AuthEventListener;
   /**
    * Where people open the service (`OUTPOST_APP_URL`), without a trailing slash: the base of links the
    * service writes (check sessions, alerts, ping URLs, status-page feeds and mail).
@@ -70,6 +76,11 @@ export type ServiceContext = {
   statusPageDomains: CustomDomains;
   /** Deletes old data (the modules' retention tasks); null when retention is off. */
   retention: RetentionWorker | null;
+  /**
+   * Where the service's own mail to people goes (invitations, password resets): OUTPOST_SMTP_URL and
+   * OUTPOST_SMTP_FROM, as alert email; null when they are not set.
+   */
+  smtp: { url: string; from: string } | null;
 };
 
 /** Options of {@link createContext} (app.ts `BuildOptions` passes them on). Times in milliseconds. */
@@ -136,6 +147,7 @@ export function createContext(options: ContextOptions): ServiceContext {
       : { lookupTimeoutMs: options.customDomains.lookupTimeoutMs }),
   });
   const deliveryOptions = options.alerting?.delivery ?? {};
+  const providers = options.alerting?.providers ?? providersFromEnv(process.env);
   const artifacts: Artifacts =
     options.artifactStore === 'database'
       ? new DatabaseArtifactStore(options.db)
@@ -145,7 +157,9 @@ export function createContext(options: ContextOptions): ServiceContext {
     db: options.db,
     log: options.log,
     shutdown: options.shutdown,
+    authEvents: ((_event) => {}) as AuthEventListener,
     appUrl: appUrl.replace(/\/+$/, ''),
+    smtp: providers.smtp ?? null,
     apiCredentials: options.apiCredentials ?? 'masked',
     outbound,
     customDomains,
@@ -155,7 +169,7 @@ export function createContext(options: ContextOptions): ServiceContext {
       ...deliveryOptions,
       log: options.log.child({ component: 'alert-delivery' }),
       senders,
-      providers: { ...(options.alerting?.providers ?? providersFromEnv(process.env)), outbound },
+      providers: { ...providers, outbound },
       appUrl: deliveryOptions.appUrl ?? appUrl,
     }),
     statusPageDomains: new CustomDomains(options.db, {

@@ -4,7 +4,7 @@ import type { Kysely } from 'kysely';
 import type { AuthFailureLimiter } from '../http/auth.js';
 import type { AuthEventListener } from '../http/auth-events.js';
 import type { Database } from '../store/database.js';
-import { authRoutes } from './auth-routes.js';
+import { authRoutes, type PasswordSignIn } from './auth-routes.js';
 import { cookieSecretOf, WebSessions } from './sessions.js';
 import { webAppStatic, type WebStaticOptions } from './static.js';
 
@@ -17,6 +17,8 @@ export type WebAppOptions = WebStaticOptions & {
   limiter: AuthFailureLimiter;
   /** Told of each sign-in, failed sign-in and sign-out of `/auth/session` once answered; default none. */
   onAuthEvent?: AuthEventListener;
+  /** People's sign-in by email and password (the people's module); without it, API keys only. */
+  passwordSignIn?: PasswordSignIn;
 };
 
 /**
@@ -34,6 +36,7 @@ export async function registerWebApp(app: FastifyInstance, options: WebAppOption
     sessions,
     limiter: options.limiter,
     ...(options.onAuthEvent === undefined ? {} : { onAuthEvent: options.onAuthEvent }),
+    passwordSignIn: options.passwordSignIn,
   });
   await webAppStatic(app, {
     ...(options.appDir === undefined ? {} : { appDir: options.appDir }),

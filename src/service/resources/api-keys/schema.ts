@@ -2,7 +2,7 @@ import { type Static, Type } from '@sinclair/typebox';
 import { ROLES } from '../../platform/http/roles.js';
 import { Nullable, strict, NullableTimestamp, Timestamp } from '../../platform/http/schema-helpers.js';
 
-/** A role, as `ROLES` lists them (platform/http/permissions.ts). */
+/** A role, as `ROLES` lists them (platform/http/roles.ts, which imports nothing: the web app reads this). */
 export const RoleSchema = Type.Union(ROLES.map((role) => Type.Literal(role)));
 
 /**
