@@ -8,17 +8,22 @@ export const SETTINGS_SECTIONS = [
   { section: 'client-certificates', label: 'Client certificates' },
   { section: 'api-keys', label: 'API keys' },
   { section: 'alert-settings', label: 'Alert settings' },
+  { section: 'people', label: 'People' },
+  { section: 'account', label: 'My account' },
 ] as const;
 
 /** One of {@link SETTINGS_SECTIONS}' path segments. */
 export type SettingsSection = (typeof SETTINGS_SECTIONS)[number]['section'];
 
-/** The tabs, `current` marked. */
-export function SettingsNav({ current }: { current: SettingsSection }) {
+/**
+ * The tabs, `current` marked. `person` false (a session opened with an API key, which is nobody's) leaves
+ * out "My account".
+ */
+export function SettingsNav({ current, person = true }: { current: SettingsSection; person?: boolean }) {
   return (
     <nav aria-label="Settings" class="st-nav">
       <ul>
-        {SETTINGS_SECTIONS.map((s) => (
+        {SETTINGS_SECTIONS.filter((s) => person || s.section !== 'account').map((s) => (
           <li key={s.section}>
             <a href={`/settings/${s.section}`} aria-current={s.section === current ? 'page' : undefined}>
               {s.label}

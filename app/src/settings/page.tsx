@@ -1,15 +1,19 @@
 /**
  * The Settings area (`/settings/{section}`): the account's environment variables, snippets, maintenance
- * windows, client certificates, API keys and alert settings, each a page of its own under the same tabs.
+ * windows, client certificates, API keys, alert settings and people, and the signed-in person's own account,
+ * each a page of its own under the same tabs.
  * `/settings` opens the first.
  */
 import { useEffect } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
+import { useSession } from '../ui/session-context.js';
+import { AccountPage } from './account.js';
 import { AlertSettingsPage } from './alert-settings.js';
 import { ApiKeysPage } from './api-keys.js';
 import { ClientCertificatesPage } from './client-certificates.js';
 import { MaintenanceWindowsPage } from './maintenance-windows.js';
 import { SETTINGS_SECTIONS, type SettingsSection, SettingsNav } from './nav.js';
+import { PeoplePage } from './people.js';
 import { SnippetsPage } from './snippets.js';
 import { VariablesPage } from './variables.js';
 import './settings.css';
@@ -21,6 +25,8 @@ const PAGES: Record<SettingsSection, () => preact.JSX.Element> = {
   'client-certificates': ClientCertificatesPage,
   'api-keys': ApiKeysPage,
   'alert-settings': AlertSettingsPage,
+  people: PeoplePage,
+  account: AccountPage,
 };
 
 function isSection(section: string | undefined): section is SettingsSection {
@@ -30,6 +36,7 @@ function isSection(section: string | undefined): section is SettingsSection {
 /** `/settings` goes to the first tab; an unknown section says so. */
 export default function SettingsPage({ section }: { section?: string }) {
   const { route } = useLocation();
+  const session = useSession();
   useEffect(() => {
     if (section === undefined) route(`/settings/${SETTINGS_SECTIONS[0].section}`, true);
   }, [section, route]);
@@ -47,7 +54,7 @@ export default function SettingsPage({ section }: { section?: string }) {
   const Page = PAGES[section];
   return (
     <>
-      <SettingsNav current={section} />
+      <SettingsNav current={section} person={session ? session.user !== null : true} />
       <Page />
     </>
   );
