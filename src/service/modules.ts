@@ -16,6 +16,7 @@ import { resourcesModule } from './resources/service-module.js';
 import { runsModule } from './runs/service-module.js';
 import { statusPagesModule } from './status-pages/service-module.js';
 import { triggersModule } from './triggers/service-module.js';
+import { usersModule } from './users/service-module.js';
 
 /**
  * Every feature of the service, in order (docs/architecture.md, "Modules"). The order is the order of
@@ -35,6 +36,7 @@ export const MODULES: readonly ServiceModule[] = [
   maintenanceWindowsModule,
   dashboardsModule,
   triggersModule,
+  usersModule,
 ];
 
 /** The retention tasks of every module, in module order (the retention worker adds the platform's own). */
