@@ -29,6 +29,11 @@ import { checkNewPassword, type NewPassword, NewPasswordFields } from '../ui/new
 import { ErrorNotice, Loading, PageHeader } from '../ui/page.js';
 import { ConfirmButton, errorOf, FormButtons, formLevelError, YesNo } from '../ui/widgets.js';
 
+/** `words` when `error` is the API's refusal of the field `name` (a wrong password or code), else undefined. */
+function refusal(error: unknown, name: string, words: string): string | undefined {
+  return errorOf(error, name) ? words : undefined;
+}
+
 /** The My account page: who is signed in, then the password, two-factor and sessions sections. */
 export function AccountPage() {
   useTitle('My account · Settings');
@@ -100,7 +105,7 @@ function PasswordSection() {
           type="password"
           autoComplete="current-password"
           required
-          error={errorOf(error, 'currentPassword')}
+          error={refusal(error, 'currentPassword', 'This is not your current password.')}
           value={current}
           onValue={setCurrent}
         />
@@ -299,7 +304,11 @@ function Enrolment({
               class="sign-in-code"
               spellcheck={false}
               required
-              error={errorOf(error, 'code')}
+              error={refusal(
+                error,
+                'code',
+                'This code is not right. Check that the time of your device is right, and enter the code it shows now.',
+              )}
               value={code}
               onValue={setCode}
             />
@@ -404,11 +413,11 @@ function TurnOffForm({ onDone, onCancel }: { onDone: () => void; onCancel: () =>
   return (
     <form class="misc-form" onSubmit={submit} noValidate aria-label="Turn off two-factor authentication">
       <TextField
-        label="Password"
+        label="Your password"
         type="password"
         autoComplete="current-password"
         required
-        error={errorOf(error, 'password')}
+        error={refusal(error, 'password', 'This is not your password.')}
         value={password}
         onValue={setPassword}
       />
@@ -417,7 +426,7 @@ function TurnOffForm({ onDone, onCancel }: { onDone: () => void; onCancel: () =>
         autoComplete="one-time-code"
         spellcheck={false}
         required
-        error={errorOf(error, 'code')}
+        error={refusal(error, 'code', 'This is neither a current code nor an unused recovery code.')}
         value={code}
         onValue={setCode}
       />

@@ -253,7 +253,7 @@ function PersonRow({
         <td class="misc-actions-cell" data-label="Actions">
           {manages ? (
             <div class="st-row-buttons">
-              <form class="st-role-form" onSubmit={saveRole} aria-label={`Role of ${name}`}>
+              <form class="st-role-form" onSubmit={saveRole} aria-label={`Change the role of ${name}`}>
                 <SelectField
                   label={<span class="visually-hidden">Role of {name}</span>}
                   value={role}
@@ -262,8 +262,7 @@ function PersonRow({
                   error={error instanceof Error ? error.message : undefined}
                 />
                 <button type="submit" class="misc-small" disabled={busy || role === user.role}>
-                  {busy ? 'Saving…' : 'Change role'}
-                  <span class="visually-hidden"> of {name}</span>
+                  {busy ? 'Saving…' : 'Change role'} <span class="visually-hidden">of {name}</span>
                 </button>
               </form>
               {user.status === 'ACTIVE' ? (
