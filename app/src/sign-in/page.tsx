@@ -126,13 +126,7 @@ export default function SignIn({ onSignedIn }: { onSignedIn: (session: SessionIn
       </h1>
       {step.kind === 'password' ? (
         <>
-          <form
-            method="post"
-            action="/auth/session"
-            onSubmit={submitPassword}
-            noValidate
-            aria-label="Sign in with email and password"
-          >
+          <form method="post" action="/auth/session" onSubmit={submitPassword} noValidate>
             <label for="sign-in-email">Email</label>
             <input
               id="sign-in-email"
@@ -251,13 +245,7 @@ export default function SignIn({ onSignedIn }: { onSignedIn: (session: SessionIn
         </form>
       ) : (
         <>
-          <form
-            method="post"
-            action="/auth/session"
-            onSubmit={submitKey}
-            noValidate
-            aria-label="Sign in with an API key"
-          >
+          <form method="post" action="/auth/session" onSubmit={submitKey} noValidate>
             <label for="api-key">API key</label>
             <input
               id="api-key"

@@ -64,7 +64,7 @@ export default function ResetPassword() {
           </p>
         </div>
       ) : (
-        <form onSubmit={submit} noValidate aria-label="Choose a new password">
+        <form onSubmit={submit} noValidate>
           <NewPasswordFields value={value} onValue={setValue} errors={errors} />
           <FormError error={error} />
           <button type="submit" disabled={busy}>
