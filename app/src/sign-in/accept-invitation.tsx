@@ -5,7 +5,7 @@ import { FormError, TextField } from '../ui/forms.js';
 import { useLoad, useTitle } from '../ui/hooks.js';
 import { checkNewPassword, type NewPassword, NewPasswordFields } from '../ui/new-password.js';
 import { Loading } from '../ui/page.js';
-import { takeTokenFromFragment } from './token.js';
+import { useFragmentToken } from './token.js';
 
 /**
  * `/accept-invitation#token=…`, the link of an invitation email: the token is taken from the fragment (and
@@ -14,8 +14,19 @@ import { takeTokenFromFragment } from './token.js';
  * them in (`onSignedIn` with the new session).
  */
 export default function AcceptInvitation({ onSignedIn }: { onSignedIn: (session: SessionInfo) => void }) {
+  const token = useFragmentToken();
+  return <AcceptForm key={token ?? ''} token={token} onSignedIn={onSignedIn} />;
+}
+
+/** The page of one invitation's `token` (null: the address had none). */
+function AcceptForm({
+  token,
+  onSignedIn,
+}: {
+  token: string | null;
+  onSignedIn: (session: SessionInfo) => void;
+}) {
   useTitle('Join an account');
-  const [token] = useState(takeTokenFromFragment);
   const invitation = useLoad(
     (signal) =>
       token === null

@@ -4,7 +4,7 @@ import { confirmPasswordReset } from '../api/session.js';
 import { FormError } from '../ui/forms.js';
 import { useTitle } from '../ui/hooks.js';
 import { checkNewPassword, type NewPassword, NewPasswordFields } from '../ui/new-password.js';
-import { takeTokenFromFragment } from './token.js';
+import { useFragmentToken } from './token.js';
 
 /**
  * `/reset-password#token=…`, the link of a password-reset email: the token is taken from the fragment (and
@@ -12,8 +12,13 @@ import { takeTokenFromFragment } from './token.js';
  * (`POST /auth/password-reset/confirm`). A used or expired link says so and links to a new request.
  */
 export default function ResetPassword() {
+  const token = useFragmentToken();
+  return <ResetForm key={token ?? ''} token={token} />;
+}
+
+/** The form of one reset link's `token` (null: the address had none). */
+function ResetForm({ token }: { token: string | null }) {
   useTitle('Choose a new password');
-  const [token] = useState(takeTokenFromFragment);
   const [value, setValue] = useState<NewPassword>({ password: '', confirm: '' });
   const [errors, setErrors] = useState<{ password?: string; confirm?: string }>({});
   const [error, setError] = useState<unknown>(null);

@@ -270,6 +270,15 @@ describe('the invitation link', () => {
     expect(screen.queryByLabelText('Password')).toBeNull();
   });
 
+  it('reads a link pasted into the same tab (only the fragment changes)', async () => {
+    renderAccept('/accept-invitation#token=old-token');
+    await screen.findByText('This invitation does not work any more');
+    window.history.replaceState(null, '', '/accept-invitation#token=inv-token');
+    window.dispatchEvent(new HashChangeEvent('hashchange'));
+    await screen.findByRole('form', { name: 'Join the account' });
+    expect(window.location.hash).toBe('');
+  });
+
   it('says a link without its token is incomplete', () => {
     renderAccept('/accept-invitation');
     expect(screen.getByRole('alert').textContent).toContain('This link is incomplete');
