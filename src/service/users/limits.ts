@@ -62,19 +62,19 @@ export class UserLimits {
     return this.#limiters.get(action)!;
   }
 
-  /** Whether the client `ip` is blocked for `action` now (nothing counted). */
+  /** Whether the client `ip` has used up its attempts at `action` (nothing counted). */
   async clientBlocked(action: LimitedAction, ip: string): Promise<Limited | null> {
     const res = await this.#of(action).client.get(clientBucketOf(ip));
-    if (res !== null && res.consumedPoints > this.#of(action).client.points) {
+    if (res !== null && res.consumedPoints >= this.#of(action).client.points) {
       return { scope: 'client', retryAfterMs: res.msBeforeNext };
     }
     return null;
   }
 
-  /** Whether `target` is blocked for `action` now (nothing counted). */
+  /** Whether `target` has used up its attempts at `action` (nothing counted). */
   async targetBlocked(action: LimitedAction, target: string): Promise<Limited | null> {
     const res = await this.#of(action).target.get(target);
-    if (res !== null && res.consumedPoints > this.#of(action).target.points) {
+    if (res !== null && res.consumedPoints >= this.#of(action).target.points) {
       return { scope: 'target', retryAfterMs: res.msBeforeNext };
     }
     return null;
