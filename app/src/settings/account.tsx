@@ -185,7 +185,14 @@ function TwoFactorSection({ me }: { me: Loaded<User> }) {
             onCancel={() => setTurningOff(false)}
           />
         ) : (
-          <button type="button" class="button-danger" onClick={() => setTurningOff(true)}>
+          <button
+            type="button"
+            class="button-danger"
+            onClick={() => {
+              setStatus('');
+              setTurningOff(true);
+            }}
+          >
             Turn off two-factor authentication
           </button>
         )
