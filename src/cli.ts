@@ -376,7 +376,7 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-/** `outpost users create …` (docs/teams.md, "The command line"). */
+/** `outpost users create …` (docs/teams.md, "The first person and the command line"). */
 async function runUsers(args: string[]): Promise<number> {
   if (args[0] !== 'create') return badArguments('users', 'the one subcommand is create');
   const rest = args.slice(1);

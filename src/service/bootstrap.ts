@@ -42,7 +42,7 @@ export function generatePassword(): string {
 
 /**
  * On an empty store, creates the first account, its API key (from OUTPOST_ACCOUNT_ID / OUTPOST_API_KEY when
- * given) and its first person, an OWNER with a generated password (docs/teams.md, "The first person").
+ * given) and its first person, an OWNER with a generated password (docs/teams.md, "The first person and the command line").
  * Otherwise returns the oldest account.
  */
 export async function ensureAccount(db: Kysely<Database>, options: BootstrapOptions): Promise<Bootstrap> {

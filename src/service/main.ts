@@ -149,7 +149,7 @@ export async function migrateStore(
   }
 }
 
-/** What `outpost users create` asks for (docs/teams.md, "The command line"). */
+/** What `outpost users create` asks for (docs/teams.md, "The first person and the command line"). */
 export type NewPerson = {
   email: string;
   name?: string | undefined;

@@ -42,6 +42,7 @@ describe('parseServiceConfig', () => {
       logLevel: 'INFO',
       accountId: undefined,
       apiKey: undefined,
+      adminEmail: 'admin@localhost',
       encryptionKey: undefined,
       statusPageDomains: [],
       dnsServers: undefined,

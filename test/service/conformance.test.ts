@@ -2,7 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Secret, TOTP } from 'otpauth';
 import { PROTOCOL_VERSION } from '../../src/protocol/index.js';
+import { Users } from '../../src/service/users/index.js';
 import { SERVICE_ERROR_CODES } from '../../src/service/platform/http/error-codes.js';
 import { createTestCa } from '../helpers/test-ca.js';
 import { icmpBody, type TestService, testService } from '../helpers/service.js';
@@ -425,6 +427,64 @@ describe('responses conform to /openapi.json', () => {
     const apiKey = await call('POST', '/v1/api-keys', { name: 'ci' });
     await call('GET', '/v1/api-keys');
     await call('DELETE', `/v1/api-keys/${apiKey.id}`);
+    // People (docs/teams.md): a person signed in by password makes a key of theirs for the /v1/users/me routes.
+    const password = 'conformance password';
+    const person = await new Users(svc.context.db).create(
+      svc.accountA.id,
+      { email: 'conformance@example.test', role: 'ADMIN', password },
+      Date.now(),
+    );
+    const signedIn = await svc.app.inject({
+      method: 'POST',
+      url: '/auth/session',
+      headers: { 'content-type': 'application/json' },
+      payload: JSON.stringify({ email: 'conformance@example.test', password }),
+    });
+    expect(signedIn.statusCode, signedIn.body).toBe(200);
+    const setCookie = [signedIn.headers['set-cookie']].flat()[0]!;
+    const madeKey = await svc.app.inject({
+      method: 'POST',
+      url: '/v1/api-keys',
+      headers: {
+        'content-type': 'application/json',
+        cookie: setCookie.split(';')[0]!,
+        'x-csrf-token': signedIn.json().csrfToken,
+      },
+      payload: JSON.stringify({ name: 'mine' }),
+    });
+    expect(madeKey.statusCode, madeKey.body).toBe(201);
+    const asPerson = { authorization: `Bearer ${madeKey.json().rawKey}` };
+    await call('GET', '/v1/users');
+    const invited = await call('POST', '/v1/users/invitations', {
+      email: 'invitee@example.test',
+      role: 'READ_ONLY',
+    });
+    await call('PUT', `/v1/users/${invited.id}`, { name: 'Invitee' });
+    await call('POST', `/v1/users/${invited.id}/sessions/revoke`);
+    await call('GET', '/v1/users/me', undefined, asPerson);
+    const mySessions = await call('GET', '/v1/users/me/sessions', undefined, asPerson);
+    const enrol = async () => {
+      const setup = await call('POST', '/v1/users/me/two-factor', undefined, asPerson);
+      const totp = new TOTP({
+        secret: Secret.fromBase32(setup.secret),
+        algorithm: 'SHA1',
+        digits: 6,
+        period: 30,
+      });
+      return call('POST', '/v1/users/me/two-factor/confirm', { code: totp.generate() }, asPerson);
+    };
+    const { recoveryCodes } = await enrol();
+    await call('DELETE', '/v1/users/me/two-factor', { password, code: recoveryCodes[0] }, asPerson);
+    await enrol();
+    await call('DELETE', `/v1/users/${person.id}/two-factor`);
+    await call('DELETE', `/v1/users/me/sessions/${mySessions[0].id}`, undefined, asPerson);
+    await call(
+      'PUT',
+      '/v1/users/me/password',
+      { currentPassword: password, newPassword: 'a new password!' },
+      asPerson,
+    );
+    await call('DELETE', `/v1/users/${invited.id}`);
     // Test runs ("Run before saving") of every type an agent runs, while the agent above is connected.
     const testRunBodies: Record<string, Record<string, unknown>> = {
       icmp: icmpBody(),

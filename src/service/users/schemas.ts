@@ -1,6 +1,5 @@
 import { Type } from '@sinclair/typebox';
 import { NullableTimestamp, StringEnum, strict, Timestamp } from '../platform/http/schema-helpers.js';
-import { ROLES } from '../platform/http/permissions.js';
 
 /** An email as people type it: at most 254 characters (RFC 5321), one `@`. */
 export const Email = Type.String({ minLength: 3, maxLength: 254, pattern: '^[^@\\s]+@[^@\\s]+$' });
@@ -11,7 +10,8 @@ export const PasswordField = Type.String({ maxLength: 1024 });
 /** A token of a link (invitation, reset) or a challenge: 32 bytes, base64url. */
 export const TokenField = Type.String({ minLength: 1, maxLength: 256 });
 
-export const RoleSchema = StringEnum(ROLES);
+/** A role (platform/http/permissions.ts `ROLES`, spelled out: the web app imports this file, TypeBox only). */
+export const RoleSchema = StringEnum(['READ_ONLY', 'READ_WRITE', 'ADMIN', 'OWNER'] as const);
 
 /** A person of the account (docs/teams.md, "People"). */
 export const UserSchema = Type.Object({

@@ -114,7 +114,8 @@ export async function authRoutes(
           'OUTPOST_ERR_VALIDATION',
           passwordSignIn ? 'body must hold either apiKey, or email and password' : 'body.apiKey is required',
           {
-            field: passwordSignIn && email !== undefined ? 'password' : passwordSignIn ? 'email' : 'apiKey',
+            // Neither form: the API key's field, as before people could sign in.
+            field: passwordSignIn && email !== undefined ? 'password' : 'apiKey',
             in: 'body',
             rule: 'required',
           },
