@@ -126,7 +126,7 @@ export default function SignIn({ onSignedIn }: { onSignedIn: (session: SessionIn
       </h1>
       {step.kind === 'password' ? (
         <>
-          <form method="post" action="/auth/session" onSubmit={submitPassword} noValidate>
+          <form key="password" method="post" action="/auth/session" onSubmit={submitPassword} noValidate>
             <label for="sign-in-email">Email</label>
             <input
               id="sign-in-email"
@@ -174,6 +174,7 @@ export default function SignIn({ onSignedIn }: { onSignedIn: (session: SessionIn
         </>
       ) : step.kind === 'two-factor' ? (
         <form
+          key="two-factor"
           method="post"
           onSubmit={(e) => submitCode(e, step.challenge)}
           noValidate
@@ -245,7 +246,7 @@ export default function SignIn({ onSignedIn }: { onSignedIn: (session: SessionIn
         </form>
       ) : (
         <>
-          <form method="post" action="/auth/session" onSubmit={submitKey} noValidate>
+          <form key="api-key" method="post" action="/auth/session" onSubmit={submitKey} noValidate>
             <label for="api-key">API key</label>
             <input
               id="api-key"

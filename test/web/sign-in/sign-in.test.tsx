@@ -144,7 +144,10 @@ describe('the sign-in page', () => {
   it('signs in with an API key as the secondary way, and back to email and password', async () => {
     const signedIn = renderSignIn();
     expect(screen.queryByLabelText('API key')).toBeNull();
+    type('Email', 'ada@example.com');
     fireEvent.click(screen.getByRole('button', { name: 'Sign in with an API key' }));
+    // A field of its own: nothing typed into the email field is carried over.
+    expect(field('API key').value).toBe('');
     type('API key', 'op_wrong');
     fireEvent.click(screen.getByRole('button', { name: 'Sign in' }));
     expect((await screen.findByRole('alert')).textContent).toContain('This API key is not valid.');
