@@ -4,8 +4,11 @@ import { onSignedOut, setCsrfToken } from './api/client.js';
 import { type SessionInfo, fetchSession, signOut } from './api/session.js';
 import { Layout } from './ui/layout.js';
 import { ErrorNotice, Loading } from './ui/page.js';
-import { SessionContext } from './ui/permissions.js';
+import AcceptInvitation from './sign-in/accept-invitation.js';
+import ForgotPassword from './sign-in/forgot-password.js';
 import SignIn from './sign-in/page.js';
+import ResetPassword from './sign-in/reset-password.js';
+import { SessionContext } from './ui/permissions.js';
 
 // Every page is its own chunk: the first page loads the shell and itself only.
 const ChecksList = lazy(() => import('./checks/list/page.js'));
@@ -76,9 +79,21 @@ function Routes() {
 
 /**
  * The app: asks the service whether this browser is signed in; signed out, every address shows the sign-in
- * form (and nothing of the account), and the address is kept so the page opens after signing in.
+ * form (and nothing of the account), and the address is kept so the page opens after signing in. Three
+ * pages are shown signed in or not: asking for a password reset (`/forgot-password`), the link of a reset
+ * email (`/reset-password`) and the link of an invitation email (`/accept-invitation`).
  */
 export function App() {
+  return (
+    <LocationProvider>
+      <Shell />
+    </LocationProvider>
+  );
+}
+
+/** The app inside its router: see {@link App}. */
+function Shell() {
+  const { path, route } = useLocation();
   const [session, setSession] = useState<SessionInfo | null | undefined>(undefined);
   const [error, setError] = useState<Error | null>(null);
 
@@ -96,38 +111,43 @@ export function App() {
     });
   }, []);
 
-  if (error) return <ErrorNotice error={error} title="The service could not be reached" />;
-  if (session === undefined) return <Loading />;
-  if (session === null) {
+  const signedIn = (s: SessionInfo) => {
+    setCsrfToken(s.csrfToken);
+    setSession(s);
+  };
+
+  if (path === '/forgot-password') return <ForgotPassword />;
+  if (path === '/reset-password') return <ResetPassword />;
+  if (path === '/accept-invitation') {
     return (
-      <SignIn
+      <AcceptInvitation
         onSignedIn={(s) => {
-          setCsrfToken(s.csrfToken);
-          setSession(s);
+          signedIn(s);
+          route('/checks');
         }}
       />
     );
   }
-  // The pages read the session (its role: what they offer) from SessionContext.
+  if (error) return <ErrorNotice error={error} title="The service could not be reached" />;
+  if (session === undefined) return <Loading />;
+  if (session === null) return <SignIn onSignedIn={signedIn} />;
   return (
     <SessionContext.Provider value={session}>
-      <LocationProvider>
-        <Layout
-          session={session}
-          onSignOut={() => {
-            signOut()
-              .catch(() => undefined)
-              .finally(() => {
-                setCsrfToken(null);
-                setSession(null);
-              });
-          }}
-        >
-          <ErrorBoundary>
-            <Routes />
-          </ErrorBoundary>
-        </Layout>
-      </LocationProvider>
+      <Layout
+        session={session}
+        onSignOut={() => {
+          signOut()
+            .catch(() => undefined)
+            .finally(() => {
+              setCsrfToken(null);
+              setSession(null);
+            });
+        }}
+      >
+        <ErrorBoundary>
+          <Routes />
+        </ErrorBoundary>
+      </Layout>
     </SessionContext.Provider>
   );
 }

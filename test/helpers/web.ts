@@ -105,14 +105,15 @@ export async function startUp(apiKey: string, env: Record<string, string> = {}):
 }
 
 /**
- * Signs in through the form: opens `/checks`, fills "API key", presses "Sign in" and waits for the checks
- * page's heading.
+ * Signs in through the form: opens `/checks`, chooses "Sign in with an API key" (the secondary way in), fills
+ * "API key", presses "Sign in" and waits for the checks page's heading.
  * @throws when the form or the heading does not show (Playwright's timeout error).
  */
 export async function signIn(page: Page, baseUrl: string, apiKey: string): Promise<void> {
   await page.goto(new URL('/checks', baseUrl).href);
+  await page.getByRole('button', { name: 'Sign in with an API key' }).click({ timeout: 15_000 });
   await page.getByLabel('API key').fill(apiKey);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
   await page.getByRole('heading', { level: 1, name: /^Checks\b/ }).waitFor({ timeout: 15_000 });
 }
 

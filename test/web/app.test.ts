@@ -194,15 +194,16 @@ describe.skipIf(missing !== null)('web app in Chromium against outpost up', () =
 
   it('signs in through the form: the key is kept nowhere, the session cookie is HttpOnly and SameSite=Strict', async () => {
     await page.goto(new URL('/checks', up.baseUrl).href);
-    await page.getByLabel('API key').waitFor({ timeout: PAGE_TIMEOUT });
+    await page.getByLabel('Email').waitFor({ timeout: PAGE_TIMEOUT });
     const violations = await audit(page, 'sign-in');
     expect.soft(violations, describeViolations('sign-in', violations)).toEqual([]);
     const walk = await tabFromTop(page);
     expect.soft(walk.reachedMain, `sign-in: ${walk.path.join(' → ')}`).toBe(true);
 
     // A wrong key first: the message is next to the field, the field invalid.
+    await page.getByRole('button', { name: 'Sign in with an API key' }).click();
     await page.getByLabel('API key').fill(`op_wrong_${'x'.repeat(40)}`);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     await expect.poll(() => page.getByRole('alert').innerText()).toMatch(/not valid/i);
     expect(await page.getByLabel('API key').getAttribute('aria-invalid')).toBe('true');
 
@@ -536,7 +537,7 @@ describe.skipIf(missing !== null)('web app in Chromium against outpost up', () =
       });
       for (const path of ['/checks', `/checks/${made.checkId}`]) {
         await p.goto(new URL(path, up.baseUrl).href);
-        await p.getByLabel('API key').waitFor({ timeout: PAGE_TIMEOUT });
+        await p.getByLabel('Email').waitFor({ timeout: PAGE_TIMEOUT });
         expect(await p.content()).not.toContain(CHECK_NAME);
       }
       const all = await Promise.all(bodies);

@@ -46,3 +46,49 @@ export async function signIn(apiKey: string): Promise<SessionInfo> {
 export async function signOut(): Promise<void> {
   await request<void>('DELETE', '/auth/session');
 }
+
+/** The answer to a right email and password when the person has two-factor authentication on. */
+export type TwoFactorChallenge = { twoFactorRequired: true; challenge: string };
+
+/**
+ * Signs a person in with their email and password (`POST /auth/session`): the session, or the challenge of
+ * the two-factor step. Neither is kept by this module.
+ * @throws ApiError 401 for a wrong email or password (one message for both), 429 after too many failures.
+ */
+export async function signInWithPassword(
+  email: string,
+  password: string,
+): Promise<SessionInfo | TwoFactorChallenge> {
+  return request<SessionInfo | TwoFactorChallenge>('POST', '/auth/session', { body: { email, password } });
+}
+
+/**
+ * The two-factor step (`POST /auth/session/two-factor`): `code` is the authenticator's 6 digits or a
+ * recovery code. @throws ApiError 401 for a wrong code or an ended challenge.
+ */
+export async function signInTwoFactor(challenge: string, code: string): Promise<SessionInfo> {
+  return request<SessionInfo>('POST', '/auth/session/two-factor', { body: { challenge, code } });
+}
+
+/** Asks for a password-reset email (`POST /auth/password-reset`): the same answer whether the email is known. */
+export async function requestPasswordReset(email: string): Promise<void> {
+  await request<unknown>('POST', '/auth/password-reset', { body: { email } });
+}
+
+/** Sets a new password with the token of a reset email; 400 naming `token` when it is not live. */
+export async function confirmPasswordReset(token: string, password: string): Promise<void> {
+  await request<void>('POST', '/auth/password-reset/confirm', { body: { token, password } });
+}
+
+/** Who an invitation is for (`GET /auth/invitations/{token}`); 404 when it is used, withdrawn or expired. */
+export async function fetchInvitation(token: string): Promise<{ email: string; accountName: string }> {
+  return request('GET', `/auth/invitations/${encodeURIComponent(token)}`);
+}
+
+/** Accepts an invitation with the person's name and password: the new session (`POST /auth/invitations/accept`). */
+export async function acceptInvitation(token: string, name: string, password: string): Promise<SessionInfo> {
+  return request<SessionInfo>('POST', '/auth/invitations/accept', { body: { token, name, password } });
+}
+
+/** The shortest and longest password the service takes, in characters. */
+export const PASSWORD_LENGTH = { min: 12, max: 128 } as const;

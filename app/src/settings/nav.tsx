@@ -13,19 +13,23 @@ export const SETTINGS_SECTIONS = [
   { section: 'client-certificates', label: 'Client certificates', permission: 'read' },
   { section: 'api-keys', label: 'API keys', permission: 'admin' },
   { section: 'alert-settings', label: 'Alert settings', permission: 'read' },
+  { section: 'people', label: 'People', permission: 'read' },
+  { section: 'account', label: 'My account', permission: 'read' },
   { section: 'audit-log', label: 'Audit log', permission: 'admin' },
 ] as const satisfies readonly { section: string; label: string; permission: Permission }[];
 
 /** One of {@link SETTINGS_SECTIONS}' path segments. */
 export type SettingsSection = (typeof SETTINGS_SECTIONS)[number]['section'];
 
-/** The tabs the session may open, `current` marked. */
+/** The tabs the session may open, `current` marked; "My account" for a person's session only. */
 export function SettingsNav({ current }: { current: SettingsSection }) {
   const session = useSession();
   return (
     <nav aria-label="Settings" class="st-nav">
       <ul>
-        {SETTINGS_SECTIONS.filter((s) => can(session, s.permission)).map((s) => (
+        {SETTINGS_SECTIONS.filter(
+          (s) => can(session, s.permission) && (s.section !== 'account' || session?.user != null),
+        ).map((s) => (
           <li key={s.section}>
             <a href={`/settings/${s.section}`} aria-current={s.section === current ? 'page' : undefined}>
               {s.label}

@@ -5,6 +5,7 @@
  */
 import { useEffect } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
+import { AccountPage } from './account.js';
 import { AlertSettingsPage } from './alert-settings.js';
 import { ApiKeysPage } from './api-keys.js';
 import { AuditLogPage } from './audit-log.js';
@@ -12,6 +13,7 @@ import { ClientCertificatesPage } from './client-certificates.js';
 import { MaintenanceWindowsPage } from './maintenance-windows.js';
 import { SETTINGS_SECTIONS, type SettingsSection, SettingsNav } from './nav.js';
 import { RequirePermission } from '../ui/permissions.js';
+import { PeoplePage } from './people.js';
 import { SnippetsPage } from './snippets.js';
 import { VariablesPage } from './variables.js';
 import './settings.css';
@@ -24,6 +26,8 @@ const PAGES: Record<SettingsSection, () => preact.JSX.Element> = {
   'api-keys': ApiKeysPage,
   'alert-settings': AlertSettingsPage,
   'audit-log': AuditLogPage,
+  people: PeoplePage,
+  account: AccountPage,
 };
 
 function isSection(section: string | undefined): section is SettingsSection {

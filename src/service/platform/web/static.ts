@@ -32,6 +32,9 @@ export const APP_ROUTE_PREFIXES = [
   '/incidents',
   '/status-pages',
   '/settings',
+  '/forgot-password',
+  '/reset-password',
+  '/accept-invitation',
 ] as const;
 
 /** The web app's Content-Security-Policy: its own files only, nothing from another origin. */
