@@ -14,6 +14,7 @@ import { CERTIFICATE_SECRETS } from './resources/client-certificates/client-cert
 import { projectsModule } from './projects/service-module.js';
 import { resourcesModule } from './resources/service-module.js';
 import { runsModule } from './runs/service-module.js';
+import { ssoModule } from './sso/service-module.js';
 import { statusPagesModule } from './status-pages/service-module.js';
 import { triggersModule } from './triggers/service-module.js';
 
@@ -35,6 +36,7 @@ export const MODULES: readonly ServiceModule[] = [
   maintenanceWindowsModule,
   dashboardsModule,
   triggersModule,
+  ssoModule,
 ];
 
 /** The retention tasks of every module, in module order (the retention worker adds the platform's own). */

@@ -27,6 +27,7 @@ import { checksOrder } from './0027_checks_order.js';
 import { listVersions } from './0028_list_versions.js';
 import { apiKeyRoles } from './0029_api_key_roles.js';
 import { users } from './0030_users.js';
+import { sso } from './0032_sso.js';
 
 /**
  * Migrations in code, one file each (`NNNN_<name>.ts`), applied in name order. The names
@@ -67,6 +68,7 @@ const migrations: Record<string, Migration> = {
   '0028_list_versions': listVersions,
   '0029_api_key_roles': apiKeyRoles,
   '0030_users': users,
+  '0032_sso': sso,
 };
 
 class InCodeProvider implements MigrationProvider {
