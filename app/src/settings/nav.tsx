@@ -8,6 +8,7 @@ export const SETTINGS_SECTIONS = [
   { section: 'client-certificates', label: 'Client certificates' },
   { section: 'api-keys', label: 'API keys' },
   { section: 'alert-settings', label: 'Alert settings' },
+  { section: 'sso', label: 'Single sign-on' },
 ] as const;
 
 /** One of {@link SETTINGS_SECTIONS}' path segments. */

@@ -1,6 +1,6 @@
 /**
  * The Settings area (`/settings/{section}`): the account's environment variables, snippets, maintenance
- * windows, client certificates, API keys and alert settings, each a page of its own under the same tabs.
+ * windows, client certificates, API keys, alert settings and single sign-on, each a page of its own under the same tabs.
  * `/settings` opens the first.
  */
 import { useEffect } from 'preact/hooks';
@@ -11,6 +11,7 @@ import { ClientCertificatesPage } from './client-certificates.js';
 import { MaintenanceWindowsPage } from './maintenance-windows.js';
 import { SETTINGS_SECTIONS, type SettingsSection, SettingsNav } from './nav.js';
 import { SnippetsPage } from './snippets.js';
+import { SsoPage } from './sso.js';
 import { VariablesPage } from './variables.js';
 import './settings.css';
 
@@ -21,6 +22,7 @@ const PAGES: Record<SettingsSection, () => preact.JSX.Element> = {
   'client-certificates': ClientCertificatesPage,
   'api-keys': ApiKeysPage,
   'alert-settings': AlertSettingsPage,
+  sso: SsoPage,
 };
 
 function isSection(section: string | undefined): section is SettingsSection {

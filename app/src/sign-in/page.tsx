@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { ApiError } from '../api/client.js';
 import { type SessionInfo, signIn } from '../api/session.js';
 import { useTitle } from '../ui/hooks.js';
+import { SsoSignIn } from './sso.js';
 
 /**
  * Sign-in: the API key (the one `outpost up` prints) is sent once, in the body of `POST /auth/session`, and
@@ -72,6 +73,7 @@ export default function SignIn({ onSignedIn }: { onSignedIn: (session: SessionIn
           {busy ? 'Signing in…' : 'Sign in'}
         </button>
       </form>
+      <SsoSignIn />
     </main>
   );
 }

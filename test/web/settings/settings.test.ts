@@ -65,7 +65,7 @@ describe.skipIf(missing !== null)('the Settings pages in Chromium against outpos
     return `${await page.content()}\n${answers.join('\n')}`;
   }
 
-  it('/settings opens the variables, and the navigation has a Settings section with six tabs', async () => {
+  it('/settings opens the variables, and the navigation has a Settings section with seven tabs', async () => {
     await page.goto(new URL('/settings', up.baseUrl).href);
     await page.waitForURL(/\/settings\/variables$/, { timeout: PAGE_TIMEOUT });
     const current = page
@@ -80,6 +80,7 @@ describe.skipIf(missing !== null)('the Settings pages in Chromium against outpos
       'Client certificates',
       'API keys',
       'Alert settings',
+      'Single sign-on',
     ]);
   });
 
