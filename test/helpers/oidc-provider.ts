@@ -20,7 +20,7 @@ export type TestProvider = {
  * Starts oidc-provider v9 on 127.0.0.1 with one confidential client (client_secret_basic) whose only
  * redirect URI is `redirectUri`, PKCE required, and its development login and consent pages
  * (`devInteractions`): any login name signs in as that `sub`. Claims: `email`, `email_verified`, `name`,
- * `groups` (scope `groups`).
+ * `name` and `groups` (scope `profile`).
  */
 export async function startTestProvider(options: {
   redirectUris: string[];
@@ -42,12 +42,12 @@ export async function startTestProvider(options: {
       },
     ],
     pkce: { required: () => true },
-    scopes: ['openid', 'email', 'profile', 'groups'],
+    scopes: ['openid', 'email', 'profile'],
     claims: {
       openid: ['sub'],
       email: ['email', 'email_verified'],
-      profile: ['name'],
-      groups: ['groups'],
+      // As Authentik gives them: the groups with the profile.
+      profile: ['name', 'groups'],
     },
     cookies: { keys: ['outpost-test-provider-cookie-key'] },
     features: { devInteractions: { enabled: true } },

@@ -112,7 +112,7 @@ export async function startUp(apiKey: string, env: Record<string, string> = {}):
 export async function signIn(page: Page, baseUrl: string, apiKey: string): Promise<void> {
   await page.goto(new URL('/checks', baseUrl).href);
   await page.getByLabel('API key').fill(apiKey);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
   await page.getByRole('heading', { level: 1, name: /^Checks\b/ }).waitFor({ timeout: 15_000 });
 }
 

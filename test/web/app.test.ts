@@ -202,7 +202,7 @@ describe.skipIf(missing !== null)('web app in Chromium against outpost up', () =
 
     // A wrong key first: the message is next to the field, the field invalid.
     await page.getByLabel('API key').fill(`op_wrong_${'x'.repeat(40)}`);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     await expect.poll(() => page.getByRole('alert').innerText()).toMatch(/not valid/i);
     expect(await page.getByLabel('API key').getAttribute('aria-invalid')).toBe('true');
 

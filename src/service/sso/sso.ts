@@ -283,7 +283,9 @@ export class SingleSignOn {
     );
     const url = oidc.buildAuthorizationUrl(config, {
       redirect_uri: this.#redirectUri,
-      scope: row.groups_claim === null ? 'openid email profile' : 'openid email profile groups',
+      // Standard scopes only: a provider may refuse one it does not know (Keycloak: invalid_scope). Groups
+      // come with these (Authentik's profile) or from a mapper on the client (Keycloak).
+      scope: 'openid email profile',
       response_type: 'code',
       code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
       code_challenge_method: 'S256',
