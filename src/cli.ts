@@ -21,6 +21,8 @@ Usage:
                     an online copy of the SQLite store under OUTPOST_DATA_DIR into a new file
   outpost migrate-store --from sqlite:<data dir> --to postgres://…
                     copies a stopped SQLite store into an empty PostgreSQL database
+  outpost users create --email <email> [--name <name>] [--role <role>] [--account <id>] [--password-stdin]
+                    creates a person who signs in with a password (printed once unless read from stdin)
   outpost --version
 
 Configuration is read from the environment; see docs/configuration.md.
@@ -50,6 +52,17 @@ Applies every pending migration to the store the service would use (OUTPOST_DATA
 store under OUTPOST_DATA_DIR) and prints the latest one. The service also migrates at start (on PostgreSQL
 under a lock, so replicas starting together migrate once); run this first to upgrade before any replica
 of the new version serves. Exit 0 when the store is migrated.
+
+Variables: those of \`outpost service\`, in docs/configuration.md.`,
+  users: `outpost users create: a person of the account who signs in to the web app with a password
+
+Usage: outpost users create --email <email> [--name <name>] [--role <role>] [--account <id>] [--password-stdin]
+
+Creates an ACTIVE person in the store the service would use (OUTPOST_DATABASE_URL, else the SQLite store
+under OUTPOST_DATA_DIR), in the account <id> or the store's oldest. --role is READ_ONLY, READ_WRITE,
+ADMIN or OWNER (default OWNER). The password is generated and printed once, or read from stdin with
+--password-stdin (12 to 128 characters; one trailing newline is dropped). Emails are unique across the
+store. Exit 0 when created, 1 when refused (the reason on stderr), 2 for bad arguments.
 
 Variables: those of \`outpost service\`, in docs/configuration.md.`,
   backup: `outpost backup: a consistent copy of the SQLite store, taken while the service runs
@@ -235,7 +248,7 @@ function parseArgs(args: string[], names: readonly string[]): ParsedArgs {
 }
 
 /** Prints `message` and the command's help on stderr; the exit code of a bad argument. */
-function badArguments(command: 'backup' | 'migrate-store', message: string): number {
+function badArguments(command: 'backup' | 'migrate-store' | 'users', message: string): number {
   process.stderr.write(`outpost ${command}: ${message}\n\n${COMMAND_HELP[command]}\n`);
   return 2;
 }
@@ -356,6 +369,60 @@ async function copyArtifacts(dataDir: string, to: string, print: (line: string) 
  * and, when the key came from the key file, the value to set as OUTPOST_ENCRYPTION_KEY.
  * @returns 0 when copied and verified, 1 when refused or failed, 2 on a bad argument.
  */
+/** Reads all of stdin as UTF-8 text. */
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** `outpost users create …` (docs/teams.md, "The command line"). */
+async function runUsers(args: string[]): Promise<number> {
+  if (args[0] !== 'create') return badArguments('users', 'the one subcommand is create');
+  const rest = args.slice(1);
+  const fromStdin = rest.includes('--password-stdin');
+  const parsed = parseArgs(
+    rest.filter((arg) => arg !== '--password-stdin'),
+    ['email', 'name', 'role', 'account'],
+  );
+  if (parsed.error !== null) return badArguments('users', parsed.error);
+  if (parsed.positional.length > 0) {
+    return badArguments('users', `unexpected argument ${JSON.stringify(parsed.positional[0])}`);
+  }
+  const email = parsed.options.get('email');
+  if (email === undefined || !/^[^@\s]+@[^@\s]+$/.test(email)) {
+    return badArguments('users', '--email <email> is required');
+  }
+  const { isRole } = await import('./service/platform/http/permissions.js');
+  const role = parsed.options.get('role') ?? 'OWNER';
+  if (!isRole(role))
+    return badArguments('users', `--role must be READ_ONLY, READ_WRITE, ADMIN or OWNER, got ${role}`);
+  const { generatePassword } = await import('./service/bootstrap.js');
+  const password = fromStdin ? (await readStdin()).replace(/\r?\n$/, '') : generatePassword();
+  const { parseServiceConfig } = await import('./service/config.js');
+  const { createPerson } = await import('./service/main.js');
+  const config = parseServiceConfig(process.env);
+  const log = createLogger({ level: config.logLevel, name: 'outpost-users' });
+  try {
+    const created = await createPerson(config, log, {
+      email,
+      name: parsed.options.get('name'),
+      role,
+      password,
+      accountId: parsed.options.get('account'),
+    });
+    process.stdout.write(`outpost: created ${created.email} (${role}) in account ${created.accountId}\n`);
+    if (!fromStdin) {
+      process.stdout.write(`  password: ${password}\n  (shown once; it is stored as an Argon2id hash)\n`);
+    }
+    return 0;
+  } catch (err) {
+    if (err instanceof OutpostError) throw err;
+    process.stderr.write(`outpost users create: ${(err as Error).message}\n`);
+    return 1;
+  }
+}
+
 async function runMigrateStore(args: string[]): Promise<number> {
   const parsed = parseArgs(args, ['from', 'to']);
   if (parsed.error !== null) return badArguments('migrate-store', parsed.error);
@@ -522,6 +589,7 @@ type StartedService = {
   url: string;
   accountId: string;
   createdApiKey: string | null;
+  createdAdmin: { email: string; password: string } | null;
   embeddedAgentKey: string | null;
   seededChecks: string[];
   stop(): Promise<void>;
@@ -536,7 +604,14 @@ function printBanner(
 ): void {
   print(`Outpost ${VERSION} ${mode === 'up' ? 'is up' : 'service is listening'}: ${running.url}`);
   print(`  account id: ${running.accountId}`);
-  print(`  web app:    ${appUrl.replace(/\/+$/, '')}/ (sign in with an API key of the account)`);
+  print(`  web app:    ${appUrl.replace(/\/+$/, '')}/ (sign in with your email and password, or an API key)`);
+  if (running.createdAdmin) {
+    print(`  sign in as: ${running.createdAdmin.email} (OWNER)`);
+    print(`  password:   ${running.createdAdmin.password}`);
+    print(
+      '  (shown once; it is stored as an Argon2id hash. Change it in the web app, or run outpost users create.)',
+    );
+  }
   if (running.createdApiKey) {
     print(`  API key:    ${running.createdApiKey}`);
     print('  (shown once; it is stored hashed. Keep it, or set OUTPOST_API_KEY before the first start.)');
@@ -655,6 +730,14 @@ async function main(argv: string[]): Promise<number> {
       );
       return 2;
     }
+  }
+  if (command === 'users') {
+    const rest = argv.slice(1);
+    if (rest.length === 0 || rest.some((arg) => arg === '--help' || arg === '-h' || arg === 'help')) {
+      process.stdout.write(`${COMMAND_HELP.users}\n`);
+      return rest.length === 0 ? 2 : 0;
+    }
+    return runUsers(rest);
   }
   if (command === 'backup' || command === 'migrate-store') {
     const rest = argv.slice(1);

@@ -25,6 +25,7 @@ import { registerWebApp } from './platform/web/plugin.js';
 import type { JobQueue } from './runs/queue/queue.js';
 import type { NamedResultHook, ResultOutbox, ResultOutboxOptions } from './runs/results/outbox.js';
 import { backfillCustomDomains } from './status-pages/admin/store.js';
+import { passwordSignIn } from './users/index.js';
 
 /** Options of `build`. Times in milliseconds. */
 export type BuildOptions = {
@@ -191,6 +192,7 @@ export async function build(options: BuildOptions): Promise<Service> {
     db: options.db,
     appUrl: options.appUrl ?? 'http://localhost:3000',
     limiter: authFailures,
+    passwordSignIn: passwordSignIn(options.db),
     ...(options.appDir === undefined ? {} : { appDir: options.appDir }),
   });
   await app.register(async (scope) => {

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { hostname, networkInterfaces } from 'node:os';
 import type { Kysely } from 'kysely';
 import type { CheckType } from '../protocol/index.js';
@@ -11,19 +12,40 @@ import type { Database } from './platform/store/database.js';
 import { underStoreLock } from './platform/store/dialect.js';
 import { AccountQueries } from './platform/store/accounts.js';
 import { EMBEDDED_LOCATION_SLUG, PrivateLocations } from './resources/private-locations/private-locations.js';
-
-/** What bootstrapping found or made. `apiKey` is set only when it was created now (shown once). */
-export type Bootstrap = { accountId: string; createdApiKey: string | null };
+import { Users } from './users/index.js';
 
 /**
- * On an empty store, creates the first account and its API key (from
- * OUTPOST_ACCOUNT_ID / OUTPOST_API_KEY when given). Otherwise returns the
- * oldest account.
+ * What bootstrapping found or made. `createdApiKey` is set only when it was created now (shown once), and
+ * `createdAdmin` only when the first person was (their generated password shown once).
  */
-export async function ensureAccount(
-  db: Kysely<Database>,
-  options: { accountId?: string | undefined; apiKey?: string | undefined },
-): Promise<Bootstrap> {
+export type Bootstrap = {
+  accountId: string;
+  createdApiKey: string | null;
+  createdAdmin: { email: string; password: string } | null;
+};
+
+/** Options of {@link ensureAccount}. */
+export type BootstrapOptions = {
+  accountId?: string | undefined;
+  apiKey?: string | undefined;
+  /** Email of the first person, an OWNER (OUTPOST_ADMIN_EMAIL); default admin@localhost. */
+  adminEmail?: string | undefined;
+};
+
+/**
+ * A generated password: 18 random bytes as base64url (24 characters, 144 bits), within the 12–128
+ * characters a password must have (docs/teams.md, "Passwords").
+ */
+export function generatePassword(): string {
+  return randomBytes(18).toString('base64url');
+}
+
+/**
+ * On an empty store, creates the first account, its API key (from OUTPOST_ACCOUNT_ID / OUTPOST_API_KEY when
+ * given) and its first person, an OWNER with a generated password (docs/teams.md, "The first person").
+ * Otherwise returns the oldest account.
+ */
+export async function ensureAccount(db: Kysely<Database>, options: BootstrapOptions): Promise<Bootstrap> {
   // Replicas starting together on an empty PostgreSQL store: one makes the account, the others wait
   // for it and then find it.
   return underStoreLock(db, BOOTSTRAP_LOCK_ID, (tx) => ensureAccountIn(tx, options));
@@ -32,10 +54,7 @@ export async function ensureAccount(
 /** The advisory lock of {@link ensureAccount} on PostgreSQL (any constant no other lock of the store uses). */
 const BOOTSTRAP_LOCK_ID = 7_305_011_872;
 
-async function ensureAccountIn(
-  db: Kysely<Database>,
-  options: { accountId?: string | undefined; apiKey?: string | undefined },
-): Promise<Bootstrap> {
+async function ensureAccountIn(db: Kysely<Database>, options: BootstrapOptions): Promise<Bootstrap> {
   const accounts = new AccountQueries(db);
   const existing = await accounts.oldestId();
   if (existing !== undefined) {
@@ -44,11 +63,21 @@ async function ensureAccountIn(
       const known = await accounts.accountOfKey(hashApiKey(options.apiKey));
       if (known === undefined) await createApiKey(db, existing, options.apiKey);
     }
-    return { accountId: existing, createdApiKey: null };
+    return { accountId: existing, createdApiKey: null, createdAdmin: null };
   }
   const accountId = await createAccount(db, 'default', options.accountId);
   const key = await createApiKey(db, accountId, options.apiKey ?? generateApiKey());
-  return { accountId, createdApiKey: options.apiKey ? null : key };
+  const password = generatePassword();
+  const admin = await new Users(db).create(
+    accountId,
+    { email: options.adminEmail ?? 'admin@localhost', name: 'Admin', role: 'OWNER', password },
+    Date.now(),
+  );
+  return {
+    accountId,
+    createdApiKey: options.apiKey ? null : key,
+    createdAdmin: { email: admin.email, password },
+  };
 }
 
 /**

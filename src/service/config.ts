@@ -45,6 +45,8 @@ export type ServiceConfig = Readonly<{
   logLevel: LogLevelName;
   accountId: string | undefined;
   apiKey: string | undefined;
+  /** Email of the first person (OWNER) made on a fresh store (`OUTPOST_ADMIN_EMAIL`, default admin@localhost). */
+  adminEmail: string;
   /**
    * 32-byte key sealing secrets at rest, from `OUTPOST_ENCRYPTION_KEY`; undefined: the key file
    * `<dataDir>/encryption.key` (created with mode 0600 on first start) is used.
@@ -213,6 +215,9 @@ const ServiceEnvSchema = Type.Object({
   LOG_LEVEL: literals(Object.keys(LOG_LEVELS) as LogLevelName[]),
   OUTPOST_API_KEY: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_-]{20,200}$' })),
   OUTPOST_ACCOUNT_ID: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' })),
+  OUTPOST_ADMIN_EMAIL: Type.Optional(
+    Type.String({ minLength: 3, maxLength: 254, pattern: '^[^@\\s]+@[^@\\s]+$' }),
+  ),
   OUTPOST_ENCRYPTION_KEY: Type.Optional(Type.String({ format: SECRET_KEY_FORMAT })),
   /** Unset: `http://localhost:<PORT>`, filled in once PORT is known to be valid. */
   OUTPOST_APP_URL: Type.Optional(Type.String({ format: URL_FORMAT })),
@@ -254,6 +259,7 @@ const REQUIREMENTS: Record<VariableName, string> = {
   LOG_LEVEL: `one of ${Object.keys(LOG_LEVELS).join(', ')} (default INFO)`,
   OUTPOST_API_KEY: '20 to 200 characters of A-Z, a-z, 0-9, "_" or "-"',
   OUTPOST_ACCOUNT_ID: '1 to 64 characters of A-Z, a-z, 0-9, "_" or "-"',
+  OUTPOST_ADMIN_EMAIL: 'an email address (default admin@localhost)',
   OUTPOST_ENCRYPTION_KEY:
     'a 32-byte key as base64 (44 characters) or hex (64 characters) (make one with: openssl rand -base64 32)',
   OUTPOST_APP_URL: 'a URL (default http://localhost:<PORT>)',
@@ -405,6 +411,7 @@ export function parseServiceConfig(env: NodeJS.ProcessEnv): ServiceConfig {
     logLevel: parsed.LOG_LEVEL,
     accountId: parsed.OUTPOST_ACCOUNT_ID,
     apiKey: parsed.OUTPOST_API_KEY,
+    adminEmail: parsed.OUTPOST_ADMIN_EMAIL ?? 'admin@localhost',
     encryptionKey:
       parsed.OUTPOST_ENCRYPTION_KEY === undefined
         ? undefined

@@ -70,6 +70,11 @@ export type ServiceContext = {
   statusPageDomains: CustomDomains;
   /** Deletes old data (the modules' retention tasks); null when retention is off. */
   retention: RetentionWorker | null;
+  /**
+   * Where the service's own mail to people goes (invitations, password resets): OUTPOST_SMTP_URL and
+   * OUTPOST_SMTP_FROM, as alert email; null when they are not set.
+   */
+  smtp: { url: string; from: string } | null;
 };
 
 /** Options of {@link createContext} (app.ts `BuildOptions` passes them on). Times in milliseconds. */
@@ -136,6 +141,7 @@ export function createContext(options: ContextOptions): ServiceContext {
       : { lookupTimeoutMs: options.customDomains.lookupTimeoutMs }),
   });
   const deliveryOptions = options.alerting?.delivery ?? {};
+  const providers = options.alerting?.providers ?? providersFromEnv(process.env);
   const artifacts: Artifacts =
     options.artifactStore === 'database'
       ? new DatabaseArtifactStore(options.db)
@@ -146,6 +152,7 @@ export function createContext(options: ContextOptions): ServiceContext {
     log: options.log,
     shutdown: options.shutdown,
     appUrl: appUrl.replace(/\/+$/, ''),
+    smtp: providers.smtp ?? null,
     apiCredentials: options.apiCredentials ?? 'masked',
     outbound,
     customDomains,
@@ -155,7 +162,7 @@ export function createContext(options: ContextOptions): ServiceContext {
       ...deliveryOptions,
       log: options.log.child({ component: 'alert-delivery' }),
       senders,
-      providers: { ...(options.alerting?.providers ?? providersFromEnv(process.env)), outbound },
+      providers: { ...providers, outbound },
       appUrl: deliveryOptions.appUrl ?? appUrl,
     }),
     statusPageDomains: new CustomDomains(options.db, {

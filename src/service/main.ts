@@ -16,6 +16,10 @@ import { openPostgresDatabase, redactDatabaseUrl } from './platform/store/postgr
 import { latestMigration } from './platform/store/migrations/index.js';
 import { probeStoreWrites } from './platform/store/probe.js';
 import { attachSecretBox, openSecretBox } from './platform/store/secret-box.js';
+import { AccountQueries } from './platform/store/accounts.js';
+import { HttpError } from './platform/http/errors.js';
+import type { Role } from './platform/http/permissions.js';
+import { checkPassword, Users } from './users/index.js';
 
 /**
  * Opens and migrates the embedded SQLite store of `config`, and tries a real write.
@@ -145,6 +149,53 @@ export async function migrateStore(
   }
 }
 
+/** What `outpost users create` asks for (docs/teams.md, "The command line"). */
+export type NewPerson = {
+  email: string;
+  name?: string | undefined;
+  role: Role;
+  /** 12–128 characters (docs/teams.md, "Passwords"). */
+  password: string;
+  /** The account; default the store's oldest (the one `outpost up` made). */
+  accountId?: string | undefined;
+};
+
+/**
+ * Creates an ACTIVE person in the store the service would use (`outpost users create`): opens and migrates
+ * it as the service does, the account being `person.accountId` or the oldest.
+ * @returns the person's email as stored (lower-cased) and their account.
+ * @throws Error saying why: no account yet (start the service once), an unknown account, a password of the
+ *   wrong length, or an email that belongs to a person already.
+ */
+export async function createPerson(
+  config: ServiceConfig,
+  log: Logger,
+  person: NewPerson,
+): Promise<{ email: string; accountId: string }> {
+  const db = config.databaseUrl
+    ? await openPostgresStore(config.databaseUrl, config.databasePreparedStatements, log)
+    : await openSqliteStore(config, log);
+  try {
+    const accounts = new AccountQueries(db);
+    const accountId = person.accountId ?? (await accounts.oldestId());
+    if (accountId === undefined)
+      throw new Error('the store has no account yet: start the service once first');
+    if (person.accountId !== undefined && (await accounts.find(person.accountId)) === undefined) {
+      throw new Error(`the store has no account ${person.accountId}`);
+    }
+    try {
+      checkPassword(person.password, 'password');
+      const row = await new Users(db).create(accountId, person, Date.now());
+      return { email: row.email, accountId };
+    } catch (err) {
+      if (err instanceof HttpError) throw new Error(err.message);
+      throw err;
+    }
+  } finally {
+    await db.destroy();
+  }
+}
+
 /**
  * A store start-up failure (OUTPOST_ERR_STARTUP) logged and given the variable it is about,
  * `OUTPOST_DATA_DIR`; any other error as it is.
@@ -161,6 +212,8 @@ export type RunningService = {
   accountId: string;
   /** The API key, only when it was created by this start (print it once). */
   createdApiKey: string | null;
+  /** The first person and their generated password, only when created by this start (print them once). */
+  createdAdmin: { email: string; password: string } | null;
   /** A fresh key for an embedded agent, when asked for. */
   embeddedAgentKey: string | null;
   seededChecks: string[];
@@ -214,7 +267,11 @@ export async function startService(
   }
   // No child process (the embedded agent, its scripts) may inherit the key.
   delete process.env.OUTPOST_ENCRYPTION_KEY;
-  const boot = await ensureAccount(db, { accountId: config.accountId, apiKey: config.apiKey });
+  const boot = await ensureAccount(db, {
+    accountId: config.accountId,
+    apiKey: config.apiKey,
+    adminEmail: config.adminEmail,
+  });
   const embeddedAgentKey = options.embeddedAgent ? await rotateEmbeddedAgentKey(db, boot.accountId) : null;
   const service = await build({
     db,
@@ -264,6 +321,7 @@ export async function startService(
     url,
     accountId: boot.accountId,
     createdApiKey: boot.createdApiKey,
+    createdAdmin: boot.createdAdmin,
     embeddedAgentKey,
     seededChecks,
     service,

@@ -17,6 +17,7 @@ import { runsModule } from './runs/service-module.js';
 import { ssoModule } from './sso/service-module.js';
 import { statusPagesModule } from './status-pages/service-module.js';
 import { triggersModule } from './triggers/service-module.js';
+import { usersModule } from './users/service-module.js';
 
 /**
  * Every feature of the service, in order (docs/architecture.md, "Modules"). The order is the order of
@@ -36,6 +37,7 @@ export const MODULES: readonly ServiceModule[] = [
   maintenanceWindowsModule,
   dashboardsModule,
   triggersModule,
+  usersModule,
   ssoModule,
 ];
 

@@ -104,6 +104,19 @@ export function mappedRole(groups: unknown, mapping: Readonly<Record<string, Rol
   return best;
 }
 
+/**
+ * Whether account `accountId` opens its web sessions by single sign-on only (docs/teams.md, "Single
+ * sign-on", `ssoOnly`): password sign-in is then refused with 403 OUTPOST_ERR_SSO_REQUIRED.
+ */
+export function isSsoOnly(db: Kysely<Database>, accountId: string): Promise<boolean> {
+  return new SsoQueries(db).ssoOnly(accountId);
+}
+
+/** The message of a sign-in refused because the account signs in by single sign-on only. */
+export function ssoRequiredMessage(accountName: string): string {
+  return `${accountName} signs in with single sign-on only: use "Sign in with single sign-on"; API keys keep working on the API`;
+}
+
 /** A sign-in to send to the provider: where to, and the random value of the browser's binding cookie. */
 export type StartedSignIn = { redirectUrl: string; browserBinding: string };
 

@@ -37,6 +37,16 @@ export class SsoQueries {
       .executeTakeFirst();
   }
 
+  /** Whether the account's people sign in by single sign-on only (`sso_settings.sso_only`). */
+  async ssoOnly(accountId: string): Promise<boolean> {
+    const row = await this.#db
+      .selectFrom('sso_settings')
+      .select('sso_only')
+      .where('account_id', '=', accountId)
+      .executeTakeFirst();
+    return row?.sso_only === 1;
+  }
+
   /** The account's email domains, sorted. */
   async domains(accountId: string): Promise<string[]> {
     const rows = await this.#db

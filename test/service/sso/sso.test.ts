@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { build, type Service } from '../../../src/service/app.js';
 import { createAccount, createApiKey } from '../../../src/service/platform/http/auth.js';
 import type { Database } from '../../../src/service/platform/store/database.js';
+import { hashPassword } from '../../../src/service/users/passwords.js';
 import { startTestProvider, type TestProvider } from '../../helpers/oidc-provider.js';
 import { expectNoSecret } from '../../helpers/secrets.js';
 import { testStore } from '../../helpers/service.js';
@@ -407,10 +408,32 @@ describe('single sign-on with a real OpenID provider', () => {
     }
   });
 
-  it('"SSO only" refuses API-key sign-in to the web app; the key keeps working on /v1', async () => {
+  it('"SSO only" refuses API-key and password sign-in to the web app; the key keeps working on /v1', async () => {
+    const password = 'carols-password-long-enough';
+    await store.db
+      .updateTable('users')
+      .set({ password_hash: await hashPassword(password) })
+      .where('id', '=', 'carol-id')
+      .execute();
+    const byPassword = async (given: string) => {
+      const res = await fetch(`${appUrl}/auth/session`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email: 'carol@example.com', password: given }),
+      });
+      const body = JSON.parse(await keep(res));
+      return { status: res.status, body, cookies: res.headers.getSetCookie() };
+    };
+    expect((await byPassword(password)).status).toBe(200);
     expect((await api('PUT', '/v1/sso', settings({ clientSecret: undefined, ssoOnly: true }))).status).toBe(
       200,
     );
+    const refused = await byPassword(password);
+    expect(refused.status).toBe(403);
+    expect(refused.body.attributes.code).toBe('OUTPOST_ERR_SSO_REQUIRED');
+    expect(refused.cookies).toEqual([]);
+    // A wrong password learns nothing of the rule: the same 401 as ever.
+    expect((await byPassword('not-carols-password')).status).toBe(401);
     const res = await fetch(`${appUrl}/auth/session`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },

@@ -9,7 +9,7 @@ import type { Database } from '../store/database.js';
 import { AccountQueries } from '../store/accounts.js';
 import type { WebSessions } from '../web/sessions.js';
 import type { CredentialView } from '../store/secret-fields.js';
-import { authorize, type Principal, type Role } from './permissions.js';
+import { authorize, type Principal, type Role, weakerRole } from './permissions.js';
 
 /** API keys are `op_` + 32 random bytes in hex; only their SHA-256 is stored. */
 export function generateApiKey(): string {
@@ -113,7 +113,8 @@ const AGENT_ROUTE_PREFIX = '/v1/agent/';
 
 /**
  * Resolves a key to its account and principal, and to its private location for a `pl_` key; null when
- * unknown or past its `expires_at` (`nowMs`, epoch ms).
+ * unknown, past its `expires_at` (`nowMs`, epoch ms), or a person's key whose person is gone. A person's
+ * key acts with the weaker of its own role and the person's current role.
  */
 async function lookUpKey(
   db: Kysely<Database>,
@@ -139,11 +140,21 @@ async function lookUpKey(
   }
   const row = await new AccountQueries(db).keyOfHash(keyHash);
   if (row === undefined || (row.expires_at !== null && row.expires_at <= nowMs)) return null;
+  // A person's key dies with the person, and acts with the weaker of its role and the person's now
+  // (docs/teams.md, "A person's API keys").
+  if (row.user_id !== null && row.user_role === null) return null;
   return {
     accountId: row.account_id,
     apiKeyId: row.id,
     privateLocation: null,
-    principal: { kind: 'api-key', id: row.id, name: row.label, role: row.role, viaWebSession: false },
+    principal: {
+      kind: 'api-key',
+      id: row.id,
+      name: row.label,
+      role: row.user_role === null ? row.role : weakerRole(row.role, row.user_role),
+      viaWebSession: false,
+      userId: row.user_id,
+    },
   };
 }
 

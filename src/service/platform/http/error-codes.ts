@@ -65,6 +65,22 @@ export const SERVICE_ERROR_CODES = {
     status: 409,
     when: 'Deleting a status-page service that a card of a status page still shows.',
   },
+  OUTPOST_ERR_EMAIL_TAKEN: {
+    status: 409,
+    when: 'Inviting or creating a person with an email that already belongs to a person (emails are unique across the service; the answer never says which account holds it).',
+  },
+  OUTPOST_ERR_LAST_OWNER: {
+    status: 409,
+    when: 'Demoting or removing the account’s last active OWNER.',
+  },
+  OUTPOST_ERR_NOT_A_USER: {
+    status: 409,
+    when: 'A /v1/users/me route called with an API key that belongs to no person (an account key).',
+  },
+  OUTPOST_ERR_TWO_FACTOR_ENABLED: {
+    status: 409,
+    when: 'Starting or confirming two-factor for a person who has it on already.',
+  },
   OUTPOST_ERR_SLUG_TAKEN: {
     status: 409,
     when: 'A private-location slugName the account already uses.',

@@ -71,7 +71,16 @@ export function weakerRole(a: Role, b: Role): Role {
  * web app, or a private location's agent.
  */
 export type Principal =
-  | { kind: 'api-key'; id: string; name: string | null; role: Role; viaWebSession: boolean }
+  | {
+      kind: 'api-key';
+      id: string;
+      name: string | null;
+      /** The key's role, capped by its person's current role for a person's key. */
+      role: Role;
+      viaWebSession: boolean;
+      /** The person the key belongs to (`api_keys.user_id`); null or absent for an account key. */
+      userId?: string | null;
+    }
   | { kind: 'user'; id: string; name: string; role: Role }
   | { kind: 'private-location'; id: string; name: string };
 

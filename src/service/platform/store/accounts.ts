@@ -51,18 +51,36 @@ export class AccountQueries {
 
   /**
    * The `api_keys` row of the key whose hash is `keyHash` (its id, account, name, role and end, epoch ms or
-   * null); undefined when no key has it.
+   * null), with the person it belongs to and that person's current role (both null for an account key, and
+   * `user_role` null when the person is gone); undefined when no key has it. Reads `api_keys` ⟕ `users`.
    */
-  keyOfHash(
-    keyHash: string,
-  ): Promise<
-    | { id: string; account_id: string; label: string | null; role: Role; expires_at: number | null }
+  keyOfHash(keyHash: string): Promise<
+    | {
+        id: string;
+        account_id: string;
+        label: string | null;
+        role: Role;
+        expires_at: number | null;
+        user_id: string | null;
+        user_role: Role | null;
+      }
     | undefined
   > {
     return this.#db
-      .selectFrom('api_keys')
-      .select(['id', 'account_id', 'label', 'role', 'expires_at'])
-      .where('key_hash', '=', keyHash)
+      .selectFrom('api_keys as k')
+      .leftJoin('users as u', (join) =>
+        join.onRef('u.id', '=', 'k.user_id').onRef('u.account_id', '=', 'k.account_id'),
+      )
+      .select([
+        'k.id',
+        'k.account_id',
+        'k.label',
+        'k.role',
+        'k.expires_at',
+        'k.user_id',
+        'u.role as user_role',
+      ])
+      .where('k.key_hash', '=', keyHash)
       .executeTakeFirst();
   }
 

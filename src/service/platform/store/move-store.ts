@@ -447,6 +447,12 @@ async function verifySecrets(
     .where('secret', '=', 1)
     .execute();
   for (const row of variables) open(row.value, `variables:${row.id}:value`);
+  const seeds = await tx
+    .selectFrom('users')
+    .select(['id', 'totp_secret'])
+    .where('totp_secret', 'is not', null)
+    .execute();
+  for (const row of seeds) open(row.totp_secret!, `users:${row.id}:totp_secret`);
   for (const { table, layoutOf } of docTables) {
     const docs = (await tx.selectFrom(table).select(['id', 'doc']).execute()) as {
       id: string | number;

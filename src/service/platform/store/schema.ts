@@ -101,6 +101,7 @@ export type Database = {
   sso_settings: SsoSettingsTable;
   sso_domains: { domain: string; account_id: string };
   sso_sign_ins: SsoSignInTable;
+  user_tokens: UserTokenTable;
   check_last_results: CheckLastResultTable;
   check_stats_hourly: CheckStatsHourlyTable;
   check_stats_daily: CheckStatsDailyTable;
@@ -509,6 +510,25 @@ export type UserTable = {
   created_at: number;
   updated_at: number;
   last_sign_in_at: number | null;
+};
+
+/** What a row of `user_tokens` is (0031_user_tokens). */
+export type UserTokenKind = 'invitation' | 'reset' | 'challenge' | 'recovery';
+
+/**
+ * A single-use secret of a person (0031_user_tokens, docs/teams.md): only its HMAC is stored. Times in epoch
+ * ms; `expires_at` null for a recovery code.
+ */
+export type UserTokenTable = {
+  token_hash: string;
+  kind: UserTokenKind;
+  user_id: string;
+  account_id: string;
+  created_at: number;
+  expires_at: number | null;
+  used_at: number | null;
+  /** Wrong codes given with a two-factor challenge. */
+  tries: Generated<number>;
 };
 
 /** The latest FINAL result of a check (0011_web_app), kept in the result's transaction. */

@@ -65,6 +65,18 @@ export async function sealStoredSecrets(
       if (report.sealed > before)
         await tx.updateTable('variables').set({ value }).where('id', '=', row.id).execute();
     }
+    // People's TOTP seeds (users.totp_secret, docs/teams.md "Two-factor"): written sealed, verified here.
+    const seeds = await tx
+      .selectFrom('users')
+      .select(['id', 'totp_secret'])
+      .where('totp_secret', 'is not', null)
+      .execute();
+    for (const row of seeds) {
+      const before = report.sealed;
+      const value = reseal(row.totp_secret!, `users:${row.id}:totp_secret`);
+      if (report.sealed > before)
+        await tx.updateTable('users').set({ totp_secret: value }).where('id', '=', row.id).execute();
+    }
   });
   for (const { table, layoutOf } of docTables) {
     await db.transaction().execute(async (tx) => {

@@ -4,18 +4,38 @@ import { type AuthFailureLimiter, refuseAuthentication } from '../http/auth.js';
 import { sendError } from '../http/errors.js';
 import type { WebSessions } from './sessions.js';
 
+/**
+ * A person's sign-in by email and password (docs/teams.md, "Signing in"), given by the service's wiring
+ * (the people's module): it answers the request itself (SessionInfo and the cookie, a two-factor
+ * challenge, 401 or 429).
+ */
+export type PasswordSignIn = (
+  body: { email: string; password: string },
+  request: FastifyRequest,
+  reply: FastifyReply,
+  sessions: WebSessions,
+) => Promise<FastifyReply>;
+
 /** Options of {@link authRoutes}. */
 export type AuthRoutesOptions = {
   sessions: WebSessions;
   /** The limiter the /v1 auth hook counts in too: failed sign-ins and wrong keys share the limits. */
   limiter: AuthFailureLimiter;
+  /** Sign-in by email and password; without it only `{ apiKey }` signs in. */
+  passwordSignIn?: PasswordSignIn | undefined;
 };
 
 /** Largest sign-in body, bytes: an API key and some room. */
 const SIGN_IN_BODY_LIMIT_BYTES = 4096;
 
 const SignInBody = Type.Object(
-  { apiKey: Type.String({ minLength: 1, maxLength: 512, description: 'An account API key (op_…)' }) },
+  {
+    apiKey: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 512, description: 'An account API key (op_…)' }),
+    ),
+    email: Type.Optional(Type.String({ minLength: 1, maxLength: 254, description: 'A person’s email' })),
+    password: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: 'Their password' })),
+  },
   { additionalProperties: false },
 );
 
@@ -23,7 +43,7 @@ const SignInBody = Type.Object(
 const WRONG_KEY = 'invalid API key: sign in with an account API key (op_…)';
 
 /** 403 OUTPOST_ERR_CSRF when the request's `Origin` is present and foreign. */
-function refuseForeignOrigin(sessions: WebSessions) {
+export function refuseForeignOrigin(sessions: WebSessions) {
   return async (request: FastifyRequest, reply: FastifyReply) => {
     const foreign = sessions.foreignOrigin(request);
     if (foreign === null) return;
@@ -41,7 +61,7 @@ function refuseForeignOrigin(sessions: WebSessions) {
 }
 
 /** 415 unless the body is declared `application/json` (checked before the body is read). */
-async function requireJson(request: FastifyRequest, reply: FastifyReply) {
+export async function requireJson(request: FastifyRequest, reply: FastifyReply) {
   const type = (request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
   if (type === 'application/json') return;
   sendError(
@@ -56,7 +76,7 @@ async function requireJson(request: FastifyRequest, reply: FastifyReply) {
 /**
  * The web app's session routes (docs/web-app.md, "Signing in"), outside `/v1` and the OpenAPI document:
  *
- * - `POST /auth/session` `{ apiKey }` (application/json only, else 415; a foreign `Origin` 403
+ * - `POST /auth/session` `{ apiKey }`, or `{ email, password }` handed to `passwordSignIn` (application/json only, else 415; a foreign `Origin` 403
  *   OUTPOST_ERR_CSRF): an account API key opens a session. 200 with the SessionInfo and the signed
  *   `outpost_session` cookie; 401 for a wrong, private-location or embedded-agent key, 403
  *   OUTPOST_ERR_SSO_REQUIRED for a key of an account whose people sign in by single sign-on only, 429 with
@@ -71,13 +91,13 @@ async function requireJson(request: FastifyRequest, reply: FastifyReply) {
  */
 export async function authRoutes(
   app: FastifyInstance,
-  { sessions, limiter }: AuthRoutesOptions,
+  { sessions, limiter, passwordSignIn }: AuthRoutesOptions,
 ): Promise<void> {
   app.addHook('onRequest', async (_request, reply) => {
     reply.header('cache-control', 'no-store').header('x-content-type-options', 'nosniff');
   });
 
-  app.post<{ Body: { apiKey: string } }>(
+  app.post<{ Body: { apiKey?: string; email?: string; password?: string } }>(
     '/auth/session',
     {
       schema: { hide: true, body: SignInBody },
@@ -85,9 +105,25 @@ export async function authRoutes(
       onRequest: [refuseForeignOrigin(sessions), requireJson],
     },
     async (request, reply) => {
-      const key = await sessions.signInKey(request.body.apiKey);
+      const { apiKey, email, password } = request.body;
+      if (apiKey === undefined) {
+        if (email !== undefined && password !== undefined && passwordSignIn) {
+          return passwordSignIn({ email, password }, request, reply, sessions);
+        }
+        return sendError(
+          reply,
+          'OUTPOST_ERR_VALIDATION',
+          passwordSignIn ? 'body must hold either apiKey, or email and password' : 'body.apiKey is required',
+          {
+            field: passwordSignIn && email !== undefined ? 'password' : passwordSignIn ? 'email' : 'apiKey',
+            in: 'body',
+            rule: 'required',
+          },
+        );
+      }
+      const key = await sessions.signInKey(apiKey);
       if (!key) {
-        await refuseAuthentication(limiter, request, reply, request.body.apiKey, WRONG_KEY);
+        await refuseAuthentication(limiter, request, reply, apiKey, WRONG_KEY);
         return reply;
       }
       if (key.ssoOnly) {

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { AuthFailureLimiter } from '../http/auth.js';
 import type { Database } from '../store/database.js';
-import { authRoutes } from './auth-routes.js';
+import { authRoutes, type PasswordSignIn } from './auth-routes.js';
 import { cookieSecretOf, WebSessions } from './sessions.js';
 import { webAppStatic, type WebStaticOptions } from './static.js';
 
@@ -14,6 +14,8 @@ export type WebAppOptions = WebStaticOptions & {
   appUrl: string;
   /** The failure limiter shared with the /v1 auth hook. */
   limiter: AuthFailureLimiter;
+  /** People's sign-in by email and password (the people's module); without it, API keys only. */
+  passwordSignIn?: PasswordSignIn;
 };
 
 /**
@@ -27,7 +29,11 @@ export async function registerWebApp(app: FastifyInstance, options: WebAppOption
   // @fastify/cookie is not encapsulated: registered here, it parses cookies on every route.
   await app.register(fastifyCookie, { secret: cookieSecretOf(options.db), hook: 'onRequest' });
   const sessions = new WebSessions(options.db, { appUrl: options.appUrl });
-  await app.register(authRoutes, { sessions, limiter: options.limiter });
+  await app.register(authRoutes, {
+    sessions,
+    limiter: options.limiter,
+    passwordSignIn: options.passwordSignIn,
+  });
   await webAppStatic(app, {
     ...(options.appDir === undefined ? {} : { appDir: options.appDir }),
     ...(options.traceViewerDir === undefined ? {} : { traceViewerDir: options.traceViewerDir }),

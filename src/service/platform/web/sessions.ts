@@ -4,7 +4,7 @@ import type { Kysely } from 'kysely';
 import { hashApiKey, PRIVATE_LOCATION_KEY_PREFIX } from '../http/auth.js';
 import type { Database } from '../store/database.js';
 import { secretBoxOf } from '../store/secret-box.js';
-import type { Role } from '../http/permissions.js';
+import { type Role, weakerRole } from '../http/permissions.js';
 import { WebSessionQueries } from './store.js';
 
 const DAY_MS = 86_400_000;
@@ -243,7 +243,8 @@ export class WebSessions {
       !row ||
       now >= row.expires_at ||
       now - row.last_seen_at >= SESSION_IDLE_MS ||
-      (row.key_expires_at !== null && now >= row.key_expires_at)
+      (row.key_expires_at !== null && now >= row.key_expires_at) ||
+      (row.key_user_id !== null && row.key_user_role === null)
     ) {
       // Gone, or over: make sure no row is left (a row whose key was deleted, an expired one).
       await this.#queries.delete(idHash);
@@ -265,7 +266,11 @@ export class WebSessions {
         row.user_id === null || row.user_name === null || row.user_email === null
           ? null
           : { id: row.user_id, name: row.user_name, email: row.user_email },
-      role: (row.user_role ?? row.key_role)!,
+      role:
+        row.user_role ??
+        (row.key_role !== null && row.key_user_role !== null
+          ? weakerRole(row.key_role, row.key_user_role)
+          : row.key_role)!,
       createdAt: row.created_at,
       lastSeenAt,
       expiresAt: row.expires_at,

@@ -72,6 +72,10 @@ export class WebSessionQueries {
         .leftJoin('users as u', (join) =>
           join.onRef('u.id', '=', 's.user_id').onRef('u.account_id', '=', 's.account_id'),
         )
+        // A person's key acts with at most its person's current role, and ends with the person.
+        .leftJoin('users as ku', (join) =>
+          join.onRef('ku.id', '=', 'k.user_id').onRef('ku.account_id', '=', 'k.account_id'),
+        )
         .innerJoin('accounts as a', 'a.id', 's.account_id')
         .select([
           's.account_id',
@@ -81,6 +85,8 @@ export class WebSessionQueries {
           'k.label as key_name',
           'k.role as key_role',
           'k.expires_at as key_expires_at',
+          'k.user_id as key_user_id',
+          'ku.role as key_user_role',
           's.user_id',
           'u.name as user_name',
           'u.email as user_email',

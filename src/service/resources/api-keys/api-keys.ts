@@ -45,6 +45,8 @@ export class ApiKeys {
    * Makes a key named `body.name` (trimmed), acting with `body.role` (default `callerRole`) until
    * `body.expiresAt` (default never).
    * @param callerRole the role of the request making it: no key is made stronger than its maker.
+   * @param userId the person making it (a person's session or key), whose key it becomes: it then acts with
+   *   at most the person's current role and ends with the person (docs/teams.md); null for an account key.
    * @returns the key as listed with `rawKey`, the key itself: the only time it is ever seen.
    * @throws HttpError 400 naming `name` for the embedded agent's name, `role` for a role above
    *   `callerRole`, `expiresAt` for a time not in the future.
@@ -54,6 +56,7 @@ export class ApiKeys {
     body: CreateApiKey,
     nowMs: number,
     callerRole: Role,
+    userId: string | null = null,
   ): Promise<CreatedApiKey> {
     const name = body.name.trim();
     if (name === EMBEDDED_AGENT_KEY_LABEL) {
@@ -82,7 +85,7 @@ export class ApiKeys {
       expires_at: expiresAt,
       last_used_at: null,
     };
-    await this.#rows.insert({ ...row, key_hash: hashApiKey(rawKey) });
+    await this.#rows.insert({ ...row, key_hash: hashApiKey(rawKey), user_id: userId });
     return { ...presentApiKey(row), rawKey };
   }
 

@@ -43,7 +43,14 @@ export async function apiKeyRoutes(app: ServiceApp, ctx: ServiceContext): Promis
       const principal = request.principal;
       // authorize() let only an ADMIN or OWNER key, or such a person, reach this route.
       const callerRole = principal.kind === 'private-location' ? 'READ_ONLY' : principal.role;
-      const created = await keys.create(request.accountId, request.body, Date.now(), callerRole);
+      // A person's key (made in their session, or with another key of theirs) is theirs.
+      const userId =
+        principal.kind === 'user'
+          ? principal.id
+          : principal.kind === 'api-key'
+            ? (principal.userId ?? null)
+            : null;
+      const created = await keys.create(request.accountId, request.body, Date.now(), callerRole, userId);
       ctx.log.info({ accountId: request.accountId, apiKeyId: created.id }, 'API key created');
       return reply.code(201).send(created);
     },

@@ -27,6 +27,7 @@ import { checksOrder } from './0027_checks_order.js';
 import { listVersions } from './0028_list_versions.js';
 import { apiKeyRoles } from './0029_api_key_roles.js';
 import { users } from './0030_users.js';
+import { userTokens } from './0031_user_tokens.js';
 import { sso } from './0032_sso.js';
 
 /**
@@ -68,6 +69,7 @@ const migrations: Record<string, Migration> = {
   '0028_list_versions': listVersions,
   '0029_api_key_roles': apiKeyRoles,
   '0030_users': users,
+  '0031_user_tokens': userTokens,
   '0032_sso': sso,
 };
 
