@@ -17,8 +17,11 @@ export const CALLBACK_PATH = '/auth/sso/callback';
 /** Where an email without single sign-on is sent: the sign-in page says so (the same for every email). */
 export const UNAVAILABLE_PATH = '/sign-in?sso=unavailable';
 
-/** The SecretBox additional data of a sealed client secret: bound to its account. */
-const secretAad = (accountId: string) => `sso_settings.client_secret:${accountId}`;
+/**
+ * The SecretBox additional data of a sealed client secret: bound to its account, as secrets-at-rest.ts
+ * verifies it at start.
+ */
+const secretAad = (accountId: string) => `sso_settings:${accountId}:client_secret`;
 /** The SecretBox additional data of a sign-in's sealed verifier and nonce: bound to its state. */
 const signInAad = (stateHash: string, field: string) => `sso_sign_ins.${field}:${stateHash}`;
 

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { build, type Service } from '../../../src/service/app.js';
 import { createAccount, createApiKey } from '../../../src/service/platform/http/auth.js';
 import type { Database } from '../../../src/service/platform/store/database.js';
+import { sealStoredSecrets } from '../../../src/service/platform/store/secrets-at-rest.js';
 import { hashPassword } from '../../../src/service/users/passwords.js';
 import { startTestProvider, type TestProvider } from '../../helpers/oidc-provider.js';
 import { expectNoSecret } from '../../helpers/secrets.js';
@@ -235,6 +236,20 @@ describe('single sign-on with a real OpenID provider', () => {
     expect(got.json).toEqual(put.json);
     const row = await store.db.selectFrom('sso_settings').selectAll().executeTakeFirstOrThrow();
     expect(row.client_secret.startsWith('v1:')).toBe(true);
+  });
+
+  it('the start-up check opens the sealed client secret, and seals one found in clear', async () => {
+    const sealed = await store.db.selectFrom('sso_settings').selectAll().executeTakeFirstOrThrow();
+    const first = await sealStoredSecrets(store.db, []);
+    expect(first.sealed).toBe(0);
+    expect(first.verified).toBeGreaterThanOrEqual(1);
+    await store.db.updateTable('sso_settings').set({ client_secret: CLIENT_SECRET }).execute();
+    expect((await sealStoredSecrets(store.db, [])).sealed).toBe(1);
+    const resealed = await store.db.selectFrom('sso_settings').selectAll().executeTakeFirstOrThrow();
+    expect(resealed.client_secret.startsWith('v1:')).toBe(true);
+    expect(resealed.client_secret).not.toBe(sealed.client_secret);
+    // The service still opens it: the settings save again without a new secret.
+    expect((await api('PUT', '/v1/sso', settings({ clientSecret: undefined }))).status).toBe(200);
   });
 
   it('refuses an issuer that is no provider, naming issuer', async () => {
