@@ -15,6 +15,7 @@ import { CERTIFICATE_SECRETS } from './resources/client-certificates/client-cert
 import { projectsModule } from './projects/service-module.js';
 import { resourcesModule } from './resources/service-module.js';
 import { runsModule } from './runs/service-module.js';
+import { ssoModule } from './sso/service-module.js';
 import { statusPagesModule } from './status-pages/service-module.js';
 import { triggersModule } from './triggers/service-module.js';
 import { usersModule } from './users/service-module.js';
@@ -39,6 +40,7 @@ export const MODULES: readonly ServiceModule[] = [
   triggersModule,
   auditLogModule,
   usersModule,
+  ssoModule,
 ];
 
 /** The retention tasks of every module, in module order (the retention worker adds the platform's own). */

@@ -7,6 +7,7 @@ import { PROTOCOL_VERSION } from '../../src/protocol/index.js';
 import { resourceOf } from '../../src/service/audit-log/resources.js';
 import { Users } from '../../src/service/users/index.js';
 import { SERVICE_ERROR_CODES } from '../../src/service/platform/http/error-codes.js';
+import { startTestProvider, type TestProvider } from '../helpers/oidc-provider.js';
 import { createTestCa } from '../helpers/test-ca.js';
 import { icmpBody, type TestService, testService } from '../helpers/service.js';
 
@@ -21,6 +22,7 @@ type Doc = {
 
 let svc: TestService;
 let doc: Doc;
+let provider: TestProvider;
 const ajv = addFormats.default(new Ajv({ strict: false, allErrors: true, validateFormats: true }));
 const validators = new Map<string, ValidateFunction>();
 const exercised = new Set<string>();
@@ -33,7 +35,15 @@ const templates: { method: string; path: string; pattern: RegExp }[] = [];
 
 beforeAll(async () => {
   // A custom domain on the allow-list is verified without a DNS lookup (status-page-domains.test.ts does those).
-  svc = await testService({ customDomains: { allowList: ['.conformance.example'] } });
+  // A real OpenID provider on loopback for PUT /v1/sso, which discovers it (the policy allows 127.0.0.1).
+  provider = await startTestProvider({
+    redirectUris: ['http://localhost:3000/auth/sso/callback'],
+    clientSecret: 'conformance-client-secret',
+  });
+  svc = await testService({
+    customDomains: { allowList: ['.conformance.example'] },
+    outbound: { allow: ['127.0.0.1/32'] },
+  });
   doc = (await svc.app.inject({ method: 'GET', url: '/openapi.json' })).json();
   ajv.addSchema(doc as object, 'doc');
   for (const [path, item] of Object.entries(doc.paths)) {
@@ -45,7 +55,10 @@ beforeAll(async () => {
     (b.path.match(/\{/g)?.length ?? 0) < (a.path.match(/\{/g)?.length ?? 0) ? 1 : -1,
   );
 });
-afterAll(async () => svc.close());
+afterAll(async () => {
+  await svc.close();
+  await provider.close();
+});
 
 function validatorFor(method: string, path: string, status: number): ValidateFunction | null {
   const key = `${method} ${path} ${status}`;
@@ -325,6 +338,20 @@ describe('responses conform to /openapi.json', () => {
     await call('GET', `/v1/maintenance-windows/${window.id}`);
     await call('PUT', `/v1/maintenance-windows/${window.id}`, { timezone: 'Europe/Berlin' });
     await call('DELETE', `/v1/maintenance-windows/${window.id}`);
+
+    // Single sign-on.
+    await call('GET', '/v1/sso');
+    await call('PUT', '/v1/sso', {
+      issuer: provider.issuer,
+      clientId: provider.clientId,
+      clientSecret: provider.clientSecret,
+      defaultRole: 'READ_ONLY',
+      groupsClaim: 'groups',
+      groupRoles: { ops: 'ADMIN' },
+      allowedDomains: ['conformance.example'],
+      ssoOnly: false,
+    });
+    await call('DELETE', '/v1/sso');
 
     // Private locations and their keys.
     const location = await call('POST', '/v1/private-locations', { name: 'Lab', slugName: 'lab-conf' });

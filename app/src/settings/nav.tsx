@@ -15,6 +15,7 @@ export const SETTINGS_SECTIONS = [
   { section: 'alert-settings', label: 'Alert settings', permission: 'read' },
   { section: 'people', label: 'People', permission: 'read' },
   { section: 'account', label: 'My account', permission: 'read' },
+  { section: 'sso', label: 'Single sign-on', permission: 'admin' },
   { section: 'audit-log', label: 'Audit log', permission: 'admin' },
 ] as const satisfies readonly { section: string; label: string; permission: Permission }[];
 

@@ -1,6 +1,7 @@
 /**
  * The Settings area (`/settings/{section}`): the account's environment variables, snippets, maintenance
- * windows, client certificates, API keys, alert settings and the audit log, each a page of its own under the same tabs.
+ * windows, client certificates, API keys, alert settings, people, the signed-in person's own account, single
+ * sign-on and the audit log, each a page of its own under the same tabs.
  * `/settings` opens the first.
  */
 import { useEffect } from 'preact/hooks';
@@ -15,6 +16,7 @@ import { SETTINGS_SECTIONS, type SettingsSection, SettingsNav } from './nav.js';
 import { RequirePermission } from '../ui/permissions.js';
 import { PeoplePage } from './people.js';
 import { SnippetsPage } from './snippets.js';
+import { SsoPage } from './sso.js';
 import { VariablesPage } from './variables.js';
 import './settings.css';
 
@@ -28,6 +30,7 @@ const PAGES: Record<SettingsSection, () => preact.JSX.Element> = {
   'audit-log': AuditLogPage,
   people: PeoplePage,
   account: AccountPage,
+  sso: SsoPage,
 };
 
 function isSection(section: string | undefined): section is SettingsSection {

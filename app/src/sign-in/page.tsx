@@ -3,6 +3,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError } from '../api/client.js';
 import { type SessionInfo, signIn, signInTwoFactor, signInWithPassword } from '../api/session.js';
 import { useTitle } from '../ui/hooks.js';
+import { SsoSignIn } from './sso.js';
 
 /** The steps of signing in: email and password, the two-factor code, or an API key instead. */
 type Step = { kind: 'password' } | { kind: 'two-factor'; challenge: string } | { kind: 'api-key' };
@@ -171,6 +172,7 @@ export default function SignIn({ onSignedIn }: { onSignedIn: (session: SessionIn
               </button>
             </li>
           </OtherWays>
+          <SsoSignIn />
         </>
       ) : step.kind === 'two-factor' ? (
         <form

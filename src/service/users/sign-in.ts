@@ -5,6 +5,7 @@ import type { Database } from '../platform/store/database.js';
 import type { AuthEventListener } from '../platform/http/auth-events.js';
 import type { PasswordSignIn } from '../platform/web/auth-routes.js';
 import type { WebSessions } from '../platform/web/sessions.js';
+import { isSsoOnly, ssoRequiredMessage } from '../sso/index.js';
 import { sendLimited, userLimitsOf } from './limits.js';
 import { verifyPassword } from './passwords.js';
 import type { UserWithAccount } from './store.js';
@@ -58,6 +59,8 @@ export async function openUserSession(
  *   has no password (invited), so both take as long and answer the same 401 "wrong email or password";
  * - a failure counts per client bucket and per email (429 past either limit); a right password from a
  *   client under its limit is never refused;
+ * - the right password of a person whose account signs in by single sign-on only: 403
+ *   OUTPOST_ERR_SSO_REQUIRED (docs/teams.md, "Single sign-on");
  * - with two-factor on: 200 `{ twoFactorRequired: true, challenge }` (single-use, 5 minutes, 5 codes) and
  *   no cookie; else the session.
  */
@@ -76,6 +79,10 @@ export function passwordSignIn(db: Kysely<Database>): PasswordSignIn {
       const over = await limits.count('sign-in', request.ip, `email:${email}`);
       if (over) return sendLimited(request, reply, over, 'sign-in');
       return sendError(reply, 'OUTPOST_ERR_UNAUTHORIZED', WRONG_EMAIL_OR_PASSWORD);
+    }
+    // Said only to whom knows the password: single sign-on only accounts refuse it (no session, no challenge).
+    if (await isSsoOnly(db, user.account_id)) {
+      return sendError(reply, 'OUTPOST_ERR_SSO_REQUIRED', ssoRequiredMessage(user.account_name));
     }
     if (user.totp_enabled_at !== null) {
       const challenge = await users.issueToken(user, 'challenge', CHALLENGE_TTL_MS, Date.now());

@@ -85,6 +85,7 @@ describe.skipIf(missing !== null)('the Settings pages in Chromium against outpos
         'Alert settings',
         // "My account" is a person's: a session opened with an API key has none.
         'People',
+        'Single sign-on',
         'Audit log',
       ]);
   });

@@ -33,6 +33,10 @@ export const SERVICE_ERROR_CODES = {
     status: 403,
     when: 'The caller’s role (its API key’s, or its web session’s) does not hold the permission the route declares; the agent protocol called by anything but an agent.',
   },
+  OUTPOST_ERR_SSO_REQUIRED: {
+    status: 403,
+    when: 'A web-app sign-in with an API key (or a password) for an account whose people sign in by single sign-on only.',
+  },
   OUTPOST_ERR_NOT_FOUND: {
     status: 404,
     when: 'An id that is not in the caller’s account, or an unknown route.',
@@ -100,6 +104,10 @@ export const SERVICE_ERROR_CODES = {
   OUTPOST_ERR_API_KEY_IN_USE: {
     status: 409,
     when: 'Revoking the API key the request itself is authenticated with (directly or through a web session).',
+  },
+  OUTPOST_ERR_SSO_DOMAIN_TAKEN: {
+    status: 409,
+    when: 'Single sign-on settings naming an email domain another account’s single sign-on already holds.',
   },
   OUTPOST_ERR_LENGTH_REQUIRED: {
     status: 411,

@@ -453,6 +453,8 @@ async function verifySecrets(
     .where('totp_secret', 'is not', null)
     .execute();
   for (const row of seeds) open(row.totp_secret!, `users:${row.id}:totp_secret`);
+  const clients = await tx.selectFrom('sso_settings').select(['account_id', 'client_secret']).execute();
+  for (const row of clients) open(row.client_secret, `sso_settings:${row.account_id}:client_secret`);
   for (const { table, layoutOf } of docTables) {
     const docs = (await tx.selectFrom(table).select(['id', 'doc']).execute()) as {
       id: string | number;

@@ -99,6 +99,9 @@ export type Database = {
   web_sessions: WebSessionTable;
   users: UserTable;
   audit_log: AuditLogTable;
+  sso_settings: SsoSettingsTable;
+  sso_domains: { domain: string; account_id: string };
+  sso_sign_ins: SsoSignInTable;
   user_tokens: UserTokenTable;
   check_last_results: CheckLastResultTable;
   check_stats_hourly: CheckStatsHourlyTable;
@@ -651,4 +654,39 @@ export type TriggerTable = {
   called_at: number | null;
   created_at: number;
   updated_at: number | null;
+};
+
+/** An account's OpenID Connect single sign-on (migration 0032, docs/teams.md "Single sign-on"). Epoch ms. */
+export type SsoSettingsTable = {
+  account_id: string;
+  /** The provider's issuer URL, as discovery confirmed it. */
+  issuer: string;
+  client_id: string;
+  /** Sealed by the store's SecretBox (`v1:…`); never stored or answered in clear. */
+  client_secret: string;
+  /** The role of a person the provider signs in for the first time when no group maps to one. */
+  default_role: Role;
+  /** The ID token or userinfo claim naming the person's groups; null: roles are not read from groups. */
+  groups_claim: string | null;
+  /** JSON object text: group name → role. */
+  group_roles: string;
+  /** 1: only single sign-on opens the account's web sessions; 0: passwords and API keys may too. */
+  sso_only: number;
+  created_at: number;
+  updated_at: number;
+};
+
+/** A single sign-on in progress (migration 0032): single-use, deleted by its callback. Epoch ms. */
+export type SsoSignInTable = {
+  /** SHA-256 (hex) of the `state` sent to the provider. */
+  state_hash: string;
+  account_id: string;
+  /** SHA-256 (hex) of the random value of the browser's `outpost_sso` cookie. */
+  browser_hash: string;
+  /** The PKCE code verifier, sealed by the SecretBox. */
+  code_verifier: string;
+  /** The ID token's expected nonce, sealed by the SecretBox. */
+  nonce: string;
+  created_at: number;
+  expires_at: number;
 };

@@ -77,6 +77,20 @@ export async function sealStoredSecrets(
       if (report.sealed > before)
         await tx.updateTable('users').set({ totp_secret: value }).where('id', '=', row.id).execute();
     }
+    // Single sign-on client secrets (sso_settings.client_secret, docs/teams.md "Single sign-on"): written
+    // sealed, verified here. A sign-in in progress (sso_sign_ins) lives 10 minutes and is not verified.
+    const clients = await tx.selectFrom('sso_settings').select(['account_id', 'client_secret']).execute();
+    for (const row of clients) {
+      const before = report.sealed;
+      const value = reseal(row.client_secret, `sso_settings:${row.account_id}:client_secret`);
+      if (report.sealed > before) {
+        await tx
+          .updateTable('sso_settings')
+          .set({ client_secret: value })
+          .where('account_id', '=', row.account_id)
+          .execute();
+      }
+    }
   });
   for (const { table, layoutOf } of docTables) {
     await db.transaction().execute(async (tx) => {

@@ -83,7 +83,8 @@ export async function requireJson(request: FastifyRequest, reply: FastifyReply) 
  *
  * - `POST /auth/session` `{ apiKey }`, or `{ email, password }` handed to `passwordSignIn` (application/json only, else 415; a foreign `Origin` 403
  *   OUTPOST_ERR_CSRF): an account API key opens a session. 200 with the SessionInfo and the signed
- *   `outpost_session` cookie; 401 for a wrong, private-location or embedded-agent key, 429 with
+ *   `outpost_session` cookie; 401 for a wrong, private-location or embedded-agent key, 403
+ *   OUTPOST_ERR_SSO_REQUIRED for a key of an account whose people sign in by single sign-on only, 429 with
  *   `retry-after` past the failure limits (counted with the API's).
  * - `GET /auth/session`: the SessionInfo of the cookie's session; 401 without a live one (a dead cookie
  *   is cleared and counts as a failed authentication).
@@ -131,6 +132,14 @@ export async function authRoutes(
         await refuseAuthentication(limiter, request, reply, apiKey, WRONG_KEY);
         onAuthEvent({ kind: 'sign-in-failed', accountId: null, principal: null, request });
         return reply;
+      }
+      if (key.ssoOnly) {
+        // The key is right (not a failed authentication), and keeps working on /v1 for automation.
+        return sendError(
+          reply,
+          'OUTPOST_ERR_SSO_REQUIRED',
+          `${key.accountName} signs in with single sign-on only: use "Sign in with single sign-on"; API keys keep working on the API`,
+        );
       }
       // A sign-in over a live session replaces it.
       const previous = sessions.cookieOf(request);

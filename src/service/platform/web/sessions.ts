@@ -74,6 +74,11 @@ export type SignInKey = {
   keyPrefix: string;
   keyName: string | null;
   role: Role;
+  /**
+   * The account's people sign in by single sign-on only (docs/teams.md, "Single sign-on"): the key still
+   * works on /v1, but opens no web session.
+   */
+  ssoOnly: boolean;
 };
 
 /** A person who may open a session: found, and their password (or second factor, or identity) checked. */
@@ -154,6 +159,7 @@ export class WebSessions {
       keyPrefix: row.key_prefix,
       keyName: row.label,
       role: row.role,
+      ssoOnly: row.sso_only === 1,
     };
   }
 

@@ -12,6 +12,8 @@ export type SignInKeyRow = {
   role: Role;
   /** When the key stops working, epoch ms; null: never. */
   expires_at: number | null;
+  /** 1 when the account's people sign in by single sign-on only (`sso_settings.sso_only`); else 0 or null. */
+  sso_only: number | null;
 };
 
 /**
@@ -27,13 +29,15 @@ export class WebSessionQueries {
 
   /**
    * The API key whose SHA-256 is `keyHash` (`api_keys.key_hash`), with its account's name; undefined when
-   * there is none. Reads `api_keys` ⨝ `accounts`.
+   * there is none. Reads `api_keys` ⨝ `accounts` ⟕ `sso_settings`.
    */
   signInKey(keyHash: string): Promise<SignInKeyRow | undefined> {
     return this.#db
       .selectFrom('api_keys as k')
       .innerJoin('accounts as a', 'a.id', 'k.account_id')
+      .leftJoin('sso_settings as o', 'o.account_id', 'k.account_id')
       .select([
+        'o.sso_only',
         'k.id as apiKeyId',
         'k.account_id as accountId',
         'a.name as accountName',

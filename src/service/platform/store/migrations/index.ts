@@ -28,6 +28,7 @@ import { listVersions } from './0028_list_versions.js';
 import { apiKeyRoles } from './0029_api_key_roles.js';
 import { users } from './0030_users.js';
 import { userTokens } from './0031_user_tokens.js';
+import { sso } from './0032_sso.js';
 import { auditLog } from './0033_audit_log.js';
 
 /**
@@ -70,6 +71,7 @@ const migrations: Record<string, Migration> = {
   '0029_api_key_roles': apiKeyRoles,
   '0030_users': users,
   '0031_user_tokens': userTokens,
+  '0032_sso': sso,
   '0033_audit_log': auditLog,
 };
 
