@@ -26,6 +26,11 @@ export async function openUserSession(
   reply: FastifyReply,
   onAuthEvent: AuthEventListener,
 ): Promise<FastifyReply> {
+  // Every way a person opens a session here (password, two-factor, invitation) passes this one check: an
+  // account that signs in by single sign-on only opens none of them (docs/teams.md, "Single sign-on").
+  if (await isSsoOnly(db, user.account_id)) {
+    return sendError(reply, 'OUTPOST_ERR_SSO_REQUIRED', ssoRequiredMessage(user.account_name));
+  }
   const previous = sessions.cookieOf(request);
   if (previous.present && previous.id !== null) await sessions.end(previous.id);
   const { id, session } = await sessions.openForUser(

@@ -449,6 +449,25 @@ describe('single sign-on with a real OpenID provider', () => {
     expect(refused.cookies).toEqual([]);
     // A wrong password learns nothing of the rule: the same 401 as ever.
     expect((await byPassword('not-carols-password')).status).toBe(401);
+    // Nor does an invitation open a session around it (every person's session passes one check).
+    const invited = await api('POST', '/v1/users/invitations', {
+      email: 'dave@example.com',
+      role: 'READ_ONLY',
+    });
+    expect(invited.status).toBe(201);
+    const token = new URL((invited.json as { invitationUrl: string }).invitationUrl).hash.replace(
+      '#token=',
+      '',
+    );
+    const accepted = await fetch(`${appUrl}/auth/invitations/accept`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ token, name: 'Dave', password: 'daves-password-long-enough' }),
+    });
+    const acceptedBody = JSON.parse(await keep(accepted));
+    expect(accepted.status).toBe(403);
+    expect(acceptedBody.attributes.code).toBe('OUTPOST_ERR_SSO_REQUIRED');
+    expect(accepted.headers.getSetCookie()).toEqual([]);
     const res = await fetch(`${appUrl}/auth/session`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
