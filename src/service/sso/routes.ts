@@ -1,7 +1,10 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ServiceContext } from '../context.js';
+import { RateLimiterRes } from 'rate-limiter-flexible';
+import { clientBucketOf } from '../platform/http/auth.js';
 import { sendError } from '../platform/http/errors.js';
+import { storeRateLimiter } from '../platform/store/rate-limits.js';
 import { ROLES } from '../platform/http/permissions.js';
 import { NoContent } from '../platform/http/schema-helpers.js';
 import type { ServiceApp } from '../platform/http/service-app.js';
@@ -121,6 +124,13 @@ const StartBody = Type.Object(
   { additionalProperties: false },
 );
 
+/**
+ * Sign-ins one client (its address, an IPv6 client by its /64) may start per minute: each start may write a
+ * row (a sign-in in progress, kept 10 minutes), so an anonymous caller must not fill the table. Counted in the
+ * store's limiter, so replicas share it.
+ */
+export const SSO_STARTS_PER_CLIENT_PER_MINUTE = 30;
+
 function noStore(reply: FastifyReply): void {
   reply.header('cache-control', 'no-store').header('x-content-type-options', 'nosniff');
 }
@@ -132,7 +142,8 @@ function noStore(reply: FastifyReply): void {
  *   account's single sign-on signs in that email (its person, or its domain), with the `outpost_sso`
  *   cookie (signed, HttpOnly, SameSite=Lax, Path=/auth/sso, 10 minutes) binding the sign-in to this
  *   browser; else `/sign-in?sso=unavailable`, the same shape whatever the email (no account is named).
- *   A foreign `Origin` is refused (403 OUTPOST_ERR_CSRF).
+ *   A foreign `Origin` is refused (403 OUTPOST_ERR_CSRF); past SSO_STARTS_PER_CLIENT_PER_MINUTE starts a
+ *   client gets 429 OUTPOST_ERR_AUTH_RATE_LIMITED with `retry-after`.
  * - `GET /auth/sso/callback`: the provider's redirect: verifies, opens the person's web session (the
  *   `outpost_session` cookie) and redirects (303) to `/`; any failure redirects to
  *   `/sign-in?error=<code>` (SsoFailure) and is logged without the provider's data.
@@ -141,6 +152,11 @@ export function ssoAuthRoutes(sso: SingleSignOn) {
   return async (app: ServiceApp, ctx: ServiceContext): Promise<void> => {
     const sessions = new WebSessions(ctx.db, { appUrl: ctx.appUrl });
     const log = ctx.log.child({ component: 'sso' });
+    const starts = storeRateLimiter(ctx.db, {
+      keyPrefix: 'sso-start-client',
+      points: SSO_STARTS_PER_CLIENT_PER_MINUTE,
+      duration: 60,
+    });
 
     app.post(
       '/auth/sso/start',
@@ -157,6 +173,19 @@ export function ssoAuthRoutes(sso: SingleSignOn) {
               field: 'origin',
               in: 'headers',
             },
+          );
+        }
+        try {
+          await starts.consume(clientBucketOf(request.ip));
+        } catch (res) {
+          if (!(res instanceof RateLimiterRes)) throw res;
+          const retryAfterSeconds = Math.max(1, Math.ceil(res.msBeforeNext / 1000));
+          reply.header('retry-after', String(retryAfterSeconds));
+          return sendError(
+            reply,
+            'OUTPOST_ERR_AUTH_RATE_LIMITED',
+            `too many single sign-on starts; retry in ${retryAfterSeconds} s`,
+            { scope: 'client', retryAfterSeconds },
           );
         }
         let started: Awaited<ReturnType<SingleSignOn['start']>>;

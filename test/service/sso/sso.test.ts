@@ -1,3 +1,4 @@
+import { SSO_STARTS_PER_CLIENT_PER_MINUTE } from '../../../src/service/sso/routes.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -556,5 +557,23 @@ describe('single sign-on and the outbound address policy', () => {
       await strict.close();
       await other.drop();
     }
+  });
+  // Last: it uses up this client's starts for the minute.
+  it('limits the sign-ins one client may start a minute (429 with retry-after), so no one fills the table', async () => {
+    let answered = 0;
+    let limited: Response | undefined;
+    for (let i = 0; i <= SSO_STARTS_PER_CLIENT_PER_MINUTE && !limited; i++) {
+      const res = await fetch(`${appUrl}/auth/sso/start`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email: 'nobody@elsewhere.org' }),
+      });
+      if (res.status === 429) limited = res;
+      else answered += 1;
+      await keep(res);
+    }
+    expect(limited, `${answered} starts answered`).toBeDefined();
+    expect(answered).toBeLessThanOrEqual(SSO_STARTS_PER_CLIENT_PER_MINUTE);
+    expect(Number(limited!.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
   });
 });
