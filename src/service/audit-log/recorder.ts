@@ -11,7 +11,7 @@ import { resourceOf } from './resources.js';
 import { type AuditRow, AuditQueries } from './store.js';
 
 /** The permissions whose routes change something, and so are recorded (docs/teams.md, "Permissions"). */
-const AUDITED_PERMISSIONS: ReadonlySet<Permission> = new Set<Permission>(['write', 'admin', 'owner']);
+const AUDITED_PERMISSIONS: ReadonlySet<Permission> = new Set<Permission>(['write', 'admin', 'owner', 'self']);
 /** Methods that change nothing, never recorded whatever the route's permission (GET /v1/api-keys is admin). */
 const READ_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS']);
 /** Longest user agent kept, characters. */

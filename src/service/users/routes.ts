@@ -104,7 +104,7 @@ export function userRoutes(limits: UserLimits) {
     app.put(
       '/v1/users/me/password',
       {
-        config: { permission: 'read' },
+        config: { permission: 'self' },
         schema: {
           tags,
           summary: 'Change my password (ends my other sessions)',
@@ -161,7 +161,7 @@ export function userRoutes(limits: UserLimits) {
     app.delete(
       '/v1/users/me/sessions/:id',
       {
-        config: { permission: 'read' },
+        config: { permission: 'self' },
         schema: {
           tags,
           summary: 'End one of my sessions',
@@ -184,7 +184,7 @@ export function userRoutes(limits: UserLimits) {
     app.post(
       '/v1/users/me/two-factor',
       {
-        config: { permission: 'read' },
+        config: { permission: 'self' },
         schema: {
           tags,
           summary: 'Start turning two-factor on: a new seed, pending until confirmed with a code',
@@ -208,7 +208,7 @@ export function userRoutes(limits: UserLimits) {
     app.post(
       '/v1/users/me/two-factor/confirm',
       {
-        config: { permission: 'read' },
+        config: { permission: 'self' },
         schema: {
           tags,
           summary: 'Turn two-factor on with a code of the new seed; answers the recovery codes, once',
@@ -251,7 +251,7 @@ export function userRoutes(limits: UserLimits) {
     app.delete(
       '/v1/users/me/two-factor',
       {
-        config: { permission: 'read' },
+        config: { permission: 'self' },
         schema: {
           tags,
           summary: 'Turn my two-factor off (password and a code or recovery code)',

@@ -13,6 +13,11 @@ export { ROLES, type Role };
 export const PERMISSIONS = {
   /** See the monitoring: checks, results, groups, channels, pages, analytics. */
   read: { role: 'READ_ONLY', means: 'read the account’s monitoring' },
+  /**
+   * Change one's own sign-in: password, two-factor, own sessions (`/v1/users/me/…`). Every role holds it; the
+   * routes answer a key that is no person's 409 OUTPOST_ERR_NOT_A_USER. A change, so the audit log records it.
+   */
+  self: { role: 'READ_ONLY', means: 'change their own password, two-factor and sessions' },
   /** Change the monitoring, and run checks. */
   write: {
     role: 'READ_WRITE',

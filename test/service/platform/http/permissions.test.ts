@@ -82,7 +82,7 @@ describe('every operation of the OpenAPI document', () => {
     // The agent protocol, and only it, needs `agent`.
     for (const op of operations)
       expect(op.permission === 'agent', op.path).toBe(op.path.startsWith('/v1/agent/'));
-    // Changes need more than `read`, except the reads sent as POST.
+    // Changes need more than `read` (one's own sign-in: `self`), except the reads sent as POST.
     const readsByPost = new Set(['POST /v1/analytics/checks']);
     for (const op of operations.filter(
       (o) => o.method !== 'GET' && !readsByPost.has(`${o.method} ${o.path}`),
