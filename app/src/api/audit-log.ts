@@ -1,27 +1,8 @@
 /** The account's audit log (`GET /v1/audit-log`, docs/teams.md, "Audit log"): who changed what, newest first. */
 import { ApiError } from './client.js';
-import type { ErrorBody } from './schemas.js';
+import type { AuditEntry, ErrorBody } from './schemas.js';
 
-/** One entry: who (`actor`), what (`action`, the resource, the masked documents before and after), when, where from. */
-export type AuditEntry = {
-  id: string;
-  /** ISO 8601. */
-  occurredAt: string;
-  actor: {
-    kind: 'api-key' | 'user' | 'private-location';
-    id: string;
-    name: string | null;
-    role: string | null;
-  };
-  /** `<resourceType>.<verb>`: `check.update`, `session.sign-in`. */
-  action: string;
-  resourceType: string;
-  resourceId: string | null;
-  before: unknown;
-  after: unknown;
-  ip: string | null;
-  userAgent: string | null;
-};
+export type { AuditEntry };
 
 /** The filters of the list; each left out (or empty) filters nothing. Times are ISO 8601. */
 export type AuditFilter = { resourceType?: string; actor?: string; from?: string; to?: string };

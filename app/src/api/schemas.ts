@@ -35,6 +35,14 @@ import type {
   NotificationAttemptSchema,
 } from '../../../src/service/alerting/schemas.js';
 import type { AnalyticsResponseSchema } from '../../../src/service/analytics/schemas.js';
+import type { AuditEntrySchema } from '../../../src/service/audit-log/schemas.js';
+import type { PutSsoBody, SsoSettingsSchema } from '../../../src/service/sso/schemas.js';
+import type {
+  InvitedUserSchema,
+  SessionSchema,
+  TwoFactorSetupSchema,
+  UserSchema,
+} from '../../../src/service/users/schemas.js';
 import type { MaintenanceWindowSchema } from '../../../src/service/maintenance-windows/schemas.js';
 // The one schema not in a module's published schemas.ts: an alert channel's config union comes from the
 // channel modules, each of which also holds its sender.
@@ -172,3 +180,18 @@ export type AlertSettings = Static<typeof AlertSettingsSchema>;
 
 /** A run of a check that ended without running, and why (`GET /v1/checks/{id}/expired-runs`). */
 export type ExpiredRun = Static<typeof ExpiredRunSchema>;
+
+/** A person of the account (`GET /v1/users`, docs/teams.md, "People"). */
+export type User = Static<typeof UserSchema>;
+/** The answer to an invitation: the person, and `invitationUrl` only when the service has no SMTP server. */
+export type InvitedUser = Static<typeof InvitedUserSchema>;
+/** One of the signed-in person's sessions (`GET /v1/users/me/sessions`). */
+export type MySession = Static<typeof SessionSchema>;
+/** A new TOTP seed, pending until confirmed (`POST /v1/users/me/two-factor`). */
+export type TwoFactorEnrolment = Static<typeof TwoFactorSetupSchema>;
+/** The account's single sign-on (`GET /v1/sso`): the client secret never, only whether one is stored. */
+export type SsoSettings = Static<typeof SsoSettingsSchema>;
+/** The body of `PUT /v1/sso`; `clientSecret` left out keeps the stored one. */
+export type SsoSettingsBody = Static<typeof PutSsoBody>;
+/** One entry of the audit log (`GET /v1/audit-log`). */
+export type AuditEntry = Static<typeof AuditEntrySchema>;

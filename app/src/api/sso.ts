@@ -3,40 +3,13 @@
  * the start of a sign-in (`POST /auth/sso/start`). The client secret is sent, never read back.
  */
 import { api, request } from './client.js';
+import type { SsoSettings, SsoSettingsBody } from './schemas.js';
 import type { SessionInfo } from './session.js';
+
+export type { SsoSettings, SsoSettingsBody };
 
 /** A role of the account's people and keys. */
 export type Role = SessionInfo['role'];
-
-/** What `GET /v1/sso` answers. */
-export type SsoSettings = {
-  enabled: boolean;
-  issuer: string | null;
-  clientId: string | null;
-  /** A client secret is stored (it is never answered). */
-  clientSecretConfigured: boolean;
-  defaultRole: Role;
-  groupsClaim: string | null;
-  groupRoles: Record<string, Role>;
-  allowedDomains: string[];
-  ssoOnly: boolean;
-  /** What to register at the provider as the redirect URI. */
-  redirectUri: string;
-  /** ISO 8601; null while single sign-on is off. */
-  updatedAt: string | null;
-};
-
-/** The body of `PUT /v1/sso`; `clientSecret` omitted keeps the stored one. */
-export type SsoSettingsBody = {
-  issuer: string;
-  clientId: string;
-  clientSecret?: string;
-  defaultRole: Role;
-  groupsClaim: string | null;
-  groupRoles: Record<string, Role>;
-  allowedDomains: string[];
-  ssoOnly: boolean;
-};
 
 export const getSso = (signal?: AbortSignal) => api.get<SsoSettings>('/v1/sso', undefined, signal);
 export const putSso = (body: SsoSettingsBody) => api.put<SsoSettings>('/v1/sso', body);

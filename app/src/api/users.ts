@@ -5,6 +5,9 @@
  */
 import type { SessionInfo } from './session.js';
 import { api, path, request } from './client.js';
+import type { InvitedUser, MySession, TwoFactorEnrolment, User } from './schemas.js';
+
+export type { InvitedUser, MySession, TwoFactorEnrolment, User };
 
 /** A role of the account, weakest first (docs/teams.md, "Roles"). */
 export type Role = SessionInfo['role'];
@@ -19,47 +22,6 @@ export const ROLE_LABELS: Readonly<Record<Role, string>> = {
   ADMIN: 'Admin',
   OWNER: 'Owner',
 };
-
-/** A person of the account, as `/v1/users` answers it. */
-export type User = {
-  id: string;
-  email: string;
-  name: string;
-  role: Role;
-  /** INVITED until the invitation is accepted. */
-  status: 'ACTIVE' | 'INVITED';
-  twoFactorEnabled: boolean;
-  /** Signs in through the account's single sign-on. */
-  sso: boolean;
-  /** ISO 8601. */
-  createdAt: string;
-  /** ISO 8601, null before the first sign-in. */
-  lastSignInAt: string | null;
-};
-
-/** The answer to an invitation: the invited person, and the link when no email could be sent. */
-export type InvitedUser = User & {
-  /** Only when the service has no SMTP server: the link to hand to the person (valid 7 days). */
-  invitationUrl?: string;
-};
-
-/** One web session of the signed-in person (`GET /v1/users/me/sessions`). */
-export type MySession = {
-  id: string;
-  /** The session of this browser. */
-  current: boolean;
-  /** The browser's user agent when it signed in (its first 200 characters), or null. */
-  userAgent: string | null;
-  /** ISO 8601. */
-  createdAt: string;
-  /** ISO 8601: its last request. */
-  lastSeenAt: string;
-  /** ISO 8601: its absolute end. */
-  expiresAt: string;
-};
-
-/** A two-factor enrolment begun: the TOTP seed (base32) and the `otpauth://` URL an authenticator app reads. */
-export type TwoFactorEnrolment = { secret: string; otpauthUrl: string };
 
 /** Every person of the account, oldest first (`GET /v1/users`). */
 export const listUsers = (signal?: AbortSignal) => api.get<User[]>('/v1/users', undefined, signal);

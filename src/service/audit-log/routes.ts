@@ -3,7 +3,7 @@ import type { ServiceContext } from '../context.js';
 import { badField } from '../platform/http/errors.js';
 import { iso } from '../platform/http/pagination.js';
 import type { ServiceApp } from '../platform/http/service-app.js';
-import { AuditEntrySchema, AuditLogQuery } from './schema.js';
+import { AuditEntrySchema, AuditLogQuery } from './schemas.js';
 import { type AuditFilter, AuditQueries, type AuditRow } from './store.js';
 
 /** An entry as `GET /v1/audit-log` answers it. */
