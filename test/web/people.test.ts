@@ -75,8 +75,27 @@ describe.skipIf(missing !== null)('people in Chromium against outpost up and an 
   }
 
   /** The current TOTP code of the secret the page showed. */
-  function code(): string {
-    return new TOTP({ secret: Secret.fromBase32(secret), digits: 6, period: 30 }).generate();
+  /** A 6-digit code that is none of the codes the service would take now. */
+  function wrongCode(): string {
+    const totp = new TOTP({ secret: Secret.fromBase32(secret), digits: 6, period: 30 });
+    const near = [-1, 0, 1].map((d) => totp.generate({ timestamp: Date.now() + d * 30_000 }));
+    return ['000000', '111111', '222222', '333333'].find((c) => !near.includes(c))!;
+  }
+
+  /** The last TOTP step a code was made for: the service takes each code once (a replay is refused). */
+  let lastStep = -1;
+  /**
+   * A code the service has not seen: this step's, or the next one's (it accepts one step either side); when
+   * both were used, it waits for the next step to begin.
+   */
+  async function code(): Promise<string> {
+    const now = () => Math.floor(Date.now() / 30_000);
+    const step = Math.max(now(), lastStep + 1);
+    while (step > now() + 1) await new Promise((resolve) => setTimeout(resolve, 250));
+    lastStep = step;
+    return new TOTP({ secret: Secret.fromBase32(secret), digits: 6, period: 30 }).generate({
+      timestamp: step * 30_000,
+    });
   }
 
   /** localStorage, sessionStorage and the cookies scripts can read, as one text. */
@@ -96,7 +115,7 @@ describe.skipIf(missing !== null)('people in Chromium against outpost up and an 
     await page.getByLabel('Password', { exact: true }).fill(password);
     await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     await page.getByLabel('6-digit code').waitFor({ timeout: PAGE_TIMEOUT });
-    await page.getByLabel('6-digit code').fill(code());
+    await page.getByLabel('6-digit code').fill(await code());
     await page.getByRole('button', { name: 'Verify' }).click();
     await page.getByRole('heading', { level: 1, name: /^Checks\b/ }).waitFor({ timeout: PAGE_TIMEOUT });
   }
@@ -166,10 +185,10 @@ describe.skipIf(missing !== null)('people in Chromium against outpost up and an 
     expect(secret).toMatch(/^[A-Z2-7]{32}$/);
     await expectAccessible(page, 'two-factor-enrol');
 
-    await page.getByLabel('The 6-digit code the app shows').fill('000000' === code() ? '111111' : '000000');
+    await page.getByLabel('The 6-digit code the app shows').fill(wrongCode());
     await page.getByRole('button', { name: 'Turn on', exact: true }).click();
     await page.getByText('This code is not right.').waitFor({ timeout: PAGE_TIMEOUT });
-    await page.getByLabel('The 6-digit code the app shows').fill(code());
+    await page.getByLabel('The 6-digit code the app shows').fill(await code());
     await page.getByRole('button', { name: 'Turn on', exact: true }).click();
     const codes = page.getByRole('list', { name: 'Recovery codes' }).getByRole('listitem');
     await expect.poll(() => codes.count(), { timeout: PAGE_TIMEOUT }).toBe(10);
@@ -198,7 +217,7 @@ describe.skipIf(missing !== null)('people in Chromium against outpost up and an 
     await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     await page.getByLabel('6-digit code').waitFor({ timeout: PAGE_TIMEOUT });
     await expectAccessible(page, 'sign-in-two-factor');
-    await page.getByLabel('6-digit code').fill(code());
+    await page.getByLabel('6-digit code').fill(await code());
     await page.getByRole('button', { name: 'Verify' }).click();
     // Signed out on My account, signed in on it again: the address was kept.
     await page.getByRole('heading', { level: 1, name: 'My account' }).waitFor({ timeout: PAGE_TIMEOUT });

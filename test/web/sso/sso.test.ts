@@ -125,6 +125,7 @@ describe.skipIf(missing !== null)('single sign-on in Chromium against outpost up
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     const page = await context.newPage();
     await page.goto(new URL('/checks', appUrl).href);
+    await page.getByRole('button', { name: 'Sign in with an API key' }).click();
     await page.getByLabel('API key').fill(API_KEY);
     await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     await page.getByRole('heading', { level: 1, name: /^Checks\b/ }).waitFor({ timeout: PAGE_TIMEOUT });
