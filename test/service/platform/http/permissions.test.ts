@@ -10,6 +10,7 @@ import {
   ROLES,
   type Role,
 } from '../../../../src/service/platform/http/permissions.js';
+import { Users } from '../../../../src/service/users/index.js';
 import { PrivateLocations } from '../../../../src/service/resources/private-locations/private-locations.js';
 import { type TestService, testService } from '../../../helpers/service.js';
 
@@ -141,6 +142,43 @@ describe('every operation of the OpenAPI document', () => {
           { kind: 'api-key', id: 'k', name: null, role, viaWebSession: true },
           op.permission,
         );
+        const refused = res.statusCode === 403 && res.json().attributes?.code === 'OUTPOST_ERR_FORBIDDEN';
+        if (allowed === refused || res.statusCode === 401) {
+          wrong.push(
+            `${op.method} ${op.path} (${op.permission}): ${res.statusCode} ${res.body.slice(0, 120)}`,
+          );
+        }
+      }
+      expect(wrong).toEqual([]);
+    },
+  );
+
+  it.each(ROLES)(
+    'answers a %s person, signed in with a password, as its declared permission says',
+    async (role) => {
+      const email = `${role.toLowerCase().replace('_', '-')}@roles.example`;
+      const password = `the ${role} person's password`;
+      await new Users(svc.context.db).create(svc.accountA.id, { email, role, password }, Date.now());
+      const signIn = await svc.app.inject({
+        method: 'POST',
+        url: '/auth/session',
+        headers: { 'content-type': 'application/json' },
+        payload: { email, password },
+      });
+      expect(signIn.statusCode, signIn.body).toBe(200);
+      expect(signIn.json()).toMatchObject({ role, user: { email }, keyPrefix: null });
+      const cookie = signIn.cookies.map((c) => `${c.name}=${c.value}`).join('; ');
+      const headers = { cookie, 'x-csrf-token': signIn.json().csrfToken as string };
+      const wrong: string[] = [];
+      for (const op of operations) {
+        // Not the calls that would end this session or change this person's sign-in under the walk.
+        if (op.path.startsWith('/v1/users/me') && op.method !== 'GET') continue;
+        const res = await call(op, headers);
+        if (op.permission === 'agent') {
+          if (res.statusCode !== 401) wrong.push(`${op.method} ${op.path}: ${res.statusCode}`);
+          continue;
+        }
+        const allowed = holds({ kind: 'user', id: 'u', name: email, role }, op.permission);
         const refused = res.statusCode === 403 && res.json().attributes?.code === 'OUTPOST_ERR_FORBIDDEN';
         if (allowed === refused || res.statusCode === 401) {
           wrong.push(
