@@ -23,7 +23,7 @@ import {
 import { formatDateTime, formatRelative } from '../ui/format.js';
 import { FormError, SelectField, TextField } from '../ui/forms.js';
 import { useLoad, useTitle } from '../ui/hooks.js';
-import { useSession } from '../ui/permissions.js';
+import { can, useSession } from '../ui/permissions.js';
 import {
   ConfirmButton,
   errorOf,
@@ -37,7 +37,7 @@ import { SettingsTop } from './page-top.js';
 
 /** Whether `role` may manage people (the `admin` permission: ADMIN and OWNER). */
 export function administers(role: Role | undefined): boolean {
-  return role === 'ADMIN' || role === 'OWNER';
+  return can(role ?? null, 'admin');
 }
 
 /** The roles `role` may give: its own and the weaker ones. */
