@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { EventEmitter, on } from 'node:events';
+import { EventEmitter } from 'node:events';
 import type { Insertable, Kysely } from 'kysely';
 import { CLAIM_ACK_WINDOW_MS, type CheckType, type Job, type JobClass } from '../../../protocol/index.js';
-import { linkSignal } from '../../../common/linked-signal.js';
 import type { StoreNotifier } from '../../platform/store/store-notifier.js';
 import type { Database } from '../../platform/store/database.js';
 import { type ResultIngestOptions, ResultIngest } from '../results/ingest.js';
@@ -11,6 +10,7 @@ import { JobBuilder, type RunRequest } from './jobs.js';
 import { openPayload, queuedJobRow } from './payload.js';
 import { refuse } from './refusals.js';
 import { type JobRow, JobQueries, type Tx } from './store.js';
+import { armWakeup, type Wakeup } from './wakeup.js';
 import { servedLocations } from '../../resources/index.js';
 
 export type { RunRequest } from './jobs.js';
@@ -274,30 +274,26 @@ export class JobQueue {
   async claimWait(scope: AgentScope, spec: ClaimSpec, waitMs: number, signal: AbortSignal): Promise<Job[]> {
     const deadline = Date.now() + waitMs;
     for (;;) {
-      const jobs = await this.claim(scope, spec, Date.now());
-      const left = deadline - Date.now();
-      if (jobs.length > 0 || left <= 0 || signal.aborted) return jobs;
-      await this.#waitFor(`jobs:${scope.accountId}`, Math.min(left, this.safetyPollMs()), signal);
+      // Armed before the claim reads the queue: a job queued while it reads wakes this wait at once.
+      const wake = armWakeup(this.#events, `jobs:${scope.accountId}`);
+      try {
+        const jobs = await this.claim(scope, spec, Date.now());
+        const left = deadline - Date.now();
+        if (jobs.length > 0 || left <= 0 || signal.aborted) return jobs;
+        await wake.wait(Math.min(left, this.safetyPollMs()), signal);
+      } finally {
+        wake.dispose();
+      }
     }
   }
 
-  /** Waits for `event`, at most `timeoutMs`; resolves false on timeout or abort. */
-  async #waitFor(event: string, timeoutMs: number, signal: AbortSignal): Promise<boolean> {
-    // linkSignal, not AbortSignal.any: on Node 20 `any` leaks an entry on a long-lived parent per call.
-    const wait = linkSignal([signal], timeoutMs);
-    try {
-      for await (const _ of on(this.#events, event, { signal: wait.signal })) return true;
-    } catch {
-      // Aborted or timed out: the caller looks at the queue again.
-    } finally {
-      wait.dispose();
-    }
-    return false;
-  }
-
-  /** Waits until `emitSession(sessionId)` or the timeout; resolves true when woken. */
-  waitForSession(sessionId: string, timeoutMs: number, signal: AbortSignal): Promise<boolean> {
-    return this.#waitFor(`session:${sessionId}`, timeoutMs, signal);
+  /**
+   * Listens for the end of a check session from now on (emitSession, on this replica or, with a notifier,
+   * any other): arm it before reading the session, then wait on it, so an end stored in between is not
+   * missed. The caller disposes of it.
+   */
+  listenForSession(sessionId: string): Wakeup {
+    return armWakeup(this.#events, `session:${sessionId}`);
   }
 
   /** Wakes waiters on a check session (on every replica, with a notifier attached). */

@@ -223,12 +223,18 @@ export class CheckSessions {
   ): Promise<CheckSession | null> {
     const deadline = Date.now() + maxWaitMs;
     for (;;) {
-      const session = await this.get(accountId, id);
-      if (session.status !== 'PROGRESS') return session;
-      const left = deadline - Date.now();
-      if (left <= 0 || signal.aborted) return null;
-      // Woken by the result that ends the session; re-read at least every second.
-      await this.#queue.waitForSession(id, Math.min(left, this.#queue.safetyPollMs()), signal);
+      // Armed before the read: a result that ends the session while it is read wakes the wait at once.
+      const wake = this.#queue.listenForSession(id);
+      try {
+        const session = await this.get(accountId, id);
+        if (session.status !== 'PROGRESS') return session;
+        const left = deadline - Date.now();
+        if (left <= 0 || signal.aborted) return null;
+        // Woken by the result that ends the session; the store is read again after the safety poll anyway.
+        await wake.wait(Math.min(left, this.#queue.safetyPollMs()), signal);
+      } finally {
+        wake.dispose();
+      }
     }
   }
 }
