@@ -228,7 +228,11 @@ export class EchoSocket {
     const runs = this.#batchRuns;
     const count = runs.length;
     if (call > 0) this.#read();
-    if (this.#closed) return;
+    if (this.#closed) {
+      runs.length = 0;
+      this.#batchAddresses.length = 0;
+      return;
+    }
     try {
       this.#addon.sendEchoes(
         this.#socket,
@@ -244,7 +248,7 @@ export class EchoSocket {
       );
     } catch (err) {
       for (let i = 0; i < count; i++) {
-        this.#take(this.#batchSequences[i]!);
+        if (this.#runs[this.#batchSequences[i]!] === runs[i]) this.#take(this.#batchSequences[i]!);
         this.#fail(runs[i]!, err);
       }
       runs.length = 0;
@@ -258,7 +262,9 @@ export class EchoSocket {
       const sequence = this.#batchSequences[i]!;
       const index = run.sent++;
       const error = this.#batchErrors[i]!;
-      if (error !== 0) {
+      if (this.#runs[sequence] !== run) {
+        // Stopped during the call (an abort from a callback of the addon): forgotten already.
+      } else if (error !== 0) {
         this.#take(sequence);
         run.listener.onSendError(index, getSystemErrorName(-error));
       } else {
