@@ -53,8 +53,10 @@ export class RunLogRecorder {
   record(line: RunLog, fields: Record<string, unknown> = {}): void {
     const msg = this.#scrubber ? this.#scrubber.text(line.msg) : line.msg;
     this.lines.push({ time: line.time, level: line.level, msg });
+    const method = PINO_METHODS[line.level];
     if (this.#held !== null) this.#held.push({ level: line.level, msg, fields });
-    else this.#log[PINO_METHODS[line.level]]({ ...fields, runLevel: line.level }, msg);
+    // A level the agent log leaves out costs no object for it.
+    else if (this.#log.isLevelEnabled(method)) this.#log[method]({ ...fields, runLevel: line.level }, msg);
   }
 
   /**
