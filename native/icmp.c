@@ -448,6 +448,19 @@ static void address_words(const struct sockaddr_storage *address, double *out) {
  * then one onPacket(count). What is not an echo reply of ours to parse is skipped. Returns 0
  * when the callback threw. */
 static int read_batch(icmp_socket *s, napi_value callback) {
+  /* The records' ArrayBuffer is ours (a strong reference) but JavaScript could still detach
+   * it (transfer it away): then nothing is read. */
+  napi_value buffer;
+  bool detached = true;
+  void *data = NULL;
+  size_t bytes = 0;
+  if (napi_get_reference_value(s->env, s->records_ref, &buffer) != napi_ok || buffer == NULL ||
+      napi_is_detached_arraybuffer(s->env, buffer, &detached) != napi_ok || detached ||
+      napi_get_arraybuffer_info(s->env, buffer, &data, &bytes) != napi_ok ||
+      bytes < sizeof(double) * MAX_PACKETS_PER_WAKEUP * RECORD_FIELDS) {
+    return 1;
+  }
+  s->records = data;
   int count = 0, read = 0; /* records filled; messages read, what bounds the wakeup */
   while (read + BATCH_MESSAGES <= MAX_PACKETS_PER_WAKEUP && !s->closed) {
     for (int i = 0; i < BATCH_MESSAGES; i++) {
@@ -878,6 +891,24 @@ static int typed_array(napi_env env, napi_value value, napi_typedarray_type type
          *data != NULL;
 }
 
+/* The four typed arrays of a sendEchoes call (argv[5], argv[7], argv[8], argv[9]), each long
+ * enough for `count` requests; 0 when one is missing, of the wrong type or too short. */
+typedef struct batch_arrays {
+  int32_t *sequences;
+  double *tx_ms;
+  int32_t *errors;
+  double *words;
+} batch_arrays;
+
+static int get_batch_arrays(napi_env env, napi_value *argv, size_t count, batch_arrays *a) {
+  size_t sequences_length = 0, tx_length = 0, errors_length = 0, words_length = 0;
+  return typed_array(env, argv[5], napi_int32_array, (void **)&a->sequences, &sequences_length) &&
+         typed_array(env, argv[7], napi_float64_array, (void **)&a->tx_ms, &tx_length) &&
+         typed_array(env, argv[8], napi_int32_array, (void **)&a->errors, &errors_length) &&
+         typed_array(env, argv[9], napi_float64_array, (void **)&a->words, &words_length) &&
+         sequences_length >= count && tx_length >= count && errors_length >= count && words_length >= 4 * count;
+}
+
 /* sendEchoes(socket, type, identifier, payloadBytes, addresses: string[], sequences: Int32Array,
  *            count, txMs: Float64Array, errors: Int32Array, addressWords: Float64Array) -> undefined
  * Sends `count` (1-MAX_BATCH_SENDS) echo requests, request i to addresses[i] with sequences[i]:
@@ -900,22 +931,15 @@ static napi_value js_send_echoes(napi_env env, napi_callback_info info) {
   int32_t type = 0, identifier = 0, payload = 0, count = 0;
   uint32_t addresses_length = 0;
   bool is_array = false;
-  int32_t *sequences = NULL, *errors = NULL;
-  double *tx_ms = NULL, *words = NULL;
-  size_t sequences_length = 0, tx_length = 0, errors_length = 0, words_length = 0;
+  batch_arrays arrays;
   if (s->udp || napi_get_value_int32(env, argv[1], &type) != napi_ok ||
       napi_get_value_int32(env, argv[2], &identifier) != napi_ok ||
       napi_get_value_int32(env, argv[3], &payload) != napi_ok ||
       napi_is_array(env, argv[4], &is_array) != napi_ok || !is_array ||
       napi_get_array_length(env, argv[4], &addresses_length) != napi_ok ||
-      !typed_array(env, argv[5], napi_int32_array, (void **)&sequences, &sequences_length) ||
-      napi_get_value_int32(env, argv[6], &count) != napi_ok ||
-      !typed_array(env, argv[7], napi_float64_array, (void **)&tx_ms, &tx_length) ||
-      !typed_array(env, argv[8], napi_int32_array, (void **)&errors, &errors_length) ||
-      !typed_array(env, argv[9], napi_float64_array, (void **)&words, &words_length) || type < 0 || type > 255 ||
-      identifier < 0 || identifier > 0xffff || payload < 0 || payload > MAX_PAYLOAD_BYTES || count < 1 ||
-      count > MAX_BATCH_SENDS || addresses_length < (uint32_t)count || sequences_length < (size_t)count ||
-      tx_length < (size_t)count || errors_length < (size_t)count || words_length < 4 * (size_t)count) {
+      napi_get_value_int32(env, argv[6], &count) != napi_ok || type < 0 || type > 255 || identifier < 0 ||
+      identifier > 0xffff || payload < 0 || payload > MAX_PAYLOAD_BYTES || count < 1 || count > MAX_BATCH_SENDS ||
+      addresses_length < (uint32_t)count || !get_batch_arrays(env, argv, (size_t)count, &arrays)) {
     napi_throw_range_error(env, NULL,
                            "sendEchoes: bad type, identifier, payload size, count (1-1024) or arrays shorter than count "
                            "(not for UDP sockets)");
@@ -927,14 +951,10 @@ static napi_value js_send_echoes(napi_env env, napi_callback_info info) {
     return NULL;
   }
 
-  /* The receive buffer is free between callbacks: build the messages there. Only the
-   * sequence number and the checksum change from one to the next. */
+  /* The receive buffer is free between callbacks: build the messages there. The payload is
+   * written once (its bytes depend only on their position); the header for each message. */
   uint8_t *packet = s->buffer;
   size_t length = ICMP_HEADER_BYTES + (size_t)payload;
-  packet[0] = (uint8_t)type;
-  packet[1] = 0;
-  packet[4] = (uint8_t)(identifier >> 8);
-  packet[5] = (uint8_t)identifier;
   for (size_t i = ICMP_HEADER_BYTES; i < length; i++) packet[i] = (uint8_t)(i - ICMP_HEADER_BYTES);
 
   char text[INET6_ADDRSTRLEN + IF_NAMESIZE + 2], parsed[sizeof text] = "";
@@ -944,10 +964,22 @@ static napi_value js_send_echoes(napi_env env, napi_callback_info info) {
   for (int32_t i = 0; i < count; i++) {
     napi_value address;
     size_t text_length = 0;
+    /* Reading an element may run JavaScript (a getter) that could detach or shrink the
+     * typed arrays: their pointers are taken again after it. */
+    if (napi_get_element(env, argv[4], (uint32_t)i, &address) != napi_ok ||
+        !get_batch_arrays(env, argv, (size_t)count, &arrays)) {
+      napi_throw_range_error(env, NULL, "sendEchoes: the arrays changed during the call");
+      return NULL;
+    }
+    if (s->closed) {
+      napi_throw_error(env, "ERR_SOCKET_CLOSED", "the ICMP socket is closed");
+      return NULL;
+    }
+    int32_t *sequences = arrays.sequences, *errors = arrays.errors;
+    double *tx_ms = arrays.tx_ms, *words = arrays.words;
     tx_ms[i] = 0;
     memset(words + 4 * (size_t)i, 0, 4 * sizeof(double));
-    if (napi_get_element(env, argv[4], (uint32_t)i, &address) != napi_ok ||
-        napi_get_value_string_utf8(env, address, text, sizeof text, &text_length) != napi_ok ||
+    if (napi_get_value_string_utf8(env, address, text, sizeof text, &text_length) != napi_ok ||
         text_length >= sizeof text - 1 || sequences[i] < 0 || sequences[i] > 0xffff) {
       errors[i] = EINVAL; /* not a string, too long to be an address, or a bad sequence */
       continue;
@@ -962,7 +994,11 @@ static napi_value js_send_echoes(napi_env env, napi_callback_info info) {
       memcpy(parsed, text, text_length + 1);
     }
     address_words(&to, words + 4 * (size_t)i);
+    packet[0] = (uint8_t)type;
+    packet[1] = 0;
     packet[2] = packet[3] = 0;
+    packet[4] = (uint8_t)(identifier >> 8);
+    packet[5] = (uint8_t)identifier;
     packet[6] = (uint8_t)(sequences[i] >> 8);
     packet[7] = (uint8_t)sequences[i];
     if (s->family == AF_INET) {

@@ -99,6 +99,60 @@ describe.skipIf(missing !== null).each([
     restore?.();
   });
 
+  it('sends a batch through the addon: a bad address fails its request only, short arrays are refused', async () => {
+    const addon = loadIcmpAddon();
+    let replies = 0;
+    const opened = addon.open(
+      4,
+      kind === 'raw' ? 2 : 1,
+      0,
+      (count) => {
+        replies += count;
+      },
+      OPEN_FLAGS.batch,
+    );
+    try {
+      const identifier = opened.identifier ?? 4242;
+      const addresses = ['127.0.0.1', 'not an address', '127.0.0.2'];
+      const sequences = Int32Array.from([1, 2, 3]);
+      const txMs = new Float64Array(3);
+      const errors = new Int32Array(3);
+      const words = new Float64Array(12);
+
+      addon.sendEchoes(opened.socket, 8, identifier, 56, addresses, sequences, 3, txMs, errors, words);
+
+      expect([...errors]).toEqual([0, 22, 0]); // EINVAL for the one that is not an address
+      expect(words[0]).toBe(0x7f000001);
+      expect(words[8]).toBe(0x7f000002);
+      expect(txMs[2]).toBeGreaterThanOrEqual(txMs[0]!);
+      await expect
+        .poll(() => {
+          addon.receive(opened.socket);
+          return replies;
+        })
+        .toBeGreaterThanOrEqual(2);
+      expect(() =>
+        addon.sendEchoes(
+          opened.socket,
+          8,
+          identifier,
+          56,
+          addresses,
+          sequences,
+          3,
+          txMs,
+          errors,
+          new Float64Array(8),
+        ),
+      ).toThrow(RangeError);
+      expect(() =>
+        addon.sendEchoes(opened.socket, 8, identifier, 56, addresses, sequences, 4, txMs, errors, words),
+      ).toThrow(RangeError);
+    } finally {
+      addon.close(opened.socket);
+    }
+  });
+
   it('matches replies that come out of order and twice to the right run and request', async () => {
     // The responder answers after (payload - 56) ms, and once more 1 ms later. Runs of four
     // payload sizes share one address: only the sequence numbers keep their replies apart,
