@@ -1,6 +1,7 @@
 import type { RunLog } from '../protocol/index.js';
 import type { Scrubber } from '../common/scrub.js';
 import type { Logger } from '../common/logger.js';
+import { isoNow } from '../common/clock.js';
 
 /**
  * The agent-log level of each run-log level. A run's lines are data about the target (a failed
@@ -46,7 +47,7 @@ export class RunLogRecorder {
 
   /** Records `msg`; `fields` go to the agent log only. */
   add(level: keyof typeof PINO_METHODS, msg: string, fields: Record<string, unknown> = {}): void {
-    this.record({ time: new Date().toISOString(), level, msg }, fields);
+    this.record({ time: isoNow(), level, msg }, fields);
   }
 
   /** Records a line that carries its own time (a script's console output). */

@@ -14,7 +14,7 @@ import { hasCode } from '../../common/errors.js';
 import type { Logger } from '../../common/logger.js';
 import { propertySource } from '../assertions/index.js';
 import { evaluateAssertionsWithJsonPath } from '../assertions/off-thread.js';
-import { roundMs } from '../../common/clock.js';
+import { isoNow, roundMs } from '../../common/clock.js';
 import type { Executor, ExecutorContext } from '../executor.js';
 import { decideStatus } from '../status.js';
 import { type ResolvedTarget, resolveTarget } from './resolve.js';
@@ -353,7 +353,7 @@ export class IcmpExecutor implements Executor {
       hasErrors: false,
       responseTime: icmp.latency.avg ?? 0,
       startedAt: run.startedAt.toISOString(),
-      stoppedAt: new Date().toISOString(),
+      stoppedAt: isoNow(),
       errorMessage,
       assertions: assertions.results,
       logs: run.logs.lines,
