@@ -19,6 +19,13 @@ import { SEQUENCE_SPACE } from './in-flight.js';
  */
 const SENDS_PER_CALL = 32;
 
+/**
+ * Echo requests per event-loop turn: a flush sends at most this many (a few ms of sendto) and
+ * leaves the rest due for the next turn, so that thousands of checks due at once never hold
+ * the event loop for long and their replies are read in between.
+ */
+const SENDS_PER_FLUSH = 1024;
+
 /** What a ping run hears from the socket. Calls come from the socket's event-loop callbacks. */
 export type EchoRunListener = {
   /** Request `index` (0-based) ended: its RTT (ms) and TTL, or nulls when it was lost. */
@@ -195,7 +202,12 @@ export class EchoSocket {
     const now = performance.now();
     const groups = new Map<number, TimeoutGroup>();
     let calls = 0;
+    let reserved = 0;
     while (this.#due.length > 0 && (this.#due[0]!.stopped || this.#due[0]!.dueMs <= now)) {
+      if (reserved === SENDS_PER_FLUSH) {
+        this.#immediate = setImmediate(this.#flush); // the rest of those due, next turn
+        break;
+      }
       const run = this.#pop();
       if (run.stopped) continue;
       // One native call sends requests of one payload size; a run of another size starts the next.
@@ -209,12 +221,14 @@ export class EchoSocket {
         this.#fail(run, err);
         continue;
       }
+      reserved++;
       this.#batchRuns.push(run);
       this.#batchAddresses.push(run.address);
       this.#batchSequences[this.#batchRuns.length - 1] = sequence;
       if (this.#batchRuns.length === SENDS_PER_CALL) this.#sendBatch(groups, calls++);
     }
     if (this.#batchRuns.length > 0) this.#sendBatch(groups, calls++);
+    if (this.#closed) return;
     for (const [timeoutMs, group] of groups) {
       if (group.remaining === 0) continue; // all answered inside the batch's own reads
       group.timer = setTimeout(() => this.#onTimeout(group), timeoutMs);

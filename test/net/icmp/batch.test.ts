@@ -224,6 +224,34 @@ describe.skipIf(missing !== null).each([
     }
   });
 
+  it('sends thousands of requests due at once over several event-loop turns, not in one', async () => {
+    // A repeating setImmediate counts the event loop's turns; each native send call notes the turn.
+    let turn = 0;
+    let ticking = true;
+    const tick = () => {
+      turn++;
+      if (ticking) setImmediate(tick);
+    };
+    setImmediate(tick);
+    const perTurn = new Map<number, number>();
+    const recording = recordingAddon({
+      beforeSend: (batch) => perTurn.set(turn, (perTurn.get(turn) ?? 0) + batch.length),
+    });
+    const pinger = new Pinger({ socketPreference: kind, addon: recording.addon });
+    try {
+      const outcomes = await Promise.all(
+        loopbackAddresses(3000).map((address) => pinger.ping({ address, family: 4, count: 1 })),
+      );
+
+      expect(outcomes.every((o) => o.replies[0]!.success)).toBe(true);
+      expect(recording.sent).toHaveLength(3000);
+      expect(Math.max(...perTurn.values())).toBeLessThanOrEqual(1024);
+    } finally {
+      ticking = false;
+      pinger.close();
+    }
+  });
+
   it('stops runs aborted in the middle of a batch, while it is being sent or received', async () => {
     const addresses = loopbackAddresses(120);
     const controllers = addresses.map(() => new AbortController());
