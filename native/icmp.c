@@ -40,6 +40,17 @@
  *  - libuv stops a uv_poll_t on POLLERR (which a non-empty error queue raises) and reports
  *    UV_EBADF; on_readable then drains both queues and starts polling again.
  *
+ * Batches (open's flag OPEN_BATCH, for the pinger; not with OPEN_TRACE or OPEN_UDP):
+ *  - open returns `records` too, a Float64Array of MAX_PACKETS_PER_WAKEUP records of
+ *    RECORD_FIELDS numbers: identifier, sequence, ttl (-1 unknown), rxMs and the reply's source
+ *    address as four 32-bit words (IPv4: its address, then zeros; IPv6: the 16 bytes, big endian).
+ *    Each wakeup reads up to MAX_PACKETS_PER_WAKEUP echo replies with recvmmsg (only their
+ *    headers: the payload is not looked at), fills the records and calls onPacket(count) once.
+ *  - sendEchoes(socket, type, identifier, payloadBytes, addresses, sequences, count, txMs,
+ *    errors, addressWords) sends `count` echo requests in one call, one sendto each so that each
+ *    has its own CLOCK_REALTIME send time (txMs[i]); errors[i] is 0 or the errno of sendto, and
+ *    addressWords[4i…4i+3] the destination as the records encode a source, to match replies by.
+ *
  * Facts of the kernel this relies on:
  *  - Datagram ICMP sockets rewrite the echo identifier with the socket's local
  *    "port" and only deliver replies carrying it; we bind to port 0 and report
@@ -81,9 +92,14 @@ struct icmp_filter {
 #define RECV_BUFFER_BYTES 65536
 #define RECEIVE_BUFFER_BYTES (1 << 20) /* room for a burst of ~1000 replies to as many concurrent pings */
 #define MAX_PACKETS_PER_WAKEUP 256 /* uv_poll is level triggered: the rest waits for the next turn */
+#define BATCH_MESSAGES 64          /* messages per recvmmsg of a batch socket */
+#define BATCH_DATA_BYTES 128       /* what a batch socket reads of a reply: IPv4 header (<= 60) and ICMP header */
+#define BATCH_CONTROL_BYTES 128    /* SCM_TIMESTAMPNS and IP_TTL / IPV6_HOPLIMIT */
+#define RECORD_FIELDS 8            /* identifier, sequence, ttl, rxMs, four address words */
+#define MAX_BATCH_SENDS 1024       /* echo requests per sendEchoes call */
 
 enum preference { PREFER_AUTO = 0, DATAGRAM_ONLY = 1, RAW_ONLY = 2 };
-enum open_flags { OPEN_TRACE = 1, OPEN_UDP = 2 };
+enum open_flags { OPEN_TRACE = 1, OPEN_UDP = 2, OPEN_BATCH = 4 };
 
 /* ICMP types of the errors a trace socket passes (RFC 792, RFC 4443). */
 #define ICMP4_DEST_UNREACH 3
@@ -113,7 +129,19 @@ typedef struct icmp_socket {
   int handle_released; /* the fd is closed and libuv no longer uses the handle */
   int finalized;       /* the JS wrapper is gone */
   int dispatching;     /* on_readable holds a callback scope on `async` */
+  int batch;           /* OPEN_BATCH: echo replies go to `records`, many per onPacket call */
+  napi_ref records_ref; /* batch: the ArrayBuffer behind `records`, held until shut() */
+  double *records;      /* batch: MAX_PACKETS_PER_WAKEUP * RECORD_FIELDS numbers */
   uint8_t buffer[RECV_BUFFER_BYTES];
+  /* Batch receive: the messages of one recvmmsg. */
+  struct mmsghdr messages[BATCH_MESSAGES];
+  struct iovec vectors[BATCH_MESSAGES];
+  struct sockaddr_storage senders[BATCH_MESSAGES];
+  uint8_t data[BATCH_MESSAGES][BATCH_DATA_BYTES];
+  union {
+    struct cmsghdr align;
+    uint8_t bytes[BATCH_CONTROL_BYTES];
+  } controls[BATCH_MESSAGES];
 } icmp_socket;
 
 static time_t epoch_seconds;
@@ -396,11 +424,91 @@ static int read_queue(icmp_socket *s, napi_value callback, int error_queue) {
   return 1;
 }
 
+/* An address as four 32-bit words, as the records of a batch socket carry it: IPv4 its
+ * address then zeros, IPv6 its 16 bytes big endian. Other families: all zero. */
+static void address_words(const struct sockaddr_storage *address, double *out) {
+  const uint8_t *bytes = NULL;
+  int words = 0;
+  if (address->ss_family == AF_INET) {
+    bytes = (const uint8_t *)&((const struct sockaddr_in *)address)->sin_addr;
+    words = 1;
+  } else if (address->ss_family == AF_INET6) {
+    bytes = (const uint8_t *)&((const struct sockaddr_in6 *)address)->sin6_addr;
+    words = 4;
+  }
+  for (int i = 0; i < 4; i++) {
+    out[i] = i < words ? (double)((uint32_t)bytes[4 * i] << 24 | (uint32_t)bytes[4 * i + 1] << 16 |
+                                  (uint32_t)bytes[4 * i + 2] << 8 | (uint32_t)bytes[4 * i + 3])
+                       : 0;
+  }
+}
+
+/* A batch socket's read: up to MAX_PACKETS_PER_WAKEUP echo replies, BATCH_MESSAGES per
+ * recvmmsg, only their first BATCH_DATA_BYTES (the headers we parse), written to `records`;
+ * then one onPacket(count). What is not an echo reply of ours to parse is skipped. Returns 0
+ * when the callback threw. */
+static int read_batch(icmp_socket *s, napi_value callback) {
+  /* The records' ArrayBuffer is ours (a strong reference) but JavaScript could still detach
+   * it (transfer it away): then nothing is read. */
+  napi_value buffer;
+  bool detached = true;
+  void *data = NULL;
+  size_t bytes = 0;
+  if (napi_get_reference_value(s->env, s->records_ref, &buffer) != napi_ok || buffer == NULL ||
+      napi_is_detached_arraybuffer(s->env, buffer, &detached) != napi_ok || detached ||
+      napi_get_arraybuffer_info(s->env, buffer, &data, &bytes) != napi_ok ||
+      bytes < sizeof(double) * MAX_PACKETS_PER_WAKEUP * RECORD_FIELDS) {
+    return 1;
+  }
+  s->records = data;
+  int count = 0, read = 0; /* records filled; messages read, what bounds the wakeup */
+  while (read + BATCH_MESSAGES <= MAX_PACKETS_PER_WAKEUP && !s->closed) {
+    for (int i = 0; i < BATCH_MESSAGES; i++) {
+      s->vectors[i] = (struct iovec){.iov_base = s->data[i], .iov_len = BATCH_DATA_BYTES};
+      s->messages[i].msg_hdr = (struct msghdr){.msg_name = &s->senders[i],
+                                               .msg_namelen = sizeof s->senders[i],
+                                               .msg_iov = &s->vectors[i],
+                                               .msg_iovlen = 1,
+                                               .msg_control = s->controls[i].bytes,
+                                               .msg_controllen = sizeof s->controls[i].bytes};
+      s->messages[i].msg_len = 0;
+      s->senders[i].ss_family = AF_UNSPEC;
+    }
+    int received = recvmmsg(s->fd, s->messages, BATCH_MESSAGES, MSG_DONTWAIT, NULL);
+    if (received <= 0) break; /* EAGAIN: drained */
+    read += received;
+    for (int i = 0; i < received; i++) {
+      packet_info p = {.ttl = -1, .source = "", .destination = ""};
+      struct timespec rx = {0, 0};
+      struct sock_extended_err error;
+      int have_error = 0;
+      char offender[INET6_ADDRSTRLEN] = "";
+      size_t length = s->messages[i].msg_len < BATCH_DATA_BYTES ? s->messages[i].msg_len : BATCH_DATA_BYTES;
+      parse_control(&s->messages[i].msg_hdr, &rx, &p.ttl, &error, &have_error, offender);
+      if (!parse_icmp(s, s->data[i], length, &p)) continue;
+      double *record = s->records + (size_t)count * RECORD_FIELDS;
+      record[0] = p.identifier;
+      record[1] = p.sequence;
+      record[2] = p.ttl;
+      record[3] = ms_since_epoch(&rx);
+      address_words(&s->senders[i], record + 4);
+      count++;
+    }
+    if (received < BATCH_MESSAGES) break; /* the queue is empty */
+  }
+  if (count == 0 || s->closed) return 1;
+  napi_value argv[1], global, result;
+  napi_create_int32(s->env, count, &argv[0]);
+  napi_get_global(s->env, &global);
+  return napi_call_function(s->env, global, callback, 1, argv, &result) == napi_ok;
+}
+
 /* Reads every queued packet and delivers what is ours: the error queue first, as a pending
  * socket error fails reads of the normal queue. Returns 0 when a callback threw. */
 static int read_queued(icmp_socket *s) {
   napi_value callback;
   if (napi_get_reference_value(s->env, s->callback, &callback) != napi_ok) return 1;
+  if (s->batch) return read_batch(s, callback);
   if (s->trace && !s->raw && !read_queue(s, callback, 1)) return 0;
   return read_queue(s, callback, 0);
 }
@@ -454,6 +562,8 @@ static void shut(icmp_socket *s) {
   s->closed = 1;
   napi_delete_reference(s->env, s->callback);
   napi_delete_reference(s->env, s->resource);
+  if (s->records_ref != NULL) napi_delete_reference(s->env, s->records_ref);
+  s->records = NULL;
   if (!s->dispatching) napi_async_destroy(s->env, s->async);
   if (s->polling) {
     uv_poll_stop(&s->poll);
@@ -492,10 +602,11 @@ static icmp_socket *unwrap(napi_env env, napi_value value) {
 }
 
 /* open(family: 4 | 6, preference: 0 auto | 1 datagram | 2 raw, receiveType: number, onPacket: Function,
- *      flags?: OPEN_TRACE | OPEN_UDP)
- *   -> { socket: object, kind: 'datagram' | 'raw', identifier: number | null }
+ *      flags?: OPEN_TRACE | OPEN_UDP | OPEN_BATCH)
+ *   -> { socket: object, kind: 'datagram' | 'raw', identifier: number | null, records?: Float64Array }
  * With OPEN_UDP (which needs OPEN_TRACE) preference and receiveType are ignored: the socket is a
- * UDP one (kind 'datagram'), its identifier the local port. */
+ * UDP one (kind 'datagram'), its identifier the local port. OPEN_BATCH (alone) adds `records`
+ * and calls onPacket(count) per wakeup (see the top of this file). */
 static napi_value js_open(napi_env env, napi_callback_info info) {
   size_t argc = 5;
   napi_value argv[5];
@@ -505,13 +616,15 @@ static napi_value js_open(napi_env env, napi_callback_info info) {
   if (argc >= 5) CHECK(napi_typeof(env, argv[4], &flags_type));
   if (argc < 4 || napi_get_value_int32(env, argv[0], &family_number) != napi_ok ||
       (flags_type != napi_undefined && napi_get_value_int32(env, argv[4], &flags) != napi_ok) ||
-      flags < 0 || flags > (OPEN_TRACE | OPEN_UDP) || flags == OPEN_UDP ||
+      flags < 0 || flags > (OPEN_TRACE | OPEN_UDP | OPEN_BATCH) || (flags & (OPEN_TRACE | OPEN_UDP)) == OPEN_UDP ||
+      ((flags & OPEN_BATCH) && flags != OPEN_BATCH) ||
       napi_get_value_int32(env, argv[1], &preference) != napi_ok ||
       napi_get_value_int32(env, argv[2], &receive_type) != napi_ok ||
       napi_typeof(env, argv[3], &callback_type) != napi_ok || callback_type != napi_function ||
       (family_number != 4 && family_number != 6) || preference < PREFER_AUTO || preference > RAW_ONLY ||
       receive_type < 0 || receive_type > 255 || (family_number == 4 && receive_type > 31)) {
-    napi_throw_type_error(env, NULL, "open(family 4|6, preference 0|1|2, receiveType, onPacket, flags 0-3 but not 2)");
+    napi_throw_type_error(env, NULL,
+                          "open(family 4|6, preference 0|1|2, receiveType, onPacket, flags 0, 1, 3 or 4 (batch alone))");
     return NULL;
   }
   int family = family_number == 4 ? AF_INET : AF_INET6;
@@ -583,8 +696,9 @@ static napi_value js_open(napi_env env, napi_callback_info info) {
   s->udp = udp;
   s->identifier = identifier;
   s->hop_limit = -1;
+  s->batch = (flags & OPEN_BATCH) != 0;
 
-  napi_value handle, resource_name, result, kind, id;
+  napi_value handle, resource_name, result, kind, id, records_buffer = NULL, records = NULL;
   uv_loop_t *loop = NULL;
   if (napi_create_object(env, &handle) != napi_ok || napi_wrap(env, handle, s, finalize, NULL, NULL) != napi_ok) {
     close(fd);
@@ -597,6 +711,11 @@ static napi_value js_open(napi_env env, napi_callback_info info) {
   if (napi_create_reference(env, argv[3], 1, &s->callback) != napi_ok ||
       napi_create_reference(env, handle, 0, &s->resource) != napi_ok ||
       napi_async_init(env, handle, resource_name, &s->async) != napi_ok ||
+      (s->batch && (napi_create_arraybuffer(env, sizeof(double) * MAX_PACKETS_PER_WAKEUP * RECORD_FIELDS,
+                                            (void **)&s->records, &records_buffer) != napi_ok ||
+                    napi_create_reference(env, records_buffer, 1, &s->records_ref) != napi_ok ||
+                    napi_create_typedarray(env, napi_float64_array, MAX_PACKETS_PER_WAKEUP * RECORD_FIELDS,
+                                           records_buffer, 0, &records) != napi_ok)) ||
       napi_get_uv_event_loop(env, &loop) != napi_ok || uv_poll_init(loop, &s->poll, fd) != 0) {
     shut(s);
     napi_throw_error(env, NULL, "cannot attach the ICMP socket to the event loop");
@@ -621,6 +740,7 @@ static napi_value js_open(napi_env env, napi_callback_info info) {
   CHECK(napi_set_named_property(env, result, "socket", handle));
   CHECK(napi_set_named_property(env, result, "kind", kind));
   CHECK(napi_set_named_property(env, result, "identifier", id));
+  if (records != NULL) CHECK(napi_set_named_property(env, result, "records", records));
   return result;
 }
 
@@ -760,6 +880,140 @@ static napi_value js_send(napi_env env, napi_callback_info info) {
   return result;
 }
 
+/* The data and length of a typed array of `type`; 0 when `value` is not one. */
+static int typed_array(napi_env env, napi_value value, napi_typedarray_type type, void **data, size_t *length) {
+  napi_typedarray_type actual;
+  napi_value buffer;
+  size_t offset;
+  bool is_typed_array = false;
+  return napi_is_typedarray(env, value, &is_typed_array) == napi_ok && is_typed_array &&
+         napi_get_typedarray_info(env, value, &actual, length, data, &buffer, &offset) == napi_ok && actual == type &&
+         *data != NULL;
+}
+
+/* The four typed arrays of a sendEchoes call (argv[5], argv[7], argv[8], argv[9]), each long
+ * enough for `count` requests; 0 when one is missing, of the wrong type or too short. */
+typedef struct batch_arrays {
+  int32_t *sequences;
+  double *tx_ms;
+  int32_t *errors;
+  double *words;
+} batch_arrays;
+
+static int get_batch_arrays(napi_env env, napi_value *argv, size_t count, batch_arrays *a) {
+  size_t sequences_length = 0, tx_length = 0, errors_length = 0, words_length = 0;
+  return typed_array(env, argv[5], napi_int32_array, (void **)&a->sequences, &sequences_length) &&
+         typed_array(env, argv[7], napi_float64_array, (void **)&a->tx_ms, &tx_length) &&
+         typed_array(env, argv[8], napi_int32_array, (void **)&a->errors, &errors_length) &&
+         typed_array(env, argv[9], napi_float64_array, (void **)&a->words, &words_length) &&
+         sequences_length >= count && tx_length >= count && errors_length >= count && words_length >= 4 * count;
+}
+
+/* sendEchoes(socket, type, identifier, payloadBytes, addresses: string[], sequences: Int32Array,
+ *            count, txMs: Float64Array, errors: Int32Array, addressWords: Float64Array) -> undefined
+ * Sends `count` (1-MAX_BATCH_SENDS) echo requests, request i to addresses[i] with sequences[i]:
+ * one sendto each, its CLOCK_REALTIME time taken right before into txMs[i], its errno (0 when
+ * sent) into errors[i], and the destination's four address words (as a batch socket's records
+ * carry a source) into addressWords[4i…4i+3]. A failed request does not stop the others; an
+ * address that is not numeric fails with EINVAL. Every array must hold `count` requests. */
+static napi_value js_send_echoes(napi_env env, napi_callback_info info) {
+  size_t argc = 10;
+  napi_value argv[10];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  if (argc < 10) {
+    napi_throw_type_error(env, NULL,
+                          "sendEchoes(socket, type, identifier, payloadBytes, addresses, sequences, count, txMs, "
+                          "errors, addressWords)");
+    return NULL;
+  }
+  icmp_socket *s = unwrap(env, argv[0]);
+  if (s == NULL) return NULL;
+  int32_t type = 0, identifier = 0, payload = 0, count = 0;
+  uint32_t addresses_length = 0;
+  bool is_array = false;
+  batch_arrays arrays;
+  if (s->udp || napi_get_value_int32(env, argv[1], &type) != napi_ok ||
+      napi_get_value_int32(env, argv[2], &identifier) != napi_ok ||
+      napi_get_value_int32(env, argv[3], &payload) != napi_ok ||
+      napi_is_array(env, argv[4], &is_array) != napi_ok || !is_array ||
+      napi_get_array_length(env, argv[4], &addresses_length) != napi_ok ||
+      napi_get_value_int32(env, argv[6], &count) != napi_ok || type < 0 || type > 255 || identifier < 0 ||
+      identifier > 0xffff || payload < 0 || payload > MAX_PAYLOAD_BYTES || count < 1 || count > MAX_BATCH_SENDS ||
+      addresses_length < (uint32_t)count || !get_batch_arrays(env, argv, (size_t)count, &arrays)) {
+    napi_throw_range_error(env, NULL,
+                           "sendEchoes: bad type, identifier, payload size, count (1-1024) or arrays shorter than count "
+                           "(not for UDP sockets)");
+    return NULL;
+  }
+  int error = set_hop_limit(s, -1);
+  if (error != 0) {
+    throw_errno(env, error, "setsockopt(IP_TTL / IPV6_UNICAST_HOPS)");
+    return NULL;
+  }
+
+  /* The receive buffer is free between callbacks: build the messages there. The payload is
+   * written once (its bytes depend only on their position); the header for each message. */
+  uint8_t *packet = s->buffer;
+  size_t length = ICMP_HEADER_BYTES + (size_t)payload;
+  for (size_t i = ICMP_HEADER_BYTES; i < length; i++) packet[i] = (uint8_t)(i - ICMP_HEADER_BYTES);
+
+  char text[INET6_ADDRSTRLEN + IF_NAMESIZE + 2], parsed[sizeof text] = "";
+  struct sockaddr_storage to;
+  socklen_t to_length = 0;
+  int have_to = 0; /* `to` holds the address `parsed` */
+  for (int32_t i = 0; i < count; i++) {
+    napi_value address;
+    size_t text_length = 0;
+    /* Reading an element may run JavaScript (a getter) that could detach or shrink the
+     * typed arrays: their pointers are taken again after it. */
+    if (napi_get_element(env, argv[4], (uint32_t)i, &address) != napi_ok ||
+        !get_batch_arrays(env, argv, (size_t)count, &arrays)) {
+      napi_throw_range_error(env, NULL, "sendEchoes: the arrays changed during the call");
+      return NULL;
+    }
+    if (s->closed) {
+      napi_throw_error(env, "ERR_SOCKET_CLOSED", "the ICMP socket is closed");
+      return NULL;
+    }
+    int32_t *sequences = arrays.sequences, *errors = arrays.errors;
+    double *tx_ms = arrays.tx_ms, *words = arrays.words;
+    tx_ms[i] = 0;
+    memset(words + 4 * (size_t)i, 0, 4 * sizeof(double));
+    if (napi_get_value_string_utf8(env, address, text, sizeof text, &text_length) != napi_ok ||
+        text_length >= sizeof text - 1 || sequences[i] < 0 || sequences[i] > 0xffff) {
+      errors[i] = EINVAL; /* not a string, too long to be an address, or a bad sequence */
+      continue;
+    }
+    /* Consecutive requests to one address parse it once. */
+    if (!have_to || strcmp(parsed, text) != 0) {
+      have_to = parse_address(s->family, text, &to, &to_length);
+      if (!have_to) {
+        errors[i] = EINVAL;
+        continue;
+      }
+      memcpy(parsed, text, text_length + 1);
+    }
+    address_words(&to, words + 4 * (size_t)i);
+    packet[0] = (uint8_t)type;
+    packet[1] = 0;
+    packet[2] = packet[3] = 0;
+    packet[4] = (uint8_t)(identifier >> 8);
+    packet[5] = (uint8_t)identifier;
+    packet[6] = (uint8_t)(sequences[i] >> 8);
+    packet[7] = (uint8_t)sequences[i];
+    if (s->family == AF_INET) {
+      uint16_t sum = checksum(packet, length);
+      memcpy(packet + 2, &sum, sizeof sum);
+    }
+    /* Before sendto: on loopback the reply can be received inside the sendto call itself. */
+    struct timespec tx;
+    clock_gettime(CLOCK_REALTIME, &tx);
+    tx_ms[i] = ms_since_epoch(&tx);
+    errors[i] = sendto(s->fd, packet, length, 0, (struct sockaddr *)&to, to_length) < 0 ? errno : 0;
+  }
+  return NULL;
+}
+
 /* receive(socket): delivers the queued packets now, synchronously. A timer calls it before
  * declaring a packet lost: libuv runs timers before polling, so a reply that arrived in
  * time may still be queued when its timeout fires. */
@@ -812,6 +1066,7 @@ static napi_value init(napi_env env, napi_value exports) {
   napi_property_descriptor properties[] = {
       {"open", NULL, js_open, NULL, NULL, NULL, napi_enumerable, NULL},
       {"send", NULL, js_send, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"sendEchoes", NULL, js_send_echoes, NULL, NULL, NULL, napi_enumerable, NULL},
       {"receive", NULL, js_receive, NULL, NULL, NULL, napi_enumerable, NULL},
       {"close", NULL, js_close, NULL, NULL, NULL, napi_enumerable, NULL},
       {"now", NULL, js_now, NULL, NULL, NULL, napi_enumerable, NULL},

@@ -1,6 +1,7 @@
 import type { RunLog } from '../protocol/index.js';
 import type { Scrubber } from '../common/scrub.js';
 import type { Logger } from '../common/logger.js';
+import { isoNow } from '../common/clock.js';
 
 /**
  * The agent-log level of each run-log level. A run's lines are data about the target (a failed
@@ -46,15 +47,17 @@ export class RunLogRecorder {
 
   /** Records `msg`; `fields` go to the agent log only. */
   add(level: keyof typeof PINO_METHODS, msg: string, fields: Record<string, unknown> = {}): void {
-    this.record({ time: new Date().toISOString(), level, msg }, fields);
+    this.record({ time: isoNow(), level, msg }, fields);
   }
 
   /** Records a line that carries its own time (a script's console output). */
   record(line: RunLog, fields: Record<string, unknown> = {}): void {
     const msg = this.#scrubber ? this.#scrubber.text(line.msg) : line.msg;
     this.lines.push({ time: line.time, level: line.level, msg });
+    const method = PINO_METHODS[line.level];
     if (this.#held !== null) this.#held.push({ level: line.level, msg, fields });
-    else this.#log[PINO_METHODS[line.level]]({ ...fields, runLevel: line.level }, msg);
+    // A level the agent log leaves out costs no object for it.
+    else if (this.#log.isLevelEnabled(method)) this.#log[method]({ ...fields, runLevel: line.level }, msg);
   }
 
   /**

@@ -141,12 +141,21 @@ export function createTestHost(): TestHost {
 /**
  * Starts test/helpers/icmp-responder.ts in the host's namespace with the kernel's echo
  * replies turned off there: each echo request gets its reply after the next of `delaysMs`
- * (cycled). Resolves once the responder listens.
+ * (cycled). `options` are the responder's (--delay-from-size=BASE, --duplicate-after=MS).
+ * Resolves once the responder listens.
  */
-export async function startDelayedResponder(host: TestHost, delaysMs: number[]): Promise<ChildProcess> {
+export async function startDelayedResponder(
+  host: TestHost,
+  delaysMs: number[],
+  options: string[] = [],
+): Promise<ChildProcess> {
   host.exec('sysctl', ['-q', '-w', 'net.ipv4.icmp_echo_ignore_all=1']);
   const tsx = join(import.meta.dirname, '..', '..', 'node_modules', '.bin', 'tsx');
-  const child = host.spawn(tsx, [join(import.meta.dirname, 'icmp-responder.ts'), ...delaysMs.map(String)]);
+  const child = host.spawn(tsx, [
+    join(import.meta.dirname, 'icmp-responder.ts'),
+    ...options,
+    ...delaysMs.map(String),
+  ]);
   const lines = createInterface({ input: child.stdout! });
   const [line] = (await Promise.race([once(lines, 'line'), once(child, 'exit')])) as [string];
   if (line !== 'ready') throw new Error(`the ICMP responder did not start: ${String(line)}`);

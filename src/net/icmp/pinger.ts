@@ -1,7 +1,7 @@
 import { isIP, SocketAddress } from 'node:net';
-import { OutpostError } from '../../common/errors.js';
+import { hasCode, OutpostError } from '../../common/errors.js';
 import { type IcmpAddon, loadIcmpAddon, type SocketType } from './addon.js';
-import { EchoSocket } from './echo-socket.js';
+import { EchoRun, EchoSocket } from './echo-socket.js';
 
 /** Which socket kind a Pinger may open: `auto` tries datagram first, then raw. */
 export type SocketPreference = 'auto' | 'datagram' | 'raw';
@@ -134,77 +134,55 @@ export class Pinger {
     const socket = this.#socket(options.family);
 
     return new Promise<PingOutcome>((resolve, reject) => {
-      const replies: PingReply[] = Array.from({ length: count }, (_, i) => ({
-        sequence: i + 1,
-        success: false,
-        rttMs: null,
-        ttl: null,
-        sendError: null,
-      }));
-      const inFlight = new Set<number>();
-      let next = 0;
+      const replies: PingReply[] = new Array(count);
+      for (let i = 0; i < count; i++) {
+        replies[i] = { sequence: i + 1, success: false, rttMs: null, ttl: null, sendError: null };
+      }
       let settled = 0;
-      let intervalTimer: NodeJS.Timeout | undefined;
       let finished = false;
 
-      const finish = (error?: unknown) => {
+      const finish = (error?: Error) => {
         if (finished) return;
         finished = true;
-        clearTimeout(intervalTimer);
+        socket.stop(run);
         signal?.removeEventListener('abort', onAbort);
-        for (const sequence of inFlight) socket.cancel(sequence);
         if (error === undefined) resolve({ socketType: socket.kind, replies });
         else reject(error);
       };
       const onAbort = () =>
         finish(new OutpostError('OUTPOST_ERR_ABORTED', 'ping aborted', { cause: signal?.reason }));
-      const onSettled = () => {
-        settled++;
-        if (settled === count) finish();
-      };
+      const closed = () => new OutpostError('OUTPOST_ERR_ABORTED', 'the Pinger is closed');
 
-      const sendNext = () => {
-        if (finished) return;
-        if (this.#closed) {
-          finish(new OutpostError('OUTPOST_ERR_ABORTED', 'the Pinger is closed'));
-          return;
-        }
-        const reply = replies[next++]!;
-        try {
-          const sequence = socket.send(address, payloadSizeBytes, timeoutMs, (rttMs, ttl) => {
-            inFlight.delete(sequence);
-            if (this.#closed && rttMs === null) {
-              finish(new OutpostError('OUTPOST_ERR_ABORTED', 'the Pinger is closed'));
-              return;
-            }
-            reply.success = rttMs !== null;
-            reply.rttMs = rttMs;
-            reply.ttl = ttl;
-            onSettled();
-          });
-          inFlight.add(sequence);
-        } catch (err) {
-          const code = (err as { code?: unknown }).code;
-          if (typeof code !== 'string' || code.startsWith('OUTPOST_ERR')) {
-            finish(err);
+      const run = new EchoRun(address, count, intervalMs, timeoutMs, payloadSizeBytes, {
+        onEcho: (index, rttMs, ttl) => {
+          if (finished) return;
+          if (this.#closed && rttMs === null) {
+            finish(closed());
             return;
           }
-          reply.sendError = code;
-          onSettled();
+          const reply = replies[index]!;
+          reply.success = rttMs !== null;
+          reply.rttMs = rttMs;
+          reply.ttl = ttl;
+          if (++settled === count) finish();
+        },
+        onSendError: (index, code) => {
+          if (finished) return;
+          replies[index]!.sendError = code;
+          settled++;
           if (!TRANSIENT_SEND_ERRORS.has(code)) {
             // The rest would fail the same way: mark them and stop.
-            while (next < count) {
-              replies[next++]!.sendError = code;
-              onSettled();
-            }
-            return;
+            socket.stop(run);
+            for (let next = run.sent; next < count; next++) replies[next]!.sendError = code;
+            settled += count - run.sent;
           }
-        }
-        if (next < count) intervalTimer = setTimeout(sendNext, intervalMs);
-      };
+          if (settled === count) finish();
+        },
+        onFailure: (error) => finish(hasCode(error, 'OUTPOST_ERR_ABORTED') ? closed() : error),
+      });
 
       signal?.addEventListener('abort', onAbort, { once: true });
-      sendNext();
+      socket.start(run);
     });
   }
 
