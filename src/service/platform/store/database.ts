@@ -9,6 +9,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { startWalCheckpointer } from './wal-checkpointer.js';
 import { SQLite, type SQLiteDatabase } from './sqlite.js';
 import { Kysely, SqliteDialect, type SqliteStatement } from 'kysely';
 import { OutpostError } from '../../../common/errors.js';
@@ -88,10 +89,11 @@ const STATEMENT_CACHE_SIZE = 2000;
  * starts over. A ROLLBACK after SQLite ended the transaction itself is skipped
  * ({@link skipsDeadRollback}), so a failed transaction reports its first error.
  */
-function cachingHandle(sqlite: SQLiteDatabase) {
+function cachingHandle(sqlite: SQLiteDatabase, beforeClose?: () => void) {
   const statements = new Map<string, ReturnType<SQLiteDatabase['prepare']>>();
   return {
     close() {
+      beforeClose?.();
       statements.clear();
       sqlite.close();
     },
@@ -233,7 +235,10 @@ export async function openSqliteDatabase(file: string): Promise<Kysely<Database>
       recordingHandle(opened, (err) => (first ??= err)),
     );
     await migrating.destroy();
-    return new Kysely<Database>({ dialect: new SqliteDialect({ database: cachingHandle(opened) }) });
+    const stopCheckpoints = startWalCheckpointer(opened, file) ?? undefined;
+    return new Kysely<Database>({
+      dialect: new SqliteDialect({ database: cachingHandle(opened, stopCheckpoints) }),
+    });
   } catch (err) {
     try {
       sqlite?.close();
