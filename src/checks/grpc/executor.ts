@@ -98,6 +98,8 @@ type Run = {
   scrubber: Scrubber;
   part: GrpcCheckResult;
   assertions: Assertion[];
+  /** The connection was logged (it is looked at after reflection and again after the call). */
+  connectedLogged: boolean;
 };
 
 /**
@@ -200,7 +202,17 @@ export class GrpcExecutor implements Executor {
         requestError: null,
       },
     };
-    const run: Run = { job, context, startedAt, t0, logs, scrubber, part, assertions: request.assertions };
+    const run: Run = {
+      job,
+      context,
+      startedAt,
+      t0,
+      logs,
+      scrubber,
+      part,
+      assertions: request.assertions,
+      connectedLogged: false,
+    };
     // The run's end: the request's timeout, within the job's budget.
     const deadlineAt = t0 + Math.min(request.timeout * 1000, runBudgetMs(job.timeoutMs));
     if (host === '' || /[\s/]/.test(host))
@@ -318,14 +330,17 @@ export class GrpcExecutor implements Executor {
   #connection(run: Run, channel: GrpcChannel, connectAt: number): void {
     const { times } = channel;
     const phases = run.part.timingPhases;
-    if (times.tcpConnectedAt !== null) phases.connect = roundMs(times.tcpConnectedAt - connectAt);
+    if (times.tcpConnectedAt !== null) {
+      phases.connect = roundMs(times.tcpConnectedAt - (times.tcpStartedAt ?? connectAt));
+    }
     if (times.secureAt !== null && times.tcpConnectedAt !== null)
       phases.tls = roundMs(times.secureAt - times.tcpConnectedAt);
     if (times.readyAt !== null) phases.ready = roundMs(times.readyAt - connectAt);
     if (channel.options.tls && (channel.certificate !== null || channel.tlsProtocol !== null)) {
       run.part.response.tls = { protocol: channel.tlsProtocol, certificate: channel.certificate };
     }
-    if (times.tcpConnectedAt !== null && run.part.timingPhases.connect !== null) {
+    if (times.tcpConnectedAt !== null && !run.connectedLogged) {
+      run.connectedLogged = true;
       run.logs.add(
         'INFO',
         `connected to ${channel.options.address}:${channel.options.port} in ${phases.connect} ms`,

@@ -1,4 +1,5 @@
-import { type Socket, isIP } from 'node:net';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { isIP, type Socket } from 'node:net';
 import {
   connect as tlsConnect,
   createSecureContext,
@@ -59,6 +60,8 @@ export type GrpcChannelOptions = {
 export type GrpcConnectionTimes = {
   /** connect() was called. */
   startedAt: number | null;
+  /** The TCP socket was created (the handshake's start); null when not seen. */
+  tcpStartedAt: number | null;
   /** The TCP handshake completed. */
   tcpConnectedAt: number | null;
   /** The TLS handshake completed (null without TLS). */
@@ -82,6 +85,29 @@ export type GrpcUnaryResult = {
   /** The call ended. */
   endedAt: number;
 };
+
+/**
+ * When each client socket was created (performance.now() ms), recorded while a channel connects: grpc-js
+ * opens its TCP connection itself, and the connector only sees the socket once connected, so the TCP
+ * handshake's start comes from Node's `net.client.socket` diagnostics channel (published as `net.connect`
+ * creates the socket). Keyed by the socket itself: no run can take another's.
+ */
+const socketCreatedAt = new WeakMap<object, number>();
+let watchers = 0;
+const onClientSocket = (message: unknown) => {
+  const socket = (message as { socket?: unknown } | null)?.socket;
+  if (typeof socket === 'object' && socket !== null) socketCreatedAt.set(socket, performance.now());
+};
+/** Records socket creation times until the returned function is called (once). */
+function watchSocketCreation(): () => void {
+  if (watchers++ === 0) subscribe('net.client.socket', onClientSocket);
+  let stopped = false;
+  return () => {
+    if (stopped) return;
+    stopped = true;
+    if (--watchers === 0) unsubscribe('net.client.socket', onClientSocket);
+  };
+}
 
 /** The serializer of raw bytes: messages are encoded and decoded by the caller. */
 const identity = (bytes: Buffer): Buffer => bytes;
@@ -140,7 +166,11 @@ class MeasuredCredentials extends ChannelCredentials {
     const credentials = callCredentials ?? CallCredentials.createEmpty();
     return {
       connect: (socket: Socket): Promise<SecureConnectResult> => {
-        channel.times.tcpConnectedAt ??= performance.now();
+        if (channel.times.tcpConnectedAt === null) {
+          channel.times.tcpConnectedAt = performance.now();
+          channel.times.tcpStartedAt = socketCreatedAt.get(socket) ?? null;
+          channel.stopWatchingSockets();
+        }
         if (secureContext === null) return Promise.resolve({ socket, secure: false });
         return channel.secureConnect(socket, secureContext);
       },
@@ -161,10 +191,12 @@ export class GrpcChannel {
   readonly client: Client;
   readonly times: GrpcConnectionTimes = {
     startedAt: null,
+    tcpStartedAt: null,
     tcpConnectedAt: null,
     secureAt: null,
     readyAt: null,
   };
+  #stopWatching: (() => void) | null = null;
   /** The server's certificate (TLS only), once the handshake ended; null before or without one. */
   certificate: Certificate | null = null;
   /** TLS version negotiated (`TLSv1.3`), null without TLS. */
@@ -205,6 +237,7 @@ export class GrpcChannel {
   connect(): void {
     if (this.times.startedAt !== null) return;
     this.times.startedAt = performance.now();
+    this.#stopWatching = watchSocketCreation();
     const channel = this.client.getChannel();
     const watch = (state: connectivityState) => {
       if (state === connectivityState.READY) {
@@ -323,8 +356,14 @@ export class GrpcChannel {
     });
   }
 
+  /** Stops recording socket creation times (once the connection's socket was seen, or on close). */
+  stopWatchingSockets(): void {
+    this.#stopWatching?.();
+  }
+
   /** Closes the channel and its connection. */
   close(): void {
+    this.stopWatchingSockets();
     this.client.close();
   }
 }

@@ -109,8 +109,11 @@ describe('gRPC executor', () => {
     });
     expect(part.response.discoveredMethods).toContain('outpost.test.Users/GetUser');
     expect(part.response.metadata).toContainEqual({ key: 'x-served-by', value: 'outpost-test' });
+    // The TCP handshake alone (from the socket's creation), within the time until HTTP/2 was ready.
     expect(part.timingPhases.connect).not.toBeNull();
+    expect(part.timingPhases.connect!).toBeLessThanOrEqual(part.timingPhases.ready!);
     expect(part.timingPhases.tls).toBeNull();
+    expect(outcome.logs.filter((l) => l.msg.startsWith('connected to'))).toHaveLength(1);
     expect(part.timingPhases.firstResponse).not.toBeNull();
     expect(part.timingPhases.total).toBeGreaterThanOrEqual(part.timingPhases.firstResponse!);
     expect(outcome.responseTime).toBe(part.timingPhases.total);
@@ -277,6 +280,7 @@ describe('gRPC executor', () => {
     expect(outcome.errorMessage).toBeNull();
     const part = outcome.grpcCheckResult!;
     expect(part.timingPhases.tls).not.toBeNull();
+    expect(part.timingPhases.connect! + part.timingPhases.tls!).toBeLessThanOrEqual(part.timingPhases.ready!);
     expect(part.response.tls?.protocol).toMatch(/^TLSv1\.[23]$/);
     expect(part.response.tls?.certificate).toMatchObject({
       subject: { commonName: 'localhost' },
