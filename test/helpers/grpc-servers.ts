@@ -48,8 +48,11 @@ service Health {
 export type GrpcServerOptions = {
   /** Serve TLS with this key and certificate; default plaintext. */
   tls?: KeyPair;
-  /** Offer server reflection (v1 and v1alpha, @grpc/reflection) of the users service. Default false. */
-  reflection?: boolean;
+  /**
+   * Offer server reflection (@grpc/reflection) of the users service: true both protocols, `v1alpha` only the
+   * older one (as servers built before grpc.reflection.v1 do). Default none.
+   */
+  reflection?: boolean | 'v1alpha';
   /** Serving status by service name for the health service ('' the server); unknown names answer NOT_FOUND. */
   health?: Record<string, 'SERVING' | 'NOT_SERVING' | 'UNKNOWN'>;
   /** How long `Slow` takes, ms. Default 3000. */
@@ -128,7 +131,17 @@ export async function startGrpcServer(options: GrpcServerOptions = {}): Promise<
       callback(null, { status });
     },
   });
-  if (options.reflection) new ReflectionService(users).addToServer(server);
+  if (options.reflection === 'v1alpha') {
+    new ReflectionService(users).addToServer({
+      addService: (service, implementation) => {
+        const paths = Object.values(service).map((method) => method.path);
+        if (paths.every((path) => path.startsWith('/grpc.reflection.v1alpha.')))
+          server.addService(service, implementation);
+      },
+    });
+  } else if (options.reflection) {
+    new ReflectionService(users).addToServer(server);
+  }
   const credentials = options.tls
     ? grpc.ServerCredentials.createSsl(null, [
         { private_key: Buffer.from(options.tls.key), cert_chain: Buffer.from(options.tls.cert) },

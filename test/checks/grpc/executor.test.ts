@@ -32,19 +32,21 @@ const grpcRequest = (port: number, config: Config = {}, request: Record<string, 
 
 let plain: TestGrpcServer;
 let reflecting: TestGrpcServer;
+let reflectingOld: TestGrpcServer;
 let secure: TestGrpcServer;
 let ca: TestCa;
 
 beforeAll(async () => {
   ca = createTestCa();
-  [plain, reflecting, secure] = await Promise.all([
+  [plain, reflecting, secure, reflectingOld] = await Promise.all([
     startGrpcServer({ health: { '': 'SERVING', 'outpost.test.Users': 'NOT_SERVING' }, slowMs: 3000 }),
     startGrpcServer({ reflection: true }),
     startGrpcServer({ tls: ca.issue({ commonName: 'localhost' }) }),
+    startGrpcServer({ reflection: 'v1alpha' }),
   ]);
 });
 afterAll(async () => {
-  await Promise.all([plain, reflecting, secure].map((s) => s.close()));
+  await Promise.all([plain, reflecting, secure, reflectingOld].map((s) => s.close()));
   ca.destroy();
 });
 
@@ -209,6 +211,15 @@ describe('gRPC executor', () => {
     expect(outcome.grpcCheckResult?.response.descriptorSource).toBe('reflection');
     expect(outcome.grpcCheckResult?.timingPhases.reflection).not.toBeNull();
     expect(JSON.parse(outcome.grpcCheckResult!.response.responseMessage).name).toBe('Ada');
+
+    const old = await executor.run(
+      jobOf('GRPC', grpcRequest(reflectingOld.port, { protoContent: '' })),
+      contextOf(),
+    );
+    expect(old.errorMessage).toBeNull();
+    expect(old.logs.map((l) => l.msg)).toContainEqual(
+      expect.stringContaining('by grpc.reflection.v1alpha.ServerReflection'),
+    );
 
     const none = await executor.run(
       jobOf('GRPC', grpcRequest(plain.port, { protoContent: '' })),
