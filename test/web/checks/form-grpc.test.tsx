@@ -60,9 +60,9 @@ describe('new gRPC monitor', () => {
     choose(/^Mode/, 'BEHAVIOR');
     type(/^Method/, '/outpost.test.Users/GetUser');
     type(/^Request message/, '{"id":"42"}');
-    fireEvent.click(screen.getByRole('button', { name: 'Add metadata entry' }));
-    type(/^Metadata entry 1 name/, 'authorization');
-    type(/^Metadata entry 1 value/, 'Bearer {{TOKEN}}');
+    fireEvent.click(screen.getByRole('button', { name: 'Add header' }));
+    type(/^Header 1 name/, 'authorization');
+    type(/^Header 1 value/, 'Bearer {{TOKEN}}');
     fireEvent.click(screen.getByRole('button', { name: 'Create check' }));
     await waitFor(() => expect(api.requests('POST /v1/checks/grpc')).toHaveLength(1));
     expect(api.requests('POST /v1/checks/grpc')[0]?.body).toMatchObject({

@@ -113,9 +113,9 @@ export function GrpcSection({ fx }: { fx: FormApi }) {
       <KeyValueRows
         fx={fx}
         path="request.grpcConfig.metadata"
-        noun="metadata entry"
+        noun="header"
         legend="Metadata"
-        hint="Sent with the call; keys ending -bin take base64 values."
+        hint="Metadata sent with the call, as HTTP/2 headers; names ending -bin take base64 values."
       />
       <Assertions fx={fx} />
     </>
