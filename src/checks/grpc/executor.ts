@@ -35,7 +35,7 @@ import { errorRunOutcome, judgeRun, releaseOutcome, validateRequest } from '../o
 import { RunLogRecorder } from '../run-log.js';
 import { runtimeVariables } from '../runtime-variables.js';
 import { runBudgetMs } from '../time-budget.js';
-import { decodeOffThread, encodeOffThread } from './off-thread.js';
+import { decodeOffThread, encodeOffThread, PROTO_WORK_TIMEOUT_MS } from './off-thread.js';
 import type { ProtoSchema } from './proto-work.js';
 
 /** Longest `responseMessage` kept, characters of JSON: 64 KiB. */
@@ -300,12 +300,10 @@ export class GrpcExecutor implements Executor {
           );
           schema = { kind: 'descriptors', files: reflected.files };
         }
-        const encoded = await encodeOffThread({
-          schema,
-          service: target.service,
-          method: target.method,
-          message,
-        });
+        const encoded = await encodeOffThread(
+          { schema, service: target.service, method: target.method, message },
+          workTimeMs(deadlineAt),
+        );
         if ('error' in encoded) return this.#unreachable(run, encoded.error);
         part.response.discoveredMethods = encoded.methods.map((m) => `${target.service}/${m}`);
         call = { path: encoded.path, request: Buffer.from(encoded.request), schema };
@@ -388,14 +386,18 @@ export class GrpcExecutor implements Executor {
         failures.push(`the health response is malformed (${err.message})`);
       }
     } else if (answer.response !== null && schema !== null) {
-      const decoded = await decodeOffThread({
-        schema,
-        service: target.service,
-        method: target.method,
-        bytes: new Uint8Array(answer.response),
-        maxChars: GRPC_MAX_RESPONSE_CHARS,
-        assertions: jsonAssertions,
-      });
+      const decoded = await decodeOffThread(
+        {
+          schema,
+          service: target.service,
+          method: target.method,
+          bytes: new Uint8Array(answer.response),
+          maxChars: GRPC_MAX_RESPONSE_CHARS,
+          assertions: jsonAssertions,
+        },
+        // The call is over: decoding may take what is left of the job's budget, not of the call's timeout.
+        workTimeMs(run.t0 + runBudgetMs(run.job.timeoutMs)),
+      );
       if ('error' in decoded) {
         failures.push(decoded.error);
         jsonResults = jsonAssertions.map((a) => failedAssertion(a, decoded.error));
@@ -461,6 +463,11 @@ export class GrpcExecutor implements Executor {
     outcome.grpcCheckResult = part;
     return releaseOutcome(outcome, run.scrubber);
   }
+}
+
+/** Time a proto task may take: PROTO_WORK_TIMEOUT_MS, or less to end by `endAt` (performance.now() ms); at least 1 ms. */
+function workTimeMs(endAt: number): number {
+  return Math.max(1, Math.min(PROTO_WORK_TIMEOUT_MS, Math.floor(endAt - performance.now())));
 }
 
 /** HEADERS assertion over response metadata: `property` names the key (case-insensitive); the first value counts. */

@@ -363,3 +363,28 @@ describe('gRPC executor', () => {
     expect(worstMs).toBeLessThan(LIMIT_MS);
   });
 });
+
+describe('gRPC proto workers', () => {
+  it('stop a task at its time limit and say so', async () => {
+    const { encodeOffThread } = await import('../../../src/checks/grpc/off-thread.js');
+    const messages = Array.from({ length: 3000 }, (_, i) => `message M${i} { string a = 1; }`);
+    const answer = await encodeOffThread(
+      {
+        schema: { kind: 'proto', text: `${USERS_PROTO}\n${messages.join('\n')}\n` },
+        service: 'outpost.test.Users',
+        method: 'GetUser',
+        message: '{}',
+      },
+      1,
+    );
+    expect(answer).toEqual({ error: 'reading the message types did not finish within 1 ms; it was stopped' });
+    // The next task gets a new thread and works.
+    const next = await encodeOffThread({
+      schema: { kind: 'proto', text: USERS_PROTO },
+      service: 'outpost.test.Users',
+      method: 'GetUser',
+      message: '{"id":"1"}',
+    });
+    expect('path' in next && next.path).toBe('/outpost.test.Users/GetUser');
+  });
+});
