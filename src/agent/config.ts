@@ -31,7 +31,7 @@ if (!FormatRegistry.Has(HTTP_URL_FORMAT)) {
 const HttpUrl = Type.String({ format: HTTP_URL_FORMAT });
 const Integer = (minimum: number, maximum: number) => Type.Integer({ minimum, maximum });
 
-/** Agent profiles: `full` claims every job class, `uptime` only the uptime class (ICMP, DNS, TCP and URL). */
+/** Agent profiles: `full` claims every job class, `uptime` only the uptime class (ICMP, DNS, TCP, URL and gRPC). */
 export const AGENT_PROFILES = ['full', 'uptime'] as const;
 /** `AGENT_PROFILE`: which job classes the agent claims. */
 export type AgentProfile = (typeof AGENT_PROFILES)[number];
@@ -175,7 +175,7 @@ export type AgentConfig = Readonly<{
   httpsProxy: string | null;
   httpProxy: string | null;
   noProxy: string | null;
-  /** `AGENT_PROFILE`: `full` (default) or `uptime` (claims only ICMP, DNS, TCP, URL). */
+  /** `AGENT_PROFILE`: `full` (default) or `uptime` (claims only ICMP, DNS, TCP, URL, gRPC). */
   profile: AgentProfile;
   /** `AGENT_SHUTDOWN_GRACE_SECONDS` in milliseconds: how long running jobs may finish on stop, default 120 000. */
   shutdownGraceMs: number;

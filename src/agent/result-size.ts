@@ -415,7 +415,13 @@ class ResultFitting {
   /** Phase 5: drops the check type's part and the assertions, then cuts whatever strings are left. */
   #dropParts(): void {
     const trimmed = this.#trimmed;
-    for (const part of ['httpCheckResult', 'tcpCheckResult', 'dnsCheckResult', 'icmpCheckResult'] as const) {
+    for (const part of [
+      'httpCheckResult',
+      'tcpCheckResult',
+      'dnsCheckResult',
+      'icmpCheckResult',
+      'grpcCheckResult',
+    ] as const) {
       if (trimmed[part] !== undefined) {
         delete trimmed[part];
         this.#fields.add(part);

@@ -79,6 +79,12 @@ export const EXECUTOR_REGISTRY = {
     load: async (dependencies) => loadBrowserExecutor('MULTI_STEP', dependencies),
     networkDiagnostics: false,
   },
+  // gRPC monitors
+  GRPC: {
+    load: async ({ useOsDnsResolver }) =>
+      (await import('./grpc/index.js')).createGrpcExecutor({ useOsDnsResolver }),
+    networkDiagnostics: false,
+  },
   PLAYWRIGHT: {
     load: async ({ browserPool, userCodeRefusal }) => {
       if (browserPool === undefined)

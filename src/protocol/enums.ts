@@ -15,16 +15,25 @@ export const CHECK_TYPES = [
   'PLAYWRIGHT',
   'URL',
   'DNS',
+  // gRPC monitors (docs/checks.md, "gRPC")
+  'GRPC',
 ] as const;
 /** One of {@link CHECK_TYPES}: `API`, `BROWSER`, `ICMP`, … */
 export type CheckType = (typeof CHECK_TYPES)[number];
 
 /** Check types an agent runs in the `uptime` job class (docs/protocol.md). */
-const UPTIME_CHECK_TYPES = ['ICMP', 'DNS', 'TCP', 'URL'] as const satisfies readonly CheckType[];
+const UPTIME_CHECK_TYPES = [
+  'ICMP',
+  'DNS',
+  'TCP',
+  'URL',
+  // gRPC monitors
+  'GRPC',
+] as const satisfies readonly CheckType[];
 
 /** Job classes: a location has one queue per class (docs/protocol.md). */
 export const JOB_CLASSES = ['uptime', 'main'] as const;
-/** One of {@link JOB_CLASSES}: `uptime` (ICMP, DNS, TCP, URL jobs) or `main` (every other type; see {@link jobClassOf}). */
+/** One of {@link JOB_CLASSES}: `uptime` (ICMP, DNS, TCP, URL, gRPC jobs) or `main` (every other type; see {@link jobClassOf}). */
 export type JobClass = (typeof JOB_CLASSES)[number];
 
 /** The job class a check type is queued in. */
@@ -148,6 +157,8 @@ export const ASSERTION_SOURCES = [
   'JSON_BODY',
   'HEADERS',
   'TEXT_BODY',
+  // gRPC monitors: the call's status code
+  'GRPC_STATUS',
 ] as const;
 /** One of {@link ASSERTION_SOURCES}: what an assertion reads (`STATUS_CODE`, `JSON_BODY`, …). */
 export type AssertionSource = (typeof ASSERTION_SOURCES)[number];
@@ -198,6 +209,23 @@ export const API_ASSERTION_SOURCES = [
   'TEXT_BODY',
   'RESPONSE_TIME',
 ] as const satisfies readonly AssertionSource[];
+
+/**
+ * Assertion sources a gRPC monitor accepts (docs/checks.md, "gRPC"): `GRPC_STATUS` the status code (0 OK, 5
+ * NOT_FOUND, …), `JSON_RESPONSE` a JSONPath over the response message as JSON, `HEADERS` a response metadata
+ * entry named by `property`, `RESPONSE_TIME` ms.
+ */
+export const GRPC_ASSERTION_SOURCES = [
+  'GRPC_STATUS',
+  'JSON_RESPONSE',
+  'HEADERS',
+  'RESPONSE_TIME',
+] as const satisfies readonly AssertionSource[];
+
+/** What a gRPC monitor calls: `BEHAVIOR` a unary method, `HEALTH` the standard `grpc.health.v1.Health/Check`. */
+export const GRPC_MODES = ['BEHAVIOR', 'HEALTH'] as const;
+/** One of {@link GRPC_MODES}. */
+export type GrpcMode = (typeof GRPC_MODES)[number];
 
 /** HTTP methods of an API check (docs/checks.md, "API"). */
 export const API_METHODS = ['GET', 'POST', 'PUT', 'HEAD', 'DELETE', 'PATCH', 'OPTIONS'] as const;

@@ -7,4 +7,5 @@ export * from './result.js';
 export * from './dns-result.js';
 export * from './http-result.js';
 export * from './tcp-result.js';
+export * from './grpc-result.js';
 export * from './schema.js';

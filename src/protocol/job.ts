@@ -6,6 +6,7 @@ import {
   CHECK_TYPES,
   DNS_PROTOCOLS,
   DNS_RECORD_TYPES,
+  GRPC_MODES,
   IP_FAMILIES,
   RETRY_STRATEGY_TYPES,
   TRIGGER_SOURCES,
@@ -176,6 +177,56 @@ export const TcpRequestSchema = Type.Object({
 });
 /** The TCP request of a job (see {@link TcpRequestSchema}): host, port 1–65535, optional `data` sent after connecting. */
 export type TcpRequest = Static<typeof TcpRequestSchema>;
+
+/** Most characters of a gRPC monitor's `protoContent`: 256 KiB. */
+export const GRPC_MAX_PROTO_CHARS = 262_144;
+/** Most characters of a gRPC monitor's request `message` (JSON): 64 KiB. */
+export const GRPC_MAX_MESSAGE_CHARS = 65_536;
+
+/** A metadata entry a gRPC monitor sends; `{{VAR}}` filled in by the agent. */
+export const GrpcMetadataSchema = Type.Object({
+  key: Type.String({ minLength: 1, maxLength: 256 }),
+  value: Type.String({ maxLength: 8192 }),
+});
+
+/**
+ * The gRPC settings of a monitor's request (docs/checks.md, "gRPC"). BEHAVIOR calls `method`
+ * (`/pkg.Service/Method`, or `Method` of `serviceDefinition` `pkg.Service`) with `message` (JSON) using the
+ * types of `protoContent`, or of the server's reflection when it is empty; HEALTH calls
+ * `grpc.health.v1.Health/Check` for `service` ('' the whole server).
+ */
+export const GrpcConfigSchema = Type.Object({
+  mode: literals(GRPC_MODES),
+  tls: Type.Boolean(),
+  metadata: Type.Array(GrpcMetadataSchema, { maxItems: 64 }),
+  serviceDefinition: Type.String({ maxLength: 1024 }),
+  method: Type.String({ maxLength: 1024 }),
+  protoContent: Type.String({ maxLength: GRPC_MAX_PROTO_CHARS }),
+  message: Type.String({ maxLength: GRPC_MAX_MESSAGE_CHARS }),
+  service: Type.String({ maxLength: 1024 }),
+});
+/** The gRPC settings of a job (see {@link GrpcConfigSchema}). */
+export type GrpcConfig = Static<typeof GrpcConfigSchema>;
+
+/**
+ * The gRPC request of a monitor: `url` a host (name or IP literal, no scheme), `port` a number or a
+ * `{{VAR}}` template the agent fills in, `timeout` seconds for the whole call, `skipSSL` accepts any
+ * certificate when `grpcConfig.tls` is on.
+ */
+export const GrpcRequestSchema = Type.Object({
+  url: Type.String({ minLength: 1, maxLength: 2048 }),
+  port: Type.Union([
+    Type.Integer({ minimum: 1, maximum: 65535 }),
+    Type.String({ minLength: 1, maxLength: 256 }),
+  ]),
+  ipFamily: literals(IP_FAMILIES),
+  skipSSL: Type.Boolean(),
+  timeout: Type.Integer({ minimum: 1, maximum: 30 }),
+  grpcConfig: GrpcConfigSchema,
+  assertions: Type.Array(AssertionSchema),
+});
+/** The gRPC request of a job (see {@link GrpcRequestSchema}); `timeout` in seconds. */
+export type GrpcRequest = Static<typeof GrpcRequestSchema>;
 
 /** The URL request of a monitor: GET only (docs/checks.md, "URL"). */
 export const UrlRequestSchema = Type.Object({

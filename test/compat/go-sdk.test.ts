@@ -1,5 +1,13 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -27,6 +35,8 @@ import { commandWorks, missingRequirement } from '../helpers/requirements.js';
  */
 const SDK_DIR = process.env.CHECKLY_GO_SDK_DIR ?? '';
 const DEBIAN_GO_CMP = '/usr/share/gocode/src/github.com/google/go-cmp';
+/** Go test files of Outpost's own, built into the suite's binary beside the SDK's (they use its setupClient). */
+const EXTRA_TESTS = join(import.meta.dirname, 'go-sdk-extra');
 
 const missing = missingRequirement([
   { ok: commandWorks('go', ['version']), what: 'go', install: 'apt-get install golang-go' },
@@ -66,6 +76,8 @@ describe.skipIf(missing !== null || noSource !== null)("Checkly's Go SDK integra
       .replace(/^toolchain .*$/m, '');
     writeFileSync(join(sdk, 'go.mod'), `${goMod}\nreplace github.com/google/go-cmp => ${DEBIAN_GO_CMP}\n`);
     rmSync(join(sdk, 'go.sum'), { force: true });
+    // Outpost's own tests of SDK methods the suite does not exercise (go-sdk-extra/, one file per monitor type).
+    for (const name of readdirSync(EXTRA_TESTS)) copyFileSync(join(EXTRA_TESTS, name), join(sdk, name));
     binary = join(work, 'sdk.test');
     const build = spawnSync('go', ['test', '-tags', 'integration', '-c', '-o', binary, '.'], {
       cwd: sdk,
@@ -82,7 +94,10 @@ describe.skipIf(missing !== null || noSource !== null)("Checkly's Go SDK integra
       timeout: 300_000,
     });
     expect(build.status, `${build.stdout}${build.stderr}`).toBe(0);
-    tests = suiteTests(readFileSync(join(sdk, 'checkly_integration_test.go'), 'utf8'));
+    tests = [
+      join(sdk, 'checkly_integration_test.go'),
+      ...readdirSync(EXTRA_TESTS).map((n) => join(sdk, n)),
+    ].flatMap((file) => suiteTests(readFileSync(file, 'utf8')));
 
     // A first start makes the store; the channel sequence is then set so the next channel is 2996.
     const port = await freePort();
@@ -119,8 +134,9 @@ describe.skipIf(missing !== null || noSource !== null)("Checkly's Go SDK integra
     rmSync(work, { recursive: true, force: true });
   });
 
-  it('has the suite of 28 tests this compatibility was measured on, or more', () => {
+  it('has the suite of 28 tests this compatibility was measured on, or more, and our own', () => {
     expect(tests.length).toBeGreaterThanOrEqual(28);
+    expect(tests).toContain('TestOutpostGRPCMonitorCRUD');
   });
 
   it('passes every test of the suite, each run on its own', () => {

@@ -132,6 +132,12 @@ describe('responses conform to /openapi.json', () => {
       activated: false,
       request: { hostname: '127.0.0.1', port: 9 },
     });
+    // gRPC monitors
+    const grpcCheck = await call('POST', '/v1/checks/grpc', {
+      name: 'grpc',
+      activated: false,
+      request: { url: '127.0.0.1', port: 9, grpcConfig: { mode: 'HEALTH' } },
+    });
     const urlCheck = await call('POST', '/v1/checks/url', {
       name: 'url',
       activated: false,
@@ -174,6 +180,7 @@ describe('responses conform to /openapi.json', () => {
       ['dns', dnsCheck],
       ['tcp', tcpCheck],
       ['url', urlCheck],
+      ['grpc', grpcCheck],
       ['api', apiCheck],
       ['browser', browserCheck],
       ['multistep', multistepCheck],
@@ -533,6 +540,8 @@ describe('responses conform to /openapi.json', () => {
       dns: { name: 'dns', request: { recordType: 'A', query: 'a.test' } },
       tcp: { name: 'tcp', request: { hostname: '127.0.0.1', port: 9 } },
       url: { name: 'url', request: { url: 'http://127.0.0.1:9/' } },
+      // gRPC monitors
+      grpc: { name: 'grpc', request: { url: '127.0.0.1', port: 9, grpcConfig: { mode: 'HEALTH' } } },
       api: { name: 'api', request: { url: 'http://127.0.0.1:9/' } },
       browser: { name: 'browser', script: 'await page.goto("about:blank")' },
       multistep: { name: 'multistep', script: "test('t', async () => {});" },

@@ -85,6 +85,7 @@ export type CheckResultResponse = Omit<
   | 'icmpCheckResult'
   | 'dnsCheckResult'
   | 'tcpCheckResult'
+  | 'grpcCheckResult'
   | 'httpCheckResult'
   | 'browserCheckResult'
   | 'multiStepCheckResult'
@@ -93,6 +94,7 @@ export type CheckResultResponse = Omit<
   icmpCheckResult: Part<'icmpCheckResult'>;
   dnsCheckResult: Part<'dnsCheckResult'>;
   tcpCheckResult: Part<'tcpCheckResult'>;
+  grpcCheckResult: Part<'grpcCheckResult'>;
   httpCheckResult: Part<'httpCheckResult'>;
   browserCheckResult: Part<'browserCheckResult'>;
   /** A multi-step check's browser part, under the field's name for it (the same shape). */

@@ -8,6 +8,7 @@ import { type BrowserPart, BrowserPartView } from './browser.js';
 import { type DnsPart, DnsPartView } from './dns.js';
 import { type HttpPart, HttpPartView } from './http.js';
 import { IcmpPartView } from './icmp.js';
+import { type GrpcPart, GrpcPartView } from './grpc.js';
 import { type TcpPart, TcpPartView } from './tcp.js';
 import { Facts, Heading, type HeadingLevel, PassMark, formatClock, ScrollRegion } from './text.js';
 import { RunStatusBadge } from '../ui/status.js';
@@ -43,6 +44,7 @@ type ResultData = {
   icmpCheckResult?: IcmpCheckResult | null;
   dnsCheckResult?: DnsPart | null;
   tcpCheckResult?: TcpPart | null;
+  grpcCheckResult?: GrpcPart | null;
   httpCheckResult?: HttpPart | null;
   browserCheckResult?: BrowserPart | null;
   /** A multi-step check's browser part, under the field's name for it (the same shape). */
@@ -56,6 +58,7 @@ export function checkTypeText(type: CheckType): string {
     URL: 'URL monitor',
     TCP: 'TCP check',
     DNS: 'DNS check',
+    GRPC: 'gRPC monitor',
     ICMP: 'ICMP check',
     BROWSER: 'Browser check',
     MULTI_STEP: 'Multi-step check',
@@ -253,6 +256,7 @@ export function ResultView({
       (result.assertions.length > 0 ||
         result.httpCheckResult ||
         result.tcpCheckResult ||
+        result.grpcCheckResult ||
         result.dnsCheckResult ||
         result.icmpCheckResult) ? (
         <section class="rv-part">
@@ -269,6 +273,7 @@ export function ResultView({
       {result.icmpCheckResult ? <IcmpPartView part={result.icmpCheckResult} level={level} /> : null}
       {result.dnsCheckResult ? <DnsPartView part={result.dnsCheckResult} level={level} /> : null}
       {result.tcpCheckResult ? <TcpPartView part={result.tcpCheckResult} level={level} /> : null}
+      {result.grpcCheckResult ? <GrpcPartView part={result.grpcCheckResult} level={level} /> : null}
       {browser ? <BrowserPartView part={browser} level={level} /> : null}
 
       <ScreenshotsAndTraces artifacts={artifacts} checkId={checkId} resultId={resultId} level={level} />

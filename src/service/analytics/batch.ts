@@ -18,6 +18,7 @@ const RESPONSE_TIME_TYPES: readonly CheckType[] = [
   'URL',
   'TCP',
   'DNS',
+  'GRPC',
   'BROWSER',
   'MULTI_STEP',
   'PLAYWRIGHT',

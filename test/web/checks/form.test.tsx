@@ -90,6 +90,7 @@ describe('type picker', () => {
       '/checks/new?type=URL',
       '/checks/new?type=TCP',
       '/checks/new?type=DNS',
+      '/checks/new?type=GRPC',
       '/checks/new?type=ICMP',
       '/checks/new?type=BROWSER',
       '/checks/new?type=MULTI_STEP',

@@ -32,6 +32,7 @@ import { ScriptSection } from './sections/script.js';
 import { splitCheck } from './model/fields.js';
 import { AlertChannelSection, AlertSettingsSection, IncidentTriggerSection } from './sections/alerting.js';
 import { DnsSection } from './sections/network.js';
+import { GrpcSection } from './sections/grpc.js';
 import { TESTABLE_TYPES, TestRunPanel, useTestRun } from './run-before-saving.js';
 
 /** Sends the check: creates it at its type's path, or updates the one of `checkId`. */
@@ -391,6 +392,8 @@ function TypeSections({
       return <TcpSection fx={fx} />;
     case 'DNS':
       return <DnsSection fx={fx} />;
+    case 'GRPC':
+      return <GrpcSection fx={fx} />;
     case 'ICMP':
       return <IcmpSection fx={fx} />;
     case 'BROWSER':

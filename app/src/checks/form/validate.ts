@@ -56,6 +56,11 @@ export function missingRequired(type: CheckType, form: Json): Problem | null {
   if (type === 'TCP' || type === 'ICMP') required.push(['request.hostname', 'Hostname']);
   if (type === 'TCP') required.push(['request.port', 'Port']);
   if (type === 'DNS') required.push(['request.query', 'Query']);
+  if (type === 'GRPC') {
+    required.push(['request.url', 'Host'], ['request.port', 'Port']);
+    if (getIn(form, 'request.grpcConfig.mode') !== 'HEALTH')
+      required.push(['request.grpcConfig.method', 'Method']);
+  }
   if (type === 'BROWSER' || type === 'MULTI_STEP') required.push(['script', 'Script']);
   if (type === 'HEARTBEAT') {
     const hb = getIn(form, 'heartbeat');

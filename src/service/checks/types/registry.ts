@@ -21,6 +21,7 @@ import {
 } from './browser.js';
 import { MINUTE_FREQUENCIES, type SharedCheckFields, TCP_FREQUENCIES } from './common.js';
 import { CreateDnsCheckBody, DnsRequestBodySchema } from './dns.js';
+import { CreateGrpcCheckBody, GrpcRequestBodySchema, grpcRules } from './grpc.js';
 import { CreateHeartbeatCheckBody, heartbeatExpectation } from './heartbeat.js';
 import type { CheckTypeHooks } from './hooks.js';
 import { CreateIcmpCheckBody, IcmpHeartbeatSchema, IcmpRequestBodySchema } from './icmp.js';
@@ -248,6 +249,16 @@ export const CHECK_TYPE_REGISTRY: readonly CheckTypeEntry[] = [
     frequencies: TCP_FREQUENCIES,
     responseTimeLimitMs: API_RESPONSE_TIME_LIMIT_MS,
     job: API_JOB,
+  },
+  // gRPC monitors
+  {
+    ...PROTOCOL_CHECK,
+    checkType: 'GRPC',
+    path: 'grpc',
+    createBody: CreateGrpcCheckBody,
+    updateRequest: GrpcRequestBodySchema,
+    frequencies: MINUTE_FREQUENCIES,
+    rules: grpcRules,
   },
   { ...SCRIPTED_CHECK, checkType: 'BROWSER', path: 'browser', createBody: CreateBrowserCheckBody },
   {

@@ -19,7 +19,7 @@ const AGENT_SCOPES = ['ACCOUNT', 'PRIVATE_LOCATION'] as const;
 export const AgentErrorReportsQuery = PageQuery(10);
 
 const SlotsSchema = Type.Object({
-  uptime: Type.Integer({ minimum: 0, description: 'ICMP, DNS, TCP and URL jobs' }),
+  uptime: Type.Integer({ minimum: 0, description: 'ICMP, DNS, TCP, URL and gRPC jobs' }),
   main: Type.Integer({ minimum: 0, description: 'API and browser jobs' }),
 });
 

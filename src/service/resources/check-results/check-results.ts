@@ -130,6 +130,7 @@ export function presentCheckResult(
     icmpCheckResult: doc.icmpCheckResult ?? null,
     dnsCheckResult: doc.dnsCheckResult ?? null,
     tcpCheckResult: doc.tcpCheckResult ?? null,
+    grpcCheckResult: doc.grpcCheckResult ?? null,
     httpCheckResult: http,
     // The field's name for an API check's HTTP exchange.
     apiCheckResult: check.checkType === 'API' ? http : null,

@@ -133,6 +133,7 @@ export const CheckResultResponseSchema = Type.Object(
     icmpCheckResult: part('ICMP checks'),
     dnsCheckResult: part('DNS checks'),
     tcpCheckResult: part('TCP checks'),
+    grpcCheckResult: part('gRPC monitors (docs/checks.md, "gRPC")'),
     httpCheckResult: part('URL and API checks: the HTTP exchange'),
     apiCheckResult: part('API checks: the HTTP exchange (the field’s name for it)'),
     browserCheckResult: part('Browser checks and Playwright check suites, as stored'),

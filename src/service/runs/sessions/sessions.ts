@@ -185,6 +185,7 @@ export class CheckSessions {
           ...(doc.icmpCheckResult && { icmpCheckResult: doc.icmpCheckResult }),
           ...(doc.dnsCheckResult && { dnsCheckResult: doc.dnsCheckResult }),
           ...(doc.tcpCheckResult && { tcpCheckResult: doc.tcpCheckResult }),
+          ...(doc.grpcCheckResult && { grpcCheckResult: doc.grpcCheckResult }),
           ...(doc.httpCheckResult && { httpCheckResult: doc.httpCheckResult }),
           ...(doc.browserCheckResult && { browserCheckResult: doc.browserCheckResult }),
         };

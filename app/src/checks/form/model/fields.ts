@@ -42,6 +42,7 @@ function controlledFields(type: CheckType): readonly string[] {
     case 'DNS':
     case 'TCP':
     case 'URL':
+    case 'GRPC':
       return [...SCHEDULED_FIELDS, ...responseTimes, 'request'];
     case 'API':
       return [
@@ -141,6 +142,8 @@ function controlledRequestFields(type: CheckType): readonly string[] {
       return ['url', 'followRedirects', 'skipSSL', 'ipFamily', 'assertions'];
     case 'TCP':
       return ['hostname', 'port', 'data', 'ipFamily', 'assertions'];
+    case 'GRPC':
+      return ['url', 'port', 'ipFamily', 'skipSSL', 'timeout', 'grpcConfig', 'assertions'];
     case 'DNS':
       return ['query', 'recordType', 'nameServer', 'port', 'protocol', 'assertions'];
     case 'ICMP':

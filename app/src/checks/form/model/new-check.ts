@@ -150,6 +150,29 @@ export function newCheckBody(type: CreatableType): Json {
         ...uptime,
         request: { hostname: '', port: 443, data: null, ipFamily: 'IPv4', assertions: [] },
       };
+    case 'GRPC':
+      return {
+        ...common,
+        ...uptime,
+        request: {
+          url: '',
+          port: 443,
+          ipFamily: 'IPv4',
+          skipSSL: false,
+          timeout: 10,
+          grpcConfig: {
+            mode: 'HEALTH',
+            tls: true,
+            metadata: [],
+            serviceDefinition: '',
+            method: '',
+            protoContent: '',
+            message: '',
+            service: '',
+          },
+          assertions: [],
+        },
+      };
     case 'DNS':
       return {
         ...common,

@@ -9,6 +9,7 @@
 import {
   API_ASSERTION_SOURCES,
   DNS_ASSERTION_SOURCES,
+  GRPC_ASSERTION_SOURCES,
   ICMP_ASSERTION_SOURCES,
   ICMP_FREQUENCIES,
   TCP_ASSERTION_SOURCES,
@@ -22,6 +23,8 @@ export const CREATABLE_TYPES = [
   'URL',
   'TCP',
   'DNS',
+  // gRPC monitors
+  'GRPC',
   'ICMP',
   'BROWSER',
   'MULTI_STEP',
@@ -67,6 +70,12 @@ export const TYPE_INFO: Record<
     noun: 'DNS monitor',
     path: 'dns',
     summary: 'Sends one query to a name server and checks its answer.',
+  },
+  GRPC: {
+    label: 'gRPC monitor',
+    noun: 'gRPC monitor',
+    path: 'grpc',
+    summary: 'Calls a gRPC method with a JSON message, or asks the standard health check.',
   },
   ICMP: {
     label: 'ICMP monitor',
@@ -149,6 +158,8 @@ export function assertionSourcesOf(type: CheckType): readonly string[] {
       return TCP_ASSERTION_SOURCES;
     case 'DNS':
       return DNS_ASSERTION_SOURCES;
+    case 'GRPC':
+      return GRPC_ASSERTION_SOURCES;
     case 'ICMP':
       return ICMP_ASSERTION_SOURCES;
     default:
@@ -164,6 +175,7 @@ export const RESPONSE_TIME_DEFAULTS: Partial<
   DNS: { degraded: 500, max: 1000, limit: 300_000 },
   TCP: { degraded: 4000, max: 5000, limit: 300_000 },
   URL: { degraded: 3000, max: 5000, limit: 300_000 },
+  GRPC: { degraded: 3000, max: 5000, limit: 300_000 },
   API: { degraded: 10_000, max: 20_000, limit: 30_000 },
 };
 

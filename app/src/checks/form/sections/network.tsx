@@ -35,6 +35,7 @@ const ASSERTION_HINTS: Partial<Record<string, string>> = {
   API: 'JSON_BODY: a JSONPath in Property; HEADERS: the header name in Property, an optional regex picks part of its value; TEXT_BODY: a regex whose first group is the actual value. Target is always text, e.g. 200.',
   URL: 'The status code, e.g. LESS_THAN 400.',
   TCP: 'RESPONSE_DATA: the reply as text; RESPONSE_TIME in ms.',
+  GRPC: 'GRPC_STATUS: the status code (0 OK, 5 NOT_FOUND, 14 UNAVAILABLE); JSON_RESPONSE: a JSONPath over the response message, e.g. $.name; HEADERS: a response metadata key in Property; RESPONSE_TIME in ms.',
   DNS: 'RESPONSE_CODE (e.g. EQUALS NXDOMAIN: without one, any code but NOERROR fails), TEXT_ANSWER (a regex), JSON_ANSWER (a JSONPath), RESPONSE_TIME in ms.',
   ICMP: 'LATENCY with Property avg, min, max or stdDev (ms); JSON_RESPONSE with a JSONPath such as $.packetLoss.',
 };

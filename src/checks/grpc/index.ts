@@ -1,0 +1,1 @@
+export { createGrpcExecutor, GrpcExecutor, type GrpcExecutorOptions, methodOf } from './executor.js';
