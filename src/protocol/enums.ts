@@ -15,12 +15,23 @@ export const CHECK_TYPES = [
   'PLAYWRIGHT',
   'URL',
   'DNS',
+  // SSL and TRACEROUTE monitors (docs/checks.md, "SSL" and "TRACEROUTE").
+  'SSL',
+  'TRACEROUTE',
 ] as const;
 /** One of {@link CHECK_TYPES}: `API`, `BROWSER`, `ICMP`, … */
 export type CheckType = (typeof CHECK_TYPES)[number];
 
 /** Check types an agent runs in the `uptime` job class (docs/protocol.md). */
-const UPTIME_CHECK_TYPES = ['ICMP', 'DNS', 'TCP', 'URL'] as const satisfies readonly CheckType[];
+const UPTIME_CHECK_TYPES = [
+  'ICMP',
+  'DNS',
+  'TCP',
+  'URL',
+  // SSL and TRACEROUTE monitors.
+  'SSL',
+  'TRACEROUTE',
+] as const satisfies readonly CheckType[];
 
 /** Job classes: a location has one queue per class (docs/protocol.md). */
 export const JOB_CLASSES = ['uptime', 'main'] as const;
@@ -148,6 +159,12 @@ export const ASSERTION_SOURCES = [
   'JSON_BODY',
   'HEADERS',
   'TEXT_BODY',
+  // SSL and TRACEROUTE monitors.
+  'CERTIFICATE',
+  'CONNECTION',
+  'TEXT_RESPONSE',
+  'HOP_COUNT',
+  'PACKET_LOSS',
 ] as const;
 /** One of {@link ASSERTION_SOURCES}: what an assertion reads (`STATUS_CODE`, `JSON_BODY`, …). */
 export type AssertionSource = (typeof ASSERTION_SOURCES)[number];
@@ -198,6 +215,38 @@ export const API_ASSERTION_SOURCES = [
   'TEXT_BODY',
   'RESPONSE_TIME',
 ] as const satisfies readonly AssertionSource[];
+
+/**
+ * Assertion sources an SSL monitor accepts (docs/checks.md, "SSL"): CERTIFICATE and CONNECTION read a
+ * field named by `property`, JSON_RESPONSE a JSONPath over the result's `response`, TEXT_RESPONSE a regex
+ * over it as text, RESPONSE_TIME the handshake time in ms.
+ */
+export const SSL_ASSERTION_SOURCES = [
+  'CERTIFICATE',
+  'CONNECTION',
+  'JSON_RESPONSE',
+  'TEXT_RESPONSE',
+  'RESPONSE_TIME',
+] as const satisfies readonly AssertionSource[];
+
+/**
+ * Assertion sources a TRACEROUTE monitor accepts (docs/checks.md, "TRACEROUTE"): RESPONSE_TIME (and
+ * LATENCY, the name the hosted API's Go SDK sends) read the final hop's RTT statistic named by `property`
+ * (`avg`, `min`, `max`, `stdDev`), HOP_COUNT the hops recorded, PACKET_LOSS the last hop's loss in percent,
+ * JSON_RESPONSE a JSONPath over the result's `response`.
+ */
+export const TRACEROUTE_ASSERTION_SOURCES = [
+  'RESPONSE_TIME',
+  'LATENCY',
+  'HOP_COUNT',
+  'PACKET_LOSS',
+  'JSON_RESPONSE',
+] as const satisfies readonly AssertionSource[];
+
+/** Probe protocols of a TRACEROUTE monitor that Outpost's agents send (docs/checks.md, "TRACEROUTE"). */
+export const TRACEROUTE_PROTOCOLS = ['ICMP', 'UDP'] as const;
+/** One of {@link TRACEROUTE_PROTOCOLS}. */
+export type TracerouteProtocol = (typeof TRACEROUTE_PROTOCOLS)[number];
 
 /** HTTP methods of an API check (docs/checks.md, "API"). */
 export const API_METHODS = ['GET', 'POST', 'PUT', 'HEAD', 'DELETE', 'PATCH', 'OPTIONS'] as const;

@@ -8,3 +8,6 @@ export * from './dns-result.js';
 export * from './http-result.js';
 export * from './tcp-result.js';
 export * from './schema.js';
+// SSL and TRACEROUTE monitors.
+export * from './ssl.js';
+export * from './traceroute.js';

@@ -6,6 +6,9 @@ import { DnsCheckResultSchema } from './dns-result.js';
 import { RUN_STATUSES } from './enums.js';
 import { HttpCheckResultSchema } from './http-result.js';
 import { TcpCheckResultSchema } from './tcp-result.js';
+// SSL and TRACEROUTE monitors.
+import { SslCheckResultSchema } from './ssl.js';
+import { TracerouteCheckResultSchema } from './traceroute.js';
 import { literals } from '../common/literals.js';
 
 /** One echo request of an ICMP run. `rtt` in milliseconds; `ttl` as received. */
@@ -82,6 +85,9 @@ export const RunOutcomeSchema = Type.Object({
   tcpCheckResult: Type.Optional(TcpCheckResultSchema),
   httpCheckResult: Type.Optional(HttpCheckResultSchema),
   browserCheckResult: Type.Optional(BrowserCheckResultSchema),
+  // SSL and TRACEROUTE monitors.
+  sslCheckResult: Type.Optional(SslCheckResultSchema),
+  tracerouteCheckResult: Type.Optional(TracerouteCheckResultSchema),
 });
 /** The outcome an executor produces for one attempt (see {@link RunOutcomeSchema}); `responseTime` in milliseconds. */
 export type RunOutcome = Static<typeof RunOutcomeSchema>;
