@@ -87,6 +87,17 @@ export const EXECUTOR_REGISTRY = {
     },
     networkDiagnostics: false,
   },
+  // SSL and TRACEROUTE monitors.
+  SSL: {
+    load: async ({ useOsDnsResolver }) =>
+      (await import('./ssl/index.js')).createSslExecutor({ useOsDnsResolver }),
+    networkDiagnostics: false,
+  },
+  TRACEROUTE: {
+    load: async ({ useOsDnsResolver }) =>
+      (await import('./traceroute/index.js')).createTracerouteExecutor({ useOsDnsResolver }),
+    networkDiagnostics: false,
+  },
 } as const satisfies Partial<Record<CheckType, ExecutorEntry>>;
 
 /**
