@@ -137,6 +137,17 @@ describe('responses conform to /openapi.json', () => {
       activated: false,
       request: { url: 'http://127.0.0.1:9/' },
     });
+    // SSL and TRACEROUTE monitors.
+    const sslCheck = await call('POST', '/v1/checks/ssl', {
+      name: 'ssl',
+      activated: false,
+      request: { sslConfig: { hostname: '127.0.0.1', port: 9 } },
+    });
+    const tracerouteCheck = await call('POST', '/v1/checks/traceroute', {
+      name: 'traceroute',
+      activated: false,
+      request: { url: '127.0.0.1' },
+    });
     const apiCheck = await call('POST', '/v1/checks/api', {
       name: 'api',
       activated: false,
@@ -178,6 +189,9 @@ describe('responses conform to /openapi.json', () => {
       ['browser', browserCheck],
       ['multistep', multistepCheck],
       ['playwright', playwrightCheck],
+      // SSL and TRACEROUTE monitors.
+      ['ssl', sslCheck],
+      ['traceroute', tracerouteCheck],
     ];
     for (const [path, check] of byType)
       await call('PUT', `/v1/checks/${path}/${check.id}`, { name: `${path} 2` });
@@ -534,6 +548,9 @@ describe('responses conform to /openapi.json', () => {
       tcp: { name: 'tcp', request: { hostname: '127.0.0.1', port: 9 } },
       url: { name: 'url', request: { url: 'http://127.0.0.1:9/' } },
       api: { name: 'api', request: { url: 'http://127.0.0.1:9/' } },
+      // SSL and TRACEROUTE monitors.
+      ssl: { name: 'ssl', request: { sslConfig: { hostname: '127.0.0.1', port: 9 } } },
+      traceroute: { name: 'traceroute', request: { url: '127.0.0.1' } },
       browser: { name: 'browser', script: 'await page.goto("about:blank")' },
       multistep: { name: 'multistep', script: "test('t', async () => {});" },
       playwright: {

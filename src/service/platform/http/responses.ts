@@ -49,8 +49,8 @@ export const SessionResultSchema = Type.Object(
       }),
     ),
   },
-  // Plus the check type's part: icmpCheckResult, dnsCheckResult, tcpCheckResult, httpCheckResult or
-  // browserCheckResult.
+  // Plus the check type's part: icmpCheckResult, dnsCheckResult, tcpCheckResult, httpCheckResult,
+  // browserCheckResult, sslCheckResult or tracerouteCheckResult.
   { additionalProperties: true },
 );
 
@@ -94,7 +94,14 @@ export type SessionResult = Static<typeof SessionResultSchema> &
   Partial<
     Pick<
       RunOutcome,
-      'icmpCheckResult' | 'dnsCheckResult' | 'tcpCheckResult' | 'httpCheckResult' | 'browserCheckResult'
+      | 'icmpCheckResult'
+      | 'dnsCheckResult'
+      | 'tcpCheckResult'
+      | 'httpCheckResult'
+      | 'browserCheckResult'
+      // SSL and TRACEROUTE monitors.
+      | 'sslCheckResult'
+      | 'tracerouteCheckResult'
     >
   >;
 

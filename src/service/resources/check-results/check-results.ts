@@ -130,6 +130,9 @@ export function presentCheckResult(
     icmpCheckResult: doc.icmpCheckResult ?? null,
     dnsCheckResult: doc.dnsCheckResult ?? null,
     tcpCheckResult: doc.tcpCheckResult ?? null,
+    // SSL and TRACEROUTE monitors.
+    sslCheckResult: doc.sslCheckResult ?? null,
+    tracerouteCheckResult: doc.tracerouteCheckResult ?? null,
     httpCheckResult: http,
     // The field's name for an API check's HTTP exchange.
     apiCheckResult: check.checkType === 'API' ? http : null,

@@ -187,6 +187,9 @@ export class CheckSessions {
           ...(doc.tcpCheckResult && { tcpCheckResult: doc.tcpCheckResult }),
           ...(doc.httpCheckResult && { httpCheckResult: doc.httpCheckResult }),
           ...(doc.browserCheckResult && { browserCheckResult: doc.browserCheckResult }),
+          // SSL and TRACEROUTE monitors.
+          ...(doc.sslCheckResult && { sslCheckResult: doc.sslCheckResult }),
+          ...(doc.tracerouteCheckResult && { tracerouteCheckResult: doc.tracerouteCheckResult }),
         };
       }),
     };
