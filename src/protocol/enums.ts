@@ -35,7 +35,7 @@ const UPTIME_CHECK_TYPES = [
 
 /** Job classes: a location has one queue per class (docs/protocol.md). */
 export const JOB_CLASSES = ['uptime', 'main'] as const;
-/** One of {@link JOB_CLASSES}: `uptime` (ICMP, DNS, TCP, URL jobs) or `main` (every other type; see {@link jobClassOf}). */
+/** One of {@link JOB_CLASSES}: `uptime` (ICMP, DNS, TCP, URL, SSL, TRACEROUTE jobs) or `main` (every other type; see {@link jobClassOf}). */
 export type JobClass = (typeof JOB_CLASSES)[number];
 
 /** The job class a check type is queued in. */
