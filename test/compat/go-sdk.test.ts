@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -20,6 +20,9 @@ import { commandWorks, missingRequirement } from '../helpers/requirements.js';
  * registry serves it, so without it the suite is skipped with a message saying how to get it, in CI as well
  * (docs/api.md, "Compatibility with Checkly's clients").
  *
+ * Beside the suite, go-sdk/outpost_monitors_integration_test.go (Outpost's, built with it) creates, reads,
+ * updates and deletes SSL and traceroute monitors through the SDK's methods, which its suite does not test.
+ *
  * The service runs with OUTPOST_API_CREDENTIALS=clear, as a user of these clients runs it. One fixture, as the
  * suite expects of the account it runs in: an alert channel with id 2996 (its group tests
  * subscribe their groups to it by that id). Outpost refuses a subscription to a channel that does not exist,
@@ -27,6 +30,7 @@ import { commandWorks, missingRequirement } from '../helpers/requirements.js';
  */
 const SDK_DIR = process.env.CHECKLY_GO_SDK_DIR ?? '';
 const DEBIAN_GO_CMP = '/usr/share/gocode/src/github.com/google/go-cmp';
+const OUTPOST_MONITOR_TESTS = join(import.meta.dirname, 'go-sdk', 'outpost_monitors_integration_test.go');
 
 const missing = missingRequirement([
   { ok: commandWorks('go', ['version']), what: 'go', install: 'apt-get install golang-go' },
@@ -57,6 +61,7 @@ describe.skipIf(missing !== null || noSource !== null)("Checkly's Go SDK integra
   let accountId = '';
   let binary = '';
   let tests: string[] = [];
+  let ownTests: string[] = [];
 
   beforeAll(async () => {
     // The source, its go.mod pinned to what Debian has: no download of anything.
@@ -66,6 +71,7 @@ describe.skipIf(missing !== null || noSource !== null)("Checkly's Go SDK integra
       .replace(/^toolchain .*$/m, '');
     writeFileSync(join(sdk, 'go.mod'), `${goMod}\nreplace github.com/google/go-cmp => ${DEBIAN_GO_CMP}\n`);
     rmSync(join(sdk, 'go.sum'), { force: true });
+    copyFileSync(OUTPOST_MONITOR_TESTS, join(sdk, 'outpost_monitors_integration_test.go'));
     binary = join(work, 'sdk.test');
     const build = spawnSync('go', ['test', '-tags', 'integration', '-c', '-o', binary, '.'], {
       cwd: sdk,
@@ -83,6 +89,7 @@ describe.skipIf(missing !== null || noSource !== null)("Checkly's Go SDK integra
     });
     expect(build.status, `${build.stdout}${build.stderr}`).toBe(0);
     tests = suiteTests(readFileSync(join(sdk, 'checkly_integration_test.go'), 'utf8'));
+    ownTests = suiteTests(readFileSync(OUTPOST_MONITOR_TESTS, 'utf8'));
 
     // A first start makes the store; the channel sequence is then set so the next channel is 2996.
     const port = await freePort();
@@ -123,9 +130,13 @@ describe.skipIf(missing !== null || noSource !== null)("Checkly's Go SDK integra
     expect(tests.length).toBeGreaterThanOrEqual(28);
   });
 
-  it('passes every test of the suite, each run on its own', () => {
+  it('has the SSL and traceroute monitor tests of Outpost beside it', () => {
+    expect(ownTests).toEqual(['TestOutpostSSLMonitorCRUD', 'TestOutpostTracerouteMonitorCRUD']);
+  });
+
+  it('passes every test of the suite and those beside it, each run on its own', () => {
     const failures: string[] = [];
-    for (const name of tests) {
+    for (const name of [...tests, ...ownTests]) {
       const run = spawnSync(binary, ['-test.run', `^${name}$`, '-test.count', '1'], {
         cwd: sdk,
         env: {
