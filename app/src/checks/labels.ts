@@ -10,6 +10,9 @@ export const CHECK_TYPE_LABELS: Record<CheckType, string> = {
   TCP: 'TCP',
   DNS: 'DNS',
   ICMP: 'ICMP',
+  // SSL and TRACEROUTE monitors.
+  SSL: 'SSL',
+  TRACEROUTE: 'Traceroute',
   BROWSER: 'Browser',
   MULTI_STEP: 'Multi-step',
   PLAYWRIGHT: 'Playwright',
@@ -24,6 +27,9 @@ export const NEW_CHECK_CHOICES: readonly { type: CheckType; label: string; hint:
   { type: 'TCP', label: 'TCP monitor', hint: 'a port that must accept connections' },
   { type: 'DNS', label: 'DNS monitor', hint: 'a record that must resolve' },
   { type: 'ICMP', label: 'ICMP monitor', hint: 'a host that must answer pings' },
+  // SSL and TRACEROUTE monitors.
+  { type: 'SSL', label: 'SSL monitor', hint: 'a certificate that must be valid and not expire soon' },
+  { type: 'TRACEROUTE', label: 'Traceroute monitor', hint: 'a route that must reach its host' },
   { type: 'BROWSER', label: 'Browser check', hint: 'a Playwright script in a browser' },
   { type: 'MULTI_STEP', label: 'Multi-step check', hint: 'several API calls in one script' },
   { type: 'PLAYWRIGHT', label: 'Playwright check suite', hint: 'a whole Playwright project' },

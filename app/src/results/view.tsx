@@ -9,6 +9,9 @@ import { type DnsPart, DnsPartView } from './dns.js';
 import { type HttpPart, HttpPartView } from './http.js';
 import { IcmpPartView } from './icmp.js';
 import { type TcpPart, TcpPartView } from './tcp.js';
+// SSL and TRACEROUTE monitors.
+import { type SslPart, SslPartView } from './ssl.js';
+import { type TraceroutePart, TraceroutePartView } from './traceroute.js';
 import { Facts, Heading, type HeadingLevel, PassMark, formatClock, ScrollRegion } from './text.js';
 import { RunStatusBadge } from '../ui/status.js';
 
@@ -47,6 +50,9 @@ type ResultData = {
   browserCheckResult?: BrowserPart | null;
   /** A multi-step check's browser part, under the field's name for it (the same shape). */
   multiStepCheckResult?: BrowserPart | null;
+  // SSL and TRACEROUTE monitors.
+  sslCheckResult?: SslPart | null;
+  tracerouteCheckResult?: TraceroutePart | null;
 };
 
 /** A check type in words: `Multi-step check`, `URL monitor`. */
@@ -57,6 +63,9 @@ export function checkTypeText(type: CheckType): string {
     TCP: 'TCP check',
     DNS: 'DNS check',
     ICMP: 'ICMP check',
+    // SSL and TRACEROUTE monitors.
+    SSL: 'SSL monitor',
+    TRACEROUTE: 'Traceroute monitor',
     BROWSER: 'Browser check',
     MULTI_STEP: 'Multi-step check',
     PLAYWRIGHT: 'Playwright check suite',
@@ -254,7 +263,9 @@ export function ResultView({
         result.httpCheckResult ||
         result.tcpCheckResult ||
         result.dnsCheckResult ||
-        result.icmpCheckResult) ? (
+        result.icmpCheckResult ||
+        result.sslCheckResult ||
+        result.tracerouteCheckResult) ? (
         <section class="rv-part">
           <Heading level={level}>Assertions</Heading>
           {result.assertions.length > 0 ? (
@@ -269,6 +280,11 @@ export function ResultView({
       {result.icmpCheckResult ? <IcmpPartView part={result.icmpCheckResult} level={level} /> : null}
       {result.dnsCheckResult ? <DnsPartView part={result.dnsCheckResult} level={level} /> : null}
       {result.tcpCheckResult ? <TcpPartView part={result.tcpCheckResult} level={level} /> : null}
+      {/* SSL and TRACEROUTE monitors. */}
+      {result.sslCheckResult ? <SslPartView part={result.sslCheckResult} level={level} /> : null}
+      {result.tracerouteCheckResult ? (
+        <TraceroutePartView part={result.tracerouteCheckResult} level={level} />
+      ) : null}
       {browser ? <BrowserPartView part={browser} level={level} /> : null}
 
       <ScreenshotsAndTraces artifacts={artifacts} checkId={checkId} resultId={resultId} level={level} />

@@ -32,6 +32,8 @@ import { ScriptSection } from './sections/script.js';
 import { splitCheck } from './model/fields.js';
 import { AlertChannelSection, AlertSettingsSection, IncidentTriggerSection } from './sections/alerting.js';
 import { DnsSection } from './sections/network.js';
+// SSL and TRACEROUTE monitors.
+import { SslSection, TracerouteSection } from './sections/ssl-traceroute.js';
 import { TESTABLE_TYPES, TestRunPanel, useTestRun } from './run-before-saving.js';
 
 /** Sends the check: creates it at its type's path, or updates the one of `checkId`. */
@@ -393,6 +395,11 @@ function TypeSections({
       return <DnsSection fx={fx} />;
     case 'ICMP':
       return <IcmpSection fx={fx} />;
+    // SSL and TRACEROUTE monitors.
+    case 'SSL':
+      return <SslSection fx={fx} />;
+    case 'TRACEROUTE':
+      return <TracerouteSection fx={fx} />;
     case 'BROWSER':
     case 'MULTI_STEP':
       return <ScriptSection fx={fx} refs={refs} />;

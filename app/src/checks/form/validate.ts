@@ -56,6 +56,9 @@ export function missingRequired(type: CheckType, form: Json): Problem | null {
   if (type === 'TCP' || type === 'ICMP') required.push(['request.hostname', 'Hostname']);
   if (type === 'TCP') required.push(['request.port', 'Port']);
   if (type === 'DNS') required.push(['request.query', 'Query']);
+  // SSL and TRACEROUTE monitors.
+  if (type === 'SSL') required.push(['request.sslConfig.hostname', 'Hostname']);
+  if (type === 'TRACEROUTE') required.push(['request.url', 'Host']);
   if (type === 'BROWSER' || type === 'MULTI_STEP') required.push(['script', 'Script']);
   if (type === 'HEARTBEAT') {
     const hb = getIn(form, 'heartbeat');

@@ -42,6 +42,9 @@ function controlledFields(type: CheckType): readonly string[] {
     case 'DNS':
     case 'TCP':
     case 'URL':
+    // SSL and TRACEROUTE monitors.
+    case 'SSL':
+    case 'TRACEROUTE':
       return [...SCHEDULED_FIELDS, ...responseTimes, 'request'];
     case 'API':
       return [
@@ -145,6 +148,21 @@ function controlledRequestFields(type: CheckType): readonly string[] {
       return ['query', 'recordType', 'nameServer', 'port', 'protocol', 'assertions'];
     case 'ICMP':
       return ['hostname', 'ipFamily', 'pingCount', 'assertions'];
+    // SSL and TRACEROUTE monitors.
+    case 'SSL':
+      return ['sslConfig', 'assertions'];
+    case 'TRACEROUTE':
+      return [
+        'url',
+        'protocol',
+        'port',
+        'ipFamily',
+        'maxHops',
+        'maxUnknownHops',
+        'ptrLookup',
+        'timeout',
+        'assertions',
+      ];
     default:
       return [];
   }
