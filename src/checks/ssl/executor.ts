@@ -3,6 +3,7 @@ import { isIP } from 'node:net';
 import { checkServerIdentity, type DetailedPeerCertificate } from 'node:tls';
 import { abortedError } from '../../common/abort.js';
 import { roundMs } from '../../common/clock.js';
+import { Scrubber } from '../../common/scrub.js';
 import { summarizeCertificate } from '../../net/http/certificate.js';
 import { createDnsResolver, ResolveError, type ResolvedAddress, resolveHost } from '../../net/resolve.js';
 import { handshakeTls } from '../../net/tls-probe.js';
@@ -19,7 +20,13 @@ import {
 import { compileRegex, propertySource, valueSource } from '../assertions/index.js';
 import { evaluateAssertionsWithJsonPath } from '../assertions/off-thread.js';
 import type { Executor, ExecutorContext } from '../executor.js';
-import { assertionFailures, errorRunOutcome, explainStatus, validateRequest } from '../outcome.js';
+import {
+  assertionFailures,
+  errorRunOutcome,
+  explainStatus,
+  releaseOutcome,
+  validateRequest,
+} from '../outcome.js';
 import { RunLogRecorder } from '../run-log.js';
 import { decideStatus } from '../status.js';
 import { runBudgetMs } from '../time-budget.js';
@@ -83,9 +90,21 @@ export class SslExecutor implements Executor {
    * (→ FAILED with the reason). Throws OUTPOST_ERR_ABORTED when `context.signal` aborts.
    */
   async run(job: Job, context: ExecutorContext): Promise<RunOutcome> {
+    // Secret variables are scrubbed from everything the run reports; agent-log lines are written scrubbed
+    // at the end.
+    const logs = new RunLogRecorder(context.log, { holdAgentLog: true });
+    const scrubber = new Scrubber(job.environmentVariables.filter((v) => v.secret).map((v) => v.value));
+    logs.scrubWith(scrubber);
+    try {
+      return releaseOutcome(await this.#run(job, context, logs), scrubber);
+    } finally {
+      logs.flushAgentLog();
+    }
+  }
+
+  async #run(job: Job, context: ExecutorContext, logs: RunLogRecorder): Promise<RunOutcome> {
     const startedAt = new Date();
     const t0 = performance.now();
-    const logs = new RunLogRecorder(context.log);
     if (job.check.checkType !== 'SSL') {
       return errorRunOutcome(startedAt, logs, `check type ${job.check.checkType} is not SSL`);
     }

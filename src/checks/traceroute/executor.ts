@@ -1,6 +1,7 @@
 import { lookupService, Resolver } from 'node:dns/promises';
 import { abortedError } from '../../common/abort.js';
 import { roundMs } from '../../common/clock.js';
+import { Scrubber } from '../../common/scrub.js';
 import { OutpostError } from '../../common/errors.js';
 import type { SocketPreference } from '../../net/icmp/pinger.js';
 import { createDnsResolver, ResolveError } from '../../net/resolve.js';
@@ -18,7 +19,7 @@ import {
 import { type AssertionSourceReader, propertySource, valueSource } from '../assertions/index.js';
 import { evaluateAssertionsWithJsonPath } from '../assertions/off-thread.js';
 import type { Executor, ExecutorContext } from '../executor.js';
-import { errorRunOutcome, judgeRun, validateRequest } from '../outcome.js';
+import { errorRunOutcome, judgeRun, releaseOutcome, validateRequest } from '../outcome.js';
 import { RunLogRecorder } from '../run-log.js';
 import { runBudgetMs } from '../time-budget.js';
 
@@ -123,9 +124,21 @@ export class TracerouteExecutor implements Executor {
    * aborts.
    */
   async run(job: Job, context: ExecutorContext): Promise<RunOutcome> {
+    // Secret variables are scrubbed from everything the run reports; agent-log lines are written scrubbed
+    // at the end.
+    const logs = new RunLogRecorder(context.log, { holdAgentLog: true });
+    const scrubber = new Scrubber(job.environmentVariables.filter((v) => v.secret).map((v) => v.value));
+    logs.scrubWith(scrubber);
+    try {
+      return releaseOutcome(await this.#run(job, context, logs), scrubber);
+    } finally {
+      logs.flushAgentLog();
+    }
+  }
+
+  async #run(job: Job, context: ExecutorContext, logs: RunLogRecorder): Promise<RunOutcome> {
     const startedAt = new Date();
     const t0 = performance.now();
-    const logs = new RunLogRecorder(context.log);
     if (job.check.checkType !== 'TRACEROUTE') {
       return errorRunOutcome(startedAt, logs, `check type ${job.check.checkType} is not TRACEROUTE`);
     }

@@ -274,6 +274,16 @@ describe.skipIf(missing)('SSL executor', () => {
     expect(outcome.errorMessage).toMatch(/assertion CERTIFICATE daysUntilExpiry GREATER_THAN 365 failed/);
   });
 
+  it('scrubs the values of secret variables from the result', async () => {
+    const executor = createSslExecutor({ dnsServers: [stub.server], trustedCas: [ca.caCert] });
+    const job = jobOf('SSL', { sslConfig: sslConfig({ port: targets.valid!.port }), assertions: [] });
+    job.environmentVariables = [{ key: 'ISSUER', value: 'Outpost Test CA', secret: true }];
+    const outcome = await executor.run(job, contextOf());
+    expect(outcome.status).toBe('PASSED');
+    expect(JSON.stringify(outcome)).not.toContain('Outpost Test CA');
+    expect(outcome.sslCheckResult?.response?.certificate?.issuerCN).toBe('*****');
+  });
+
   it('fails a refused port as a connection failure, within the handshake timeout', async () => {
     const port = await refusedPort();
     const { outcome, part } = await run({ port });
