@@ -31,7 +31,7 @@ if (!FormatRegistry.Has(HTTP_URL_FORMAT)) {
 const HttpUrl = Type.String({ format: HTTP_URL_FORMAT });
 const Integer = (minimum: number, maximum: number) => Type.Integer({ minimum, maximum });
 
-/** Agent profiles: `full` claims every job class, `uptime` only the uptime class (ICMP, DNS, TCP, URL and gRPC). */
+/** Agent profiles: `full` claims every job class, `uptime` only the uptime class (ICMP, DNS, TCP, URL, SSL, TRACEROUTE and gRPC). */
 export const AGENT_PROFILES = ['full', 'uptime'] as const;
 /** `AGENT_PROFILE`: which job classes the agent claims. */
 export type AgentProfile = (typeof AGENT_PROFILES)[number];

@@ -79,7 +79,6 @@ export const EXECUTOR_REGISTRY = {
     load: async (dependencies) => loadBrowserExecutor('MULTI_STEP', dependencies),
     networkDiagnostics: false,
   },
-  // gRPC monitors
   GRPC: {
     load: async ({ useOsDnsResolver }) =>
       (await import('./grpc/index.js')).createGrpcExecutor({ useOsDnsResolver }),
@@ -91,6 +90,16 @@ export const EXECUTOR_REGISTRY = {
         throw new Error(userCodeRefusal ?? 'this agent has no browser: it runs no Playwright check suites');
       return new (await import('./browser/suite-executor.js')).SuiteExecutor({ pool: browserPool });
     },
+    networkDiagnostics: false,
+  },
+  SSL: {
+    load: async ({ useOsDnsResolver }) =>
+      (await import('./ssl/index.js')).createSslExecutor({ useOsDnsResolver }),
+    networkDiagnostics: false,
+  },
+  TRACEROUTE: {
+    load: async ({ useOsDnsResolver }) =>
+      (await import('./traceroute/index.js')).createTracerouteExecutor({ useOsDnsResolver }),
     networkDiagnostics: false,
   },
 } as const satisfies Partial<Record<CheckType, ExecutorEntry>>;

@@ -1,6 +1,12 @@
 import type { LookupFunction } from 'node:net';
 import { isIP } from 'node:net';
-import { connect, DEFAULT_CIPHERS, type TLSSocket } from 'node:tls';
+import {
+  checkServerIdentity,
+  connect,
+  type ConnectionOptions,
+  DEFAULT_CIPHERS,
+  type TLSSocket,
+} from 'node:tls';
 import { domainToASCII } from 'node:url';
 import type { Certificate } from '../protocol/http-result.js';
 import { summarizeCertificate } from './http/certificate.js';
@@ -71,35 +77,70 @@ export function probeDomain(domain: string): { host: string } | { refused: strin
   return { host: ascii };
 }
 
-/**
- * Reads the certificate `domain` serves: one TLS connection to `domain:port` with SNI set to the
- * domain, verified against Node's bundled roots and the domain's name but never refused
- * (`rejectUnauthorized: false`), so an expired, self-signed or mismatched certificate is still
- * read and its `authorized`/`authorizationError` report the verification. The socket is destroyed
- * right after the handshake (nothing is sent or read past it; OpenSSL bounds the certificate
- * chain a server may send to 100 KiB) and when `timeoutMs` passes or `signal` aborts.
- *
- * Never rejects: a refused domain (an IP literal or not a hostname), a name that does not
- * resolve, a refused or silent port, a failed handshake, the timeout and an abort are results
- * with a null certificate and the error in one line.
- */
-export function probeCertificate(domain: string, options: TlsProbeOptions = {}): Promise<TlsProbeResult> {
-  const parsed = probeDomain(domain);
-  if ('refused' in parsed) return Promise.resolve({ certificate: null, error: parsed.refused });
-  const host = parsed.host;
-  const port = options.port ?? DEFAULT_TLS_PROBE_PORT;
-  const timeoutMs = options.timeoutMs ?? DEFAULT_TLS_PROBE_TIMEOUT_MS;
-  const target = `${host}:${port}`;
-  const signal = options.signal;
-  if (signal?.aborted)
-    return Promise.resolve({ certificate: null, error: `aborted before connecting to ${target}` });
+/** Options of {@link handshakeTls}. */
+export type TlsHandshakeOptions = {
+  /** Host to connect to: an address, or a name resolved with `lookup` (default getaddrinfo). */
+  host: string;
+  /** TCP port of the TLS server. */
+  port: number;
+  /** SNI name to send; null sends none (as for an IP address). */
+  servername: string | null;
+  /** Milliseconds for connecting and the handshake together; the socket is destroyed when it passes. */
+  timeoutMs: number;
+  /** Stops the handshake at once: the result's error says it was aborted. */
+  signal?: AbortSignal;
+  /** Resolves a name `host` (net.connect's `lookup`). */
+  lookup?: LookupFunction;
+  /** Trusted CA certificates (PEM) instead of Node's bundled roots; tests trust their own CA with it. */
+  ca?: readonly string[];
+  /** Ask the server to staple an OCSP response (status_request). Default false. */
+  requestOCSP?: boolean;
+  /** Label of the target in errors; default `host:port`. */
+  label?: string;
+};
 
-  return new Promise<TlsProbeResult>((resolve) => {
+/**
+ * What a completed handshake showed, read before the socket is destroyed. The chain is verified against the
+ * trusted CAs but the name is not (see {@link handshakeTls}): `authorizationError` is the chain's alone.
+ */
+export type TlsHandshake<T> = {
+  /** What `read` took from the socket at the handshake's end, before it was destroyed. */
+  read: T;
+  /** The address connected to. */
+  remoteAddress: string | null;
+  /** Milliseconds from the start to the TCP connection, and from there to the handshake's end. */
+  connectMs: number;
+  handshakeMs: number;
+  /** The stapled OCSP response the server sent (DER, not parsed); null when none. */
+  ocspResponse: Buffer | null;
+};
+
+/**
+ * One TLS handshake with `host:port` that never refuses a certificate (`rejectUnauthorized: false`): the
+ * chain is verified against the trusted CAs and the result says how (`socket.authorized`,
+ * `socket.authorizationError`), the server's name is not checked (the caller does, so an expired or
+ * mismatched certificate is still read). Offers elliptic-curve key exchange only (see PROBE_CIPHERS). The
+ * socket is destroyed right after the handshake (nothing is sent or read past it; OpenSSL bounds the
+ * certificate chain a server may send to 100 KiB), when `timeoutMs` passes or `signal` aborts.
+ *
+ * Never rejects: a name that does not resolve, a refused or silent port, a failed handshake, the timeout and
+ * an abort are `{ error }` in one line.
+ */
+export function handshakeTls<T>(
+  options: TlsHandshakeOptions,
+  read: (socket: TLSSocket) => T,
+): Promise<TlsHandshake<T> | { error: string }> {
+  const { host, port, timeoutMs, signal } = options;
+  const target = options.label ?? `${host}:${port}`;
+  if (signal?.aborted) return Promise.resolve({ error: `aborted before connecting to ${target}` });
+  const t0 = performance.now();
+  return new Promise((resolve) => {
     let settled = false;
-    let tcpConnected = false;
+    let connectedAt: number | null = null;
+    let ocspResponse: Buffer | null = null;
     let socket: TLSSocket | undefined;
 
-    const finish = (result: TlsProbeResult) => {
+    const finish = (result: TlsHandshake<T> | { error: string }) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
@@ -109,53 +150,115 @@ export function probeCertificate(domain: string, options: TlsProbeOptions = {}):
     };
     const onAbort = () => {
       finish({
-        certificate: null,
-        error: `aborted while ${tcpConnected ? 'in the TLS handshake with' : 'connecting to'} ${target}`,
+        error: `aborted while ${connectedAt !== null ? 'in the TLS handshake with' : 'connecting to'} ${target}`,
       });
     };
     const timer = setTimeout(() => {
       finish({
-        certificate: null,
-        error: tcpConnected
-          ? `no TLS handshake with ${target} within ${timeoutMs} ms`
-          : `no TCP connection to ${target} within ${timeoutMs} ms`,
+        error:
+          connectedAt !== null
+            ? `no TLS handshake with ${target} within ${timeoutMs} ms`
+            : `no TCP connection to ${target} within ${timeoutMs} ms`,
       });
     }, timeoutMs);
     signal?.addEventListener('abort', onAbort, { once: true });
 
+    const connectOptions: ConnectionOptions = {
+      host,
+      port,
+      rejectUnauthorized: false,
+      // The name is checked by the caller: authorizationError stays the chain's.
+      checkServerIdentity: () => undefined,
+      ciphers: PROBE_CIPHERS,
+      ecdhCurve: PROBE_GROUPS,
+      ...(options.servername !== null ? { servername: options.servername } : {}),
+      ...(options.lookup ? { lookup: options.lookup } : {}),
+      ...(options.ca ? { ca: [...options.ca] } : {}),
+      ...(options.requestOCSP ? { requestOCSP: true } : {}),
+    };
     try {
-      socket = connect({
-        host,
-        port,
-        servername: host,
-        rejectUnauthorized: false,
-        ciphers: PROBE_CIPHERS,
-        ecdhCurve: PROBE_GROUPS,
-        ...(options.lookup ? { lookup: options.lookup } : {}),
-      });
+      socket = connect(connectOptions);
     } catch (err) {
       // net.connect throws synchronously for options it rejects (a port out of range).
-      finish({ certificate: null, error: `cannot connect to ${target}: ${(err as Error).message}` });
+      finish({ error: `cannot connect to ${target}: ${(err as Error).message}` });
       return;
     }
     socket.once('connect', () => {
-      tcpConnected = true;
+      connectedAt = performance.now();
+    });
+    socket.once('OCSPResponse', (response: Buffer) => {
+      ocspResponse = response;
     });
     socket.once('secureConnect', () => {
       const tls = socket as TLSSocket;
-      const certificate = summarizeCertificate(tls);
-      finish(
-        certificate === null
-          ? { certificate: null, error: `${target} completed the TLS handshake without a certificate` }
-          : { certificate, error: null },
-      );
+      const now = performance.now();
+      const connected = connectedAt ?? now;
+      let value: T;
+      try {
+        value = read(tls);
+      } catch (err) {
+        finish({ error: `reading the TLS handshake with ${target} failed: ${(err as Error).message}` });
+        return;
+      }
+      const handshake: TlsHandshake<T> = {
+        read: value,
+        remoteAddress: tls.remoteAddress ?? null,
+        connectMs: connected - t0,
+        handshakeMs: now - connected,
+        ocspResponse,
+      };
+      finish(handshake);
     });
     socket.on('error', (err: NodeJS.ErrnoException) => {
-      const stage = tcpConnected ? 'TLS handshake with' : 'connecting to';
-      finish({ certificate: null, error: `${stage} ${target} failed: ${err.message}` });
+      const stage = connectedAt !== null ? 'TLS handshake with' : 'connecting to';
+      finish({ error: `${stage} ${target} failed: ${err.message}` });
     });
     socket.once('close', () => {
-      finish({ certificate: null, error: `${target} closed the connection before the TLS handshake ended` });
+      finish({ error: `${target} closed the connection before the TLS handshake ended` });
     });
   });
+}
+
+/**
+ * Reads the certificate `domain` serves: one TLS connection to `domain:port` with SNI set to the
+ * domain (see {@link handshakeTls}), verified against Node's bundled roots and the domain's name but
+ * never refused, so an expired, self-signed or mismatched certificate is still read and its
+ * `authorized`/`authorizationError` report the verification (the chain's error first, else the name's).
+ *
+ * Never rejects: a refused domain (an IP literal or not a hostname), a name that does not
+ * resolve, a refused or silent port, a failed handshake, the timeout and an abort are results
+ * with a null certificate and the error in one line.
+ */
+export async function probeCertificate(
+  domain: string,
+  options: TlsProbeOptions = {},
+): Promise<TlsProbeResult> {
+  const parsed = probeDomain(domain);
+  if ('refused' in parsed) return { certificate: null, error: parsed.refused };
+  const host = parsed.host;
+  const port = options.port ?? DEFAULT_TLS_PROBE_PORT;
+  const handshake = await handshakeTls(
+    {
+      host,
+      port,
+      servername: host,
+      timeoutMs: options.timeoutMs ?? DEFAULT_TLS_PROBE_TIMEOUT_MS,
+      ...(options.signal ? { signal: options.signal } : {}),
+      ...(options.lookup ? { lookup: options.lookup } : {}),
+    },
+    (socket) => ({ certificate: summarizeCertificate(socket), peer: socket.getPeerCertificate(false) }),
+  );
+  if ('error' in handshake) return { certificate: null, error: handshake.error };
+  const { certificate, peer } = handshake.read;
+  if (certificate === null) {
+    return { certificate: null, error: `${host}:${port} completed the TLS handshake without a certificate` };
+  }
+  if (certificate.authorizationError === null) {
+    const mismatch = checkServerIdentity(host, peer);
+    if (mismatch) {
+      certificate.authorized = false;
+      certificate.authorizationError = String((mismatch as { code?: string }).code ?? mismatch.message);
+    }
+  }
+  return { certificate, error: null };
 }

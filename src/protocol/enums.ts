@@ -15,8 +15,9 @@ export const CHECK_TYPES = [
   'PLAYWRIGHT',
   'URL',
   'DNS',
-  // gRPC monitors (docs/checks.md, "gRPC")
   'GRPC',
+  'SSL',
+  'TRACEROUTE',
 ] as const;
 /** One of {@link CHECK_TYPES}: `API`, `BROWSER`, `ICMP`, … */
 export type CheckType = (typeof CHECK_TYPES)[number];
@@ -27,13 +28,14 @@ const UPTIME_CHECK_TYPES = [
   'DNS',
   'TCP',
   'URL',
-  // gRPC monitors
+  'SSL',
+  'TRACEROUTE',
   'GRPC',
 ] as const satisfies readonly CheckType[];
 
 /** Job classes: a location has one queue per class (docs/protocol.md). */
 export const JOB_CLASSES = ['uptime', 'main'] as const;
-/** One of {@link JOB_CLASSES}: `uptime` (ICMP, DNS, TCP, URL, gRPC jobs) or `main` (every other type; see {@link jobClassOf}). */
+/** One of {@link JOB_CLASSES}: `uptime` (ICMP, DNS, TCP, URL, SSL, TRACEROUTE, gRPC jobs) or `main` (every other type; see {@link jobClassOf}). */
 export type JobClass = (typeof JOB_CLASSES)[number];
 
 /** The job class a check type is queued in. */
@@ -159,6 +161,11 @@ export const ASSERTION_SOURCES = [
   'TEXT_BODY',
   // gRPC monitors: the call's status code
   'GRPC_STATUS',
+  'CERTIFICATE',
+  'CONNECTION',
+  'TEXT_RESPONSE',
+  'HOP_COUNT',
+  'PACKET_LOSS',
 ] as const;
 /** One of {@link ASSERTION_SOURCES}: what an assertion reads (`STATUS_CODE`, `JSON_BODY`, …). */
 export type AssertionSource = (typeof ASSERTION_SOURCES)[number];
@@ -226,6 +233,38 @@ export const GRPC_ASSERTION_SOURCES = [
 export const GRPC_MODES = ['BEHAVIOR', 'HEALTH'] as const;
 /** One of {@link GRPC_MODES}. */
 export type GrpcMode = (typeof GRPC_MODES)[number];
+
+/**
+ * Assertion sources an SSL monitor accepts (docs/checks.md, "SSL"): CERTIFICATE and CONNECTION read a
+ * field named by `property`, JSON_RESPONSE a JSONPath over the result's `response`, TEXT_RESPONSE a regex
+ * over it as text, RESPONSE_TIME the handshake time in ms.
+ */
+export const SSL_ASSERTION_SOURCES = [
+  'CERTIFICATE',
+  'CONNECTION',
+  'JSON_RESPONSE',
+  'TEXT_RESPONSE',
+  'RESPONSE_TIME',
+] as const satisfies readonly AssertionSource[];
+
+/**
+ * Assertion sources a TRACEROUTE monitor accepts (docs/checks.md, "TRACEROUTE"): RESPONSE_TIME (and
+ * LATENCY, the name the hosted API's Go SDK sends) read the final hop's RTT statistic named by `property`
+ * (`avg`, `min`, `max`, `stdDev`), HOP_COUNT the hops recorded, PACKET_LOSS the last hop's loss in percent,
+ * JSON_RESPONSE a JSONPath over the result's `response`.
+ */
+export const TRACEROUTE_ASSERTION_SOURCES = [
+  'RESPONSE_TIME',
+  'LATENCY',
+  'HOP_COUNT',
+  'PACKET_LOSS',
+  'JSON_RESPONSE',
+] as const satisfies readonly AssertionSource[];
+
+/** Probe protocols of a TRACEROUTE monitor that Outpost's agents send (docs/checks.md, "TRACEROUTE"). */
+export const TRACEROUTE_PROTOCOLS = ['ICMP', 'UDP'] as const;
+/** One of {@link TRACEROUTE_PROTOCOLS}. */
+export type TracerouteProtocol = (typeof TRACEROUTE_PROTOCOLS)[number];
 
 /** HTTP methods of an API check (docs/checks.md, "API"). */
 export const API_METHODS = ['GET', 'POST', 'PUT', 'HEAD', 'DELETE', 'PATCH', 'OPTIONS'] as const;

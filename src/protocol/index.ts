@@ -9,3 +9,5 @@ export * from './http-result.js';
 export * from './tcp-result.js';
 export * from './grpc-result.js';
 export * from './schema.js';
+export * from './ssl.js';
+export * from './traceroute.js';

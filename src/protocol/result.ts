@@ -7,6 +7,8 @@ import { RUN_STATUSES } from './enums.js';
 import { HttpCheckResultSchema } from './http-result.js';
 import { TcpCheckResultSchema } from './tcp-result.js';
 import { GrpcCheckResultSchema } from './grpc-result.js';
+import { SslCheckResultSchema } from './ssl.js';
+import { TracerouteCheckResultSchema } from './traceroute.js';
 import { literals } from '../common/literals.js';
 
 /** One echo request of an ICMP run. `rtt` in milliseconds; `ttl` as received. */
@@ -84,6 +86,8 @@ export const RunOutcomeSchema = Type.Object({
   httpCheckResult: Type.Optional(HttpCheckResultSchema),
   browserCheckResult: Type.Optional(BrowserCheckResultSchema),
   grpcCheckResult: Type.Optional(GrpcCheckResultSchema),
+  sslCheckResult: Type.Optional(SslCheckResultSchema),
+  tracerouteCheckResult: Type.Optional(TracerouteCheckResultSchema),
 });
 /** The outcome an executor produces for one attempt (see {@link RunOutcomeSchema}); `responseTime` in milliseconds. */
 export type RunOutcome = Static<typeof RunOutcomeSchema>;

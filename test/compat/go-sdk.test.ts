@@ -28,6 +28,9 @@ import { commandWorks, missingRequirement } from '../helpers/requirements.js';
  * registry serves it, so without it the suite is skipped with a message saying how to get it, in CI as well
  * (docs/api.md, "Compatibility with Checkly's clients").
  *
+ * Beside the suite, go-sdk/outpost_monitors_integration_test.go (Outpost's, built with it) creates, reads,
+ * updates and deletes SSL and traceroute monitors through the SDK's methods, which its suite does not test.
+ *
  * The service runs with OUTPOST_API_CREDENTIALS=clear, as a user of these clients runs it. One fixture, as the
  * suite expects of the account it runs in: an alert channel with id 2996 (its group tests
  * subscribe their groups to it by that id). Outpost refuses a subscription to a channel that does not exist,
@@ -136,10 +139,15 @@ describe.skipIf(missing !== null || noSource !== null)("Checkly's Go SDK integra
 
   it('has the suite of 28 tests this compatibility was measured on, or more, and our own', () => {
     expect(tests.length).toBeGreaterThanOrEqual(28);
-    expect(tests).toContain('TestOutpostGRPCMonitorCRUD');
+    for (const own of [
+      'TestOutpostGRPCMonitorCRUD',
+      'TestOutpostSSLMonitorCRUD',
+      'TestOutpostTracerouteMonitorCRUD',
+    ])
+      expect(tests).toContain(own);
   });
 
-  it('passes every test of the suite, each run on its own', () => {
+  it('passes every test of the suite and those beside it, each run on its own', () => {
     const failures: string[] = [];
     for (const name of tests) {
       const run = spawnSync(binary, ['-test.run', `^${name}$`, '-test.count', '1'], {

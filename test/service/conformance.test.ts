@@ -132,7 +132,6 @@ describe('responses conform to /openapi.json', () => {
       activated: false,
       request: { hostname: '127.0.0.1', port: 9 },
     });
-    // gRPC monitors
     const grpcCheck = await call('POST', '/v1/checks/grpc', {
       name: 'grpc',
       activated: false,
@@ -142,6 +141,16 @@ describe('responses conform to /openapi.json', () => {
       name: 'url',
       activated: false,
       request: { url: 'http://127.0.0.1:9/' },
+    });
+    const sslCheck = await call('POST', '/v1/checks/ssl', {
+      name: 'ssl',
+      activated: false,
+      request: { sslConfig: { hostname: '127.0.0.1', port: 9 } },
+    });
+    const tracerouteCheck = await call('POST', '/v1/checks/traceroute', {
+      name: 'traceroute',
+      activated: false,
+      request: { url: '127.0.0.1' },
     });
     const apiCheck = await call('POST', '/v1/checks/api', {
       name: 'api',
@@ -185,6 +194,8 @@ describe('responses conform to /openapi.json', () => {
       ['browser', browserCheck],
       ['multistep', multistepCheck],
       ['playwright', playwrightCheck],
+      ['ssl', sslCheck],
+      ['traceroute', tracerouteCheck],
     ];
     for (const [path, check] of byType)
       await call('PUT', `/v1/checks/${path}/${check.id}`, { name: `${path} 2` });
@@ -540,9 +551,10 @@ describe('responses conform to /openapi.json', () => {
       dns: { name: 'dns', request: { recordType: 'A', query: 'a.test' } },
       tcp: { name: 'tcp', request: { hostname: '127.0.0.1', port: 9 } },
       url: { name: 'url', request: { url: 'http://127.0.0.1:9/' } },
-      // gRPC monitors
       grpc: { name: 'grpc', request: { url: '127.0.0.1', port: 9, grpcConfig: { mode: 'HEALTH' } } },
       api: { name: 'api', request: { url: 'http://127.0.0.1:9/' } },
+      ssl: { name: 'ssl', request: { sslConfig: { hostname: '127.0.0.1', port: 9 } } },
+      traceroute: { name: 'traceroute', request: { url: '127.0.0.1' } },
       browser: { name: 'browser', script: 'await page.goto("about:blank")' },
       multistep: { name: 'multistep', script: "test('t', async () => {});" },
       playwright: {

@@ -89,6 +89,8 @@ export type CheckResultResponse = Omit<
   | 'httpCheckResult'
   | 'browserCheckResult'
   | 'multiStepCheckResult'
+  | 'sslCheckResult'
+  | 'tracerouteCheckResult'
 > & {
   assertions: CheckResult['assertions'];
   icmpCheckResult: Part<'icmpCheckResult'>;
@@ -99,6 +101,8 @@ export type CheckResultResponse = Omit<
   browserCheckResult: Part<'browserCheckResult'>;
   /** A multi-step check's browser part, under the field's name for it (the same shape). */
   multiStepCheckResult: Part<'browserCheckResult'>;
+  sslCheckResult: Part<'sslCheckResult'>;
+  tracerouteCheckResult: Part<'tracerouteCheckResult'>;
 };
 /** The ICMP part of a check result: the host pinged, packets sent and received, `packetLoss` (percent) and latencies (ms). */
 export type IcmpCheckResult = Static<typeof IcmpCheckResultSchema>;

@@ -10,6 +10,8 @@ import { type HttpPart, HttpPartView } from './http.js';
 import { IcmpPartView } from './icmp.js';
 import { type GrpcPart, GrpcPartView } from './grpc.js';
 import { type TcpPart, TcpPartView } from './tcp.js';
+import { type SslPart, SslPartView } from './ssl.js';
+import { type TraceroutePart, TraceroutePartView } from './traceroute.js';
 import { Facts, Heading, type HeadingLevel, PassMark, formatClock, ScrollRegion } from './text.js';
 import { RunStatusBadge } from '../ui/status.js';
 
@@ -49,6 +51,8 @@ type ResultData = {
   browserCheckResult?: BrowserPart | null;
   /** A multi-step check's browser part, under the field's name for it (the same shape). */
   multiStepCheckResult?: BrowserPart | null;
+  sslCheckResult?: SslPart | null;
+  tracerouteCheckResult?: TraceroutePart | null;
 };
 
 /** A check type in words: `Multi-step check`, `URL monitor`. */
@@ -60,6 +64,8 @@ export function checkTypeText(type: CheckType): string {
     DNS: 'DNS check',
     GRPC: 'gRPC monitor',
     ICMP: 'ICMP check',
+    SSL: 'SSL monitor',
+    TRACEROUTE: 'Traceroute monitor',
     BROWSER: 'Browser check',
     MULTI_STEP: 'Multi-step check',
     PLAYWRIGHT: 'Playwright check suite',
@@ -258,7 +264,9 @@ export function ResultView({
         result.tcpCheckResult ||
         result.grpcCheckResult ||
         result.dnsCheckResult ||
-        result.icmpCheckResult) ? (
+        result.icmpCheckResult ||
+        result.sslCheckResult ||
+        result.tracerouteCheckResult) ? (
         <section class="rv-part">
           <Heading level={level}>Assertions</Heading>
           {result.assertions.length > 0 ? (
@@ -274,6 +282,10 @@ export function ResultView({
       {result.dnsCheckResult ? <DnsPartView part={result.dnsCheckResult} level={level} /> : null}
       {result.tcpCheckResult ? <TcpPartView part={result.tcpCheckResult} level={level} /> : null}
       {result.grpcCheckResult ? <GrpcPartView part={result.grpcCheckResult} level={level} /> : null}
+      {result.sslCheckResult ? <SslPartView part={result.sslCheckResult} level={level} /> : null}
+      {result.tracerouteCheckResult ? (
+        <TraceroutePartView part={result.tracerouteCheckResult} level={level} />
+      ) : null}
       {browser ? <BrowserPartView part={browser} level={level} /> : null}
 
       <ScreenshotsAndTraces artifacts={artifacts} checkId={checkId} resultId={resultId} level={level} />

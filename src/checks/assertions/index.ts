@@ -3,6 +3,7 @@ export {
   type AssertionSourceReader,
   type AssertionSources,
   type AssertionsOutcome,
+  compileRegex,
   evaluateAssertions,
   jsonPathSource,
   propertySource,

@@ -40,6 +40,8 @@ export function formatRouteTrace(trace: RouteTrace): string {
     lines.push(`reached ${trace.resolvedIp} at hop ${trace.hops.length} in ${took}`);
   } else if (trace.sendError !== null) {
     lines.push(`stopped after ${took}: probes could not be sent (${trace.sendError})`);
+  } else if (trace.unknownHopsLimit) {
+    lines.push(`did not reach ${trace.resolvedIp}: stopped after hops without an answer (${took})`);
   } else if (trace.timedOut) {
     lines.push(`did not reach ${trace.resolvedIp}: the time limit ran out after ${took}`);
   } else {

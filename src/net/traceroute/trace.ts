@@ -1,3 +1,4 @@
+import type { Resolver } from 'node:dns/promises';
 import { SocketAddress } from 'node:net';
 import type { IpFamily } from '../../protocol/index.js';
 import { OutpostError } from '../../common/errors.js';
@@ -42,8 +43,15 @@ export type TraceRouteOptions = {
   port?: number;
   /** ICMP only: which socket kind to open. Default `auto`: an unprivileged datagram socket, else a raw one. */
   socketPreference?: SocketPreference;
+  /**
+   * Ends the trace after this many consecutive hops where no probe was answered (the hop ending it is
+   * the last of the trace, and `unknownHopsLimit` is true), 1–255. Default: none, up to `maxHops`.
+   */
+  maxUnknownHops?: number;
   /** Resolve `target` with the OS resolver (getaddrinfo) instead of querying DNS. Default false. */
   useOsDnsResolver?: boolean;
+  /** The c-ares resolver to query (see resolveHost); default one reading /etc/resolv.conf. */
+  resolver?: Resolver;
   /** Aborts the trace: it rejects with OUTPOST_ERR_ABORTED. */
   signal?: AbortSignal;
   /** The native addon; tests may pass their own. Default: build/Release/outpost_icmp.node. */
@@ -89,6 +97,8 @@ export type RouteTrace = {
   maxHops: number;
   /** `totalTimeoutMs` ran out before the trace finished. */
   timedOut: boolean;
+  /** The trace ended after `maxUnknownHops` consecutive hops without an answer. */
+  unknownHopsLimit: boolean;
   /** errno name (ENETUNREACH, EHOSTUNREACH, EACCES, …) when probes could not be sent; the trace then stopped. */
   sendError: string | null;
   /** Wall time of the whole trace, resolution included, ms (performance.now()). */
@@ -158,7 +168,7 @@ type Options = Required<
     TraceRouteOptions,
     'maxHops' | 'probesPerHop' | 'probeTimeoutMs' | 'totalTimeoutMs' | 'simultaneousHops' | 'port'
   >
-> & { protocol: TraceProtocol; preference: 0 | 1 | 2 };
+> & { protocol: TraceProtocol; preference: 0 | 1 | 2; maxUnknownHops: number };
 
 function parseOptions(options: TraceRouteOptions): Options {
   const protocol = options.protocol ?? 'icmp';
@@ -181,6 +191,7 @@ function parseOptions(options: TraceRouteOptions): Options {
     totalTimeoutMs: checkInteger('totalTimeoutMs', options.totalTimeoutMs ?? 10_000, 1, 300_000),
     simultaneousHops: checkInteger('simultaneousHops', options.simultaneousHops ?? 16, 1, 255),
     port: checkInteger('port', options.port ?? 33_434, 1, 65_535),
+    maxUnknownHops: checkInteger('maxUnknownHops', options.maxUnknownHops ?? 255, 1, 255),
   };
   const lastPort = parsed.port + parsed.maxHops * parsed.probesPerHop - 1;
   if (protocol === 'udp' && lastPort > 65_535) {
@@ -246,6 +257,7 @@ async function resolveTarget(
     return await resolveHost(target, {
       ipFamily: options.ipFamily ?? 'IPv4',
       useOsDnsResolver: options.useOsDnsResolver ?? false,
+      resolver: options.resolver,
       signal: resolution.signal,
     });
   } catch (err) {
@@ -294,7 +306,7 @@ type TraceSetup = {
 };
 
 /** How a trace ends: at a hop (the trace so far), or with an error. */
-type TraceEnd = { lastTtl: number; timedOut: boolean } | { error: unknown };
+type TraceEnd = { lastTtl: number; timedOut: boolean; unknownHopsLimit?: boolean } | { error: unknown };
 
 /**
  * One running trace: the hops probed so far (per TTL, index ttl - 1: the answers so far,
@@ -311,6 +323,8 @@ class TraceRun {
   /** Lowest TTL at which the target answered. */
   #targetTtl = Number.POSITIVE_INFINITY;
   #sendError: string | null = null;
+  /** Consecutive settled hops, up to #firstOpen, where no probe was answered. */
+  #unknownRun = 0;
   #finished = false;
   #probeIndex = 0;
   /** The next call of `pump`, when one is due. */
@@ -352,11 +366,11 @@ class TraceRun {
       this.#reject(how.error);
       return;
     }
-    this.#resolve(this.#trace(how.lastTtl, how.timedOut));
+    this.#resolve(this.#trace(how.lastTtl, how.timedOut, how.unknownHopsLimit ?? false));
   }
 
   /** The trace up to `lastTtl` (at most the hops probed). */
-  #trace(until: number, timedOut: boolean): RouteTrace {
+  #trace(until: number, timedOut: boolean, unknownHopsLimit: boolean): RouteTrace {
     const { target, address, targetAddress, family, socket, parsed, started } = this.#t;
     const lastTtl = Math.min(until, this.#hops.length);
     return {
@@ -375,6 +389,7 @@ class TraceRun {
       })),
       maxHops: parsed.maxHops,
       timedOut,
+      unknownHopsLimit,
       sendError: this.#sendError,
       durationMs: performance.now() - started,
     };
@@ -387,6 +402,11 @@ class TraceRun {
       const answers = hops[this.#firstOpen - 1]!.answers;
       const answered = answers.filter((a) => a != null);
       const allUnreachable = answered.length > 0 && answered.every((a) => a.kind === 'unreachable');
+      this.#unknownRun = answered.length === 0 ? this.#unknownRun + 1 : 0;
+      if (this.#unknownRun >= this.#t.parsed.maxUnknownHops && this.#firstOpen < this.#targetTtl) {
+        this.#finish({ lastTtl: this.#firstOpen, timedOut: false, unknownHopsLimit: true });
+        return;
+      }
       if (
         this.#firstOpen >= this.#targetTtl ||
         allUnreachable ||

@@ -26,8 +26,9 @@ export function sslMilestone(daysRemaining: number, thresholdDays: number): numb
 }
 
 /**
- * The certificates a result carries, by domain (lower case): an https URL/API target's (its host) and, for a
- * browser check with `sslCheckDomain`, the one the browser saw; an http target carries none.
+ * The certificates a result carries, by domain (lower case): an https URL/API target's (its host), for a
+ * browser check with `sslCheckDomain` the one the browser saw, and an SSL monitor's (its `serverName`, else
+ * its `hostname`); an http target carries none.
  */
 export function certificatesOf(
   result: CheckResult,
@@ -43,6 +44,14 @@ export function certificatesOf(
   const domain = typeof check.sslCheckDomain === 'string' ? check.sslCheckDomain : null;
   if (browser?.sslCertificate && domain)
     found.push({ domain: domain.toLowerCase(), certificate: browser.sslCertificate });
+  // An SSL monitor's certificate, by the name it checks (its serverName, else its hostname).
+  const ssl = result.sslCheckResult;
+  if (ssl?.sslCertificate) {
+    found.push({
+      domain: (ssl.request.serverName ?? ssl.request.hostname).toLowerCase(),
+      certificate: ssl.sslCertificate,
+    });
+  }
   return found;
 }
 

@@ -22,6 +22,9 @@ const RESPONSE_TIME_TYPES: readonly CheckType[] = [
   'BROWSER',
   'MULTI_STEP',
   'PLAYWRIGHT',
+  // SSL and TRACEROUTE monitors: the handshake time, the final hop's average RTT.
+  'SSL',
+  'TRACEROUTE',
 ];
 
 const RESPONSE_TIME_METRICS = [

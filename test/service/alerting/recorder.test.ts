@@ -540,4 +540,60 @@ describe('SSL certificate expiry', () => {
     const stored = await svc.context.db.selectFrom('ssl_certificates').selectAll().execute();
     expect(stored).toMatchObject([{ domain: 'shop.example.test', fingerprint: 'BB:02' }]);
   });
+
+  it("alerts on an SSL monitor's certificate under its serverName", async () => {
+    const ssl = await channel({
+      sslExpiry: true,
+      sslExpiryThreshold: 14,
+      sendFailure: false,
+      sendRecovery: false,
+    });
+    const checkId = await createCheck(svc, 'ssl', {
+      name: 'cert',
+      activated: false,
+      request: { sslConfig: { hostname: '203.0.113.9', serverName: 'Shop.example.test' } },
+    });
+    const certificate: Certificate = {
+      subject: { commonName: 'shop.example.test', organization: null },
+      issuer: { commonName: 'Test CA', organization: null },
+      subjectAltNames: ['DNS:shop.example.test'],
+      validFrom: new Date(Date.now() - 80 * 86_400_000).toISOString(),
+      validTo: new Date(Date.now() + 2 * 86_400_000 + 3_600_000).toISOString(),
+      daysRemaining: 2,
+      fingerprint256: 'CC:03',
+      serialNumber: '03',
+      authorized: true,
+      authorizationError: null,
+    };
+    await triggerCheck(svc, checkId);
+    const [job] = (await claimJobs(svc, AGENT, { checkTypes: ['SSL'] })).filter(
+      (j) => j.check.id === checkId,
+    );
+    await post(
+      job!,
+      resultFor(job!, 'PASSED', {
+        sslCheckResult: {
+          tlsVersion: 'TLSv1.3',
+          cipherSuite: 'TLS_AES_128_GCM_SHA256',
+          daysUntilExpiry: 2,
+          handshakeTimeMs: 1,
+          chainTrusted: true,
+          hostnameVerified: true,
+          baselineVerdict: null,
+          failureCategory: 'expiring',
+          requestError: null,
+          request: { hostname: '203.0.113.9', port: 443, serverName: 'Shop.example.test', ipFamily: 'IPv4' },
+          timingPhases: { dns: 0, connect: 1, handshake: 1, total: 2 },
+          response: null,
+          sslCertificate: certificate,
+        },
+      }),
+    );
+    const sent = await notifications();
+    expect(sent.map((n) => [n.channel_id, n.alert_type])).toEqual([[ssl, 'ALERT_SSL']]);
+    expect(JSON.parse(sent[0]!.doc)).toMatchObject({
+      SSL_CHECK_DOMAIN: 'shop.example.test',
+      SSL_DAYS_REMAINING: 2,
+    });
+  });
 });

@@ -379,3 +379,144 @@ describe('long logs', () => {
     expect(within(table).getAllByRole('row')).toHaveLength(121);
   });
 });
+
+describe('an SSL result', () => {
+  const CERT = {
+    subjectCN: 'shop.example.com',
+    issuerCN: 'Example CA',
+    subject: 'CN=shop.example.com',
+    issuer: 'CN=Example CA',
+    sans: ['DNS:shop.example.com'],
+    validFrom: '2026-01-01T00:00:00.000Z',
+    validTo: '2026-12-31T00:00:00.000Z',
+    daysUntilExpiry: 32,
+    serialNumber: '1000',
+    fingerprintSha256: 'AA:BB',
+    fingerprintSha1: 'CC:DD',
+    keyAlgorithm: 'ec',
+    keySizeBits: 256,
+    isCA: false,
+    selfSigned: false,
+  };
+  const SSL: NonNullable<Result['sslCheckResult']> = {
+    tlsVersion: 'TLSv1.2',
+    cipherSuite: 'TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256',
+    daysUntilExpiry: 32,
+    handshakeTimeMs: 4,
+    chainTrusted: false,
+    hostnameVerified: true,
+    baselineVerdict: 'FAIL',
+    failureCategory: 'untrusted',
+    requestError: null,
+    request: { hostname: 'shop.example.com', port: 443, serverName: 'shop.example.com', ipFamily: 'IPv4' },
+    timingPhases: { dns: 1, connect: 2, handshake: 4, total: 9 },
+    response: {
+      resolvedIp: '198.51.100.7',
+      protocol: 'TLSv1.2',
+      cipherSuite: 'TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256',
+      handshakeTimeMs: 4,
+      hostnameVerified: true,
+      hostnameError: null,
+      chainTrusted: false,
+      chainError: 'SELF_SIGNED_CERT_IN_CHAIN',
+      daysUntilExpiry: 32,
+      ocspStapled: true,
+      ocspResponseBytes: 471,
+      securityBaseline: {
+        verdict: 'FAIL',
+        findings: [{ rule: 'minTLSVersion', severity: 'fail', message: 'TLSv1.2 is below TLS 1.3' }],
+        notJudged: [],
+      },
+      certificate: CERT,
+      chain: [
+        CERT,
+        { ...CERT, subjectCN: 'Example CA', fingerprintSha256: 'EE:FF', isCA: true, selfSigned: true },
+      ],
+    },
+    sslCertificate: null,
+  };
+
+  it('shows the verdicts, protocol, staple, baseline and the chain', () => {
+    renderResult(result({ status: 'FAILED', sslCheckResult: SSL }));
+    expect(screen.getByRole('heading', { name: 'TLS certificate' })).toBeTruthy();
+    expect(fact('Chain')).toContain('Not trusted: SELF_SIGNED_CERT_IN_CHAIN');
+    expect(fact('Name')).toContain('Matches');
+    expect(fact('Expiry')).toContain('32 days left');
+    expect(fact('Protocol')).toBe('TLSv1.2');
+    expect(fact('OCSP staple')).toBe('Stapled (471 bytes)');
+    expect(fact('Security baseline')).toBe('FAIL: TLSv1.2 is below TLS 1.3');
+    const chain = screen.getByRole('table', { name: 'The certificate chain the server sent, leaf first' });
+    expect(within(chain).getAllByRole('row')).toHaveLength(3);
+    expect(chain.textContent).toContain('Example CA');
+  });
+});
+
+describe('a TRACEROUTE result', () => {
+  const TRACE: NonNullable<Result['tracerouteCheckResult']> = {
+    totalHops: 3,
+    destinationReached: false,
+    finalHopLatency: { avg: null, min: null, max: null, stdDev: null },
+    timingPhases: { dns: 0, total: 1004 },
+    requestError: null,
+    request: {
+      url: 'shop.example.com',
+      protocol: 'ICMP',
+      port: null,
+      ipFamily: 'IPv4',
+      maxHops: 30,
+      maxUnknownHops: 2,
+      ptrLookup: true,
+      timeout: 10,
+    },
+    response: {
+      hostname: 'shop.example.com',
+      resolvedIp: '198.51.100.7',
+      port: null,
+      ipFamily: 'IPv4',
+      maxHops: 30,
+      totalHops: 3,
+      destinationReached: false,
+      truncationReason: 'maxUnknownHops',
+      probeProtocol: 'ICMP',
+      socketType: 'datagram',
+      finalHopLatency: { avg: null, min: null, max: null, stdDev: null },
+      hops: [
+        {
+          hop_number: 1,
+          main_ip: '10.0.0.1',
+          main_host: 'gw.lan',
+          addresses: ['10.0.0.1'],
+          sent: 3,
+          received: 2,
+          loss_percentage: 33.333,
+          rtt: { last_ms: 1.2, avg_ms: 1.1, best_ms: 1, worst_ms: 1.2, stddev_ms: 0.1 },
+          annotations: [],
+        },
+        ...[2, 3].map((n) => ({
+          hop_number: n,
+          main_ip: null,
+          main_host: '',
+          addresses: [],
+          sent: 3,
+          received: 0,
+          loss_percentage: 100,
+          rtt: null,
+          annotations: [],
+        })),
+      ],
+    },
+  };
+
+  it('shows whether it was reached, why it stopped and every hop', () => {
+    renderResult(result({ status: 'FAILED', tracerouteCheckResult: TRACE }));
+    expect(screen.getByRole('heading', { name: 'Route' })).toBeTruthy();
+    expect(fact('Destination')).toContain('Not reached');
+    expect(fact('Stopped because')).toBe('too many hops in a row did not answer');
+    expect(fact('Hops')).toBe('3');
+    const hops = screen.getByRole('table', { name: 'The hops of the route, nearest first' });
+    const rows = within(hops).getAllByRole('row');
+    expect(rows).toHaveLength(4);
+    expect(rows[1]!.textContent).toContain('gw.lan');
+    expect(rows[2]!.textContent).toContain('* (no answer)');
+  });
+});

@@ -33,6 +33,7 @@ import { splitCheck } from './model/fields.js';
 import { AlertChannelSection, AlertSettingsSection, IncidentTriggerSection } from './sections/alerting.js';
 import { DnsSection } from './sections/network.js';
 import { GrpcSection } from './sections/grpc.js';
+import { SslSection, TracerouteSection } from './sections/ssl-traceroute.js';
 import { TESTABLE_TYPES, TestRunPanel, useTestRun } from './run-before-saving.js';
 
 /** Sends the check: creates it at its type's path, or updates the one of `checkId`. */
@@ -396,6 +397,10 @@ function TypeSections({
       return <GrpcSection fx={fx} />;
     case 'ICMP':
       return <IcmpSection fx={fx} />;
+    case 'SSL':
+      return <SslSection fx={fx} />;
+    case 'TRACEROUTE':
+      return <TracerouteSection fx={fx} />;
     case 'BROWSER':
     case 'MULTI_STEP':
       return <ScriptSection fx={fx} refs={refs} />;

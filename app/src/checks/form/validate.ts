@@ -61,6 +61,8 @@ export function missingRequired(type: CheckType, form: Json): Problem | null {
     if (getIn(form, 'request.grpcConfig.mode') !== 'HEALTH')
       required.push(['request.grpcConfig.method', 'Method']);
   }
+  if (type === 'SSL') required.push(['request.sslConfig.hostname', 'Hostname']);
+  if (type === 'TRACEROUTE') required.push(['request.url', 'Host']);
   if (type === 'BROWSER' || type === 'MULTI_STEP') required.push(['script', 'Script']);
   if (type === 'HEARTBEAT') {
     const hb = getIn(form, 'heartbeat');

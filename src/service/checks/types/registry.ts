@@ -27,6 +27,8 @@ import type { CheckTypeHooks } from './hooks.js';
 import { CreateIcmpCheckBody, IcmpHeartbeatSchema, IcmpRequestBodySchema } from './icmp.js';
 import { CreateTcpCheckBody, TcpRequestBodySchema } from './tcp.js';
 import { CreateUrlCheckBody, UrlRequestBodySchema } from './url.js';
+import { CreateSslCheckBody, SslRequestBodySchema } from './ssl.js';
+import { CreateTracerouteCheckBody, TracerouteRequestBodySchema, tracerouteRules } from './traceroute.js';
 
 /**
  * How the job of a run is built from a stored check of one type (runs/jobs.ts, JobBuilder.build;
@@ -250,7 +252,26 @@ export const CHECK_TYPE_REGISTRY: readonly CheckTypeEntry[] = [
     responseTimeLimitMs: API_RESPONSE_TIME_LIMIT_MS,
     job: API_JOB,
   },
-  // gRPC monitors
+  // SSL and TRACEROUTE monitors: response-time limits at most 30 000 ms, as the hosted API's.
+  {
+    ...PROTOCOL_CHECK,
+    checkType: 'SSL',
+    path: 'ssl',
+    createBody: CreateSslCheckBody,
+    updateRequest: SslRequestBodySchema,
+    frequencies: MINUTE_FREQUENCIES,
+    responseTimeLimitMs: 30_000,
+  },
+  {
+    ...PROTOCOL_CHECK,
+    checkType: 'TRACEROUTE',
+    path: 'traceroute',
+    createBody: CreateTracerouteCheckBody,
+    updateRequest: TracerouteRequestBodySchema,
+    frequencies: TCP_FREQUENCIES,
+    responseTimeLimitMs: 30_000,
+    rules: tracerouteRules,
+  },
   {
     ...PROTOCOL_CHECK,
     checkType: 'GRPC',

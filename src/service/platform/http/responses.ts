@@ -50,7 +50,7 @@ export const SessionResultSchema = Type.Object(
     ),
   },
   // Plus the check type's part: icmpCheckResult, dnsCheckResult, tcpCheckResult, grpcCheckResult,
-  // httpCheckResult or browserCheckResult.
+  // httpCheckResult, browserCheckResult, sslCheckResult or tracerouteCheckResult.
   { additionalProperties: true },
 );
 
@@ -100,6 +100,8 @@ export type SessionResult = Static<typeof SessionResultSchema> &
       | 'grpcCheckResult'
       | 'httpCheckResult'
       | 'browserCheckResult'
+      | 'sslCheckResult'
+      | 'tracerouteCheckResult'
     >
   >;
 

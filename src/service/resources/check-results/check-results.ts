@@ -131,6 +131,8 @@ export function presentCheckResult(
     dnsCheckResult: doc.dnsCheckResult ?? null,
     tcpCheckResult: doc.tcpCheckResult ?? null,
     grpcCheckResult: doc.grpcCheckResult ?? null,
+    sslCheckResult: doc.sslCheckResult ?? null,
+    tracerouteCheckResult: doc.tracerouteCheckResult ?? null,
     httpCheckResult: http,
     // The field's name for an API check's HTTP exchange.
     apiCheckResult: check.checkType === 'API' ? http : null,

@@ -138,6 +138,8 @@ export const CheckResultResponseSchema = Type.Object(
     apiCheckResult: part('API checks: the HTTP exchange (the field’s name for it)'),
     browserCheckResult: part('Browser checks and Playwright check suites, as stored'),
     multiStepCheckResult: part('Multi-step checks, as stored'),
+    sslCheckResult: part('SSL monitors: the handshake, chain and certificate'),
+    tracerouteCheckResult: part('TRACEROUTE monitors: the traced route'),
     /** Present when the agent cut the result to fit the service's limit (docs/protocol.md). */
     truncated: Type.Optional(
       Type.Object(

@@ -188,6 +188,8 @@ export class CheckSessions {
           ...(doc.grpcCheckResult && { grpcCheckResult: doc.grpcCheckResult }),
           ...(doc.httpCheckResult && { httpCheckResult: doc.httpCheckResult }),
           ...(doc.browserCheckResult && { browserCheckResult: doc.browserCheckResult }),
+          ...(doc.sslCheckResult && { sslCheckResult: doc.sslCheckResult }),
+          ...(doc.tracerouteCheckResult && { tracerouteCheckResult: doc.tracerouteCheckResult }),
         };
       }),
     };

@@ -43,6 +43,8 @@ function controlledFields(type: CheckType): readonly string[] {
     case 'TCP':
     case 'URL':
     case 'GRPC':
+    case 'SSL':
+    case 'TRACEROUTE':
       return [...SCHEDULED_FIELDS, ...responseTimes, 'request'];
     case 'API':
       return [
@@ -148,6 +150,20 @@ function controlledRequestFields(type: CheckType): readonly string[] {
       return ['query', 'recordType', 'nameServer', 'port', 'protocol', 'assertions'];
     case 'ICMP':
       return ['hostname', 'ipFamily', 'pingCount', 'assertions'];
+    case 'SSL':
+      return ['sslConfig', 'assertions'];
+    case 'TRACEROUTE':
+      return [
+        'url',
+        'protocol',
+        'port',
+        'ipFamily',
+        'maxHops',
+        'maxUnknownHops',
+        'ptrLookup',
+        'timeout',
+        'assertions',
+      ];
     default:
       return [];
   }

@@ -179,6 +179,39 @@ export function newCheckBody(type: CreatableType): Json {
         ...uptime,
         request: { query: '', recordType: 'A', nameServer: null, port: 53, protocol: 'UDP', assertions: [] },
       };
+    case 'SSL':
+      return {
+        ...common,
+        ...uptime,
+        request: {
+          sslConfig: {
+            hostname: '',
+            port: 443,
+            serverName: null,
+            ipFamily: 'IPv4',
+            skipChainValidation: false,
+            handshakeTimeoutMs: 10_000,
+            alertDaysBeforeExpiry: 20,
+          },
+          assertions: [],
+        },
+      };
+    case 'TRACEROUTE':
+      return {
+        ...common,
+        ...uptime,
+        request: {
+          url: '',
+          protocol: 'ICMP',
+          port: null,
+          ipFamily: 'IPv4',
+          maxHops: 30,
+          maxUnknownHops: 15,
+          ptrLookup: true,
+          timeout: 10,
+          assertions: [],
+        },
+      };
     case 'ICMP':
       return {
         ...common,

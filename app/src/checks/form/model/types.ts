@@ -14,6 +14,8 @@ import {
   ICMP_FREQUENCIES,
   TCP_ASSERTION_SOURCES,
   URL_ASSERTION_SOURCES,
+  SSL_ASSERTION_SOURCES,
+  TRACEROUTE_ASSERTION_SOURCES,
 } from '../../../../../src/protocol/enums.js';
 import type { CheckType } from '../../../api/schemas.js';
 
@@ -23,9 +25,10 @@ export const CREATABLE_TYPES = [
   'URL',
   'TCP',
   'DNS',
-  // gRPC monitors
   'GRPC',
   'ICMP',
+  'SSL',
+  'TRACEROUTE',
   'BROWSER',
   'MULTI_STEP',
   'PLAYWRIGHT',
@@ -83,6 +86,18 @@ export const TYPE_INFO: Record<
     path: 'icmp',
     summary: 'Pings a host and measures packet loss and latency.',
   },
+  SSL: {
+    label: 'SSL monitor',
+    noun: 'SSL monitor',
+    path: 'ssl',
+    summary: 'One TLS handshake: the certificate chain, days until expiry, the name, protocol and cipher.',
+  },
+  TRACEROUTE: {
+    label: 'Traceroute monitor',
+    noun: 'traceroute monitor',
+    path: 'traceroute',
+    summary: 'The route to a host hop by hop: each hop’s address, loss and round-trip time.',
+  },
   BROWSER: {
     label: 'Browser check',
     noun: 'browser check',
@@ -126,7 +141,9 @@ export const SUB_MINUTE_OFFSETS = [10, 20, 30] as const;
 
 /** Minutes between runs the type accepts; 0 is the sub-minute schedule (ICMP, TCP, API only). */
 export function frequenciesOf(type: CheckType): readonly number[] {
-  return type === 'ICMP' || type === 'TCP' || type === 'API' ? ICMP_FREQUENCIES : MINUTE_FREQUENCIES;
+  return type === 'ICMP' || type === 'TCP' || type === 'API' || type === 'TRACEROUTE'
+    ? ICMP_FREQUENCIES
+    : MINUTE_FREQUENCIES;
 }
 
 /** `Every 10 seconds`, `Every minute`, `Every 5 minutes`, `Every hour`, `Every 12 hours`. */
@@ -162,6 +179,10 @@ export function assertionSourcesOf(type: CheckType): readonly string[] {
       return GRPC_ASSERTION_SOURCES;
     case 'ICMP':
       return ICMP_ASSERTION_SOURCES;
+    case 'SSL':
+      return SSL_ASSERTION_SOURCES;
+    case 'TRACEROUTE':
+      return TRACEROUTE_ASSERTION_SOURCES;
     default:
       return [];
   }
@@ -177,6 +198,8 @@ export const RESPONSE_TIME_DEFAULTS: Partial<
   URL: { degraded: 3000, max: 5000, limit: 300_000 },
   GRPC: { degraded: 3000, max: 5000, limit: 300_000 },
   API: { degraded: 10_000, max: 20_000, limit: 30_000 },
+  SSL: { degraded: 3000, max: 10_000, limit: 30_000 },
+  TRACEROUTE: { degraded: 3000, max: 5000, limit: 30_000 },
 };
 
 /** Script checks: a script in a runtime instead of a `request`. */

@@ -1,0 +1,1 @@
+export { createSslExecutor, SslExecutor, type SslExecutorOptions } from './executor.js';

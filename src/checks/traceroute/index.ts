@@ -1,0 +1,1 @@
+export { createTracerouteExecutor, TracerouteExecutor, type TracerouteExecutorOptions } from './executor.js';
