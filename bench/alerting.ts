@@ -7,7 +7,8 @@
  * to the webhook's arrival at the receiver (one clock: both ends are in this process).
  * - sequential: ~200 failures one after another (each waits for its webhook); goals p50 < 100 ms,
  *   p99 < 500 ms;
- * - burst: 1,000 checks failing at once (1,000 result POSTs in flight together); goal p99 < 5 s;
+ * - burst: 1,000 checks failing at once (1,000 result POSTs in flight together); goal p99 < 2 s (delivery
+ *   never waits behind result ingestion);
  *   also the time from the first POST to the last arrival.
  * Prints the figures and their ratio to the goals (goal ÷ figure: above 1 is met); returns them.
  * Run: `npm run build && node dist/bench/alerting.js` (or `npx tsx bench/alerting.ts` after a build).
@@ -52,7 +53,7 @@ export type AlertingBenchReport = {
   setupMs: number;
 };
 
-const GOALS = { sequentialP50Ms: 100, sequentialP99Ms: 500, burstP99Ms: 5000 } as const;
+const GOALS = { sequentialP50Ms: 100, sequentialP99Ms: 500, burstP99Ms: 2000 } as const;
 const API_KEY = 'bench_alerting_key_0123456789';
 const AGENT_ID = '7f1d2c3b-4a5e-4f60-8a7b-9c0d1e2f3a4b';
 
