@@ -349,7 +349,7 @@ describe('the first checks, then every check', () => {
     renderAt('/checks');
     const table = await screen.findByRole('table');
     expect(screen.getByRole('status').textContent).toBe(
-      '100 of the first 100 checks. Loading every check: until then, sorting and filters cover these.',
+      '100 of the first 100 checks. Loading every check: until then, the counts, sorting and filters cover these.',
     );
     // The size of the whole table is not known yet.
     expect(table.getAttribute('aria-rowcount')).toBe('-1');

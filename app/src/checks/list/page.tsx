@@ -119,7 +119,7 @@ export default function ChecksList() {
           <>
             {visible.length} of the first {rows.length} checks.{' '}
             <span class="checks-loading">
-              Loading every check: until then, sorting and filters cover these.
+              Loading every check: until then, the counts, sorting and filters cover these.
             </span>
           </>
         )}
