@@ -26,8 +26,11 @@ export type Received = {
 /** What a route answers: a status, a JSON body (undefined: none) and headers of its own (`etag`…). */
 export type Answer = { status: number; body?: unknown; headers?: Record<string, string> };
 
-/** A route's answer, or a function of the request (`GET /v1/checks/abc` → `'GET /v1/checks/abc'`). */
-export type Routes = Record<string, Answer | ((request: Received) => Answer)>;
+/**
+ * A route's answer, or a function of the request giving it (or a promise of it: an answer held back until the
+ * test lets it go) (`GET /v1/checks/abc` → `'GET /v1/checks/abc'`).
+ */
+export type Routes = Record<string, Answer | ((request: Received) => Answer | Promise<Answer>)>;
 
 /** A loopback API server. */
 export type ApiServer = {
@@ -67,7 +70,7 @@ export async function startApi(routes: Routes = {}): Promise<ApiServer> {
     const handler = table[`${request.method} ${request.path}`];
     const answer: Answer =
       typeof handler === 'function'
-        ? handler(request)
+        ? await handler(request)
         : (handler ?? {
             status: 404,
             body: {

@@ -30,6 +30,14 @@ export const deleteCheck = (checkId: string) => api.delete(path`/v1/checks/${che
 export const listCheckStatuses = (signal?: AbortSignal) =>
   api.poll<CheckStatus[]>('/v1/check-statuses', signal);
 
+/** The first `limit` checks of the account, oldest first (`GET /v1/checks?limit=`, at most 100). */
+export const listFirstChecks = (limit: number, signal?: AbortSignal) =>
+  api.get<Check[]>('/v1/checks', { limit }, signal);
+
+/** The statuses of the checks of `checkIds` (at most 500), by name (`GET /v1/check-statuses?checkId=`). */
+export const listCheckStatusesOf = (checkIds: readonly string[], signal?: AbortSignal) =>
+  api.get<CheckStatus[]>('/v1/check-statuses', { checkId: checkIds }, signal);
+
 /** The status of one check (`GET /v1/check-statuses/{id}`). */
 export const getCheckStatus = (checkId: string, signal?: AbortSignal) =>
   api.get<CheckStatus>(path`/v1/check-statuses/${checkId}`, undefined, signal);

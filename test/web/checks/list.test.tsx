@@ -1,7 +1,7 @@
 import { fireEvent, screen, waitFor, within } from '@testing-library/preact';
 import { describe, expect, it } from 'vitest';
 import ChecksList from '../../../app/src/checks/list/page.js';
-import { renderRoute, serveApi } from '../dom.js';
+import { type Received, renderRoute, serveApi } from '../dom.js';
 import { choose } from '../forms.js';
 
 // The checks list in a real DOM against a loopback API: the table with each check's status, last result
@@ -58,9 +58,25 @@ const STATUSES = [
   status('chk-d', { lastRunAt: null, lastResultId: null, availability24h: null, responseTimes24h: [] }),
 ];
 
+/** `GET /v1/checks` as the service answers it: every check of `all`, or the first `limit` (oldest first). */
+function checksOf(all: unknown[]) {
+  return (request: Received) => {
+    const limit = request.query.get('limit');
+    return { status: 200, body: limit ? all.slice(0, Number(limit)) : all };
+  };
+}
+
+/** `GET /v1/check-statuses` as the service answers it: every status of `all`, or those `checkId` names. */
+function statusesOf(all: { checkId: string }[]) {
+  return (request: Received) => {
+    const ids = request.query.get('checkId')?.split(',');
+    return { status: 200, body: ids ? all.filter((s) => ids.includes(s.checkId)) : all };
+  };
+}
+
 const api = serveApi(() => ({
-  'GET /v1/checks': { status: 200, body: CHECKS },
-  'GET /v1/check-statuses': { status: 200, body: STATUSES },
+  'GET /v1/checks': checksOf(CHECKS),
+  'GET /v1/check-statuses': statusesOf(STATUSES),
   'GET /v1/check-groups': { status: 200, body: [{ id: 3, name: 'Shop' }] },
 }));
 
@@ -229,10 +245,16 @@ describe('many checks', () => {
 
   function renderMany(path: string) {
     api.route({
-      'GET /v1/checks': { status: 200, body: MANY },
-      'GET /v1/check-statuses': { status: 200, body: MANY_STATUSES },
+      'GET /v1/checks': checksOf(MANY),
+      'GET /v1/check-statuses': statusesOf(MANY_STATUSES),
     });
     return renderAt(path);
+  }
+
+  /** Waits for the table of every check (the first checks are drawn before it). */
+  async function whole() {
+    await screen.findByRole('table');
+    await waitFor(() => expect(screen.getByRole('status').textContent).toMatch(/^\d+ of \d+ checks$/));
   }
 
   /** Makes the table's body stand `rows` rows of 49 px above the viewport's top and tells the page it scrolled. */
@@ -245,7 +267,7 @@ describe('many checks', () => {
 
   it('draws only a window of the rows, saying how many there are', async () => {
     renderMany('/checks?sort=name');
-    await screen.findByRole('table');
+    await whole();
     expect(screen.getByRole('status').textContent).toBe('1000 of 1000 checks');
     const table = screen.getByRole('table');
     expect(table.getAttribute('aria-rowcount')).toBe('1001');
@@ -264,7 +286,7 @@ describe('many checks', () => {
 
   it('draws the later rows when the page scrolls, and the first ones again when it scrolls back', async () => {
     renderMany('/checks?sort=name');
-    await screen.findByRole('table');
+    await whole();
     await scrollRows(500);
     await waitFor(() => expect(shownNames()).toContain('Check 0500'));
     const names = shownNames();
@@ -282,7 +304,7 @@ describe('many checks', () => {
 
   it('sorts and filters every row, not only those drawn', async () => {
     renderMany('/checks');
-    await screen.findByRole('table');
+    await whole();
     // By status: the 100 failing checks first.
     expect(shownNames()[0]).toBe('Check 0000');
     expect(shownNames()[1]).toBe('Check 0010');
@@ -292,6 +314,108 @@ describe('many checks', () => {
     fireEvent.input(screen.getByLabelText('Search by name'), { target: { value: '0998' } });
     await waitFor(() => expect(shownNames()).toEqual(['Check 0998']));
     expect(screen.getByRole('status').textContent).toBe('1 of 1000 checks');
+  });
+});
+
+describe('the first checks, then every check', () => {
+  const MANY = Array.from({ length: 1000 }, (_, i) =>
+    check({ id: `chk-${i}`, name: `Check ${String(i).padStart(4, '0')}` }),
+  );
+  const MANY_STATUSES = MANY.map((c, i) => status(c.id, { hasFailures: i % 10 === 0 }));
+
+  /** Serves MANY, holding back the whole lists (not the first page) until the returned function is called. */
+  function holdWholeLists(): () => void {
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const checks = checksOf(MANY);
+    const statuses = statusesOf(MANY_STATUSES);
+    api.route({
+      'GET /v1/checks': async (request) => {
+        if (!request.query.has('limit')) await held;
+        return checks(request);
+      },
+      'GET /v1/check-statuses': async (request) => {
+        if (!request.query.has('checkId')) await held;
+        return statuses(request);
+      },
+    });
+    return release;
+  }
+
+  it('draws the first checks with their statuses at once, says the rest is loading, then draws every check', async () => {
+    const release = holdWholeLists();
+    renderAt('/checks');
+    const table = await screen.findByRole('table');
+    expect(screen.getByRole('status').textContent).toBe(
+      '100 of the first 100 checks. Loading every check: until then, the counts, sorting and filters cover these.',
+    );
+    // The size of the whole table is not known yet.
+    expect(table.getAttribute('aria-rowcount')).toBe('-1');
+    // Failing first, among the first 100; every row drawn shows its status.
+    expect(shownNames().slice(0, 3)).toEqual(['Check 0000', 'Check 0010', 'Check 0020']);
+    const rows = within(table).getAllByRole('row').slice(1);
+    for (const row of rows) expect(row.querySelector('.badge')).not.toBeNull();
+    expect(rows[0]!.getAttribute('aria-rowindex')).toBe('2');
+
+    // The first page's requests came first, then the whole lists.
+    await waitFor(() => expect(api.requests('GET /v1/checks')).toHaveLength(2));
+    const first = api.requests('GET /v1/checks')[0]!;
+    expect(first.query.get('limit')).toBe('100');
+    const firstStatuses = api.requests('GET /v1/check-statuses')[0]!;
+    expect(firstStatuses.query.get('checkId')?.split(',')).toEqual(MANY.slice(0, 100).map((c) => c.id));
+    expect(api.received.indexOf(firstStatuses)).toBeLessThan(
+      api.received.findIndex((r) => r.path === '/v1/checks' && !r.query.has('limit')),
+    );
+
+    // Sorting and searching act at once on what is in, and the page still says the list is loading.
+    fireEvent.click(screen.getByRole('button', { name: /^Name/ }));
+    fireEvent.click(screen.getByRole('button', { name: /^Name/ }));
+    await waitFor(() => expect(shownNames()[0]).toBe('Check 0099'));
+    expect(screen.getByRole('status').textContent).toContain('Loading every check');
+
+    release();
+    await waitFor(() => expect(screen.getByRole('status').textContent).toBe('1000 of 1000 checks'));
+    expect(screen.getByRole('table').getAttribute('aria-rowcount')).toBe('1001');
+    // The sort chosen while loading now covers every check.
+    expect(shownNames()[0]).toBe('Check 0999');
+    fireEvent.input(screen.getByLabelText('Search by name'), { target: { value: '0555' } });
+    await waitFor(() => expect(shownNames()).toEqual(['Check 0555']));
+    // The statuses are polled as a whole list from now on (not per checkId).
+    expect(api.requests('GET /v1/check-statuses').filter((r) => r.query.has('checkId'))).toHaveLength(1);
+  });
+
+  it('shows the first checks and says so when every check could not be loaded', async () => {
+    api.route({
+      'GET /v1/checks': (request) =>
+        request.query.has('limit')
+          ? checksOf(MANY)(request)
+          : { status: 503, body: { statusCode: 503, error: 'Service Unavailable', message: 'busy' } },
+      'GET /v1/check-statuses': statusesOf(MANY_STATUSES),
+    });
+    renderAt('/checks');
+    await screen.findByRole('table');
+    await screen.findByText(
+      'Every check could not be loaded yet; the first checks are shown, and loading is tried again',
+      {},
+      { timeout: 5000 },
+    );
+    expect(shownNames()[0]).toBe('Check 0000');
+    expect(screen.getByRole('status').textContent).toContain('of the first 100 checks');
+  });
+
+  it('draws every check from the whole lists when the first read fails', async () => {
+    api.route({
+      'GET /v1/checks': (request) =>
+        request.query.has('limit')
+          ? { status: 500, body: { statusCode: 500, error: 'Internal Server Error', message: 'boom' } }
+          : checksOf(MANY)(request),
+      'GET /v1/check-statuses': statusesOf(MANY_STATUSES),
+    });
+    renderAt('/checks');
+    await screen.findByText('1000 of 1000 checks');
+    expect(screen.queryByText(/could not be loaded/)).toBeNull();
   });
 });
 

@@ -4,8 +4,8 @@
  */
 import { useMemo } from 'preact/hooks';
 import { listCheckGroups } from '../../api/check-groups.js';
-import { listCheckStatuses, listChecks } from '../../api/checks.js';
-import type { CheckGroup, CheckType } from '../../api/schemas.js';
+import { listCheckStatuses, listCheckStatusesOf, listChecks, listFirstChecks } from '../../api/checks.js';
+import type { Check, CheckGroup, CheckStatus, CheckType } from '../../api/schemas.js';
 import { useLoad } from '../../ui/hooks.js';
 import { displayStatusOf, type CheckDisplayStatus } from '../../ui/status.js';
 import { NO_GROUP, type Row, collator, comparator, parseSort } from './sorting.js';
@@ -28,26 +28,79 @@ export function filtersOf(query: Record<string, string | undefined>): Filters {
   };
 }
 
-/** The three lists of the page, loaded at once and refreshed live (statuses every 10 s, the rest every 60 s). */
+/** Checks the page reads first (`GET /v1/checks?limit=`): enough for the rows in view of any screen. */
+export const FIRST_CHECKS = 100;
+
+/** The first checks of the account (FIRST_CHECKS, oldest first) with their statuses; `all` when that is every check. */
+export type FirstChecks = { checks: Check[]; statuses: CheckStatus[]; all: boolean };
+
+/** Reads the first checks, then their statuses (two small requests: about 150 KB at most). */
+export async function loadFirstChecks(signal: AbortSignal): Promise<FirstChecks> {
+  const checks = await listFirstChecks(FIRST_CHECKS, signal);
+  const statuses =
+    checks.length === 0
+      ? []
+      : await listCheckStatusesOf(
+          checks.map((c) => c.id),
+          signal,
+        );
+  return { checks, statuses, all: checks.length < FIRST_CHECKS };
+}
+
+/**
+ * The lists of the page. It reads the first checks and their statuses first (loadFirstChecks), so the table
+ * is drawn from them at once; then, in the background, every check and every status (the lists refreshed live,
+ * as conditional requests: statuses every 10 s, checks every 60 s), which take their place once both are in.
+ * The groups are read at once (a short list) and every 60 s. `shown` is what the table draws: the whole
+ * lists once in (`whole`), else the first checks (`whole` false: sort, filters and counts cover those only).
+ * A failed first read falls back to the whole lists.
+ */
 export function useChecksData() {
-  const checks = useLoad((signal) => listChecks(signal), [], 60_000);
-  const statuses = useLoad((signal) => listCheckStatuses(signal), [], 10_000);
+  const first = useLoad((signal) => loadFirstChecks(signal), []);
+  // The whole lists wait for the first read: the service answers one request at a time per core, and the
+  // whole list of checks (megabytes at thousands of checks) would hold up the first page behind it.
+  const firstDone = Boolean(first.data || first.error);
+  const checks = useLoad(
+    (signal) => (firstDone ? listChecks(signal) : Promise.resolve(undefined)),
+    [firstDone],
+    60_000,
+  );
+  const statuses = useLoad(
+    (signal) => (firstDone ? listCheckStatuses(signal) : Promise.resolve(undefined)),
+    [firstDone],
+    10_000,
+  );
   const groups = useLoad((signal) => listCheckGroups(signal), [], 60_000);
-  return { checks, statuses, groups };
+  const whole = Boolean(checks.data && (statuses.data || statuses.error));
+  const fromFirst = !whole && first.data !== undefined;
+  const shown = {
+    checks: whole ? checks.data : fromFirst ? first.data?.checks : undefined,
+    statuses: whole ? statuses.data : fromFirst ? first.data?.statuses : undefined,
+  };
+  return {
+    first,
+    checks,
+    statuses,
+    groups,
+    shown,
+    /** True once the whole lists are shown, or when the first checks were every check. */
+    whole: whole || first.data?.all === true,
+  };
 }
 
 type Data = ReturnType<typeof useChecksData>;
 
-/** One row per check: its status, display status, group name and what search and sort read. */
-export function useRows({ checks, statuses, groups }: Data): Row[] {
+/** One row per check shown: its status, display status, group name and what search and sort read. */
+export function useRows({ shown, groups }: Pick<Data, 'shown' | 'groups'>): Row[] {
   const groupNames = useMemo(
     () => (groups.data ? new Map(groups.data.map((g) => [g.id, g.name])) : null),
     [groups.data],
   );
-  const shownStatuses = statuses.data;
+  const shownStatuses = shown.statuses;
+  const shownChecks = shown.checks;
   return useMemo<Row[]>(() => {
     const byCheck = shownStatuses ? new Map(shownStatuses.map((s) => [s.checkId, s])) : null;
-    return (checks.data ?? []).map((check) => {
+    return (shownChecks ?? []).map((check) => {
       const status = byCheck?.get(check.id);
       const lastRunMs = status?.lastRunAt ? Date.parse(status.lastRunAt) : null;
       return {
@@ -60,7 +113,7 @@ export function useRows({ checks, statuses, groups }: Data): Row[] {
         lastRunMs: lastRunMs === null || Number.isNaN(lastRunMs) ? null : lastRunMs,
       };
     });
-  }, [checks.data, shownStatuses, groupNames]);
+  }, [shownChecks, shownStatuses, groupNames]);
 }
 
 /** How many checks are in each display status. */

@@ -18,12 +18,15 @@ type Sort = { key: SortKey; desc: boolean };
 /** The table of the rows the filters keep. */
 export function ChecksTable({
   visible,
+  whole = true,
   sort,
   onSort,
   statusKnown,
   now,
 }: {
   visible: Row[];
+  /** False while only the first checks are in: the table's size is unknown (aria-rowcount -1). */
+  whole?: boolean;
   sort: Sort;
   onSort: (value: string) => void;
   statusKnown: boolean;
@@ -34,8 +37,9 @@ export function ChecksTable({
   const shown = start === 0 && end === visible.length ? visible : visible.slice(start, end);
   return (
     <div class="table-wrap">
-      {/* aria-rowcount and aria-rowindex tell screen readers the whole table's size when only a window is drawn. */}
-      <table class="checks-table" aria-rowcount={visible.length + 1}>
+      {/* aria-rowcount and aria-rowindex tell screen readers the whole table's size when only a window is drawn;
+          -1 (unknown) while more checks are loading. */}
+      <table class="checks-table" aria-rowcount={whole ? visible.length + 1 : -1}>
         <colgroup>
           <col class="checks-col-name" />
           <col class="checks-col-type" />

@@ -4,6 +4,12 @@ import type { FastifyInstance } from 'fastify';
 /** Smallest JSON answer compressed, bytes: below it the headers and the work cost more than they save. */
 export const COMPRESS_THRESHOLD_BYTES = 1024;
 
+/** The encodings answers are compressed with, preferred first at equal weight. */
+export const COMPRESSED_ENCODINGS = ['br', 'gzip'] as const;
+
+/** One of {@link COMPRESSED_ENCODINGS}. */
+export type CompressedEncoding = (typeof COMPRESSED_ENCODINGS)[number];
+
 /**
  * The answers compressed: JSON (`application/json`, and `application/<x>+json` such as problem+json), nothing
  * else. Pages, the web app's files and artifacts keep their own encoding: status pages gzip their cached
@@ -27,6 +33,6 @@ export async function registerCompression(app: FastifyInstance): Promise<void> {
     globalDecompression: false,
     threshold: COMPRESS_THRESHOLD_BYTES,
     customTypes: COMPRESSED_TYPES,
-    encodings: ['br', 'gzip'],
+    encodings: [...COMPRESSED_ENCODINGS],
   });
 }

@@ -13,9 +13,31 @@ const outpost = { 'x-outpost-not-in-spec': true } as const;
 /** Most check ids one `checkId` query may name. */
 export const MAX_STATUS_CHECK_IDS = 500;
 
-/** Query of `GET /v1/check-statuses`: `checkId`, a comma-separated list of check ids to narrow to. */
+/** Most entries one page of `GET /v1/check-statuses` (`limit`) holds. */
+export const MAX_STATUSES_PAGE = 1000;
+
+/**
+ * Query of `GET /v1/check-statuses`: `checkId`, a comma-separated list of check ids to narrow to; Outpost's
+ * `limit` and `page` (from 1) ask for one page of the list (by name then id) instead of all of it.
+ */
 export const CheckStatusesQuery = Type.Object(
   {
+    limit: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: MAX_STATUSES_PAGE,
+        description: `A page of at most this many entries (1–${MAX_STATUSES_PAGE}) instead of the whole list`,
+        ...outpost,
+      }),
+    ),
+    page: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 100_000,
+        description: 'Which page of `limit` entries, from 1 (needs `limit`)',
+        ...outpost,
+      }),
+    ),
     checkId: Type.Optional(
       Type.String({
         minLength: 1,

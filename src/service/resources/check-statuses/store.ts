@@ -262,6 +262,9 @@ export type CheckStatusesVersion = {
   revisions: number;
 };
 
+/** A page of the statuses, by name then id: `limit` entries from the `offset`th (from 0). */
+export type StatusesPage = { limit: number; offset: number };
+
 /** The reads of `GET /v1/check-statuses`, every one scoped to one account. */
 export class CheckStatusQueries {
   readonly #db: Tx;
@@ -270,10 +273,15 @@ export class CheckStatusQueries {
   }
 
   /**
-   * The account's checks (all of them, or those of `checkIds`) each with its latest FINAL result,
-   * by name then id: one query, checks ⨝ check_last_results (rows of deleted checks never match).
+   * The account's checks (all of them, or those of `checkIds`; of those, only `page`'s when given) each with
+   * its latest FINAL result, by name then id: one query, checks ⨝ check_last_results (rows of deleted checks
+   * never match).
    */
-  checks(accountId: string, checkIds?: readonly string[]): Promise<CheckWithLastResult[]> {
+  checks(
+    accountId: string,
+    checkIds?: readonly string[],
+    page?: StatusesPage,
+  ): Promise<CheckWithLastResult[]> {
     let q = this.#db
       .selectFrom('checks as c')
       .leftJoin('check_last_results as l', 'l.check_id', 'c.id')
@@ -294,7 +302,9 @@ export class CheckStatusQueries {
       ])
       .where('c.account_id', '=', accountId);
     if (checkIds) q = q.where('c.id', 'in', checkIds);
-    return q.orderBy('c.name').orderBy('c.id').execute();
+    q = q.orderBy('c.name').orderBy('c.id');
+    if (page) q = q.limit(page.limit).offset(page.offset);
+    return q.execute();
   }
 
   /**
@@ -413,24 +423,41 @@ function round2(value: number): number {
 }
 
 /**
- * The statuses of the account's checks (all, or those of `checkIds`), by name then id, at `nowMs`
- * (epoch ms): three queries whatever the number of checks (checks ⨝ latest results, the hourly
- * rollups of the last 24 UTC hours, the account's certificates). A check without a result has
- * false flags and null figures; `responseTimes24h` always holds 24 entries, oldest first.
+ * The statuses of the account's checks (all, or those of `checkIds`; of those, only `page`'s when given), by
+ * name then id, at `nowMs` (epoch ms): three queries whatever the number of checks (checks ⨝ latest results,
+ * the hourly rollups of the last 24 UTC hours, the account's certificates); with `page`, the rollups of the
+ * page's checks only, read once the page is known. A check without a result has false flags and null
+ * figures; `responseTimes24h` always holds 24 entries, oldest first.
  */
 export async function readCheckStatuses(
   db: Kysely<Database>,
   accountId: string,
   nowMs: number,
   checkIds?: readonly string[],
+  page?: StatusesPage,
 ): Promise<CheckStatus[]> {
   const queries = new CheckStatusQueries(db);
   const firstHour = hourStart(nowMs) - (STATUS_HOURS - 1) * HOUR_MS;
-  const [checks, hours, certificates] = await Promise.all([
-    queries.checks(accountId, checkIds),
-    queries.hourly(accountId, firstHour, checkIds),
-    queries.certificates(accountId),
-  ]);
+  const [checks, hours, certificates] = page
+    ? await queries.checks(accountId, checkIds, page).then(
+        async (inPage) =>
+          [
+            inPage,
+            inPage.length === 0
+              ? []
+              : await queries.hourly(
+                  accountId,
+                  firstHour,
+                  inPage.map((c) => c.check_id),
+                ),
+            await queries.certificates(accountId),
+          ] as const,
+      )
+    : await Promise.all([
+        queries.checks(accountId, checkIds),
+        queries.hourly(accountId, firstHour, checkIds),
+        queries.certificates(accountId),
+      ]);
   const byCheck = new Map(hours.map((row) => [row.check_id, row.hours]));
   // The soonest expiry among the certificates a check recorded last (one per domain).
   const expiry = new Map<string, number>();
