@@ -29,6 +29,22 @@ const BODIES: Record<string, Record<string, unknown>> = {
   dns: { name: 'dns', ...rich, request: { recordType: 'A', query: 'example.test' } },
   tcp: { name: 'tcp', ...rich, request: { hostname: '127.0.0.1', port: 8080, data: 'PING' } },
   url: { name: 'url', ...rich, request: { url: 'https://example.test/' } },
+  ssl: {
+    name: 'ssl',
+    ...rich,
+    degradedResponseTime: 2000,
+    request: { sslConfig: { hostname: 'shop.example.test', port: 443, alertDaysBeforeExpiry: 14 } },
+  },
+  traceroute: {
+    name: 'traceroute',
+    ...rich,
+    request: { url: 'example.test', protocol: 'ICMP', maxHops: 20 },
+  },
+  grpc: {
+    name: 'grpc',
+    ...rich,
+    request: { url: 'grpc.example.test', port: 443, grpcConfig: { mode: 'HEALTH', tls: true, service: '' } },
+  },
   api: apiBody({
     ...rich,
     environmentVariables: [{ key: 'TOKEN', value: SECRET_VARIABLE, secret: true }],
@@ -67,6 +83,9 @@ const OWN_FIELDS: Record<string, string[]> = {
   dns: ['request', 'degradedResponseTime', 'maxResponseTime'],
   tcp: ['request', 'degradedResponseTime'],
   url: ['request', 'maxResponseTime'],
+  ssl: ['request', 'degradedResponseTime', 'maxResponseTime'],
+  traceroute: ['request', 'degradedResponseTime', 'maxResponseTime'],
+  grpc: ['request', 'degradedResponseTime', 'maxResponseTime'],
   api: ['request', 'degradedResponseTime', 'maxResponseTime'],
   browser: ['script', 'timeoutSeconds', 'dependencies'],
   multistep: ['script', 'timeoutSeconds'],
