@@ -39,6 +39,7 @@ function wallMs(): number {
 const TRIVIAL: ScriptRunRequest = {
   code: 'request.startedAt = performance.timeOrigin + performance.now();',
   name: 'bench script',
+  accountId: 'bench',
   runtimeId: '2026.04',
   env: { CHECK_NAME: 'bench' },
   context: { request: { method: 'GET', url: 'https://example.test/' } },

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { RunLog } from '../protocol/index.js';
 import type { ChildFailure, ChildMessage } from './messages.js';
 import { MAX_SECRET_LENGTH } from '../common/scrub.js';
@@ -155,6 +156,17 @@ export class ScriptRun {
   #final: Extract<ChildMessage, { t: 'done' | 'failed' }> | null = null;
   #exitMessage: Extract<ChildMessage, { t: 'exit' }> | null = null;
   #process: ScriptProcess | null = null;
+  /** The run's token (ScriptPayload.run): only the bootstrap's own last message carries it. */
+  readonly #token = randomUUID();
+  /** Raw fd 1/2 bytes the process had written when this run started. */
+  #rawOutputAtStart = 0;
+  /** True once the bootstrap's last message said the process is fit for another run. */
+  #reusable = false;
+  #markEnded: () => void = () => {};
+  /** Resolves when the bootstrap's last message said `reuse` (the process lives on). */
+  readonly #ended = new Promise<void>((resolve) => {
+    this.#markEnded = resolve;
+  });
   #sentAt: number | null = null;
   #wake: (value: null) => void = () => {};
   /** Resolves (null) when the run is stopped. */
@@ -185,8 +197,16 @@ export class ScriptRun {
     this.#wake(null);
   }
 
-  /** Runs the script in the process `acquire` gives (warm or freshly spawned). */
-  async execute(acquire: () => Promise<ScriptProcess>): Promise<ScriptRunResult> {
+  /**
+   * Runs the script in the process `acquire` gives (warm or freshly spawned). When the run ended
+   * with the bootstrap saying the process is as it found it (its token, `reuse`), no limit was
+   * hit and nothing was written past the console, the process is handed to `release` alive;
+   * otherwise it is killed and disposed of here.
+   */
+  async execute(
+    acquire: () => Promise<ScriptProcess>,
+    release: (proc: ScriptProcess) => void = (proc) => void proc.dispose(),
+  ): Promise<ScriptRunResult> {
     const remainingMs = Math.max(0, this.#limits.timeoutMs - (performance.now() - this.#t0));
     const timer = setTimeout(() => this.stop('TIMEOUT'), remainingMs);
     const signal = this.#request.signal;
@@ -211,18 +231,44 @@ export class ScriptRun {
         this.#sentAt = performance.now();
         const { code, env, context } = this.#request;
         const maxOutputBytes = this.#limits.maxOutputBytes;
-        const payloadBytes = proc.start({ code, env: env ?? {}, context: context ?? {}, maxOutputBytes });
+        this.#rawOutputAtStart = proc.rawOutputBytes;
+        const payloadBytes = proc.start({
+          code,
+          env: env ?? {},
+          context: context ?? {},
+          maxOutputBytes,
+          run: this.#token,
+        });
         proc.channelLimits = channelLimits(maxOutputBytes, payloadBytes);
       }
-      exit = await proc.closed;
+      const ended = await Promise.race([proc.closed, this.#ended.then(() => null)]);
+      if (ended === null) {
+        // Output written to fd 1/2 just before the last message is read in this turn of the loop.
+        await new Promise((resolve) => setImmediate(resolve));
+        if (!this.#fitForReuse(proc)) proc.kill();
+      }
+      if (ended !== null || !proc.alive || !this.#fitForReuse(proc)) exit = await proc.closed;
     } catch (err) {
       return this.#failed('SANDBOX_ERROR', `${this.#request.name} could not run: ${(err as Error).message}`);
     } finally {
       clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
-      await proc?.dispose();
+      if (proc !== null) {
+        proc.onClosed();
+        if (this.#reusable && proc.alive && this.#fitForReuse(proc)) {
+          proc.idle();
+          release(proc);
+        } else {
+          await proc.dispose();
+        }
+      }
     }
     return this.#result(proc, ready, exit);
+  }
+
+  /** The run ended clean and the process wrote nothing past the console. */
+  #fitForReuse(proc: ScriptProcess): boolean {
+    return this.#reusable && this.#stop === null && proc.rawOutputBytes === this.#rawOutputAtStart;
   }
 
   #attach(proc: ScriptProcess): void {
@@ -252,10 +298,10 @@ export class ScriptRun {
       if (stream === 'stdout') stdout.push(fits, stdoutLine);
       else stderr.push(fits, stderrLine);
     };
-    void proc.closed.then(() => {
+    proc.onClosed = () => {
       stdout.flush(stdoutLine);
       stderr.flush(stderrLine);
-    });
+    };
   }
 
   /** Keeps the last STDERR_TAIL_BYTES of stderr in O(chunk) per chunk. */
@@ -298,6 +344,12 @@ export class ScriptRun {
       case 'done':
       case 'failed':
         this.#final = message;
+        if (message.run === this.#token && message.reuse === true) {
+          // The bootstrap cleared what the run left and found the process as it was before.
+          this.#reusable = true;
+          this.#markEnded();
+          return;
+        }
         // The script settled: nothing it left running (timers, sockets) may go on.
         this.#process?.kill();
         return;
