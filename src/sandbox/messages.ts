@@ -26,7 +26,10 @@ export type ScriptPayload = {
 export type RunEndFields = {
   /** The run's token (ScriptPayload.run); absent from a line the script forged. */
   run?: string;
-  /** True when the process is as it was before the run and waits for the next payload. */
+  /**
+   * True when nothing of the run is left alive: the process checks what it shares with runs
+   * next and says `clean` (or exits). False or absent: the process ends.
+   */
   reuse?: boolean;
 };
 
@@ -64,7 +67,12 @@ export type ChildMessage =
   | ({ t: 'done'; context: Record<string, unknown>; durationMs: number } & RunEndFields)
   | ({ t: 'failed'; failure: ChildFailure; durationMs: number } & RunEndFields)
   /** The process is exiting before the script settled; `called` when the script called process.exit. */
-  | { t: 'exit'; code: number; called: boolean };
+  | { t: 'exit'; code: number; called: boolean }
+  /**
+   * After a last message with `reuse`: the process found what it shares with runs as before the
+   * first and waits for its next payload; `run` is the token of the run that ended.
+   */
+  | { t: 'clean'; run: string };
 
 const LEVELS: ReadonlySet<string> = new Set(['DEBUG', 'INFO', 'WARN', 'ERROR']);
 const FAILURE_CODES: ReadonlySet<string> = new Set([
@@ -135,6 +143,8 @@ export function parseChildMessage(line: string): ChildMessage {
       };
     case 'exit':
       return { t: 'exit', code: number(value.code), called: value.called === true };
+    case 'clean':
+      return typeof value.run === 'string' ? { t: 'clean', run: value.run } : raw();
     default:
       return raw();
   }

@@ -135,6 +135,11 @@ export class ScriptSandbox implements ScriptRunner {
   readonly #idleTimeoutMs: number;
   /** Idle processes that ran scripts of an account, by `account\0runtime`, oldest first. */
   readonly #accountIdle = new Map<string, IdleEntry[]>();
+  /**
+   * Processes whose run ended, checking that they are clean; a run of the same account may claim
+   * one (it waits the few milliseconds the check takes instead of taking another process).
+   */
+  readonly #checking = new Map<ScriptProcess, { key: string; clean: Promise<boolean>; claimed: boolean }>();
   /** Processes started so far (for the bench and tests). */
   #started = 0;
   #closing: Promise<void> | null = null;
@@ -209,7 +214,7 @@ export class ScriptSandbox implements ScriptRunner {
     const run = new ScriptRun({ ...request, name }, limits, t0);
     const done = run.execute(
       () => this.#acquire(request.accountId, request.runtimeId),
-      (proc) => this.#release(proc, request.accountId, request.runtimeId),
+      (proc, clean) => this.#afterRun(proc, clean, request.accountId, request.runtimeId),
     );
     const entry = { run, done };
     this.#active.add(entry);
@@ -262,6 +267,8 @@ export class ScriptSandbox implements ScriptRunner {
         }
       }
       this.#accountIdle.clear();
+      idle.push(...this.#checking.keys());
+      this.#checking.clear();
       await Promise.all(idle.map((p) => p.dispose()));
       await Promise.allSettled([...this.#active].map(({ done }) => done));
       // Every run user reaped: no process or temp file of a script outlives the sandbox.
@@ -342,11 +349,20 @@ export class ScriptSandbox implements ScriptRunner {
    */
   async #acquire(accountId: string, runtimeId: string): Promise<ScriptProcess> {
     const own = this.#accountIdle.get(accountKey(accountId, runtimeId));
+    // The most recently used first: its code and data are the warmest.
     while (own !== undefined && own.length > 0) {
       const entry = own.pop() as IdleEntry;
       clearTimeout(entry.timer);
       if (entry.proc.alive && entry.proc.account === accountId) return entry.proc;
       void entry.proc.dispose();
+    }
+    const key = accountKey(accountId, runtimeId);
+    for (const [checking, entry] of this.#checking) {
+      if (entry.key !== key || entry.claimed) continue;
+      entry.claimed = true;
+      if ((await entry.clean) && checking.alive && checking.account === accountId) return checking;
+      void checking.dispose();
+      break;
     }
     const proc = await this.#fromPool(runtimeId);
     // A process never runs scripts of two accounts: one that already has an account is not given out.
@@ -356,6 +372,21 @@ export class ScriptSandbox implements ScriptRunner {
     }
     proc.account = accountId;
     return proc;
+  }
+
+  /** Keeps the process once it said it is clean (#release); disposes of it when it did not. */
+  #afterRun(proc: ScriptProcess, clean: Promise<boolean>, accountId: string, runtimeId: string): void {
+    if (this.#closing !== null || proc.runs >= this.#maxRunsPerProcess) {
+      void proc.dispose();
+      return;
+    }
+    const entry = { key: accountKey(accountId, runtimeId), clean, claimed: false };
+    this.#checking.set(proc, entry);
+    void clean.then((ok) => {
+      this.#checking.delete(proc);
+      if (!ok) void proc.dispose();
+      else if (!entry.claimed) this.#release(proc, accountId, runtimeId);
+    });
   }
 
   /**

@@ -16,6 +16,9 @@ export type RunLimits = {
   dataLimitMb: number;
 };
 
+/** Longest a process may take, after a run's result, to say it is clean, ms; past it, it is killed. */
+export const CLEAN_TIMEOUT_MS = 10_000;
+
 /** Longest reason kept, characters: a reason is one line of the result's errorMessage. */
 const MAX_REASON_LENGTH = 1_000;
 
@@ -167,6 +170,14 @@ export class ScriptRun {
   readonly #ended = new Promise<void>((resolve) => {
     this.#markEnded = resolve;
   });
+  #markClean: (clean: boolean) => void = () => {};
+  /**
+   * After `reuse`: true once the bootstrap said `clean` with the run's token; false when the
+   * process ended, wrote anything else, or said nothing within CLEAN_TIMEOUT_MS.
+   */
+  readonly #clean = new Promise<boolean>((resolve) => {
+    this.#markClean = resolve;
+  });
   #sentAt: number | null = null;
   #wake: (value: null) => void = () => {};
   /** Resolves (null) when the run is stopped. */
@@ -199,13 +210,14 @@ export class ScriptRun {
 
   /**
    * Runs the script in the process `acquire` gives (warm or freshly spawned). When the run ended
-   * with the bootstrap saying the process is as it found it (its token, `reuse`), no limit was
-   * hit and nothing was written past the console, the process is handed to `release` alive;
-   * otherwise it is killed and disposed of here.
+   * with the bootstrap saying nothing of it is left alive (its token, `reuse`), no limit was hit
+   * and nothing was written past the console, the process is handed to `release` alive with a
+   * promise of whether it then said `clean` (true: it may run the account's next script; false:
+   * it was killed); otherwise it is killed and disposed of here.
    */
   async execute(
     acquire: () => Promise<ScriptProcess>,
-    release: (proc: ScriptProcess) => void = (proc) => void proc.dispose(),
+    release: (proc: ScriptProcess, clean: Promise<boolean>) => void = (proc) => void proc.dispose(),
   ): Promise<ScriptRunResult> {
     const remainingMs = Math.max(0, this.#limits.timeoutMs - (performance.now() - this.#t0));
     const timer = setTimeout(() => this.stop('TIMEOUT'), remainingMs);
@@ -256,14 +268,40 @@ export class ScriptRun {
       if (proc !== null) {
         proc.onClosed();
         if (this.#reusable && proc.alive && this.#fitForReuse(proc)) {
-          proc.idle();
-          release(proc);
+          release(proc, this.#awaitClean(proc));
         } else {
           await proc.dispose();
         }
       }
     }
     return this.#result(proc, ready, exit);
+  }
+
+  /**
+   * Between the result and `clean`: the process may say nothing else and write nothing; it
+   * ends with `false` when it does, ends, or takes longer than CLEAN_TIMEOUT_MS.
+   */
+  #awaitClean(proc: ScriptProcess): Promise<boolean> {
+    const token = this.#token;
+    const unfit = () => {
+      proc.kill();
+      this.#markClean(false);
+    };
+    proc.onMessage = (message) => {
+      if (message.t === 'clean' && message.run === token) this.#markClean(true);
+      else unfit();
+    };
+    proc.onOutput = unfit;
+    proc.onOverflow = unfit;
+    proc.onClosed = () => this.#markClean(false);
+    if (!proc.alive) this.#markClean(false);
+    const timer = setTimeout(unfit, CLEAN_TIMEOUT_MS);
+    timer.unref();
+    return this.#clean.then((clean) => {
+      clearTimeout(timer);
+      if (clean) proc.idle();
+      return clean;
+    });
   }
 
   /** The run ended clean and the process wrote nothing past the console. */
@@ -321,6 +359,11 @@ export class ScriptRun {
   }
 
   #message(message: ChildMessage): void {
+    // May arrive while the run is still handing its result over.
+    if (message.t === 'clean') {
+      if (this.#reusable && message.run === this.#token) this.#markClean(true);
+      return;
+    }
     // A secret is kept whatever happened before it arrived (a timeout, the output limit, the
     // end of the script): output read before it may hold it, and the caller scrubs with it.
     // Every one is kept (their bytes are bounded by the channel's limits): the caller's scrubber

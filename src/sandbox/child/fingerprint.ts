@@ -29,6 +29,7 @@ export type Fingerprint = { slots: unknown[]; complete: boolean; unstable?: Read
 
 const getPrototypeOf = Object.getPrototypeOf;
 const isExtensible = Object.isExtensible;
+const isFrozen = Object.isFrozen;
 const ownKeys = Reflect.ownKeys;
 const getOwnPropertyDescriptor = Reflect.getOwnPropertyDescriptor;
 const apply = Reflect.apply;
@@ -55,6 +56,28 @@ export function fingerprint(roots: readonly unknown[]): Fingerprint {
   }
 }
 
+/**
+ * What a frozen object refers to (its prototype, values, getters and setters), found once: a
+ * frozen object's properties and prototype cannot change, so the walk records nothing of it and
+ * only goes on to what it refers to (most of the intrinsics, frozen by `--frozen-intrinsics`).
+ */
+const frozenReferences = new WeakMap<object, unknown[]>();
+
+function referencesOf(object: object): unknown[] {
+  let references = frozenReferences.get(object);
+  if (references === undefined) {
+    references = [getPrototypeOf(object)];
+    for (const key of ownKeys(object)) {
+      const descriptor = getOwnPropertyDescriptor(object, key);
+      if (descriptor === undefined) continue;
+      if ('value' in descriptor) references.push(descriptor.value);
+      else references.push(descriptor.get, descriptor.set);
+    }
+    frozenReferences.set(object, references);
+  }
+  return references;
+}
+
 function walk(roots: readonly unknown[]): Fingerprint {
   const slots: unknown[] = [];
   const seen = new Set<unknown>();
@@ -78,6 +101,11 @@ function walk(roots: readonly unknown[]): Fingerprint {
     const callGetters = shallow.has(object);
     slots.push(object);
     if (isProxy(object)) {
+      slots.push(END);
+      continue;
+    }
+    if (!callGetters && isFrozen(object)) {
+      for (const reference of referencesOf(object)) visit(reference);
       slots.push(END);
       continue;
     }

@@ -6,8 +6,10 @@
  * process's temp dir as working directory. It prepares what every run needs, says `ready` on
  * fd 3, then reads one ScriptPayload per line from stdin and runs each script in a fresh `vm`
  * context (run-script.ts). After each run its last message (`done` or `failed`) carries the
- * run's token and `reuse`: true when the process is as it was before the run and waits for the
- * next payload; false when it exits right after the message. It also exits at the end of stdin.
+ * run's token and `reuse`: false when the process exits right after the message; true when
+ * nothing of the run is left alive, and then, once it found what it shares with runs unchanged,
+ * it says `clean` with the token and waits for the next payload (else it exits). It also exits
+ * at the end of stdin.
  *
  * Its bundle must stay self-contained: the permission model lets the process read only that
  * file, the runtime's node_modules and its temp dir. Only `node:` built-ins are imported.
@@ -21,7 +23,13 @@ import type { ScriptPayload } from '../messages.js';
 import { describeFailure, errorText } from './errors.js';
 import { baselineOf } from './fingerprint.js';
 import { channel, elapsedMs, emitLog, markDoubt, resetRunState, runState, secrets } from './report.js';
-import { activeResources, hostGlobalsOf, type Prepared, runScript } from './run-script.js';
+import {
+  activeResources,
+  hostGlobalsOf,
+  type Prepared,
+  runScript,
+  sharedStateUnchanged,
+} from './run-script.js';
 import { CHECKED_BUILTINS, createModuleHost } from './script-require.js';
 
 /** Errors of what scripts may not do: `Access to … is not allowed in scripts`. */
@@ -203,6 +211,9 @@ async function serve(prepared: Prepared): Promise<void> {
       : `,"doubt":${stringify((end.doubt ?? runState.doubt ?? 'it called process.exit').slice(0, 200))}`;
     channel.sendLine(`${end.message.slice(0, -1)},"run":${stringify(token)},"reuse":${reuse}${why}}`);
     if (!reuse) realExit(0);
+    // The result is out; the rest of the check does not hold up the script's caller.
+    if (!sharedStateUnchanged(prepared)) realExit(0);
+    channel.sendLine(`{"t":"clean","run":${stringify(token)}}`);
   }
 }
 

@@ -264,19 +264,25 @@ export async function runScript(
     markDoubt('it left its working directory');
   }
   if (!emptyTmpDir()) markDoubt('its temp files could not be removed');
+  return { message, reuse: runState.doubt === null, doubt: runState.doubt };
+}
+
+/**
+ * The second half of the check after a run, made once its result is sent (off the script's
+ * round trip): true when what the process shares with runs is as it was before the first run
+ * (fingerprint.ts) and the environment could be emptied; false when the process must end.
+ */
+export function sharedStateUnchanged(prepared: Prepared): boolean {
   prepared.modules.forgetResolutions();
   // A second walk when the first differs: a getter the first walk called may have settled a
   // cache the run filled. What counts is that the state is the baseline's when checked.
   if (
-    runState.doubt === null &&
     !sameFingerprint(prepared.baseline, fingerprint(prepared.roots)) &&
     !sameFingerprint(prepared.baseline, fingerprint(prepared.roots))
   ) {
-    markDoubt('it changed what it shares with the process');
+    return false;
   }
-  if (runState.doubt === null && !secrets.installEnv({}, {}))
-    markDoubt('its environment could not be emptied');
-  return { message, reuse: runState.doubt === null, doubt: runState.doubt };
+  return secrets.installEnv({}, {});
 }
 
 /** Compiles and runs the script; resolves the last message. */
