@@ -54,6 +54,11 @@ export type ScriptSandboxOptions = {
   maxIdle?: number;
   /** How long an idle process of an account is kept for its next script, ms. Default 60 000. */
   idleTimeoutMs?: number;
+  /**
+   * Most processes one account (and runtime) has at once; its scripts past it wait for one of
+   * them to end its run (within their time limit) instead of starting more. Default 8.
+   */
+  maxProcessesPerAccount?: number;
 };
 
 /** Scripts one process runs at most before it is replaced (ScriptSandboxOptions.maxRunsPerProcess). */
@@ -140,6 +145,11 @@ export class ScriptSandbox implements ScriptRunner {
    * one (it waits the few milliseconds the check takes instead of taking another process).
    */
   readonly #checking = new Map<ScriptProcess, { key: string; clean: Promise<boolean>; claimed: boolean }>();
+  readonly #maxProcessesPerAccount: number;
+  /** Live processes of each account (and runtime), by `account\0runtime`. */
+  readonly #owned = new Map<string, number>();
+  /** Runs waiting for a process of their account: handed one, or null when one of its processes ended. */
+  readonly #waiting = new Map<string, ((proc: ScriptProcess | null) => void)[]>();
   /** Processes started so far (for the bench and tests). */
   #started = 0;
   #closing: Promise<void> | null = null;
@@ -173,6 +183,13 @@ export class ScriptSandbox implements ScriptRunner {
     this.#maxIdlePerAccount = integerOption('maxIdlePerAccount', options.maxIdlePerAccount, 4, 0, 256);
     this.#maxIdle = integerOption('maxIdle', options.maxIdle, 16, 0, 4_096);
     this.#idleTimeoutMs = integerOption('idleTimeoutMs', options.idleTimeoutMs, 60_000, 1, 86_400_000);
+    this.#maxProcessesPerAccount = integerOption(
+      'maxProcessesPerAccount',
+      options.maxProcessesPerAccount,
+      8,
+      1,
+      1_024,
+    );
     this.#tmpRoot = options.tmpRoot ?? tmpdir();
     const uids = options.scriptUids ?? DEFAULT_SCRIPT_UIDS;
     integerOption('scriptUids.first', uids.first, 0, 1, 4_294_967_294 - uids.count);
@@ -269,6 +286,8 @@ export class ScriptSandbox implements ScriptRunner {
       this.#accountIdle.clear();
       idle.push(...this.#checking.keys());
       this.#checking.clear();
+      for (const waiting of this.#waiting.values()) for (const wake of waiting) wake(null);
+      this.#waiting.clear();
       await Promise.all(idle.map((p) => p.dispose()));
       await Promise.allSettled([...this.#active].map(({ done }) => done));
       // Every run user reaped: no process or temp file of a script outlives the sandbox.
@@ -364,6 +383,14 @@ export class ScriptSandbox implements ScriptRunner {
       void checking.dispose();
       break;
     }
+    while ((this.#owned.get(key) ?? 0) >= this.#maxProcessesPerAccount && this.#closing === null) {
+      const handed = await new Promise<ScriptProcess | null>((resolve) => {
+        const waiting = this.#waiting.get(key) ?? [];
+        waiting.push(resolve);
+        this.#waiting.set(key, waiting);
+      });
+      if (handed?.alive && handed.account === accountId) return handed;
+    }
     const proc = await this.#fromPool(runtimeId);
     // A process never runs scripts of two accounts: one that already has an account is not given out.
     if (proc.account !== null && proc.account !== accountId) {
@@ -371,6 +398,13 @@ export class ScriptSandbox implements ScriptRunner {
       throw new Error('a process of another account was offered');
     }
     proc.account = accountId;
+    this.#owned.set(key, (this.#owned.get(key) ?? 0) + 1);
+    void proc.closed.then(() => {
+      const left = (this.#owned.get(key) ?? 1) - 1;
+      if (left > 0) this.#owned.set(key, left);
+      else this.#owned.delete(key);
+      this.#waiting.get(key)?.shift()?.(null);
+    });
     return proc;
   }
 
@@ -406,6 +440,11 @@ export class ScriptSandbox implements ScriptRunner {
       return;
     }
     const key = accountKey(accountId, runtimeId);
+    const waiter = this.#waiting.get(key)?.shift();
+    if (waiter !== undefined) {
+      waiter(proc);
+      return;
+    }
     const own = this.#accountIdle.get(key) ?? [];
     if (own.length >= this.#maxIdlePerAccount) {
       void proc.dispose();
