@@ -78,14 +78,15 @@ describe('sign-in by email and password', () => {
     await time('warm-up@example.test');
     const known: number[] = [];
     const unknown: number[] = [];
-    for (let i = 0; i < 4; i++) {
+    for (let i = 0; i < 6; i++) {
       known.push(await time(svc.accountA.ownerEmail));
       unknown.push(await time(`unknown-${i}@example.test`));
     }
     const median = (xs: number[]) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-    // Argon2id takes some 20–60 ms here; a skipped hash would answer in about 1 ms.
-    expect(median(unknown)).toBeGreaterThan(median(known) / 2);
-    expect(median(unknown)).toBeLessThan(median(known) * 2);
+    // Argon2id takes some 20–60 ms here; a skipped hash would answer in about 1 ms, 20–60 times sooner. The
+    // bounds leave room for a machine running other test files at once (a factor of 2 failed there once).
+    expect(median(unknown)).toBeGreaterThan(median(known) / 3);
+    expect(median(unknown)).toBeLessThan(median(known) * 3);
   });
 
   it('refuses a foreign origin and a body that is not JSON', async () => {
