@@ -1,10 +1,11 @@
 import type { TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import type { Assertion, AssertionResult, JobCheck, RunLog, RunOutcome } from '../protocol/index.js';
+import type { Assertion, AssertionResult, Job, JobCheck, RunLog, RunOutcome } from '../protocol/index.js';
 import { roundMs } from '../common/clock.js';
-import type { Scrubber } from '../common/scrub.js';
+import { Scrubber } from '../common/scrub.js';
 import type { AssertionsOutcome } from './assertions/index.js';
-import type { RunLogRecorder } from './run-log.js';
+import type { ExecutorContext } from './executor.js';
+import { RunLogRecorder } from './run-log.js';
 import { decideStatus } from './status.js';
 
 // Shared by the executors: request validation, status judgement, error outcomes.
@@ -233,4 +234,25 @@ export function releaseOutcome(
     responseTime: outcome.responseTime,
     hasErrors: true,
   });
+}
+
+/**
+ * Runs `run` with a run log whose every line, and the outcome it returns, are scrubbed of the job's secret
+ * variables (releaseOutcome); the agent-log lines are held and written scrubbed at the end, thrown or not.
+ * The frame of the executors whose errors may echo what the job sent (DNS, SSL, TRACEROUTE).
+ * @throws what `run` throws (OUTPOST_ERR_ABORTED when the job's signal aborts).
+ */
+export async function runScrubbed(
+  job: Job,
+  context: ExecutorContext,
+  run: (logs: RunLogRecorder) => Promise<RunOutcome>,
+): Promise<RunOutcome> {
+  const logs = new RunLogRecorder(context.log, { holdAgentLog: true });
+  const scrubber = new Scrubber(job.environmentVariables.filter((v) => v.secret).map((v) => v.value));
+  logs.scrubWith(scrubber);
+  try {
+    return releaseOutcome(await run(logs), scrubber);
+  } finally {
+    logs.flushAgentLog();
+  }
 }

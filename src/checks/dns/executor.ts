@@ -18,14 +18,13 @@ import {
   systemNameServer,
 } from '../../net/dns/index.js';
 import type { Logger } from '../../common/logger.js';
-import { Scrubber } from '../../common/scrub.js';
 import { valueSource } from '../assertions/index.js';
 import { evaluateAssertionsWithJsonPath } from '../assertions/off-thread.js';
 import { roundMs } from '../../common/clock.js';
 import type { Executor, ExecutorContext } from '../executor.js';
 import { decideStatus } from '../status.js';
-import { RunLogRecorder } from '../run-log.js';
-import { assertionFailures, errorRunOutcome, explainStatus, releaseOutcome } from '../outcome.js';
+import type { RunLogRecorder } from '../run-log.js';
+import { assertionFailures, errorRunOutcome, explainStatus, runScrubbed } from '../outcome.js';
 import { runBudgetMs } from '../time-budget.js';
 
 /** Options of the DNS executor. */
@@ -100,17 +99,8 @@ export class DnsExecutor implements Executor {
    * OUTPOST_ERR_ABORTED when `context.signal` aborts; the dispatcher reports that.
    */
   async run(job: Job, context: ExecutorContext): Promise<RunOutcome> {
-    // Secret variables are scrubbed from everything the run reports (errors echo the queried
-    // name, lower-cased by some resolvers); agent-log lines are written scrubbed at the end.
-    const logs = new RunLogRecorder(context.log, { holdAgentLog: true });
-    const scrubber = new Scrubber(job.environmentVariables.filter((v) => v.secret).map((v) => v.value));
-    logs.scrubWith(scrubber);
-    try {
-      const outcome = await this.#run(job, context, logs);
-      return releaseOutcome(outcome, scrubber);
-    } finally {
-      logs.flushAgentLog();
-    }
+    // Secret variables are scrubbed from everything the run reports; agent-log lines are written scrubbed at the end.
+    return runScrubbed(job, context, (logs) => this.#run(job, context, logs));
   }
 
   async #run(job: Job, context: ExecutorContext, logs: RunLogRecorder): Promise<RunOutcome> {

@@ -3,7 +3,6 @@ import { isIP } from 'node:net';
 import { checkServerIdentity, type DetailedPeerCertificate } from 'node:tls';
 import { abortedError } from '../../common/abort.js';
 import { roundMs } from '../../common/clock.js';
-import { Scrubber } from '../../common/scrub.js';
 import { summarizeCertificate } from '../../net/http/certificate.js';
 import { createDnsResolver, ResolveError, type ResolvedAddress, resolveHost } from '../../net/resolve.js';
 import { handshakeTls } from '../../net/tls-probe.js';
@@ -24,10 +23,10 @@ import {
   assertionFailures,
   errorRunOutcome,
   explainStatus,
-  releaseOutcome,
+  runScrubbed,
   validateRequest,
 } from '../outcome.js';
-import { RunLogRecorder } from '../run-log.js';
+import type { RunLogRecorder } from '../run-log.js';
 import { decideStatus } from '../status.js';
 import { runBudgetMs } from '../time-budget.js';
 import { chainOf, describeCertificate, judgeBaseline, responseText, tlsVersionNumber } from './inspect.js';
@@ -90,16 +89,8 @@ export class SslExecutor implements Executor {
    * (→ FAILED with the reason). Throws OUTPOST_ERR_ABORTED when `context.signal` aborts.
    */
   async run(job: Job, context: ExecutorContext): Promise<RunOutcome> {
-    // Secret variables are scrubbed from everything the run reports; agent-log lines are written scrubbed
-    // at the end.
-    const logs = new RunLogRecorder(context.log, { holdAgentLog: true });
-    const scrubber = new Scrubber(job.environmentVariables.filter((v) => v.secret).map((v) => v.value));
-    logs.scrubWith(scrubber);
-    try {
-      return releaseOutcome(await this.#run(job, context, logs), scrubber);
-    } finally {
-      logs.flushAgentLog();
-    }
+    // Secret variables are scrubbed from everything the run reports; agent-log lines are written scrubbed at the end.
+    return runScrubbed(job, context, (logs) => this.#run(job, context, logs));
   }
 
   async #run(job: Job, context: ExecutorContext, logs: RunLogRecorder): Promise<RunOutcome> {

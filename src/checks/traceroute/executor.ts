@@ -1,7 +1,6 @@
 import { lookupService, Resolver } from 'node:dns/promises';
 import { abortedError } from '../../common/abort.js';
 import { roundMs } from '../../common/clock.js';
-import { Scrubber } from '../../common/scrub.js';
 import { OutpostError } from '../../common/errors.js';
 import type { SocketPreference } from '../../net/icmp/pinger.js';
 import { createDnsResolver, ResolveError } from '../../net/resolve.js';
@@ -19,8 +18,8 @@ import {
 import { type AssertionSourceReader, propertySource, valueSource } from '../assertions/index.js';
 import { evaluateAssertionsWithJsonPath } from '../assertions/off-thread.js';
 import type { Executor, ExecutorContext } from '../executor.js';
-import { errorRunOutcome, judgeRun, releaseOutcome, validateRequest } from '../outcome.js';
-import { RunLogRecorder } from '../run-log.js';
+import { errorRunOutcome, judgeRun, runScrubbed, validateRequest } from '../outcome.js';
+import type { RunLogRecorder } from '../run-log.js';
 import { runBudgetMs } from '../time-budget.js';
 
 /** Options of the TRACEROUTE executor. */
@@ -124,16 +123,8 @@ export class TracerouteExecutor implements Executor {
    * aborts.
    */
   async run(job: Job, context: ExecutorContext): Promise<RunOutcome> {
-    // Secret variables are scrubbed from everything the run reports; agent-log lines are written scrubbed
-    // at the end.
-    const logs = new RunLogRecorder(context.log, { holdAgentLog: true });
-    const scrubber = new Scrubber(job.environmentVariables.filter((v) => v.secret).map((v) => v.value));
-    logs.scrubWith(scrubber);
-    try {
-      return releaseOutcome(await this.#run(job, context, logs), scrubber);
-    } finally {
-      logs.flushAgentLog();
-    }
+    // Secret variables are scrubbed from everything the run reports; agent-log lines are written scrubbed at the end.
+    return runScrubbed(job, context, (logs) => this.#run(job, context, logs));
   }
 
   async #run(job: Job, context: ExecutorContext, logs: RunLogRecorder): Promise<RunOutcome> {
