@@ -297,3 +297,21 @@ export const NETWORK_ERROR_CODES = [
  * Any other reason is the agent's: it cut the result to fit the size limit.
  */
 export const DETAILS_DROPPED_REASON = 'passing run past OUTPOST_PASSING_DETAIL_HOURS';
+
+/**
+ * What an AGENTIC check does with a repair its agent made and verified (docs/checks.md, "Agentic"): `AUTO`
+ * replaces the stored script with it; `REVIEW` keeps it for a person to apply or reject. The first script of a
+ * check is stored in either mode.
+ */
+export const AGENTIC_REPAIR_MODES = ['AUTO', 'REVIEW'] as const;
+/** One of {@link AGENTIC_REPAIR_MODES}. */
+export type AgenticRepairMode = (typeof AGENTIC_REPAIR_MODES)[number];
+
+/**
+ * What an AGENTIC run did: `GENERATE` (no stored script: the model explored the site and wrote one), `REPLAY`
+ * (the stored script ran, no model call), `REPAIR` (the stored script failed in a way it cannot explain: the
+ * model diagnosed it and proposed a patch, verified by running it).
+ */
+export const AGENTIC_RUN_MODES = ['GENERATE', 'REPLAY', 'REPAIR'] as const;
+/** One of {@link AGENTIC_RUN_MODES}. */
+export type AgenticRunMode = (typeof AGENTIC_RUN_MODES)[number];

@@ -1,3 +1,4 @@
+export * from './agentic-result.js';
 export * from './assertion.js';
 export * from './browser-result.js';
 export * from './enums.js';

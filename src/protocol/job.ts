@@ -1,6 +1,7 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { AssertionSchema } from './assertion.js';
 import {
+  AGENTIC_REPAIR_MODES,
   API_BODY_TYPES,
   API_METHODS,
   CHECK_TYPES,
@@ -267,3 +268,32 @@ export const SuiteRequestSchema = Type.Object({
 });
 /** The request of a PLAYWRIGHT job (see {@link SuiteRequestSchema}): its spec inline (`script`) or by path (`scriptPath`). */
 export type SuiteRequest = Static<typeof SuiteRequestSchema>;
+
+/** Most characters of an AGENTIC check's prompt (the hosted API's limit). */
+export const AGENTIC_MAX_PROMPT_CHARS = 10_000;
+/** Most characters of an AGENTIC check's stored script, as of a browser check's. */
+export const AGENTIC_MAX_SCRIPT_CHARS = 131_072;
+
+/**
+ * The request of an AGENTIC job (docs/checks.md, "Agentic"): a goal in words that becomes a Playwright script.
+ * - `prompt`: the goal, what the check is given, what counts as success and failure (≤ 10,000 characters).
+ *   `{{NAME}}` names a variable; the job's `environmentVariables` hold only the variables the prompt names.
+ * - `script`: the stored script (a browser-check script: `page` and `expect` from `@playwright/test`), or null
+ *   before a run made one; `scriptVersion` its version (0 when null), so that the service applies a script
+ *   change only over the version it was made from.
+ * - `repairMode`: what the service does with a verified repair (the agent reports it either way).
+ * - `skills`: extra tool groups the model may use beyond the browser's (the hosted API's
+ *   `agentRuntime.skills`); unknown ones are ignored with a run-log warning.
+ * - `maxModelCalls`: the most chat-completion calls one run may make (exploration or repair); the run's
+ *   `timeoutMs` bounds it in time.
+ */
+export const AgenticRequestSchema = Type.Object({
+  prompt: Type.String({ minLength: 1, maxLength: AGENTIC_MAX_PROMPT_CHARS }),
+  script: Type.Union([Type.String({ maxLength: AGENTIC_MAX_SCRIPT_CHARS }), Type.Null()]),
+  scriptVersion: Type.Integer({ minimum: 0 }),
+  repairMode: literals(AGENTIC_REPAIR_MODES),
+  skills: Type.Array(Type.String({ maxLength: 64 }), { maxItems: 20 }),
+  maxModelCalls: Type.Integer({ minimum: 1, maximum: 200 }),
+});
+/** The request of an AGENTIC job (see {@link AgenticRequestSchema}). */
+export type AgenticRequest = Static<typeof AgenticRequestSchema>;

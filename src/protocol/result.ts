@@ -1,5 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { Nullable } from './schema.js';
+import { AgenticCheckResultSchema } from './agentic-result.js';
 import { AssertionResultSchema } from './assertion.js';
 import { BrowserCheckResultSchema } from './browser-result.js';
 import { DnsCheckResultSchema } from './dns-result.js';
@@ -88,6 +89,7 @@ export const RunOutcomeSchema = Type.Object({
   grpcCheckResult: Type.Optional(GrpcCheckResultSchema),
   sslCheckResult: Type.Optional(SslCheckResultSchema),
   tracerouteCheckResult: Type.Optional(TracerouteCheckResultSchema),
+  agenticCheckResult: Type.Optional(AgenticCheckResultSchema),
 });
 /** The outcome an executor produces for one attempt (see {@link RunOutcomeSchema}); `responseTime` in milliseconds. */
 export type RunOutcome = Static<typeof RunOutcomeSchema>;
