@@ -3,9 +3,12 @@
  * self-hoster outgrows (same machine, same work, each at its best settings: SQLite in WAL mode as the service
  * runs it; PostgreSQL with fsync on, as a production cluster runs):
  * - claim + result cycles per second: jobs queued beforehand (one trigger of 500 checks queues 500 jobs), then `agents` concurrent agent loops (`POST /v1/agent/jobs/claim`, `waitSeconds` 0, up to 10 jobs;
- *   then `POST /v1/agent/jobs/{id}/result` for each), spread over the replicas, until the queue is empty;
- *   on PostgreSQL twice, first with every statement unnamed (`OUTPOST_DATABASE_PREPARED_STATEMENTS=off`,
- *   parsed and planned on each run), then prepared as the service runs by default;
+ *   then the results of the jobs claimed), spread over the replicas, until the queue is empty. The results
+ *   go as the agent sends them (its ServiceClient: the results that end while a post is on its way go
+ *   together, `POST /v1/agent/results`), and, for the row marked so, one request per result
+ *   (`POST /v1/agent/jobs/{id}/result`, as agents did before batches). On PostgreSQL three times: every
+ *   statement unnamed (`OUTPOST_DATABASE_PREPARED_STATEMENTS=off`, parsed and planned on each run), then
+ *   prepared as the service runs by default, with results one request each and then as the agent sends them;
  * - cross-replica wake-up: an agent long-polls replica B with nothing queued, a trigger through replica A
  *   queues one job; the time from the trigger's answer to the claim's answer (LISTEN/NOTIFY), p50/p99.
  * Every process runs on this machine, so the replicas share its cores: the figure says what the protocol and
@@ -16,6 +19,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
+import { ServiceClient } from '../src/agent/service-client.js';
 import { type Job, PROTOCOL_VERSION } from '../src/protocol/index.js';
 import { type ServiceProcess, startServiceProcess } from '../test/helpers/cli.js';
 import { createDatabase, postgresBinDir, startPostgresCluster } from '../test/helpers/postgres.js';
@@ -127,13 +131,17 @@ async function seed(url: string): Promise<string[]> {
   return ids;
 }
 
-/** `ROUNDS` triggers of the checks `checkIds`, each drained by `agents` loops spread over `urls`. */
+/**
+ * `ROUNDS` triggers of the checks `checkIds`, each drained by `agents` loops spread over `urls`; `results`
+ * `agent`: posted by the agent's ServiceClient (batched as they end), `alone`: one request per result.
+ */
 async function cycles(
   setup: string,
   services: ServiceProcess[],
   agents: number,
   checkIds: string[],
   postgresPid?: number,
+  results: 'agent' | 'alone' = 'agent',
 ): Promise<ReplicaCycleRow> {
   const urls = services.map((s) => s.url);
   const claimMs: number[] = [];
@@ -156,18 +164,28 @@ async function cycles(
       Array.from({ length: agents }, async (_, i) => {
         const url = urls[i % urls.length]!;
         const agentId = randomUUID();
-        for (;;) {
-          const t = performance.now();
-          const handed = await claim(url, agentId, 0);
-          claimMs.push(performance.now() - t);
-          if (handed.length === 0) return;
-          await Promise.all(
-            handed.map(async (job) => {
-              const res = await post(url, `/v1/agent/jobs/${job.jobId}/result`, resultFor(job), agentId);
-              if (res.status >= 300) throw new Error(`result answered ${res.status}: ${await res.text()}`);
-              jobs++;
-            }),
-          );
+        const client = new ServiceClient({ serviceUrl: url, apiKey: API_KEY, agentId });
+        try {
+          for (;;) {
+            const t = performance.now();
+            const handed = await claim(url, agentId, 0);
+            claimMs.push(performance.now() - t);
+            if (handed.length === 0) return;
+            await Promise.all(
+              handed.map(async (job) => {
+                if (results === 'agent') {
+                  await client.postResult(job.jobId, resultFor(job), AbortSignal.timeout(60_000));
+                } else {
+                  const res = await post(url, `/v1/agent/jobs/${job.jobId}/result`, resultFor(job), agentId);
+                  if (res.status >= 300)
+                    throw new Error(`result answered ${res.status}: ${await res.text()}`);
+                }
+                jobs++;
+              }),
+            );
+          }
+        } finally {
+          await client.close();
         }
       }),
     );
@@ -268,16 +286,27 @@ export async function benchReplicas(
     const postgresPid = postmasterPid(cluster.dir);
     rows.push(
       await cycles(
-        `PostgreSQL, ${replicaCount} replicas, unprepared`,
+        `PostgreSQL, ${replicaCount} replicas, unprepared, results alone`,
         replicas,
         agents,
         checkIds,
         postgresPid,
+        'alone',
       ),
     );
     await Promise.all(replicas.splice(0).map((r) => r.stop()));
     for (let i = 0; i < replicaCount; i++) replicas.push(await startServiceProcess(API_KEY, env));
     const urls = replicas.map((r) => r.url);
+    rows.push(
+      await cycles(
+        `PostgreSQL, ${replicaCount} replicas, results alone`,
+        replicas,
+        agents,
+        checkIds,
+        postgresPid,
+        'alone',
+      ),
+    );
     rows.push(await cycles(`PostgreSQL, ${replicaCount} replicas`, replicas, agents, checkIds, postgresPid));
     wakeUpMs = await wakeUps(urls[0]!, urls[1 % urls.length]!, options.wakeSamples ?? 50);
   } finally {
@@ -285,14 +314,19 @@ export async function benchReplicas(
     await cluster.stop();
   }
 
-  const [one, unprepared, many] = rows as [ReplicaCycleRow, ReplicaCycleRow, ReplicaCycleRow];
+  const [one, unprepared, alone, many] = rows as [
+    ReplicaCycleRow,
+    ReplicaCycleRow,
+    ReplicaCycleRow,
+    ReplicaCycleRow,
+  ];
   for (const row of rows) {
     console.log(
-      `${row.setup.padEnd(38)} ${row.jobs} claim+result cycles in ${row.seconds.toFixed(1)} s = ${row.jobsPerSecond.toFixed(0)}/s (claim p99 ${row.claimP99Ms.toFixed(1)} ms); CPU per cycle ${cpuText(row.cpuMsPerJob)}`,
+      `${row.setup.padEnd(52)} ${row.jobs} claim+result cycles in ${row.seconds.toFixed(1)} s = ${row.jobsPerSecond.toFixed(0)}/s (claim p99 ${row.claimP99Ms.toFixed(1)} ms); CPU per cycle ${cpuText(row.cpuMsPerJob)}`,
     );
   }
   console.log(
-    `ratio PostgreSQL replicas / SQLite process: ${(many.jobsPerSecond / one.jobsPerSecond).toFixed(2)}× (goal ≥ 1,000/s); prepared / unprepared statements: ${(many.jobsPerSecond / unprepared.jobsPerSecond).toFixed(2)}×`,
+    `ratio PostgreSQL replicas / SQLite process: ${(many.jobsPerSecond / one.jobsPerSecond).toFixed(2)}× (goal ≥ 1,000/s); prepared / unprepared statements: ${(alone.jobsPerSecond / unprepared.jobsPerSecond).toFixed(2)}×; results batched / alone: ${(many.jobsPerSecond / alone.jobsPerSecond).toFixed(2)}×`,
   );
   console.log(
     `cross-replica wake-up (trigger on A → claim answered on B): p50 ${quantile(wakeUpMs, 0.5).toFixed(1)} ms, p99 ${quantile(wakeUpMs, 0.99).toFixed(1)} ms over ${wakeUpMs.length}`,

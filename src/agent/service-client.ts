@@ -14,6 +14,9 @@ import {
   type LeaseResponse,
   LeaseResponseSchema,
   MAX_ARTIFACT_SIZE_BYTES,
+  MAX_RESULT_BATCH_ITEMS,
+  MAX_RESULT_SIZE_BYTES,
+  type ResultBatchItemAnswer,
 } from '../protocol/index.js';
 import { type ErrorCode, OutpostError } from '../common/errors.js';
 import { VERSION } from '../common/paths.js';
@@ -87,6 +90,34 @@ export type ClaimAnswer = { jobs: Job[]; rejected: RejectedJob[] };
 /** Answer of `POST /v1/agent/jobs/{jobId}/result`. */
 export type ResultAck = { stored: boolean; duplicate: boolean };
 
+/**
+ * Largest result, bytes of JSON, that waits to be posted in a batch (`POST /v1/agent/results`); a larger one is
+ * posted alone, so that one batch never nears the service's limit.
+ */
+const BATCH_ITEM_MAX_BYTES = 1024 * 1024;
+
+/**
+ * Most posts of results on their way at once. A result that ends while as many are on their way waits for
+ * one of them to return and then goes with the others that waited; a post that hangs (a slow link, a frozen
+ * replica) holds up no result while the others still move.
+ */
+const RESULT_POSTS_IN_FLIGHT = 4;
+
+/** A JSON body already serialised (the batch of results, built from each result's JSON once). */
+class JsonText {
+  constructor(readonly text: string) {}
+}
+
+/** A result waiting for the batch post in flight to end (see ServiceClient.postResult). */
+type PendingResult = {
+  jobId: string;
+  json: string;
+  sizeBytes: number;
+  signal: AbortSignal;
+  settle: { resolve(ack: ResultAck): void; reject(err: unknown): void };
+  onAbort: () => void;
+};
+
 /** Options of {@link ServiceClient}. */
 export type ServiceClientOptions = {
   /** Base URL of the service without a trailing slash. */
@@ -145,6 +176,14 @@ export class ServiceClient {
   #dispatcher: Dispatcher;
   /** Pools left after a silent call: closed with the client (their calls end by their own timeouts). */
   readonly #retired = new Set<Promise<void>>();
+  /** Results waiting to be posted in the next batch, in order. */
+  #pendingResults: PendingResult[] = [];
+  /** Posts of results on their way. */
+  #postsInFlight = 0;
+  /** A post of the waiting results is planned for the next turn of the event loop. */
+  #postPlanned = false;
+  /** False once the service answered 404 to a batch (an older service): every result is posted alone. */
+  #batchRoute = true;
 
   constructor(options: ServiceClientOptions) {
     this.#baseUrl = options.serviceUrl.replace(/\/+$/, '');
@@ -251,18 +290,154 @@ export class ServiceClient {
   }
 
   /**
-   * `POST /v1/agent/jobs/{jobId}/result`: posts the final result; a repeat is accepted (`duplicate: true`).
-   * @throws ServiceError `OUTPOST_ERR_LEASE_LOST` on 409 (drop the result), `OUTPOST_ERR_PROTOCOL` on 400/404.
+   * Posts the final result of a job; a repeat is accepted (`duplicate: true`). The results that end in one turn
+   * of the event loop, or while RESULT_POSTS_IN_FLIGHT posts are on their way, are posted together
+   * (`POST /v1/agent/results`, one transaction in the service for all of them; docs/protocol.md, "Results in
+   * batches"): a result never waits for a timer, only for a post before it, and each gets its own answer. A result over 1 MiB of JSON, or every result
+   * once the service answered 404 to a batch (an older service), is posted alone
+   * (`POST /v1/agent/jobs/{jobId}/result`). A batch the service refused whole (400, 413: one of its results is
+   * malformed or too large) is posted again one result at a time, so that only the bad one is refused.
+   * @throws ServiceError `OUTPOST_ERR_LEASE_LOST` on 409 (drop the result), `OUTPOST_ERR_PROTOCOL` on 400/404,
+   *   `OUTPOST_ERR_ABORTED` when `signal` fires before the result was sent.
    */
   async postResult(jobId: string, result: CheckResult, signal: AbortSignal): Promise<ResultAck> {
+    const json = JSON.stringify(result);
+    const sizeBytes = Buffer.byteLength(json);
+    if (!this.#batchRoute || sizeBytes > BATCH_ITEM_MAX_BYTES) return this.#postOne(jobId, json, signal);
+    if (signal.aborted) throw new ServiceError('OUTPOST_ERR_ABORTED', 'result aborted');
+    return new Promise<ResultAck>((resolve, reject) => {
+      const pending: PendingResult = {
+        jobId,
+        json,
+        sizeBytes,
+        signal,
+        settle: { resolve, reject },
+        onAbort: () => {
+          // Not sent yet: it leaves the queue. (Once sent, the batch's answer settles it.)
+          const at = this.#pendingResults.indexOf(pending);
+          if (at === -1) return;
+          this.#pendingResults.splice(at, 1);
+          reject(new ServiceError('OUTPOST_ERR_ABORTED', 'result aborted'));
+        },
+      };
+      signal.addEventListener('abort', pending.onAbort, { once: true });
+      this.#pendingResults.push(pending);
+      if (!this.#postPlanned && this.#postsInFlight < RESULT_POSTS_IN_FLIGHT) {
+        this.#postPlanned = true;
+        // The results that end in this turn of the event loop go with this one.
+        setImmediate(() => {
+          this.#postPlanned = false;
+          this.#postWaiting();
+        });
+      }
+    });
+  }
+
+  /** `POST /v1/agent/jobs/{jobId}/result` with the result's JSON. @throws ServiceError */
+  async #postOne(jobId: string, json: string, signal: AbortSignal): Promise<ResultAck> {
     const body = await this.#call(
       'result',
       `/v1/agent/jobs/${encodeURIComponent(jobId)}/result`,
-      result,
+      new JsonText(json),
       signal,
     );
     const ack = isRecord(body) ? body : {};
     return { stored: ack.stored !== false, duplicate: ack.duplicate === true };
+  }
+
+  /**
+   * Posts the waiting results, in batches, while fewer than RESULT_POSTS_IN_FLIGHT posts are on their way; each
+   * post that returns posts what waits meanwhile. Never throws.
+   */
+  #postWaiting(): void {
+    while (this.#pendingResults.length > 0 && this.#postsInFlight < RESULT_POSTS_IN_FLIGHT) {
+      let sizeBytes = 0;
+      let count = 0;
+      for (const pending of this.#pendingResults) {
+        if (count === MAX_RESULT_BATCH_ITEMS || sizeBytes + pending.sizeBytes > MAX_RESULT_SIZE_BYTES / 2)
+          break;
+        sizeBytes += pending.sizeBytes;
+        count++;
+      }
+      const batch = this.#pendingResults.splice(0, Math.max(1, count));
+      for (const pending of batch) pending.signal.removeEventListener('abort', pending.onAbort);
+      this.#postsInFlight++;
+      void this.#postBatch(batch).finally(() => {
+        this.#postsInFlight--;
+        this.#postWaiting();
+      });
+    }
+  }
+
+  /** Posts one batch and settles each of its results with its own answer. Never throws. */
+  async #postBatch(batch: PendingResult[]): Promise<void> {
+    const alone = async (pending: PendingResult) => {
+      try {
+        pending.settle.resolve(await this.#postOne(pending.jobId, pending.json, pending.signal));
+      } catch (err) {
+        pending.settle.reject(err);
+      }
+    };
+    if (batch.length === 1 || !this.#batchRoute) {
+      await Promise.all(batch.map(alone));
+      return;
+    }
+    // The batch is given up only when every one of its results' signals fired (shutdown).
+    const stop = new AbortController();
+    let live = batch.length;
+    const onAbort = () => {
+      if (--live === 0) stop.abort();
+    };
+    for (const pending of batch) {
+      if (pending.signal.aborted) onAbort();
+      else pending.signal.addEventListener('abort', onAbort, { once: true });
+    }
+    const text = `{"results":[${batch.map((p) => `{"jobId":${JSON.stringify(p.jobId)},"result":${p.json}}`).join(',')}]}`;
+    let answer: unknown;
+    try {
+      answer = await this.#call('result', '/v1/agent/results', new JsonText(text), stop.signal);
+    } catch (err) {
+      const statusCode = (err as { statusCode?: number | null }).statusCode;
+      if (statusCode === 404) this.#batchRoute = false;
+      if (statusCode === 404 || statusCode === 400 || statusCode === 413) {
+        await Promise.all(batch.map(alone));
+      } else {
+        for (const pending of batch) pending.settle.reject(err);
+      }
+      return;
+    } finally {
+      for (const pending of batch) pending.signal.removeEventListener('abort', onAbort);
+    }
+    const answers = new Map<string, ResultBatchItemAnswer>();
+    if (isRecord(answer) && Array.isArray(answer.results)) {
+      for (const item of answer.results as ResultBatchItemAnswer[]) {
+        if (isRecord(item) && typeof item.jobId === 'string') answers.set(item.jobId, item);
+      }
+    }
+    for (const pending of batch) {
+      const item = answers.get(pending.jobId);
+      if (!item) {
+        pending.settle.reject(
+          new ServiceError(
+            'OUTPOST_ERR_SERVICE_UNAVAILABLE',
+            'result batch answer has no entry for the job',
+            {
+              statusCode: 200,
+            },
+          ),
+        );
+      } else if (isRecord(item.error)) {
+        const statusCode = typeof item.error.statusCode === 'number' ? item.error.statusCode : 500;
+        const message = typeof item.error.message === 'string' ? item.error.message.slice(0, 300) : '';
+        pending.settle.reject(
+          new ServiceError(classify('result', statusCode), `result answered HTTP ${statusCode}: ${message}`, {
+            statusCode,
+          }),
+        );
+      } else {
+        pending.settle.resolve({ stored: item.stored !== false, duplicate: item.duplicate === true });
+      }
+    }
   }
 
   /**
@@ -326,7 +501,13 @@ export class ServiceClient {
           : payload === undefined
             ? this.#headers
             : { ...this.#headers, 'content-type': 'application/json' },
-        body: upload ? upload.stream : payload === undefined ? null : JSON.stringify(payload),
+        body: upload
+          ? upload.stream
+          : payload === undefined
+            ? null
+            : payload instanceof JsonText
+              ? payload.text
+              : JSON.stringify(payload),
         signal,
         headersTimeout: timeouts.headersMs,
         // undici's body timeout is the longest silence between two chunks of the body, not its whole time.

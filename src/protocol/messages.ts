@@ -1,6 +1,7 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { JobSchema } from './job.js';
 import { CHECK_TYPES, LOCATIONS } from './enums.js';
+import { CheckResultSchema } from './result.js';
 
 /** Version of the agent⇄service protocol; the service refuses agents of another major. */
 export const PROTOCOL_VERSION = 1;
@@ -125,3 +126,51 @@ export const AgentEventSchema = Type.Object(
 );
 /** The body of `POST /v1/agent/events`, an agent's error report (see {@link AgentEventSchema}). */
 export type AgentEvent = Static<typeof AgentEventSchema>;
+
+/** Most results one `POST /v1/agent/results` carries. */
+export const MAX_RESULT_BATCH_ITEMS = 100;
+
+/**
+ * Body of `POST /v1/agent/results`: the results of several jobs of the agent, each as
+ * `POST /v1/agent/jobs/{jobId}/result` takes it, stored in one transaction (docs/protocol.md, "Results in
+ * batches"). At most {@link MAX_RESULT_BATCH_ITEMS} items and {@link MAX_RESULT_SIZE_BYTES} of JSON in all
+ * (a larger body is answered 413): the agent posts a result alone when it is large.
+ */
+export const ResultBatchRequestSchema = Type.Object(
+  {
+    results: Type.Array(
+      Type.Object(
+        { jobId: Type.String({ minLength: 1, maxLength: 64 }), result: CheckResultSchema },
+        { additionalProperties: false },
+      ),
+      { minItems: 1, maxItems: MAX_RESULT_BATCH_ITEMS },
+    ),
+  },
+  { additionalProperties: false },
+);
+/** The body of `POST /v1/agent/results` (see {@link ResultBatchRequestSchema}). */
+export type ResultBatchRequest = Static<typeof ResultBatchRequestSchema>;
+
+/**
+ * One item's answer in `POST /v1/agent/results`, in the order posted: stored (or a `duplicate` of what the
+ * agent posted before) with the `resultType` the service decided; or refused, with the status and code
+ * `POST /v1/agent/jobs/{jobId}/result` would have answered (`error`: 404 OUTPOST_ERR_NOT_FOUND, 409
+ * OUTPOST_ERR_LEASE_LOST), `stored` false and `resultType` null.
+ */
+export const ResultBatchItemAnswerSchema = Type.Object({
+  jobId: Type.String(),
+  stored: Type.Boolean(),
+  duplicate: Type.Boolean(),
+  resultType: Type.Union([Type.Literal('FINAL'), Type.Literal('ATTEMPT'), Type.Null()]),
+  error: Type.Union([
+    Type.Object({ statusCode: Type.Integer(), code: Type.String(), message: Type.String() }),
+    Type.Null(),
+  ]),
+});
+/** One item's answer of `POST /v1/agent/results` (see {@link ResultBatchItemAnswerSchema}). */
+export type ResultBatchItemAnswer = Static<typeof ResultBatchItemAnswerSchema>;
+
+/** Answer of `POST /v1/agent/results`: one entry per item posted, in order. */
+export const ResultBatchResponseSchema = Type.Object({ results: Type.Array(ResultBatchItemAnswerSchema) });
+/** The answer of `POST /v1/agent/results` (see {@link ResultBatchResponseSchema}). */
+export type ResultBatchResponse = Static<typeof ResultBatchResponseSchema>;

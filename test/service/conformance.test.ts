@@ -235,28 +235,32 @@ describe('responses conform to /openapi.json', () => {
       'content-type': 'application/octet-stream',
     });
     const now = new Date().toISOString();
-    await call(
+    const agentResult = {
+      status: 'FAILED',
+      hasFailures: true,
+      hasErrors: false,
+      isDegraded: false,
+      overMaxResponseTime: false,
+      responseTime: 0,
+      startedAt: now,
+      stoppedAt: now,
+      errorMessage: '100% packet loss to 10.0.0.1',
+      assertions: [],
+      logs: [],
+      runLocation: job.runLocation,
+      attempts: 1,
+      resultType: 'FINAL',
+      artifacts: [{ name: 'trace.txt', sizeBytes: trace.length }],
+    };
+    await call('POST', `/v1/agent/jobs/${job.jobId}/result`, agentResult, agent);
+    // The same result again in a batch: answered as a duplicate.
+    const batch = await call(
       'POST',
-      `/v1/agent/jobs/${job.jobId}/result`,
-      {
-        status: 'FAILED',
-        hasFailures: true,
-        hasErrors: false,
-        isDegraded: false,
-        overMaxResponseTime: false,
-        responseTime: 0,
-        startedAt: now,
-        stoppedAt: now,
-        errorMessage: '100% packet loss to 10.0.0.1',
-        assertions: [],
-        logs: [],
-        runLocation: job.runLocation,
-        attempts: 1,
-        resultType: 'FINAL',
-        artifacts: [{ name: 'trace.txt', sizeBytes: trace.length }],
-      },
+      '/v1/agent/results',
+      { results: [{ jobId: job.jobId, result: agentResult }] },
       agent,
     );
+    expect(batch.results[0]).toMatchObject({ jobId: job.jobId, stored: true, duplicate: true });
     await call(
       'POST',
       '/v1/agent/events',

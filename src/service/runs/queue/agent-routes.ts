@@ -13,7 +13,10 @@ import {
   type Job,
   LeaseResponseSchema,
   LOCATIONS,
+  MAX_RESULT_SIZE_BYTES,
   PROTOCOL_VERSION,
+  ResultBatchRequestSchema,
+  ResultBatchResponseSchema,
 } from '../../../protocol/index.js';
 import { HttpError } from '../../platform/http/errors.js';
 import { linkSignal } from '../../../common/linked-signal.js';
@@ -166,6 +169,50 @@ export async function agentRoutes(app: ServiceApp, ctx: ServiceContext): Promise
         Date.now(),
       );
       return { stored: true, duplicate, resultType: result.resultType };
+    },
+  );
+
+  app.post(
+    '/v1/agent/results',
+    {
+      config: { permission: 'agent' },
+      schema: {
+        summary: 'Post the results of several jobs at once (each idempotent), stored in one transaction',
+        body: ResultBatchRequestSchema,
+        response: { 200: ResultBatchResponseSchema },
+      },
+      // The results' limit and the envelope's few bytes per item (docs/protocol.md, "Results in batches").
+      bodyLimit: MAX_RESULT_SIZE_BYTES + 64 * 1024,
+    },
+    async (request) => {
+      const answers = await ctx.queue.results.submitResults(
+        await scopeOf(request),
+        request.body.results,
+        Date.now(),
+      );
+      return {
+        results: answers.map((answer) =>
+          answer.error
+            ? {
+                jobId: answer.jobId,
+                stored: false,
+                duplicate: false,
+                resultType: null,
+                error: {
+                  statusCode: answer.error.statusCode,
+                  code: answer.error.code,
+                  message: answer.error.message,
+                },
+              }
+            : {
+                jobId: answer.jobId,
+                stored: true,
+                duplicate: answer.outcome.duplicate,
+                resultType: answer.outcome.result.resultType,
+                error: null,
+              },
+        ),
+      };
     },
   );
 

@@ -324,6 +324,18 @@ export class JobQueries {
     return query.executeTakeFirst();
   }
 
+  /** The job rows of `jobIds` in the scope (any order; ids not found are left out). */
+  async jobsOf(scope: JobScope, jobIds: readonly string[]): Promise<JobRow[]> {
+    if (jobIds.length === 0) return [];
+    let query = this.db
+      .selectFrom('jobs')
+      .selectAll()
+      .where('id', 'in', jobIds)
+      .where('account_id', '=', scope.accountId);
+    if (scope.locations) query = query.where('location', 'in', scope.locations);
+    return query.execute();
+  }
+
   /** The result stored for a job of the scope (one per job: each attempt is its own job), or undefined. */
   async resultOf(scope: JobScope, jobId: string) {
     let query = this.db

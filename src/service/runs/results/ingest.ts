@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely';
 import type { CheckResult, Job } from '../../../protocol/index.js';
 import { planRetry } from '../../../protocol/retry.js';
 import { runLocationsOf } from '../../checks/index.js';
-import { notFound } from '../../platform/http/errors.js';
+import { HttpError, notFound } from '../../platform/http/errors.js';
 import type { Database } from '../../platform/store/database.js';
 import { readDoc } from '../../platform/store/schema.js';
 import { nextAttemptJob } from '../queue/jobs.js';
@@ -53,6 +53,14 @@ export type SubmitOutcome = {
   /** The job of the next attempt, when one was enqueued. */
   retryJobId: string | null;
 };
+
+/** One item's answer of `submitResults`: what submitResult returned, or the refusal it threw. */
+export type BatchItemOutcome =
+  | { jobId: string; outcome: SubmitOutcome; error?: undefined }
+  | { jobId: string; outcome?: undefined; error: HttpError };
+
+/** Marks an item of submitResults still to be stored (no prior outcome). */
+const UNSTORED = {} as SubmitOutcome;
 
 /** What happened after a commit, for the wake-ups (see ResultIngest.announce). */
 export type Ended = {
@@ -129,6 +137,100 @@ export class ResultIngest {
       resultsStored: !outcome.duplicate,
     });
     return outcome;
+  }
+
+  /**
+   * Stores the results of several jobs of one agent (`POST /v1/agent/results`), each as submitResult
+   * would, in ONE transaction: one commit (and one fsync) for the batch instead of one per result. Each
+   * item gets its own answer: stored or a duplicate (`outcome`), or the refusal submitResult would have
+   * thrown (`error`: 404 unknown job, 409 lease lost), which costs the other items nothing, since a
+   * refusal is found before any write of its item.
+   *
+   * The items are stored in the order of their checks' ids, so two batches that touch the same checks
+   * and check sessions (a parallel run's locations on two agents) take their locks in one order. When the
+   * batch's transaction fails all the same (an item's write was refused after it began, a deadlock, a
+   * lost connection), every item is stored again in a transaction of its own (submitResult), so no item
+   * pays for another's failure. `nowMs` is epoch ms.
+   * @returns one entry per item, in the order given.
+   * @throws only what the fallback's store access throws outside an item (the connection is gone).
+   */
+  async submitResults(
+    scope: AgentScope,
+    items: readonly { jobId: string; result: CheckResult }[],
+    nowMs: number,
+  ): Promise<BatchItemOutcome[]> {
+    const hashes = items.map((item) =>
+      createHash('sha256').update(JSON.stringify(item.result)).digest('hex'),
+    );
+    const answers: BatchItemOutcome[] = new Array(items.length);
+    let committed: SubmitOutcome[] = [];
+    try {
+      committed = await this.#db.transaction().execute(async (tx) => {
+        const store = new JobQueries(tx);
+        const jobs = await store.jobsOf(
+          scope,
+          items.map((item) => item.jobId),
+        );
+        const byId = new Map(jobs.map((job) => [job.id, job]));
+        const order = items
+          .map((_, i) => i)
+          .sort((a, b) => {
+            const ca = byId.get(items[a]!.jobId)?.check_id ?? '';
+            const cb = byId.get(items[b]!.jobId)?.check_id ?? '';
+            return ca < cb ? -1 : ca > cb ? 1 : a - b;
+          });
+        const stored: SubmitOutcome[] = [];
+        for (const i of order) {
+          const { jobId, result } = items[i]!;
+          const job = byId.get(jobId);
+          let outcome: SubmitOutcome;
+          // Refusals found before the item's first write: the item is answered with it, the batch goes on.
+          try {
+            if (!job) outcome = await priorOutcome(store, scope, jobId, hashes[i]!);
+            else if (
+              job.state !== 'leased' ||
+              job.agent_id !== scope.agentId ||
+              Number(job.lease_expires_at) <= nowMs
+            ) {
+              throw leaseLost(jobId, 'its result is not stored');
+            } else outcome = UNSTORED;
+          } catch (err) {
+            if (!(err instanceof HttpError)) throw err;
+            answers[i] = { jobId, error: err };
+            continue;
+          }
+          if (outcome === UNSTORED) {
+            outcome = await this.#storeAgentResult(
+              tx,
+              job!,
+              result,
+              { agentId: scope.agentId, hash: hashes[i]!, nowMs },
+              scope.agent,
+            );
+          }
+          answers[i] = { jobId, outcome };
+          stored.push(outcome);
+        }
+        return stored;
+      });
+    } catch {
+      // Each item again on its own: what failed is refused alone (and what was a duplicate stays one).
+      for (const [i, { jobId, result }] of items.entries()) {
+        try {
+          answers[i] = { jobId, outcome: await this.submitResult(scope, jobId, result, nowMs) };
+        } catch (err) {
+          if (!(err instanceof HttpError)) throw err;
+          answers[i] = { jobId, error: err };
+        }
+      }
+      return answers;
+    }
+    this.announce({
+      sessions: committed.flatMap((o) => (o.checkSessionId ? [o.checkSessionId] : [])),
+      accounts: committed.some((o) => o.retryJobId) ? [scope.accountId] : [],
+      resultsStored: committed.some((o) => !o.duplicate),
+    });
+    return answers;
   }
 
   /** The part of submitResult in its transaction once the agent is known to hold `job`. */

@@ -1,0 +1,201 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ServiceClient } from '../../../src/agent/service-client.js';
+import type { Job } from '../../../src/protocol/index.js';
+import {
+  claimJobs,
+  createCheck,
+  icmpBody,
+  resultFor,
+  type TestService,
+  testService,
+  triggerCheck,
+} from '../../helpers/service.js';
+
+// `POST /v1/agent/results`: several results in one request and one transaction, each answered on its own
+// (stored, duplicate, or refused as its own route would refuse it), and the agent's ServiceClient, which
+// sends the results that end while a post is on its way together, against a real listening service.
+
+let svc: TestService;
+afterEach(async () => svc?.close());
+
+/** `count` ICMP checks triggered once each; the jobs `agentId` claimed. */
+async function claimedJobs(count: number, agentId: string): Promise<Job[]> {
+  for (let i = 0; i < count; i++) {
+    const checkId = await createCheck(svc, 'icmp', icmpBody({ name: `batch ${i}`, activated: false }));
+    await triggerCheck(svc, checkId);
+  }
+  const jobs = await claimJobs(svc, agentId, { freeSlots: { uptime: 100, main: 0 } });
+  expect(jobs).toHaveLength(count);
+  return jobs;
+}
+
+const postBatch = (agentId: string, items: { jobId: string; result: unknown }[]) =>
+  svc.app.inject({
+    method: 'POST',
+    url: '/v1/agent/results',
+    headers: { ...svc.auth(), 'x-agent-id': agentId },
+    payload: { results: items },
+  });
+
+describe('POST /v1/agent/results', () => {
+  it('stores every result of the batch, answers each in order, and a repeat as duplicates', async () => {
+    svc = await testService();
+    const agentId = randomUUID();
+    const jobs = await claimedJobs(3, agentId);
+    const items = jobs.map((job, i) => ({
+      jobId: job.jobId,
+      result: resultFor(job, i === 1 ? 'FAILED' : 'PASSED'),
+    }));
+    const res = await postBatch(agentId, items);
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json().results).toEqual(
+      jobs.map((job) => ({
+        jobId: job.jobId,
+        stored: true,
+        duplicate: false,
+        resultType: 'FINAL',
+        error: null,
+      })),
+    );
+    // Each job's session ended with its own result.
+    for (const [i, job] of jobs.entries()) {
+      const session = await svc.request('GET', `/v1/check-sessions/${job.checkSessionId}`);
+      expect(session.json().status).toBe(i === 1 ? 'FAILED' : 'PASSED');
+    }
+    const again = await postBatch(agentId, items);
+    expect(again.json().results.map((r: { duplicate: boolean }) => r.duplicate)).toEqual([true, true, true]);
+  });
+
+  it("refuses only the items it must: another agent's job (409) and an unknown job (404); the rest is stored", async () => {
+    svc = await testService();
+    const agentId = randomUUID();
+    const other = randomUUID();
+    const [mine] = await claimedJobs(1, agentId);
+    const [theirs] = await claimedJobs(1, other);
+    const res = await postBatch(agentId, [
+      { jobId: theirs!.jobId, result: resultFor(theirs!) },
+      { jobId: 'no-such-job', result: resultFor(mine!) },
+      { jobId: mine!.jobId, result: resultFor(mine!) },
+    ]);
+    expect(res.statusCode, res.body).toBe(200);
+    const [a, b, c] = res.json().results;
+    expect(a).toMatchObject({
+      jobId: theirs!.jobId,
+      stored: false,
+      error: { statusCode: 409, code: 'OUTPOST_ERR_LEASE_LOST' },
+    });
+    expect(b).toMatchObject({
+      jobId: 'no-such-job',
+      stored: false,
+      error: { statusCode: 404, code: 'OUTPOST_ERR_NOT_FOUND' },
+    });
+    expect(c).toEqual({
+      jobId: mine!.jobId,
+      stored: true,
+      duplicate: false,
+      resultType: 'FINAL',
+      error: null,
+    });
+    // The refused job is still the other agent's to finish.
+    const theirsPost = await svc.app.inject({
+      method: 'POST',
+      url: `/v1/agent/jobs/${theirs!.jobId}/result`,
+      headers: { ...svc.auth(), 'x-agent-id': other },
+      payload: resultFor(theirs!),
+    });
+    expect(theirsPost.statusCode, theirsPost.body).toBe(200);
+  });
+
+  it('answers a malformed item with 400 naming its field, and stores nothing of that batch', async () => {
+    svc = await testService();
+    const agentId = randomUUID();
+    const [job] = await claimedJobs(1, agentId);
+    const res = await postBatch(agentId, [
+      { jobId: job!.jobId, result: resultFor(job!) },
+      { jobId: job!.jobId, result: { ...resultFor(job!), status: 'SOMETIMES' } },
+    ]);
+    expect(res.statusCode).toBe(400);
+    expect(res.json().message).toMatch(/^body\.results\[1\]\.result\.status /);
+    const alone = await postBatch(agentId, [{ jobId: job!.jobId, result: resultFor(job!) }]);
+    expect(alone.json().results[0]).toMatchObject({ stored: true, duplicate: false });
+  });
+
+  it('stores a result posted twice in one batch once: the second is its duplicate', async () => {
+    svc = await testService();
+    const agentId = randomUUID();
+    const [job] = await claimedJobs(1, agentId);
+    const item = { jobId: job!.jobId, result: resultFor(job!) };
+    const res = await postBatch(agentId, [item, item]);
+    expect(res.statusCode, res.body).toBe(200);
+    expect(
+      res.json().results.map((r: { stored: boolean; duplicate: boolean }) => [r.stored, r.duplicate]),
+    ).toEqual([
+      [true, false],
+      [true, true],
+    ]);
+  });
+});
+
+describe('the agent posts results that end together in one batch', () => {
+  it('sends 30 results in fewer requests than results, each answered on its own, a lost one refused alone', async () => {
+    svc = await testService();
+    const agentId = randomUUID();
+    const jobs = await claimedJobs(30, agentId);
+    await svc.app.listen({ port: 0, host: '127.0.0.1' });
+    const servicePort = (svc.app.server.address() as AddressInfo).port;
+    // A reverse proxy in front of the service that notes each request's path.
+    const seen: string[] = [];
+    const front = createServer((req, res) => {
+      seen.push(req.url ?? '');
+      const upstream = httpRequest(
+        { host: '127.0.0.1', port: servicePort, path: req.url, method: req.method, headers: req.headers },
+        (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        },
+      );
+      req.pipe(upstream);
+    });
+    await new Promise<void>((resolve) => front.listen(0, '127.0.0.1', resolve));
+    const port = (front.address() as AddressInfo).port;
+    const client = new ServiceClient({
+      serviceUrl: `http://127.0.0.1:${port}`,
+      apiKey: svc.accountA.key,
+      agentId,
+    });
+    try {
+      // One job's result was stored by another post already, with another body: this one is refused (409).
+      const first = await client.postResult(
+        jobs[0]!.jobId,
+        resultFor(jobs[0]!, 'FAILED'),
+        AbortSignal.timeout(10_000),
+      );
+      expect(first).toEqual({ stored: true, duplicate: false });
+      seen.length = 0;
+      const settled = await Promise.allSettled(
+        jobs.map((job) => client.postResult(job.jobId, resultFor(job), AbortSignal.timeout(10_000))),
+      );
+      expect(settled[0]).toMatchObject({
+        status: 'rejected',
+        reason: { code: 'OUTPOST_ERR_LEASE_LOST', statusCode: 409 },
+      });
+      for (const outcome of settled.slice(1)) {
+        expect(outcome).toEqual({ status: 'fulfilled', value: { stored: true, duplicate: false } });
+      }
+      // The first post went alone; the 29 others waited for it and went together.
+      expect(seen.filter((url) => url === '/v1/agent/results').length).toBeGreaterThanOrEqual(1);
+      expect(seen.length).toBeLessThan(jobs.length / 2);
+      for (const job of jobs.slice(1)) {
+        const session = await svc.request('GET', `/v1/check-sessions/${job.checkSessionId}`);
+        expect(session.json().status).toBe('PASSED');
+      }
+    } finally {
+      await client.close();
+      front.closeAllConnections();
+      await new Promise<void>((resolve) => front.close(() => resolve()));
+    }
+  });
+});
