@@ -58,7 +58,8 @@ export async function recordResult(
   const group = check.groupId === null ? null : await store.group(stored.accountId, check.groupId);
   // A maintenance window that silences the check holds its notifications back as muting does: the state
   // and the alerts are still recorded (docs/alerting.md, "Maintenance windows").
-  const silenced = await new MaintenanceLookup(tx, stored.nowMs).silences(stored.accountId, {
+  const reads = accountReadsOf(tx, stored.nowMs);
+  const silenced = await reads.maintenance.silences(stored.accountId, {
     ...check,
     groupTags: group?.tags ?? null,
   });
@@ -74,7 +75,7 @@ export async function recordResult(
   // The account's settings are read only for checks that use them.
   const owner = group ?? check;
   const accountSettings =
-    owner.useGlobalAlertSettings === false ? null : await store.accountAlertSettings(stored.accountId);
+    owner.useGlobalAlertSettings === false ? null : await reads.alertSettings(stored.accountId, store);
   const resolved = resolveAlertSettings(accountSettings, group, check);
   const settings = context.silenced ? { ...resolved, muted: true } : resolved;
   const previous = await store.alertState<AlertState>(stored.checkId);
@@ -85,6 +86,41 @@ export async function recordResult(
   if (!unchanged) await store.saveAlertState(stored.accountId, stored.checkId, state, stored.nowMs);
   for (const alert of alerts) queued += await recordAlert(context, alert);
   return queued;
+}
+
+/**
+ * What the results of one transaction read of their accounts, read once per transaction: the maintenance windows
+ * on at the instant and the account's alert settings. A batch of results (`POST /v1/agent/results`) stores
+ * them all in one transaction, which writes neither, so its results share one read of each instead of one per
+ * result. Kept per transaction object (a new transaction reads again) and per instant `atMs`.
+ */
+type AccountReads = {
+  atMs: number;
+  maintenance: MaintenanceLookup;
+  alertSettings(accountId: string, store: AlertQueries): Promise<AlertSettingsDoc | null>;
+};
+const accountReads = new WeakMap<Tx, AccountReads>();
+
+/** The account reads of `tx` at `atMs` (see AccountReads). */
+function accountReadsOf(tx: Tx, atMs: number): AccountReads {
+  const known = accountReads.get(tx);
+  if (known && known.atMs === atMs) return known;
+  const settings = new Map<string, Promise<AlertSettingsDoc | null>>();
+  const reads: AccountReads = {
+    atMs,
+    maintenance: new MaintenanceLookup(tx, atMs),
+    alertSettings(accountId, store) {
+      let found = settings.get(accountId);
+      if (!found) {
+        found = store.accountAlertSettings(accountId);
+        settings.set(accountId, found);
+      }
+      return found;
+    },
+  };
+  // The store itself (no transaction) is shared by every caller: read anew each time.
+  if (tx.isTransaction) accountReads.set(tx, reads);
+  return reads;
 }
 
 type AlertContext = {
