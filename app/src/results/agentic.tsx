@@ -5,6 +5,7 @@
  */
 import type { CheckResult } from '../api/schemas.js';
 import { formatDateTime, formatMs } from '../ui/format.js';
+import './diff.css';
 import { Facts, Heading, type HeadingLevel, PassMark, ScrollRegion, below } from './text.js';
 
 /** The AGENTIC part of a result. */
@@ -152,6 +153,8 @@ export function AgenticPartView({ part, level }: { part: AgenticPart; level: Hea
       />
       <Heading level={sub}>Conditions</Heading>
       <Conditions assertions={part.assertions} />
+      <Heading level={sub}>Steps</Heading>
+      <Steps steps={part.steps} />
       {part.errors.length > 0 ? (
         <>
           <Heading level={sub}>Errors</Heading>
@@ -210,8 +213,6 @@ export function AgenticPartView({ part, level }: { part: AgenticPart; level: Hea
           { term: 'Completion tokens', value: tokens(usage.completionTokens) },
         ]}
       />
-      <Heading level={sub}>Steps</Heading>
-      <Steps steps={part.steps} />
     </section>
   );
 }

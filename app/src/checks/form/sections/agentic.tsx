@@ -76,21 +76,23 @@ export function AgenticSection({ fx, refs }: { fx: FormApi; refs: References }) 
           The first run writes a Playwright script from the prompt; later runs replay it without a model. When
           the site changes and the script breaks, the agent repairs it and verifies the repair by running it.
         </p>
-        {AGENTIC_REPAIR_MODES.map((value) => (
-          <RadioLine
-            key={value}
-            id={`agentic-repair-${value}`}
-            name="agentic-repair-mode"
-            checked={mode === value}
-            label={
-              <>
-                <strong>{REPAIR_MODE_TEXT[value].label}</strong>
-                <span class="radio-hint"> {REPAIR_MODE_TEXT[value].hint}</span>
-              </>
-            }
-            onChoose={() => fx.set('repairMode', value)}
-          />
-        ))}
+        <div class="agentic-modes">
+          {AGENTIC_REPAIR_MODES.map((value) => (
+            <RadioLine
+              key={value}
+              id={`agentic-repair-${value}`}
+              name="agentic-repair-mode"
+              checked={mode === value}
+              label={
+                <>
+                  <strong>{REPAIR_MODE_TEXT[value].label}</strong>
+                  <span class="radio-hint"> {REPAIR_MODE_TEXT[value].hint}</span>
+                </>
+              }
+              onChoose={() => fx.set('repairMode', value)}
+            />
+          ))}
+        </div>
         <SkillsInput fx={fx} />
       </fieldset>
       <fieldset>
