@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { AgenticCheckResult, AgenticScriptChange, Job } from '../../../src/protocol/index.js';
+import { applyScriptChange } from '../../../src/service/agentic/repairs.js';
 import {
   claimJobs,
   createCheck,
@@ -425,7 +426,7 @@ describe('AGENTIC results and script changes', () => {
     );
   });
 
-  it('applies one of two changes over the same version posted at once; the other is STALE', async () => {
+  it('two locations reporting changes over the same version: one applies, the other is STALE', async () => {
     const id = await createCheck(
       svc,
       'agentic',
@@ -443,6 +444,73 @@ describe('AGENTIC results and script changes', () => {
     expect(repairs.map((r) => r.status).sort()).toEqual(['APPLIED', 'STALE']);
     const applied = repairs.find((r) => r.status === 'APPLIED') as unknown as { script: string };
     expect(check.script).toBe(applied.script);
+  });
+
+  /**
+   * Opens a transaction that applies `first` and holds it open until the returned `release` is called, so
+   * another writer can be started while it is uncommitted.
+   */
+  async function holdChange(id: string, first: AgenticScriptChange) {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let applied!: () => void;
+    const ready = new Promise<void>((resolve) => {
+      applied = resolve;
+    });
+    const done = svc.context.db.transaction().execute(async (tx) => {
+      const status = await applyScriptChange(tx, {
+        accountId: svc.accountA.id,
+        checkId: id,
+        resultId: 'result-a',
+        agentId: null,
+        change: first,
+        nowMs: Date.now(),
+      });
+      applied();
+      await held;
+      return status;
+    });
+    await ready;
+    return { release, done };
+  }
+
+  it('a second change over the same version, ingested while the first is uncommitted, waits and is STALE', async () => {
+    const id = await createCheck(svc, 'agentic', agenticBody({ script: SCRIPT_1 }));
+    const a = await holdChange(id, change({ baseVersion: 1, script: 'from replica A' }));
+    const b = svc.context.db.transaction().execute((tx) =>
+      applyScriptChange(tx, {
+        accountId: svc.accountA.id,
+        checkId: id,
+        resultId: 'result-b',
+        agentId: null,
+        change: change({ baseVersion: 1, script: 'from replica B' }),
+        nowMs: Date.now(),
+      }),
+    );
+    // B has read (or is waiting to read) the check while A's change is uncommitted.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    a.release();
+    expect(await a.done).toBe('APPLIED');
+    expect(await b).toBe('STALE');
+    expect(await getCheck(id)).toMatchObject({ script: 'from replica A', scriptVersion: 2 });
+  });
+
+  it('an update that read the check before a run stored a script never puts the old script back', async () => {
+    const id = await createCheck(svc, 'agentic', agenticBody({ script: SCRIPT_1 }));
+    const a = await holdChange(id, change({ baseVersion: 1, script: 'stored by a run' }));
+    // On PostgreSQL the update reads version 1 now and reaches its write once the run's change committed: 409.
+    // On SQLite (one writer) it reads the check after that commit and changes only the name.
+    const put = svc.request('PUT', `/v1/checks/${id}`, { name: 'renamed meanwhile' });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    a.release();
+    await a.done;
+    const res = await put;
+    if (res.statusCode === 409) {
+      expect(res.json().attributes).toMatchObject({ code: 'OUTPOST_ERR_SCRIPT_MOVED', scriptVersion: 2 });
+    } else expect(res.statusCode, res.body).toBe(200);
+    expect(await getCheck(id)).toMatchObject({ script: 'stored by a run', scriptVersion: 2 });
   });
 
   it('ignores an agentic part posted for a check of another type', async () => {
