@@ -15,7 +15,7 @@ export function agenticRecorder(): ResultRecorder {
     if (!part) return;
     const store = new AgenticQueries(tx);
     const state = await store.lockScript(stored.accountId, stored.checkId);
-    if (!state || state.checkType !== 'AGENTIC') return;
+    if (state?.checkType !== 'AGENTIC') return;
     const usage = part.modelUsage;
     await store.insertRun({
       result_id: stored.resultId,

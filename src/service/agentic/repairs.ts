@@ -110,7 +110,7 @@ export async function applyScriptChange(
   if (!change.verified) return null;
   const store = new AgenticQueries(tx);
   const state = await store.lockScript(accountId, checkId);
-  if (!state || state.checkType !== 'AGENTIC') return null;
+  if (state?.checkType !== 'AGENTIC') return null;
   let status: RepairStatus;
   let newVersion: number | null = null;
   if (change.baseVersion !== state.scriptVersion) status = 'STALE';

@@ -246,6 +246,15 @@ describe('/v1/checks/agentic: create, validate, update', () => {
     expect(cleared.json()).toMatchObject({ script: null, scriptVersion: 0 });
     expectBadField(await svc.request('PUT', `/v1/checks/${id}`, { frequency: 1 }), 'frequency');
     expectBadField(await svc.request('PUT', `/v1/checks/${id}`, { prompt: '' }), 'prompt');
+    expectBadField(
+      await svc.request('PUT', `/v1/checks/${id}`, { agentRuntime: { skills: ['has space'] } }),
+      'agentRuntime.skills[0]',
+    );
+    expectBadField(await svc.request('PUT', `/v1/checks/${id}`, { repairMode: 'NEVER' }), 'repairMode');
+    const skills = await svc.request('PUT', `/v1/checks/${id}`, {
+      agentRuntime: { skills: ['http', 'files'] },
+    });
+    expect(skills.json().agentRuntime).toEqual({ skills: ['http', 'files'] });
   });
 
   it('refuses AGENTIC fields on a check of another type, and finds no browser check on its route', async () => {

@@ -29,17 +29,14 @@ export const AGENTIC_TIMEOUT_SECONDS = 600;
  */
 export const AGENTIC_MAX_MODEL_CALLS = 40;
 
-/** Most skills an AGENTIC check names (the job's `skills`: at most 20 names of at most 64 characters). */
-const SkillsSchema = Type.Array(Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_.:-]+$' }), {
-  maxItems: 20,
-  uniqueItems: true,
-});
+/** A skill's name: letters, digits, `_ . : -`, at most 64 characters (the job's `skills` items). */
+const SkillName = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_.:-]+$' });
+
+/** `agentRuntime.skills`: at most 20 distinct skill names, default none. */
+const skills = () => Type.Optional(Type.Array(SkillName, { maxItems: 20, uniqueItems: true, default: [] }));
 
 /** `agentRuntime` of an AGENTIC check, as the hosted API has it: `skills`, extra tool groups (default none). */
-export const AgentRuntimeSchema = Type.Object(
-  { skills: Type.Optional(Type.Array(SkillsSchema.items, { ...SkillsSchema, default: [] })) },
-  strict,
-);
+export const AgentRuntimeSchema = Type.Object({ skills: skills() }, strict);
 
 /**
  * Fields only AGENTIC checks have: other types refuse them (checkCrossFieldRules), so a body sent to the
@@ -64,12 +61,7 @@ export const CreateAgenticCheckBody = Type.Object(
     maxResponseTime: Type.Optional(Nullable(Type.Number({ minimum: 0, maximum: 300_000 }))),
     frequency: Type.Optional(IntegerEnum(AGENTIC_FREQUENCIES, { default: AGENTIC_DEFAULT_FREQUENCY })),
     prompt: Type.String({ minLength: 1, maxLength: AGENTIC_MAX_PROMPT_CHARS }),
-    agentRuntime: Type.Optional(
-      Type.Object(
-        { skills: Type.Optional({ ...SkillsSchema, default: [] }) },
-        { ...strict, default: { skills: [] } },
-      ),
-    ),
+    agentRuntime: Type.Optional(Type.Object({ skills: skills() }, { ...strict, default: { skills: [] } })),
     repairMode: Type.Optional(StringEnum(AGENTIC_REPAIR_MODES, { default: 'AUTO' })),
     script: Type.Optional(Nullable(Type.String({ maxLength: AGENTIC_MAX_SCRIPT_CHARS, default: null }))),
     scriptVersion: Ignored(
