@@ -1,4 +1,5 @@
 import { accountsModule } from './accounts/service-module.js';
+import { agenticModule } from './agentic/service-module.js';
 import { alertingModule } from './alerting/service-module.js';
 import { auditLogModule } from './audit-log/service-module.js';
 import { analyticsModule } from './analytics/service-module.js';
@@ -41,6 +42,7 @@ export const MODULES: readonly ServiceModule[] = [
   auditLogModule,
   usersModule,
   ssoModule,
+  agenticModule,
 ];
 
 /** The retention tasks of every module, in module order (the retention worker adds the platform's own). */

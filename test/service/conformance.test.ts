@@ -180,6 +180,13 @@ describe('responses conform to /openapi.json', () => {
       ],
       scriptPath: 't.spec.ts',
     });
+    const agenticCheck = await call('POST', '/v1/checks/agentic', {
+      name: 'agentic',
+      activated: false,
+      prompt: 'Open {{BASE_URL}} and check the page says "Outpost"',
+      repairMode: 'REVIEW',
+      script: 'await page.goto(process.env.BASE_URL);',
+    });
     await call('GET', '/v1/checks');
     await call('GET', `/v1/checks/${icmp.id}`);
     await call('PUT', `/v1/checks/${icmp.id}`, { heartbeat: {}, script: '', name: 'renamed' });
@@ -196,6 +203,7 @@ describe('responses conform to /openapi.json', () => {
       ['playwright', playwrightCheck],
       ['ssl', sslCheck],
       ['traceroute', tracerouteCheck],
+      ['agentic', agenticCheck],
     ];
     for (const [path, check] of byType)
       await call('PUT', `/v1/checks/${path}/${check.id}`, { name: `${path} 2` });
@@ -271,6 +279,70 @@ describe('responses conform to /openapi.json', () => {
     const agents = await call('GET', '/v1/agents');
     expect(agents.map((x: { id: string }) => x.id)).toContain(agent['x-agent-id']);
     await call('GET', `/v1/agents/${agent['x-agent-id']}`);
+    // Two AGENTIC runs, each reporting a verified repair a person then rejects or applies (REVIEW mode).
+    for (const decision of ['reject', 'apply']) {
+      await call('POST', '/v1/check-sessions/trigger', { target: { checkId: [agenticCheck.id] } });
+      const agenticClaim = await call(
+        'POST',
+        '/v1/agent/jobs/claim',
+        {
+          agentVersion: 't',
+          protocolVersion: PROTOCOL_VERSION,
+          checkTypes: ['AGENTIC'],
+          runtimes: ['2026.04'],
+          freeSlots: { uptime: 0, main: 1 },
+          waitSeconds: 0,
+        },
+        agent,
+      );
+      const agenticJob = agenticClaim.jobs[0];
+      const at = new Date().toISOString();
+      await call(
+        'POST',
+        `/v1/agent/jobs/${agenticJob.jobId}/result`,
+        {
+          status: 'PASSED',
+          hasFailures: false,
+          hasErrors: false,
+          isDegraded: false,
+          overMaxResponseTime: false,
+          responseTime: 900,
+          startedAt: at,
+          stoppedAt: at,
+          errorMessage: null,
+          assertions: [],
+          logs: [],
+          runLocation: agenticJob.runLocation,
+          attempts: 1,
+          resultType: 'FINAL',
+          artifacts: [],
+          agenticCheckResult: {
+            mode: 'REPAIR',
+            summary: 'the page says Outpost',
+            assertions: [
+              { condition: 'the page says "Outpost"', passed: true, actual: 'Outpost', expected: 'Outpost' },
+            ],
+            steps: [],
+            suggestions: [],
+            errors: [],
+            modelUsage: { model: 'm', calls: 2, durationMs: 10, promptTokens: 5, completionTokens: 1 },
+            scriptVersion: agenticJob.check.request.scriptVersion,
+            scriptChange: {
+              kind: 'REPAIRED',
+              baseVersion: agenticJob.check.request.scriptVersion,
+              script: `await page.goto(process.env.BASE_URL); // ${decision}`,
+              diff: '',
+              reason: 'r',
+              verified: true,
+            },
+          },
+        },
+        agent,
+      );
+      const [pending] = await call('GET', `/v1/checks/${agenticCheck.id}/agentic-repairs?limit=10`);
+      await call('POST', `/v1/checks/${agenticCheck.id}/agentic-repairs/${pending.id}/${decision}`);
+    }
+    await call('GET', '/v1/agentic-usage?month=2026-01');
     const reports = await call('GET', `/v1/agents/${agent['x-agent-id']}/error-reports?limit=5`);
     expect(reports).toHaveLength(1);
     await call('GET', `/v1/checks/${icmp.id}/expired-runs`);
@@ -561,6 +633,7 @@ describe('responses conform to /openapi.json', () => {
       traceroute: { name: 'traceroute', request: { url: '127.0.0.1' } },
       browser: { name: 'browser', script: 'await page.goto("about:blank")' },
       multistep: { name: 'multistep', script: "test('t', async () => {});" },
+      agentic: { name: 'agentic', prompt: 'Open http://127.0.0.1:9/ and check it answers' },
       playwright: {
         name: 'playwright',
         dependencies: [
@@ -628,6 +701,7 @@ describe('responses conform to /openapi.json', () => {
     await call('DELETE', `/v1/alert-channels/${channel.id}`);
     await call('DELETE', `/v1/check-groups/${group.id}`);
     await call('DELETE', `/v1/checks/${heartbeat.id}`);
+    await call('DELETE', `/v1/checks/${agenticCheck.id}`);
     await call('DELETE', `/v1/checks/${icmp.id}`);
 
     // Every change above left one audit-log entry, in the order of the changes (written after each answer).

@@ -35,6 +35,7 @@ import type {
   NotificationAttemptSchema,
 } from '../../../src/service/alerting/schemas.js';
 import type { AnalyticsResponseSchema } from '../../../src/service/analytics/schemas.js';
+import type { RepairSchema, UsageSchema } from '../../../src/service/agentic/schemas.js';
 import type { AuditEntrySchema } from '../../../src/service/audit-log/schemas.js';
 import type { PutSsoBody, SsoSettingsSchema } from '../../../src/service/sso/schemas.js';
 import type {
@@ -91,6 +92,7 @@ export type CheckResultResponse = Omit<
   | 'multiStepCheckResult'
   | 'sslCheckResult'
   | 'tracerouteCheckResult'
+  | 'agenticCheckResult'
 > & {
   assertions: CheckResult['assertions'];
   icmpCheckResult: Part<'icmpCheckResult'>;
@@ -103,7 +105,12 @@ export type CheckResultResponse = Omit<
   multiStepCheckResult: Part<'browserCheckResult'>;
   sslCheckResult: Part<'sslCheckResult'>;
   tracerouteCheckResult: Part<'tracerouteCheckResult'>;
+  agenticCheckResult: Part<'agenticCheckResult'>;
 };
+/** One script change of an AGENTIC check (`GET /v1/checks/{id}/agentic-repairs`, docs/api.md "Agentic checks"). */
+export type AgenticRepair = Static<typeof RepairSchema>;
+/** An account's AGENTIC runs and model usage in a month (`GET /v1/agentic-usage`). */
+export type AgenticUsage = Static<typeof UsageSchema>;
 /** The ICMP part of a check result: the host pinged, packets sent and received, `packetLoss` (percent) and latencies (ms). */
 export type IcmpCheckResult = Static<typeof IcmpCheckResultSchema>;
 /** One line of a run's log: ISO 8601 `time`, `level` and `msg`. */

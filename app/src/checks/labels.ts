@@ -33,6 +33,7 @@ export const NEW_CHECK_CHOICES: readonly { type: CheckType; label: string; hint:
   { type: 'BROWSER', label: 'Browser check', hint: 'a Playwright script in a browser' },
   { type: 'MULTI_STEP', label: 'Multi-step check', hint: 'several API calls in one script' },
   { type: 'PLAYWRIGHT', label: 'Playwright check suite', hint: 'a whole Playwright project' },
+  { type: 'AGENTIC', label: 'Agentic check', hint: 'a goal in words, turned into a script and repaired' },
   { type: 'HEARTBEAT', label: 'Heartbeat monitor', hint: 'a job that must ping in time' },
 ];
 

@@ -4,6 +4,7 @@ import { formatBytes, formatDateTime, formatMs } from '../ui/format.js';
 import type { CheckResult, CheckType, IcmpCheckResult, RunLog } from '../api/schemas.js';
 import './results.css';
 import { type Artifact, ArtifactsTable, ScreenshotsAndTraces } from './artifacts.js';
+import { type AgenticPart, AgenticPartView } from './agentic.js';
 import { type BrowserPart, BrowserPartView } from './browser.js';
 import { type DnsPart, DnsPartView } from './dns.js';
 import { type HttpPart, HttpPartView } from './http.js';
@@ -53,6 +54,7 @@ type ResultData = {
   multiStepCheckResult?: BrowserPart | null;
   sslCheckResult?: SslPart | null;
   tracerouteCheckResult?: TraceroutePart | null;
+  agenticCheckResult?: AgenticPart | null;
 };
 
 /** A check type in words: `Multi-step check`, `URL monitor`. */
@@ -286,6 +288,7 @@ export function ResultView({
       {result.tracerouteCheckResult ? (
         <TraceroutePartView part={result.tracerouteCheckResult} level={level} />
       ) : null}
+      {result.agenticCheckResult ? <AgenticPartView part={result.agenticCheckResult} level={level} /> : null}
       {browser ? <BrowserPartView part={browser} level={level} /> : null}
 
       <ScreenshotsAndTraces artifacts={artifacts} checkId={checkId} resultId={resultId} level={level} />

@@ -4,6 +4,7 @@
  * segment names (see {@link resourceOf}), so a route added later is recorded all the same.
  */
 const RESOURCE_PREFIXES: readonly (readonly [prefix: string, type: string])[] = [
+  ['/v1/checks/:id/agentic-repairs', 'agentic-repair'],
   ['/v1/checks', 'check'],
   ['/v1/check-groups', 'check-group'],
   ['/v1/check-sessions', 'check-session'],
@@ -36,7 +37,8 @@ const RESOURCE_PREFIXES: readonly (readonly [prefix: string, type: string])[] = 
 ];
 
 /** Static segments that qualify a check's route by its type (`/v1/checks/api/:id`): no action. */
-const CHECK_TYPE_SEGMENTS = /^(?:icmp|dns|tcp|url|api|browser|multistep|playwright|heartbeat)$/;
+const CHECK_TYPE_SEGMENTS =
+  /^(?:icmp|dns|tcp|url|api|browser|multistep|playwright|heartbeat|grpc|ssl|traceroute|agentic)$/;
 
 /** What an entry says was changed: `check.update` of check `…`. */
 export type AuditedResource = {

@@ -4,7 +4,7 @@ import type { Kysely } from 'kysely';
 import type { CheckType, Location } from '../../protocol/index.js';
 import { validateBodyPart } from '../platform/http/validation.js';
 import { badField } from '../platform/http/errors.js';
-import { checkTypeEntry } from './types/registry.js';
+import { CHECK_TYPE_REGISTRY, checkTypeEntry } from './types/registry.js';
 import type { SharedCheckFields } from './types/common.js';
 import type { UpdateAnyCheckBody } from './types/update.js';
 import { type AlertSettingsDoc, ChannelQueries, completeAlertSettings } from '../alerting/index.js';
@@ -111,11 +111,20 @@ const EMPTY_ALERT_CHANNELS = { email: [], webhook: [], slack: [], sms: [] };
  * - `maxPacketLossThreshold` at least `degradedPacketLossThreshold`;
  * - `degradedResponseTime` and `maxResponseTime` at most the type's cap, if any (API: 30 000 ms, its run limit);
  * - `timeoutSeconds` only on types that have it, at most their runTimeoutMs / 1000;
+ * - no field another type owns (CheckTypeEntry.ownFields: an AGENTIC check's `prompt`, …);
  * - the type's own rules (CheckTypeEntry.rules), e.g. a Playwright check suite's project.
  * @throws HttpError 400 naming the field.
  */
 export function checkCrossFieldRules(doc: CheckDoc, checkType: CheckType): void {
   const entry = checkTypeEntry(checkType);
+  for (const other of CHECK_TYPE_REGISTRY) {
+    if (other === entry) continue;
+    for (const field of other.ownFields ?? []) {
+      if (doc[field] !== undefined) {
+        throw badField(field, `is not a field of ${checkType} checks`, 'additionalProperties');
+      }
+    }
+  }
   const { frequencies: allowed, responseTimeLimitMs: limit } = entry;
   const { frequency, frequencyOffset: offset } = doc;
   if (!allowed.includes(frequency)) {

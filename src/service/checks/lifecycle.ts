@@ -14,7 +14,8 @@ import type { CheckTypeWrite } from './types/hooks.js';
 import { checkTypeEntry } from './types/registry.js';
 
 /**
- * Writes a check's own row (`store`) and what its type writes beside it in one transaction, then runs the
+ * Writes a check's own row (`store`) and what its type writes beside it in one transaction (the type's guard
+ * first, when it has one), then runs the
  * type's after-commit step; a type that writes nothing beside it has its row written alone, as one
  * statement.
  */
@@ -28,6 +29,7 @@ async function storeWithType(
     return;
   }
   await ctx.db.transaction().execute(async (tx) => {
+    await typeWrite.guard?.(tx);
     await store(new CheckQueries(tx));
     await typeWrite.write(tx);
   });

@@ -70,6 +70,14 @@ const BODIES: Record<string, Record<string, unknown>> = {
       { path: 'tests/home.spec.ts', content: SPEC },
     ],
   },
+  agentic: {
+    name: 'agentic',
+    ...rich,
+    prompt: 'Sign in to {{BASE_URL}} and check the dashboard greets the user',
+    agentRuntime: { skills: ['http'] },
+    repairMode: 'REVIEW',
+    script: SPEC,
+  },
   heartbeat: {
     name: 'backup',
     ...rich,
@@ -91,6 +99,7 @@ const OWN_FIELDS: Record<string, string[]> = {
   multistep: ['script', 'timeoutSeconds'],
   playwright: ['dependencies', 'scriptPath', 'timeoutSeconds'],
   heartbeat: ['heartbeat', 'pingUrl', 'heartbeatState'],
+  agentic: ['prompt', 'agentRuntime', 'repairMode', 'script', 'scriptVersion', 'timeoutSeconds'],
 };
 
 let svc: TestService;

@@ -97,6 +97,7 @@ describe('type picker', () => {
       '/checks/new?type=BROWSER',
       '/checks/new?type=MULTI_STEP',
       '/checks/new?type=PLAYWRIGHT',
+      '/checks/new?type=AGENTIC',
       '/checks/new?type=HEARTBEAT',
     ]);
   });

@@ -16,6 +16,7 @@ import { CheckToggles, DeleteCheck } from './actions.js';
 import { RECENT } from './history.js';
 import { HeartbeatPingPanel, HeartbeatPings, useHeartbeatPings } from './heartbeat.js';
 import { UnservedLocations } from './locations.js';
+import { AgenticRepairs, AgenticScriptPanel } from './agentic.js';
 import { useCan } from '../../ui/permissions.js';
 
 /** What the check page loads: the check, its live status, recent results, error groups, alerts and group. */
@@ -119,6 +120,21 @@ export default function CheckDetail({ checkId }: { checkId: string }) {
       ) : null}
 
       {heartbeat ? <HeartbeatPingPanel check={c} /> : <RunNowPanel checkId={checkId} state={run.state} />}
+
+      {c.checkType === 'AGENTIC' ? (
+        <>
+          <AgenticScriptPanel check={c} canWrite={canWrite} onSaved={check.reload} />
+          <section aria-labelledby="agentic-repairs-heading">
+            <h2 id="agentic-repairs-heading">Script changes</h2>
+            <AgenticRepairs
+              checkId={checkId}
+              canWrite={canWrite}
+              reloadKey={reloadKey}
+              onDecided={check.reload}
+            />
+          </section>
+        </>
+      ) : null}
 
       <section aria-labelledby="check-performance-heading">
         <div class="check-section-header">

@@ -33,6 +33,7 @@ import { splitCheck } from './model/fields.js';
 import { AlertChannelSection, AlertSettingsSection, IncidentTriggerSection } from './sections/alerting.js';
 import { DnsSection } from './sections/network.js';
 import { GrpcSection } from './sections/grpc.js';
+import { AgenticSection } from './sections/agentic.js';
 import { SslSection, TracerouteSection } from './sections/ssl-traceroute.js';
 import { TESTABLE_TYPES, TestRunPanel, useTestRun } from './run-before-saving.js';
 
@@ -406,6 +407,8 @@ function TypeSections({
       return <ScriptSection fx={fx} refs={refs} />;
     case 'PLAYWRIGHT':
       return <PlaywrightSection fx={fx} refs={refs} />;
+    case 'AGENTIC':
+      return <AgenticSection fx={fx} refs={refs} />;
     case 'HEARTBEAT':
       return <HeartbeatSection fx={fx} pingUrl={pingUrl} />;
     default:

@@ -64,6 +64,7 @@ export function missingRequired(type: CheckType, form: Json): Problem | null {
   if (type === 'SSL') required.push(['request.sslConfig.hostname', 'Hostname']);
   if (type === 'TRACEROUTE') required.push(['request.url', 'Host']);
   if (type === 'BROWSER' || type === 'MULTI_STEP') required.push(['script', 'Script']);
+  if (type === 'AGENTIC') required.push(['prompt', 'Prompt']);
   if (type === 'HEARTBEAT') {
     const hb = getIn(form, 'heartbeat');
     if (isObject(hb) && hb.schedule != null) required.push(['heartbeat.schedule', 'Cron schedule']);

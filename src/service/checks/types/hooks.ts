@@ -11,6 +11,12 @@ import type { CheckDoc } from '../checks.js';
  * wake a worker for what was written), never when it rolled back.
  */
 export type CheckTypeWrite = {
+  /**
+   * Runs first in the transaction, before the check's row is written: checks (and on PostgreSQL locks) what
+   * the write relies on, e.g. that an AGENTIC check's script did not move since the update read it. Its error
+   * rolls the transaction back and answers as thrown. Absent: nothing to check.
+   */
+  guard?(tx: Transaction<Database>): Promise<void>;
   /** Writes the type's own rows in `tx`. Its error rolls the check's write back and answers as thrown. */
   write(tx: Transaction<Database>): Promise<void>;
   /** Runs after the commit; must not throw. */

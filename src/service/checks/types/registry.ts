@@ -1,5 +1,6 @@
 import type { TSchema } from '@sinclair/typebox';
-import { type CheckType, ICMP_FREQUENCIES } from '../../../protocol/index.js';
+import { type CheckType, ICMP_FREQUENCIES, type JobVariable } from '../../../protocol/index.js';
+import { AGENTIC_CHECK_HOOKS } from '../../agentic/index.js';
 import { HEARTBEAT_CHECK_HOOKS } from '../../heartbeats/index.js';
 import type { GroupDoc } from '../../resources/index.js';
 import {
@@ -24,6 +25,14 @@ import { CreateDnsCheckBody, DnsRequestBodySchema } from './dns.js';
 import { CreateGrpcCheckBody, GrpcRequestBodySchema, grpcRules } from './grpc.js';
 import { CreateHeartbeatCheckBody, heartbeatExpectation } from './heartbeat.js';
 import type { CheckTypeHooks } from './hooks.js';
+import {
+  AGENTIC_FIELDS,
+  AGENTIC_FREQUENCIES,
+  AGENTIC_MAX_MODEL_CALLS,
+  AGENTIC_TIMEOUT_SECONDS,
+  agenticRules,
+  CreateAgenticCheckBody,
+} from './agentic.js';
 import { CreateIcmpCheckBody, IcmpHeartbeatSchema, IcmpRequestBodySchema } from './icmp.js';
 import { CreateTcpCheckBody, TcpRequestBodySchema } from './tcp.js';
 import { CreateUrlCheckBody, UrlRequestBodySchema } from './url.js';
@@ -50,6 +59,11 @@ export type JobRecipe = {
    * `doubleCheck` (true by default) does not start retrying every existing uptime monitor.
    */
   retriesOnDoubleCheck: boolean;
+  /**
+   * The variables the job carries, from the merged ones (check > group > account); absent: all of them.
+   * AGENTIC checks keep only those their prompt names, so no other value reaches the agent or its model.
+   */
+  variables?(check: Record<string, unknown>, merged: JobVariable[]): JobVariable[];
 };
 
 /** The request as stored; no group part, scripts or certificate; retries only under a set strategy. */
@@ -139,6 +153,11 @@ export type CheckTypeEntry = {
   runsScript: boolean;
   /** How a run's job is built from the stored check. */
   job: JobRecipe;
+  /**
+   * Fields only this type has: a check of another type refuses them (checkCrossFieldRules), so an update
+   * sent with them to another type's check is told so rather than stored. Absent: none.
+   */
+  ownFields?: readonly string[];
 } & CheckTypeHooks;
 
 /** The check's stored `request` object (an empty one for a check stored without). */
@@ -173,6 +192,41 @@ const SUITE_JOB: JobRecipe = {
     sslCheckDomain:
       typeof check.sslCheckDomain === 'string' && check.sslCheckDomain !== '' ? check.sslCheckDomain : null,
   }),
+};
+
+/** `{{NAME}}` or `{{ NAME }}` in a prompt: the variables an AGENTIC check's job carries. */
+const PROMPT_VARIABLE = /\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}/g;
+
+/** The variable names `{{NAME}}` in `prompt` names (docs/checks.md, "Agentic"). */
+export function promptVariableNames(prompt: string): Set<string> {
+  return new Set([...prompt.matchAll(PROMPT_VARIABLE)].map((m) => m[1]!));
+}
+
+/**
+ * AGENTIC checks: the job's request is the prompt, the stored script and its version, the repair mode, the
+ * skills and the model-call budget (protocol AgenticRequestSchema); its variables are only those the prompt
+ * names; no group part, scripts or certificate.
+ */
+const AGENTIC_JOB: JobRecipe = {
+  request: (check) => {
+    const script = typeof check.script === 'string' && check.script !== '' ? check.script : null;
+    const runtime = (check.agentRuntime ?? {}) as { skills?: unknown };
+    return {
+      prompt: typeof check.prompt === 'string' ? check.prompt : '',
+      script,
+      scriptVersion: script === null ? 0 : Number(check.scriptVersion ?? 1),
+      repairMode: check.repairMode === 'REVIEW' ? 'REVIEW' : 'AUTO',
+      skills: Array.isArray(runtime.skills) ? (runtime.skills as string[]) : [],
+      maxModelCalls: AGENTIC_MAX_MODEL_CALLS,
+    };
+  },
+  groupVariables: () => [],
+  scriptsAndCertificate: false,
+  retriesOnDoubleCheck: false,
+  variables: (check, merged) => {
+    const named = promptVariableNames(typeof check.prompt === 'string' ? check.prompt : '');
+    return merged.filter((v) => named.has(v.key));
+  },
 };
 
 /** What the uptime types and API checks share: 30 s runs, no own time limit or extra rules, run by agents. */
@@ -298,6 +352,20 @@ export const CHECK_TYPE_REGISTRY: readonly CheckTypeEntry[] = [
     rules: playwrightProjectRules,
     bodyLimitBytes: SUITE_BODY_LIMIT_BYTES,
     job: SUITE_JOB,
+  },
+  {
+    // A goal in words that becomes a browser script, repaired when it breaks (docs/checks.md, "Agentic"):
+    // runs as a browser check does (runtime 2026.04, an agent with a browser), its script kept in versions.
+    ...SCRIPTED_CHECK,
+    checkType: 'AGENTIC',
+    path: 'agentic',
+    createBody: CreateAgenticCheckBody,
+    frequencies: AGENTIC_FREQUENCIES,
+    runTimeoutMs: AGENTIC_TIMEOUT_SECONDS * 1000,
+    rules: agenticRules,
+    job: AGENTIC_JOB,
+    ownFields: AGENTIC_FIELDS,
+    ...AGENTIC_CHECK_HOOKS,
   },
   {
     // Passive (docs/heartbeats.md): pinged by the user's job, never scheduled, claimed or triggered

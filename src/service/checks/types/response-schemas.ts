@@ -152,10 +152,23 @@ export function checkSchemaTitle(checkType: CheckType): string {
 }
 
 /**
- * Fields a type's `view` hook adds to its answer (CheckTypeHooks.view), by type: HEARTBEAT's `pingUrl` and
- * `heartbeatState` (heartbeats/check-type.ts; docs/heartbeats.md).
+ * Fields a type's answer has beyond its create body, by type: HEARTBEAT's `pingUrl` and `heartbeatState`, which
+ * its `view` hook adds (CheckTypeHooks.view; heartbeats/check-type.ts; docs/heartbeats.md), and AGENTIC's
+ * read-only `scriptVersion`.
  */
 const VIEW_FIELDS: Partial<Record<CheckType, { properties: JsonSchema; required: string[] }>> = {
+  // Kept in the document, read-only in bodies (types/agentic.ts): counted up by each script stored.
+  AGENTIC: {
+    properties: {
+      scriptVersion: {
+        type: 'integer',
+        minimum: 0,
+        description:
+          "The stored script's version: 0 before a run wrote one, then one more with each script stored (a run's, an applied repair, a person's edit)",
+      },
+    },
+    required: ['scriptVersion'],
+  },
   HEARTBEAT: {
     properties: {
       pingUrl: {

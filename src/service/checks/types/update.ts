@@ -1,6 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import { CHECK_TYPES } from '../../../protocol/index.js';
-import { Nullable, StringEnum, strict } from '../../platform/http/schema-helpers.js';
+import { Ignored, Nullable, StringEnum, strict } from '../../platform/http/schema-helpers.js';
+import { AGENTIC_MAX_PROMPT_CHARS, AGENTIC_REPAIR_MODES } from '../../../protocol/index.js';
+import { AgentRuntimeSchema } from './agentic.js';
 import { SUITE_TIMEOUT_SECONDS } from './browser.js';
 import { sharedCheckFields } from './common.js';
 import { HeartbeatCheckSchema } from './heartbeat.js';
@@ -32,6 +34,14 @@ export const UpdateCheckBody = Type.Object(
     timeoutSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: SUITE_TIMEOUT_SECONDS })),
     degradedPacketLossThreshold: Type.Optional(Nullable(Type.Number({ exclusiveMinimum: 0, maximum: 100 }))),
     maxPacketLossThreshold: Type.Optional(Nullable(Type.Number({ exclusiveMinimum: 0, maximum: 100 }))),
+    // AGENTIC checks' own fields (types/agentic.ts); another type's check refuses them after the merge.
+    prompt: Type.Optional(Type.String({ minLength: 1, maxLength: AGENTIC_MAX_PROMPT_CHARS })),
+    agentRuntime: Type.Optional(AgentRuntimeSchema),
+    repairMode: Type.Optional(StringEnum(AGENTIC_REPAIR_MODES)),
+    scriptVersion: Ignored(
+      Type.Integer({ minimum: 0 }),
+      "read-only: the service counts the script's versions",
+    ),
   },
   strict,
 );

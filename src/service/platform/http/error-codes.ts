@@ -53,6 +53,14 @@ export const SERVICE_ERROR_CODES = {
     status: 409,
     when: 'An agent id first registered with another private location’s key (or an account key).',
   },
+  OUTPOST_ERR_REPAIR_NOT_PENDING: {
+    status: 409,
+    when: 'Applying or rejecting an AGENTIC check’s script repair that is not PENDING (applied, rejected or stale already).',
+  },
+  OUTPOST_ERR_SCRIPT_MOVED: {
+    status: 409,
+    when: 'Applying an AGENTIC repair made over a script version that is no longer the check’s, or updating an AGENTIC check whose script a run changed since the update read it.',
+  },
   OUTPOST_ERR_GROUP_NOT_EMPTY: {
     status: 409,
     when: 'Deleting a check group that still has checks.',

@@ -50,7 +50,8 @@ export const SessionResultSchema = Type.Object(
     ),
   },
   // Plus the check type's part: icmpCheckResult, dnsCheckResult, tcpCheckResult, grpcCheckResult,
-  // httpCheckResult, browserCheckResult, sslCheckResult or tracerouteCheckResult.
+  // httpCheckResult, browserCheckResult, sslCheckResult, tracerouteCheckResult or (with browserCheckResult)
+  // agenticCheckResult.
   { additionalProperties: true },
 );
 
@@ -102,6 +103,7 @@ export type SessionResult = Static<typeof SessionResultSchema> &
       | 'browserCheckResult'
       | 'sslCheckResult'
       | 'tracerouteCheckResult'
+      | 'agenticCheckResult'
     >
   >;
 

@@ -99,6 +99,8 @@ export type Database = {
   web_sessions: WebSessionTable;
   users: UserTable;
   audit_log: AuditLogTable;
+  agentic_repairs: AgenticRepairTable;
+  agentic_runs: AgenticRunTable;
   sso_settings: SsoSettingsTable;
   sso_domains: { domain: string; account_id: string };
   sso_sign_ins: SsoSignInTable;
@@ -435,6 +437,41 @@ export type SslCertificateTable = {
   check_id: string;
   result_id: string | null;
   seen_at: number;
+};
+
+/**
+ * A script change an AGENTIC run reported, verified (0034_agentic): `status` APPLIED, PENDING, REJECTED or STALE;
+ * `new_version` null until applied. Times in epoch ms.
+ */
+export type AgenticRepairTable = {
+  id: string;
+  account_id: string;
+  check_id: string;
+  result_id: string | null;
+  agent_id: string | null;
+  kind: string;
+  base_version: number;
+  new_version: number | null;
+  status: string;
+  reason: string;
+  diff: string;
+  script: string;
+  created_at: number;
+  decided_at: number | null;
+  decided_by: string | null;
+};
+
+/** The model usage of one stored AGENTIC result (0034_agentic); `duration_ms` ms, `created_at` epoch ms. */
+export type AgenticRunTable = {
+  result_id: string;
+  account_id: string;
+  check_id: string;
+  mode: string;
+  model_calls: number;
+  duration_ms: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  created_at: number;
 };
 
 /** A heartbeat monitor's live state (migration 0010_heartbeats). */

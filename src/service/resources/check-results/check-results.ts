@@ -133,12 +133,13 @@ export function presentCheckResult(
     grpcCheckResult: doc.grpcCheckResult ?? null,
     sslCheckResult: doc.sslCheckResult ?? null,
     tracerouteCheckResult: doc.tracerouteCheckResult ?? null,
+    agenticCheckResult: doc.agenticCheckResult ?? null,
     httpCheckResult: http,
     // The field's name for an API check's HTTP exchange.
     apiCheckResult: check.checkType === 'API' ? http : null,
     // Agents post the browser part of browser, multi-step and suite runs as browserCheckResult.
     browserCheckResult:
-      check.checkType === 'BROWSER' || check.checkType === 'PLAYWRIGHT'
+      check.checkType === 'BROWSER' || check.checkType === 'PLAYWRIGHT' || check.checkType === 'AGENTIC'
         ? (doc.browserCheckResult ?? null)
         : null,
     multiStepCheckResult:

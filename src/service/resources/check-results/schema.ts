@@ -136,10 +136,13 @@ export const CheckResultResponseSchema = Type.Object(
     grpcCheckResult: part('gRPC monitors (docs/checks.md, "gRPC")'),
     httpCheckResult: part('URL and API checks: the HTTP exchange'),
     apiCheckResult: part('API checks: the HTTP exchange (the field’s name for it)'),
-    browserCheckResult: part('Browser checks and Playwright check suites, as stored'),
+    browserCheckResult: part('Browser checks, Playwright check suites and AGENTIC checks, as stored'),
     multiStepCheckResult: part('Multi-step checks, as stored'),
     sslCheckResult: part('SSL monitors: the handshake, chain and certificate'),
     tracerouteCheckResult: part('TRACEROUTE monitors: the traced route'),
+    agenticCheckResult: part(
+      'AGENTIC checks (docs/checks.md, "Agentic"): summary, assertions, steps, suggestions, errors, the run’s mode, model usage and script change; the browser result of the script it ran last is browserCheckResult',
+    ),
     /** Present when the agent cut the result to fit the service's limit (docs/protocol.md). */
     truncated: Type.Optional(
       Type.Object(

@@ -82,7 +82,8 @@ export class JobBuilder {
    * The job an agent receives for one run (docs/protocol.md: everything the executor needs,
    * resolved by the service), attempt 1:
    * - `environmentVariables`: check > group > account, each with its `secret` flag; an API check
-   *   in a group with a base url also gets `GROUP_BASE_URL` (below the group's own variables);
+   *   in a group with a base url also gets `GROUP_BASE_URL` (below the group's own variables); an AGENTIC
+   *   check only those its prompt names (the recipe's `variables`);
    * - `check.runtimeId`: the check's, else its group's; for main-class types (API, browser, …)
    *   else the default runtime {@link DEFAULT_RUNTIME_ID}; uptime types keep null;
    * - `timeoutMs`: the check's `timeoutSeconds` where its type has one, else the type's limit (jobTimeoutMs);
@@ -99,12 +100,13 @@ export class JobBuilder {
     const c = openCheckSecrets(this.#db, run.check);
     const { job: recipe } = checkTypeEntry(c.checkType);
     const group = await this.#group(c.groupId);
-    const environmentVariables = mergeVariables(
+    const merged = mergeVariables(
       c.environmentVariables,
       group?.environmentVariables,
       recipe.groupVariables(group),
       await this.#account(),
     );
+    const environmentVariables = recipe.variables ? recipe.variables(c, merged) : merged;
     const request = recipe.request(c, group);
     const ownRuntime = c.runtimeId ?? group?.runtimeId ?? null;
     const job: Job = {

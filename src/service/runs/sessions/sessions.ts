@@ -190,6 +190,7 @@ export class CheckSessions {
           ...(doc.browserCheckResult && { browserCheckResult: doc.browserCheckResult }),
           ...(doc.sslCheckResult && { sslCheckResult: doc.sslCheckResult }),
           ...(doc.tracerouteCheckResult && { tracerouteCheckResult: doc.tracerouteCheckResult }),
+          ...(doc.agenticCheckResult && { agenticCheckResult: doc.agenticCheckResult }),
         };
       }),
     };

@@ -79,6 +79,16 @@ function controlledFields(type: CheckType): readonly string[] {
         'sslCheckDomain',
         'timeoutSeconds',
       ];
+    case 'AGENTIC':
+      return [
+        ...SCHEDULED_FIELDS,
+        'prompt',
+        'agentRuntime',
+        'repairMode',
+        'runtimeId',
+        'environmentVariables',
+        'timeoutSeconds',
+      ];
     case 'HEARTBEAT':
       return [
         'name',
@@ -211,6 +221,9 @@ const UPDATE_FIELDS = [
   'timeoutSeconds',
   'degradedPacketLossThreshold',
   'maxPacketLossThreshold',
+  'prompt',
+  'agentRuntime',
+  'repairMode',
 ];
 
 /** A check split three ways for the form (see {@link splitCheck}). */
@@ -262,13 +275,16 @@ export function splitCheck(type: CheckType, fields: Json): SplitCheck {
 
 /**
  * The fields of a loaded check an update takes, plus what `PUT /v1/checks/{id}` requires of every type:
- * `heartbeat` (an object) and `script` (a string or null).
+ * `heartbeat` (an object) and `script` (a string or null). Not an AGENTIC check's `script`: a run may store a
+ * new version while the form is open, and sending the one read back would undo it (the check's page edits
+ * the script on its own).
  */
 export function editableFields(check: Check): Json {
   const fields: Json = {};
   for (const name of UPDATE_FIELDS) if (check[name] !== undefined) fields[name] = check[name];
   if (!isObject(fields.heartbeat)) fields.heartbeat = {};
-  if (fields.script === undefined) fields.script = null;
+  if (check.checkType === 'AGENTIC') delete fields.script;
+  else if (fields.script === undefined) fields.script = null;
   return fields;
 }
 

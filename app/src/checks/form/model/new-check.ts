@@ -227,5 +227,17 @@ export function newCheckBody(type: CreatableType): Json {
     case 'MULTI_STEP':
     case 'PLAYWRIGHT':
       return { ...common, ...scriptFields(type) };
+    case 'AGENTIC':
+      // The service's defaults (docs/api.md, "Agentic checks"): every 30 minutes, repairs applied.
+      return {
+        ...common,
+        frequency: 30,
+        prompt: '',
+        agentRuntime: { skills: [] },
+        repairMode: 'AUTO',
+        runtimeId: null,
+        environmentVariables: [],
+        timeoutSeconds: timeoutLimitOf(type),
+      };
   }
 }

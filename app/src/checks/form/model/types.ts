@@ -32,6 +32,7 @@ export const CREATABLE_TYPES = [
   'BROWSER',
   'MULTI_STEP',
   'PLAYWRIGHT',
+  'AGENTIC',
   'HEARTBEAT',
 ] as const satisfies readonly CheckType[];
 /** A check type that has a create route (`POST /v1/checks/{path}`). */
@@ -116,6 +117,13 @@ export const TYPE_INFO: Record<
     path: 'playwright',
     summary: 'A whole Playwright project (config, specs, helpers) run with playwright test.',
   },
+  AGENTIC: {
+    label: 'Agentic check',
+    noun: 'agentic check',
+    path: 'agentic',
+    summary:
+      'A goal in words: the agent writes a Playwright script once, replays it, and repairs it when it breaks.',
+  },
   HEARTBEAT: {
     label: 'Heartbeat monitor',
     noun: 'heartbeat monitor',
@@ -139,8 +147,12 @@ const MINUTE_FREQUENCIES: readonly number[] = ICMP_FREQUENCIES.filter((f) => f !
 /** The seconds of the sub-minute schedule (`frequency: 0`, `frequencyOffset` 10, 20 or 30). */
 export const SUB_MINUTE_OFFSETS = [10, 20, 30] as const;
 
+/** Minutes between runs of an AGENTIC check: 5 minutes at the least (docs/api.md, "Agentic checks"). */
+const AGENTIC_FREQUENCIES: readonly number[] = MINUTE_FREQUENCIES.filter((f) => f >= 5);
+
 /** Minutes between runs the type accepts; 0 is the sub-minute schedule (ICMP, TCP, API only). */
 export function frequenciesOf(type: CheckType): readonly number[] {
+  if (type === 'AGENTIC') return AGENTIC_FREQUENCIES;
   return type === 'ICMP' || type === 'TCP' || type === 'API' || type === 'TRACEROUTE'
     ? ICMP_FREQUENCIES
     : MINUTE_FREQUENCIES;
@@ -209,5 +221,6 @@ export function isScriptType(type: CheckType): boolean {
 
 /** Longest run of a script check, seconds, and the default of `timeoutSeconds`. */
 export function timeoutLimitOf(type: CheckType): number {
+  if (type === 'AGENTIC') return 600;
   return type === 'PLAYWRIGHT' ? 1800 : 240;
 }

@@ -30,6 +30,7 @@ import { users } from './0030_users.js';
 import { userTokens } from './0031_user_tokens.js';
 import { sso } from './0032_sso.js';
 import { auditLog } from './0033_audit_log.js';
+import { agentic } from './0034_agentic.js';
 
 /**
  * Migrations in code, one file each (`NNNN_<name>.ts`), applied in name order. The names
@@ -73,6 +74,7 @@ const migrations: Record<string, Migration> = {
   '0031_user_tokens': userTokens,
   '0032_sso': sso,
   '0033_audit_log': auditLog,
+  '0034_agentic': agentic,
 };
 
 class InCodeProvider implements MigrationProvider {
