@@ -19,6 +19,7 @@ import { Scrubber } from '../../common/scrub.js';
 import {
   type AgenticCheckResult,
   type AgenticRequest,
+  AGENTIC_MAX_SCRIPT_CHARS,
   AgenticRequestSchema,
   type AgenticRunMode,
   type AgenticScriptChange,
@@ -191,12 +192,18 @@ class AgenticRun {
       return this.#explorationFailed('GENERATE', startedAt, null);
     }
     const script = assembleScript(loop.statements);
+    if (script.length > AGENTIC_MAX_SCRIPT_CHARS) {
+      this.#errors.unshift(
+        `the written script has ${script.length} characters, more than ${AGENTIC_MAX_SCRIPT_CHARS}`,
+      );
+      return this.#explorationFailed('GENERATE', startedAt, null);
+    }
     const verify = await this.#browserRun(script);
     const change: AgenticScriptChange = {
       kind: 'GENERATED',
       baseVersion: 0,
       script,
-      diff: scriptDiff('', script, 0),
+      diff: fitDiff(scriptDiff('', script, 0)),
       reason: cap(`Written from the prompt: ${loop.finished.summary}`, 4000),
       verified: verify.status === 'PASSED',
     };
@@ -239,13 +246,25 @@ class AgenticRun {
       return { ...outcome, status: 'FAILED', hasErrors: outcome.hasErrors || (loop?.errors.length ?? 1) > 0 };
     }
     const next = assembleScript(loop.statements, kept);
+    if (next.length > AGENTIC_MAX_SCRIPT_CHARS) {
+      this.#errors.push(
+        `the repaired script has ${next.length} characters, more than ${AGENTIC_MAX_SCRIPT_CHARS}`,
+      );
+      const outcome = this.#finish(
+        'REPAIR',
+        replay,
+        null,
+        `The stored script failed and could not be repaired: ${failedOld}.`,
+      );
+      return { ...outcome, status: 'FAILED', hasErrors: true };
+    }
     const verify = await this.#browserRun(next);
     const verified = verify.status === 'PASSED';
     const change: AgenticScriptChange = {
       kind: 'REPAIRED',
       baseVersion: this.#request.scriptVersion,
       script: next,
-      diff: scriptDiff(script, next, this.#request.scriptVersion),
+      diff: fitDiff(scriptDiff(script, next, this.#request.scriptVersion)),
       reason: cap(`Repaired after: ${error}. ${loop.finished.summary}`, 4000),
       verified,
     };
@@ -409,13 +428,38 @@ class AgenticRun {
       scriptVersion: this.#request.scriptVersion,
       scriptChange: change,
     };
+    const now = new Date().toISOString();
+    const logs = [
+      ...this.#request.skills.map((skill) => ({
+        time: now,
+        level: 'WARN' as const,
+        msg: `the skill ${JSON.stringify(cap(skill, 64))} is not known to this agent: ignored`,
+      })),
+      ...base.logs,
+      {
+        time: now,
+        level: 'INFO' as const,
+        msg: `agentic ${mode}: ${agentic.modelUsage.calls} model calls${change ? `, script ${change.kind.toLowerCase()} (${change.verified ? 'verified' : 'not verified'})` : ''}`,
+      },
+      ...agentic.errors.map((msg) => ({ time: now, level: 'ERROR' as const, msg })),
+    ];
     const outcome: RunOutcome = {
       ...base,
+      logs,
       errorMessage: base.status === 'PASSED' ? null : (base.errorMessage ?? this.#errors[0] ?? null),
       agenticCheckResult: agentic,
     };
     return releaseOutcome(outcome, this.#scrubber);
   }
+}
+
+/** Most characters of a change's diff (the result schema's bound). */
+const MAX_DIFF_CHARS = 262_144;
+
+/** A diff within the schema's bound: cut, with a last line saying so, when the scripts are both near their cap. */
+function fitDiff(diff: string): string {
+  if (diff.length <= MAX_DIFF_CHARS) return diff;
+  return `${diff.slice(0, MAX_DIFF_CHARS - 64)}\n… (the diff is cut here; the script is whole)\n`;
 }
 
 /** `text` cut to `max` characters. */

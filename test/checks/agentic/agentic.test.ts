@@ -2,12 +2,13 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
+import { Value } from '@sinclair/typebox/value';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BrowserPool } from '../../../src/browser/pool.js';
 import { BrowserRunner } from '../../../src/browser/runner-process.js';
 import { AgenticExecutor, NO_MODEL_MESSAGE } from '../../../src/checks/agentic/index.js';
-import type { Job, RunOutcome } from '../../../src/protocol/index.js';
+import { type Job, type RunOutcome, RunOutcomeSchema } from '../../../src/protocol/index.js';
 import { unzip } from '../../browser/formats.js';
 import {
   type ChatCompletionsServer,
@@ -116,6 +117,11 @@ async function run(executor: AgenticExecutor, j: Job): Promise<RunOutcome> {
     },
   });
   await release();
+  // Every result fits the protocol's bounds (the service would reject one that did not).
+  const problems = [...Value.Errors(RunOutcomeSchema, outcome)]
+    .slice(0, 3)
+    .map((e) => `${e.path} ${e.message}`);
+  expect(problems).toEqual([]);
   results.push(outcome);
   return outcome;
 }
