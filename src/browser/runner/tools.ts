@@ -251,6 +251,8 @@ export async function runToolSession(
     return;
   }
   const context = ready.context;
+  // An exploration leaves no trace: the prepared context's tracing would only hold the browser's memory.
+  await context.tracing.stop().catch(() => {});
   const page = context.pages()[0] ?? (await context.newPage());
   page.setDefaultTimeout(init.actionTimeoutMs);
   const session: Session = { init, loaded, page, scrubber };
