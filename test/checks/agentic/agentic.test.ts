@@ -322,6 +322,11 @@ describe.skipIf(skip !== null)('agentic checks: generate, replay, repair', () =>
     ['a slow model', [{ delayMs: 6_000, reply: FINISH }], /did not answer within 2000 ms/],
     ['HTTP 500', [{ status: 500 }], /HTTP 500/],
     ['a body that is not JSON', [{ rawBody: '{"choices": [ oops' }], /model call 1 failed/],
+    [
+      'an answer over 4 MiB',
+      [{ rawBody: `{"pad":"${'x'.repeat(5 * 1024 * 1024)}"}` }],
+      /larger than 4194304 bytes/,
+    ],
     ['no choices', [{ noChoices: true }], /no choices/],
     [
       'text only, never finishing',
