@@ -14,6 +14,8 @@
  * result is scrubbed of the job's secret values; secret variables reach the model as `{{NAME}}` only.
  */
 import { Value } from '@sinclair/typebox/value';
+import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
+import type { RunnerToolSession } from '../../browser/runner-process.js';
 import { roundMs } from '../../common/clock.js';
 import { Scrubber } from '../../common/scrub.js';
 import {
@@ -184,9 +186,8 @@ class AgenticRun {
   }
 
   async #generate(startedAt: Date): Promise<RunOutcome> {
-    const loop = await this.#explore(
+    const loop = await this.#explore(async () =>
       generateMessages(this.#request.prompt, this.#variables, (v) => this.#isSecret(v)),
-      null,
     );
     if (loop === null || loop.errors.length > 0 || loop.finished === null || loop.statements.length === 0) {
       return this.#explorationFailed('GENERATE', startedAt, null);
@@ -218,7 +219,7 @@ class AgenticRun {
     const failedOld = `the script of version ${this.#request.scriptVersion} failed: ${replay.errorMessage ?? error}`;
     this.#errors.push(failedOld);
     let kept = linesBefore(script, line);
-    const loop = await this.#explore(null, async (tools) => {
+    const loop = await this.#explore(async (tools) => {
       let snapshot = '';
       if (kept.length > 0) {
         const ran = await tools.call('run_code', { code: kept.join('\n') }, TOOL_TIMEOUT_MS);
@@ -281,16 +282,11 @@ class AgenticRun {
 
   /**
    * A tool session on a browser of the pool and the conversation in it; null when no browser could be
-   * had (the reason is in the run's errors). `messages` are the first messages, or `prepare` makes them
-   * once the session is open (a repair first brings the page to where the script failed).
+   * had or no time is left (the reason is in the run's errors). `opening` makes the first messages once
+   * the session is open (a repair first brings the page to where the script failed).
    */
   async #explore(
-    messages: ReturnType<typeof generateMessages> | null,
-    prepare:
-      | ((
-          tools: import('../../browser/runner-process.js').RunnerToolSession,
-        ) => Promise<ReturnType<typeof generateMessages>>)
-      | null,
+    opening: (tools: RunnerToolSession) => Promise<ChatCompletionMessageParam[]>,
   ): Promise<LoopOutcome | null> {
     const model = this.#model as ModelClient;
     const reserve = Math.max(MIN_VERIFY_RESERVE_MS, Math.round(this.#job.timeoutMs * 0.3));
@@ -325,7 +321,10 @@ class AgenticRun {
         { signal },
       );
       try {
-        const first = messages ?? (await (prepare as NonNullable<typeof prepare>)(tools));
+        // The stored script and the page are scrubbed again here: nothing of a secret value reaches the model.
+        const first = (await opening(tools)).map((m) =>
+          typeof m.content === 'string' ? { ...m, content: this.#scrubber.text(m.content) } : m,
+        ) as ChatCompletionMessageParam[];
         this.#loop = await runLoop({
           model,
           tools,
