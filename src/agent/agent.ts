@@ -69,6 +69,7 @@ const BROWSER_CHECK_TYPES: ReadonlySet<CheckType> = new Set<CheckType>([
   'BROWSER',
   'MULTI_STEP',
   'PLAYWRIGHT',
+  'AGENTIC',
 ]);
 
 /**

@@ -7,6 +7,7 @@ import { hasCode } from '../common/errors.js';
 import { PACKAGE_ROOT } from '../common/paths.js';
 import { userCodeIsolation } from '../common/run-users.js';
 import { createLogger, type Logger } from '../common/logger.js';
+import { type ModelEndpoint, modelEndpointFromEnv } from '../checks/agentic/model-client.js';
 import { registeredExecutors } from '../checks/registry.js';
 import { guardInspectorSignal } from '../sandbox/inspector-guard.js';
 import type { BrowserPool } from '../browser/pool.js';
@@ -65,11 +66,15 @@ export async function runAgent(env: NodeJS.ProcessEnv, options: RunAgentOptions 
   // The agent runs user scripts: SIGUSR1 must never open its inspector (src/sandbox/inspector-guard.ts).
   guardInspectorSignal();
   let config: AgentConfig;
+  let agenticModel: ModelEndpoint | null;
   try {
     config = parseAgentConfig(env);
+    agenticModel = modelEndpointFromEnv(env);
     // Nothing the agent starts inherits the key (its children get explicit environments; this is the net).
     delete env.API_KEY;
     delete env.API_KEY_FILE;
+    delete env.OUTPOST_AGENT_MODEL_API_KEY;
+    delete env.OUTPOST_AGENT_MODEL_API_KEY_FILE;
   } catch (err) {
     if (!hasCode(err, 'OUTPOST_ERR_CONFIG')) throw err;
     (options.stderr ?? process.stderr).write(`outpost agent: ${err.message}\n`);
@@ -81,7 +86,16 @@ export async function runAgent(env: NodeJS.ProcessEnv, options: RunAgentOptions 
     name: 'outpost-agent',
     ...(options.logDestination ? { destination: options.logDestination } : {}),
   });
-  logger.info({ config: redactAgentConfig(config) }, 'agent configuration');
+  logger.info(
+    {
+      config: redactAgentConfig(config),
+      agenticModel:
+        agenticModel === null
+          ? null
+          : { url: agenticModel.baseUrl, model: agenticModel.model, apiKey: agenticModel.apiKey !== null },
+    },
+    'agent configuration',
+  );
 
   const userCode = config.profile === 'full' ? userCodeStatus(logger) : undefined;
   const browsers =
@@ -98,6 +112,7 @@ export async function runAgent(env: NodeJS.ProcessEnv, options: RunAgentOptions 
       {
         logger,
         useOsDnsResolver: config.useOsDnsResolver,
+        agenticModel,
         ...(browserPool ? { browserPool } : {}),
         ...(userCode?.isolated === false ? { userCodeRefusal: userCode.reason } : {}),
       },
@@ -158,7 +173,12 @@ function userCodeStatus(logger: Logger): UserCodeStatus {
 }
 
 /** Check types whose executors need the browser pool. */
-const BROWSER_TYPES: ReadonlySet<CheckType> = new Set<CheckType>(['BROWSER', 'MULTI_STEP', 'PLAYWRIGHT']);
+const BROWSER_TYPES: ReadonlySet<CheckType> = new Set<CheckType>([
+  'BROWSER',
+  'MULTI_STEP',
+  'PLAYWRIGHT',
+  'AGENTIC',
+]);
 
 /** How often the claim loop's view of the browser pool's memory headroom is refreshed, ms. */
 const CAPACITY_REFRESH_MS = 1_000;

@@ -12,6 +12,8 @@
  * which keeps a line that is not a well-formed message as output text.
  */
 
+import type { ToolAnswer } from './tool-messages.js';
+
 /** How a check's script is written (docs/checks.md, "Browser, multi-step and Playwright check suites"). */
 export type ScriptShape =
   /** A `@playwright/test` spec: `import { test, expect } from '@playwright/test'`, `test(...)`, `test.step`. */
@@ -155,4 +157,6 @@ export type RunnerMessage =
   /** The run ended (passed, failed or stopped at its deadline) and reported everything. */
   | { t: 'done'; report: BrowserRunReport }
   /** The runner itself could not run the check (connect failed, bad payload). */
-  | { t: 'error'; message: string };
+  | { t: 'error'; message: string }
+  /** The answer to one call of a tool session (tool-messages.ts). */
+  | ToolAnswer;

@@ -188,6 +188,12 @@ export function parseRunnerMessage(line: string): RunnerMessage {
       const message = str(value.message);
       return message !== null ? { t: 'error', message } : raw();
     }
+    case 'tool': {
+      const id = num(value.id);
+      const output = str(value.output);
+      if (id === null || output === null || typeof value.ok !== 'boolean') return raw();
+      return { t: 'tool', id, ok: value.ok, output, code: str(value.code), url: str(value.url) ?? '' };
+    }
     default:
       return raw();
   }

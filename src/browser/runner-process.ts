@@ -16,6 +16,28 @@ import type {
   RunnerPayload,
 } from './messages.js';
 import { parseRunnerMessage } from './runner-messages.js';
+import type { BrowserToolName, ToolAnswer, ToolSessionInit } from './tool-messages.js';
+
+/**
+ * A tool session on a runner ({@link BrowserRunner.toolSession}): one call at a time, each answered
+ * by the runner or failed by the agent's deadline.
+ */
+export type RunnerToolSession = {
+  /**
+   * Runs one tool in the runner. Resolves with its answer; with `ok: false` and the reason when the
+   * runner did not answer within `timeoutMs` (the runner is then killed: the session is over) or has
+   * ended. Never rejects.
+   */
+  call(
+    tool: BrowserToolName | 'run_code',
+    args: Record<string, unknown>,
+    timeoutMs: number,
+  ): Promise<ToolAnswer>;
+  /** False once the runner ended (killed, crashed, a channel cap passed). */
+  readonly alive: boolean;
+  /** Ends the session (end of stdin: the runner closes its context and exits) and waits for the exit, at most 5 s. */
+  close(): Promise<void>;
+};
 
 /** Longest channel line but `done`, bytes. */
 const MAX_LINE_BYTES = 256 * 1024;
@@ -88,6 +110,11 @@ export type BrowserRunOutcome = {
   /** Text the process wrote to stdout/stderr outside the channel (Node's fatal errors), at most 16 KiB. */
   output: string;
 };
+
+/** An answer the agent makes up for a call the runner could not answer. */
+function failedAnswer(id: number, why: string): ToolAnswer {
+  return { t: 'tool', id, ok: false, output: `Error: ${why}`, code: null, url: '' };
+}
 
 /**
  * Node flags of a runner (process-launcher.ts): the permission model allowing reads of the
@@ -319,6 +346,84 @@ export class BrowserRunner {
       exit,
       elapsedMs: performance.now() - startedAt,
       output: this.#output,
+    };
+  }
+
+  /**
+   * Starts a tool session instead of a run (tool-messages.ts): the runner connects to `init.wsEndpoint`,
+   * opens a fresh page and answers tool calls until {@link RunnerToolSession.close}. One runner runs
+   * one check or one session; `signal` kills the runner.
+   *
+   * @throws Error when the runner already ran or started a session.
+   */
+  toolSession(init: Omit<ToolSessionInit, 't'>, options: { signal?: AbortSignal } = {}): RunnerToolSession {
+    if (this.#started) throw new Error('a browser runner runs one check');
+    this.#started = true;
+    const waiting = new Map<number, (answer: ToolAnswer) => void>();
+    let nextId = 1;
+    let ended: string | null = null;
+    const endAll = (why: string) => {
+      ended ??= why;
+      for (const [id, resolve] of waiting)
+        resolve(failedAnswer(id, `the browser tool session ended: ${why}`));
+      waiting.clear();
+    };
+    this.#onMessage = (message) => {
+      if (message.t === 'tool') {
+        const resolve = waiting.get(message.id);
+        waiting.delete(message.id);
+        resolve?.(message);
+      } else if (message.t === 'error') endAll(message.message);
+    };
+    this.#onOverflow = (what) => endAll(`the runner ${what}`);
+    void this.closed.then((exit) =>
+      endAll(exit.signal !== null ? `the runner exited with signal ${exit.signal}` : 'the runner exited'),
+    );
+    const abort = () => {
+      endAll('the run was aborted');
+      this.kill();
+    };
+    if (options.signal?.aborted) abort();
+    options.signal?.addEventListener('abort', abort, { once: true });
+    const stdin = this.#launched.child.stdin;
+    stdin?.on('error', () => {});
+    stdin?.write(`${JSON.stringify({ t: 'tools', ...init })}\n`);
+    return {
+      call: (tool, args, timeoutMs) => {
+        const id = nextId++;
+        if (ended !== null || !this.alive)
+          return Promise.resolve(
+            failedAnswer(id, `the browser tool session ended: ${ended ?? 'the runner exited'}`),
+          );
+        return new Promise<ToolAnswer>((resolve) => {
+          const timer = setTimeout(() => {
+            if (!waiting.has(id)) return;
+            endAll(`the tool ${tool} did not answer within ${timeoutMs} ms`);
+            this.kill();
+          }, timeoutMs);
+          waiting.set(id, (answer) => {
+            clearTimeout(timer);
+            resolve(answer);
+          });
+          stdin?.write(`${JSON.stringify({ t: 'call', id, tool, args })}\n`);
+        });
+      },
+      get alive() {
+        return ended === null;
+      },
+      close: async () => {
+        options.signal?.removeEventListener('abort', abort);
+        stdin?.end();
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([
+          this.closed,
+          new Promise((resolve) => {
+            timer = setTimeout(resolve, 5_000);
+          }),
+        ]);
+        clearTimeout(timer);
+        this.kill();
+      },
     };
   }
 

@@ -1,5 +1,6 @@
 import type { Logger } from '../common/logger.js';
 import type { CheckType, Job, RunOutcome } from '../protocol/index.js';
+import type { ModelEndpoint } from './agentic/model-client.js';
 import type { BrowserPoolPort } from './browser/index.js';
 import type { Executor, ExecutorContext } from './executor.js';
 
@@ -19,6 +20,11 @@ export type ExecutorDependencies = {
    * absent when it can. Browser checks and suites then fail with this reason.
    */
   userCodeRefusal?: string;
+  /**
+   * The model endpoint AGENTIC checks write and repair scripts with (`OUTPOST_AGENT_MODEL_URL`, …);
+   * null or absent: none (runs that need it fail with a reason, replays still run).
+   */
+  agenticModel?: ModelEndpoint | null;
 };
 
 /** One check type the agent runs: how its executor is built, and whether its failures are diagnosed. */
@@ -100,6 +106,17 @@ export const EXECUTOR_REGISTRY = {
   TRACEROUTE: {
     load: async ({ useOsDnsResolver }) =>
       (await import('./traceroute/index.js')).createTracerouteExecutor({ useOsDnsResolver }),
+    networkDiagnostics: false,
+  },
+  AGENTIC: {
+    load: async ({ browserPool, userCodeRefusal, agenticModel }) => {
+      if (browserPool === undefined)
+        throw new Error(userCodeRefusal ?? 'this agent has no browser: it runs no agentic checks');
+      return (await import('./agentic/index.js')).createAgenticExecutor({
+        pool: browserPool,
+        model: agenticModel ?? null,
+      });
+    },
     networkDiagnostics: false,
   },
 } as const satisfies Partial<Record<CheckType, ExecutorEntry>>;

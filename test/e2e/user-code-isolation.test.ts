@@ -761,11 +761,11 @@ describe.skipIf(missing !== null)('deployment 3: a non-root agent without capabi
     expect(d.probe.hits).toContain('/plain');
   }, 90_000);
 
-  it('advertises no browser, multi-step or suite type and never takes a suite job', async () => {
+  it('advertises no browser, multi-step, suite or agentic type and never takes a suite job', async () => {
     const agents = (await d.service.api('GET', '/v1/agents')).json as { checkTypes: string[] }[];
     expect(agents).toHaveLength(1);
     expect(agents[0]!.checkTypes).toContain('API');
-    for (const type of ['BROWSER', 'MULTI_STEP', 'PLAYWRIGHT'])
+    for (const type of ['BROWSER', 'MULTI_STEP', 'PLAYWRIGHT', 'AGENTIC'])
       expect(agents[0]!.checkTypes).not.toContain(type);
 
     const created = await d.service.api('POST', '/v1/checks/playwright', {
