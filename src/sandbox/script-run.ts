@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { RunLog } from '../protocol/index.js';
 import type { ChildFailure, ChildMessage } from './messages.js';
 import { MAX_SECRET_LENGTH } from '../common/scrub.js';
@@ -14,6 +15,9 @@ export type RunLimits = {
   heapLimitMb: number;
   dataLimitMb: number;
 };
+
+/** Longest a process may take, after a run's result, to say it is clean, ms; past it, it is killed. */
+export const CLEAN_TIMEOUT_MS = 10_000;
 
 /** Longest reason kept, characters: a reason is one line of the result's errorMessage. */
 const MAX_REASON_LENGTH = 1_000;
@@ -155,6 +159,25 @@ export class ScriptRun {
   #final: Extract<ChildMessage, { t: 'done' | 'failed' }> | null = null;
   #exitMessage: Extract<ChildMessage, { t: 'exit' }> | null = null;
   #process: ScriptProcess | null = null;
+  /** The run's token (ScriptPayload.run): only the bootstrap's own last message carries it. */
+  readonly #token = randomUUID();
+  /** Raw fd 1/2 bytes the process had written when this run started. */
+  #rawOutputAtStart = 0;
+  /** True once the bootstrap's last message said the process is fit for another run. */
+  #reusable = false;
+  #markEnded: () => void = () => {};
+  /** Resolves when the bootstrap's last message said `reuse` (the process lives on). */
+  readonly #ended = new Promise<void>((resolve) => {
+    this.#markEnded = resolve;
+  });
+  #markClean: (clean: boolean) => void = () => {};
+  /**
+   * After `reuse`: true once the bootstrap said `clean` with the run's token; false when the
+   * process ended, wrote anything else, or said nothing within CLEAN_TIMEOUT_MS.
+   */
+  readonly #clean = new Promise<boolean>((resolve) => {
+    this.#markClean = resolve;
+  });
   #sentAt: number | null = null;
   #wake: (value: null) => void = () => {};
   /** Resolves (null) when the run is stopped. */
@@ -185,8 +208,17 @@ export class ScriptRun {
     this.#wake(null);
   }
 
-  /** Runs the script in the process `acquire` gives (warm or freshly spawned). */
-  async execute(acquire: () => Promise<ScriptProcess>): Promise<ScriptRunResult> {
+  /**
+   * Runs the script in the process `acquire` gives (warm or freshly spawned). When the run ended
+   * with the bootstrap saying nothing of it is left alive (its token, `reuse`), no limit was hit
+   * and nothing was written past the console, the process is handed to `release` alive with a
+   * promise of whether it then said `clean` (true: it may run the account's next script; false:
+   * it was killed); otherwise it is killed and disposed of here.
+   */
+  async execute(
+    acquire: () => Promise<ScriptProcess>,
+    release: (proc: ScriptProcess, clean: Promise<boolean>) => void = (proc) => void proc.dispose(),
+  ): Promise<ScriptRunResult> {
     const remainingMs = Math.max(0, this.#limits.timeoutMs - (performance.now() - this.#t0));
     const timer = setTimeout(() => this.stop('TIMEOUT'), remainingMs);
     const signal = this.#request.signal;
@@ -211,18 +243,70 @@ export class ScriptRun {
         this.#sentAt = performance.now();
         const { code, env, context } = this.#request;
         const maxOutputBytes = this.#limits.maxOutputBytes;
-        const payloadBytes = proc.start({ code, env: env ?? {}, context: context ?? {}, maxOutputBytes });
+        this.#rawOutputAtStart = proc.rawOutputBytes;
+        const payloadBytes = proc.start({
+          code,
+          env: env ?? {},
+          context: context ?? {},
+          maxOutputBytes,
+          run: this.#token,
+        });
         proc.channelLimits = channelLimits(maxOutputBytes, payloadBytes);
       }
-      exit = await proc.closed;
+      const ended = await Promise.race([proc.closed, this.#ended.then(() => null)]);
+      if (ended === null) {
+        // Output written to fd 1/2 just before the last message is read in this turn of the loop.
+        await new Promise((resolve) => setImmediate(resolve));
+        if (!this.#fitForReuse(proc)) proc.kill();
+      }
+      if (ended !== null || !proc.alive || !this.#fitForReuse(proc)) exit = await proc.closed;
     } catch (err) {
       return this.#failed('SANDBOX_ERROR', `${this.#request.name} could not run: ${(err as Error).message}`);
     } finally {
       clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
-      await proc?.dispose();
+      if (proc !== null) {
+        proc.onClosed();
+        if (this.#reusable && proc.alive && this.#fitForReuse(proc)) {
+          release(proc, this.#awaitClean(proc));
+        } else {
+          await proc.dispose();
+        }
+      }
     }
     return this.#result(proc, ready, exit);
+  }
+
+  /**
+   * Between the result and `clean`: the process may say nothing else and write nothing; it
+   * ends with `false` when it does, ends, or takes longer than CLEAN_TIMEOUT_MS.
+   */
+  #awaitClean(proc: ScriptProcess): Promise<boolean> {
+    const token = this.#token;
+    const unfit = () => {
+      proc.kill();
+      this.#markClean(false);
+    };
+    proc.onMessage = (message) => {
+      if (message.t === 'clean' && message.run === token) this.#markClean(true);
+      else unfit();
+    };
+    proc.onOutput = unfit;
+    proc.onOverflow = unfit;
+    proc.onClosed = () => this.#markClean(false);
+    if (!proc.alive) this.#markClean(false);
+    const timer = setTimeout(unfit, CLEAN_TIMEOUT_MS);
+    timer.unref();
+    return this.#clean.then((clean) => {
+      clearTimeout(timer);
+      if (clean) proc.idle();
+      return clean;
+    });
+  }
+
+  /** The run ended clean and the process wrote nothing past the console. */
+  #fitForReuse(proc: ScriptProcess): boolean {
+    return this.#reusable && this.#stop === null && proc.rawOutputBytes === this.#rawOutputAtStart;
   }
 
   #attach(proc: ScriptProcess): void {
@@ -252,10 +336,10 @@ export class ScriptRun {
       if (stream === 'stdout') stdout.push(fits, stdoutLine);
       else stderr.push(fits, stderrLine);
     };
-    void proc.closed.then(() => {
+    proc.onClosed = () => {
       stdout.flush(stdoutLine);
       stderr.flush(stderrLine);
-    });
+    };
   }
 
   /** Keeps the last STDERR_TAIL_BYTES of stderr in O(chunk) per chunk. */
@@ -275,6 +359,11 @@ export class ScriptRun {
   }
 
   #message(message: ChildMessage): void {
+    // May arrive while the run is still handing its result over.
+    if (message.t === 'clean') {
+      if (this.#reusable && message.run === this.#token) this.#markClean(true);
+      return;
+    }
     // A secret is kept whatever happened before it arrived (a timeout, the output limit, the
     // end of the script): output read before it may hold it, and the caller scrubs with it.
     // Every one is kept (their bytes are bounded by the channel's limits): the caller's scrubber
@@ -298,6 +387,12 @@ export class ScriptRun {
       case 'done':
       case 'failed':
         this.#final = message;
+        if (message.run === this.#token && message.reuse === true) {
+          // The bootstrap cleared what the run left and found the process as it was before.
+          this.#reusable = true;
+          this.#markEnded();
+          return;
+        }
         // The script settled: nothing it left running (timers, sockets) may go on.
         this.#process?.kill();
         return;
