@@ -31,7 +31,15 @@ export type RunEndFields = {
    * next and says `clean` (or exits). False or absent: the process ends.
    */
   reuse?: boolean;
+  /**
+   * With `reuse` false: why the process may not run another script (`it left a timer pending`),
+   * at most 200 characters; trusted only on a line that carries the run's token.
+   */
+  doubt?: string;
 };
+
+/** Longest reason a script process gives for not being reusable, characters. */
+export const MAX_DOUBT_LENGTH = 200;
 
 /** Why the child says the script failed; the parent turns it into a reason. */
 export type ChildFailure =
@@ -72,7 +80,12 @@ export type ChildMessage =
    * After a last message with `reuse`: the process found what it shares with runs as before the
    * first and waits for its next payload; `run` is the token of the run that ended.
    */
-  | { t: 'clean'; run: string };
+  | { t: 'clean'; run: string }
+  /**
+   * After a last message with `reuse`: the process found what it shares with runs changed and
+   * exits; `doubt` says what (`it changed Buffer.prototype.(a property added since)`).
+   */
+  | { t: 'unclean'; run: string; doubt: string };
 
 const LEVELS: ReadonlySet<string> = new Set(['DEBUG', 'INFO', 'WARN', 'ERROR']);
 const FAILURE_CODES: ReadonlySet<string> = new Set([
@@ -113,6 +126,7 @@ export function parseChildMessage(line: string): ChildMessage {
   const end = (): RunEndFields => ({
     ...(typeof value.run === 'string' ? { run: value.run } : {}),
     ...(value.reuse === true ? { reuse: true } : {}),
+    ...(typeof value.doubt === 'string' ? { doubt: value.doubt.slice(0, MAX_DOUBT_LENGTH) } : {}),
   });
   switch (value.t) {
     case 'ready':
@@ -145,6 +159,10 @@ export function parseChildMessage(line: string): ChildMessage {
       return { t: 'exit', code: number(value.code), called: value.called === true };
     case 'clean':
       return typeof value.run === 'string' ? { t: 'clean', run: value.run } : raw();
+    case 'unclean':
+      return typeof value.run === 'string' && typeof value.doubt === 'string'
+        ? { t: 'unclean', run: value.run, doubt: value.doubt.slice(0, MAX_DOUBT_LENGTH) }
+        : raw();
     default:
       return raw();
   }

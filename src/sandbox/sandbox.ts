@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { OutpostError } from '../common/errors.js';
+import type { Logger } from '../common/logger.js';
 import { PACKAGE_ROOT } from '../common/paths.js';
 import { RunUserPool } from '../common/run-users.js';
 import { childBootstrapPath } from './bootstrap.js';
@@ -59,6 +60,14 @@ export type ScriptSandboxOptions = {
    * them to end its run (within their time limit) instead of starting more. Default 8.
    */
   maxProcessesPerAccount?: number;
+  /**
+   * Where the sandbox says, at debug level, why a script process was not kept for another script
+   * (`script process not reused`, with `reason`, `pid`, `accountId`, `runtimeId`, `runs`): what
+   * its last run left or did (`it left a timer pending`, `it hit TIMEOUT`, `it changed
+   * Buffer.prototype.(a property added since)`) or a bound of the pool (`maxRunsPerProcess
+   * reached`, `idleTimeoutMs passed`). Reasons never hold script data. Default: not said.
+   */
+  logger?: Logger;
 };
 
 /** Scripts one process runs at most before it is replaced (ScriptSandboxOptions.maxRunsPerProcess). */
@@ -144,7 +153,10 @@ export class ScriptSandbox implements ScriptRunner {
    * Processes whose run ended, checking that they are clean; a run of the same account may claim
    * one (it waits the few milliseconds the check takes instead of taking another process).
    */
-  readonly #checking = new Map<ScriptProcess, { key: string; clean: Promise<boolean>; claimed: boolean }>();
+  readonly #checking = new Map<
+    ScriptProcess,
+    { key: string; clean: Promise<string | null>; claimed: boolean }
+  >();
   readonly #maxProcessesPerAccount: number;
   /** Live processes of each account (and runtime), by `account\0runtime`. */
   readonly #owned = new Map<string, number>();
@@ -153,6 +165,7 @@ export class ScriptSandbox implements ScriptRunner {
   /** Processes started so far (for the bench and tests). */
   #started = 0;
   #closing: Promise<void> | null = null;
+  readonly #logger: Logger | null;
 
   /** @throws OutpostError OUTPOST_ERR_CONFIG naming the option when one is out of range. */
   constructor(options: ScriptSandboxOptions = {}) {
@@ -191,6 +204,7 @@ export class ScriptSandbox implements ScriptRunner {
       1_024,
     );
     this.#tmpRoot = options.tmpRoot ?? tmpdir();
+    this.#logger = options.logger ?? null;
     const uids = options.scriptUids ?? DEFAULT_SCRIPT_UIDS;
     integerOption('scriptUids.first', uids.first, 0, 1, 4_294_967_294 - uids.count);
     integerOption('scriptUids.count', uids.count, 0, 1, 65_536);
@@ -232,6 +246,7 @@ export class ScriptSandbox implements ScriptRunner {
     const done = run.execute(
       () => this.#acquire(request.accountId, request.runtimeId),
       (proc, clean) => this.#afterRun(proc, clean, request.accountId, request.runtimeId),
+      (proc, reason) => this.#notReused(proc, reason),
     );
     const entry = { run, done };
     this.#active.add(entry);
@@ -379,7 +394,7 @@ export class ScriptSandbox implements ScriptRunner {
     for (const [checking, entry] of this.#checking) {
       if (entry.key !== key || entry.claimed) continue;
       entry.claimed = true;
-      if ((await entry.clean) && checking.alive && checking.account === accountId) return checking;
+      if ((await entry.clean) === null && checking.alive && checking.account === accountId) return checking;
       void checking.dispose();
       break;
     }
@@ -409,18 +424,30 @@ export class ScriptSandbox implements ScriptRunner {
   }
 
   /** Keeps the process once it said it is clean (#release); disposes of it when it did not. */
-  #afterRun(proc: ScriptProcess, clean: Promise<boolean>, accountId: string, runtimeId: string): void {
+  #afterRun(proc: ScriptProcess, clean: Promise<string | null>, accountId: string, runtimeId: string): void {
     if (this.#closing !== null || proc.runs >= this.#maxRunsPerProcess) {
+      if (this.#closing === null) this.#notReused(proc, 'maxRunsPerProcess reached');
       void proc.dispose();
       return;
     }
     const entry = { key: accountKey(accountId, runtimeId), clean, claimed: false };
     this.#checking.set(proc, entry);
-    void clean.then((ok) => {
+    void clean.then((notReused) => {
       this.#checking.delete(proc);
-      if (!ok) void proc.dispose();
-      else if (!entry.claimed) this.#release(proc, accountId, runtimeId);
+      if (notReused !== null) {
+        this.#notReused(proc, notReused);
+        void proc.dispose();
+      } else if (!entry.claimed) this.#release(proc, accountId, runtimeId);
     });
+  }
+
+  /** Says at debug level why `proc` runs no further script (ScriptSandboxOptions.logger). */
+  #notReused(proc: ScriptProcess, reason: string): void {
+    if (this.#closing !== null) return;
+    this.#logger?.debug(
+      { reason, pid: proc.pid, accountId: proc.account, runtimeId: proc.runtimeId, runs: proc.runs },
+      'script process not reused',
+    );
   }
 
   /**
@@ -436,6 +463,9 @@ export class ScriptSandbox implements ScriptRunner {
       proc.runs >= this.#maxRunsPerProcess ||
       this.#maxIdle === 0
     ) {
+      if (proc.alive && proc.runs >= this.#maxRunsPerProcess)
+        this.#notReused(proc, 'maxRunsPerProcess reached');
+      else if (proc.alive && this.#maxIdle === 0) this.#notReused(proc, 'maxIdle is 0');
       void proc.dispose();
       return;
     }
@@ -447,6 +477,7 @@ export class ScriptSandbox implements ScriptRunner {
     }
     const own = this.#accountIdle.get(key) ?? [];
     if (own.length >= this.#maxIdlePerAccount) {
+      this.#notReused(proc, 'maxIdlePerAccount processes of its account were idle already');
       void proc.dispose();
       return;
     }
@@ -460,6 +491,7 @@ export class ScriptSandbox implements ScriptRunner {
         const at = own.indexOf(entry);
         if (at !== -1) own.splice(at, 1);
         if (own.length === 0 && this.#accountIdle.get(key) === own) this.#accountIdle.delete(key);
+        this.#notReused(proc, 'idleTimeoutMs passed');
         void proc.dispose();
       }, this.#idleTimeoutMs),
     };
@@ -472,6 +504,7 @@ export class ScriptSandbox implements ScriptRunner {
       if (at !== -1) {
         own.splice(at, 1);
         clearTimeout(entry.timer);
+        this.#notReused(proc, 'its process ended while idle');
       }
       void proc.dispose();
     };
@@ -490,6 +523,7 @@ export class ScriptSandbox implements ScriptRunner {
     if (entry === undefined || oldest === null) return;
     clearTimeout(entry.timer);
     if (oldest.list.length === 0) this.#accountIdle.delete(oldest.key);
+    this.#notReused(entry.proc, 'maxIdle processes were idle: the longest idle made room');
     void entry.proc.dispose();
   }
 

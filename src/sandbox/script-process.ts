@@ -76,6 +76,8 @@ export class ScriptProcess {
   /** Undefined when spawning failed. */
   readonly pid: number | undefined;
   readonly tmpDir: string;
+  /** The runtime whose dependencies its scripts require (ScriptProcessOptions.runtimeId). */
+  readonly runtimeId: string;
   /** True once the child said `ready`; false when it ended before. */
   readonly ready: Promise<boolean>;
   /** Settles when the process ended and its stdio closed. */
@@ -103,8 +105,9 @@ export class ScriptProcess {
   #launched: LaunchedProcess;
   #started = false;
 
-  private constructor(launched: LaunchedProcess, ready: Promise<boolean>) {
+  private constructor(launched: LaunchedProcess, ready: Promise<boolean>, runtimeId: string) {
     this.#launched = launched;
+    this.runtimeId = runtimeId;
     this.pid = launched.pid;
     this.tmpDir = launched.tmpDir;
     this.ready = ready;
@@ -175,7 +178,7 @@ export class ScriptProcess {
         if (self !== null) self.#output(name, text);
       },
     });
-    self = new ScriptProcess(launched, ready);
+    self = new ScriptProcess(launched, ready, options.runtimeId);
     return self;
   }
 

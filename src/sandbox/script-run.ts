@@ -170,14 +170,17 @@ export class ScriptRun {
   readonly #ended = new Promise<void>((resolve) => {
     this.#markEnded = resolve;
   });
-  #markClean: (clean: boolean) => void = () => {};
+  #markClean: (notReused: string | null) => void = () => {};
   /**
-   * After `reuse`: true once the bootstrap said `clean` with the run's token; false when the
-   * process ended, wrote anything else, or said nothing within CLEAN_TIMEOUT_MS.
+   * After `reuse`: null once the bootstrap said `clean` with the run's token; why not when the
+   * process found what it shares changed (`unclean`), ended, wrote anything else, or said
+   * nothing within CLEAN_TIMEOUT_MS.
    */
-  readonly #clean = new Promise<boolean>((resolve) => {
+  readonly #clean = new Promise<string | null>((resolve) => {
     this.#markClean = resolve;
   });
+  /** Why the process of this run may not run another script, once that is known; null while it may. */
+  #notReused: string | null = null;
   #sentAt: number | null = null;
   #wake: (value: null) => void = () => {};
   /** Resolves (null) when the run is stopped. */
@@ -212,12 +215,14 @@ export class ScriptRun {
    * Runs the script in the process `acquire` gives (warm or freshly spawned). When the run ended
    * with the bootstrap saying nothing of it is left alive (its token, `reuse`), no limit was hit
    * and nothing was written past the console, the process is handed to `release` alive with a
-   * promise of whether it then said `clean` (true: it may run the account's next script; false:
-   * it was killed); otherwise it is killed and disposed of here.
+   * promise of whether it then said `clean` (null: it may run the account's next script; else
+   * why not, and it was killed); otherwise it is killed and disposed of here, and `replaced` is
+   * told why (`it left a timer pending`, `it hit TIMEOUT`).
    */
   async execute(
     acquire: () => Promise<ScriptProcess>,
-    release: (proc: ScriptProcess, clean: Promise<boolean>) => void = (proc) => void proc.dispose(),
+    release: (proc: ScriptProcess, clean: Promise<string | null>) => void = (proc) => void proc.dispose(),
+    replaced: (proc: ScriptProcess, reason: string) => void = () => {},
   ): Promise<ScriptRunResult> {
     const remainingMs = Math.max(0, this.#limits.timeoutMs - (performance.now() - this.#t0));
     const timer = setTimeout(() => this.stop('TIMEOUT'), remainingMs);
@@ -270,6 +275,7 @@ export class ScriptRun {
         if (this.#reusable && proc.alive && this.#fitForReuse(proc)) {
           release(proc, this.#awaitClean(proc));
         } else {
+          replaced(proc, this.#whyNotReused(proc, ready));
           await proc.dispose();
         }
       }
@@ -279,29 +285,51 @@ export class ScriptRun {
 
   /**
    * Between the result and `clean`: the process may say nothing else and write nothing; it
-   * ends with `false` when it does, ends, or takes longer than CLEAN_TIMEOUT_MS.
+   * is killed when it does, and the promise gives why when it does, says `unclean`, ends, or
+   * takes longer than CLEAN_TIMEOUT_MS; null when it said `clean`.
    */
-  #awaitClean(proc: ScriptProcess): Promise<boolean> {
+  #awaitClean(proc: ScriptProcess): Promise<string | null> {
     const token = this.#token;
-    const unfit = () => {
+    const unfit = (why: string) => {
       proc.kill();
-      this.#markClean(false);
+      this.#markClean(why);
     };
     proc.onMessage = (message) => {
-      if (message.t === 'clean' && message.run === token) this.#markClean(true);
-      else unfit();
+      if (message.t === 'clean' && message.run === token) this.#markClean(null);
+      else if (message.t === 'unclean' && message.run === token) unfit(message.doubt);
+      else unfit('it wrote a message after its result');
     };
-    proc.onOutput = unfit;
-    proc.onOverflow = unfit;
-    proc.onClosed = () => this.#markClean(false);
-    if (!proc.alive) this.#markClean(false);
-    const timer = setTimeout(unfit, CLEAN_TIMEOUT_MS);
+    proc.onOutput = () => unfit('it wrote output after its result');
+    proc.onOverflow = () => unfit('it wrote past the channel limits after its result');
+    proc.onClosed = () => this.#markClean('its process ended before it said clean');
+    if (!proc.alive) this.#markClean('its process ended before it said clean');
+    const timer = setTimeout(
+      () => unfit(`it did not say clean within ${CLEAN_TIMEOUT_MS} ms`),
+      CLEAN_TIMEOUT_MS,
+    );
     timer.unref();
-    return this.#clean.then((clean) => {
+    return this.#clean.then((notReused) => {
       clearTimeout(timer);
-      if (clean) proc.idle();
-      return clean;
+      if (notReused === null) proc.idle();
+      return notReused;
     });
+  }
+
+  /** Why the process of a run that ended without `reuse` (or past it) is not reused. */
+  #whyNotReused(proc: ScriptProcess, ready: boolean): string {
+    if (this.#notReused !== null) return this.#notReused;
+    if (this.#stop !== null) return `it hit ${this.#stop.code}`;
+    if (!ready) return 'its process ended before it was ready';
+    if (this.#final !== null && this.#reusable) {
+      return proc.rawOutputBytes === this.#rawOutputAtStart
+        ? 'its process ended after its result'
+        : 'it wrote to stdout or stderr past the console';
+    }
+    if (this.#final === null) {
+      if (this.#exitMessage?.called) return 'it called process.exit';
+      return 'its process ended before the script settled';
+    }
+    return 'its last message did not say the process could be reused';
   }
 
   /** The run ended clean and the process wrote nothing past the console. */
@@ -360,8 +388,10 @@ export class ScriptRun {
 
   #message(message: ChildMessage): void {
     // May arrive while the run is still handing its result over.
-    if (message.t === 'clean') {
-      if (this.#reusable && message.run === this.#token) this.#markClean(true);
+    if (message.t === 'clean' || message.t === 'unclean') {
+      if (this.#reusable && message.run === this.#token) {
+        this.#markClean(message.t === 'clean' ? null : message.doubt);
+      }
       return;
     }
     // A secret is kept whatever happened before it arrived (a timeout, the output limit, the
@@ -393,6 +423,11 @@ export class ScriptRun {
           this.#markEnded();
           return;
         }
+        // Only the bootstrap's own line (with the token) says why; a forged one says nothing.
+        this.#notReused =
+          message.run !== this.#token
+            ? 'its last message lacked the run token'
+            : (message.doubt ?? 'its last message did not say the process could be reused');
         // The script settled: nothing it left running (timers, sockets) may go on.
         this.#process?.kill();
         return;

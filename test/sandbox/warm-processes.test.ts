@@ -2,6 +2,8 @@ import { existsSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PACKAGE_ROOT } from '../../src/common/paths.js';
 import { ScriptSandbox } from '../../src/sandbox/sandbox.js';
@@ -21,6 +23,16 @@ const runtimeDepsMissing = missingRequirement([
     ok: existsSync(join(PACKAGE_ROOT, 'runtimes', RUNTIME, 'node_modules', 'lodash', 'package.json')),
     what: `the dependencies of runtime ${RUNTIME}`,
     install: `npm ci --prefix runtimes/${RUNTIME}`,
+  },
+]);
+
+/** The build's sandbox, which starts the bundle the agent runs (dist/src/sandbox/child.cjs). */
+const BUILT_SANDBOX = join(PACKAGE_ROOT, 'dist', 'src', 'sandbox', 'sandbox.js');
+const builtMissing = missingRequirement([
+  {
+    ok: existsSync(BUILT_SANDBOX) && existsSync(join(PACKAGE_ROOT, 'dist', 'src', 'sandbox', 'child.cjs')),
+    what: 'the build of the sandbox (dist/src/sandbox)',
+    install: 'npm run build',
   },
 ]);
 
@@ -101,10 +113,32 @@ describe.skipIf(runtimeDepsMissing !== null)('warm script processes', () => {
     const second = ok(await sandbox.run(script('acct-a', 'request.n = 2;')));
     const third = ok(await sandbox.run(script('acct-a', 'request.n = 3;')));
 
+    // Nothing of the process's start (a deprecation warning of a built-in it loads) reaches a run.
+    expect(said(first)).toEqual([]);
     expect(pidOf(second)).toBe(pidOf(first));
     expect(pidOf(third)).toBe(pidOf(first));
     expect(third.ok && third.context.request).toMatchObject({ n: 3 });
   });
+
+  it.skipIf(builtMissing !== null)(
+    'reuses the process of the built bootstrap, the one the agent runs, and shows a run nothing of its start',
+    async () => {
+      // Node leaves out the deprecation warnings of built-ins (punycode) loaded by code inside a
+      // node_modules folder, where the bundles of the sources above live: the build's does not.
+      const built = (await import(pathToFileURL(BUILT_SANDBOX).href)) as {
+        ScriptSandbox: typeof ScriptSandbox;
+      };
+      const sandbox = new built.ScriptSandbox({ tmpRoot, poolSize: 1 });
+      sandboxes.push(sandbox);
+      const first = ok(await sandbox.run(script('acct-built', '')));
+      const second = ok(await sandbox.run(script('acct-built', "require('lodash').chunk([1, 2], 1);")));
+      const third = ok(await sandbox.run(script('acct-built', '')));
+
+      expect([said(first), said(second), said(third)]).toEqual([[], [], []]);
+      expect(pidOf(second)).toBe(pidOf(first));
+      expect(pidOf(third)).toBe(pidOf(first));
+    },
+  );
 
   // [what the first script does, whether its process may run the next script]
   const cases: [string, string, boolean][] = [
@@ -208,6 +242,73 @@ describe.skipIf(runtimeDepsMissing !== null)('warm script processes', () => {
     expect(second.secrets).toEqual([]);
     expect(said(second)[0]?.startsWith('[] ')).toBe(true);
     expect(said(second)[0]).not.toContain(firstDir);
+  });
+
+  it('never shows the next script what a regular expression of the process matched in a secret', async () => {
+    const sandbox = sandboxOf();
+    const secret = 'planted-secret-51c9e2';
+    // The process's own RegExp (reached through a Node object's constructor) keeps its last
+    // match in RegExp.input, $1, lastMatch…; built-ins match with it too, and the statics are settable.
+    const hostRegExp = "const R = Buffer.constructor('return RegExp')();";
+    const leaves = [
+      `${hostRegExp} new R('token=(\\w+-\\w+-(\\w+))').exec('token=' + process.env.API_TOKEN + ' end');`,
+      `${hostRegExp} R.input = process.env.API_TOKEN;`,
+    ];
+    for (const code of leaves) {
+      const first = ok(await sandbox.run(script('acct-regexp', code, { env: { API_TOKEN: secret } })));
+      const second = ok(
+        await sandbox.run(
+          script(
+            'acct-regexp',
+            `${hostRegExp}
+            const names = ['input', 'lastMatch', 'lastParen', 'leftContext', 'rightContext', '$_', '$&', '$+', '$\x60', "$'",
+              '$1', '$2', '$3', '$4', '$5', '$6', '$7', '$8', '$9'];
+            console.log(JSON.stringify(names.filter((name) => String(R[name]).includes('secret'))));`,
+          ),
+        ),
+      );
+      expect(said(second)).toEqual(['[]']);
+      // Cleared, not merely noticed: the process runs the next script.
+      expect(pidOf(second)).toBe(pidOf(first));
+    }
+  });
+
+  it('says at debug level why a process is not reused, and never what the script chose', async () => {
+    const lines: { msg: string; reason?: string; accountId?: string; runs?: number }[] = [];
+    const logger = pino({ level: 'debug' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+    const sandbox = sandboxOf({ logger, maxRunsPerProcess: 3 });
+    const secret = 'planted-secret-0b7a44';
+    const reasons = () => lines.filter((l) => l.msg === 'script process not reused').map((l) => l.reason);
+    const runs: [string, Partial<ScriptRunRequest>][] = [
+      ['', {}],
+      ['', {}],
+      ['setTimeout(() => {}, 60_000);', {}],
+      ['Buffer.prototype[process.env.API_TOKEN] = 1;', { env: { API_TOKEN: secret } }],
+      ["require('fs').readFileSync('/etc/hostname');", {}],
+      ['', {}],
+      ['', {}],
+      ['', {}],
+    ];
+    const pids: number[] = [];
+    for (const [code, extra] of runs) {
+      const result = await sandbox.run(script('acct-log', code, extra));
+      pids.push(result.ok ? pidOf(result) : Number.NaN);
+      // The reason of a process found changed after its result comes a moment later.
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+
+    expect(pids[1]).toBe(pids[0]);
+    expect(reasons()).toEqual([
+      'it left a timer pending',
+      'it changed Buffer.prototype.(a property added since)',
+      'it failed with PERMISSION_DENIED',
+      'maxRunsPerProcess reached',
+    ]);
+    expect(lines.find((l) => l.reason === 'maxRunsPerProcess reached')).toMatchObject({
+      accountId: 'acct-log',
+      runs: 3,
+    });
+    expect(JSON.stringify(lines)).not.toContain(secret);
   });
 
   it('never runs scripts of two accounts in one process, one after the other or at once', async () => {

@@ -25,7 +25,13 @@ export const MAX_FINGERPRINT_SLOTS = 400_000;
  * A recorded walk; `complete` is false when it stopped at MAX_FINGERPRINT_SLOTS. A baseline also
  * has `unstable`: the slots that differ from walk to walk by themselves.
  */
-export type Fingerprint = { slots: unknown[]; complete: boolean; unstable?: ReadonlySet<number> };
+export type Fingerprint = {
+  slots: unknown[];
+  complete: boolean;
+  unstable?: ReadonlySet<number>;
+  /** Where each slot was found (`process.env.FOO`), when the walk was asked for names. */
+  labels?: string[] | undefined;
+};
 
 const getPrototypeOf = Object.getPrototypeOf;
 const isExtensible = Object.isExtensible;
@@ -41,19 +47,44 @@ const END = Symbol('end');
 const THREW = Symbol('threw');
 
 /**
+ * What a walk that names its slots is told: each root's name, and the property keys it may
+ * name (those the baseline holds): a key a run added is not named, since a script chose it and
+ * a reason is logged.
+ */
+export type Naming = { roots: readonly string[]; known: ReadonlySet<unknown> };
+
+/**
  * Walks `roots` and records what it finds (see the file comment). Never calls user code but
  * the getters of accessors that have a setter; a Proxy is recorded by identity, not entered.
  */
-export function fingerprint(roots: readonly unknown[]): Fingerprint {
+export function fingerprint(roots: readonly unknown[], names?: Naming): Fingerprint {
   // A getter that is deprecated (`zlib.bytesRead`) would print its warning as if a run wrote it.
   const target = process as { noDeprecation?: boolean | undefined };
   const noDeprecation = target.noDeprecation;
   target.noDeprecation = true;
+  resetRegExpStatics();
   try {
-    return walk(roots);
+    return walk(roots, names);
   } finally {
+    // Again after: a getter the walk called may have matched something of the run.
+    resetRegExpStatics();
     target.noDeprecation = noDeprecation;
   }
+}
+
+/**
+ * Sets the legacy static properties of this process's own `RegExp` (`RegExp.input`, `$1`…`$9`,
+ * `lastMatch`, `lastParen`, `leftContext`, `rightContext`) to the empty string. V8 keeps there
+ * the last match of any regular expression of the realm, so a run that had a built-in (or the
+ * host `RegExp` itself, which scripts reach through the constructors of Node's objects) match a
+ * secret would leave it readable by the next run; the properties are settable too. Every walk
+ * starts and ends with it, so a check after a run finds them as the baseline did (a getter the
+ * walk calls may match a regular expression of its own: Node's option lists do), and the state
+ * a process is found clean in holds none of the run's.
+ */
+export function resetRegExpStatics(): void {
+  // A literal of this realm, whose intrinsics are frozen (--frozen-intrinsics).
+  /(?:)/.exec('');
 }
 
 /**
@@ -78,52 +109,75 @@ function referencesOf(object: object): unknown[] {
   return references;
 }
 
-function walk(roots: readonly unknown[]): Fingerprint {
+function walk(roots: readonly unknown[], names: Naming | undefined): Fingerprint {
   const slots: unknown[] = [];
   const seen = new Set<unknown>();
   const queue: object[] = [];
   /** The objects whose getters (with a setter) are called: the roots and their data values. */
   const shallow = new Set<unknown>();
-  const visit = (value: unknown) => {
+  /** With `names`: the path each object was first reached by, and each slot's. */
+  const paths = names === undefined ? null : new Map<unknown, string>();
+  const labels: string[] | undefined = names === undefined ? undefined : [];
+  let here = '';
+  const visit = (value: unknown, path?: string) => {
     if ((typeof value === 'object' && value !== null) || typeof value === 'function') {
       if (!seen.has(value)) {
         seen.add(value);
         queue.push(value as object);
+        if (paths !== null && path !== undefined) paths.set(value, path);
       }
     }
   };
-  for (const root of roots) visit(root);
+  const label = (count: number, what: string) => {
+    if (labels !== undefined) for (let i = 0; i < count; i++) labels.push(what);
+  };
+  roots.forEach((root, i) => {
+    visit(root, names?.roots[i] ?? `root ${i}`);
+  });
   const rootCount = queue.length;
   for (const root of queue) shallow.add(root);
   for (let at = 0; at < queue.length; at++) {
-    if (slots.length > MAX_FINGERPRINT_SLOTS) return { slots, complete: false };
+    if (slots.length > MAX_FINGERPRINT_SLOTS) return { slots, complete: false, labels };
     const object = queue[at] as object;
     const callGetters = shallow.has(object);
+    if (paths !== null) here = paths.get(object) ?? '?';
     slots.push(object);
+    label(1, here);
     if (isProxy(object)) {
       slots.push(END);
+      label(1, here);
       continue;
     }
     if (!callGetters && isFrozen(object)) {
-      for (const reference of referencesOf(object)) visit(reference);
+      for (const reference of referencesOf(object))
+        visit(reference, paths === null ? undefined : `${here}.*`);
       slots.push(END);
+      label(1, here);
       continue;
     }
     const proto = getPrototypeOf(object);
     slots.push(proto, isExtensible(object));
-    visit(proto);
+    label(2, `${here} (prototype)`);
+    visit(proto, paths === null ? undefined : `${here}.__proto__`);
     for (const key of ownKeys(object)) {
       const descriptor = getOwnPropertyDescriptor(object, key);
       if (descriptor === undefined) continue;
+      const path =
+        names === undefined
+          ? undefined
+          : `${here}.${names.known.has(key) ? String(key) : '(a property added since)'}`;
       slots.push(key, descriptor.enumerable, descriptor.configurable);
+      label(3, path ?? '');
       if ('value' in descriptor) {
         slots.push(descriptor.writable, descriptor.value);
-        visit(descriptor.value);
+        label(2, path ?? '');
+        visit(descriptor.value, path);
         if (at < rootCount) shallow.add(descriptor.value);
       } else {
         slots.push(descriptor.get, descriptor.set);
-        visit(descriptor.get);
-        visit(descriptor.set);
+        label(2, path ?? '');
+        visit(descriptor.get, path === undefined ? undefined : `${path} (getter)`);
+        visit(descriptor.set, path === undefined ? undefined : `${path} (setter)`);
         if (callGetters && descriptor.get !== undefined && descriptor.set !== undefined) {
           let value: unknown;
           try {
@@ -132,12 +186,14 @@ function walk(roots: readonly unknown[]): Fingerprint {
             value = THREW;
           }
           slots.push(value);
+          label(1, path ?? '');
         }
       }
     }
     slots.push(END);
+    label(1, `${here} (its last property)`);
   }
-  return { slots, complete: true };
+  return { slots, complete: true, labels };
 }
 
 /**
@@ -158,10 +214,45 @@ export function baselineOf(roots: readonly unknown[]): Fingerprint {
 
 /** True when `now` is complete and records what `baseline` does (its unstable slots aside). */
 export function sameFingerprint(baseline: Fingerprint, now: Fingerprint): boolean {
-  if (!baseline.complete || !now.complete || baseline.slots.length !== now.slots.length) return false;
+  return firstDifference(baseline, now) === null;
+}
+
+/**
+ * The index of the first slot where `now` differs from `baseline` (its unstable slots aside), -1
+ * when either is incomplete, null when they record the same.
+ */
+function firstDifference(baseline: Fingerprint, now: Fingerprint): number | null {
+  if (!baseline.complete || !now.complete) return -1;
   const unstable = baseline.unstable;
-  for (let i = 0; i < baseline.slots.length; i++) {
-    if (!Object.is(baseline.slots[i], now.slots[i]) && unstable?.has(i) !== true) return false;
+  const length = Math.min(baseline.slots.length, now.slots.length);
+  for (let i = 0; i < length; i++) {
+    if (!Object.is(baseline.slots[i], now.slots[i]) && unstable?.has(i) !== true) return i;
   }
-  return true;
+  return baseline.slots.length === now.slots.length ? null : length;
+}
+
+/** The {@link Naming} of a walk of `roots` called `rootNames`, after `baseline`. */
+export function namingOf(baseline: Fingerprint, rootNames: readonly string[]): Naming {
+  const known = new Set<unknown>();
+  for (const slot of baseline.slots)
+    if (typeof slot === 'string' || typeof slot === 'symbol') known.add(slot);
+  return { roots: rootNames, known };
+}
+
+/**
+ * Where `now` (a walk made with the {@link namingOf} `baseline`) first differs from `baseline`, in words
+ * (`process.env.FOO changed`), for the reason a process is not reused; null when it does not.
+ * The path is where the walk of `now` found that slot: the first path by which it reached the
+ * object, which may not be the only one.
+ */
+export function describeDifference(baseline: Fingerprint, now: Fingerprint): string | null {
+  const at = firstDifference(baseline, now);
+  if (at === null) return null;
+  if (at === -1) {
+    return baseline.complete
+      ? `the walk of what it shares stopped past ${MAX_FINGERPRINT_SLOTS} slots`
+      : 'what it shares changed by itself before the first run (no baseline)';
+  }
+  const where = now.labels?.[at] ?? now.labels?.[now.labels.length - 1] ?? 'a shared object';
+  return `it changed ${where}`;
 }

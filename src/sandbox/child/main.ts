@@ -8,7 +8,8 @@
  * context (run-script.ts). After each run its last message (`done` or `failed`) carries the
  * run's token and `reuse`: false when the process exits right after the message; true when
  * nothing of the run is left alive, and then, once it found what it shares with runs unchanged,
- * it says `clean` with the token and waits for the next payload (else it exits). It also exits
+ * it says `clean` with the token and waits for the next payload (else it says `unclean` with
+ * what changed, and exits). A last message with `reuse` false says why in `doubt`. It also exits
  * at the end of stdin.
  *
  * Its bundle must stay self-contained: the permission model lets the process read only that
@@ -19,17 +20,11 @@ import nodeModule from 'node:module';
 import { realExit, stringify } from '../../common/child/channel.js';
 import { createScriptConsole, installScriptConsole } from '../../common/child/console.js';
 import { deniedIn, lockDownProcess, requirePermissionModel } from '../../common/child/lockdown.js';
-import type { ScriptPayload } from '../messages.js';
+import { MAX_DOUBT_LENGTH, type ScriptPayload } from '../messages.js';
 import { describeFailure, errorText } from './errors.js';
 import { baselineOf } from './fingerprint.js';
 import { channel, elapsedMs, emitLog, markDoubt, resetRunState, runState, secrets } from './report.js';
-import {
-  activeResources,
-  hostGlobalsOf,
-  type Prepared,
-  runScript,
-  sharedStateUnchanged,
-} from './run-script.js';
+import { activeResources, hostGlobalsOf, type Prepared, runScript, sharedStateChange } from './run-script.js';
 import { CHECKED_BUILTINS, createModuleHost } from './script-require.js';
 
 /** Errors of what scripts may not do: `Access to … is not allowed in scripts`. */
@@ -94,7 +89,13 @@ function prepare(): Prepared {
   const chdir = process.chdir.bind(process);
   guardProcessSettings();
   const modules = createModuleHost(denied);
+  // Node ≥ 21 deprecates some of them at load (punycode, DEP0040): a warning printed now would
+  // reach the first run's logs, and its printing changes process.stderr after the baseline.
+  const settings = process as { noDeprecation?: boolean | undefined };
+  const noDeprecation = settings.noDeprecation;
+  settings.noDeprecation = true;
   const builtins = CHECKED_BUILTINS.map((id) => require(`node:${id}`) as unknown);
+  settings.noDeprecation = noDeprecation;
   const hostGlobals = hostGlobalsOf();
   const scriptConsole = createScriptConsole(emitLog);
   installScriptConsole(scriptConsole);
@@ -109,26 +110,28 @@ function prepare(): Prepared {
   const immediate = setImmediate(() => {});
   clearTimeout(timeout);
   clearImmediate(immediate);
-  const roots = [
-    globalThis,
-    process,
-    process.stdout,
-    process.stderr,
-    scriptConsole,
-    Object.getPrototypeOf(timeout),
-    Object.getPrototypeOf(immediate),
-    nodeModule,
+  const named: [string, unknown][] = [
+    ['globalThis', globalThis],
+    ['process', process],
+    ['process.stdout', process.stdout],
+    ['process.stderr', process.stderr],
+    ['console', scriptConsole],
+    ['Timeout.prototype', Object.getPrototypeOf(timeout)],
+    ['Immediate.prototype', Object.getPrototypeOf(immediate)],
+    ['module', nodeModule],
     // Reached through getters, which the walk does not follow.
-    (require('node:http') as typeof import('node:http')).globalAgent,
-    (require('node:https') as typeof import('node:https')).globalAgent,
-    ...builtins,
-    ...hostGlobals.values(),
+    ['http.globalAgent', (require('node:http') as typeof import('node:http')).globalAgent],
+    ['https.globalAgent', (require('node:https') as typeof import('node:https')).globalAgent],
+    ...CHECKED_BUILTINS.map((id, i): [string, unknown] => [id, builtins[i]]),
+    ...hostGlobals,
   ];
+  const roots = named.map(([, root]) => root);
   return {
     ...scriptConsole,
     modules,
     hostGlobals,
     roots,
+    rootNames: named.map(([name]) => name),
     baseline: baselineOf(roots),
     resources: activeResources(),
     tmpDir,
@@ -208,11 +211,17 @@ async function serve(prepared: Prepared): Promise<void> {
     // The token and `reuse` close the object: a script cannot forge them without the token.
     const why = reuse
       ? ''
-      : `,"doubt":${stringify((end.doubt ?? runState.doubt ?? 'it called process.exit').slice(0, 200))}`;
+      : `,"doubt":${stringify((end.doubt ?? runState.doubt ?? 'it called process.exit').slice(0, MAX_DOUBT_LENGTH))}`;
     channel.sendLine(`${end.message.slice(0, -1)},"run":${stringify(token)},"reuse":${reuse}${why}}`);
     if (!reuse) realExit(0);
     // The result is out; the rest of the check does not hold up the script's caller.
-    if (!sharedStateUnchanged(prepared)) realExit(0);
+    const change = sharedStateChange(prepared);
+    if (change !== null) {
+      channel.sendLine(
+        `{"t":"unclean","run":${stringify(token)},"doubt":${stringify(change.slice(0, MAX_DOUBT_LENGTH))}}`,
+      );
+      realExit(0);
+    }
     channel.sendLine(`{"t":"clean","run":${stringify(token)}}`);
   }
 }

@@ -9,7 +9,13 @@ import { now, stringify } from '../../common/child/channel.js';
 import { installScriptConsole, type ScriptConsole } from '../../common/child/console.js';
 import type { ScriptPayload } from '../messages.js';
 import { describeFailure, errorText, SCRIPT_FILENAME } from './errors.js';
-import { type Fingerprint, fingerprint, sameFingerprint } from './fingerprint.js';
+import {
+  describeDifference,
+  type Fingerprint,
+  fingerprint,
+  namingOf,
+  sameFingerprint,
+} from './fingerprint.js';
 import { elapsedMs, markDoubt, runState, secrets } from './report.js';
 import type { ModuleHost } from './script-require.js';
 
@@ -20,6 +26,8 @@ export type Prepared = ScriptConsole & {
   hostGlobals: ReadonlyMap<string, unknown>;
   /** The roots of the check after each run and what the walk found before the first. */
   roots: readonly unknown[];
+  /** What each root is called in a reason (`process`, `Buffer`), by index of `roots`. */
+  rootNames: readonly string[];
   baseline: Fingerprint;
   /** Active resources (getActiveResourcesInfo) of the idle process, counted by type. */
   resources: ReadonlyMap<string, number>;
@@ -269,10 +277,11 @@ export async function runScript(
 
 /**
  * The second half of the check after a run, made once its result is sent (off the script's
- * round trip): true when what the process shares with runs is as it was before the first run
- * (fingerprint.ts) and the environment could be emptied; false when the process must end.
+ * round trip): null when what the process shares with runs is as it was before the first run
+ * (fingerprint.ts) and the environment could be emptied; else why the process must end
+ * (`it changed process.env.FOO`).
  */
-export function sharedStateUnchanged(prepared: Prepared): boolean {
+export function sharedStateChange(prepared: Prepared): string | null {
   prepared.modules.forgetResolutions();
   // A second walk when the first differs: a getter the first walk called may have settled a
   // cache the run filled. What counts is that the state is the baseline's when checked.
@@ -280,9 +289,15 @@ export function sharedStateUnchanged(prepared: Prepared): boolean {
     !sameFingerprint(prepared.baseline, fingerprint(prepared.roots)) &&
     !sameFingerprint(prepared.baseline, fingerprint(prepared.roots))
   ) {
-    return false;
+    // A third walk, naming what it finds, only to say where (the process ends anyway).
+    return (
+      describeDifference(
+        prepared.baseline,
+        fingerprint(prepared.roots, namingOf(prepared.baseline, prepared.rootNames)),
+      ) ?? 'what it shares changed while it was checked'
+    );
   }
-  return secrets.installEnv({}, {});
+  return secrets.installEnv({}, {}) ? null : 'its environment could not be emptied';
 }
 
 /** Compiles and runs the script; resolves the last message. */
