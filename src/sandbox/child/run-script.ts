@@ -1,6 +1,6 @@
 /**
  * Running one script of a script process in a fresh `vm` context, and deciding afterwards whether
- * the process may run another (docs/architecture.md, "Script processes").
+ * the process may run another (docs/architecture.md, "API scripts").
  */
 import fs from 'node:fs';
 import path from 'node:path';
