@@ -406,20 +406,29 @@ export class ScriptSandbox implements ScriptRunner {
       });
       if (handed?.alive && handed.account === accountId) return handed;
     }
-    const proc = await this.#fromPool(runtimeId);
-    // A process never runs scripts of two accounts: one that already has an account is not given out.
-    if (proc.account !== null && proc.account !== accountId) {
-      void proc.dispose();
-      throw new Error('a process of another account was offered');
-    }
-    proc.account = accountId;
+    // Counted from now, not once the process came: runs arriving while it starts wait too.
     this.#owned.set(key, (this.#owned.get(key) ?? 0) + 1);
-    void proc.closed.then(() => {
+    const ended = () => {
       const left = (this.#owned.get(key) ?? 1) - 1;
       if (left > 0) this.#owned.set(key, left);
       else this.#owned.delete(key);
       this.#waiting.get(key)?.shift()?.(null);
-    });
+    };
+    let proc: ScriptProcess;
+    try {
+      proc = await this.#fromPool(runtimeId);
+    } catch (err) {
+      ended();
+      throw err;
+    }
+    // A process never runs scripts of two accounts: one that already has an account is not given out.
+    if (proc.account !== null && proc.account !== accountId) {
+      ended();
+      void proc.dispose();
+      throw new Error('a process of another account was offered');
+    }
+    proc.account = accountId;
+    void proc.closed.then(ended);
     return proc;
   }
 

@@ -217,7 +217,8 @@ export class ScriptRun {
    * and nothing was written past the console, the process is handed to `release` alive with a
    * promise of whether it then said `clean` (null: it may run the account's next script; else
    * why not, and it was killed); otherwise it is killed and disposed of here, and `replaced` is
-   * told why (`it left a timer pending`, `it hit TIMEOUT`).
+   * told why (`it left a timer pending`, `it hit TIMEOUT`). A process that comes only after the
+   * run was stopped (it waited past its time limit) is handed to `release` unused, as clean.
    */
   async execute(
     acquire: () => Promise<ScriptProcess>,
@@ -233,11 +234,18 @@ export class ScriptRun {
     let ready = false;
     let proc: ScriptProcess | null = null;
     try {
-      // A process that takes longer to come than the time limit is not waited for.
+      // A process that takes longer to come than the time limit is not waited for. When it
+      // comes, it ran nothing of this run: it goes back as it came (the account's next script
+      // takes it), instead of a burst's waiting scripts each costing a process.
       const acquiring = acquire();
       proc = await Promise.race([acquiring, this.#stopped]);
       if (proc === null) {
-        acquiring.then((late) => late.dispose()).catch(() => {});
+        acquiring
+          .then((late) => {
+            late.idle();
+            release(late, Promise.resolve(null));
+          })
+          .catch(() => {});
         return this.#result(null, false, exit);
       }
       this.#process = proc;

@@ -339,6 +339,21 @@ describe.skipIf(runtimeDepsMissing !== null)('warm script processes', () => {
     expect(accountsOf.size).toBeLessThan(18);
   });
 
+  it('keeps a process that came only after the script waiting for it timed out, for the next script', async () => {
+    const sandbox = sandboxOf({ poolSize: 0, maxProcessesPerAccount: 1 });
+    const hold = 'await new Promise((resolve) => setTimeout(resolve, 1_000));';
+    const holding = sandbox.run(script('acct-late', hold));
+    // The account's one process is busy: this one waits for it past its time limit.
+    const waited = await sandbox.run(script('acct-late', '', { timeoutMs: 300 }));
+    const held = ok(await holding);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const next = ok(await sandbox.run(script('acct-late', '')));
+
+    expect(waited.ok ? 'ok' : waited.code).toBe('TIMEOUT');
+    expect(pidOf(next)).toBe(pidOf(held));
+    expect([pidOf(next), sandbox.processesStarted]).toEqual([pidOf(held), 1]);
+  });
+
   it('refuses a request without an account', async () => {
     const sandbox = sandboxOf({ poolSize: 0 });
     const { accountId: _, ...request } = script('x', '');
