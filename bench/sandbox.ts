@@ -4,12 +4,16 @@
  * script's own time in its process): in the warm process of its account, reused (the default),
  * and in a process of its own (maxRunsPerProcess 1) from a warm pool, back to back (the pool
  * refilling while scripts keep coming) and cold (poolSize 0); `node -e 0` spawned to exit is the
- * reference. Goals: overhead p50 under 5 ms in reused processes; under 50 ms to the first
+ * reference. Also a burst of 1000 scripts of one account, 100 at once (as the API bench's checks
+ * with a setup script come), in scripts per second. For the reused series and the burst it
+ * prints how many processes were started and why processes were not reused, counted from the
+ * sandbox's debug lines. Goals: overhead p50 under 5 ms in reused processes; under 50 ms to the first
  * statement with a warm pool.
  * Run: `npm run build && node dist/bench/sandbox.js` (or `npm run bench -- sandbox`).
  */
 import { spawn } from 'node:child_process';
 import { pathToFileURL } from 'node:url';
+import { pino } from 'pino';
 import { ScriptSandbox } from '../src/sandbox/sandbox.js';
 import type { ScriptRunRequest } from '../src/sandbox/types.js';
 
@@ -22,10 +26,29 @@ export type SandboxTiming = { medianMs: number; p95Ms: number };
  */
 export type SandboxSeries = { toStart: SandboxTiming; roundTrip: SandboxTiming; overhead: SandboxTiming };
 
+/**
+ * Why processes were not reused in a series (the sandbox's debug lines `script process not
+ * reused`), by reason, with how many processes it started.
+ */
+export type ReuseReport = { processesStarted: number; notReused: Record<string, number> };
+
+/**
+ * A burst of scripts of one account: `scripts` at `concurrency` at once (as the API bench's
+ * checks with a setup script come), in scripts per second, with the reuse it got.
+ */
+export type BurstReport = ReuseReport & {
+  scripts: number;
+  concurrency: number;
+  scriptsPerSecond: number;
+  /** Scripts that failed, by code (TIMEOUT: waited past its time limit for a process). */
+  failed: Record<string, number>;
+};
+
 /** What benchSandbox measured; `processesStarted` counts the processes each sandbox started for its series. */
 export type SandboxBenchReport = {
   runs: number;
-  reused: SandboxSeries & { processesStarted: number };
+  reused: SandboxSeries & ReuseReport;
+  burst: BurstReport;
   warm: SandboxSeries;
   backToBack: SandboxSeries;
   cold: SandboxSeries;
@@ -79,6 +102,55 @@ async function measure(
   return { toStart: timing(toStart), roundTrip: timing(roundTrip), overhead: timing(overhead) };
 }
 
+/** A logger for a sandbox that counts the reasons it gives for not reusing a process. */
+function reasonCounter(): { logger: pino.Logger; counts: Record<string, number> } {
+  const counts: Record<string, number> = {};
+  const logger = pino(
+    { level: 'debug' },
+    {
+      write(line: string) {
+        const entry = JSON.parse(line) as { msg?: string; reason?: string };
+        if (entry.msg !== 'script process not reused' || entry.reason === undefined) return;
+        counts[entry.reason] = (counts[entry.reason] ?? 0) + 1;
+      },
+    },
+  );
+  return { logger, counts };
+}
+
+/** Runs `scripts` trivial scripts of one account, `concurrency` at a time, in a sandbox with a pool of 8. */
+async function burst(scripts: number, concurrency: number): Promise<BurstReport> {
+  const { logger, counts } = reasonCounter();
+  const sandbox = new ScriptSandbox({ poolSize: 8, logger });
+  try {
+    await sandbox.warm(TRIVIAL.runtimeId);
+    const startedBefore = sandbox.processesStarted;
+    let next = 0;
+    const failed: Record<string, number> = {};
+    const t0 = performance.now();
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (next < scripts) {
+          next++;
+          const result = await sandbox.run(TRIVIAL);
+          if (!result.ok) failed[result.code] = (failed[result.code] ?? 0) + 1;
+        }
+      }),
+    );
+    const seconds = (performance.now() - t0) / 1000;
+    return {
+      scripts,
+      concurrency,
+      scriptsPerSecond: Math.round((scripts / seconds) * 10) / 10,
+      processesStarted: sandbox.processesStarted - startedBefore,
+      notReused: { ...counts },
+      failed,
+    };
+  } finally {
+    await sandbox.close();
+  }
+}
+
 async function nodeSpawnMs(runs: number): Promise<SandboxTiming> {
   const times: number[] = [];
   for (let i = 0; i < runs; i++) {
@@ -94,8 +166,9 @@ async function nodeSpawnMs(runs: number): Promise<SandboxTiming> {
 }
 
 /** Measures the sandbox start-up (see the file comment); prints a table and returns it. */
-export async function benchSandbox(runs = 100): Promise<SandboxBenchReport> {
-  const reusing = new ScriptSandbox({ poolSize: 2 });
+export async function benchSandbox(runs = 100, burstScripts = 1000): Promise<SandboxBenchReport> {
+  const reasons = reasonCounter();
+  const reusing = new ScriptSandbox({ poolSize: 2, logger: reasons.logger });
   const pooled = new ScriptSandbox({ poolSize: 2, maxRunsPerProcess: 1 });
   const cold = new ScriptSandbox({ poolSize: 0, maxRunsPerProcess: 1 });
   try {
@@ -105,10 +178,16 @@ export async function benchSandbox(runs = 100): Promise<SandboxBenchReport> {
     await pooled.run(TRIVIAL);
     await cold.run(TRIVIAL);
     const startedBefore = reusing.processesStarted;
+    for (const reason of Object.keys(reasons.counts)) delete reasons.counts[reason];
     const reused = await measure(reusing, runs, async () => {});
+    const reuse = {
+      processesStarted: reusing.processesStarted - startedBefore,
+      notReused: { ...reasons.counts },
+    };
     const report: SandboxBenchReport = {
       runs,
-      reused: { ...reused, processesStarted: reusing.processesStarted - startedBefore },
+      reused: { ...reused, ...reuse },
+      burst: await burst(burstScripts, 100),
       warm: await measure(pooled, runs, () => pooled.warm(TRIVIAL.runtimeId)),
       backToBack: await measure(pooled, runs, async () => {}),
       cold: await measure(cold, Math.min(runs, 50), async () => {}),
@@ -153,6 +232,12 @@ function print(r: SandboxBenchReport): void {
   row('own process, cold (poolSize 0)', r.cold.toStart, r.cold.roundTrip, r.cold.overhead);
   row('node -e 0 (reference)', null, r.nodeSpawn, null);
   console.log(`processes started for ${r.runs} scripts in reused processes: ${r.reused.processesStarted}`);
+  printReasons(r.reused.notReused);
+  const b = r.burst;
+  console.log(
+    `burst of ${b.scripts} scripts of one account, ${b.concurrency} at once (poolSize 8): ${b.scriptsPerSecond} scripts/s, ${b.processesStarted} processes started, failed: ${JSON.stringify(b.failed)}`,
+  );
+  printReasons(b.notReused);
   const overheadMet = r.reused.overhead.medianMs < r.overheadGoalMs;
   console.log(
     `goal: overhead per script in reused processes under ${r.overheadGoalMs} ms (p50): ${overheadMet ? 'met' : 'NOT met'}`,
@@ -165,6 +250,13 @@ function print(r: SandboxBenchReport): void {
   console.log(`goal: warm start-up under ${r.goalMs} ms (p95): ${met ? 'met' : 'NOT met'}`);
 }
 
+/** The reasons processes were not reused, most frequent first. */
+function printReasons(counts: Record<string, number>): void {
+  const entries = Object.entries(counts).sort((a, b) => b[1] - a[1]);
+  if (entries.length === 0) console.log('  processes not reused: none');
+  for (const [reason, count] of entries) console.log(`  not reused ×${count}: ${reason}`);
+}
+
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  await benchSandbox(Number(process.argv[2] ?? 100));
+  await benchSandbox(Number(process.argv[2] ?? 100), Number(process.argv[3] ?? 1000));
 }
