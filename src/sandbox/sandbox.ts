@@ -391,7 +391,11 @@ export class ScriptSandbox implements ScriptRunner {
       void entry.proc.dispose();
     }
     const key = accountKey(accountId, runtimeId);
+    // Scripts of the account already waiting come first (#release hands them what is checked
+    // clean): a burst's next script taking the process its last one just left would starve them.
+    const queued = (this.#waiting.get(key)?.length ?? 0) > 0;
     for (const [checking, entry] of this.#checking) {
+      if (queued) break;
       if (entry.key !== key || entry.claimed) continue;
       entry.claimed = true;
       if ((await entry.clean) === null && checking.alive && checking.account === accountId) return checking;

@@ -354,6 +354,26 @@ describe.skipIf(runtimeDepsMissing !== null)('warm script processes', () => {
     expect([pidOf(next), sandbox.processesStarted]).toEqual([pidOf(held), 1]);
   });
 
+  it('gives a freed process to the script of the account that waited first', async () => {
+    const sandbox = sandboxOf({ poolSize: 0, maxProcessesPerAccount: 1 });
+    const order: string[] = [];
+    const run = (name: string, code: string) =>
+      sandbox.run(script('acct-fifo', code)).then((result) => {
+        order.push(name);
+        return ok(result);
+      });
+    const holding = run('first', 'await new Promise((resolve) => setTimeout(resolve, 500));');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const waiting = run('waiting', '');
+    await holding;
+    // Comes while the freed process is checked: it queues behind the one that waited.
+    const next = run('next', '');
+    const pids = (await Promise.all([holding, waiting, next])).map(pidOf);
+
+    expect(order).toEqual(['first', 'waiting', 'next']);
+    expect(new Set(pids).size).toBe(1);
+  });
+
   it('refuses a request without an account', async () => {
     const sandbox = sandboxOf({ poolSize: 0 });
     const { accountId: _, ...request } = script('x', '');
