@@ -62,7 +62,7 @@ const SETUP_SCRIPT = "request.headers['x-bench'] = process.env.CHECK_RUN_ID;";
  */
 export async function benchApi(
   options: BenchOptions & { sandbox?: () => Promise<ScriptRunner>; scriptChecks?: number } = {},
-): Promise<{ plain: BenchReport; withSetup: BenchMeasurement | null }> {
+): Promise<{ plain: BenchReport; withSetup: BenchMeasurement | null; setupRatio: number | null }> {
   const settings = { checks: 10_000, concurrency: 100, ...options };
   const fast = await startLoopbackServer('json');
   const slow = await startLoopbackServer('json', 300);
@@ -111,12 +111,22 @@ export async function benchApi(
           { ...settings, checks: scriptChecks },
           (isSlow) => scripted.run(setupJobs[isSlow ? 1 : 0]!, context()),
         );
-        report('API checks with a setup script (one sandboxed child process per script)', withSetup, peer);
+        report('API checks with a setup script (warm sandboxed processes of the account)', withSetup, peer);
+        const started = (scripts as { processesStarted?: number }).processesStarted;
+        if (started !== undefined)
+          console.log(`script processes started: ${started} for ${scriptChecks} scripts`);
       } finally {
         await scripts.close();
       }
     }
-    return { plain, withSetup };
+    // Goal: a setup script costs at most half of the throughput of a plain API check.
+    const setupRatio = withSetup === null ? null : withSetup.checksPerSecond / plain.ours.checksPerSecond;
+    if (setupRatio !== null) {
+      console.log(
+        `API checks with a setup script / plain API checks: ${setupRatio.toFixed(2)}× (${withSetup?.checksPerSecond.toFixed(0)} / ${plain.ours.checksPerSecond.toFixed(0)} checks/s); goal ≥ 0.5×: ${setupRatio >= 0.5 ? 'met' : 'NOT met'}`,
+      );
+    }
+    return { plain, withSetup, setupRatio };
   } finally {
     await Promise.all([fast.close(), slow.close()]);
   }

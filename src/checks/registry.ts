@@ -68,11 +68,11 @@ export const EXECUTOR_REGISTRY = {
     networkDiagnostics: true,
   },
   API: {
-    load: async ({ useOsDnsResolver }) => {
+    load: async ({ useOsDnsResolver, logger }) => {
       const { ScriptSandbox } = await import('../sandbox/sandbox.js');
       return (await import('./api/index.js')).createApiExecutor({
         useOsDnsResolver,
-        scripts: new ScriptSandbox(),
+        scripts: new ScriptSandbox({ logger: logger.child({ component: 'script-sandbox' }) }),
       });
     },
     networkDiagnostics: true,

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, rename, writeFile } from 'node:fs/promises';
+import { mkdir, realpath, rename, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PACKAGE_ROOT } from './paths.js';
@@ -116,9 +116,11 @@ async function locate(here: string, name: string): Promise<string> {
   const { text } = await bundleChild(entryOf(here, name));
   const hash = createHash('sha256').update(text).digest('hex').slice(0, 16);
   const dir = join(PACKAGE_ROOT, 'node_modules', '.cache', 'outpost-children');
-  const file = join(dir, `${name}-${hash}.cjs`);
-  if (existsSync(file)) return file;
+  // Its real path: Node's permission model allows reading the bootstrap by the path it is given,
+  // and resolving a path through a symlinked node_modules reads the link itself.
   await mkdir(dir, { recursive: true });
+  const file = join(await realpath(dir), `${name}-${hash}.cjs`);
+  if (existsSync(file)) return file;
   // Written whole, then renamed: a process starting at the same time never reads half a file.
   const partial = `${file}.${process.pid}.tmp`;
   await writeFile(partial, text);

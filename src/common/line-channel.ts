@@ -67,8 +67,13 @@ function startsWith(pending: readonly Buffer[], part: Buffer, prefix: Buffer): b
  *
  * @param channel the readable end of the child's channel (Buffers, no encoding set).
  * @param options parsing, caps and callbacks.
+ * @returns `restartCounts`, which starts the total-bytes and malformed-lines counts over (a
+ *   child that runs one piece of user code after another is held to the caps per piece).
  */
-export function readLineChannel<M>(channel: Readable, options: LineChannelOptions<M>): void {
+export function readLineChannel<M>(
+  channel: Readable,
+  options: LineChannelOptions<M>,
+): { restartCounts(): void } {
   const prefix = options.bigLinePrefix;
   let pending: Buffer[] = [];
   let pendingBytes = 0;
@@ -158,4 +163,10 @@ export function readLineChannel<M>(channel: Readable, options: LineChannelOption
     }
     read(chunk, 0);
   });
+  return {
+    restartCounts() {
+      totalBytes = 0;
+      malformed = 0;
+    },
+  };
 }

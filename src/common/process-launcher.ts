@@ -1,4 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
+import { realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { type LineChannelOptions, readLineChannel } from './line-channel.js';
@@ -39,6 +40,8 @@ export type LaunchedProcess = {
   readonly exited: boolean;
   /** SIGKILLs the whole process group. Safe to call at any time, repeatedly. */
   kill(): void;
+  /** Starts the channel's total-bytes and malformed-lines counts over (line-channel.ts); a no-op without a channel. */
+  restartChannelCounts(): void;
   /** Kills the process group, waits until it is reaped (at most 5 s), removes the temp dir. Idempotent; never rejects. */
   dispose(): Promise<void>;
 };
@@ -64,7 +67,7 @@ export async function launchProcess<M>(options: LaunchOptions<M>): Promise<Launc
   const onExit = options.onExit;
   if (onExit !== undefined) child.once('exit', () => onExit());
   const channel = child.stdio[3] as Readable | null | undefined;
-  if (channel && options.channel) readLineChannel<M>(channel, options.channel);
+  const reader = channel && options.channel ? readLineChannel<M>(channel, options.channel) : null;
   const onOutput = options.onOutput;
   if (onOutput !== undefined) {
     for (const name of ['stdout', 'stderr'] as const) {
@@ -84,6 +87,9 @@ export async function launchProcess<M>(options: LaunchOptions<M>): Promise<Launc
       return exited;
     },
     kill,
+    restartChannelCounts() {
+      reader?.restartCounts();
+    },
     dispose() {
       disposed ??= (async () => {
         kill();
@@ -140,10 +146,19 @@ export type PermissionFlagOptions = {
  */
 export function permissionNodeFlags(options: PermissionFlagOptions): string[] {
   const known = process.allowedNodeEnvironmentFlags;
+  const nodeModules = join(options.runtimeDir, 'node_modules');
+  // Modules are read by their real path: a symlinked node_modules is allowed where it points too.
+  let realNodeModules = nodeModules;
+  try {
+    realNodeModules = realpathSync(nodeModules);
+  } catch {
+    // Not installed (yet): scripts are told how to install it.
+  }
   const flags = [
     known.has('--permission') || nodeVersionAtLeast(22, 13) ? '--permission' : '--experimental-permission',
     `--allow-fs-read=${options.bootstrap}`,
-    `--allow-fs-read=${join(options.runtimeDir, 'node_modules')}`,
+    `--allow-fs-read=${nodeModules}`,
+    ...(realNodeModules === nodeModules ? [] : [`--allow-fs-read=${realNodeModules}`]),
     `--allow-fs-read=${options.tmpDir}`,
     `--allow-fs-write=${options.tmpDir}`,
   ];

@@ -1,7 +1,8 @@
 /**
  * The wire between the sandbox (parent) and one script process (child/main.ts).
  *
- * Parent → child: one JSON `ScriptPayload` on the child's stdin, then end of file.
+ * Parent → child: one JSON `ScriptPayload` per line on the child's stdin, the next only after the
+ * last message of the one before said `reuse: true`; end of file ends the process.
  * Child → parent: newline-delimited JSON `ChildMessage`s on file descriptor 3, written with
  * blocking writes, so a script that floods its console waits for the parent to read
  * (and is killed at the output limit) instead of queueing output in its own memory.
@@ -14,7 +15,31 @@ export type ScriptPayload = {
   context: Record<string, unknown>;
   /** The run's output limit, bytes: the child cuts one log message to this many characters. */
   maxOutputBytes: number;
+  /**
+   * A random token of this run, known to the bootstrap only (never to the script): its last
+   * message carries it, so a line the script forges cannot make the parent reuse the process.
+   */
+  run: string;
 };
+
+/** What the bootstrap adds to a run's last message (`done` or `failed`). */
+export type RunEndFields = {
+  /** The run's token (ScriptPayload.run); absent from a line the script forged. */
+  run?: string;
+  /**
+   * True when nothing of the run is left alive: the process checks what it shares with runs
+   * next and says `clean` (or exits). False or absent: the process ends.
+   */
+  reuse?: boolean;
+  /**
+   * With `reuse` false: why the process may not run another script (`it left a timer pending`),
+   * at most 200 characters; trusted only on a line that carries the run's token.
+   */
+  doubt?: string;
+};
+
+/** Longest reason a script process gives for not being reusable, characters. */
+export const MAX_DOUBT_LENGTH = 200;
 
 /** Why the child says the script failed; the parent turns it into a reason. */
 export type ChildFailure =
@@ -47,10 +72,20 @@ export type ChildMessage =
   /** A value the script put in `process.env.SERVICE_SECRET_*`, sent at once so it is known even on a kill. */
   | { t: 'secret'; value: string }
   /** The script settled; `context` holds the final values of the globals. */
-  | { t: 'done'; context: Record<string, unknown>; durationMs: number }
-  | { t: 'failed'; failure: ChildFailure; durationMs: number }
+  | ({ t: 'done'; context: Record<string, unknown>; durationMs: number } & RunEndFields)
+  | ({ t: 'failed'; failure: ChildFailure; durationMs: number } & RunEndFields)
   /** The process is exiting before the script settled; `called` when the script called process.exit. */
-  | { t: 'exit'; code: number; called: boolean };
+  | { t: 'exit'; code: number; called: boolean }
+  /**
+   * After a last message with `reuse`: the process found what it shares with runs as before the
+   * first and waits for its next payload; `run` is the token of the run that ended.
+   */
+  | { t: 'clean'; run: string }
+  /**
+   * After a last message with `reuse`: the process found what it shares with runs changed and
+   * exits; `doubt` says what (`it changed Buffer.prototype.(a property added since)`).
+   */
+  | { t: 'unclean'; run: string; doubt: string };
 
 const LEVELS: ReadonlySet<string> = new Set(['DEBUG', 'INFO', 'WARN', 'ERROR']);
 const FAILURE_CODES: ReadonlySet<string> = new Set([
@@ -88,6 +123,11 @@ export function parseChildMessage(line: string): ChildMessage {
   });
   if (!isRecord(value)) return raw();
   const number = (n: unknown) => (typeof n === 'number' && Number.isFinite(n) ? n : 0);
+  const end = (): RunEndFields => ({
+    ...(typeof value.run === 'string' ? { run: value.run } : {}),
+    ...(value.reuse === true ? { reuse: true } : {}),
+    ...(typeof value.doubt === 'string' ? { doubt: value.doubt.slice(0, MAX_DOUBT_LENGTH) } : {}),
+  });
   switch (value.t) {
     case 'ready':
       return { t: 'ready' };
@@ -105,13 +145,24 @@ export function parseChildMessage(line: string): ChildMessage {
       return typeof value.value === 'string' ? { t: 'secret', value: value.value } : raw();
     case 'done':
       return isRecord(value.context)
-        ? { t: 'done', context: value.context, durationMs: number(value.durationMs) }
+        ? { t: 'done', context: value.context, durationMs: number(value.durationMs), ...end() }
         : raw();
     case 'failed':
       if (!isRecord(value.failure) || !FAILURE_CODES.has(String(value.failure.code))) return raw();
-      return { t: 'failed', failure: value.failure as ChildFailure, durationMs: number(value.durationMs) };
+      return {
+        t: 'failed',
+        failure: value.failure as ChildFailure,
+        durationMs: number(value.durationMs),
+        ...end(),
+      };
     case 'exit':
       return { t: 'exit', code: number(value.code), called: value.called === true };
+    case 'clean':
+      return typeof value.run === 'string' ? { t: 'clean', run: value.run } : raw();
+    case 'unclean':
+      return typeof value.run === 'string' && typeof value.doubt === 'string'
+        ? { t: 'unclean', run: value.run, doubt: value.doubt.slice(0, MAX_DOUBT_LENGTH) }
+        : raw();
     default:
       return raw();
   }

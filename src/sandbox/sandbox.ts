@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { OutpostError } from '../common/errors.js';
+import type { Logger } from '../common/logger.js';
 import { PACKAGE_ROOT } from '../common/paths.js';
 import { RunUserPool } from '../common/run-users.js';
 import { childBootstrapPath } from './bootstrap.js';
@@ -43,7 +44,37 @@ export type ScriptSandboxOptions = {
    * can switch to no other uid (not root, no CAP_SETUID), scripts are refused with the reason.
    */
   scriptUids?: { first: number; count: number };
+  /**
+   * Most scripts one process runs before it is replaced, even when each left it clean. Default
+   * {@link DEFAULT_MAX_RUNS_PER_PROCESS}; 1 runs every script in a process of its own.
+   */
+  maxRunsPerProcess?: number;
+  /** Most idle processes kept for one account (and runtime) between its scripts. Default 4. */
+  maxIdlePerAccount?: number;
+  /** Most idle processes kept for all accounts together; past it the longest idle goes. Default 16. */
+  maxIdle?: number;
+  /** How long an idle process of an account is kept for its next script, ms. Default 60 000. */
+  idleTimeoutMs?: number;
+  /**
+   * Most processes one account (and runtime) has at once; its scripts past it wait for one of
+   * them to end its run (within their time limit) instead of starting more. Default 8.
+   */
+  maxProcessesPerAccount?: number;
+  /**
+   * Where the sandbox says, at debug level, why a script process was not kept for another script
+   * (`script process not reused`, with `reason`, `pid`, `accountId`, `runtimeId`, `runs`): what
+   * its last run left or did (`it left a timer pending`, `it hit TIMEOUT`, `it changed
+   * Buffer.prototype.(a property added since)`) or a bound of the pool (`maxRunsPerProcess
+   * reached`, `idleTimeoutMs passed`). Reasons never hold script data. Default: not said.
+   */
+  logger?: Logger;
 };
+
+/** Scripts one process runs at most before it is replaced (ScriptSandboxOptions.maxRunsPerProcess). */
+export const DEFAULT_MAX_RUNS_PER_PROCESS = 100;
+
+/** Longest account id a request may carry, characters. */
+const MAX_ACCOUNT_ID_LENGTH = 200;
 
 /**
  * The uids (and gids) script processes run as (run users): 61 000 to 61 255, below the
@@ -81,16 +112,23 @@ function integerOption(
 }
 
 /**
- * Runs user scripts (setup and teardown of API checks) each in a fresh child process, never in
- * the agent (docs/architecture.md, "The agent"): its own process group killed with SIGKILL on a timeout
- * or abort, its own temp dir (cwd, HOME, TMPDIR) removed afterwards, an environment of exactly
+ * Runs user scripts (setup and teardown of API checks) in child processes, never in the agent
+ * (docs/architecture.md, "The agent"): each its own process group under a run user of its own,
+ * killed with SIGKILL on a timeout or abort, with a private temp dir, an environment of exactly
  * the request's `env`, Node's permission model (read: the runtime's node_modules and the temp
  * dir; write: the temp dir; no child processes, workers or addons), a memory limit and an
  * output limit. `require` resolves Node built-ins and `runtimes/<runtimeId>/node_modules` only.
  *
- * A pool of `poolSize` started processes per runtime id waits for scripts, so a script starts
- * in a few milliseconds instead of the tens Node needs to boot; the pool refills in the
- * background after each run. `run` never throws: every failure is a result.
+ * A process belongs to one account (the request's `accountId`) and runtime once it ran a script
+ * of theirs, and runs one script at a time, each in a fresh `vm` context with a folder of its own
+ * (cwd, HOME, TMPDIR) removed after it. When a run ends clean (the bootstrap found nothing of it
+ * alive and nothing it shares changed: child/run-script.ts), the process waits for the account's
+ * next script: at most `maxIdlePerAccount` per account, `maxIdle` in all, each for
+ * `idleTimeoutMs`, and for `maxRunsPerProcess` runs. After a limit is hit, or anything else, the
+ * process is killed and replaced. A pool of `poolSize` started processes per runtime id that
+ * belong to no account yet waits for scripts, so a script starts in a few milliseconds instead
+ * of the tens Node needs to boot; the pool refills in the background after each run. `run`
+ * never throws: every failure is a result.
  */
 export class ScriptSandbox implements ScriptRunner {
   readonly #runtimesDir: string;
@@ -105,7 +143,29 @@ export class ScriptSandbox implements ScriptRunner {
   /** Processes starting for the pool; a run finding no idle process claims the oldest. */
   readonly #spawning = new Map<string, Set<{ started: Promise<ScriptProcess>; claimed: boolean }>>();
   readonly #active = new Set<{ run: ScriptRun; done: Promise<unknown> }>();
+  readonly #maxRunsPerProcess: number;
+  readonly #maxIdlePerAccount: number;
+  readonly #maxIdle: number;
+  readonly #idleTimeoutMs: number;
+  /** Idle processes that ran scripts of an account, by `account\0runtime`, oldest first. */
+  readonly #accountIdle = new Map<string, IdleEntry[]>();
+  /**
+   * Processes whose run ended, checking that they are clean; a run of the same account may claim
+   * one (it waits the few milliseconds the check takes instead of taking another process).
+   */
+  readonly #checking = new Map<
+    ScriptProcess,
+    { key: string; clean: Promise<string | null>; claimed: boolean }
+  >();
+  readonly #maxProcessesPerAccount: number;
+  /** Live processes of each account (and runtime), by `account\0runtime`. */
+  readonly #owned = new Map<string, number>();
+  /** Runs waiting for a process of their account: handed one, or null when one of its processes ended. */
+  readonly #waiting = new Map<string, ((proc: ScriptProcess | null) => void)[]>();
+  /** Processes started so far (for the bench and tests). */
+  #started = 0;
   #closing: Promise<void> | null = null;
+  readonly #logger: Logger | null;
 
   /** @throws OutpostError OUTPOST_ERR_CONFIG naming the option when one is out of range. */
   constructor(options: ScriptSandboxOptions = {}) {
@@ -126,7 +186,25 @@ export class ScriptSandbox implements ScriptRunner {
       1,
       1_073_741_824,
     );
+    this.#maxRunsPerProcess = integerOption(
+      'maxRunsPerProcess',
+      options.maxRunsPerProcess,
+      DEFAULT_MAX_RUNS_PER_PROCESS,
+      1,
+      1_000_000,
+    );
+    this.#maxIdlePerAccount = integerOption('maxIdlePerAccount', options.maxIdlePerAccount, 4, 0, 256);
+    this.#maxIdle = integerOption('maxIdle', options.maxIdle, 16, 0, 4_096);
+    this.#idleTimeoutMs = integerOption('idleTimeoutMs', options.idleTimeoutMs, 60_000, 1, 86_400_000);
+    this.#maxProcessesPerAccount = integerOption(
+      'maxProcessesPerAccount',
+      options.maxProcessesPerAccount,
+      8,
+      1,
+      1_024,
+    );
     this.#tmpRoot = options.tmpRoot ?? tmpdir();
+    this.#logger = options.logger ?? null;
     const uids = options.scriptUids ?? DEFAULT_SCRIPT_UIDS;
     integerOption('scriptUids.first', uids.first, 0, 1, 4_294_967_294 - uids.count);
     integerOption('scriptUids.count', uids.count, 0, 1, 65_536);
@@ -165,7 +243,11 @@ export class ScriptSandbox implements ScriptRunner {
       dataLimitMb: await this.#dataLimitMb(),
     };
     const run = new ScriptRun({ ...request, name }, limits, t0);
-    const done = run.execute(() => this.#acquire(request.runtimeId));
+    const done = run.execute(
+      () => this.#acquire(request.accountId, request.runtimeId),
+      (proc, clean) => this.#afterRun(proc, clean, request.accountId, request.runtimeId),
+      (proc, reason) => this.#notReused(proc, reason),
+    );
     const entry = { run, done };
     this.#active.add(entry);
     try {
@@ -193,6 +275,11 @@ export class ScriptSandbox implements ScriptRunner {
     await Promise.all((this.#idle.get(runtimeId) ?? []).map((p) => p.ready));
   }
 
+  /** How many script processes this sandbox started so far (pool and cold starts). */
+  get processesStarted(): number {
+    return this.#started;
+  }
+
   /** Stops running scripts (ABORTED), kills the warm processes and removes their temp dirs. Idempotent. */
   close(): Promise<void> {
     this.#closing ??= (async () => {
@@ -205,6 +292,17 @@ export class ScriptSandbox implements ScriptRunner {
       }
       const idle = [...this.#idle.values()].flat();
       this.#idle.clear();
+      for (const entries of this.#accountIdle.values()) {
+        for (const { proc, timer } of entries) {
+          clearTimeout(timer);
+          idle.push(proc);
+        }
+      }
+      this.#accountIdle.clear();
+      idle.push(...this.#checking.keys());
+      this.#checking.clear();
+      for (const waiting of this.#waiting.values()) for (const wake of waiting) wake(null);
+      this.#waiting.clear();
       await Promise.all(idle.map((p) => p.dispose()));
       await Promise.allSettled([...this.#active].map(({ done }) => done));
       // Every run user reaped: no process or temp file of a script outlives the sandbox.
@@ -224,6 +322,13 @@ export class ScriptSandbox implements ScriptRunner {
   #problem(request: ScriptRunRequest): string | null {
     if (this.#closing !== null) return 'the script sandbox is closed';
     if (typeof request.code !== 'string') return 'the script has no code';
+    if (
+      typeof request.accountId !== 'string' ||
+      request.accountId === '' ||
+      request.accountId.length > MAX_ACCOUNT_ID_LENGTH
+    ) {
+      return `accountId must name the account whose script this is (1 to ${MAX_ACCOUNT_ID_LENGTH} characters)`;
+    }
     const runtime = this.#runtimeProblem(request.runtimeId);
     if (runtime !== null) return runtime;
     if (request.timeoutMs !== undefined && !(request.timeoutMs > 0)) {
@@ -241,6 +346,7 @@ export class ScriptSandbox implements ScriptRunner {
     const bootstrap = await childBootstrapPath();
     const dataLimitMb = await this.#dataLimitMb();
     const runAs = this.#runUsers.take();
+    this.#started++;
     let proc: ScriptProcess;
     try {
       proc = await ScriptProcess.spawn({
@@ -272,10 +378,173 @@ export class ScriptSandbox implements ScriptRunner {
   }
 
   /**
-   * A warm process of the runtime when one waits; else the oldest one starting for the pool
+   * An idle process of the account and runtime when one waits (the most recently used); else one
+   * of the runtime's pool, which then belongs to the account.
+   */
+  async #acquire(accountId: string, runtimeId: string): Promise<ScriptProcess> {
+    const own = this.#accountIdle.get(accountKey(accountId, runtimeId));
+    // The most recently used first: its code and data are the warmest.
+    while (own !== undefined && own.length > 0) {
+      const entry = own.pop() as IdleEntry;
+      clearTimeout(entry.timer);
+      if (entry.proc.alive && entry.proc.account === accountId) return entry.proc;
+      void entry.proc.dispose();
+    }
+    const key = accountKey(accountId, runtimeId);
+    // Scripts of the account already waiting come first (#release hands them what is checked
+    // clean): a burst's next script taking the process its last one just left would starve them.
+    const queued = (this.#waiting.get(key)?.length ?? 0) > 0;
+    for (const [checking, entry] of this.#checking) {
+      if (queued) break;
+      if (entry.key !== key || entry.claimed) continue;
+      entry.claimed = true;
+      if ((await entry.clean) === null && checking.alive && checking.account === accountId) return checking;
+      void checking.dispose();
+      break;
+    }
+    while ((this.#owned.get(key) ?? 0) >= this.#maxProcessesPerAccount && this.#closing === null) {
+      const handed = await new Promise<ScriptProcess | null>((resolve) => {
+        const waiting = this.#waiting.get(key) ?? [];
+        waiting.push(resolve);
+        this.#waiting.set(key, waiting);
+      });
+      if (handed?.alive && handed.account === accountId) return handed;
+    }
+    // Counted from now, not once the process came: runs arriving while it starts wait too.
+    this.#owned.set(key, (this.#owned.get(key) ?? 0) + 1);
+    const ended = () => {
+      const left = (this.#owned.get(key) ?? 1) - 1;
+      if (left > 0) this.#owned.set(key, left);
+      else this.#owned.delete(key);
+      this.#waiting.get(key)?.shift()?.(null);
+    };
+    let proc: ScriptProcess;
+    try {
+      proc = await this.#fromPool(runtimeId);
+    } catch (err) {
+      ended();
+      throw err;
+    }
+    // A process never runs scripts of two accounts: one that already has an account is not given out.
+    if (proc.account !== null && proc.account !== accountId) {
+      ended();
+      void proc.dispose();
+      throw new Error('a process of another account was offered');
+    }
+    proc.account = accountId;
+    void proc.closed.then(ended);
+    return proc;
+  }
+
+  /** Keeps the process once it said it is clean (#release); disposes of it when it did not. */
+  #afterRun(proc: ScriptProcess, clean: Promise<string | null>, accountId: string, runtimeId: string): void {
+    if (this.#closing !== null || proc.runs >= this.#maxRunsPerProcess) {
+      if (this.#closing === null) this.#notReused(proc, 'maxRunsPerProcess reached');
+      void proc.dispose();
+      return;
+    }
+    const entry = { key: accountKey(accountId, runtimeId), clean, claimed: false };
+    this.#checking.set(proc, entry);
+    void clean.then((notReused) => {
+      this.#checking.delete(proc);
+      if (notReused !== null) {
+        this.#notReused(proc, notReused);
+        void proc.dispose();
+      } else if (!entry.claimed) this.#release(proc, accountId, runtimeId);
+    });
+  }
+
+  /** Says at debug level why `proc` runs no further script (ScriptSandboxOptions.logger). */
+  #notReused(proc: ScriptProcess, reason: string): void {
+    if (this.#closing !== null) return;
+    this.#logger?.debug(
+      { reason, pid: proc.pid, accountId: proc.account, runtimeId: proc.runtimeId, runs: proc.runs },
+      'script process not reused',
+    );
+  }
+
+  /**
+   * Keeps a process that ended its run clean for the account's next script, within the bounds
+   * (maxRunsPerProcess, maxIdlePerAccount, maxIdle: the longest idle of any account makes room);
+   * else disposes of it.
+   */
+  #release(proc: ScriptProcess, accountId: string, runtimeId: string): void {
+    if (
+      this.#closing !== null ||
+      !proc.alive ||
+      proc.account !== accountId ||
+      proc.runs >= this.#maxRunsPerProcess ||
+      this.#maxIdle === 0
+    ) {
+      if (proc.alive && proc.runs >= this.#maxRunsPerProcess)
+        this.#notReused(proc, 'maxRunsPerProcess reached');
+      else if (proc.alive && this.#maxIdle === 0) this.#notReused(proc, 'maxIdle is 0');
+      void proc.dispose();
+      return;
+    }
+    const key = accountKey(accountId, runtimeId);
+    const waiter = this.#waiting.get(key)?.shift();
+    if (waiter !== undefined) {
+      waiter(proc);
+      return;
+    }
+    const own = this.#accountIdle.get(key) ?? [];
+    if (own.length >= this.#maxIdlePerAccount) {
+      this.#notReused(proc, 'maxIdlePerAccount processes of its account were idle already');
+      void proc.dispose();
+      return;
+    }
+    let total = 0;
+    for (const entries of this.#accountIdle.values()) total += entries.length;
+    if (total >= this.#maxIdle) this.#evictLongestIdle();
+    const entry: IdleEntry = {
+      proc,
+      since: performance.now(),
+      timer: setTimeout(() => {
+        const at = own.indexOf(entry);
+        if (at !== -1) own.splice(at, 1);
+        if (own.length === 0 && this.#accountIdle.get(key) === own) this.#accountIdle.delete(key);
+        this.#notReused(proc, 'idleTimeoutMs passed');
+        void proc.dispose();
+      }, this.#idleTimeoutMs),
+    };
+    entry.timer.unref();
+    own.push(entry);
+    this.#accountIdle.set(key, own);
+    // One that dies while it waits leaves at once.
+    proc.onClosed = () => {
+      const at = own.indexOf(entry);
+      if (at !== -1) {
+        own.splice(at, 1);
+        clearTimeout(entry.timer);
+        this.#notReused(proc, 'its process ended while idle');
+      }
+      void proc.dispose();
+    };
+  }
+
+  /** Disposes of the idle process of any account that has waited longest. */
+  #evictLongestIdle(): void {
+    let oldest: { list: IdleEntry[]; key: string; since: number } | null = null;
+    for (const [key, list] of this.#accountIdle) {
+      const first = list[0];
+      if (first !== undefined && (oldest === null || first.since < oldest.since)) {
+        oldest = { list, key, since: first.since };
+      }
+    }
+    const entry = oldest?.list.shift();
+    if (entry === undefined || oldest === null) return;
+    clearTimeout(entry.timer);
+    if (oldest.list.length === 0) this.#accountIdle.delete(oldest.key);
+    this.#notReused(entry.proc, 'maxIdle processes were idle: the longest idle made room');
+    void entry.proc.dispose();
+  }
+
+  /**
+   * A warm process of the runtime's pool when one waits; else the oldest one starting for the pool
    * (further along than a new one, and no third Node boots on the same cores); else a new one.
    */
-  async #acquire(runtimeId: string): Promise<ScriptProcess> {
+  async #fromPool(runtimeId: string): Promise<ScriptProcess> {
     const idle = this.#idle.get(runtimeId) ?? [];
     let proc: ScriptProcess | undefined = idle.shift();
     while (proc !== undefined && !proc.alive) proc = idle.shift();
@@ -321,6 +590,14 @@ export class ScriptSandbox implements ScriptRunner {
       );
     }
   }
+}
+
+/** An idle process of an account, since when it waits (`performance.now()`, ms), and its reaping timer. */
+type IdleEntry = { proc: ScriptProcess; since: number; timer: NodeJS.Timeout };
+
+/** The key of an account's idle processes of one runtime. */
+function accountKey(accountId: string, runtimeId: string): string {
+  return `${accountId}\0${runtimeId}`;
 }
 
 const baselines = new Map<number, Promise<number>>();

@@ -64,16 +64,20 @@ export type ScriptIdentity = RunUser;
 export type { ProcessExit } from '../common/process-tree.js';
 
 /**
- * One child process that runs one script (child/main.ts), launched by
+ * One child process that runs scripts of one account, one at a time (child/main.ts), launched by
  * src/common/process-launcher.ts: spawned detached (its own process group), in a
  * private temp dir it also uses as HOME and TMPDIR, with an environment of nothing but those
  * two, so no variable of the agent (API_KEY, …) ever reaches it. Resource limits are applied
  * by `/bin/sh` (`ulimit -d`: data segment; `ulimit -c 0`: no core files) before it execs node.
+ * Node runs with `--frozen-intrinsics`: the intrinsics of the process's own realm, which every
+ * run's context can reach through the Node objects it is given, cannot be changed.
  */
 export class ScriptProcess {
   /** Undefined when spawning failed. */
   readonly pid: number | undefined;
   readonly tmpDir: string;
+  /** The runtime whose dependencies its scripts require (ScriptProcessOptions.runtimeId). */
+  readonly runtimeId: string;
   /** True once the child said `ready`; false when it ended before. */
   readonly ready: Promise<boolean>;
   /** Settles when the process ended and its stdio closed. */
@@ -84,18 +88,45 @@ export class ScriptProcess {
   onOutput: (stream: 'stdout' | 'stderr', text: string) => void = () => {};
   /** A channel line or the channel as a whole went past `channelLimits`; what it says is why. */
   onOverflow: (what: string) => void = () => {};
+  /** The process ended (before `closed` settles for others); set by whoever runs the script. */
+  onClosed: () => void = () => {};
   /** What is read from the channel at most; set by whoever runs the script, before `start`. */
   channelLimits: ChannelLimits = IDLE_CHANNEL_LIMITS;
+  /**
+   * The account whose scripts this process runs: set by the sandbox when a run takes it, never
+   * changed (a process never runs scripts of two accounts).
+   */
+  account: string | null = null;
+  /** Scripts given to this process so far. */
+  runs = 0;
+  /** Bytes written to stdout or stderr past Node's start-up (fd 1/2 writes that bypass the console). */
+  rawOutputBytes = 0;
   #startupOutput = '';
   #launched: LaunchedProcess;
   #started = false;
 
-  private constructor(launched: LaunchedProcess, ready: Promise<boolean>) {
+  private constructor(launched: LaunchedProcess, ready: Promise<boolean>, runtimeId: string) {
     this.#launched = launched;
+    this.runtimeId = runtimeId;
     this.pid = launched.pid;
     this.tmpDir = launched.tmpDir;
     this.ready = ready;
-    this.closed = launched.closed;
+    this.closed = launched.closed.then((exit) => {
+      this.onClosed();
+      return exit;
+    });
+  }
+
+  /**
+   * Between runs: the process waits for its next script and says nothing. Any output or message
+   * now is not of a run: the process is killed (it leaves its pool when it ends).
+   */
+  idle(): void {
+    this.onMessage = () => this.kill();
+    this.onOutput = () => this.kill();
+    this.onOverflow = () => this.kill();
+    this.onClosed = () => {};
+    this.channelLimits = IDLE_CHANNEL_LIMITS;
   }
 
   /** Creates the temp dir and spawns the process; never throws for a spawn failure (see `ready`). */
@@ -118,6 +149,7 @@ export class ScriptProcess {
           heapLimitMb: options.heapLimitMb,
           noWarningsFallback: false,
         }),
+        ...(process.allowedNodeEnvironmentFlags.has('--frozen-intrinsics') ? ['--frozen-intrinsics'] : []),
         options.bootstrap,
         options.runtimeDir,
         options.runtimeId,
@@ -146,13 +178,15 @@ export class ScriptProcess {
         if (self !== null) self.#output(name, text);
       },
     });
-    self = new ScriptProcess(launched, ready);
+    self = new ScriptProcess(launched, ready, options.runtimeId);
     return self;
   }
 
   #output(name: 'stdout' | 'stderr', text: string): void {
-    if (this.#started) this.onOutput(name, text);
-    else if (this.#startupOutput.length < 16_384) this.#startupOutput += text.slice(0, 16_384);
+    if (this.#started) {
+      this.rawOutputBytes += text.length;
+      this.onOutput(name, text);
+    } else if (this.#startupOutput.length < 16_384) this.#startupOutput += text.slice(0, 16_384);
   }
 
   /** Output before a script was given (Node start-up errors), at most 16 KiB, for SANDBOX_ERROR reasons. */
@@ -165,11 +199,17 @@ export class ScriptProcess {
     return !this.#launched.exited;
   }
 
-  /** Gives the process its script (once); returns the payload's size, bytes (UTF-8). */
+  /**
+   * Gives the process its next script (one line on stdin), after the last message of the one
+   * before said `reuse`; returns the payload's size, bytes (UTF-8). The channel's caps count
+   * from here.
+   */
   start(payload: ScriptPayload): number {
     this.#started = true;
+    this.runs++;
+    this.#launched.restartChannelCounts();
     const json = JSON.stringify(payload);
-    this.#launched.child.stdin?.end(json);
+    this.#launched.child.stdin?.write(`${json}\n`);
     return Buffer.byteLength(json, 'utf8');
   }
 

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { RunLog } from '../protocol/index.js';
 import type { ChildFailure, ChildMessage } from './messages.js';
 import { MAX_SECRET_LENGTH } from '../common/scrub.js';
@@ -14,6 +15,9 @@ export type RunLimits = {
   heapLimitMb: number;
   dataLimitMb: number;
 };
+
+/** Longest a process may take, after a run's result, to say it is clean, ms; past it, it is killed. */
+export const CLEAN_TIMEOUT_MS = 10_000;
 
 /** Longest reason kept, characters: a reason is one line of the result's errorMessage. */
 const MAX_REASON_LENGTH = 1_000;
@@ -155,6 +159,28 @@ export class ScriptRun {
   #final: Extract<ChildMessage, { t: 'done' | 'failed' }> | null = null;
   #exitMessage: Extract<ChildMessage, { t: 'exit' }> | null = null;
   #process: ScriptProcess | null = null;
+  /** The run's token (ScriptPayload.run): only the bootstrap's own last message carries it. */
+  readonly #token = randomUUID();
+  /** Raw fd 1/2 bytes the process had written when this run started. */
+  #rawOutputAtStart = 0;
+  /** True once the bootstrap's last message said the process is fit for another run. */
+  #reusable = false;
+  #markEnded: () => void = () => {};
+  /** Resolves when the bootstrap's last message said `reuse` (the process lives on). */
+  readonly #ended = new Promise<void>((resolve) => {
+    this.#markEnded = resolve;
+  });
+  #markClean: (notReused: string | null) => void = () => {};
+  /**
+   * After `reuse`: null once the bootstrap said `clean` with the run's token; why not when the
+   * process found what it shares changed (`unclean`), ended, wrote anything else, or said
+   * nothing within CLEAN_TIMEOUT_MS.
+   */
+  readonly #clean = new Promise<string | null>((resolve) => {
+    this.#markClean = resolve;
+  });
+  /** Why the process of this run may not run another script, once that is known; null while it may. */
+  #notReused: string | null = null;
   #sentAt: number | null = null;
   #wake: (value: null) => void = () => {};
   /** Resolves (null) when the run is stopped. */
@@ -185,8 +211,20 @@ export class ScriptRun {
     this.#wake(null);
   }
 
-  /** Runs the script in the process `acquire` gives (warm or freshly spawned). */
-  async execute(acquire: () => Promise<ScriptProcess>): Promise<ScriptRunResult> {
+  /**
+   * Runs the script in the process `acquire` gives (warm or freshly spawned). When the run ended
+   * with the bootstrap saying nothing of it is left alive (its token, `reuse`), no limit was hit
+   * and nothing was written past the console, the process is handed to `release` alive with a
+   * promise of whether it then said `clean` (null: it may run the account's next script; else
+   * why not, and it was killed); otherwise it is killed and disposed of here, and `replaced` is
+   * told why (`it left a timer pending`, `it hit TIMEOUT`). A process that comes only after the
+   * run was stopped (it waited past its time limit) is handed to `release` unused, as clean.
+   */
+  async execute(
+    acquire: () => Promise<ScriptProcess>,
+    release: (proc: ScriptProcess, clean: Promise<string | null>) => void = (proc) => void proc.dispose(),
+    replaced: (proc: ScriptProcess, reason: string) => void = () => {},
+  ): Promise<ScriptRunResult> {
     const remainingMs = Math.max(0, this.#limits.timeoutMs - (performance.now() - this.#t0));
     const timer = setTimeout(() => this.stop('TIMEOUT'), remainingMs);
     const signal = this.#request.signal;
@@ -196,11 +234,18 @@ export class ScriptRun {
     let ready = false;
     let proc: ScriptProcess | null = null;
     try {
-      // A process that takes longer to come than the time limit is not waited for.
+      // A process that takes longer to come than the time limit is not waited for. When it
+      // comes, it ran nothing of this run: it goes back as it came (the account's next script
+      // takes it), instead of a burst's waiting scripts each costing a process.
       const acquiring = acquire();
       proc = await Promise.race([acquiring, this.#stopped]);
       if (proc === null) {
-        acquiring.then((late) => late.dispose()).catch(() => {});
+        acquiring
+          .then((late) => {
+            late.idle();
+            release(late, Promise.resolve(null));
+          })
+          .catch(() => {});
         return this.#result(null, false, exit);
       }
       this.#process = proc;
@@ -211,18 +256,93 @@ export class ScriptRun {
         this.#sentAt = performance.now();
         const { code, env, context } = this.#request;
         const maxOutputBytes = this.#limits.maxOutputBytes;
-        const payloadBytes = proc.start({ code, env: env ?? {}, context: context ?? {}, maxOutputBytes });
+        this.#rawOutputAtStart = proc.rawOutputBytes;
+        const payloadBytes = proc.start({
+          code,
+          env: env ?? {},
+          context: context ?? {},
+          maxOutputBytes,
+          run: this.#token,
+        });
         proc.channelLimits = channelLimits(maxOutputBytes, payloadBytes);
       }
-      exit = await proc.closed;
+      const ended = await Promise.race([proc.closed, this.#ended.then(() => null)]);
+      if (ended === null) {
+        // Output written to fd 1/2 just before the last message is read in this turn of the loop.
+        await new Promise((resolve) => setImmediate(resolve));
+        if (!this.#fitForReuse(proc)) proc.kill();
+      }
+      if (ended !== null || !proc.alive || !this.#fitForReuse(proc)) exit = await proc.closed;
     } catch (err) {
       return this.#failed('SANDBOX_ERROR', `${this.#request.name} could not run: ${(err as Error).message}`);
     } finally {
       clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
-      await proc?.dispose();
+      if (proc !== null) {
+        proc.onClosed();
+        if (this.#reusable && proc.alive && this.#fitForReuse(proc)) {
+          release(proc, this.#awaitClean(proc));
+        } else {
+          replaced(proc, this.#whyNotReused(proc, ready));
+          await proc.dispose();
+        }
+      }
     }
     return this.#result(proc, ready, exit);
+  }
+
+  /**
+   * Between the result and `clean`: the process may say nothing else and write nothing; it
+   * is killed when it does, and the promise gives why when it does, says `unclean`, ends, or
+   * takes longer than CLEAN_TIMEOUT_MS; null when it said `clean`.
+   */
+  #awaitClean(proc: ScriptProcess): Promise<string | null> {
+    const token = this.#token;
+    const unfit = (why: string) => {
+      proc.kill();
+      this.#markClean(why);
+    };
+    proc.onMessage = (message) => {
+      if (message.t === 'clean' && message.run === token) this.#markClean(null);
+      else if (message.t === 'unclean' && message.run === token) unfit(message.doubt);
+      else unfit('it wrote a message after its result');
+    };
+    proc.onOutput = () => unfit('it wrote output after its result');
+    proc.onOverflow = () => unfit('it wrote past the channel limits after its result');
+    proc.onClosed = () => this.#markClean('its process ended before it said clean');
+    if (!proc.alive) this.#markClean('its process ended before it said clean');
+    const timer = setTimeout(
+      () => unfit(`it did not say clean within ${CLEAN_TIMEOUT_MS} ms`),
+      CLEAN_TIMEOUT_MS,
+    );
+    timer.unref();
+    return this.#clean.then((notReused) => {
+      clearTimeout(timer);
+      if (notReused === null) proc.idle();
+      return notReused;
+    });
+  }
+
+  /** Why the process of a run that ended without `reuse` (or past it) is not reused. */
+  #whyNotReused(proc: ScriptProcess, ready: boolean): string {
+    if (this.#notReused !== null) return this.#notReused;
+    if (this.#stop !== null) return `it hit ${this.#stop.code}`;
+    if (!ready) return 'its process ended before it was ready';
+    if (this.#final !== null && this.#reusable) {
+      return proc.rawOutputBytes === this.#rawOutputAtStart
+        ? 'its process ended after its result'
+        : 'it wrote to stdout or stderr past the console';
+    }
+    if (this.#final === null) {
+      if (this.#exitMessage?.called) return 'it called process.exit';
+      return 'its process ended before the script settled';
+    }
+    return 'its last message did not say the process could be reused';
+  }
+
+  /** The run ended clean and the process wrote nothing past the console. */
+  #fitForReuse(proc: ScriptProcess): boolean {
+    return this.#reusable && this.#stop === null && proc.rawOutputBytes === this.#rawOutputAtStart;
   }
 
   #attach(proc: ScriptProcess): void {
@@ -252,10 +372,10 @@ export class ScriptRun {
       if (stream === 'stdout') stdout.push(fits, stdoutLine);
       else stderr.push(fits, stderrLine);
     };
-    void proc.closed.then(() => {
+    proc.onClosed = () => {
       stdout.flush(stdoutLine);
       stderr.flush(stderrLine);
-    });
+    };
   }
 
   /** Keeps the last STDERR_TAIL_BYTES of stderr in O(chunk) per chunk. */
@@ -275,6 +395,13 @@ export class ScriptRun {
   }
 
   #message(message: ChildMessage): void {
+    // May arrive while the run is still handing its result over.
+    if (message.t === 'clean' || message.t === 'unclean') {
+      if (this.#reusable && message.run === this.#token) {
+        this.#markClean(message.t === 'clean' ? null : message.doubt);
+      }
+      return;
+    }
     // A secret is kept whatever happened before it arrived (a timeout, the output limit, the
     // end of the script): output read before it may hold it, and the caller scrubs with it.
     // Every one is kept (their bytes are bounded by the channel's limits): the caller's scrubber
@@ -298,6 +425,17 @@ export class ScriptRun {
       case 'done':
       case 'failed':
         this.#final = message;
+        if (message.run === this.#token && message.reuse === true) {
+          // The bootstrap cleared what the run left and found the process as it was before.
+          this.#reusable = true;
+          this.#markEnded();
+          return;
+        }
+        // Only the bootstrap's own line (with the token) says why; a forged one says nothing.
+        this.#notReused =
+          message.run !== this.#token
+            ? 'its last message lacked the run token'
+            : (message.doubt ?? 'its last message did not say the process could be reused');
         // The script settled: nothing it left running (timers, sockets) may go on.
         this.#process?.kill();
         return;

@@ -20,7 +20,9 @@ export type ScriptFailureCode =
   | 'ABORTED';
 
 /**
- * One script to run in a fresh child process (docs/architecture.md, "The agent").
+ * One script to run in a child process of the account (docs/architecture.md, "The agent"): a
+ * process that runs no other account's scripts, in a fresh `vm` context with nothing of an
+ * earlier script visible.
  *
  * The script is the body of an async function: top-level `await` works, `return` ends it.
  * It sees the globals `request` (setup) and/or `response` (teardown) as given in `context`,
@@ -32,6 +34,12 @@ export type ScriptRunRequest = {
   code: string;
   /** For messages: `setup script`, `teardown snippet "login" (3)`. */
   name: string;
+  /**
+   * The account the script belongs to (the job's `accountId`), 1 to 200 characters. Required:
+   * a process that ran a script of one account never runs a script of another. A request
+   * without it fails with SANDBOX_ERROR.
+   */
+  accountId: string;
   /** Runtime whose dependencies `require` resolves (`2026.04`). */
   runtimeId: string;
   /** The whole environment of the script: the check's variables and the runtime variables. */

@@ -20,7 +20,15 @@ const onSigusr2 = () => {
 };
 
 function script(code: string, extra: Partial<ScriptRunRequest> = {}): ScriptRunRequest {
-  return { code, name: 'setup script', runtimeId: RUNTIME, env: {}, context: {}, ...extra };
+  return {
+    code,
+    name: 'setup script',
+    accountId: 'acct-escape',
+    runtimeId: RUNTIME,
+    env: {},
+    context: {},
+    ...extra,
+  };
 }
 
 function failure(result: ScriptRunResult) {

@@ -25,6 +25,7 @@ function script(code: string, extra: Partial<ScriptRunRequest> = {}): ScriptRunR
   return {
     code,
     name: 'setup script',
+    accountId: 'acct-hostile',
     runtimeId: RUNTIME,
     env: {},
     context: { request: { method: 'GET', url: 'https://example.test/', body: '', headers: [] } },

@@ -28,6 +28,7 @@ function script(code: string, extra: Partial<ScriptRunRequest> = {}): ScriptRunR
   return {
     code,
     name: 'setup script',
+    accountId: 'acct-sandbox',
     runtimeId: RUNTIME,
     env: { CHECK_NAME: 'sandbox test', REGION: 'eu-west-1' },
     context: {

@@ -433,6 +433,7 @@ export class ApiExecutor implements Executor {
     const result = await runner.run({
       code: script.code,
       name: script.name,
+      accountId: job.accountId,
       runtimeId: job.check.runtimeId ?? DEFAULT_RUNTIME_ID,
       env,
       context: scriptContext,

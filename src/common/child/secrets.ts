@@ -52,9 +52,14 @@ export type SecretTracker = {
   /**
    * Makes the environment exactly `env` plus `extra`, and makes every way to put a value in it
    * report secret-named values at once: set, Reflect.set, Object.assign, Object.defineProperty,
-   * delete then set, and a whole new `process.env` (which is tracked in turn).
+   * delete then set, and a whole new `process.env` (which is tracked in turn). May be called
+   * again for the next run of a reused process: the environment, a replaced `process.env` and
+   * the values already reported start over.
+   *
+   * @returns false when the environment could not be made exactly `env` plus `extra` (a
+   *   variable an earlier run made undeletable): the process must not run another script.
    */
-  installEnv(env: Record<string, string>, extra?: Record<string, string>): void;
+  installEnv(env: Record<string, string>, extra?: Record<string, string>): boolean;
   /** `process.env` as it was when the tracker was made (the object `installEnv` fills). */
   readonly realEnv: NodeJS.ProcessEnv;
 };
@@ -92,23 +97,34 @@ export function createSecretTracker(options: SecretTrackerOptions): SecretTracke
       }
     }
   };
-  const installEnv = (env: Record<string, string>, extra: Record<string, string> = {}): void => {
-    for (const key of Object.keys(realEnv)) delete realEnv[key];
+  const tracking: ProxyHandler<Record<string, unknown>> = {
+    set(target, key, value) {
+      const ok = Reflect.set(target, key, value);
+      if (isSecretName(key)) report(Reflect.get(target, key));
+      return ok;
+    },
+    defineProperty(target, key, descriptor) {
+      if (isSecretName(key) && 'value' in descriptor) report(descriptor.value);
+      const ok = Reflect.defineProperty(target, key, descriptor);
+      if (isSecretName(key)) report(Reflect.get(target, key));
+      return ok;
+    },
+  };
+  /** The one tracking view of the real environment: the same object in every run. */
+  const realProxy = new Proxy(realEnv as Record<string, unknown>, tracking);
+  let installed = false;
+  let current: unknown = null;
+  const installEnv = (env: Record<string, string>, extra: Record<string, string> = {}): boolean => {
+    reported.clear();
+    for (const key of Reflect.ownKeys(realEnv)) Reflect.deleteProperty(realEnv, key);
     Object.assign(realEnv, env, extra);
-    const tracking: ProxyHandler<Record<string, unknown>> = {
-      set(target, key, value) {
-        const ok = Reflect.set(target, key, value);
-        if (isSecretName(key)) report(Reflect.get(target, key));
-        return ok;
-      },
-      defineProperty(target, key, descriptor) {
-        if (isSecretName(key) && 'value' in descriptor) report(descriptor.value);
-        const ok = Reflect.defineProperty(target, key, descriptor);
-        if (isSecretName(key)) report(Reflect.get(target, key));
-        return ok;
-      },
-    };
-    let current: unknown = new Proxy(realEnv, tracking);
+    const expected = Object.keys({ ...env, ...extra });
+    const exact =
+      Reflect.ownKeys(realEnv).length === expected.length &&
+      expected.every((key) => realEnv[key] === ({ ...env, ...extra } as Record<string, string>)[key]);
+    current = realProxy;
+    if (installed) return exact;
+    installed = true;
     Object.defineProperty(process, 'env', {
       get: () => current,
       set: (value: unknown) => {
@@ -118,6 +134,7 @@ export function createSecretTracker(options: SecretTrackerOptions): SecretTracke
       enumerable: true,
       configurable: false,
     });
+    return exact;
   };
   return { isSecretName, report, sweep, installEnv, realEnv };
 }

@@ -62,7 +62,10 @@ export function describeFailure(error: unknown, syntax = false): ChildFailure {
   const denied = accessDenied(error);
   if (denied) return denied;
   // Node 20: "Array buffer allocation failed"; Node 24: "Failed to allocate memory".
-  if (error instanceof RangeError && /allocation failed|failed to allocate/i.test(error.message)) {
+  if (
+    (error instanceof RangeError || (util.types.isNativeError(error) && error.name === 'RangeError')) &&
+    /allocation failed|failed to allocate/i.test(error.message)
+  ) {
     return { code: 'OUT_OF_MEMORY', error: errorText(error) };
   }
   return { code: 'THREW', error: errorText(error), syntax, ...scriptLocation(error, syntax) };

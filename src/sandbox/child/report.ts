@@ -1,15 +1,15 @@
 /**
- * What a script process reports and how it ends: the channel (src/common/child/channel.ts), log
- * lines, secrets, and the one last message.
+ * What a script process reports: the channel (src/common/child/channel.ts), log lines, secrets,
+ * and the state of the run under way.
  */
-import { openChannel, now, realExit, stringify } from '../../common/child/channel.js';
+import { now, openChannel } from '../../common/child/channel.js';
 import { API_SCRIPT_SECRET_PREFIXES, createSecretTracker } from '../../common/child/secrets.js';
 import type { ChildMessage, LogLevel } from '../messages.js';
 
 /** The channel to the sandbox (messages.ts). */
 export const channel = openChannel<ChildMessage>();
 
-/** What the run changes as it goes. */
+/** What the run under way changes as it goes; reset at the start of each run. */
 export const runState = {
   /** When the script's body started, `performance.now()` ms; null before. */
   startedAt: null as number | null,
@@ -17,7 +17,22 @@ export const runState = {
   exitCalled: false,
   /** The run's output limit (ScriptPayload.maxOutputBytes): no log message is longer, characters. */
   maxLogChars: 1_048_576,
+  /** Why this process must not run another script after this run; null while nothing says so. */
+  doubt: null as string | null,
 };
+
+/** Resets {@link runState} for a new run. */
+export function resetRunState(): void {
+  runState.startedAt = null;
+  runState.exitCalled = false;
+  runState.maxLogChars = 1_048_576;
+  runState.doubt = null;
+}
+
+/** Records why the process must not run another script (the first reason is kept). */
+export function markDoubt(why: string): void {
+  runState.doubt ??= why;
+}
 
 /** `SERVICE_SECRET_*` values the script sets, reported at once (API scripts: one prefix, secrets.ts). */
 export const secrets = createSecretTracker({
@@ -39,13 +54,4 @@ export function emitLog(level: LogLevel, text: string): void {
     msg: msg.length > runState.maxLogChars ? msg.slice(0, runState.maxLogChars) : msg,
     time: new Date().toISOString(),
   });
-}
-
-/** Reports the secrets left in the environment, sends the last message and ends the process; later calls do nothing. */
-export function finish(message: ChildMessage | string): void {
-  if (channel.finished) return;
-  secrets.sweep(secrets.realEnv, process.env);
-  channel.finished = true;
-  channel.sendLine(typeof message === 'string' ? message : stringify(message));
-  realExit(0);
 }

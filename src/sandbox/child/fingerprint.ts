@@ -1,0 +1,258 @@
+/**
+ * What a reused script process checks after each run: that nothing of the agent-side realm a
+ * script can reach (the bootstrap's globals, the Node built-ins and globals handed to scripts,
+ * their classes' prototypes) was changed. Each run gets a fresh `vm` context, but the objects of
+ * Node it is given are this process's own: a script that adds a property to `Buffer.prototype`,
+ * replaces `fs.readFileSync` or leaves a listener on `process` would be seen by the next script.
+ *
+ * A fingerprint is the flat list of what a bounded walk over the own properties of the roots
+ * finds: each object's prototype, extensibility and keys, each property's flags and value
+ * (primitives by value, objects and functions by identity), recursing into object values and
+ * prototypes. Getters are not called, except those that have a setter too, of the roots and of
+ * the objects their own data properties hold (a setting held in a closure:
+ * `EventEmitter.defaultMaxListeners`, `http.globalAgent`, `process.exitCode`); their value is
+ * recorded, not walked. A slot that differs between two walks with nothing run between them (a getter that
+ * makes a new object each time) is left out of the comparison ({@link baselineOf}).
+ *
+ * Bundled into the script processes: it may import only `node:` built-ins.
+ */
+import { types } from 'node:util';
+
+/** Most slots a fingerprint records; past it the walk gives up and the process is not reused. */
+export const MAX_FINGERPRINT_SLOTS = 400_000;
+
+/**
+ * A recorded walk; `complete` is false when it stopped at MAX_FINGERPRINT_SLOTS. A baseline also
+ * has `unstable`: the slots that differ from walk to walk by themselves.
+ */
+export type Fingerprint = {
+  slots: unknown[];
+  complete: boolean;
+  unstable?: ReadonlySet<number>;
+  /** Where each slot was found (`process.env.FOO`), when the walk was asked for names. */
+  labels?: string[] | undefined;
+};
+
+const getPrototypeOf = Object.getPrototypeOf;
+const isExtensible = Object.isExtensible;
+const isFrozen = Object.isFrozen;
+const ownKeys = Reflect.ownKeys;
+const getOwnPropertyDescriptor = Reflect.getOwnPropertyDescriptor;
+const apply = Reflect.apply;
+const isProxy = types.isProxy;
+
+/** Marks where an object's entries end, so two walks that differ in shape cannot line up. */
+const END = Symbol('end');
+/** Stands for an accessor whose getter threw. */
+const THREW = Symbol('threw');
+
+/**
+ * What a walk that names its slots is told: each root's name, and the property keys it may
+ * name (those the baseline holds): a key a run added is not named, since a script chose it and
+ * a reason is logged.
+ */
+export type Naming = { roots: readonly string[]; known: ReadonlySet<unknown> };
+
+/**
+ * Walks `roots` and records what it finds (see the file comment). Never calls user code but
+ * the getters of accessors that have a setter; a Proxy is recorded by identity, not entered.
+ */
+export function fingerprint(roots: readonly unknown[], names?: Naming): Fingerprint {
+  // A getter that is deprecated (`zlib.bytesRead`) would print its warning as if a run wrote it.
+  const target = process as { noDeprecation?: boolean | undefined };
+  const noDeprecation = target.noDeprecation;
+  target.noDeprecation = true;
+  resetRegExpStatics();
+  try {
+    return walk(roots, names);
+  } finally {
+    // Again after: a getter the walk called may have matched something of the run.
+    resetRegExpStatics();
+    target.noDeprecation = noDeprecation;
+  }
+}
+
+/**
+ * Sets the legacy static properties of this process's own `RegExp` (`RegExp.input`, `$1`…`$9`,
+ * `lastMatch`, `lastParen`, `leftContext`, `rightContext`) to the empty string. V8 keeps there
+ * the last match of any regular expression of the realm, so a run that had a built-in (or the
+ * host `RegExp` itself, which scripts reach through the constructors of Node's objects) match a
+ * secret would leave it readable by the next run; the properties are settable too. Every walk
+ * starts and ends with it, so a check after a run finds them as the baseline did (a getter the
+ * walk calls may match a regular expression of its own: Node's option lists do), and the state
+ * a process is found clean in holds none of the run's.
+ */
+export function resetRegExpStatics(): void {
+  // A literal of this realm, whose intrinsics are frozen (--frozen-intrinsics).
+  /(?:)/.exec('');
+}
+
+/**
+ * What a frozen object refers to (its prototype, values, getters and setters), found once: a
+ * frozen object's properties and prototype cannot change, so the walk records nothing of it and
+ * only goes on to what it refers to (most of the intrinsics, frozen by `--frozen-intrinsics`).
+ */
+const frozenReferences = new WeakMap<object, unknown[]>();
+
+function referencesOf(object: object): unknown[] {
+  let references = frozenReferences.get(object);
+  if (references === undefined) {
+    references = [getPrototypeOf(object)];
+    for (const key of ownKeys(object)) {
+      const descriptor = getOwnPropertyDescriptor(object, key);
+      if (descriptor === undefined) continue;
+      if ('value' in descriptor) references.push(descriptor.value);
+      else references.push(descriptor.get, descriptor.set);
+    }
+    frozenReferences.set(object, references);
+  }
+  return references;
+}
+
+function walk(roots: readonly unknown[], names: Naming | undefined): Fingerprint {
+  const slots: unknown[] = [];
+  const seen = new Set<unknown>();
+  const queue: object[] = [];
+  /** The objects whose getters (with a setter) are called: the roots and their data values. */
+  const shallow = new Set<unknown>();
+  /** With `names`: the path each object was first reached by, and each slot's. */
+  const paths = names === undefined ? null : new Map<unknown, string>();
+  const labels: string[] | undefined = names === undefined ? undefined : [];
+  let here = '';
+  const visit = (value: unknown, path?: string) => {
+    if ((typeof value === 'object' && value !== null) || typeof value === 'function') {
+      if (!seen.has(value)) {
+        seen.add(value);
+        queue.push(value as object);
+        if (paths !== null && path !== undefined) paths.set(value, path);
+      }
+    }
+  };
+  const label = (count: number, what: string) => {
+    if (labels !== undefined) for (let i = 0; i < count; i++) labels.push(what);
+  };
+  roots.forEach((root, i) => {
+    visit(root, names?.roots[i] ?? `root ${i}`);
+  });
+  const rootCount = queue.length;
+  for (const root of queue) shallow.add(root);
+  for (let at = 0; at < queue.length; at++) {
+    if (slots.length > MAX_FINGERPRINT_SLOTS) return { slots, complete: false, labels };
+    const object = queue[at] as object;
+    const callGetters = shallow.has(object);
+    if (paths !== null) here = paths.get(object) ?? '?';
+    slots.push(object);
+    label(1, here);
+    if (isProxy(object)) {
+      slots.push(END);
+      label(1, here);
+      continue;
+    }
+    if (!callGetters && isFrozen(object)) {
+      for (const reference of referencesOf(object))
+        visit(reference, paths === null ? undefined : `${here}.*`);
+      slots.push(END);
+      label(1, here);
+      continue;
+    }
+    const proto = getPrototypeOf(object);
+    slots.push(proto, isExtensible(object));
+    label(2, `${here} (prototype)`);
+    visit(proto, paths === null ? undefined : `${here}.__proto__`);
+    for (const key of ownKeys(object)) {
+      const descriptor = getOwnPropertyDescriptor(object, key);
+      if (descriptor === undefined) continue;
+      const path =
+        names === undefined
+          ? undefined
+          : `${here}.${names.known.has(key) ? String(key) : '(a property added since)'}`;
+      slots.push(key, descriptor.enumerable, descriptor.configurable);
+      label(3, path ?? '');
+      if ('value' in descriptor) {
+        slots.push(descriptor.writable, descriptor.value);
+        label(2, path ?? '');
+        visit(descriptor.value, path);
+        if (at < rootCount) shallow.add(descriptor.value);
+      } else {
+        slots.push(descriptor.get, descriptor.set);
+        label(2, path ?? '');
+        visit(descriptor.get, path === undefined ? undefined : `${path} (getter)`);
+        visit(descriptor.set, path === undefined ? undefined : `${path} (setter)`);
+        if (callGetters && descriptor.get !== undefined && descriptor.set !== undefined) {
+          let value: unknown;
+          try {
+            value = apply(descriptor.get, object, []);
+          } catch {
+            value = THREW;
+          }
+          slots.push(value);
+          label(1, path ?? '');
+        }
+      }
+    }
+    slots.push(END);
+    label(1, `${here} (its last property)`);
+  }
+  return { slots, complete: true, labels };
+}
+
+/**
+ * The baseline of `roots`: three walks, the first to let lazy getters settle
+ * (`process.allowedNodeEnvironmentFlags` replaces itself with its value), the slots where the
+ * other two differ marked unstable. Incomplete when the two differ in length.
+ */
+export function baselineOf(roots: readonly unknown[]): Fingerprint {
+  fingerprint(roots);
+  const first = fingerprint(roots);
+  const second = fingerprint(roots);
+  const unstable = new Set<number>();
+  if (first.slots.length !== second.slots.length) return { ...second, complete: false };
+  for (let i = 0; i < first.slots.length; i++)
+    if (!Object.is(first.slots[i], second.slots[i])) unstable.add(i);
+  return { ...second, unstable };
+}
+
+/** True when `now` is complete and records what `baseline` does (its unstable slots aside). */
+export function sameFingerprint(baseline: Fingerprint, now: Fingerprint): boolean {
+  return firstDifference(baseline, now) === null;
+}
+
+/**
+ * The index of the first slot where `now` differs from `baseline` (its unstable slots aside), -1
+ * when either is incomplete, null when they record the same.
+ */
+function firstDifference(baseline: Fingerprint, now: Fingerprint): number | null {
+  if (!baseline.complete || !now.complete) return -1;
+  const unstable = baseline.unstable;
+  const length = Math.min(baseline.slots.length, now.slots.length);
+  for (let i = 0; i < length; i++) {
+    if (!Object.is(baseline.slots[i], now.slots[i]) && unstable?.has(i) !== true) return i;
+  }
+  return baseline.slots.length === now.slots.length ? null : length;
+}
+
+/** The {@link Naming} of a walk of `roots` called `rootNames`, after `baseline`. */
+export function namingOf(baseline: Fingerprint, rootNames: readonly string[]): Naming {
+  const known = new Set<unknown>();
+  for (const slot of baseline.slots)
+    if (typeof slot === 'string' || typeof slot === 'symbol') known.add(slot);
+  return { roots: rootNames, known };
+}
+
+/**
+ * Where `now` (a walk made with the {@link namingOf} `baseline`) first differs from `baseline`, in words
+ * (`process.env.FOO changed`), for the reason a process is not reused; null when it does not.
+ * The path is where the walk of `now` found that slot: the first path by which it reached the
+ * object, which may not be the only one.
+ */
+export function describeDifference(baseline: Fingerprint, now: Fingerprint): string | null {
+  const at = firstDifference(baseline, now);
+  if (at === null) return null;
+  if (at === -1) {
+    return baseline.complete
+      ? `the walk of what it shares stopped past ${MAX_FINGERPRINT_SLOTS} slots`
+      : 'what it shares changed by itself before the first run (no baseline)';
+  }
+  const where = now.labels?.[at] ?? now.labels?.[now.labels.length - 1] ?? 'a shared object';
+  return `it changed ${where}`;
+}
