@@ -168,6 +168,10 @@ describe('script output never holds the agent’s event loop', () => {
     // the scheduler alone once stretched a gap to 86 ms (CI, 2026-11-29). The code this guards against held the
     // loop for 30 s, which no retry hides.
     it(`keeps the event loop free while a script ${what}`, { timeout: 30_000, retry: 1 }, async () => {
+      // The pool full first: the previous case's process was replaced after its run, and that start
+      // (child_process.spawn, which forks this large process and blocks its loop for tens of ms on Node 24)
+      // would otherwise land in this case's window and be counted as the script's output handling.
+      await sandbox.warm(RUNTIME);
       const { value: result, maxGapMs } = await measured(() =>
         sandbox.run(script(code, { timeoutMs: 8_000 })),
       );
