@@ -1,4 +1,3 @@
-import { closeSync, readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { type Static, Type } from '@sinclair/typebox';
@@ -12,6 +11,7 @@ import {
   MAX_CLAIM_WAIT_SECONDS,
 } from '../protocol/index.js';
 import { literals } from '../common/literals.js';
+import { secretVariable } from '../common/secret-file.js';
 import { OutpostError } from '../common/errors.js';
 import { LOG_LEVELS } from '../common/logger.js';
 import { REDACTED } from '../common/redaction.js';
@@ -202,38 +202,11 @@ export type AgentConfig = Readonly<{
   chromiumPath: string;
 }>;
 
-/**
- * `env` with `API_KEY` read from the file `API_KEY_FILE` names, when that is set: a mounted
- * Kubernetes Secret, or `/dev/fd/<n>`, a descriptor the image's entrypoint hands the key over in
- * (read once, then closed, so no child inherits it).
- *
- * @throws OutpostError OUTPOST_ERR_CONFIG when both are set, or the file cannot be read.
- */
+/** `env` with `API_KEY` read from the file `API_KEY_FILE` names, when that is set (see secretVariable). */
 function withKeyFromFile(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   const file = env.API_KEY_FILE?.trim();
   if (file === undefined || file === '') return env;
-  if ((env.API_KEY?.trim() ?? '') !== '') {
-    throw new OutpostError(
-      'OUTPOST_ERR_CONFIG',
-      'invalid agent configuration:\n- API_KEY and API_KEY_FILE are both set: set one of them',
-    );
-  }
-  const fd = /^\/(?:dev|proc\/self)\/fd\/([0-9]{1,4})$/.exec(file)?.[1];
-  let key: string;
-  try {
-    if (fd === undefined) {
-      key = readFileSync(file, 'utf8');
-    } else {
-      key = readFileSync(Number(fd), 'utf8');
-      closeSync(Number(fd));
-    }
-  } catch (err) {
-    throw new OutpostError(
-      'OUTPOST_ERR_CONFIG',
-      `invalid agent configuration:\n- API_KEY_FILE must name a readable file holding the key; ${file}: ${(err as Error).message}`,
-    );
-  }
-  return { ...env, API_KEY: key.trim() };
+  return { ...env, API_KEY: secretVariable(env, 'API_KEY') ?? '' };
 }
 
 function rawValue(env: NodeJS.ProcessEnv, name: VariableName): string | undefined {

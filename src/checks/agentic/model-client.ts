@@ -4,10 +4,10 @@
  * runner never sees the key). Every call is bounded: its answer's body (4 MiB), its time (per call) and
  * the run's signal; tokens are counted from `usage` when the endpoint reports it.
  */
-import { readFileSync } from 'node:fs';
 import OpenAI from 'openai';
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import { OutpostError } from '../../common/errors.js';
+import { secretVariable } from '../../common/secret-file.js';
 
 /** Largest answer body read from the model endpoint, bytes. */
 export const MAX_MODEL_RESPONSE_BYTES = 4 * 1024 * 1024;
@@ -50,21 +50,7 @@ export function modelEndpointFromEnv(env: NodeJS.ProcessEnv): ModelEndpoint | nu
   const model = env.OUTPOST_AGENT_MODEL?.trim() ?? '';
   if (model === '')
     throw invalid('OUTPOST_AGENT_MODEL must name the model when OUTPOST_AGENT_MODEL_URL is set');
-  let apiKey = env.OUTPOST_AGENT_MODEL_API_KEY?.trim() || null;
-  const file = env.OUTPOST_AGENT_MODEL_API_KEY_FILE?.trim() ?? '';
-  if (file !== '') {
-    if (apiKey !== null)
-      throw invalid(
-        'OUTPOST_AGENT_MODEL_API_KEY and OUTPOST_AGENT_MODEL_API_KEY_FILE are both set: set one of them',
-      );
-    try {
-      apiKey = readFileSync(file, 'utf8').trim() || null;
-    } catch (err) {
-      throw invalid(
-        `OUTPOST_AGENT_MODEL_API_KEY_FILE must name a readable file; ${file}: ${(err as Error).message}`,
-      );
-    }
-  }
+  const apiKey = secretVariable(env, 'OUTPOST_AGENT_MODEL_API_KEY') ?? null;
   return { baseUrl: url.replace(/\/+$/, ''), model, apiKey };
 }
 
