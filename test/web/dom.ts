@@ -6,7 +6,7 @@
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { cleanup, render } from '@testing-library/preact';
+import { act, cleanup, render } from '@testing-library/preact';
 import { h, type VNode } from 'preact';
 import { LocationProvider } from 'preact-iso';
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
@@ -183,4 +183,7 @@ export function renderRoute(
   return render(h(SessionContext.Provider, { value: sessionOf(role) }, h(LocationProvider, null, page)));
 }
 
-afterEach(() => cleanup());
+// Unmounts inside act(): Preact 11 runs an unmounted component's effect cleanups (removeEventListener,
+// clearTimeout) after the next frame, and after a file's last test that frame can come when jsdom's window
+// is gone ("window is not defined", an unhandled error that fails the run). act() runs them at once.
+afterEach(() => act(() => cleanup()));
