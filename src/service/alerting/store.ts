@@ -7,9 +7,44 @@ import type { CheckResult } from '../../protocol/index.js';
 import type { Database } from '../platform/store/database.js';
 import { KEYED_LOCKS, lockKeyForTransaction } from '../platform/store/dialect.js';
 import { readDoc } from '../platform/store/schema.js';
+import { Statement } from '../platform/store/statement.js';
 import type { AlertSettingsDoc } from './settings.js';
 
 type Tx = Kysely<Database> | Transaction<Database>;
+
+// The statements of every FINAL result, built once (platform/store/statement.ts).
+const CHECK_DOC = new Statement((db: Kysely<Database>, v: { accountId: string; checkId: string }) =>
+  db.selectFrom('checks').select('doc').where('account_id', '=', v.accountId).where('id', '=', v.checkId),
+);
+const ACCOUNT_SETTINGS = new Statement((db: Kysely<Database>, v: { accountId: string }) =>
+  db.selectFrom('account_settings').select('doc').where('account_id', '=', v.accountId),
+);
+const newerRun = (db: Kysely<Database>, v: { checkId: string; startedAtMs: number }) =>
+  db
+    .selectFrom('check_results')
+    .select('id')
+    .where('check_id', '=', v.checkId)
+    .where('started_at', '>', v.startedAtMs)
+    .where('result_type', '=', 'FINAL');
+const NEWER_RUN_OF_OTHER_ROUND = new Statement(
+  (db: Kysely<Database>, v: { checkId: string; startedAtMs: number; roundId: string }) =>
+    newerRun(db, v)
+      .where((eb) => eb.or([eb('round_id', 'is', null), eb('round_id', '!=', v.roundId)]))
+      .limit(1),
+);
+const NEWER_RUN_ANY = new Statement((db: Kysely<Database>, v: { checkId: string; startedAtMs: number }) =>
+  newerRun(db, v).limit(1),
+);
+const ALERT_STATE = new Statement((db: Kysely<Database>, v: { checkId: string }) =>
+  db.selectFrom('alert_states').select('doc').where('check_id', '=', v.checkId),
+);
+const SAVE_ALERT_STATE = new Statement(
+  (db: Kysely<Database>, v: { checkId: string; accountId: string; doc: string; nowMs: number }) =>
+    db
+      .insertInto('alert_states')
+      .values({ check_id: v.checkId, account_id: v.accountId, doc: v.doc, updated_at: v.nowMs })
+      .onConflict((oc) => oc.column('check_id').doUpdateSet({ doc: v.doc, updated_at: v.nowMs })),
+);
 
 /**
  * Every statement alerting runs in a result's transaction (recorder.ts) and the account settings
@@ -25,12 +60,7 @@ export class AlertQueries {
 
   /** The check's document, or undefined when it was deleted. */
   async check(accountId: string, checkId: string): Promise<CheckDoc | undefined> {
-    const row = await this.#db
-      .selectFrom('checks')
-      .select('doc')
-      .where('account_id', '=', accountId)
-      .where('id', '=', checkId)
-      .executeTakeFirst();
+    const row = await CHECK_DOC.first(this.#db, { accountId, checkId });
     return row ? readDoc(row.doc) : undefined;
   }
 
@@ -47,11 +77,7 @@ export class AlertQueries {
 
   /** The account's alert settings as set through the API, or null (the field's defaults apply). */
   async accountAlertSettings(accountId: string): Promise<AlertSettingsDoc | null> {
-    const row = await this.#db
-      .selectFrom('account_settings')
-      .select('doc')
-      .where('account_id', '=', accountId)
-      .executeTakeFirst();
+    const row = await ACCOUNT_SETTINGS.first(this.#db, { accountId });
     if (!row) return null;
     return (JSON.parse(row.doc) as { alertSettings?: AlertSettingsDoc }).alertSettings ?? null;
   }
@@ -104,35 +130,22 @@ export class AlertQueries {
    * `roundId` is the run's own (its other locations are not "another run"); null: none.
    */
   async hasNewerRun(checkId: string, startedAtMs: number, roundId: string | null): Promise<boolean> {
-    let query = this.#db
-      .selectFrom('check_results')
-      .select('id')
-      .where('check_id', '=', checkId)
-      .where('started_at', '>', startedAtMs)
-      .where('result_type', '=', 'FINAL');
-    if (roundId !== null)
-      query = query.where((eb) => eb.or([eb('round_id', 'is', null), eb('round_id', '!=', roundId)]));
-    return (await query.limit(1).executeTakeFirst()) !== undefined;
+    const row =
+      roundId === null
+        ? await NEWER_RUN_ANY.first(this.#db, { checkId, startedAtMs })
+        : await NEWER_RUN_OF_OTHER_ROUND.first(this.#db, { checkId, startedAtMs, roundId });
+    return row !== undefined;
   }
 
   /** The engine's stored state of a check, or null before its first judged run. */
   async alertState<T>(checkId: string): Promise<T | null> {
-    const row = await this.#db
-      .selectFrom('alert_states')
-      .select('doc')
-      .where('check_id', '=', checkId)
-      .executeTakeFirst();
+    const row = await ALERT_STATE.first(this.#db, { checkId });
     return row ? (JSON.parse(row.doc) as T) : null;
   }
 
   /** Writes the engine's state of a check. */
   async saveAlertState(accountId: string, checkId: string, state: unknown, nowMs: number): Promise<void> {
-    const doc = JSON.stringify(state);
-    await this.#db
-      .insertInto('alert_states')
-      .values({ check_id: checkId, account_id: accountId, doc, updated_at: nowMs })
-      .onConflict((oc) => oc.column('check_id').doUpdateSet({ doc, updated_at: nowMs }))
-      .execute();
+    await SAVE_ALERT_STATE.run(this.#db, { checkId, accountId, doc: JSON.stringify(state), nowMs });
   }
 
   /** Inserts an alert. @returns false when an alert with its id exists (nothing written). */

@@ -1,6 +1,7 @@
 import type { Insertable, Kysely, Transaction } from 'kysely';
 import type { Database } from '../platform/store/database.js';
 import { isPostgres } from '../platform/store/dialect.js';
+import { Statement } from '../platform/store/statement.js';
 import type { Expectation } from './expectation.js';
 
 /** A store handle or a transaction of it. */
@@ -43,6 +44,63 @@ export function expectationOf(row: {
   };
 }
 
+// The statements of every ping, built once (platform/store/statement.ts).
+const BY_TOKEN = new Statement((db: Kysely<Database>, v: { token: string }) =>
+  db.selectFrom('heartbeats').selectAll().where('token', '=', v.token),
+);
+const INSERT_PING = new Statement((db: Kysely<Database>, p: Omit<PingRecord, 'kind'> & { kind: string }) =>
+  db.insertInto('heartbeat_pings').values({
+    account_id: p.accountId,
+    check_id: p.checkId,
+    kind: p.kind,
+    exit_code: p.exitCode,
+    method: p.method,
+    remote_address: p.remoteAddress,
+    user_agent: p.userAgent,
+    body: p.body,
+    body_size_bytes: p.bodySizeBytes,
+    received_at: p.receivedAtMs,
+  }),
+);
+// One statement: the ids below the newest PINGS_KEPT (none while fewer are kept).
+const DELETE_OLD_PINGS = new Statement((db: Kysely<Database>, v: { checkId: string }) =>
+  db
+    .deleteFrom('heartbeat_pings')
+    .where('check_id', '=', v.checkId)
+    .where('id', '<=', (eb) =>
+      eb
+        .selectFrom('heartbeat_pings')
+        .select('id')
+        .where('check_id', '=', v.checkId)
+        .orderBy('id', 'desc')
+        .limit(1)
+        .offset(PINGS_KEPT),
+    ),
+);
+const SET_LAST_PING = new Statement((db: Kysely<Database>, v: { checkId: string; nowMs: number }) =>
+  db.updateTable('heartbeats').set({ last_ping_at: v.nowMs }).where('check_id', '=', v.checkId),
+);
+const RECORD_START = new Statement(
+  (db: Kysely<Database>, v: { checkId: string; status: string; dueAtMs: number; nowMs: number }) =>
+    db
+      .updateTable('heartbeats')
+      .set({ status: v.status, started_at: v.nowMs, due_at: v.dueAtMs, updated_at: v.nowMs })
+      .where('check_id', '=', v.checkId),
+);
+const RECORD_PING = new Statement(
+  (db: Kysely<Database>, v: { checkId: string; status: string; dueAtMs: number | null; nowMs: number }) =>
+    db
+      .updateTable('heartbeats')
+      .set({
+        status: v.status,
+        started_at: null,
+        last_ping_at: v.nowMs,
+        due_at: v.dueAtMs,
+        updated_at: v.nowMs,
+      })
+      .where('check_id', '=', v.checkId),
+);
+
 /** The statements of heartbeats and their pings (portable kysely only). */
 export class HeartbeatQueries {
   readonly #db: HeartbeatTx;
@@ -51,7 +109,7 @@ export class HeartbeatQueries {
   }
 
   byToken(token: string) {
-    return this.#db.selectFrom('heartbeats').selectAll().where('token', '=', token).executeTakeFirst();
+    return BY_TOKEN.first(this.#db, { token });
   }
 
   byCheck(accountId: string, checkId: string) {
@@ -70,35 +128,8 @@ export class HeartbeatQueries {
 
   /** Stores a ping and deletes the check's pings older than the newest PINGS_KEPT. */
   async insertPing(p: PingRecord): Promise<void> {
-    await this.#db
-      .insertInto('heartbeat_pings')
-      .values({
-        account_id: p.accountId,
-        check_id: p.checkId,
-        kind: p.kind,
-        exit_code: p.exitCode,
-        method: p.method,
-        remote_address: p.remoteAddress,
-        user_agent: p.userAgent,
-        body: p.body,
-        body_size_bytes: p.bodySizeBytes,
-        received_at: p.receivedAtMs,
-      })
-      .execute();
-    // One statement: the ids below the newest PINGS_KEPT (none while fewer are kept).
-    await this.#db
-      .deleteFrom('heartbeat_pings')
-      .where('check_id', '=', p.checkId)
-      .where('id', '<=', (eb) =>
-        eb
-          .selectFrom('heartbeat_pings')
-          .select('id')
-          .where('check_id', '=', p.checkId)
-          .orderBy('id', 'desc')
-          .limit(1)
-          .offset(PINGS_KEPT),
-      )
-      .execute();
+    await INSERT_PING.run(this.#db, p);
+    await DELETE_OLD_PINGS.run(this.#db, { checkId: p.checkId });
   }
 
   /** The check's kept pings, newest first. */
@@ -183,11 +214,7 @@ export class HeartbeatQueries {
 
   /** A ping of a paused heartbeat: sets only its `last_ping_at` to `nowMs` (epoch ms). */
   async setLastPing(checkId: string, nowMs: number): Promise<void> {
-    await this.#db
-      .updateTable('heartbeats')
-      .set({ last_ping_at: nowMs })
-      .where('check_id', '=', checkId)
-      .execute();
+    await SET_LAST_PING.run(this.#db, { checkId, nowMs });
   }
 
   /**
@@ -195,11 +222,7 @@ export class HeartbeatQueries {
    * `dueAtMs` (epoch ms); `last_ping_at` is left as it is.
    */
   async recordStart(checkId: string, status: string, dueAtMs: number, nowMs: number): Promise<void> {
-    await this.#db
-      .updateTable('heartbeats')
-      .set({ status, started_at: nowMs, due_at: dueAtMs, updated_at: nowMs })
-      .where('check_id', '=', checkId)
-      .execute();
+    await RECORD_START.run(this.#db, { checkId, status, dueAtMs, nowMs });
   }
 
   /**
@@ -207,11 +230,7 @@ export class HeartbeatQueries {
    * `updated_at` to `nowMs` and `due_at` to `dueAtMs` (epoch ms; null: no deadline).
    */
   async recordPing(checkId: string, status: string, dueAtMs: number | null, nowMs: number): Promise<void> {
-    await this.#db
-      .updateTable('heartbeats')
-      .set({ status, started_at: null, last_ping_at: nowMs, due_at: dueAtMs, updated_at: nowMs })
-      .where('check_id', '=', checkId)
-      .execute();
+    await RECORD_PING.run(this.#db, { checkId, status, dueAtMs, nowMs });
   }
 
   /**

@@ -1,6 +1,7 @@
 import type { Static } from '@sinclair/typebox';
-import { type Kysely, type RawBuilder, type Selectable, sql } from 'kysely';
+import { type Insertable, type Kysely, type RawBuilder, type Selectable, sql } from 'kysely';
 import { isPostgres } from '../../platform/store/dialect.js';
+import { Statement } from '../../platform/store/statement.js';
 import { iso } from '../../platform/http/pagination.js';
 import type { Tx } from '../../runs/index.js';
 import type { Database } from '../../platform/store/database.js';
@@ -136,7 +137,8 @@ export type CertificateRow = Pick<
  * All are upserts (`ON CONFLICT … DO UPDATE`, SQLite and PostgreSQL alike).
  */
 export async function recordFinalResult(tx: Tx, facts: FinalResultFacts): Promise<void> {
-  const last = {
+  await UPSERT_LAST_RESULT.run(tx, {
+    check_id: facts.checkId,
     account_id: facts.accountId,
     result_id: facts.resultId,
     check_session_id: facts.checkSessionId,
@@ -148,79 +150,141 @@ export async function recordFinalResult(tx: Tx, facts: FinalResultFacts): Promis
     response_time: facts.responseTime,
     started_at: facts.startedAt,
     stopped_at: facts.stoppedAt,
-  };
-  await tx
+  });
+  await UPSERT_HOURLY.run(tx, {
+    checkId: facts.checkId,
+    hourStart: hourStart(facts.startedAt),
+    runLocation: facts.runLocation,
+    accountId: facts.accountId,
+    failed: facts.hasFailures || facts.hasErrors ? 1 : 0,
+    degraded: facts.isDegraded ? 1 : 0,
+    responseTime: facts.responseTime,
+  });
+  await UPSERT_DAILY.run(tx, {
+    checkId: facts.checkId,
+    dayStart: facts.startedAt - (((facts.startedAt % DAY_MS) + DAY_MS) % DAY_MS),
+    accountId: facts.accountId,
+    passed: facts.status === 'PASSED' ? 1 : 0,
+    degraded: facts.status === 'DEGRADED' ? 1 : 0,
+    failed: facts.status === 'FAILED' ? 1 : 0,
+  });
+}
+
+/** The columns of `check_last_results` a FINAL result sets (all but `check_id` and `revision`). */
+const LAST_RESULT_COLUMNS = [
+  'account_id',
+  'result_id',
+  'check_session_id',
+  'run_location',
+  'status',
+  'has_failures',
+  'has_errors',
+  'is_degraded',
+  'response_time',
+  'started_at',
+  'stopped_at',
+] as const;
+
+type LastResultValues = Record<'check_id' | (typeof LAST_RESULT_COLUMNS)[number], unknown> &
+  Insertable<Database['check_last_results']>;
+
+// The three upserts of every FINAL result, built once (platform/store/statement.ts).
+const UPSERT_LAST_RESULT = new Statement((db: Kysely<Database>, v: LastResultValues) =>
+  db
     .insertInto('check_last_results')
-    .values({ check_id: facts.checkId, ...last })
+    .values(
+      Object.fromEntries(
+        ['check_id', ...LAST_RESULT_COLUMNS].map((c) => [c, v[c as keyof LastResultValues]]),
+      ) as Insertable<Database['check_last_results']>,
+    )
     .onConflict((oc) =>
       oc.column('check_id').doUpdateSet((eb) => ({
         // Every column but `revision` takes the new result's value only when it started at or after the stored
         // one; `revision` counts every result, since an older one still changes the hourly rollups.
         ...(Object.fromEntries(
-          Object.keys(last).map((column) => [
+          LAST_RESULT_COLUMNS.map((column) => [
             column,
-            sql`CASE WHEN check_last_results.started_at <= ${facts.startedAt} THEN ${sql.ref(`excluded.${column}`)} ELSE ${sql.ref(`check_last_results.${column}`)} END`,
+            sql`CASE WHEN check_last_results.started_at <= ${v.started_at} THEN ${sql.ref(`excluded.${column}`)} ELSE ${sql.ref(`check_last_results.${column}`)} END`,
           ]),
-        ) as Record<keyof typeof last, RawBuilder<never>>),
+        ) as Record<(typeof LAST_RESULT_COLUMNS)[number], RawBuilder<never>>),
         revision: eb('check_last_results.revision', '+', 1),
       })),
-    )
-    .execute();
+    ),
+);
 
-  const failed = facts.hasFailures || facts.hasErrors ? 1 : 0;
-  const degraded = facts.isDegraded ? 1 : 0;
-  await tx
-    .insertInto('check_stats_hourly')
-    .values({
-      check_id: facts.checkId,
-      hour_start: hourStart(facts.startedAt),
-      run_location: facts.runLocation,
-      account_id: facts.accountId,
-      runs: 1,
-      failures: failed,
-      degraded,
-      response_time_sum: facts.responseTime,
-      response_time_max: facts.responseTime,
-    })
-    .onConflict((oc) =>
-      oc.columns(['check_id', 'hour_start', 'run_location']).doUpdateSet((eb) => ({
-        runs: eb('check_stats_hourly.runs', '+', 1),
-        failures: eb('check_stats_hourly.failures', '+', failed),
-        degraded: eb('check_stats_hourly.degraded', '+', degraded),
-        response_time_sum: eb('check_stats_hourly.response_time_sum', '+', facts.responseTime),
-        // CASE rather than max()/GREATEST(): the same SQL on SQLite and PostgreSQL.
-        response_time_max: eb
-          .case()
-          .when('check_stats_hourly.response_time_max', '<', facts.responseTime)
-          .then(facts.responseTime)
-          .else(eb.ref('check_stats_hourly.response_time_max'))
-          .end(),
-      })),
-    )
-    .execute();
+const UPSERT_HOURLY = new Statement(
+  (
+    db: Kysely<Database>,
+    v: {
+      checkId: string;
+      hourStart: number;
+      runLocation: string;
+      accountId: string;
+      failed: number;
+      degraded: number;
+      responseTime: number;
+    },
+  ) =>
+    db
+      .insertInto('check_stats_hourly')
+      .values({
+        check_id: v.checkId,
+        hour_start: v.hourStart,
+        run_location: v.runLocation,
+        account_id: v.accountId,
+        runs: 1,
+        failures: v.failed,
+        degraded: v.degraded,
+        response_time_sum: v.responseTime,
+        response_time_max: v.responseTime,
+      })
+      .onConflict((oc) =>
+        oc.columns(['check_id', 'hour_start', 'run_location']).doUpdateSet((eb) => ({
+          runs: eb('check_stats_hourly.runs', '+', 1),
+          failures: eb('check_stats_hourly.failures', '+', v.failed),
+          degraded: eb('check_stats_hourly.degraded', '+', v.degraded),
+          response_time_sum: eb('check_stats_hourly.response_time_sum', '+', v.responseTime),
+          // CASE rather than max()/GREATEST(): the same SQL on SQLite and PostgreSQL.
+          response_time_max: eb
+            .case()
+            .when('check_stats_hourly.response_time_max', '<', v.responseTime)
+            .then(v.responseTime)
+            .else(eb.ref('check_stats_hourly.response_time_max'))
+            .end(),
+        })),
+      ),
+);
 
-  const counts = {
-    passed: facts.status === 'PASSED' ? 1 : 0,
-    degraded: facts.status === 'DEGRADED' ? 1 : 0,
-    failed: facts.status === 'FAILED' ? 1 : 0,
-  };
-  await tx
-    .insertInto('check_stats_daily')
-    .values({
-      check_id: facts.checkId,
-      day_start: facts.startedAt - (((facts.startedAt % DAY_MS) + DAY_MS) % DAY_MS),
-      account_id: facts.accountId,
-      ...counts,
-    })
-    .onConflict((oc) =>
-      oc.columns(['check_id', 'day_start']).doUpdateSet((eb) => ({
-        passed: eb('check_stats_daily.passed', '+', counts.passed),
-        degraded: eb('check_stats_daily.degraded', '+', counts.degraded),
-        failed: eb('check_stats_daily.failed', '+', counts.failed),
-      })),
-    )
-    .execute();
-}
+const UPSERT_DAILY = new Statement(
+  (
+    db: Kysely<Database>,
+    v: {
+      checkId: string;
+      dayStart: number;
+      accountId: string;
+      passed: number;
+      degraded: number;
+      failed: number;
+    },
+  ) =>
+    db
+      .insertInto('check_stats_daily')
+      .values({
+        check_id: v.checkId,
+        day_start: v.dayStart,
+        account_id: v.accountId,
+        passed: v.passed,
+        degraded: v.degraded,
+        failed: v.failed,
+      })
+      .onConflict((oc) =>
+        oc.columns(['check_id', 'day_start']).doUpdateSet((eb) => ({
+          passed: eb('check_stats_daily.passed', '+', v.passed),
+          degraded: eb('check_stats_daily.degraded', '+', v.degraded),
+          failed: eb('check_stats_daily.failed', '+', v.failed),
+        })),
+      ),
+);
 
 /**
  * Deletes the rollup rows of a check (its latest result, its hourly and daily rows), in `tx` when given:
