@@ -5,6 +5,12 @@ import type { Database } from '../../platform/store/database.js';
 import type { StoredJson } from '../../platform/store/schema.js';
 import type { CheckDoc } from '../../checks/index.js';
 import { isPostgres } from '../../platform/store/dialect.js';
+import { Statement } from '../../platform/store/statement.js';
+
+/** Every stored result deletes its job (platform/store/statement.ts: built once). */
+const DELETE_JOB = new Statement((db: Kysely<Database>, v: { jobId: string }) =>
+  db.deleteFrom('jobs').where('id', '=', v.jobId),
+);
 
 /** The store, or a transaction open on it. */
 export type Tx = Kysely<Database> | Transaction<Database>;
@@ -148,8 +154,8 @@ export class JobQueries {
    *   waited for that one's row lock, then found the row gone).
    */
   async deleteJob(jobId: string): Promise<boolean> {
-    const res = await this.db.deleteFrom('jobs').where('id', '=', jobId).executeTakeFirst();
-    return Number(res.numDeletedRows) > 0;
+    const res = await DELETE_JOB.run(this.db, { jobId });
+    return (res.numAffectedRows ?? 0n) > 0n;
   }
 
   /**

@@ -1,6 +1,7 @@
 import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
 import type { Database } from '../../platform/store/database.js';
 import { isPostgres } from '../../platform/store/dialect.js';
+import { Statement } from '../../platform/store/statement.js';
 
 /** How long a row taken by one replica's pass stays invisible to the others' (PostgreSQL), ms. */
 export const OUTBOX_TAKE_MS = 120_000;
@@ -22,6 +23,37 @@ export type HookedResult = {
 /** A row of `result_outbox`: one result hook to run for one stored result. */
 export type OutboxRow = Selectable<Database['result_outbox']>;
 
+/** The values of a result's outbox rows: `hook0` … `hook{n-1}`, one per hook. */
+type OutboxInsertValues = { accountId: string; resultId: string; nowMs: number } & Record<
+  `hook${number}`,
+  string
+>;
+
+/**
+ * The insert of a result's outbox rows for `count` hooks, built once per count (a service has a fixed set of
+ * hooks; platform/store/statement.ts).
+ */
+const insertStatements = new Map<number, Statement<Database, OutboxInsertValues, unknown>>();
+
+function insertStatement(count: number): Statement<Database, OutboxInsertValues, unknown> {
+  let statement = insertStatements.get(count);
+  if (statement === undefined) {
+    statement = new Statement((db: Kysely<Database>, v: OutboxInsertValues) =>
+      db.insertInto('result_outbox').values(
+        Array.from({ length: count }, (_, i) => ({
+          account_id: v.accountId,
+          result_id: v.resultId,
+          hook: v[`hook${i}`] as string,
+          next_attempt_at: v.nowMs,
+          created_at: v.nowMs,
+        })),
+      ),
+    );
+    insertStatements.set(count, statement);
+  }
+  return statement;
+}
+
 /**
  * Every statement of the result outbox (outbox.ts) against the store: rows are written in the
  * result's transaction, then read, retried and deleted by the ResultOutbox worker. Portable SQL
@@ -37,18 +69,10 @@ export class OutboxQueries {
 
   /** Inserts one row per hook name for a result, due at `nowMs` (epoch ms). */
   async insert(hookNames: readonly string[], row: { accountId: string; resultId: string; nowMs: number }) {
-    await this.#db
-      .insertInto('result_outbox')
-      .values(
-        hookNames.map((hook) => ({
-          account_id: row.accountId,
-          result_id: row.resultId,
-          hook,
-          next_attempt_at: row.nowMs,
-          created_at: row.nowMs,
-        })),
-      )
-      .execute();
+    if (hookNames.length === 0) return;
+    const values: OutboxInsertValues = { ...row };
+    for (const [i, hook] of hookNames.entries()) values[`hook${i}`] = hook;
+    await insertStatement(hookNames.length).run(this.#db, values);
   }
 
   /** Rows due by `nowMs`, oldest due first (index `result_outbox_due`), at most `limit`. */

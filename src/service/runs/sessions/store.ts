@@ -2,6 +2,35 @@ import type { Insertable, Kysely, Transaction } from 'kysely';
 import type { Database } from '../../platform/store/database.js';
 import { isPostgres } from '../../platform/store/dialect.js';
 import type { SessionStatus } from '../../platform/store/schema.js';
+import { Statement } from '../../platform/store/statement.js';
+
+// The statements of every result of a session, built once (platform/store/statement.ts).
+const SESSION_HAS_JOBS = new Statement((db: Kysely<Database>, v: { sessionId: string }) =>
+  db.selectFrom('jobs').select('id').where('check_session_id', '=', v.sessionId).limit(1),
+);
+// On PostgreSQL the row stays locked until the transaction ends (see lockSessionState).
+const LOCK_SESSION_STATE = new Statement((db: Kysely<Database>, v: { sessionId: string }) => {
+  const query = db
+    .selectFrom('check_sessions')
+    .select(['timed_out_runs', 'status'])
+    .where('id', '=', v.sessionId);
+  return isPostgres(db) ? query.forUpdate() : query;
+});
+const FINAL_STATUSES = new Statement((db: Kysely<Database>, v: { sessionId: string }) =>
+  db
+    .selectFrom('check_results')
+    .select('status')
+    .where('check_session_id', '=', v.sessionId)
+    .where('result_type', '=', 'FINAL'),
+);
+const END_SESSION = new Statement(
+  (db: Kysely<Database>, v: { sessionId: string; status: SessionStatus; nowMs: number }) =>
+    db
+      .updateTable('check_sessions')
+      .set({ status: v.status, stopped_at: v.nowMs })
+      .where('id', '=', v.sessionId)
+      .where('status', '=', 'PROGRESS'),
+);
 
 /**
  * Every statement of check sessions (sessions.ts) against the store: a session's row, written in
@@ -66,13 +95,7 @@ export class SessionQueries {
 
   /** Whether the session still has a job (queued or leased). */
   async sessionHasJobs(sessionId: string): Promise<boolean> {
-    const pending = await this.#db
-      .selectFrom('jobs')
-      .select('id')
-      .where('check_session_id', '=', sessionId)
-      .limit(1)
-      .executeTakeFirst();
-    return pending !== undefined;
+    return (await SESSION_HAS_JOBS.first(this.#db, { sessionId })) !== undefined;
   }
 
   /**
@@ -95,22 +118,12 @@ export class SessionQueries {
    * session take turns and each later statement of the caller sees what the one before committed.
    */
   async lockSessionState(sessionId: string) {
-    let query = this.#db
-      .selectFrom('check_sessions')
-      .select(['timed_out_runs', 'status'])
-      .where('id', '=', sessionId);
-    if (isPostgres(this.#db)) query = query.forUpdate();
-    return query.executeTakeFirst();
+    return LOCK_SESSION_STATE.first(this.#db, { sessionId });
   }
 
   /** Statuses of the session's FINAL results. */
   async finalStatuses(sessionId: string): Promise<string[]> {
-    const results = await this.#db
-      .selectFrom('check_results')
-      .select('status')
-      .where('check_session_id', '=', sessionId)
-      .where('result_type', '=', 'FINAL')
-      .execute();
+    const results = await FINAL_STATUSES.rows(this.#db, { sessionId });
     return results.map((r) => r.status);
   }
 
@@ -119,12 +132,7 @@ export class SessionQueries {
    * @returns whether this call ended it.
    */
   async endSession(sessionId: string, status: SessionStatus, nowMs: number): Promise<boolean> {
-    const res = await this.#db
-      .updateTable('check_sessions')
-      .set({ status, stopped_at: nowMs })
-      .where('id', '=', sessionId)
-      .where('status', '=', 'PROGRESS')
-      .executeTakeFirst();
-    return res.numUpdatedRows > 0n;
+    const res = await END_SESSION.run(this.#db, { sessionId, status, nowMs });
+    return (res.numAffectedRows ?? 0n) > 0n;
   }
 }

@@ -1,5 +1,11 @@
 import type { Insertable, Kysely, Transaction } from 'kysely';
 import type { Database } from '../../platform/store/database.js';
+import { Statement } from '../../platform/store/statement.js';
+
+/** Asked of every result (platform/store/statement.ts: built once). */
+const IS_TEST_RUN = new Statement((db: Kysely<Database>, v: { checkId: string }) =>
+  db.selectFrom('test_runs').select('id').where('id', '=', v.checkId),
+);
 
 /**
  * Every statement of test runs ("Run before saving", test-runs.ts) against the store: the `test_runs` row
@@ -21,12 +27,7 @@ export class TestRunQueries {
 
   /** Whether `checkId` is the id of a test run still kept (no `checks` row ever has it). */
   async isTestRun(checkId: string): Promise<boolean> {
-    const row = await this.#db
-      .selectFrom('test_runs')
-      .select('id')
-      .where('id', '=', checkId)
-      .executeTakeFirst();
-    return row !== undefined;
+    return (await IS_TEST_RUN.first(this.#db, { checkId })) !== undefined;
   }
 
   /** Test runs made before `cutoffMs` (epoch ms, index `test_runs_created`), at most `limit`. */
