@@ -137,6 +137,11 @@ export type Service = {
   heartbeats: HeartbeatMonitor;
   /** The worker delivering alert notifications (started by build unless told otherwise). */
   delivery: DeliveryWorker;
+  /**
+   * Resolves once what the request hooks took on after the answers given so far is done (the audit log's
+   * entries are written after the answer): a test's reads of the store then see every entry.
+   */
+  settled(): Promise<void>;
   /** Aborts long polls, then closes the app. Idempotent. */
   close(): Promise<void>;
 };
@@ -230,6 +235,9 @@ export async function build(options: BuildOptions): Promise<Service> {
     outbox: context.outbox,
     retention: context.retention,
     heartbeats: context.heartbeats,
+    settled: async () => {
+      await Promise.all(requestHooks.map((hooks) => hooks.settled?.()));
+    },
     delivery: context.delivery,
     close() {
       closing ??= (async () => {

@@ -28,6 +28,8 @@ export type RequestHooks = {
   v1?(scope: ServiceApp): void;
   /** Told of each sign-in, failed sign-in and sign-out of the web app, once answered (platform/http/auth-events.ts). */
   authEvent?(event: AuthEvent): void;
+  /** Resolves once the work these hooks took on after the answers so far is done (the audit log's writes). */
+  settled?(): Promise<void>;
 };
 
 /** One plugin registering `plugins` in order: a module's several route files as its one `routes`. */

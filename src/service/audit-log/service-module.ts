@@ -16,6 +16,7 @@ export const auditLogModule: ServiceModule = {
     return {
       v1: (scope) => recorder.hook(scope),
       authEvent: (event) => recorder.authEvent(event),
+      settled: () => recorder.flushed(),
     };
   },
   retention: () => [
