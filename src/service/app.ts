@@ -236,6 +236,9 @@ export async function build(options: BuildOptions): Promise<Service> {
     retention: context.retention,
     heartbeats: context.heartbeats,
     settled: async () => {
+      // A turn of the loop first: `onResponse` hooks run once the answer is out, which may be after its
+      // caller (an inject) resumed.
+      await new Promise((resolve) => setImmediate(resolve));
       await Promise.all(requestHooks.map((hooks) => hooks.settled?.()));
     },
     delivery: context.delivery,
