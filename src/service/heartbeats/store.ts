@@ -48,7 +48,7 @@ export function expectationOf(row: {
 const BY_TOKEN = new Statement((db: Kysely<Database>, v: { token: string }) =>
   db.selectFrom('heartbeats').selectAll().where('token', '=', v.token),
 );
-const INSERT_PING = new Statement((db: Kysely<Database>, p: Omit<PingRecord, 'kind'> & { kind: string }) =>
+const INSERT_PING = new Statement((db: Kysely<Database>, p: PingRecord) =>
   db.insertInto('heartbeat_pings').values({
     account_id: p.accountId,
     check_id: p.checkId,
