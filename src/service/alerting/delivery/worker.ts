@@ -157,6 +157,13 @@ export class DeliveryWorker {
   readonly #waiters = new Map<number, Set<() => void>>();
   #timer: NodeJS.Timeout | undefined;
   readonly #passes: CoalescedPasses;
+  /**
+   * Whether the next pass also looks for abandoned sends (SENDING, lease expired): set by the timer,
+   * at start and by runDue. A lease only runs out with time, so the passes that commits and finished
+   * sends start (one per send in a burst) skip those statements; an abandoned send is picked up by the
+   * next timer pass, within `pollMs` of its lease's end.
+   */
+  #sweep = true;
   #started = false;
   #stopped = false;
 
@@ -204,7 +211,10 @@ export class DeliveryWorker {
   start(): void {
     if (this.#timer || this.#stopped) return;
     this.#started = true;
-    this.#timer = setInterval(() => this.kick(), this.#pollMs);
+    this.#timer = setInterval(() => {
+      this.#sweep = true;
+      this.kick();
+    }, this.#pollMs);
     this.#timer.unref();
     if (!this.#releaseLeasesAtStart) {
       this.kick();
@@ -250,6 +260,7 @@ export class DeliveryWorker {
    * @returns how many attempts were made.
    */
   async runDue(): Promise<number> {
+    this.#sweep = true;
     const sends = await this.#pass();
     await Promise.allSettled(sends);
     return sends.length;
@@ -279,11 +290,15 @@ export class DeliveryWorker {
   async #pass(): Promise<Promise<void>[]> {
     if (this.#stopped) return [];
     const nowMs = this.#now();
-    for (const row of await this.#store.failAbandoned(
-      nowMs,
-      this.#maxAttempts,
-      `its last attempt (${this.#maxAttempts}) never finished: the worker sending it stopped`,
-    )) {
+    const sweep = this.#sweep;
+    this.#sweep = false;
+    for (const row of sweep
+      ? await this.#store.failAbandoned(
+          nowMs,
+          this.#maxAttempts,
+          `its last attempt (${this.#maxAttempts}) never finished: the worker sending it stopped`,
+        )
+      : []) {
       this.#log.warn(
         { alertChannelId: row.channel_id, notificationId: row.id, reason: 'abandoned on its last attempt' },
         'notification failed',
@@ -299,7 +314,7 @@ export class DeliveryWorker {
       if (free <= 0 || this.#stopped) continue;
       // Rows of this worker's own sends can come back (a lease that expired mid-send): ask for
       // enough to fill the free slots anyway.
-      const rows = await this.#store.claimable(nowMs, this.#maxAttempts, free + busy, kind);
+      const rows = await this.#store.claimable(nowMs, this.#maxAttempts, free + busy, kind, sweep);
       for (const row of rows) {
         if (free <= 0 || this.#stopped) break;
         if (this.#inFlight.has(row.id) || this.#inFlightKeys.has(row.order_key)) continue;

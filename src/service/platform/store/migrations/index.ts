@@ -31,6 +31,7 @@ import { userTokens } from './0031_user_tokens.js';
 import { sso } from './0032_sso.js';
 import { auditLog } from './0033_audit_log.js';
 import { agentic } from './0034_agentic.js';
+import { notificationKinds } from './0035_notification_kinds.js';
 
 /**
  * Migrations in code, one file each (`NNNN_<name>.ts`), applied in name order. The names
@@ -75,6 +76,7 @@ const migrations: Record<string, Migration> = {
   '0032_sso': sso,
   '0033_audit_log': auditLog,
   '0034_agentic': agentic,
+  '0035_notification_kinds': notificationKinds,
 };
 
 class InCodeProvider implements MigrationProvider {
