@@ -6,6 +6,7 @@ import { iso } from '../../platform/http/pagination.js';
 import type { Tx } from '../../runs/index.js';
 import type { Database } from '../../platform/store/database.js';
 import type { CheckStatusSchema } from './schema.js';
+import { StatusCache } from './status-cache.js';
 
 /** One hour in ms: the width of a `check_stats_hourly` bucket. */
 export const HOUR_MS = 3_600_000;
@@ -52,6 +53,8 @@ export type CheckWithLastResult = {
   is_degraded: number | null;
   response_time: number | null;
   started_at: number | null;
+  /** `check_last_results.revision` (null before the first result): moves whenever the check's rollups do. */
+  revision: number | null;
 };
 
 /**
@@ -363,6 +366,7 @@ export class CheckStatusQueries {
         'l.is_degraded',
         'l.response_time',
         'l.started_at',
+        'l.revision',
       ])
       .where('c.account_id', '=', accountId);
     if (checkIds) q = q.where('c.id', 'in', checkIds);
@@ -486,12 +490,161 @@ function round2(value: number): number {
   return Math.round(value * 100) / 100;
 }
 
+/** What each store's reads keep between answers (StatusCache), by the store's Kysely instance. */
+const statusCaches = new WeakMap<object, StatusCache>();
+
+/** The StatusCache of `db`'s reads. */
+function statusCacheOf(db: Kysely<Database>): StatusCache {
+  let cache = statusCaches.get(db);
+  if (!cache) {
+    cache = new StatusCache();
+    statusCaches.set(db, cache);
+  }
+  return cache;
+}
+
+/**
+ * Checks whose sums are read by name (chunks of `in` lists) when the cache misses them; more than this, and a
+ * read of every check of the account reads the account's rollups as one range instead.
+ */
+const NAMED_HOURLY_READ_MAX = 1000;
+/** Check ids per `in` list of a read by name. */
+const HOURLY_IDS_PER_READ = 500;
+
+/**
+ * The hourly sums of `checks` (slot 0 at `firstHourMs`) by check id: from the store's StatusCache where it
+ * holds them at the version the checks were read at, the rest read from `check_stats_hourly` and kept. A check
+ * without a latest result has no rollups and no entry. `whole`: `checks` are every check of the account (the
+ * cache then forgets the account's deleted checks).
+ */
+async function hourSumsOf(
+  db: Kysely<Database>,
+  queries: CheckStatusQueries,
+  accountId: string,
+  firstHourMs: number,
+  checks: readonly CheckWithLastResult[],
+  whole: boolean,
+): Promise<Map<string, HourSums>> {
+  const cache = statusCacheOf(db);
+  const sums = new Map<string, HourSums>();
+  const missing = new Map<string, string>();
+  for (const c of checks) {
+    if (c.result_id === null || c.revision === null) continue;
+    const version = `${c.revision}:${c.result_id}`;
+    const kept = cache.read(accountId, c.check_id, version, firstHourMs);
+    if (kept) sums.set(c.check_id, kept);
+    else missing.set(c.check_id, version);
+  }
+  if (missing.size > 0) {
+    const ids = [...missing.keys()];
+    const rows: PackedHours[] = [];
+    if (whole && ids.length > NAMED_HOURLY_READ_MAX)
+      rows.push(...(await queries.hourly(accountId, firstHourMs)));
+    else {
+      for (let at = 0; at < ids.length; at += HOURLY_IDS_PER_READ) {
+        rows.push(...(await queries.hourly(accountId, firstHourMs, ids.slice(at, at + HOURLY_IDS_PER_READ))));
+      }
+    }
+    const packed = new Map(rows.map((row) => [row.check_id, row.hours]));
+    for (const [checkId, version] of missing) {
+      const hours = packed.get(checkId);
+      const read =
+        hours === undefined ? new Float64Array(3 * STATUS_HOURS) : unpackHours(hours, STATUS_HOURS);
+      cache.keep(accountId, checkId, version, firstHourMs, read);
+      sums.set(checkId, read);
+    }
+  }
+  if (whole) cache.retainOnly(accountId, new Set(checks.map((c) => c.check_id)));
+  return sums;
+}
+
+/** What the entries of a read are made of (see readCheckStatuses). */
+type StatusReads = {
+  checks: CheckWithLastResult[];
+  /** Hourly sums by check id (a check without a result has none). */
+  sums: Map<string, HourSums>;
+  /** The soonest expiry (epoch ms) among the certificates each check recorded last, by check id. */
+  expiry: Map<string, number>;
+  /** Start of the hour of slot 0 of the sums, epoch ms. */
+  firstHourMs: number;
+};
+
+/** The reads of readCheckStatuses and readCheckStatusesJson. */
+async function readStatusParts(
+  db: Kysely<Database>,
+  accountId: string,
+  nowMs: number,
+  checkIds?: readonly string[],
+  page?: StatusesPage,
+): Promise<StatusReads> {
+  const queries = new CheckStatusQueries(db);
+  const firstHourMs = hourStart(nowMs) - (STATUS_HOURS - 1) * HOUR_MS;
+  // The checks first: the sums read after them are at least as new as the versions they are kept under.
+  const [checks, certificates] = await Promise.all([
+    queries.checks(accountId, checkIds, page),
+    queries.certificates(accountId),
+  ]);
+  const sums = await hourSumsOf(db, queries, accountId, firstHourMs, checks, !page && !checkIds);
+  const expiry = new Map<string, number>();
+  for (const cert of certificates) {
+    const validTo = Number(cert.valid_to);
+    const known = expiry.get(cert.check_id);
+    if (known === undefined || validTo < known) expiry.set(cert.check_id, validTo);
+  }
+  return { checks, sums, expiry, firstHourMs };
+}
+
+/** The entry of check `c` at `nowMs`, from its hourly sums (`hourly`) and its certificates' soonest expiry. */
+function statusOf(
+  c: CheckWithLastResult,
+  hourly: HourSums | undefined,
+  validTo: number | undefined,
+  nowMs: number,
+): CheckStatus {
+  const buckets: (number | null)[] = new Array<number | null>(STATUS_HOURS).fill(null);
+  let runs = 0;
+  let failures = 0;
+  let sum = 0;
+  if (hourly) {
+    for (let slot = 0; slot < STATUS_HOURS; slot++) {
+      const hourRuns = hourly[3 * slot]!;
+      if (hourRuns <= 0) continue;
+      const hourSum = hourly[3 * slot + 2]!;
+      buckets[slot] = round2(hourSum / hourRuns);
+      runs += hourRuns;
+      failures += hourly[3 * slot + 1]!;
+      sum += hourSum;
+    }
+  }
+  const hasResult = c.result_id !== null;
+  return {
+    checkId: c.check_id,
+    name: c.name,
+    hasFailures: c.has_failures === 1,
+    hasErrors: c.has_errors === 1,
+    isDegraded: c.is_degraded === 1,
+    longestRun: c.response_time,
+    shortestRun: c.response_time,
+    lastRunLocation: c.run_location,
+    lastCheckRunId: hasResult ? (c.check_session_id ?? c.result_id) : null,
+    sslDaysRemaining: validTo === undefined ? null : Math.floor((validTo - nowMs) / DAY_MS),
+    created_at: iso(c.created_at),
+    updated_at: iso(c.updated_at),
+    lastResultId: c.result_id,
+    lastRunAt: iso(c.started_at),
+    availability24h: runs > 0 ? round2(((runs - failures) / runs) * 100) : null,
+    responseTimeAvg24h: runs > 0 ? round2(sum / runs) : null,
+    responseTimes24h: buckets,
+  };
+}
+
 /**
  * The statuses of the account's checks (all, or those of `checkIds`; of those, only `page`'s when given), by
- * name then id, at `nowMs` (epoch ms): three queries whatever the number of checks (checks ⨝ latest results,
- * the hourly rollups of the last 24 UTC hours, the account's certificates); with `page`, the rollups of the
- * page's checks only, read once the page is known. A check without a result has false flags and null
- * figures; `responseTimes24h` always holds 24 entries, oldest first.
+ * name then id, at `nowMs` (epoch ms): the checks with their latest results (checks ⨝ check_last_results), the
+ * account's certificates, and the hourly rollups of the last 24 UTC hours of the checks whose rollups moved
+ * since this service last read them (hourSumsOf: all of them on the first read, one after one new result).
+ * A check without a result has false flags and null figures; `responseTimes24h` always holds 24 entries,
+ * oldest first.
  */
 export async function readCheckStatuses(
   db: Kysely<Database>,
@@ -500,75 +653,43 @@ export async function readCheckStatuses(
   checkIds?: readonly string[],
   page?: StatusesPage,
 ): Promise<CheckStatus[]> {
-  const queries = new CheckStatusQueries(db);
-  const firstHour = hourStart(nowMs) - (STATUS_HOURS - 1) * HOUR_MS;
-  const [checks, hours, certificates] = page
-    ? await queries.checks(accountId, checkIds, page).then(
-        async (inPage) =>
-          [
-            inPage,
-            inPage.length === 0
-              ? []
-              : await queries.hourly(
-                  accountId,
-                  firstHour,
-                  inPage.map((c) => c.check_id),
-                ),
-            await queries.certificates(accountId),
-          ] as const,
-      )
-    : await Promise.all([
-        queries.checks(accountId, checkIds),
-        queries.hourly(accountId, firstHour, checkIds),
-        queries.certificates(accountId),
-      ]);
-  const byCheck = new Map(hours.map((row) => [row.check_id, row.hours]));
-  // The soonest expiry among the certificates a check recorded last (one per domain).
-  const expiry = new Map<string, number>();
-  for (const cert of certificates) {
-    const validTo = Number(cert.valid_to);
-    const known = expiry.get(cert.check_id);
-    if (known === undefined || validTo < known) expiry.set(cert.check_id, validTo);
-  }
-  const hourly: HourSums = new Float64Array(3 * STATUS_HOURS);
-  return checks.map((c) => {
-    const buckets: (number | null)[] = new Array<number | null>(STATUS_HOURS).fill(null);
-    let runs = 0;
-    let failures = 0;
-    let sum = 0;
-    const packed = byCheck.get(c.check_id);
-    if (packed) {
-      unpackHours(packed, STATUS_HOURS, hourly);
-      for (let slot = 0; slot < STATUS_HOURS; slot++) {
-        const hourRuns = hourly[3 * slot]!;
-        if (hourRuns <= 0) continue;
-        const hourSum = hourly[3 * slot + 2]!;
-        buckets[slot] = round2(hourSum / hourRuns);
-        runs += hourRuns;
-        failures += hourly[3 * slot + 1]!;
-        sum += hourSum;
-      }
-    }
+  const { checks, sums, expiry } = await readStatusParts(db, accountId, nowMs, checkIds, page);
+  return checks.map((c) => statusOf(c, sums.get(c.check_id), expiry.get(c.check_id), nowMs));
+}
+
+/**
+ * readCheckStatuses as the JSON array `JSON.stringify` makes of it, byte for byte. Each check's entry is written
+ * once and kept (StatusCache) under the key of what it is made of: its row's version (`updated_at`, the name and
+ * creation time), its latest result and rollups' version, the hour the 24 buckets start at and its certificates'
+ * days remaining. At 10,000 checks, a read after one new result writes one entry and joins the others' kept
+ * text, instead of building and serializing 10,000 objects (35 ms).
+ */
+export async function readCheckStatusesJson(
+  db: Kysely<Database>,
+  accountId: string,
+  nowMs: number,
+  checkIds?: readonly string[],
+  page?: StatusesPage,
+): Promise<string> {
+  const { checks, sums, expiry, firstHourMs } = await readStatusParts(db, accountId, nowMs, checkIds, page);
+  const cache = statusCacheOf(db);
+  const parts: string[] = new Array<string>(checks.length);
+  for (let i = 0; i < checks.length; i++) {
+    const c = checks[i]!;
     const validTo = expiry.get(c.check_id);
-    const hasResult = c.result_id !== null;
-    return {
-      checkId: c.check_id,
-      name: c.name,
-      hasFailures: c.has_failures === 1,
-      hasErrors: c.has_errors === 1,
-      isDegraded: c.is_degraded === 1,
-      longestRun: c.response_time,
-      shortestRun: c.response_time,
-      lastRunLocation: c.run_location,
-      lastCheckRunId: hasResult ? (c.check_session_id ?? c.result_id) : null,
-      sslDaysRemaining: validTo === undefined ? null : Math.floor((validTo - nowMs) / DAY_MS),
-      created_at: iso(c.created_at),
-      updated_at: iso(c.updated_at),
-      lastResultId: c.result_id,
-      lastRunAt: iso(c.started_at),
-      availability24h: runs > 0 ? round2(((runs - failures) / runs) * 100) : null,
-      responseTimeAvg24h: runs > 0 ? round2(sum / runs) : null,
-      responseTimes24h: buckets,
-    };
-  });
+    if (c.result_id === null || c.revision === null) {
+      parts[i] = JSON.stringify(statusOf(c, undefined, validTo, nowMs));
+      continue;
+    }
+    const days = validTo === undefined ? '' : Math.floor((validTo - nowMs) / DAY_MS);
+    // Every column of the last result comes from the result `result_id` names; `revision` versions the sums.
+    const key = `${c.revision}\n${c.result_id}\n${c.updated_at}\n${c.created_at}\n${firstHourMs}\n${days}\n${c.name}`;
+    let text = cache.json(accountId, c.check_id, key);
+    if (text === undefined) {
+      text = JSON.stringify(statusOf(c, sums.get(c.check_id), validTo, nowMs));
+      cache.keepJson(accountId, c.check_id, key, text);
+    }
+    parts[i] = text;
+  }
+  return `[${parts.join(',')}]`;
 }

@@ -32,6 +32,7 @@ import { sso } from './0032_sso.js';
 import { auditLog } from './0033_audit_log.js';
 import { agentic } from './0034_agentic.js';
 import { notificationKinds } from './0035_notification_kinds.js';
+import { checksByName } from './0036_checks_by_name.js';
 
 /**
  * Migrations in code, one file each (`NNNN_<name>.ts`), applied in name order. The names
@@ -77,6 +78,7 @@ const migrations: Record<string, Migration> = {
   '0033_audit_log': auditLog,
   '0034_agentic': agentic,
   '0035_notification_kinds': notificationKinds,
+  '0036_checks_by_name': checksByName,
 };
 
 class InCodeProvider implements MigrationProvider {
