@@ -1,9 +1,8 @@
-import { Kysely, SqliteDialect } from 'kysely';
+import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DeliveryQueries } from '../../../src/service/alerting/delivery/store.js';
-import { migrateToLatest } from '../../../src/service/platform/store/migrations/index.js';
 import type { Database } from '../../../src/service/platform/store/schema.js';
-import { SQLite, type SQLiteDatabase } from '../../../src/service/platform/store/sqlite.js';
+import { type CapturedQuery, planningStore } from '../../helpers/query-plans.js';
 
 // The delivery worker asks, on every pass (one per send in a burst), for the due notifications of each kind:
 // to alert channels and, in slots of their own, to status-page subscribers. Each must read its kind's own
@@ -11,31 +10,14 @@ import { SQLite, type SQLiteDatabase } from '../../../src/service/platform/store
 // subscriber query read all of them on every pass. Read from SQLite's EXPLAIN QUERY PLAN of the SQL the
 // store runs.
 
-type Captured = { sql: string; parameters: readonly unknown[] };
-let sqlite: SQLiteDatabase;
 let db: Kysely<Database>;
-const captured: Captured[] = [];
+let captured: CapturedQuery[];
+let planOf: (query: CapturedQuery) => string[];
 
 beforeAll(async () => {
-  sqlite = new SQLite(':memory:');
-  db = new Kysely<Database>({
-    dialect: new SqliteDialect({ database: sqlite }),
-    log(event) {
-      if (event.level === 'query')
-        captured.push({ sql: event.query.sql, parameters: event.query.parameters });
-    },
-  });
-  await migrateToLatest(db as Kysely<unknown>);
+  ({ db, captured, planOf } = await planningStore());
 });
 afterAll(async () => db.destroy());
-
-function planOf(q: Captured): string {
-  return (
-    sqlite.prepare(`EXPLAIN QUERY PLAN ${q.sql}`).all(...(q.parameters as unknown[])) as { detail: string }[]
-  )
-    .map((r) => r.detail)
-    .join(' | ');
-}
 
 describe("the delivery worker's statements", () => {
   it("read the due notifications of each kind from that kind's partial index", async () => {
@@ -47,7 +29,7 @@ describe("the delivery worker's statements", () => {
       captured.length = 0;
       await store.claimable(Date.now(), 10, 8, kind, false);
       expect(captured.length, 'a pass without the sweep asks for due notifications only').toBe(1);
-      const plan = planOf(captured[0]!);
+      const plan = planOf(captured[0]!).join(' | ');
       expect(plan).toContain(`SEARCH n USING INDEX ${index} (state=? AND next_attempt_at<?)`);
       expect(plan).not.toContain('TEMP B-TREE');
     }
@@ -61,7 +43,7 @@ describe("the delivery worker's statements", () => {
     const abandoned = captured.filter((q) => q.sql.includes('lease_expires_at'));
     expect(abandoned.length).toBe(2);
     for (const q of abandoned)
-      expect(planOf(q)).toMatch(
+      expect(planOf(q).join(' | ')).toMatch(
         /USING INDEX alert_notifications_leases \(state=\? AND lease_expires_at<\?\)/,
       );
   });

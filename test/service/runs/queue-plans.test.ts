@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { SQLite, type SQLiteDatabase } from '../../../src/service/platform/store/sqlite.js';
-import { Kysely, SqliteDialect } from 'kysely';
+import type { Kysely } from 'kysely';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ArtifactStore } from '../../../src/service/runs/artifacts/artifacts.js';
@@ -8,8 +7,8 @@ import { retentionTasks } from '../../../src/service/modules.js';
 import { RetentionWorker } from '../../../src/service/platform/store/retention.js';
 import { build, type Service } from '../../../src/service/app.js';
 import { createAccount, createApiKey } from '../../../src/service/platform/http/auth.js';
-import { migrateToLatest } from '../../../src/service/platform/store/migrations/index.js';
 import type { Database } from '../../../src/service/platform/store/schema.js';
+import { type CapturedQuery, planningStore } from '../../helpers/query-plans.js';
 import { claimJobs, icmpBody, resultFor } from '../../helpers/service.js';
 
 // Issue 9, 2.3: every hot query of the queue (claim, renew, submit, expire, session settle,
@@ -17,23 +16,16 @@ import { claimJobs, icmpBody, resultFor } from '../../helpers/service.js';
 // and no temporary b-tree for ORDER BY, read from SQLite's own EXPLAIN QUERY PLAN of the SQL
 // the service really runs.
 
-type Captured = { sql: string; parameters: readonly unknown[] };
+type Captured = CapturedQuery;
 
 /** Tables that grow with use; a full scan of one is a bug. */
 const GROWING = ['jobs', 'check_results', 'check_sessions', 'agent_events', 'agents', 'result_outbox'];
 
-let sqlite: SQLiteDatabase;
 let db: Kysely<Database>;
 let svc: Service;
 let key: string;
-const captured: Captured[] = [];
-
-function planOf(q: Captured): string[] {
-  const rows = sqlite.prepare(`EXPLAIN QUERY PLAN ${q.sql}`).all(...(q.parameters as unknown[])) as {
-    detail: string;
-  }[];
-  return rows.map((r) => r.detail);
-}
+let captured: Captured[];
+let planOf: (query: Captured) => string[];
 
 /** Plan lines that show a full scan of a growing table or a sort in a temporary b-tree. */
 function badSteps(plan: string[]): string[] {
@@ -45,15 +37,7 @@ function badSteps(plan: string[]): string[] {
 }
 
 beforeAll(async () => {
-  sqlite = new SQLite(':memory:');
-  db = new Kysely<Database>({
-    dialect: new SqliteDialect({ database: sqlite }),
-    log(event) {
-      if (event.level === 'query')
-        captured.push({ sql: event.query.sql, parameters: event.query.parameters });
-    },
-  });
-  await migrateToLatest(db as Kysely<unknown>);
+  ({ db, captured, planOf } = await planningStore());
   const accountId = await createAccount(db, 'A');
   key = await createApiKey(db, accountId);
   svc = await build({ db, log: pino({ level: 'silent' }), resultOutbox: { pollMs: 10 } });
