@@ -208,5 +208,13 @@ describe('StatusCache', () => {
     cache.retainOnly('b', new Set(['c4']));
     expect(cache.size).toBe(1);
     expect(cache.read('b', 'c3', 'v', 0)).toBeUndefined();
+    // One account with more checks than the bound: no more are kept, and a kept one can still move on.
+    const one = new StatusCache(2);
+    for (const checkId of ['x1', 'x2', 'x3']) one.keep('x', checkId, 'v', 0, sums(0));
+    expect(one.size).toBe(2);
+    expect(one.read('x', 'x3', 'v', 0)).toBeUndefined();
+    one.keep('x', 'x1', 'v2', 0, sums(1));
+    expect(one.size).toBe(2);
+    expect(one.read('x', 'x1', 'v2', 0)?.[0]).toBe(1);
   });
 });

@@ -3,7 +3,8 @@ import { HOUR_MS, type HourSums, STATUS_HOURS } from './store.js';
 
 /**
  * Most checks whose hourly sums one store's cache keeps (all accounts): about 0.7 KB of sums and 0.5 KB of JSON
- * each, so 50,000 checks hold about 60 MB. Past it, the accounts read longest ago are dropped whole.
+ * each, so 50,000 checks hold about 60 MB. Past it, the accounts read longest ago are dropped whole; an account
+ * with more checks than that has only as many kept.
  */
 export const MAX_CACHED_CHECKS = 50_000;
 
@@ -93,13 +94,17 @@ export class StatusCache {
       checks = new Map();
     }
     this.#accounts.set(accountId, checks);
-    if (!checks.has(checkId)) this.#size += 1;
-    checks.set(checkId, { version, fromHourMs, sums });
-    for (const [oldest, kept] of this.#accounts) {
-      if (this.#size <= this.#maxChecks || oldest === accountId) break;
-      this.#accounts.delete(oldest);
-      this.#size -= kept.size;
+    if (!checks.has(checkId)) {
+      for (const [oldest, kept] of this.#accounts) {
+        if (this.#size < this.#maxChecks || oldest === accountId) break;
+        this.#accounts.delete(oldest);
+        this.#size -= kept.size;
+      }
+      // Still full: this account alone holds the bound, and its other checks are read from the store each time.
+      if (this.#size >= this.#maxChecks) return;
+      this.#size += 1;
     }
+    checks.set(checkId, { version, fromHourMs, sums });
   }
 
   /**
