@@ -31,6 +31,11 @@ export type Fingerprint = {
   unstable?: ReadonlySet<number>;
   /** Where each slot was found (`process.env.FOO`), when the walk was asked for names. */
   labels?: string[] | undefined;
+  /**
+   * A baseline's {@link sealedObjects}: what every later walk compared with it leaves out (it
+   * must be passed to them, so that both walks leave out the same).
+   */
+  sealed?: WeakSet<object>;
 };
 
 const getPrototypeOf = Object.getPrototypeOf;
@@ -57,14 +62,18 @@ export type Naming = { roots: readonly string[]; known: ReadonlySet<unknown> };
  * Walks `roots` and records what it finds (see the file comment). Never calls user code but
  * the getters of accessors that have a setter; a Proxy is recorded by identity, not entered.
  */
-export function fingerprint(roots: readonly unknown[], names?: Naming): Fingerprint {
+export function fingerprint(
+  roots: readonly unknown[],
+  names?: Naming,
+  sealed?: WeakSet<object>,
+): Fingerprint {
   // A getter that is deprecated (`zlib.bytesRead`) would print its warning as if a run wrote it.
   const target = process as { noDeprecation?: boolean | undefined };
   const noDeprecation = target.noDeprecation;
   target.noDeprecation = true;
   resetRegExpStatics();
   try {
-    return walk(roots, names);
+    return walk(roots, names, sealed);
   } finally {
     // Again after: a getter the walk called may have matched something of the run.
     resetRegExpStatics();
@@ -109,7 +118,11 @@ function referencesOf(object: object): unknown[] {
   return references;
 }
 
-function walk(roots: readonly unknown[], names: Naming | undefined): Fingerprint {
+function walk(
+  roots: readonly unknown[],
+  names: Naming | undefined,
+  sealed: WeakSet<object> | undefined,
+): Fingerprint {
   const slots: unknown[] = [];
   const seen = new Set<unknown>();
   const queue: object[] = [];
@@ -119,20 +132,22 @@ function walk(roots: readonly unknown[], names: Naming | undefined): Fingerprint
   const paths = names === undefined ? null : new Map<unknown, string>();
   const labels: string[] | undefined = names === undefined ? undefined : [];
   let here = '';
-  const visit = (value: unknown, path?: string) => {
+  /** `always`: visited even if sealed (the roots and their data values, whose getters are called). */
+  const visit = (value: unknown, path?: string, always = false) => {
     if ((typeof value === 'object' && value !== null) || typeof value === 'function') {
-      if (!seen.has(value)) {
+      if (!seen.has(value) && (always || sealed === undefined || !sealed.has(value))) {
         seen.add(value);
         queue.push(value as object);
         if (paths !== null && path !== undefined) paths.set(value, path);
       }
     }
   };
+  /** Called only with `labels`: a walk without names builds no text. */
   const label = (count: number, what: string) => {
-    if (labels !== undefined) for (let i = 0; i < count; i++) labels.push(what);
+    for (let i = 0; i < count; i++) labels?.push(what);
   };
   roots.forEach((root, i) => {
-    visit(root, names?.roots[i] ?? `root ${i}`);
+    visit(root, names?.roots[i] ?? `root ${i}`, true);
   });
   const rootCount = queue.length;
   for (const root of queue) shallow.add(root);
@@ -142,22 +157,22 @@ function walk(roots: readonly unknown[], names: Naming | undefined): Fingerprint
     const callGetters = shallow.has(object);
     if (paths !== null) here = paths.get(object) ?? '?';
     slots.push(object);
-    label(1, here);
+    if (labels !== undefined) label(1, here);
     if (isProxy(object)) {
       slots.push(END);
-      label(1, here);
+      if (labels !== undefined) label(1, here);
       continue;
     }
     if (!callGetters && isFrozen(object)) {
       for (const reference of referencesOf(object))
         visit(reference, paths === null ? undefined : `${here}.*`);
       slots.push(END);
-      label(1, here);
+      if (labels !== undefined) label(1, here);
       continue;
     }
     const proto = getPrototypeOf(object);
     slots.push(proto, isExtensible(object));
-    label(2, `${here} (prototype)`);
+    if (labels !== undefined) label(2, `${here} (prototype)`);
     visit(proto, paths === null ? undefined : `${here}.__proto__`);
     for (const key of ownKeys(object)) {
       const descriptor = getOwnPropertyDescriptor(object, key);
@@ -167,15 +182,15 @@ function walk(roots: readonly unknown[], names: Naming | undefined): Fingerprint
           ? undefined
           : `${here}.${names.known.has(key) ? String(key) : '(a property added since)'}`;
       slots.push(key, descriptor.enumerable, descriptor.configurable);
-      label(3, path ?? '');
+      if (labels !== undefined) label(3, path ?? '');
       if ('value' in descriptor) {
         slots.push(descriptor.writable, descriptor.value);
-        label(2, path ?? '');
-        visit(descriptor.value, path);
+        if (labels !== undefined) label(2, path ?? '');
+        visit(descriptor.value, path, at < rootCount);
         if (at < rootCount) shallow.add(descriptor.value);
       } else {
         slots.push(descriptor.get, descriptor.set);
-        label(2, path ?? '');
+        if (labels !== undefined) label(2, path ?? '');
         visit(descriptor.get, path === undefined ? undefined : `${path} (getter)`);
         visit(descriptor.set, path === undefined ? undefined : `${path} (setter)`);
         if (callGetters && descriptor.get !== undefined && descriptor.set !== undefined) {
@@ -186,12 +201,12 @@ function walk(roots: readonly unknown[], names: Naming | undefined): Fingerprint
             value = THREW;
           }
           slots.push(value);
-          label(1, path ?? '');
+          if (labels !== undefined) label(1, path ?? '');
         }
       }
     }
     slots.push(END);
-    label(1, `${here} (its last property)`);
+    if (labels !== undefined) label(1, `${here} (its last property)`);
   }
   return { slots, complete: true, labels };
 }
@@ -203,13 +218,91 @@ function walk(roots: readonly unknown[], names: Naming | undefined): Fingerprint
  */
 export function baselineOf(roots: readonly unknown[]): Fingerprint {
   fingerprint(roots);
-  const first = fingerprint(roots);
-  const second = fingerprint(roots);
+  const sealed = sealedObjects(roots);
+  const first = fingerprint(roots, undefined, sealed);
+  const second = fingerprint(roots, undefined, sealed);
   const unstable = new Set<number>();
-  if (first.slots.length !== second.slots.length) return { ...second, complete: false };
+  if (first.slots.length !== second.slots.length) return { ...second, complete: false, sealed };
   for (let i = 0; i < first.slots.length; i++)
     if (!Object.is(first.slots[i], second.slots[i])) unstable.add(i);
-  return { ...second, unstable };
+  return { ...second, unstable, sealed };
+}
+
+/**
+ * The objects reachable from `roots` that nothing can change, nor anything they refer to: frozen
+ * (so neither their properties nor their prototype can change), not a Proxy, and referring (by
+ * prototype, value, getter or setter) only to primitives and other such objects. Found as the
+ * greatest such set: a cycle of frozen objects is sealed when nothing it refers to outside itself
+ * can change. A walk given this set records nothing of them, which is what it would record
+ * anyway: a frozen object adds no slot of its own and leads only to what it refers to, and all of
+ * that is sealed too. Only the getters of a walk's roots and of their data values are called, so
+ * those are walked whether sealed or not (a frozen object's accessor may hold its setting in a
+ * closure: `EventEmitter.defaultMaxListeners`).
+ *
+ * Being frozen cannot be undone, so the set stays right for the life of the process. Under
+ * `--frozen-intrinsics` it holds most of the intrinsics (about 2,400 objects of a script
+ * process), which every walk would otherwise go through again.
+ */
+export function sealedObjects(roots: readonly unknown[]): WeakSet<object> {
+  const found = new Set<object>();
+  const order: object[] = [];
+  const add = (value: unknown) => {
+    if (((typeof value === 'object' && value !== null) || typeof value === 'function') && !found.has(value)) {
+      found.add(value);
+      order.push(value);
+    }
+  };
+  for (const root of roots) add(root);
+  /** Frozen objects (no Proxy) and what each refers to. */
+  const candidates = new Map<object, unknown[]>();
+  for (let at = 0; at < order.length; at++) {
+    const object = order[at] as object;
+    // Never ask a Proxy whether it is frozen: that calls its traps.
+    if (isProxy(object)) continue;
+    if (isFrozen(object)) {
+      const references = referencesOf(object);
+      candidates.set(object, references);
+      for (const reference of references) add(reference);
+      continue;
+    }
+    // Not frozen: walked as the fingerprint walks it, for what it leads to.
+    add(getPrototypeOf(object));
+    for (const key of ownKeys(object)) {
+      const descriptor = getOwnPropertyDescriptor(object, key);
+      if (descriptor === undefined) continue;
+      if ('value' in descriptor) add(descriptor.value);
+      else {
+        add(descriptor.get);
+        add(descriptor.set);
+      }
+    }
+  }
+  // Drop every candidate that refers to something not a candidate, and then whatever refers to
+  // a dropped one, until nothing changes.
+  const referrers = new Map<object, object[]>();
+  const dropped: object[] = [];
+  for (const [object, references] of candidates) {
+    for (const reference of references) {
+      if ((typeof reference !== 'object' || reference === null) && typeof reference !== 'function') continue;
+      if (!candidates.has(reference)) {
+        dropped.push(object);
+        break;
+      }
+      const list = referrers.get(reference);
+      if (list === undefined) referrers.set(reference, [object]);
+      else list.push(object);
+    }
+  }
+  for (const object of dropped) candidates.delete(object);
+  while (dropped.length > 0) {
+    const object = dropped.pop() as object;
+    for (const referrer of referrers.get(object) ?? []) {
+      if (candidates.delete(referrer)) dropped.push(referrer);
+    }
+  }
+  const sealed = new WeakSet<object>();
+  for (const object of candidates.keys()) sealed.add(object);
+  return sealed;
 }
 
 /** True when `now` is complete and records what `baseline` does (its unstable slots aside). */

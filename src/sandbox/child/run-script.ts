@@ -286,14 +286,18 @@ export function sharedStateChange(prepared: Prepared): string | null {
   // A second walk when the first differs: a getter the first walk called may have settled a
   // cache the run filled. What counts is that the state is the baseline's when checked.
   if (
-    !sameFingerprint(prepared.baseline, fingerprint(prepared.roots)) &&
-    !sameFingerprint(prepared.baseline, fingerprint(prepared.roots))
+    !sameFingerprint(prepared.baseline, fingerprint(prepared.roots, undefined, prepared.baseline.sealed)) &&
+    !sameFingerprint(prepared.baseline, fingerprint(prepared.roots, undefined, prepared.baseline.sealed))
   ) {
     // A third walk, naming what it finds, only to say where (the process ends anyway).
     return (
       describeDifference(
         prepared.baseline,
-        fingerprint(prepared.roots, namingOf(prepared.baseline, prepared.rootNames)),
+        fingerprint(
+          prepared.roots,
+          namingOf(prepared.baseline, prepared.rootNames),
+          prepared.baseline.sealed,
+        ),
       ) ?? 'what it shares changed while it was checked'
     );
   }

@@ -1,0 +1,155 @@
+import { describe, expect, it } from 'vitest';
+import {
+  baselineOf,
+  fingerprint,
+  sameFingerprint,
+  sealedObjects,
+} from '../../src/sandbox/child/fingerprint.js';
+
+// The walk a reused script process makes after each run, and the objects it may leave out: those
+// nothing can change. Leaving one out that could change would let a run's change reach the next.
+
+/**
+ * A frozen object with no prototype. This test process has no `--frozen-intrinsics`: an object
+ * that inherits from its (changeable) `Object.prototype` is never sealed.
+ */
+function frozen<T extends object>(properties: T): T {
+  return Object.freeze(Object.assign(Object.create(null) as object, properties) as T);
+}
+
+/** A frozen function with no prototype (see {@link frozen}). */
+function frozenFunction<T extends (...args: never[]) => unknown>(fn: T): T {
+  Object.setPrototypeOf(fn, null);
+  return Object.freeze(fn);
+}
+
+/** True when a walk of `roots` after `change` still matches the baseline taken before it. */
+function unnoticed(roots: unknown[], change: () => void): boolean {
+  const baseline = baselineOf(roots);
+  change();
+  return sameFingerprint(baseline, fingerprint(roots, undefined, baseline.sealed));
+}
+
+describe('sealedObjects', () => {
+  it('holds frozen objects that refer only to frozen objects and primitives, cycles included', () => {
+    const leaf = frozen({ n: 1, s: 'x' });
+    const one: { other?: unknown } = Object.create(null) as object;
+    const two = Object.assign(Object.create(null) as object, { one });
+    one.other = two;
+    Object.freeze(one);
+    Object.freeze(two);
+    const holder = frozen({ leaf, one, fn: frozenFunction(() => 1) });
+    const sealed = sealedObjects([{ holder }]);
+
+    expect(sealed.has(holder)).toBe(true);
+    expect(sealed.has(leaf)).toBe(true);
+    expect(sealed.has(one)).toBe(true);
+    expect(sealed.has(two)).toBe(true);
+  });
+
+  it('leaves out a frozen object that leads, however far, to something that can change', () => {
+    const mutable = { n: 1 };
+    const inner = frozen({ mutable });
+    const outer = frozen({ inner });
+    const outermost = frozen({ outer });
+    const loop: { next?: unknown; mutable?: unknown } = Object.assign(Object.create(null) as object, {
+      mutable,
+    });
+    const loopBack = frozen({ loop });
+    loop.next = loopBack;
+    Object.freeze(loop);
+    const withPrototype = Object.freeze(Object.create(mutable) as object);
+    const withGetter = Object.freeze(
+      Object.defineProperty(Object.create(null) as object, 'x', {
+        get: () => 1,
+        set: () => undefined,
+        enumerable: true,
+      }),
+    );
+    const sealed = sealedObjects([{ outermost, loop, withPrototype, withGetter }]);
+
+    expect(sealed.has(outermost)).toBe(false);
+    expect(sealed.has(outer)).toBe(false);
+    expect(sealed.has(inner)).toBe(false);
+    expect(sealed.has(loop)).toBe(false);
+    expect(sealed.has(loopBack)).toBe(false);
+    expect(sealed.has(withPrototype)).toBe(false);
+    // Its getter and setter are functions nobody froze.
+    expect(sealed.has(withGetter)).toBe(false);
+  });
+
+  it('never holds a Proxy nor asks one anything', () => {
+    const asked: string[] = [];
+    const proxy = new Proxy(frozen({}), {
+      isExtensible: (target) => {
+        asked.push('isExtensible');
+        return Reflect.isExtensible(target);
+      },
+      ownKeys: (target) => {
+        asked.push('ownKeys');
+        return Reflect.ownKeys(target);
+      },
+      getOwnPropertyDescriptor: (target, key) => {
+        asked.push('getOwnPropertyDescriptor');
+        return Reflect.getOwnPropertyDescriptor(target, key);
+      },
+    });
+    const holder = frozen({ proxy });
+    const sealed = sealedObjects([{ holder }]);
+
+    expect(sealed.has(proxy)).toBe(false);
+    expect(sealed.has(holder)).toBe(false);
+    expect(asked).toEqual([]);
+  });
+});
+
+describe('a walk that leaves out sealed objects', () => {
+  it('records less and still matches its baseline when nothing changed', () => {
+    const roots = [Buffer, JSON, { table: frozen({ rows: frozen({ a: 1, b: frozen({ c: 'x' }) }) }) }];
+    const baseline = baselineOf(roots);
+    const full = fingerprint(roots);
+    const now = fingerprint(roots, undefined, baseline.sealed);
+
+    expect(sameFingerprint(baseline, now)).toBe(true);
+    expect(now.slots.length).toBeLessThan(full.slots.length);
+  });
+
+  it('sees a change behind a frozen object that could change', () => {
+    const mutable = { n: 1 };
+    const roots = [{ holder: frozen({ inner: frozen({ mutable }) }) }];
+    expect(
+      unnoticed(roots, () => {
+        mutable.n = 2;
+      }),
+    ).toBe(false);
+  });
+
+  it('still calls the getters of a root’s sealed data value (a setting kept in a closure)', () => {
+    let setting = 10;
+    const get = frozenFunction(() => setting);
+    const set = frozenFunction((value: number) => {
+      setting = value;
+    });
+    const settings = Object.freeze(
+      Object.defineProperty(Object.create(null) as object, 'maxListeners', { get, set, enumerable: true }),
+    );
+    const roots = [{ settings }];
+    expect(sealedObjects(roots).has(settings)).toBe(true);
+
+    expect(
+      unnoticed(roots, () => {
+        (settings as { maxListeners: number }).maxListeners = 1;
+      }),
+    ).toBe(false);
+  });
+
+  it('sees a change to an object that is reached through a sealed object and another way too', () => {
+    const shared = { n: 1 };
+    const roots = [{ direct: shared, sealed: frozen({ also: frozen({ shared }) }) }];
+    expect(
+      unnoticed(roots, () => {
+        shared.n = 2;
+      }),
+    ).toBe(false);
+  });
+});
