@@ -1,4 +1,5 @@
 import { isCredentialHeader } from '../../../common/credential-headers.js';
+import { copyJson } from '../../../common/json-copy.js';
 import { REDACTED } from '../../../common/redaction.js';
 import { badField } from '../http/errors.js';
 import { SecretBox } from './secret-box.js';
@@ -103,7 +104,7 @@ export function mapSecrets<T extends Record<string, unknown>>(
   layout: SecretLayout,
   fn: (value: string, place: SecretPlace) => string,
 ): T {
-  const copy = structuredClone(doc) as Record<string, unknown>;
+  const copy = copyJson(doc) as Record<string, unknown>;
   for (const path of layout.requests ?? []) {
     const request = getPath(copy, path) as RequestLike | null | undefined;
     if (!request || typeof request !== 'object') continue;
@@ -229,7 +230,7 @@ export function keepMaskedSecrets<T extends Record<string, unknown>>(
   layout: SecretLayout,
   fieldOf: (path: string) => string = (p) => p,
 ): T {
-  const copy = structuredClone(incoming) as Record<string, unknown>;
+  const copy = copyJson(incoming) as Record<string, unknown>;
   const headerLists = [
     ...(layout.requests ?? []).flatMap((p) => [`${p}.headers`, `${p}.queryParameters`]),
     ...(layout.headers ?? []),
