@@ -463,7 +463,7 @@ async function runMigrateStore(args: string[]): Promise<number> {
     });
     const empty = report.tables.filter((t) => t.rows === 0).length;
     print(
-      `outpost: copied ${report.rows} rows in ${report.tables.length} tables (${empty} of them empty) from ${report.sourceFile} to ${report.target} (migration ${report.migration}); row counts match, ${report.sequences} id sequences moved, ${report.secrets.verified} sealed secrets open with the key${report.secrets.clear > 0 ? `, ${report.secrets.clear} in clear (sealed at the service's first start)` : ''}`,
+      `outpost: copied ${report.rows} rows in ${report.tables.length} tables (${empty} of them empty) from ${report.sourceFile} to ${report.target} (migration ${report.migration}); row counts match, ${report.sequences} id sequences moved, ${report.secrets.verified} sealed secrets open with the key${report.secrets.clear > 0 ? `, ${report.secrets.clear} in clear (sealed at the service's first start)` : ''}; planner statistics ${report.statistics}`,
     );
     if (report.key.source === 'file') {
       print(

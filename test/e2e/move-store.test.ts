@@ -270,8 +270,13 @@ describe.skipIf(missing !== null)('outpost migrate-store: SQLite to PostgreSQL',
     expect(run.output).not.toMatch(/: 0 rows$/m);
     expect(run.output).toMatch(/copied \d+ rows in \d+ tables \([1-9]\d* of them empty\)/);
     expect(run.output).toMatch(
-      /row counts match, \d+ id sequences moved, [1-9]\d* sealed secrets open with the key/,
+      /row counts match, \d+ id sequences moved, [1-9]\d* sealed secrets open with the key.*; planner statistics gathered$/m,
     );
+    // ANALYZE ran after the copy: the planner knows the copied rows before autovacuum comes by.
+    const analyzed = await client.query<{ relname: string }>(
+      "select relname from pg_stat_user_tables where relname in ('checks', 'accounts') and last_analyze is not null order by relname",
+    );
+    expect(analyzed.rows.map((r) => r.relname)).toEqual(['accounts', 'checks']);
     expect(run.output).toMatch(/store it as a secret/);
     const keyLine = run.output.split('\n').find((l) => l.startsWith('OUTPOST_ENCRYPTION_KEY='));
     expect(keyLine).toBeDefined();
