@@ -168,6 +168,36 @@ describe('the statuses a service keeps between reads', () => {
   });
 });
 
+describe('the rows a read of kept statuses reads', () => {
+  it('reads the latest results in full again only of the checks whose entries moved', async () => {
+    /** The reads of checks ⨝ check_last_results with every column of the result (not only its versions). */
+    const fullReads: string[] = [];
+    const counting = db.withPlugin({
+      transformQuery(args) {
+        const node = JSON.stringify(args.node);
+        if (args.node.kind === 'SelectQueryNode' && node.includes('check_session_id')) fullReads.push(node);
+        return args.node;
+      },
+      transformResult: async (args) => args.result,
+    });
+    await readCheckStatusesJson(counting, accountId, NOW);
+    expect(fullReads.length).toBe(1);
+    fullReads.length = 0;
+    await readCheckStatusesJson(counting, accountId, NOW);
+    expect(fullReads).toEqual([]);
+
+    await result(checks[2]!, NOW + 1000);
+    const list = JSON.parse(await readCheckStatusesJson(counting, accountId, NOW + 2000)) as {
+      checkId: string;
+    }[];
+    expect(fullReads.length).toBe(1);
+    expect(fullReads[0]).toContain(checks[2]!);
+    for (const other of [checks[0]!, checks[1]!, checks[3]!]) expect(fullReads[0]).not.toContain(other);
+    // The check without a result (delta) is answered from its version row alone, every time.
+    expect(list.map((entry) => entry.checkId).sort()).toEqual([...checks].sort());
+  });
+});
+
 describe('StatusCache', () => {
   const sums = (first: number) => Float64Array.from({ length: 3 * STATUS_HOURS }, (_, i) => first + i);
 
