@@ -44,6 +44,23 @@ async function result(checkId: string, startedAt: number, failed = false, respon
   });
 }
 
+/**
+ * A handle on the store (a cache of its own) that records, as JSON of their query nodes, the selects whose
+ * query names `word` (a table or a column).
+ */
+function recordingSelects(word: string): { reads: string[]; handle: Kysely<Database> } {
+  const reads: string[] = [];
+  const handle = db.withPlugin({
+    transformQuery(args) {
+      const node = JSON.stringify(args.node);
+      if (args.node.kind === 'SelectQueryNode' && node.includes(word)) reads.push(node);
+      return args.node;
+    },
+    transformResult: async (args) => args.result,
+  });
+  return { reads, handle };
+}
+
 /** The cached read's JSON beside a read with nothing kept, at `nowMs`; also the parsed list. */
 async function expectFreshAt(nowMs: number): Promise<unknown[]> {
   const cached = await readCheckStatusesJson(db, accountId, nowMs);
@@ -142,19 +159,7 @@ describe('the statuses a service keeps between reads', () => {
   });
 
   it('reads the rollups again only of the checks whose results moved', async () => {
-    const hourlyReads: string[] = [];
-    const counting = db.withPlugin({
-      transformQuery(args) {
-        if (
-          args.node.kind === 'SelectQueryNode' &&
-          JSON.stringify(args.node).includes('check_stats_hourly')
-        ) {
-          hourlyReads.push(JSON.stringify(args.node));
-        }
-        return args.node;
-      },
-      transformResult: async (args) => args.result,
-    });
+    const { reads: hourlyReads, handle: counting } = recordingSelects('check_stats_hourly');
     await readCheckStatusesJson(counting, accountId, NOW);
     expect(hourlyReads.length).toBe(1);
     hourlyReads.length = 0;
@@ -170,16 +175,8 @@ describe('the statuses a service keeps between reads', () => {
 
 describe('the rows a read of kept statuses reads', () => {
   it('reads the latest results in full again only of the checks whose entries moved', async () => {
-    /** The reads of checks ⨝ check_last_results with every column of the result (not only its versions). */
-    const fullReads: string[] = [];
-    const counting = db.withPlugin({
-      transformQuery(args) {
-        const node = JSON.stringify(args.node);
-        if (args.node.kind === 'SelectQueryNode' && node.includes('check_session_id')) fullReads.push(node);
-        return args.node;
-      },
-      transformResult: async (args) => args.result,
-    });
+    // The reads of checks ⨝ check_last_results with every column of the result (not only its versions).
+    const { reads: fullReads, handle: counting } = recordingSelects('check_session_id');
     await readCheckStatusesJson(counting, accountId, NOW);
     expect(fullReads.length).toBe(1);
     fullReads.length = 0;
