@@ -195,6 +195,31 @@ describe('the rows a read of kept statuses reads', () => {
   });
 });
 
+describe('a read that misses more entries than it reads by name', () => {
+  it('reads the whole list again and answers what a read with nothing kept answers', async () => {
+    // Past 500 checks without a kept entry, the read reads every check's row again instead of naming them.
+    const more: string[] = [];
+    for (let batch = 0; batch < 26; batch++) {
+      more.push(
+        ...(await Promise.all(
+          Array.from({ length: 20 }, (_, i) =>
+            createCheck(svc, 'icmp', icmpBody({ name: `bulk ${batch * 20 + i}`, activated: false })),
+          ),
+        )),
+      );
+    }
+    for (const [i, checkId] of more.entries()) await result(checkId, NOW - (i % 50) * 60_000, i % 9 === 0);
+    expect((await expectFreshAt(NOW)).length).toBe(checks.length + more.length);
+    // A few moved: they are read by name, beside the kept rest.
+    for (const checkId of more.slice(0, 5)) await result(checkId, NOW + 500, true);
+    await expectFreshAt(NOW + 1000);
+    // The hour turned: every entry's key moved, the kept sums are shifted, the whole list is read again.
+    await expectFreshAt(NOW + HOUR_MS);
+    await result(more[7]!, NOW + HOUR_MS + 1000);
+    await expectFreshAt(NOW + HOUR_MS + 2000);
+  });
+});
+
 describe('StatusCache', () => {
   const sums = (first: number) => Float64Array.from({ length: 3 * STATUS_HOURS }, (_, i) => first + i);
 

@@ -741,7 +741,9 @@ export async function readCheckStatusesJson(
       : queries.checks(accountId, missing));
     const sums = await hourSumsOf(db, queries, accountId, firstHourMs, rows, whole && readWhole);
     const built = new Map<string, string>();
+    const wanted = new Set(missing);
     for (const c of rows) {
+      if (!wanted.has(c.check_id)) continue;
       const text = JSON.stringify(statusOf(c, sums.get(c.check_id), expiry.get(c.check_id), nowMs));
       const key = keyOf(c);
       if (key !== null) cache.keepJson(accountId, c.check_id, key, text);
