@@ -13,9 +13,11 @@ import { startWalCheckpointer } from './wal-checkpointer.js';
 import { SQLite, type SQLiteDatabase } from './sqlite.js';
 import {
   Kysely,
+  type Driver,
   type LimitNode,
   type QueryCompiler,
   SqliteDialect,
+  type SqliteDialectConfig,
   SqliteQueryCompiler,
   type SqliteStatement,
   ValueNode,
@@ -111,8 +113,32 @@ export class LiteralLimitSqliteCompiler extends SqliteQueryCompiler {
 
 /** Kysely's SqliteDialect with {@link LiteralLimitSqliteCompiler}. */
 export class OutpostSqliteDialect extends SqliteDialect {
+  readonly #closed: (() => Promise<void>) | undefined;
+
+  /**
+   * @param config Kysely's, and `closed`: resolves once everything of the store that closes with it (the WAL
+   *   checkpointer's thread) has closed; `Kysely.destroy()` waits for it.
+   */
+  constructor(config: SqliteDialectConfig & { closed?: () => Promise<void> }) {
+    super(config);
+    this.#closed = config.closed;
+  }
+
   override createQueryCompiler(): QueryCompiler {
     return new LiteralLimitSqliteCompiler();
+  }
+
+  override createDriver(): Driver {
+    const driver = super.createDriver();
+    const closed = this.#closed;
+    if (closed === undefined) return driver;
+    // Kysely's SQLite driver closes the handle and returns: the checkpointer's connection is waited for here.
+    const destroy = driver.destroy.bind(driver);
+    driver.destroy = async () => {
+      await destroy();
+      await closed();
+    };
+    return driver;
   }
 }
 
@@ -128,7 +154,7 @@ const STATEMENT_CACHE_SIZE = 2000;
  * starts over. A ROLLBACK after SQLite ended the transaction itself is skipped
  * ({@link skipsDeadRollback}), so a failed transaction reports its first error.
  */
-function cachingHandle(sqlite: SQLiteDatabase, beforeClose?: () => void) {
+function cachingHandle(sqlite: SQLiteDatabase, beforeClose?: () => unknown) {
   const statements = new Map<string, ReturnType<SQLiteDatabase['prepare']>>();
   return {
     close() {
@@ -275,8 +301,18 @@ export async function openSqliteDatabase(file: string): Promise<Kysely<Database>
     );
     await migrating.destroy();
     const stopCheckpoints = startWalCheckpointer(opened, file) ?? undefined;
+    let checkpointerStopped: Promise<void> | undefined;
+    const stop = () => {
+      checkpointerStopped ??= stopCheckpoints?.();
+    };
     return new Kysely<Database>({
-      dialect: new OutpostSqliteDialect({ database: cachingHandle(opened, stopCheckpoints) }),
+      dialect: new OutpostSqliteDialect({
+        database: cachingHandle(opened, stop),
+        closed: async () => {
+          stop();
+          await checkpointerStopped;
+        },
+      }),
     });
   } catch (err) {
     try {

@@ -22,14 +22,17 @@ const SQLITE_DEFAULT_AUTOCHECKPOINT_PAGES = 1000;
  * service writes in one interval, plus what long readers keep. Should the thread fail or end, the writer's
  * auto-checkpoint is turned back on, so the `-wal` file never grows without end.
  *
- * @returns a stop function (called when the store closes; it does not wait for the thread), or null when there is no
- *   built worker script (running from the TypeScript sources): the writer then keeps SQLite's auto-checkpoint.
+ * @returns a stop function (called when the store closes), which resolves once the thread has closed its connection
+ *   and ended (at most {@link WAL_CHECKPOINTER_STOP_MS} later: then it is terminated), so the store's files are as the
+ *   last connection leaves them when a close resolves (SQLite removes the `-wal` and `-shm` files then); or null when
+ *   there is no built worker script (running from the TypeScript sources): the writer then keeps SQLite's
+ *   auto-checkpoint.
  */
 export function startWalCheckpointer(
   writer: SQLiteDatabase,
   file: string,
   intervalMs: number = WAL_CHECKPOINT_INTERVAL_MS,
-): (() => void) | null {
+): (() => Promise<void>) | null {
   const script = join(PACKAGE_ROOT, 'dist/src/service/platform/store/wal-checkpoint-worker.js');
   if (!existsSync(script)) return null;
   let stopped = false;
@@ -42,10 +45,24 @@ export function startWalCheckpointer(
   const worker = new Worker(script, { workerData: { file, intervalMs } });
   worker.unref();
   worker.on('error', restoreAutoCheckpoint);
-  worker.on('exit', restoreAutoCheckpoint);
+  const exited = new Promise<void>((resolve) => {
+    worker.on('exit', () => {
+      restoreAutoCheckpoint();
+      resolve();
+    });
+  });
   return () => {
-    if (stopped) return;
-    stopped = true;
-    worker.postMessage('stop');
+    if (!stopped) {
+      stopped = true;
+      // Kept alive until it ended: a caller awaiting the stop must not see the process exit under it.
+      worker.ref();
+      worker.postMessage('stop');
+      // A thread that does not end by itself (a checkpoint stuck on the disk) is ended.
+      setTimeout(() => void worker.terminate(), WAL_CHECKPOINTER_STOP_MS).unref();
+    }
+    return exited;
   };
 }
+
+/** How long a stop waits for the checkpointer thread to close its connection before it terminates it, ms. */
+export const WAL_CHECKPOINTER_STOP_MS = 5_000;

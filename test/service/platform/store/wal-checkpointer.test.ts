@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
@@ -59,6 +59,20 @@ describe('WAL checkpoints of the embedded store', () => {
       expect(statSync(`${file}-wal`).size).toBeLessThan(walBytes * 1.5);
     } finally {
       await db.destroy();
+    }
+  });
+
+  it('has closed its connection when the store is destroyed: the -wal and -shm files are gone by then', async () => {
+    // A backup, a test or `outpost migrate-store` reads the files right after the store closed: SQLite removes the
+    // -wal and -shm files when its last connection closes, and the thread's is one of them.
+    for (let round = 0; round < 20; round++) {
+      const file = join(tempDir(), 'outpost.db');
+      const db = await openSqliteDatabase(file);
+      await sql`create table wal_probe (id integer primary key, body text)`.execute(db);
+      await sql`insert into wal_probe (body) values (${'x'.repeat(10_000)})`.execute(db);
+      expect(existsSync(`${file}-wal`)).toBe(true);
+      await db.destroy();
+      expect([existsSync(`${file}-wal`), existsSync(`${file}-shm`)]).toEqual([false, false]);
     }
   });
 
