@@ -119,7 +119,7 @@ export class OutpostSqliteDialect extends SqliteDialect {
    * @param config Kysely's, and `closed`: resolves once everything of the store that closes with it (the WAL
    *   checkpointer's thread) has closed; `Kysely.destroy()` waits for it.
    */
-  constructor(config: SqliteDialectConfig & { closed?: () => Promise<void> }) {
+  constructor(config: SqliteDialectConfig & { closed?: (() => Promise<void>) | undefined }) {
     super(config);
     this.#closed = config.closed;
   }
@@ -300,18 +300,12 @@ export async function openSqliteDatabase(file: string): Promise<Kysely<Database>
       recordingHandle(opened, (err) => (first ??= err)),
     );
     await migrating.destroy();
+    // Its stop may be called again: every call resolves when the thread has ended.
     const stopCheckpoints = startWalCheckpointer(opened, file) ?? undefined;
-    let checkpointerStopped: Promise<void> | undefined;
-    const stop = () => {
-      checkpointerStopped ??= stopCheckpoints?.();
-    };
     return new Kysely<Database>({
       dialect: new OutpostSqliteDialect({
-        database: cachingHandle(opened, stop),
-        closed: async () => {
-          stop();
-          await checkpointerStopped;
-        },
+        database: cachingHandle(opened, stopCheckpoints),
+        closed: stopCheckpoints,
       }),
     });
   } catch (err) {
