@@ -732,10 +732,11 @@ export async function readCheckStatusesJson(
     if (text === undefined) missing.push(c.check_id);
     parts[i] = text;
   }
+  // Many missing (a first read): the same list read whole, and hourSumsOf forgets deleted checks then.
+  const readWhole = missing.length > NAMED_CHECKS_READ_MAX;
   if (missing.length > 0) {
     // Read after the versions, so what is built is at least as new as they are; each entry is kept under the
-    // key of the row it is built from. Many missing (a first read): the same list read whole.
-    const readWhole = missing.length > NAMED_CHECKS_READ_MAX;
+    // key of the row it is built from.
     const rows = await (readWhole
       ? queries.checks(accountId, checkIds, page)
       : queries.checks(accountId, missing));
@@ -752,7 +753,7 @@ export async function readCheckStatusesJson(
     // A check deleted since its version was read has no row: it is left out.
     for (let i = 0; i < versions.length; i++) parts[i] ??= built.get(versions[i]!.check_id);
   }
-  if (whole) cache.retainOnly(accountId, new Set(versions.map((c) => c.check_id)));
+  if (whole && !readWhole) cache.retainOnly(accountId, new Set(versions.map((c) => c.check_id)));
   return `[${parts.filter((text) => text !== undefined).join(',')}]`;
 }
 
