@@ -3,7 +3,16 @@ import { Ajv, type ErrorObject, type Options } from 'ajv';
 import addFormats from 'ajv-formats';
 import { validationError } from './errors.js';
 
-const common: Options = { allErrors: false, useDefaults: true, removeAdditional: false, strict: false };
+const common: Options = {
+  allErrors: false,
+  useDefaults: true,
+  removeAdditional: false,
+  strict: false,
+  // Ajv's optimisation pass (dropping unused names from the generated code) was half of the service's start-up
+  // CPU, about 1.3 s of 3.4, for the 350 validators its routes compile; the validators it leaves are as fast
+  // (about 1 µs for a check body either way).
+  code: { optimize: false },
+};
 
 /** Validator for JSON bodies: no type coercion, so `"true"` is not a boolean. */
 export const bodyAjv = addFormats.default(new Ajv({ ...common, coerceTypes: false }));
