@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomInt } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { chown, mkdtemp, realpath } from 'node:fs/promises';
+import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { OutpostError } from './errors.js';
@@ -301,6 +302,48 @@ export function uidsOfLiveProcesses(): Set<number> {
   return new Set(processTable().map((p) => p.uid));
 }
 
+/** The abstract Unix socket name whose binding claims `uid` on this machine ({@link claimRunUid}). */
+export function runUidClaimName(uid: number): string {
+  return `\0outpost/run-user/${uid}`;
+}
+
+/** The claims this process holds, by uid: each a listening socket bound to {@link runUidClaimName}. */
+const claims = new Map<number, Server>();
+
+/**
+ * Claims `uid` for this process against every other process on the machine (every agent, every pool) by
+ * binding the abstract Unix socket {@link runUidClaimName}: the kernel lets one socket hold a name, and frees
+ * it when the socket closes, including when its process dies, so no claim outlives its agent and none needs
+ * cleaning up. The bind of a Unix socket is made synchronously by `listen()`. The socket is close-on-exec (no
+ * run user inherits it) and unreferenced (it keeps no event loop alive).
+ *
+ * The abstract namespace is one per network namespace: agents that share a PID namespace (where their run
+ * users could signal each other) but not a network namespace do not see each other's claims. Node 20 binds
+ * abstract names padded to the whole address length and Node 22 and later do not, so agents of both see
+ * different names: two agents on one machine are expected to run the same installation.
+ * @returns true when this process now holds the claim; false when another socket holds the name.
+ */
+export function claimRunUid(uid: number): boolean {
+  if (claims.has(uid)) return false;
+  const server = createServer();
+  // A name held elsewhere fails the bind: its EADDRINUSE is emitted on the next tick.
+  server.on('error', () => {});
+  server.listen({ path: runUidClaimName(uid) });
+  if (!server.listening) {
+    server.close();
+    return false;
+  }
+  server.unref();
+  claims.set(uid, server);
+  return true;
+}
+
+/** Gives up this process's claim of `uid` ({@link claimRunUid}); nothing when it holds none. */
+export function releaseRunUid(uid: number): void {
+  claims.get(uid)?.close();
+  claims.delete(uid);
+}
+
 /**
  * Hands out run users from a range of uids so that no two live runs share one: the kernel then
  * refuses a run's signals and ptrace to every other run and to the agent (EPERM), and every
@@ -351,7 +394,8 @@ export class RunUserPool {
   }
 
   /**
-   * A uid no live process has and no run of this pool holds, as uid and gid.
+   * A uid no live process has and no other run on the machine holds (this pool's, another pool's or another
+   * agent's: {@link claimRunUid}), as uid and gid.
    * @throws OutpostError OUTPOST_ERR_ISOLATION when user code cannot run apart here (the reason
    *   of {@link userCodeIsolation}); OUTPOST_ERR_CONFIG when every uid of the range is in use.
    */
@@ -359,13 +403,15 @@ export class RunUserPool {
     const isolation = userCodeIsolation();
     if (!isolation.available) throw new OutpostError('OUTPOST_ERR_ISOLATION', isolation.reason);
     const { first, count } = this.#range;
-    // Another pool (a second agent on the machine, a test) may use the same range: a uid some live
-    // process has is not taken, since releasing a uid kills every process it has.
+    // Another pool (a second agent on the machine, another pool of this one, a test) may use the same
+    // range: a uid is taken only once claimed for this process (claimRunUid), so no two agents hand out
+    // one uid at once; and not when some live process has it, since releasing a uid kills every process
+    // it has (a process left by an agent that died: its claim went with it).
     const busy = uidsOfLiveProcesses();
     const own = process.geteuid?.();
     for (let n = 0; n < count; n++) {
       const uid = first + ((this.#next + n) % count);
-      if (this.#inUse.has(uid) || busy.has(uid) || uid === own) continue;
+      if (this.#inUse.has(uid) || busy.has(uid) || uid === own || !claimRunUid(uid)) continue;
       this.#next = (this.#next + n + 1) % count;
       this.#inUse.add(uid);
       return { uid, gid: uid };
@@ -385,7 +431,11 @@ export class RunUserPool {
     if (!this.#inUse.has(user.uid)) return Promise.resolve();
     const releasing = (async () => {
       const reaped = await reapRunUser(user, this.#extraDirs).catch(() => false);
-      if (reaped) this.#inUse.delete(user.uid);
+      // A uid whose reap failed stays claimed: no agent on the machine hands it out.
+      if (reaped) {
+        this.#inUse.delete(user.uid);
+        releaseRunUid(user.uid);
+      }
     })();
     this.#releasing.add(releasing);
     void releasing.finally(() => this.#releasing.delete(releasing));
