@@ -302,9 +302,17 @@ export function uidsOfLiveProcesses(): Set<number> {
   return new Set(processTable().map((p) => p.uid));
 }
 
-/** The abstract Unix socket name whose binding claims `uid` on this machine ({@link claimRunUid}). */
+/** Bytes of a Unix socket address's path on Linux (`sun_path`). */
+const UNIX_PATH_BYTES = 108;
+
+/**
+ * The abstract Unix socket name whose binding claims `uid` on this machine ({@link claimRunUid}):
+ * `\0outpost/run-user/<uid>/` filled with `_` to the whole of `sun_path`. Node 20 binds an abstract name padded
+ * with NULs to the whole address and Node 22 and later bind it as given: a name that fills the address is the
+ * same name for agents of every Node version.
+ */
 export function runUidClaimName(uid: number): string {
-  return `\0outpost/run-user/${uid}`;
+  return `\0outpost/run-user/${uid}/`.padEnd(UNIX_PATH_BYTES, '_');
 }
 
 /** The claims this process holds, by uid: each a listening socket bound to {@link runUidClaimName}. */
@@ -318,9 +326,7 @@ const claims = new Map<number, Server>();
  * run user inherits it) and unreferenced (it keeps no event loop alive).
  *
  * The abstract namespace is one per network namespace: agents that share a PID namespace (where their run
- * users could signal each other) but not a network namespace do not see each other's claims. Node 20 binds
- * abstract names padded to the whole address length and Node 22 and later do not, so agents of both see
- * different names: two agents on one machine are expected to run the same installation.
+ * users could signal each other) but not a network namespace do not see each other's claims.
  * @returns true when this process now holds the claim; false when another socket holds the name.
  */
 export function claimRunUid(uid: number): boolean {

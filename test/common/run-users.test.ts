@@ -29,8 +29,7 @@ function boundNames(): string[] {
   return readFileSync('/proc/net/unix', 'latin1')
     .split('\n')
     .map((line) => line.split(/\s+/)[7] ?? '')
-    .filter((name) => name.startsWith('@'))
-    .map((name) => name.replace(/@+$/, ''));
+    .filter((name) => name.startsWith('@'));
 }
 
 /** Another agent, as far as the claim goes: a second Node process holding `uid`'s claim until killed. */
@@ -96,7 +95,7 @@ describe.skipIf(why !== null)('run users claimed machine-wide', () => {
   it('gives another agent no uid it handed out until the run was reaped', async () => {
     const pool = poolOf(FIRST + 10, 1);
     const user = pool.take();
-    expect(boundNames()).toContain(`@outpost/run-user/${user.uid}`);
+    expect(boundNames()).toContain(`@${runUidClaimName(user.uid).slice(1)}`);
     const other = spawn(
       process.execPath,
       [
@@ -111,7 +110,13 @@ describe.skipIf(why !== null)('run users claimed machine-wide', () => {
     expect(line.toString().trim()).toBe('EADDRINUSE');
     await pool.release(user);
     pool.taken.splice(0);
-    expect(boundNames()).not.toContain(`@outpost/run-user/${user.uid}`);
+    expect(boundNames()).not.toContain(`@${runUidClaimName(user.uid).slice(1)}`);
+  });
+
+  it('names a claim with the whole socket address, so agents of Node 20 (which pads) and 22+ (which does not) meet', () => {
+    expect(runUidClaimName(61_005)).toMatch(/^\0outpost\/run-user\/61005\/_+$/);
+    expect(Buffer.byteLength(runUidClaimName(61_005))).toBe(108);
+    expect(Buffer.byteLength(runUidClaimName(4_294_967_294))).toBe(108);
   });
 
   it('never hands one uid to two pools of one process', () => {
@@ -130,7 +135,7 @@ describe.skipIf(why !== null)('run users claimed machine-wide', () => {
     try {
       await pool.release(user);
       pool.taken.splice(0);
-      expect(boundNames()).not.toContain(`@outpost/run-user/${user.uid}`);
+      expect(boundNames()).not.toContain(`@${runUidClaimName(user.uid).slice(1)}`);
       expect(claimRunUid(user.uid)).toBe(true);
       releaseRunUid(user.uid);
     } finally {
