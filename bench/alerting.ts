@@ -7,9 +7,13 @@
  * to the webhook's arrival at the receiver (one clock: both ends are in this process).
  * - sequential: ~200 failures one after another (each waits for its webhook); goals p50 < 100 ms,
  *   p99 < 500 ms;
- * - burst: 1,000 checks failing at once (1,000 result POSTs in flight together); goal p99 < 2 s (delivery
- *   never waits behind result ingestion);
- *   also the time from the first POST to the last arrival.
+ * - burst: 1,000 checks failing at once (1,000 result POSTs in flight together, as 1,000 agents with one
+ *   failure each would send them); goal p99 < 2 s (delivery never waits behind result ingestion);
+ *   also the time from the first POST to the last arrival;
+ * - agent burst: 1,000 checks of one agent failing at once, their results handed at once to the agent's own
+ *   client (src/agent/service-client.ts `postResult`), which posts them as the agent does (batches of up to
+ *   100 through `POST /v1/agent/results`, 4 posts in flight); same goal. A latency is from the hand-over to
+ *   the webhook's arrival.
  * Prints the figures and their ratio to the goals (goal ÷ figure: above 1 is met); returns them.
  * Run: `npm run build && node dist/bench/alerting.js` (or `npx tsx bench/alerting.ts` after a build).
  */
@@ -23,7 +27,9 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Agent, request } from 'undici';
 import { PACKAGE_ROOT } from '../src/common/paths.js';
+import { ServiceClient } from '../src/agent/service-client.js';
 import { PROTOCOL_VERSION } from '../src/protocol/index.js';
+import type { CheckResult } from '../src/protocol/result.js';
 
 /** Latency figures of one scenario, ms. */
 export type AlertingLatency = {
@@ -48,6 +54,14 @@ export type AlertingBenchReport = {
     deliveredWhilePosting: number;
     /** Webhooks per second from the last POST's answer to the last arrival (delivery alone). */
     drainPerSecond: number;
+  };
+  /** The burst of one agent through its own client: the same figures, from the hand-over of the results. */
+  agentBurst: AlertingLatency & {
+    goalP99Ms: number;
+    /** From the hand-over of the results to the last webhook's arrival, ms. */
+    lastArrivalMs: number;
+    /** Time until the client had every result acknowledged, ms. */
+    postsAnsweredMs: number;
   };
   /** Creating the channel and the checks, ms (not measured against a goal). */
   setupMs: number;
@@ -251,6 +265,7 @@ export async function benchAlerting(
     };
     const sequentialChecks = await createChecks(sequentialCount, 'seq');
     const burstChecks = await createChecks(burstCount, 'burst');
+    const agentBurstChecks = await createChecks(burstCount, 'agent');
     const setupMs = performance.now() - setupStarted;
 
     type ClaimedJob = { jobId: string; check: { id: string }; runLocation: string; attempt: number };
@@ -286,7 +301,7 @@ export async function benchAlerting(
       }
       return jobs;
     };
-    const failed = (job: ClaimedJob) => {
+    const failed = (job: ClaimedJob): CheckResult => {
       const now = new Date().toISOString();
       return {
         status: 'FAILED',
@@ -336,6 +351,25 @@ export async function benchAlerting(
     const lastArrivalMs = Math.max(...arrivals) - burstStarted;
     const drainMs = Math.max(...arrivals) - postsAnsweredAt;
 
+    // Agent burst: one agent's results handed to its own client at once.
+    const agentJobs = await claimRunsOf(agentBurstChecks);
+    const client = new ServiceClient({ serviceUrl: base, apiKey: API_KEY, agentId: AGENT_ID });
+    const agentStarted = performance.now();
+    const posting = new AbortController();
+    try {
+      await Promise.all(
+        agentJobs.map(async (job) => {
+          const ack = await client.postResult(job.jobId, failed(job), posting.signal);
+          if (!ack.stored) throw new Error(`the result of job ${job.jobId} was not stored`);
+        }),
+      );
+    } finally {
+      await client.close();
+    }
+    const agentAnsweredMs = performance.now() - agentStarted;
+    const agentArrivals = await Promise.all(agentJobs.map((job) => receiver.arrival(job.check.id, 30_000)));
+    const agentMs = agentArrivals.map((at) => at - agentStarted);
+
     const report: AlertingBenchReport = {
       serviceProcess: true,
       sequential: {
@@ -352,6 +386,12 @@ export async function benchAlerting(
         drainPerSecond: Math.round(
           ((burstJobs.length - deliveredWhilePosting) / Math.max(drainMs, 1)) * 1000,
         ),
+      },
+      agentBurst: {
+        ...latency(agentMs),
+        goalP99Ms: GOALS.burstP99Ms,
+        lastArrivalMs: Math.round(Math.max(...agentMs)),
+        postsAnsweredMs: Math.round(agentAnsweredMs),
       },
       setupMs: Math.round(setupMs),
     };
@@ -393,6 +433,16 @@ function print(r: AlertingBenchReport, webhooks: number): void {
   );
   console.log(
     `${'burst: delivery'.padEnd(44)}| ${r.burst.deliveredWhilePosting} webhooks arrived while the POSTs were answered, then ${r.burst.drainPerSecond} webhooks/s`,
+  );
+  console.log(
+    row(
+      `agent burst (${r.agentBurst.failures} of one agent) p99`,
+      r.agentBurst.p99Ms,
+      r.agentBurst.goalP99Ms,
+    ),
+  );
+  console.log(
+    `${'agent burst: p50 / max'.padEnd(44)}|${ms(r.agentBurst.p50Ms)} / ${r.agentBurst.maxMs.toFixed(1)} ms; results acknowledged in ${r.agentBurst.postsAnsweredMs} ms (the agent's client: batches of up to 100, 4 posts in flight)`,
   );
 }
 
