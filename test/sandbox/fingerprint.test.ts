@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   baselineOf,
   fingerprint,
+  matchesBaseline,
   sameFingerprint,
   sealedObjects,
 } from '../../src/sandbox/child/fingerprint.js';
@@ -23,11 +24,16 @@ function frozenFunction<T extends (...args: never[]) => unknown>(fn: T): T {
   return Object.freeze(fn);
 }
 
-/** True when a walk of `roots` after `change` still matches the baseline taken before it. */
+/**
+ * True when a walk of `roots` after `change` still matches the baseline taken before it; the walk that records
+ * and compares and the one that compares as it goes (matchesBaseline, what a script process runs) must agree.
+ */
 function unnoticed(roots: unknown[], change: () => void): boolean {
   const baseline = baselineOf(roots);
   change();
-  return sameFingerprint(baseline, fingerprint(roots, undefined, baseline.sealed));
+  const same = sameFingerprint(baseline, fingerprint(roots, undefined, baseline.sealed));
+  expect(matchesBaseline(roots, baseline), 'matchesBaseline agrees with a recorded walk').toBe(same);
+  return same;
 }
 
 describe('sealedObjects', () => {
@@ -151,5 +157,144 @@ describe('a walk that leaves out sealed objects', () => {
         shared.n = 2;
       }),
     ).toBe(false);
+  });
+});
+
+describe('matchesBaseline', () => {
+  /** A small realm of plain objects to change: every kind of slot the walk records. */
+  function realm() {
+    const proto = { shared: 1 };
+    const values = { n: 1, s: 'x', nan: Number.NaN, zero: 0 };
+    const leaf = Object.assign(Object.create(proto) as object, values) as Record<string, unknown>;
+    const root: Record<string, unknown> = {
+      leaf,
+      list: [1, 2, 3],
+      fn() {},
+      get computed() {
+        return 1;
+      },
+    };
+    return { root, leaf, proto };
+  }
+
+  it('agrees with a recorded walk on every kind of change, and on none', () => {
+    const changes: [string, (r: ReturnType<typeof realm>) => void, boolean][] = [
+      ['nothing', () => {}, true],
+      [
+        'a value',
+        (r) => {
+          r.leaf.n = 2;
+        },
+        false,
+      ],
+      [
+        'a value set to what it was',
+        (r) => {
+          r.leaf.n = 1;
+        },
+        true,
+      ],
+      [
+        'a property added',
+        (r) => {
+          r.leaf.added = true;
+        },
+        false,
+      ],
+      [
+        'the last property deleted (a shorter walk)',
+        (r) => {
+          delete (r.root as { computed?: unknown }).computed;
+        },
+        false,
+      ],
+      [
+        'a property added to the last object (a longer walk)',
+        (r) => {
+          (r.root.list as unknown[]).push(4);
+        },
+        false,
+      ],
+      [
+        'a flag',
+        (r) => {
+          Object.defineProperty(r.leaf, 's', { enumerable: false });
+        },
+        false,
+      ],
+      [
+        'a prototype',
+        (r) => {
+          Object.setPrototypeOf(r.leaf, null);
+        },
+        false,
+      ],
+      [
+        "a prototype's property",
+        (r) => {
+          r.proto.shared = 2;
+        },
+        false,
+      ],
+      [
+        'extensibility',
+        (r) => {
+          Object.preventExtensions(r.leaf);
+        },
+        false,
+      ],
+      [
+        "a function's property",
+        (r) => {
+          (r.root.fn as { x?: number }).x = 1;
+        },
+        false,
+      ],
+      [
+        'a number made NaN',
+        (r) => {
+          r.leaf.n = Number.NaN;
+        },
+        false,
+      ],
+      [
+        'a NaN set to NaN again',
+        (r) => {
+          r.leaf.nan = Number.NaN;
+        },
+        true,
+      ],
+      [
+        'zero made negative zero',
+        (r) => {
+          r.leaf.zero = -0;
+        },
+        false,
+      ],
+    ];
+    for (const [what, change, same] of changes) {
+      const r = realm();
+      expect(
+        unnoticed([r.root], () => change(r)),
+        what,
+      ).toBe(same);
+    }
+  });
+
+  it('leaves out the slots that change by themselves, and refuses a baseline that is not complete', () => {
+    let tick = 0;
+    const root = {
+      get moving() {
+        return tick++;
+      },
+      set moving(_: number) {},
+      still: 1,
+    };
+    const baseline = baselineOf([root]);
+    expect(baseline.unstable?.size).toBeGreaterThan(0);
+    expect(matchesBaseline([root], baseline)).toBe(true);
+    root.still = 2;
+    expect(matchesBaseline([root], baseline)).toBe(false);
+    expect(matchesBaseline([root], { ...baseline, complete: false })).toBe(false);
   });
 });

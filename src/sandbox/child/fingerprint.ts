@@ -67,13 +67,23 @@ export function fingerprint(
   names?: Naming,
   sealed?: WeakSet<object>,
 ): Fingerprint {
-  // A getter that is deprecated (`zlib.bytesRead`) would print its warning as if a run wrote it.
+  const slots: unknown[] = [];
+  const labels: string[] | undefined = names === undefined ? undefined : [];
+  const complete = guardedWalk(() => walk(roots, names, sealed, recordingSink(slots), labels));
+  return { slots, complete, labels };
+}
+
+/**
+ * Runs `walk` with deprecation warnings off (a getter that is deprecated, `zlib.bytesRead`, would print its
+ * warning as if a run wrote it) and the RegExp statics reset before and after ({@link resetRegExpStatics}).
+ */
+function guardedWalk(walk: () => boolean): boolean {
   const target = process as { noDeprecation?: boolean | undefined };
   const noDeprecation = target.noDeprecation;
   target.noDeprecation = true;
   resetRegExpStatics();
   try {
-    return walk(roots, names, sealed);
+    return walk();
   } finally {
     // Again after: a getter the walk called may have matched something of the run.
     resetRegExpStatics();
@@ -118,19 +128,68 @@ function referencesOf(object: object): unknown[] {
   return references;
 }
 
+/**
+ * Where a walk puts each slot it reaches, in order: `true` goes on, `false` stops the walk (a
+ * difference found). `count` is how many slots it took so far.
+ */
+type Sink = { take(value: unknown): boolean; readonly count: number };
+
+/** A sink that records every slot: the walk of {@link fingerprint}. */
+function recordingSink(slots: unknown[]): Sink {
+  return {
+    take(value) {
+      slots.push(value);
+      return true;
+    },
+    get count() {
+      return slots.length;
+    },
+  };
+}
+
+/**
+ * A sink that compares each slot with `baseline`'s at its index as the walk reaches it (its unstable
+ * slots aside), and stops the walk at the first that differs or past the baseline's last.
+ */
+function matchingSink(baseline: Fingerprint): Sink & { matched(): boolean } {
+  const expected = baseline.slots;
+  const unstable = baseline.unstable;
+  let at = 0;
+  let differs = false;
+  return {
+    take(value) {
+      if (at >= expected.length || (!Object.is(expected[at], value) && unstable?.has(at) !== true)) {
+        differs = true;
+        return false;
+      }
+      at++;
+      return true;
+    },
+    get count() {
+      return at;
+    },
+    matched: () => !differs && at === expected.length,
+  };
+}
+
+/**
+ * The walk (see the file comment): each slot goes to `sink`, in an order that depends only on what
+ * is walked. Returns false when the sink stopped it or it passed MAX_FINGERPRINT_SLOTS; `labels`,
+ * when `names` is given, says where each slot was found.
+ */
 function walk(
   roots: readonly unknown[],
   names: Naming | undefined,
   sealed: WeakSet<object> | undefined,
-): Fingerprint {
-  const slots: unknown[] = [];
+  sink: Sink,
+  labels: string[] | undefined,
+): boolean {
   const seen = new Set<unknown>();
   const queue: object[] = [];
   /** The objects whose getters (with a setter) are called: the roots and their data values. */
   const shallow = new Set<unknown>();
   /** With `names`: the path each object was first reached by, and each slot's. */
   const paths = names === undefined ? null : new Map<unknown, string>();
-  const labels: string[] | undefined = names === undefined ? undefined : [];
   let here = '';
   /** `always`: visited even if sealed (the roots and their data values, whose getters are called). */
   const visit = (value: unknown, path?: string, always = false) => {
@@ -152,26 +211,26 @@ function walk(
   const rootCount = queue.length;
   for (const root of queue) shallow.add(root);
   for (let at = 0; at < queue.length; at++) {
-    if (slots.length > MAX_FINGERPRINT_SLOTS) return { slots, complete: false, labels };
+    if (sink.count > MAX_FINGERPRINT_SLOTS) return false;
     const object = queue[at] as object;
     const callGetters = shallow.has(object);
     if (paths !== null) here = paths.get(object) ?? '?';
-    slots.push(object);
+    if (!sink.take(object)) return false;
     if (labels !== undefined) label(1, here);
     if (isProxy(object)) {
-      slots.push(END);
+      if (!sink.take(END)) return false;
       if (labels !== undefined) label(1, here);
       continue;
     }
     if (!callGetters && isFrozen(object)) {
       for (const reference of referencesOf(object))
         visit(reference, paths === null ? undefined : `${here}.*`);
-      slots.push(END);
+      if (!sink.take(END)) return false;
       if (labels !== undefined) label(1, here);
       continue;
     }
     const proto = getPrototypeOf(object);
-    slots.push(proto, isExtensible(object));
+    if (!sink.take(proto) || !sink.take(isExtensible(object))) return false;
     if (labels !== undefined) label(2, `${here} (prototype)`);
     visit(proto, paths === null ? undefined : `${here}.__proto__`);
     for (const key of ownKeys(object)) {
@@ -181,15 +240,17 @@ function walk(
         names === undefined
           ? undefined
           : `${here}.${names.known.has(key) ? String(key) : '(a property added since)'}`;
-      slots.push(key, descriptor.enumerable, descriptor.configurable);
+      if (!sink.take(key) || !sink.take(descriptor.enumerable) || !sink.take(descriptor.configurable)) {
+        return false;
+      }
       if (labels !== undefined) label(3, path ?? '');
       if ('value' in descriptor) {
-        slots.push(descriptor.writable, descriptor.value);
+        if (!sink.take(descriptor.writable) || !sink.take(descriptor.value)) return false;
         if (labels !== undefined) label(2, path ?? '');
         visit(descriptor.value, path, at < rootCount);
         if (at < rootCount) shallow.add(descriptor.value);
       } else {
-        slots.push(descriptor.get, descriptor.set);
+        if (!sink.take(descriptor.get) || !sink.take(descriptor.set)) return false;
         if (labels !== undefined) label(2, path ?? '');
         visit(descriptor.get, path === undefined ? undefined : `${path} (getter)`);
         visit(descriptor.set, path === undefined ? undefined : `${path} (setter)`);
@@ -200,15 +261,27 @@ function walk(
           } catch {
             value = THREW;
           }
-          slots.push(value);
+          if (!sink.take(value)) return false;
           if (labels !== undefined) label(1, path ?? '');
         }
       }
     }
-    slots.push(END);
+    if (!sink.take(END)) return false;
     if (labels !== undefined) label(1, `${here} (its last property)`);
   }
-  return { slots, complete: true, labels };
+  return true;
+}
+
+/**
+ * Whether a walk of `roots` now records what `baseline` does (its unstable slots aside): what
+ * {@link sameFingerprint} of `baseline` and a new {@link fingerprint} with `baseline.sealed` says, found without
+ * recording the walk. Each slot is compared as the walk reaches it, and the walk stops at the first that differs:
+ * a clean process's check allocates no list of its 66,000 slots and compares none of them twice.
+ */
+export function matchesBaseline(roots: readonly unknown[], baseline: Fingerprint): boolean {
+  if (!baseline.complete) return false;
+  const sink = matchingSink(baseline);
+  return guardedWalk(() => walk(roots, undefined, baseline.sealed, sink, undefined)) && sink.matched();
 }
 
 /**

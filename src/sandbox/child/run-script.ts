@@ -13,8 +13,8 @@ import {
   describeDifference,
   type Fingerprint,
   fingerprint,
+  matchesBaseline,
   namingOf,
-  sameFingerprint,
 } from './fingerprint.js';
 import { elapsedMs, markDoubt, runState, secrets } from './report.js';
 import type { ModuleHost } from './script-require.js';
@@ -286,8 +286,8 @@ export function sharedStateChange(prepared: Prepared): string | null {
   // A second walk when the first differs: a getter the first walk called may have settled a
   // cache the run filled. What counts is that the state is the baseline's when checked.
   if (
-    !sameFingerprint(prepared.baseline, fingerprint(prepared.roots, undefined, prepared.baseline.sealed)) &&
-    !sameFingerprint(prepared.baseline, fingerprint(prepared.roots, undefined, prepared.baseline.sealed))
+    !matchesBaseline(prepared.roots, prepared.baseline) &&
+    !matchesBaseline(prepared.roots, prepared.baseline)
   ) {
     // A third walk, naming what it finds, only to say where (the process ends anyway).
     return (
