@@ -283,12 +283,7 @@ export async function runScript(
  */
 export function sharedStateChange(prepared: Prepared): string | null {
   prepared.modules.forgetResolutions();
-  // A second walk when the first differs: a getter the first walk called may have settled a
-  // cache the run filled. What counts is that the state is the baseline's when checked.
-  if (
-    !matchesBaseline(prepared.roots, prepared.baseline) &&
-    !matchesBaseline(prepared.roots, prepared.baseline)
-  ) {
+  if (!sharesBaseline(prepared)) {
     // A third walk, naming what it finds, only to say where (the process ends anyway).
     return (
       describeDifference(
@@ -302,6 +297,18 @@ export function sharedStateChange(prepared: Prepared): string | null {
     );
   }
   return secrets.installEnv({}, {}) ? null : 'its environment could not be emptied';
+}
+
+/**
+ * Whether what the process shares with runs is as the baseline recorded it. When the walk finds a difference it
+ * is made again: a getter the walk called may have settled a cache the run filled. The first walk stops at the
+ * difference, so a whole walk calls every getter once before the second; what counts is that the state is the
+ * baseline's when checked after that.
+ */
+function sharesBaseline(prepared: Prepared): boolean {
+  if (matchesBaseline(prepared.roots, prepared.baseline)) return true;
+  fingerprint(prepared.roots, undefined, prepared.baseline.sealed);
+  return matchesBaseline(prepared.roots, prepared.baseline);
 }
 
 /** Compiles and runs the script; resolves the last message. */
