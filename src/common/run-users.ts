@@ -323,7 +323,9 @@ const claims = new Map<number, Server>();
  * binding the abstract Unix socket {@link runUidClaimName}: the kernel lets one socket hold a name, and frees
  * it when the socket closes, including when its process dies, so no claim outlives its agent and none needs
  * cleaning up. The bind of a Unix socket is made synchronously by `listen()`. The socket is close-on-exec (no
- * run user inherits it) and unreferenced (it keeps no event loop alive).
+ * run user inherits it) and unreferenced (it keeps no event loop alive). Anyone on the machine may connect to an
+ * abstract name, a run user's code too: every connection is closed as it is accepted, so none holds a descriptor
+ * of the agent.
  *
  * The abstract namespace is one per network namespace: agents that share a PID namespace (where their run
  * users could signal each other) but not a network namespace do not see each other's claims.
@@ -331,7 +333,7 @@ const claims = new Map<number, Server>();
  */
 export function claimRunUid(uid: number): boolean {
   if (claims.has(uid)) return false;
-  const server = createServer();
+  const server = createServer((connection) => connection.destroy());
   // A name held elsewhere fails the bind: its EADDRINUSE is emitted on the next tick.
   server.on('error', () => {});
   server.listen({ path: runUidClaimName(uid) });

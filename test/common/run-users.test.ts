@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   claimRunUid,
@@ -117,6 +118,22 @@ describe.skipIf(why !== null)('run users claimed machine-wide', () => {
     expect(runUidClaimName(61_005)).toMatch(/^\0outpost\/run-user\/61005\/_+$/);
     expect(Buffer.byteLength(runUidClaimName(61_005))).toBe(108);
     expect(Buffer.byteLength(runUidClaimName(4_294_967_294))).toBe(108);
+  });
+
+  it("closes every connection to a claim at once: code that connects to it holds none of the agent's descriptors", async () => {
+    const pool = poolOf(FIRST + 40, 1);
+    const user = pool.take();
+    const descriptors = () => readdirSync('/proc/self/fd').length;
+    const before = descriptors();
+    const connections = Array.from({ length: 50 }, () => {
+      const socket = connect({ path: runUidClaimName(user.uid) });
+      socket.on('error', () => {});
+      socket.resume();
+      return once(socket, 'close');
+    });
+    await Promise.all(connections);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(descriptors()).toBeLessThanOrEqual(before);
   });
 
   it('never hands one uid to two pools of one process', () => {
