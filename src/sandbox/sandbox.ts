@@ -150,8 +150,8 @@ export class ScriptSandbox implements ScriptRunner {
   /** Idle processes that ran scripts of an account, by `account\0runtime`, oldest first. */
   readonly #accountIdle = new Map<string, IdleEntry[]>();
   /**
-   * Processes whose run ended, checking that they are clean; a run of the same account may claim
-   * one (it waits the few milliseconds the check takes instead of taking another process).
+   * Processes whose run ended, checking that they are clean; a run of the same account with no warm
+   * process of the pool to take may claim one (it waits the few milliseconds the check takes).
    */
   readonly #checking = new Map<
     ScriptProcess,
@@ -394,8 +394,16 @@ export class ScriptSandbox implements ScriptRunner {
     // Scripts of the account already waiting come first (#release hands them what is checked
     // clean): a burst's next script taking the process its last one just left would starve them.
     const queued = (this.#waiting.get(key)?.length ?? 0) > 0;
+    // A process of the account still checking is clean a few milliseconds from now. A warm process of the
+    // pool that is ready now serves this run at once instead, while the account holds fewer processes than it
+    // may keep idle (all of them are kept after): back-to-back scripts of one account then alternate between
+    // processes, each checked while another runs, and none waits for a check.
+    const spare =
+      !queued &&
+      (this.#owned.get(key) ?? 0) < Math.min(this.#maxIdlePerAccount, this.#maxProcessesPerAccount) &&
+      (this.#idle.get(runtimeId) ?? []).some((proc) => proc.alive);
     for (const [checking, entry] of this.#checking) {
-      if (queued) break;
+      if (queued || spare) break;
       if (entry.key !== key || entry.claimed) continue;
       entry.claimed = true;
       if ((await entry.clean) === null && checking.alive && checking.account === accountId) return checking;

@@ -40,8 +40,14 @@ let root: string;
 let tmpRoot: string;
 const sandboxes: ScriptSandbox[] = [];
 
+/**
+ * A sandbox with a pool of one that keeps one idle process per account: an account's back-to-back scripts then
+ * run in one process (the next waits for the check of the last), which is what most cases here look into. With
+ * more, a script arriving while its account's process checks takes a warm one of the pool instead (the case
+ * 'alternates…' below).
+ */
 function sandboxOf(options: ConstructorParameters<typeof ScriptSandbox>[0] = {}): ScriptSandbox {
-  const sandbox = new ScriptSandbox({ tmpRoot, poolSize: 1, ...options });
+  const sandbox = new ScriptSandbox({ tmpRoot, poolSize: 1, maxIdlePerAccount: 1, ...options });
   sandboxes.push(sandbox);
   return sandbox;
 }
@@ -120,6 +126,30 @@ describe.skipIf(runtimeDepsMissing !== null)('warm script processes', () => {
     expect(third.ok && third.context.request).toMatchObject({ n: 3 });
   });
 
+  it('runs back-to-back scripts of an account in processes of its own, each checked while another runs', async () => {
+    const sandbox = sandboxOf({ poolSize: 2, maxIdlePerAccount: 3 });
+    await sandbox.warm(RUNTIME);
+    const pids: number[] = [];
+    for (let i = 0; i < 40; i++) {
+      const result = ok(
+        await sandbox.run(
+          script('acct-alternate', `${SEES_NOTHING}\nglobalThis.leaked = 1; Object.prototype.polluted = 1;`),
+        ),
+      );
+      expect(said(result), `run ${i}`).toEqual(['[]']);
+      pids.push(pidOf(result));
+    }
+    const used = new Set(pids);
+    // The next script did not wait for the last one's check: it took a warm process of the pool, up to the
+    // processes the account may keep idle, and each was reused once checked.
+    expect(used.size).toBeGreaterThanOrEqual(2);
+    expect(used.size).toBeLessThanOrEqual(3);
+    expect(sandbox.processesStarted).toBeLessThanOrEqual(2 + 3);
+    // None of them runs another account's script.
+    const other = pidOf(ok(await sandbox.run(script('acct-alternate-other', ''))));
+    expect(used.has(other)).toBe(false);
+  });
+
   it.skipIf(builtMissing !== null)(
     'reuses the process of the built bootstrap, the one the agent runs, and shows a run nothing of its start',
     async () => {
@@ -128,7 +158,7 @@ describe.skipIf(runtimeDepsMissing !== null)('warm script processes', () => {
       const built = (await import(pathToFileURL(BUILT_SANDBOX).href)) as {
         ScriptSandbox: typeof ScriptSandbox;
       };
-      const sandbox = new built.ScriptSandbox({ tmpRoot, poolSize: 1 });
+      const sandbox = new built.ScriptSandbox({ tmpRoot, poolSize: 1, maxIdlePerAccount: 1 });
       sandboxes.push(sandbox);
       const first = ok(await sandbox.run(script('acct-built', '')));
       const second = ok(await sandbox.run(script('acct-built', "require('lodash').chunk([1, 2], 1);")));
