@@ -7,7 +7,7 @@
  * the bench and the step it hung in, kills every child process the benches started, and exits
  * with 3. Children are killed on any exit too (an error, Ctrl-C).
  *
- * Names: icmp, dns, tcp, url, api, sandbox, agent-rss, analytics, service-http, queue, trace-scrub, browser, alerting, heartbeats, web-app, status-pages, replicas, scheduler, results-scale, large-account.
+ * Names: icmp, dns, tcp, url, peers (the four against blackbox_exporter, one table of ratios), api, sandbox, agent-rss, analytics, service-http, queue, trace-scrub, browser, alerting, heartbeats, web-app, status-pages, replicas, scheduler, results-scale, large-account.
  */
 import { benchAgentIdleRss } from './agent-rss.js';
 import { benchAlerting } from './alerting.js';
@@ -17,6 +17,7 @@ import { benchAnalytics } from './analytics.js';
 import { benchDns } from './dns.js';
 import { benchHeartbeats } from './heartbeats.js';
 import { benchLargeAccount } from './large-account.js';
+import { benchPeers } from './peers.js';
 import { benchQueue } from './queue.js';
 import { benchReplicas } from './replicas.js';
 import { benchResultsScale } from './results-scale.js';
@@ -36,6 +37,7 @@ const BENCHES: Record<string, () => Promise<unknown>> = {
   dns: () => benchDns(),
   tcp: () => benchTcp(),
   url: () => benchUrl(),
+  peers: () => benchPeers(),
   api: () =>
     benchApi({
       sandbox: async () => {
