@@ -401,14 +401,15 @@ export class ScriptSandbox implements ScriptRunner {
     // Scripts of the account already waiting come first (#release hands them what is checked
     // clean): a burst's next script taking the process its last one just left would starve them.
     const queued = (this.#waiting.get(key)?.length ?? 0) > 0;
-    // A process of the account still checking is clean a few milliseconds from now. A warm process of the
-    // pool that is ready now serves this run at once instead, while the account holds fewer processes than it
-    // may keep idle (all of them are kept after): back-to-back scripts of one account then alternate between
-    // processes, each checked while another runs, and none waits for a check.
+    // A process of the account still checking is clean a few milliseconds from now. The warm process of the
+    // pool that #fromPool would give, when it is ready now (one still preparing takes longer than a check),
+    // serves this run at once instead, while the account holds fewer processes than it may keep idle (all of
+    // them are kept after): back-to-back scripts of one account then alternate between processes, each checked
+    // while another runs, and none waits for a check.
     const spare =
       !queued &&
       (this.#owned.get(key) ?? 0) < Math.min(this.#maxIdlePerAccount, this.#maxProcessesPerAccount) &&
-      (this.#idle.get(runtimeId) ?? []).some((proc) => proc.alive);
+      (this.#idle.get(runtimeId) ?? []).find((proc) => proc.alive)?.isReady === true;
     for (const [checking, entry] of this.#checking) {
       if (queued || spare) break;
       if (entry.key !== key || entry.claimed) continue;

@@ -104,6 +104,7 @@ export class ScriptProcess {
   #startupOutput = '';
   #launched: LaunchedProcess;
   #started = false;
+  #ready = false;
 
   private constructor(launched: LaunchedProcess, ready: Promise<boolean>, runtimeId: string) {
     this.#launched = launched;
@@ -111,6 +112,9 @@ export class ScriptProcess {
     this.pid = launched.pid;
     this.tmpDir = launched.tmpDir;
     this.ready = ready;
+    void ready.then((said) => {
+      this.#ready = said;
+    });
     this.closed = launched.closed.then((exit) => {
       this.onClosed();
       return exit;
@@ -197,6 +201,11 @@ export class ScriptProcess {
   /** False once the process ended. */
   get alive(): boolean {
     return !this.#launched.exited;
+  }
+
+  /** True once the child said `ready` (as `ready` resolves) and while it lives: a script given now starts at once. */
+  get isReady(): boolean {
+    return this.#ready && this.alive;
   }
 
   /**
