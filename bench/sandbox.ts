@@ -7,8 +7,8 @@
  * reference. Also a burst of 1000 scripts of one account, 100 at once (as the API bench's checks
  * with a setup script come), in scripts per second. For the reused series and the burst it
  * prints how many processes were started and why processes were not reused, counted from the
- * sandbox's debug lines. The reused series follows 20 untimed runs of the account (its steady state). Goals: overhead p50 under 5 ms in reused processes; under 50 ms to the first
- * statement with a warm pool.
+ * sandbox's debug lines. The reused series follows 20 untimed runs of the account (its steady state).
+ * Goals: overhead p50 under 5 ms in reused processes; under 50 ms to the first statement with a warm pool.
  * Run: `npm run build && node dist/bench/sandbox.js` (or `npm run bench -- sandbox`).
  */
 import { spawn } from 'node:child_process';
