@@ -83,8 +83,7 @@ export async function benchPeers(): Promise<PeerRow[]> {
   if (scenario !== undefined) {
     const targets = loopbackTargets(1000);
     benchPhase('peers: ICMP, outpost');
-    // Warm, as the ICMP bench measures it (socket open, code compiled): three unmeasured passes.
-    for (let i = 0; i < 3; i++) await measureExecutor(targets, 1, scenario);
+    // measureExecutor makes its own unmeasured passes first (WARM_PASSES), as in the ICMP bench.
     const ours = await measureExecutor(targets, 1, scenario);
     benchPhase('peers: ICMP, blackbox_exporter');
     const theirs = await measureBlackboxIcmp(targets, scenario);
