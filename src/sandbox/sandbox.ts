@@ -402,14 +402,14 @@ export class ScriptSandbox implements ScriptRunner {
     // clean): a burst's next script taking the process its last one just left would starve them.
     const queued = (this.#waiting.get(key)?.length ?? 0) > 0;
     // A process of the account still checking is clean a few milliseconds from now. The warm process of the
-    // pool that #fromPool would give, when it is ready now (one still preparing takes longer than a check),
+    // pool that #fromPool gives next, when it is ready now (one still preparing takes longer than a check),
     // serves this run at once instead, while the account holds fewer processes than it may keep idle (all of
     // them are kept after): back-to-back scripts of one account then alternate between processes, each checked
     // while another runs, and none waits for a check.
     const spare =
       !queued &&
       (this.#owned.get(key) ?? 0) < Math.min(this.#maxIdlePerAccount, this.#maxProcessesPerAccount) &&
-      (this.#idle.get(runtimeId) ?? []).find((proc) => proc.alive)?.isReady === true;
+      this.#nextWarm(runtimeId)?.isReady === true;
     for (const [checking, entry] of this.#checking) {
       if (queued || spare) break;
       if (entry.key !== key || entry.claimed) continue;
@@ -561,10 +561,11 @@ export class ScriptSandbox implements ScriptRunner {
    * (further along than a new one, and no third Node boots on the same cores); else a new one.
    */
   async #fromPool(runtimeId: string): Promise<ScriptProcess> {
-    const idle = this.#idle.get(runtimeId) ?? [];
-    let proc: ScriptProcess | undefined = idle.shift();
-    while (proc !== undefined && !proc.alive) proc = idle.shift();
-    if (proc !== undefined) return proc;
+    const proc = this.#nextWarm(runtimeId);
+    if (proc !== undefined) {
+      this.#idle.get(runtimeId)?.shift();
+      return proc;
+    }
     for (const pending of this.#spawning.get(runtimeId) ?? []) {
       if (!pending.claimed) {
         pending.claimed = true;
@@ -572,6 +573,16 @@ export class ScriptSandbox implements ScriptRunner {
       }
     }
     return this.#spawn(runtimeId);
+  }
+
+  /**
+   * The warm process of the runtime's pool that #fromPool gives next, left in the pool; undefined when none
+   * waits. Processes that ended while they waited are dropped from the pool on the way.
+   */
+  #nextWarm(runtimeId: string): ScriptProcess | undefined {
+    const idle = this.#idle.get(runtimeId);
+    while (idle !== undefined && idle.length > 0 && !(idle[0] as ScriptProcess).alive) idle.shift();
+    return idle?.[0];
   }
 
   /** Starts processes in the background until `poolSize` wait (or are starting) for the runtime. */

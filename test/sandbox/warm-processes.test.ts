@@ -44,7 +44,7 @@ const sandboxes: ScriptSandbox[] = [];
  * A sandbox with a pool of one that keeps one idle process per account: an account's back-to-back scripts then
  * run in one process (the next waits for the check of the last), which is what most cases here look into. With
  * more, a script arriving while its account's process checks takes a warm one of the pool instead (the case
- * 'alternates…' below).
+ * 'runs back-to-back scripts of an account in processes of its own…' below).
  */
 function sandboxOf(options: ConstructorParameters<typeof ScriptSandbox>[0] = {}): ScriptSandbox {
   const sandbox = new ScriptSandbox({ tmpRoot, poolSize: 1, maxIdlePerAccount: 1, ...options });
