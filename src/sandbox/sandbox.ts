@@ -76,7 +76,8 @@ export type ScriptSandboxOptions = {
  * only ever runs one account's scripts: the bound is for what no check sees, and it weighs against the cost of a
  * new process, about 290 ms of CPU to its first run's end (boot, preparation, code not yet compiled) against 8 ms
  * for a run in a warm one. At 100 that was a quarter of the sandbox's CPU in a burst of one account's scripts (the
- * API bench: 139 checks/s with a setup script, 202/s at 500); at 500 it is about 7 %.
+ * API bench, alternated runs: 116 and 130 checks/s with a setup script, 162 and 191/s at 500); at 500 it is
+ * about 7 %.
  */
 export const DEFAULT_MAX_RUNS_PER_PROCESS = 500;
 
