@@ -18,6 +18,8 @@ import { TEMPLATE_DATABASE } from './postgres-setup.js';
 
 /** A service on an in-memory store with two accounts, for `inject` tests. */
 export type TestService = Service & {
+  /** The store the service runs on (for a test's own statements: planted faults, audits). */
+  db: Kysely<Database>;
   accountA: { id: string; key: string };
   accountB: { id: string; key: string };
   /** Headers authenticating as account A (or B). */
@@ -86,6 +88,7 @@ export async function testService(
       await store.drop();
       await rm(artifactsDir, { recursive: true, force: true });
     },
+    db,
     accountA: { id: a, key: keyA },
     accountB: { id: b, key: keyB },
     auth: (account = 'A') => ({ authorization: `Bearer ${account === 'A' ? keyA : keyB}` }),

@@ -1,16 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ServiceClient } from '../../../src/agent/service-client.js';
 import { worstLoopGap } from '../../helpers/event-loop.js';
-import type { Job } from '../../../src/protocol/index.js';
+import { type Job, PROTOCOL_VERSION } from '../../../src/protocol/index.js';
 import {
   claimJobs,
   createCheck,
   icmpBody,
   resultFor,
   type TestService,
+  TEST_DATABASE,
   testService,
   triggerCheck,
 } from '../../helpers/service.js';
@@ -31,6 +33,50 @@ async function claimedJobs(count: number, agentId: string): Promise<Job[]> {
   const jobs = await claimJobs(svc, agentId, { freeSlots: { uptime: 100, main: 0 } });
   expect(jobs).toHaveLength(count);
   return jobs;
+}
+
+/** `POST /v1/agent/jobs/{id}/result` of one result, as agent `agentId` of `account`. */
+const postOne = (account: 'A' | 'B', agentId: string, jobId: string, result: unknown) =>
+  svc.app.inject({
+    method: 'POST',
+    url: `/v1/agent/jobs/${jobId}/result`,
+    headers: { ...svc.auth(account), 'x-agent-id': agentId },
+    payload: result as Record<string, unknown>,
+  });
+
+/** One job of account B, claimed by its agent `agentId`. */
+async function claimedJobOfB(agentId: string): Promise<Job> {
+  const created = await svc.request(
+    'POST',
+    '/v1/checks/icmp',
+    icmpBody({ name: 'of B', activated: false }),
+    'B',
+  );
+  expect(created.statusCode, created.body).toBe(201);
+  const trigger = await svc.request(
+    'POST',
+    '/v1/check-sessions/trigger',
+    { target: { checkId: [created.json().id] } },
+    'B',
+  );
+  expect(trigger.statusCode, trigger.body).toBe(201);
+  const res = await svc.app.inject({
+    method: 'POST',
+    url: '/v1/agent/jobs/claim',
+    headers: { ...svc.auth('B'), 'x-agent-id': agentId },
+    payload: {
+      agentVersion: '0.0.0-test',
+      protocolVersion: PROTOCOL_VERSION,
+      checkTypes: ['ICMP'],
+      runtimes: [],
+      freeSlots: { uptime: 10, main: 0 },
+      waitSeconds: 0,
+    },
+  });
+  expect(res.statusCode, res.body).toBe(200);
+  const jobs = res.json().jobs as Job[];
+  expect(jobs).toHaveLength(1);
+  return jobs[0]!;
 }
 
 const postBatch = (agentId: string, items: { jobId: string; result: unknown }[]) =>
@@ -217,5 +263,97 @@ describe('a batch of 100 results and the event loop', () => {
     console.log(`100 results in one batch: worst event-loop gap ${worstGapMs.toFixed(1)} ms`);
     // 50 ms of our own statements, and 30 ms for the scheduler of a loaded 2-core machine.
     expect(worstGapMs).toBeLessThan(80);
+  });
+});
+
+describe('single results posted at once (group commit)', () => {
+  it('are stored in shared transactions, each answered as it alone would be, across agents and accounts', async () => {
+    svc = await testService();
+    const agentId = randomUUID();
+    const otherAgent = randomUUID();
+    const agentOfB = randomUUID();
+    const jobs = await claimedJobs(20, agentId);
+    const [othersJob] = await claimedJobs(1, otherAgent);
+    const jobOfB = await claimedJobOfB(agentOfB);
+    const transactions = vi.spyOn(svc.db, 'transaction');
+    const answers = await Promise.all([
+      ...jobs.map((job, i) =>
+        postOne('A', agentId, job.jobId, resultFor(job, i === 3 ? 'FAILED' : 'PASSED')),
+      ),
+      // Another agent's job: 409, as alone.
+      postOne('A', agentId, othersJob!.jobId, resultFor(othersJob!)),
+      // No such job: 404.
+      postOne('A', agentId, randomUUID(), resultFor(jobs[1]!)),
+      // Account B's job, by B's agent: stored; by an agent of A: unknown to A (404), B's result untouched.
+      postOne('B', agentOfB, jobOfB.jobId, resultFor(jobOfB)),
+      postOne('A', agentId, jobOfB.jobId, resultFor(jobOfB, 'FAILED')),
+    ]);
+    const groups = transactions.mock.calls.length;
+    transactions.mockRestore();
+    console.log(`${answers.length} single results at once: ${groups} transactions`);
+    // Each is answered as a post of its own: stored, the repeat a duplicate, the refusals with their codes.
+    for (const [i, res] of answers.slice(0, jobs.length).entries()) {
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.json(), `job ${i}`).toEqual({ stored: true, duplicate: false, resultType: 'FINAL' });
+    }
+    const [others, unknown, ofB, ofBByA] = answers.slice(jobs.length);
+    expect(others!.statusCode).toBe(409);
+    expect(others!.json().attributes.code).toBe('OUTPOST_ERR_LEASE_LOST');
+    expect(unknown!.statusCode).toBe(404);
+    expect(ofB!.json()).toEqual({ stored: true, duplicate: false, resultType: 'FINAL' });
+    expect(ofBByA!.statusCode).toBe(404);
+    // On SQLite, whose statements answer within the turn, the requests reach the ingest in one turn and share
+    // one transaction or a few (one per result before). On PostgreSQL they arrive over several turns (each
+    // waits for its authentication's queries) and up to four transactions run at once: how many depends on
+    // timing, and only the answers are checked.
+    if (TEST_DATABASE === 'sqlite') expect(groups).toBeLessThanOrEqual(5);
+    for (const [i, job] of jobs.entries()) {
+      const session = await svc.request('GET', `/v1/check-sessions/${job.checkSessionId}`);
+      expect(session.json().status).toBe(i === 3 ? 'FAILED' : 'PASSED');
+    }
+    const sessionOfB = await svc.request(
+      'GET',
+      `/v1/check-sessions/${jobOfB.checkSessionId}`,
+      undefined,
+      'B',
+    );
+    expect(sessionOfB.json().status).toBe('PASSED');
+    // The other agent still holds its job: its own result is stored.
+    const own = await postOne('A', otherAgent, othersJob!.jobId, resultFor(othersJob!));
+    expect(own.json()).toMatchObject({ stored: true, duplicate: false });
+  });
+
+  it('stores the others of a group whose transaction failed on one result: that one fails alone', async () => {
+    svc = await testService();
+    const agentId = randomUUID();
+    const jobs = await claimedJobs(8, agentId);
+    const doomed = jobs[5]!.jobId;
+    // A fault of the store itself on one result's row, which no refusal check can see coming.
+    if (TEST_DATABASE === 'postgres') {
+      await sql
+        .raw(`CREATE FUNCTION outpost_test_refuse() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN IF NEW.job_id = '${doomed}' THEN RAISE EXCEPTION 'planted failure'; END IF; RETURN NEW; END $$`)
+        .execute(svc.db);
+      await sql
+        .raw(`CREATE TRIGGER outpost_test_refuse BEFORE INSERT ON check_results
+        FOR EACH ROW EXECUTE FUNCTION outpost_test_refuse()`)
+        .execute(svc.db);
+    } else {
+      await sql
+        .raw(`CREATE TRIGGER outpost_test_refuse BEFORE INSERT ON check_results
+        WHEN NEW.job_id = '${doomed}' BEGIN SELECT RAISE(ABORT, 'planted failure'); END`)
+        .execute(svc.db);
+    }
+    const answers = await Promise.all(jobs.map((job) => postOne('A', agentId, job.jobId, resultFor(job))));
+    for (const [i, res] of answers.entries()) {
+      if (i === 5) expect(res.statusCode).toBe(500);
+      else expect(res.json(), `job ${i}`).toEqual({ stored: true, duplicate: false, resultType: 'FINAL' });
+    }
+    // Its job is still leased to the agent, nothing of it stored: a later post stores it.
+    await sql
+      .raw('DROP TRIGGER outpost_test_refuse' + (TEST_DATABASE === 'postgres' ? ' ON check_results' : ''))
+      .execute(svc.db);
+    const later = await postOne('A', agentId, doomed, resultFor(jobs[5]!));
+    expect(later.json()).toEqual({ stored: true, duplicate: false, resultType: 'FINAL' });
   });
 });

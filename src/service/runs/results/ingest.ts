@@ -6,6 +6,7 @@ import { planRetry } from '../../../protocol/retry.js';
 import { runLocationsOf } from '../../checks/index.js';
 import { HttpError, notFound } from '../../platform/http/errors.js';
 import type { Database } from '../../platform/store/database.js';
+import { isPostgres } from '../../platform/store/dialect.js';
 import { readDoc } from '../../platform/store/schema.js';
 import { nextAttemptJob } from '../queue/jobs.js';
 import { insertQueuedJob, openPayload } from '../queue/payload.js';
@@ -66,6 +67,31 @@ const YIELD_EVERY_ITEMS = 4;
 /** Marks an item of submitResults still to be stored (no prior outcome). */
 const UNSTORED = {} as SubmitOutcome;
 
+/**
+ * Most single results (`POST /v1/agent/jobs/{id}/result`) stored in one shared transaction: the size of the
+ * largest batch an agent posts (`POST /v1/agent/results`).
+ */
+const MAX_GROUP_ITEMS = 100;
+
+/**
+ * Shared transactions of single results under way at once: one on SQLite, whose one connection runs one
+ * transaction at a time (the next group gathers meanwhile); a few on PostgreSQL, whose pool runs them side by
+ * side.
+ */
+const GROUPS_IN_FLIGHT = { sqlite: 1, postgres: 4 } as const;
+
+/** One result to store, as either route hands it over (see ResultIngest.#storeTogether). `nowMs` epoch ms. */
+type ResultItem = { scope: AgentScope; jobId: string; result: CheckResult; hash: string; nowMs: number };
+
+/** A single result waiting for the next shared transaction, with its caller's promise. */
+type WaitingResult = ResultItem & {
+  resolve(outcome: SubmitOutcome): void;
+  reject(err: unknown): void;
+};
+
+/** What #storeTogether answers for one item: as BatchItemOutcome, or any other error of its fallback. */
+type StoredItem = { outcome: SubmitOutcome; error?: undefined } | { outcome?: undefined; error: unknown };
+
 /** What happened after a commit, for the wake-ups (see ResultIngest.announce). */
 export type Ended = {
   /** Check sessions to wake: ended now, or with a new result. */
@@ -90,9 +116,15 @@ export class ResultIngest {
   readonly #recording: ResultRecording;
   readonly #queueExpiryMs: number;
   readonly #onResultStored: (() => void) | undefined;
+  /** Single results waiting for their shared transaction (submitResult). */
+  readonly #waiting: WaitingResult[] = [];
+  readonly #maxGroupsInFlight: number;
+  #groupsInFlight = 0;
+  #groupQueued = false;
 
   constructor(db: Kysely<Database>, wakeups: QueueWakeups, options: ResultIngestOptions) {
     this.#db = db;
+    this.#maxGroupsInFlight = isPostgres(db) ? GROUPS_IN_FLIGHT.postgres : GROUPS_IN_FLIGHT.sqlite;
     this.#wakeups = wakeups;
     this.#recording = { hookNames: options.resultHookNames ?? [], recorders: options.resultRecorders ?? [] };
     this.#queueExpiryMs = options.queueExpiryMs;
@@ -108,6 +140,15 @@ export class ResultIngest {
    * After the commit the session's waiters are woken (duplicates too), and the long polls when a
    * retry was queued.
    *
+   * Group commit: the single results that arrive in one turn of the event loop (from any agents of
+   * any accounts) are stored together in one transaction, as a batch of `submitResults` is, up to
+   * MAX_GROUP_ITEMS; the results that arrive while it runs make the next one. One commit then
+   * writes the pages that all of them touch (the same index pages, the rollups, the outbox) once
+   * instead of once per result, which is most of a single result's cost on SQLite, and on
+   * PostgreSQL one commit waits for the log instead of many. Each result is still answered on its
+   * own, with what it alone would have been answered, since each is judged against its own
+   * agent's scope; when the shared transaction fails, each is stored again alone.
+   *
    * Retries: when the job's `retryStrategy` calls for another attempt (planRetry of
    * src/protocol/retry.ts, from the stored job's attempt and `runStartedAt` and this result),
    * the result is stored as `resultType` ATTEMPT and, in the same transaction, the next
@@ -120,13 +161,181 @@ export class ResultIngest {
    *   when the agent does not hold the job (another agent holds or finished it, it was queued
    *   again after this agent's lease lapsed, or it ended).
    */
-  async submitResult(
+  submitResult(scope: AgentScope, jobId: string, result: CheckResult, nowMs: number): Promise<SubmitOutcome> {
+    const hash = hashOf(result);
+    return new Promise<SubmitOutcome>((resolve, reject) => {
+      this.#waiting.push({ scope, jobId, result, hash, nowMs, resolve, reject });
+      this.#scheduleGroup();
+    });
+  }
+
+  /**
+   * Stores the results of several jobs of one agent (`POST /v1/agent/results`), each as submitResult
+   * would, in ONE transaction: one commit (and one fsync) for the batch instead of one per result. Each
+   * item gets its own answer: stored or a duplicate (`outcome`), or the refusal submitResult would have
+   * thrown (`error`: 404 unknown job, 409 lease lost), which costs the other items nothing, since a
+   * refusal is found before any write of its item.
+   *
+   * The items are stored in the order of their checks' ids, so two batches that touch the same checks
+   * and check sessions (a parallel run's locations on two agents) take their locks in one order. When the
+   * batch's transaction fails all the same (an item's write was refused after it began, a deadlock, a
+   * lost connection), every item is stored again in a transaction of its own, so no item pays for
+   * another's failure. `nowMs` is epoch ms.
+   * @returns one entry per item, in the order given.
+   * @throws only what the fallback's store access throws outside an item (the connection is gone).
+   */
+  async submitResults(
     scope: AgentScope,
-    jobId: string,
-    result: CheckResult,
+    items: readonly { jobId: string; result: CheckResult }[],
     nowMs: number,
-  ): Promise<SubmitOutcome> {
-    const hash = createHash('sha256').update(JSON.stringify(result)).digest('hex');
+  ): Promise<BatchItemOutcome[]> {
+    const stored = await this.#storeTogether(
+      items.map((item) => ({
+        scope,
+        jobId: item.jobId,
+        result: item.result,
+        hash: hashOf(item.result),
+        nowMs,
+      })),
+    );
+    return stored.map((answer, i) => {
+      const jobId = items[i]!.jobId;
+      if (answer.outcome) return { jobId, outcome: answer.outcome };
+      if (answer.error instanceof HttpError) return { jobId, error: answer.error };
+      throw answer.error;
+    });
+  }
+
+  /** Starts the next shared transaction of single results after this turn, unless enough are under way. */
+  #scheduleGroup(): void {
+    if (this.#groupQueued || this.#groupsInFlight >= this.#maxGroupsInFlight) return;
+    this.#groupQueued = true;
+    // After this turn: the results whose requests were read in the same turn go together.
+    setImmediate(() => {
+      this.#groupQueued = false;
+      void this.#storeGroup();
+    });
+  }
+
+  /** Stores up to MAX_GROUP_ITEMS waiting single results in one transaction and answers each. */
+  async #storeGroup(): Promise<void> {
+    if (this.#waiting.length === 0 || this.#groupsInFlight >= this.#maxGroupsInFlight) return;
+    const group = this.#waiting.splice(0, MAX_GROUP_ITEMS);
+    this.#groupsInFlight++;
+    try {
+      const stored = await this.#storeTogether(group);
+      for (const [i, item] of group.entries()) {
+        const answer = stored[i]!;
+        if (answer.outcome) item.resolve(answer.outcome);
+        else item.reject(answer.error);
+      }
+    } catch (err) {
+      for (const item of group) item.reject(err);
+    } finally {
+      this.#groupsInFlight--;
+      if (this.#waiting.length > 0) this.#scheduleGroup();
+    }
+  }
+
+  /**
+   * Stores `items` in ONE transaction, each as submitResult describes, and wakes what their commit ended
+   * (announce). Items of different agents and accounts may share it: each is judged against its own scope.
+   * A refusal found before an item's first write (404 unknown job, 409 lease lost) is that item's answer and
+   * costs the others nothing. The items are stored in the order of their checks' ids (see submitResults).
+   * When the transaction fails, each item is stored again in a transaction of its own (#storeAlone).
+   * @returns one answer per item, in the order given: its outcome, or the error it alone met.
+   */
+  async #storeTogether(items: readonly ResultItem[]): Promise<StoredItem[]> {
+    const answers: StoredItem[] = new Array(items.length);
+    const committed: { accountId: string; outcome: SubmitOutcome }[] = [];
+    try {
+      await this.#db.transaction().execute(async (tx) => {
+        const store = new JobQueries(tx);
+        // One read of the jobs per scope (an account and the locations its agent serves).
+        const byScope = new Map<string, { scope: AgentScope; jobIds: string[] }>();
+        for (const { scope, jobId } of items) {
+          const key = JSON.stringify([scope.accountId, scope.locations]);
+          const entry = byScope.get(key) ?? { scope, jobIds: [] };
+          entry.jobIds.push(jobId);
+          byScope.set(key, entry);
+        }
+        const jobsOfItem = new Map<string, JobRow>();
+        for (const [key, { scope, jobIds }] of byScope) {
+          for (const job of await store.jobsOf(scope, jobIds)) jobsOfItem.set(`${key}\0${job.id}`, job);
+        }
+        const jobOf = (item: ResultItem) =>
+          jobsOfItem.get(`${JSON.stringify([item.scope.accountId, item.scope.locations])}\0${item.jobId}`);
+        const jobs = items.map(jobOf);
+        const order = items
+          .map((_, i) => i)
+          .sort((a, b) => {
+            const ca = jobs[a]?.check_id ?? '';
+            const cb = jobs[b]?.check_id ?? '';
+            return ca < cb ? -1 : ca > cb ? 1 : a - b;
+          });
+        // Jobs whose result this transaction stored: a second item of one of them (the same result posted twice
+        // at once) is answered from that result, as a post after the commit would be.
+        const storedJobs = new Set<string>();
+        for (const [position, i] of order.entries()) {
+          // SQLite runs each statement synchronously: without a turn of the event loop between items, a batch of
+          // 100 would hold it for about 200 ms (2 ms of statements per result).
+          if (position > 0 && position % YIELD_EVERY_ITEMS === 0) await yieldToLoop();
+          const { scope, jobId, result, hash, nowMs } = items[i]!;
+          const job = jobs[i];
+          let outcome: SubmitOutcome;
+          // Refusals found before the item's first write: the item is answered with it, the others go on.
+          try {
+            if (!job || storedJobs.has(job.id)) outcome = await priorOutcome(store, scope, jobId, hash);
+            else if (
+              job.state !== 'leased' ||
+              job.agent_id !== scope.agentId ||
+              Number(job.lease_expires_at) <= nowMs
+            ) {
+              throw leaseLost(jobId, 'its result is not stored');
+            } else outcome = UNSTORED;
+          } catch (err) {
+            if (!(err instanceof HttpError)) throw err;
+            answers[i] = { error: err };
+            continue;
+          }
+          if (outcome === UNSTORED) {
+            outcome = await this.#storeAgentResult(
+              tx,
+              job!,
+              result,
+              { agentId: scope.agentId, hash, nowMs },
+              scope.agent,
+            );
+            storedJobs.add(job!.id);
+          }
+          answers[i] = { outcome };
+          committed.push({ accountId: scope.accountId, outcome });
+        }
+      });
+    } catch {
+      // Each item again on its own: what failed is refused alone (and what was a duplicate stays one).
+      // One after the other, in the order given: a job posted twice is stored by the first and is the
+      // second's duplicate, as two posts one after the other.
+      for (const [i, item] of items.entries()) {
+        try {
+          answers[i] = { outcome: await this.#storeAlone(item) };
+        } catch (error) {
+          answers[i] = { error };
+        }
+      }
+      return answers;
+    }
+    this.announce({
+      sessions: committed.flatMap((c) => (c.outcome.checkSessionId ? [c.outcome.checkSessionId] : [])),
+      accounts: committed.flatMap((c) => (c.outcome.retryJobId ? [c.accountId] : [])),
+      resultsStored: committed.some((c) => !c.outcome.duplicate),
+    });
+    return answers;
+  }
+
+  /** Stores one item in a transaction of its own, and wakes what its commit ended (the fallback of #storeTogether). */
+  async #storeAlone(item: ResultItem): Promise<SubmitOutcome> {
+    const { scope, jobId, result, hash, nowMs } = item;
     const outcome = await this.#db.transaction().execute(async (tx): Promise<SubmitOutcome> => {
       const job = await new JobQueries(tx).job(scope, jobId);
       if (!job) return priorOutcome(new JobQueries(tx), scope, jobId, hash);
@@ -141,103 +350,6 @@ export class ResultIngest {
       resultsStored: !outcome.duplicate,
     });
     return outcome;
-  }
-
-  /**
-   * Stores the results of several jobs of one agent (`POST /v1/agent/results`), each as submitResult
-   * would, in ONE transaction: one commit (and one fsync) for the batch instead of one per result. Each
-   * item gets its own answer: stored or a duplicate (`outcome`), or the refusal submitResult would have
-   * thrown (`error`: 404 unknown job, 409 lease lost), which costs the other items nothing, since a
-   * refusal is found before any write of its item.
-   *
-   * The items are stored in the order of their checks' ids, so two batches that touch the same checks
-   * and check sessions (a parallel run's locations on two agents) take their locks in one order. When the
-   * batch's transaction fails all the same (an item's write was refused after it began, a deadlock, a
-   * lost connection), every item is stored again in a transaction of its own (submitResult), so no item
-   * pays for another's failure. `nowMs` is epoch ms.
-   * @returns one entry per item, in the order given.
-   * @throws only what the fallback's store access throws outside an item (the connection is gone).
-   */
-  async submitResults(
-    scope: AgentScope,
-    items: readonly { jobId: string; result: CheckResult }[],
-    nowMs: number,
-  ): Promise<BatchItemOutcome[]> {
-    const hashes = items.map((item) =>
-      createHash('sha256').update(JSON.stringify(item.result)).digest('hex'),
-    );
-    const answers: BatchItemOutcome[] = new Array(items.length);
-    let committed: SubmitOutcome[] = [];
-    try {
-      committed = await this.#db.transaction().execute(async (tx) => {
-        const store = new JobQueries(tx);
-        const jobs = await store.jobsOf(
-          scope,
-          items.map((item) => item.jobId),
-        );
-        const byId = new Map(jobs.map((job) => [job.id, job]));
-        const order = items
-          .map((_, i) => i)
-          .sort((a, b) => {
-            const ca = byId.get(items[a]!.jobId)?.check_id ?? '';
-            const cb = byId.get(items[b]!.jobId)?.check_id ?? '';
-            return ca < cb ? -1 : ca > cb ? 1 : a - b;
-          });
-        const stored: SubmitOutcome[] = [];
-        for (const [position, i] of order.entries()) {
-          // SQLite runs each statement synchronously: without a turn of the event loop between items, a batch of
-          // 100 would hold it for about 200 ms (2 ms of statements per result).
-          if (position > 0 && position % YIELD_EVERY_ITEMS === 0) await yieldToLoop();
-          const { jobId, result } = items[i]!;
-          const job = byId.get(jobId);
-          let outcome: SubmitOutcome;
-          // Refusals found before the item's first write: the item is answered with it, the batch goes on.
-          try {
-            if (!job) outcome = await priorOutcome(store, scope, jobId, hashes[i]!);
-            else if (
-              job.state !== 'leased' ||
-              job.agent_id !== scope.agentId ||
-              Number(job.lease_expires_at) <= nowMs
-            ) {
-              throw leaseLost(jobId, 'its result is not stored');
-            } else outcome = UNSTORED;
-          } catch (err) {
-            if (!(err instanceof HttpError)) throw err;
-            answers[i] = { jobId, error: err };
-            continue;
-          }
-          if (outcome === UNSTORED) {
-            outcome = await this.#storeAgentResult(
-              tx,
-              job!,
-              result,
-              { agentId: scope.agentId, hash: hashes[i]!, nowMs },
-              scope.agent,
-            );
-          }
-          answers[i] = { jobId, outcome };
-          stored.push(outcome);
-        }
-        return stored;
-      });
-    } catch {
-      // Each item again on its own: what failed is refused alone (and what was a duplicate stays one).
-      for (const [i, { jobId, result }] of items.entries()) {
-        try {
-          answers[i] = { jobId, outcome: await this.submitResult(scope, jobId, result, nowMs) };
-        } catch (err) {
-          if (!(err instanceof HttpError)) throw err;
-          answers[i] = { jobId, error: err };
-        }
-      }
-      return answers;
-    }
-    this.announce({
-      sessions: committed.flatMap((o) => (o.checkSessionId ? [o.checkSessionId] : [])),
-      accounts: committed.some((o) => o.retryJobId) ? [scope.accountId] : [],
-      resultsStored: committed.some((o) => !o.duplicate),
-    });
-    return answers;
   }
 
   /** The part of submitResult in its transaction once the agent is known to hold `job`. */
@@ -381,6 +493,11 @@ export class ResultIngest {
     for (const session of ended.sessions ?? []) this.#wakeups.emitSession(session);
     if (ended.resultsStored) this.#onResultStored?.();
   }
+}
+
+/** The SHA-256 (hex) of a posted result: a repeat of the same body is a duplicate. */
+function hashOf(result: CheckResult): string {
+  return createHash('sha256').update(JSON.stringify(result)).digest('hex');
 }
 
 /**
