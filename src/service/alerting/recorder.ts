@@ -53,8 +53,11 @@ export async function recordResult(
   if (stored.result.resultType !== 'FINAL') return 0;
   const store = new AlertQueries(tx);
   await store.lockCheckAlerting(stored.checkId);
-  const check = await store.check(stored.accountId, stored.checkId);
-  if (!check) return 0;
+  // The state read here is the one this result is judged against: nothing below writes it before the engine
+  // runs, and the lock above keeps every other result of the check out until this transaction ends.
+  const found = await store.checkWithState<AlertState>(stored.accountId, stored.checkId);
+  if (!found) return 0;
+  const { check, state: previous } = found;
   const group = check.groupId === null ? null : await store.group(stored.accountId, check.groupId);
   // A maintenance window that silences the check holds its notifications back as muting does: the state
   // and the alerts are still recorded (docs/alerting.md, "Maintenance windows").
@@ -78,7 +81,6 @@ export async function recordResult(
     owner.useGlobalAlertSettings === false ? null : await reads.alertSettings(stored.accountId, store);
   const resolved = resolveAlertSettings(accountSettings, group, check);
   const settings = context.silenced ? { ...resolved, muted: true } : resolved;
-  const previous = await store.alertState<AlertState>(stored.checkId);
   const { state, alerts } = evaluate(previous, run, settings, stored.nowMs);
   // A passing run of a passing check changes nothing: no write (most results are these).
   const unchanged =

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import type { CheckResult } from '../../../src/protocol/index.js';
 import { settleSession } from '../../../src/service/runs/sessions/sessions.js';
 import {
   type TestService,
@@ -118,6 +119,42 @@ describe('check sessions end with their last run', () => {
       for (const res of answers) expect(res.statusCode, res.body).toBeLessThan(300);
       const session = await svc.request('GET', `/v1/check-sessions/${sessionId}`);
       expect(session.json(), `round ${round}`).toMatchObject({ status: 'FAILED' });
+    }
+  });
+
+  it('ends with the worst status of its runs: FAILED over DEGRADED over PASSED, and only after its last run', async () => {
+    svc = await testService();
+    const checkId = await createCheck(
+      svc,
+      'icmp',
+      icmpBody({ activated: false, locations: LOCATIONS, runParallel: true }),
+    );
+    const cases: [CheckResult['status'][], string][] = [
+      [['PASSED', 'DEGRADED', 'FAILED'], 'FAILED'],
+      [['DEGRADED', 'PASSED', 'PASSED'], 'DEGRADED'],
+      [['PASSED', 'PASSED', 'PASSED'], 'PASSED'],
+    ];
+    for (const [statuses, expected] of cases) {
+      const sessionId = await triggerCheck(svc, checkId);
+      for (const [i, location] of LOCATIONS.entries()) {
+        const agentId = `00000000-0000-4000-8000-00000000000${i}`;
+        const [job] = await claimJobs(svc, agentId, { locations: [location] });
+        const res = await svc.app.inject({
+          method: 'POST',
+          url: `/v1/agent/jobs/${job!.jobId}/result`,
+          headers: { ...svc.auth(), 'x-agent-id': agentId },
+          payload:
+            statuses[i] === 'DEGRADED'
+              ? resultFor(job!, 'PASSED', { status: 'DEGRADED', isDegraded: true })
+              : resultFor(job!, statuses[i]),
+        });
+        expect(res.statusCode, res.body).toBe(200);
+        const session = (await svc.request('GET', `/v1/check-sessions/${sessionId}`)).json();
+        // In PROGRESS while a run is left, then the worst of the three.
+        expect(session.status, `${statuses.join(' ')} after ${i + 1}`).toBe(
+          i < LOCATIONS.length - 1 ? 'PROGRESS' : expected,
+        );
+      }
     }
   });
 });

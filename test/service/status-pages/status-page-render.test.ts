@@ -187,7 +187,7 @@ describe('service states', () => {
 
     // A MINOR trigger's failing state is a partial outage; pausing the check takes it out.
     const store = new AlertQueries(svc.context.db);
-    const state = (await store.alertState<{ episode: object }>(failing))!;
+    const state = (await store.checkWithState<{ episode: object }>(svc.accountA.id, failing))!.state!;
     const minorCheck = await createCheck(svc, 'url', body('minor', slow!, 'MINOR'));
     await store.saveAlertState(svc.accountA.id, minorCheck, state, Date.now());
     model = await modelOf(url);

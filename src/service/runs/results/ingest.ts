@@ -266,6 +266,10 @@ export class ResultIngest {
         const jobOf = (item: ResultItem) =>
           jobsOfItem.get(`${JSON.stringify([item.scope.accountId, item.scope.locations])}\0${item.jobId}`);
         const jobs = items.map(jobOf);
+        // Which of the jobs' checks are test runs, read once for all of them instead of once per result.
+        const testRuns = await new TestRunQueries(tx).testRunsAmong([
+          ...new Set(jobs.flatMap((job) => (job ? [job.check_id] : []))),
+        ]);
         const order = items
           .map((_, i) => i)
           .sort((a, b) => {
@@ -305,6 +309,7 @@ export class ResultIngest {
               result,
               { agentId: scope.agentId, hash, nowMs },
               scope.agent,
+              testRuns.has(job!.check_id),
             );
             storedJobs.add(job!.id);
           }
@@ -352,13 +357,17 @@ export class ResultIngest {
     return outcome;
   }
 
-  /** The part of submitResult in its transaction once the agent is known to hold `job`. */
+  /**
+   * The part of submitResult in its transaction once the agent is known to hold `job`. `testRun`: whether
+   * the job's check is a test run, when the caller read it already (see #storeJobResult).
+   */
   async #storeAgentResult(
     tx: Tx,
     job: JobRow,
     result: CheckResult,
     by: ResultAuthor,
     agent: AgentScope['agent'],
+    testRun?: boolean,
   ): Promise<SubmitOutcome> {
     const store = new JobQueries(tx);
     const payload = openPayload(store, job.id, job.payload);
@@ -376,7 +385,7 @@ export class ResultIngest {
       resultType: plan.retry ? 'ATTEMPT' : 'FINAL',
       ...(agent ? { agent } : {}),
     };
-    await this.#storeJobResult(tx, job, stored, by);
+    await this.#storeJobResult(tx, job, stored, by, testRun);
     const retryJobId = plan.retry
       ? await this.#queueNextAttempt(store, job, payload, by.nowMs + plan.delayMs)
       : null;
@@ -439,11 +448,19 @@ export class ResultIngest {
    * one job's result at once (or a post racing the run's end) read the same row; on PostgreSQL the second
    * delete waits for the first transaction and then finds the row gone, and its transaction rolls back here.
    * (On PostgreSQL no unique index can say it: `check_results` is partitioned by day, migration 0025.)
+   * `testRun`: whether the job's check is a test run, when the caller read it already; else it is read here.
    * @throws HttpError 409 OUTPOST_ERR_LEASE_LOST when the job's row was deleted by another transaction.
    */
-  async #storeJobResult(tx: Tx, job: JobRow, result: CheckResult, by: ResultAuthor): Promise<void> {
+  async #storeJobResult(
+    tx: Tx,
+    job: JobRow,
+    result: CheckResult,
+    by: ResultAuthor,
+    testRun?: boolean,
+  ): Promise<void> {
     if (!(await new JobQueries(tx).deleteJob(job.id))) throw leaseLost(job.id, 'its result is not stored');
-    const recording = (await new TestRunQueries(tx).isTestRun(job.check_id)) ? UNRECORDED : this.#recording;
+    const isTestRun = testRun ?? (await new TestRunQueries(tx).isTestRun(job.check_id));
+    const recording = isTestRun ? UNRECORDED : this.#recording;
     await recordResult(tx, recording, { resultId: randomUUID(), owner: job, result, by });
   }
 

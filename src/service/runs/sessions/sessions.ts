@@ -12,7 +12,8 @@ import { JobQueries, type Tx } from '../queue/store.js';
 import { nextLocation } from '../scheduler/locations.js';
 import { SessionQueries } from './store.js';
 import type { Database } from '../../platform/store/database.js';
-import { readDoc, type SessionStatus, writeDoc } from '../../platform/store/schema.js';
+import { isPostgres } from '../../platform/store/dialect.js';
+import { readDoc, writeDoc } from '../../platform/store/schema.js';
 
 /**
  * Target filters of a session start (the shape the market leader's
@@ -254,20 +255,14 @@ export class CheckSessions {
  */
 export async function settleSession(tx: Tx, sessionId: string, nowMs: number): Promise<boolean> {
   const store = new SessionQueries(tx);
-  // The session's row first: two runs ending at once would otherwise each see the other's job not yet
-  // deleted, and neither would end the session. Locked, the second reads after the first committed.
-  const session = await store.lockSessionState(sessionId);
-  if (session?.status !== 'PROGRESS') return false;
-  if (await store.sessionHasJobs(sessionId)) return false;
-  let status: SessionStatus = 'PASSED';
-  if (session.timed_out_runs > 0) {
-    status = 'TIMED_OUT';
-  } else {
-    const statuses = await store.finalStatuses(sessionId);
-    if (statuses.includes('FAILED')) status = 'FAILED';
-    else if (statuses.includes('DEGRADED')) status = 'DEGRADED';
+  // PostgreSQL: the session's row first. Two runs ending at once would otherwise each see the other's job not
+  // yet deleted, and neither would end the session. Locked, the second's next statement reads after the first
+  // committed. (SQLite runs one writer at a time: nothing to lock.)
+  if (isPostgres(tx)) {
+    const session = await store.lockSessionState(sessionId);
+    if (session?.status !== 'PROGRESS') return false;
   }
-  return store.endSession(sessionId, status, nowMs);
+  return store.endIfSettled(sessionId, nowMs);
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { Insertable, Kysely, Transaction } from 'kysely';
+import type { ExpressionBuilder, Insertable, Kysely, Selectable, Transaction } from 'kysely';
 import type { Database } from '../../platform/store/database.js';
 import { isPostgres } from '../../platform/store/dialect.js';
 import type { SessionStatus } from '../../platform/store/schema.js';
@@ -16,12 +16,42 @@ const LOCK_SESSION_STATE = new Statement((db: Kysely<Database>, v: { sessionId: 
     .where('id', '=', v.sessionId);
   return isPostgres(db) ? query.forUpdate() : query;
 });
-const FINAL_STATUSES = new Statement((db: Kysely<Database>, v: { sessionId: string }) =>
-  db
+// A session ends in one statement once it has no job left: TIMED_OUT when a run ended without a result, else the
+// worst status of its FINAL results.
+const finalWith = (
+  eb: ExpressionBuilder<Database, 'check_sessions'>,
+  sessionId: string,
+  status: Selectable<Database['check_results']>['status'],
+) =>
+  eb
     .selectFrom('check_results')
-    .select('status')
-    .where('check_session_id', '=', v.sessionId)
-    .where('result_type', '=', 'FINAL'),
+    .select('check_results.id')
+    .where('check_results.check_session_id', '=', sessionId)
+    .where('check_results.result_type', '=', 'FINAL')
+    .where('check_results.status', '=', status);
+const END_IF_SETTLED = new Statement((db: Kysely<Database>, v: { sessionId: string; nowMs: number }) =>
+  db
+    .updateTable('check_sessions')
+    .set((eb) => ({
+      status: eb
+        .case()
+        .when('check_sessions.timed_out_runs', '>', 0)
+        .then('TIMED_OUT')
+        .when(eb.exists(finalWith(eb, v.sessionId, 'FAILED')))
+        .then('FAILED')
+        .when(eb.exists(finalWith(eb, v.sessionId, 'DEGRADED')))
+        .then('DEGRADED')
+        .else('PASSED')
+        .end() as unknown as SessionStatus,
+      stopped_at: v.nowMs,
+    }))
+    .where('check_sessions.id', '=', v.sessionId)
+    .where('check_sessions.status', '=', 'PROGRESS')
+    .where((eb) =>
+      eb.not(
+        eb.exists(eb.selectFrom('jobs').select('jobs.id').where('jobs.check_session_id', '=', v.sessionId)),
+      ),
+    ),
 );
 const END_SESSION = new Statement(
   (db: Kysely<Database>, v: { sessionId: string; status: SessionStatus; nowMs: number }) =>
@@ -121,10 +151,15 @@ export class SessionQueries {
     return LOCK_SESSION_STATE.first(this.#db, { sessionId });
   }
 
-  /** Statuses of the session's FINAL results. */
-  async finalStatuses(sessionId: string): Promise<string[]> {
-    const results = await FINAL_STATUSES.rows(this.#db, { sessionId });
-    return results.map((r) => r.status);
+  /**
+   * Ends the session at `nowMs` when it is in PROGRESS and has no job left (queued, leased, or a retry's next
+   * attempt): TIMED_OUT when a run ended without a result (`timed_out_runs`), else the worst status of its FINAL
+   * results (FAILED > DEGRADED > PASSED). One statement (see settleSession for the lock PostgreSQL takes first).
+   * @returns whether this call ended it.
+   */
+  async endIfSettled(sessionId: string, nowMs: number): Promise<boolean> {
+    const res = await END_IF_SETTLED.run(this.#db, { sessionId, nowMs });
+    return (res.numAffectedRows ?? 0n) > 0n;
   }
 
   /**

@@ -30,6 +30,13 @@ export class TestRunQueries {
     return (await IS_TEST_RUN.first(this.#db, { checkId })) !== undefined;
   }
 
+  /** Which of `checkIds` are ids of test runs still kept: one statement for the results stored together. */
+  async testRunsAmong(checkIds: readonly string[]): Promise<Set<string>> {
+    if (checkIds.length === 0) return new Set();
+    const rows = await this.#db.selectFrom('test_runs').select('id').where('id', 'in', checkIds).execute();
+    return new Set(rows.map((row) => row.id));
+  }
+
   /** Test runs made before `cutoffMs` (epoch ms, index `test_runs_created`), at most `limit`. */
   async madeBefore(cutoffMs: number, limit: number) {
     return this.#db
