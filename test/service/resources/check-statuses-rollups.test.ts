@@ -46,6 +46,7 @@ describe('the rollups of FINAL results', () => {
     await record({ startedAt: T0 + 60_000, hasFailures: true, responseTime: 300 });
     await record({ startedAt: T0 + 120_000, status: 'DEGRADED', isDegraded: true, responseTime: 200 });
     await record({ startedAt: T0 + 180_000, runLocation: 'us-east-1', responseTime: 50 });
+    await record({ startedAt: T0 + 240_000, responseTime: 10 });
     // An error without failures, in the next hour: FAILED for the day, a failure for the hour.
     const latest = await record({
       startedAt: T0 + HOUR_MS,
@@ -74,7 +75,7 @@ describe('the rollups of FINAL results', () => {
     });
     expect(Number(last[0]!.started_at)).toBe(T0 + HOUR_MS);
     // Every result counts, an older one too (it moved the hourly sums).
-    expect(Number(last[0]!.revision)).toBe(6);
+    expect(Number(last[0]!.revision)).toBe(7);
 
     const hourly = (
       await db
@@ -96,7 +97,7 @@ describe('the rollups of FINAL results', () => {
     const hour = (at: number) => at - (at % HOUR_MS);
     expect(hourly).toEqual([
       [hour(T0 - DAY_MS), 'eu-west-1', 1, 0, 0, 70, 70],
-      [hour(T0), 'eu-west-1', 4, 2, 1, 1500, 900],
+      [hour(T0), 'eu-west-1', 5, 2, 1, 1510, 900],
       [hour(T0), 'us-east-1', 1, 0, 0, 50, 50],
       [hour(T0 + HOUR_MS), 'eu-west-1', 1, 1, 0, 0, 0],
     ]);
@@ -112,7 +113,7 @@ describe('the rollups of FINAL results', () => {
     const day = (at: number) => at - (at % DAY_MS);
     expect(daily).toEqual([
       [day(T0 - DAY_MS), 1, 0, 0],
-      [day(T0), 3, 1, 2],
+      [day(T0), 4, 1, 2],
     ]);
   });
 });

@@ -327,35 +327,30 @@ const UPSERT_ROLLUPS = new Statement(
       dayFailed: number;
     },
   ) =>
-    db
-      .with('last_result', (qc) => upsertLastResult(qc as unknown as QueryCreator<Database>, v))
-      .with('hourly', (qc) =>
-        upsertHourly(qc as unknown as QueryCreator<Database>, {
-          checkId: v.check_id as string,
-          hourStart: v.hourStart,
-          runLocation: v.run_location as string,
-          accountId: v.account_id as string,
-          failed: v.hourFailed,
-          degraded: v.is_degraded as number,
-          responseTime: v.response_time as number,
-        }),
-      )
-      .insertInto('check_stats_daily')
-      .values({
-        check_id: v.check_id as string,
-        day_start: v.dayStart,
-        account_id: v.account_id as string,
+    upsertDaily(
+      // The daily upsert itself, with the other two as its CTEs.
+      db
+        .with('last_result', (qc) => upsertLastResult(qc as unknown as QueryCreator<Database>, v))
+        .with('hourly', (qc) =>
+          upsertHourly(qc as unknown as QueryCreator<Database>, {
+            checkId: v.check_id as string,
+            hourStart: v.hourStart,
+            runLocation: v.run_location as string,
+            accountId: v.account_id as string,
+            failed: v.hourFailed,
+            degraded: v.is_degraded as number,
+            responseTime: v.response_time as number,
+          }),
+        ) as unknown as QueryCreator<Database>,
+      {
+        checkId: v.check_id as string,
+        dayStart: v.dayStart,
+        accountId: v.account_id as string,
         passed: v.passed,
         degraded: v.degraded,
         failed: v.dayFailed,
-      })
-      .onConflict((oc) =>
-        oc.columns(['check_id', 'day_start']).doUpdateSet((eb) => ({
-          passed: eb('check_stats_daily.passed', '+', v.passed),
-          degraded: eb('check_stats_daily.degraded', '+', v.degraded),
-          failed: eb('check_stats_daily.failed', '+', v.dayFailed),
-        })),
-      ),
+      },
+    ),
 );
 
 /**
