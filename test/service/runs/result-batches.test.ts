@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { sql } from 'kysely';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ServiceClient } from '../../../src/agent/service-client.js';
-import { worstLoopGap } from '../../helpers/event-loop.js';
+import { LIMIT_MS, overloaded, worstLoopGap } from '../../helpers/event-loop.js';
 import { type Job, PROTOCOL_VERSION } from '../../../src/protocol/index.js';
 import {
   claimJobs,
@@ -260,9 +260,12 @@ describe('a batch of 100 results and the event loop', () => {
       expect(res.statusCode, res.body).toBe(200);
       expect(res.json().results.every((r: { stored: boolean }) => r.stored)).toBe(true);
     });
-    console.log(`100 results in one batch: worst event-loop gap ${worstGapMs.toFixed(1)} ms`);
-    // 50 ms of our own statements, and 30 ms for the scheduler of a loaded 2-core machine.
-    expect(worstGapMs).toBeLessThan(80);
+    console.log(
+      `100 results in one batch: worst event-loop gap ${worstGapMs.toFixed(1)} ms${overloaded ? ' (machine overloaded)' : ''}`,
+    );
+    // 50 ms of our own statements, and 30 ms for the scheduler of a loaded 2-core machine; on an overloaded one
+    // (load above its cores) scheduling alone delays timers, and LIMIT_MS adds its slack as in the other tests.
+    expect(worstGapMs).toBeLessThan(LIMIT_MS + 30);
   });
 });
 
@@ -351,7 +354,7 @@ describe('single results posted at once (group commit)', () => {
     }
     // Its job is still leased to the agent, nothing of it stored: a later post stores it.
     await sql
-      .raw('DROP TRIGGER outpost_test_refuse' + (TEST_DATABASE === 'postgres' ? ' ON check_results' : ''))
+      .raw(`DROP TRIGGER outpost_test_refuse${TEST_DATABASE === 'postgres' ? ' ON check_results' : ''}`)
       .execute(svc.db);
     const later = await postOne('A', agentId, doomed, resultFor(jobs[5]!));
     expect(later.json()).toEqual({ stored: true, duplicate: false, resultType: 'FINAL' });
