@@ -252,9 +252,10 @@ export class ResultIngest {
       await this.#db.transaction().execute(async (tx) => {
         const store = new JobQueries(tx);
         // One read of the jobs per scope (an account and the locations its agent serves).
+        const keys = items.map(({ scope }) => JSON.stringify([scope.accountId, scope.locations]));
         const byScope = new Map<string, { scope: AgentScope; jobIds: string[] }>();
-        for (const { scope, jobId } of items) {
-          const key = JSON.stringify([scope.accountId, scope.locations]);
+        for (const [i, { scope, jobId }] of items.entries()) {
+          const key = keys[i]!;
           const entry = byScope.get(key) ?? { scope, jobIds: [] };
           entry.jobIds.push(jobId);
           byScope.set(key, entry);
@@ -263,9 +264,7 @@ export class ResultIngest {
         for (const [key, { scope, jobIds }] of byScope) {
           for (const job of await store.jobsOf(scope, jobIds)) jobsOfItem.set(`${key}\0${job.id}`, job);
         }
-        const jobOf = (item: ResultItem) =>
-          jobsOfItem.get(`${JSON.stringify([item.scope.accountId, item.scope.locations])}\0${item.jobId}`);
-        const jobs = items.map(jobOf);
+        const jobs = items.map((item, i) => jobsOfItem.get(`${keys[i]}\0${item.jobId}`));
         // Which of the jobs' checks are test runs, read once for all of them instead of once per result.
         const testRuns = await new TestRunQueries(tx).testRunsAmong([
           ...new Set(jobs.flatMap((job) => (job ? [job.check_id] : []))),
