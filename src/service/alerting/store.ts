@@ -54,6 +54,72 @@ const SAVE_ALERT_STATE = new Statement(
  * API: portable kysely only. Inserts that must happen once (alerts, notifications) are
  * `ON CONFLICT DO NOTHING` on their key, which SQLite and PostgreSQL read alike.
  */
+/** A new alert's row: every column, as the recorder writes them. */
+type AlertInsert = {
+  id: string;
+  account_id: string;
+  check_id: string;
+  alert_type: string;
+  episode_id: string;
+  sequence: number;
+  notified: number;
+  result_id: string | null;
+  doc: string;
+  created_at: number;
+};
+const INSERT_ALERT = new Statement((db: Kysely<Database>, v: AlertInsert) =>
+  db
+    .insertInto('check_alerts')
+    .values({
+      id: v.id,
+      account_id: v.account_id,
+      check_id: v.check_id,
+      alert_type: v.alert_type,
+      episode_id: v.episode_id,
+      sequence: v.sequence,
+      notified: v.notified,
+      result_id: v.result_id,
+      doc: v.doc,
+      created_at: v.created_at,
+    })
+    .onConflict((oc) => oc.column('id').doNothing()),
+);
+/** A new notification's row: every column the recorder writes (the others keep their defaults). */
+type NotificationInsert = {
+  account_id: string;
+  alert_id: string | null;
+  channel_id: number;
+  check_id: string | null;
+  alert_type: string;
+  idempotency_key: string;
+  order_key: string;
+  state: string;
+  next_attempt_at: number;
+  doc: string;
+  created_at: number;
+};
+const INSERT_NOTIFICATION = new Statement((db: Kysely<Database>, v: NotificationInsert) =>
+  db
+    .insertInto('alert_notifications')
+    .values({
+      account_id: v.account_id,
+      alert_id: v.alert_id,
+      channel_id: v.channel_id,
+      check_id: v.check_id,
+      alert_type: v.alert_type,
+      idempotency_key: v.idempotency_key,
+      order_key: v.order_key,
+      state: v.state,
+      next_attempt_at: v.next_attempt_at,
+      doc: v.doc,
+      created_at: v.created_at,
+    })
+    .onConflict((oc) => oc.column('idempotency_key').doNothing()),
+);
+const ACCOUNT_CHANNELS = new Statement((db: Kysely<Database>, v: { accountId: string }) =>
+  db.selectFrom('alert_channels').selectAll().where('account_id', '=', v.accountId).orderBy('id'),
+);
+
 export class AlertQueries {
   readonly #db: Tx;
 
@@ -153,13 +219,9 @@ export class AlertQueries {
   }
 
   /** Inserts an alert. @returns false when an alert with its id exists (nothing written). */
-  async insertAlert(row: Insertable<Database['check_alerts']>): Promise<boolean> {
-    const result = await this.#db
-      .insertInto('check_alerts')
-      .values(row)
-      .onConflict((oc) => oc.column('id').doNothing())
-      .executeTakeFirst();
-    return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0;
+  async insertAlert(row: AlertInsert): Promise<boolean> {
+    const result = await INSERT_ALERT.run(this.#db, row);
+    return (result.numAffectedRows ?? 0n) > 0n;
   }
 
   /** Replaces an alert's document (the incident it opened is added after it is recorded). */
@@ -175,12 +237,7 @@ export class AlertQueries {
     accountId: string,
     check: SubscriberCheck,
   ): Promise<{ id: number; doc: ChannelDoc }[]> {
-    const rows = await this.#db
-      .selectFrom('alert_channels')
-      .selectAll()
-      .where('account_id', '=', accountId)
-      .orderBy('id')
-      .execute();
+    const rows = await ACCOUNT_CHANNELS.rows(this.#db, { accountId });
     return rows
       .filter((row) => subscribesTo(Number(row.id), readDoc(row.doc), check))
       .map((row) => ({ id: Number(row.id), doc: openChannelDoc(this.#db as Kysely<Database>, row) }));
@@ -190,13 +247,9 @@ export class AlertQueries {
    * Queues a notification unless one with its idempotency key exists.
    * @returns whether it was queued.
    */
-  async insertNotification(row: Insertable<Database['alert_notifications']>): Promise<boolean> {
-    const result = await this.#db
-      .insertInto('alert_notifications')
-      .values(row)
-      .onConflict((oc) => oc.column('idempotency_key').doNothing())
-      .executeTakeFirst();
-    return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0;
+  async insertNotification(row: NotificationInsert): Promise<boolean> {
+    const result = await INSERT_NOTIFICATION.run(this.#db, row);
+    return (result.numAffectedRows ?? 0n) > 0n;
   }
 
   /** Records the latest certificate of a domain. */

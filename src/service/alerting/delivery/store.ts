@@ -1,4 +1,5 @@
 import type { ExpressionBuilder, Kysely, Selectable } from 'kysely';
+import { Statement } from '../../platform/store/statement.js';
 import type { ChannelRow } from '../alert-channels/store.js';
 import { ChannelQueries } from '../alert-channels/store.js';
 import type { Database } from '../../platform/store/database.js';
@@ -25,6 +26,189 @@ export type NotificationFilter = {
   state?: NotificationState | undefined;
   limit: number;
   offset: number;
+};
+
+/** The notifications queued for one kind of slot: to alert channels, or mails to status-page subscribers. */
+type NotificationKind = 'channel' | 'subscriber';
+
+type KindFilter = NotificationKind | undefined;
+type Notifications = Database & { n: Database['alert_notifications'] };
+
+/**
+ * Whether `n` is the oldest undelivered notification of its `order_key` (delivery stays in order per channel
+ * and check; a FAILED one does not hold back those after it).
+ */
+function firstOfItsKey(eb: ExpressionBuilder<Notifications, 'n'>) {
+  return eb.not(
+    eb.exists(
+      eb
+        .selectFrom('alert_notifications as o')
+        .select('o.id')
+        .whereRef('o.order_key', '=', 'n.order_key')
+        .where('o.state', 'in', ['PENDING', 'SENDING'])
+        .whereRef('o.id', '<', 'n.id'),
+    ),
+  );
+}
+
+/**
+ * Notifications of `kind` (both when undefined) as the query states it: the partial indexes of
+ * 0035_notification_kinds match only `subscriber_id` is / is not null written as there.
+ */
+function ofKind(kind: KindFilter) {
+  return (eb: ExpressionBuilder<Notifications, 'n'>) =>
+    kind === undefined ? eb.lit(true) : eb('n.subscriber_id', kind === 'subscriber' ? 'is not' : 'is', null);
+}
+
+/**
+ * The statements of {@link DeliveryQueries.claimable}, one per kind and limit (a handful: the worker's free
+ * slots): built and compiled once each (store/statement.ts), with the limit written into the SQL.
+ */
+const claimableStatements = new Map<
+  string,
+  {
+    pending: Statement<Database, { nowMs: number }, NotificationRow>;
+    expired: Statement<Database, { nowMs: number; maxAttempts: number }, NotificationRow>;
+  }
+>();
+
+function claimableStatementsFor(kind: KindFilter, limit: number) {
+  const key = `${kind ?? 'all'}:${limit}`;
+  let statements = claimableStatements.get(key);
+  if (statements === undefined) {
+    statements = {
+      // Two queries, each walking its index in order and stopping after `limit` rows (one OR'ed query
+      // sorted every due row on each pass: 1.4 ms with 1,000 queued, paid once per send). The due ones of
+      // a kind walk that kind's partial index.
+      pending: new Statement((db: Kysely<Database>, v: { nowMs: number }) =>
+        db
+          .selectFrom('alert_notifications as n')
+          .selectAll('n')
+          .where('n.state', '=', 'PENDING')
+          .where(ofKind(kind))
+          .where('n.next_attempt_at', '<=', v.nowMs)
+          .where(firstOfItsKey)
+          .orderBy('n.next_attempt_at')
+          .orderBy('n.id')
+          .limit(limit),
+      ),
+      expired: new Statement((db: Kysely<Database>, v: { nowMs: number; maxAttempts: number }) =>
+        db
+          .selectFrom('alert_notifications as n')
+          .selectAll('n')
+          .where('n.state', '=', 'SENDING')
+          .where('n.lease_expires_at', '<=', v.nowMs)
+          .where('n.attempts', '<', v.maxAttempts)
+          .where(ofKind(kind))
+          .where(firstOfItsKey)
+          .orderBy('n.id')
+          .limit(limit),
+      ),
+    };
+    claimableStatements.set(key, statements);
+  }
+  return statements;
+}
+
+/** {@link DeliveryQueries.claim}'s conditional UPDATE (the conditions of `claimable`, checked again). */
+const CLAIM = new Statement(
+  (
+    db: Kysely<Database>,
+    v: { id: number; owner: string; nowMs: number; leaseExpiresAt: number; maxAttempts: number },
+  ) =>
+    db
+      .updateTable('alert_notifications')
+      .set((eb) => ({
+        state: 'SENDING',
+        lease_owner: v.owner,
+        lease_expires_at: v.leaseExpiresAt,
+        attempts: eb('attempts', '+', 1),
+      }))
+      .where('id', '=', v.id)
+      .where((eb) =>
+        eb.or([
+          eb.and([eb('state', '=', 'PENDING'), eb('next_attempt_at', '<=', v.nowMs)]),
+          eb.and([
+            eb('state', '=', 'SENDING'),
+            eb('lease_expires_at', '<=', v.nowMs),
+            eb('attempts', '<', v.maxAttempts),
+          ]),
+        ]),
+      )
+      .where((eb) =>
+        eb.not(
+          eb.exists(
+            eb
+              .selectFrom('alert_notifications as o')
+              .select('o.id')
+              .whereRef('o.order_key', '=', 'alert_notifications.order_key')
+              .where('o.state', 'in', ['PENDING', 'SENDING'])
+              .whereRef('o.id', '<', 'alert_notifications.id'),
+          ),
+        ),
+      )
+      .returning('attempts'),
+);
+
+/** One delivery attempt's row (`alert_attempts`). */
+const INSERT_ATTEMPT = new Statement(
+  (
+    db: Kysely<Database>,
+    v: {
+      notificationId: number;
+      accountId: string;
+      startedAtMs: number;
+      latencyMs: number;
+      outcome: string;
+      statusCode: number | null;
+      answer: string | null;
+      error: string | null;
+    },
+  ) =>
+    db.insertInto('alert_attempts').values({
+      notification_id: v.notificationId,
+      account_id: v.accountId,
+      started_at: v.startedAtMs,
+      latency_ms: v.latencyMs,
+      outcome: v.outcome,
+      status_code: v.statusCode,
+      answer: v.answer,
+      error: v.error,
+    }),
+);
+
+/** The values every end of a lease is written with: the notification and the lease it must still be under. */
+type LeaseValues = { id: number; owner: string; attempts: number };
+
+/** Ends a lease with `set` if it still holds (same owner and attempt number, still SENDING). */
+function endLease<V extends LeaseValues>(set: (v: V) => Record<string, unknown>) {
+  return new Statement((db: Kysely<Database>, v: V) =>
+    db
+      .updateTable('alert_notifications')
+      .set({ ...set(v), lease_owner: null, lease_expires_at: null })
+      .where('id', '=', v.id)
+      .where('state', '=', 'SENDING')
+      .where('lease_owner', '=', v.owner)
+      .where('attempts', '=', v.attempts),
+  );
+}
+
+/** {@link DeliveryQueries.finish}'s three ends of a lease: DELIVERED, PENDING again (a retry) or FAILED. */
+const FINISH = {
+  DELIVERED: endLease((v: LeaseValues & { atMs: number }) => ({
+    state: 'DELIVERED',
+    delivered_at: v.atMs,
+    last_error: null,
+  })),
+  PENDING: endLease((v: LeaseValues & { retryAtMs: number; lastError: string | null }) => ({
+    state: 'PENDING',
+    next_attempt_at: v.retryAtMs,
+    last_error: v.lastError,
+  })),
+  FAILED: endLease((v: LeaseValues & { lastError: string }) => ({
+    state: 'FAILED',
+    last_error: v.lastError,
+  })),
 };
 
 /**
@@ -54,51 +238,13 @@ export class DeliveryQueries {
     nowMs: number,
     maxAttempts: number,
     limit: number,
-    kind?: 'channel' | 'subscriber',
+    kind?: NotificationKind,
     abandoned = true,
   ): Promise<NotificationRow[]> {
-    // Two queries, each walking its index in order and stopping after `limit` rows (one OR'ed query
-    // sorted every due row on each pass: 1.4 ms with 1,000 queued, paid once per send). The due ones of
-    // a kind walk that kind's partial index (0035_notification_kinds), whose condition SQLite and
-    // PostgreSQL match only when the query states it as written there: `subscriber_id` is / is not null.
-    const firstOfItsKey = (eb: ExpressionBuilder<Database & { n: Database['alert_notifications'] }, 'n'>) =>
-      eb.not(
-        eb.exists(
-          eb
-            .selectFrom('alert_notifications as o')
-            .select('o.id')
-            .whereRef('o.order_key', '=', 'n.order_key')
-            .where('o.state', 'in', ['PENDING', 'SENDING'])
-            .whereRef('o.id', '<', 'n.id'),
-        ),
-      );
-    const ofKind = (eb: ExpressionBuilder<Database & { n: Database['alert_notifications'] }, 'n'>) =>
-      kind === undefined
-        ? eb.lit(true)
-        : eb('n.subscriber_id', kind === 'subscriber' ? 'is not' : 'is', null);
-    const pending = await this.#db
-      .selectFrom('alert_notifications as n')
-      .selectAll('n')
-      .where('n.state', '=', 'PENDING')
-      .where(ofKind)
-      .where('n.next_attempt_at', '<=', nowMs)
-      .where(firstOfItsKey)
-      .orderBy('n.next_attempt_at')
-      .orderBy('n.id')
-      .limit(limit)
-      .execute();
+    const statements = claimableStatementsFor(kind, limit);
+    const pending = await statements.pending.rows(this.#db, { nowMs });
     if (!abandoned) return pending;
-    const expired = await this.#db
-      .selectFrom('alert_notifications as n')
-      .selectAll('n')
-      .where('n.state', '=', 'SENDING')
-      .where('n.lease_expires_at', '<=', nowMs)
-      .where('n.attempts', '<', maxAttempts)
-      .where(ofKind)
-      .where(firstOfItsKey)
-      .orderBy('n.id')
-      .limit(limit)
-      .execute();
+    const expired = await statements.expired.rows(this.#db, { nowMs, maxAttempts });
     return [...expired, ...pending]
       .sort((a, b) => Number(a.next_attempt_at) - Number(b.next_attempt_at) || a.id - b.id)
       .slice(0, limit);
@@ -115,39 +261,13 @@ export class DeliveryQueries {
   ): Promise<Lease | null> {
     const { owner, nowMs, leaseMs, maxAttempts } = claim;
     // RETURNING (SQLite and PostgreSQL alike): the row comes back only to the worker whose UPDATE matched.
-    const row = await this.#db
-      .updateTable('alert_notifications')
-      .set((eb) => ({
-        state: 'SENDING',
-        lease_owner: owner,
-        lease_expires_at: nowMs + leaseMs,
-        attempts: eb('attempts', '+', 1),
-      }))
-      .where('id', '=', id)
-      .where((eb) =>
-        eb.or([
-          eb.and([eb('state', '=', 'PENDING'), eb('next_attempt_at', '<=', nowMs)]),
-          eb.and([
-            eb('state', '=', 'SENDING'),
-            eb('lease_expires_at', '<=', nowMs),
-            eb('attempts', '<', maxAttempts),
-          ]),
-        ]),
-      )
-      .where((eb) =>
-        eb.not(
-          eb.exists(
-            eb
-              .selectFrom('alert_notifications as o')
-              .select('o.id')
-              .whereRef('o.order_key', '=', 'alert_notifications.order_key')
-              .where('o.state', 'in', ['PENDING', 'SENDING'])
-              .whereRef('o.id', '<', 'alert_notifications.id'),
-          ),
-        ),
-      )
-      .returning('attempts')
-      .executeTakeFirst();
+    const row = await CLAIM.first(this.#db, {
+      id,
+      owner,
+      nowMs,
+      leaseExpiresAt: nowMs + leaseMs,
+      maxAttempts,
+    });
     return row ? { id, owner, attempts: Number(row.attempts) } : null;
   }
 
@@ -223,34 +343,24 @@ export class DeliveryQueries {
       | { state: 'FAILED'; lastError: string },
   ): Promise<boolean> {
     return this.#db.transaction().execute(async (tx) => {
-      await tx
-        .insertInto('alert_attempts')
-        .values({
-          notification_id: lease.id,
-          account_id: attempt.accountId,
-          started_at: attempt.startedAtMs,
-          latency_ms: attempt.latencyMs,
-          outcome: attempt.result.outcome,
-          status_code: attempt.result.statusCode,
-          answer: attempt.result.answer,
-          error: attempt.result.error,
-        })
-        .execute();
-      const set =
+      await INSERT_ATTEMPT.run(tx, {
+        notificationId: lease.id,
+        accountId: attempt.accountId,
+        startedAtMs: attempt.startedAtMs,
+        latencyMs: attempt.latencyMs,
+        outcome: attempt.result.outcome,
+        statusCode: attempt.result.statusCode,
+        answer: attempt.result.answer,
+        error: attempt.result.error,
+      });
+      const held = { id: lease.id, owner: lease.owner, attempts: lease.attempts };
+      const result =
         next.state === 'DELIVERED'
-          ? { state: 'DELIVERED', delivered_at: next.atMs, last_error: null }
+          ? await FINISH.DELIVERED.run(tx, { ...held, atMs: next.atMs })
           : next.state === 'PENDING'
-            ? { state: 'PENDING', next_attempt_at: next.retryAtMs, last_error: next.lastError }
-            : { state: 'FAILED', last_error: next.lastError };
-      const result = await tx
-        .updateTable('alert_notifications')
-        .set({ ...set, lease_owner: null, lease_expires_at: null })
-        .where('id', '=', lease.id)
-        .where('state', '=', 'SENDING')
-        .where('lease_owner', '=', lease.owner)
-        .where('attempts', '=', lease.attempts)
-        .executeTakeFirst();
-      return result.numUpdatedRows === 1n;
+            ? await FINISH.PENDING.run(tx, { ...held, retryAtMs: next.retryAtMs, lastError: next.lastError })
+            : await FINISH.FAILED.run(tx, { ...held, lastError: next.lastError });
+      return result.numAffectedRows === 1n;
     });
   }
 

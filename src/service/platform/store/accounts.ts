@@ -1,6 +1,29 @@
 import type { Insertable, Kysely } from 'kysely';
 import type { Role } from '../http/permissions.js';
 import type { ApiKeyTable, Database } from './schema.js';
+import { Statement } from './statement.js';
+
+/** What {@link AccountQueries.keyOfHash} reads of a key: epoch ms; the person and their role null for an account key. */
+export type KeyOfHashRow = {
+  id: string;
+  account_id: string;
+  label: string | null;
+  role: Role;
+  expires_at: number | null;
+  user_id: string | null;
+  user_role: Role | null;
+};
+
+/** {@link AccountQueries.keyOfHash}: read for every request an API key signs, built once (statement.ts). */
+const KEY_OF_HASH = new Statement((db: Kysely<Database>, v: { keyHash: string }) =>
+  db
+    .selectFrom('api_keys as k')
+    .leftJoin('users as u', (join) =>
+      join.onRef('u.id', '=', 'k.user_id').onRef('u.account_id', '=', 'k.account_id'),
+    )
+    .select(['k.id', 'k.account_id', 'k.label', 'k.role', 'k.expires_at', 'k.user_id', 'u.role as user_role'])
+    .where('k.key_hash', '=', v.keyHash),
+);
 
 /**
  * The `accounts` and `api_keys` tables' queries: creating the first account and its keys, and
@@ -54,34 +77,8 @@ export class AccountQueries {
    * null), with the person it belongs to and that person's current role (both null for an account key, and
    * `user_role` null when the person is gone); undefined when no key has it. Reads `api_keys` ⟕ `users`.
    */
-  keyOfHash(keyHash: string): Promise<
-    | {
-        id: string;
-        account_id: string;
-        label: string | null;
-        role: Role;
-        expires_at: number | null;
-        user_id: string | null;
-        user_role: Role | null;
-      }
-    | undefined
-  > {
-    return this.#db
-      .selectFrom('api_keys as k')
-      .leftJoin('users as u', (join) =>
-        join.onRef('u.id', '=', 'k.user_id').onRef('u.account_id', '=', 'k.account_id'),
-      )
-      .select([
-        'k.id',
-        'k.account_id',
-        'k.label',
-        'k.role',
-        'k.expires_at',
-        'k.user_id',
-        'u.role as user_role',
-      ])
-      .where('k.key_hash', '=', keyHash)
-      .executeTakeFirst();
+  keyOfHash(keyHash: string): Promise<KeyOfHashRow | undefined> {
+    return KEY_OF_HASH.first(this.#db, { keyHash });
   }
 
   /** Records a use of the key with row id `id`: sets its `last_used_at` to `nowMs` (epoch ms). */

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database, DocRow, JsonColumn, StoredJson } from './schema.js';
+import { Statement } from './statement.js';
 
 /** The columns every document table has (`DocRow`): the others are its extra columns. */
 type DocColumn = 'id' | 'account_id' | 'doc' | 'created_at' | 'updated_at';
@@ -37,6 +38,40 @@ export type DocTableRow<T extends DocTableName, Read extends DocTableColumn<T> =
  */
 type AnyDocTable = DocRow<number, unknown> & { extra: string };
 
+/** A column a read of a document table selects, under the view's names (see AnyDocTable). */
+type ReadColumn = 'id' | 'extra' | 'doc' | 'created_at' | 'updated_at';
+
+type DocTableView = { doc_table: AnyDocTable };
+
+/**
+ * The reads run for every result and every alert sent (a channel by id, an account's channels), built and
+ * compiled once per table and column list (store/statement.ts), by `${table}:${columns}`.
+ */
+const readStatements = new Map<
+  string,
+  {
+    get: Statement<DocTableView, { accountId: string; id: number }, unknown>;
+    all: Statement<DocTableView, { accountId: string }, unknown>;
+  }
+>();
+
+function readStatementsOf(table: 'doc_table', columns: readonly ReadColumn[]) {
+  const key = `${table}:${columns.join(',')}`;
+  let statements = readStatements.get(key);
+  if (statements === undefined) {
+    statements = {
+      get: new Statement((db: Kysely<DocTableView>, v: { accountId: string; id: number }) =>
+        db.selectFrom(table).select(columns).where('account_id', '=', v.accountId).where('id', '=', v.id),
+      ),
+      all: new Statement((db: Kysely<DocTableView>, v: { accountId: string }) =>
+        db.selectFrom(table).select(columns).where('account_id', '=', v.accountId).orderBy('id'),
+      ),
+    };
+    readStatements.set(key, statements);
+  }
+  return statements;
+}
+
 /**
  * The queries of one account-scoped document table (`T`, see DocTableName), every one scoped to one
  * account but `setDoc` (by the id the store generated). `Extra` is the table's extra text column, written
@@ -54,7 +89,7 @@ export class DocTableQueries<
   /** The extra column, `Extra`, under the view's name. */
   readonly #extra: 'extra';
   /** The columns a read selects: `id`, `Read`, `doc`, `created_at`, `updated_at`, in this order. */
-  readonly #columns: readonly ('id' | 'extra' | 'doc' | 'created_at' | 'updated_at')[];
+  readonly #columns: readonly ReadColumn[];
 
   /**
    * Queries of `table` over `db` (a transaction too), whose extra column is `extra`; rows are read with
@@ -93,22 +128,25 @@ export class DocTableQueries<
 
   /** The row `id`; undefined when it is not in the account. */
   get(accountId: string, id: number): Promise<DocTableRow<T, Read> | undefined> {
-    return this.#db
-      .selectFrom(this.#table)
-      .select(this.#columns)
-      .where('account_id', '=', accountId)
-      .where('id', '=', id)
-      .executeTakeFirst() as Promise<DocTableRow<T, Read> | undefined>;
+    return readStatementsOf(this.#table, this.#columns).get.first(this.#db, { accountId, id }) as Promise<
+      DocTableRow<T, Read> | undefined
+    >;
   }
 
   /** One page of the account's rows, by id: `limit` rows after `offset`; every row when `limit` is undefined. */
   list(accountId: string, limit?: number, offset = 0): Promise<DocTableRow<T, Read>[]> {
-    let query = this.#db
+    if (limit === undefined) {
+      return readStatementsOf(this.#table, this.#columns).all.rows(this.#db, { accountId }) as Promise<
+        DocTableRow<T, Read>[]
+      >;
+    }
+    const query = this.#db
       .selectFrom(this.#table)
       .select(this.#columns)
       .where('account_id', '=', accountId)
-      .orderBy('id');
-    if (limit !== undefined) query = query.limit(limit).offset(offset);
+      .orderBy('id')
+      .limit(limit)
+      .offset(offset);
     return query.execute() as Promise<DocTableRow<T, Read>[]>;
   }
 

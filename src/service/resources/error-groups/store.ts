@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type Kysely, type Selectable, sql } from 'kysely';
 import type { Database } from '../../platform/store/database.js';
+import { Statement } from '../../platform/store/statement.js';
 
 /** An error group row (see the `error_groups` table): times in epoch ms, flags 0 or 1. */
 export type ErrorGroupRow = Selectable<Database['error_groups']>;
@@ -15,6 +16,35 @@ export type ErrorGroupEvent = {
   seenAtMs: number;
 };
 
+/** {@link ErrorGroupQueries.record}'s upsert, built once (platform/store/statement.ts). */
+const RECORD = new Statement(
+  (db: Kysely<Database>, v: ErrorGroupEvent & { id: string; createdAtMs: number }) =>
+    db
+      .insertInto('error_groups')
+      .values({
+        id: v.id,
+        account_id: v.accountId,
+        check_id: v.checkId,
+        error_hash: v.errorHash,
+        raw_error_message: v.rawMessage,
+        cleaned_error_message: v.cleanedMessage,
+        first_seen: v.seenAtMs,
+        last_seen: v.seenAtMs,
+        archived_until_next_event: 0,
+        archived_forever: 0,
+        created_at: v.createdAtMs,
+        updated_at: null,
+      })
+      .onConflict((oc) =>
+        oc.columns(['check_id', 'error_hash']).doUpdateSet({
+          first_seen: sql<number>`CASE WHEN excluded.first_seen < error_groups.first_seen THEN excluded.first_seen ELSE error_groups.first_seen END`,
+          last_seen: sql<number>`CASE WHEN excluded.last_seen > error_groups.last_seen THEN excluded.last_seen ELSE error_groups.last_seen END`,
+          raw_error_message: sql<string>`CASE WHEN excluded.last_seen >= error_groups.last_seen THEN excluded.raw_error_message ELSE error_groups.raw_error_message END`,
+          archived_until_next_event: 0,
+        }),
+      ),
+);
+
 /** The `error_groups` table's queries, every one scoped to one account. */
 export class ErrorGroupQueries {
   readonly #db: Kysely<Database>;
@@ -28,31 +58,7 @@ export class ErrorGroupQueries {
    * event. One upsert statement, so concurrent results for one group cannot collide.
    */
   async record(event: ErrorGroupEvent): Promise<void> {
-    await this.#db
-      .insertInto('error_groups')
-      .values({
-        id: randomUUID(),
-        account_id: event.accountId,
-        check_id: event.checkId,
-        error_hash: event.errorHash,
-        raw_error_message: event.rawMessage,
-        cleaned_error_message: event.cleanedMessage,
-        first_seen: event.seenAtMs,
-        last_seen: event.seenAtMs,
-        archived_until_next_event: 0,
-        archived_forever: 0,
-        created_at: Date.now(),
-        updated_at: null,
-      })
-      .onConflict((oc) =>
-        oc.columns(['check_id', 'error_hash']).doUpdateSet({
-          first_seen: sql<number>`CASE WHEN excluded.first_seen < error_groups.first_seen THEN excluded.first_seen ELSE error_groups.first_seen END`,
-          last_seen: sql<number>`CASE WHEN excluded.last_seen > error_groups.last_seen THEN excluded.last_seen ELSE error_groups.last_seen END`,
-          raw_error_message: sql<string>`CASE WHEN excluded.last_seen >= error_groups.last_seen THEN excluded.raw_error_message ELSE error_groups.raw_error_message END`,
-          archived_until_next_event: 0,
-        }),
-      )
-      .execute();
+    await RECORD.run(this.#db, { ...event, id: randomUUID(), createdAtMs: Date.now() });
   }
 
   /** The group's row; undefined when it is not in the account. */

@@ -1,8 +1,14 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { Database } from '../../platform/store/database.js';
+import { Statement } from '../../platform/store/statement.js';
 
 /** A variable row as stored: a secret variable's value sealed; times in epoch ms. */
 export type VariableRow = Selectable<Database['variables']>;
+
+/** Every variable of an account, by key: read for every alert sent and every check run that uses them. */
+const ALL_OF_ACCOUNT = new Statement((db: Kysely<Database>, v: { accountId: string }) =>
+  db.selectFrom('variables').selectAll().where('account_id', '=', v.accountId).orderBy('key'),
+);
 
 /** The `variables` table's queries, every one scoped to one account; keys are unique per account. */
 export class VariableQueries {
@@ -13,13 +19,15 @@ export class VariableQueries {
 
   /** One page of the account's variables, ordered by key; every variable when `page` is undefined. */
   list(accountId: string, page?: { limit: number; offset: number }): Promise<VariableRow[]> {
-    let query = this.#db
+    if (page === undefined) return ALL_OF_ACCOUNT.rows(this.#db, { accountId });
+    return this.#db
       .selectFrom('variables')
       .selectAll()
       .where('account_id', '=', accountId)
-      .orderBy('key');
-    if (page !== undefined) query = query.limit(page.limit).offset(page.offset);
-    return query.execute();
+      .orderBy('key')
+      .limit(page.limit)
+      .offset(page.offset)
+      .execute();
   }
 
   /** The variable `key`; undefined when the account has none. */
