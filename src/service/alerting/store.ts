@@ -1,6 +1,6 @@
 import type { Insertable, Kysely, Transaction } from 'kysely';
 import type { ChannelDoc } from './alert-channels/alert-channels.js';
-import { openChannelDoc, type SubscriberCheck, subscribesTo } from './alert-channels/alert-channels.js';
+import { type SubscriberCheck, subscribesTo } from './alert-channels/alert-channels.js';
 import type { GroupDoc } from '../resources/index.js';
 import type { CheckDoc } from '../checks/index.js';
 import type { CheckResult } from '../../protocol/index.js';
@@ -11,6 +11,12 @@ import { Statement } from '../platform/store/statement.js';
 import type { AlertSettingsDoc } from './settings.js';
 
 type Tx = Kysely<Database> | Transaction<Database>;
+
+/** What of a subscribed channel decides the alerts it takes (channelWants, the SSL milestones): no secret. */
+export type SubscribedChannelSettings = Pick<
+  ChannelDoc,
+  'sendFailure' | 'sendDegraded' | 'sendRecovery' | 'sslExpiry' | 'sslExpiryThreshold'
+>;
 
 // The statements of every FINAL result, built once (platform/store/statement.ts).
 // The check and its alert state in one statement: every FINAL result needs both (one statement less per result).
@@ -230,17 +236,26 @@ export class AlertQueries {
   }
 
   /**
-   * The account's channels that alert for `check` (subscribesTo), by id, with secrets in clear:
-   * one read of the account's channels; only the subscribed ones are opened.
+   * The account's channels that alert for `check` (subscribesTo), by id, with what decides which alerts they
+   * take: one read of the account's channels. Their secrets stay sealed: queueing a notification needs none
+   * (the delivery worker opens the channel when it sends).
    */
   async subscribedChannels(
     accountId: string,
     check: SubscriberCheck,
-  ): Promise<{ id: number; doc: ChannelDoc }[]> {
+  ): Promise<{ id: number; doc: SubscribedChannelSettings }[]> {
     const rows = await ACCOUNT_CHANNELS.rows(this.#db, { accountId });
-    return rows
-      .filter((row) => subscribesTo(Number(row.id), readDoc(row.doc), check))
-      .map((row) => ({ id: Number(row.id), doc: openChannelDoc(this.#db as Kysely<Database>, row) }));
+    const subscribed: { id: number; doc: SubscribedChannelSettings }[] = [];
+    for (const row of rows) {
+      const doc = readDoc(row.doc);
+      if (!subscribesTo(Number(row.id), doc, check)) continue;
+      const { sendFailure, sendDegraded, sendRecovery, sslExpiry, sslExpiryThreshold } = doc;
+      subscribed.push({
+        id: Number(row.id),
+        doc: { sendFailure, sendDegraded, sendRecovery, sslExpiry, sslExpiryThreshold },
+      });
+    }
+    return subscribed;
   }
 
   /**

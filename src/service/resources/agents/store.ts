@@ -3,9 +3,59 @@ import type { AgentEvent } from '../../../protocol/messages.js';
 import type { ClaimReport } from './agents.js';
 import type { Database } from '../../platform/store/database.js';
 import type { StoredJson } from '../../platform/store/schema.js';
+import { Statement } from '../../platform/store/statement.js';
 
 /** An agent row as stored (see AgentTable). */
 export type AgentRow = Selectable<Database['agents']>;
+
+// The statements of every claim and every result an agent posts, built once (platform/store/statement.ts).
+const AGENT = new Statement((db: Kysely<Database>, v: { accountId: string; agentId: string }) =>
+  db.selectFrom('agents').selectAll().where('account_id', '=', v.accountId).where('id', '=', v.agentId),
+);
+const SEEN_SINCE = new Statement((db: Kysely<Database>, v: { accountId: string; sinceMs: number }) =>
+  db
+    .selectFrom('agents')
+    .select(['id', 'location_id', 'claim_report', 'last_seen_at', 'stopped_at'])
+    .where('account_id', '=', v.accountId)
+    .where('last_seen_at', '>=', v.sinceMs)
+    .where('stopped_at', 'is', null),
+);
+type SeenValues = {
+  agentId: string;
+  accountId: string;
+  locationId: string | null;
+  version: string;
+  nowMs: number;
+  hostName: string;
+};
+/** An agent's row written on a request: with its host name when it sent one (the other keeps the one stored). */
+const RECORD_SEEN = {
+  withHost: new Statement((db: Kysely<Database>, v: SeenValues) => {
+    const seen = { version: v.version, last_seen_at: v.nowMs, stopped_at: null, host_name: v.hostName };
+    return db
+      .insertInto('agents')
+      .values({ id: v.agentId, account_id: v.accountId, location_id: v.locationId, ...seen })
+      .onConflict((oc) => oc.columns(['account_id', 'id']).doUpdateSet(seen));
+  }),
+  withoutHost: new Statement((db: Kysely<Database>, v: Omit<SeenValues, 'hostName'>) => {
+    const seen = { version: v.version, last_seen_at: v.nowMs, stopped_at: null };
+    return db
+      .insertInto('agents')
+      .values({ id: v.agentId, account_id: v.accountId, location_id: v.locationId, ...seen })
+      .onConflict((oc) => oc.columns(['account_id', 'id']).doUpdateSet(seen));
+  }),
+};
+const RECORD_CLAIM = new Statement(
+  (db: Kysely<Database>, v: { accountId: string; agentId: string; report: string }) =>
+    db
+      .updateTable('agents')
+      .set((eb) => ({
+        claim_report: v.report,
+        first_seen_at: eb.fn.coalesce('first_seen_at', 'last_seen_at'),
+      }))
+      .where('account_id', '=', v.accountId)
+      .where('id', '=', v.agentId),
+);
 
 /**
  * The `agents` and `agent_events` tables' queries, every one scoped to one account (but those a
@@ -19,12 +69,7 @@ export class AgentQueries {
 
   /** The agent's row; undefined when the account has no agent `agentId`. */
   get(accountId: string, agentId: string): Promise<AgentRow | undefined> {
-    return this.#db
-      .selectFrom('agents')
-      .selectAll()
-      .where('account_id', '=', accountId)
-      .where('id', '=', agentId)
-      .executeTakeFirst();
+    return AGENT.first(this.#db, { accountId, agentId });
   }
 
   /** Every agent of the account, the most recently seen first. */
@@ -52,17 +97,9 @@ export class AgentQueries {
     hostName?: string,
   ): Promise<void> {
     // A claim after a stop is a restart: the agent is connected again.
-    const seen = {
-      version,
-      last_seen_at: nowMs,
-      stopped_at: null,
-      ...(hostName ? { host_name: hostName } : {}),
-    };
-    await this.#db
-      .insertInto('agents')
-      .values({ id: agentId, account_id: accountId, location_id: locationId, ...seen })
-      .onConflict((oc) => oc.columns(['account_id', 'id']).doUpdateSet(seen))
-      .execute();
+    const values = { agentId, accountId, locationId, version, nowMs };
+    if (hostName) await RECORD_SEEN.withHost.run(this.#db, { ...values, hostName });
+    else await RECORD_SEEN.withoutHost.run(this.#db, values);
   }
 
   /** Records that agent `agentId` said it stopped at `nowMs` (epoch ms); an unknown agent is left alone. */
@@ -81,13 +118,7 @@ export class AgentQueries {
    * account; an account has few agents.
    */
   seenSince(accountId: string, sinceMs: number) {
-    return this.#db
-      .selectFrom('agents')
-      .select(['id', 'location_id', 'claim_report', 'last_seen_at', 'stopped_at'])
-      .where('account_id', '=', accountId)
-      .where('last_seen_at', '>=', sinceMs)
-      .where('stopped_at', 'is', null)
-      .execute();
+    return SEEN_SINCE.rows(this.#db, { accountId, sinceMs });
   }
 
   /** Stores an error report (an AgentEvent as JSON text) agent `agentId` sent at `nowMs` (epoch ms). */
@@ -108,12 +139,7 @@ export class AgentQueries {
    * claim (the claim wrote `last_seen_at` when it began).
    */
   async recordClaim(accountId: string, agentId: string, report: StoredJson<ClaimReport>): Promise<void> {
-    await this.#db
-      .updateTable('agents')
-      .set((eb) => ({ claim_report: report, first_seen_at: eb.fn.coalesce('first_seen_at', 'last_seen_at') }))
-      .where('account_id', '=', accountId)
-      .where('id', '=', agentId)
-      .execute();
+    await RECORD_CLAIM.run(this.#db, { accountId, agentId, report });
   }
 
   /** Last-seen times (epoch ms) of the agents that last used a key of the private location, and whether each said it stopped. */

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { LocationDoc } from './private-locations.js';
 import type { Database } from '../../platform/store/database.js';
 import type { StoredJson } from '../../platform/store/schema.js';
+import { Statement } from '../../platform/store/statement.js';
 
 /** A private location row: its slug and its document as JSON text; times in epoch ms. */
 export type LocationRow = {
@@ -22,6 +23,16 @@ export type KeyRow = {
 };
 
 const COLUMNS = ['id', 'slug', 'doc', 'created_at', 'updated_at'] as const;
+
+/** The account's locations: read for every claim and every run queued, built once (store/statement.ts). */
+const ALL_OF_ACCOUNT = new Statement((db: Kysely<Database>, v: { accountId: string }) =>
+  db
+    .selectFrom('private_locations')
+    .select(COLUMNS)
+    .where('account_id', '=', v.accountId)
+    .orderBy('created_at')
+    .orderBy('id'),
+);
 
 /**
  * The `private_locations` and `private_location_keys` tables' queries, every one scoped to one
@@ -85,13 +96,7 @@ export class LocationQueries {
 
   /** The account's locations, oldest first. */
   list(accountId: string): Promise<LocationRow[]> {
-    return this.#db
-      .selectFrom('private_locations')
-      .select(COLUMNS)
-      .where('account_id', '=', accountId)
-      .orderBy('created_at')
-      .orderBy('id')
-      .execute();
+    return ALL_OF_ACCOUNT.rows(this.#db, { accountId });
   }
 
   /** Replaces the location's document. */

@@ -62,6 +62,30 @@ const END_SESSION = new Statement(
       .where('status', '=', 'PROGRESS'),
 );
 
+const SESSION_ROW = new Statement((db: Kysely<Database>, v: { accountId: string; id: string }) =>
+  db.selectFrom('check_sessions').selectAll().where('account_id', '=', v.accountId).where('id', '=', v.id),
+);
+const SESSION_RESULTS = new Statement((db: Kysely<Database>, v: { sessionId: string }) =>
+  db
+    .selectFrom('check_results')
+    .select([
+      'id',
+      'run_location',
+      'status',
+      'has_failures',
+      'has_errors',
+      'is_degraded',
+      'response_time',
+      'result_type',
+      'started_at',
+      'stopped_at',
+      'doc',
+      'has_artifacts',
+    ])
+    .where('check_session_id', '=', v.sessionId)
+    .orderBy('started_at'),
+);
+
 /**
  * Every statement of check sessions (sessions.ts) against the store: a session's row, written in
  * the transaction that queues its runs, what reading one needs, and what settling one needs (in the
@@ -83,35 +107,12 @@ export class SessionQueries {
 
   /** The session's row in the account, or undefined. */
   async row(accountId: string, id: string) {
-    return this.#db
-      .selectFrom('check_sessions')
-      .selectAll()
-      .where('account_id', '=', accountId)
-      .where('id', '=', id)
-      .executeTakeFirst();
+    return SESSION_ROW.first(this.#db, { accountId, id });
   }
 
   /** The session's stored results, oldest `started_at` first (index `check_results_session`). */
   async results(sessionId: string) {
-    return this.#db
-      .selectFrom('check_results')
-      .select([
-        'id',
-        'run_location',
-        'status',
-        'has_failures',
-        'has_errors',
-        'is_degraded',
-        'response_time',
-        'result_type',
-        'started_at',
-        'stopped_at',
-        'doc',
-        'has_artifacts',
-      ])
-      .where('check_session_id', '=', sessionId)
-      .orderBy('started_at')
-      .execute();
+    return SESSION_RESULTS.rows(this.#db, { sessionId });
   }
 
   /** Counts one run of the session that ended without a result. */
