@@ -312,9 +312,16 @@ export class DeliveryWorker {
         kind === 'subscriber' ? this.#subscriberSends.size : this.#inFlight.size - this.#subscriberSends.size;
       let free = (kind === 'subscriber' ? this.#subscriberConcurrency : this.#concurrency) - busy;
       if (free <= 0 || this.#stopped) continue;
-      // Rows of this worker's own sends can come back (a lease that expired mid-send): ask for
-      // enough to fill the free slots anyway.
-      const rows = await this.#store.claimable(nowMs, this.#maxAttempts, free + busy, kind, sweep);
+      // The due ones are never this worker's own sends (those are SENDING): the free slots' worth fills
+      // them. A sweep's expired leases can be this worker's own sends (a lease that expired mid-send): it
+      // asks for enough to fill the free slots anyway.
+      const rows = await this.#store.claimable(
+        nowMs,
+        this.#maxAttempts,
+        sweep ? free + busy : free,
+        kind,
+        sweep,
+      );
       for (const row of rows) {
         if (free <= 0 || this.#stopped) break;
         if (this.#inFlight.has(row.id) || this.#inFlightKeys.has(row.order_key)) continue;
