@@ -6,7 +6,7 @@ import type { CheckDoc } from '../checks/index.js';
 import type { CheckResult } from '../../protocol/index.js';
 import type { Database } from '../platform/store/database.js';
 import { KEYED_LOCKS, lockKeyForTransaction } from '../platform/store/dialect.js';
-import { readDoc } from '../platform/store/schema.js';
+import { type AlertNotificationTable, type CheckAlertTable, readDoc } from '../platform/store/schema.js';
 import { Statement } from '../platform/store/statement.js';
 import type { AlertSettingsDoc } from './settings.js';
 
@@ -61,18 +61,7 @@ const SAVE_ALERT_STATE = new Statement(
  * `ON CONFLICT DO NOTHING` on their key, which SQLite and PostgreSQL read alike.
  */
 /** A new alert's row: every column, as the recorder writes them. */
-type AlertInsert = {
-  id: string;
-  account_id: string;
-  check_id: string;
-  alert_type: string;
-  episode_id: string;
-  sequence: number;
-  notified: number;
-  result_id: string | null;
-  doc: string;
-  created_at: number;
-};
+type AlertInsert = CheckAlertTable;
 const INSERT_ALERT = new Statement((db: Kysely<Database>, v: AlertInsert) =>
   db
     .insertInto('check_alerts')
@@ -91,19 +80,20 @@ const INSERT_ALERT = new Statement((db: Kysely<Database>, v: AlertInsert) =>
     .onConflict((oc) => oc.column('id').doNothing()),
 );
 /** A new notification's row: every column the recorder writes (the others keep their defaults). */
-type NotificationInsert = {
-  account_id: string;
-  alert_id: string | null;
-  channel_id: number;
-  check_id: string | null;
-  alert_type: string;
-  idempotency_key: string;
-  order_key: string;
-  state: string;
-  next_attempt_at: number;
-  doc: string;
-  created_at: number;
-};
+type NotificationInsert = Pick<
+  AlertNotificationTable,
+  | 'account_id'
+  | 'alert_id'
+  | 'channel_id'
+  | 'check_id'
+  | 'alert_type'
+  | 'idempotency_key'
+  | 'order_key'
+  | 'state'
+  | 'next_attempt_at'
+  | 'doc'
+  | 'created_at'
+>;
 const INSERT_NOTIFICATION = new Statement((db: Kysely<Database>, v: NotificationInsert) =>
   db
     .insertInto('alert_notifications')

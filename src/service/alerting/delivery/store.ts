@@ -117,36 +117,25 @@ const CLAIM = new Statement(
     v: { id: number; owner: string; nowMs: number; leaseExpiresAt: number; maxAttempts: number },
   ) =>
     db
-      .updateTable('alert_notifications')
+      .updateTable('alert_notifications as n')
       .set((eb) => ({
         state: 'SENDING',
         lease_owner: v.owner,
         lease_expires_at: v.leaseExpiresAt,
         attempts: eb('attempts', '+', 1),
       }))
-      .where('id', '=', v.id)
+      .where('n.id', '=', v.id)
       .where((eb) =>
         eb.or([
-          eb.and([eb('state', '=', 'PENDING'), eb('next_attempt_at', '<=', v.nowMs)]),
+          eb.and([eb('n.state', '=', 'PENDING'), eb('n.next_attempt_at', '<=', v.nowMs)]),
           eb.and([
-            eb('state', '=', 'SENDING'),
-            eb('lease_expires_at', '<=', v.nowMs),
-            eb('attempts', '<', v.maxAttempts),
+            eb('n.state', '=', 'SENDING'),
+            eb('n.lease_expires_at', '<=', v.nowMs),
+            eb('n.attempts', '<', v.maxAttempts),
           ]),
         ]),
       )
-      .where((eb) =>
-        eb.not(
-          eb.exists(
-            eb
-              .selectFrom('alert_notifications as o')
-              .select('o.id')
-              .whereRef('o.order_key', '=', 'alert_notifications.order_key')
-              .where('o.state', 'in', ['PENDING', 'SENDING'])
-              .whereRef('o.id', '<', 'alert_notifications.id'),
-          ),
-        ),
-      )
+      .where(firstOfItsKey)
       .returning('attempts'),
 );
 
