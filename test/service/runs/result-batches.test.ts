@@ -331,11 +331,16 @@ describe('single results posted at once (group commit)', () => {
     const agentId = randomUUID();
     const jobs = await claimedJobs(8, agentId);
     const doomed = jobs[5]!.jobId;
-    // A fault of the store itself on one result's row, which no refusal check can see coming.
+    // A fault of the store itself on one result's row, which no refusal check can see coming. It holds while
+    // the flag table has a row: the test lifts it with a DELETE, since DDL on check_results (DROP TRIGGER)
+    // while the service's workers read it can deadlock on PostgreSQL.
+    await sql.raw('CREATE TABLE outpost_test_refuse_flag (on_ integer)').execute(svc.db);
+    await sql.raw('INSERT INTO outpost_test_refuse_flag VALUES (1)').execute(svc.db);
+    const refused = `NEW.job_id = '${doomed}' AND EXISTS (SELECT 1 FROM outpost_test_refuse_flag)`;
     if (TEST_DATABASE === 'postgres') {
       await sql
         .raw(`CREATE FUNCTION outpost_test_refuse() RETURNS trigger LANGUAGE plpgsql AS $$
-        BEGIN IF NEW.job_id = '${doomed}' THEN RAISE EXCEPTION 'planted failure'; END IF; RETURN NEW; END $$`)
+        BEGIN IF ${refused} THEN RAISE EXCEPTION 'planted failure'; END IF; RETURN NEW; END $$`)
         .execute(svc.db);
       await sql
         .raw(`CREATE TRIGGER outpost_test_refuse BEFORE INSERT ON check_results
@@ -344,7 +349,7 @@ describe('single results posted at once (group commit)', () => {
     } else {
       await sql
         .raw(`CREATE TRIGGER outpost_test_refuse BEFORE INSERT ON check_results
-        WHEN NEW.job_id = '${doomed}' BEGIN SELECT RAISE(ABORT, 'planted failure'); END`)
+        WHEN ${refused} BEGIN SELECT RAISE(ABORT, 'planted failure'); END`)
         .execute(svc.db);
     }
     const answers = await Promise.all(jobs.map((job) => postOne('A', agentId, job.jobId, resultFor(job))));
@@ -353,9 +358,7 @@ describe('single results posted at once (group commit)', () => {
       else expect(res.json(), `job ${i}`).toEqual({ stored: true, duplicate: false, resultType: 'FINAL' });
     }
     // Its job is still leased to the agent, nothing of it stored: a later post stores it.
-    await sql
-      .raw(`DROP TRIGGER outpost_test_refuse${TEST_DATABASE === 'postgres' ? ' ON check_results' : ''}`)
-      .execute(svc.db);
+    await sql.raw('DELETE FROM outpost_test_refuse_flag').execute(svc.db);
     const later = await postOne('A', agentId, doomed, resultFor(jobs[5]!));
     expect(later.json()).toEqual({ stored: true, duplicate: false, resultType: 'FINAL' });
   });
