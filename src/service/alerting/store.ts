@@ -61,8 +61,7 @@ const SAVE_ALERT_STATE = new Statement(
  * `ON CONFLICT DO NOTHING` on their key, which SQLite and PostgreSQL read alike.
  */
 /** A new alert's row: every column, as the recorder writes them. */
-type AlertInsert = CheckAlertTable;
-const INSERT_ALERT = new Statement((db: Kysely<Database>, v: AlertInsert) =>
+const INSERT_ALERT = new Statement((db: Kysely<Database>, v: CheckAlertTable) =>
   db
     .insertInto('check_alerts')
     .values({
@@ -215,7 +214,7 @@ export class AlertQueries {
   }
 
   /** Inserts an alert. @returns false when an alert with its id exists (nothing written). */
-  async insertAlert(row: AlertInsert): Promise<boolean> {
+  async insertAlert(row: CheckAlertTable): Promise<boolean> {
     const result = await INSERT_ALERT.run(this.#db, row);
     return (result.numAffectedRows ?? 0n) > 0n;
   }

@@ -26,25 +26,25 @@ type SeenValues = {
   locationId: string | null;
   version: string;
   nowMs: number;
-  hostName: string;
+  /** Written only by the statement `withHost` makes; the other keeps the host name stored. */
+  hostName?: string;
 };
-/** An agent's row written on a request: with its host name when it sent one (the other keeps the one stored). */
-const RECORD_SEEN = {
-  withHost: new Statement((db: Kysely<Database>, v: SeenValues) => {
-    const seen = { version: v.version, last_seen_at: v.nowMs, stopped_at: null, host_name: v.hostName };
+/** An agent's row written on a request, with its host name (`withHost`: it sent one) or keeping the stored one. */
+function recordSeen(withHost: boolean) {
+  return new Statement((db: Kysely<Database>, v: SeenValues) => {
+    const seen = {
+      version: v.version,
+      last_seen_at: v.nowMs,
+      stopped_at: null,
+      ...(withHost ? { host_name: v.hostName } : {}),
+    };
     return db
       .insertInto('agents')
       .values({ id: v.agentId, account_id: v.accountId, location_id: v.locationId, ...seen })
       .onConflict((oc) => oc.columns(['account_id', 'id']).doUpdateSet(seen));
-  }),
-  withoutHost: new Statement((db: Kysely<Database>, v: Omit<SeenValues, 'hostName'>) => {
-    const seen = { version: v.version, last_seen_at: v.nowMs, stopped_at: null };
-    return db
-      .insertInto('agents')
-      .values({ id: v.agentId, account_id: v.accountId, location_id: v.locationId, ...seen })
-      .onConflict((oc) => oc.columns(['account_id', 'id']).doUpdateSet(seen));
-  }),
-};
+  });
+}
+const RECORD_SEEN = { withHost: recordSeen(true), withoutHost: recordSeen(false) };
 const RECORD_CLAIM = new Statement(
   (db: Kysely<Database>, v: { accountId: string; agentId: string; report: string }) =>
     db
