@@ -10,6 +10,7 @@ import {
   expectationColumns,
   expectationOf,
   HeartbeatQueries,
+  type HeartbeatRow,
   type HeartbeatTx,
   type PingRecord,
 } from './store.js';
@@ -44,12 +45,17 @@ export const PING_BODY_LIMIT_BYTES = 10_000;
 export const HEARTBEAT_RUN_LOCATION = 'heartbeat';
 
 /**
- * Pings stored per transaction, and late heartbeats per sweep transaction. A transaction on the
+ * Pings stored per transaction, and late results per sweep transaction. A transaction on the
  * synchronous SQLite driver holds the event loop from BEGIN to COMMIT, and one ping or late
- * heartbeat costs about 0.5 ms with its result and alerting: batches stay well under 50 ms.
+ * result costs about 0.5 ms with its result and alerting: batches stay well under 50 ms.
  */
 const PING_BATCH = 48;
-const SWEEP_BATCH = 48;
+const LATE_RESULT_BATCH = 48;
+/**
+ * Heartbeats marked late per transaction: a row read and one update of it each (about 20 µs), so a burst of
+ * missed deadlines is marked within milliseconds, before the results of the first ones are stored.
+ */
+const MARK_BATCH = 500;
 
 /** A new ping token: 128 random bits, base64url (22 characters). */
 export function newPingToken(): string {
@@ -61,8 +67,12 @@ type Pending = { input: PingInput; resolve(answer: PingAnswer): void; reject(err
 /**
  * Heartbeat monitors (docs/heartbeats.md): stores pings (batched, a few dozen per transaction),
  * moves deadlines, and sweeps the ones that passed: a timer set to the earliest `due_at`, re-armed
- * when a ping or an edit moves one earlier, and a safety poll every `pollMs`. Every state change
- * commits with the result it causes (`ResultIngest.storeServiceResult` in the same transaction).
+ * when a ping or an edit moves one earlier, and a safety poll every `pollMs`. A ping's state change
+ * commits with the result it causes (`ResultIngest.storeServiceResult` in the same transaction). A
+ * missed deadline is marked LATE at once with the time it was found (`late_result_at`), and its
+ * FAILED result, dated then, is stored in a later batch of the same sweep; a ping or an edit that
+ * comes between stores that owed result first, so results keep their order and none is lost to a
+ * stop between the two (the next sweep stores it).
  */
 export class HeartbeatMonitor {
   readonly #context: ServiceContext;
@@ -177,6 +187,8 @@ export class HeartbeatMonitor {
     const store = new HeartbeatQueries(tx);
     const row = await store.byCheck(input.accountId, input.checkId);
     if (!row) return null;
+    // A result owed for a deadline missed before this edit is stored before the edit (a pause) takes effect.
+    await this.#storeLateResults(tx, [row], nowMs);
     const before = expectationOf(row);
     const changed = JSON.stringify(before) !== JSON.stringify(input.expectation);
     let status = row.status as HeartbeatStatus;
@@ -268,6 +280,8 @@ export class HeartbeatMonitor {
       throw res;
     }
     const now = this.#now();
+    // A deadline missed before this ping: its FAILED result first, then this ping's (the run it names ended).
+    const settled = (await this.#storeLateResults(tx, [row], now)) > 0;
     const { token: _token, ...ping } = input;
     await store.insertPing({ ...ping, accountId: row.account_id, checkId: row.check_id, receivedAtMs: now });
     const status = row.status as HeartbeatStatus;
@@ -290,7 +304,7 @@ export class HeartbeatMonitor {
       );
       return { answer: { outcome: 'OK' }, due };
     }
-    const startedAt = row.started_at === null ? null : Number(row.started_at);
+    const startedAt = row.started_at === null || settled ? null : Number(row.started_at);
     const due = deadlineAfterMs(expectation, now);
     const failed = input.kind === 'fail';
     await store.recordPing(row.check_id, failed ? 'FAILING' : 'UP', due, now);
@@ -333,44 +347,76 @@ export class HeartbeatMonitor {
   }
 
   /**
-   * Marks every heartbeat whose deadline passed LATE and stores its FAILED result, in batches of
-   * SWEEP_BATCH per transaction with a turn of the event loop between them.
+   * Marks every heartbeat whose deadline passed LATE (MARK_BATCH per transaction) and stores the
+   * FAILED results owed (LATE_RESULT_BATCH per transaction), marking again between batches of
+   * results, with a turn of the event loop between transactions.
    * @returns how many heartbeats became late.
    */
   async sweepNow(): Promise<number> {
     let total = 0;
     for (;;) {
-      const now = this.#now();
-      const count = await this.#context.db.transaction().execute(async (tx) => {
-        const store = new HeartbeatQueries(tx);
-        const rows = await store.due(now, SWEEP_BATCH);
-        if (rows.length === 0) return 0;
-        await store.markLate(
-          rows.map((r) => r.check_id),
-          now,
-        );
-        for (const row of rows) {
-          const lastPing =
-            row.last_ping_at === null ? 'never' : new Date(Number(row.last_ping_at)).toISOString();
-          const started =
-            row.started_at === null
-              ? ''
-              : `; a run started at ${new Date(Number(row.started_at)).toISOString()} did not finish within the grace`;
-          const result = serviceResult('FAILED', now, now, 0, {
-            errorMessage: `No ping received within period + grace (last ping ${lastPing})${started}`,
-            logs: [],
-          });
-          await this.#context.queue.results.storeServiceResult(
-            { accountId: row.account_id, checkId: row.check_id, result, nowMs: now },
-            tx,
-          );
-        }
+      let marked = 0;
+      for (;;) {
+        const now = this.#now();
+        const count = await this.#context.db.transaction().execute(async (tx) => {
+          const store = new HeartbeatQueries(tx);
+          const rows = await store.due(now, MARK_BATCH);
+          if (rows.length > 0) {
+            await store.markLate(
+              rows.map((r) => r.check_id),
+              now,
+            );
+          }
+          return rows.length;
+        });
+        marked += count;
+        if (count < MARK_BATCH || this.#stopped) break;
+        await yieldToLoop();
+      }
+      total += marked;
+      if (this.#stopped) return total;
+      const stored = await this.#context.db.transaction().execute(async (tx) => {
+        const rows = await new HeartbeatQueries(tx).lateResultsOwed(LATE_RESULT_BATCH);
+        await this.#storeLateResults(tx, rows, this.#now());
         return rows.length;
       });
-      total += count;
-      if (count < SWEEP_BATCH || this.#stopped) return total;
+      if (stored < LATE_RESULT_BATCH || this.#stopped) return total;
       await yieldToLoop();
     }
+  }
+
+  /**
+   * Stores in `tx` the FAILED result owed by each of `rows` that was marked late (`late_result_at`), dated
+   * when it was marked, and settles it (`settleLateResults`: once, whoever comes first). `nowMs`: when it
+   * is stored.
+   * @returns how many results were stored.
+   */
+  async #storeLateResults(tx: HeartbeatTx, rows: readonly HeartbeatRow[], nowMs: number): Promise<number> {
+    const owed = rows.filter((row) => row.late_result_at !== null);
+    if (owed.length === 0) return 0;
+    const settled = new Set(
+      await new HeartbeatQueries(tx).settleLateResults(owed.map((row) => row.check_id)),
+    );
+    let stored = 0;
+    for (const row of owed) {
+      if (!settled.has(row.check_id)) continue;
+      const lateAt = Number(row.late_result_at);
+      const lastPing = row.last_ping_at === null ? 'never' : new Date(Number(row.last_ping_at)).toISOString();
+      const started =
+        row.started_at === null
+          ? ''
+          : `; a run started at ${new Date(Number(row.started_at)).toISOString()} did not finish within the grace`;
+      const result = serviceResult('FAILED', lateAt, lateAt, 0, {
+        errorMessage: `No ping received within period + grace (last ping ${lastPing})${started}`,
+        logs: [],
+      });
+      await this.#context.queue.results.storeServiceResult(
+        { accountId: row.account_id, checkId: row.check_id, result, nowMs },
+        tx,
+      );
+      stored++;
+    }
+    return stored;
   }
 
   async #sweep(): Promise<void> {

@@ -1,4 +1,4 @@
-import type { Insertable, Kysely, Transaction } from 'kysely';
+import type { Insertable, Kysely, Selectable, Transaction } from 'kysely';
 import type { Database } from '../platform/store/database.js';
 import { isPostgres } from '../platform/store/dialect.js';
 import { Statement } from '../platform/store/statement.js';
@@ -6,6 +6,9 @@ import type { Expectation } from './expectation.js';
 
 /** A store handle or a transaction of it. */
 export type HeartbeatTx = Kysely<Database> | Transaction<Database>;
+
+/** A heartbeat's row. */
+export type HeartbeatRow = Selectable<Database['heartbeats']>;
 
 /** Pings kept per heartbeat check; older ones are deleted as new ones come. */
 export const PINGS_KEPT = 100;
@@ -234,15 +237,49 @@ export class HeartbeatQueries {
   }
 
   /**
-   * Marks the heartbeats of `checkIds` LATE in one statement: no deadline, no run started, `updated_at`
-   * `nowMs` (epoch ms).
+   * Marks the heartbeats of `checkIds` LATE in one statement: no deadline, `updated_at` `nowMs` (epoch ms), and
+   * `late_result_at` `nowMs`: their FAILED results are owed (`lateResultsOwed`, `settleLateResults`). A run
+   * started (`started_at`) stays recorded until then: the result names it.
    */
   async markLate(checkIds: readonly string[], nowMs: number): Promise<void> {
     await this.#db
       .updateTable('heartbeats')
-      .set({ status: 'LATE', due_at: null, started_at: null, updated_at: nowMs })
+      .set({ status: 'LATE', due_at: null, late_result_at: nowMs, updated_at: nowMs })
       .where('check_id', 'in', checkIds)
       .execute();
+  }
+
+  /** Heartbeats marked late whose FAILED result is still owed, earliest first (index `heartbeats_late_result`). */
+  lateResultsOwed(limit: number) {
+    return (
+      this.#db
+        .selectFrom('heartbeats')
+        .selectAll()
+        .where('late_result_at', 'is not', null)
+        .orderBy('late_result_at')
+        .limit(limit)
+        // PostgreSQL, several replicas: a row another sweep or a ping is settling is skipped (see `due`).
+        .$if(isPostgres(this.#db), (q) => q.forUpdate().skipLocked())
+        .execute()
+    );
+  }
+
+  /**
+   * Takes the owed late results of `checkIds` on: clears their `late_result_at` and `started_at` where it is
+   * still set. The caller stores a FAILED result for each check id answered, and only for those, in the same
+   * transaction: a ping or another replica that settled one first leaves nothing for this caller to store.
+   * @returns the check ids settled here.
+   */
+  async settleLateResults(checkIds: readonly string[]): Promise<string[]> {
+    if (checkIds.length === 0) return [];
+    const rows = await this.#db
+      .updateTable('heartbeats')
+      .set({ late_result_at: null, started_at: null })
+      .where('check_id', 'in', checkIds)
+      .where('late_result_at', 'is not', null)
+      .returning('check_id')
+      .execute();
+    return rows.map((row) => row.check_id);
   }
 
   /** Deletes a check's heartbeat and pings. */

@@ -7,7 +7,8 @@ import { testStore } from '../../helpers/service.js';
 /**
  * Two services on one store, as two replicas on one PostgreSQL store are (the `postgres` test project; on
  * SQLite the two share its one connection): their heartbeat sweepers run at once over the same late
- * heartbeats, and each heartbeat is marked late, with one failed result, once.
+ * heartbeats, and each heartbeat is marked late, with one failed result, once; a ping on one replica and a
+ * sweep on the other never both store a heartbeat's owed late result.
  */
 let store: Awaited<ReturnType<typeof testStore>>;
 let replicas: Service[];
@@ -67,5 +68,54 @@ describe('heartbeat sweeps of two replicas at once', () => {
       .where('check_id', 'in', ids)
       .execute();
     expect(late.every((row) => row.status === 'LATE')).toBe(true);
+  });
+
+  it('store an owed late result once when one replica sweeps while the other takes pings', async () => {
+    const checks: Array<{ id: string; token: string }> = [];
+    for (let i = 0; i < 40; i++) {
+      const res = await replicas[0]!.app.inject({
+        method: 'POST',
+        url: '/v1/checks/heartbeat',
+        headers: { authorization: `Bearer ${key}` },
+        payload: {
+          name: `hourly job ${i}`,
+          heartbeat: { period: 1, periodUnit: 'hours', grace: 0, graceUnit: 'seconds' },
+        },
+      });
+      expect(res.statusCode, res.body).toBe(201);
+      checks.push({ id: res.json().id as string, token: res.json().heartbeat.pingToken as string });
+    }
+    const ids = checks.map((c) => c.id);
+    // Marked late with their results owed, as a sweep's first step leaves them.
+    const lateAt = Date.now() + clock.offsetMs;
+    await store.db
+      .updateTable('heartbeats')
+      .set({ status: 'LATE', due_at: null, late_result_at: lateAt })
+      .where('check_id', 'in', ids)
+      .execute();
+    const pings = Promise.all(
+      checks.map((c) => replicas[1]!.app.inject({ method: 'GET', url: `/ping/${c.token}` })),
+    );
+    const [answers] = await Promise.all([pings, replicas[0]!.heartbeats.sweepNow()]);
+    expect(answers.map((a) => a.statusCode)).toEqual(checks.map(() => 200));
+    const rows = await store.db
+      .selectFrom('check_results')
+      .select(['check_id', 'status', 'stopped_at'])
+      .where('check_id', 'in', ids)
+      .execute();
+    for (const id of ids) {
+      const own = rows.filter((row) => row.check_id === id);
+      expect(own.filter((row) => row.status === 'FAILED').map((row) => Number(row.stopped_at))).toEqual([
+        lateAt,
+      ]);
+      expect(own.filter((row) => row.status === 'PASSED')).toHaveLength(1);
+    }
+    const owed = await store.db
+      .selectFrom('heartbeats')
+      .select('check_id')
+      .where('check_id', 'in', ids)
+      .where('late_result_at', 'is not', null)
+      .execute();
+    expect(owed).toEqual([]);
   });
 });

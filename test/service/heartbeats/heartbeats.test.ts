@@ -24,7 +24,12 @@ type Store = Awaited<ReturnType<typeof testStore>>;
  * Starts a service on `store`, which its close leaves open (a restart builds another on it), or else on a
  * new store of its own (`testStore`), dropped at close.
  */
-async function start(store?: Store, clock = { offsetMs: 0 }, account?: { key: string }): Promise<Hb> {
+async function start(
+  store?: Store,
+  clock = { offsetMs: 0 },
+  account?: { key: string },
+  heartbeats: { sweep?: boolean } = {},
+): Promise<Hb> {
   const own = store ? undefined : await testStore();
   const db = (store ?? own!).db;
   let key = account?.key;
@@ -34,7 +39,7 @@ async function start(store?: Store, clock = { offsetMs: 0 }, account?: { key: st
     log: pino({ level: 'silent' }),
     retention: false,
     appUrl: 'https://outpost.example.test/',
-    heartbeats: { now: () => Date.now() + clock.offsetMs },
+    heartbeats: { now: () => Date.now() + clock.offsetMs, ...heartbeats },
   });
   const base = await service.app.listen({ host: '127.0.0.1', port: 0 });
   const api = async (method: string, path: string, body?: unknown) => {
@@ -452,6 +457,118 @@ describe('heartbeats across a restart', () => {
       expect(Date.parse(late.stoppedAt)).toBeGreaterThanOrEqual(Date.parse(state.dueAt));
     } finally {
       await second.close();
+    }
+  });
+});
+
+/**
+ * A heartbeat marked late whose FAILED result is still owed (`late_result_at`), as a sweep leaves it between
+ * marking a burst of missed deadlines and storing their results, or as a service stopped between the two
+ * leaves it: the result, dated when it was marked, is stored once, before anything that comes after.
+ */
+describe('late results owed', () => {
+  let store: Store;
+  beforeAll(async () => {
+    store = await testStore();
+  });
+  afterAll(async () => {
+    await store?.drop();
+  });
+
+  /** Marks the heartbeat of `checkId` LATE at `lateAtMs` with its result owed, as a sweep's first step does. */
+  const markLate = (checkId: string, lateAtMs: number) =>
+    store.db
+      .updateTable('heartbeats')
+      .set({ status: 'LATE', due_at: null, late_result_at: lateAtMs, updated_at: lateAtMs })
+      .where('check_id', '=', checkId)
+      .execute();
+  const owed = async (checkId: string) =>
+    (
+      await store.db
+        .selectFrom('heartbeats')
+        .select('late_result_at')
+        .where('check_id', '=', checkId)
+        .executeTakeFirstOrThrow()
+    ).late_result_at;
+  const hourly = { period: 1, periodUnit: 'hours', grace: 0, graceUnit: 'seconds' };
+
+  it('a sweep stores the owed result once, dated when the heartbeat was marked late, after a restart too', async () => {
+    const first = await start(store, undefined, undefined, { sweep: false });
+    const check = await createHeartbeat(first, hourly);
+    const runStarted = Date.now() - 60_000;
+    await store.db
+      .updateTable('heartbeats')
+      .set({ started_at: runStarted })
+      .where('check_id', '=', check.id)
+      .execute();
+    const lateAt = Date.now() - 5_000;
+    await markLate(check.id, lateAt);
+    await first.close();
+
+    const second = await start(store, undefined, { key: first.key });
+    try {
+      let failed: any[] = [];
+      const t0 = Date.now();
+      while (failed.length === 0 && Date.now() - t0 < 3000) {
+        await new Promise((r) => setTimeout(r, 50));
+        failed = (await results(second, check.id)).filter((r) => r.status === 'FAILED');
+      }
+      expect(failed).toHaveLength(1);
+      expect(Date.parse(failed[0].stoppedAt)).toBe(lateAt);
+      expect(Date.parse(failed[0].startedAt)).toBe(lateAt);
+      expect(failed[0].errorMessage).toBe(
+        `No ping received within period + grace (last ping never); a run started at ${new Date(runStarted).toISOString()} did not finish within the grace`,
+      );
+      expect(await owed(check.id)).toBeNull();
+      expect(await second.service.heartbeats.sweepNow()).toBe(0);
+      expect((await results(second, check.id)).filter((r) => r.status === 'FAILED')).toHaveLength(1);
+      expect((await second.api('GET', `/v1/checks/${check.id}`)).json.heartbeatState).toMatchObject({
+        status: 'LATE',
+        dueAt: null,
+      });
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('a ping before the sweep stores the owed FAILED result first, then its own', async () => {
+    const hb = await start(store, undefined, undefined, { sweep: false });
+    try {
+      const check = await createHeartbeat(hb, hourly);
+      // A /start, then the deadline passes: the run it started is the one that did not finish.
+      expect((await ping(hb, check.heartbeat.pingToken, '/start')).status).toBe(200);
+      const lateAt = Date.now() - 1_000;
+      await markLate(check.id, lateAt);
+      expect((await ping(hb, check.heartbeat.pingToken)).status).toBe(200);
+      const all = await results(hb, check.id);
+      expect(all.map((r) => r.status)).toEqual(['FAILED', 'PASSED']);
+      expect(Date.parse(all[0]!.stoppedAt)).toBe(lateAt);
+      expect(all[0]!.errorMessage).toMatch(/a run started at .* did not finish within the grace$/);
+      // The success ping ends no run: the one started was already counted as failed.
+      expect(all[1]!.responseTime).toBe(0);
+      expect(await owed(check.id)).toBeNull();
+      expect((await hb.api('GET', `/v1/checks/${check.id}`)).json.heartbeatState.status).toBe('UP');
+      expect(await hb.service.heartbeats.sweepNow()).toBe(0);
+      expect(await results(hb, check.id)).toHaveLength(2);
+    } finally {
+      await hb.close();
+    }
+  });
+
+  it('pausing the check stores the owed result before the pause', async () => {
+    const hb = await start(store, undefined, undefined, { sweep: false });
+    try {
+      const check = await createHeartbeat(hb, hourly);
+      await markLate(check.id, Date.now() - 1_000);
+      const put = await hb.api('PUT', `/v1/checks/${check.id}`, { activated: false, script: null });
+      expect(put.status, JSON.stringify(put.json)).toBe(200);
+      expect(put.json.heartbeatState.status).toBe('PAUSED');
+      expect((await results(hb, check.id)).map((r) => r.status)).toEqual(['FAILED']);
+      expect(await owed(check.id)).toBeNull();
+      expect(await hb.service.heartbeats.sweepNow()).toBe(0);
+      expect(await results(hb, check.id)).toHaveLength(1);
+    } finally {
+      await hb.close();
     }
   });
 });

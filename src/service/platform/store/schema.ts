@@ -483,6 +483,11 @@ export type HeartbeatTable = {
   due_at: number | null;
   last_ping_at: number | null;
   started_at: number | null;
+  /**
+   * When the heartbeat was marked LATE, epoch ms, while the FAILED result that says so is still to be stored
+   * (0037_heartbeat_late_results); null otherwise.
+   */
+  late_result_at: number | null;
   /** The expected period, ms; null for a cron `schedule`. */
   period_ms: number | null;
   /** A 5-field cron expression, or null for a period. */

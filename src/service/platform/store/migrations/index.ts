@@ -33,6 +33,7 @@ import { auditLog } from './0033_audit_log.js';
 import { agentic } from './0034_agentic.js';
 import { notificationKinds } from './0035_notification_kinds.js';
 import { checksByName } from './0036_checks_by_name.js';
+import { heartbeatLateResults } from './0037_heartbeat_late_results.js';
 
 /**
  * Migrations in code, one file each (`NNNN_<name>.ts`), applied in name order. The names
@@ -79,6 +80,7 @@ const migrations: Record<string, Migration> = {
   '0034_agentic': agentic,
   '0035_notification_kinds': notificationKinds,
   '0036_checks_by_name': checksByName,
+  '0037_heartbeat_late_results': heartbeatLateResults,
 };
 
 class InCodeProvider implements MigrationProvider {
