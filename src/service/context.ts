@@ -200,7 +200,7 @@ export function createContext(options: ContextOptions): ServiceContext {
   ctx.queue = new JobQueue(options.db, {
     leaseMs: options.leaseMs ?? 300_000,
     queueExpiryMs: options.queueExpiryMs ?? 360_000,
-    resultHookNames: outbox.hookNames,
+    resultHooks: outbox.hookFilters,
     onResultStored: () => outbox.kick(),
     resultRecorders: MODULES.flatMap((module) => module.recorders?.(ctx) ?? []),
     ...(options.maxClaims === undefined ? {} : { maxClaims: options.maxClaims }),

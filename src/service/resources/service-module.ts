@@ -6,7 +6,7 @@ import { checkResultRoutes } from './check-results/routes.js';
 import { checkStatusRecorder } from './check-statuses/recorder.js';
 import { checkStatusRoutes } from './check-statuses/routes.js';
 import { clientCertificateRoutes } from './client-certificates/routes.js';
-import { errorGroupsHook } from './error-groups/error-groups.js';
+import { errorGroupsHook, errorGroupsTake } from './error-groups/error-groups.js';
 import { errorGroupRoutes } from './error-groups/routes.js';
 import { privateLocationRoutes } from './private-locations/routes.js';
 import { RESOURCES_RETENTION } from './retention.js';
@@ -36,6 +36,6 @@ export const resourcesModule: ServiceModule = {
   ),
   recorders: () => [checkStatusRecorder()],
   // Named for their outbox rows: a row written before a restart finds its hook after.
-  hooks: (ctx) => [{ name: 'error-groups', run: errorGroupsHook(ctx.db) }],
+  hooks: (ctx) => [{ name: 'error-groups', run: errorGroupsHook(ctx.db), takes: errorGroupsTake }],
   retention: () => RESOURCES_RETENTION,
 };

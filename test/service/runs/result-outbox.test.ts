@@ -126,6 +126,40 @@ describe('result outbox', () => {
     expect(groups).toEqual([{ raw_error_message: 'connection refused' }]);
   });
 
+  it('writes a row only for the hooks that take the result: a passing result has none for error groups', async () => {
+    const failures: string[] = [];
+    // Started and never polled: the rows stay where the result's transaction wrote them.
+    const h = await start(await tempDir(), {
+      resultHooks: [
+        {
+          name: 'failures',
+          run: async (stored) => void failures.push(stored.jobId),
+          takes: (result) => result.status === 'FAILED',
+        },
+        { name: 'every', run: async () => {} },
+      ],
+      resultOutbox: { pollMs: 3_600_000 },
+    });
+    await h.svc.context.outbox.stop();
+    const passing = await runningJob(h, 'passing');
+    const passed = await h.svc.app.inject({
+      method: 'POST',
+      url: `/v1/agent/jobs/${passing.job.jobId}/result`,
+      headers: { authorization: `Bearer ${h.key}`, 'x-agent-id': passing.agent },
+      payload: resultFor(passing.job, 'PASSED'),
+    });
+    expect(passed.statusCode, passed.body).toBe(200);
+    expect((await outboxRows(h)).map((row) => row.hook)).toEqual(['every']);
+    const failing = await runningJob(h, 'failing');
+    expect((await post(h, failing.agent, failing.job)).statusCode).toBe(200);
+    expect((await outboxRows(h)).map((row) => row.hook)).toEqual([
+      'every',
+      'error-groups',
+      'failures',
+      'every',
+    ]);
+  });
+
   it('hands every hook its whole result: the pass reads short ones together and a long one on its own', async () => {
     const seen = new Map<string, StoredResult>();
     const h = await start(await tempDir(), {

@@ -149,15 +149,23 @@ export async function recordErrorEvent(db: Kysely<Database>, event: ErrorEvent):
 }
 
 /**
+ * The results error groups are built from: FINAL results that failed (`hasFailures`) or errored
+ * (`hasErrors`). Attempts, passes and degradations are ignored, and get no outbox row for this hook.
+ */
+export function errorGroupsTake(result: CheckResult): boolean {
+  return result.resultType === 'FINAL' && (result.hasFailures || result.hasErrors);
+}
+
+/**
  * The result hook that builds error groups (docs/architecture.md: results → error groups).
- * For a FINAL result that failed (`hasFailures`) or errored (`hasErrors`) and has a
- * message (see errorMessageOf), records one event at the run's `startedAt` (the
- * store's time when that does not parse). Attempts, passes and degradations are ignored.
- * Register with `resultHooks: [errorGroupsHook(db), …]`.
+ * For a result errorGroupsTake takes that has a message (see errorMessageOf), records one
+ * event at the run's `startedAt` (the store's time when that does not parse).
+ * Register with `resultHooks: [{ name, run: errorGroupsHook(db), takes: errorGroupsTake }, …]`.
  */
 export function errorGroupsHook(db: Kysely<Database>): ResultHook {
   return async ({ accountId, checkId, result }: StoredResult) => {
-    if (result.resultType !== 'FINAL' || !(result.hasFailures || result.hasErrors)) return;
+    // Rows written before the hook had a filter, or by a service registering it without one.
+    if (!errorGroupsTake(result)) return;
     const rawMessage = errorMessageOf(result);
     if (rawMessage === null) return;
     const startedAt = Date.parse(result.startedAt);

@@ -17,7 +17,7 @@ export type { RunRequest } from './jobs.js';
 
 /**
  * Queue options. Times in ms. Defaults from docs/protocol.md: 300 s leases, 6 min queue expiry;
- * `maxClaims` 3 (issue 9, 2.4). The result options (`resultHookNames`, `onResultStored`,
+ * `maxClaims` 3 (issue 9, 2.4). The result options (`resultHooks`, `onResultStored`,
  * `resultRecorders`) are handed to the queue's ResultIngest (runs/results/ingest.ts).
  */
 export type QueueOptions = {

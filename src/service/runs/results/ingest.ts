@@ -15,22 +15,23 @@ import { leaseLost } from '../queue/refusals.js';
 import { type JobRow, JobQueries, type Tx } from '../queue/store.js';
 import { retryLocation } from '../scheduler/locations.js';
 import { settleSession } from '../sessions/sessions.js';
+import type { ResultHookFilter } from './outbox.js';
 import { type ResultRecorder, type ResultRecording, recordResult } from './recorders.js';
 import type { ResultAuthor, ResultOwner } from './store.js';
 import { TestRunQueries } from '../test-runs/store.js';
 
 /** What a test run's result is stored with besides its row: nothing (see ResultIngest's #storeJobResult). */
-const UNRECORDED: ResultRecording = { hookNames: [], recorders: [] };
+const UNRECORDED: ResultRecording = { hooks: [], recorders: [] };
 
 /** Options of the result ingest. Times in ms. */
 export type ResultIngestOptions = {
   /** How long the next attempt of a retried run waits for a claim once due (QueueOptions.queueExpiryMs). */
   queueExpiryMs: number;
   /**
-   * Names of the result hooks: each new result gets one `result_outbox` row per name, written in
+   * The result hooks: each new result gets one `result_outbox` row per hook that takes it, written in
    * the result's transaction (see ResultOutbox in outbox.ts). Default none.
    */
-  resultHookNames?: readonly string[];
+  resultHooks?: readonly ResultHookFilter[];
   /** Called after a transaction that wrote outbox rows committed (the outbox worker's wake-up). */
   onResultStored?: () => void;
   /** Run in the transaction of each result, after its row is written (see ResultRecorder). Default none. */
@@ -126,7 +127,7 @@ export class ResultIngest {
     this.#db = db;
     this.#maxGroupsInFlight = isPostgres(db) ? GROUPS_IN_FLIGHT.postgres : GROUPS_IN_FLIGHT.sqlite;
     this.#wakeups = wakeups;
-    this.#recording = { hookNames: options.resultHookNames ?? [], recorders: options.resultRecorders ?? [] };
+    this.#recording = { hooks: options.resultHooks ?? [], recorders: options.resultRecorders ?? [] };
     this.#queueExpiryMs = options.queueExpiryMs;
     this.#onResultStored = options.onResultStored;
   }

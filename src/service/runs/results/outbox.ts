@@ -1,13 +1,22 @@
 import type { Kysely, Transaction } from 'kysely';
 import { CoalescedPasses } from '../../../common/coalesced-passes.js';
 import type { Logger } from '../../../common/logger.js';
+import type { CheckResult } from '../../../protocol/index.js';
 import type { ResultHook } from '../../context.js';
 import type { Database } from '../../platform/store/database.js';
 import { readDoc } from '../../platform/store/schema.js';
 import { type HookedResult, type OutboxRow, OutboxQueries } from './outbox-store.js';
 
-/** A result hook under the name its outbox rows carry; the name must stay the same across restarts. */
-export type NamedResultHook = { name: string; run: ResultHook };
+/**
+ * A result hook under the name its outbox rows carry (the name must stay the same across restarts), and which
+ * results it takes: an outbox row is written for a result only when `takes(result)` is true (default: every
+ * result). A hook that needs only failures says so here, and a passing result then costs no row, no read of the
+ * result back and no delete.
+ */
+export type NamedResultHook = { name: string; run: ResultHook; takes?: (result: CheckResult) => boolean };
+
+/** What a result's transaction needs of a result hook: its name and which results it takes. */
+export type ResultHookFilter = Pick<NamedResultHook, 'name' | 'takes'>;
 
 /** Options of the ResultOutbox worker. Times in ms. */
 export type ResultOutboxOptions = {
@@ -27,16 +36,19 @@ export type ResultOutboxOptions = {
 };
 
 /**
- * Writes one outbox row per hook for a stored result, inside the result's transaction: a
- * crash after the commit still runs every hook, a rollback runs none (issue 9, 2.13).
+ * Writes one outbox row for a stored result per hook that takes it, inside the result's transaction: a
+ * crash after the commit still runs every such hook, a rollback runs none (issue 9, 2.13).
  */
 export async function enqueueResultHooks(
   tx: Kysely<Database> | Transaction<Database>,
-  hookNames: readonly string[],
+  hooks: readonly ResultHookFilter[],
+  result: CheckResult,
   row: { accountId: string; resultId: string; nowMs: number },
 ): Promise<void> {
-  if (hookNames.length === 0) return;
-  await new OutboxQueries(tx).insert(hookNames, row);
+  const names: string[] = [];
+  for (const hook of hooks) if (!hook.takes || hook.takes(result)) names.push(hook.name);
+  if (names.length === 0) return;
+  await new OutboxQueries(tx).insert(names, row);
 }
 
 /**
@@ -51,6 +63,7 @@ export async function enqueueResultHooks(
 export class ResultOutbox {
   readonly #store: OutboxQueries;
   readonly #hooks: Map<string, ResultHook>;
+  readonly #filters: readonly ResultHookFilter[];
   readonly #log: Logger;
   readonly #baseDelayMs: number;
   readonly #maxDelayMs: number;
@@ -66,6 +79,7 @@ export class ResultOutbox {
   constructor(db: Kysely<Database>, hooks: readonly NamedResultHook[], options: ResultOutboxOptions) {
     this.#store = new OutboxQueries(db);
     this.#hooks = new Map(hooks.map((h) => [h.name, h.run]));
+    this.#filters = hooks.map(({ name, takes }) => (takes ? { name, takes } : { name }));
     this.#log = options.log;
     this.#baseDelayMs = options.baseDelayMs ?? 1000;
     this.#maxDelayMs = options.maxDelayMs ?? 300_000;
@@ -79,9 +93,9 @@ export class ResultOutbox {
     );
   }
 
-  /** Hook names, in order: what the queue writes one row per. */
-  get hookNames(): string[] {
-    return [...this.#hooks.keys()];
+  /** The hooks' names and filters, in order: what the queue writes a row per. */
+  get hookFilters(): ResultHookFilter[] {
+    return this.#filters.map(({ name, takes }) => (takes ? { name, takes } : { name }));
   }
 
   /** Starts polling for due rows (timer unref'ed). */

@@ -1,6 +1,6 @@
 import type { CheckResult } from '../../../protocol/index.js';
 import type { Tx } from '../queue/store.js';
-import { enqueueResultHooks } from './outbox.js';
+import { enqueueResultHooks, type ResultHookFilter } from './outbox.js';
 import { type ResultAuthor, type ResultOwner, ResultWriteQueries, storedTimesOf } from './store.js';
 
 /** A result just written, as recorders see it inside its transaction. Times are epoch ms. */
@@ -34,12 +34,12 @@ export type StoredResultRef = {
 export type ResultRecorder = (tx: Tx, stored: StoredResultRef) => Promise<void>;
 
 /**
- * What is written with every result besides its row: `hookNames`, one `result_outbox` row per name
- * (the hooks run later in the ResultOutbox worker, outbox.ts), and the `recorders`, run in the
+ * What is written with every result besides its row: one `result_outbox` row per hook of `hooks` that takes
+ * the result (the hooks run later in the ResultOutbox worker, outbox.ts), and the `recorders`, run in the
  * result's transaction.
  */
 export type ResultRecording = {
-  hookNames: readonly string[];
+  hooks: readonly ResultHookFilter[];
   recorders: readonly ResultRecorder[];
 };
 
@@ -56,7 +56,7 @@ export async function recordResult(
 ): Promise<void> {
   const { resultId, owner, result, by } = stored;
   await new ResultWriteQueries(tx).insertResult(resultId, owner, result, by);
-  await enqueueResultHooks(tx, recording.hookNames, {
+  await enqueueResultHooks(tx, recording.hooks, result, {
     accountId: owner.account_id,
     resultId,
     nowMs: by.nowMs,
