@@ -49,7 +49,8 @@ function heartbeatView(
     heartbeatState: {
       status: row.status,
       lastPingAt: iso(row.last_ping_at),
-      startedAt: iso(row.started_at),
+      // A run the heartbeat was marked late for is over, while its FAILED result is still being stored too.
+      startedAt: row.late_result_at === null ? iso(row.started_at) : null,
       dueAt: iso(row.due_at),
     },
   };

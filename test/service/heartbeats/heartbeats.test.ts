@@ -539,6 +539,11 @@ describe('late results owed', () => {
       expect((await ping(hb, check.heartbeat.pingToken, '/start')).status).toBe(200);
       const lateAt = Date.now() - 1_000;
       await markLate(check.id, lateAt);
+      expect((await hb.api('GET', `/v1/checks/${check.id}`)).json.heartbeatState).toMatchObject({
+        status: 'LATE',
+        startedAt: null,
+        dueAt: null,
+      });
       expect((await ping(hb, check.heartbeat.pingToken)).status).toBe(200);
       const all = await results(hb, check.id);
       expect(all.map((r) => r.status)).toEqual(['FAILED', 'PASSED']);
