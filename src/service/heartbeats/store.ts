@@ -157,8 +157,8 @@ export class HeartbeatQueries {
         .orderBy('due_at')
         .limit(limit)
         // PostgreSQL, several replicas sweeping: the rows stay locked until the sweep's transaction commits
-        // (with due_at cleared), and rows another sweep or a ping holds are skipped, so a heartbeat is marked
-        // late, and its failed result stored, once.
+        // (with due_at cleared and late_result_at set), and rows another sweep or a ping holds are skipped, so a
+        // heartbeat is marked late once.
         .$if(isPostgres(this.#db), (q) => q.forUpdate().skipLocked())
         .execute()
     );
