@@ -6,7 +6,6 @@ import type { CheckDoc } from '../checks/index.js';
 import type { CheckResult } from '../../protocol/index.js';
 import type { Database } from '../platform/store/database.js';
 import { KEYED_LOCKS, lockKeyForTransaction } from '../platform/store/dialect.js';
-import { resultTypeLiteral } from '../platform/store/literals.js';
 import { type AlertNotificationTable, type CheckAlertTable, readDoc } from '../platform/store/schema.js';
 import { Statement } from '../platform/store/statement.js';
 import type { AlertSettingsDoc } from './settings.js';
@@ -38,7 +37,7 @@ const newerRun = (db: Kysely<Database>, v: { checkId: string; startedAtMs: numbe
     .select('id')
     .where('check_id', '=', v.checkId)
     .where('started_at', '>', v.startedAtMs)
-    .where('result_type', '=', resultTypeLiteral('FINAL'));
+    .where('result_type', '=', 'FINAL');
 const NEWER_RUN_OF_OTHER_ROUND = new Statement(
   (db: Kysely<Database>, v: { checkId: string; startedAtMs: number; roundId: string }) =>
     newerRun(db, v)
@@ -191,7 +190,7 @@ export class AlertQueries {
       .selectFrom('check_results')
       .select('doc')
       .where('round_id', '=', roundId)
-      .where('result_type', '=', resultTypeLiteral('FINAL'))
+      .where('result_type', '=', 'FINAL')
       .execute();
     return rows.map((r) => readDoc(r.doc));
   }

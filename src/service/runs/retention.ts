@@ -1,5 +1,4 @@
 import type { RetentionPass, RetentionTask } from '../platform/store/retention.js';
-import { DETAILS_NOT_SETTLED } from '../platform/store/literals.js';
 import { readDoc, writeDoc } from '../platform/store/schema.js';
 import { compactResult, isPassingRun } from './results/compaction.js';
 import type { Artifacts } from './artifacts/artifacts.js';
@@ -89,7 +88,7 @@ export function runRetention(artifacts: Artifacts): RetentionTask[] {
           const rows = await pass.db
             .selectFrom('check_results')
             .select(['id', 'status', 'has_failures', 'has_errors', 'is_degraded', 'doc'])
-            .where('details_settled', '=', DETAILS_NOT_SETTLED)
+            .where('details_settled', '=', 0)
             .where('created_at', '<', pass.passingDetailCutoffMs)
             .orderBy('created_at')
             .limit(limit)
@@ -110,7 +109,7 @@ export function runRetention(artifacts: Artifacts): RetentionTask[] {
                 .updateTable('check_results')
                 .set({ doc: writeDoc(compacted), details_settled: 1 })
                 .where('id', '=', row.id)
-                .where('details_settled', '=', DETAILS_NOT_SETTLED)
+                .where('details_settled', '=', 0)
                 .execute();
             }
             if (kept.length > 0) {

@@ -1,6 +1,5 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { Database } from '../../platform/store/database.js';
-import { resultTypeLiteral } from '../../platform/store/literals.js';
 
 /** A stored result row (see CheckResultTable): its columns and the whole result as JSON text. */
 export type ResultRow = Selectable<Database['check_results']>;
@@ -38,8 +37,7 @@ export class ResultQueries {
       .where('account_id', '=', accountId);
     if (filter.fromMs !== undefined) q = q.where('started_at', '>=', filter.fromMs);
     if (filter.toMs !== undefined) q = q.where('started_at', '<', filter.toMs);
-    if (filter.resultType !== undefined)
-      q = q.where('result_type', '=', resultTypeLiteral(filter.resultType));
+    if (filter.resultType !== undefined) q = q.where('result_type', '=', filter.resultType);
     if (filter.hasFailures !== undefined) q = q.where('has_failures', '=', filter.hasFailures ? 1 : 0);
     if (filter.location !== undefined) q = q.where('run_location', '=', filter.location);
     return q

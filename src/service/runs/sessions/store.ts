@@ -1,7 +1,6 @@
 import type { ExpressionBuilder, Insertable, Kysely, Selectable, Transaction } from 'kysely';
 import type { Database } from '../../platform/store/database.js';
 import { isPostgres } from '../../platform/store/dialect.js';
-import { resultTypeLiteral } from '../../platform/store/literals.js';
 import type { SessionStatus } from '../../platform/store/schema.js';
 import { Statement } from '../../platform/store/statement.js';
 
@@ -28,7 +27,7 @@ const finalWith = (
     .selectFrom('check_results')
     .select('check_results.id')
     .where('check_results.check_session_id', '=', sessionId)
-    .where('check_results.result_type', '=', resultTypeLiteral('FINAL'))
+    .where('check_results.result_type', '=', 'FINAL')
     .where('check_results.status', '=', status);
 const END_IF_SETTLED = new Statement((db: Kysely<Database>, v: { sessionId: string; nowMs: number }) =>
   db

@@ -7,7 +7,6 @@
  */
 import type { Kysely } from 'kysely';
 import type { Database } from '../../platform/store/database.js';
-import { resultTypeLiteral } from '../../platform/store/literals.js';
 import type { RunCounts } from './types.js';
 
 /** One check's final runs of one UTC day, by status. */
@@ -58,7 +57,7 @@ export class StripResultQueries {
           .selectFrom('check_results')
           .select((eb) => eb.fn.max('started_at').as('t'))
           .where('check_id', '=', id)
-          .where('result_type', '=', resultTypeLiteral('FINAL'))
+          .where('result_type', '=', 'FINAL')
           .executeTakeFirst(),
       ),
     );
