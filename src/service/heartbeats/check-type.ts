@@ -9,10 +9,7 @@ import { heartbeatExpectation, storedHeartbeat } from '../checks/index.js';
 import type { CheckTypeHooks, CheckTypeWrite } from '../checks/index.js';
 import type { Expectation } from './expectation.js';
 import { newPingToken } from './monitor.js';
-import { HeartbeatQueries } from './store.js';
-
-/** A heartbeat row as the store reads it. */
-type HeartbeatRow = NonNullable<Awaited<ReturnType<HeartbeatQueries['byCheck']>>>;
+import { HeartbeatQueries, type HeartbeatRow } from './store.js';
 
 /** One kept ping as `GET /v1/checks/{id}/heartbeat-pings` answers it; `receivedAt` an ISO time. */
 const HeartbeatPingSchema = Type.Object({

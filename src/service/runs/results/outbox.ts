@@ -79,7 +79,7 @@ export class ResultOutbox {
   constructor(db: Kysely<Database>, hooks: readonly NamedResultHook[], options: ResultOutboxOptions) {
     this.#store = new OutboxQueries(db);
     this.#hooks = new Map(hooks.map((h) => [h.name, h.run]));
-    this.#filters = hooks.map(({ name, takes }) => (takes ? { name, takes } : { name }));
+    this.#filters = [...hooks];
     this.#log = options.log;
     this.#baseDelayMs = options.baseDelayMs ?? 1000;
     this.#maxDelayMs = options.maxDelayMs ?? 300_000;
@@ -94,8 +94,8 @@ export class ResultOutbox {
   }
 
   /** The hooks' names and filters, in order: what the queue writes a row per. */
-  get hookFilters(): ResultHookFilter[] {
-    return this.#filters.map(({ name, takes }) => (takes ? { name, takes } : { name }));
+  get hookFilters(): readonly ResultHookFilter[] {
+    return this.#filters;
   }
 
   /** Starts polling for due rows (timer unref'ed). */

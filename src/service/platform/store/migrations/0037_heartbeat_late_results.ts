@@ -1,5 +1,4 @@
-import type { Kysely, Migration } from 'kysely';
-import { sql } from 'kysely';
+import { type Kysely, type Migration, sql } from 'kysely';
 
 /**
  * `0037_heartbeat_late_results`: `heartbeats.late_result_at`, the time a heartbeat was marked LATE while the FAILED
