@@ -16,17 +16,6 @@ const IN_PROCESS = [
 ];
 
 /**
- * The web app's and the status pages' screens in Chromium (the `.test.ts` files of `test/web`). Each file starts
- * its own service or `outpost up` (ports chosen by the kernel, a temp data folder, run users claimed machine-wide)
- * and its own browser (a temp profile), and reads no network namespace, nft table or list of the machine's
- * processes that another file could change. They wait on the browser far more than they compute (the status
- * page's file: 48 s of CPU in 96 s), so they run in the first group, two at a time like the in-process files,
- * instead of one at a time in the system lane's queue; the system lane's files, which count Chromium processes
- * machine-wide, start after them.
- */
-const WEB_BROWSER = ['test/web/**/*.test.ts'];
-
-/**
  * Globs of test files left out of this run, comma-separated (`OUTPOST_TEST_EXCLUDE`); `.ci/run` uses it for
  * its second-runtime pass (see there). Empty: every test runs.
  */
@@ -56,13 +45,6 @@ if (!POSTGRES && process.env.OUTPOST_TEST_POSTGRES !== 'off') {
   console.warn('skipping the postgres test project: PostgreSQL is missing (apt-get install postgresql)');
 }
 
-/**
- * Files of the first group (in-process, postgres, web-dom, web-browser) run two at a time, one per core of this
- * machine: with three, the load reached 6 and timing tests (a heartbeat's grace, an axe pass within its minute)
- * failed. Vitest requires one number for every project of a group.
- */
-const FIRST_GROUP_WORKERS = 2;
-
 export default defineConfig({
   test: {
     testTimeout: 60_000,
@@ -75,17 +57,7 @@ export default defineConfig({
           name: 'in-process',
           include: IN_PROCESS,
           exclude: EXCLUDED,
-          maxWorkers: FIRST_GROUP_WORKERS,
-          sequence: { groupOrder: 0 },
-        },
-      },
-      {
-        extends: true,
-        test: {
-          name: 'web-browser',
-          include: WEB_BROWSER,
-          exclude: EXCLUDED,
-          maxWorkers: FIRST_GROUP_WORKERS,
+          maxWorkers: 2,
           sequence: { groupOrder: 0 },
         },
       },
@@ -94,12 +66,11 @@ export default defineConfig({
         test: {
           name: 'system',
           include: ['test/**/*.test.ts'],
-          exclude: [...IN_PROCESS, ...WEB_BROWSER, ...EXCLUDED],
-          // Network-namespace, executor and end-to-end tests share kernel state (netns names, nft
-          // tables, process tables) and time their work: their files run one at a time, after
+          exclude: [...IN_PROCESS, ...EXCLUDED],
+          // Network-namespace, browser and end-to-end tests share kernel state (netns names, nft
+          // tables, uids, processes) and time their work: their files run one at a time, after
           // the in-process ones.
           fileParallelism: false,
-          maxWorkers: 1,
           sequence: { groupOrder: 1 },
         },
       },
@@ -113,7 +84,7 @@ export default defineConfig({
                 exclude: EXCLUDED,
                 env: { OUTPOST_TEST_DATABASE: 'postgres' },
                 globalSetup: ['test/helpers/postgres-setup.ts'],
-                maxWorkers: FIRST_GROUP_WORKERS,
+                maxWorkers: 2,
                 sequence: { groupOrder: 0 },
               },
             },
@@ -129,7 +100,7 @@ export default defineConfig({
           include: ['test/web/**/*.test.tsx'],
           exclude: EXCLUDED,
           environment: 'jsdom',
-          maxWorkers: FIRST_GROUP_WORKERS,
+          maxWorkers: 2,
           sequence: { groupOrder: 0 },
         },
       },
