@@ -187,8 +187,9 @@ const STATEMENT_CACHE_SIZE = 2000;
  * every query it runs, which costs as much as running a small one (a fifth of the CPU of storing a
  * result). Safe because Kysely runs each statement to completion synchronously (`all`/`run`); the
  * service never streams (`iterate`), which would keep a statement busy. Past
- * STATEMENT_CACHE_SIZE shapes (only queries built with varying `in` lists grow it) the cache
- * starts over. A ROLLBACK after SQLite ended the transaction itself is skipped
+ * STATEMENT_CACHE_SIZE shapes (queries built with varying `in` lists grow it, and the LIMITs and
+ * partial-index values {@link LiteralSqliteCompiler} writes into the SQL by a handful each) the
+ * cache starts over. A ROLLBACK after SQLite ended the transaction itself is skipped
  * ({@link skipsDeadRollback}), so a failed transaction reports its first error.
  */
 function cachingHandle(sqlite: SQLiteDatabase, beforeClose?: () => unknown) {
