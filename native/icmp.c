@@ -57,7 +57,15 @@
  *    the identifier the kernel chose (getsockname).
  *  - Raw IPv4 sockets deliver the IP header too; raw sockets receive every ICMP
  *    message of the host, so a kernel filter (ICMP_FILTER / ICMP6_FILTER) passes
- *    only `receiveType` and the caller matches the identifier.
+ *    only `receiveType` and the caller matches the identifier. A raw batch socket
+ *    also gets an identifier of its own (random, returned by open) and a socket
+ *    filter (classic BPF, as iputils ping installs) that drops every message of
+ *    another identifier in the kernel: the echo replies of another pinger on the
+ *    host (a second agent, fping, smokeping) would otherwise fill its receive
+ *    buffer whenever the event loop is busy, and the kernel would then drop our
+ *    own replies, which the checks would report as packet loss. A socket filter
+ *    runs on what the socket sees: an IPv4 raw socket's message starts with the IP
+ *    header, an IPv6 raw socket's with the ICMPv6 header.
  *  - The kernel computes the ICMPv6 checksum (IPV6_CHECKSUM offset 2 is the default
  *    for ICMPv6) and the ICMP checksum of ping sockets; raw IPv4 needs ours.
  */
@@ -78,6 +86,8 @@
 #include <uv.h>
 
 #include <linux/errqueue.h>
+#include <linux/filter.h>
+#include <sys/random.h>
 
 /* From <linux/icmp.h>, which cannot be included beside <net/if.h>. */
 #ifndef ICMP_FILTER
@@ -213,6 +223,46 @@ static int configure(int fd, int family, int raw, int receive_type, int flags) {
   int file_flags = fcntl(fd, F_GETFL);
   if (file_flags < 0 || fcntl(fd, F_SETFL, file_flags | O_NONBLOCK) != 0) return errno;
   return 0;
+}
+
+/* A random echo identifier for a raw socket (the kernel gives datagram sockets theirs). */
+static int random_identifier(void) {
+  uint16_t value = 0;
+  if (getrandom(&value, sizeof value, GRND_NONBLOCK) != (ssize_t)sizeof value) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    value = (uint16_t)(getpid() ^ now.tv_nsec);
+  }
+  return value;
+}
+
+/*
+ * Keeps only messages of type `receive_type` carrying `identifier` on a raw socket (see the top of this
+ * file): a classic BPF program, the ICMP header found after the IPv4 header's length (BPF_MSH) or at 0 for
+ * IPv6. Returns 0 or an errno.
+ */
+static int filter_identifier(int fd, int family, int receive_type, int identifier) {
+  struct sock_filter ipv4[] = {
+      BPF_STMT(BPF_LDX | BPF_B | BPF_MSH, 0),                     /* X = the IPv4 header's length */
+      BPF_STMT(BPF_LD | BPF_B | BPF_IND, 0),                      /* A = ICMP type */
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)receive_type, 0, 3),
+      BPF_STMT(BPF_LD | BPF_H | BPF_IND, 4),                      /* A = identifier */
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)identifier, 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, 0xffffffff),                      /* ours: the whole message */
+      BPF_STMT(BPF_RET | BPF_K, 0),                               /* another's: dropped */
+  };
+  struct sock_filter ipv6[] = {
+      BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 0),                      /* A = ICMPv6 type */
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)receive_type, 0, 3),
+      BPF_STMT(BPF_LD | BPF_H | BPF_ABS, 4),                      /* A = identifier */
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)identifier, 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, 0xffffffff),
+      BPF_STMT(BPF_RET | BPF_K, 0),
+  };
+  struct sock_fprog program = family == AF_INET
+                                  ? (struct sock_fprog){.len = sizeof ipv4 / sizeof ipv4[0], .filter = ipv4}
+                                  : (struct sock_fprog){.len = sizeof ipv6 / sizeof ipv6[0], .filter = ipv6};
+  return setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &program, sizeof program) == 0 ? 0 : errno;
 }
 
 /* The identifier the kernel gave a datagram socket: bind to "port" 0, read it back. */
@@ -604,6 +654,8 @@ static icmp_socket *unwrap(napi_env env, napi_value value) {
 /* open(family: 4 | 6, preference: 0 auto | 1 datagram | 2 raw, receiveType: number, onPacket: Function,
  *      flags?: OPEN_TRACE | OPEN_UDP | OPEN_BATCH)
  *   -> { socket: object, kind: 'datagram' | 'raw', identifier: number | null, records?: Float64Array }
+ * `identifier`: a datagram or UDP socket's local port, a raw batch socket's own (its filter keeps only
+ * replies carrying it), null for other raw sockets.
  * With OPEN_UDP (which needs OPEN_TRACE) preference and receiveType are ignored: the socket is a
  * UDP one (kind 'datagram'), its identifier the local port. OPEN_BATCH (alone) adds `records`
  * and calls onPacket(count) per wakeup (see the top of this file). */
@@ -663,6 +715,12 @@ static napi_value js_open(napi_env env, napi_callback_info info) {
       fd = -1;
     } else {
       raw = 1;
+      /* A kernel that refuses the filter (a sandbox such as gVisor may) still gets a working socket: the
+       * caller matches identifiers too, only foreign replies are read and dropped there. */
+      if (flags & OPEN_BATCH) {
+        identifier = random_identifier();
+        (void)filter_identifier(fd, family, receive_type, identifier);
+      }
     }
   }
   if (fd < 0) {

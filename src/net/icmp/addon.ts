@@ -60,7 +60,10 @@ export type IcmpAddon = {
   /**
    * Opens a batch socket (`OPEN_FLAGS.batch`): echo replies of `receiveType` reach `onReplies`
    * many per call, in `records` (256 records of {@link BATCH_RECORD_FIELDS} numbers).
-   * `preference` as below. Throws with `code` an errno name.
+   * `preference` as below. `identifier`: a datagram socket's, given by the kernel; a raw socket's
+   * own, random, with a kernel socket filter that drops every reply carrying another (a kernel
+   * that refuses the filter still gets the socket; its replies are then told apart by the caller
+   * alone). Throws with `code` an errno name.
    */
   open(
     family: 4 | 6,

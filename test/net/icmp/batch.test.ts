@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type IcmpAddon, loadIcmpAddon, OPEN_FLAGS } from '../../../src/net/icmp/addon.js';
 import { Pinger, type PingOutcome } from '../../../src/net/icmp/index.js';
@@ -9,7 +10,7 @@ import {
   setPingGroupRange,
 } from '../../helpers/icmp.js';
 import { createTestHost, startDelayedResponder, type TestHost } from '../../helpers/netns.js';
-import { missingRequirement, netnsWorks } from '../../helpers/requirements.js';
+import { commandWorks, missingRequirement, netnsWorks } from '../../helpers/requirements.js';
 
 const missing = missingRequirement([
   { ok: icmpAddonBuilt(), what: 'the native ICMP addon', install: 'npm rebuild (needs python3, make, gcc)' },
@@ -19,6 +20,11 @@ const missing = missingRequirement([
     ok: netnsWorks(),
     what: 'network namespaces with nftables',
     install: 'apt-get install iproute2 nftables; run as root',
+  },
+  {
+    ok: commandWorks('fping', ['--version']),
+    what: 'fping (another pinger on the host)',
+    install: 'apt-get install fping',
   },
 ]);
 
@@ -248,6 +254,41 @@ describe.skipIf(missing !== null).each([
       expect(Math.max(...perTurn.values())).toBeLessThanOrEqual(1024);
     } finally {
       ticking = false;
+      pinger.close();
+    }
+  });
+
+  it("never takes in another pinger's echo replies, even while the event loop is blocked", async () => {
+    // A raw socket receives every ICMP message of the host. fping's 3,000 replies arrive while this event loop
+    // waits in spawnSync: queued, they would fill the socket's 1 MB buffer (about 3 MB of them) and the
+    // kernel would drop our next replies, which checks would report as packet loss.
+    let records = 0;
+    const recording = recordingAddon({
+      beforeReplies: (count) => {
+        records += count;
+      },
+    });
+    const pinger = new Pinger({ socketPreference: kind, addon: recording.addon });
+    try {
+      const opened = await pinger.ping({ address: '127.0.0.1', family: 4, count: 1 });
+      expect(opened.replies[0]!.success).toBe(true);
+      records = 0;
+      const foreign = loopbackAddresses(1000);
+      const fping = spawnSync('fping', ['-c', '3', '-q', '-p', '10', '-i', '0', '-t', '1000', ...foreign], {
+        encoding: 'utf8',
+        timeout: 30_000,
+      });
+      expect(fping.error).toBeUndefined();
+      expect(fping.stderr).toContain(`${foreign[999]} : xmt/rcv/%loss = 3/3/0%`);
+
+      const ours = await Promise.all(
+        loopbackAddresses(64).map((address) => pinger.ping({ address, family: 4, count: 1 })),
+      );
+
+      expect(ours.flatMap((o) => o.replies).filter((r) => !r.success)).toEqual([]);
+      // Only our 64 replies ever reached the socket's records: the kernel dropped fping's.
+      expect(records).toBe(64);
+    } finally {
       pinger.close();
     }
   });
