@@ -47,6 +47,15 @@ export type IcmpBenchScenario = {
  */
 export const WARM_PASSES = 3;
 
+/**
+ * Measured passes of each side per scenario, ours and fping's alternated so that both meet the same moments
+ * of the machine; each row gives the median, and the range of CPU per echo beside it. One pass of ours lands
+ * on a major GC now and then (V8's memory reducer collects when the process looks idle, which the 1-s pacing
+ * makes it): in a run on 30 November the five same-pacing passes took 23 to 173 µs of CPU per echo, median
+ * 27, so a single pass said more about where a GC fell than about either prober.
+ */
+export const MEASURED_PASSES = 5;
+
 /** Options of the ICMP benchmark. */
 export type IcmpBenchOptions = {
   /** Loopback targets, 127.1.x.y; default 1000. */
@@ -54,6 +63,8 @@ export type IcmpBenchOptions = {
   /** Echo requests per target; default 3. */
   count?: number;
   scenarios?: IcmpBenchScenario[];
+  /** Measured passes of each side per scenario; default {@link MEASURED_PASSES}. */
+  passes?: number;
 };
 
 /**
@@ -126,12 +137,21 @@ function job(hostname: string, pingCount: number): Job {
   };
 }
 
-/** Runs one check per target through the ICMP executor, `concurrency` at a time. */
-export async function measureExecutor(
+/** Our side of one scenario, warm: each `pass()` runs one check per target, `concurrency` at a time. */
+export type ExecutorPasses = {
+  pass(): Promise<IcmpBenchMeasurement>;
+  close(): Promise<void>;
+};
+
+/**
+ * Opens our side of `scenario`: one ICMP executor (one socket, as an agent has), run {@link WARM_PASSES} times
+ * unmeasured before it is returned.
+ */
+export async function executorPasses(
   targets: string[],
   count: number,
   scenario: IcmpBenchScenario,
-): Promise<IcmpBenchMeasurement> {
+): Promise<ExecutorPasses> {
   const executor = createIcmpExecutor({ intervalMs: scenario.periodMs, packetTimeoutMs: PACKET_TIMEOUT_MS });
   const log = pino({ level: 'silent' });
   const jobs = targets.map((target) => job(target, count));
@@ -143,22 +163,68 @@ export async function measureExecutor(
     );
   };
   for (let pass = 0; pass < WARM_PASSES; pass++) await runAll();
-
-  const cpu = process.cpuUsage();
-  const started = performance.now();
-  const outcomes = await runAll();
-  const wallSeconds = (performance.now() - started) / 1000;
-  const used = process.cpuUsage(cpu);
-  await executor.close();
-
-  const fullyAnswered = outcomes.filter((o) => o?.icmpCheckResult?.packetsReceived === count).length;
   return {
-    tool: 'outpost',
-    settings: `intervalMs ${scenario.periodMs}, concurrency ${scenario.concurrency}`,
+    async pass() {
+      const cpu = process.cpuUsage();
+      const started = performance.now();
+      const outcomes = await runAll();
+      const wallSeconds = (performance.now() - started) / 1000;
+      const used = process.cpuUsage(cpu);
+      const fullyAnswered = outcomes.filter((o) => o?.icmpCheckResult?.packetsReceived === count).length;
+      return {
+        tool: 'outpost',
+        settings: `intervalMs ${scenario.periodMs}, concurrency ${scenario.concurrency}`,
+        wallSeconds,
+        cpuSeconds: (used.user + used.system) / 1e6,
+        checksPerSecond: targets.length / wallSeconds,
+        fullyAnswered,
+      };
+    },
+    close: () => executor.close(),
+  };
+}
+
+/** Runs one check per target through the ICMP executor, `concurrency` at a time: one measured pass, warm. */
+export async function measureExecutor(
+  targets: string[],
+  count: number,
+  scenario: IcmpBenchScenario,
+): Promise<IcmpBenchMeasurement> {
+  const ours = await executorPasses(targets, count, scenario);
+  try {
+    return await ours.pass();
+  } finally {
+    await ours.close();
+  }
+}
+
+/** The middle value of `values` (the mean of the two middle ones for an even count). */
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
+
+/**
+ * One row of several passes of one side: the median wall time and the median CPU time (each its own median),
+ * the fewest targets fully answered, and the range of CPU per echo over the passes (`echoes` per pass).
+ */
+function medianOf(
+  passes: IcmpBenchMeasurement[],
+  targetCount: number,
+  echoes: number,
+): IcmpBenchMeasurement & { cpuRangeMicros: string } {
+  const wallSeconds = median(passes.map((m) => m.wallSeconds));
+  const cpu = passes.map((m) => m.cpuSeconds);
+  const micros = (seconds: number) => ((seconds * 1e6) / echoes).toFixed(0);
+  return {
+    tool: passes[0]!.tool,
+    settings: passes[0]!.settings,
     wallSeconds,
-    cpuSeconds: (used.user + used.system) / 1e6,
-    checksPerSecond: targets.length / wallSeconds,
-    fullyAnswered,
+    cpuSeconds: median(cpu),
+    checksPerSecond: targetCount / wallSeconds,
+    fullyAnswered: Math.min(...passes.map((m) => m.fullyAnswered)),
+    cpuRangeMicros: passes.length === 1 ? '' : `${micros(Math.min(...cpu))}–${micros(Math.max(...cpu))}`,
   };
 }
 
@@ -272,9 +338,9 @@ function fixed(value: number, digits: number): string {
 
 /**
  * The ICMP benchmark: for each scenario, `targets` loopback addresses × `count` echo requests
- * (or the scenario's count) through our executor, fping, and blackbox_exporter where the
- * scenario says so; prints a table with throughput and CPU ratios (> 1: we do better) and the
- * load average. Needs fping (apt-get install fping), blackbox_exporter (apt-get install
+ * (or the scenario's count) through our executor and fping, {@link MEASURED_PASSES} passes each
+ * alternated (medians), and once through blackbox_exporter where the scenario says so; prints a table
+ * with throughput and CPU ratios (> 1: we do better) and the load average. Needs fping (apt-get install fping), blackbox_exporter (apt-get install
  * prometheus-blackbox-exporter) and an ICMP socket (root, or ping_group_range).
  */
 export async function runIcmpBench(options: IcmpBenchOptions = {}): Promise<void> {
@@ -291,19 +357,36 @@ export async function runIcmpBench(options: IcmpBenchOptions = {}): Promise<void
       'wall s',
       'CPU s',
       'CPU µs/echo',
+      'range',
       'checks/s',
       'all answered',
       'throughput ×',
       'CPU ×',
     ],
   ];
+  const passCount = options.passes ?? MEASURED_PASSES;
   for (const scenario of scenarios) {
     const count = scenario.count ?? options.count ?? 3;
+    const echoes = targets.length * count;
     const name = `${scenario.name} (×${count})`;
-    benchPhase(`${name}: outpost`);
-    const ours = await measureExecutor(targets, count, scenario);
-    benchPhase(`${name}: fping`);
-    const peers = fpingMissing ? [] : [measureFping(targets, count, scenario)];
+    benchPhase(`${name}: outpost, warming`);
+    const executor = await executorPasses(targets, count, scenario);
+    const ourPasses: IcmpBenchMeasurement[] = [];
+    const fpingPasses: IcmpBenchMeasurement[] = [];
+    try {
+      for (let pass = 1; pass <= passCount; pass++) {
+        benchPhase(`${name}: outpost, pass ${pass} of ${passCount}`);
+        ourPasses.push(await executor.pass());
+        if (fpingMissing) continue;
+        benchPhase(`${name}: fping, pass ${pass} of ${passCount}`);
+        fpingPasses.push(measureFping(targets, count, scenario));
+      }
+    } finally {
+      await executor.close();
+    }
+    const ours = medianOf(ourPasses, targets.length, echoes);
+    const peers: Array<IcmpBenchMeasurement & { cpuRangeMicros?: string }> =
+      fpingPasses.length === 0 ? [] : [medianOf(fpingPasses, targets.length, echoes)];
     if (scenario.blackbox && count === 1 && !blackboxMissing) {
       benchPhase(`${name}: blackbox_exporter`);
       const theirs = await measureBlackboxIcmp(targets, scenario);
@@ -316,7 +399,8 @@ export async function runIcmpBench(options: IcmpBenchOptions = {}): Promise<void
         m.settings,
         fixed(m.wallSeconds, 3),
         fixed(m.cpuSeconds, 3),
-        fixed((m.cpuSeconds * 1e6) / (targets.length * count), 1),
+        fixed((m.cpuSeconds * 1e6) / echoes, 1),
+        m.cpuRangeMicros ?? '',
         fixed(m.checksPerSecond, 0),
         `${m.fullyAnswered}/${targets.length}`,
         m === ours ? '' : fixed(ours.checksPerSecond / m.checksPerSecond, 2),
@@ -330,7 +414,7 @@ export async function runIcmpBench(options: IcmpBenchOptions = {}): Promise<void
     'on each peer row, > 1 means we do better: throughput ×: our checks/s over its; CPU ×: its CPU seconds over ours (the same checks, so also its CPU per echo over ours).',
   );
   console.log(
-    `outpost: ${WARM_PASSES} unmeasured passes before the measured one (warm: socket open, code compiled); CPU is the whole process's (all threads), fping's its processes' user + system time.`,
+    `outpost and fping: the median of ${passCount} measured passes each, alternated (range: the fewest and most µs of CPU per echo of one pass); outpost runs ${WARM_PASSES} unmeasured passes first (warm: socket open, code compiled); blackbox_exporter: one measured pass after one unmeasured. CPU is the whole process's (all threads), fping's its processes' user + system time.`,
   );
   if (fpingMissing) console.log('fping is not installed (apt-get install fping): its rows were skipped.');
   if (blackboxMissing) console.log(BLACKBOX_MISSING);
