@@ -57,10 +57,11 @@
  *    the identifier the kernel chose (getsockname).
  *  - Raw IPv4 sockets deliver the IP header too; raw sockets receive every ICMP
  *    message of the host, so a kernel filter (ICMP_FILTER / ICMP6_FILTER) passes
- *    only `receiveType` and the caller matches the identifier. A raw batch socket
- *    also gets an identifier of its own (random, returned by open) and a socket
- *    filter (classic BPF, as iputils ping installs) that drops every message of
- *    another identifier in the kernel: the echo replies of another pinger on the
+ *    only `receiveType` and the caller matches the identifier. A raw batch or
+ *    trace socket also gets an identifier of its own (random, returned by open)
+ *    and a socket filter (classic BPF, as iputils ping installs) that drops, in
+ *    the kernel, every echo message of another identifier and every error that
+ *    does not quote one of our echo requests: the echo replies of another pinger on the
  *    host (a second agent, fping, smokeping) would otherwise fill its receive
  *    buffer whenever the event loop is busy, and the kernel would then drop our
  *    own replies, which the checks would report as packet loss. A socket filter
@@ -237,31 +238,75 @@ static int random_identifier(void) {
 }
 
 /*
- * Keeps only messages of type `receive_type` carrying `identifier` on a raw socket (see the top of this
- * file): a classic BPF program, the ICMP header found after the IPv4 header's length (BPF_MSH) or at 0 for
- * IPv6. Returns 0 or an errno.
+ * Keeps only what is ours on a raw socket (see the top of this file), with a classic BPF program: echo
+ * messages of type `receive_type` carrying `identifier` and, on a trace socket, the Time Exceeded and
+ * Destination Unreachable errors quoting an echo request that carries it. An IPv4 raw socket's message
+ * starts with the IP header (its length found with BPF_MSH, the quoted one's computed), an IPv6 one's
+ * with the ICMPv6 header; a quoted IPv6 probe with extension headers is not ours (we send none), as
+ * parse_quoted_probe says too. A load past the end of a message drops it. Returns 0 or an errno.
  */
-static int filter_identifier(int fd, int family, int receive_type, int identifier) {
+static int filter_identifier(int fd, int family, int receive_type, int identifier, int trace) {
+  const uint32_t type = (uint32_t)receive_type, id = (uint32_t)identifier;
+  /* Jumps are relative: the next instruction is 0. The last two are ACCEPT and DROP. */
   struct sock_filter ipv4[] = {
-      BPF_STMT(BPF_LDX | BPF_B | BPF_MSH, 0),                     /* X = the IPv4 header's length */
-      BPF_STMT(BPF_LD | BPF_B | BPF_IND, 0),                      /* A = ICMP type */
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)receive_type, 0, 3),
-      BPF_STMT(BPF_LD | BPF_H | BPF_IND, 4),                      /* A = identifier */
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)identifier, 0, 1),
-      BPF_STMT(BPF_RET | BPF_K, 0xffffffff),                      /* ours: the whole message */
-      BPF_STMT(BPF_RET | BPF_K, 0),                               /* another's: dropped */
+      BPF_STMT(BPF_LDX | BPF_B | BPF_MSH, 0),                      /* 0: X = the IP header's length */
+      BPF_STMT(BPF_LD | BPF_B | BPF_IND, 0),                       /* 1: A = ICMP type */
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, type, 0, 2),             /* 2: an echo message? else 5 */
+      BPF_STMT(BPF_LD | BPF_H | BPF_IND, 4),                       /* 3: A = its identifier */
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, id, 16, 17),             /* 4: ACCEPT or DROP */
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ICMP4_DEST_UNREACH, 1, 0), /* 5: an error? */
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ICMP4_TIME_EXCEEDED, 0, 15), /* 6: else DROP */
+      BPF_STMT(BPF_LD | BPF_B | BPF_IND, 8),                       /* 7: the quoted IP header's first byte */
+      BPF_STMT(BPF_ALU | BPF_AND | BPF_K, 0xf0),                   /* 8 */
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x40, 0, 12),            /* 9: IPv4, else DROP */
+      BPF_STMT(BPF_LD | BPF_B | BPF_IND, 8 + 9),                   /* 10: its protocol */
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, IPPROTO_ICMP, 0, 10),    /* 11: ICMP, else DROP */
+      BPF_STMT(BPF_LD | BPF_B | BPF_IND, 8),                       /* 12 */
+      BPF_STMT(BPF_ALU | BPF_AND | BPF_K, 0x0f),                   /* 13 */
+      BPF_STMT(BPF_ALU | BPF_LSH | BPF_K, 2),                      /* 14: A = the quoted header's length */
+      BPF_STMT(BPF_ALU | BPF_ADD | BPF_X, 0),                      /* 15 */
+      BPF_STMT(BPF_MISC | BPF_TAX, 0),                             /* 16: X = where the quoted ICMP is, less 8 */
+      BPF_STMT(BPF_LD | BPF_B | BPF_IND, 8),                       /* 17: its type */
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ICMP4_ECHO_REQUEST, 0, 3), /* 18: an echo request, else DROP */
+      BPF_STMT(BPF_LD | BPF_H | BPF_IND, 8 + 4),                   /* 19: its identifier */
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, id, 0, 1),               /* 20: ACCEPT or DROP */
+      BPF_STMT(BPF_RET | BPF_K, 0xffffffff),                       /* 21: ACCEPT the whole message */
+      BPF_STMT(BPF_RET | BPF_K, 0),                                /* 22: DROP */
   };
   struct sock_filter ipv6[] = {
-      BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 0),                      /* A = ICMPv6 type */
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)receive_type, 0, 3),
-      BPF_STMT(BPF_LD | BPF_H | BPF_ABS, 4),                      /* A = identifier */
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)identifier, 0, 1),
-      BPF_STMT(BPF_RET | BPF_K, 0xffffffff),
-      BPF_STMT(BPF_RET | BPF_K, 0),
+      BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 0),                       /* 0: A = ICMPv6 type */
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, type, 0, 2),             /* 1: an echo message? else 4 */
+      BPF_STMT(BPF_LD | BPF_H | BPF_ABS, 4),                       /* 2: A = its identifier */
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, id, 11, 12),             /* 3: ACCEPT or DROP */
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ICMP6_DST_UNREACH, 1, 0),   /* 4: an error? */
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ICMP6_TIME_EXCEEDED, 0, 10), /* 5: else DROP */
+      BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 8),                       /* 6: the quoted IPv6 header's first byte */
+      BPF_STMT(BPF_ALU | BPF_AND | BPF_K, 0xf0),                   /* 7 */
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x60, 0, 7),             /* 8: IPv6, else DROP */
+      BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 8 + 6),                   /* 9: its next header */
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, IPPROTO_ICMPV6, 0, 5),   /* 10: ICMPv6, else DROP */
+      BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 8 + 40),                  /* 11: the quoted ICMPv6 type */
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ICMP6_ECHO_REQUEST_TYPE, 0, 3), /* 12: an echo request, else DROP */
+      BPF_STMT(BPF_LD | BPF_H | BPF_ABS, 8 + 40 + 4),              /* 13: its identifier */
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, id, 0, 1),               /* 14: ACCEPT or DROP */
+      BPF_STMT(BPF_RET | BPF_K, 0xffffffff),                       /* 15: ACCEPT */
+      BPF_STMT(BPF_RET | BPF_K, 0),                                /* 16: DROP */
   };
-  struct sock_fprog program = family == AF_INET
-                                  ? (struct sock_fprog){.len = sizeof ipv4 / sizeof ipv4[0], .filter = ipv4}
-                                  : (struct sock_fprog){.len = sizeof ipv6 / sizeof ipv6[0], .filter = ipv6};
+  /* Without trace the errors are not wanted: the echo part, then DROP. */
+  struct sock_filter echo_ipv4[] = {ipv4[0], ipv4[1], ipv4[2], ipv4[3], BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, id, 0, 1),
+                                    ipv4[21], ipv4[22]};
+  echo_ipv4[2].jf = 3; /* not an echo message: DROP */
+  struct sock_filter echo_ipv6[] = {ipv6[0], ipv6[1], ipv6[2], BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, id, 0, 1),
+                                    ipv6[15], ipv6[16]};
+  echo_ipv6[1].jf = 3;
+  struct sock_fprog program;
+  if (family == AF_INET) {
+    program.filter = trace ? ipv4 : echo_ipv4;
+    program.len = trace ? sizeof ipv4 / sizeof ipv4[0] : sizeof echo_ipv4 / sizeof echo_ipv4[0];
+  } else {
+    program.filter = trace ? ipv6 : echo_ipv6;
+    program.len = trace ? sizeof ipv6 / sizeof ipv6[0] : sizeof echo_ipv6 / sizeof echo_ipv6[0];
+  }
   return setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &program, sizeof program) == 0 ? 0 : errno;
 }
 
@@ -654,8 +699,9 @@ static icmp_socket *unwrap(napi_env env, napi_value value) {
 /* open(family: 4 | 6, preference: 0 auto | 1 datagram | 2 raw, receiveType: number, onPacket: Function,
  *      flags?: OPEN_TRACE | OPEN_UDP | OPEN_BATCH)
  *   -> { socket: object, kind: 'datagram' | 'raw', identifier: number | null, records?: Float64Array }
- * `identifier`: a datagram or UDP socket's local port, a raw batch socket's own (its filter keeps only
- * replies carrying it), null for other raw sockets.
+ * `identifier`: a datagram or UDP socket's local port; a raw batch or trace socket's own, random (its filter
+ * keeps only the replies and errors carrying it); null for a plain raw socket, which hears every message of
+ * its type.
  * With OPEN_UDP (which needs OPEN_TRACE) preference and receiveType are ignored: the socket is a
  * UDP one (kind 'datagram'), its identifier the local port. OPEN_BATCH (alone) adds `records`
  * and calls onPacket(count) per wakeup (see the top of this file). */
@@ -715,11 +761,13 @@ static napi_value js_open(napi_env env, napi_callback_info info) {
       fd = -1;
     } else {
       raw = 1;
-      /* A kernel that refuses the filter (a sandbox such as gVisor may) still gets a working socket: the
-       * caller matches identifiers too, only foreign replies are read and dropped there. */
-      if (flags & OPEN_BATCH) {
+      /* The pinger's and the tracer's sockets send with their own identifier; a plain socket hears every
+       * message of its type (a test's responder answers anyone's requests). A kernel that refuses the filter
+       * (a sandbox such as gVisor may) still gets a working socket: the caller matches identifiers too, only
+       * foreign messages are read and dropped there. */
+      if (flags & (OPEN_BATCH | OPEN_TRACE)) {
         identifier = random_identifier();
-        (void)filter_identifier(fd, family, receive_type, identifier);
+        (void)filter_identifier(fd, family, receive_type, identifier, (flags & OPEN_TRACE) != 0);
       }
     }
   }

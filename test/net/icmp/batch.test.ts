@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type IcmpAddon, loadIcmpAddon, OPEN_FLAGS } from '../../../src/net/icmp/addon.js';
 import { Pinger, type PingOutcome } from '../../../src/net/icmp/index.js';
+import { ProbeSocket } from '../../../src/net/traceroute/probe-socket.js';
 import {
   CLOSED_PING_GROUP_RANGE,
   icmpAddonBuilt,
@@ -290,6 +291,43 @@ describe.skipIf(missing !== null).each([
       expect(records).toBe(64);
     } finally {
       pinger.close();
+    }
+  });
+
+  it("a route tracer's socket hears none of another pinger's replies either", async () => {
+    const real = loadIcmpAddon();
+    let heard = 0;
+    // The real addon, counting every message it hands the socket's listener.
+    const addon: IcmpAddon = {
+      ...real,
+      open: ((family, preference, receiveType, listener, flags) => {
+        const counted = (...args: unknown[]) => {
+          heard++;
+          (listener as (...a: unknown[]) => void)(...args);
+        };
+        return real.open(family, preference, receiveType, counted as typeof listener, flags);
+      }) as IcmpAddon['open'],
+    };
+    const socket = new ProbeSocket(addon, 4, 'icmp', kind === 'raw' ? 2 : 1);
+    try {
+      expect(socket.kind).toBe(kind);
+      const fping = spawnSync(
+        'fping',
+        ['-c', '2', '-q', '-p', '10', '-i', '0', '-t', '1000', ...loopbackAddresses(300)],
+        {
+          encoding: 'utf8',
+          timeout: 30_000,
+        },
+      );
+      expect(fping.stderr).toContain('xmt/rcv/%loss = 2/2/0%');
+      socket.flush();
+      expect(heard).toBe(0);
+      // Its own probe is still answered.
+      const answer = await new Promise((resolve) => socket.send('127.0.0.1', 64, 2000, resolve));
+      expect(answer).toMatchObject({ kind: 'reply', address: '127.0.0.1' });
+      expect(heard).toBe(1);
+    } finally {
+      socket.close();
     }
   });
 
