@@ -139,7 +139,8 @@ export class EchoSocket {
     this.#socket = opened.socket;
     this.#records = opened.records;
     this.kind = opened.kind;
-    // Raw sockets see every echo reply of the host: a random identifier keeps ours apart.
+    // A datagram socket's identifier is the kernel's; the addon gives a raw one its own, with a kernel filter
+    // that drops other identifiers' replies (native/icmp.c). The fallback is for an addon that gave none.
     this.identifier = opened.identifier ?? randomInt(SEQUENCE_SPACE);
   }
 

@@ -83,7 +83,8 @@ export class ProbeSocket {
     );
     this.#socket = opened.socket;
     this.kind = opened.kind;
-    // Raw sockets see every ICMP message of the host: a random identifier keeps ours apart.
+    // A datagram socket's identifier is the kernel's; the addon gives a raw one its own, with a kernel filter
+    // that drops other identifiers' messages (native/icmp.c). The fallback is for an addon that gave none.
     this.identifier = opened.identifier ?? randomInt(SEQUENCE_SPACE);
   }
 
