@@ -22,7 +22,7 @@ import { timeRuns } from './read-timing.js';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { loadavg, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { type Kysely, sql } from 'kysely';
@@ -35,6 +35,7 @@ import { type Database, openSqliteDatabase } from '../src/service/platform/store
 import { isPostgres } from '../src/service/platform/store/dialect.js';
 import { openPostgresDatabase } from '../src/service/platform/store/postgres.js';
 import { createDatabase, postgresBinDir, startPostgresCluster } from '../test/helpers/postgres.js';
+import { loadAverageLine } from './watchdog.js';
 
 /** Goal for a page of 100 checks, p95 ms. */
 export const GOAL_PAGE_P95_MS = 50;
@@ -261,11 +262,7 @@ function print(reads: LargeAccountRead[], count: number): void {
     });
     console.log(`${name.padEnd(40)}${cells.join('')}   ${goal === null ? '-' : `< ${goal} ms`}`);
   }
-  console.log(
-    `load average: ${loadavg()
-      .map((l) => l.toFixed(2))
-      .join(' ')}`,
-  );
+  console.log(loadAverageLine());
 }
 
 /** Fills each store, times the reads, prints the table; returns the figures. */

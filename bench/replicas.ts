@@ -17,13 +17,13 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
-import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { ServiceClient } from '../src/agent/service-client.js';
 import { type Job, PROTOCOL_VERSION } from '../src/protocol/index.js';
 import { type ServiceProcess, startServiceProcess } from '../test/helpers/cli.js';
 import { createDatabase, postgresBinDir, startPostgresCluster } from '../test/helpers/postgres.js';
 import { resultFor } from '../test/helpers/service.js';
+import { loadAverageLine } from './watchdog.js';
 
 /** What one store setup achieved. */
 export type ReplicaCycleRow = {
@@ -331,11 +331,7 @@ export async function benchReplicas(
   console.log(
     `cross-replica wake-up (trigger on A → claim answered on B): p50 ${quantile(wakeUpMs, 0.5).toFixed(1)} ms, p99 ${quantile(wakeUpMs, 0.99).toFixed(1)} ms over ${wakeUpMs.length}`,
   );
-  console.log(
-    `load average: ${loadavg()
-      .map((l) => l.toFixed(2))
-      .join(' ')}`,
-  );
+  console.log(loadAverageLine());
   clearTimeout(watchdog);
   return { rows, wakeUpMs };
 }

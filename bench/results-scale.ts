@@ -24,7 +24,7 @@
  */
 import { timeRuns } from './read-timing.js';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { type Kysely, sql } from 'kysely';
@@ -43,6 +43,7 @@ import { ResultPartitions } from '../src/service/platform/store/result-partition
 import { readCheckStatuses } from '../src/service/resources/check-statuses/store.js';
 import { StripResultQueries } from '../src/service/status-pages/public/result-queries.js';
 import { createDatabase, postgresBinDir, startPostgresCluster } from '../test/helpers/postgres.js';
+import { loadAverageLine } from './watchdog.js';
 
 const DAY_MS = 86_400_000;
 const MINUTE_MS = 60_000;
@@ -324,11 +325,7 @@ function print(fills: ScaleFill[], reads: ScaleRead[]): void {
     });
     console.log(`${name.padEnd(58)}${cells.join('')}`);
   }
-  console.log(
-    `load average: ${loadavg()
-      .map((l) => l.toFixed(2))
-      .join(' ')}`,
-  );
+  console.log(loadAverageLine());
 }
 
 /** Fills each store, times the reads, prints the table; returns the figures. */

@@ -43,13 +43,13 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
-import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { SQLite } from '../src/service/platform/store/sqlite.js';
 import { nextRunAfter, phaseMs } from '../src/service/runs/scheduler/schedule.js';
 import { type ServiceProcess, startServiceProcess, stopCli } from '../test/helpers/cli.js';
 import { createDatabase, postgresBinDir, startPostgresCluster } from '../test/helpers/postgres.js';
+import { loadAverageLine } from './watchdog.js';
 
 /** What one store setup achieved over the measured minutes. Times in ms. */
 export type SchedulerLatenessRow = {
@@ -494,11 +494,7 @@ export async function benchScheduler(
         )}${r.pending > 0 ? `; ${r.pending} skipped slots were still not queued at the end` : ''}${r.schedulerErrors > 0 ? `; ${r.schedulerErrors} scheduler errors logged` : ''}`,
     );
   }
-  console.log(
-    `load average: ${loadavg()
-      .map((l) => l.toFixed(2))
-      .join(' ')}`,
-  );
+  console.log(loadAverageLine());
   clearTimeout(watchdog);
   return rows;
 }

@@ -100,9 +100,15 @@ export async function within<T>(promise: Promise<T>, timeoutMs: number, what: st
   }
 }
 
-/** The 1, 5 and 15 minute load averages as `load average: 1.23 0.98 0.75` (the machine is shared). */
+/**
+ * The 1, 5 and 15 minute load averages (the machine is shared) and the Node version the bench ran on, as
+ * `load average: 1.23 0.98 0.75; node v24.1.0`. The version moves ratios: an AbortController, which the agent
+ * makes for every job, cost 4.4 µs of CPU on Node 20 and 0.2 µs on Node 24 (30 November, this bench's machine),
+ * a third of an ICMP check's own CPU on Node 20. The agent's images run Node 24; `npm run bench` runs on the
+ * Node of the PATH.
+ */
 export function loadAverageLine(): string {
   return `load average: ${loadavg()
     .map((l) => l.toFixed(2))
-    .join(' ')}`;
+    .join(' ')}; node ${process.version}`;
 }
