@@ -762,9 +762,9 @@ static napi_value js_open(napi_env env, napi_callback_info info) {
     } else {
       raw = 1;
       /* The pinger's and the tracer's sockets send with their own identifier; a plain socket hears every
-       * message of its type (a test's responder answers anyone's requests). A kernel that refuses the filter
-       * (a sandbox such as gVisor may) still gets a working socket: the caller matches identifiers too, only
-       * foreign messages are read and dropped there. */
+       * message of its type (a test's responder answers anyone's requests). Should a kernel or a sandboxed
+       * runtime refuse the filter, the socket still works: the caller matches identifiers too, and foreign
+       * messages are then read and dropped there. */
       if (flags & (OPEN_BATCH | OPEN_TRACE)) {
         identifier = random_identifier();
         (void)filter_identifier(fd, family, receive_type, identifier, (flags & OPEN_TRACE) != 0);
