@@ -239,13 +239,14 @@ static int random_identifier(void) {
 
 /*
  * Keeps only what is ours on a raw socket (see the top of this file), with a classic BPF program: echo
- * messages of type `receive_type` carrying `identifier` and, on a trace socket, the Time Exceeded and
- * Destination Unreachable errors quoting an echo request that carries it. An IPv4 raw socket's message
+ * messages of type `receive_type` carrying `identifier`, and the Time Exceeded and Destination Unreachable
+ * errors quoting an echo request that carries it. One program serves the pinger and the tracer: the
+ * kernel's ICMP_FILTER / ICMP6_FILTER (configure) runs first and passes those errors only to a trace socket. An IPv4 raw socket's message
  * starts with the IP header (its length found with BPF_MSH, the quoted one's computed), an IPv6 one's
  * with the ICMPv6 header; a quoted IPv6 probe with extension headers is not ours (we send none), as
  * parse_quoted_probe says too. A load past the end of a message drops it. Returns 0 or an errno.
  */
-static int filter_identifier(int fd, int family, int receive_type, int identifier, int trace) {
+static int filter_identifier(int fd, int family, int receive_type, int identifier) {
   const uint32_t type = (uint32_t)receive_type, id = (uint32_t)identifier;
   /* Jumps are relative: the next instruction is 0. The last two are ACCEPT and DROP. */
   struct sock_filter ipv4[] = {
@@ -292,21 +293,9 @@ static int filter_identifier(int fd, int family, int receive_type, int identifie
       BPF_STMT(BPF_RET | BPF_K, 0xffffffff),                       /* 15: ACCEPT */
       BPF_STMT(BPF_RET | BPF_K, 0),                                /* 16: DROP */
   };
-  /* Without trace the errors are not wanted: the echo part, then DROP. */
-  struct sock_filter echo_ipv4[] = {ipv4[0], ipv4[1], ipv4[2], ipv4[3], BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, id, 0, 1),
-                                    ipv4[21], ipv4[22]};
-  echo_ipv4[2].jf = 3; /* not an echo message: DROP */
-  struct sock_filter echo_ipv6[] = {ipv6[0], ipv6[1], ipv6[2], BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, id, 0, 1),
-                                    ipv6[15], ipv6[16]};
-  echo_ipv6[1].jf = 3;
-  struct sock_fprog program;
-  if (family == AF_INET) {
-    program.filter = trace ? ipv4 : echo_ipv4;
-    program.len = trace ? sizeof ipv4 / sizeof ipv4[0] : sizeof echo_ipv4 / sizeof echo_ipv4[0];
-  } else {
-    program.filter = trace ? ipv6 : echo_ipv6;
-    program.len = trace ? sizeof ipv6 / sizeof ipv6[0] : sizeof echo_ipv6 / sizeof echo_ipv6[0];
-  }
+  struct sock_fprog program = family == AF_INET
+                                  ? (struct sock_fprog){.len = sizeof ipv4 / sizeof ipv4[0], .filter = ipv4}
+                                  : (struct sock_fprog){.len = sizeof ipv6 / sizeof ipv6[0], .filter = ipv6};
   return setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &program, sizeof program) == 0 ? 0 : errno;
 }
 
@@ -767,7 +756,7 @@ static napi_value js_open(napi_env env, napi_callback_info info) {
        * messages are then read and dropped there. */
       if (flags & (OPEN_BATCH | OPEN_TRACE)) {
         identifier = random_identifier();
-        (void)filter_identifier(fd, family, receive_type, identifier, (flags & OPEN_TRACE) != 0);
+        (void)filter_identifier(fd, family, receive_type, identifier);
       }
     }
   }
