@@ -36,7 +36,7 @@ type SentRequest = { address: string; txMs: number };
 type AddonHooks = {
   /** Before each sendEchoes call, with the addresses it is about to send to. */
   beforeSend?: (addresses: readonly string[]) => void;
-  /** Before each batch of replies reaches the socket. */
+  /** Before each batch of replies reaches the socket (a socket without batches: each message, as one). */
   beforeReplies?: (count: number) => void;
 };
 
@@ -60,7 +60,10 @@ function recordingAddon(hooks: AddonHooks = {}): { addon: IcmpAddon; sent: SentR
               hooks.beforeReplies?.(count);
               (listener as (count: number) => void)(count);
             }
-          : listener,
+          : (((...args: unknown[]) => {
+              hooks.beforeReplies?.(1);
+              (listener as (...a: unknown[]) => void)(...args);
+            }) as typeof listener),
         flags,
       )) as IcmpAddon['open'],
     sendEchoes(socket, type, identifier, payloadBytes, addresses, sequences, count, txMs, errors, words) {
@@ -295,20 +298,13 @@ describe.skipIf(missing !== null).each([
   });
 
   it("a route tracer's socket hears none of another pinger's replies either", async () => {
-    const real = loadIcmpAddon();
     let heard = 0;
-    // The real addon, counting every message it hands the socket's listener.
-    const addon: IcmpAddon = {
-      ...real,
-      open: ((family, preference, receiveType, listener, flags) => {
-        const counted = (...args: unknown[]) => {
-          heard++;
-          (listener as (...a: unknown[]) => void)(...args);
-        };
-        return real.open(family, preference, receiveType, counted as typeof listener, flags);
-      }) as IcmpAddon['open'],
-    };
-    const socket = new ProbeSocket(addon, 4, 'icmp', kind === 'raw' ? 2 : 1);
+    const recording = recordingAddon({
+      beforeReplies: (count) => {
+        heard += count;
+      },
+    });
+    const socket = new ProbeSocket(recording.addon, 4, 'icmp', kind === 'raw' ? 2 : 1);
     try {
       expect(socket.kind).toBe(kind);
       const fping = spawnSync(
