@@ -340,8 +340,9 @@ function fixed(value: number, digits: number): string {
  * The ICMP benchmark: for each scenario, `targets` loopback addresses × `count` echo requests
  * (or the scenario's count) through our executor and fping, {@link MEASURED_PASSES} passes each
  * alternated (medians), and once through blackbox_exporter where the scenario says so; prints a table
- * with throughput and CPU ratios (> 1: we do better) and the load average. Needs fping (apt-get install fping), blackbox_exporter (apt-get install
- * prometheus-blackbox-exporter) and an ICMP socket (root, or ping_group_range).
+ * with throughput and CPU ratios (> 1: we do better) and the load average. Needs fping (apt-get install
+ * fping), blackbox_exporter (apt-get install prometheus-blackbox-exporter) and an ICMP socket (root, or
+ * ping_group_range).
  */
 export async function runIcmpBench(options: IcmpBenchOptions = {}): Promise<void> {
   const targets = loopbackTargets(options.targets ?? 1000);
